@@ -1,0 +1,154 @@
+"""The Plan: a complete record of what a policy did with every message, and why.
+
+The CLI prints it, `--json` serialises it, and every view of the app draws from it, so all three
+always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Decision(str, Enum):
+    KEPT = "kept"
+    DROPPED = "dropped"
+    SUMMARIZED = "summarized"
+    TRUNCATED = "truncated"
+    REPLACED = "replaced"
+
+
+#: Decisions after which some version of the message still reaches the model.
+SENT_DECISIONS = frozenset({Decision.KEPT, Decision.TRUNCATED, Decision.REPLACED})
+
+
+@dataclass(frozen=True)
+class MessagePlan:
+    """One session message: its measured tokens, what the policy decided, where, and why."""
+
+    index: int
+    id: str
+    role: str
+    category: str
+    tokens: int
+    decision: Decision
+    zone: str
+    reason: str
+    sent_tokens: int = 0
+
+    @property
+    def sent(self) -> bool:
+        return self.decision in SENT_DECISIONS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "role": self.role,
+            "category": self.category,
+            "tokens": self.tokens,
+            "decision": self.decision.value,
+            "zone": self.zone,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class SummaryPlan:
+    """An earlier summary the session carried, and whether the policy included it."""
+
+    index: int
+    tokens: int
+    decision: Decision
+    reason: str
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "tokens": self.tokens, "decision": self.decision.value, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Totals:
+    budget: int
+    used: int
+    kept: int
+    dropped: int
+    fits: bool
+    kept_messages: int = 0
+    dropped_messages: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "budget": self.budget,
+            "used": self.used,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "fits": self.fits,
+            "kept_messages": self.kept_messages,
+            "dropped_messages": self.dropped_messages,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    policy: str
+    params: Mapping[str, Any]
+    tokenizer: str
+    #: How the budget is divided, in display order; the parts add up to `totals.budget` exactly.
+    allocation: Mapping[str, int]
+    #: Tokens actually used in each allocation part (same keys).
+    usage: Mapping[str, int]
+    system_prompt: str
+    messages: tuple[MessagePlan, ...]
+    #: The messages exactly as sent, in OpenAI chat form, enriched system prompt first.
+    context: tuple[Mapping[str, Any], ...]
+    totals: Totals
+    summaries: tuple[SummaryPlan, ...] = ()
+    #: Zone names in the order the policy lays the context out.
+    zones: tuple[str, ...] = ()
+    #: Policy-level remarks a person should see (memory truncated, learnings left out...).
+    notes: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def message(self, index: int) -> MessagePlan:
+        return self.messages[index]
+
+    def find(self, message_id: str) -> MessagePlan | None:
+        for m in self.messages:
+            if m.id == message_id or str(m.index) == message_id:
+                return m
+        return None
+
+    def by_decision(self, decision: Decision) -> list[MessagePlan]:
+        return [m for m in self.messages if m.decision == decision]
+
+    def tokens_by_zone(self) -> dict[str, int]:
+        out: dict[str, int] = {z: 0 for z in self.zones}
+        for m in self.messages:
+            out[m.zone] = out.get(m.zone, 0) + m.tokens
+        return out
+
+    def tokens_by_category(self, sent_only: bool = True) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for m in self.messages:
+            if m.sent or not sent_only:
+                out[m.category] = out.get(m.category, 0) + (m.sent_tokens if sent_only else m.tokens)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "params": dict(self.params),
+            "tokenizer": self.tokenizer,
+            "allocation": dict(self.allocation),
+            "usage": dict(self.usage),
+            "system_prompt": self.system_prompt,
+            "messages": [m.to_json() for m in self.messages],
+            "summaries": [s.to_json() for s in self.summaries],
+            "context": [dict(c) for c in self.context],
+            "totals": self.totals.to_json(),
+            "notes": list(self.notes),
+            **({"extra": dict(self.extra)} if self.extra else {}),
+        }

@@ -1,0 +1,32 @@
+"""The policy registry: the CLI and the app discover policies here, by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import UnknownNameError
+from . import missy
+from .base import Policy
+
+_REGISTRY: dict[str, Policy[Any]] = {}
+
+
+def register(policy: Policy[Any]) -> Policy[Any]:
+    _REGISTRY[policy.name] = policy
+    return policy
+
+
+def get_policy(name: str) -> Policy[Any]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(_REGISTRY)}") from None
+
+
+def policy_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+register(missy.POLICY)
+
+__all__ = ["Policy", "get_policy", "policy_names", "register"]

@@ -1,0 +1,116 @@
+"""What every policy is: a named pure function of (session, parameters, cached counts) -> Plan."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ...errors import ParameterError
+from ..counting import CountingScheme, MessageMeasure, TokenCounts
+from ..plan import Plan
+from ..session import Session
+from ..tokenizers import Tokenizer, get_tokenizer
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Policy(Generic[P]):
+    name: str
+    title: str
+    params_type: type[P]
+    measure_name: str
+    measure: MessageMeasure
+    default_tokenizer: str
+    plan: Callable[[Session, P, TokenCounts], Plan]
+    description: str = ""
+
+    def scheme(self, tokenizer: Tokenizer | str | None = None) -> CountingScheme:
+        """The policy's counting scheme; a tokenizer override swaps only the text estimator."""
+        if tokenizer is None:
+            tokenizer = self.default_tokenizer
+        if isinstance(tokenizer, str):
+            tokenizer = get_tokenizer(tokenizer)
+        return CountingScheme(self.measure_name, self.measure, tokenizer)
+
+    def default_params(self) -> P:
+        return self.params_type()
+
+    def make_params(self, overrides: Mapping[str, Any] | None = None, base: P | None = None) -> P:
+        return make_params(self.params_type, overrides or {}, base)
+
+
+def param_fields(params_type: type) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(params_type) if f.init]
+
+
+def field_type(params_type: type, name: str) -> Any:
+    hints = typing.get_type_hints(params_type)
+    return hints[name]
+
+
+def coerce_value(params_type: type, name: str, value: Any) -> Any:
+    """Turn a CLI string or a YAML value into the field's type, with a message naming the field."""
+    kind = field_type(params_type, name)
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null", "")):
+            return None
+        kind = args[0]
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "yes", "on", "1"):
+            return True
+        if text in ("false", "no", "off", "0"):
+            return False
+        raise ParameterError(f"{name}: expected true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, bool):
+            raise ParameterError(f"{name}: expected an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        try:
+            return int(str(value).strip().replace(",", "").replace("_", ""))
+        except ValueError:
+            raise ParameterError(f"{name}: expected an integer, got {value!r}") from None
+    if kind is float:
+        if isinstance(value, bool):
+            raise ParameterError(f"{name}: expected a number, got {value!r}")
+        try:
+            number = float(str(value).strip().rstrip("%")) / (100 if str(value).strip().endswith("%") else 1)
+        except ValueError:
+            raise ParameterError(f"{name}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise ParameterError(f"{name}: expected a finite number, got {value!r}")
+        return number
+    if kind is str:
+        return str(value)
+    return value
+
+
+def make_params(params_type: type[P], overrides: Mapping[str, Any], base: P | None = None) -> P:
+    """Build a parameter dataclass; unknown names and the framework's own ValueErrors become one line."""
+    known = {f.name for f in param_fields(params_type)}
+    values: dict[str, Any] = dataclasses.asdict(base) if base is not None else {}  # type: ignore[call-overload]
+    for name, value in overrides.items():
+        if name not in known:
+            raise ParameterError(f"unknown parameter {name!r}; this policy takes: {', '.join(sorted(known))}")
+        values[name] = coerce_value(params_type, name, value)
+    try:
+        return params_type(**values)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+
+
+def params_dict(params: Any) -> dict[str, Any]:
+    return dataclasses.asdict(params)

@@ -1,0 +1,34 @@
+"""Pieces several policies share: how a static session maps onto a framework's call arguments."""
+
+from __future__ import annotations
+
+import json
+
+from ..session import Message, Session
+
+
+def split_new_message(session: Session) -> tuple[list[Message], list[Message], Message | None]:
+    """(system-role messages, history, new message).
+
+    For a static plan the session's last message is the "new message" when it comes from the user;
+    otherwise there is none. System-role messages join the system prompt, as frameworks pass it
+    separately from the history.
+    """
+    system = [m for m in session.messages if m.role == "system"]
+    history = [m for m in session.messages if m.role != "system"]
+    new_message = history.pop() if history and history[-1].role == "user" else None
+    return system, history, new_message
+
+
+def base_system_prompt(session: Session, system_messages: list[Message]) -> str:
+    """The session's system prompt followed by any system-role messages, blank-line separated."""
+    parts = [session.system_prompt] if session.system_prompt else []
+    parts += [m.text for m in system_messages if m.text]
+    return "\n\n".join(parts)
+
+
+def tools_json(session: Session) -> str:
+    """Tool definitions as the JSON the API receives (what supyagent counts and missy reserves for)."""
+    if not session.tools:
+        return ""
+    return json.dumps([t.to_openai() for t in session.tools])

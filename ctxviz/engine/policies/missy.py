@@ -1,0 +1,248 @@
+"""missy's ContextManager.build_messages (missy/agent/context.py), reproduced decision for decision.
+
+Seed page 000 and policies.md section 1 are the specification; comments mark the framework's
+quirks that are reproduced on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..counting import TokenCounts
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ..session import Message, Session, Summary
+from ..tokenizers import Tokenizer
+from .base import Policy, params_dict
+from .common import base_system_prompt, split_new_message, tools_json
+
+ZONES = ("system", "evictable", "fresh_tail", "new_message")
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """missy's TokenBudget: same field names, defaults and validation messages."""
+
+    total: int = field(default=30_000, metadata=_help("Total token budget for the context window", min=0, step=1000))
+    system_reserve: int = field(default=2_000, metadata=_help("Tokens reserved for the system prompt itself", min=0, step=100))
+    tool_definitions_reserve: int = field(default=2_000, metadata=_help("Tokens reserved for tool schemas", min=0, step=100))
+    memory_fraction: float = field(default=0.15, metadata=_help("Share of the available budget for memory", min=0.0, max=1.0, step=0.01))
+    learnings_fraction: float = field(default=0.05, metadata=_help("Share of the available budget for learnings", min=0.0, max=1.0, step=0.01))
+    fresh_tail_count: int = field(default=16, metadata=_help("Most recent messages always included", min=0, step=1))
+
+    def __post_init__(self) -> None:
+        if self.total < 0:
+            raise ValueError(f"total must be >= 0, got {self.total}")
+        if not 0.0 <= self.memory_fraction <= 1.0:
+            raise ValueError(f"memory_fraction must be 0.0-1.0, got {self.memory_fraction}")
+        if not 0.0 <= self.learnings_fraction <= 1.0:
+            raise ValueError(f"learnings_fraction must be 0.0-1.0, got {self.learnings_fraction}")
+        if self.fresh_tail_count < 0:
+            raise ValueError(f"fresh_tail_count must be >= 0, got {self.fresh_tail_count}")
+        reserves = self.system_reserve + self.tool_definitions_reserve
+        if reserves > self.total:
+            raise ValueError(f"system_reserve + tool_definitions_reserve ({reserves}) exceeds total ({self.total})")
+
+    @property
+    def available(self) -> int:
+        return self.total - self.system_reserve - self.tool_definitions_reserve
+
+    @property
+    def memory_budget(self) -> int:
+        return int(self.available * self.memory_fraction)
+
+    @property
+    def learnings_budget(self) -> int:
+        return int(self.available * self.learnings_fraction)
+
+    @property
+    def history_budget(self) -> int:
+        return self.available - self.memory_budget - self.learnings_budget
+
+
+def measure_content(message: Message, tokenizer: Tokenizer) -> int:
+    # missy counts str(msg.get("content", "")) only: no role, name, tool_calls or per-message
+    # overhead; a part list is counted from its Python repr, and None content as "None".
+    return tokenizer.count(str(message.openai_content()))
+
+
+def format_summary(summary: Summary) -> str:
+    """missy's _format_summary: em dash header; the time range only when both ends are set."""
+    time = ""
+    if summary.time_range_start and summary.time_range_end:
+        time = f", covers {summary.time_range_start} to {summary.time_range_end}"
+    return f"[Conversation Summary \u2014 depth {summary.depth}, {summary.messages_covered} messages{time}]\n{summary.text}"
+
+
+def enrich_system_prompt(system: str, memory: tuple[str, ...], learnings: tuple[str, ...], budget: TokenBudget, count) -> tuple[str, int, int, list[str]]:
+    """Append `## Relevant Memory` and `## Past Learnings`; returns (prompt, memory tokens, learnings tokens, notes)."""
+    notes: list[str] = []
+    enriched = system
+    memory_tokens = learnings_tokens = 0
+    if memory:
+        memory_text = "\n".join(memory)
+        if count(memory_text) > budget.memory_budget:
+            # A hard character cut at budget x 4, not a token-aware trim (missy's behaviour).
+            memory_text = memory_text[: budget.memory_budget * 4]
+            notes.append(f"memory cut to its first {budget.memory_budget * 4:,} characters to fit the {budget.memory_budget:,}-token memory budget")
+        enriched += f"\n\n## Relevant Memory\n{memory_text}"
+        memory_tokens = count(memory_text)
+    if learnings:
+        learnings_text = "\n".join(f"- {item}" for item in learnings[:5])
+        tokens = count(learnings_text)
+        if len(learnings) > 5:
+            notes.append(f"only the first 5 of {len(learnings)} learnings are considered")
+        if tokens <= budget.learnings_budget:
+            enriched += f"\n\n## Past Learnings\n{learnings_text}"
+            learnings_tokens = tokens
+        else:
+            # All-or-nothing: the block is dropped silently in missy.
+            notes.append(f"learnings left out: {tokens:,} tokens exceed the {budget.learnings_budget:,}-token learnings budget")
+    return enriched, memory_tokens, learnings_tokens, notes
+
+
+def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
+    count = counts.text
+    system_messages, history, new_message = split_new_message(session)
+    base_system = base_system_prompt(session, system_messages)
+    enriched, memory_tokens, learnings_tokens, notes = enrich_system_prompt(
+        base_system, session.memory, session.learnings, budget, count
+    )
+    history_budget = budget.history_budget
+
+    n = budget.fresh_tail_count
+    if n <= 0:
+        evictable, fresh_tail = list(history), []
+    elif len(history) > n:
+        evictable, fresh_tail = history[:-n], history[-n:]
+    else:
+        evictable, fresh_tail = [], list(history)
+
+    decisions: dict[int, MessagePlan] = {}
+
+    def decide(m: Message, decision: Decision, zone: str, reason: str) -> None:
+        tokens = counts[m.index]
+        sent = tokens if decision is Decision.KEPT else 0
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category.value, tokens, decision, zone, reason, sent)
+
+    for m in system_messages:
+        decide(m, Decision.KEPT, "system", f"kept: part of the system prompt (missy never measures it; the {budget.system_reserve:,}-token system reserve stands in for it)")
+
+    # With no new user message ctxviz charges nothing for it (missy would charge 1 for "").
+    used = counts[new_message.index] if new_message else 0
+    tail_tokens = sum(counts[m.index] for m in fresh_tail)
+    used += tail_tokens
+    tail_over = used > history_budget
+    for m in fresh_tail:
+        reason = f"kept: in the fresh tail (the last {n} messages are always included)"
+        if tail_over:
+            reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
+        decide(m, Decision.KEPT, "fresh_tail", reason)
+    if tail_over:
+        notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {history_budget:,}-token history budget; missy sends them anyway")
+
+    summary_plans: list[SummaryPlan] = []
+    summary_messages: list[dict[str, Any]] = []
+    for i, summary in enumerate(session.summaries):
+        text = format_summary(summary)
+        t = count(text)
+        if used + t > history_budget:
+            # `continue`, not `break`: an oversized summary must not starve later ones (missy 441af04).
+            summary_plans.append(SummaryPlan(i, t, Decision.DROPPED, f"dropped: {t:,} tokens did not fit in the {max(0, history_budget - used):,} left of the {history_budget:,}-token history budget", text))
+            continue
+        summary_messages.append({"role": "user", "content": text})
+        used += t
+        summary_plans.append(SummaryPlan(i, t, Decision.KEPT, f"kept: {t:,} tokens fit in the {history_budget - used + t:,} left of the {history_budget:,}-token history budget", text))
+
+    remaining = max(0, history_budget - used)
+    kept_evictable: list[Message] = []
+    cut: Message | None = None
+    for m in reversed(evictable):
+        t = counts[m.index]
+        if cut is not None:
+            decide(m, Decision.DROPPED, "evictable", f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered")
+            continue
+        if t > remaining:
+            cut = m
+            decide(m, Decision.DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {remaining:,} left of the {history_budget:,}-token history budget")
+            continue
+        decide(m, Decision.KEPT, "evictable", f"kept: {t:,} tokens fit in the {remaining:,} left of the {history_budget:,}-token history budget (filled newest first)")
+        kept_evictable.append(m)
+        remaining -= t
+        used += t
+    kept_evictable.reverse()
+
+    if new_message is not None:
+        decide(new_message, Decision.KEPT, "new_message", "kept: the new user message is always sent last")
+
+    messages = tuple(decisions[m.index] for m in session.messages)
+    context: list[dict[str, Any]] = [{"role": "system", "content": enriched}]
+    context += summary_messages
+    context += [m.to_openai() for m in kept_evictable + fresh_tail]
+    if new_message is not None:
+        context.append({"role": "user", "content": new_message.openai_content()})
+
+    tools = tools_json(session)
+    usage = {
+        "system_reserve": count(base_system) if base_system else 0,
+        "tool_definitions_reserve": count(tools) if tools else 0,
+        "memory": memory_tokens,
+        "learnings": learnings_tokens,
+        "history": used,
+    }
+    allocation = {
+        "system_reserve": budget.system_reserve,
+        "tool_definitions_reserve": budget.tool_definitions_reserve,
+        "memory": budget.memory_budget,
+        "learnings": budget.learnings_budget,
+        "history": history_budget,
+    }
+    total_used = sum(usage.values())
+    kept = [m for m in messages if m.sent]
+    dropped = [m for m in messages if not m.sent]
+    totals = Totals(
+        budget=budget.total,
+        used=total_used,
+        kept=sum(m.tokens for m in kept),
+        dropped=sum(m.tokens for m in dropped),
+        fits=total_used <= budget.total,
+        kept_messages=len(kept),
+        dropped_messages=len(dropped),
+    )
+    return Plan(
+        policy="missy",
+        params=params_dict(budget),
+        tokenizer=counts.scheme.label,
+        allocation=allocation,
+        usage=usage,
+        system_prompt=enriched,
+        messages=messages,
+        context=tuple(context),
+        totals=totals,
+        summaries=tuple(summary_plans),
+        zones=ZONES,
+        notes=tuple(notes),
+        extra={
+            "history_budget": history_budget,
+            "history_used": used,
+            "fresh_tail_start": fresh_tail[0].index if fresh_tail else None,
+            "cut_index": cut.index if cut else None,
+            "new_message_index": new_message.index if new_message else None,
+        },
+    )
+
+
+POLICY = Policy(
+    name="missy",
+    title="missy ContextManager",
+    params_type=TokenBudget,
+    measure_name="missy-content",
+    measure=measure_content,
+    default_tokenizer="missy",
+    plan=plan,
+    description="Fresh tail always kept; summaries if they fit; evictable prefix filled newest first, stopping at the first misfit.",
+)

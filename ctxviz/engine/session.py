@@ -1,0 +1,268 @@
+"""The session model every loader produces and every policy reads.
+
+Plain frozen dataclasses: a loaded session never changes, so a plan can be recomputed from it at
+any time and the GUI can share it between threads without locks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, Union
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+
+class Category(str, Enum):
+    """The ContextWindowManager's message categories, used by every view for colour and grouping."""
+
+    SYSTEM = "system"
+    CONTEXT = "context"
+    DIALOG = "dialog"
+    SYSTEM_OUTPUT = "system_output"
+    ERROR = "error"
+    INTERNAL = "internal"
+    UNKNOWN = "unknown"
+
+
+#: The documented default mapping from a role to a category; a file may override it per message.
+DEFAULT_CATEGORY_BY_ROLE: Mapping[str, Category] = {
+    "system": Category.SYSTEM,
+    "user": Category.DIALOG,
+    "assistant": Category.DIALOG,
+    "tool": Category.SYSTEM_OUTPUT,
+}
+
+
+def default_category(role: str) -> Category:
+    return DEFAULT_CATEGORY_BY_ROLE.get(role, Category.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image; `url` is a URL or a data: URI, kept verbatim so exports round-trip."""
+
+    url: str = ""
+    media_type: str = ""
+    detail: str = ""
+    kind: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
+class ToolCallPart:
+    """A tool call; `arguments` is the JSON text the model produced (OpenAI keeps it a string)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class ToolResultPart:
+    tool_call_id: str
+    text: str
+    is_error: bool = False
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True)
+class FileRefPart:
+    """mnesis' FileRefPart: a file the agent explored, sent as a `[FILE: ...]` block."""
+
+    path: str
+    content_id: str = ""
+    file_type: str = ""
+    token_count: int = 0
+    exploration_summary: str = ""
+    kind: Literal["file_ref"] = "file_ref"
+
+
+@dataclass(frozen=True)
+class ThinkingPart:
+    text: str
+    kind: Literal["thinking"] = "thinking"
+
+
+Part = Union[TextPart, ImagePart, ToolCallPart, ToolResultPart, FileRefPart, ThinkingPart]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage the provider reported for the call that produced a message."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def window_fill(self) -> int:
+        """What was really in the window for that call (Claude Code's ground truth)."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    index: int
+    role: str
+    parts: tuple[Part, ...] = ()
+    name: str = ""
+    tool_call_id: str = ""
+    timestamp: str = ""
+    category: Category = Category.DIALOG
+    usage: Usage | None = None
+    raw: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """All readable text of the message, parts joined by newlines (for display and search)."""
+        return "\n".join(part_text(p) for p in self.parts if part_text(p))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+    @property
+    def image_count(self) -> int:
+        return sum(isinstance(p, ImagePart) for p in self.parts)
+
+    def openai_content(self) -> str | list[dict[str, Any]] | None:
+        """The `content` value this message has in OpenAI chat form.
+
+        A message made only of text is a plain string (as frameworks store it); anything with
+        images becomes a part list; a tool-call-only assistant message has None.
+        """
+        texts = [p for p in self.parts if isinstance(p, (TextPart, ToolResultPart, FileRefPart))]
+        images = [p for p in self.parts if isinstance(p, ImagePart)]
+        if not images:
+            if not texts:
+                return None if self.tool_calls else ""
+            return "\n".join(part_text(p) for p in texts)
+        out: list[dict[str, Any]] = []
+        for p in self.parts:
+            if isinstance(p, ImagePart):
+                image_url: dict[str, Any] = {"url": p.url}
+                if p.detail:
+                    image_url["detail"] = p.detail
+                out.append({"type": "image_url", "image_url": image_url})
+            elif isinstance(p, (TextPart, ToolResultPart, FileRefPart)):
+                out.append({"type": "text", "text": part_text(p)})
+        return out
+
+    def to_openai(self) -> dict[str, Any]:
+        """This message as one OpenAI Chat Completions message dict."""
+        role = self.role if self.role in ROLES else "user"
+        msg: dict[str, Any] = {"role": role, "content": self.openai_content()}
+        if self.name and role != "tool":
+            msg["name"] = self.name
+        calls = self.tool_calls
+        if calls and role == "assistant":
+            msg["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in calls
+            ]
+        if role == "tool":
+            msg["tool_call_id"] = self.tool_call_id or next(
+                (p.tool_call_id for p in self.parts if isinstance(p, ToolResultPart)), ""
+            )
+        return msg
+
+
+def part_text(part: Part) -> str:
+    """The text a part contributes when a message is shown or sent as plain text."""
+    if isinstance(part, (TextPart, ThinkingPart)):
+        return part.text
+    if isinstance(part, ToolResultPart):
+        return part.text
+    if isinstance(part, ToolCallPart):
+        return f"{part.name}({part.arguments})"
+    if isinstance(part, FileRefPart):
+        return render_file_ref(part)
+    if isinstance(part, ImagePart):
+        return ""
+    return ""
+
+
+def render_file_ref(part: FileRefPart) -> str:
+    """mnesis' `[FILE: ...]` block, as its ContextBuilder renders it (thousands separator included)."""
+    return "\n".join(
+        [
+            f"[FILE: {part.path}]",
+            f"Content-ID: {part.content_id}",
+            f"Type: {part.file_type}",
+            f"Tokens: {part.token_count:,}",
+            "Exploration Summary:",
+            part.exploration_summary,
+            "[/FILE]",
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)},
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_openai())
+
+
+@dataclass(frozen=True)
+class Summary:
+    """An earlier summary of part of the conversation, as missy's summary store keeps it."""
+
+    text: str
+    depth: int = 1
+    messages_covered: int = 0
+    time_range_start: str = ""
+    time_range_end: str = ""
+    covers: tuple[str, ...] = ()
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A point where the agent compacted its context (Claude Code's compact_boundary)."""
+
+    before_index: int
+    trigger: str = ""
+    pre_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Session:
+    messages: tuple[Message, ...] = ()
+    source: str = ""
+    format: str = ""
+    model: str = ""
+    system_prompt: str = ""
+    tools: tuple[ToolDefinition, ...] = ()
+    memory: tuple[str, ...] = ()
+    learnings: tuple[str, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+    compactions: tuple[Compaction, ...] = ()
+    title: str = ""
+
+    def message_by_id(self, message_id: str) -> Message | None:
+        for m in self.messages:
+            if m.id == message_id:
+                return m
+        return None

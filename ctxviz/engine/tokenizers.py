@@ -1,0 +1,220 @@
+"""Token counting: each framework's own estimator and real tiktoken encodings, all offline.
+
+A policy's decisions only match its framework's when it counts the way the framework does, so the
+heuristics below reproduce each framework's rounding exactly; the tiktoken encodings give the real
+count for the "does it really fit" check.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import CtxvizError, UnknownNameError
+from ..resources import resource_path
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts the tokens of one text. Implementations must be pure and thread-safe."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class HeuristicTokenizer:
+    """`len(text) // divisor`, floored, with the framework's own minimum and empty-text rule."""
+
+    name: str
+    divisor: int = 4
+    minimum: int = 1
+    empty_is_zero: bool = False
+    description: str = ""
+
+    def count(self, text: str) -> int:
+        if not text and self.empty_is_zero:
+            return 0
+        return max(self.minimum, len(text) // self.divisor)
+
+
+# The expected hashes are tiktoken's own (tiktoken_ext/openai_public.py).
+_EXPECTED_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+_definition_lock = threading.Lock()
+
+
+def _read_ranks(encoding_name: str) -> dict[bytes, int]:
+    """Parse a vendored `.tiktoken.gz` file; tiktoken's own loader would copy it into a cache dir."""
+    path = resource_path("tokenizers", f"{encoding_name}.tiktoken.gz")
+    try:
+        contents = gzip.decompress(path.read_bytes())
+    except OSError as exc:
+        raise CtxvizError(f"{path}: cannot read the {encoding_name} tokenizer file ({exc})") from exc
+    digest = hashlib.sha256(contents).hexdigest()
+    if digest != _EXPECTED_SHA256[encoding_name]:
+        raise CtxvizError(f"{path}: sha256 {digest} is not the hash tiktoken expects for {encoding_name}")
+    ranks: dict[bytes, int] = {}
+    for line in contents.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+@cache
+def load_encoding(encoding_name: str) -> Any:
+    """A `tiktoken.Encoding` built from the vendored ranks and tiktoken's own definition.
+
+    tiktoken's definition functions call `load_tiktoken_bpe(url)`, which downloads; we call them
+    with that loader swapped for the local file, so the name, regex and special tokens stay
+    tiktoken's and nothing touches the network or the cache directory.
+    """
+    if encoding_name not in _EXPECTED_SHA256:
+        raise UnknownNameError(f"unknown encoding {encoding_name!r}; available: {', '.join(ENCODINGS)}")
+    import tiktoken
+    import tiktoken_ext.openai_public as openai_public
+
+    ranks = _read_ranks(encoding_name)
+    with _definition_lock:
+        original = openai_public.load_tiktoken_bpe
+        openai_public.load_tiktoken_bpe = lambda *_args, **_kwargs: ranks
+        try:
+            definition = getattr(openai_public, encoding_name)()
+        finally:
+            openai_public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**definition)
+
+
+ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+
+
+@dataclass(frozen=True)
+class TiktokenTokenizer:
+    """A real OpenAI encoding. `encode_ordinary` so text containing `<|endoftext|>` still counts."""
+
+    encoding_name: str
+
+    @property
+    def name(self) -> str:
+        return self.encoding_name
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(load_encoding(self.encoding_name).encode_ordinary(text))
+
+    def count_many(self, texts: Iterable[str]) -> list[int]:
+        enc = load_encoding(self.encoding_name)
+        return [len(t) for t in enc.encode_ordinary_batch(list(texts))]
+
+
+#: The frameworks' estimators, by the names the CLI and the app show.
+HEURISTICS: Mapping[str, HeuristicTokenizer] = {
+    t.name: t
+    for t in (
+        HeuristicTokenizer("missy", 4, 1, False, "missy: max(1, len(text) // 4), the empty string counts 1"),
+        HeuristicTokenizer("chars4", 4, 0, True, "len(text) // 4, no minimum (Penguin's fallback counter)"),
+        HeuristicTokenizer("mnesis", 4, 1, True, "mnesis: 0 for empty text, else max(1, len // 4)"),
+        HeuristicTokenizer("claude-heuristic", 3, 1, True, "mnesis' Claude estimate: 0 for empty, else max(1, len // 3)"),
+    )
+}
+
+
+# tiktoken/model.py: exact names first, then the first matching prefix, in tiktoken's order.
+_MODEL_TO_ENCODING: Mapping[str, str] = {
+    **dict.fromkeys(("o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"), "o200k_base"),
+    **dict.fromkeys(
+        (
+            "gpt-4", "gpt-3.5-turbo", "gpt-3.5", "gpt-35-turbo", "davinci-002", "babbage-002",
+            "text-embedding-ada-002", "text-embedding-3-small", "text-embedding-3-large",
+        ),
+        "cl100k_base",
+    ),
+}
+_MODEL_PREFIX_TO_ENCODING: tuple[tuple[str, str], ...] = (
+    ("o1-", "o200k_base"), ("o3-", "o200k_base"), ("o4-mini-", "o200k_base"), ("gpt-5", "o200k_base"),
+    ("gpt-4.5-", "o200k_base"), ("gpt-4.1-", "o200k_base"), ("chatgpt-4o-", "o200k_base"),
+    ("gpt-4o-", "o200k_base"), ("gpt-4-", "cl100k_base"), ("gpt-3.5-turbo-", "cl100k_base"),
+    ("gpt-35-turbo-", "cl100k_base"), ("gpt-oss-", "o200k_harmony"), ("ft:gpt-4o", "o200k_base"),
+    ("ft:gpt-4", "cl100k_base"), ("ft:gpt-3.5-turbo", "cl100k_base"), ("ft:davinci-002", "cl100k_base"),
+    ("ft:babbage-002", "cl100k_base"),
+)
+
+
+def encoding_name_for_model(model: str) -> str | None:
+    """tiktoken's model-to-encoding rule; None where tiktoken raises KeyError (Claude, Gemini...)."""
+    if model in _MODEL_TO_ENCODING:
+        return _MODEL_TO_ENCODING[model]
+    for prefix, encoding in _MODEL_PREFIX_TO_ENCODING:
+        if model.startswith(prefix):
+            return encoding
+    return None
+
+
+def real_encoding_for_model(model: str) -> str:
+    """The encoding used for the real-count check: tiktoken's choice, else o200k_base (the cookbook's
+    fallback). o200k_harmony is o200k_base plus chat special tokens, which plain text never hits."""
+    name = encoding_name_for_model(model) or "o200k_base"
+    return "o200k_base" if name == "o200k_harmony" else name
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """A tokenizer by name: a framework heuristic, an encoding, or a model name (`gpt-4o`)."""
+    if name in HEURISTICS:
+        return HEURISTICS[name]
+    if name in ENCODINGS:
+        return TiktokenTokenizer(name)
+    encoding = encoding_name_for_model(name)
+    if encoding in ENCODINGS:
+        return TiktokenTokenizer(encoding)
+    known = ", ".join([*HEURISTICS, *ENCODINGS])
+    raise UnknownNameError(f"unknown tokenizer {name!r}; use one of {known}, or an OpenAI model name such as gpt-4o")
+
+
+def tokenizer_names() -> list[str]:
+    return [*HEURISTICS, *ENCODINGS]
+
+
+# --- OpenAI chat-format overhead (openai-cookbook "How to count tokens with tiktoken") ---
+
+def chat_overhead_for_model(model: str) -> tuple[int, int]:
+    """(tokens_per_message, tokens_per_name) as the cookbook sets them; 3/1 for every current model."""
+    if model == "gpt-3.5-turbo-0301":
+        return 4, -1
+    return 3, 1
+
+
+def count_openai_chat(messages: Iterable[Mapping[str, Any]], model: str = "gpt-4o", tokenizer: Tokenizer | None = None) -> int:
+    """The cookbook's `num_tokens_from_messages`: per message 3 + encoded values (+1 per name), +3 priming.
+
+    Only string values are encoded, as in the cookbook; parts lists and tool calls are counted from
+    their text so the function never raises on real sessions.
+    """
+    tok = tokenizer or TiktokenTokenizer(real_encoding_for_model(model))
+    per_message, per_name = chat_overhead_for_model(model)
+    total = 0
+    for message in messages:
+        total += per_message
+        for key, value in message.items():
+            if isinstance(value, str):
+                total += tok.count(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, Mapping) and item.get("type") == "text":
+                        total += tok.count(str(item.get("text", "")))
+                    elif isinstance(item, Mapping) and "function" in item:
+                        fn = item["function"]
+                        total += tok.count(str(fn.get("name", ""))) + tok.count(str(fn.get("arguments", "")))
+            if key == "name":
+                total += per_name
+    return total + 3

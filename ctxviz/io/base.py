@@ -1,0 +1,208 @@
+"""The loader protocol and the helpers every loader uses to read untrusted records field by field."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import yaml
+
+from ..engine.session import Category, Message, Part, Usage, default_category
+from ..errors import LoadError
+from .source import SourceFile
+
+FieldPath = Sequence[str | int]
+
+
+class Loader(Protocol):
+    """One session format. `sniff` looks only at the parsed first record; `load` does the rest."""
+
+    name: str
+    title: str
+
+    def sniff(self, src: SourceFile) -> bool: ...
+
+    def load(self, src: SourceFile) -> Any: ...
+
+
+def path_text(path: FieldPath) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def locate_line(text: str, path: FieldPath) -> int | None:
+    """The 1-based line of the node at `path` in a JSON or YAML document, for error messages.
+
+    Only runs when something is wrong. It composes the YAML node tree (JSON is almost always valid
+    YAML), which keeps start marks but constructs no Python objects.
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in path:
+        if node is None:
+            break
+        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+        elif isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == key), None)
+            if match is None:
+                break
+            node = match
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+class Fields:
+    """Typed access to one record's fields, raising `FILE:LINE: field: problem` on bad data."""
+
+    def __init__(self, src: SourceFile, record: Any, path: FieldPath = (), line: int | None = None) -> None:
+        self.src = src
+        self.path = tuple(path)
+        self.line = line
+        if isinstance(record, list):  # only a step on the way to an element: `child(key, lst).child(i, x)`
+            record = {}
+        elif not isinstance(record, dict):
+            raise self.error(f"expected an object, got {type_name(record)}")
+        self.record: dict[str, Any] = record
+
+    def error(self, message: str, key: str | int | None = None) -> LoadError:
+        path = self.path + ((key,) if key is not None else ())
+        line = self.line
+        if line is None and self.src.kind != "jsonl":
+            line = locate_line(self.src.text, path)
+        return LoadError(self.src.path, message, line, path_text(path))
+
+    def child(self, key: str | int, value: Any) -> Fields:
+        return Fields(self.src, value, self.path + (key,), self.line)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.record.get(key, default)
+
+    def has(self, key: str) -> bool:
+        return key in self.record
+
+    def str(self, key: str, default: str = "", required: bool = False) -> str:
+        value = self.record.get(key)
+        if value is None:
+            if required:
+                raise self.error("is required", key)
+            return default
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise self.error(f"expected a string, got {type_name(value)}", key)
+        return str(value)
+
+    def int(self, key: str, default: int = 0) -> int:
+        value = self.record.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise self.error(f"expected an integer, got {type_name(value)}", key)
+        return value
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        value = self.record.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(f"expected true or false, got {type_name(value)}", key)
+        return value
+
+    def list(self, key: str, required: bool = False) -> list[Any]:
+        value = self.record.get(key)
+        if value is None:
+            if required:
+                raise self.error("is required", key)
+            return []
+        if not isinstance(value, list):
+            raise self.error(f"expected a list, got {type_name(value)}", key)
+        return value
+
+    def dict(self, key: str) -> dict[str, Any]:
+        value = self.record.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(f"expected an object, got {type_name(value)}", key)
+        return value
+
+    def role(self, key: str = "role", aliases: dict[str, str] | None = None, allowed: Sequence[str] = ("system", "user", "assistant", "tool")) -> str:
+        role = self.get(key)
+        if not isinstance(role, str):
+            raise self.error("is required" if role is None else f"expected a string, got {type_name(role)}", key)
+        role = (aliases or {}).get(role, role)
+        if role not in allowed:
+            raise self.error(f"unknown role {role!r} (expected one of {', '.join(allowed)})", key)
+        return role
+
+    def category(self, key: str, role: str) -> Category:
+        value = self.record.get(key)
+        if value is None:
+            return default_category(role)
+        if not isinstance(value, str):
+            raise self.error(f"expected a category name, got {type_name(value)}", key)
+        try:
+            return Category(value.lower())
+        except ValueError:
+            names = ", ".join(c.value for c in Category)
+            raise self.error(f"unknown category {value!r} (expected one of {names})", key) from None
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def parse_usage(f: Fields, key: str = "usage") -> Usage | None:
+    """Provider usage in OpenAI (`prompt_tokens`) or Anthropic (`input_tokens`) spelling."""
+    if not f.has(key) or f.get(key) is None:
+        return None
+    u = f.child(key, f.get(key))
+    cached = u.dict("prompt_tokens_details").get("cached_tokens", 0) if u.has("prompt_tokens_details") else 0
+    if u.has("prompt_tokens") or u.has("completion_tokens"):
+        prompt = u.int("prompt_tokens")
+        cached = cached if isinstance(cached, int) else 0
+        return Usage(input_tokens=prompt - cached, output_tokens=u.int("completion_tokens"), cache_read_input_tokens=cached)
+    return Usage(
+        input_tokens=u.int("input_tokens"),
+        output_tokens=u.int("output_tokens"),
+        cache_read_input_tokens=u.int("cache_read_input_tokens"),
+        cache_creation_input_tokens=u.int("cache_creation_input_tokens"),
+    )
+
+
+def make_message(
+    index: int,
+    role: str,
+    parts: Sequence[Part],
+    *,
+    id: str = "",
+    name: str = "",
+    tool_call_id: str = "",
+    timestamp: str = "",
+    category: Category | None = None,
+    usage: Usage | None = None,
+    raw: Any = None,
+) -> Message:
+    """A Message with ctxviz's defaults: id `m{index}`, category from the role."""
+    return Message(
+        id=id or f"m{index}",
+        index=index,
+        role=role,
+        parts=tuple(parts),
+        name=name,
+        tool_call_id=tool_call_id,
+        timestamp=timestamp,
+        category=category or default_category(role),
+        usage=usage,
+        raw=raw,
+    )

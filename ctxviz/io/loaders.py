@@ -1,0 +1,56 @@
+"""Format auto-detection and the one entry point every face uses: `load_session`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..engine.session import Session
+from ..errors import LoadError, UnknownNameError
+from .anthropic import AnthropicLoader
+from .base import Loader
+from .native import NativeLoader
+from .openai_chat import OpenAIChatLoader
+from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
+
+#: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
+LOADERS: list[Loader] = [NativeLoader(), AnthropicLoader(), OpenAIChatLoader()]
+
+
+def register_loader(loader: Loader, first: bool = True) -> None:
+    LOADERS.insert(0 if first else len(LOADERS), loader)
+
+
+def loader_names() -> list[str]:
+    return [loader.name for loader in LOADERS]
+
+
+def get_loader(name: str) -> Loader:
+    for loader in LOADERS:
+        if loader.name == name:
+            return loader
+    raise UnknownNameError(f"unknown input format {name!r}; available: {', '.join(loader_names())}")
+
+
+def detect(src: SourceFile) -> Loader:
+    for loader in LOADERS:
+        if loader.sniff(src):
+            return loader
+    first = src.first_record()
+    what = "a list" if isinstance(first, list) else ("an object with keys " + ", ".join(list(first)[:6]) if isinstance(first, dict) else f"a {type(first).__name__}")
+    raise LoadError(src.path, f"not a session format ctxviz knows ({what}); formats: {', '.join(loader_names())}", 1)
+
+
+def load_session(path: str | os.PathLike[str], input_format: str | None = None, *, text: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Session:
+    """Read, detect and load one session file. Raises LoadError (one line) for any bad input."""
+    src = read_source(path, max_bytes=max_bytes, text=text)
+    loader = get_loader(input_format) if input_format else detect(src)
+    try:
+        session: Any = loader.load(src)
+    except LoadError:
+        raise
+    except RecursionError:
+        raise LoadError(src.path, "the document is nested too deeply") from None
+    if not session.messages:
+        raise LoadError(src.path, "the session has no messages")
+    return session

@@ -1,0 +1,149 @@
+"""Content-part parsing shared by the loaders: OpenAI parts, Anthropic blocks and ctxviz's own."""
+
+from __future__ import annotations
+
+import json
+
+from ..engine.session import (
+    FileRefPart,
+    ImagePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from .base import Fields, type_name
+
+
+def openai_content(f: Fields, key: str = "content") -> list[Part]:
+    """A string, null, or a list of Chat Completions parts (text, image_url, input_audio, file, refusal)."""
+    value = f.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [TextPart(value)] if value else []
+    if not isinstance(value, list):
+        raise f.error(f"expected a string or a list of parts, got {type_name(value)}", key)
+    parts: list[Part] = []
+    for i, item in enumerate(value):
+        p = f.child(key, value).child(i, item)
+        parts.append(openai_part(p))
+    return parts
+
+
+def openai_part(p: Fields) -> Part:
+    kind = p.str("type", required=True)
+    if kind in ("text", "input_text", "output_text"):
+        return TextPart(p.str("text"))
+    if kind == "refusal":
+        return TextPart(p.str("refusal"))
+    if kind == "image_url":
+        image = p.get("image_url")
+        if isinstance(image, str):
+            return ImagePart(url=image)
+        img = p.child("image_url", image)
+        return ImagePart(url=img.str("url"), detail=img.str("detail"))
+    if kind == "input_image":
+        return ImagePart(url=p.str("image_url") or p.str("file_id"), detail=p.str("detail"))
+    if kind == "input_audio":
+        audio = p.dict("input_audio")
+        return TextPart(f"[audio: {audio.get('format', 'unknown format')}]")
+    if kind == "file":
+        file = p.dict("file")
+        return TextPart(f"[file: {file.get('filename') or file.get('file_id') or 'attached'}]")
+    return native_part(p, kind)
+
+
+def native_part(p: Fields, kind: str) -> Part:
+    """ctxviz's own part types, also accepted inside OpenAI-style lists."""
+    if kind == "image":
+        if p.has("source"):
+            return anthropic_image(p)
+        return ImagePart(url=p.str("url") or p.str("data"), media_type=p.str("media_type"), detail=p.str("detail"))
+    if kind == "tool_call":
+        args = p.get("arguments", {})
+        return ToolCallPart(id=p.str("id"), name=p.str("name", required=True), arguments=args if isinstance(args, str) else json.dumps(args))
+    if kind == "tool_result":
+        return ToolResultPart(tool_call_id=p.str("tool_call_id"), text=p.str("text") or p.str("content"), is_error=p.bool("is_error"))
+    if kind == "file_ref":
+        return FileRefPart(
+            path=p.str("path", required=True),
+            content_id=p.str("content_id"),
+            file_type=p.str("file_type"),
+            token_count=p.int("token_count"),
+            exploration_summary=p.str("exploration_summary"),
+        )
+    if kind == "thinking":
+        return ThinkingPart(p.str("thinking") or p.str("text"))
+    raise p.error(f"unknown content part type {kind!r}", "type")
+
+
+def anthropic_image(p: Fields) -> ImagePart:
+    source = p.child("source", p.get("source"))
+    if source.str("type") == "base64":
+        media = source.str("media_type")
+        return ImagePart(url=f"data:{media};base64,{source.str('data')}", media_type=media)
+    return ImagePart(url=source.str("url") or source.str("file_id"), media_type=source.str("media_type"))
+
+
+def anthropic_blocks(f: Fields, key: str = "content") -> list[Part]:
+    """Anthropic Messages content: a string or blocks (text, image, tool_use, tool_result, thinking...)."""
+    value = f.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [TextPart(value)] if value else []
+    if not isinstance(value, list):
+        raise f.error(f"expected a string or a list of content blocks, got {type_name(value)}", key)
+    parts: list[Part] = []
+    for i, item in enumerate(value):
+        parts.append(anthropic_block(f.child(key, value).child(i, item)))
+    return parts
+
+
+def anthropic_block(b: Fields) -> Part:
+    kind = b.str("type", required=True)
+    if kind == "text":
+        return TextPart(b.str("text"))
+    if kind == "image":
+        return anthropic_image(b)
+    if kind == "document":
+        source = b.dict("source")
+        return TextPart(b.str("title") or f"[document: {source.get('media_type') or source.get('type') or 'attached'}]")
+    if kind in ("tool_use", "server_tool_use"):
+        return ToolCallPart(id=b.str("id"), name=b.str("name", required=True), arguments=json.dumps(b.get("input", {})))
+    if kind in ("tool_result", "web_search_tool_result"):
+        return ToolResultPart(tool_call_id=b.str("tool_use_id"), text=tool_result_text(b), is_error=b.bool("is_error"))
+    if kind == "thinking":
+        return ThinkingPart(b.str("thinking"))
+    if kind == "redacted_thinking":
+        return ThinkingPart("[redacted thinking]")
+    return native_part(b, kind)
+
+
+def tool_result_text(b: Fields) -> str:
+    """A tool_result's content as text: a string, or its text blocks joined (images noted)."""
+    content = b.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "text":
+                texts.append(str(item.get("text", "")))
+            elif isinstance(item, dict) and item.get("type") == "image":
+                texts.append("[image]")
+            else:
+                texts.append(json.dumps(item) if not isinstance(item, str) else item)
+        return "\n".join(texts)
+    return json.dumps(content)
+
+
+def split_tool_results(parts: list[Part]) -> tuple[list[ToolResultPart], list[Part]]:
+    """Anthropic carries tool results in user messages; ctxviz gives each its own `tool` message."""
+    results = [p for p in parts if isinstance(p, ToolResultPart)]
+    rest = [p for p in parts if not isinstance(p, ToolResultPart)]
+    return results, rest

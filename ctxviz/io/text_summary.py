@@ -1,0 +1,84 @@
+"""The plain-text form of a plan that `ctxviz plan` prints (the app shows the same numbers)."""
+
+from __future__ import annotations
+
+from ..engine.plan import Decision, Plan
+from ..engine.session import Session
+
+
+def _preview(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+        out.append("  " + "  ".join(cells).rstrip())
+    return out
+
+
+def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
+    lines: list[str] = []
+    header = f"{session.source} ({session.format}, {len(session.messages):,} messages"
+    header += f", model {session.model})" if session.model else ")"
+    lines.append(header)
+    params = ", ".join(f"{k}={v}" for k, v in plan.params.items())
+    lines.append(f"policy {plan.policy} ({params}); tokens counted with {plan.tokenizer}")
+    lines.append("")
+
+    rows = [["allocation", "allotted", "used", ""]]
+    for part, allotted in plan.allocation.items():
+        used = plan.usage.get(part, 0)
+        rows.append([part, f"{allotted:,}", f"{used:,}", "over" if used > allotted else ""])
+    t = plan.totals
+    rows.append(["total", f"{t.budget:,}", f"{t.used:,}", "fits" if t.fits else f"OVER by {t.used - t.budget:,}"])
+    lines += _table(rows, {1, 2})
+    lines.append("")
+
+    zone_rows = [["zone", "messages", "tokens", "kept", "dropped"]]
+    for zone in plan.zones:
+        members = [m for m in plan.messages if m.zone == zone]
+        if not members:
+            continue
+        kept = [m for m in members if m.sent]
+        zone_rows.append([zone, f"{len(members):,}", f"{sum(m.tokens for m in members):,}", f"{len(kept):,}", f"{len(members) - len(kept):,}"])
+    lines += _table(zone_rows, {1, 2, 3, 4})
+    lines.append("")
+
+    cat_rows = [["category", "messages", "tokens", "sent tokens"]]
+    categories: dict[str, list[int]] = {}
+    for m in plan.messages:
+        entry = categories.setdefault(m.category, [0, 0, 0])
+        entry[0] += 1
+        entry[1] += m.tokens
+        entry[2] += m.sent_tokens
+    for name, (n, tokens, sent) in categories.items():
+        cat_rows.append([name, f"{n:,}", f"{tokens:,}", f"{sent:,}"])
+    lines += _table(cat_rows, {1, 2, 3})
+    lines.append("")
+
+    if plan.summaries:
+        for s in plan.summaries:
+            lines.append(f"summary {s.index}: {s.reason}")
+        lines.append("")
+
+    dropped = [m for m in plan.messages if not m.sent]
+    if dropped:
+        newest = max(dropped, key=lambda m: m.index)
+        lines.append(f"cut: {len(dropped):,} messages ({t.dropped:,} tokens) dropped, the newest #{newest.index}: {newest.reason}")
+        lines.append("largest dropped messages:")
+        texts = {m.index: m.text for m in session.messages}
+        for m in sorted(dropped, key=lambda m: (-m.tokens, m.index))[:largest]:
+            lines.append(f"  #{m.index:<5} {m.role:<9} {m.tokens:>8,} tokens  {_preview(texts[m.index])}")
+    else:
+        lines.append("cut: nothing dropped; every message is sent")
+    summarized = plan.by_decision(Decision.SUMMARIZED)
+    if summarized:
+        lines.append(f"{len(summarized):,} messages replaced by a summary")
+    if plan.notes:
+        lines.append("")
+        lines += [f"note: {n}" for n in plan.notes]
+    return "\n".join(lines) + "\n"
