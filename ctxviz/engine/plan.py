@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     KEPT = "kept"
     DROPPED = "dropped"
     SUMMARIZED = "summarized"
@@ -71,6 +71,10 @@ class SummaryPlan:
 
 @dataclass(frozen=True)
 class Totals:
+    """`used` is the whole context by the policy's estimator; `fits` is the policy's own test (for
+    policies with reserved parts, every part within its allotment); `kept`/`dropped` are the tokens
+    of the session messages sent or not sent (`*_messages` count them)."""
+
     budget: int
     used: int
     kept: int

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal, Union
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     """The ContextWindowManager's message categories, used by every view for colour and grouping."""
 
     SYSTEM = "system"

@@ -209,7 +209,8 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         used=total_used,
         kept=sum(m.tokens for m in kept),
         dropped=sum(m.tokens for m in dropped),
-        fits=total_used <= budget.total,
+        # missy's reserves are not lent to other parts, so the context fits only if every part fits.
+        fits=all(usage[part] <= allocation[part] for part in allocation),
         kept_messages=len(kept),
         dropped_messages=len(dropped),
     )

@@ -1,0 +1,161 @@
+"""The CLI as a user drives it: plan, --json, export, count, presets, and one-line errors with exit 2."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxviz.cli import main
+from ctxviz.resources import resource_path
+
+DATA = Path(__file__).parent / "data"
+NATIVE = str(DATA / "native_small.yaml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_json_document_is_stable(capsys):
+    code, out, err = run(capsys, "plan", NATIVE, "--json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert list(doc) == ["policy", "params", "tokenizer", "allocation", "usage", "system_prompt", "messages", "summaries",
+                         "context", "totals", "notes", "extra"]
+    assert doc["policy"] == "missy" and doc["tokenizer"] == "missy-content/missy"
+    assert doc["allocation"] == {"system_reserve": 2000, "tool_definitions_reserve": 2000, "memory": 3900, "learnings": 1300, "history": 20800}
+    assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason"}
+    assert [m["zone"] for m in doc["messages"]] == ["fresh_tail"] * 4 + ["new_message"]
+    assert doc["context"][0]["role"] == "system" and "## Relevant Memory" in doc["context"][0]["content"]
+    assert doc["context"][1]["content"].startswith("[Conversation Summary \u2014 depth 2, 45 messages, covers 2024-01-15 to 2024-01-16]")
+    assert doc["context"][-1] == {"role": "user", "content": "Great, ship it."}
+    assert set(doc["totals"]) >= {"budget", "used", "kept", "dropped", "fits"}
+    assert doc["totals"]["fits"] is True
+
+
+def test_plan_text_summary(capsys):
+    code, out, _ = run(capsys, "plan", NATIVE, "--set", "total=5000", "--set", "fresh_tail_count=1")
+    assert code == 0
+    assert "history" in out and "allocation" in out and "fresh_tail" in out
+    assert "policy missy (total=5000" in out
+
+
+def test_set_invalid_value_gives_missys_message(capsys):
+    code, out, err = run(capsys, "plan", NATIVE, "--set", "fresh_tail_count=-1")
+    assert code == 2 and out == ""
+    assert err == "fresh_tail_count must be >= 0, got -1\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--policy", "nope"], "unknown policy 'nope'"),
+    (["--set", "colour=blue"], "unknown parameter 'colour'"),
+    (["--set", "total=lots"], "total: expected an integer, got 'lots'"),
+    (["--set", "total"], "--set 'total': expected KEY=VALUE"),
+    (["--tokenizer", "nope"], "unknown tokenizer 'nope'"),
+])
+def test_bad_options_one_line_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, "plan", NATIVE, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and message in err
+
+
+def test_fail_over_budget_gate(capsys):
+    assert run(capsys, "plan", NATIVE, "--fail-over-budget")[0] == 0
+    code, _, _ = run(capsys, "plan", NATIVE, "--fail-over-budget", "--set", "total=4000", "--set", "fresh_tail_count=16")
+    assert code == 1
+
+
+def test_config_preset_then_set_overrides(capsys):
+    preset = str(resource_path("presets", "missy-premium.yaml"))
+    code, out, _ = run(capsys, "plan", NATIVE, "--config", preset, "--set", "fresh_tail_count=2", "--json")
+    doc = json.loads(out)
+    assert doc["params"]["total"] == 50000 and doc["params"]["memory_fraction"] == 0.2 and doc["params"]["fresh_tail_count"] == 2
+
+
+def test_bad_preset_names_file_and_line(capsys, tmp_path):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("policy: missy\nparams:\n  total: 1000\n  memory_fraction: 3\n")
+    code, _, err = run(capsys, "plan", NATIVE, "--config", str(bad))
+    assert code == 2 and err == f"{bad}:4: memory_fraction must be 0.0-1.0, got 3.0\n"
+    bad.write_text("params: [1, 2\n")
+    code, _, err = run(capsys, "plan", NATIVE, "--config", str(bad))
+    assert code == 2 and err.startswith(f"{bad}:2: invalid YAML")
+
+
+def test_bad_session_file(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text("{\"messages\": [}")
+    code, _, err = run(capsys, "plan", str(path))
+    assert code == 2 and err.startswith(f"{path}:1: invalid JSON") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "jsonl", "markdown"])
+def test_export_atomic_and_parseable(capsys, tmp_path, fmt):
+    out_path = tmp_path / f"ctx.{fmt}"
+    code, _, err = run(capsys, "export", NATIVE, "--to", fmt, "-o", str(out_path))
+    assert code == 0 and "wrote" in err
+    text = out_path.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == [out_path.name]  # no temporary file left behind
+    if fmt == "openai":
+        doc = json.loads(text)
+        assert doc["model"] == "gpt-4o" and doc["messages"][-1]["content"] == "Great, ship it." and doc["tools"][0]["function"]["name"] == "shell_exec"
+    elif fmt == "anthropic":
+        doc = json.loads(text)
+        roles = [m["role"] for m in doc["messages"]]
+        assert all(a != b for a, b in zip(roles, roles[1:]))  # the Messages API needs alternating roles
+        blocks = [b for m in doc["messages"] for b in m["content"]]
+        assert {"type": "tool_use", "id": "call_1", "name": "shell_exec", "input": {"cmd": "kubectl get pods"}} in blocks
+        assert any(b["type"] == "tool_result" and b["tool_use_id"] == "call_1" for b in blocks)
+        assert any(b["type"] == "image" and b["source"]["type"] == "base64" for b in blocks)
+        assert "## Relevant Memory" in doc["system"]
+    elif fmt == "jsonl":
+        lines = [json.loads(line) for line in text.splitlines()]
+        assert lines[0]["role"] == "system" and len(lines) == 7
+    else:
+        assert text.startswith("# Context sent by missy") and "Great, ship it." in text
+
+
+def test_export_to_stdout_matches_plan_context(capsys):
+    code, out, _ = run(capsys, "export", NATIVE, "--to", "jsonl")
+    _, plan_out, _ = run(capsys, "plan", NATIVE, "--json")
+    assert [json.loads(line) for line in out.splitlines()] == json.loads(plan_out)["context"]
+
+
+def test_export_does_not_touch_existing_file_on_failure(capsys, tmp_path):
+    target = tmp_path / "keep.json"
+    target.write_text("precious")
+    code, _, err = run(capsys, "export", NATIVE, "--to", "openai", "-o", str(target), "--set", "total=-1")
+    assert code == 2 and target.read_text() == "precious"
+
+
+def test_count_text_and_messages(capsys, tmp_path, monkeypatch):
+    f = tmp_path / "t.txt"
+    f.write_text("tiktoken is great!")
+    assert run(capsys, "count", str(f))[1] == "6\n"
+    assert run(capsys, "count", str(f), "--tokenizer", "missy")[1] == "4\n"
+    msgs = tmp_path / "m.json"
+    msgs.write_text(json.dumps([{"role": "user", "content": "hello"}]))
+    code, out, _ = run(capsys, "count", str(msgs), "--messages", "--model", "gpt-4o")
+    assert out == "8\n"  # 3 per message + 1 ("user") + 1 ("hello") + 3 reply priming
+
+
+def test_python_dash_m_and_stdin():
+    out = subprocess.run([sys.executable, "-m", "ctxviz", "count", "-"], input="tiktoken is great!", capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == "6\n"
+
+
+def test_policies_lists_parameters(capsys):
+    code, out, _ = run(capsys, "policies")
+    assert code == 0 and "fresh_tail_count = 16" in out
+
+
+def test_engine_never_imports_qt():
+    code = "import ctxviz.engine, ctxviz.io.loaders, ctxviz.cli, sys; print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
