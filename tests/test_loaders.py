@@ -148,3 +148,11 @@ def test_yaml_is_loaded_safely(tmp_path):
     path = write(tmp_path, "evil.yaml", "ctxviz: 1\nmessages:\n  - role: user\n    content: !!python/object/apply:os.system ['echo pwned']\n")
     with pytest.raises(LoadError, match="evil.yaml:4: invalid YAML"):
         load_session(path)
+
+
+def test_fast_path_messages_equal_regular_ones(tmp_path):
+    from ctxviz.engine.session import Category, Message, TextPart
+    s = load_session(write(tmp_path, "fast.jsonl", '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": ""}\n'))
+    assert s.messages[0] == Message("m0", 0, "user", (TextPart("hi"),), category=Category.DIALOG)
+    assert s.messages[1] == Message("m1", 1, "assistant", (), category=Category.DIALOG)
+    assert s.messages[0].raw == {"role": "user", "content": "hi"}

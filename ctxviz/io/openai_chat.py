@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.session import Session
+from ..engine.session import Message, Session, ToolCallPart, default_category, plain_text_message
 from .base import Fields, make_message, parse_usage
 from .native import tool_calls, tool_definitions
 from .parts import openai_content
@@ -15,6 +15,20 @@ ROLE_ALIASES = {"developer": "system", "function": "tool"}
 
 def _looks_like_message(record: Any) -> bool:
     return isinstance(record, dict) and "role" in record and ("content" in record or "tool_calls" in record)
+
+
+_PLAIN_KEYS = frozenset(("role", "content"))
+_PLAIN_CATEGORY = {role: default_category(role) for role in ("system", "user", "assistant")}
+
+
+def _plain_message(index: int, record: Any) -> Message | None:
+    """Fast path for the common `{role, content: str}` record (a 100 MB log is mostly these)."""
+    if type(record) is not dict or record.keys() - _PLAIN_KEYS:
+        return None
+    role, content = record.get("role"), record.get("content")
+    if type(content) is not str or role not in _PLAIN_CATEGORY:
+        return None
+    return plain_text_message(f"m{index}", index, role, content, _PLAIN_CATEGORY[role], record)
 
 
 class OpenAIChatLoader:
@@ -32,17 +46,18 @@ class OpenAIChatLoader:
     def load(self, src: SourceFile) -> Session:
         model = ""
         tools: tuple = ()
-        entries: list[tuple[Fields, Any]] = []
+        # (field path, line, record); Fields objects are only made for records off the fast path.
+        entries: list[tuple[tuple[Any, ...], int | None, Any]] = []
         if src.kind == "jsonl":
             for lineno, record in src.records():
-                f = Fields(src, record, (), lineno)
-                if f.has("messages"):  # a JSONL of request objects: the last one is the fullest
+                if isinstance(record, dict) and "messages" in record:  # a JSONL of requests: the last is the fullest
+                    f = Fields(src, record, (), lineno)
                     raw = f.list("messages")
-                    entries = [(f.child("messages", raw).child(i, m), m) for i, m in enumerate(raw)]
+                    entries = [(("messages", i), lineno, m) for i, m in enumerate(raw)]
                     model = f.str("model") or model
                     tools = tool_definitions(f) or tools
                 else:
-                    entries.append((f, record))
+                    entries.append(((), lineno, record))
         else:
             doc = src.document
             if isinstance(doc, dict):
@@ -50,17 +65,20 @@ class OpenAIChatLoader:
                 raw = top.list("messages", required=True)
                 model = top.str("model")
                 tools = tool_definitions(top)
-                entries = [(top.child("messages", raw).child(i, m), m) for i, m in enumerate(raw)]
+                entries = [(("messages", i), None, m) for i, m in enumerate(raw)]
             else:
-                entries = [(Fields(src, m, (i,)), m) for i, m in enumerate(doc)]
+                entries = [((i,), None, m) for i, m in enumerate(doc)]
         messages = []
-        for index, (f, record) in enumerate(entries):
+        for index, (path, line, record) in enumerate(entries):
+            plain = _plain_message(index, record)
+            if plain is not None:
+                messages.append(plain)
+                continue
+            f = Fields(src, record, path, line)
             role = f.role(aliases=ROLE_ALIASES)
             parts = openai_content(f) + tool_calls(f)
             if f.has("function_call") and isinstance(f.get("function_call"), dict):
                 fc = f.child("function_call", f.get("function_call"))
-                from ..engine.session import ToolCallPart
-
                 parts.append(ToolCallPart("", fc.str("name", required=True), fc.str("arguments", "{}")))
             messages.append(
                 make_message(index, role, parts, name=f.str("name"), tool_call_id=f.str("tool_call_id"),

@@ -144,7 +144,7 @@ def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
 
 
 def decode(name: str, data: bytes) -> str:
-    if not data.strip():
+    if not data or data.isspace():  # isspace stops at the first non-blank byte; strip() would copy
         raise LoadError(name, "the file is empty")
     nul = data.find(b"\x00", 0, 1 << 20)
     if nul >= 0:

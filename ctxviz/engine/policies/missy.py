@@ -122,28 +122,27 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     else:
         evictable, fresh_tail = [], list(history)
 
-    decisions: dict[int, MessagePlan] = {}
+    tokens = counts.message_tokens
+    decisions: list[MessagePlan | None] = [None] * len(session.messages)
+    KEPT, DROPPED = Decision.KEPT, Decision.DROPPED
 
     def decide(m: Message, decision: Decision, zone: str, reason: str) -> None:
-        tokens = counts[m.index]
-        sent = tokens if decision is Decision.KEPT else 0
-        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category.value, tokens, decision, zone, reason, sent)
+        t = tokens[m.index]
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is KEPT else 0)
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", f"kept: part of the system prompt (missy never measures it; the {budget.system_reserve:,}-token system reserve stands in for it)")
+        decide(m, KEPT, "system", f"kept: part of the system prompt (missy never measures it; the {budget.system_reserve:,}-token system reserve stands in for it)")
 
     # With no new user message ctxviz charges nothing for it (missy would charge 1 for "").
-    used = counts[new_message.index] if new_message else 0
-    tail_tokens = sum(counts[m.index] for m in fresh_tail)
-    used += tail_tokens
+    used = tokens[new_message.index] if new_message else 0
+    used += sum(tokens[m.index] for m in fresh_tail)
     tail_over = used > history_budget
-    for m in fresh_tail:
-        reason = f"kept: in the fresh tail (the last {n} messages are always included)"
-        if tail_over:
-            reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
-        decide(m, Decision.KEPT, "fresh_tail", reason)
+    tail_reason = f"kept: in the fresh tail (the last {n} messages are always included)"
     if tail_over:
+        tail_reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
         notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {history_budget:,}-token history budget; missy sends them anyway")
+    for m in fresh_tail:
+        decide(m, KEPT, "fresh_tail", tail_reason)
 
     summary_plans: list[SummaryPlan] = []
     summary_messages: list[dict[str, Any]] = []
@@ -152,34 +151,39 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         t = count(text)
         if used + t > history_budget:
             # `continue`, not `break`: an oversized summary must not starve later ones (missy 441af04).
-            summary_plans.append(SummaryPlan(i, t, Decision.DROPPED, f"dropped: {t:,} tokens did not fit in the {max(0, history_budget - used):,} left of the {history_budget:,}-token history budget", text))
+            summary_plans.append(SummaryPlan(i, t, DROPPED, f"dropped: {t:,} tokens did not fit in the {max(0, history_budget - used):,} left of the {history_budget:,}-token history budget", text))
             continue
         summary_messages.append({"role": "user", "content": text})
         used += t
-        summary_plans.append(SummaryPlan(i, t, Decision.KEPT, f"kept: {t:,} tokens fit in the {history_budget - used + t:,} left of the {history_budget:,}-token history budget", text))
+        summary_plans.append(SummaryPlan(i, t, KEPT, f"kept: {t:,} tokens fit in the {history_budget - used + t:,} left of the {history_budget:,}-token history budget", text))
 
     remaining = max(0, history_budget - used)
     kept_evictable: list[Message] = []
     cut: Message | None = None
-    for m in reversed(evictable):
-        t = counts[m.index]
-        if cut is not None:
-            decide(m, Decision.DROPPED, "evictable", f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered")
-            continue
+    position = len(evictable) - 1
+    while position >= 0:
+        m = evictable[position]
+        t = tokens[m.index]
         if t > remaining:
             cut = m
-            decide(m, Decision.DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {remaining:,} left of the {history_budget:,}-token history budget")
-            continue
-        decide(m, Decision.KEPT, "evictable", f"kept: {t:,} tokens fit in the {remaining:,} left of the {history_budget:,}-token history budget (filled newest first)")
+            decide(m, DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {remaining:,} left of the {history_budget:,}-token history budget")
+            break
+        decide(m, KEPT, "evictable", f"kept: {t:,} tokens fit in the {remaining:,} left of the {history_budget:,}-token history budget (filled newest first)")
         kept_evictable.append(m)
         remaining -= t
         used += t
+        position -= 1
+    if cut is not None:
+        # missy `break`s at the first misfit: older, smaller messages are never looked at.
+        older = f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered"
+        for m in evictable[:position]:
+            decide(m, DROPPED, "evictable", older)
     kept_evictable.reverse()
 
     if new_message is not None:
-        decide(new_message, Decision.KEPT, "new_message", "kept: the new user message is always sent last")
+        decide(new_message, KEPT, "new_message", "kept: the new user message is always sent last")
 
-    messages = tuple(decisions[m.index] for m in session.messages)
+    messages = tuple(decisions)  # type: ignore[arg-type]
     context: list[dict[str, Any]] = [{"role": "system", "content": enriched}]
     context += summary_messages
     context += [m.to_openai() for m in kept_evictable + fresh_tail]

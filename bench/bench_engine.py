@@ -1,0 +1,137 @@
+"""Engine speed, measured against baselines in the same run (run by hand: `python bench/bench_engine.py`).
+
+Prints ratios, never asserts: machines differ, ratios travel.
+  1. token counting throughput vs raw tiktoken `encode_ordinary` on the same texts (goal >= 0.9x)
+  2. re-plan after a parameter change on a 100,000-message session vs the first plan (goal < 5 %)
+  3. loading a 100 MB JSONL session vs `json.loads` of its lines alone (goal within 2x), with peak memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.planner import plan_session  # noqa: E402
+from ctxviz.engine.session import Message, Session, TextPart  # noqa: E402
+from ctxviz.engine.tokenizers import TiktokenTokenizer, load_encoding  # noqa: E402
+
+WORDS = ("context window budget tail evict summary tool result assistant user token policy plan "
+         "def return import class self value error trace json yaml kubectl deploy pod").split()
+
+
+def texts(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        k = rng.choice((5, 20, 80, 300, 1200))
+        out.append(" ".join(rng.choice(WORDS) for _ in range(k)) + rng.choice(("", "\n{\"ok\": true, \"n\": 42}", "\n    return x + 1")))
+    return out
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def bench_counting(n: int) -> None:
+    sample = texts(n)
+    enc = load_encoding("o200k_base")
+    tok = TiktokenTokenizer("o200k_base")
+    raw = best_of(lambda: [len(enc.encode_ordinary(t)) for t in sample])
+    ours = best_of(lambda: [tok.count(t) for t in sample])
+    chars = sum(map(len, sample))
+    print(f"1. counting {n:,} texts ({chars / 1e6:.1f} MB): raw encode_ordinary {raw * 1000:.0f} ms, ctxviz {ours * 1000:.0f} ms"
+          f" -> throughput {raw / ours:.2f}x of raw (goal >= 0.9x)")
+
+
+def session_of(n: int) -> Session:
+    sample = texts(2000)
+    roles = ("user", "assistant", "tool")
+    msgs = tuple(Message(id=f"m{i}", index=i, role=roles[i % 3] if i < n - 1 else "user", parts=(TextPart(sample[i % len(sample)]),))
+                 for i in range(n))
+    return Session(messages=msgs, source="<bench>", format="bench")
+
+
+def bench_replan(n: int) -> None:
+    session = session_of(n)
+    store = CountStore()
+    t = time.perf_counter()
+    plan_session(session, "missy", {"total": 2_000_000}, "o200k_base", store)
+    first = time.perf_counter() - t
+    replan = best_of(lambda: plan_session(session, "missy", {"total": 1_500_000, "fresh_tail_count": 40}, "o200k_base", store))
+    print(f"2. plan of {n:,} messages (o200k_base): first {first * 1000:.0f} ms, re-plan after a parameter change "
+          f"{replan * 1000:.0f} ms -> {replan / first * 100:.1f} % of the first plan (goal < 5 %)")
+    t = time.perf_counter()
+    plan_session(session, "missy", None, None, store)
+    first_h = time.perf_counter() - t
+    replan_h = best_of(lambda: plan_session(session, "missy", {"fresh_tail_count": 40}, None, store))
+    print(f"   with missy's own len/4 estimator: first {first_h * 1000:.0f} ms, re-plan {replan_h * 1000:.0f} ms "
+          f"({replan_h / first_h * 100:.0f} %; counting is nearly free there, so the ratio says little)")
+
+
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[3])
+path, mode = sys.argv[1], sys.argv[2]
+t = time.perf_counter()
+if mode == "json":
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    n = len(records)
+else:
+    from ctxviz.io.loaders import load_session
+    n = len(load_session(path).messages)
+elapsed = time.perf_counter() - t
+print(json.dumps({"seconds": elapsed, "n": n, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def bench_load(megabytes: int) -> None:
+    sample = texts(500)
+    root = os.path.join(os.path.dirname(__file__), "..")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "big.jsonl")
+        size, i = 0, 0
+        with open(path, "w", encoding="utf-8") as f:
+            while size < megabytes * 1_000_000:
+                role = ("user", "assistant")[i % 2]
+                line = json.dumps({"role": role, "content": sample[i % len(sample)]}) + "\n"
+                f.write(line)
+                size += len(line)
+                i += 1
+        results = {}
+        for mode in ("json", "ctxviz"):
+            out = subprocess.run([sys.executable, "-c", _CHILD, path, mode, root], capture_output=True, text=True, check=True)
+            results[mode] = json.loads(out.stdout)
+    j, c = results["json"], results["ctxviz"]
+    print(f"3. loading a {size / 1e6:.0f} MB JSONL ({c['n']:,} messages): json.loads of the lines {j['seconds']:.2f} s"
+          f" (peak {j['peak_mb']:.0f} MB), ctxviz {c['seconds']:.2f} s (peak {c['peak_mb']:.0f} MB)"
+          f" -> {c['seconds'] / j['seconds']:.2f}x the time (goal within 2x), {c['peak_mb'] / j['peak_mb']:.2f}x the memory")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--texts", type=int, default=20_000)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--megabytes", type=int, default=100)
+    args = parser.parse_args()
+    bench_counting(args.texts)
+    bench_replan(args.messages)
+    bench_load(args.megabytes)
+
+
+if __name__ == "__main__":
+    main()
