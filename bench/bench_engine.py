@@ -86,13 +86,14 @@ _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[3])
 path, mode = sys.argv[1], sys.argv[2]
+if mode == "ctxviz":
+    from ctxviz.io.loaders import load_session  # imported before the clock starts: loading is timed, not imports
 t = time.perf_counter()
 if mode == "json":
     with open(path, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
     n = len(records)
 else:
-    from ctxviz.io.loaders import load_session
     n = len(load_session(path).messages)
 elapsed = time.perf_counter() - t
 print(json.dumps({"seconds": elapsed, "n": n, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

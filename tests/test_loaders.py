@@ -156,3 +156,16 @@ def test_fast_path_messages_equal_regular_ones(tmp_path):
     assert s.messages[0] == Message("m0", 0, "user", (TextPart("hi"),), category=Category.DIALOG)
     assert s.messages[1] == Message("m1", 1, "assistant", (), category=Category.DIALOG)
     assert s.messages[0].raw == {"role": "user", "content": "hi"}
+
+
+def test_large_jsonl_is_streamed_and_errors_keep_line_numbers(tmp_path):
+    line = json.dumps({"role": "user", "content": "x" * 1000}) + "\n"
+    n = 1500  # > 1 MB, so the file is streamed from disk
+    good = write(tmp_path, "big.jsonl", line * n)
+    assert len(load_session(good).messages) == n
+    bad = write(tmp_path, "bad_big.jsonl", line * 1200 + "{oops\n" + line * 10)
+    with pytest.raises(LoadError, match=r"bad_big.jsonl:1201: invalid JSON"):
+        load_session(bad)
+    latin = write(tmp_path, "latin_big.jsonl", (line * 1200).encode() + b'{"role": "user", "content": "caf\xe9"}\n')
+    with pytest.raises(LoadError, match=r"latin_big.jsonl:\d+: not UTF-8 text"):
+        load_session(latin)

@@ -188,9 +188,13 @@ def plain_text_message(id: str, index: int, role: str, text: str, category: Cate
     Loaders call this for the bulk of a 100 MB log; the result is identical (and equal) to
     `Message(id, index, role, (TextPart(text),), category=category, raw=raw)`.
     """
+    parts: tuple[Part, ...] = ()
+    if text:
+        part = object.__new__(TextPart)
+        part.__dict__.update(text=text, kind="text")
+        parts = (part,)
     message = object.__new__(Message)
-    message.__dict__.update(_MESSAGE_DEFAULTS, id=id, index=index, role=role,
-                            parts=(TextPart(text),) if text else (), category=category, raw=raw)
+    message.__dict__.update(_MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
     return message
 
 

@@ -28,11 +28,21 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 @dataclass
 class SourceFile:
-    """A session file's text, parsed lazily as JSON, JSONL or YAML."""
+    """A session file, parsed lazily as JSON, JSONL or YAML.
+
+    A `.jsonl` file is streamed line by line from disk, never held whole: a 100 MB log then costs
+    little more memory than its parsed records.
+    """
 
     path: str
-    text: str
-    _kind: str | None = field(default=None, repr=False)
+    given_text: str | None = field(default=None, repr=False)
+
+    @cached_property
+    def text(self) -> str:
+        if self.given_text is not None:
+            return self.given_text
+        with open(self.path, "rb") as handle:
+            return decode(self.path, handle.read())
 
     @property
     def display(self) -> str:
@@ -74,25 +84,34 @@ class SourceFile:
         except json.JSONDecodeError as exc:
             raise self._json_error(exc) from None
 
+    def _lines(self) -> Iterator[str]:
+        if self.given_text is not None or "text" in self.__dict__:
+            yield from self.text.split("\n")
+            return
+        lineno = 0
+        try:
+            with open(self.path, encoding="utf-8-sig", newline="") as handle:
+                for lineno, line in enumerate(handle, start=1):  # noqa: B007 (used after the loop on error)
+                    yield line
+        except UnicodeDecodeError as exc:
+            raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
+
     @cached_property
     def jsonl_records(self) -> list[tuple[int, Any]]:
         """(line number, parsed object) for every non-blank line."""
         records: list[tuple[int, Any]] = []
-        loads = json.loads
-        lines = self.text.split("\n")
-        last = len(lines) if lines[-1].strip() else len(lines) - 1
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
+        append, loads = records.append, json.loads
+        for lineno, line in enumerate(self._lines(), start=1):
+            if not line or line.isspace():
                 continue
             try:
-                records.append((lineno, loads(line)))
+                append((lineno, loads(line)))
             except json.JSONDecodeError as exc:
                 # A last line cut off mid-record is what a crashed or still-running agent leaves.
-                truncated = lineno == last and not self.text.endswith("\n")
-                what = "truncated JSON line" if truncated else "invalid JSON"
+                what = "truncated JSON line" if not line.endswith("\n") else "invalid JSON"
                 raise self.error(f"{what}: {exc.msg} (column {exc.colno})", lineno) from None
         if not records:
-            raise self.error("the file has no JSON lines")
+            raise self.error("the file is empty")
         return records
 
     @cached_property
@@ -131,7 +150,11 @@ def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise LoadError(name, f"the file is {size / 1e6:,.0f} MB, over the {max_bytes / 1e6:,.0f} MB limit (set CTXVIZ_MAX_FILE_MB to raise it)")
-            data = handle.read()
+            head = handle.read(HEAD_BYTES)
+            check_head(name, head, complete=size <= HEAD_BYTES)
+            if name.lower().endswith(JSONL_SUFFIXES) and size > HEAD_BYTES:
+                return SourceFile(name)  # streamed by `jsonl_records`
+            data = head + handle.read()
     except IsADirectoryError:
         raise LoadError(name, "is a directory, not a session file") from None
     except FileNotFoundError:
@@ -143,12 +166,20 @@ def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
     return SourceFile(name, decode(name, data))
 
 
-def decode(name: str, data: bytes) -> str:
-    if not data or data.isspace():  # isspace stops at the first non-blank byte; strip() would copy
+HEAD_BYTES = 1 << 20
+
+
+def check_head(name: str, head: bytes, complete: bool) -> None:
+    """Refuse empty and binary files from their first megabyte, before anything parses them."""
+    if complete and (not head or head.isspace()):
         raise LoadError(name, "the file is empty")
-    nul = data.find(b"\x00", 0, 1 << 20)
+    nul = head.find(b"\x00")
     if nul >= 0:
-        raise LoadError(name, f"not a text file (binary data at byte {nul})", data.count(b"\n", 0, nul) + 1)
+        raise LoadError(name, f"not a text file (binary data at byte {nul})", head.count(b"\n", 0, nul) + 1)
+
+
+def decode(name: str, data: bytes) -> str:
+    check_head(name, data[:HEAD_BYTES], complete=len(data) <= HEAD_BYTES)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
