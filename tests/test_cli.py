@@ -107,7 +107,7 @@ def test_export_atomic_and_parseable(capsys, tmp_path, fmt):
     elif fmt == "anthropic":
         doc = json.loads(text)
         roles = [m["role"] for m in doc["messages"]]
-        assert all(a != b for a, b in zip(roles, roles[1:]))  # the Messages API needs alternating roles
+        assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # the Messages API needs alternating roles
         blocks = [b for m in doc["messages"] for b in m["content"]]
         assert {"type": "tool_use", "id": "call_1", "name": "shell_exec", "input": {"cmd": "kubectl get pods"}} in blocks
         assert any(b["type"] == "tool_result" and b["tool_use_id"] == "call_1" for b in blocks)
