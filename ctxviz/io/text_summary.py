@@ -78,7 +78,41 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
     summarized = plan.by_decision(Decision.SUMMARIZED)
     if summarized:
         lines.append(f"{len(summarized):,} messages replaced by a summary")
+    trigger = plan.extra.get("trigger")
+    if trigger:
+        lines.append("")
+        lines += supyagent_context_status(plan, trigger)
     if plan.notes:
         lines.append("")
         lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines) + "\n"
+
+
+def _bar(percent: float) -> str:
+    filled = int(percent) // 5
+    return "[" + "\u2588" * filled + "\u2591" * (20 - filled) + "]"
+
+
+def supyagent_context_status(plan: Plan, trigger: dict) -> list[str]:
+    """supyagent's `/context` display (cli/main.py), bars and all."""
+    extra = plan.extra
+    lines = ["Context Status", f"  Context limit: {extra['context_limit']:,} tokens"]
+    if extra.get("tool_tokens"):
+        lines.append(f"  Tool definitions: {extra['tool_tokens']:,} tokens ({extra['tools']} tools)")
+    if extra.get("summary_messages"):
+        lines.append(f"  Last summary: {extra['summary_messages']} messages \u2192 {extra['summary_tokens']:,} tokens")
+        if extra.get("summary_created"):
+            lines.append(f"  Created: {str(extra['summary_created'])[:16].replace('T', ' ')}")
+    else:
+        lines.append("  No summary yet")
+    lines += [
+        "",
+        "Summarization Triggers (N messages OR K tokens)",
+        f"  Messages: {trigger['messages_since_summary']:,} / {trigger['messages_threshold']:,} ({int(trigger['messages_percent'])}%)",
+        f"           {_bar(trigger['messages_percent'])}",
+        f"  Tokens:   {trigger['total_tokens']:,} / {trigger['tokens_threshold']:,} ({int(trigger['tokens_percent'])}%)",
+        f"           {_bar(trigger['tokens_percent'])}",
+    ]
+    if trigger["will_trigger"]:
+        lines.append("\u26a1 Summarization will trigger on next message")
+    return lines

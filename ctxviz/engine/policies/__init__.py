@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import missy
+from . import missy, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -28,5 +28,6 @@ def policy_names() -> list[str]:
 
 
 register(missy.POLICY)
+register(supyagent.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
