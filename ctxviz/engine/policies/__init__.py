@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import missy, supyagent
+from . import categories, missy, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -29,5 +29,6 @@ def policy_names() -> list[str]:
 
 register(missy.POLICY)
 register(supyagent.POLICY)
+register(categories.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
