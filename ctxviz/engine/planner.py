@@ -31,5 +31,5 @@ def plan_session(
         resolved = params
     else:
         resolved = pol.make_params(params)
-    counts = (store or _default_store).get(session, pol.scheme(tokenizer), progress)
+    counts = (store or _default_store).get(session, pol.scheme(tokenizer, session.model), progress)
     return pol.plan(session, resolved, counts)

@@ -69,9 +69,12 @@ class ToolCallPart:
 
 @dataclass(frozen=True)
 class ToolResultPart:
+    """A tool's output. `compacted_at` (Unix ms) marks an output mnesis' pruner has compacted."""
+
     tool_call_id: str
     text: str
     is_error: bool = False
+    compacted_at: int = 0
     kind: Literal["tool_result"] = "tool_result"
 
 

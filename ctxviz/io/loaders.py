@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 from typing import Any
@@ -59,4 +60,16 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
             gc.enable()
     if not session.messages:
         raise LoadError(src.path, "the session has no messages")
-    return session
+    return with_tool_names(session)
+
+
+def with_tool_names(session: Session) -> Session:
+    """Give each tool result the name of the call it answers (most formats only keep the id)."""
+    names = {c.id: c.name for m in session.messages for c in m.tool_calls if c.id}
+    if not names:
+        return session
+    messages = tuple(
+        dataclasses.replace(m, name=names[m.tool_call_id]) if m.role == "tool" and not m.name and m.tool_call_id in names else m
+        for m in session.messages
+    )
+    return dataclasses.replace(session, messages=messages)

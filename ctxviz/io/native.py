@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from ..engine.session import Part, Session, Summary, ToolCallPart, ToolDefinition
+from ..engine.session import Part, Session, Summary, ToolCallPart, ToolDefinition, ToolResultPart, part_text
 from .base import Fields, make_message, parse_usage
 from .parts import openai_content
 from .source import SourceFile
@@ -85,6 +85,8 @@ class NativeLoader:
             f = top.child("messages", raw_messages).child(index, record)
             role = f.role(aliases=ROLE_ALIASES)
             parts = openai_content(f) + tool_calls(f)
+            if role == "tool" and f.has("compacted_at"):  # mnesis: this output was compacted to a tombstone
+                parts = [ToolResultPart(f.str("tool_call_id"), "\n".join(part_text(p) for p in parts), compacted_at=f.int("compacted_at"))]
             messages.append(
                 make_message(
                     index,

@@ -65,7 +65,8 @@ def native_part(p: Fields, kind: str) -> Part:
         args = p.get("arguments", {})
         return ToolCallPart(id=p.str("id"), name=p.str("name", required=True), arguments=args if isinstance(args, str) else json.dumps(args))
     if kind == "tool_result":
-        return ToolResultPart(tool_call_id=p.str("tool_call_id"), text=p.str("text") or p.str("content"), is_error=p.bool("is_error"))
+        return ToolResultPart(tool_call_id=p.str("tool_call_id"), text=p.str("text") or p.str("content"), is_error=p.bool("is_error"),
+                              compacted_at=p.int("compacted_at"))
     if kind == "file_ref":
         return FileRefPart(
             path=p.str("path", required=True),

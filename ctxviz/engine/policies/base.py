@@ -29,11 +29,13 @@ class Policy(Generic[P]):
     default_tokenizer: str
     plan: Callable[[Session, P, TokenCounts], Plan]
     description: str = ""
+    #: For frameworks whose estimator depends on the model (mnesis): model name -> tokenizer name.
+    tokenizer_for_model: Callable[[str], str] | None = None
 
-    def scheme(self, tokenizer: Tokenizer | str | None = None) -> CountingScheme:
+    def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""
         if tokenizer is None:
-            tokenizer = self.default_tokenizer
+            tokenizer = self.tokenizer_for_model(model) if self.tokenizer_for_model else self.default_tokenizer
         if isinstance(tokenizer, str):
             tokenizer = get_tokenizer(tokenizer)
         return CountingScheme(self.measure_name, self.measure, tokenizer)
