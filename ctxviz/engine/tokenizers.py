@@ -125,6 +125,7 @@ HEURISTICS: Mapping[str, HeuristicTokenizer] = {
         HeuristicTokenizer("missy", 4, 1, False, "missy: max(1, len(text) // 4), the empty string counts 1"),
         HeuristicTokenizer("chars4", 4, 0, True, "len(text) // 4, no minimum (Penguin's fallback counter)"),
         HeuristicTokenizer("mnesis", 4, 1, True, "mnesis: 0 for empty text, else max(1, len // 4)"),
+        HeuristicTokenizer("chars", 1, 0, True, "one per character: for estimators that sum characters before dividing"),
         HeuristicTokenizer("claude-heuristic", 3, 1, True, "mnesis' Claude estimate: 0 for empty, else max(1, len // 3)"),
     )
 }

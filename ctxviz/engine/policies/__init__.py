@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, missy, mnesis, supyagent
+from . import categories, consolidator, missy, mnesis, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -30,6 +30,7 @@ def policy_names() -> list[str]:
 register(missy.POLICY)
 register(supyagent.POLICY)
 register(categories.POLICY)
+register(consolidator.POLICY)
 register(mnesis.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]

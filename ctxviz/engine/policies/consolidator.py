@@ -1,0 +1,231 @@
+"""missy's MemoryConsolidator ("Sleep Mode", missy/agent/consolidation.py and condensers.py).
+
+Seed page 003 and policies.md sections 1.4-1.5 are the specification. The default is the seed
+page's algorithm (keep the last 4 messages, replace everything older with one
+`[Session context consolidated]` message of key facts); `pipeline=true` runs the later four-stage
+condenser pipeline instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..counting import TokenCounts
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ..session import Message, Session
+from ..tokenizers import Tokenizer
+from .base import Policy, params_dict
+
+RECENT_KEEP = 4  # _RECENT_KEEP
+FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
+SCORE_KEYWORDS = ("error", "success", "result", "failed", "created", "updated", "deleted", "confirmed", "found", "output")
+NO_FACTS = "- (previous conversation context \u2014 no key facts extracted)"
+ZONES = ("consolidated", "recent")
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class ConsolidatorSettings:
+    threshold_pct: float = field(default=0.8, metadata=_help("Fraction of max_tokens that triggers consolidation", min=0.0, max=1.0, step=0.01))
+    max_tokens: int = field(default=30_000, metadata=_help("Total token budget for the context window", min=0, step=1000))
+    pipeline: bool = field(default=False, metadata=_help("Later source: the four-stage condenser pipeline instead of the seed's key-fact summary"))
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold_pct <= 1.0:
+            raise ValueError(f"threshold_pct must be between 0.0 and 1.0, got {self.threshold_pct}")
+        if self.max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+
+
+def content_text(message: Message) -> str:
+    return str(message.openai_content())
+
+
+def measure_chars(message: Message, tokenizer: Tokenizer) -> int:
+    """estimate_tokens sums characters over all messages, then divides by 4 once; the cache holds
+    per-message counts from the tokenizer ("chars" by default, so the division happens in `plan`)."""
+    return tokenizer.count(content_text(message))
+
+
+def should_consolidate(current_tokens: int, settings: ConsolidatorSettings) -> bool:
+    if settings.max_tokens <= 0:
+        return False
+    return current_tokens / settings.max_tokens >= settings.threshold_pct  # inclusive
+
+
+def extract_key_facts(messages: list[Message]) -> list[str]:
+    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated."""
+    facts: list[str] = []
+    seen: set[str] = set()
+
+    def add(fact: str) -> None:
+        if fact not in seen:
+            seen.add(fact)
+            facts.append(fact)
+
+    for m in messages:
+        content = content_text(m) if m.openai_content() is not None else ""
+        if m.role == "tool":
+            snippet = content[:200].strip()
+            if snippet:
+                add(f"[{m.name or 'tool'}] {snippet}")
+            continue
+        for line in content.splitlines():
+            stripped = line.strip()
+            if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
+                add(stripped)
+        if m.role == "user" and 0 < len(content) <= 120:
+            add(content)
+    return facts
+
+
+def consolidated_message(messages: list[Message]) -> str:
+    facts = extract_key_facts(messages)
+    body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
+    return "[Session context consolidated]\n\n" + body
+
+
+@dataclass
+class _Item:
+    """A message moving through the condenser pipeline (or a summary chunk standing for several)."""
+
+    role: str
+    content: str
+    source: Message | None
+    covers: tuple[Message, ...] = ()
+
+
+def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tuple[list[_Item], dict[int, tuple[Decision, str]]]:
+    fate: dict[int, tuple[Decision, str]] = {}
+    items = [_Item(m.role, content_text(m), m) for m in messages]
+    # 1. ObservationMaskingCondenser(max_output_chars=2000)
+    for item in items:
+        if item.role == "tool" and len(item.content) > 2000:
+            item.content = f"[Tool output masked: {len(item.content)} chars, preview: {item.content[:200].strip()}...]"
+            fate[item.source.index] = (Decision.REPLACED, "replaced: tool output over 2,000 characters masked to a preview (ObservationMaskingCondenser)")  # type: ignore[union-attr]
+    # 2. AmortizedForgettingCondenser(forget_threshold=0.3, decay_rate=0.05, always_keep=4)
+    kept: list[_Item] = []
+    n = len(items)
+    for i, item in enumerate(items):
+        score = max(0.0, 1 - 0.05 * (n - 1 - i)) + (0.2 if item.role == "tool" else 0) + (0.1 if any(k in item.content.lower() for k in SCORE_KEYWORDS) else 0)
+        if i == 0 or i >= n - 4 or score >= 0.3:
+            kept.append(item)
+        else:
+            fate[item.source.index] = (Decision.DROPPED, f"dropped: relevance score {score:.2f} below 0.3 (AmortizedForgettingCondenser)")  # type: ignore[union-attr]
+    # 3. SummarizingCondenser(preserve_recent=6, chunk_size=10), keyword fallback (no LLM)
+    older, recent = (kept[:-6], kept[-6:]) if len(kept) > 6 else ([], kept)
+    summarized: list[_Item] = []
+    for start in range(0, len(older), 10):
+        chunk = older[start:start + 10]
+        sources = [c.source for c in chunk if c.source is not None]
+        facts = extract_key_facts(sources)
+        text = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
+        summarized.append(_Item("user", "[Conversation Summary]\n" + text, None, tuple(sources)))
+        for s in sources:
+            fate[s.index] = (Decision.SUMMARIZED, f"summarized: in chunk {start // 10 + 1} of the older messages (SummarizingCondenser, keyword fallback)")
+    items = summarized + recent
+    # 4. WindowCondenser(max_messages=max(10, max_tokens // 150))
+    window = max(10, settings.max_tokens // 150)
+    for item in items[:-window] if len(items) > window else []:
+        for s in (item.covers or ((item.source,) if item.source else ())):
+            fate[s.index] = (Decision.DROPPED, f"dropped: outside the last {window} messages (WindowCondenser)")
+    return items[-window:], fate
+
+
+def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
+    raw = counts.message_tokens
+    chars_mode = counts.tokenizer.name == "chars"
+    messages = [m for m in session.messages if m.role != "system"]
+    system_messages = [m for m in session.messages if m.role == "system"]
+    total_raw = sum(raw[m.index] for m in messages)
+    current = total_raw // 4 if chars_mode else total_raw  # estimate_tokens: Σ len(str(content)) // 4
+
+    def tokens_of(m: Message) -> int:
+        return raw[m.index] // 4 if chars_mode else raw[m.index]
+
+    def text_tokens(text: str) -> int:
+        return len(text) // 4 if chars_mode else counts.text(text)
+
+    trigger = should_consolidate(current, settings)
+    fate: dict[int, tuple[Decision, str]] = {}
+    masked: dict[int, str] = {}
+    context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
+    context += [m.to_openai() for m in system_messages]
+    summary_plans: list[SummaryPlan] = []
+    recent_ids: set[int] = set()
+    if trigger and len(messages) > RECENT_KEEP:
+        if settings.pipeline:
+            items, fate = run_pipeline(messages, settings)
+            for item in items:
+                if item.source is not None:
+                    recent_ids.add(item.source.index)
+                    msg = item.source.to_openai()
+                    if item.source.index in fate:
+                        msg["content"] = masked[item.source.index] = item.content
+                    context.append(msg)
+                else:
+                    context.append({"role": "user", "content": item.content})
+                    summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(item.content), Decision.KEPT, f"kept: condensed from {len(item.covers)} messages", item.content))
+        else:
+            older, recent = messages[:-RECENT_KEEP], messages[-RECENT_KEEP:]
+            text = consolidated_message(older)
+            context.append({"role": "user", "content": text})
+            context += [m.to_openai() for m in recent]
+            recent_ids = {m.index for m in recent}
+            summary_plans.append(SummaryPlan(0, text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
+            for m in older:
+                fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts")
+    else:
+        context += [m.to_openai() for m in messages]
+        recent_ids = {m.index for m in messages}
+
+    pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0
+    plans: list[MessagePlan] = []
+    for m in session.messages:
+        t = tokens_of(m)
+        if m.role == "system":
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", "kept: system message", t))
+            continue
+        if m.index in fate:
+            decision, reason = fate[m.index]
+            sent = text_tokens(masked[m.index]) if decision is Decision.REPLACED else 0
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "consolidated", reason, sent))
+            continue
+        if trigger and len(messages) > RECENT_KEEP:
+            reason = "kept: one of the last 4 messages, always kept verbatim" if not settings.pipeline else "kept: survived the condenser pipeline"
+        elif trigger:
+            reason = f"kept: only {len(messages)} messages, consolidation needs more than 4"
+        else:
+            reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
+        plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t))
+
+    used = sum(text_tokens(str(c.get("content") or "")) for c in context)
+    sent = [p for p in plans if p.sent]
+    totals = Totals(budget=settings.max_tokens, used=used, kept=sum(p.tokens for p in sent), dropped=sum(p.tokens for p in plans if not p.sent),
+                    fits=not should_consolidate(used, settings), kept_messages=len(sent), dropped_messages=len(plans) - len(sent))
+    threshold = int(settings.max_tokens * settings.threshold_pct)
+    return Plan(
+        policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
+        allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
+        usage={"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)},
+        system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
+        summaries=tuple(summary_plans), zones=ZONES,
+        notes=(f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}",) if trigger else (),
+        extra={"current_tokens": current, "should_consolidate": trigger, "threshold_tokens": threshold, "after_tokens": used},
+    )
+
+
+POLICY = Policy(
+    name="missy-consolidator",
+    title="missy MemoryConsolidator",
+    params_type=ConsolidatorSettings,
+    measure_name="missy-consolidator-chars",
+    measure=measure_chars,
+    default_tokenizer="chars",
+    plan=plan,
+    description="At >= 80 % of max_tokens, keep the last 4 messages and replace the rest with key facts.",
+)

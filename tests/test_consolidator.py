@@ -1,0 +1,71 @@
+"""missy's MemoryConsolidator: policies.md 1.4-1.5 golden cases and seed page 003."""
+
+import pytest
+
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies.consolidator import ConsolidatorSettings, extract_key_facts, should_consolidate
+from ctxviz.engine.session import Message, Session, TextPart
+
+from .builders import session
+
+
+@pytest.mark.parametrize(("tokens", "expected"), [(21000, False), (24000, True), (25500, True), (30000, True)])
+def test_should_consolidate_inclusive(tokens, expected):
+    assert should_consolidate(tokens, ConsolidatorSettings()) is expected
+    assert not should_consolidate(tokens, ConsolidatorSettings(max_tokens=0))
+
+
+def test_key_facts_golden():
+    msgs = [Message("a", 0, "user", (TextPart("Please read the config file"),)),
+            Message("b", 1, "assistant", (TextPart("I found: the config has 3 sections"),)),
+            Message("c", 2, "user", (TextPart("Result: deployment succeeded"),)),
+            Message("d", 3, "tool", (TextPart("output: all tests pass"),), name="shell_exec")]
+    assert extract_key_facts(msgs) == ["Please read the config file", "I found: the config has 3 sections",
+                                       "Result: deployment succeeded", "[shell_exec] output: all tests pass"]
+
+
+def test_user_message_of_exactly_120_chars_is_a_fact_and_facts_deduplicate():
+    msgs = [Message("a", 0, "user", (TextPart("x" * 120),)), Message("b", 1, "user", (TextPart("y" * 121),)),
+            Message("c", 2, "user", (TextPart("x" * 120),))]
+    assert extract_key_facts(msgs) == ["x" * 120]
+
+
+def test_consolidation_keeps_last_four_and_replaces_the_rest():
+    s = session(*[("user" if i % 2 == 0 else "assistant", f"decided: step {i} " + "z" * 400) for i in range(10)])
+    plan = plan_session(s, "missy-consolidator", {"max_tokens": 1000}, store=CountStore())
+    assert plan.extra["should_consolidate"]
+    assert [m.decision for m in plan.messages] == [Decision.SUMMARIZED] * 6 + [Decision.KEPT] * 4
+    first = plan.context[0]["content"]
+    assert first.startswith("[Session context consolidated]\n\n- decided: step 0")
+    assert len(plan.context) == 5
+
+
+def test_no_facts_text_and_under_threshold():
+    s = session(*[("assistant", "z" * 4000)] * 6)
+    plan = plan_session(s, "missy-consolidator", {"max_tokens": 1000}, store=CountStore())
+    assert plan.context[0]["content"] == "[Session context consolidated]\n\n- (previous conversation context \u2014 no key facts extracted)"
+    calm = plan_session(s, "missy-consolidator", {"max_tokens": 100000}, store=CountStore())
+    assert all(m.decision is Decision.KEPT for m in calm.messages) and "under the 80% threshold" in calm.messages[0].reason
+
+
+def test_estimate_is_total_chars_over_four():
+    s = session(("user", "abc"), ("assistant", "abc"))  # 6 chars -> 1 token total (per-message floor would give 0)
+    plan = plan_session(s, "missy-consolidator", store=CountStore())
+    assert plan.extra["current_tokens"] == 1
+
+
+def test_pipeline_golden_eight_messages():
+    s = session(*[("user", f"message {i}") for i in range(8)])
+    plan = plan_session(s, "missy-consolidator", {"max_tokens": 10, "pipeline": True}, store=CountStore())
+    assert [c["content"] for c in plan.context] == ["[Conversation Summary]\n- message 0\n- message 1"] + [f"message {i}" for i in range(2, 8)]
+    assert [m.decision for m in plan.messages[:2]] == [Decision.SUMMARIZED] * 2
+
+
+def test_pipeline_masks_large_tool_output():
+    tool = Message("t", 4, "tool", (TextPart("L" * 3000),), name="shell", tool_call_id="c")
+    msgs = [Message(f"m{i}", i, "user", (TextPart(f"message {i}"),)) for i in range(4)] + [tool] + [Message(f"m{i}", i, "user", (TextPart(f"message {i}"),)) for i in range(5, 9)]
+    plan = plan_session(Session(messages=tuple(msgs), source="", format=""), "missy-consolidator", {"max_tokens": 10, "pipeline": True}, store=CountStore())
+    assert plan.messages[4].decision is Decision.REPLACED
+    assert any(str(c["content"]).startswith("[Tool output masked: 3000 chars, preview: " + "L" * 200) for c in plan.context)
