@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .engine.checks import PlanOptions
 from .engine.plan import Plan
 from .engine.planner import plan_session
 from .engine.policies import get_policy, policy_names
@@ -41,6 +42,9 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML preset with the policy's parameters")
     p.add_argument("--tokenizer", help=f"override the policy's estimator ({', '.join(tokenizer_names())}, or a model name)")
     p.add_argument("--input-format", choices=None, help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--pair-safe", action="store_true", help="keep or drop tool calls and their results together")
+    p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
+    p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,7 +106,8 @@ def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
     if tokenizer:
         get_tokenizer(tokenizer)  # fail on a bad name before loading a big file
     session = load_session(args.session, args.input_format)
-    return session, plan_session(session, policy_name, params, tokenizer)
+    options = PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=args.model)
+    return session, plan_session(session, policy_name, params, tokenizer, options=options)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -62,12 +62,12 @@ def test_emergency_truncation_golden():
     messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "Request"}, {"role": "tool", "tool_call_id": "t", "content": "x" * 5000},
                 {"role": "user", "content": "Follow up"}, {"role": "assistant", "content": "Response"}]
     tokens = [count_message_dict(m, CL100K) for m in messages]
-    out, _, _ = emergency_truncate(messages, tokens, [None] * 5, 10, ContextSettings(min_recent_messages=2), CL100K, None)
+    out, _, _, _ = emergency_truncate(messages, tokens, [None] * 5, 10, ContextSettings(min_recent_messages=2), CL100K, None)
     truncated = "x" * 1000 + "\n...[truncated]...\n" + "x" * 500
     assert len(truncated) == 1519
     # Still over 10 tokens after pass 1, so pass 2 pops the oldest unprotected (the tool message).
     assert [m["content"] for m in out] == ["sys", "Request", "Follow up", "Response"]
-    out, _, _ = emergency_truncate(messages, tokens, [None] * 5, 10**6 if False else 300, ContextSettings(min_recent_messages=2), CL100K, None)
+    out, _, _, _ = emergency_truncate(messages, tokens, [None] * 5, 10**6 if False else 300, ContextSettings(min_recent_messages=2), CL100K, None)
     assert out[2]["content"] == truncated
 
 

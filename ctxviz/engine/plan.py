@@ -112,12 +112,18 @@ class Plan:
     #: The messages exactly as sent, in OpenAI chat form, enriched system prompt first.
     context: tuple[Mapping[str, Any], ...]
     totals: Totals
+    #: For each `context` entry, the session message it comes from (None: system prompt, summaries).
+    context_index: tuple[int | None, ...] = ()
     summaries: tuple[SummaryPlan, ...] = ()
     #: Zone names in the order the policy lays the context out.
     zones: tuple[str, ...] = ()
     #: Policy-level remarks a person should see (memory truncated, learnings left out...).
     notes: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Broken tool-call pairs (see engine.checks); flagged on every plan.
+    orphans: tuple[Any, ...] = ()
+    #: The real-count check (engine.checks.RealCount), when asked for.
+    real: Any = None
 
     def message(self, index: int) -> MessagePlan:
         return self.messages[index]
@@ -157,5 +163,7 @@ class Plan:
             "context": [dict(c) for c in self.context],
             "totals": self.totals.to_json(),
             "notes": list(self.notes),
+            "orphans": [o.to_json() for o in self.orphans],
+            **({"real_count": self.real.to_json()} if self.real is not None else {}),
             **({"extra": dict(self.extra)} if self.extra else {}),
         }

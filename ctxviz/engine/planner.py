@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import is_dataclass
 from typing import Any
 
+from .checks import PlanOptions, apply_pair_safety, find_orphans, real_count
 from .counting import CountStore, ProgressCallback
 from .plan import Plan
 from .policies import get_policy
@@ -22,8 +24,12 @@ def plan_session(
     tokenizer: Tokenizer | str | None = None,
     store: CountStore | None = None,
     progress: ProgressCallback | None = None,
+    options: PlanOptions | None = None,
 ) -> Plan:
-    """Plan `session` with the named policy; `params` is the policy's dataclass or a dict of overrides."""
+    """Plan `session` with the named policy; `params` is the policy's dataclass or a dict of overrides.
+
+    Every plan flags broken tool-call pairs; `options` adds pair safety and the real-count check.
+    """
     pol = get_policy(policy)
     if params is None:
         resolved = pol.default_params()
@@ -31,5 +37,13 @@ def plan_session(
         resolved = params
     else:
         resolved = pol.make_params(params)
-    counts = (store or _default_store).get(session, pol.scheme(tokenizer, session.model), progress)
-    return pol.plan(session, resolved, counts)
+    store = store or _default_store
+    counts = store.get(session, pol.scheme(tokenizer, session.model), progress)
+    plan = pol.plan(session, resolved, counts)
+    options = options or PlanOptions()
+    if options.pair_safe:
+        plan = apply_pair_safety(plan, session)
+    plan = dataclasses.replace(plan, orphans=tuple(find_orphans(session, plan.messages)))
+    if options.real_count:
+        plan = dataclasses.replace(plan, real=real_count(plan, session, options.model or session.model, store))
+    return plan

@@ -86,6 +86,20 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
     if trigger:
         lines.append("")
         lines += supyagent_context_status(plan, trigger)
+    if plan.orphans:
+        lines.append("")
+        lines.append(f"{len(plan.orphans)} broken tool-call pair(s): the OpenAI and Anthropic APIs reject this context (use --pair-safe)")
+        lines += [f"  {o.message}" for o in plan.orphans[:10]]
+    if plan.real is not None:
+        r = plan.real
+        lines.append("")
+        kind = "real count" if r.exact else "estimated count (no public tokenizer for this model)"
+        window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
+        verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
+        lines.append(f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}")
+        lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} the {kind.split(' (')[0]}")
+        if r.input_cost is not None:
+            lines.append(f"  input cost of the next call: ${r.input_cost:.4f}")
     if plan.notes:
         lines.append("")
         lines += [f"note: {n}" for n in plan.notes]

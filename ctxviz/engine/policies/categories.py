@@ -203,13 +203,15 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
         sent = tokens[m.index] if d is not Decision.DROPPED else 0
         plans.append(MessagePlan(m.index, m.id, m.role, cat, counts[m.index], d, cat.value, reason, sent))
 
-    context: list[dict[str, Any]] = []
+    context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
     for m in messages:
         if m.index in alive:
             msg = m.to_openai()
             if m.index in sent_content:
                 msg["content"] = sent_content[m.index]
             context.append(msg)
+            context_index.append(m.index)
     used = sum(final.values())
     if any(final[c] > maxima[c] for c in CATEGORY_ORDER) or used > budgets.max_tokens:
         notes.append(f"after trimming the context holds {used:,} tokens against {budgets.max_tokens:,}; categories within their own maximum (and SYSTEM) are never trimmed")
@@ -221,6 +223,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
         policy="categories", params=params_dict(budgets), tokenizer=counts.scheme.label,
         allocation={c.value: maxima[c] for c in CATEGORY_ORDER}, usage={c.value: final[c] for c in CATEGORY_ORDER},
         system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
+        context_index=tuple(context_index),
         zones=tuple(c.value for c in CATEGORY_ORDER), notes=tuple(notes),
         extra={"truncation_events": events, "trimmed": trimmed, "usage_before": {c.value: before[c] for c in CATEGORY_ORDER},
                "category_min": {c.value: budgets.category_min(c) for c in CATEGORY_ORDER},

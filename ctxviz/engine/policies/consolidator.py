@@ -155,6 +155,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     masked: dict[int, str] = {}
     context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
     context += [m.to_openai() for m in system_messages]
+    context_index: list[int | None] = [None] * (1 if session.system_prompt else 0) + [m.index for m in system_messages]
     summary_plans: list[SummaryPlan] = []
     recent_ids: set[int] = set()
     if trigger and len(messages) > RECENT_KEEP:
@@ -167,20 +168,24 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
                     if item.source.index in fate:
                         msg["content"] = masked[item.source.index] = item.content
                     context.append(msg)
+                    context_index.append(item.source.index)
                 else:
                     context.append({"role": "user", "content": item.content})
+                    context_index.append(None)
                     summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(item.content), Decision.KEPT, f"kept: condensed from {len(item.covers)} messages", item.content))
         else:
             older, recent = messages[:-RECENT_KEEP], messages[-RECENT_KEEP:]
             text = consolidated_message(older)
             context.append({"role": "user", "content": text})
             context += [m.to_openai() for m in recent]
+            context_index += [None] + [m.index for m in recent]
             recent_ids = {m.index for m in recent}
             summary_plans.append(SummaryPlan(0, text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
             for m in older:
                 fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts")
     else:
         context += [m.to_openai() for m in messages]
+        context_index += [m.index for m in messages]
         recent_ids = {m.index for m in messages}
 
     pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0
@@ -213,7 +218,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
         allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
         usage={"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)},
         system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
-        summaries=tuple(summary_plans), zones=ZONES,
+        context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
         notes=(f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}",) if trigger else (),
         extra={"current_tokens": current, "should_consolidate": trigger, "threshold_tokens": threshold, "after_tokens": used},
     )

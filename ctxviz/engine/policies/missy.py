@@ -187,8 +187,10 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     context: list[dict[str, Any]] = [{"role": "system", "content": enriched}]
     context += summary_messages
     context += [m.to_openai() for m in kept_evictable + fresh_tail]
+    context_index: list[int | None] = [None] * (1 + len(summary_messages)) + [m.index for m in kept_evictable + fresh_tail]
     if new_message is not None:
         context.append({"role": "user", "content": new_message.openai_content()})
+        context_index.append(new_message.index)
 
     tools = tools_json(session)
     usage = {
@@ -227,6 +229,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         system_prompt=enriched,
         messages=messages,
         context=tuple(context),
+        context_index=tuple(context_index),
         totals=totals,
         summaries=tuple(summary_plans),
         zones=ZONES,

@@ -192,6 +192,7 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
     context += [{"role": "assistant", "content": s.text} for s in session.summaries]
     context += [render_message(m) for m in included]
+    context_index = [None] * (1 + len(session.summaries)) + [m.index for m in included]
     token_estimate = system_tokens + summary_tokens + used
     messages = tuple(decisions)  # type: ignore[arg-type]
     sent = [m for m in messages if m.sent]
@@ -204,7 +205,7 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
     return Plan(
         policy="mnesis", params={**params_dict(budget), "context_limit": limit, "reserved_output_tokens": reserved},
         tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages,
-        context=tuple(context), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
+        context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"usable": usable, "has_summary": bool(session.summaries), "token_estimate": token_estimate,
                "summary_token_count": summary_tokens, "raw_message_tokens": used, "tool_output_tokens": tool_tokens,
                "oldest_included_message_id": included[0].id if included else None, "cut_index": cut.index if cut else None},

@@ -236,6 +236,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     recent.reverse()
     result += [llm_dict(m) for m in recent]
     result_tokens += [tokens[m.index] for m in recent]
+    sources: list[Message | None] = [None] + ([None] if summary_tokens else []) + recent  # aligned with `result`
 
     # Safety check, then PANIC mode (emergency truncation) if the list is still too big.
     target = limit - settings.response_reserve
@@ -243,8 +244,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     emergency = total > target
     if emergency:
         notes.append(f"emergency truncation: {total:,} tokens exceed the {target:,} left after the response reserve")
-        sent_messages = [None] + ([None] if summary_tokens else []) + recent  # aligned with `result`
-        result, result_tokens, outcome = emergency_truncate(result, result_tokens, sent_messages, target - tools_tokens, settings, tok, counts)
+        result, result_tokens, sources, outcome = emergency_truncate(result, result_tokens, sources, target - tools_tokens, settings, tok, counts)
         for index, (decision, sent, reason) in outcome.items():
             decide(session.messages[index], decision, decisions[index].zone, reason, sent)  # type: ignore[union-attr]
         total = 3 + sum(result_tokens) + tools_tokens
@@ -270,6 +270,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     return Plan(
         policy="supyagent", params={**params_dict(settings), "context_limit": limit}, tokenizer=counts.scheme.label,
         allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages, context=tuple(result),
+        context_index=tuple(m.index if m is not None else None for m in sources),
         totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"context_limit": limit, "trigger": status.to_json(), "emergency_truncation": emergency,
                "tools": len(session.tools), "tool_tokens": tools_tokens, "summary_tokens": summary_tokens,
@@ -280,7 +281,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
 
 def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], sources: list[Message | None], target: int,
                        settings: ContextSettings, tok: Tokenizer, counts: TokenCounts
-                       ) -> tuple[list[dict[str, Any]], list[int], dict[int, tuple[Decision, int, str]]]:
+                       ) -> tuple[list[dict[str, Any]], list[int], list[Message | None], dict[int, tuple[Decision, int, str]]]:
     """_emergency_truncate: index 0 and 1 protected (1 even when it is no summary: supyagent's quirk),
     the last min_recent_messages protected; strip images and middle-cut long texts in between, then
     drop the oldest unprotected messages one by one until the list fits."""
@@ -311,14 +312,14 @@ def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], s
                 what = "its images replaced by [image]" if changed is Decision.REPLACED else "cut to its first 1,000 and last 500 characters"
                 outcome[source.index] = (changed, result_tokens[i] + 3, f"{changed.value}: emergency truncation, {what} ({result_tokens[i] + 3:,} tokens sent)")
     if total() <= target:
-        return result, result_tokens, outcome
+        return result, result_tokens, sources, outcome
     while total() > target and len(result) > protected_start + protected_end:
         result.pop(protected_start)
         result_tokens.pop(protected_start)
         source = sources.pop(protected_start)
         if source is not None:
             outcome[source.index] = (Decision.DROPPED, 0, "dropped: emergency truncation removes the oldest unprotected messages until the list fits")
-    return result, result_tokens, outcome
+    return result, result_tokens, sources, outcome
 
 
 POLICY = Policy(
