@@ -172,3 +172,13 @@ def test_replan_does_not_retokenize():
     assert first.totals == third.totals
     assert second.totals != first.totals
     assert len(calls) == n  # nothing was counted again
+
+
+def test_trim_protected_tail_option_trims_oldest_first():
+    s = session(("user", "a" * 200), ("assistant", "b" * 200), ("user", "c" * 200), ("user", "new"))
+    params = dict(total=100, system_reserve=0, tool_definitions_reserve=0, memory_fraction=0, learnings_fraction=0, fresh_tail_count=3)
+    plan = plan_session(s, "missy", {**params, "trim_protected_tail": True})
+    # 50 + 50 + 50 + 1 = 151 > 100: dropping a leaves 101, still over, so b goes too.
+    assert [m.decision for m in plan.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
+    assert plan.totals.fits and plan.usage["history"] == 51
+    assert "trim_protected_tail" in plan.messages[0].reason

@@ -117,3 +117,10 @@ def test_context_status_text_matches_supyagents_display():
 def test_validation_messages():
     with pytest.raises(Exception, match="min_recent_messages must be >= 0, got -1"):
         get_policy("supyagent").make_params({"min_recent_messages": "-1"})
+
+
+def test_trim_protected_tail_option():
+    s = session(("user", "Request"), ("user", "filler"), ("assistant", "y" * 9000), ("user", "Follow up"), ("assistant", "Response"))
+    plan = plan_session(s, "supyagent", {"context_limit": 900, "response_reserve": 0, "min_recent_messages": 3, "trim_protected_tail": True})
+    assert [m.decision for m in plan.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
+    assert plan.totals.fits and not plan.extra["emergency_truncation"]

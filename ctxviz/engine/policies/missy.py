@@ -33,6 +33,7 @@ class TokenBudget:
     memory_fraction: float = field(default=0.15, metadata=_help("Share of the available budget for memory", min=0.0, max=1.0, step=0.01))
     learnings_fraction: float = field(default=0.05, metadata=_help("Share of the available budget for learnings", min=0.0, max=1.0, step=0.01))
     fresh_tail_count: int = field(default=16, metadata=_help("Most recent messages always included", min=0, step=1))
+    trim_protected_tail: bool = field(default=False, metadata=_help("ctxviz option: trim an oversized fresh tail oldest-first instead of overflowing (missy overflows)"))
 
     def __post_init__(self) -> None:
         if self.total < 0:
@@ -137,6 +138,13 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     used = tokens[new_message.index] if new_message else 0
     used += sum(tokens[m.index] for m in fresh_tail)
     tail_over = used > history_budget
+    if tail_over and budget.trim_protected_tail:
+        while fresh_tail and used > history_budget:
+            oldest = fresh_tail.pop(0)
+            used -= tokens[oldest.index]
+            decide(oldest, DROPPED, "fresh_tail", f"dropped: trim_protected_tail removes the oldest fresh-tail messages until the tail fits the {history_budget:,}-token history budget")
+        notes.append(f"trim_protected_tail dropped the oldest fresh-tail messages; {used:,} of {history_budget:,} history tokens remain")
+        tail_over = used > history_budget
     tail_reason = f"kept: in the fresh tail (the last {n} messages are always included)"
     if tail_over:
         tail_reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"

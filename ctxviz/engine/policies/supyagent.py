@@ -55,6 +55,7 @@ class ContextSettings:
     min_recent_messages: int = field(default=6, metadata=_help("Recent messages always included, even over budget", min=0))
     response_reserve: int = field(default=4096, metadata=_help("Tokens reserved for the model's response", min=0, step=256))
     context_limit: int | None = field(default=None, metadata=_help("Model context window (default: supyagent's table for the model)", min=1, step=1000))
+    trim_protected_tail: bool = field(default=False, metadata=_help("ctxviz option: drop the oldest of the min_recent_messages when they alone overflow (supyagent overflows)"))
 
     def __post_init__(self) -> None:
         if self.max_messages_before_summary < 1:
@@ -214,7 +215,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     while position >= start:
         m = history[position]
         t = tokens[m.index] + 3  # count_messages_tokens([msg]) charges the list overhead per message
-        if t <= available or len(recent) < settings.min_recent_messages:
+        if t <= available or (len(recent) < settings.min_recent_messages and not settings.trim_protected_tail):
             forced = t > available
             zone = "recent" if len(recent) < settings.min_recent_messages else "evictable"
             reason = (f"kept: one of the {settings.min_recent_messages} most recent messages, always included"
