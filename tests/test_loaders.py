@@ -169,3 +169,9 @@ def test_large_jsonl_is_streamed_and_errors_keep_line_numbers(tmp_path):
     latin = write(tmp_path, "latin_big.jsonl", (line * 1200).encode() + b'{"role": "user", "content": "caf\xe9"}\n')
     with pytest.raises(LoadError, match=r"latin_big.jsonl:\d+: not UTF-8 text"):
         load_session(latin)
+
+
+def test_a_list_where_a_message_belongs_is_named(tmp_path):
+    path = write(tmp_path, "lists.jsonl", '{"role": "user", "content": "a"}\n[1, 2]\n')
+    with pytest.raises(LoadError, match=r"lists.jsonl:2: expected an object, got a list"):
+        load_session(path)

@@ -62,11 +62,11 @@ def locate_line(text: str, path: FieldPath) -> int | None:
 class Fields:
     """Typed access to one record's fields, raising `FILE:LINE: field: problem` on bad data."""
 
-    def __init__(self, src: SourceFile, record: Any, path: FieldPath = (), line: int | None = None) -> None:
+    def __init__(self, src: SourceFile, record: Any, path: FieldPath = (), line: int | None = None, *, step: bool = False) -> None:
         self.src = src
         self.path = tuple(path)
         self.line = line
-        if isinstance(record, list):  # only a step on the way to an element: `child(key, lst).child(i, x)`
+        if isinstance(record, list) and step:  # a list is only a step on the way to an element: `child(key, lst).child(i, x)`
             record = {}
         elif not isinstance(record, dict):
             raise self.error(f"expected an object, got {type_name(record)}")
@@ -80,7 +80,7 @@ class Fields:
         return LoadError(self.src.path, message, line, path_text(path))
 
     def child(self, key: str | int, value: Any) -> Fields:
-        return Fields(self.src, value, self.path + (key,), self.line)
+        return Fields(self.src, value, self.path + (key,), self.line, step=isinstance(value, list))
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.record.get(key, default)

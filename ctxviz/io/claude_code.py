@@ -30,6 +30,13 @@ SIGNATURE_KEYS = ("uuid", "parentUuid", "sessionId", "message", "leafUuid", "mes
 SYNTHETIC_MODEL = "<synthetic>"
 
 
+def line_fields(src: SourceFile, record: Any, lineno: int) -> Fields:
+    """Fields for one whole record; `Fields` alone would take a list as an empty object."""
+    if not isinstance(record, dict):
+        raise src.error(f"expected an object, got {type_name(record)}", lineno)
+    return Fields(src, record, (), lineno)
+
+
 def _message_fields(f: Fields) -> Fields:
     """The line's `message` object; user and assistant lines cannot be read without it."""
     value = f.get("message")
@@ -75,7 +82,7 @@ class ClaudeCodeLoader:
         # message.id of the assistant message that ends `messages`, while later lines may extend it.
         open_assistant = ""
         for lineno, record in src.records():
-            f = Fields(src, record, (), lineno)
+            f = line_fields(src, record, lineno)
             kind = f.str("type", required=True)
             if f.bool("isSidechain"):
                 continue
@@ -90,11 +97,21 @@ class ClaudeCodeLoader:
                 if message_id and message_id == open_assistant:
                     # Claude Code streams one line per content block, all with the same message.id.
                     prev = messages[-1]
-                    messages[-1] = replace(prev, parts=prev.parts + tuple(parts), usage=usage or prev.usage,
-                                           raw=[*prev.raw, record])
+                    messages[-1] = replace(
+                        prev, parts=prev.parts + tuple(parts), usage=usage or prev.usage, raw=[*prev.raw, record]
+                    )
                     continue
-                messages.append(make_message(len(messages), "assistant", parts, id=f.str("uuid"),
-                                             timestamp=f.str("timestamp"), usage=usage, raw=[record]))
+                messages.append(
+                    make_message(
+                        len(messages),
+                        "assistant",
+                        parts,
+                        id=f.str("uuid"),
+                        timestamp=f.str("timestamp"),
+                        usage=usage,
+                        raw=[record],
+                    )
+                )
                 open_assistant = message_id
                 continue
             if kind == "user":
@@ -103,22 +120,40 @@ class ClaudeCodeLoader:
                 if f.bool("isCompactSummary"):
                     covered = compactions[-1].before_index if compactions else len(messages)
                     text = "\n".join(part_text(p) for p in anthropic_blocks(m) if part_text(p))
-                    summaries.append(Summary(text=text, depth=1, messages_covered=covered,
-                                             covers=tuple(msg.id for msg in messages[:covered]),
-                                             created_at=f.str("timestamp")))
+                    before = messages[:covered]
+                    summaries.append(
+                        Summary(
+                            text=text,
+                            depth=1,
+                            messages_covered=covered,
+                            time_range_start=before[0].timestamp if before else "",
+                            time_range_end=before[-1].timestamp if before else "",
+                            covers=tuple(msg.id for msg in before),
+                            created_at=f.str("timestamp"),
+                        )
+                    )
                     continue
                 messages += self._user_messages(m, len(messages), record, f.str("uuid"), f.str("timestamp"))
                 continue
             if kind == "system":
                 if f.str("subtype") == "compact_boundary":
                     open_assistant = ""
-                    compactions.append(Compaction(before_index=len(messages), trigger=_trigger(f), pre_tokens=_pre_tokens(f)))
+                    compactions.append(
+                        Compaction(before_index=len(messages), trigger=_trigger(f), pre_tokens=_pre_tokens(f))
+                    )
                 continue
             if kind == "summary":
                 title = f.str("summary") or title
             # file-history-snapshot, queue-operation, progress, attachment and newer types: not context.
-        return Session(messages=tuple(messages), source=src.path, format=self.name, model=model,
-                       summaries=tuple(summaries), compactions=tuple(compactions), title=title)
+        return Session(
+            messages=tuple(messages),
+            source=src.path,
+            format=self.name,
+            model=model,
+            summaries=tuple(summaries),
+            compactions=tuple(compactions),
+            title=title,
+        )
 
     @staticmethod
     def _user_messages(m: Fields, start: int, record: Any, uuid: str, timestamp: str) -> list[Message]:
@@ -134,6 +169,9 @@ class ClaudeCodeLoader:
         out: list[Message] = []
         for k, (role, parts, tool_call_id) in enumerate(groups):
             message_id = (f"{uuid}#{k}" if k else uuid) if uuid else ""
-            out.append(make_message(start + k, role, parts, id=message_id, tool_call_id=tool_call_id,
-                                    timestamp=timestamp, raw=record))
+            out.append(
+                make_message(
+                    start + k, role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=timestamp, raw=record
+                )
+            )
         return out

@@ -11,12 +11,14 @@ from ..engine.session import Session
 from ..errors import LoadError, UnknownNameError
 from .anthropic import AnthropicLoader
 from .base import Loader
+from .claude_code import ClaudeCodeLoader
 from .native import NativeLoader
 from .openai_chat import OpenAIChatLoader
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
+from .supyagent import SupyagentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [NativeLoader(), AnthropicLoader(), OpenAIChatLoader()]
+LOADERS: list[Loader] = [ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), AnthropicLoader(), OpenAIChatLoader()]
 
 
 def register_loader(loader: Loader, first: bool = True) -> None:

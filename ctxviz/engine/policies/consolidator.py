@@ -83,8 +83,8 @@ def extract_key_facts(messages: list[Message]) -> list[str]:
     return facts
 
 
-def consolidated_message(messages: list[Message]) -> str:
-    facts = extract_key_facts(messages)
+def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None) -> str:
+    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages)]))
     body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
     return "[Session context consolidated]\n\n" + body
 
@@ -139,10 +139,14 @@ def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tup
 def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
     raw = counts.message_tokens
     chars_mode = counts.tokenizer.name == "chars"
-    messages = [m for m in session.messages if m.role != "system"]
+    # Messages an earlier consolidation already replaced (a simulation carries them as summaries).
+    covered = {c for s in session.summaries for c in s.covers}
+    earlier = [s.text for s in session.summaries]
+    messages = [m for m in session.messages if m.role != "system" and m.id not in covered]
     system_messages = [m for m in session.messages if m.role == "system"]
     total_raw = sum(raw[m.index] for m in messages)
-    current = total_raw // 4 if chars_mode else total_raw  # estimate_tokens: Σ len(str(content)) // 4
+    earlier_raw = sum(len(t) if chars_mode else counts.text(t) for t in earlier)
+    current = (total_raw + earlier_raw) // 4 if chars_mode else total_raw + earlier_raw  # estimate_tokens: Σ len(str(content)) // 4
 
     def tokens_of(m: Message) -> int:
         return raw[m.index] // 4 if chars_mode else raw[m.index]
@@ -158,6 +162,18 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     context_index: list[int | None] = [None] * (1 if session.system_prompt else 0) + [m.index for m in system_messages]
     summary_plans: list[SummaryPlan] = []
     recent_ids: set[int] = set()
+    for m in session.messages:
+        if m.id in covered:
+            fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation")
+    if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
+        earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+        earlier = []  # the new consolidation absorbs the earlier ones
+    else:
+        earlier_facts = []
+    for text in earlier:
+        context.append({"role": "user", "content": text})
+        context_index.append(None)
+        summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(text), Decision.KEPT, "kept: an earlier consolidation", text))
     if trigger and len(messages) > RECENT_KEEP:
         if settings.pipeline:
             items, fate = run_pipeline(messages, settings)
@@ -175,7 +191,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
                     summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(item.content), Decision.KEPT, f"kept: condensed from {len(item.covers)} messages", item.content))
         else:
             older, recent = messages[:-RECENT_KEEP], messages[-RECENT_KEEP:]
-            text = consolidated_message(older)
+            text = consolidated_message(older, earlier_facts)
             context.append({"role": "user", "content": text})
             context += [m.to_openai() for m in recent]
             context_index += [None] + [m.index for m in recent]
@@ -220,7 +236,8 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
         system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
         context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
         notes=(f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}",) if trigger else (),
-        extra={"current_tokens": current, "should_consolidate": trigger, "threshold_tokens": threshold, "after_tokens": used},
+        extra={"current_tokens": current, "should_consolidate": trigger and len(messages) > RECENT_KEEP, "threshold_tokens": threshold,
+               "after_tokens": used, "consolidated_ids": [m.id for m in messages if fate.get(m.index, (None,))[0] is Decision.SUMMARIZED]},
     )
 
 

@@ -1,0 +1,191 @@
+"""Turn-by-turn replay: the context each policy would have built as the agent lived the session.
+
+At every message the policy plans the session so far (reusing the counts of the whole session, so
+nothing is re-tokenized), checks its own trigger, and when one fires applies a summary that later
+turns carry. The app's timeline and `ctxviz simulate` both read this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .counting import CountStore, TokenCounts
+from .plan import Decision, Plan
+from .policies import get_policy
+from .policies.supyagent import ContextSettings, summary_last_index, trigger_status
+from .session import Session, Summary
+from .summarizers import ExtractiveSummarizer, Summarizer, mnesis_fallback
+from .tokenizers import Tokenizer
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Event:
+    turn: int
+    kind: str  # summary, consolidation, compaction, hard_threshold, emergency_truncation, overflow, trim
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Turn:
+    index: int  # the session message just added
+    tokens_sent: int
+    budget: int
+    kept: int
+    dropped: int
+    summarized: int
+    truncated: int
+    fits: bool
+    summaries: int  # how many simulated summaries existed when this turn was built
+    events: tuple[Event, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.index, "tokens_sent": self.tokens_sent, "budget": self.budget, "kept": self.kept,
+                "dropped": self.dropped, "summarized": self.summarized, "truncated": self.truncated, "fits": self.fits,
+                "events": [e.to_json() for e in self.events]}
+
+
+@dataclass(frozen=True)
+class Timeline:
+    session: Session
+    policy: str
+    params: Any
+    counts: TokenCounts
+    turns: tuple[Turn, ...]
+    summaries: tuple[Summary, ...]  # every summary the simulation produced, in order
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for t in self.turns for e in t.events]
+
+    def session_at(self, turn: int) -> Session:
+        """The session as the agent held it when building the context at `turn`."""
+        t = self.turns[turn]
+        return state(self.session, self.policy, t.index, self.summaries[: t.summaries])
+
+    def plan_at(self, turn: int) -> Plan:
+        session = self.session_at(turn)
+        counts = prefix_counts(self.counts, session)
+        return get_policy(self.policy).plan(session, self.params, counts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "params": dataclasses.asdict(self.params), "turns": [t.to_json() for t in self.turns],
+                "events": [e.to_json() for e in self.events]}
+
+
+def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary]) -> Session:
+    """Messages 0..index plus the summaries in force: supyagent's latest summary (and missy's latest
+    consolidation, and mnesis' condensed node, each absorb the earlier ones) replaces the rest."""
+    if generated:
+        summaries: tuple[Summary, ...] = (generated[-1],)
+    else:
+        summaries = (*session.summaries, *generated)
+    return dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
+
+
+def prefix_counts(full: TokenCounts, prefix: Session) -> TokenCounts:
+    """Counts for a prefix of the session, sliced from the whole session's: no recounting."""
+    counts = TokenCounts(prefix, full.scheme, [])
+    counts.message_tokens = full.message_tokens[: len(prefix.messages)]
+    counts._texts = full._texts  # share the memo of summary and prompt texts
+    return counts
+
+
+def simulate(
+    session: Session,
+    policy: str = "missy",
+    params: Any = None,
+    tokenizer: Tokenizer | str | None = None,
+    store: CountStore | None = None,
+    summarizer: Summarizer | None = None,
+    progress: ProgressCallback | None = None,
+) -> Timeline:
+    pol = get_policy(policy)
+    params = params if params is not None and dataclasses.is_dataclass(params) else pol.make_params(params or {})
+    full = (store or CountStore()).get(session, pol.scheme(tokenizer, session.model))
+    summarizer = summarizer or ExtractiveSummarizer()
+    generated: list[Summary] = []
+    turns: list[Turn] = []
+    n = len(session.messages)
+    for i in range(n):
+        prefix = state(session, policy, i, generated)
+        counts = prefix_counts(full, prefix)
+        plan = pol.plan(prefix, params, counts)
+        events: list[Event] = []
+        new_summary = _trigger(policy, prefix, plan, params, counts, summarizer, i, events)
+        if new_summary is not None:
+            generated.append(new_summary)
+        if plan.extra.get("emergency_truncation"):
+            events.append(Event(i, "emergency_truncation", plan.notes[0] if plan.notes else "emergency truncation"))
+        if not plan.totals.fits:
+            events.append(Event(i, "overflow", f"{plan.totals.used:,} tokens do not fit the {plan.totals.budget:,}-token budget"))
+        turns.append(_turn(i, plan, len(generated) - (new_summary is not None), events))
+        if progress is not None and (i % 50 == 0 or i == n - 1):
+            progress(i + 1, n)
+    return Timeline(session, policy, params, full, tuple(turns), tuple(generated))
+
+
+def _turn(i: int, plan: Plan, active: int, events: list[Event]) -> Turn:
+    counts = dict.fromkeys(Decision, 0)
+    for m in plan.messages:
+        counts[m.decision] += 1
+    return Turn(i, plan.totals.used, plan.totals.budget, counts[Decision.KEPT], counts[Decision.DROPPED], counts[Decision.SUMMARIZED],
+                counts[Decision.TRUNCATED] + counts[Decision.REPLACED], plan.totals.fits, active, tuple(events))
+
+
+def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: TokenCounts, summarizer: Summarizer,
+             i: int, events: list[Event]) -> Summary | None:
+    """Each framework's own trigger, checked after the turn's build; returns the summary it applies."""
+    messages = prefix.messages
+    if policy == "supyagent":
+        settings: ContextSettings = params
+        history = [m for m in messages if m.role != "system"]
+        previous = prefix.summaries[-1] if prefix.summaries else None
+        idx = summary_last_index(previous, history) if previous else None
+        status = trigger_status(history, counts.message_tokens, idx, settings)
+        if settings.auto_summarize and status.will_trigger:
+            up_to = max(0, len(history) - settings.min_recent_messages - 1)
+            covered = history[: up_to + 1]  # supyagent always re-summarises from index 0
+            text = summarizer.supyagent_snapshot(covered)
+            why = (f"{status.messages_since_summary} messages since the last summary >= {settings.max_messages_before_summary}"
+                   if status.messages_since_summary >= settings.max_messages_before_summary
+                   else f"{status.total_tokens:,} tokens >= {settings.max_tokens_before_summary:,}")
+            events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
+            return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=messages[-1].timestamp)
+    elif policy == "missy-consolidator":
+        ids = plan.extra.get("consolidated_ids") or []
+        if plan.extra.get("should_consolidate") and ids:
+            text = next((c["content"] for c in plan.context if str(c.get("content", "")).startswith("[Session context consolidated]")), "")
+            previous = {c for s in prefix.summaries for c in s.covers}
+            events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {plan.extra['current_tokens']:,} estimated tokens"))
+            return Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+    elif policy == "mnesis":
+        usable = plan.extra["usable"]
+        estimate = plan.extra["token_estimate"]
+        soft = int(usable * 0.6)
+        if usable > 0 and estimate >= soft:
+            users = [m for m in messages if m.role == "user"]
+            covered_ids = {c for s in prefix.summaries for c in s.covers}
+            if len(users) > 2:
+                boundary = users[-2].index  # everything before the second-to-last user message
+                new = [m for m in messages[:boundary] if m.id not in covered_ids and m.role != "system"]
+                if new:
+                    kind = "hard_threshold" if estimate >= usable else "compaction"
+                    events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
+                                                 f"({usable if kind == 'hard_threshold' else soft:,}): {len(new)} messages compacted"))
+                    # Condensation merges the earlier node with the new span into one node.
+                    covered = [m for m in messages[:boundary] if m.id in covered_ids or m in new]
+                    text = mnesis_fallback(covered, max(1, usable // 10))
+                    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered if m.role != "system"))
+    elif policy == "categories":
+        for e in plan.extra.get("truncation_events", []):
+            events.append(Event(i, "trim", f"{e['category']}: {e['messages_removed']} messages removed, {e['tokens_freed']:,} tokens freed"))
+    return None
+

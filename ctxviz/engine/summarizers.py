@@ -1,0 +1,142 @@
+"""Deterministic, offline summaries in each framework's format, used when a simulated trigger fires.
+
+The frameworks ask an LLM; ctxviz defaults to extractive summaries so simulations are repeatable and
+need no network. `EndpointSummarizer` calls an OpenAI-compatible endpoint when a user asks for it
+(never in tests).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol
+
+from .session import Message
+
+PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
+URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
+ERROR_RE = re.compile(r"^.*\b(?:error|exception|traceback|failed|failure)\b.*$", re.I | re.M)
+DECISION_RE = re.compile(r"^.*\b(?:decided|decision|we'll use|will use|chose|going with|let's use|plan is)\b.*$", re.I | re.M)
+WRITE_TOOLS = ("write", "edit", "patch", "create", "apply", "replace", "update")
+WORD_LIMIT = 600
+
+
+class Summarizer(Protocol):
+    def supyagent_snapshot(self, messages: Sequence[Message]) -> str: ...
+
+
+def _clip(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _unique(items: list[str], limit: int) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item and item not in out:
+            out.append(item)
+    return out[-limit:]
+
+
+@lru_cache(maxsize=65536)
+def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]:
+    """(files, decisions, values, last action, request) of one message; cached because a simulation
+    summarises the same early messages again at every trigger (supyagent re-summarises from 0)."""
+    text = m.text
+    files: list[str] = []
+    decisions: list[str] = []
+    values: list[str] = []
+    action = request = ""
+    for call in m.tool_calls:
+        verb = "changed" if any(w in call.name.lower() for w in WRITE_TOOLS) else "read"
+        files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
+        action = f"called {call.name}({_clip(call.arguments, 80)})"
+    if m.role == "tool":
+        values += [_clip(line, 160) for line in ERROR_RE.findall(text)[:2]]
+        if text.strip() and not re.fullmatch(r"\s*(\{\s*\"ok\"\s*:\s*true\s*\}|ok|done|success)\s*", text, re.I):
+            values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
+    if m.role == "assistant":
+        decisions += [_clip(line, 160) for line in DECISION_RE.findall(text)]
+        if text.strip():
+            action = _clip(text, 160)
+    if m.role == "user" and text.strip():
+        request = _clip(text, 160)
+    values += URL_RE.findall(text)[:3]
+    return tuple(files), tuple(decisions), tuple(values), action, request
+
+
+def supyagent_snapshot(messages: Sequence[Message]) -> str:
+    """supyagent's five-section state snapshot, built from file paths, decisions, error lines, data
+    tool results and the latest requests, kept under 600 words."""
+    files: list[str] = []
+    decisions: list[str] = []
+    values: list[str] = []
+    pending: list[str] = []
+    last_action = ""
+    for m in messages:
+        f, d, v, action, request = _features(m)
+        files += f
+        decisions += d
+        values += v
+        last_action = action or last_action
+        if request:
+            pending.append(request)
+    sections = [
+        ("Files Modified", _unique(files, 12)),
+        ("Key Decisions", _unique(decisions, 8)),
+        ("Important Values", _unique(values, 12)),
+        ("Current State", [f"Last action: {last_action}" if last_action else "No action taken yet",
+                           f"Latest request: {pending[-1]}" if pending else "No request yet"]),
+        ("Pending Tasks", _unique(pending, 4)),
+    ]
+    lines: list[str] = []
+    for title, items in sections:
+        lines.append(f"## {title}")
+        lines += [f"- {item}" for item in items] or ["- (none)"]
+        lines.append("")
+    text = "\n".join(lines).strip()
+    words = text.split(" ")
+    return text if len(words) <= WORD_LIMIT else " ".join(words[:WORD_LIMIT]) + " …"
+
+
+def mnesis_fallback(messages: Sequence[Message], budget_tokens: int) -> str:
+    """mnesis' Level 3 deterministic summary: newest messages as `[ROLE]: …` lines (500 chars each)
+    while they fit, with the file-id footer when file ids appear."""
+    header = "[CONTEXT TRUNCATED \u2014 DETERMINISTIC FALLBACK]\n\n## Kept Messages\n\n"
+    file_ids = sorted({f for m in messages for f in re.findall(r"\bfile_[0-9a-fA-F]{8,32}\b", m.text)})
+    footer = f"\n\n[LCM File IDs: {', '.join(file_ids)}]" if file_ids else ""
+    room = budget_tokens * 4 - len(header) - len(footer)
+    kept: list[str] = []
+    for m in reversed(messages):
+        line = f"[{'USER' if m.role == 'user' else 'ASSISTANT'}]: {m.text[:500]}"
+        if len(line) + 1 > room:
+            break
+        kept.insert(0, line)
+        room -= len(line) + 1
+    return header + "\n".join(kept) + footer
+
+
+class EndpointSummarizer:
+    """Asks an OpenAI-compatible chat endpoint for supyagent's snapshot (opt-in, network)."""
+
+    def __init__(self, url: str, model: str, api_key: str = "", timeout: float = 60.0) -> None:
+        self.url, self.model, self.api_key, self.timeout = url.rstrip("/"), model, api_key, timeout
+
+    def supyagent_snapshot(self, messages: Sequence[Message]) -> str:
+        transcript = "\n\n".join(f"{m.role.upper()}: {m.text}" for m in messages if m.role != "system")
+        prompt = ("Summarize the conversation as a structured state snapshot with the sections ## Files Modified, "
+                  "## Key Decisions, ## Important Values, ## Current State, ## Pending Tasks, under 600 words.\n\n"
+                  f"Conversation:\n{transcript}\n\nSummary:")
+        body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": prompt}]}).encode()
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})}
+        request = urllib.request.Request(f"{self.url}/chat/completions", data=body, headers=headers)
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (user-given URL)
+            return json.load(response)["choices"][0]["message"]["content"]
+
+
+class ExtractiveSummarizer:
+    def supyagent_snapshot(self, messages: Sequence[Message]) -> str:
+        return supyagent_snapshot(messages)
