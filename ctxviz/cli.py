@@ -15,11 +15,15 @@ from typing import Any
 
 from . import __version__
 from .engine.checks import PlanOptions
+from .engine.counting import CountStore
+from .engine.explain import compare, describe, why
 from .engine.plan import Plan
 from .engine.planner import plan_session
 from .engine.policies import get_policy, policy_names
 from .engine.policies.base import param_fields
 from .engine.session import Session
+from .engine.simulate import simulate
+from .engine.summarizers import EndpointSummarizer
 from .engine.tokenizers import count_openai_chat, get_tokenizer, tokenizer_names
 from .errors import CtxvizError, LoadError, ParameterError
 from .io.config import load_preset, preset_line
@@ -28,6 +32,7 @@ from .io.loaders import load_session, loader_names
 from .io.text_summary import plan_summary
 
 EXIT_OK, EXIT_OVER_BUDGET, EXIT_USAGE = 0, 1, 2
+STORE = CountStore()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session file (ctxviz YAML/JSON, OpenAI, Anthropic, Claude Code or supyagent)")
-    p.add_argument("--policy", default=None, help=f"context policy (default missy; available: {', '.join(policy_names())})")
+    p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names())}); compare takes two")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter (repeatable)")
     p.add_argument("--config", help="YAML preset with the policy's parameters")
     p.add_argument("--tokenizer", help=f"override the policy's estimator ({', '.join(tokenizer_names())}, or a model name)")
@@ -68,6 +73,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--messages", action="store_true", help="the input is a JSON list of chat messages: add OpenAI's chat-format overhead")
     p.add_argument("--model", default="gpt-4o", help="model whose chat overhead --messages uses")
 
+    p = sub.add_parser("simulate", help="replay the session turn by turn, with each policy's triggers and summaries")
+    _add_plan_options(p)
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    p.add_argument("--summarizer-url", default="", help="OpenAI-compatible endpoint for summaries (default: offline extractive)")
+    p.add_argument("--summarizer-model", default="", help="model name for --summarizer-url")
+
+    p = sub.add_parser("compare", help="list the messages whose decisions differ between two policies or two parameter sets")
+    _add_plan_options(p)
+    p.add_argument("--set-a", action="append", default=[], metavar="KEY=VALUE", help="parameter for side A only")
+    p.add_argument("--set-b", action="append", default=[], metavar="KEY=VALUE", help="parameter for side B only")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("why", help="explain one message's decision and the smallest change that would keep it")
+    _add_plan_options(p)
+    p.add_argument("--message", required=True, help="message id, or its index")
+    p.add_argument("--json", action="store_true")
+
     sub.add_parser("policies", help="list the policies and their parameters")
     return parser
 
@@ -82,9 +104,8 @@ def _parse_sets(sets: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
-    """Load the session and plan it from the command-line options (config first, then --set)."""
-    policy_name = args.policy
+def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets: Sequence[str] = ()) -> tuple[str, Any, str | None]:
+    """(policy, parameters, tokenizer) from --config, then --set (and a compare side's own sets)."""
     tokenizer = args.tokenizer
     params: Any = None
     if args.config:
@@ -100,14 +121,28 @@ def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
             raise LoadError(preset.path, str(exc), preset_line(preset, bad) if bad else None) from None
     policy_name = policy_name or "missy"
     policy = get_policy(policy_name)
-    sets = _parse_sets(args.sets)
-    if sets:
-        params = policy.make_params(sets, base=params)
+    sets = {**_parse_sets(args.sets), **_parse_sets(extra_sets)}
+    params = policy.make_params(sets, base=params) if sets else (params or policy.default_params())
     if tokenizer:
         get_tokenizer(tokenizer)  # fail on a bad name before loading a big file
+    return policy_name, params, tokenizer
+
+
+def _options(args: argparse.Namespace) -> PlanOptions:
+    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=args.model)
+
+
+def _one_policy(args: argparse.Namespace) -> str | None:
+    if args.policy and len(args.policy) > 1:
+        raise ParameterError(f"{args.command} takes one --policy (got {len(args.policy)})")
+    return args.policy[0] if args.policy else None
+
+
+def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
+    """Load the session and plan it from the command-line options (config first, then --set)."""
+    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_session(args.session, args.input_format)
-    options = PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=args.model)
-    return session, plan_session(session, policy_name, params, tokenizer, options=options)
+    return session, plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -178,7 +213,87 @@ def cmd_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies}
+def cmd_simulate(args: argparse.Namespace) -> int:
+    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+    session = load_session(args.session, args.input_format)
+    summarizer = EndpointSummarizer(args.summarizer_url, args.summarizer_model) if args.summarizer_url else None
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer)
+    if args.json:
+        sys.stdout.write(json.dumps(timeline.to_json(), indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
+    print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}  events")
+    step = max(1, len(timeline.turns) // 40)
+    for t in timeline.turns:
+        if t.events or t.index % step == 0 or t.index == len(timeline.turns) - 1:
+            events = "; ".join(f"{e.kind}: {e.message}" for e in t.events if e.kind != "overflow")
+            over = "" if t.fits else " OVER"
+            print(f"{t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{over}  {events}")
+    kinds: dict[str, int] = {}
+    for e in timeline.events:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    names = args.policy or []
+    if len(names) > 2:
+        raise ParameterError(f"compare takes at most two --policy (got {len(names)})")
+    if len(names) < 2 and not (args.set_a or args.set_b):
+        raise ParameterError("compare needs two --policy, or one policy with --set-a / --set-b")
+    name_a = names[0] if names else None
+    name_b = names[1] if len(names) == 2 else name_a
+    session = load_session(args.session, args.input_format)
+    sides = []
+    for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
+        policy_name, params, tokenizer = resolve_params(args, name, extra)
+        sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
+    a, b = sides
+    diffs = compare(a, b)
+    if args.json:
+        doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json()},
+               "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json()},
+               "differences": [d.to_json() for d in diffs]}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
+    label_b = f"B: {b.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_b).items())
+    print(label_a.strip())
+    print(label_b.strip())
+    print(f"{'':18}{'A':>14}{'B':>14}")
+    for key in ("budget", "used", "kept", "dropped", "kept_messages", "dropped_messages", "fits"):
+        va, vb = getattr(a.totals, key), getattr(b.totals, key)
+        fmt = (lambda v: str(v)) if isinstance(va, bool) else (lambda v: f"{v:,}")
+        print(f"{key:18}{fmt(va):>14}{fmt(vb):>14}")
+    print(f"{len(diffs):,} messages decided differently")
+    for d in diffs:
+        print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
+        print(f"      A: {d.a.reason}")
+        print(f"      B: {d.b.reason}")
+    return EXIT_OK
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+    session = load_session(args.session, args.input_format)
+    index = next((m.index for m in session.messages if m.id == args.message), None)
+    if index is None and args.message.isdigit() and int(args.message) < len(session.messages):
+        index = int(args.message)
+    if index is None:
+        raise ParameterError(f"{session.source}: no message with id or index {args.message!r}")
+    policy = get_policy(policy_name)
+    counts = STORE.get(session, policy.scheme(tokenizer, session.model))
+    explanation = why(session, policy_name, params, counts, index)
+    if args.json:
+        sys.stdout.write(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        print(describe(explanation))
+    return EXIT_OK
+
+
+COMMANDS = {"plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
+            "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

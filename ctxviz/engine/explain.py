@@ -1,0 +1,167 @@
+"""Compare two plans, and answer "why was this dropped, and what would keep it?".
+
+The smallest change is found by searching the pure policy (exponential then binary search along
+each numeric parameter, both directions), not by reasoning about it, so it holds for every policy
+and every quirk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ParameterError
+from .counting import TokenCounts
+from .plan import MessagePlan, Plan
+from .policies import get_policy
+from .policies.base import Policy, field_type, param_fields
+from .session import Session
+
+
+@dataclass(frozen=True)
+class Difference:
+    index: int
+    id: str
+    role: str
+    a: MessagePlan
+    b: MessagePlan
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "id": self.id, "role": self.role,
+                "a": {"decision": self.a.decision.value, "zone": self.a.zone, "reason": self.a.reason},
+                "b": {"decision": self.b.decision.value, "zone": self.b.zone, "reason": self.b.reason}}
+
+
+def compare(a: Plan, b: Plan) -> list[Difference]:
+    """Messages whose decision differs between two plans of the same session."""
+    return [Difference(x.index, x.id, x.role, x, y) for x, y in zip(a.messages, b.messages, strict=True) if x.decision != y.decision]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A parameter value that would send the message (the smallest such move from the current value)."""
+
+    parameter: str
+    current: Any
+    value: Any
+
+    @property
+    def direction(self) -> str:
+        return ">=" if self.value > self.current else "<="
+
+    def __str__(self) -> str:
+        value = f"{self.value:,}" if isinstance(self.value, int) else f"{self.value:g}"
+        return f"{self.parameter} {self.direction} {value}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "current": self.current, "value": self.value, "direction": self.direction}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    message: MessagePlan
+    changes: tuple[Change, ...]
+    searched: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.message.to_json(), "would_be_sent_with": [c.to_json() for c in self.changes], "searched": list(self.searched)}
+
+
+def _numeric_fields(policy: Policy[Any]) -> list[tuple[str, type]]:
+    out = []
+    for f in param_fields(policy.params_type):
+        kind = field_type(policy.params_type, f.name)
+        args = [a for a in getattr(kind, "__args__", ()) if a is not type(None)]
+        base = args[0] if args else kind
+        if base in (int, float) and kind is not bool:
+            out.append((f.name, base))
+    return out
+
+
+def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, message: int, max_probes: int = 400) -> Explanation:
+    """The decision on `message` and, if it is not sent, the smallest change of each numeric
+    parameter (all others unchanged) that would send it."""
+    policy = get_policy(policy_name)
+    base_plan = policy.plan(session, params, counts)
+    target = base_plan.messages[message]
+    if target.sent:
+        return Explanation(target, (), ())
+    probes = 0
+
+    def sent_with(name: str, value: Any) -> bool | None:
+        nonlocal probes
+        probes += 1
+        try:
+            candidate = dataclasses.replace(params, **{name: value})
+        except (ValueError, ParameterError):
+            return None  # outside what the framework accepts
+        return policy.plan(session, candidate, counts).messages[message].sent
+
+    changes: list[Change] = []
+    searched: list[str] = []
+    for name, kind in _numeric_fields(policy):
+        current = getattr(params, name)
+        if current is None:
+            current = base_plan.params.get(name)
+            if current is None:
+                continue
+        searched.append(name)
+        best: Change | None = None
+        for direction in (1, -1):
+            found = _search(kind, current, direction, lambda v, n=name: sent_with(n, v), max_probes)
+            if found is not None and (best is None or abs(found - current) < abs(best.value - current)):
+                best = Change(name, current, found)
+        if best is not None:
+            changes.append(best)
+    return Explanation(target, tuple(changes), tuple(searched))
+
+
+def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: int) -> Any:
+    """Exponential steps away from `current` until the message is sent, then bisect back to the
+    boundary. Floats are searched on a 0.001 grid (the fractions are what users tune)."""
+    if kind is float:
+        scale = 1000
+        start = round(current * scale)
+        found = _search(int, start, direction, lambda v: sends(v / scale), max_probes)
+        return None if found is None else found / scale
+    step = 1
+    last_fail = current
+    probes = 0
+    while probes < max_probes:
+        value = current + direction * step
+        if value < 0:
+            value = 0
+        ok = sends(value)
+        probes += 1
+        if ok:
+            lo, hi = last_fail, value  # the boundary is between a failing and a sending value
+            while abs(hi - lo) > 1 and probes < max_probes:
+                mid = (lo + hi) // 2
+                probes += 1
+                if sends(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            return hi
+        if ok is None:  # past what the framework accepts: nothing further along this direction
+            return None
+        last_fail = value
+        if value == 0 or step > 2 ** 40:
+            return None
+        step *= 2
+    return None
+
+
+def describe(explanation: Explanation) -> str:
+    m = explanation.message
+    lines = [f"#{m.index} ({m.id}, {m.role}, {m.category}, {m.tokens:,} tokens): {m.reason}"]
+    if m.sent:
+        return lines[0]
+    if explanation.changes:
+        lines.append("it would be sent with any one of: " + ", or ".join(str(c) for c in explanation.changes))
+    else:
+        searched = ", ".join(explanation.searched) or "no numeric parameter"
+        lines.append(f"no single change of {searched} sends it")
+    return "\n".join(lines)
+

@@ -1,0 +1,71 @@
+"""compare and why: differences between plans, and the smallest change that keeps a message."""
+
+import dataclasses
+import json
+
+from ctxviz.cli import main
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.explain import compare, why
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy
+
+from .builders import session
+
+PARAMS = dict(total=500, system_reserve=150, tool_definitions_reserve=50, memory_fraction=0, learnings_fraction=0, fresh_tail_count=2)
+S = session(*[("user" if i % 2 == 0 else "assistant", f"{i:02d}" + "x" * (200 + 40 * i)) for i in range(10)], ("user", "now"))
+
+
+def counts_for(policy="missy"):
+    return CountStore().get(S, get_policy(policy).scheme())
+
+
+def test_why_finds_the_smallest_total_and_tail_that_keep_a_dropped_message():
+    params = get_policy("missy").make_params(PARAMS)
+    counts = counts_for()
+    base = plan_session(S, "missy", params, store=CountStore())
+    dropped = [m.index for m in base.messages if m.decision is Decision.DROPPED]
+    target = dropped[-1]  # the first misfit: freeing a few tokens, or a longer tail, sends it
+    result = why(S, "missy", params, counts, target)
+    changes = {c.parameter: c for c in result.changes}
+    assert {"total", "fresh_tail_count", "system_reserve"} <= set(changes)
+    for change in result.changes:
+        sends = plan_session(S, "missy", dataclasses.replace(params, **{change.parameter: change.value}), store=CountStore()).messages[target].sent
+        assert sends, change
+        step = 1 if isinstance(change.value, int) else 0.001
+        closer = change.value - step if change.direction == ">=" else change.value + step
+        if closer != change.current:
+            try:
+                candidate = dataclasses.replace(params, **{change.parameter: closer})
+            except ValueError:
+                continue
+            assert not plan_session(S, "missy", candidate, store=CountStore()).messages[target].sent, change
+    assert changes["total"].direction == ">=" and changes["system_reserve"].direction == "<="
+
+
+def test_why_on_a_kept_message_needs_no_change():
+    result = why(S, "missy", get_policy("missy").make_params(PARAMS), counts_for(), len(S.messages) - 1)
+    assert result.message.decision is Decision.KEPT and result.changes == ()
+
+
+def test_compare_lists_only_differences():
+    a = plan_session(S, "missy", PARAMS, store=CountStore())
+    b = plan_session(S, "missy", {**PARAMS, "total": 5000}, store=CountStore())
+    diffs = compare(a, b)
+    assert diffs and all(d.a.decision is Decision.DROPPED and d.b.decision is Decision.KEPT for d in diffs)
+    assert compare(a, a) == []
+
+
+def test_cli_compare_and_why(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([{"role": m.role, "content": m.text} for m in S.messages]))
+    sets = [f"--set={k}={v}" for k, v in PARAMS.items()]
+    assert main(["compare", str(path), "--policy", "missy", *sets, "--set-b", "total=5000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["b"]["params"]["total"] == 5000 and doc["differences"]
+    assert main(["why", str(path), "--message", "m1", *sets]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#1 (m1, assistant") and "total >=" in out and "fresh_tail_count >=" in out
+    assert main(["compare", str(path), "--policy", "missy", "--policy", "supyagent"]) == 0
+    assert main(["why", str(path), "--message", "nope"]) == 2
+    assert main(["compare", str(path)]) == 2

@@ -1,0 +1,71 @@
+"""Turn-by-turn simulation: triggers fire where each framework fires them, and scrubbing reproduces turns."""
+
+import json
+
+from ctxviz.cli import main
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.simulate import simulate
+from ctxviz.engine.summarizers import supyagent_snapshot
+
+from .builders import session
+
+
+def chat(n, words=20):
+    return session(*[("user" if i % 2 == 0 else "assistant", f"step {i}: edit src/module_{i}.py " + "word " * words) for i in range(n)])
+
+
+def test_supyagent_summary_fires_every_n_messages_since_the_last():
+    tl = simulate(chat(30), "supyagent", {"max_messages_before_summary": 10, "min_recent_messages": 2}, store=CountStore())
+    summaries = [e.turn for e in tl.events if e.kind == "summary"]
+    # 10 messages (turn 9) -> summary up to index 7; since = n - 8 reaches 10 at n = 18 (turn 17); then turn 25.
+    assert summaries == [9, 17, 25]
+    assert tl.summaries[0].messages_covered == 8 and tl.summaries[0].text.startswith("## Files Modified")
+    after = tl.turns[10]
+    assert after.summarized == 8 and after.summaries == 1
+
+
+def test_plan_at_reproduces_each_turn():
+    tl = simulate(chat(24), "supyagent", {"max_messages_before_summary": 8, "min_recent_messages": 2}, store=CountStore())
+    for t in (0, 7, 8, 15, 23):
+        plan = tl.plan_at(t)
+        assert plan.totals.used == tl.turns[t].tokens_sent
+        assert len(tl.session_at(t).messages) == t + 1
+
+
+def test_consolidation_shrinks_the_context_and_turns_after_carry_it():
+    tl = simulate(chat(40, words=60), "missy-consolidator", {"max_tokens": 1500}, store=CountStore())
+    first = next(e.turn for e in tl.events if e.kind == "consolidation")
+    assert tl.turns[first + 1].tokens_sent < tl.turns[first].tokens_sent or tl.turns[first + 1].summarized > 0
+    assert tl.turns[first + 1].summarized > 0
+
+
+def test_mnesis_compaction_at_the_soft_threshold():
+    tl = simulate(chat(60, words=200), "mnesis", {"context_limit": 30000, "reserved_output_tokens": 1000, "compaction_buffer": 20000}, store=CountStore())
+    kinds = {e.kind for e in tl.events}
+    assert "compaction" in kinds or "hard_threshold" in kinds
+    turn = next(e.turn for e in tl.events if e.kind in ("compaction", "hard_threshold"))
+    assert tl.turns[turn + 1].summarized > 0
+
+
+def test_missy_has_no_trigger_and_counts_add_up():
+    tl = simulate(chat(30, words=200), "missy", {"total": 6000}, store=CountStore())
+    assert all(e.kind == "overflow" for e in tl.events)
+    for t in tl.turns:
+        assert t.kept + t.dropped + t.summarized + t.truncated == t.index + 1
+
+
+def test_snapshot_has_five_sections_under_600_words():
+    text = supyagent_snapshot(chat(200, words=100).messages)
+    assert [line for line in text.splitlines() if line.startswith("## ")] == [
+        "## Files Modified", "## Key Decisions", "## Important Values", "## Current State", "## Pending Tasks"]
+    assert len(text.split()) <= 601
+
+
+def test_cli_simulate_json(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([{"role": m.role, "content": m.text} for m in chat(30).messages]))
+    assert main(["simulate", str(path), "--policy", "supyagent", "--set", "max_messages_before_summary=10", "--set", "min_recent_messages=2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["turns"]) == 30 and [e["turn"] for e in doc["events"] if e["kind"] == "summary"] == [9, 17, 25]
+    assert main(["simulate", str(path), "--policy", "supyagent"]) == 0
+    assert "events:" in capsys.readouterr().out
