@@ -16,12 +16,13 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
+from .common import base_system_prompt
 
 RECENT_KEEP = 4  # _RECENT_KEEP
 FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
 SCORE_KEYWORDS = ("error", "success", "result", "failed", "created", "updated", "deleted", "confirmed", "found", "output")
 NO_FACTS = "- (previous conversation context \u2014 no key facts extracted)"
-ZONES = ("consolidated", "recent")
+ZONES = ("system", "consolidated", "recent")
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -157,9 +158,9 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     trigger = should_consolidate(current, settings)
     fate: dict[int, tuple[Decision, str]] = {}
     masked: dict[int, str] = {}
-    context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
-    context += [m.to_openai() for m in system_messages]
-    context_index: list[int | None] = [None] * (1 if session.system_prompt else 0) + [m.index for m in system_messages]
+    system_prompt = base_system_prompt(session, system_messages)
+    context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
     summary_plans: list[SummaryPlan] = []
     recent_ids: set[int] = set()
     for m in session.messages:
@@ -209,7 +210,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     for m in session.messages:
         t = tokens_of(m)
         if m.role == "system":
-            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", "kept: system message", t))
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which consolidation never touches", t))
             continue
         if m.index in fate:
             decision, reason = fate[m.index]
@@ -233,7 +234,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
         policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
         allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
         usage={"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)},
-        system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
+        system_prompt=system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
         context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
         notes=(f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}",) if trigger else (),
         extra={"current_tokens": current, "should_consolidate": trigger and len(messages) > RECENT_KEEP, "threshold_tokens": threshold,

@@ -1,0 +1,89 @@
+"""Invariants every policy keeps, on random sessions and random parameters (hypothesis)."""
+
+import dataclasses
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy, policy_names
+
+from .builders import session
+
+ROLES = st.sampled_from(["user", "assistant", "tool", "system"])
+TEXT = st.text(alphabet="abc def\n{}:", min_size=0, max_size=400)
+SESSIONS = st.lists(st.tuples(ROLES, TEXT), min_size=1, max_size=40).map(lambda turns: session(*turns))
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def missy_params():
+    return st.builds(dict, total=st.integers(0, 20000), system_reserve=st.integers(0, 3000), tool_definitions_reserve=st.integers(0, 3000),
+                     memory_fraction=st.floats(0, 1), learnings_fraction=st.floats(0, 1), fresh_tail_count=st.integers(0, 30)
+                     ).filter(lambda p: p["system_reserve"] + p["tool_definitions_reserve"] <= p["total"])
+
+
+PARAMS = {
+    "missy": missy_params(),
+    "supyagent": st.builds(dict, context_limit=st.integers(50, 20000), response_reserve=st.integers(0, 2000), min_recent_messages=st.integers(0, 10),
+                           max_messages_before_summary=st.integers(1, 50)),
+    "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
+    "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
+    "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+}
+
+
+@SETTINGS
+@given(s=SESSIONS, data=st.data())
+def test_every_message_has_exactly_one_decision_and_kept_order_is_preserved(s, data):
+    for name in policy_names():
+        params = data.draw(PARAMS[name])
+        plan = plan_session(s, name, params, store=CountStore())
+        assert [m.index for m in plan.messages] == list(range(len(s.messages)))
+        sent_order = [i for i in plan.context_index if i is not None]
+        assert sent_order == sorted(sent_order), name
+        sent = {m.index for m in plan.messages if m.sent}
+        assert set(sent_order) <= sent, name
+        assert all(plan.messages[i].zone == "system" for i in sent - set(sent_order)), name  # merged into the system prompt
+        assert len(plan.context) == len(plan.context_index)
+
+
+@SETTINGS
+@given(s=SESSIONS, params=missy_params())
+def test_missy_allocation_adds_up_and_fits_whenever_the_protected_part_fits(s, params):
+    plan = plan_session(s, "missy", params, store=CountStore())
+    assert sum(plan.allocation.values()) == plan.totals.budget == params["total"]
+    protected = sum(m.tokens for m in plan.messages if m.zone in ("fresh_tail", "new_message"))
+    if protected <= plan.allocation["history"] and not any(m.role == "system" for m in s.messages):
+        assert plan.usage["history"] <= plan.allocation["history"]
+        assert plan.totals.fits
+
+
+@SETTINGS
+@given(s=SESSIONS, data=st.data())
+def test_allocations_add_up_exactly(s, data):
+    for name in ("missy", "supyagent", "mnesis", "missy-consolidator"):
+        plan = plan_session(s, name, data.draw(PARAMS[name]), store=CountStore())
+        assert sum(plan.allocation.values()) == plan.totals.budget, name
+
+
+@SETTINGS
+@given(s=SESSIONS, data=st.data())
+def test_plan_is_the_same_from_scratch_or_after_parameter_changes(s, data):
+    for name in policy_names():
+        store = CountStore()
+        changes = data.draw(st.lists(PARAMS[name], min_size=1, max_size=4))
+        for params in changes:
+            last = plan_session(s, name, params, store=store)
+        fresh = plan_session(s, name, changes[-1], store=CountStore())
+        assert last.messages == fresh.messages and last.context == fresh.context and last.totals == fresh.totals
+        assert dataclasses.asdict(last.totals) == dataclasses.asdict(fresh.totals)
+
+
+@SETTINGS
+@given(s=SESSIONS)
+def test_supyagent_keeps_at_least_min_recent(s):
+    plan = plan_session(s, "supyagent", {"context_limit": 100, "response_reserve": 0, "min_recent_messages": 3}, store=CountStore())
+    history = [m for m in plan.messages if m.role != "system"]
+    assert all(m.sent for m in history[-3:])
+    assert get_policy("supyagent")
