@@ -90,6 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--message", required=True, help="message id, or its index")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("gui", help="open the desktop app")
+    p.add_argument("session", nargs="?", help="session file to open")
+    p.add_argument("--policy", default=None, help="policy to start with")
+    p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
+    p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
+    p.add_argument("--tab", type=int, default=0, help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
+
+    p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
+    _add_plan_options(p)
+    p.add_argument("-o", "--output", required=True, help="report.html, .png, .svg or .pdf (written atomically)")
+    p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
+
     sub.add_parser("policies", help="list the policies and their parameters")
     return parser
 
@@ -292,7 +304,30 @@ def cmd_why(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
+def cmd_gui(args: argparse.Namespace) -> int:
+    from .gui.app import run
+
+    if args.session:
+        load_session(args.session)  # a bad file is one line here too, before any window opens
+    return run(args.session, args.screenshot, args.theme, args.policy, args.tab)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    session, plan = resolve_plan(args)
+    timeline = None
+    if not args.no_timeline:
+        policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+        timeline = simulate(session, policy_name, params, tokenizer, STORE)
+    from .gui.app import application
+    from .gui.report import write_report
+
+    application("light")
+    write_report(session, plan, timeline, args.output)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+COMMANDS = {"gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
             "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why}
 
 

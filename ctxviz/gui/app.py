@@ -1,0 +1,86 @@
+"""Starting the desktop app (and rendering it headless for `--screenshot`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import CtxvizError
+
+
+def ensure_qt_platform() -> None:
+    """Without a display Qt would abort the process; fall back to offscreen rendering."""
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def application(scheme: str = "auto"):
+    ensure_qt_platform()
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from ..resources import resource_path
+    from .theme import apply_color_scheme
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("ctxviz")
+    app.setOrganizationName("ctxviz")
+    app.setWindowIcon(QIcon(str(resource_path("icons", "ctxviz.svg"))))
+    apply_color_scheme(app, scheme)
+    return app
+
+
+def render_window(window, path: str) -> None:
+    """Let layouts settle and every plot paint, then save the whole window as a PNG."""
+    from PySide6.QtWidgets import QApplication
+
+    window.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    window.vm.wait()
+    for _ in range(5):
+        QApplication.processEvents()
+    image = window.grab()
+    if not image.save(path):
+        raise CtxvizError(f"{path}: cannot write the screenshot")
+
+
+def run(session: str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
+        tab: int = 0, size: tuple[int, int] = (1440, 900)) -> int:
+    app = application(scheme)
+    from PySide6.QtCore import QSettings
+
+    from .main_window import MainWindow
+
+    settings = QSettings("ctxviz", "ctxviz-screenshot") if screenshot else None
+    window = MainWindow(settings=settings)
+    if policy:
+        window.vm.set_policy(policy)
+    if screenshot:
+        window.resize(*size)
+        if session:
+            from ..io.loaders import load_session
+
+            window.vm.set_session(load_session(session))
+            window.vm.wait()
+            app.processEvents()
+            window.vm.plan_now()
+            if tab == 1:
+                window.vm.timeline = None
+                window.tabs.setCurrentIndex(1)
+                window.vm.wait()
+                app.processEvents()
+            else:
+                window.tabs.setCurrentIndex(tab)
+            if window.vm.plan is not None:
+                dropped = next((m.index for m in window.vm.plan.messages if not m.sent), None)
+                if dropped is not None:
+                    window.select_message(dropped)
+                    window.vm.wait()
+        render_window(window, screenshot)
+        window.close()
+        return 0
+    window.show()
+    if session:
+        window.open_path(session)
+    return app.exec()

@@ -1,0 +1,568 @@
+"""The main window: views over the view-model's plan, with desktop conventions users expect."""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QTextBrowser,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..engine.catalog import load_catalog
+from ..engine.explain import Explanation, describe
+from ..engine.plan import Plan
+from ..engine.policies import get_policy
+from ..engine.policies.base import params_dict
+from ..engine.session import Session
+from ..engine.tokenizers import tokenizer_names
+from ..errors import CtxvizError
+from ..io.config import dump_preset, load_preset
+from ..io.exporters import EXPORTERS, export_text, write_atomic
+from ..resources import resource_path
+from .actions import ActionRegistry, ActionSpec, CommandPalette
+from .models import MessageFilterProxy, MessageTableModel
+from .viewmodel import ContextViewModel
+from .widgets.budget_pie import BudgetPie
+from .widgets.category_bars import CategoryBars
+from .widgets.compare_view import CompareView
+from .widgets.message_strip import MessageStrip
+from .widgets.param_form import ParamForm
+from .widgets.timeline import TimelineView
+
+MAX_RECENT = 10
+SESSION_FILTER = "Sessions (*.yaml *.yml *.json *.jsonl *.ndjson);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, vm: ContextViewModel | None = None, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.vm = vm or ContextViewModel(self)
+        self.settings = settings or QSettings("ctxviz", "ctxviz")
+        self.shown_session: Session | None = None
+        self.shown_plan: Plan | None = None
+        self.selected: int | None = None
+        self.setWindowTitle("ctxviz")
+        self.setWindowIcon(QIcon(str(resource_path("icons", "ctxviz.svg"))))
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+        self._build_views()
+        self._build_actions()
+        self._build_toolbar()
+        self._connect()
+        self._restore()
+
+    # --- construction -------------------------------------------------------------------------
+    def _build_views(self) -> None:
+        self.pie = BudgetPie()
+        self.bars = CategoryBars()
+        self.strip = MessageStrip()
+        self.model = MessageTableModel(self)
+        self.proxy = MessageFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for col, width in enumerate((56, 110, 80, 100, 70, 70, 86, 96)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
+
+        self.role_filter = QComboBox()
+        self.role_filter.addItems(["all roles", "system", "user", "assistant", "tool"])
+        self.decision_filter = QComboBox()
+        self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search messages (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        filters = QHBoxLayout()
+        filters.addWidget(self.role_filter)
+        filters.addWidget(self.decision_filter)
+        filters.addWidget(self.search, 1)
+        self.count_label = QLabel()
+        filters.addWidget(self.count_label)
+        table_box = QWidget()
+        tl = QVBoxLayout(table_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addLayout(filters)
+        tl.addWidget(self.table)
+
+        self.detail = QTextBrowser()
+        self.detail.setOpenExternalLinks(False)
+        self.detail.setPlaceholderText("Select a message in the table or the strip to see it whole, and why.")
+
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.pie)
+        top.addWidget(self.bars)
+        top.setSizes([560, 440])
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.addWidget(table_box)
+        lower.addWidget(self.detail)
+        lower.setSizes([820, 420])
+        overview = QSplitter(Qt.Orientation.Vertical)
+        overview.addWidget(top)
+        overview.addWidget(self.strip)
+        overview.addWidget(lower)
+        overview.setSizes([250, 150, 460])
+        self.overview = overview
+
+        self.timeline = TimelineView()
+        self.compare = CompareView(self.vm.policies())
+        self.context_view = QPlainTextEdit()
+        self.context_view.setReadOnly(True)
+        self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        context_box = QWidget()
+        cl = QVBoxLayout(context_box)
+        buttons = QHBoxLayout()
+        self.context_format = QComboBox()
+        self.context_format.addItems(list(EXPORTERS))
+        self.context_format.setCurrentText("markdown")
+        copy = QPushButton("Copy")
+        copy.clicked.connect(self.copy_context)
+        export = QPushButton("Export…")
+        export.clicked.connect(self.export_context)
+        command = QPushButton("Copy as command")
+        command.clicked.connect(self.copy_command)
+        buttons.addWidget(QLabel("Format:"))
+        buttons.addWidget(self.context_format)
+        buttons.addStretch(1)
+        buttons.addWidget(copy)
+        buttons.addWidget(export)
+        buttons.addWidget(command)
+        cl.addLayout(buttons)
+        cl.addWidget(self.context_view)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(overview, "Overview")
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.tabs.addTab(self.compare, "Compare")
+        self.tabs.addTab(context_box, "Context as sent")
+
+        self.params = ParamForm()
+        self.policy_title = QLabel()
+        self.policy_title.setWordWrap(True)
+        side = QWidget()
+        sl = QVBoxLayout(side)
+        sl.addWidget(self.policy_title)
+        sl.addWidget(self.params)
+        sl.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(side)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(300)
+        side.setMinimumWidth(280)
+
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(scroll)
+        main.addWidget(self.tabs)
+        main.setSizes([340, 1060])
+        main.setStretchFactor(1, 1)
+        self.main_splitter = main
+        self.setCentralWidget(main)
+
+        self.status_label = QLabel("Open a session (Ctrl+O) or drop a file here.")
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setMaximumWidth(220)
+        self.progress_bar.hide()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress_bar)
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Policy")
+        bar.setObjectName("policy-toolbar")
+        self.addToolBar(bar)
+        self.policy_box = QComboBox()
+        self.policy_box.addItems(self.vm.policies())
+        self.tokenizer_box = QComboBox()
+        self.tokenizer_box.addItems(["policy's own", *tokenizer_names()])
+        self.model_box = QComboBox()
+        self.model_box.addItems(["session's model", *[m.name for m in load_catalog()]])
+        self.real_box = QCheckBox("real count")
+        self.real_box.setChecked(self.vm.options.real_count)
+        self.pair_box = QCheckBox("pair-safe")
+        for label, widget in (("Policy", self.policy_box), ("Tokenizer", self.tokenizer_box), ("Model", self.model_box)):
+            bar.addWidget(QLabel(f" {label} "))
+            bar.addWidget(widget)
+        bar.addSeparator()
+        bar.addWidget(self.real_box)
+        bar.addWidget(self.pair_box)
+        bar.addSeparator()
+        for action_id in ("open", "export", "palette"):
+            bar.addAction(self.registry.actions[action_id])
+
+    def _build_actions(self) -> None:
+        r = self.registry = ActionRegistry(self)
+        S = QKeySequence.StandardKey
+        specs = [
+            ActionSpec("open", "&Open…", "File", self.open_dialog, S.Open),
+            ActionSpec("export", "&Export context…", "File", self.export_context, "Ctrl+E"),
+            ActionSpec("report", "Export &report…", "File", self.export_report, "Ctrl+Shift+R"),
+            ActionSpec("save-preset", "&Save parameters as preset…", "File", self.save_preset, S.Save),
+            ActionSpec("load-preset", "&Load parameter preset…", "File", self.load_preset_dialog, "Ctrl+L"),
+            ActionSpec("quit", "&Quit", "File", self.close, S.Quit),
+            ActionSpec("copy-context", "&Copy context as sent", "Edit", self.copy_context, "Ctrl+Shift+C"),
+            ActionSpec("copy-command", "Copy as co&mmand", "Edit", self.copy_command, "Ctrl+Shift+M"),
+            ActionSpec("find", "&Find message", "Edit", self.focus_search, S.Find),
+            ActionSpec("view-overview", "&Overview", "View", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1"),
+            ActionSpec("view-timeline", "&Timeline", "View", lambda: self.tabs.setCurrentIndex(1), "Ctrl+2"),
+            ActionSpec("view-compare", "&Compare", "View", lambda: self.tabs.setCurrentIndex(2), "Ctrl+3"),
+            ActionSpec("view-context", "Context as &sent", "View", lambda: self.tabs.setCurrentIndex(3), "Ctrl+4"),
+            ActionSpec("strip-width", "Strip: width by tokens / by message", "View", self.toggle_strip_width, "Ctrl+T"),
+            ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
+            ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
+            ActionSpec("about", "&About ctxviz", "Help", self.about),
+        ]
+        for spec in specs:
+            r.add(spec)
+        menus = {}
+        for name in ("File", "Edit", "View", "Tools", "Help"):
+            menus[name] = self.menuBar().addMenu(f"&{name}")
+        self.recent_menu = menus["File"].addMenu("Open &Recent")
+        for spec in specs:
+            menus[spec.menu].addAction(r.actions[spec.id])
+            if spec.id == "open":
+                menus["File"].addMenu(self.recent_menu)
+        self._refresh_recent()
+
+    def _connect(self) -> None:
+        vm = self.vm
+        vm.sessionLoaded.connect(self._session_loaded)
+        vm.planReady.connect(self._show_plan)
+        vm.timelineReady.connect(self.timeline.set_timeline)
+        vm.explanationReady.connect(self._show_explanation)
+        vm.compareReady.connect(self.compare.show_result)
+        vm.paramError.connect(self.params.show_error)
+        vm.paramsChanged.connect(self.params.set_values)
+        vm.policyChanged.connect(self._policy_changed)
+        vm.busy.connect(self._busy)
+        vm.progress.connect(self._progress)
+        vm.errorOccurred.connect(self.show_error)
+        self.params.valueChanged.connect(vm.set_param)
+        self.policy_box.currentTextChanged.connect(vm.set_policy)
+        self.tokenizer_box.currentTextChanged.connect(lambda t: vm.set_tokenizer(None if t == "policy's own" else t))
+        self.model_box.currentTextChanged.connect(lambda t: vm.set_options(model="" if t == "session's model" else t))
+        self.real_box.toggled.connect(lambda v: vm.set_options(real_count=v))
+        self.pair_box.toggled.connect(lambda v: vm.set_options(pair_safe=v))
+        self.role_filter.currentTextChanged.connect(lambda t: self._filter(role="" if t.startswith("all") else t))
+        self.decision_filter.currentTextChanged.connect(lambda t: self._filter(decision="" if t.startswith("all") else t))
+        self.search.textChanged.connect(lambda t: self._filter(search=t))
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.strip.messageClicked.connect(self.select_message)
+        self.timeline.simulateRequested.connect(self.simulate)
+        self.timeline.turnChanged.connect(vm.show_turn)
+        self.timeline.latestRequested.connect(vm.show_latest)
+        self.compare.compareRequested.connect(vm.request_compare)
+        self.context_format.currentTextChanged.connect(lambda _t: self._render_context())
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self._policy_changed(vm.policy)
+
+    # --- state --------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+        self.vm.shutdown()
+        super().closeEvent(event)
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent/files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if isinstance(v, str)]
+
+    def _remember(self, path: str) -> None:
+        files = [os.path.abspath(path)] + [f for f in self.recent_files() if f != os.path.abspath(path)]
+        self.settings.setValue("recent/files", files[:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(os.path.basename(path))
+            action.setToolTip(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    # --- commands -----------------------------------------------------------------------------
+    def open_path(self, path: str) -> None:
+        self.status_label.setText(f"Loading {path}…")
+        self._pending_path = path
+        self.vm.open(path)
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", "", SESSION_FILTER)
+        if path:
+            self.open_path(path)
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            self.open_path(urls[0].toLocalFile())
+            event.acceptProposedAction()
+
+    def show_error(self, message: str) -> None:
+        """A bad file or value gets a clear message box, never a traceback."""
+        self.status_label.setText(message)
+        box = QMessageBox(QMessageBox.Icon.Warning, "ctxviz", message, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("error-box")
+        box.open()
+        self.last_error_box = box
+
+    def focus_search(self) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def toggle_strip_width(self) -> None:
+        self.strip.set_by_tokens(not self.strip.by_tokens)
+
+    def simulate(self) -> None:
+        self.tabs.setCurrentIndex(1)
+        self.vm.request_timeline()
+
+    def show_palette(self) -> None:
+        self.palette_dialog = CommandPalette(self.registry, self)
+        self.palette_dialog.open()
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About ctxviz", "ctxviz: see and tune how agent context managers trim a conversation.")
+
+    def copy_context(self) -> None:
+        QGuiApplication.clipboard().setText(self.context_view.toPlainText() or self._context_text())
+        self.status_label.setText("Context copied to the clipboard")
+
+    def copy_command(self) -> None:
+        QGuiApplication.clipboard().setText(self.vm.command_line())
+        self.status_label.setText(f"Copied: {self.vm.command_line()}")
+
+    def export_context(self) -> None:
+        if self.vm.plan is None or self.vm.session is None:
+            return
+        fmt = self.context_format.currentText()
+        suffix = {"openai": "json", "anthropic": "json", "jsonl": "jsonl", "markdown": "md"}[fmt]
+        path, _ = QFileDialog.getSaveFileName(self, "Export context", f"context.{suffix}")
+        if path:
+            self.write_export(path, fmt)
+
+    def write_export(self, path: str, fmt: str) -> None:
+        try:
+            write_atomic(path, export_text(self.vm.plan, self.vm.session, fmt))  # type: ignore[arg-type]
+        except CtxvizError as exc:
+            self.show_error(str(exc))
+        else:
+            self.status_label.setText(f"Exported {fmt} to {path}")
+
+    def export_report(self) -> None:
+        if self.vm.session is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", "report.html", "Report (*.html *.png *.svg *.pdf)")
+        if path:
+            from .report import write_report
+
+            try:
+                write_report(self.vm.session, self.vm.plan_now(), self.vm.timeline, path)  # type: ignore[arg-type]
+            except CtxvizError as exc:
+                self.show_error(str(exc))
+            else:
+                self.status_label.setText(f"Report written to {path}")
+
+    def save_preset(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save parameters", f"{self.vm.policy}.yaml", "YAML (*.yaml *.yml)")
+        if path:
+            self.write_preset(path)
+
+    def write_preset(self, path: str) -> None:
+        try:
+            write_atomic(path, dump_preset(self.vm.policy, params_dict(self.vm.params), self.vm.tokenizer or ""))
+        except CtxvizError as exc:
+            self.show_error(str(exc))
+
+    def load_preset_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load parameters", str(resource_path("presets")), "YAML (*.yaml *.yml)")
+        if path:
+            self.apply_preset(path)
+
+    def apply_preset(self, path: str) -> None:
+        try:
+            preset = load_preset(path)
+            policy = preset.policy or self.vm.policy
+            params = get_policy(policy).make_params(preset.params)
+        except CtxvizError as exc:
+            self.show_error(str(exc))
+            return
+        self.policy_box.blockSignals(True)
+        self.policy_box.setCurrentText(policy)
+        self.policy_box.blockSignals(False)
+        self.vm.set_params(params, policy)
+        self._policy_changed(policy)
+
+    # --- view updates -------------------------------------------------------------------------
+    def _session_loaded(self, session: Session) -> None:
+        path = getattr(self, "_pending_path", None) or session.source
+        if path and os.path.exists(path):
+            self._remember(path)
+        title = session.title or os.path.basename(session.source)
+        self.setWindowTitle(f"{title} — ctxviz")
+        self.timeline.set_timeline(None)
+
+    def _policy_changed(self, name: str) -> None:
+        policy = get_policy(name)
+        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>")
+        effective = dict(self.vm.plan.params) if self.vm.plan is not None and self.vm.plan.policy == name else {}
+        self.params.build(self.vm.params, effective)
+        if self.policy_box.currentText() != name:
+            self.policy_box.blockSignals(True)
+            self.policy_box.setCurrentText(name)
+            self.policy_box.blockSignals(False)
+
+    def _show_plan(self, session: Session, plan: Plan) -> None:
+        first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
+        self.shown_session, self.shown_plan = session, plan
+        self.pie.set_plan(plan)
+        self.bars.set_plan(plan)
+        self.strip.set_plan(session, plan)
+        self.model.set_plan(session, plan)
+        self._update_count()
+        if first_for_policy:
+            self.params.build(self.vm.params, dict(plan.params))
+        self._render_context()
+        self._update_status(plan)
+        if self.selected is not None and self.selected < len(plan.messages):
+            self._show_detail(self.selected)
+
+    def _update_status(self, plan: Plan) -> None:
+        t = plan.totals
+        parts = [f"{plan.policy}: {t.used:,} of {t.budget:,} tokens ({plan.tokenizer})", "fits" if t.fits else "DOES NOT FIT",
+                 f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent"]
+        if plan.real is not None:
+            r = plan.real
+            window = f"{r.window:,}" if r.window else "unknown window"
+            verdict = "" if r.fits is None else ("fits" if r.fits else f"OVER by {r.tokens - r.window:,}")
+            kind = "real" if r.exact else "est."
+            parts.append(f"{kind} {r.tokens:,} / {window} {verdict} (heuristic {r.heuristic_error * 100:+.1f}%)")
+            if r.input_cost is not None:
+                parts.append(f"next call ≈ ${r.input_cost:.4f}")
+        if plan.orphans:
+            parts.append(f"{len(plan.orphans)} broken tool-call pair(s)")
+        self.status_label.setText("  •  ".join(parts))
+
+    def _render_context(self) -> None:
+        self.context_view.setPlainText(self._context_text())
+
+    def _context_text(self) -> str:
+        if self.shown_plan is None or self.shown_session is None:
+            return ""
+        return export_text(self.shown_plan, self.shown_session, self.context_format.currentText())
+
+    def _filter(self, **kwargs: Any) -> None:
+        self.proxy.set_filters(**kwargs)
+        self._update_count()
+
+    def _update_count(self) -> None:
+        total = self.model.rowCount()
+        self.count_label.setText(f"{self.proxy.rowCount():,} of {total:,}")
+
+    def _row_selected(self, current, _previous) -> None:
+        if current.isValid():
+            index = self.proxy.mapToSource(current).row()
+            self._show_detail(index)
+
+    def select_message(self, index: int) -> None:
+        source = self.model.index(index, 0)
+        proxy_index = self.proxy.mapFromSource(source)
+        if proxy_index.isValid():
+            self.table.setCurrentIndex(proxy_index)
+            self.table.scrollTo(proxy_index)
+        self._show_detail(index)
+
+    def _show_detail(self, index: int) -> None:
+        if self.shown_plan is None or self.shown_session is None or index >= len(self.shown_plan.messages):
+            return
+        self.selected = index
+        self.strip.select(index)
+        m = self.shown_plan.messages[index]
+        message = self.shown_session.messages[index]
+        body = html.escape(message.text) or "<i>(no text)</i>"
+        calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
+        self._detail_head = (
+            f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
+            f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+            f"<p>{html.escape(m.reason)}</p>"
+        )
+        self._detail_tail = (f"<ul>{calls}</ul>" if calls else "") + f"<hr><pre style='white-space: pre-wrap'>{body}</pre>"
+        searching = not m.sent and self.shown_session is self.vm.session
+        self._set_detail("<p><i>Searching for the smallest change that would keep it…</i></p>" if searching else "")
+        if searching:
+            self.vm.request_explanation(index)
+
+    def _set_detail(self, why_html: str) -> None:
+        self.detail.setHtml(self._detail_head + why_html + self._detail_tail)
+
+    def _show_explanation(self, explanation: Explanation) -> None:
+        if self.selected != explanation.message.index:
+            return
+        text = describe(explanation).split("\n", 1)
+        answer = html.escape(text[1]) if len(text) > 1 else ""
+        self._set_detail(f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else "")
+
+    def _busy(self, busy: bool, message: str) -> None:
+        self.progress_bar.setVisible(busy)
+        if busy:
+            self.progress_bar.setRange(0, 0)
+            self.status_label.setText(message)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress_bar.show()
+        self.progress_bar.setRange(0, total)
+        self.progress_bar.setValue(done)
+        if done >= total:
+            QTimer.singleShot(300, self.progress_bar.hide)
+
+    def _tab_changed(self, index: int) -> None:
+        if index == 1 and self.vm.timeline is None and self.vm.session is not None and len(self.vm.session.messages) <= 3000:
+            self.vm.request_timeline()
+        if index == 0:
+            self.vm.show_latest()

@@ -1,0 +1,340 @@
+"""The one object the views talk to: session, policy, parameters and options in; plans out.
+
+It holds no engine logic: every number comes from `ctxviz.engine`. Work that can take longer than a
+frame (loading, counting, simulating, the `why` search) runs on a worker thread; a newer request
+supersedes an older one, so dragging a slider never queues up stale plans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from ..engine.checks import PlanOptions
+from ..engine.counting import CountStore
+from ..engine.explain import Explanation, why
+from ..engine.plan import Plan
+from ..engine.planner import plan_session
+from ..engine.policies import get_policy, policy_names
+from ..engine.policies.base import params_dict
+from ..engine.session import Session
+from ..engine.simulate import Timeline, simulate
+from ..errors import CtxvizError, ParameterError
+from ..io.loaders import load_session
+
+
+class Cancelled(Exception):
+    pass
+
+
+class ContextViewModel(QObject):
+    sessionLoaded = Signal(object)  # Session
+    planReady = Signal(object, object)  # (Session shown, Plan)
+    timelineReady = Signal(object)  # Timeline
+    explanationReady = Signal(object)  # Explanation
+    compareReady = Signal(object, object)  # (Plan A, Plan B)
+    paramsChanged = Signal(object)  # the policy's parameter dataclass
+    paramError = Signal(str, str)  # (parameter, message; "" clears)
+    policyChanged = Signal(str)
+    busy = Signal(bool, str)
+    progress = Signal(int, int)
+    errorOccurred = Signal(str)
+
+    # results coming back from the worker thread (queued to the GUI thread by Qt)
+    _loaded = Signal(int, object)
+    _planned = Signal(int, object, object)
+    _failed = Signal(int, str)
+    _simulated = Signal(int, object)
+    _explained = Signal(int, object)
+    _compared = Signal(int, object, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.store = CountStore()
+        self.session: Session | None = None
+        self.policy = "missy"
+        self.params: Any = get_policy(self.policy).default_params()
+        self.tokenizer: str | None = None
+        self.options = PlanOptions(real_count=True)
+        self.plan: Plan | None = None
+        self.timeline: Timeline | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-plan")
+        self._side_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-sim")
+        self._generation = 0
+        self._sim_generation = 0
+        self._pending = False
+        self._running = False
+        self._lock = threading.Lock()
+        self._loaded.connect(self._on_loaded)
+        self._planned.connect(self._on_planned)
+        self._failed.connect(self._on_failed)
+        self._simulated.connect(self._on_simulated)
+        self._explained.connect(self._on_explained)
+        self._compared.connect(self._on_compared)
+
+    # --- inputs -------------------------------------------------------------------------------
+    def open(self, path: str) -> None:
+        """Load in the background; the window stays responsive and shows progress."""
+        self._generation += 1
+        generation = self._generation
+        self.busy.emit(True, f"Loading {path}…")
+
+        def job() -> None:
+            try:
+                session = load_session(path)
+            except CtxvizError as exc:
+                self._failed.emit(generation, str(exc))
+            except Exception as exc:  # a loader bug must still not take the window down
+                self._failed.emit(generation, f"{path}: cannot load ({type(exc).__name__}: {exc})")
+            else:
+                self._loaded.emit(generation, session)
+
+        self._executor.submit(job)
+
+    def set_session(self, session: Session) -> None:
+        self._on_loaded(self._generation, session)
+
+    def set_policy(self, name: str) -> None:
+        if name == self.policy:
+            return
+        self.policy = name
+        self.params = get_policy(name).default_params()
+        self.timeline = None
+        self.policyChanged.emit(name)
+        self.paramsChanged.emit(self.params)
+        self.replan()
+
+    def set_param(self, name: str, value: Any) -> bool:
+        """Apply one parameter; the framework's validation message goes back inline on failure."""
+        try:
+            params = get_policy(self.policy).make_params({name: value}, base=self.params)
+        except ParameterError as exc:
+            self.paramError.emit(name, str(exc))
+            return False
+        self.paramError.emit(name, "")
+        if params != self.params:
+            self.params = params
+            self.timeline = None
+            self.paramsChanged.emit(self.params)
+            self.replan()
+        return True
+
+    def set_params(self, params: Any, policy: str | None = None) -> None:
+        if policy and policy != self.policy:
+            self.policy = policy
+            self.policyChanged.emit(policy)
+        self.params = params
+        self.timeline = None
+        self.paramsChanged.emit(params)
+        self.replan()
+
+    def set_tokenizer(self, name: str | None) -> None:
+        self.tokenizer = name or None
+        self.timeline = None
+        self.replan()
+
+    def set_options(self, **changes: Any) -> None:
+        self.options = dataclasses.replace(self.options, **changes)
+        self.replan()
+
+    # --- planning -----------------------------------------------------------------------------
+    def replan(self) -> None:
+        """Schedule a plan of the current inputs; coalesces requests made while one is running."""
+        if self.session is None:
+            return
+        with self._lock:
+            if self._running:
+                self._pending = True
+                return
+            self._running = True
+        self._submit_plan()
+
+    def _submit_plan(self) -> None:
+        self._generation += 1
+        generation = self._generation
+        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.options
+
+        def progress(done: int, total: int) -> None:
+            self.progress.emit(done, total)
+
+        def job() -> None:
+            try:
+                plan = plan_session(session, policy, params, tokenizer, self.store, progress, options)
+            except CtxvizError as exc:
+                self._failed.emit(generation, str(exc))
+            except Exception as exc:
+                self._failed.emit(generation, f"planning failed ({type(exc).__name__}: {exc})")
+            else:
+                self._planned.emit(generation, session, plan)
+
+        self._executor.submit(job)
+
+    def plan_now(self) -> Plan | None:
+        """Plan synchronously (tests, screenshots, the report): same engine call, same result."""
+        if self.session is None:
+            return None
+        plan = plan_session(self.session, self.policy, self.params, self.tokenizer, self.store, None, self.options)
+        self.plan = plan
+        self.planReady.emit(self.session, plan)
+        return plan
+
+    def wait(self) -> None:
+        """Block until queued work is done (tests and headless rendering)."""
+        self._executor.submit(lambda: None).result()
+        self._side_executor.submit(lambda: None).result()
+
+    # --- timeline, why, compare ---------------------------------------------------------------
+    def request_timeline(self) -> None:
+        if self.session is None:
+            return
+        self._sim_generation += 1
+        generation = self._sim_generation
+        session, policy, params, tokenizer = self.session, self.policy, self.params, self.tokenizer
+        self.busy.emit(True, "Simulating turn by turn…")
+
+        def progress(done: int, total: int) -> None:
+            if generation != self._sim_generation:
+                raise Cancelled
+            self.progress.emit(done, total)
+
+        def job() -> None:
+            try:
+                timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress)
+            except Cancelled:
+                return
+            except Exception as exc:
+                self._failed.emit(-1, f"simulation failed ({type(exc).__name__}: {exc})")
+            else:
+                self._simulated.emit(generation, timeline)
+
+        self._side_executor.submit(job)
+
+    def show_turn(self, turn: int) -> None:
+        """Publish the context as it was at `turn` (from the timeline; no recounting)."""
+        if self.timeline is None:
+            return
+        self.planReady.emit(self.timeline.session_at(turn), self.timeline.plan_at(turn))
+
+    def show_latest(self) -> None:
+        if self.session is not None and self.plan is not None:
+            self.planReady.emit(self.session, self.plan)
+
+    def request_explanation(self, index: int) -> None:
+        if self.session is None or self.plan is None:
+            return
+        session, policy, params, tokenizer = self.session, self.policy, self.params, self.tokenizer
+        generation = self._generation
+
+        def job() -> None:
+            try:
+                counts = self.store.get(session, get_policy(policy).scheme(tokenizer, session.model))
+                self._explained.emit(generation, why(session, policy, params, counts, index))
+            except Exception as exc:
+                self._failed.emit(-1, f"why failed ({type(exc).__name__}: {exc})")
+
+        self._side_executor.submit(job)
+
+    def request_compare(self, policy_b: str, overrides_b: dict[str, Any]) -> None:
+        if self.session is None:
+            return
+        try:
+            params_b = get_policy(policy_b).make_params(overrides_b, base=self.params if policy_b == self.policy else None)
+        except ParameterError as exc:
+            self.errorOccurred.emit(str(exc))
+            return
+        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.options
+        generation = self._generation
+
+        def job() -> None:
+            try:
+                a = plan_session(session, policy, params, tokenizer, self.store, None, options)
+                b = plan_session(session, policy_b, params_b, tokenizer, self.store, None, options)
+            except Exception as exc:
+                self._failed.emit(-1, f"compare failed ({type(exc).__name__}: {exc})")
+            else:
+                self._compared.emit(generation, a, b)
+
+        self._side_executor.submit(job)
+
+    # --- results ------------------------------------------------------------------------------
+    def _on_loaded(self, generation: int, session: Session) -> None:
+        if generation != self._generation:
+            return
+        self.session = session
+        self.plan = None
+        self.timeline = None
+        self.busy.emit(False, "")
+        self.sessionLoaded.emit(session)
+        with self._lock:
+            self._running = False
+            self._pending = False
+        self.replan()
+
+    def _on_planned(self, generation: int, session: Session, plan: Plan) -> None:
+        with self._lock:
+            pending = self._pending
+            self._pending = False
+            if not pending:
+                self._running = False
+        if pending:
+            self._submit_plan()
+        if generation != self._generation or session is not self.session:
+            return
+        self.plan = plan
+        self.busy.emit(False, "")
+        self.planReady.emit(session, plan)
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if generation >= 0:
+            with self._lock:
+                self._running = False
+                self._pending = False
+        self.busy.emit(False, "")
+        self.errorOccurred.emit(message)
+
+    def _on_simulated(self, generation: int, timeline: Timeline) -> None:
+        if generation != self._sim_generation:
+            return
+        self.timeline = timeline
+        self.busy.emit(False, "")
+        self.timelineReady.emit(timeline)
+
+    def _on_explained(self, generation: int, explanation: Explanation) -> None:
+        self.explanationReady.emit(explanation)
+
+    def _on_compared(self, generation: int, a: Plan, b: Plan) -> None:
+        self.compareReady.emit(a, b)
+
+    # --- reproducibility ----------------------------------------------------------------------
+    def command_line(self) -> str:
+        """The `ctxviz plan` command that reproduces this view headlessly."""
+        if self.session is None:
+            return ""
+        defaults = params_dict(get_policy(self.policy).default_params())
+        parts = ["ctxviz", "plan", self.session.source, "--policy", self.policy]
+        for key, value in params_dict(self.params).items():
+            if value != defaults.get(key):
+                parts += ["--set", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+        if self.tokenizer:
+            parts += ["--tokenizer", self.tokenizer]
+        if self.options.pair_safe:
+            parts.append("--pair-safe")
+        if self.options.real_count:
+            parts.append("--real-count")
+        if self.options.model:
+            parts += ["--model", self.options.model]
+        return shlex.join(parts)
+
+    @staticmethod
+    def policies() -> list[str]:
+        return policy_names()
+
+    def shutdown(self) -> None:
+        self._sim_generation += 1
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._side_executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,165 @@
+"""The budget donut: each part of the allocation as a slice, used versus allotted inside it.
+
+pyqtgraph has no pie item and QtCharts is not in PySide6-Essentials, so it is painted with QPainter.
+Reserves (parts the policy sets aside, not fills) are hatched; usage is the solid arc inside each
+slice; a part used beyond its allotment shows its overflow in the warning colour.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from ...engine.plan import Plan
+from ..theme import PART_COLORS, WARNING
+
+RESERVE_WORDS = ("reserve", "buffer", "headroom")
+
+
+def pretty(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+class BudgetPie(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setMinimumSize(QSize(360, 220))
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.parts: list[tuple[str, int, int]] = []  # (name, allotted, used)
+        self.total = 0
+        self.used = 0
+        self.fits = True
+        self.title = ""
+
+    def set_plan(self, plan: Plan | None) -> None:
+        if plan is None:
+            self.parts, self.total = [], 0
+        else:
+            self.parts = [(k, max(0, v), plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
+            self.total = plan.totals.budget
+            self.used = plan.totals.used
+            self.fits = plan.totals.fits
+            self.title = plan.policy
+        self.update()
+
+    # geometry shared by painting and hit-testing
+    def _ring(self) -> tuple[QRectF, float]:
+        side = min(self.height() - 16, self.width() * 0.46)
+        rect = QRectF(12, (self.height() - side) / 2, side, side)
+        return rect, side * 0.22
+
+    def _spans(self) -> list[tuple[float, float]]:
+        allotted = sum(a for _, a, _ in self.parts) or 1
+        start = 90.0
+        spans = []
+        for _, a, _ in self.parts:
+            span = -360.0 * a / allotted
+            spans.append((start, span))
+            start += span
+        return spans
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        text = pal.color(pal.ColorRole.WindowText)
+        if not self.parts:
+            painter.setPen(text)
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Open a session to see its budget")
+            return
+        rect, thickness = self._ring()
+        inner = rect.adjusted(thickness, thickness, -thickness, -thickness)
+        for i, ((name, allotted, used), (start, span)) in enumerate(zip(self.parts, self._spans(), strict=True)):
+            color = QColor(PART_COLORS[i % len(PART_COLORS)])
+            reserve = any(w in name for w in RESERVE_WORDS)
+            faint = QColor(color)
+            faint.setAlpha(70)
+            painter.setPen(QPen(pal.color(pal.ColorRole.Window), 1.5))
+            painter.setBrush(QBrush(faint))
+            painter.drawPath(_slice(rect, inner, start, span))
+            if reserve:
+                painter.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern))
+                painter.drawPath(_slice(rect, inner, start, span))
+            if allotted > 0 and used > 0:
+                fill = min(1.0, used / allotted)
+                painter.setBrush(QBrush(color))
+                band = thickness * 0.55
+                used_outer = rect.adjusted(thickness - band, thickness - band, band - thickness, band - thickness)
+                painter.drawPath(_slice(used_outer, inner, start, span * fill))
+                if used > allotted:
+                    painter.setBrush(QBrush(QColor(WARNING)))
+                    painter.drawPath(_slice(rect, rect.adjusted(thickness * 0.3, thickness * 0.3, -thickness * 0.3, -thickness * 0.3), start, span))
+        # centre: used / budget
+        painter.setPen(text)
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        painter.setFont(font)
+        pct = self.used / self.total * 100 if self.total else 0
+        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, f"{self.used:,}\nof {self.total:,}\n{pct:.0f}%")
+        self._paint_legend(painter, rect.right() + 18)
+
+    def _paint_legend(self, painter: QPainter, x: float) -> None:
+        pal = self.palette()
+        fm = painter.fontMetrics()
+        painter.setFont(self.font())
+        fm = painter.fontMetrics()
+        line = fm.height() + 6
+        total_height = line * (len(self.parts) + 1)
+        y = max(8.0, (self.height() - total_height) / 2)
+        allotted_total = sum(a for _, a, _ in self.parts) or 1
+        for i, (name, allotted, used) in enumerate(self.parts):
+            color = QColor(PART_COLORS[i % len(PART_COLORS)])
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(QRectF(x, y + 3, 12, 12), 2, 2)
+            over = used > allotted
+            painter.setPen(QColor(WARNING) if over else pal.color(pal.ColorRole.WindowText))
+            label = f"{pretty(name)}  {used:,} / {allotted:,}  ({allotted / allotted_total * 100:.1f}%)"
+            painter.drawText(QPointF(x + 18, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, int(self.width() - x - 24)))
+            y += line
+        painter.setPen(QColor(WARNING) if not self.fits else pal.color(pal.ColorRole.PlaceholderText))
+        painter.drawText(QPointF(x, y + fm.ascent() + 2), "fits the budget" if self.fits else "does NOT fit the budget")
+
+    def part_at(self, pos: QPointF) -> int | None:
+        rect, thickness = self._ring()
+        c = rect.center()
+        dx, dy = pos.x() - c.x(), c.y() - pos.y()
+        r = math.hypot(dx, dy)
+        if not (rect.width() / 2 - thickness <= r <= rect.width() / 2):
+            return None
+        angle = math.degrees(math.atan2(dy, dx))
+        for i, (start, span) in enumerate(self._spans()):
+            # spans run clockwise (negative) from `start`
+            delta = (start - angle) % 360
+            if 0 <= delta <= -span:
+                return i
+        return None
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        i = self.part_at(event.position())
+        if i is None:
+            QToolTip.hideText()
+            return
+        name, allotted, used = self.parts[i]
+        pct = used / allotted * 100 if allotted else 0
+        share = allotted / (sum(a for _, a, _ in self.parts) or 1) * 100
+        QToolTip.showText(event.globalPosition().toPoint(),
+                          f"<b>{pretty(name)}</b><br>allotted {allotted:,} tokens ({share:.1f}% of the budget)<br>used {used:,} ({pct:.0f}%)", self)
+
+    def tooltip_for(self, index: int) -> str:
+        name, allotted, used = self.parts[index]
+        return f"{pretty(name)}: {used:,} / {allotted:,}"
+
+
+def _slice(outer: QRectF, inner: QRectF, start: float, span: float) -> QPainterPath:
+    path = QPainterPath()
+    path.arcMoveTo(outer, start)
+    path.arcTo(outer, start, span)
+    path.arcTo(inner, start + span, -span)
+    path.closeSubpath()
+    return path

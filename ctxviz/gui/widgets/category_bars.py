@@ -1,0 +1,61 @@
+"""Used versus budget per category (system, context, dialog, tool output), over-budget in warning colour."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+
+from ...engine.plan import Plan
+from ..theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, plot_colors
+
+MAIN = ("system", "context", "dialog", "system_output")
+
+
+class CategoryBars(pg.PlotWidget):
+    def __init__(self, parent=None) -> None:
+        background, foreground = plot_colors()
+        super().__init__(parent, background=background)
+        self.foreground = foreground
+        self.setMouseEnabled(x=False, y=False)
+        self.hideButtons()
+        self.getAxis("left").setWidth(64)
+        for axis in ("left", "bottom"):
+            self.getAxis(axis).setPen(foreground)
+            self.getAxis(axis).setTextPen(foreground)
+        self.setMinimumHeight(170)
+        self.items: list = []
+        self.rows: list[tuple[str, int, int | None, int]] = []
+
+    def set_plan(self, plan: Plan | None) -> None:
+        for item in self.items:
+            self.removeItem(item)
+        self.items = []
+        if plan is None:
+            return
+        sent: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for m in plan.messages:
+            key = str(m.category)
+            sent[key] = sent.get(key, 0) + m.sent_tokens
+            total[key] = total.get(key, 0) + m.tokens
+        # Category budgets exist for the category policy; other policies show sent against all of it.
+        budgets = dict(plan.allocation) if plan.policy == "categories" else {}
+        names = [c for c in MAIN if c in total or c in budgets] + [c for c in total if c not in MAIN]
+        self.rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
+        xs = list(range(len(names)))
+        reference = [b if b is not None else t for _, _, b, t in self.rows]
+        outline = pg.BarGraphItem(x=xs, height=reference, width=0.7, brush=pg.mkBrush(0, 0, 0, 0),
+                                  pen=pg.mkPen(self.foreground, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        brushes = []
+        for c, used, budget, _ in self.rows:
+            over = budget is not None and used > budget
+            brushes.append(pg.mkBrush(WARNING if over else CATEGORY_COLORS.get(c, "#b0b0b0")))
+        bars = pg.BarGraphItem(x=xs, height=[used for _, used, _, _ in self.rows], width=0.5, brushes=brushes, pen=pg.mkPen(None))
+        self.addItem(outline)
+        self.addItem(bars)
+        self.items = [outline, bars]
+        axis = self.getAxis("bottom")
+        axis.setTicks([[(i, CATEGORY_LABELS.get(c, c)) for i, c in enumerate(names)]])
+        self.setXRange(-0.6, len(names) - 0.4, padding=0)
+        top = max(reference + [u for _, u, _, _ in self.rows] + [1])
+        self.setYRange(0, top * 1.12, padding=0)
+        self.setTitle("sent / budget per category" if budgets else "sent / all tokens per category", color=self.foreground, size="9pt")

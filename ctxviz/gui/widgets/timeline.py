@@ -1,0 +1,90 @@
+"""The timeline: context tokens per turn (the summarisation sawtooth) with events, and a turn slider."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
+
+from ...engine.simulate import Timeline
+from ..theme import plot_colors
+
+EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
+                "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
+
+
+class TimelineView(QWidget):
+    turnChanged = Signal(int)
+    simulateRequested = Signal()
+    latestRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        background, self.foreground = plot_colors()
+        self.plot = pg.PlotWidget(background=background)
+        self.plot.setLabel("left", "tokens sent")
+        self.plot.setLabel("bottom", "turn (message index)")
+        self.plot.getAxis("left").setWidth(70)
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).setPen(self.foreground)
+            self.plot.getAxis(axis).setTextPen(self.foreground)
+        self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setEnabled(False)
+        self.slider.valueChanged.connect(self._moved)
+        self.label = QLabel("Simulate to replay the session turn by turn.")
+        self.run = QPushButton("Simulate")
+        self.run.clicked.connect(self.simulateRequested)
+        self.latest = QPushButton("Back to latest")
+        self.latest.clicked.connect(self.latestRequested)
+        row = QHBoxLayout()
+        row.addWidget(self.run)
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.latest)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.plot, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.label)
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.foreground, width=1))
+        self.timeline: Timeline | None = None
+
+    def set_timeline(self, timeline: Timeline | None) -> None:
+        self.plot.clear()
+        self.timeline = timeline
+        if timeline is None or not timeline.turns:
+            self.slider.setEnabled(False)
+            self.label.setText("Simulate to replay the session turn by turn.")
+            return
+        xs = [t.index for t in timeline.turns]
+        self.plot.plot(xs, [t.tokens_sent for t in timeline.turns], pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
+        self.plot.plot(xs, [t.budget for t in timeline.turns], pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
+        by_kind: dict[str, tuple[list[int], list[int]]] = {}
+        for t in timeline.turns:
+            for e in t.events:
+                if e.kind == "overflow":
+                    continue
+                by_kind.setdefault(e.kind, ([], []))
+                by_kind[e.kind][0].append(t.index)
+                by_kind[e.kind][1].append(t.tokens_sent)
+        for kind, (ex, ey) in by_kind.items():
+            self.plot.plot(ex, ey, pen=None, symbol="t", symbolSize=11, symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=kind.replace("_", " "))
+        self.plot.addItem(self.cursor)
+        self.slider.setEnabled(True)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(timeline.turns) - 1)
+        self.slider.setValue(len(timeline.turns) - 1)
+        self.slider.blockSignals(False)
+        self._describe(len(timeline.turns) - 1)
+
+    def _describe(self, turn: int) -> None:
+        if self.timeline is None:
+            return
+        t = self.timeline.turns[turn]
+        self.cursor.setPos(t.index)
+        events = "; ".join(f"{e.kind}: {e.message}" for e in t.events) or "no event"
+        self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent, {t.kept} kept, {t.dropped} dropped, "
+                           f"{t.summarized} summarised, {t.truncated} cut — {events}")
+
+    def _moved(self, turn: int) -> None:
+        self._describe(turn)
+        self.turnChanged.emit(turn)
