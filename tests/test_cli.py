@@ -159,3 +159,11 @@ def test_engine_never_imports_qt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_export_gets_normal_permissions(capsys, tmp_path):
+    out_path = tmp_path / "ctx.json"
+    assert main(["export", NATIVE, "--to", "openai", "-o", str(out_path)]) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out_path.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -126,6 +126,15 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     except OSError as exc:
         raise CtxvizError(f"{target}: cannot write here ({exc.strerror or exc})") from None
     try:
+        # mkstemp makes the file private (0600); an export should get the usual permissions, or
+        # keep those of the file it replaces.
+        try:
+            mode = os.stat(target).st_mode & 0o777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
