@@ -66,26 +66,14 @@ class RealCount:
 
 def find_orphans(session: Session, messages: tuple[MessagePlan, ...]) -> list[Orphan]:
     """Sent tool results whose call was not sent, and sent calls whose existing result was not sent."""
-    call_owner: dict[str, int] = {}
-    for m in session.messages:
-        for call in m.tool_calls:
-            if call.id:
-                call_owner[call.id] = m.index
-    results_of: dict[int, list[int]] = {}
-    for m in session.messages:
-        if m.role == "tool" and m.tool_call_id in call_owner:
-            results_of.setdefault(call_owner[m.tool_call_id], []).append(m.index)
     orphans: list[Orphan] = []
-    for m in session.messages:
-        if not messages[m.index].sent:
-            continue
-        if m.role == "tool" and m.tool_call_id in call_owner:
-            owner = call_owner[m.tool_call_id]
-            if not messages[owner].sent:
-                orphans.append(Orphan(m.index, owner, f"tool result #{m.index} is sent but its tool call #{owner} is not"))
-        for result in results_of.get(m.index, []):
-            if not messages[result].sent:
-                orphans.append(Orphan(m.index, result, f"tool call #{m.index} is sent but its result #{result} is not"))
+    for call, result in session.tool_pairs:
+        call_sent, result_sent = messages[call].sent, messages[result].sent
+        if result_sent and not call_sent:
+            orphans.append(Orphan(result, call, f"tool result #{result} is sent but its tool call #{call} is not"))
+        elif call_sent and not result_sent:
+            orphans.append(Orphan(call, result, f"tool call #{call} is sent but its result #{result} is not"))
+    orphans.sort(key=lambda o: (o.index, o.partner))
     return orphans
 
 

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal, Union
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -282,6 +283,21 @@ class Session:
     summaries: tuple[Summary, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     title: str = ""
+
+    @cached_property
+    def tool_pairs(self) -> tuple[tuple[int, int], ...]:
+        """(tool call message index, tool result message index) for every answered call.
+
+        Cached on the immutable session, so checking a plan for broken pairs costs one pass over
+        the pairs, not over every message and part, on each re-plan.
+        """
+        call_owner: dict[str, int] = {}
+        for m in self.messages:
+            for call in m.tool_calls:
+                if call.id:
+                    call_owner[call.id] = m.index
+        return tuple((call_owner[m.tool_call_id], m.index) for m in self.messages
+                     if m.role == "tool" and m.tool_call_id in call_owner)
 
     def message_by_id(self, message_id: str) -> Message | None:
         for m in self.messages:

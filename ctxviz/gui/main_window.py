@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -53,6 +54,7 @@ from .widgets.param_form import ParamForm
 from .widgets.timeline import TimelineView
 
 MAX_RECENT = 10
+CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
 SESSION_FILTER = "Sessions (*.yaml *.yml *.json *.jsonl *.ndjson);;All files (*)"
 
 
@@ -64,6 +66,7 @@ class MainWindow(QMainWindow):
         self.shown_session: Session | None = None
         self.shown_plan: Plan | None = None
         self.selected: int | None = None
+        self._context_stale = True
         self.setWindowTitle("ctxviz")
         self.setWindowIcon(QIcon(str(resource_path("icons", "ctxviz.svg"))))
         self.setAcceptDrops(True)
@@ -109,6 +112,10 @@ class MainWindow(QMainWindow):
         filters.addWidget(self.decision_filter)
         filters.addWidget(self.search, 1)
         self.count_label = QLabel()
+        # Labels that change on every re-plan get a fixed size policy, so new text repaints the
+        # label alone instead of re-laying out (and repainting) the whole window.
+        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("100,000 of 100,000") + 8)
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         filters.addWidget(self.count_label)
         table_box = QWidget()
         tl = QVBoxLayout(table_box)
@@ -191,6 +198,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(main)
 
         self.status_label = QLabel("Open a session (Ctrl+O) or drop a file here.")
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
         self.progress_bar.hide()
@@ -371,7 +379,7 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About ctxviz", "ctxviz: see and tune how agent context managers trim a conversation.")
 
     def copy_context(self) -> None:
-        QGuiApplication.clipboard().setText(self.context_view.toPlainText() or self._context_text())
+        QGuiApplication.clipboard().setText(self._context_text())
         self.status_label.setText("Context copied to the clipboard")
 
     def copy_command(self) -> None:
@@ -465,6 +473,7 @@ class MainWindow(QMainWindow):
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan)
         self.model.set_plan(session, plan)
+        self._restore_table_selection()
         self._update_count()
         if first_for_policy:
             self.params.build(self.vm.params, dict(plan.params))
@@ -472,6 +481,17 @@ class MainWindow(QMainWindow):
         self._update_status(plan)
         if self.selected is not None and self.selected < len(plan.messages):
             self._show_detail(self.selected)
+
+    def _restore_table_selection(self) -> None:
+        """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
+        if self.selected is None:
+            return
+        proxy_index = self.proxy.mapFromSource(self.model.index(self.selected, 0))
+        if proxy_index.isValid():
+            selection = self.table.selectionModel()
+            selection.blockSignals(True)
+            self.table.setCurrentIndex(proxy_index)
+            selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
         t = plan.totals
@@ -490,7 +510,11 @@ class MainWindow(QMainWindow):
         self.status_label.setText("  •  ".join(parts))
 
     def _render_context(self) -> None:
-        self.context_view.setPlainText(self._context_text())
+        """The context text is the whole trimmed conversation: build it only when its tab is shown."""
+        self._context_stale = True
+        if self.tabs.currentIndex() == CONTEXT_TAB:
+            self.context_view.setPlainText(self._context_text())
+            self._context_stale = False
 
     def _context_text(self) -> str:
         if self.shown_plan is None or self.shown_session is None:
@@ -562,6 +586,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(300, self.progress_bar.hide)
 
     def _tab_changed(self, index: int) -> None:
+        if index == CONTEXT_TAB and self._context_stale:
+            self._render_context()
         if index == 1 and self.vm.timeline is None and self.vm.session is not None and len(self.vm.session.messages) <= 3000:
             self.vm.request_timeline()
         if index == 0:

@@ -27,6 +27,8 @@ class BudgetPie(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMouseTracking(True)
+        # It paints its own background, so an update repaints the pie alone, not the window under it.
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(QSize(360, 220))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.parts: list[tuple[str, int, int]] = []  # (name, allotted, used)
@@ -66,6 +68,7 @@ class BudgetPie(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
+        painter.fillRect(self.rect(), pal.color(pal.ColorRole.Window))
         text = pal.color(pal.ColorRole.WindowText)
         if not self.parts:
             painter.setPen(text)

@@ -22,14 +22,20 @@ class CategoryBars(pg.PlotWidget):
             self.getAxis(axis).setPen(foreground)
             self.getAxis(axis).setTextPen(foreground)
         self.setMinimumHeight(170)
-        self.items: list = []
         self.rows: list[tuple[str, int, int | None, int]] = []
+        self._layout: tuple = ()
+        # Two items for the whole life of the widget; a re-plan only changes their data.
+        self.outline = pg.BarGraphItem(x=[], height=[], width=0.7, brush=pg.mkBrush(0, 0, 0, 0),
+                                       pen=pg.mkPen(foreground, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.5, pen=pg.mkPen(None))
+        self.addItem(self.outline)
+        self.addItem(self.bars)
 
     def set_plan(self, plan: Plan | None) -> None:
-        for item in self.items:
-            self.removeItem(item)
-        self.items = []
         if plan is None:
+            self.rows = []
+            self.outline.setOpts(x=[], height=[])
+            self.bars.setOpts(x=[], height=[], brushes=[])
             return
         sent: dict[str, int] = {}
         total: dict[str, int] = {}
@@ -43,19 +49,18 @@ class CategoryBars(pg.PlotWidget):
         self.rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
         xs = list(range(len(names)))
         reference = [b if b is not None else t for _, _, b, t in self.rows]
-        outline = pg.BarGraphItem(x=xs, height=reference, width=0.7, brush=pg.mkBrush(0, 0, 0, 0),
-                                  pen=pg.mkPen(self.foreground, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.outline.setOpts(x=xs, height=reference)
         brushes = []
         for c, used, budget, _ in self.rows:
             over = budget is not None and used > budget
             brushes.append(pg.mkBrush(WARNING if over else CATEGORY_COLORS.get(c, "#b0b0b0")))
-        bars = pg.BarGraphItem(x=xs, height=[used for _, used, _, _ in self.rows], width=0.5, brushes=brushes, pen=pg.mkPen(None))
-        self.addItem(outline)
-        self.addItem(bars)
-        self.items = [outline, bars]
-        axis = self.getAxis("bottom")
-        axis.setTicks([[(i, CATEGORY_LABELS.get(c, c)) for i, c in enumerate(names)]])
-        self.setXRange(-0.6, len(names) - 0.4, padding=0)
+        self.bars.setOpts(x=xs, height=[used for _, used, _, _ in self.rows], brushes=brushes)
         top = max(reference + [u for _, u, _, _ in self.rows] + [1])
+        layout = (tuple(names), bool(budgets), top)
+        if layout == self._layout:  # a re-plan usually moves the bars only
+            return
+        self._layout = layout
+        self.getAxis("bottom").setTicks([[(i, CATEGORY_LABELS.get(c, c)) for i, c in enumerate(names)]])
+        self.setXRange(-0.6, len(names) - 0.4, padding=0)
         self.setYRange(0, top * 1.12, padding=0)
         self.setTitle("sent / budget per category" if budgets else "sent / all tokens per category", color=self.foreground, size="9pt")

@@ -1,17 +1,16 @@
 """The message strip: every message a segment sized by its tokens and coloured by category.
 
-One graphics item paints all segments (batched rectangles per style, only the visible range), so
-10,000 messages stay fluid under zoom and pan. Dropped messages are faint and short, summarised ones
+One graphics item paints all segments (batched rectangles per style, only the visible range, at
+most one rectangle per pixel column), so 10,000 messages stay fluid under zoom and pan. Dropped messages are faint and short, summarised ones
 hatched, truncated ones partly filled to what was sent, replaced ones outlined.
 """
 
 from __future__ import annotations
 
-import bisect
-
+import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen, QPicture
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
 from ...engine.plan import Decision, Plan
 from ...engine.session import Session
@@ -21,116 +20,157 @@ ROW_TOP, ROW_HEIGHT = 0.0, 1.0
 
 
 class StripItem(pg.GraphicsObject):
-    """All segments in one item; x is cumulative tokens (or message index), y in [0, 1]."""
+    """All segments in one item; x is cumulative tokens (or message index), y in [0, 1].
+
+    Painting costs what the screen can show, not what the session holds: only the messages in the
+    visible range are drawn, and when more of them are visible than there are pixels, each pixel
+    column shows the message under it, with equal neighbours merged into one rectangle. A re-plan
+    only re-reads decisions; the geometry is reused while the token counts stay the same.
+    """
 
     def __init__(self) -> None:
         super().__init__()
-        self.starts: list[float] = []
-        self.widths: list[float] = []
+        self.starts: np.ndarray = np.zeros(0)
+        self.widths: np.ndarray = np.zeros(0)
         self.decisions: list[Decision] = []
         self.categories: list[str] = []
         self.fractions: list[float] = []
+        self.styles: np.ndarray = np.zeros(0, dtype=np.int32)
+        self.style_keys: list[tuple[str, Decision]] = []
         self.highlight: set[int] = set()
         self.selected: int | None = None
-        self._picture: QPicture | None = None
+        self._tokens: list[int] = []
+        self._by_tokens = True
         self._bounds = QRectF(0, 0, 1, 1)
 
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
-        self.starts, self.widths, self.decisions, self.categories, self.fractions = [], [], [], [], []
-        x = 0.0
-        for m in plan.messages:
-            width = float(max(m.tokens, 1)) if by_tokens else 1.0
-            self.starts.append(x)
-            self.widths.append(width)
-            self.decisions.append(m.decision)
-            self.categories.append(str(m.category))
-            self.fractions.append(min(1.0, m.sent_tokens / m.tokens) if m.tokens else 1.0)
-            x += width
+        messages = plan.messages
+        tokens = [m.tokens for m in messages]
+        if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != len(tokens):
+            widths = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0) if by_tokens else np.ones(len(tokens))
+            self.widths = widths
+            self.starts = np.concatenate(([0.0], np.cumsum(widths)[:-1])) if len(widths) else np.zeros(0)
+            self._tokens, self._by_tokens = tokens, by_tokens
+        self.decisions = [m.decision for m in messages]
+        self.categories = [str(m.category) for m in messages]
+        self.fractions = [min(1.0, m.sent_tokens / m.tokens) if m.tokens else 1.0 for m in messages]
+        keys: dict[tuple[str, Decision], int] = {}
+        self.styles = np.fromiter((keys.setdefault(k, len(keys)) for k in zip(self.categories, self.decisions, strict=True)),
+                                  dtype=np.int32, count=len(messages))
+        self.style_keys = list(keys)
         self.highlight = highlight or set()
         self.prepareGeometryChange()
-        self._bounds = QRectF(0, 0, max(x, 1.0), 1.0)
-        self._picture = None
+        end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
+        self._bounds = QRectF(0, 0, max(end, 1.0), 1.0)
         self.update()
 
     def index_at(self, x: float) -> int | None:
-        if not self.starts or x < 0:
+        if not len(self.starts) or x < 0:
             return None
-        i = bisect.bisect_right(self.starts, x) - 1
+        i = int(np.searchsorted(self.starts, x, side="right")) - 1
         return i if 0 <= i < len(self.starts) and x <= self.starts[i] + self.widths[i] else None
 
     def set_selected(self, index: int | None) -> None:
         self.selected = index
-        self._picture = None
         self.update()
 
-    def _render(self) -> QPicture:
-        picture = QPicture()
-        painter = QPainter(picture)
-        groups: dict[tuple[str, Decision], list[QRectF]] = {}
-        partial: list[tuple[str, QRectF]] = []
-        for x, w, d, c, f in zip(self.starts, self.widths, self.decisions, self.categories, self.fractions, strict=True):
-            if d is Decision.DROPPED:
-                rect = QRectF(x, 0.3, w, 0.4)
-            else:
-                rect = QRectF(x, 0.0, w, 1.0)
-            groups.setdefault((c, d), []).append(rect)
-            if d is Decision.TRUNCATED:
-                partial.append((c, QRectF(x, 0.0, w * f, 1.0)))
-        cosmetic = QPen(QColor(0, 0, 0, 0))
-        for (category, decision), rects in groups.items():
-            color = QColor(CATEGORY_COLORS.get(category, "#b0b0b0"))
-            if decision is Decision.DROPPED:
-                color.setAlpha(60)
-                painter.setPen(cosmetic)
-                painter.setBrush(QBrush(color))
-            elif decision is Decision.SUMMARIZED:
-                faint = QColor(color)
-                faint.setAlpha(90)
-                painter.setPen(cosmetic)
-                painter.setBrush(QBrush(faint))
-                painter.drawRects(rects)
-                painter.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern))
-            elif decision is Decision.TRUNCATED:
-                faint = QColor(color)
-                faint.setAlpha(80)
-                painter.setPen(cosmetic)
-                painter.setBrush(QBrush(faint))
-            elif decision is Decision.REPLACED:
-                faint = QColor(color)
-                faint.setAlpha(110)
-                pen = QPen(color.darker(140))
-                pen.setCosmetic(True)
-                pen.setWidth(2)
-                painter.setPen(pen)
-                painter.setBrush(QBrush(faint))
-            else:
-                painter.setPen(cosmetic)
-                painter.setBrush(QBrush(color))
-            painter.drawRects(rects)
-        for category, rect in partial:
-            painter.setPen(cosmetic)
-            painter.setBrush(QBrush(QColor(CATEGORY_COLORS.get(category, "#b0b0b0"))))
-            painter.drawRect(rect)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        for i in sorted(self.highlight):
-            outline = QPen(QColor("#d62728"))
-            outline.setCosmetic(True)
-            outline.setWidth(2)
-            painter.setPen(outline)
-            painter.drawRect(QRectF(self.starts[i], -0.08, self.widths[i], 1.16))
-        if self.selected is not None and 0 <= self.selected < len(self.starts):
-            sel = QPen(QColor("#ff2d95"))
-            sel.setCosmetic(True)
-            sel.setWidth(3)
-            painter.setPen(sel)
-            painter.drawRect(QRectF(self.starts[self.selected], -0.12, self.widths[self.selected], 1.24))
-        painter.end()
-        return picture
+    def _visible_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, range | None]:
+        """(x, width, style, exact) of what to draw: the visible messages themselves (`exact` is
+        their index range), or one run per merged pixel span (`exact` is None)."""
+        n = len(self.starts)
+        view = self.getViewBox()
+        pixel = (self.pixelWidth() or 0.0) if view is not None else 0.0
+        if view is None or n == 0 or pixel <= 0:
+            return self.starts, self.widths, self.styles, range(n)
+        x0, x1 = view.viewRange()[0]
+        first = max(0, int(np.searchsorted(self.starts, x0, side="right")) - 1)
+        last = min(n, int(np.searchsorted(self.starts, x1, side="right")))
+        columns = int((x1 - x0) / pixel) + 1
+        if last - first <= 2 * columns:
+            return self.starts[first:last], self.widths[first:last], self.styles[first:last], range(first, last)
+        lo, hi = max(x0, 0.0), min(x1, self._bounds.width())
+        centres = lo + (np.arange(int((hi - lo) / pixel) + 1) + 0.5) * pixel
+        index = np.clip(np.searchsorted(self.starts, centres, side="right") - 1, 0, n - 1)
+        style = self.styles[index]
+        breaks = np.flatnonzero(np.diff(style)) + 1
+        run_starts = np.concatenate(([0], breaks))
+        run_ends = np.concatenate((breaks, [len(style)]))
+        xs = lo + run_starts * pixel
+        return xs, (run_ends - run_starts) * pixel, style[run_starts], None
 
     def paint(self, painter: QPainter, *args) -> None:
-        if self._picture is None:
-            self._picture = self._render()
-        self._picture.play(painter)
+        xs, ws, styles, exact = self._visible_segments()
+        groups: dict[int, list[QRectF]] = {}
+        dropped = {i for i, (_, d) in enumerate(self.style_keys) if d is Decision.DROPPED}
+        for x, w, s in zip(xs.tolist(), ws.tolist(), styles.tolist(), strict=True):
+            groups.setdefault(s, []).append(QRectF(x, 0.3, w, 0.4) if s in dropped else QRectF(x, 0.0, w, 1.0))
+        cosmetic = QPen(QColor(0, 0, 0, 0))
+        for style, rects in groups.items():
+            category, decision = self.style_keys[style]
+            self._fill(painter, rects, QColor(CATEGORY_COLORS.get(category, "#b0b0b0")), decision, cosmetic)
+        if exact is not None:
+            self._paint_truncated(painter, cosmetic, exact)
+            self._paint_separators(painter, xs)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for i in sorted(self.highlight):
+            if i < len(self.starts):
+                self._outline(painter, i, "#d62728", 2, 0.08)
+        if self.selected is not None and 0 <= self.selected < len(self.starts):
+            self._outline(painter, self.selected, "#ff2d95", 3, 0.12)
+
+    @staticmethod
+    def _fill(painter: QPainter, rects: list[QRectF], color: QColor, decision: Decision, cosmetic: QPen) -> None:
+        painter.setPen(cosmetic)
+        if decision is Decision.DROPPED:
+            color.setAlpha(60)
+        elif decision is Decision.SUMMARIZED:
+            faint = QColor(color)
+            faint.setAlpha(90)
+            painter.setBrush(QBrush(faint))
+            painter.drawRects(rects)
+            painter.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern))
+            painter.drawRects(rects)
+            return
+        elif decision is Decision.TRUNCATED:
+            color.setAlpha(80)
+        elif decision is Decision.REPLACED:
+            pen = QPen(color.darker(140))
+            pen.setCosmetic(True)
+            pen.setWidth(2)
+            painter.setPen(pen)
+            color.setAlpha(110)
+        painter.setBrush(QBrush(color))
+        painter.drawRects(rects)
+
+    def _paint_truncated(self, painter: QPainter, cosmetic: QPen, visible: range) -> None:
+        """A truncated message is filled up to the share of it that was sent."""
+        painter.setPen(cosmetic)
+        for i in visible:
+            if self.decisions[i] is Decision.TRUNCATED:
+                painter.setBrush(QBrush(QColor(CATEGORY_COLORS.get(self.categories[i], "#b0b0b0"))))
+                painter.drawRect(QRectF(float(self.starts[i]), 0.0, float(self.widths[i]) * self.fractions[i], 1.0))
+
+    def _paint_separators(self, painter: QPainter, xs: np.ndarray) -> None:
+        """Hairlines between neighbours once segments are wide enough to tell apart (>= 4 px)."""
+        pixel = self.pixelWidth() or 0.0
+        view = self.getViewBox()
+        if view is None or pixel <= 0 or len(xs) < 2:
+            return
+        x0, x1 = view.viewRange()[0]
+        if len(xs) * 4 > (x1 - x0) / pixel:
+            return
+        pen = QPen(QColor(plot_colors()[0]))
+        pen.setCosmetic(True)
+        pen.setWidth(1)
+        painter.setPen(pen)
+        painter.drawLines([QLineF(x, 0.0, x, 1.0) for x in xs[1:].tolist()])
+
+    def _outline(self, painter: QPainter, index: int, color: str, width: int, margin: float) -> None:
+        pen = QPen(QColor(color))
+        pen.setCosmetic(True)
+        pen.setWidth(width)
+        painter.setPen(pen)
+        painter.drawRect(QRectF(float(self.starts[index]), -margin, float(self.widths[index]), 1 + 2 * margin))
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(self._bounds.x(), -0.2, self._bounds.width(), 1.4)
@@ -155,60 +195,77 @@ class MessageStrip(pg.PlotWidget):
         self.setYRange(-0.25, 1.6, padding=0)
         self.setMinimumHeight(120)
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
-        self.markers: list[pg.GraphicsObject] = []
         self.plan: Plan | None = None
+        self._extent = 0.0
+        self._session: Session | None = None
+        # The markers live as long as the widget; a re-plan moves them or hides them.
+        self.tail_line = self._line("protected tail ▸", foreground, 0.78)
+        self.cut_line = self._line("cut ▸", "#d62728", 0.95)
+        self.summary_region = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(23, 190, 207, 40), pen=pg.mkPen("#17becf"))
+        self.summary_region.setZValue(-10)
+        self.summary_label = pg.TextItem("summarised", color="#17becf", anchor=(0, 0))
+        for item in (self.summary_region, self.summary_label):
+            item.setVisible(False)
+            self.addItem(item)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.setToolTip("Each segment is one message, as wide as its tokens. Scroll to zoom, drag to pan, click to select.")
 
+    @property
+    def markers(self) -> list[pg.GraphicsObject]:
+        """The markers currently shown (tail boundary, cut, summarised span)."""
+        return [m for m in (self.tail_line, self.cut_line, self.summary_region, self.summary_label) if m.isVisible()]
+
     def set_plan(self, session: Session | None, plan: Plan | None, highlight: set[int] | None = None) -> None:
         self.plan = plan
-        for marker in self.markers:
-            self.removeItem(marker)
-        self.markers = []
         if plan is None:
+            for marker in self.markers:
+                marker.setVisible(False)
             return
         self.item.set_data(plan, self.by_tokens, highlight)
-        self._add_markers(plan)
+        self._place_markers(plan)
         width = self.item._bounds.width()
-        self.setXRange(0, width, padding=0.01)
-        self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
-        self.getAxis("bottom").setLabel("cumulative tokens" if self.by_tokens else "message index")
+        new_session = session is not None and session is not self._session
+        if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
+            self._extent = width
+            self._session = session or self._session
+            self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
+            self.setXRange(0, width, padding=0.01)
+            self.getAxis("bottom").setLabel("cumulative tokens" if self.by_tokens else "message index")
 
     def _x_of(self, index: int) -> float:
-        return self.item.starts[index] if index < len(self.item.starts) else self.item._bounds.width()
+        return float(self.item.starts[index]) if index < len(self.item.starts) else self.item._bounds.width()
 
-    def _add_markers(self, plan: Plan) -> None:
-        _, foreground = plot_colors()
-        zones = [m.zone for m in plan.messages]
-        protected = next((i for i, z in enumerate(zones) if z in ("fresh_tail", "recent")), None)
+    def _place_markers(self, plan: Plan) -> None:
+        protected = next((m.index for m in plan.messages if m.zone in ("fresh_tail", "recent")), None)
+        self.tail_line.setVisible(protected is not None)
         if protected is not None:
-            self._line(self._x_of(protected), "protected tail ▸", foreground, 0.78)
+            self.tail_line.setPos(self._x_of(protected))
         cut = plan.extra.get("cut_index")
-        if cut is not None and cut < len(plan.messages):
-            self._line(self._x_of(cut) + self.item.widths[cut], "cut ▸", "#d62728", 0.95)
-        summarized = [m.index for m in plan.messages if m.decision is Decision.SUMMARIZED]
+        has_cut = cut is not None and cut < len(plan.messages)
+        self.cut_line.setVisible(has_cut)
+        if has_cut:
+            self.cut_line.setPos(self._x_of(cut) + float(self.item.widths[cut]))
+        summarized = [i for i, d in enumerate(self.item.decisions) if d is Decision.SUMMARIZED]
+        for item in (self.summary_region, self.summary_label):
+            item.setVisible(bool(summarized))
         if summarized:
-            region = pg.LinearRegionItem((self._x_of(summarized[0]), self._x_of(summarized[-1]) + self.item.widths[summarized[-1]]),
-                                         movable=False, brush=pg.mkBrush(23, 190, 207, 40), pen=pg.mkPen("#17becf"))
-            region.setZValue(-10)
-            self.addItem(region)
-            label = pg.TextItem("summarised", color="#17becf", anchor=(0, 0))
-            label.setPos(self._x_of(summarized[0]), 1.55)
-            self.addItem(label)
-            self.markers += [region, label]
+            self.summary_region.setRegion((self._x_of(summarized[0]), self._x_of(summarized[-1]) + float(self.item.widths[summarized[-1]])))
+            self.summary_label.setPos(self._x_of(summarized[0]), 1.55)
 
-    def _line(self, x: float, text: str, color: str, position: float) -> None:
+    def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.
-        line = pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine),
+        line = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine),
                                label=text, labelOpts={"position": position, "color": color, "anchors": [(1, 0.5), (1, 0.5)]})
+        line.setVisible(False)
         self.addItem(line)
-        self.markers.append(line)
+        return line
 
     def select(self, index: int | None) -> None:
         self.item.set_selected(index)
 
     def set_by_tokens(self, by_tokens: bool) -> None:
         self.by_tokens = by_tokens
+        self._extent = 0.0
         if self.plan is not None:
             self.set_plan(None, self.plan, self.item.highlight)
 

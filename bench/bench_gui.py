@@ -1,0 +1,110 @@
+"""From a parameter change to the repainted window, on a 10,000-message session (run by hand).
+
+    QT_QPA_PLATFORM=offscreen python bench/bench_gui.py [--messages 10000] [--changes 30]
+
+Goal: the whole round trip (re-plan on the worker, table/strip/pie/bars update, the paint events
+that follow, counted to show they happened) under one 60 Hz frame (16.7 ms) on this machine, reported against the plan
+time alone measured in the same run. Prints; never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench_engine import session_of  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from ctxviz.engine.planner import plan_session  # noqa: E402
+from ctxviz.gui.main_window import MainWindow  # noqa: E402
+
+FRAME_MS = 1000 / 60
+
+
+def wait_for(signal, timeout_ms: int = 60000) -> None:
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+    signal.disconnect(loop.quit)
+
+
+class PaintWatcher(QObject):
+    """Counts paint events, to show the measured interval really repainted the changed views."""
+
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__()
+        self.sink = sink
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.sink.append(type(obj).__name__)
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--changes", type=int, default=30)
+    args = parser.parse_args()
+
+    app = QApplication.instance() or QApplication([])
+    settings = QSettings(os.path.join(os.path.dirname(__file__), ".bench-settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings=settings)
+    window.resize(1500, 950)
+    window.show()
+    session = session_of(args.messages)
+    vm = window.vm
+    vm.set_session(session)
+    wait_for(vm.planReady)
+    app.processEvents()
+    window.repaint()
+
+    # The plan alone, warm caches, the same engine call the worker makes.
+    plan_ms = []
+    for i in range(args.changes):
+        params = vm.params.__class__(**{**vars(vm.params), "total": 20_000 + 37 * i})
+        t = time.perf_counter()
+        plan_session(session, vm.policy, params, vm.tokenizer, vm.store, None, vm.options)
+        plan_ms.append((time.perf_counter() - t) * 1000)
+
+    spin = window.params.editors["total"][1]
+    round_trip, update, paint, painted = [], [], [], []
+    painter_count: list[str] = []
+    watcher = PaintWatcher(painter_count)
+    app.installEventFilter(watcher)
+    for i in range(args.changes):
+        t0 = time.perf_counter()
+        spin.setValue(24_000 + 53 * i)  # exactly what a slider drag or a typed value does
+        wait_for(vm.planReady)  # the window's slots ran before this returns: table, strip, pie, bars
+        t1 = time.perf_counter()
+        painter_count.clear()
+        app.processEvents()  # pyqtgraph's deferred scene updates, then the paint events they post
+        t2 = time.perf_counter()
+        painted.append(len(painter_count))
+        if i == args.changes - 1 and os.environ.get("BENCH_VERBOSE"):
+            print("painted:", painter_count)
+        round_trip.append((t2 - t0) * 1000)
+        update.append((t1 - t0) * 1000)
+        paint.append((t2 - t1) * 1000)
+
+    med = statistics.median
+    print(f"GUI round trip on {args.messages:,} messages, {args.changes} parameter changes (medians):")
+    print(f"  plan alone (engine, warm cache)        {med(plan_ms):7.2f} ms")
+    print(f"  change -> plan shown (worker + slots)  {med(update):7.2f} ms")
+    print(f"  repaint of what changed                 {med(paint):7.2f} ms  ({med(painted):.0f} widgets painted)")
+    print(f"  change -> repainted window             {med(round_trip):7.2f} ms  = {med(round_trip) / med(plan_ms):.1f}x the plan alone, "
+          f"{med(round_trip) / FRAME_MS:.2f} of a 60 Hz frame (goal < 1)")
+    vm.shutdown()
+    window.close()
+
+
+if __name__ == "__main__":
+    main()
