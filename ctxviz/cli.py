@@ -305,10 +305,13 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from .gui.app import run
+    from .gui.app import has_display, run
 
-    if args.session:
-        load_session(args.session)  # a bad file is one line here too, before any window opens
+    if not args.screenshot and not has_display():
+        raise CtxvizError("gui: no display to open a window on (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
+                          "use --screenshot FILE.png, `ctxviz report`, or run under xvfb-run")
+    if args.session and args.screenshot:
+        load_session(args.session)  # a bad file is one line here; in a window it is a message box
     return run(args.session, args.screenshot, args.theme, args.policy, args.tab)
 
 

@@ -167,3 +167,11 @@ def test_export_gets_normal_permissions(capsys, tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert out_path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_gui_without_a_display_says_so_instead_of_hanging(capsys, monkeypatch):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    code, out, err = run(capsys, "gui", NATIVE)
+    assert code == 2 and "no display" in err and "--screenshot" in err and len(err.strip().splitlines()) == 1

@@ -8,6 +8,13 @@ import sys
 from ..errors import CtxvizError
 
 
+def has_display() -> bool:
+    """Whether a window can be shown: a display server, or a Qt platform the user chose (e.g. offscreen)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+
+
 def ensure_qt_platform() -> None:
     """Without a display Qt would abort the process; fall back to offscreen rendering."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):

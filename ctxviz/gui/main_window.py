@@ -577,6 +577,8 @@ class MainWindow(QMainWindow):
         if busy:
             self.progress_bar.setRange(0, 0)
             self.status_label.setText(message)
+        elif self.shown_plan is not None:
+            self._update_status(self.shown_plan)
 
     def _progress(self, done: int, total: int) -> None:
         self.progress_bar.show()

@@ -69,12 +69,26 @@ class TimelineView(QWidget):
         for kind, (ex, ey) in by_kind.items():
             self.plot.plot(ex, ey, pen=None, symbol="t", symbolSize=11, symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=kind.replace("_", " "))
         self.plot.addItem(self.cursor)
+        self._fit_range(timeline)
         self.slider.setEnabled(True)
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(timeline.turns) - 1)
         self.slider.setValue(len(timeline.turns) - 1)
         self.slider.blockSignals(False)
         self._describe(len(timeline.turns) - 1)
+
+    def _fit_range(self, timeline: Timeline) -> None:
+        """Scale to the sawtooth; a budget far above it would flatten the teeth, so it is then noted
+        in the title instead (pan or zoom out to see it)."""
+        peak = max(t.tokens_sent for t in timeline.turns)
+        budget = max(t.budget for t in timeline.turns)
+        if budget > 2.5 * peak > 0:
+            self.plot.setYRange(0, peak * 1.15, padding=0)
+            self.plot.setTitle(f"budget {budget:,} tokens, above the chart", color=self.foreground, size="9pt")
+        else:
+            self.plot.setYRange(0, max(peak, budget) * 1.08, padding=0)
+            self.plot.setTitle(None)
+        self.plot.setXRange(timeline.turns[0].index, timeline.turns[-1].index, padding=0.02)
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
