@@ -96,7 +96,7 @@ class ParamForm(QWidget):
                 spin.setKeyboardTracking(False)
                 slider.valueChanged.connect(lambda v, n=f.name, s=spin, fl=(base is float): self._from_slider(n, v, s, fl))
                 spin.valueChanged.connect(lambda v, n=f.name, sl=slider, fl=(base is float): self._from_spin(n, v, sl, fl))
-                spin.setMinimumWidth(96)
+                spin.setFixedWidth(112)  # one width for every field, so the sliders line up
                 slider.setMinimumWidth(60)
                 line.addWidget(slider, 1)
                 line.addWidget(spin)
