@@ -76,7 +76,7 @@ def test_changing_a_parameter_replans_table_strip_and_pie(qtbot, window, session
     assert slider.value() == 8000
     decisions = [window.model.index(r, 6).data() for r in range(window.model.rowCount())]
     assert decisions == [m.decision.value for m in after.messages]
-    assert window.strip.item.decisions == [m.decision for m in after.messages]
+    assert list(window.strip.item.decisions) == [m.decision for m in after.messages]
     expected = plan_session(load_session(session_file), "missy", {"total": 8000}, store=CountStore())
     assert after.totals == expected.totals
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from PySide6.QtCore import QAbstractProxyModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -59,20 +60,38 @@ class MessageTableModel(QAbstractTableModel):
         return values
 
     def cell(self, row: int, col: int, role: int) -> Any:
-        if self.plan is None:
+        """One cell; the view asks about eight roles per visible cell on every repaint, so the
+        common "nothing for this role" answer comes first and colours are built once."""
+        if self.plan is None or role not in _ROLES:
             return None
         m = self.plan.messages[row]
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return (m.index, m.id, m.role, str(m.category), f"{m.tokens:,}", f"{m.sent_tokens:,}", m.decision.value, m.zone, m.reason)[col]
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and col == 6:
-            return QBrush(QColor(DECISION_COLORS.get(m.decision.value, "#888888")).darker(115))
-        if role == Qt.ItemDataRole.DecorationRole and col == 3:
-            return QColor(CATEGORY_COLORS.get(str(m.category), "#b0b0b0"))
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return m.reason if col == 8 else self.texts[m.index][:600]
-        return None
+        if role == _ALIGN:
+            return _RIGHT if col in NUMERIC else None
+        if role == _FOREGROUND:
+            return _decision_brush(m.decision.value) if col == 6 else None
+        if role == _DECORATION:
+            return _category_color(str(m.category)) if col == 3 else None
+        return m.reason if col == 8 else self.texts[m.index][:600]  # tooltip
+
+
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
+_ROLES = frozenset({_DISPLAY, _ALIGN, _FOREGROUND, _DECORATION, int(Qt.ItemDataRole.ToolTipRole.value)})
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+
+
+@cache
+def _decision_brush(decision: str) -> QBrush:
+    return QBrush(QColor(DECISION_COLORS.get(decision, "#888888")).darker(115))
+
+
+@cache
+def _category_color(category: str) -> QColor:
+    return QColor(CATEGORY_COLORS.get(category, "#b0b0b0"))
 
 
 class MessageFilterProxy(QAbstractProxyModel):

@@ -184,8 +184,10 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     if cut is not None:
         # missy `break`s at the first misfit: older, smaller messages are never looked at.
         older = f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered"
+        # Thousands of identical records on a long session: build the tuples directly.
+        make = tuple.__new__
         for m in evictable[:position]:
-            decide(m, DROPPED, "evictable", older)
+            decisions[m.index] = make(MessagePlan, (m.index, m.id, m.role, m.category, tokens[m.index], DROPPED, "evictable", older, 0))
     kept_evictable.reverse()
 
     if new_message is not None:
@@ -216,17 +218,18 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         "history": history_budget,
     }
     total_used = sum(usage.values())
-    kept = [m for m in messages if m.sent]
-    dropped = [m for m in messages if not m.sent]
+    # missy only keeps or drops, so what is sent is exactly the messages kept above.
+    kept = system_messages + kept_evictable + fresh_tail + ([new_message] if new_message is not None else [])
+    kept_tokens = sum(tokens[m.index] for m in kept)
     totals = Totals(
         budget=budget.total,
         used=total_used,
-        kept=sum(m.tokens for m in kept),
-        dropped=sum(m.tokens for m in dropped),
+        kept=kept_tokens,
+        dropped=sum(tokens) - kept_tokens,
         # missy's reserves are not lent to other parts, so the context fits only if every part fits.
         fits=all(usage[part] <= allocation[part] for part in allocation),
         kept_messages=len(kept),
-        dropped_messages=len(dropped),
+        dropped_messages=len(messages) - len(kept),
     )
     return Plan(
         policy="missy",

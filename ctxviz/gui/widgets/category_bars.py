@@ -37,12 +37,9 @@ class CategoryBars(pg.PlotWidget):
             self.outline.setOpts(x=[], height=[])
             self.bars.setOpts(x=[], height=[], brushes=[])
             return
-        sent: dict[str, int] = {}
-        total: dict[str, int] = {}
-        for m in plan.messages:
-            key = str(m.category)
-            sent[key] = sent.get(key, 0) + m.sent_tokens
-            total[key] = total.get(key, 0) + m.tokens
+        by_category = plan.category_totals()
+        sent = {str(c): s for c, (s, _) in by_category.items()}
+        total = {str(c): t for c, (_, t) in by_category.items()}
         # Category budgets exist for the category policy; other policies show sent against all of it.
         budgets = dict(plan.allocation) if plan.policy == "categories" else {}
         names = [c for c in MAIN if c in total or c in budgets] + [c for c in total if c not in MAIN]

@@ -32,32 +32,41 @@ class StripItem(pg.GraphicsObject):
         super().__init__()
         self.starts: np.ndarray = np.zeros(0)
         self.widths: np.ndarray = np.zeros(0)
-        self.decisions: list[Decision] = []
-        self.categories: list[str] = []
-        self.fractions: list[float] = []
+        self.decisions: tuple[Decision, ...] = ()
+        self.categories: tuple[str, ...] = ()
+        self.fractions: np.ndarray = np.zeros(0)
         self.styles: np.ndarray = np.zeros(0, dtype=np.int32)
         self.style_keys: list[tuple[str, Decision]] = []
         self.highlight: set[int] = set()
         self.selected: int | None = None
-        self._tokens: list[int] = []
+        self._tokens: tuple[int, ...] = ()
         self._by_tokens = True
         self._bounds = QRectF(0, 0, 1, 1)
 
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
-        messages = plan.messages
-        tokens = [m.tokens for m in messages]
+        cols = plan.columns
+        tokens = cols.tokens
         if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != len(tokens):
             widths = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0) if by_tokens else np.ones(len(tokens))
             self.widths = widths
             self.starts = np.concatenate(([0.0], np.cumsum(widths)[:-1])) if len(widths) else np.zeros(0)
             self._tokens, self._by_tokens = tokens, by_tokens
-        self.decisions = [m.decision for m in messages]
-        self.categories = [str(m.category) for m in messages]
-        self.fractions = [min(1.0, m.sent_tokens / m.tokens) if m.tokens else 1.0 for m in messages]
-        keys: dict[tuple[str, Decision], int] = {}
-        self.styles = np.fromiter((keys.setdefault(k, len(keys)) for k in zip(self.categories, self.decisions, strict=True)),
-                                  dtype=np.int32, count=len(messages))
-        self.style_keys = list(keys)
+        self.decisions = cols.decision
+        self.categories = cols.category
+        counted = np.asarray(tokens, dtype=np.float64)
+        sent = np.asarray(cols.sent_tokens, dtype=np.float64)
+        self.fractions = np.where(counted > 0, np.minimum(1.0, sent / np.maximum(counted, 1.0)), 1.0)
+        # A style per (category, decision) pair, coded with numpy: building 10,000 Python pairs on
+        # every re-plan costs more than the plan itself.
+        category_ids = {c: i for i, c in enumerate(dict.fromkeys(self.categories))}
+        decision_ids = {d: i for i, d in enumerate(dict.fromkeys(self.decisions))}
+        n = len(tokens)
+        combined = np.fromiter(map(category_ids.__getitem__, self.categories), dtype=np.int32, count=n) * len(decision_ids)
+        combined += np.fromiter(map(decision_ids.__getitem__, self.decisions), dtype=np.int32, count=n)
+        codes, styles = np.unique(combined, return_inverse=True)
+        self.styles = styles.astype(np.int32, copy=False).reshape(-1)
+        categories, decisions = list(category_ids), list(decision_ids)
+        self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in codes.tolist()]
         self.highlight = highlight or set()
         self.prepareGeometryChange()
         end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
@@ -147,7 +156,7 @@ class StripItem(pg.GraphicsObject):
         painter.setPen(cosmetic)
         for i in visible:
             if self.decisions[i] is Decision.TRUNCATED:
-                painter.setBrush(QBrush(QColor(CATEGORY_COLORS.get(self.categories[i], "#b0b0b0"))))
+                painter.setBrush(QBrush(QColor(CATEGORY_COLORS.get(str(self.categories[i]), "#b0b0b0"))))
                 painter.drawRect(QRectF(float(self.starts[i]), 0.0, float(self.widths[i]) * self.fractions[i], 1.0))
 
     def _paint_separators(self, painter: QPainter, xs: np.ndarray) -> None:
@@ -236,7 +245,8 @@ class MessageStrip(pg.PlotWidget):
         return float(self.item.starts[index]) if index < len(self.item.starts) else self.item._bounds.width()
 
     def _place_markers(self, plan: Plan) -> None:
-        protected = next((m.index for m in plan.messages if m.zone in ("fresh_tail", "recent")), None)
+        zones = plan.columns.zone
+        protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in zones), default=None)
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
             self.tail_line.setPos(self._x_of(protected))
@@ -245,12 +255,15 @@ class MessageStrip(pg.PlotWidget):
         self.cut_line.setVisible(has_cut)
         if has_cut:
             self.cut_line.setPos(self._x_of(cut) + float(self.item.widths[cut]))
-        summarized = [i for i, d in enumerate(self.item.decisions) if d is Decision.SUMMARIZED]
+        decisions = self.item.decisions
+        has_summary = Decision.SUMMARIZED in decisions
         for item in (self.summary_region, self.summary_label):
-            item.setVisible(bool(summarized))
-        if summarized:
-            self.summary_region.setRegion((self._x_of(summarized[0]), self._x_of(summarized[-1]) + float(self.item.widths[summarized[-1]])))
-            self.summary_label.setPos(self._x_of(summarized[0]), 1.55)
+            item.setVisible(has_summary)
+        if has_summary:
+            first = decisions.index(Decision.SUMMARIZED)
+            last = len(decisions) - 1 - decisions[::-1].index(Decision.SUMMARIZED)
+            self.summary_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
+            self.summary_label.setPos(self._x_of(first), 1.55)
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.
