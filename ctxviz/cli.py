@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gui", help="open the desktop app")
     p.add_argument("session", nargs="?", help="session file to open")
     p.add_argument("--policy", default=None, help="policy to start with")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="start with this policy parameter (repeatable)")
+    p.add_argument("--config", help="start with the parameters of this YAML preset")
+    p.add_argument("--tokenizer", help="start with this tokenizer instead of the policy's own estimator")
     p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
     p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
     p.add_argument("--tab", type=int, default=0, help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
@@ -310,9 +313,12 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not args.screenshot and not has_display():
         raise CtxvizError("gui: no display to open a window on (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
                           "use --screenshot FILE.png, `ctxviz report`, or run under xvfb-run")
+    policy, params, tokenizer = args.policy, None, args.tokenizer
+    if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
+        policy, params, tokenizer = resolve_params(args, args.policy)
     if args.session and args.screenshot:
         load_session(args.session)  # a bad file is one line here; in a window it is a message box
-    return run(args.session, args.screenshot, args.theme, args.policy, args.tab)
+    return run(args.session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -175,3 +175,24 @@ def test_gui_without_a_display_says_so_instead_of_hanging(capsys, monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     code, out, err = run(capsys, "gui", NATIVE)
     assert code == 2 and "no display" in err and "--screenshot" in err and len(err.strip().splitlines()) == 1
+
+
+def test_gui_starts_with_preset_and_set_values(capsys, monkeypatch, tmp_path):
+    started = {}
+
+    def fake_run(session, screenshot, scheme, policy, tab, params=None, tokenizer=None):
+        started.update(policy=policy, params=params, tokenizer=tokenizer)
+        return 0
+
+    monkeypatch.setattr("ctxviz.gui.app.run", fake_run)
+    preset = resource_path("presets", "categories-later.yaml")
+    code, _, err = run(capsys, "gui", NATIVE, "--config", str(preset), "--set", "max_tokens=40000", "--screenshot", str(tmp_path / "s.png"))
+    assert code == 0, err
+    assert started["policy"] == "categories" and started["params"].max_tokens == 40000
+    assert started["params"].dialog_fraction == 0.4  # from the preset (the later 10/30/40/20 split)
+
+
+def test_gui_rejects_a_bad_parameter_before_opening_a_window(capsys, tmp_path):
+    code, _, err = run(capsys, "gui", NATIVE, "--set", "fresh_tail_count=-1", "--screenshot", str(tmp_path / "s.png"))
+    assert code == 2 and "fresh_tail_count" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s.png").exists()

@@ -69,3 +69,23 @@ def test_cli_simulate_json(capsys, tmp_path):
     assert len(doc["turns"]) == 30 and [e["turn"] for e in doc["events"] if e["kind"] == "summary"] == [9, 17, 25]
     assert main(["simulate", str(path), "--policy", "supyagent"]) == 0
     assert "events:" in capsys.readouterr().out
+
+
+def test_a_recorded_summary_exists_only_from_the_turn_it_was_written():
+    """A Claude Code compaction summary covers the messages before its boundary: replaying turn by
+    turn, the agent must see those messages raw until the boundary, then the summary instead."""
+    from dataclasses import replace
+
+    from ctxviz.engine.session import Summary
+
+    base = chat(12, words=200)
+    covered = tuple(m.id for m in base.messages[:8])
+    older = Summary(text="Earlier: the user set up the repo.", depth=1, messages_covered=30, covers=("old-1", "old-2"))
+    compact = Summary(text="Summary of steps 0-7: edited modules 0 to 7.", depth=1, messages_covered=8, covers=covered)
+    s = replace(base, summaries=(older, compact))
+    assert s.summary_start_turns == (0, 8)
+    tl = simulate(s, "mnesis", store=CountStore())
+    assert [len(tl.session_at(t).summaries) for t in (0, 7, 8, 11)] == [1, 1, 2, 2]
+    assert tl.turns[7].summarized == 0 and tl.turns[8].summarized == 8
+    assert tl.turns[8].tokens_sent < tl.turns[7].tokens_sent, "the sawtooth drops where the agent compacted"
+    assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")]

@@ -285,6 +285,22 @@ class Session:
     title: str = ""
 
     @cached_property
+    def summary_start_turns(self) -> tuple[int, ...]:
+        """For each recorded summary, the first message index at which it existed.
+
+        A summary that covers messages of this session (a Claude Code compaction covers
+        everything before its boundary) only exists once they are all past; one that covers
+        older messages not in the file was there from the start (0). A turn-by-turn replay must
+        not hand the agent a summary of messages it has not seen yet.
+        """
+        position = {m.id: m.index for m in self.messages}
+        starts = []
+        for summary in self.summaries:
+            covered = [position[c] for c in summary.covers if c in position]
+            starts.append(max(covered) + 1 if covered else 0)
+        return tuple(starts)
+
+    @cached_property
     def tool_pairs(self) -> tuple[tuple[int, int], ...]:
         """(tool call message index, tool result message index) for every answered call.
 

@@ -82,11 +82,13 @@ class Timeline:
 
 def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary]) -> Session:
     """Messages 0..index plus the summaries in force: supyagent's latest summary (and missy's latest
-    consolidation, and mnesis' condensed node, each absorb the earlier ones) replaces the rest."""
+    consolidation, and mnesis' condensed node, each absorb the earlier ones) replaces the rest.
+    The session's own summaries count from the turn they were written (`summary_start_turns`)."""
     if generated:
         summaries: tuple[Summary, ...] = (generated[-1],)
     else:
-        summaries = (*session.summaries, *generated)
+        starts = session.summary_start_turns  # `session` is the full session here: computed once
+        summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= index)
     return dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
 
 
@@ -122,6 +124,11 @@ def simulate(
         new_summary = _trigger(policy, prefix, plan, params, counts, summarizer, i, events)
         if new_summary is not None:
             generated.append(new_summary)
+        if not generated:
+            for k, start in enumerate(session.summary_start_turns):
+                if start == i and i > 0:
+                    events.append(Event(i, "compaction", f"the session's recorded summary #{k + 1} takes over messages 0-{i - 1}, "
+                                                         "as the agent compacted here"))
         if plan.extra.get("emergency_truncation"):
             events.append(Event(i, "emergency_truncation", plan.notes[0] if plan.notes else "emergency truncation"))
         if not plan.totals.fits:

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CtxvizError, UnknownNameError
 from ..resources import resource_path
+from .images import image_tokens
 
 
 @runtime_checkable
@@ -199,7 +200,8 @@ def count_openai_chat(messages: Iterable[Mapping[str, Any]], model: str = "gpt-4
     """The cookbook's `num_tokens_from_messages`: per message 3 + encoded values (+1 per name), +3 priming.
 
     Only string values are encoded, as in the cookbook; parts lists and tool calls are counted from
-    their text so the function never raises on real sessions.
+    their text so the function never raises on real sessions, and image parts by OpenAI's tile
+    rule (engine.images).
     """
     tok = tokenizer or TiktokenTokenizer(real_encoding_for_model(model))
     per_message, per_name = chat_overhead_for_model(model)
@@ -213,6 +215,10 @@ def count_openai_chat(messages: Iterable[Mapping[str, Any]], model: str = "gpt-4
                 for item in value:
                     if isinstance(item, Mapping) and item.get("type") == "text":
                         total += tok.count(str(item.get("text", "")))
+                    elif isinstance(item, Mapping) and item.get("type") == "image_url":
+                        image = item.get("image_url")
+                        image = image if isinstance(image, Mapping) else {"url": str(image or "")}
+                        total += image_tokens(str(image.get("url", "")), str(image.get("detail", "")))
                     elif isinstance(item, Mapping) and "function" in item:
                         fn = item["function"]
                         total += tok.count(str(fn.get("name", ""))) + tok.count(str(fn.get("arguments", "")))

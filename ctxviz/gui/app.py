@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from ..errors import CtxvizError
 
@@ -53,7 +54,7 @@ def render_window(window, path: str) -> None:
 
 
 def run(session: str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
-        tab: int = 0, size: tuple[int, int] = (1440, 900)) -> int:
+        tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None) -> int:
     app = application(scheme)
     from PySide6.QtCore import QSettings
 
@@ -63,6 +64,10 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
     window = MainWindow(settings=settings)
     if policy:
         window.vm.set_policy(policy)
+    if params is not None:
+        window.vm.set_params(params, policy)
+    if tokenizer:
+        window.vm.set_tokenizer(tokenizer)
     if screenshot:
         window.resize(*size)
         if session:

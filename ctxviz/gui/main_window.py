@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for col, width in enumerate((56, 110, 80, 100, 70, 70, 86, 96)):
+        for col, width in enumerate((46, 84, 68, 96, 60, 60, 72, 84)):
             header.resizeSection(col, width)
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 
@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
 
         self.detail = QTextBrowser()
         self.detail.setOpenExternalLinks(False)
-        self.detail.setPlaceholderText("Select a message in the table or the strip to see it whole, and why.")
+        self.detail.setPlaceholderText("Select a message to see it whole, and why.")
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.pie)
