@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="start with this policy parameter (repeatable)")
     p.add_argument("--config", help="start with the parameters of this YAML preset")
     p.add_argument("--tokenizer", help="start with this tokenizer instead of the policy's own estimator")
+    p.add_argument("--compare", metavar="POLICY", help="fill the Compare tab with this policy as B (and run it for --screenshot)")
+    p.add_argument("--compare-set", action="append", default=[], metavar="KEY=VALUE", help="a parameter of B (repeatable)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
     p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
     p.add_argument("--tab", type=int, default=0, help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
@@ -318,7 +320,12 @@ def cmd_gui(args: argparse.Namespace) -> int:
         policy, params, tokenizer = resolve_params(args, args.policy)
     if args.session and args.screenshot:
         load_session(args.session)  # a bad file is one line here; in a window it is a message box
-    return run(args.session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer)
+    compare_with = None
+    if args.compare or args.compare_set:
+        compare_policy = args.compare or policy or "missy"
+        get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
+        compare_with = (compare_policy, " ".join(args.compare_set))
+    return run(args.session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

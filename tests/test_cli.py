@@ -180,7 +180,7 @@ def test_gui_without_a_display_says_so_instead_of_hanging(capsys, monkeypatch):
 def test_gui_starts_with_preset_and_set_values(capsys, monkeypatch, tmp_path):
     started = {}
 
-    def fake_run(session, screenshot, scheme, policy, tab, params=None, tokenizer=None):
+    def fake_run(session, screenshot, scheme, policy, tab, params=None, tokenizer=None, **_):
         started.update(policy=policy, params=params, tokenizer=tokenizer)
         return 0
 

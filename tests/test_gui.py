@@ -135,6 +135,23 @@ def test_timeline_scrub_shows_the_context_at_a_turn(qtbot, window, session_file)
     assert "Turn 10" in window.timeline.label.text()
 
 
+def test_timeline_overlays_what_the_provider_reported(qtbot, window):
+    """A Claude Code log carries the real window fill per call: the chart shows it beside the replay,
+    and the replay drops where the agent compacted."""
+    sample = str(Path(__file__).parent.parent / "sample_sessions" / "claude_code_compaction.jsonl")
+    open_and_wait(qtbot, window, sample)
+    with qtbot.waitSignal(window.vm.timelineReady, timeout=30000):
+        window.simulate()
+    names = [item.name() for item in window.timeline.plot.listDataItems()]
+    assert "reported by the provider" in names and "compaction" in names
+    boundary = window.vm.session.compactions[0].before_index
+    turn = next(m.index for m in window.vm.session.messages if m.index > boundary and m.usage is not None)
+    with qtbot.waitSignal(window.vm.planReady, timeout=5000):
+        window.timeline.slider.setValue(turn)
+    usage = window.vm.session.messages[turn].usage
+    assert f"the provider reported {usage.window_fill:,}" in window.timeline.label.text()
+
+
 def test_compare_highlights_differences(qtbot, window, session_file):
     open_and_wait(qtbot, window, session_file)
     window.compare.policy.setCurrentText("missy")

@@ -54,7 +54,8 @@ def render_window(window, path: str) -> None:
 
 
 def run(session: str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
-        tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None) -> int:
+        tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None,
+        compare: tuple[str, str] | None = None) -> int:
     app = application(scheme)
     from PySide6.QtCore import QSettings
 
@@ -68,6 +69,8 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
         window.vm.set_params(params, policy)
     if tokenizer:
         window.vm.set_tokenizer(tokenizer)
+    if compare is not None:
+        window.compare.set_request(*compare)
     if screenshot:
         window.resize(*size)
         if session:
@@ -77,6 +80,10 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
             window.vm.wait()
             app.processEvents()
             window.vm.plan_now()
+            if compare is not None:
+                window.compare.request()
+                window.vm.wait()
+                app.processEvents()
             if tab == 1:
                 window.vm.timeline = None
                 window.tabs.setCurrentIndex(1)

@@ -106,12 +106,17 @@ def summary_message(summary: Summary) -> dict[str, Any]:
 
 
 def summary_last_index(summary: Summary, history: list[Message]) -> int:
-    """`last_message_idx` in the history list: the newest covered message, else messages_covered - 1."""
+    """`last_message_idx` in the history list: the newest covered message.
+
+    supyagent's summary knows only an index into its own history. A ctxviz summary names the
+    messages it covers: when none of them is in this session it summarises what came before the
+    file, so nothing here is covered (-1) and every message counts as "since the summary". Only a
+    summary without `covers` falls back to its `messages_covered` as that index.
+    """
     if summary.covers:
         positions = {m.id: i for i, m in enumerate(history)}
         found = [positions[c] for c in summary.covers if c in positions]
-        if found:
-            return max(found)
+        return max(found) if found else -1
     return summary.messages_covered - 1
 
 

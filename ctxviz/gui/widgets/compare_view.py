@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -43,15 +44,32 @@ class CompareView(QWidget):
         self.strip_b = MessageStrip()
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["#", "A", "B", "A's reason", "B's reason"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        for col in (3, 4):  # the reasons share the width; hover shows a long one whole
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        # The strips stay out of the way until there is something to compare.
+        self.strips = QWidget()
+        strips = QVBoxLayout(self.strips)
+        strips.setContentsMargins(0, 0, 0, 0)
+        for label, strip in (("A (current view)", self.strip_a), ("B", self.strip_b)):
+            strip.setFixedHeight(150)
+            strips.addWidget(QLabel(label))
+            strips.addWidget(strip)
+        self.strips.setVisible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.summary)
-        layout.addWidget(QLabel("A"))
-        layout.addWidget(self.strip_a)
-        layout.addWidget(QLabel("B"))
-        layout.addWidget(self.strip_b)
+        layout.addWidget(self.strips)
         layout.addWidget(self.table, 1)
+
+    def set_request(self, policy: str, overrides: str) -> None:
+        """Fill in B (the app's `--compare` options) without running it."""
+        self.policy.setCurrentText(policy)
+        self.overrides.setText(overrides)
+
+    def request(self) -> None:
+        self._request()
 
     def _request(self) -> None:
         overrides = {}
@@ -69,8 +87,13 @@ class CompareView(QWidget):
         self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages} sent  |  "
                              f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages} sent  |  "
                              f"{len(diffs)} messages decided differently (outlined in red)")
+        self.strips.setVisible(True)
         self.table.setRowCount(len(diffs))
         for row, d in enumerate(diffs):
             for col, text in enumerate((str(d.index), d.a.decision.value, d.b.decision.value, d.a.reason, d.b.reason)):
-                self.table.setItem(row, col, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
+                item = QTableWidgetItem(text)
+                if col >= 3:
+                    item.setToolTip(text)
+                self.table.setItem(row, col, item)
+        for col in (0, 1, 2):
+            self.table.resizeColumnToContents(col)

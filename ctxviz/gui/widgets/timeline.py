@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from ...engine.simulate import Timeline
@@ -28,7 +29,10 @@ class TimelineView(QWidget):
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).setPen(self.foreground)
             self.plot.getAxis(axis).setTextPen(self.foreground)
-        self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground)
+        # Opaque, so the budget line or the curve never runs through the legend's text.
+        legend_pen = QColor(self.foreground)
+        legend_pen.setAlpha(90)
+        self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
@@ -58,6 +62,13 @@ class TimelineView(QWidget):
         xs = [t.index for t in timeline.turns]
         self.plot.plot(xs, [t.tokens_sent for t in timeline.turns], pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
         self.plot.plot(xs, [t.budget for t in timeline.turns], pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
+        reported = self.reported_usage(timeline)
+        if reported:
+            # What the provider billed for each call (Claude Code's ground truth), against the replay.
+            # A single point gets no line (an empty path is invalid SVG in the report).
+            line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
+            self.plot.plot([i for i, _ in reported], [v for _, v in reported], pen=line,
+                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush="#ff7f0e", name="reported by the provider")
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for t in timeline.turns:
             for e in t.events:
@@ -77,10 +88,15 @@ class TimelineView(QWidget):
         self.slider.blockSignals(False)
         self._describe(len(timeline.turns) - 1)
 
+    @staticmethod
+    def reported_usage(timeline: Timeline) -> list[tuple[int, int]]:
+        """(message index, input + cache tokens) for every message whose log carries the provider's usage."""
+        return [(m.index, m.usage.window_fill) for m in timeline.session.messages if m.usage is not None and m.usage.window_fill]
+
     def _fit_range(self, timeline: Timeline) -> None:
         """Scale to the sawtooth; a budget far above it would flatten the teeth, so it is then noted
         in the title instead (pan or zoom out to see it)."""
-        peak = max(t.tokens_sent for t in timeline.turns)
+        peak = max([t.tokens_sent for t in timeline.turns] + [v for _, v in self.reported_usage(timeline)])
         budget = max(t.budget for t in timeline.turns)
         if budget > 2.5 * peak > 0:
             self.plot.setYRange(0, peak * 1.15, padding=0)
@@ -96,7 +112,9 @@ class TimelineView(QWidget):
         t = self.timeline.turns[turn]
         self.cursor.setPos(t.index)
         events = "; ".join(f"{e.kind}: {e.message}" for e in t.events) or "no event"
-        self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent, {t.kept} kept, {t.dropped} dropped, "
+        usage = self.timeline.session.messages[t.index].usage
+        reported = f" (the provider reported {usage.window_fill:,} for this call)" if usage is not None and usage.window_fill else ""
+        self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
                            f"{t.summarized} summarised, {t.truncated} cut — {events}")
 
     def _moved(self, turn: int) -> None:
