@@ -1,5 +1,7 @@
 """supyagent's ContextManager: policies.md section 2.7 golden cases and hand-computed builds."""
 
+from dataclasses import replace
+
 import pytest
 
 from ctxviz.engine.plan import Decision
@@ -124,3 +126,19 @@ def test_trim_protected_tail_option():
     plan = plan_session(s, "supyagent", {"context_limit": 900, "response_reserve": 0, "min_recent_messages": 3, "trim_protected_tail": True})
     assert [m.decision for m in plan.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
     assert plan.totals.fits and not plan.extra["emergency_truncation"]
+
+
+def test_a_summary_of_messages_before_the_file_covers_none_of_it():
+    """covers naming ids that are not in the session means the summary predates it: every message
+    here is "since the summary", none is summarised; without covers, messages_covered is the index."""
+    from ctxviz.engine.policies.supyagent import summary_last_index
+
+    s = session(*[("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(12)])
+    history = list(s.messages)
+    earlier = Summary(text="what happened last week", messages_covered=79, covers=("old-1", "old-2"))
+    assert summary_last_index(earlier, history) == -1
+    assert summary_last_index(Summary(text="x", messages_covered=5), history) == 4
+    assert summary_last_index(Summary(text="x", messages_covered=3, covers=("m0", "m1", "m2")), history) == 2
+    plan = plan_session(replace(s, summaries=(earlier,)), "supyagent")
+    assert plan.summaries[0].decision is Decision.KEPT
+    assert not plan.by_decision(Decision.SUMMARIZED)
