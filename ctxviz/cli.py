@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-set", action="append", default=[], metavar="KEY=VALUE", help="a parameter of B (repeatable)")
     p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
     p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
-    p.add_argument("--tab", type=int, default=0, help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
+    p.add_argument("--tab", type=int, default=0, choices=range(4), help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
 
     p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
     _add_plan_options(p)
