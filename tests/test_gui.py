@@ -103,15 +103,33 @@ def test_select_a_dropped_message_shows_why(qtbot, window, session_file):
 def test_filters_and_search(qtbot, window, session_file):
     open_and_wait(qtbot, window, session_file)
     window.role_filter.setCurrentText("tool")
-    assert window.proxy.rowCount() == sum(1 for m in window.vm.plan.messages if m.role == "tool")
+    assert window.model.rowCount() == sum(1 for m in window.vm.plan.messages if m.role == "tool")
     window.role_filter.setCurrentText("all roles")
     window.decision_filter.setCurrentText("kept")
-    assert window.proxy.rowCount() == window.vm.plan.totals.kept_messages
+    assert window.model.rowCount() == window.vm.plan.totals.kept_messages
     window.decision_filter.setCurrentText("all decisions")
     window.search.setText("mod_27.py")
-    assert window.proxy.rowCount() >= 1
-    rows = {window.proxy.index(r, 0).data() for r in range(window.proxy.rowCount())}
+    assert window.model.rowCount() >= 1
+    rows = {window.model.index(r, 0).data() for r in range(window.model.rowCount())}
     assert 28 in rows or 29 in rows
+
+
+def test_sorting_and_filtering_keep_the_selected_message(qtbot, window, session_file):
+    open_and_wait(qtbot, window, session_file)
+    plan = window.vm.plan
+    tool = next(m.index for m in plan.messages if m.role == "tool" and m.index > 20)
+    window.select_message(tool)
+    window.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)  # tokens, largest first
+    tokens = [int(window.model.index(r, 4).data().replace(",", "")) for r in range(window.model.rowCount())]
+    assert tokens == sorted(tokens, reverse=True)
+    current = window.table.currentIndex()
+    assert window.model.message_index(current.row()) == tool
+    window.role_filter.setCurrentText("tool")
+    assert window.model.message_index(window.table.currentIndex().row()) == tool
+    assert window.detail.toPlainText().startswith(f"#{tool}")
+    window.role_filter.setCurrentText("all roles")
+    window.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    assert [window.model.index(r, 0).data() for r in range(3)] == [0, 1, 2]
 
 
 def test_policy_switch_rebuilds_the_parameter_panel(qtbot, window, session_file):

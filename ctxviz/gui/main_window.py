@@ -44,7 +44,7 @@ from ..io.config import dump_preset, load_preset
 from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
-from .models import MessageFilterProxy, MessageTableModel
+from .models import MessageTableModel
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -82,11 +82,9 @@ class MainWindow(QMainWindow):
         self.pie = BudgetPie()
         self.bars = CategoryBars()
         self.strip = MessageStrip()
-        self.model = MessageTableModel(self)
-        self.proxy = MessageFilterProxy(self)
-        self.proxy.setSourceModel(self.model)
+        self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
         self.table = QTableView()
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
@@ -486,11 +484,11 @@ class MainWindow(QMainWindow):
         """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
         if self.selected is None:
             return
-        proxy_index = self.proxy.mapFromSource(self.model.index(self.selected, 0))
-        if proxy_index.isValid():
+        row = self.model.view_row(self.selected)
+        if row is not None:
             selection = self.table.selectionModel()
             selection.blockSignals(True)
-            self.table.setCurrentIndex(proxy_index)
+            self.table.setCurrentIndex(self.model.index(row, 0))
             selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
@@ -522,24 +520,23 @@ class MainWindow(QMainWindow):
         return export_text(self.shown_plan, self.shown_session, self.context_format.currentText())
 
     def _filter(self, **kwargs: Any) -> None:
-        self.proxy.set_filters(**kwargs)
+        self.model.set_filters(**kwargs)
+        self._restore_table_selection()
         self._update_count()
 
     def _update_count(self) -> None:
-        total = self.model.rowCount()
-        self.count_label.setText(f"{self.proxy.rowCount():,} of {total:,}")
+        self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
 
     def _row_selected(self, current, _previous) -> None:
         if current.isValid():
-            index = self.proxy.mapToSource(current).row()
-            self._show_detail(index)
+            self._show_detail(self.model.message_index(current.row()))
 
     def select_message(self, index: int) -> None:
-        source = self.model.index(index, 0)
-        proxy_index = self.proxy.mapFromSource(source)
-        if proxy_index.isValid():
-            self.table.setCurrentIndex(proxy_index)
-            self.table.scrollTo(proxy_index)
+        row = self.model.view_row(index)
+        if row is not None:
+            cell = self.model.index(row, 0)
+            self.table.setCurrentIndex(cell)
+            self.table.scrollTo(cell)
         self._show_detail(index)
 
     def _show_detail(self, index: int) -> None:

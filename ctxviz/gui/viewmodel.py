@@ -165,6 +165,7 @@ class ContextViewModel(QObject):
         def job() -> None:
             try:
                 plan = plan_session(session, policy, params, tokenizer, self.store, progress, options)
+                plan.columns  # noqa: B018  (transposed here, off the GUI thread, for the views that read it)
             except CtxvizError as exc:
                 self._failed.emit(generation, str(exc))
             except Exception as exc:
