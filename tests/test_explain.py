@@ -5,7 +5,7 @@ import json
 
 from ctxviz.cli import main
 from ctxviz.engine.counting import CountStore
-from ctxviz.engine.explain import compare, why
+from ctxviz.engine.explain import Cancelled, compare, why
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
@@ -69,3 +69,17 @@ def test_cli_compare_and_why(capsys, tmp_path):
     assert main(["compare", str(path), "--policy", "missy", "--policy", "supyagent"]) == 0
     assert main(["why", str(path), "--message", "nope"]) == 2
     assert main(["compare", str(path)]) == 2
+
+
+def test_a_why_search_can_be_abandoned():
+    params = get_policy("missy").make_params(PARAMS)
+    base = plan_session(S, "missy", params, store=CountStore())
+    target = [m.index for m in base.messages if m.decision is Decision.DROPPED][-1]
+    asked = []
+    try:
+        why(S, "missy", params, counts_for(), target, should_stop=lambda: asked.append(1) or len(asked) > 3)
+    except Cancelled:
+        pass
+    else:
+        raise AssertionError("the search ran to the end although it was asked to stop")
+    assert len(asked) == 4

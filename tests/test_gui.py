@@ -95,9 +95,28 @@ def test_select_a_dropped_message_shows_why(qtbot, window, session_file):
     dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
     with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
         window.select_message(dropped)
-    qtbot.waitUntil(lambda: "What would keep it" in window.detail.toPlainText())
-    assert window.vm.plan.messages[dropped].reason in window.detail.toPlainText()
+    qtbot.waitUntil(lambda: "What would keep it" in window.detail_text())
+    assert window.vm.plan.messages[dropped].reason in window.detail_text()
     assert window.strip.item.selected == dropped
+
+
+def test_dragging_with_a_dropped_message_selected_searches_why_once_it_settles(qtbot, window, session_file, monkeypatch):
+    """Each "why" search re-plans hundreds of times: a drag must not start one per step."""
+    open_and_wait(qtbot, window, session_file)
+    dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
+    with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
+        window.select_message(dropped)
+    requests, layouts = [], []
+    original = window.vm.request_explanation
+    monkeypatch.setattr(window.vm, "request_explanation", lambda index: (requests.append(index), original(index)))
+    monkeypatch.setattr(window.detail, "setHtml", layouts.append)
+    for total in range(30_000, 30_600, 60):
+        window.vm.set_param("total", total)
+        window.vm.wait()
+        qtbot.wait(5)
+    assert requests == []  # none while the values keep changing
+    qtbot.waitUntil(lambda: requests == [dropped], timeout=3000)
+    assert layouts == []  # the message body was not laid out again on any step
 
 
 def test_filters_and_search(qtbot, window, session_file):
@@ -126,7 +145,7 @@ def test_sorting_and_filtering_keep_the_selected_message(qtbot, window, session_
     assert window.model.message_index(current.row()) == tool
     window.role_filter.setCurrentText("tool")
     assert window.model.message_index(window.table.currentIndex().row()) == tool
-    assert window.detail.toPlainText().startswith(f"#{tool}")
+    assert window.detail_text().startswith(f"#{tool}")
     window.role_filter.setCurrentText("all roles")
     window.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
     assert [window.model.index(r, 0).data() for r in range(3)] == [0, 1, 2]

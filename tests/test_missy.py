@@ -182,3 +182,24 @@ def test_trim_protected_tail_option_trims_oldest_first():
     assert [m.decision for m in plan.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
     assert plan.totals.fits and plan.usage["history"] == 51
     assert "trim_protected_tail" in plan.messages[0].reason
+
+
+def test_shared_records_for_the_messages_older_than_the_cut_stay_correct():
+    """Records older than the cut are memoised per (session, counts, cut): a re-plan may share
+    them, but a different tokenizer or a different cut must never see another plan's records."""
+    from ctxviz.engine.policies import missy
+
+    s = session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * (40 + i % 13)) for i in range(400)])
+    store = CountStore()
+    first = plan_session(s, "missy", {"total": 12000}, store=store)
+    again = plan_session(s, "missy", {"total": 12010}, store=store)
+    cut = first.extra["cut_index"]
+    assert again.extra["cut_index"] == cut and again.messages[0] is first.messages[0]
+    missy._OLDER_CACHE.clear()
+    assert plan_session(s, "missy", {"total": 12010}, store=CountStore()).messages == again.messages
+    other = plan_session(s, "missy", {"total": 12000}, tokenizer="o200k_base", store=store)
+    counts = store.get(s, get_policy("missy").scheme("o200k_base", s.model))
+    assert [m.tokens for m in other.messages] == list(counts.message_tokens)
+    moved = plan_session(s, "missy", {"total": 9000}, store=store)
+    assert moved.extra["cut_index"] != cut
+    assert f"(#{moved.extra['cut_index']})" in moved.messages[0].reason

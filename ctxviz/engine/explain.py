@@ -8,6 +8,7 @@ and every quirk.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,9 +80,17 @@ def _numeric_fields(policy: Policy[Any]) -> list[tuple[str, type]]:
     return out
 
 
-def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, message: int, max_probes: int = 400) -> Explanation:
+class Cancelled(Exception):
+    """Raised inside a long search when its caller no longer wants the answer."""
+
+
+def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, message: int, max_probes: int = 400,
+        should_stop: Callable[[], bool] | None = None) -> Explanation:
     """The decision on `message` and, if it is not sent, the smallest change of each numeric
-    parameter (all others unchanged) that would send it."""
+    parameter (all others unchanged) that would send it.
+
+    The search re-plans hundreds of times; `should_stop` is asked before each probe so an app can
+    abandon a search whose answer went stale (the user moved a slider again)."""
     policy = get_policy(policy_name)
     base_plan = policy.plan(session, params, counts)
     target = base_plan.messages[message]
@@ -92,6 +101,8 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
     def sent_with(name: str, value: Any) -> bool | None:
         nonlocal probes
         probes += 1
+        if should_stop is not None and should_stop():
+            raise Cancelled
         try:
             candidate = dataclasses.replace(params, **{name: value})
         except (ValueError, ParameterError):

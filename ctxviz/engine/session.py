@@ -285,6 +285,11 @@ class Session:
     title: str = ""
 
     @cached_property
+    def system_and_history(self) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+        """(system-role messages, all the others), split once: every re-plan needs both."""
+        return tuple(m for m in self.messages if m.role == "system"), tuple(m for m in self.messages if m.role != "system")
+
+    @cached_property
     def summary_start_turns(self) -> tuple[int, ...]:
         """For each recorded summary, the first message index at which it existed.
 

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import QGuiApplication, QIcon, QKeySequence, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -50,6 +50,7 @@ from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
 from .widgets.message_strip import MessageStrip
+from .widgets.message_table import MessageTableView
 from .widgets.param_form import ParamForm
 from .widgets.timeline import TimelineView
 
@@ -83,7 +84,7 @@ class MainWindow(QMainWindow):
         self.bars = CategoryBars()
         self.strip = MessageStrip()
         self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
-        self.table = QTableView()
+        self.table = MessageTableView()
         self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
@@ -121,9 +122,32 @@ class MainWindow(QMainWindow):
         tl.addLayout(filters)
         tl.addWidget(self.table)
 
+        # The decision and the "why" answer change on every re-plan; the message body does not, and
+        # laying out a long tool output again on each slider step would stall the drag.
+        self.detail_head = QLabel()
+        self.detail_head.setWordWrap(True)
+        self.detail_head.setTextFormat(Qt.TextFormat.RichText)
+        self.detail_head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_head.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail_head.setContentsMargins(6, 2, 6, 2)
         self.detail = QTextBrowser()
         self.detail.setOpenExternalLinks(False)
         self.detail.setPlaceholderText("Select a message to see it whole, and why.")
+        detail_box = QWidget()
+        dl = QVBoxLayout(detail_box)
+        dl.setContentsMargins(0, 0, 0, 0)
+        dl.setSpacing(2)
+        dl.addWidget(self.detail_head)
+        dl.addWidget(self.detail, 1)
+        self._detail_key: tuple[int, int] | None = None
+        self._detail_record: Any = None
+        self._detail_head_html = ""
+        self._why_html = ""
+        # A re-plan asks "why" again only once the parameters settle: each search re-plans hundreds of times.
+        self._why_timer = QTimer(self)
+        self._why_timer.setSingleShot(True)
+        self._why_timer.setInterval(250)
+        self._why_timer.timeout.connect(self._request_why)
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.pie)
@@ -131,7 +155,7 @@ class MainWindow(QMainWindow):
         top.setSizes([560, 440])
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(table_box)
-        lower.addWidget(self.detail)
+        lower.addWidget(detail_box)
         lower.setSizes([820, 420])
         overview = QSplitter(Qt.Orientation.Vertical)
         overview.addWidget(top)
@@ -478,7 +502,7 @@ class MainWindow(QMainWindow):
         self._render_context()
         self._update_status(plan)
         if self.selected is not None and self.selected < len(plan.messages):
-            self._show_detail(self.selected)
+            self._show_detail(self.selected, replanned=True)
 
     def _restore_table_selection(self) -> None:
         """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
@@ -539,35 +563,60 @@ class MainWindow(QMainWindow):
             self.table.scrollTo(cell)
         self._show_detail(index)
 
-    def _show_detail(self, index: int) -> None:
+    def _show_detail(self, index: int, replanned: bool = False) -> None:
+        """Show message `index`: its body once, its decision whenever it changes, and the smallest
+        change that would keep it (searched at once for a click, after a pause for a re-plan)."""
         if self.shown_plan is None or self.shown_session is None or index >= len(self.shown_plan.messages):
             return
         self.selected = index
         self.strip.select(index)
         m = self.shown_plan.messages[index]
         message = self.shown_session.messages[index]
-        body = html.escape(message.text) or "<i>(no text)</i>"
-        calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
-        self._detail_head = (
-            f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
-            f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
-            f"<p>{html.escape(m.reason)}</p>"
-        )
-        self._detail_tail = (f"<ul>{calls}</ul>" if calls else "") + f"<hr><pre style='white-space: pre-wrap'>{body}</pre>"
+        key = (id(self.shown_session), index)
+        if key != self._detail_key:
+            self._detail_key, self._detail_record = key, None
+            body = html.escape(message.text) or "<i>(no text)</i>"
+            calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
+            self.detail.setHtml((f"<ul>{calls}</ul>" if calls else "") + f"<pre style='white-space: pre-wrap'>{body}</pre>")
         searching = not m.sent and self.shown_session is self.vm.session
-        self._set_detail("<p><i>Searching for the smallest change that would keep it…</i></p>" if searching else "")
-        if searching:
-            self.vm.request_explanation(index)
+        if m != self._detail_record:
+            self._detail_record = m
+            self._detail_head_html = (
+                f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
+                f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+                f"<p>{html.escape(m.reason)}</p>"
+            )
+            self._why_html = "<p><i>Searching for the smallest change that would keep it…</i></p>" if searching else ""
+            self._render_detail_head()
+        self.vm.cancel_explanation()
+        if not searching:
+            self._why_timer.stop()
+        elif replanned:
+            self._why_timer.start()
+        else:
+            self._request_why()
 
-    def _set_detail(self, why_html: str) -> None:
-        self.detail.setHtml(self._detail_head + why_html + self._detail_tail)
+    def _request_why(self) -> None:
+        self._why_timer.stop()
+        if self.selected is not None:
+            self.vm.request_explanation(self.selected)
+
+    def _render_detail_head(self) -> None:
+        self.detail_head.setText(self._detail_head_html + self._why_html + "<hr>")
+
+    def detail_text(self) -> str:
+        """The detail panel as plain text: decision, reason, the "why" answer, then the message."""
+        document = QTextDocument()
+        document.setHtml(self._detail_head_html + self._why_html)
+        return document.toPlainText() + "\n" + self.detail.toPlainText()
 
     def _show_explanation(self, explanation: Explanation) -> None:
         if self.selected != explanation.message.index:
             return
         text = describe(explanation).split("\n", 1)
         answer = html.escape(text[1]) if len(text) > 1 else ""
-        self._set_detail(f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else "")
+        self._why_html = f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else ""
+        self._render_detail_head()
 
     def _busy(self, busy: bool, message: str) -> None:
         self.progress_bar.setVisible(busy)

@@ -11,6 +11,8 @@ own `index()` and `flags()` stay in C++.
 from __future__ import annotations
 
 from functools import cache
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -43,9 +45,24 @@ class MessageTableModel(QAbstractTableModel):
         self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[int] = []  # message indices in view order
         self._position: dict[int, int] | None = None  # message index -> view row, built on demand
+        self._identity = True  # rows are 0..n-1 in order: no lookup needed
 
     # --- inputs -------------------------------------------------------------------------------
     def set_plan(self, session: Session | None, plan: Plan | None) -> None:
+        old = self.plan
+        if (old is not None and plan is not None and session is not None and session is self._texts_of
+                and len(old.messages) == len(plan.messages)):
+            # A re-plan of the same session: when the rows stay the same, tell the view which
+            # messages changed, so it repaints only those it shows (often none) instead of all.
+            old_rows, old_position = self.rows, self._position
+            self.plan = plan
+            if not self._identity:  # filters and sorting may depend on what changed
+                self._order()
+            if self.rows == old_rows:
+                self.rows, self._position = old_rows, old_position  # same rows, same lookup
+                self._announce_changes(old, plan)
+                return
+            self.plan, self.rows, self._position = old, old_rows, None
         self.beginResetModel()
         self.plan = plan
         if session is None or plan is None:
@@ -54,6 +71,23 @@ class MessageTableModel(QAbstractTableModel):
             self.texts, self._texts_of = [m.text for m in session.messages], session
         self._order()
         self.endResetModel()
+
+    def _announce_changes(self, old: Plan, new: Plan) -> None:
+        changed = list(compress(range(len(new.messages)), map(ne, old.messages, new.messages)))
+        if not changed:
+            return
+        rows = sorted(r for r in map(self.view_row, changed) if r is not None)
+        runs: list[tuple[int, int]] = []
+        for r in rows:
+            if runs and r == runs[-1][1] + 1:
+                runs[-1] = (runs[-1][0], r)
+            else:
+                runs.append((r, r))
+        if len(runs) > 64:  # scattered changes: one range; the view still repaints only what it shows
+            runs = [(rows[0], rows[-1])]
+        last = len(COLUMNS) - 1
+        for top, bottom in runs:
+            self.dataChanged.emit(self.index(top, 0), self.index(bottom, last))
 
     def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None) -> None:
         if role is not None:
@@ -87,6 +121,7 @@ class MessageTableModel(QAbstractTableModel):
             rows.sort(key=keys.__getitem__, reverse=self.sort_order == Qt.SortOrder.DescendingOrder)
         self.rows = rows
         self._position = None
+        self._identity = not (self.role or self.decision or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
 
     def _accepted(self) -> list[int]:
         plan = self.plan
@@ -123,6 +158,8 @@ class MessageTableModel(QAbstractTableModel):
     def view_row(self, message_index: int) -> int | None:
         """The table row showing a message, or None when the filters hide it."""
         if self._position is None:
+            if self._identity:
+                return message_index if 0 <= message_index < len(self.rows) else None
             self._position = {message: row for row, message in enumerate(self.rows)}
         return self._position.get(message_index)
 

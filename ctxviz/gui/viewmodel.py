@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..engine.checks import PlanOptions
 from ..engine.counting import CountStore
-from ..engine.explain import Explanation, why
+from ..engine.explain import Cancelled, Explanation, why
 from ..engine.plan import Plan
 from ..engine.planner import plan_session
 from ..engine.policies import get_policy, policy_names
@@ -26,10 +26,6 @@ from ..engine.session import Session
 from ..engine.simulate import Timeline, simulate
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
-
-
-class Cancelled(Exception):
-    pass
 
 
 class ContextViewModel(QObject):
@@ -66,6 +62,7 @@ class ContextViewModel(QObject):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-plan")
         self._side_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-sim")
         self._generation = 0
+        self._why_generation = 0
         self._sim_generation = 0
         self._pending = False
         self._running = False
@@ -226,19 +223,32 @@ class ContextViewModel(QObject):
             self.planReady.emit(self.session, self.plan)
 
     def request_explanation(self, index: int) -> None:
+        """Search, off the GUI thread, for the smallest change that would keep message `index`.
+        A newer request (or `cancel_explanation`) abandons the running search at its next probe."""
         if self.session is None or self.plan is None:
             return
         session, policy, params, tokenizer = self.session, self.policy, self.params, self.tokenizer
-        generation = self._generation
+        self._why_generation += 1
+        generation = self._why_generation
+
+        def stale() -> bool:
+            return generation != self._why_generation
 
         def job() -> None:
+            if stale():
+                return
             try:
                 counts = self.store.get(session, get_policy(policy).scheme(tokenizer, session.model))
-                self._explained.emit(generation, why(session, policy, params, counts, index))
+                self._explained.emit(generation, why(session, policy, params, counts, index, should_stop=stale))
+            except Cancelled:
+                return
             except Exception as exc:
                 self._failed.emit(-1, f"why failed ({type(exc).__name__}: {exc})")
 
         self._side_executor.submit(job)
+
+    def cancel_explanation(self) -> None:
+        self._why_generation += 1
 
     def request_compare(self, policy_b: str, overrides_b: dict[str, Any]) -> None:
         if self.session is None:
@@ -306,7 +316,8 @@ class ContextViewModel(QObject):
         self.timelineReady.emit(timeline)
 
     def _on_explained(self, generation: int, explanation: Explanation) -> None:
-        self.explanationReady.emit(explanation)
+        if generation == self._why_generation:
+            self.explanationReady.emit(explanation)
 
     def _on_compared(self, generation: int, a: Plan, b: Plan) -> None:
         self.compareReady.emit(a, b)

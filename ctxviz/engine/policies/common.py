@@ -14,8 +14,8 @@ def split_new_message(session: Session) -> tuple[list[Message], list[Message], M
     otherwise there is none. System-role messages join the system prompt, as frameworks pass it
     separately from the history.
     """
-    system = [m for m in session.messages if m.role == "system"]
-    history = [m for m in session.messages if m.role != "system"]
+    system_part, history_part = session.system_and_history
+    system, history = list(system_part), list(history_part)
     new_message = history.pop() if history and history[-1].role == "user" else None
     return system, history, new_message
 

@@ -6,6 +6,9 @@ quirks that are reproduced on purpose.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,11 +186,13 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         position -= 1
     if cut is not None:
         # missy `break`s at the first misfit: older, smaller messages are never looked at.
-        older = f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered"
-        # Thousands of identical records on a long session: build the tuples directly.
-        make = tuple.__new__
-        for m in evictable[:position]:
-            decisions[m.index] = make(MessagePlan, (m.index, m.id, m.role, m.category, tokens[m.index], DROPPED, "evictable", older, 0))
+        older = _older_records(session, evictable, position, cut.index, tokens)
+        first = evictable[0].index if position else 0
+        if position and evictable[position - 1].index == first + position - 1:  # no system message in between
+            decisions[first : first + position] = older
+        else:
+            for record in older:
+                decisions[record.index] = record
     kept_evictable.reverse()
 
     if new_message is not None:
@@ -265,3 +270,31 @@ POLICY = Policy(
     plan=plan,
     description="Fresh tail always kept; summaries if they fit; evictable prefix filled newest first, stopping at the first misfit.",
 )
+
+
+# The records of the messages older than the cut depend only on the session, the counts and where
+# the cut falls. Dragging a slider re-plans many times with the cut in the same place, and on a
+# long session those thousands of identical records were most of the plan's cost; they are
+# immutable, so plans may share them.
+_OLDER_CACHE: OrderedDict[tuple[int, int, int, int], tuple[weakref.ref[Session], tuple[int, ...], tuple[MessagePlan, ...]]] = OrderedDict()
+_OLDER_LOCK = threading.Lock()
+_OLDER_CACHE_SIZE = 8
+
+
+def _older_records(session: Session, evictable: list[Message], position: int, cut_index: int,
+                   tokens: tuple[int, ...]) -> tuple[MessagePlan, ...]:
+    key = (id(session), id(tokens), cut_index, position)
+    with _OLDER_LOCK:
+        hit = _OLDER_CACHE.get(key)
+        if hit is not None and hit[0]() is session and hit[1] is tokens:
+            _OLDER_CACHE.move_to_end(key)
+            return hit[2]
+    reason = f"dropped: missy stops at the first message that does not fit (#{cut_index}), so older messages are not considered"
+    make = tuple.__new__  # skips the NamedTuple constructor's Python frame, 10,000 times over
+    records = tuple(make(MessagePlan, (m.index, m.id, m.role, m.category, tokens[m.index], Decision.DROPPED, "evictable", reason, 0))
+                    for m in evictable[:position])
+    with _OLDER_LOCK:
+        _OLDER_CACHE[key] = (weakref.ref(session), tokens, records)
+        while len(_OLDER_CACHE) > _OLDER_CACHE_SIZE:
+            _OLDER_CACHE.popitem(last=False)
+    return records

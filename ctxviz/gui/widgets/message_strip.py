@@ -40,33 +40,44 @@ class StripItem(pg.GraphicsObject):
         self.highlight: set[int] = set()
         self.selected: int | None = None
         self._tokens: tuple[int, ...] = ()
+        self._counted: np.ndarray = np.zeros(0)
+        self._category_ids: dict[str, int] = {}
+        self._category_codes: np.ndarray = np.zeros(0, dtype=np.int32)
         self._by_tokens = True
         self._bounds = QRectF(0, 0, 1, 1)
 
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
-        tokens = cols.tokens
-        if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != len(tokens):
-            widths = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0) if by_tokens else np.ones(len(tokens))
-            self.widths = widths
-            self.starts = np.concatenate(([0.0], np.cumsum(widths)[:-1])) if len(widths) else np.zeros(0)
+        tokens, n = cols.tokens, len(cols.tokens)
+        if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != n or cols.category != self.categories:
+            # A new session (or strip mode): geometry and category codes. A re-plan of the same
+            # session keeps both; only decisions and sent tokens change.
+            self._counted = np.asarray(tokens, dtype=np.float64)
+            self.widths = np.maximum(self._counted, 1.0) if by_tokens else np.ones(n)
+            self.starts = np.concatenate(([0.0], np.cumsum(self.widths)[:-1])) if n else np.zeros(0)
             self._tokens, self._by_tokens = tokens, by_tokens
+            self.categories = cols.category
+            self._category_ids = {c: i for i, c in enumerate(dict.fromkeys(self.categories))}
+            self._category_codes = np.fromiter(map(self._category_ids.__getitem__, self.categories), dtype=np.int32, count=n)
         self.decisions = cols.decision
-        self.categories = cols.category
-        counted = np.asarray(tokens, dtype=np.float64)
-        sent = np.asarray(cols.sent_tokens, dtype=np.float64)
-        self.fractions = np.where(counted > 0, np.minimum(1.0, sent / np.maximum(counted, 1.0)), 1.0)
+        if Decision.TRUNCATED in self.decisions:  # only truncated messages are drawn part-filled
+            sent = np.asarray(cols.sent_tokens, dtype=np.float64)
+            self.fractions = np.where(self._counted > 0, np.minimum(1.0, sent / np.maximum(self._counted, 1.0)), 1.0)
+        else:
+            self.fractions = np.ones(n)
         # A style per (category, decision) pair, coded with numpy: building 10,000 Python pairs on
         # every re-plan costs more than the plan itself.
-        category_ids = {c: i for i, c in enumerate(dict.fromkeys(self.categories))}
         decision_ids = {d: i for i, d in enumerate(dict.fromkeys(self.decisions))}
-        n = len(tokens)
-        combined = np.fromiter(map(category_ids.__getitem__, self.categories), dtype=np.int32, count=n) * len(decision_ids)
+        width = len(self._category_ids) * len(decision_ids)
+        combined = self._category_codes * len(decision_ids)
         combined += np.fromiter(map(decision_ids.__getitem__, self.decisions), dtype=np.int32, count=n)
-        codes, styles = np.unique(combined, return_inverse=True)
-        self.styles = styles.astype(np.int32, copy=False).reshape(-1)
-        categories, decisions = list(category_ids), list(decision_ids)
-        self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in codes.tolist()]
+        # Number the (category, decision) pairs present, without sorting 10,000 codes.
+        present = np.flatnonzero(np.bincount(combined, minlength=width)) if n else np.zeros(0, dtype=np.int64)
+        renumber = np.zeros(max(width, 1), dtype=np.int32)
+        renumber[present] = np.arange(len(present), dtype=np.int32)
+        self.styles = renumber[combined]
+        categories, decisions = list(self._category_ids), list(decision_ids)
+        self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
         self.prepareGeometryChange()
         end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
