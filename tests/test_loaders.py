@@ -175,3 +175,10 @@ def test_a_list_where_a_message_belongs_is_named(tmp_path):
     path = write(tmp_path, "lists.jsonl", '{"role": "user", "content": "a"}\n[1, 2]\n')
     with pytest.raises(LoadError, match=r"lists.jsonl:2: expected an object, got a list"):
         load_session(path)
+
+
+def test_jsonl_with_a_byte_order_mark_and_windows_line_ends(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"role": "user", "content": "hi"}\r\n{"role": "assistant", "content": "hello"}\r\n')
+    s = load_session(str(path))
+    assert [(m.role, m.text) for m in s.messages] == [("user", "hi"), ("assistant", "hello")]

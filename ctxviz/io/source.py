@@ -90,9 +90,11 @@ class SourceFile:
             return
         lineno = 0
         try:
-            with open(self.path, encoding="utf-8-sig", newline="") as handle:
+            # Plain UTF-8 with universal newlines is Python's fast path (utf-8-sig or newline=""
+            # reads a large file about twice as slowly); a byte-order mark is dropped by hand.
+            with open(self.path, encoding="utf-8") as handle:
                 for lineno, line in enumerate(handle, start=1):  # noqa: B007 (used after the loop on error)
-                    yield line
+                    yield line[1:] if lineno == 1 and line.startswith("\ufeff") else line
         except UnicodeDecodeError as exc:
             raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
 
