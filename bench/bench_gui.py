@@ -23,10 +23,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench_engine import session_of  # noqa: E402
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QTableView  # noqa: E402
+from PySide6.QtWidgets import QTableView  # noqa: E402
 
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies import missy  # noqa: E402
+from ctxviz.gui.app import application  # noqa: E402
 from ctxviz.gui.main_window import MainWindow  # noqa: E402
 
 FRAME_MS = 1000 / 60
@@ -59,7 +60,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=30)
     args = parser.parse_args()
 
-    app = QApplication.instance() or QApplication([])
+    app = application()  # as `ctxviz gui` starts it (palette, GC tuning)
     settings = QSettings(os.path.join(os.path.dirname(__file__), ".bench-settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings)
     window.resize(1500, 950)

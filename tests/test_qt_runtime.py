@@ -33,3 +33,19 @@ def test_emitting_bools_keeps_their_reference_counts(qapp):
     after = sys.getrefcount(True), sys.getrefcount(False)
     # Other threads may take or drop a handful of references meanwhile; a leak here is 200.
     assert abs(after[0] - before[0]) < 50 and abs(after[1] - before[1]) < 50, (before, after)
+
+
+def test_the_app_collects_garbage_less_often_than_cpython_by_default(qapp):
+    """Re-plans of long sessions allocate tens of thousands of surviving records; the default
+    young-generation threshold (700) doubled plan times and caused pauses while dragging."""
+    import gc
+
+    from ctxviz.gui.app import GC_THRESHOLD, application
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        application()
+        assert gc.get_threshold()[0] >= GC_THRESHOLD[0]
+    finally:
+        gc.set_threshold(*before)

@@ -10,6 +10,8 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 from typing import Any
 
 from ..counting import TokenCounts
@@ -290,9 +292,12 @@ def _older_records(session: Session, evictable: list[Message], position: int, cu
             _OLDER_CACHE.move_to_end(key)
             return hit[2]
     reason = f"dropped: missy stops at the first message that does not fit (#{cut_index}), so older messages are not considered"
-    make = tuple.__new__  # skips the NamedTuple constructor's Python frame, 10,000 times over
-    records = tuple(make(MessagePlan, (m.index, m.id, m.role, m.category, tokens[m.index], Decision.DROPPED, "evictable", reason, 0))
-                    for m in evictable[:position])
+    # `evictable` is a prefix of the session's history, so its first `position` messages are the
+    # history's: build their records from cached columns with C-level loops only.
+    indices, ids, roles, categories = (column[:position] for column in session.history_columns)
+    make = partial(tuple.__new__, MessagePlan)  # skips the NamedTuple constructor's Python frame
+    records = tuple(map(make, zip(indices, ids, roles, categories, map(tokens.__getitem__, indices), repeat(Decision.DROPPED),
+                                  repeat("evictable"), repeat(reason), repeat(0), strict=False)))
     with _OLDER_LOCK:
         _OLDER_CACHE[key] = (weakref.ref(session), tokens, records)
         while len(_OLDER_CACHE) > _OLDER_CACHE_SIZE:
