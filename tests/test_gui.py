@@ -119,6 +119,30 @@ def test_dragging_with_a_dropped_message_selected_searches_why_once_it_settles(q
     assert layouts == []  # the message body was not laid out again on any step
 
 
+def test_a_why_answer_never_outlives_the_parameters_it_was_found_for(qtbot, window, session_file):
+    open_and_wait(qtbot, window, session_file)
+    dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
+    with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
+        window.select_message(dropped)
+    qtbot.waitUntil(lambda: "What would keep it" in window.detail_text())
+    old_answer = window.detail_text()
+    with qtbot.waitSignal(window.vm.planReady, timeout=5000):
+        window.vm.set_param("system_reserve", window.vm.params.system_reserve + 100)
+    assert not window.vm.plan.messages[dropped].sent  # less history budget: still dropped
+    assert "What would keep it" not in window.detail_text() and "Searching" in window.detail_text()
+    qtbot.waitUntil(lambda: "What would keep it" in window.detail_text(), timeout=20000)
+    assert window.detail_text() != old_answer  # the smallest total that keeps it moved by 100
+
+
+def test_opening_another_file_releases_the_first_ones_counts(qtbot, window, session_file):
+    open_and_wait(qtbot, window, session_file)
+    first = window.vm.session
+    assert len(window.vm.store) >= 1
+    open_and_wait(qtbot, window, NATIVE)
+    assert window.vm.session is not first
+    assert all(counts.session is not first for counts in window.vm.store._entries.values())
+
+
 def test_filters_and_search(qtbot, window, session_file):
     open_and_wait(qtbot, window, session_file)
     window.role_filter.setCurrentText("tool")

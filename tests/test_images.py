@@ -46,3 +46,40 @@ def test_chat_count_charges_images():
     with_image = count_openai_chat([{"role": "user", "content": [{"type": "text", "text": "What is in this picture?"},
                                                                 {"type": "image_url", "image_url": {"url": png_uri(1024, 1024)}}]}])
     assert with_image - text_only == 765
+
+
+def test_gpt_4o_mini_bills_images_at_its_own_rate():
+    from ctxviz.engine.images import image_costs
+
+    assert image_costs("gpt-4o-mini-2024-07-18") == (2833, 5667)
+    assert image_costs("gpt-4o") == (85, 170) and image_costs("") == (85, 170)
+    assert image_tokens(png_uri(1024, 1024), "high", "gpt-4o-mini") == 2833 + 4 * 5667
+    assert image_tokens(png_uri(1024, 1024), "low", "gpt-4o-mini") == 2833
+
+
+def test_real_count_charges_images_per_model(tmp_path):
+    from ctxviz.engine.checks import PlanOptions
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.io.loaders import load_session
+
+    path = tmp_path / "img.yaml"
+    path.write_text(
+        "ctxviz: 1\nmodel: gpt-4o\nmessages:\n"
+        "  - role: user\n    content:\n      - {type: text, text: 'What is this?'}\n"
+        f"      - {{type: image_url, image_url: {{url: '{png_uri(1024, 1024)}'}}}}\n"
+    )
+    s = load_session(str(path))
+    store = CountStore()
+    big = plan_session(s, "missy", store=store, options=PlanOptions(real_count=True, model="gpt-4o")).real.tokens
+    mini = plan_session(s, "missy", store=store, options=PlanOptions(real_count=True, model="gpt-4o-mini")).real.tokens
+    assert mini - big == (2833 + 4 * 5667) - 765
+
+
+def test_a_bare_base64_image_part_keeps_its_size():
+    from ctxviz.io.loaders import load_session
+
+    data = png_uri(300, 200).split(",", 1)[1]
+    s = load_session("inline.yaml", text=f"ctxviz: 1\nmessages:\n  - role: user\n    content:\n      - {{type: image, data: '{data}', media_type: image/png}}\n")
+    part = s.messages[0].parts[0]
+    assert part.url.startswith("data:image/png;base64,") and data_uri_size(part.url) == (300, 200)

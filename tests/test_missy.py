@@ -203,3 +203,24 @@ def test_shared_records_for_the_messages_older_than_the_cut_stay_correct():
     moved = plan_session(s, "missy", {"total": 9000}, store=store)
     assert moved.extra["cut_index"] != cut
     assert f"(#{moved.extra['cut_index']})" in moved.messages[0].reason
+
+
+def test_records_of_a_forgotten_session_are_not_kept():
+    import gc
+    import weakref
+
+    from ctxviz.engine.policies import missy
+
+    def long_session(n):
+        return session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * 60) for i in range(n)])
+
+    first = long_session(300)
+    plan_session(first, "missy", {"total": 4000}, store=CountStore())
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None
+    alive = long_session(301)
+    plan_session(alive, "missy", {"total": 4000}, store=CountStore())
+    held = [ref() for ref, _, _ in missy._OLDER_CACHE.values()]
+    assert all(h is not None for h in held) and any(h is alive for h in held)

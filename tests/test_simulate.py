@@ -89,3 +89,17 @@ def test_a_recorded_summary_exists_only_from_the_turn_it_was_written():
     assert tl.turns[7].summarized == 0 and tl.turns[8].summarized == 8
     assert tl.turns[8].tokens_sent < tl.turns[7].tokens_sent, "the sawtooth drops where the agent compacted"
     assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")]
+
+
+def test_the_count_store_given_is_the_one_used():
+    """An empty CountStore is falsy (it has a length); `store or default` once sent every first
+    plan to a process-wide store that never forgot a session."""
+    from ctxviz.engine.planner import plan_session
+
+    s = chat(20)
+    store = CountStore()
+    plan_session(s, "missy", store=store)
+    assert len(store) == 1
+    fresh = CountStore()
+    simulate(s, "missy", store=fresh)
+    assert len(fresh) == 1

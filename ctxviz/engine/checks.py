@@ -13,6 +13,7 @@ from typing import Any
 
 from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore
+from .images import image_costs
 from .plan import Decision, MessagePlan, Plan
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
@@ -108,9 +109,17 @@ def apply_pair_safety(plan: Plan, session: Session) -> Plan:
     )
 
 
-def measure_chat(message: Message, tokenizer: Tokenizer) -> int:
+def measure_chat(message: Message, tokenizer: Tokenizer, model: str = "gpt-4o") -> int:
     """One message's share of the OpenAI chat-format count (the reply priming is added once)."""
-    return count_openai_chat([message.to_openai()], tokenizer=tokenizer) - 3
+    return count_openai_chat([message.to_openai()], model=model, tokenizer=tokenizer) - 3
+
+
+def chat_scheme(model: str, tokenizer: Tokenizer) -> CountingScheme:
+    """The real count's per-message scheme; models that bill images differently count apart."""
+    base, tile = image_costs(model)
+    family = "" if (base, tile) == image_costs("") else f"+images{base}/{tile}"
+    image_model = model if family else "gpt-4o"
+    return CountingScheme(f"openai-chat{family}", lambda m, t: measure_chat(m, t, image_model), tokenizer)
 
 
 def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> RealCount:
@@ -119,13 +128,14 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     entry: ModelEntry | None = find_model(model)
     encoding = entry.encoding if entry and entry.encoding else real_encoding_for_model(model)
     tokenizer = TiktokenTokenizer(encoding)
-    per_message = store.get(session, CountingScheme("openai-chat", measure_chat, tokenizer))
+    per_message = store.get(session, chat_scheme(model, tokenizer))
+    image_model = model if image_costs(model) != image_costs("") else "gpt-4o"
     total = 3
     for item, index in zip(plan.context, plan.context_index, strict=False):
         if index is not None and plan.messages[index].decision is Decision.KEPT:
             total += per_message[index]
-        else:
-            total += count_openai_chat([item], tokenizer=tokenizer) - 3  # a summary, the system prompt, or a cut-down message
+        else:  # a summary, the system prompt, or a cut-down message
+            total += count_openai_chat([item], model=image_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     exact = encoding_is_exact(model)

@@ -20,25 +20,35 @@ import struct
 BASE_TOKENS = 85
 TILE_TOKENS = 170
 UNKNOWN_SIZE_TOKENS = 765
+#: (base, per tile) where a model bills images differently: gpt-4o-mini charges about 33x the
+#: tokens of gpt-4o for the same image, so its price per image comes out the same.
+MODEL_IMAGE_COSTS = {"gpt-4o-mini": (2833, 5667)}
 
 
-def image_tokens(url: str, detail: str = "") -> int:
+def image_costs(model: str = "") -> tuple[int, int]:
+    """(base, per-tile) tokens for `model`; gpt-4o's when the model is not listed."""
+    name = model.lower()
+    return next((costs for prefix, costs in MODEL_IMAGE_COSTS.items() if name.startswith(prefix)), (BASE_TOKENS, TILE_TOKENS))
+
+
+def image_tokens(url: str, detail: str = "", model: str = "") -> int:
+    base, tile = image_costs(model)
     if detail == "low":
-        return BASE_TOKENS
+        return base
     size = data_uri_size(url)
     if size is None:
-        return UNKNOWN_SIZE_TOKENS
-    return tile_tokens(*size)
+        return base + 4 * tile  # 1024 x 1024 at high detail: 765 for gpt-4o
+    return tile_tokens(*size, base=base, tile=tile)
 
 
-def tile_tokens(width: int, height: int) -> int:
+def tile_tokens(width: int, height: int, base: int = BASE_TOKENS, tile: int = TILE_TOKENS) -> int:
     if width <= 0 or height <= 0:
-        return BASE_TOKENS
+        return base
     scale = min(1.0, 2048 / max(width, height))
     w, h = width * scale, height * scale
     scale = min(1.0, 768 / min(w, h))
     w, h = w * scale, h * scale
-    return BASE_TOKENS + TILE_TOKENS * math.ceil(w / 512) * math.ceil(h / 512)
+    return base + tile * math.ceil(w / 512) * math.ceil(h / 512)
 
 
 def data_uri_size(url: str) -> tuple[int, int] | None:

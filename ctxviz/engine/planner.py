@@ -37,7 +37,7 @@ def plan_session(
         resolved = params
     else:
         resolved = pol.make_params(params)
-    store = store or _default_store
+    store = store if store is not None else _default_store  # an empty store is falsy (it has __len__)
     counts = store.get(session, pol.scheme(tokenizer, session.model), progress)
     plan = pol.plan(session, resolved, counts)
     options = options or PlanOptions()

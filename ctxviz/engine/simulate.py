@@ -111,7 +111,7 @@ def simulate(
 ) -> Timeline:
     pol = get_policy(policy)
     params = params if params is not None and dataclasses.is_dataclass(params) else pol.make_params(params or {})
-    full = (store or CountStore()).get(session, pol.scheme(tokenizer, session.model))
+    full = (store if store is not None else CountStore()).get(session, pol.scheme(tokenizer, session.model))
     summarizer = summarizer or ExtractiveSummarizer()
     generated: list[Summary] = []
     turns: list[Turn] = []

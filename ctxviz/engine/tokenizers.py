@@ -218,7 +218,7 @@ def count_openai_chat(messages: Iterable[Mapping[str, Any]], model: str = "gpt-4
                     elif isinstance(item, Mapping) and item.get("type") == "image_url":
                         image = item.get("image_url")
                         image = image if isinstance(image, Mapping) else {"url": str(image or "")}
-                        total += image_tokens(str(image.get("url", "")), str(image.get("detail", "")))
+                        total += image_tokens(str(image.get("url", "")), str(image.get("detail", "")), model)
                     elif isinstance(item, Mapping) and "function" in item:
                         fn = item["function"]
                         total += tok.count(str(fn.get("name", ""))) + tok.count(str(fn.get("arguments", "")))

@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         dl.setSpacing(2)
         dl.addWidget(self.detail_head)
         dl.addWidget(self.detail, 1)
-        self._detail_key: tuple[int, int] | None = None
+        self._detail_key: tuple[Session, int] | None = None
         self._detail_record: Any = None
         self._detail_head_html = ""
         self._why_html = ""
@@ -503,6 +503,9 @@ class MainWindow(QMainWindow):
         self._update_status(plan)
         if self.selected is not None and self.selected < len(plan.messages):
             self._show_detail(self.selected, replanned=True)
+        elif self.selected is not None:  # a shorter session or an earlier turn: nothing to explain
+            self._why_timer.stop()
+            self.vm.cancel_explanation()
 
     def _restore_table_selection(self) -> None:
         """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
@@ -572,14 +575,16 @@ class MainWindow(QMainWindow):
         self.strip.select(index)
         m = self.shown_plan.messages[index]
         message = self.shown_session.messages[index]
-        key = (id(self.shown_session), index)
-        if key != self._detail_key:
+        key = (self.shown_session, index)  # the session itself, not its id: ids are reused once freed
+        if self._detail_key is None or key[0] is not self._detail_key[0] or index != self._detail_key[1]:
             self._detail_key, self._detail_record = key, None
             body = html.escape(message.text) or "<i>(no text)</i>"
             calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
             self.detail.setHtml((f"<ul>{calls}</ul>" if calls else "") + f"<pre style='white-space: pre-wrap'>{body}</pre>")
         searching = not m.sent and self.shown_session is self.vm.session
-        if m != self._detail_record:
+        if m != self._detail_record or replanned:
+            # After a re-plan the answer belongs to the old parameters even when this message's
+            # decision and reason did not change: never leave it on screen as if it were current.
             self._detail_record = m
             self._detail_head_html = (
                 f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
@@ -597,8 +602,11 @@ class MainWindow(QMainWindow):
             self._request_why()
 
     def _request_why(self) -> None:
+        """Ask only about the plan on screen: the view-model's latest session, selection in range."""
         self._why_timer.stop()
-        if self.selected is not None:
+        plan = self.vm.plan
+        if (self.selected is not None and self.shown_session is self.vm.session and plan is self.shown_plan
+                and plan is not None and self.selected < len(plan.messages)):
             self.vm.request_explanation(self.selected)
 
     def _render_detail_head(self) -> None:
@@ -611,8 +619,8 @@ class MainWindow(QMainWindow):
         return document.toPlainText() + "\n" + self.detail.toPlainText()
 
     def _show_explanation(self, explanation: Explanation) -> None:
-        if self.selected != explanation.message.index:
-            return
+        if self.selected != explanation.message.index or explanation.message != self._detail_record:
+            return  # an answer about another message, or about a plan no longer on screen
         text = describe(explanation).split("\n", 1)
         answer = html.escape(text[1]) if len(text) > 1 else ""
         self._why_html = f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else ""

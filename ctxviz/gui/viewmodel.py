@@ -276,6 +276,8 @@ class ContextViewModel(QObject):
     def _on_loaded(self, generation: int, session: Session) -> None:
         if generation != self._generation:
             return
+        if self.session is not None and self.session is not session:
+            self.store.forget(self.session)  # its counts would otherwise live as long as the window
         self.session = session
         self.plan = None
         self.timeline = None

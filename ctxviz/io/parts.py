@@ -60,7 +60,11 @@ def native_part(p: Fields, kind: str) -> Part:
     if kind == "image":
         if p.has("source"):
             return anthropic_image(p)
-        return ImagePart(url=p.str("url") or p.str("data"), media_type=p.str("media_type"), detail=p.str("detail"))
+        url, media = p.str("url"), p.str("media_type")
+        if not url and p.str("data"):  # bare base64: keep it as a data: URI so its size can be read
+            data = p.str("data")
+            url = data if data.startswith("data:") else f"data:{media or 'image/png'};base64,{data}"
+        return ImagePart(url=url, media_type=media, detail=p.str("detail"))
     if kind == "tool_call":
         args = p.get("arguments", {})
         return ToolCallPart(id=p.str("id"), name=p.str("name", required=True), arguments=args if isinstance(args, str) else json.dumps(args))

@@ -299,6 +299,10 @@ def _older_records(session: Session, evictable: list[Message], position: int, cu
     records = tuple(map(make, zip(indices, ids, roles, categories, map(tokens.__getitem__, indices), repeat(Decision.DROPPED),
                                   repeat("evictable"), repeat(reason), repeat(0), strict=False)))
     with _OLDER_LOCK:
+        # Entries of sessions that are gone would only hold memory (a 100,000-message session's
+        # records are tens of megabytes): drop them first, then the least recently used.
+        for dead in [k for k, (ref, _, _) in _OLDER_CACHE.items() if ref() is None]:
+            del _OLDER_CACHE[dead]
         _OLDER_CACHE[key] = (weakref.ref(session), tokens, records)
         while len(_OLDER_CACHE) > _OLDER_CACHE_SIZE:
             _OLDER_CACHE.popitem(last=False)
