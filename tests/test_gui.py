@@ -267,6 +267,9 @@ def test_window_state_and_recent_files_are_saved(qtbot, tmp_path, session_file):
     win.resize(1111, 777)
     win.close()
     assert settings.value("window/geometry") is not None
+    # Every divider is kept too (restoring them is QSplitter.restoreState's job; the offscreen
+    # screen is too small to tell a restored layout from a default one).
+    assert all(settings.value(f"splitters/{name}") is not None for name in win.splitters)
     assert settings.value("recent/files") in ([os.path.abspath(session_file)], os.path.abspath(session_file))
     again = MainWindow(settings=settings)
     qtbot.addWidget(again)

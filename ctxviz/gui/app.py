@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import tempfile
 from typing import Any
 
 from ..errors import CtxvizError
@@ -77,7 +78,9 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
 
     from .main_window import MainWindow
 
-    settings = QSettings("ctxviz", "ctxviz-screenshot") if screenshot else None
+    scratch = tempfile.TemporaryDirectory(prefix="ctxviz-screenshot-") if screenshot else None
+    # A screenshot shows the default layout: it neither reads nor leaves behind any saved state.
+    settings = QSettings(os.path.join(scratch.name, "settings.ini"), QSettings.Format.IniFormat) if scratch else None
     window = MainWindow(settings=settings)
     if policy:
         window.vm.set_policy(policy)
@@ -114,6 +117,8 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
                     window.vm.wait()
         render_window(window, screenshot)
         window.close()
+        if scratch is not None:
+            scratch.cleanup()
         return 0
     window.show()
     if session:

@@ -133,12 +133,21 @@ class MainWindow(QMainWindow):
         self.detail = QTextBrowser()
         self.detail.setOpenExternalLinks(False)
         self.detail.setPlaceholderText("Select a message to see it whole, and why.")
-        detail_box = QWidget()
-        dl = QVBoxLayout(detail_box)
-        dl.setContentsMargins(0, 0, 0, 0)
-        dl.setSpacing(2)
-        dl.addWidget(self.detail_head)
-        dl.addWidget(self.detail, 1)
+        # Head and body share the panel through a splitter, the head scrolling when a long
+        # answer would otherwise squeeze the message out of sight on a small screen.
+        head_scroll = QScrollArea()
+        head_scroll.setWidget(self.detail_head)
+        head_scroll.setWidgetResizable(True)
+        head_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        head_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        detail_box = QSplitter(Qt.Orientation.Vertical)
+        detail_box.addWidget(head_scroll)
+        detail_box.addWidget(self.detail)
+        detail_box.setStretchFactor(0, 2)
+        detail_box.setStretchFactor(1, 3)
+        detail_box.setSizes([200, 300])  # scaled to the space it gets: two fifths for the decision and why
+        detail_box.setChildrenCollapsible(False)
+        self.detail_splitter = detail_box
         self._detail_key: tuple[Session, int] | None = None
         self._detail_record: Any = None
         self._detail_head_html = ""
@@ -218,6 +227,8 @@ class MainWindow(QMainWindow):
         main.setStretchFactor(1, 1)
         self.main_splitter = main
         self.setCentralWidget(main)
+        # Every divider the user can drag, persisted with the window (names are the settings keys).
+        self.splitters = {"main": main, "overview": overview, "charts": top, "table": lower, "detail": detail_box}
 
         self.status_label = QLabel("Open a session (Ctrl+O) or drop a file here.")
         self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -324,10 +335,16 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        for name, splitter in self.splitters.items():
+            sizes = self.settings.value(f"splitters/{name}")
+            if sizes is not None:
+                splitter.restoreState(sizes)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
+        for name, splitter in self.splitters.items():
+            self.settings.setValue(f"splitters/{name}", splitter.saveState())
         self.settings.sync()
         self.vm.shutdown()
         super().closeEvent(event)
