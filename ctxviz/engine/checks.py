@@ -114,12 +114,17 @@ def measure_chat(message: Message, tokenizer: Tokenizer, model: str = "gpt-4o") 
     return count_openai_chat([message.to_openai()], model=model, tokenizer=tokenizer) - 3
 
 
+def image_rate_model(model: str) -> str:
+    """The model whose image rate the real count applies: `model` if it bills images its own way,
+    else gpt-4o, so every model that bills like gpt-4o shares one cached count."""
+    return model if image_costs(model) != image_costs() else "gpt-4o"
+
+
 def chat_scheme(model: str, tokenizer: Tokenizer) -> CountingScheme:
     """The real count's per-message scheme; models that bill images differently count apart."""
-    base, tile = image_costs(model)
-    family = "" if (base, tile) == image_costs("") else f"+images{base}/{tile}"
-    image_model = model if family else "gpt-4o"
-    return CountingScheme(f"openai-chat{family}", lambda m, t: measure_chat(m, t, image_model), tokenizer)
+    rate_model = image_rate_model(model)
+    name = "openai-chat" if rate_model == "gpt-4o" else f"openai-chat+images:{rate_model}"
+    return CountingScheme(name, lambda m, t: measure_chat(m, t, rate_model), tokenizer)
 
 
 def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> RealCount:
@@ -129,13 +134,13 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     encoding = entry.encoding if entry and entry.encoding else real_encoding_for_model(model)
     tokenizer = TiktokenTokenizer(encoding)
     per_message = store.get(session, chat_scheme(model, tokenizer))
-    image_model = model if image_costs(model) != image_costs("") else "gpt-4o"
+    rate_model = image_rate_model(model)
     total = 3
     for item, index in zip(plan.context, plan.context_index, strict=False):
         if index is not None and plan.messages[index].decision is Decision.KEPT:
             total += per_message[index]
         else:  # a summary, the system prompt, or a cut-down message
-            total += count_openai_chat([item], model=image_model, tokenizer=tokenizer) - 3
+            total += count_openai_chat([item], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     exact = encoding_is_exact(model)

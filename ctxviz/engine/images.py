@@ -19,7 +19,6 @@ import struct
 
 BASE_TOKENS = 85
 TILE_TOKENS = 170
-UNKNOWN_SIZE_TOKENS = 765
 #: (base, per tile) where a model bills images differently: gpt-4o-mini charges about 33x the
 #: tokens of gpt-4o for the same image, so its price per image comes out the same.
 MODEL_IMAGE_COSTS = {"gpt-4o-mini": (2833, 5667)}

@@ -188,10 +188,9 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         position -= 1
     if cut is not None:
         # missy `break`s at the first misfit: older, smaller messages are never looked at.
-        older = _older_records(session, evictable, position, cut.index, tokens)
-        first = evictable[0].index if position else 0
-        if position and evictable[position - 1].index == first + position - 1:  # no system message in between
-            decisions[first : first + position] = older
+        older = _older_records(session, position, cut.index, tokens)
+        if older and older[-1].index - older[0].index == len(older) - 1:  # no system message in between
+            decisions[older[0].index : older[-1].index + 1] = older
         else:
             for record in older:
                 decisions[record.index] = record
@@ -283,8 +282,9 @@ _OLDER_LOCK = threading.Lock()
 _OLDER_CACHE_SIZE = 8
 
 
-def _older_records(session: Session, evictable: list[Message], position: int, cut_index: int,
-                   tokens: tuple[int, ...]) -> tuple[MessagePlan, ...]:
+def _older_records(session: Session, position: int, cut_index: int, tokens: tuple[int, ...]) -> tuple[MessagePlan, ...]:
+    """Records for the session history's first `position` messages (the evictable prefix older
+    than the cut at `cut_index`)."""
     key = (id(session), id(tokens), cut_index, position)
     with _OLDER_LOCK:
         hit = _OLDER_CACHE.get(key)
@@ -292,8 +292,8 @@ def _older_records(session: Session, evictable: list[Message], position: int, cu
             _OLDER_CACHE.move_to_end(key)
             return hit[2]
     reason = f"dropped: missy stops at the first message that does not fit (#{cut_index}), so older messages are not considered"
-    # `evictable` is a prefix of the session's history, so its first `position` messages are the
-    # history's: build their records from cached columns with C-level loops only.
+    # The evictable prefix is a prefix of the session's history: build the records from its cached
+    # columns with C-level loops only.
     indices, ids, roles, categories = (column[:position] for column in session.history_columns)
     make = partial(tuple.__new__, MessagePlan)  # skips the NamedTuple constructor's Python frame
     records = tuple(map(make, zip(indices, ids, roles, categories, map(tokens.__getitem__, indices), repeat(Decision.DROPPED),
