@@ -52,6 +52,16 @@ def open_and_wait(qtbot, win, path):
         win.open_path(path)
 
 
+def select_a_dropped_message(qtbot, win, path):
+    """Open `path`, select its first dropped message and wait for the "why" answer; its index."""
+    open_and_wait(qtbot, win, path)
+    dropped = next(m.index for m in win.vm.plan.messages if m.decision is Decision.DROPPED)
+    with qtbot.waitSignal(win.vm.explanationReady, timeout=20000):
+        win.select_message(dropped)
+    qtbot.waitUntil(lambda: "What would keep it" in win.detail_text())
+    return dropped
+
+
 def test_open_shows_the_engines_plan_everywhere(qtbot, window, session_file):
     open_and_wait(qtbot, window, session_file)
     expected = plan_session(load_session(session_file), "missy", store=CountStore())
@@ -91,21 +101,14 @@ def test_invalid_value_shows_the_frameworks_message_inline(qtbot, window, sessio
 
 
 def test_select_a_dropped_message_shows_why(qtbot, window, session_file):
-    open_and_wait(qtbot, window, session_file)
-    dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
-    with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
-        window.select_message(dropped)
-    qtbot.waitUntil(lambda: "What would keep it" in window.detail_text())
+    dropped = select_a_dropped_message(qtbot, window, session_file)
     assert window.vm.plan.messages[dropped].reason in window.detail_text()
     assert window.strip.item.selected == dropped
 
 
 def test_dragging_with_a_dropped_message_selected_searches_why_once_it_settles(qtbot, window, session_file, monkeypatch):
     """Each "why" search re-plans hundreds of times: a drag must not start one per step."""
-    open_and_wait(qtbot, window, session_file)
-    dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
-    with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
-        window.select_message(dropped)
+    dropped = select_a_dropped_message(qtbot, window, session_file)
     requests, layouts = [], []
     original = window.vm.request_explanation
     monkeypatch.setattr(window.vm, "request_explanation", lambda index: (requests.append(index), original(index)))
@@ -120,11 +123,7 @@ def test_dragging_with_a_dropped_message_selected_searches_why_once_it_settles(q
 
 
 def test_a_why_answer_never_outlives_the_parameters_it_was_found_for(qtbot, window, session_file):
-    open_and_wait(qtbot, window, session_file)
-    dropped = next(m.index for m in window.vm.plan.messages if m.decision is Decision.DROPPED)
-    with qtbot.waitSignal(window.vm.explanationReady, timeout=20000):
-        window.select_message(dropped)
-    qtbot.waitUntil(lambda: "What would keep it" in window.detail_text())
+    dropped = select_a_dropped_message(qtbot, window, session_file)
     old_answer = window.detail_text()
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
         window.vm.set_param("system_reserve", window.vm.params.system_reserve + 100)
@@ -150,6 +149,10 @@ def test_filters_and_search(qtbot, window, session_file):
     window.role_filter.setCurrentText("all roles")
     window.decision_filter.setCurrentText("kept")
     assert window.model.rowCount() == window.vm.plan.totals.kept_messages
+    with qtbot.waitSignal(window.vm.planReady, timeout=5000):  # a re-plan under the filter changes the rows
+        window.vm.set_param("total", window.vm.params.total // 2)
+    assert window.model.rowCount() == window.vm.plan.totals.kept_messages
+    assert all(window.model.index(r, 6).data() == "kept" for r in range(window.model.rowCount()))
     window.decision_filter.setCurrentText("all decisions")
     window.search.setText("mod_27.py")
     assert window.model.rowCount() >= 1
@@ -218,7 +221,7 @@ def test_compare_highlights_differences(qtbot, window, session_file):
     window.compare.policy.setCurrentText("missy")
     window.compare.overrides.setText("total=120000 fresh_tail_count=4")
     with qtbot.waitSignal(window.vm.compareReady, timeout=20000):
-        window.compare._request()
+        window.compare.request()
     assert window.compare.table.rowCount() > 0
     assert window.compare.strip_a.item.highlight == window.compare.strip_b.item.highlight != set()
 

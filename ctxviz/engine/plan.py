@@ -154,7 +154,8 @@ class Plan:
             return PlanColumns(*([()] * len(PlanColumns._fields)))
         return PlanColumns(*zip(*self.messages, strict=True))
 
-    def category_totals(self) -> dict[str, tuple[int, int]]:
+    @cached_property
+    def category_totals(self) -> Mapping[str, tuple[int, int]]:
         """Per category, in first-seen order: (tokens sent, tokens of all its messages)."""
         cols = self.columns
         out: dict[str, tuple[int, int]] = {}

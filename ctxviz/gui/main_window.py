@@ -147,8 +147,9 @@ class MainWindow(QMainWindow):
         detail_box.setStretchFactor(1, 3)
         detail_box.setSizes([200, 300])  # scaled to the space it gets: two fifths for the decision and why
         detail_box.setChildrenCollapsible(False)
-        self.detail_splitter = detail_box
-        self._detail_key: tuple[Session, int] | None = None
+        # The message whose body the panel shows: the session itself, not its id (ids are reused once freed).
+        self._detail_session: Session | None = None
+        self._detail_index = -1
         self._detail_record: Any = None
         self._detail_head_html = ""
         self._why_html = ""
@@ -225,7 +226,6 @@ class MainWindow(QMainWindow):
         main.addWidget(self.tabs)
         main.setSizes([340, 1060])
         main.setStretchFactor(1, 1)
-        self.main_splitter = main
         self.setCentralWidget(main)
         # Every divider the user can drag, persisted with the window (names are the settings keys).
         self.splitters = {"main": main, "overview": overview, "charts": top, "table": lower, "detail": detail_box}
@@ -592,9 +592,8 @@ class MainWindow(QMainWindow):
         self.strip.select(index)
         m = self.shown_plan.messages[index]
         message = self.shown_session.messages[index]
-        key = (self.shown_session, index)  # the session itself, not its id: ids are reused once freed
-        if self._detail_key is None or key[0] is not self._detail_key[0] or index != self._detail_key[1]:
-            self._detail_key, self._detail_record = key, None
+        if self.shown_session is not self._detail_session or index != self._detail_index:
+            self._detail_session, self._detail_index, self._detail_record = self.shown_session, index, None
             body = html.escape(message.text) or "<i>(no text)</i>"
             calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
             self.detail.setHtml((f"<ul>{calls}</ul>" if calls else "") + f"<pre style='white-space: pre-wrap'>{body}</pre>")

@@ -23,6 +23,8 @@ from ..engine.session import Session
 from .theme import CATEGORY_COLORS, DECISION_COLORS
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
+#: The MessagePlan field each column shows (also the PlanColumns field it sorts by).
+FIELDS = ("index", "id", "role", "category", "tokens", "sent_tokens", "decision", "zone", "reason")
 NUMERIC = {0, 4, 5}
 Index = QModelIndex | QPersistentModelIndex
 
@@ -45,31 +47,32 @@ class MessageTableModel(QAbstractTableModel):
         self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[int] = []  # message indices in view order
         self._position: dict[int, int] | None = None  # message index -> view row, built on demand
-        self._identity = True  # rows are 0..n-1 in order: no lookup needed
 
     # --- inputs -------------------------------------------------------------------------------
+    @property
+    def _identity(self) -> bool:
+        """No filter and the default order: row r shows message r."""
+        return not (self.role or self.decision or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
+
     def set_plan(self, session: Session | None, plan: Plan | None) -> None:
-        old = self.plan
-        if (old is not None and plan is not None and session is not None and session is self._texts_of
-                and len(old.messages) == len(plan.messages)):
-            # A re-plan of the same session: when the rows stay the same, tell the view which
-            # messages changed, so it repaints only those it shows (often none) instead of all.
-            old_rows, old_position = self.rows, self._position
-            self.plan = plan
-            if not self._identity:  # filters and sorting may depend on what changed
-                self._order()
-            if self.rows == old_rows:
-                self.rows, self._position = old_rows, old_position  # same rows, same lookup
-                self._announce_changes(old, plan)
+        old, rows = self.plan, None
+        if plan is not None and session is not None and session is self._texts_of:
+            same_length = old is not None and len(old.messages) == len(plan.messages)
+            # Filters and order may depend on what changed; with neither, the rows are 0..n-1 anyway.
+            rows = self.rows if same_length and self._identity else self._ordered(plan)
+            if same_length and rows == self.rows:
+                # A re-plan of the same session with the same rows: tell the view which messages
+                # changed, so it repaints only those it shows (often none) instead of all.
+                self.plan = plan
+                self._announce_changes(old, plan)  # type: ignore[arg-type]  (same_length implies old)
                 return
-            self.plan, self.rows, self._position = old, old_rows, None
         self.beginResetModel()
         self.plan = plan
         if session is None or plan is None:
             self.texts, self._texts_of = [], None
         elif session is not self._texts_of:  # the text search needs them; a re-plan keeps them
             self.texts, self._texts_of = [m.text for m in session.messages], session
-        self._order()
+        self._set_rows(rows if rows is not None else self._ordered(plan))
         self.endResetModel()
 
     def _announce_changes(self, old: Plan, new: Plan) -> None:
@@ -97,7 +100,7 @@ class MessageTableModel(QAbstractTableModel):
         if search is not None:
             self.search = search.lower()
         self.beginResetModel()
-        self._order()
+        self._set_rows(self._ordered(self.plan))
         self.endResetModel()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -106,7 +109,7 @@ class MessageTableModel(QAbstractTableModel):
         # Keep the selection (and any other persistent index) on the same messages.
         before = self.persistentIndexList()
         messages = [self.rows[i.row()] if i.row() < len(self.rows) else None for i in before]
-        self._order()
+        self._set_rows(self._ordered(self.plan))
         after = []
         for old, message in zip(before, messages, strict=True):
             row = self.view_row(message) if message is not None else None
@@ -114,19 +117,20 @@ class MessageTableModel(QAbstractTableModel):
         self.changePersistentIndexList(before, after)
         self.layoutChanged.emit()
 
-    def _order(self) -> None:
-        rows = self._accepted()
-        if rows and not (self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder):
-            keys = self.sort_keys(self.sort_column)
-            rows.sort(key=keys.__getitem__, reverse=self.sort_order == Qt.SortOrder.DescendingOrder)
-        self.rows = rows
-        self._position = None
-        self._identity = not (self.role or self.decision or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
+    def _set_rows(self, rows: list[int]) -> None:
+        self.rows, self._position = rows, None
 
-    def _accepted(self) -> list[int]:
-        plan = self.plan
+    def _ordered(self, plan: Plan | None) -> list[int]:
+        """The message indices `plan` shows under the current filters, in the current order."""
         if plan is None:
             return []
+        rows = self._accepted(plan)
+        if rows and not (self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder):
+            keys = self.sort_keys(plan, self.sort_column)
+            rows.sort(key=keys.__getitem__, reverse=self.sort_order == Qt.SortOrder.DescendingOrder)
+        return rows
+
+    def _accepted(self, plan: Plan) -> list[int]:
         rows: range | list[int] = range(len(plan.messages))
         cols = plan.columns
         if self.role:
@@ -138,11 +142,10 @@ class MessageTableModel(QAbstractTableModel):
             rows = [r for r in rows if needle in f"{cols.id[r]}\n{cols.reason[r]}\n{texts[r]}".lower()]
         return list(rows)
 
-    def sort_keys(self, col: int) -> list[Any]:
+    @staticmethod
+    def sort_keys(plan: Plan, col: int) -> list[Any]:
         """One sort key per message, so sorting is a single `list.sort` instead of a call per comparison."""
-        if self.plan is None:
-            return []
-        values = list(self.plan.columns[(0, 1, 2, 3, 4, 8, 5, 6, 7)[col]])
+        values = list(getattr(plan.columns, FIELDS[col]))
         if col in (3, 6):
             values = [str(v) if col == 3 else v.value for v in values]
         return values
@@ -176,18 +179,17 @@ class MessageTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """The view asks about seven roles per visible cell on every repaint, so the common
+        "nothing for this role" answer comes first and colours are built once."""
         if self.plan is None or not index.isValid() or role not in _ROLES:
             return None
-        return self.cell(self.rows[index.row()], index.column(), role)
-
-    def cell(self, message: int, col: int, role: int) -> Any:
-        """One cell of a message's row; the view asks about eight roles per visible cell on every
-        repaint, so the common "nothing for this role" answer comes first and colours are built once."""
-        if self.plan is None or role not in _ROLES:
-            return None
-        m = self.plan.messages[message]
+        m = self.plan.messages[self.rows[index.row()]]
+        col = index.column()
         if role == _DISPLAY:
-            return (m.index, m.id, m.role, str(m.category), f"{m.tokens:,}", f"{m.sent_tokens:,}", m.decision.value, m.zone, m.reason)[col]
+            value = getattr(m, FIELDS[col])
+            if col in (4, 5):
+                return f"{value:,}"
+            return value.value if col == 6 else (str(value) if col == 3 else value)
         if role == _ALIGN:
             return _RIGHT if col in NUMERIC else None
         if role == _FOREGROUND:

@@ -162,7 +162,9 @@ class ContextViewModel(QObject):
         def job() -> None:
             try:
                 plan = plan_session(session, policy, params, tokenizer, self.store, progress, options)
-                plan.columns  # noqa: B018  (transposed here, off the GUI thread, for the views that read it)
+                # Summaries the views read, built here on the worker rather than on the GUI thread.
+                plan.columns  # noqa: B018
+                plan.category_totals  # noqa: B018
             except CtxvizError as exc:
                 self._failed.emit(generation, str(exc))
             except Exception as exc:

@@ -60,10 +60,9 @@ def native_part(p: Fields, kind: str) -> Part:
     if kind == "image":
         if p.has("source"):
             return anthropic_image(p)
-        url, media = p.str("url"), p.str("media_type")
-        if not url and p.str("data"):  # bare base64: keep it as a data: URI so its size can be read
-            data = p.str("data")
-            url = data if data.startswith("data:") else f"data:{media or 'image/png'};base64,{data}"
+        url, media, data = p.str("url"), p.str("media_type"), p.str("data")
+        if not url and data:  # bare base64: kept as a data: URI so its size can be read
+            url = data if data.startswith("data:") else data_uri(media or "image/png", data)
         return ImagePart(url=url, media_type=media, detail=p.str("detail"))
     if kind == "tool_call":
         args = p.get("arguments", {})
@@ -84,11 +83,15 @@ def native_part(p: Fields, kind: str) -> Part:
     raise p.error(f"unknown content part type {kind!r}", "type")
 
 
+def data_uri(media_type: str, base64_data: str) -> str:
+    return f"data:{media_type};base64,{base64_data}"
+
+
 def anthropic_image(p: Fields) -> ImagePart:
     source = p.child("source", p.get("source"))
     if source.str("type") == "base64":
         media = source.str("media_type")
-        return ImagePart(url=f"data:{media};base64,{source.str('data')}", media_type=media)
+        return ImagePart(url=data_uri(media, source.str("data")), media_type=media)
     return ImagePart(url=source.str("url") or source.str("file_id"), media_type=source.str("media_type"))
 
 

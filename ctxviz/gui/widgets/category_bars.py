@@ -37,7 +37,7 @@ class CategoryBars(pg.PlotWidget):
             self.outline.setOpts(x=[], height=[])
             self.bars.setOpts(x=[], height=[], brushes=[])
             return
-        by_category = plan.category_totals()
+        by_category = plan.category_totals
         sent = {str(c): s for c, (s, _) in by_category.items()}
         total = {str(c): t for c, (_, t) in by_category.items()}
         # Category budgets exist for the category policy; other policies show sent against all of it.

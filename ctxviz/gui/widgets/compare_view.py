@@ -31,8 +31,8 @@ class CompareView(QWidget):
         self.overrides = QLineEdit()
         self.overrides.setPlaceholderText("B's parameters, e.g. total=50000 fresh_tail_count=24")
         run = QPushButton("Compare")
-        run.clicked.connect(self._request)
-        self.overrides.returnPressed.connect(self._request)
+        run.clicked.connect(self.request)
+        self.overrides.returnPressed.connect(self.request)
         top = QHBoxLayout()
         top.addWidget(QLabel("B:"))
         top.addWidget(self.policy)
@@ -69,9 +69,7 @@ class CompareView(QWidget):
         self.overrides.setText(overrides)
 
     def request(self) -> None:
-        self._request()
-
-    def _request(self) -> None:
+        """Compare with B as filled in (the Compare button, Enter in the parameters field)."""
         overrides = {}
         for item in self.overrides.text().replace(",", " ").split():
             key, _, value = item.partition("=")

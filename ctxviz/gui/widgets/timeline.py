@@ -80,7 +80,7 @@ class TimelineView(QWidget):
         for kind, (ex, ey) in by_kind.items():
             self.plot.plot(ex, ey, pen=None, symbol="t", symbolSize=11, symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=kind.replace("_", " "))
         self.plot.addItem(self.cursor)
-        self._fit_range(timeline)
+        self._fit_range(timeline, reported)
         self.slider.setEnabled(True)
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(timeline.turns) - 1)
@@ -93,10 +93,10 @@ class TimelineView(QWidget):
         """(message index, input + cache tokens) for every message whose log carries the provider's usage."""
         return [(m.index, m.usage.window_fill) for m in timeline.session.messages if m.usage is not None and m.usage.window_fill]
 
-    def _fit_range(self, timeline: Timeline) -> None:
-        """Scale to the sawtooth; a budget far above it would flatten the teeth, so it is then noted
-        in the title instead (pan or zoom out to see it)."""
-        peak = max([t.tokens_sent for t in timeline.turns] + [v for _, v in self.reported_usage(timeline)])
+    def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
+        """Scale to the sawtooth (and what the provider reported); a budget far above it would
+        flatten the teeth, so it is then noted in the title instead (pan or zoom out to see it)."""
+        peak = max([t.tokens_sent for t in timeline.turns] + [v for _, v in reported])
         budget = max(t.budget for t in timeline.turns)
         if budget > 2.5 * peak > 0:
             self.plot.setYRange(0, peak * 1.15, padding=0)
