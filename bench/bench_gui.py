@@ -16,6 +16,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -61,7 +62,8 @@ def main() -> None:
     args = parser.parse_args()
 
     app = application()  # as `ctxviz gui` starts it (palette, GC tuning)
-    settings = QSettings(os.path.join(os.path.dirname(__file__), ".bench-settings.ini"), QSettings.Format.IniFormat)
+    scratch = tempfile.TemporaryDirectory(prefix="ctxviz-bench-")  # the default layout, and no file left in the repo
+    settings = QSettings(os.path.join(scratch.name, "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings)
     window.resize(1500, 950)
     window.show()
@@ -138,6 +140,7 @@ def main() -> None:
               f"{med(round_trip) / FRAME_MS:.2f} of a 60 Hz frame (goal < 1)")
     vm.shutdown()
     window.close()
+    scratch.cleanup()
 
 
 if __name__ == "__main__":
