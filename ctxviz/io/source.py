@@ -1,21 +1,35 @@
 """Reading an untrusted session file: size and binary checks, decoding, and parsing with line numbers.
 
 Every failure becomes a `LoadError` that prints as `FILE:LINE: what is wrong`. Files are only ever
-opened for reading.
+opened for reading, and only regular files are read: a FIFO, a device or a socket would block or
+never end, so they are refused before anything waits on them. A file is read up to the size it had
+when it was opened, so one that grows while it is read still ends.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
 from ..errors import LoadError
+from .untrusted import (
+    TOO_LONG_NUMBER,
+    fix_surrogates,
+    has_aliases,
+    has_surrogate_escape,
+    long_integer_line,
+    yaml_alias_problem,
+    yaml_nesting_may_exceed,
+)
 
 #: Larger files are refused with a clear message instead of exhausting memory; override with
 #: `CTXVIZ_MAX_FILE_MB` or `max_bytes`.
@@ -24,25 +38,35 @@ DEFAULT_MAX_BYTES = int(os.environ.get("CTXVIZ_MAX_FILE_MB", "512")) * 1024 * 10
 JSON_SUFFIXES = (".json",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 YAML_SUFFIXES = (".yaml", ".yml")
+#: What `-` reads, and how it is named in messages.
+STDIN = "-"
+STDIN_NAME = "<stdin>"
 
+#: libyaml's parser (C, about 20x faster) when PyYAML was built with it.
+_FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NEWLINE = re.compile(r"\r\n?|\n")
 
 @dataclass
 class SourceFile:
     """A session file, parsed lazily as JSON, JSONL or YAML.
 
     A `.jsonl` file is streamed line by line from disk, never held whole: a 100 MB log then costs
-    little more memory than its parsed records.
+    little more memory than its parsed records. `size` is how much of the file is read (its size
+    when it was opened).
     """
 
     path: str
     given_text: str | None = field(default=None, repr=False)
+    size: int = 0
+    #: Things a reader should know about what was changed while reading (one line each).
+    notes: list[str] = field(default_factory=list, repr=False)
 
     @cached_property
     def text(self) -> str:
         if self.given_text is not None:
             return self.given_text
-        with open(self.path, "rb") as handle:
-            return decode(self.path, handle.read())
+        with open_regular(self.path) as handle:
+            return decode(self.path, handle.read(self.size))
 
     @property
     def display(self) -> str:
@@ -64,12 +88,13 @@ class SourceFile:
             raise self.error("the file is empty")
         if stripped[0] in "{[":
             try:
-                self.__dict__["json_document"] = json.loads(self.text)
+                self.__dict__["json_document"] = self._parse_json(self.text)
                 return "json"
             except json.JSONDecodeError as exc:
-                if exc.msg == "Extra data" and "\n" in self.text.strip():
+                several_lines = len(_NEWLINE.split(self.text.strip(), maxsplit=1)) > 1
+                if exc.msg == "Extra data" and several_lines:
                     return "jsonl"
-                if lower.endswith(JSON_SUFFIXES) or stripped[0] == "[" or "\n" not in self.text.strip():
+                if lower.endswith(JSON_SUFFIXES) or stripped[0] == "[" or not several_lines:
                     raise self._json_error(exc) from None
                 return "jsonl"
         return "yaml"
@@ -77,24 +102,66 @@ class SourceFile:
     def _json_error(self, exc: json.JSONDecodeError, line_offset: int = 0) -> LoadError:
         return self.error(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset)
 
+    def _parse_json(self, text: str, line: int | None = None) -> Any:
+        """json.loads, with Python's own limits turned into one-line errors and surrogates fixed.
+
+        JSONDecodeError passes through (the caller knows whether the file may be JSON lines).
+        """
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except RecursionError:
+            raise self.error("the document is nested too deeply", line) from None
+        except ValueError as exc:  # an integer literal over Python's 4,300-digit limit
+            where = long_integer_line(text)
+            if "digits" not in str(exc):
+                raise
+            raise self.error(TOO_LONG_NUMBER, (line or 1) + (where or 1) - 1) from None
+        if has_surrogate_escape(text):
+            value = self._fix_surrogates(value)
+        return value
+
+    def _fix_surrogates(self, value: Any) -> Any:
+        value, replaced = fix_surrogates(value)
+        if replaced:
+            self.notes.append(f"replaced {replaced:,} invalid character(s) (unpaired UTF-16 surrogate escapes) with U+FFFD")
+        return value
+
     @cached_property
     def json_document(self) -> Any:
         try:
-            return json.loads(self.text)
+            return self._parse_json(self.text)
         except json.JSONDecodeError as exc:
             raise self._json_error(exc) from None
 
     def _lines(self) -> Iterator[str]:
+        """Every line of the file, whatever its line ends (LF, CRLF or CR alone)."""
         if self.given_text is not None or "text" in self.__dict__:
-            yield from self.text.split("\n")
+            yield from _NEWLINE.split(self.text)
             return
         lineno = 0
         try:
-            # Plain UTF-8 with universal newlines is Python's fast path (utf-8-sig or newline=""
-            # reads a large file about twice as slowly); a byte-order mark is dropped by hand.
-            with open(self.path, encoding="utf-8") as handle:
-                for lineno, line in enumerate(handle, start=1):  # noqa: B007 (used after the loop on error)
-                    yield line[1:] if lineno == 1 and line.startswith("\ufeff") else line
+            with open_regular(self.path) as handle:
+                # Binary lines, decoded one by one, are as fast as a text-mode file and let the
+                # read stop at the size the file had when it was opened.
+                remaining = self.size
+                for raw in handle:
+                    remaining -= len(raw)
+                    if lineno == 0 and raw.startswith(b"\xef\xbb\xbf"):
+                        raw = raw[3:]
+                    if b"\r" in raw:  # CRLF, or CR alone (classic Mac): a JSON record never holds a raw CR
+                        pieces = _NEWLINE.split(raw.decode("utf-8"))
+                        if raw.endswith((b"\n", b"\r")):
+                            pieces.pop()
+                        for piece in pieces:
+                            lineno += 1
+                            yield piece
+                    else:
+                        lineno += 1
+                        yield raw.decode("utf-8")
+                    if remaining <= 0:
+                        break
         except UnicodeDecodeError as exc:
             raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
 
@@ -107,25 +174,58 @@ class SourceFile:
             if not line or line.isspace():
                 continue
             try:
-                append((lineno, loads(line)))
+                value = loads(line)
             except json.JSONDecodeError as exc:
                 # A last line cut off mid-record is what a crashed or still-running agent leaves.
-                what = "truncated JSON line" if not line.endswith("\n") else "invalid JSON"
+                ran_out = exc.msg.startswith("Unterminated string") or (exc.msg != "Extra data" and exc.pos >= len(line.rstrip()))
+                what = "truncated JSON line" if ran_out else "invalid JSON"
                 raise self.error(f"{what}: {exc.msg} (column {exc.colno})", lineno) from None
+            except (ValueError, RecursionError):
+                value = self._parse_json(line, lineno)  # raises the one-line error
+            if "\\u" in line and has_surrogate_escape(line):
+                value = self._fix_surrogates(value)
+            append((lineno, value))
         if not records:
             raise self.error("the file is empty")
         return records
 
     @cached_property
     def yaml_document(self) -> Any:
+        text = self.text
+        # libyaml composes in C recursion: too deep a document would crash the process.
+        loader = yaml.SafeLoader if yaml_nesting_may_exceed(text) else _FAST_YAML
         try:
-            return yaml.safe_load(self.text)
+            try:
+                document = yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
+            except yaml.MarkedYAMLError as exc:
+                # libyaml refuses JSON-style surrogate escapes ("\ud83d\ude00") that PyYAML reads.
+                if loader is yaml.SafeLoader or "escape" not in str(exc.problem):
+                    raise
+                document = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark
             line = mark.line + 1 if mark is not None else None
             raise self.error(f"invalid YAML: {exc.problem or exc}", line) from None
+        except yaml.reader.ReaderError as exc:  # a control character or bad encoding
+            line = text.count("\n", 0, exc.position) + 1
+            char = exc.character if isinstance(exc.character, int) else ord(exc.character or "\0")
+            column = exc.position - text.rfind("\n", 0, exc.position)
+            raise self.error(f"invalid YAML: character U+{char:04X} at column {column}: {exc.reason}", line) from None
         except yaml.YAMLError as exc:
             raise self.error(f"invalid YAML: {exc}") from None
+        except RecursionError:
+            raise self.error("the document is nested too deeply") from None
+        except ValueError as exc:  # an integer literal over Python's 4,300-digit limit
+            if "digits" not in str(exc):
+                raise
+            raise self.error(TOO_LONG_NUMBER, long_integer_line(text)) from None
+        if has_aliases(text) and isinstance(document, (dict, list)):
+            problem = yaml_alias_problem(document, len(text))
+            if problem:
+                raise self.error(problem)
+        if has_surrogate_escape(text):
+            document = self._fix_surrogates(document)
+        return document
 
     @property
     def document(self) -> Any:
@@ -142,30 +242,76 @@ class SourceFile:
         return iter(self.jsonl_records)
 
 
-def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES, text: str | None = None) -> SourceFile:
-    """Open a file read-only and check it is text of a sane size before anything parses it."""
-    name = os.fspath(path)
-    if text is not None:
-        return SourceFile(name, text)
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(name: str) -> IO[bytes]:
+    """Open `name` for reading if it is a regular file; refuse anything that could block or never end.
+
+    O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer, and the check
+    is made on the opened descriptor, so the file cannot be swapped in between.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(name, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > max_bytes:
-                raise LoadError(name, f"the file is {size / 1e6:,.0f} MB, over the {max_bytes / 1e6:,.0f} MB limit (set CTXVIZ_MAX_FILE_MB to raise it)")
-            head = handle.read(HEAD_BYTES)
-            check_head(name, head, complete=size <= HEAD_BYTES)
-            if name.lower().endswith(JSONL_SUFFIXES) and size > HEAD_BYTES:
-                return SourceFile(name)  # streamed by `jsonl_records`
-            data = head + handle.read()
-    except IsADirectoryError:
-        raise LoadError(name, "is a directory, not a session file") from None
+        fd = os.open(name, flags)
     except FileNotFoundError:
         raise LoadError(name, "no such file") from None
     except PermissionError:
         raise LoadError(name, "permission denied") from None
     except OSError as exc:
+        raise LoadError(name, f"cannot open the file ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = next((text for test, text in _FILE_KINDS if test(mode)), "not a regular file")
+        raise LoadError(name, f"is {what}, not a session file")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES, text: str | None = None) -> SourceFile:
+    """Open a file read-only and check it is text of a sane size before anything parses it.
+
+    `-` reads standard input, under the same size limit.
+    """
+    name = os.fspath(path)
+    if text is not None:
+        return SourceFile(name, text, size=len(text))
+    if name == STDIN:
+        return _read_stdin(max_bytes)
+    try:
+        with open_regular(name) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise LoadError(name, _too_large(size, max_bytes))
+            head = handle.read(min(HEAD_BYTES, size))
+            check_head(name, head, complete=size <= HEAD_BYTES)
+            if name.lower().endswith(JSONL_SUFFIXES) and size > HEAD_BYTES:
+                return SourceFile(name, size=size)  # streamed by `jsonl_records`
+            data = head + handle.read(size - len(head))
+    except OSError as exc:
         raise LoadError(name, f"cannot read the file ({exc.strerror or exc})") from None
-    return SourceFile(name, decode(name, data))
+    return SourceFile(name, decode(name, data), size=len(data))
+
+
+def _read_stdin(max_bytes: int) -> SourceFile:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None or sys.stdin.closed:
+        raise LoadError(STDIN_NAME, "standard input is closed")
+    try:
+        data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise LoadError(STDIN_NAME, f"cannot read standard input ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise LoadError(STDIN_NAME, _too_large(None, max_bytes))
+    return SourceFile(STDIN_NAME, decode(STDIN_NAME, data), size=len(data))
+
+
+def _too_large(size: int | None, max_bytes: int) -> str:
+    what = f"the file is {size / 1e6:,.0f} MB" if size is not None else "standard input is"
+    return f"{what}, over the {max_bytes / 1e6:,.0f} MB limit (set CTXVIZ_MAX_FILE_MB to raise it)"
 
 
 HEAD_BYTES = 1 << 20
