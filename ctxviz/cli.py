@@ -7,13 +7,18 @@ the engine's, so they match the app's.
 from __future__ import annotations
 
 import argparse
+import difflib
+import errno
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .engine.catalog import find_model, load_catalog
 from .engine.checks import PlanOptions
 from .engine.counting import CountStore
 from .engine.explain import compare, describe, why
@@ -24,11 +29,19 @@ from .engine.policies.base import param_fields
 from .engine.session import Session
 from .engine.simulate import simulate
 from .engine.summarizers import EndpointSummarizer
-from .engine.tokenizers import count_openai_chat, get_tokenizer, tokenizer_names
-from .errors import CtxvizError, LoadError, ParameterError
+from .engine.tokenizers import (
+    count_openai_chat,
+    encoding_name_for_model,
+    get_tokenizer,
+    known_model_names,
+    tokenizer_names,
+)
+from .errors import CtxvizError, LoadError, ParameterError, UnknownNameError
 from .io.config import load_preset, preset_line
-from .io.exporters import EXPORTERS, export_text, write_atomic
+from .io.exporters import EXPORTERS, export, write_atomic
 from .io.loaders import load_session, loader_names
+from .io.output import check_output_path
+from .io.source import STDIN, read_source
 from .io.text_summary import plan_summary
 
 EXIT_OK, EXIT_OVER_BUDGET, EXIT_USAGE = 0, 1, 2
@@ -41,7 +54,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", help="session file (ctxviz YAML/JSON, OpenAI, Anthropic, Claude Code or supyagent)")
+    p.add_argument("session", help="session file (ctxviz YAML/JSON, OpenAI, Anthropic, Claude Code or supyagent), or - for standard input")
     p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names())}); compare takes two")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter (repeatable)")
     p.add_argument("--config", help="YAML preset with the policy's parameters")
@@ -65,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the trimmed context as the model receives it")
     _add_plan_options(p)
     p.add_argument("--to", required=True, choices=list(EXPORTERS), help="output format")
-    p.add_argument("-o", "--output", default="-", help="output file (written atomically), or - for stdout")
+    p.add_argument("-o", "--output", default="-", help="output file (a regular file or a new path, written atomically), or - for stdout")
+    p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of fixing a request the API would reject")
 
     p = sub.add_parser("count", help="count the tokens of a text (a quick tokenizer check)")
     p.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
@@ -104,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
     _add_plan_options(p)
-    p.add_argument("-o", "--output", required=True, help="report.html, .png, .svg or .pdf (written atomically)")
+    p.add_argument("-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
     p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
 
     sub.add_parser("policies", help="list the policies and their parameters")
@@ -132,7 +146,11 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
             raise LoadError(preset.path, f"the preset is for policy {preset.policy!r}, not {policy_name!r}", field="policy")
         tokenizer = tokenizer or preset.tokenizer or None
         try:
-            params = get_policy(policy_name).make_params(preset.params)
+            policy = get_policy(policy_name)
+        except UnknownNameError as exc:
+            raise LoadError(preset.path, str(exc), preset_line(preset, "policy") if preset.policy else None, field="policy") from None
+        try:
+            params = policy.make_params(preset.params)
         except ParameterError as exc:
             bad = next((k for k in preset.params if str(exc).startswith((k, f"unknown parameter {k!r}"))), "")
             raise LoadError(preset.path, str(exc), preset_line(preset, bad) if bad else None) from None
@@ -145,8 +163,19 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
     return policy_name, params, tokenizer
 
 
+def check_model(model: str) -> str:
+    """A model named on the command line must be one ctxviz knows (the catalogue, or a model
+    tiktoken has an encoding for); a typo is an unknown model, not a model without a tokenizer."""
+    if model and find_model(model) is None and encoding_name_for_model(model) is None:
+        names = sorted({e.name for e in load_catalog()} | set(known_model_names()))
+        close = difflib.get_close_matches(model, names, n=4, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known models include {', '.join(e.name for e in load_catalog()[:6])}"
+        raise UnknownNameError(f"unknown model {model!r}{hint} (add it to resources/models.yaml)")
+    return model
+
+
 def _options(args: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=args.model)
+    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model))
 
 
 def _one_policy(args: argparse.Namespace) -> str | None:
@@ -174,44 +203,52 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.output != "-":
+        check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
-    text = export_text(plan, session, args.to)
+    result = export(plan, session, args.to)
+    for fix in result.fixes:
+        print(f"{'refused' if args.strict else 'fixed'}: {fix}", file=sys.stderr)
+    if plan.orphans:
+        print(f"warning: the exported context has {len(plan.orphans)} broken tool-call pair(s) (`ctxviz plan` lists them); "
+              "--pair-safe keeps calls and results together", file=sys.stderr)
+    if args.strict and result.fixes:
+        print(f"export --strict: the {args.to} request would need the fixes above; nothing written", file=sys.stderr)
+        return EXIT_OVER_BUDGET
     if args.output == "-":
-        sys.stdout.write(text)
+        write_stdout(result.text)
+        where = "standard output"
     else:
-        write_atomic(args.output, text)
-        print(f"wrote {args.output} ({len(plan.context)} messages, {args.to})", file=sys.stderr)
+        write_atomic(args.output, result.text, inputs=[args.session])
+        where = args.output
+    print(f"wrote {where}: {result.messages:,} messages ({args.to})", file=sys.stderr)
     return EXIT_OK
 
 
 def _read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise LoadError(path, exc.strerror or str(exc)) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LoadError(path, f"not UTF-8 text (bad byte at {exc.start})", data.count(b"\n", 0, exc.start) + 1) from None
+    """A text file or standard input, with the same checks as a session file (regular file, size)."""
+    return read_source(path, what="text file").text
 
 
 def cmd_count(args: argparse.Namespace) -> int:
     text = _read_text(args.file)
     tokenizer = get_tokenizer(args.tokenizer)
     if args.messages:
-        name = "<stdin>" if args.file == "-" else args.file
+        name = "<stdin>" if args.file == STDIN else args.file
         try:
             messages = json.loads(text)
         except json.JSONDecodeError as exc:
             raise LoadError(name, f"invalid JSON: {exc.msg}", exc.lineno) from None
+        except (ValueError, RecursionError) as exc:
+            raise LoadError(name, "the document is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}") from None
         if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
             messages = messages["messages"]
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise LoadError(name, "expected a JSON list of messages (or an object with `messages`)")
-        print(count_openai_chat(messages, args.model, tokenizer))
+        try:
+            print(count_openai_chat(messages, args.model, tokenizer))
+        except RecursionError:
+            raise LoadError(name, "a message is nested too deeply to count") from None
     else:
         print(tokenizer.count(text))
     return EXIT_OK
@@ -233,7 +270,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_session(args.session, args.input_format)
-    summarizer = EndpointSummarizer(args.summarizer_url, args.summarizer_model) if args.summarizer_url else None
+    summarizer = endpoint_summarizer(args, policy_name)
     timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer)
     if args.json:
         sys.stdout.write(json.dumps(timeline.to_json(), indent=2, ensure_ascii=False) + "\n")
@@ -251,6 +288,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
     return EXIT_OK
+
+
+#: Policies whose replay asks a summariser; the others summarise by their own offline rules.
+ENDPOINT_SUMMARY_POLICIES = ("supyagent",)
+
+
+def endpoint_summarizer(args: argparse.Namespace, policy_name: str) -> EndpointSummarizer | None:
+    if not args.summarizer_url:
+        return None
+    if policy_name not in ENDPOINT_SUMMARY_POLICIES:
+        raise ParameterError(f"--summarizer-url: {policy_name} does not ask an LLM for its summaries in ctxviz's replay "
+                             f"(only {', '.join(ENDPOINT_SUMMARY_POLICIES)} does); drop the option")
+    return EndpointSummarizer(args.summarizer_url, args.summarizer_model)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -329,6 +379,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
     timeline = None
     if not args.no_timeline:
@@ -347,24 +398,82 @@ COMMANDS = {"gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cm
             "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why}
 
 
+def write_stdout(text: str) -> None:
+    """Write to standard output, turning a closed or full stream into one line (not an exit-time
+    'Exception ignored' message)."""
+    out = sys.stdout
+    if out is None or out.closed:
+        raise CtxvizError("cannot write to standard output: it is closed")
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        raise CtxvizError(f"cannot write to standard output ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+_STDOUT_ERRNOS = {errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT, errno.EFBIG}
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null so the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _terminate_cleanly() -> None:
+    """SIGTERM unwinds like Ctrl+C, so an export in progress removes its temporary file."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except CtxvizError as exc:
-        print(str(exc), file=sys.stderr)
+    _terminate_cleanly()
+    writes_stdout = args.command not in ("gui", "report") and getattr(args, "output", "-") == "-"
+    if writes_stdout and (sys.stdout is None or sys.stdout.closed):
+        print(f"ctxviz {args.command}: cannot write to standard output: it is closed", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:
+    if sys.stdout is not None and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")  # text that is not valid Unicode never aborts a report
+    try:
+        code = COMMANDS[args.command](args)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return code
+    except CtxvizError as exc:
+        print(" ".join(str(exc).split()), file=sys.stderr)  # one line, whatever the message holds
+        return EXIT_USAGE
+    except BrokenPipeError:  # `ctxviz plan x | head`: the reader has what it wanted
+        _silence_stdout()
         return EXIT_OK
+    except OSError as exc:  # print() into a full or closed standard output
+        if exc.errno in _STDOUT_ERRNOS and not exc.filename:
+            _silence_stdout()
+            print(f"ctxviz {args.command}: cannot write to standard output ({exc.strerror or exc})", file=sys.stderr)
+            return EXIT_USAGE
+        return _internal_error(args, exc)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug, not bad input: still one line unless debugging
-        if os.environ.get("CTXVIZ_DEBUG"):
-            raise
-        where = getattr(args, "session", None) or getattr(args, "file", "")
-        print(f"{where}: internal error {type(exc).__name__}: {exc} (set CTXVIZ_DEBUG=1 for a traceback)", file=sys.stderr)
+    except RecursionError:
+        print(f"ctxviz {args.command}: the input is nested too deeply to process", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:  # a bug, not bad input: still one line unless debugging
+        return _internal_error(args, exc)
+
+
+def _internal_error(args: argparse.Namespace, exc: Exception) -> int:
+    if os.environ.get("CTXVIZ_DEBUG"):
+        raise exc
+    print(f"ctxviz {args.command}: internal error {type(exc).__name__}: {' '.join(str(exc).split())} (set CTXVIZ_DEBUG=1 for a traceback)", file=sys.stderr)
+    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -29,3 +29,7 @@ class ParameterError(CtxvizError):
 
 class UnknownNameError(CtxvizError):
     """An unknown policy, tokenizer, format or exporter name."""
+
+
+class EndpointError(CtxvizError):
+    """A summariser endpoint that cannot be reached or answers nonsense: its fault, not the session's."""

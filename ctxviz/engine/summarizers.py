@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
+from ..errors import EndpointError
 from .session import Message
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
@@ -133,8 +135,23 @@ class EndpointSummarizer:
         body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": prompt}]}).encode()
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})}
         request = urllib.request.Request(f"{self.url}/chat/completions", data=body, headers=headers)
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (user-given URL)
-            return json.load(response)["choices"][0]["message"]["content"]
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (user-given URL)
+                answer = json.load(response)
+        except urllib.error.HTTPError as exc:
+            raise EndpointError(f"--summarizer-url {self.url}: the endpoint answered HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EndpointError(f"--summarizer-url {self.url}: cannot reach the endpoint ({getattr(reason, 'strerror', None) or reason})") from None
+        except ValueError:
+            raise EndpointError(f"--summarizer-url {self.url}: the endpoint's answer is not JSON") from None
+        try:
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise EndpointError(f"--summarizer-url {self.url}: the answer has no choices[0].message.content") from None
+        if not isinstance(content, str):
+            raise EndpointError(f"--summarizer-url {self.url}: the summary is not text")
+        return content
 
 
 class ExtractiveSummarizer:

@@ -163,6 +163,11 @@ def encoding_name_for_model(model: str) -> str | None:
     return None
 
 
+def known_model_names() -> list[str]:
+    """The model names tiktoken maps to an encoding (for suggestions when a name is unknown)."""
+    return list(_MODEL_TO_ENCODING)
+
+
 def real_encoding_for_model(model: str) -> str:
     """The encoding used for the real-count check: tiktoken's choice, else o200k_base (the cookbook's
     fallback). o200k_harmony is o200k_base plus chat special tokens, which plain text never hits."""

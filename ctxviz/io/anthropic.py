@@ -18,7 +18,7 @@ def _has_anthropic_blocks(messages: list[Any]) -> bool:
         content = m.get("content") if isinstance(m, dict) else None
         if isinstance(content, list):
             for block in content:
-                if isinstance(block, dict) and (block.get("type") in _ANTHROPIC_ONLY_BLOCKS or (block.get("type") == "image" and "source" in block)):
+                if isinstance(block, dict) and isinstance(block.get("type"), str) and (block.get("type") in _ANTHROPIC_ONLY_BLOCKS or (block.get("type") == "image" and "source" in block)):
                     return True
     return False
 
@@ -46,6 +46,7 @@ def messages_from_blocks(f: Fields, role: str, start: int, record: Any, **extra:
 class AnthropicLoader:
     name = "anthropic"
     title = "Anthropic Messages (JSON)"
+    top_level_fields = frozenset(("messages", "model", "system", "tools"))
 
     def sniff(self, src: SourceFile) -> bool:
         if src.kind == "jsonl":
@@ -55,7 +56,7 @@ class AnthropicLoader:
             return False
         if "system" in doc:
             return True
-        roles = {m.get("role") for m in doc["messages"] if isinstance(m, dict)}
+        roles = {m.get("role") for m in doc["messages"] if isinstance(m, dict) and isinstance(m.get("role"), str)}
         return roles <= {"user", "assistant"} and _has_anthropic_blocks(doc["messages"])
 
     def load(self, src: SourceFile) -> Session:

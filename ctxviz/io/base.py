@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -35,12 +37,23 @@ def path_text(path: FieldPath) -> str:
 def locate_line(text: str, path: FieldPath) -> int | None:
     """The 1-based line of the node at `path` in a JSON or YAML document, for error messages.
 
-    Only runs when something is wrong. It composes the YAML node tree (JSON is almost always valid
-    YAML), which keeps start marks but constructs no Python objects.
+    Only runs when something is wrong. JSON is walked with the json module's C scanner, skipping
+    whole sibling values, so a bad field at the end of a 100 MB one-line file is found in about
+    the time of one parse; YAML (or JSON the walk cannot follow) is composed into libyaml's node
+    tree, which keeps start marks but constructs no Python objects.
     """
+    if "\n" not in text.rstrip():
+        return 1
+    if text.lstrip()[:1] in ("{", "["):
+        offset = _json_offset(text, path)
+        if offset is not None:
+            return text.count("\n", 0, offset) + 1
+    from .untrusted import yaml_nesting_may_exceed
+
+    loader = yaml.SafeLoader if yaml_nesting_may_exceed(text) else getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        node = yaml.compose(text, Loader=loader)
+    except (yaml.YAMLError, RecursionError):
         return None
     line = node.start_mark.line + 1 if node is not None else None
     for key in path:
@@ -57,6 +70,47 @@ def locate_line(text: str, path: FieldPath) -> int | None:
             break
         line = node.start_mark.line + 1
     return line
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_DECODER = json.JSONDecoder()
+
+
+def _json_offset(text: str, path: FieldPath) -> int | None:
+    """Character offset of the value at `path` in a JSON document (the deepest part of the path
+    that exists), or None when the text is not JSON the walk can follow."""
+    skip = _JSON_SPACE.match
+    decode = _JSON_DECODER.raw_decode
+    pos = skip(text, 0).end()
+    try:
+        for key in path:
+            opener = text[pos : pos + 1]
+            if opener == "[" and isinstance(key, int):
+                pos = skip(text, pos + 1).end()
+                for _ in range(key):
+                    if text[pos : pos + 1] == "]":
+                        return pos
+                    pos = skip(text, decode(text, pos)[1]).end()
+                    if text[pos : pos + 1] == ",":
+                        pos = skip(text, pos + 1).end()
+            elif opener == "{" and isinstance(key, str):
+                start, pos = pos, skip(text, pos + 1).end()
+                while text[pos : pos + 1] == '"':
+                    name, pos = decode(text, pos)
+                    pos = skip(text, pos).end() + 1  # the colon
+                    pos = skip(text, pos).end()
+                    if name == key:
+                        break
+                    pos = skip(text, decode(text, pos)[1]).end()
+                    if text[pos : pos + 1] == ",":
+                        pos = skip(text, pos + 1).end()
+                else:
+                    return start  # no such key: the object that lacks it
+            else:
+                return pos
+    except (ValueError, RecursionError):
+        return None
+    return pos
 
 
 class Fields:

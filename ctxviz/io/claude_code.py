@@ -71,7 +71,7 @@ class ClaudeCodeLoader:
         if src.kind != "jsonl":
             return False
         first = src.first_record()
-        return isinstance(first, dict) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
+        return isinstance(first, dict) and isinstance(first.get("type"), str) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
 
     def load(self, src: SourceFile) -> Session:
         messages: list[Message] = []

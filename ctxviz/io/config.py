@@ -21,7 +21,7 @@ class Preset:
 
 
 def load_preset(path: str | os.PathLike[str]) -> Preset:
-    src = read_source(path)
+    src = read_source(path, what="preset file")
     if src.kind == "jsonl":
         raise LoadError(src.path, "a preset is one YAML or JSON mapping, not JSON lines")
     doc = src.document
@@ -42,9 +42,8 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
 def preset_line(preset: Preset, name: str) -> int | None:
     """The line of parameter `name` in the preset file, to point at it when its value is bad."""
     try:
-        with open(preset.path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError:
+        text = read_source(preset.path, what="preset file").text
+    except LoadError:
         return None
     line = locate_line(text, ("params", name))
     return line if line and line > 1 else locate_line(text, (name,))

@@ -1,30 +1,71 @@
-"""Exports of a plan's context, as the model receives it, and the atomic file write they share."""
+"""Exports of a plan's context, as the model receives it.
+
+Each exporter returns the text and the one-line notes of anything it had to change to make the
+request valid for its API (the CLI prints them on stderr; `--strict` refuses instead).
+"""
 
 from __future__ import annotations
 
 import json
-import os
+import math
 import re
-import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.plan import Plan
 from ..engine.session import Session
-from ..errors import CtxvizError, UnknownNameError
+from ..errors import UnknownNameError
+from .output import write_atomic
+
+__all__ = ["EXPORTERS", "Export", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
 
 _DATA_URI = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.S)
 
 
-def to_openai(plan: Plan, session: Session) -> str:
+@dataclass(frozen=True)
+class Export:
+    text: str
+    #: Messages in the exported request (after the API's own merging of turns).
+    messages: int
+    #: What the exporter changed to make the request valid, one line each.
+    fixes: tuple[str, ...] = ()
+
+
+def json_text(value: Any, fixes: list[str] | None = None, indent: int | None = 2) -> str:
+    """JSON that every parser accepts: NaN and Infinity (which Python writes but JSON has not)
+    become null, and the replacement is noted."""
+    try:
+        return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        replaced = 0
+
+        def finite(v: Any) -> Any:
+            nonlocal replaced
+            if isinstance(v, float) and not math.isfinite(v):
+                replaced += 1
+                return None
+            if isinstance(v, dict):
+                return {k: finite(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [finite(x) for x in v]
+            return v
+
+        cleaned = finite(value)
+        if fixes is not None:
+            fixes.append(f"replaced {replaced:,} non-finite number(s) (NaN, Infinity) with null: JSON has no such values")
+        return json.dumps(cleaned, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def to_openai(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
     request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": [dict(m) for m in plan.context]}
     if session.tools:
         request["tools"] = [t.to_openai() for t in session.tools]
-    return json.dumps(request, indent=2, ensure_ascii=False) + "\n"
+    return json_text(request, fixes) + "\n", len(request["messages"])
 
 
-def to_jsonl(plan: Plan, session: Session) -> str:
-    return "".join(json.dumps(dict(m), ensure_ascii=False) + "\n" for m in plan.context)
+def to_jsonl(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+    return "".join(json_text(dict(m), fixes, indent=None) + "\n" for m in plan.context), len(plan.context)
 
 
 def _anthropic_content(content: Any) -> list[dict[str, Any]]:
@@ -44,12 +85,31 @@ def _anthropic_content(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_messages(context: list[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def _tool_input(arguments: str) -> Any:
+    """A tool call's arguments as the object Anthropic's `input` wants; what is not a JSON object
+    (invalid JSON, NaN, nesting Python cannot parse) is kept verbatim under `_raw_arguments`."""
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        value = json.loads(arguments or "{}", parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return {"_raw_arguments": arguments}
+    return value if isinstance(value, dict) else {"_raw_arguments": arguments}
+
+
+def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
     """Convert OpenAI chat messages to Anthropic's (system, messages): tool results become user
     tool_result blocks, tool calls tool_use blocks, and consecutive same-role turns are merged
-    because the Messages API requires alternating roles."""
+    because the Messages API requires alternating roles.
+
+    The Messages API also refuses a conversation that starts with an assistant turn, a
+    tool_result whose tool_use is not in the assistant turn just before it, and a tool_use
+    left unanswered in the next turn; a trimmed context easily has all three. They are removed,
+    and `fixes` says what was removed.
+    """
     system_parts: list[str] = []
-    out: list[dict[str, Any]] = []
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
     for message in context:
         role = message.get("role")
         if role == "system":
@@ -62,46 +122,96 @@ def anthropic_messages(context: list[Mapping[str, Any]]) -> tuple[str, list[dict
         else:
             blocks = _anthropic_content(message.get("content"))
             for call in message.get("tool_calls") or []:
-                try:
-                    arguments = json.loads(call["function"]["arguments"] or "{}")
-                except json.JSONDecodeError:
-                    arguments = {"_raw_arguments": call["function"]["arguments"]}
-                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments})
+                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": _tool_input(call["function"]["arguments"])})
+        if blocks:
+            turns.append((str(role), blocks))
+    out = _merge_turns(turns)
+    out = _valid_for_messages_api(out, fixes if fixes is not None else [])
+    return "\n\n".join(p for p in system_parts if p), out
+
+
+def _merge_turns(turns: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for role, blocks in turns:
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
-    return "\n\n".join(p for p in system_parts if p), out
+            out.append({"role": role, "content": list(blocks)})
+    return out
 
 
-def to_anthropic(plan: Plan, session: Session) -> str:
-    system, messages = anthropic_messages(list(plan.context))
+def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) -> list[dict[str, Any]]:
+    leading = orphan_results = unanswered = 0
+    while messages and messages[0]["role"] != "user":
+        leading += 1
+        messages = messages[1:]
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for i, turn in enumerate(messages):
+        blocks = turn["content"]
+        if turn["role"] == "user":
+            previous = messages[i - 1] if i > 0 and messages[i - 1]["role"] == "assistant" else None
+            asked = {b["id"] for b in previous["content"] if b.get("type") == "tool_use"} if previous else set()
+            kept = [b for b in blocks if b.get("type") != "tool_result" or b.get("tool_use_id") in asked]
+            orphan_results += len(blocks) - len(kept)
+        else:
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            answered = {b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"} if following else set()
+            kept = [b for b in blocks if b.get("type") != "tool_use" or b.get("id") in answered]
+            # The last turn may end with tool calls the model is about to make: leave those alone.
+            if following is None:
+                kept = blocks
+            unanswered += len(blocks) - len(kept)
+        turns.append((turn["role"], kept))
+    result = _merge_turns(turns)
+    if result and result[0]["role"] != "user":
+        return _valid_for_messages_api(result, fixes)
+    if leading:
+        fixes.append(f"dropped {leading} leading assistant turn(s): the Messages API requires the first message to be from the user")
+    if orphan_results:
+        fixes.append(f"dropped {orphan_results} tool_result block(s) whose tool_use is not in the turn before")
+    if unanswered:
+        fixes.append(f"dropped {unanswered} tool_use block(s) whose tool_result is not in the next turn")
+    return result
+
+
+def to_anthropic(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+    system, messages = anthropic_messages(list(plan.context), fixes)
     request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096, "system": system, "messages": messages}
     if session.tools:
         request["tools"] = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}} for t in session.tools]
-    return json.dumps(request, indent=2, ensure_ascii=False) + "\n"
+    return json_text(request, fixes) + "\n", len(messages)
 
 
-def to_markdown(plan: Plan, session: Session) -> str:
-    lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).", ""]
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in `text`, so nothing in it can close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def to_markdown(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+    """Each message's text verbatim inside a code fence: session text never renders as Markdown
+    (or as the HTML a Markdown viewer would pass through)."""
+    lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
+             "Message text is shown verbatim inside code fences.", ""]
     for i, message in enumerate(plan.context):
         content = message.get("content")
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
         lines.append(f"## {i}. {message.get('role')}")
         lines.append("")
-        for call in message.get("tool_calls") or []:
-            lines.append(f"- tool call `{call['function']['name']}` ({call['id']}): `{call['function']['arguments']}`")
+        body = str(content or "")
+        calls = [f"tool call {call['function']['name']} ({call['id']}): {call['function']['arguments']}" for call in message.get("tool_calls") or []]
         if message.get("tool_call_id"):
-            lines.append(f"(result of {message['tool_call_id']})")
-        fence = "````" if "```" in str(content or "") else "```"
-        lines += [fence, str(content or ""), fence, ""]
-    return "\n".join(lines)
+            body = f"(result of {message['tool_call_id']})\n{body}"
+        body = "\n".join([*([body] if body or not calls else []), *calls])
+        fence = _fence(body)
+        lines += [fence, body, fence, ""]
+    return "\n".join(lines), len(plan.context)
 
 
-EXPORTERS: dict[str, Callable[[Plan, Session], str]] = {
+EXPORTERS: dict[str, Callable[[Plan, Session, list[str]], tuple[str, int]]] = {
     "openai": to_openai,
     "anthropic": to_anthropic,
     "jsonl": to_jsonl,
@@ -109,42 +219,15 @@ EXPORTERS: dict[str, Callable[[Plan, Session], str]] = {
 }
 
 
-def export_text(plan: Plan, session: Session, fmt: str) -> str:
+def export(plan: Plan, session: Session, fmt: str) -> Export:
     try:
         exporter = EXPORTERS[fmt]
     except KeyError:
         raise UnknownNameError(f"unknown export format {fmt!r}; available: {', '.join(EXPORTERS)}") from None
-    return exporter(plan, session)
+    fixes: list[str] = []
+    text, count = exporter(plan, session, fixes)
+    return Export(text, count, tuple(fixes))
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temporary file beside the target, then rename: readers never see half a file."""
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".ctxviz-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise CtxvizError(f"{target}: cannot write here ({exc.strerror or exc})") from None
-    try:
-        # mkstemp makes the file private (0600); an export should get the usual permissions, or
-        # keep those of the file it replaces.
-        try:
-            mode = os.stat(target).st_mode & 0o777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise CtxvizError(f"{target}: cannot write ({exc.strerror or exc})") from None
-        raise
+def export_text(plan: Plan, session: Session, fmt: str) -> str:
+    return export(plan, session, fmt).text

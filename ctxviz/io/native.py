@@ -70,6 +70,7 @@ def strings(f: Fields, key: str) -> tuple[str, ...]:
 class NativeLoader:
     name = "ctxviz"
     title = "ctxviz session (YAML/JSON)"
+    top_level_fields = frozenset(("ctxviz", "messages", "model", "system_prompt", "tools", "memory", "learnings", "summaries", "title"))
 
     def sniff(self, src: SourceFile) -> bool:
         if src.kind == "jsonl":

@@ -26,7 +26,7 @@ def _plain_message(index: int, record: Any) -> Message | None:
     if type(record) is not dict or record.keys() - _PLAIN_KEYS:
         return None
     role, content = record.get("role"), record.get("content")
-    if type(content) is not str or role not in _PLAIN_CATEGORY:
+    if type(content) is not str or type(role) is not str or role not in _PLAIN_CATEGORY:
         return None
     return plain_text_message(f"m{index}", index, role, content, _PLAIN_CATEGORY[role], record)
 
@@ -34,6 +34,7 @@ def _plain_message(index: int, record: Any) -> Message | None:
 class OpenAIChatLoader:
     name = "openai"
     title = "OpenAI Chat Completions (JSON/JSONL)"
+    top_level_fields = frozenset(("messages", "model", "tools"))
 
     def sniff(self, src: SourceFile) -> bool:
         first = src.first_record()

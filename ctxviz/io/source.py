@@ -246,7 +246,7 @@ _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pip
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def open_regular(name: str) -> IO[bytes]:
+def open_regular(name: str, what: str = "session file") -> IO[bytes]:
     """Open `name` for reading if it is a regular file; refuse anything that could block or never end.
 
     O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer, and the check
@@ -264,14 +264,14 @@ def open_regular(name: str) -> IO[bytes]:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        what = next((text for test, text in _FILE_KINDS if test(mode)), "not a regular file")
-        raise LoadError(name, f"is {what}, not a session file")
+        kind = next((text for test, text in _FILE_KINDS if test(mode)), "not a regular file")
+        raise LoadError(name, f"is {kind}, not a {what}")
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
-def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES, text: str | None = None) -> SourceFile:
+def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES, text: str | None = None, what: str = "session file") -> SourceFile:
     """Open a file read-only and check it is text of a sane size before anything parses it.
 
     `-` reads standard input, under the same size limit.
@@ -282,7 +282,7 @@ def read_source(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
     if name == STDIN:
         return _read_stdin(max_bytes)
     try:
-        with open_regular(name) as handle:
+        with open_regular(name, what) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise LoadError(name, _too_large(size, max_bytes))
