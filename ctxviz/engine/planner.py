@@ -42,8 +42,10 @@ def plan_session(
     plan = pol.plan(session, resolved, counts)
     options = options or PlanOptions()
     if options.pair_safe:
-        plan = apply_pair_safety(plan, session)
+        plan = apply_pair_safety(plan, session, counts)
     plan = dataclasses.replace(plan, orphans=tuple(find_orphans(session, plan.messages)))
     if options.real_count:
         plan = dataclasses.replace(plan, real=real_count(plan, session, options.model or session.model, store))
+    if session.notes:  # what the loader changed or left out belongs with every plan of the session
+        plan = dataclasses.replace(plan, notes=(*session.notes, *plan.notes))
     return plan

@@ -283,6 +283,8 @@ class Session:
     summaries: tuple[Summary, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     title: str = ""
+    #: What the loader changed, guessed or left out while reading the file, one line each.
+    notes: tuple[str, ...] = ()
 
     @cached_property
     def system_and_history(self) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
@@ -316,18 +318,64 @@ class Session:
 
     @cached_property
     def tool_pairs(self) -> tuple[tuple[int, int], ...]:
-        """(tool call message index, tool result message index) for every answered call.
+        """(tool call message index, tool result message index) for every call an assistant
+        message makes and a tool message answers.
 
         Cached on the immutable session, so checking a plan for broken pairs costs one pass over
         the pairs, not over every message and part, on each re-plan.
         """
-        call_owner: dict[str, int] = {}
+        return self._tool_links[0]
+
+    @cached_property
+    def tool_call_problems(self) -> tuple[tuple[int, int | None, str], ...]:
+        """(message index, partner index or None, what is wrong) for every tool call or result
+        whose partner is not in the file as the APIs need it: a call no tool message answers, a
+        result no message calls, and a call on a message other than an assistant's (only an
+        assistant message sends tool calls, so its result has no call, whatever is sent)."""
+        return self._tool_links[1]
+
+    @cached_property
+    def _tool_links(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int | None, str], ...]]:
+        owner: dict[str, int] = {}
         for m in self.messages:
             for call in m.tool_calls:
                 if call.id:
-                    call_owner[call.id] = m.index
-        return tuple((call_owner[m.tool_call_id], m.index) for m in self.messages
-                     if m.role == "tool" and m.tool_call_id in call_owner)
+                    owner[call.id] = m.index
+        answered: dict[str, int] = {}
+        pairs: list[tuple[int, int]] = []
+        problems: list[tuple[int, int | None, str]] = []
+        for m in self.messages:
+            if m.role != "tool":
+                continue
+            call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+            caller = owner.get(call_id) if call_id else None
+            if caller is None:
+                what = f"its call {call_id}" if call_id else "the call it answers (it names none)"
+                problems.append((m.index, None, f"tool result #{m.index} is sent but {what} is not in the file"))
+                continue
+            answered.setdefault(call_id, m.index)
+            role = self.messages[caller].role
+            if role == "assistant":
+                pairs.append((caller, m.index))
+            else:
+                problems.append((m.index, caller, f"tool result #{m.index} is sent but its call {call_id} is on {role} message #{caller}, "
+                                                  "and only an assistant message sends tool calls"))
+        for m in self.messages:
+            if not m.tool_calls:
+                continue
+            if m.role not in ("assistant", "system"):  # a system message's text joins the system prompt, which is always sent
+                for call in m.tool_calls:
+                    result = answered.get(call.id) if call.id else None
+                    then = f" (its result #{result} has no call)" if result is not None else ""
+                    problems.append((m.index, result, f"{m.role} message #{m.index} is sent with tool call {call.id or '(no id)'}, which only an "
+                                                      f"assistant message can send, so the call is lost{then}"))
+            elif m.role == "assistant":
+                for call in m.tool_calls:
+                    if not call.id or call.id not in answered:
+                        problems.append((m.index, None, f"tool call #{m.index} ({call.id or 'no id'}) is sent but no tool result in the file "
+                                                        "answers it"))
+        problems.sort(key=lambda p: (p[0], -1 if p[1] is None else p[1]))
+        return tuple(pairs), tuple(problems)
 
     def message_by_id(self, message_id: str) -> Message | None:
         for m in self.messages:

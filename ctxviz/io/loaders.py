@@ -55,6 +55,8 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     try:
         loader = get_loader(input_format) if input_format else detect(src)
         session: Any = loader.load(src)
+        if input_format:
+            src.notes.extend(forced_format_notes(src, loader))
     except RecursionError:
         raise LoadError(src.path, "the document is nested too deeply") from None
     finally:
@@ -62,7 +64,24 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
             gc.enable()
     if not session.messages:
         raise LoadError(src.path, "the session has no messages")
+    if src.notes:
+        session = dataclasses.replace(session, notes=(*session.notes, *src.notes))
     return with_tool_names(session)
+
+
+def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:
+    """What a format chosen with --input-format leaves unread in this file."""
+    detected = next((other for other in LOADERS if other.sniff(src)), None)
+    if detected is None or detected is loader:
+        return []
+    notes = [f"read as {loader.title} (--input-format {loader.name}), although it looks like {detected.title}"]
+    reads = getattr(loader, "top_level_fields", None)
+    document = src.document if src.kind != "jsonl" else None
+    if reads is not None and isinstance(document, dict):
+        ignored = [str(key) for key in document if key not in reads and key != "ctxviz"]
+        if ignored:
+            notes.append(f"--input-format {loader.name} ignores {', '.join(ignored)} in this file")
+    return notes
 
 
 def with_tool_names(session: Session) -> Session:
