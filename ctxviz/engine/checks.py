@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import ModelEntry, find_model
-from .counting import CountingScheme, CountStore
+from .counting import CountingScheme, CountStore, TokenCounts
 from .images import image_costs
 from .plan import Decision, MessagePlan, Plan
+from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
 
@@ -31,8 +33,11 @@ class PlanOptions:
 
 @dataclass(frozen=True)
 class Orphan:
+    """A sent message the OpenAI and Anthropic APIs reject because of its tool-call partner:
+    `partner` is that message's index, or None when it is not in the file at all."""
+
     index: int
-    partner: int
+    partner: int | None
     message: str
 
     def to_json(self) -> dict[str, Any]:
@@ -66,7 +71,9 @@ class RealCount:
 
 
 def find_orphans(session: Session, messages: tuple[MessagePlan, ...]) -> list[Orphan]:
-    """Sent tool results whose call was not sent, and sent calls whose existing result was not sent."""
+    """Sent tool results whose call is not sent, sent calls whose result is not sent, and sent
+    calls or results whose partner is not in the file as the APIs need it (see
+    `Session.tool_call_problems`)."""
     orphans: list[Orphan] = []
     for call, result in session.tool_pairs:
         call_sent, result_sent = messages[call].sent, messages[result].sent
@@ -74,39 +81,74 @@ def find_orphans(session: Session, messages: tuple[MessagePlan, ...]) -> list[Or
             orphans.append(Orphan(result, call, f"tool result #{result} is sent but its tool call #{call} is not"))
         elif call_sent and not result_sent:
             orphans.append(Orphan(call, result, f"tool call #{call} is sent but its result #{result} is not"))
-    orphans.sort(key=lambda o: (o.index, o.partner))
+    for index, partner, problem in session.tool_call_problems:
+        if messages[index].sent:
+            orphans.append(Orphan(index, partner, problem))
+    orphans.sort(key=lambda o: (o.index, -1 if o.partner is None else o.partner))
     return orphans
 
 
-def apply_pair_safety(plan: Plan, session: Session) -> Plan:
-    """Drop the sent half of every broken call/result pair (repeating, since one assistant message
-    can carry several calls), so the context stays valid for the OpenAI and Anthropic APIs."""
+def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None = None) -> Plan:
+    """Drop the sent half of every broken call/result pair, and every sent call or result whose
+    partner is not in the file (repeating, since one assistant message can carry several calls),
+    so the context stays valid for the OpenAI and Anthropic APIs. Messages merged into the system
+    prompt are never dropped (the prompt is sent whole)."""
     messages = list(plan.messages)
-    removed: set[int] = set()
+    drops: dict[int, str] = {}
+    absent: set[int] = set()
     while True:
-        orphans = find_orphans(session, tuple(messages))
+        orphans = [o for o in find_orphans(session, tuple(messages)) if messages[o.index].zone != "system" and o.index not in drops]
         if not orphans:
             break
         for o in orphans:
-            m = messages[o.index]
-            if m.sent:
-                removed.add(o.index)
-                messages[o.index] = m._replace(decision=Decision.DROPPED, sent_tokens=0,
-                                               reason=f"dropped: pair_safe keeps tool calls and results together, and #{o.partner} was not sent")
-    if not removed:
+            unsent = o.partner is not None and not messages[o.partner].sent
+            if not unsent:
+                absent.add(o.index)
+            why = f"#{o.partner} was not sent" if unsent else o.message
+            drops[o.index] = f"dropped: pair_safe keeps tool calls and results together, and {why}"
+            messages[o.index] = messages[o.index]._replace(decision=Decision.DROPPED, sent_tokens=0, reason=drops[o.index])
+    if not drops:
         return plan
-    freed = sum(plan.messages[i].sent_tokens for i in removed)
+    freed = sum(plan.messages[i].sent_tokens for i in drops)
+    note = f"pair_safe dropped {len(drops)} message(s) ({freed:,} tokens) whose tool-call partner was not sent"
+    if absent:
+        note += f" ({len(absent)} of them: whose partner is not in the file as the APIs need it)"
+    return drop_messages(plan, drops, note, session, counts)
+
+
+def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Session, counts: TokenCounts | None = None) -> Plan:
+    """The plan with the sent messages in `drops` (index -> reason) dropped after the policy ran,
+    and every figure it reports brought up to date: context, totals, each allocation part's
+    usage (through the policy's `zone_parts`), `fits` by the policy's own test, and the policy's
+    figures in `extra` (its `refresh`)."""
+    policy = get_policy(plan.policy)
+    messages = list(plan.messages)
+    usage = dict(plan.usage)
+    freed = tokens = 0
+    for index, reason in drops.items():
+        m = messages[index]
+        if not m.sent:
+            continue
+        part = policy.zone_parts.get(m.zone, m.zone)
+        if part not in usage:
+            raise ValueError(f"{plan.policy}: no allocation part holds zone {m.zone!r}")
+        usage[part] -= m.sent_tokens
+        freed += m.sent_tokens
+        tokens += m.tokens
+        messages[index] = m._replace(decision=Decision.DROPPED, sent_tokens=0, reason=reason)
+    removed = {i for i in drops if plan.messages[i].sent}
     keep = [i for i, idx in enumerate(plan.context_index) if idx not in removed]
+    used = plan.totals.used - freed
+    fits = all(usage[p] <= a for p, a in plan.allocation.items()) if plan.totals.fits_test == "parts" else used <= plan.totals.budget
     totals = dataclasses.replace(
-        plan.totals, used=plan.totals.used - freed, kept=plan.totals.kept - sum(plan.messages[i].tokens for i in removed),
-        dropped=plan.totals.dropped + sum(plan.messages[i].tokens for i in removed),
+        plan.totals, used=used, kept=plan.totals.kept - tokens, dropped=plan.totals.dropped + tokens, fits=fits,
         kept_messages=plan.totals.kept_messages - len(removed), dropped_messages=plan.totals.dropped_messages + len(removed),
     )
-    return dataclasses.replace(
+    plan = dataclasses.replace(
         plan, messages=tuple(messages), context=tuple(plan.context[i] for i in keep),
-        context_index=tuple(plan.context_index[i] for i in keep), totals=totals,
-        notes=(*plan.notes, f"pair_safe dropped {len(removed)} message(s) ({freed:,} tokens) whose tool-call partner was not sent"),
+        context_index=tuple(plan.context_index[i] for i in keep), totals=totals, usage=usage, notes=(*plan.notes, note),
     )
+    return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
 
 
 def measure_chat(message: Message, tokenizer: Tokenizer, model: str = "gpt-4o") -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParameterError
+from .checks import PlanOptions, apply_pair_safety
 from .counting import TokenCounts
 from .plan import MessagePlan, Plan
 from .policies import get_policy
@@ -85,14 +86,21 @@ class Cancelled(Exception):
 
 
 def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, message: int, max_probes: int = 400,
-        should_stop: Callable[[], bool] | None = None) -> Explanation:
+        should_stop: Callable[[], bool] | None = None, options: PlanOptions | None = None) -> Explanation:
     """The decision on `message` and, if it is not sent, the smallest change of each numeric
-    parameter (all others unchanged) that would send it.
+    parameter (all others unchanged) that would send it. With `options.pair_safe` the decision
+    and every probe are the pair-safe plan's, as `ctxviz plan --pair-safe` shows them.
 
     The search re-plans hundreds of times; `should_stop` is asked before each probe so an app can
     abandon a search whose answer went stale (the user moved a slider again)."""
     policy = get_policy(policy_name)
-    base_plan = policy.plan(session, params, counts)
+    pair_safe = options is not None and options.pair_safe
+
+    def plan_with(candidate: Any) -> Plan:
+        plan = policy.plan(session, candidate, counts)
+        return apply_pair_safety(plan, session, counts) if pair_safe else plan
+
+    base_plan = plan_with(params)
     target = base_plan.messages[message]
     if target.sent:
         return Explanation(target, (), ())
@@ -107,7 +115,7 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
             candidate = dataclasses.replace(params, **{name: value})
         except (ValueError, ParameterError):
             return None  # outside what the framework accepts
-        return policy.plan(session, candidate, counts).messages[message].sent
+        return plan_with(candidate).messages[message].sent
 
     changes: list[Change] = []
     searched: list[str] = []
@@ -166,7 +174,8 @@ def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: in
 
 def describe(explanation: Explanation) -> str:
     m = explanation.message
-    lines = [f"#{m.index} ({m.id}, {m.role}, {m.category}, {m.tokens:,} tokens): {m.reason}"]
+    size = f"{m.tokens:,} tokens" + (f", sent as {m.sent_tokens:,}" if m.sent and m.sent_tokens != m.tokens else "")
+    lines = [f"#{m.index} ({m.id}, {m.role}, {m.category}, {size}): {m.reason}"]
     if m.sent:
         return lines[0]
     if explanation.changes:

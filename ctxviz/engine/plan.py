@@ -94,9 +94,21 @@ class SummaryPlan:
 
 @dataclass(frozen=True)
 class Totals:
-    """`used` is the whole context by the policy's estimator; `fits` is the policy's own test (for
-    policies with reserved parts, every part within its allotment); `kept`/`dropped` are the tokens
-    of the session messages sent or not sent (`*_messages` count them)."""
+    """The plan's figures, each by the policy's own estimator.
+
+    - `used`: the whole context as sent (system prompt, summaries, messages and whatever else the
+      policy counts); the plan's `usage` parts add up to it exactly.
+    - `budget`: the policy's total (missy's `total`, supyagent's and mnesis' context limit, the
+      other policies' `max_tokens`). With `allocation_kind == "division"` the allocation's parts
+      add up to it exactly; with `"caps"` each part is a maximum of its own and they need not (the
+      category policy's seed fractions add up to 115 %).
+    - `fits`: the policy's own test, named by `fits_test`: `"total"` is `used <= budget`; `"parts"`
+      is every usage part within its allotment (missy lends no reserve to another part; supyagent
+      and mnesis keep their reserves free, so their messages have only what is left).
+    - `kept` / `dropped`: the `tokens` (as measured, before any cut) of the session messages sent
+      / not sent, so they add up to all the session's message tokens; `*_messages` count them.
+      What a sent message costs after truncation or replacement is its `sent_tokens`.
+    """
 
     budget: int
     used: int
@@ -105,6 +117,8 @@ class Totals:
     fits: bool
     kept_messages: int = 0
     dropped_messages: int = 0
+    fits_test: str = "total"
+    allocation_kind: str = "division"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +129,8 @@ class Totals:
             "fits": self.fits,
             "kept_messages": self.kept_messages,
             "dropped_messages": self.dropped_messages,
+            "fits_test": self.fits_test,
+            "allocation_kind": self.allocation_kind,
         }
 
 
@@ -144,6 +160,23 @@ class Plan:
     orphans: tuple[Any, ...] = ()
     #: The real-count check (engine.checks.RealCount), when asked for.
     real: Any = None
+
+    def parts_over(self) -> dict[str, int]:
+        """The allocation parts that use more than they are allotted, and by how much."""
+        return {part: self.usage.get(part, 0) - allotted for part, allotted in self.allocation.items()
+                if self.usage.get(part, 0) > allotted}
+
+    def fit_verdict(self) -> str:
+        """One phrase for the total row: whether the plan fits by the policy's own test and, for
+        every part over its allotment, which one and by how much (never a negative "over")."""
+        t = self.totals
+        noun = "maximum" if t.allocation_kind == "caps" else "allotment"
+        parts = "; ".join(f"{part} is over its {self.allocation[part]:,} {noun} by {excess:,}" for part, excess in self.parts_over().items())
+        if t.fits:
+            return f"fits in total; {parts}" if parts else "fits"
+        if t.used > t.budget:
+            return f"OVER by {t.used - t.budget:,}" + (f"; {parts}" if parts else "")
+        return f"does not fit: {parts}" if parts else "does not fit by the policy's own test"
 
     def message(self, index: int) -> MessagePlan:
         return self.messages[index]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import PlanOptions, apply_pair_safety
 from .counting import CountStore, TokenCounts
 from .plan import Decision, Plan
 from .policies import get_policy
@@ -25,6 +26,10 @@ ProgressCallback = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Event:
+    """A change at one turn: a new summary or compaction, a trim or emergency truncation that cuts
+    something it did not cut the turn before, the context ceasing to fit. A state that merely
+    persists from one turn to the next (the same messages trimmed again) is no event."""
+
     turn: int
     kind: str  # summary, consolidation, compaction, hard_threshold, emergency_truncation, overflow, trim
     message: str
@@ -60,6 +65,8 @@ class Timeline:
     counts: TokenCounts
     turns: tuple[Turn, ...]
     summaries: tuple[Summary, ...]  # every summary the simulation produced, in order
+    #: ctxviz's own options applied to every turn (pair safety; the real count is not replayed).
+    options: PlanOptions | None = None
 
     @property
     def events(self) -> list[Event]:
@@ -73,10 +80,12 @@ class Timeline:
     def plan_at(self, turn: int) -> Plan:
         session = self.session_at(turn)
         counts = prefix_counts(self.counts, session)
-        return get_policy(self.policy).plan(session, self.params, counts)
+        plan = get_policy(self.policy).plan(session, self.params, counts)
+        return apply_pair_safety(plan, session, counts) if self.options is not None and self.options.pair_safe else plan
 
     def to_json(self) -> dict[str, Any]:
-        return {"policy": self.policy, "params": dataclasses.asdict(self.params), "turns": [t.to_json() for t in self.turns],
+        return {"policy": self.policy, "params": dataclasses.asdict(self.params),
+                "pair_safe": bool(self.options is not None and self.options.pair_safe), "turns": [t.to_json() for t in self.turns],
                 "events": [e.to_json() for e in self.events]}
 
 
@@ -108,14 +117,20 @@ def simulate(
     store: CountStore | None = None,
     summarizer: Summarizer | None = None,
     progress: ProgressCallback | None = None,
+    options: PlanOptions | None = None,
 ) -> Timeline:
+    """Replay the session turn by turn. Each turn's events are changes from the turn before (see
+    `Event`); with `options.pair_safe` every turn's context is made pair-safe after the policy's
+    own trigger has been checked on what the policy built."""
     pol = get_policy(policy)
+    pair_safe = options is not None and options.pair_safe
     params = params if params is not None and dataclasses.is_dataclass(params) else pol.make_params(params or {})
     full = (store if store is not None else CountStore()).get(session, pol.scheme(tokenizer, session.model))
     summarizer = summarizer or ExtractiveSummarizer()
     generated: list[Summary] = []
     turns: list[Turn] = []
     n = len(session.messages)
+    before = _Cuts()
     for i in range(n):
         prefix = state(session, policy, i, generated)
         counts = prefix_counts(full, prefix)
@@ -129,14 +144,62 @@ def simulate(
                 if start == i and i > 0:
                     events.append(Event(i, "compaction", f"the session's recorded summary #{k + 1} takes over messages 0-{i - 1}, "
                                                          "as the agent compacted here"))
-        if plan.extra.get("emergency_truncation"):
-            events.append(Event(i, "emergency_truncation", plan.notes[0] if plan.notes else "emergency truncation"))
-        if not plan.totals.fits:
-            events.append(Event(i, "overflow", f"{plan.totals.used:,} tokens do not fit the {plan.totals.budget:,}-token budget"))
+        if pair_safe:
+            plan = apply_pair_safety(plan, prefix, counts)
+        before = _changes(i, plan, before, events)
         turns.append(_turn(i, plan, len(generated) - (new_summary is not None), events))
         if progress is not None and (i % 50 == 0 or i == n - 1):
             progress(i + 1, n)
-    return Timeline(session, policy, params, full, tuple(turns), tuple(generated))
+    return Timeline(session, policy, params, full, tuple(turns), tuple(generated), options)
+
+
+@dataclass(frozen=True)
+class _Cuts:
+    """What the previous turn's plan cut, to tell a change from a state that persists."""
+
+    fits: bool = True
+    trimmed: frozenset[int] = frozenset()
+    emergency: frozenset[int] = frozenset()
+    emergency_active: bool = False
+
+
+def _changes(i: int, plan: Plan, before: _Cuts, events: list[Event]) -> _Cuts:
+    """Append this turn's trim, emergency-truncation and overflow events: only what changed since
+    the turn before (a message trimmed again, or an overflow that goes on, is no news)."""
+    trimmed: frozenset[int] = frozenset()
+    if plan.extra.get("trimmed"):
+        trimmed = frozenset(m.index for m in plan.messages if m.decision is Decision.DROPPED or m.decision is Decision.REPLACED)
+        new = sorted(trimmed - before.trimmed)
+        by_category: dict[str, list[int]] = {}
+        for index in new:
+            by_category.setdefault(plan.messages[index].category.upper(), []).append(index)
+        for category, indices in by_category.items():
+            replaced = [k for k in indices if plan.messages[k].decision is Decision.REPLACED]
+            removed = [k for k in indices if k not in replaced]
+            in_all = sum(1 for k in trimmed if plan.messages[k].category.upper() == category and plan.messages[k].decision is Decision.DROPPED)
+            what = []
+            if removed:
+                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(plan.messages[k].tokens for k in removed):,} tokens), "
+                            f"{in_all} removed in all")
+            if replaced:
+                what.append(f"images of {_indices(replaced)} replaced by the placeholder")
+            events.append(Event(i, "trim", f"{category}: " + "; ".join(what)))
+    emergency_active = bool(plan.extra.get("emergency_truncation"))
+    emergency: frozenset[int] = frozenset()
+    if emergency_active:
+        emergency = frozenset(m.index for m in plan.messages if "emergency truncation" in m.reason)
+        new = sorted(emergency - before.emergency)
+        if new or not before.emergency_active:
+            note = next((n for n in plan.notes if n.startswith("emergency truncation")), "emergency truncation")
+            events.append(Event(i, "emergency_truncation", note + (f"; newly cut: {_indices(new)}" if new else "")))
+    if not plan.totals.fits and before.fits:
+        events.append(Event(i, "overflow", f"the context ({plan.totals.used:,} of {plan.totals.budget:,} tokens) stops fitting: {plan.fit_verdict()}"))
+    return _Cuts(plan.totals.fits, trimmed, emergency, emergency_active)
+
+
+def _indices(indices: list[int], shown: int = 5) -> str:
+    text = ", ".join(f"#{k}" for k in indices[:shown])
+    return text + (f" and {len(indices) - shown} more" if len(indices) > shown else "")
 
 
 def _turn(i: int, plan: Plan, active: int, events: list[Event]) -> Turn:
@@ -191,8 +254,41 @@ def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: Toke
                     covered = [m for m in messages[:boundary] if m.id in covered_ids or m in new]
                     text = mnesis_fallback(covered, max(1, usable // 10))
                     return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered if m.role != "system"))
-    elif policy == "categories":
-        for e in plan.extra.get("truncation_events", []):
-            events.append(Event(i, "trim", f"{e['category']}: {e['messages_removed']} messages removed, {e['tokens_freed']:,} tokens freed"))
     return None
 
+
+
+#: Event kinds that put a summary in force, as the replay's sentence names them.
+_SUMMARY_KINDS = {"summary": ("summary", "summaries"), "consolidation": ("consolidation", "consolidations"),
+                  "compaction": ("compaction", "compactions"), "hard_threshold": ("hard-threshold compaction", "hard-threshold compactions")}
+
+
+def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
+    """One sentence for wherever a static plan and a replay of the same session appear together:
+    whether the plan's total and the replay's last turn agree and, when they differ, why both are
+    right. The plan puts every message of the file through the policy at once, with only the
+    summaries recorded in the file; the replay builds the context turn by turn and applies the
+    policy's own summaries as its triggers fire."""
+    if not timeline.turns:
+        return "The replay has no turn to compare with the plan (the session has no message)."
+    last = timeline.turns[-1]
+    n = len(timeline.session.messages)
+    static = f"{plan.totals.used:,} of {plan.totals.budget:,} tokens"
+    if last.tokens_sent == plan.totals.used:
+        return f"The replay's last turn sends the same {static} as the plan of the whole file."
+    made: dict[str, int] = {}
+    for e in timeline.events:
+        if e.kind in _SUMMARY_KINDS and not e.message.startswith("the session's recorded summary"):
+            made[e.kind] = made.get(e.kind, 0) + 1
+    if timeline.summaries and made:
+        what = " and ".join(f"{count} {_SUMMARY_KINDS[kind][count != 1]}" for kind, count in made.items())
+        recorded = len(timeline.session.summaries)
+        carried = (f"the {recorded} summar{'y' if recorded == 1 else 'ies'} recorded in the file" if recorded
+                   else "no summary (the file records none)")
+        return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once, with {carried} ({static}); "
+                f"the replay builds the context turn by turn and applies {plan.policy}'s own {what} as "
+                f"{'it fires' if sum(made.values()) == 1 else 'they fire'}, so its last turn sends {last.tokens_sent:,}. "
+                "Both are right: they answer different questions.")
+    return (f"The plan of the whole file sends {static}; the replay's last turn sends {last.tokens_sent:,} of {last.budget:,} "
+            "because it holds each recorded summary only from the turn it was written and applies the policy's own "
+            "triggers turn by turn. Both are right: they answer different questions.")

@@ -29,23 +29,29 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
     lines.append(f"policy {plan.policy} ({params}); tokens counted with {plan.tokenizer}")
     lines.append("")
 
-    rows = [["allocation", "allotted", "used", ""]]
+    t = plan.totals
+    caps = t.allocation_kind == "caps"
+    rows = [["allocation", "maximum" if caps else "allotted", "used", ""]]
     for part, allotted in plan.allocation.items():
         used = plan.usage.get(part, 0)
-        rows.append([part, f"{allotted:,}", f"{used:,}", "over" if used > allotted else ""])
-    t = plan.totals
-    rows.append(["total", f"{t.budget:,}", f"{t.used:,}", "fits" if t.fits else f"OVER by {t.used - t.budget:,}"])
+        rows.append([part, f"{allotted:,}", f"{used:,}", f"over by {used - allotted:,}" if used > allotted else ""])
+    rows.append(["total", f"{t.budget:,}", f"{t.used:,}", plan.fit_verdict()])
     lines += _table(rows, {1, 2})
+    allotted_sum = sum(plan.allocation.values())
+    if caps and allotted_sum != t.budget:
+        lines.append(f"  (each maximum is a cap of its own, not a share of a division: they add up to {allotted_sum:,}, "
+                     f"{allotted_sum / t.budget * 100 if t.budget else 0:.0f} % of {t.budget:,})")
     lines.append("")
 
-    zone_rows = [["zone", "messages", "tokens", "kept", "dropped"]]
+    zone_rows = [["zone", "messages", "tokens", "sent tokens", "kept", "dropped"]]
     for zone in plan.zones:
         members = [m for m in plan.messages if m.zone == zone]
         if not members:
             continue
         kept = [m for m in members if m.sent]
-        zone_rows.append([zone, f"{len(members):,}", f"{sum(m.tokens for m in members):,}", f"{len(kept):,}", f"{len(members) - len(kept):,}"])
-    lines += _table(zone_rows, {1, 2, 3, 4})
+        zone_rows.append([zone, f"{len(members):,}", f"{sum(m.tokens for m in members):,}", f"{sum(m.sent_tokens for m in kept):,}",
+                          f"{len(kept):,}", f"{len(members) - len(kept):,}"])
+    lines += _table(zone_rows, {1, 2, 3, 4, 5})
     lines.append("")
 
     cat_rows = [["category", "messages", "tokens", "sent tokens"]]

@@ -7,7 +7,7 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ...errors import ParameterError
@@ -31,6 +31,12 @@ class Policy(Generic[P]):
     description: str = ""
     #: For frameworks whose estimator depends on the model (mnesis): model name -> tokenizer name.
     tokenizer_for_model: Callable[[str], str] | None = None
+    #: The allocation part whose usage holds a zone's sent messages (a zone not listed: the part of
+    #: the same name), so that dropping a message after the policy ran (pair safety) updates it.
+    zone_parts: Mapping[str, str] = field(default_factory=dict)
+    #: Brings the policy's own figures (usage split at a threshold, `extra`) up to date after
+    #: messages were dropped from its plan; called with the plan, the session and its counts.
+    refresh: Callable[[Plan, Session, TokenCounts | None], Plan] | None = None
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""

@@ -218,7 +218,8 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
     sent_plans = [p for p in plans if p.sent]
     totals = Totals(budget=budgets.max_tokens, used=used, kept=sum(p.tokens for p in sent_plans),
                     dropped=sum(p.tokens for p in plans if not p.sent), fits=used <= budgets.max_tokens,
-                    kept_messages=len(sent_plans), dropped_messages=len(plans) - len(sent_plans))
+                    kept_messages=len(sent_plans), dropped_messages=len(plans) - len(sent_plans),
+                    allocation_kind="caps")  # each category's maximum is its own cap; the seed's add up to 115 %
     return Plan(
         policy="categories", params=params_dict(budgets), tokenizer=counts.scheme.label,
         allocation={c.value: maxima[c] for c in CATEGORY_ORDER}, usage={c.value: final[c] for c in CATEGORY_ORDER},

@@ -8,7 +8,7 @@ condenser pipeline instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..counting import TokenCounts
@@ -137,6 +137,11 @@ def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tup
     return items[-window:], fate
 
 
+def threshold_usage(used: int, threshold: int) -> dict[str, int]:
+    """The context's tokens split at the consolidation threshold (the parts add up to `used`)."""
+    return {"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)}
+
+
 def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
     raw = counts.message_tokens
     chars_mode = counts.tokenizer.name == "chars"
@@ -225,21 +230,38 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
             reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
         plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t))
 
-    used = sum(text_tokens(str(c.get("content") or "")) for c in context)
+    # Each context entry as estimate_tokens sees it, str(content) (a tool-call-only message is
+    # "None"), so a sent message's share is exactly its sent_tokens; estimate_tokens floors once
+    # over all the characters, so the trigger's figure for the same messages can be a few higher.
+    used = sum(text_tokens(str(c.get("content"))) for c in context)
     sent = [p for p in plans if p.sent]
+    # The budget is max_tokens; the threshold only decides when to consolidate.
     totals = Totals(budget=settings.max_tokens, used=used, kept=sum(p.tokens for p in sent), dropped=sum(p.tokens for p in plans if not p.sent),
-                    fits=not should_consolidate(used, settings), kept_messages=len(sent), dropped_messages=len(plans) - len(sent))
+                    fits=used <= settings.max_tokens, kept_messages=len(sent), dropped_messages=len(plans) - len(sent))
     threshold = int(settings.max_tokens * settings.threshold_pct)
+    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
+    if settings.max_tokens <= 0 and used > 0:
+        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
+                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
+    elif not trigger and used >= threshold:
+        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
+                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
     return Plan(
         policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
         allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
-        usage={"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)},
+        usage=threshold_usage(used, threshold),
         system_prompt=system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
         context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
-        notes=(f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}",) if trigger else (),
+        notes=tuple(notes),
         extra={"current_tokens": current, "should_consolidate": trigger and len(messages) > RECENT_KEEP, "threshold_tokens": threshold,
                "after_tokens": used, "consolidated_ids": [m.id for m in messages if fate.get(m.index, (None,))[0] is Decision.SUMMARIZED]},
     )
+
+
+def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages from the plan (pair safety): the threshold split and `extra`."""
+    used = plan.totals.used
+    return replace(plan, usage=threshold_usage(used, plan.allocation["below_threshold"]), extra={**plan.extra, "after_tokens": used})
 
 
 POLICY = Policy(
@@ -250,5 +272,7 @@ POLICY = Policy(
     measure=measure_chars,
     default_tokenizer="chars",
     plan=plan,
+    zone_parts={"system": "below_threshold", "consolidated": "below_threshold", "recent": "below_threshold"},
+    refresh=refresh,
     description="At >= 80 % of max_tokens, keep the last 4 messages and replace the rest with key facts.",
 )

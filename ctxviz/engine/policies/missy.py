@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import repeat
 from typing import Any
@@ -236,6 +236,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         fits=all(usage[part] <= allocation[part] for part in allocation),
         kept_messages=len(kept),
         dropped_messages=len(messages) - len(kept),
+        fits_test="parts",
     )
     return Plan(
         policy="missy",
@@ -261,6 +262,11 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     )
 
 
+def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages from the plan (pair safety): the history figure in `extra`."""
+    return replace(plan, extra={**plan.extra, "history_used": plan.usage["history"]})
+
+
 POLICY = Policy(
     name="missy",
     title="missy ContextManager",
@@ -269,6 +275,8 @@ POLICY = Policy(
     measure=measure_content,
     default_tokenizer="missy",
     plan=plan,
+    zone_parts={"system": "system_reserve", "evictable": "history", "fresh_tail": "history", "new_message": "history"},
+    refresh=refresh,
     description="Fresh tail always kept; summaries if they fit; evictable prefix filled newest first, stopping at the first misfit.",
 )
 

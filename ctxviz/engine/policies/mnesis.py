@@ -8,7 +8,7 @@ recent raw messages are always included" is not enforced by the source; it is th
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..counting import TokenCounts
@@ -199,9 +199,10 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
     allocation = {"reserved_output": reserved, "compaction_buffer": budget.compaction_buffer, "system": system_tokens,
                   "summaries": summary_tokens, "messages": usable - system_tokens - summary_tokens}
     usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system_tokens, "summaries": summary_tokens, "messages": used}
-    tool_tokens = sum(counts.text(render_part(p, m.name) or "") for m in included for p in m.parts if isinstance(p, (ToolCallPart, ToolResultPart)))
+    tool_tokens = tool_output_tokens(included, counts)
     totals = Totals(budget=limit, used=token_estimate, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
-                    fits=token_estimate <= usable, kept_messages=len(sent), dropped_messages=len(messages) - len(sent))
+                    fits=token_estimate <= usable, kept_messages=len(sent), dropped_messages=len(messages) - len(sent),
+                    fits_test="parts")
     return Plan(
         policy="mnesis", params={**params_dict(budget), "context_limit": limit, "reserved_output_tokens": reserved},
         tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages,
@@ -210,6 +211,20 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
                "summary_token_count": summary_tokens, "raw_message_tokens": used, "tool_output_tokens": tool_tokens,
                "oldest_included_message_id": included[0].id if included else None, "cut_index": cut.index if cut else None},
     )
+
+
+def tool_output_tokens(included: list[Message], counts: TokenCounts) -> int:
+    return sum(counts.text(render_part(p, m.name) or "") for m in included for p in m.parts if isinstance(p, (ToolCallPart, ToolResultPart)))
+
+
+def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages from the plan (pair safety): the BuiltContext figures in `extra`."""
+    included = [session.messages[i] for i in plan.context_index if i is not None]
+    extra = {**plan.extra, "token_estimate": plan.totals.used, "raw_message_tokens": plan.usage["messages"],
+             "oldest_included_message_id": included[0].id if included else None}
+    if counts is not None:
+        extra["tool_output_tokens"] = tool_output_tokens(included, counts)
+    return replace(plan, extra=extra)
 
 
 POLICY = Policy(
@@ -221,5 +236,7 @@ POLICY = Policy(
     default_tokenizer="mnesis",
     tokenizer_for_model=tokenizer_for_model,
     plan=plan,
+    zone_parts={"raw": "messages"},
+    refresh=refresh,
     description="Summaries first, charged without a fit check; raw messages newest first, stopping at the first misfit.",
 )

@@ -184,9 +184,15 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 
     def decide(m: Message, decision: Decision, zone: str, reason: str, sent: int = -1) -> None:
+        # A sent message costs its own count in the final total (count_messages_tokens(result)
+        # adds the list's 3 once); only the fitting loop below charges it 3 more.
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason,
-                                         (t + 3 if sent < 0 else sent) if decision is not Decision.DROPPED and decision is not Decision.SUMMARIZED else 0)
+                                         (t if sent < 0 else sent) if decision is not Decision.DROPPED and decision is not Decision.SUMMARIZED else 0)
+
+    def charged(m: Message) -> str:
+        return (f"{tokens[m.index] + 3:,} tokens as supyagent charges it (its {tokens[m.index]:,} plus 3: "
+                "it measures each message as a one-message list)")
 
     for m in system_messages:
         decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which supyagent always sends first")
@@ -195,20 +201,22 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     summary_idx = summary_last_index(summary, history) if summary else None
     summary_plans: list[SummaryPlan] = []
     summary_tokens = 0
+    summary_size = count_message_dict(summary_message(summary), tok) if summary is not None else 0
     start = 0
     if summary is not None and summary_idx is not None and summary_idx < len(history):
         msg = summary_message(summary)
-        t = 3 + count_message_dict(msg, tok)
+        t = 3 + summary_size  # count_messages_tokens([summary_msg])
         share = available * SUMMARY_SHARE
+        charge = f"{t:,} tokens as supyagent charges it (its {summary_size:,} plus 3 for the one-message list)"
         if t < share:  # strict
             available -= t
             start = summary_idx + 1
             summary_tokens = t
             result.append(msg)
-            result_tokens.append(t - 3)
-            summary_plans.append(SummaryPlan(len(session.summaries) - 1, t, Decision.KEPT, f"kept: {t:,} tokens are under 30 % of the {max(0, available + t):,} available ({share:,.0f})", msg["content"]))
+            result_tokens.append(summary_size)
+            summary_plans.append(SummaryPlan(len(session.summaries) - 1, summary_size, Decision.KEPT, f"kept: {charge} are under 30 % of the {max(0, available + t):,} available ({share:,.0f})", msg["content"]))
         else:
-            summary_plans.append(SummaryPlan(len(session.summaries) - 1, t, Decision.DROPPED, f"dropped: {t:,} tokens are not under 30 % of the {max(0, available):,} available ({share:,.0f})", msg["content"]))
+            summary_plans.append(SummaryPlan(len(session.summaries) - 1, summary_size, Decision.DROPPED, f"dropped: {charge} are not under 30 % of the {max(0, available):,} available ({share:,.0f})", msg["content"]))
     for i, s in enumerate(session.summaries[:-1]):
         summary_plans.insert(i, SummaryPlan(i, 0, Decision.DROPPED, "dropped: supyagent keeps only the latest summary", s.text))
     for m in history[:start]:
@@ -224,16 +232,16 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
             forced = t > available
             zone = "recent" if len(recent) < settings.min_recent_messages else "evictable"
             reason = (f"kept: one of the {settings.min_recent_messages} most recent messages, always included"
-                      + (f" even though its {t:,} tokens exceed the {max(available, 0):,} left" if forced else ""))
+                      + (f" even though the {charged(m)} exceed the {max(available, 0):,} left" if forced else ""))
             if zone == "evictable":
-                reason = f"kept: {t:,} tokens fit in the {available:,} left (filled newest first)"
+                reason = f"kept: the {charged(m)} fit in the {available:,} left (filled newest first)"
             decide(m, Decision.KEPT, zone, reason)
             recent.append(m)
             available -= t
             position -= 1
             continue
         cut = m
-        decide(m, Decision.DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {max(available, 0):,} left of the {limit:,}-token context limit after reserves")
+        decide(m, Decision.DROPPED, "evictable", f"dropped: the {charged(m)} did not fit in the {max(available, 0):,} left of the {limit:,}-token context limit after reserves")
         break
     if cut is not None:
         older = f"dropped: supyagent stops at the first message that does not fit (#{cut.index})"
@@ -259,19 +267,23 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
 
     status = trigger_status(history, tokens, summary_idx, settings)
     messages = tuple(decisions)  # type: ignore[arg-type]
-    history_used = sum(m.sent_tokens for m in messages if m.zone != "system")
+    # The parts of the final count, count_messages_tokens(result) + tools: the list's 3 goes with
+    # the system prompt (as supyagent charges it there), the summary and each message count once.
+    system_used = 3 + result_tokens[0]
+    summary_used = sum(t for t, m in zip(result_tokens[1:], sources[1:], strict=True) if m is None)
+    history_used = sum(t for t, m in zip(result_tokens, sources, strict=True) if m is not None)
     allocation = {
         "response_reserve": settings.response_reserve,
         "tool_definitions": tools_tokens,
-        "system": system_tokens,
-        "summary": summary_tokens,
-        "history": limit - settings.response_reserve - tools_tokens - system_tokens - summary_tokens,
+        "system": system_used,
+        "summary": summary_used,
+        "history": limit - settings.response_reserve - tools_tokens - system_used - summary_used,
     }
-    usage = {"response_reserve": 0, "tool_definitions": tools_tokens, "system": system_tokens, "summary": summary_tokens, "history": history_used}
+    usage = {"response_reserve": 0, "tool_definitions": tools_tokens, "system": system_used, "summary": summary_used, "history": history_used}
     sent = [m for m in messages if m.sent]
     totals = Totals(
         budget=limit, used=total, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
-        fits=total <= target, kept_messages=len(sent), dropped_messages=len(messages) - len(sent),
+        fits=total <= target, kept_messages=len(sent), dropped_messages=len(messages) - len(sent), fits_test="parts",
     )
     return Plan(
         policy="supyagent", params={**params_dict(settings), "context_limit": limit}, tokenizer=counts.scheme.label,
@@ -279,7 +291,7 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
         context_index=tuple(m.index if m is not None else None for m in sources),
         totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"context_limit": limit, "trigger": status.to_json(), "emergency_truncation": emergency,
-               "tools": len(session.tools), "tool_tokens": tools_tokens, "summary_tokens": summary_tokens,
+               "tools": len(session.tools), "tool_tokens": tools_tokens, "summary_tokens": summary_size,
                "summary_messages": summary.messages_covered if summary else 0,
                "summary_created": summary.created_at if summary else ""},
     )
@@ -316,7 +328,7 @@ def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], s
             source = sources[i]
             if source is not None:
                 what = "its images replaced by [image]" if changed is Decision.REPLACED else "cut to its first 1,000 and last 500 characters"
-                outcome[source.index] = (changed, result_tokens[i] + 3, f"{changed.value}: emergency truncation, {what} ({result_tokens[i] + 3:,} tokens sent)")
+                outcome[source.index] = (changed, result_tokens[i], f"{changed.value}: emergency truncation, {what} ({result_tokens[i]:,} tokens sent)")
     if total() <= target:
         return result, result_tokens, sources, outcome
     while total() > target and len(result) > protected_start + protected_end:
@@ -336,5 +348,6 @@ POLICY = Policy(
     measure=measure_message,
     default_tokenizer="cl100k_base",
     plan=plan,
+    zone_parts={"evictable": "history", "recent": "history"},
     description="Summary if under 30 % of what is left; newest messages while they fit, at least min_recent_messages; emergency truncation.",
 )
