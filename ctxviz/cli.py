@@ -271,9 +271,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_session(args.session, args.input_format)
     summarizer = endpoint_summarizer(args, policy_name)
-    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer)
+    from .engine.simulate import plan_versus_replay
+
+    options = PlanOptions(pair_safe=args.pair_safe)
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options)
+    plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
+    versus = plan_versus_replay(plan, timeline)
     if args.json:
-        sys.stdout.write(json.dumps(timeline.to_json(), indent=2, ensure_ascii=False) + "\n")
+        doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
+                                                     "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
+                                                     "sentence": versus}}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
     print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}  events")
@@ -287,6 +295,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
+    print(versus)
     return EXIT_OK
 
 
@@ -351,7 +360,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         raise ParameterError(f"{session.source}: no message with id or index {args.message!r}")
     policy = get_policy(policy_name)
     counts = STORE.get(session, policy.scheme(tokenizer, session.model))
-    explanation = why(session, policy_name, params, counts, index)
+    explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe))
     if args.json:
         sys.stdout.write(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
