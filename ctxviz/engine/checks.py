@@ -39,9 +39,12 @@ class Orphan:
     index: int
     partner: int | None
     message: str
+    #: "unsent": the partner is in the file but not sent; "absent": it is not in the file as the
+    #: APIs need it (no such call or result, or a call on a message that cannot send one).
+    kind: str = "unsent"
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "partner": self.partner, "message": self.message}
+        return {"index": self.index, "partner": self.partner, "message": self.message, "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def find_orphans(session: Session, messages: tuple[MessagePlan, ...]) -> list[Or
             orphans.append(Orphan(call, result, f"tool call #{call} is sent but its result #{result} is not"))
     for index, partner, problem in session.tool_call_problems:
         if messages[index].sent:
-            orphans.append(Orphan(index, partner, problem))
+            orphans.append(Orphan(index, partner, problem, "absent"))
     orphans.sort(key=lambda o: (o.index, -1 if o.partner is None else o.partner))
     return orphans
 
@@ -101,18 +104,18 @@ def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None =
         if not orphans:
             break
         for o in orphans:
-            unsent = o.partner is not None and not messages[o.partner].sent
-            if not unsent:
+            if o.kind == "absent":
                 absent.add(o.index)
-            why = f"#{o.partner} was not sent" if unsent else o.message
+            why = f"#{o.partner} was not sent" if o.kind == "unsent" else o.message
             drops[o.index] = f"dropped: pair_safe keeps tool calls and results together, and {why}"
             messages[o.index] = messages[o.index]._replace(decision=Decision.DROPPED, sent_tokens=0, reason=drops[o.index])
     if not drops:
         return plan
     freed = sum(plan.messages[i].sent_tokens for i in drops)
-    note = f"pair_safe dropped {len(drops)} message(s) ({freed:,} tokens) whose tool-call partner was not sent"
-    if absent:
-        note += f" ({len(absent)} of them: whose partner is not in the file as the APIs need it)"
+    counts_by_kind = [f"{len(drops) - len(absent)} whose partner was not sent" if len(drops) > len(absent) else "",
+                      f"{len(absent)} whose partner is not in the file as the APIs need it" if absent else ""]
+    note = (f"pair_safe dropped {len(drops)} message(s) ({freed:,} tokens) so that no tool call or result is sent without its partner: "
+            + ", ".join(c for c in counts_by_kind if c))
     return drop_messages(plan, drops, note, session, counts)
 
 

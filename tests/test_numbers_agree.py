@@ -1,0 +1,260 @@
+"""Every number a plan, a replay or a `why` answer shows agrees with the others, or says why not.
+
+Each test is a contradiction first seen on a bundled sample.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxviz.cli import main
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.explain import describe, why
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy, policy_names
+from ctxviz.engine.simulate import plan_versus_replay, simulate
+from ctxviz.io.loaders import load_session
+from ctxviz.io.text_summary import plan_summary
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+SUPPORT = str(SAMPLES / "support_chat.yaml")
+FILES = sorted(str(p) for p in SAMPLES.iterdir() if p.suffix in (".yaml", ".jsonl"))
+STORE = CountStore()
+_loaded: dict[str, object] = {}
+
+
+def sample(path: str):
+    if path not in _loaded:
+        _loaded[path] = load_session(path)
+    return _loaded[path]
+
+
+def total_row(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("  total "))
+
+
+def test_a_part_over_its_allotment_is_named_and_the_total_never_over_by_a_negative(capsys):
+    """`total 8,000 7,747 OVER by -253`: missy's plan does not fit because history is over its
+    allotment while the total is under the budget."""
+    assert main(["plan", SUPPORT, "--set", "total=8000"]) == 0
+    out = capsys.readouterr().out
+    row = total_row(out)
+    assert "OVER by -" not in out
+    assert re.split(r"\s{2,}", row.strip()) == ["total", "8,000", "7,747", "does not fit: history is over its 3,200 allotment by 2,117"]
+    assert re.search(r"^  history\s+3,200\s+5,317\s+over by 2,117$", out, re.M)
+    assert main(["plan", SUPPORT, "--set", "total=8000", "--fail-over-budget"]) == 1
+    capsys.readouterr()
+
+
+def test_supyagents_usage_adds_up_to_its_total():
+    """supyagent's usage rows added up to 68,098 against a total of 67,444: each sent message was
+    counted with the 3 its fitting loop charges, which the final count adds once."""
+    plan = plan_session(sample(SUPPORT), "supyagent", store=STORE)
+    assert plan.totals.used == 67_444
+    assert sum(plan.usage.values()) == plan.totals.used
+    assert sum(plan.allocation.values()) == plan.totals.budget == 128_000
+    history = sum(m.sent_tokens for m in plan.messages if m.sent and m.zone != "system")
+    assert plan.usage["history"] == history
+    assert all(m.sent_tokens == m.tokens for m in plan.messages if m.decision is Decision.KEPT)
+
+
+@pytest.mark.parametrize("path", FILES)
+@pytest.mark.parametrize("policy", policy_names())
+@pytest.mark.parametrize("pair_safe", [False, True])
+def test_every_sample_under_every_policy_adds_up(path, policy, pair_safe):
+    plan = plan_session(sample(path), policy, store=STORE, options=PlanOptions(pair_safe=pair_safe))
+    t = plan.totals
+    assert sum(plan.usage.values()) == t.used
+    if t.allocation_kind == "division":
+        assert sum(plan.allocation.values()) == t.budget
+    assert t.kept == sum(m.tokens for m in plan.messages if m.sent)
+    if t.fits_test == "parts":
+        assert t.fits == all(plan.usage[p] <= a for p, a in plan.allocation.items())
+    else:
+        assert t.fits == (t.used <= t.budget)
+
+
+def test_why_gives_one_figure_for_a_message_or_labels_the_other():
+    """`why` printed "2,933 tokens): kept: 2,936 tokens fit" for one message: the second figure is
+    what supyagent's fitting loop charges (the message plus 3 for the one-message list it counts)."""
+    session = sample(SUPPORT)
+    counts = STORE.get(session, get_policy("supyagent").scheme(None, session.model))
+    params = get_policy("supyagent").make_params({"context_limit": 20000})
+    plan = plan_session(session, "supyagent", params, store=STORE)
+    for m in plan.messages:
+        if m.zone == "system" or m.decision not in (Decision.KEPT, Decision.DROPPED):
+            continue
+        for match in re.finditer(r"([\d,]+) tokens( as supyagent charges it \(its ([\d,]+) plus 3)?", m.reason):
+            figure = int(match.group(1).replace(",", ""))
+            if match.group(2):
+                assert int(match.group(3).replace(",", "")) == m.tokens and figure == m.tokens + 3, m.reason
+            else:
+                assert figure == m.tokens, m.reason
+    kept = next(m for m in plan.messages if m.zone == "evictable" and m.decision is Decision.KEPT)
+    text = describe(why(session, "supyagent", params, counts, kept.index))
+    assert text.startswith(f"#{kept.index} ({kept.id}, {kept.role}, {kept.category}, {kept.tokens:,} tokens): kept: the {kept.tokens + 3:,} tokens "
+                           f"as supyagent charges it (its {kept.tokens:,} plus 3")
+
+
+def test_why_names_what_a_cut_down_message_sends():
+    session = sample(str(SAMPLES / "multimodal_review.yaml"))
+    plan = plan_session(session, "categories", {"max_tokens": 20000}, store=STORE)
+    replaced = next(m for m in plan.messages if m.decision is Decision.REPLACED)
+    counts = STORE.get(session, get_policy("categories").scheme(None, session.model))
+    text = describe(why(session, "categories", get_policy("categories").make_params({"max_tokens": 20000}), counts, replaced.index))
+    assert f"{replaced.tokens:,} tokens, sent as {replaced.sent_tokens:,})" in text
+
+
+def test_pair_safety_updates_every_table(capsys):
+    """With --pair-safe three tables showed the dialog total before pair safety (11,094) and the
+    category table after it (9,362)."""
+    assert main(["plan", SUPPORT, "--policy", "categories", "--pair-safe"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  dialog\s+75,000\s+9,362$", out, re.M)  # allocation
+    assert re.search(r"^  dialog\s+168\s+11,094\s+9,362\s+130\s+38$", out, re.M)  # zones: all tokens, sent tokens
+    assert re.search(r"^  dialog\s+168\s+11,094\s+9,362$", out, re.M)  # categories
+    assert "  DIALOG: 9,362/75,000 (12.5%)" in out  # format_token_usage
+    assert re.search(r"^ DIALOG\s+9,362 ", out, re.M)  # the table form
+    assert re.split(r"\s{2,}", total_row(out).strip())[:3] == ["total", "150,000", "16,098"]
+    assert "Token Usage: 16,098/150,000" in out
+    assert main(["plan", SUPPORT, "--policy", "categories", "--pair-safe", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["usage"]["dialog"] == 9362 and doc["totals"]["used"] == 16098 == sum(doc["usage"].values())
+    assert doc["orphans"] == []
+
+
+@pytest.mark.parametrize("policy", policy_names())
+def test_pair_safety_keeps_the_policys_own_figures(policy):
+    session = sample(str(SAMPLES / "coding_agent.yaml"))
+    params = {"missy": {"total": 12000}, "supyagent": {"context_limit": 12000}, "categories": {},
+              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000}}[policy]
+    safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
+    assert sum(safe.usage.values()) == safe.totals.used
+    if policy == "missy":
+        assert safe.extra["history_used"] == safe.usage["history"]
+    if policy == "mnesis":
+        assert safe.extra["token_estimate"] == safe.totals.used and safe.extra["raw_message_tokens"] == safe.usage["messages"]
+        first = next(i for i in safe.context_index if i is not None)
+        assert safe.extra["oldest_included_message_id"] == session.messages[first].id
+    if policy == "missy-consolidator":
+        assert safe.extra["after_tokens"] == safe.totals.used
+
+
+def test_consolidator_with_max_tokens_zero_does_not_fit(capsys):
+    """`--set max_tokens=0` printed "total 0 49,702 fits" and --fail-over-budget exited 0. missy's
+    MemoryConsolidator accepts 0 and never consolidates (should_consolidate is False when
+    max_tokens <= 0), so the plan keeps everything and is over its 0-token budget."""
+    assert main(["plan", SUPPORT, "--policy", "missy-consolidator", "--set", "max_tokens=0", "--fail-over-budget"]) == 1
+    out = capsys.readouterr().out
+    budget, used, verdict = re.split(r"\s{2,}", total_row(out).strip())[1:]
+    assert budget == "0" and verdict.startswith(f"OVER by {used}")
+    assert "turns consolidation off" in out
+    plan = plan_session(sample(SUPPORT), "missy-consolidator", {"max_tokens": 0}, store=STORE)
+    assert not plan.totals.fits and all(m.decision is Decision.KEPT for m in plan.messages)
+
+
+def test_consolidator_says_when_the_context_passes_the_threshold_without_consolidating():
+    """At turn 118 the replay called 24,104 tokens an overflow of the 30,000-token budget: they are
+    past the 80 % threshold only with the system prompt, which the consolidator does not measure."""
+    timeline = simulate(sample(SUPPORT), "missy-consolidator", store=STORE)
+    assert all(t.fits for t in timeline.turns) and not [e for e in timeline.events if e.kind == "overflow"]
+    plan = timeline.plan_at(118)
+    assert plan.totals.used >= 24_000 > plan.extra["current_tokens"] and not plan.extra["should_consolidate"]
+    assert any("does not consolidate" in note for note in plan.notes)
+
+
+def test_the_plan_and_the_replay_say_why_they_differ(capsys):
+    """missy-consolidator's report header said 3,734 of 30,000 and its timeline 7,734; supyagent's
+    plan 67,444 and its replay 14,286, with no word of why."""
+    session = sample(SUPPORT)
+    for policy, summaries in (("supyagent", "8 summaries"), ("missy-consolidator", "2 consolidations")):
+        plan = plan_session(session, policy, store=STORE)
+        timeline = simulate(session, policy, store=STORE)
+        sentence = plan_versus_replay(plan, timeline)
+        assert f"{plan.totals.used:,} of 30,000" in sentence or f"{plan.totals.used:,} of 128,000" in sentence
+        assert f"its last turn sends {timeline.turns[-1].tokens_sent:,}" in sentence and summaries in sentence
+    missy = plan_versus_replay(plan_session(session, "missy", store=STORE), simulate(session, "missy", store=STORE))
+    assert missy == "The replay's last turn sends the same 22,792 of 30,000 tokens as the plan of the whole file."
+    assert main(["simulate", SUPPORT, "--policy", "supyagent"]) == 0
+    out = capsys.readouterr().out
+    assert "67,444 of 128,000" in out.splitlines()[-1] and "sends 14,286" in out.splitlines()[-1]
+    assert main(["simulate", SUPPORT, "--policy", "supyagent", "--json"]) == 0
+    versus = json.loads(capsys.readouterr().out)["versus_plan"]
+    assert (versus["plan_used"], versus["replay_used"]) == (67444, 14286) and "8 summaries" in versus["sentence"]
+
+
+def test_replay_and_plan_agree_under_pair_safety(capsys):
+    session = sample(str(SAMPLES / "coding_agent.yaml"))
+    options = PlanOptions(pair_safe=True)
+    timeline = simulate(session, "categories", store=STORE, options=options)
+    plan = plan_session(session, "categories", store=STORE, options=options)
+    assert timeline.turns[-1].tokens_sent == plan.totals.used
+    assert timeline.plan_at(len(timeline.turns) - 1).totals == plan.totals
+    assert main(["simulate", str(SAMPLES / "coding_agent.yaml"), "--policy", "categories", "--pair-safe", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pair_safe"] is True and doc["versus_plan"]["plan_used"] == doc["versus_plan"]["replay_used"]
+
+
+def test_why_answers_for_the_pair_safe_plan():
+    session = sample(SUPPORT)
+    plan = plan_session(session, "categories", store=STORE, options=PlanOptions(pair_safe=True))
+    dropped = next(m for m in plan.messages if "pair_safe" in m.reason)
+    counts = STORE.get(session, get_policy("categories").scheme(None, session.model))
+    params = get_policy("categories").default_params()
+    assert why(session, "categories", params, counts, dropped.index).message.decision is Decision.KEPT
+    assert why(session, "categories", params, counts, dropped.index, options=PlanOptions(pair_safe=True)).message == dropped
+
+
+def test_categories_replay_reports_a_trim_only_when_it_removes_something_new():
+    """`ctxviz simulate` printed a trim event on 206 of 230 turns of the support chat."""
+    timeline = simulate(sample(SUPPORT), "categories", store=STORE)
+    trims = [e for e in timeline.events if e.kind == "trim"]
+    assert 0 < len(trims) < 30
+    for event in trims:
+        now = {m.index for m in timeline.plan_at(event.turn).messages if m.decision is Decision.DROPPED}
+        before = {m.index for m in timeline.plan_at(event.turn - 1).messages if m.decision is Decision.DROPPED}
+        assert now - before, event
+        assert f"{len(now - before)} more message(s) removed" in event.message
+
+
+@pytest.mark.parametrize("path", FILES)
+@pytest.mark.parametrize("policy", policy_names())
+def test_no_replay_event_repeats_a_steady_state(path, policy):
+    timeline = simulate(sample(path), policy, store=STORE)
+    turns = timeline.turns
+    for previous, turn in zip(turns, turns[1:], strict=False):
+        kinds = [e.kind for e in turn.events]
+        if "overflow" in kinds:
+            assert previous.fits and not turn.fits
+        repeated = {(e.kind, e.message) for e in turn.events} & {(e.kind, e.message) for e in previous.events}
+        assert not repeated, (turn.index, repeated)
+
+
+def test_an_emergency_truncation_that_goes_on_is_one_event():
+    """supyagent's forced recent messages overflow for as long as the big one is among them: one
+    emergency truncation (and one overflow) when it starts, not one per turn."""
+    from .builders import session
+
+    s = session(*[("user" if i % 2 else "assistant", f"step {i}") for i in range(4)], ("assistant", "word " * 3000),
+                *[("user" if i % 2 else "assistant", f"step {i}") for i in range(5, 12)])
+    timeline = simulate(s, "supyagent", {"context_limit": 2000, "response_reserve": 0, "min_recent_messages": 4,
+                                         "auto_summarize": False}, store=CountStore())
+    over = [t.index for t in timeline.turns if not t.fits]
+    assert over == [4, 5, 6, 7], "the big message overflows while it is one of the 4 most recent"
+    assert [(e.turn, e.kind) for e in timeline.events] == [(4, "emergency_truncation"), (4, "overflow")]
+    assert timeline.events[1].message.startswith("the context (")
+
+
+def test_plan_text_and_json_show_the_same_totals_on_every_sample(capsys):
+    for path in FILES:
+        for policy in policy_names():
+            assert main(["plan", path, "--policy", policy, "--json"]) == 0
+            totals = json.loads(capsys.readouterr().out)["totals"]
+            plan = plan_session(sample(path), policy, store=STORE)
+            row = re.split(r"\s{2,}", total_row(plan_summary(plan, sample(path))).strip())
+            assert [int(row[1].replace(",", "")), int(row[2].replace(",", ""))] == [totals["budget"], totals["used"]]
+            assert row[3].startswith("fits") == totals["fits"]
