@@ -9,6 +9,11 @@ import tempfile
 from typing import Any
 
 from ..errors import CtxvizError
+from .threads import GC_THRESHOLD
+
+#: Qt messages that say nothing to a user, silenced exactly (everything else passes through). The
+#: offscreen platform plugin says this whenever a top-level window is shown (`report`, `--screenshot`).
+SILENCED_QT_MESSAGES = frozenset({"This plugin does not support propagateSizeHints()"})
 
 
 def has_display() -> bool:
@@ -32,6 +37,7 @@ def application(scheme: str = "auto"):
     from ..resources import resource_path
     from .theme import apply_color_scheme
 
+    install_message_filter()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     tune_garbage_collector()
     app.setApplicationName("ctxviz")
@@ -41,18 +47,46 @@ def application(scheme: str = "auto"):
     return app
 
 
-#: Young-generation threshold for the app (CPython's default is 700).
-GC_THRESHOLD = (50_000, 20, 10)
-
-
 def tune_garbage_collector() -> None:
     """A re-plan of a long session allocates tens of thousands of small records that all
     survive; with CPython's default thresholds the cyclic collector walks them again and again,
     which doubled the plan time and added 10 ms pauses to slider drags. Collecting less often
     trades a few megabytes of pending garbage for that time; the engine and CLI keep Python's
-    defaults."""
+    defaults. (While a window is open, automatic collection is off altogether and the GUI thread
+    collects at these thresholds: see `threads.py`.)"""
     if gc.get_threshold()[0] < GC_THRESHOLD[0]:
         gc.set_threshold(*GC_THRESHOLD)
+
+
+_previous_handler: Any = None
+
+
+def _qt_message(mode: Any, context: Any, message: str) -> None:
+    if message.strip() in SILENCED_QT_MESSAGES:
+        return
+    if _previous_handler is not None:
+        _previous_handler(mode, context, message)
+        return
+    from PySide6.QtCore import qFormatLogMessage
+
+    try:
+        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed: nowhere to say it
+        pass
+
+
+def install_message_filter() -> None:
+    """Route Qt's messages through `_qt_message`, which drops the SILENCED_QT_MESSAGES and hands
+    everything else to the handler that was installed before (Qt's own format otherwise)."""
+    global _previous_handler
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = qInstallMessageHandler(_qt_message)
+    if previous is not _qt_message and previous is not None:
+        _previous_handler = previous
+    elif previous is None:
+        _previous_handler = None
 
 
 def render_window(window, path: str) -> None:

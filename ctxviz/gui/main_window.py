@@ -45,6 +45,8 @@ from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
 from .models import MessageTableModel
+from .safe import message_box, plain_label, set_plain_tooltip
+from .status import status_text
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -110,7 +112,7 @@ class MainWindow(QMainWindow):
         filters.addWidget(self.role_filter)
         filters.addWidget(self.decision_filter)
         filters.addWidget(self.search, 1)
-        self.count_label = QLabel()
+        self.count_label = plain_label()
         # Labels that change on every re-plan get a fixed size policy, so new text repaints the
         # label alone instead of re-laying out (and repainting) the whole window.
         self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("100,000 of 100,000") + 8)
@@ -230,7 +232,8 @@ class MainWindow(QMainWindow):
         # Every divider the user can drag, persisted with the window (names are the settings keys).
         self.splitters = {"main": main, "overview": overview, "charts": top, "table": lower, "detail": detail_box}
 
-        self.status_label = QLabel("Open a session (Ctrl+O) or drop a file here.")
+        # Shows file paths and error messages (which quote the file): plain text, never HTML.
+        self.status_label = plain_label("Open a session (Ctrl+O) or drop a file here.")
         self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
@@ -289,6 +292,7 @@ class MainWindow(QMainWindow):
         for name in ("File", "Edit", "View", "Tools", "Help"):
             menus[name] = self.menuBar().addMenu(f"&{name}")
         self.recent_menu = menus["File"].addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._refresh_recent)  # files deleted since are left out
         for spec in specs:
             menus[spec.menu].addAction(r.actions[spec.id])
             if spec.id == "open":
@@ -350,10 +354,15 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def recent_files(self) -> list[str]:
+        """The recent files that still exist (the others are dropped from the settings too)."""
         value = self.settings.value("recent/files", [])
         if isinstance(value, str):
             value = [value]
-        return [v for v in (value or []) if isinstance(v, str)]
+        stored = [v for v in (value or []) if isinstance(v, str)]
+        files = [f for f in stored if os.path.isfile(f)]
+        if files != stored:
+            self.settings.setValue("recent/files", files)
+        return files
 
     def _remember(self, path: str) -> None:
         files = [os.path.abspath(path)] + [f for f in self.recent_files() if f != os.path.abspath(path)]
@@ -365,9 +374,17 @@ class MainWindow(QMainWindow):
         files = self.recent_files()
         for path in files:
             action = self.recent_menu.addAction(os.path.basename(path))
-            action.setToolTip(path)
-            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+            set_plain_tooltip(action, path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_recent(p))
         self.recent_menu.setEnabled(bool(files))
+
+    def open_recent(self, path: str) -> None:
+        """Open a file from Open Recent; one deleted since the menu was built is dropped, and said so."""
+        if os.path.isfile(path):
+            self.open_path(path)
+            return
+        self._refresh_recent()  # recent_files() forgets it
+        self.status_label.setText(f"{path} no longer exists; removed from Open Recent")
 
     # --- commands -----------------------------------------------------------------------------
     def open_path(self, path: str) -> None:
@@ -391,9 +408,10 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def show_error(self, message: str) -> None:
-        """A bad file or value gets a clear message box, never a traceback."""
+        """A bad file or value gets a clear message box, never a traceback. The message quotes the
+        file, so it is shown as plain text."""
         self.status_label.setText(message)
-        box = QMessageBox(QMessageBox.Icon.Warning, "ctxviz", message, QMessageBox.StandardButton.Ok, self)
+        box = message_box(QMessageBox.Icon.Warning, "ctxviz", message, self)
         box.setObjectName("error-box")
         box.open()
         self.last_error_box = box
@@ -536,20 +554,7 @@ class MainWindow(QMainWindow):
             selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
-        t = plan.totals
-        parts = [f"{plan.policy}: {t.used:,} of {t.budget:,} tokens ({plan.tokenizer})", "fits" if t.fits else "DOES NOT FIT",
-                 f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent"]
-        if plan.real is not None:
-            r = plan.real
-            window = f"{r.window:,}" if r.window else "unknown window"
-            verdict = "" if r.fits is None else ("fits" if r.fits else f"OVER by {r.tokens - r.window:,}")
-            kind = "real" if r.exact else "est."
-            parts.append(f"{kind} {r.tokens:,} / {window} {verdict} (heuristic {r.heuristic_error * 100:+.1f}%)")
-            if r.input_cost is not None:
-                parts.append(f"next call ≈ ${r.input_cost:.4f}")
-        if plan.orphans:
-            parts.append(f"{len(plan.orphans)} broken tool-call pair(s)")
-        self.status_label.setText("  •  ".join(parts))
+        self.status_label.setText(status_text(plan))
 
     def _render_context(self) -> None:
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
@@ -664,3 +669,4 @@ class MainWindow(QMainWindow):
             self.vm.request_timeline()
         if index == 0:
             self.vm.show_latest()
+

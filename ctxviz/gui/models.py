@@ -20,6 +20,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..engine.plan import Plan
 from ..engine.session import Session
+from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
@@ -196,7 +197,8 @@ class MessageTableModel(QAbstractTableModel):
             return _decision_brush(m.decision.value) if col == 6 else None
         if role == _DECORATION:
             return _category_color(str(m.category)) if col == 3 else None
-        return m.reason if col == 8 else self.texts[m.index][:600]  # tooltip
+        # Tooltips are auto-detected as rich text: the reason or message text, escaped (safe.py).
+        return _tooltip(m.reason if col == 8 else self.texts[m.index][:600])
 
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
@@ -205,6 +207,10 @@ _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
 _DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
 _ROLES = frozenset({_DISPLAY, _ALIGN, _FOREGROUND, _DECORATION, int(Qt.ItemDataRole.ToolTipRole.value)})
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+
+
+def _tooltip(text: str) -> str | None:
+    return tooltip_html(text) or None
 
 
 @cache

@@ -21,6 +21,7 @@ from ..engine.session import Session
 from ..engine.simulate import Timeline
 from ..errors import CtxvizError
 from ..io.exporters import write_atomic
+from .status import verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.message_strip import MessageStrip
@@ -34,10 +35,12 @@ class ReportWidget(QWidget):
         super().__init__()
         self.resize(SIZE)
         t = plan.totals
-        verdict = "fits" if t.fits else "<span style='color:#d62728'>does not fit</span>"
+        said = html.escape(verdict(plan))  # the status bar's words
+        said = said if t.fits else f"<span style='color:#d62728'>{said}</span>"
+        # Rich text for the layout, every piece from the file escaped (an `<img src=...>` would be loaded).
         title = QLabel(f"<h2>{html.escape(session.title or os.path.basename(session.source))}</h2>"
-                       f"<p>{len(session.messages):,} messages · policy <b>{plan.policy}</b> · {t.used:,} of {t.budget:,} tokens · "
-                       f"{verdict} · "
+                       f"<p>{len(session.messages):,} messages · policy <b>{html.escape(plan.policy)}</b> · {t.used:,} of {t.budget:,} tokens · "
+                       f"{said} · "
                        f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>")
         self.pie = BudgetPie()
         self.pie.set_plan(plan)

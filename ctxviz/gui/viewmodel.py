@@ -2,15 +2,17 @@
 
 It holds no engine logic: every number comes from `ctxviz.engine`. Work that can take longer than a
 frame (loading, counting, simulating, the `why` search) runs on a worker thread; a newer request
-supersedes an older one, so dragging a slider never queues up stale plans.
+supersedes an older one, so dragging a slider never queues up stale plans. Each load has a thread of
+its own, so one that never returns (a FIFO) blocks neither later loads nor closing the window. While
+a view-model lives, Python's cyclic garbage collector runs on the GUI thread only (`threads.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import shlex
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -26,6 +28,10 @@ from ..engine.session import Session
 from ..engine.simulate import Timeline, simulate
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
+from .threads import COLLECTOR, Worker, start_daemon
+
+#: How long closing the window waits for a running plan or search to notice it is no longer wanted.
+SHUTDOWN_WAIT_S = 5.0
 
 
 class ContextViewModel(QObject):
@@ -43,14 +49,20 @@ class ContextViewModel(QObject):
 
     # results coming back from the worker thread (queued to the GUI thread by Qt)
     _loaded = Signal(int, object)
+    _load_failed = Signal(int, str)
     _planned = Signal(int, object, object)
     _failed = Signal(int, str)
     _simulated = Signal(int, object)
     _explained = Signal(int, object)
     _compared = Signal(int, object, object)
 
+    _load_ids = itertools.count()
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        # Before any worker thread exists: from here on, cyclic garbage is collected on this thread only.
+        COLLECTOR.acquire()
+        self._closed = False
         self.store = CountStore()
         self.session: Session | None = None
         self.policy = "missy"
@@ -59,8 +71,10 @@ class ContextViewModel(QObject):
         self.options = PlanOptions(real_count=True)
         self.plan: Plan | None = None
         self.timeline: Timeline | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-plan")
-        self._side_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxviz-sim")
+        self._executor = Worker("plan")
+        self._side_executor = Worker("sim")
+        self._load_thread: threading.Thread | None = None
+        self._load_generation = 0
         self._generation = 0
         self._why_generation = 0
         self._sim_generation = 0
@@ -68,6 +82,7 @@ class ContextViewModel(QObject):
         self._running = False
         self._lock = threading.Lock()
         self._loaded.connect(self._on_loaded)
+        self._load_failed.connect(self._on_load_failed)
         self._planned.connect(self._on_planned)
         self._failed.connect(self._on_failed)
         self._simulated.connect(self._on_simulated)
@@ -76,25 +91,38 @@ class ContextViewModel(QObject):
 
     # --- inputs -------------------------------------------------------------------------------
     def open(self, path: str) -> None:
-        """Load in the background; the window stays responsive and shows progress."""
-        self._generation += 1
-        generation = self._generation
+        """Load in the background, on a thread of its own; the window stays responsive and shows
+        progress. A newer open (or `set_session`) supersedes this one, even if it never returns."""
+        if self._closed:
+            return
+        self._load_generation += 1
+        generation = self._load_generation
         self.busy.emit(True, f"Loading {path}…")
 
         def job() -> None:
             try:
                 session = load_session(path)
             except CtxvizError as exc:
-                self._failed.emit(generation, str(exc))
+                self._post(self._load_failed, generation, str(exc))
             except Exception as exc:  # a loader bug must still not take the window down
-                self._failed.emit(generation, f"{path}: cannot load ({type(exc).__name__}: {exc})")
+                self._post(self._load_failed, generation, f"{path}: cannot load ({type(exc).__name__}: {exc})")
             else:
-                self._loaded.emit(generation, session)
+                self._post(self._loaded, generation, session)
 
-        self._executor.submit(job)
+        self._load_thread = start_daemon(f"load_{next(self._load_ids)}", job)
+
+    def _post(self, signal: Any, *args: Any) -> None:
+        """Emit a result from a worker thread, unless the view-model has shut down (or is gone)."""
+        if self._closed:
+            return
+        try:
+            signal.emit(*args)
+        except RuntimeError:  # the C++ object was deleted while the job ran
+            pass
 
     def set_session(self, session: Session) -> None:
-        self._on_loaded(self._generation, session)
+        self._load_generation += 1
+        self._on_loaded(self._load_generation, session)
 
     def set_policy(self, name: str) -> None:
         if name == self.policy:
@@ -157,7 +185,7 @@ class ContextViewModel(QObject):
         session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.options
 
         def progress(done: int, total: int) -> None:
-            self.progress.emit(done, total)
+            self._post(self.progress, done, total)
 
         def job() -> None:
             try:
@@ -166,11 +194,11 @@ class ContextViewModel(QObject):
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
             except CtxvizError as exc:
-                self._failed.emit(generation, str(exc))
+                self._post(self._failed, generation, str(exc))
             except Exception as exc:
-                self._failed.emit(generation, f"planning failed ({type(exc).__name__}: {exc})")
+                self._post(self._failed, generation, f"planning failed ({type(exc).__name__}: {exc})")
             else:
-                self._planned.emit(generation, session, plan)
+                self._post(self._planned, generation, session, plan)
 
         self._executor.submit(job)
 
@@ -183,10 +211,15 @@ class ContextViewModel(QObject):
         self.planReady.emit(self.session, plan)
         return plan
 
-    def wait(self) -> None:
-        """Block until queued work is done (tests and headless rendering)."""
-        self._executor.submit(lambda: None).result()
-        self._side_executor.submit(lambda: None).result()
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until queued work and the latest load are done (tests and headless rendering)."""
+        if self._closed:
+            return
+        load = self._load_thread
+        if load is not None:
+            load.join(timeout)
+        self._executor.submit(lambda: None).result(timeout)
+        self._side_executor.submit(lambda: None).result(timeout)
 
     # --- timeline, why, compare ---------------------------------------------------------------
     def request_timeline(self) -> None:
@@ -200,7 +233,7 @@ class ContextViewModel(QObject):
         def progress(done: int, total: int) -> None:
             if generation != self._sim_generation:
                 raise Cancelled
-            self.progress.emit(done, total)
+            self._post(self.progress, done, total)
 
         def job() -> None:
             try:
@@ -208,9 +241,9 @@ class ContextViewModel(QObject):
             except Cancelled:
                 return
             except Exception as exc:
-                self._failed.emit(-1, f"simulation failed ({type(exc).__name__}: {exc})")
+                self._post(self._failed, -1, f"simulation failed ({type(exc).__name__}: {exc})")
             else:
-                self._simulated.emit(generation, timeline)
+                self._post(self._simulated, generation, timeline)
 
         self._side_executor.submit(job)
 
@@ -241,11 +274,11 @@ class ContextViewModel(QObject):
                 return
             try:
                 counts = self.store.get(session, get_policy(policy).scheme(tokenizer, session.model))
-                self._explained.emit(generation, why(session, policy, params, counts, index, should_stop=stale))
+                self._post(self._explained, generation, why(session, policy, params, counts, index, should_stop=stale))
             except Cancelled:
                 return
             except Exception as exc:
-                self._failed.emit(-1, f"why failed ({type(exc).__name__}: {exc})")
+                self._post(self._failed, -1, f"why failed ({type(exc).__name__}: {exc})")
 
         self._side_executor.submit(job)
 
@@ -268,15 +301,15 @@ class ContextViewModel(QObject):
                 a = plan_session(session, policy, params, tokenizer, self.store, None, options)
                 b = plan_session(session, policy_b, params_b, tokenizer, self.store, None, options)
             except Exception as exc:
-                self._failed.emit(-1, f"compare failed ({type(exc).__name__}: {exc})")
+                self._post(self._failed, -1, f"compare failed ({type(exc).__name__}: {exc})")
             else:
-                self._compared.emit(generation, a, b)
+                self._post(self._compared, generation, a, b)
 
         self._side_executor.submit(job)
 
     # --- results ------------------------------------------------------------------------------
     def _on_loaded(self, generation: int, session: Session) -> None:
-        if generation != self._generation:
+        if generation != self._load_generation or self._closed:
             return
         if self.session is not None and self.session is not session:
             self.store.forget(self.session)  # its counts would otherwise live as long as the window
@@ -303,6 +336,12 @@ class ContextViewModel(QObject):
         self.plan = plan
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
+
+    def _on_load_failed(self, generation: int, message: str) -> None:
+        if generation != self._load_generation or self._closed:
+            return  # a load superseded by a newer one: its error is no longer news
+        self.busy.emit(False, "")
+        self.errorOccurred.emit(message)
 
     def _on_failed(self, generation: int, message: str) -> None:
         if generation >= 0:
@@ -351,6 +390,15 @@ class ContextViewModel(QObject):
         return policy_names()
 
     def shutdown(self) -> None:
+        """Stop for good: queued work is dropped, running searches and simulations abandoned, and a
+        plan still running gets a few seconds (a load is not waited for: it may never return).
+        Results that arrive later are ignored. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._load_generation += 1
         self._sim_generation += 1
-        self._executor.shutdown(wait=True, cancel_futures=True)
-        self._side_executor.shutdown(wait=True, cancel_futures=True)
+        self._why_generation += 1
+        self._executor.shutdown(SHUTDOWN_WAIT_S)
+        self._side_executor.shutdown(SHUTDOWN_WAIT_S)
+        COLLECTOR.release()  # gc is restored once no worker thread is left

@@ -7,6 +7,7 @@ slice; a part used beyond its allotment shows its overflow in the warning colour
 
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -152,7 +153,7 @@ class BudgetPie(QWidget):
         pct = used / allotted * 100 if allotted else 0
         share = allotted / (sum(a for _, a, _ in self.parts) or 1) * 100
         QToolTip.showText(event.globalPosition().toPoint(),
-                          f"<b>{pretty(name)}</b><br>allotted {allotted:,} tokens ({share:.1f}% of the budget)<br>used {used:,} ({pct:.0f}%)", self)
+                          f"<b>{html.escape(pretty(name))}</b><br>allotted {allotted:,} tokens ({share:.1f}% of the budget)<br>used {used:,} ({pct:.0f}%)", self)
 
     def tooltip_for(self, index: int) -> str:
         name, allotted, used = self.parts[index]

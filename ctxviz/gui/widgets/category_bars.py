@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 
 from ...engine.plan import Plan
+from ..safe import finite, plot_values
 from ..theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, plot_colors
 
 MAIN = ("system", "context", "dialog", "system_output")
@@ -46,13 +47,13 @@ class CategoryBars(pg.PlotWidget):
         self.rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
         xs = list(range(len(names)))
         reference = [b if b is not None else t for _, _, b, t in self.rows]
-        self.outline.setOpts(x=xs, height=reference)
+        self.outline.setOpts(x=xs, height=plot_values(reference))  # finite and bounded (safe.py)
         brushes = []
         for c, used, budget, _ in self.rows:
             over = budget is not None and used > budget
             brushes.append(pg.mkBrush(WARNING if over else CATEGORY_COLORS.get(c, "#b0b0b0")))
-        self.bars.setOpts(x=xs, height=[used for _, used, _, _ in self.rows], brushes=brushes)
-        top = max(reference + [u for _, u, _, _ in self.rows] + [1])
+        self.bars.setOpts(x=xs, height=plot_values(used for _, used, _, _ in self.rows), brushes=brushes)
+        top = finite(max(reference + [u for _, u, _, _ in self.rows] + [1]))
         layout = (tuple(names), bool(budgets), top)
         if layout == self._layout:  # a re-plan usually moves the bars only
             return

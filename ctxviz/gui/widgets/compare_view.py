@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from ...engine.explain import compare
 from ...engine.plan import Plan
+from ..safe import plain_label, set_plain_tooltip
 from .message_strip import MessageStrip
 
 
@@ -38,7 +39,7 @@ class CompareView(QWidget):
         top.addWidget(self.policy)
         top.addWidget(self.overrides, 1)
         top.addWidget(run)
-        self.summary = QLabel("A is the current view. Choose B and press Compare.")
+        self.summary = plain_label("A is the current view. Choose B and press Compare.")
         self.summary.setWordWrap(True)
         self.strip_a = MessageStrip()
         self.strip_b = MessageStrip()
@@ -91,7 +92,7 @@ class CompareView(QWidget):
             for col, text in enumerate((str(d.index), d.a.decision.value, d.b.decision.value, d.a.reason, d.b.reason)):
                 item = QTableWidgetItem(text)
                 if col >= 3:
-                    item.setToolTip(text)
+                    set_plain_tooltip(item, text)
                 self.table.setItem(row, col, item)
         for col in (0, 1, 2):
             self.table.resizeColumnToContents(col)

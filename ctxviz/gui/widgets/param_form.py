@@ -3,6 +3,11 @@
 Each numeric field gets a slider and a spin box, each bool a check box; the field's metadata gives
 its help text and range. A value the framework rejects shows the framework's own message inline
 under the field and is not applied.
+
+Qt's sliders and spin boxes hold 32-bit ints, parameters are Python ints of any size: an integer
+field is an `IntSpinBox` that shows and keeps the exact value, and a slider whose range would not
+fit in 32 bits moves in `SLIDER_STEPS` proportional steps; a value beyond the slider's range pins the
+slider to its end while the field shows the real value.
 """
 
 from __future__ import annotations
@@ -11,22 +16,148 @@ import dataclasses
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QCheckBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QSlider,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from ...engine.policies.base import field_type, param_fields
+from ..safe import INT32_MAX, INT32_MIN, plain_label, qt_int
 from ..theme import WARNING
 
 FLOAT_STEPS = 1000
+#: Positions of a slider whose value range does not fit a 32-bit int.
+SLIDER_STEPS = 10_000
+
+
+class IntSpinBox(QAbstractSpinBox):
+    """A spin box over Python ints of any size (QSpinBox holds 32 bits), with group separators.
+
+    `setValue` keeps the value it is given exactly; the range only bounds stepping (arrows, wheel)."""
+
+    valueChanged = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._value = 0
+        self._minimum: int | None = None
+        self._maximum: int | None = None
+        self._step = 1
+        self.lineEdit().setText(self.textFromValue(0))
+        self.editingFinished.connect(self._commit)
+
+    # the QSpinBox API the form uses
+    def value(self) -> int:
+        return self._value
+
+    def setValue(self, value: int) -> None:  # noqa: N802
+        value = int(value)
+        self.lineEdit().setText(self.textFromValue(value))
+        if value != self._value:
+            self._value = value
+            self.valueChanged.emit(value)
+        self.update()
+
+    def setRange(self, minimum: int | None, maximum: int | None) -> None:  # noqa: N802
+        self._minimum, self._maximum = minimum, maximum
+
+    def minimum(self) -> int | None:
+        return self._minimum
+
+    def maximum(self) -> int | None:
+        return self._maximum
+
+    def setSingleStep(self, step: int) -> None:  # noqa: N802
+        self._step = max(1, int(step))
+
+    def singleStep(self) -> int:  # noqa: N802
+        return self._step
+
+    @staticmethod
+    def textFromValue(value: int) -> str:  # noqa: N802
+        return f"{value:,}"
+
+    @staticmethod
+    def valueFromText(text: str) -> int | None:  # noqa: N802
+        cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "")
+        if not cleaned or cleaned in ("-", "+") or len(cleaned) > 400:
+            return None
+        try:
+            return int(cleaned)
+        except ValueError:
+            return None
+
+    # QAbstractSpinBox
+    def validate(self, text: str, pos: int) -> QValidator.State:
+        cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "")
+        if cleaned in ("", "-", "+"):
+            return QValidator.State.Intermediate
+        return QValidator.State.Acceptable if self.valueFromText(text) is not None else QValidator.State.Invalid
+
+    def fixup(self, text: str) -> str:
+        return self.textFromValue(self._value)
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802
+        value = self._value + steps * self._step
+        if self._minimum is not None:
+            value = max(self._minimum, value)
+        if self._maximum is not None:
+            value = min(self._maximum, value)
+        self.setValue(value)
+        self.selectAll()
+
+    def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:  # noqa: N802
+        flags = QAbstractSpinBox.StepEnabledFlag.StepNone
+        if self._maximum is None or self._value < self._maximum:
+            flags |= QAbstractSpinBox.StepEnabledFlag.StepUpEnabled
+        if self._minimum is None or self._value > self._minimum:
+            flags |= QAbstractSpinBox.StepEnabledFlag.StepDownEnabled
+        return flags
+
+    def _commit(self) -> None:
+        value = self.valueFromText(self.lineEdit().text())
+        self.setValue(self._value if value is None else value)
+
+
+class SliderScale:
+    """Maps a field's value range onto a QSlider's 32-bit positions: one position per value (per
+    1/FLOAT_STEPS for floats) when that fits, else SLIDER_STEPS proportional steps."""
+
+    def __init__(self, lo: float, hi: float, is_float: bool) -> None:
+        self.lo, self.hi, self.is_float = lo, max(lo, hi), is_float
+        self.unit = FLOAT_STEPS if is_float else 1
+        self.exact = INT32_MIN <= lo * self.unit and self.hi * self.unit <= INT32_MAX
+
+    def range(self) -> tuple[int, int]:
+        if self.exact:
+            return int(self.lo * self.unit), int(self.hi * self.unit)
+        return 0, SLIDER_STEPS
+
+    def to_slider(self, value: float) -> int:
+        """The slider position for `value`, pinned to the ends beyond the range."""
+        low, high = self.range()
+        try:
+            clamped = min(max(value, self.lo), self.hi)
+        except TypeError:
+            return low
+        if self.exact:
+            return qt_int(round(clamped * self.unit), low, high)
+        span = self.hi - self.lo
+        return qt_int(round((clamped - self.lo) / span * SLIDER_STEPS) if span else 0, low, high)
+
+    def from_slider(self, position: int) -> int | float:
+        if self.exact:
+            return position / self.unit if self.is_float else position
+        value = self.lo + (self.hi - self.lo) * position / SLIDER_STEPS
+        return value if self.is_float else int(round(value))
 
 
 class ParamForm(QWidget):
@@ -39,6 +170,7 @@ class ParamForm(QWidget):
         self.layout_.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
         self.editors: dict[str, tuple[QWidget, ...]] = {}
         self.errors: dict[str, QLabel] = {}
+        self.scales: dict[str, SliderScale] = {}
         self._updating = False
         self.params_type: type | None = None
 
@@ -46,7 +178,7 @@ class ParamForm(QWidget):
         """Rebuild for a policy's parameter dataclass (on policy change)."""
         while self.layout_.rowCount():
             self.layout_.removeRow(0)
-        self.editors, self.errors = {}, {}
+        self.editors, self.errors, self.scales = {}, {}, {}
         self.params_type = type(params)
         for f in param_fields(type(params)):
             kind = field_type(type(params), f.name)
@@ -74,28 +206,32 @@ class ParamForm(QWidget):
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
                 if base is float:
-                    spin: QSpinBox | QDoubleSpinBox = QDoubleSpinBox()
+                    spin: IntSpinBox | QDoubleSpinBox = QDoubleSpinBox()
                     spin.setDecimals(3)
                     spin.setSingleStep(meta.get("step", 0.01))
                     lo, hi = meta.get("min", 0.0), meta.get("max", 1.0)
-                    spin.setRange(lo, hi)
-                    slider.setRange(int(lo * FLOAT_STEPS), int(hi * FLOAT_STEPS))
+                    spin.setRange(min(lo, float(value or 0)), max(hi, float(value or 0)))  # it shows the real value
+                    scale = SliderScale(lo, hi, True)
                 else:
-                    spin = QSpinBox()
-                    spin.setGroupSeparatorShown(True)
+                    spin = IntSpinBox()
                     lo = int(meta.get("min", 0))
                     current = int(value or 0)
                     hi = int(meta.get("max", max(current * 4, 1000)))
-                    spin.setRange(-1_000_000_000 if lo < 0 else 0, 1_000_000_000)  # the framework validates, not the widget
+                    spin.setRange(None if lo < 0 else 0, None)  # the framework validates, not the widget
                     spin.setSingleStep(int(meta.get("step", 1)))
-                    slider.setRange(lo, hi)
-                    slider.setSingleStep(int(meta.get("step", 1)))
-                    slider.setPageStep(max(1, (hi - lo) // 20))
+                    scale = SliderScale(lo, hi, False)
+                    step = int(meta.get("step", 1))
+                    slider.setSingleStep(qt_int(step if scale.exact else max(1, SLIDER_STEPS // 1000), 1))
+                slider.setRange(*scale.range())
+                if base is not float:
+                    low, high = scale.range()
+                    slider.setPageStep(max(1, (high - low) // 20))
                 spin.setValue(value or 0)
-                slider.setValue(int((value or 0) * (FLOAT_STEPS if base is float else 1)))
+                slider.setValue(scale.to_slider(value or 0))
                 spin.setKeyboardTracking(False)
-                slider.valueChanged.connect(lambda v, n=f.name, s=spin, fl=(base is float): self._from_slider(n, v, s, fl))
-                spin.valueChanged.connect(lambda v, n=f.name, sl=slider, fl=(base is float): self._from_spin(n, v, sl, fl))
+                self.scales[f.name] = scale
+                slider.valueChanged.connect(lambda v, n=f.name, s=spin, sc=scale: self._from_slider(n, v, s, sc))
+                spin.valueChanged.connect(lambda v, n=f.name, sl=slider, sc=scale: self._from_spin(n, v, sl, sc))
                 spin.setFixedWidth(112)  # one width for every field, so the sliders line up
                 slider.setMinimumWidth(60)
                 line.addWidget(slider, 1)
@@ -104,7 +240,7 @@ class ParamForm(QWidget):
                 if optional and getattr(params, f.name) is None:
                     spin.setToolTip("default for the model; change it to set it explicitly")
             box.addLayout(line)
-            error = QLabel()
+            error = plain_label()  # the framework's message quotes the value
             error.setStyleSheet(f"color: {WARNING};")
             error.setWordWrap(True)
             error.hide()
@@ -134,24 +270,27 @@ class ParamForm(QWidget):
                     widgets[0].setChecked(bool(value))
                 else:
                     slider, spin = widgets
+                    if isinstance(spin, QDoubleSpinBox):
+                        spin.setRange(min(spin.minimum(), value), max(spin.maximum(), value))  # show the real value
                     spin.setValue(value)  # type: ignore[attr-defined]
-                    slider.setValue(int(value * FLOAT_STEPS) if isinstance(value, float) else int(value))  # type: ignore[attr-defined]
+                    slider.setValue(self.scales[name].to_slider(value))  # type: ignore[attr-defined]
         finally:
             self._updating = False
 
-    def _from_slider(self, name: str, value: int, spin: QSpinBox | QDoubleSpinBox, is_float: bool) -> None:
+    def _from_slider(self, name: str, position: int, spin: IntSpinBox | QDoubleSpinBox, scale: SliderScale) -> None:
         if self._updating:
             return
+        value = scale.from_slider(position)
         self._updating = True
-        spin.setValue(value / FLOAT_STEPS if is_float else value)
+        spin.setValue(value)  # type: ignore[arg-type]
         self._updating = False
-        self._emit(name, value / FLOAT_STEPS if is_float else value)
+        self._emit(name, value)
 
-    def _from_spin(self, name: str, value: float, slider: QSlider, is_float: bool) -> None:
+    def _from_spin(self, name: str, value: float, slider: QSlider, scale: SliderScale) -> None:
         if self._updating:
             return
         self._updating = True
-        slider.setValue(int(value * FLOAT_STEPS) if is_float else int(value))
+        slider.setValue(scale.to_slider(value))
         self._updating = False
         self._emit(name, value)
 

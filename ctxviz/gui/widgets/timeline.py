@@ -1,13 +1,21 @@
-"""The timeline: context tokens per turn (the summarisation sawtooth) with events, and a turn slider."""
+"""The timeline: context tokens per turn (the summarisation sawtooth) with events, and a turn slider.
+
+Every plotted number goes through `safe.plot_values` (finite, within +-1e15): a provider's usage or
+a budget of 10**20 tokens, turned into a numpy object array, crashed pyqtgraph. The turn label
+states the exact figures whatever the chart can draw.
+"""
 
 from __future__ import annotations
+
+import html
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from ...engine.simulate import Timeline
+from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int
 from ..theme import plot_colors
 
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
@@ -36,7 +44,7 @@ class TimelineView(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
-        self.label = QLabel("Simulate to replay the session turn by turn.")
+        self.label = plain_label("Simulate to replay the session turn by turn.")  # event messages quote the session
         self.run = QPushButton("Simulate")
         self.run.clicked.connect(self.simulateRequested)
         self.latest = QPushButton("Back to latest")
@@ -59,15 +67,15 @@ class TimelineView(QWidget):
             self.slider.setEnabled(False)
             self.label.setText("Simulate to replay the session turn by turn.")
             return
-        xs = [t.index for t in timeline.turns]
-        self.plot.plot(xs, [t.tokens_sent for t in timeline.turns], pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
-        self.plot.plot(xs, [t.budget for t in timeline.turns], pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
+        xs = plot_values(t.index for t in timeline.turns)
+        self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
+        self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
         reported = self.reported_usage(timeline)
         if reported:
             # What the provider billed for each call (Claude Code's ground truth), against the replay.
             # A single point gets no line (an empty path is invalid SVG in the report).
             line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
-            self.plot.plot([i for i, _ in reported], [v for _, v in reported], pen=line,
+            self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
                            symbol="o", symbolSize=4, symbolPen=None, symbolBrush="#ff7f0e", name="reported by the provider")
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for t in timeline.turns:
@@ -78,13 +86,15 @@ class TimelineView(QWidget):
                 by_kind[e.kind][0].append(t.index)
                 by_kind[e.kind][1].append(t.tokens_sent)
         for kind, (ex, ey) in by_kind.items():
-            self.plot.plot(ex, ey, pen=None, symbol="t", symbolSize=11, symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=kind.replace("_", " "))
+            # Legend names are drawn as HTML by pyqtgraph.
+            self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="t", symbolSize=11,
+                           symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=html.escape(kind.replace("_", " ")))
         self.plot.addItem(self.cursor)
         self._fit_range(timeline, reported)
         self.slider.setEnabled(True)
         self.slider.blockSignals(True)
-        self.slider.setRange(0, len(timeline.turns) - 1)
-        self.slider.setValue(len(timeline.turns) - 1)
+        self.slider.setRange(0, qt_int(len(timeline.turns) - 1, 0))
+        self.slider.setValue(qt_int(len(timeline.turns) - 1, 0))
         self.slider.blockSignals(False)
         self._describe(len(timeline.turns) - 1)
 
@@ -96,21 +106,27 @@ class TimelineView(QWidget):
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
         """Scale to the sawtooth (and what the provider reported); a budget far above it would
         flatten the teeth, so it is then noted in the title instead (pan or zoom out to see it)."""
-        peak = max([t.tokens_sent for t in timeline.turns] + [v for _, v in reported])
-        budget = max(t.budget for t in timeline.turns)
+        values = [t.tokens_sent for t in timeline.turns] + [v for _, v in reported]
+        exact_peak = max(values)
+        exact_budget = max(t.budget for t in timeline.turns)
+        peak, budget = finite(exact_peak), finite(exact_budget)
+        notes = []
         if budget > 2.5 * peak > 0:
-            self.plot.setYRange(0, peak * 1.15, padding=0)
-            self.plot.setTitle(f"budget {budget:,} tokens, above the chart", color=self.foreground, size="9pt")
+            top = peak * 1.15
+            notes.append(f"budget {exact_budget:,} tokens, above the chart")
         else:
-            self.plot.setYRange(0, max(peak, budget) * 1.08, padding=0)
-            self.plot.setTitle(None)
-        self.plot.setXRange(timeline.turns[0].index, timeline.turns[-1].index, padding=0.02)
+            top = max(peak, budget, 1.0) * 1.08
+        if clipped(values + [exact_budget]):
+            notes.append(f"values beyond {PLOT_LIMIT:,.0f} tokens drawn at {PLOT_LIMIT:,.0f}")
+        self.plot.setYRange(0, top, padding=0)
+        self.plot.setTitle(html.escape("; ".join(notes)) if notes else None, color=self.foreground, size="9pt")
+        self.plot.setXRange(finite(timeline.turns[0].index), finite(timeline.turns[-1].index), padding=0.02)
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
             return
         t = self.timeline.turns[turn]
-        self.cursor.setPos(t.index)
+        self.cursor.setPos(finite(t.index))
         events = "; ".join(f"{e.kind}: {e.message}" for e in t.events) or "no event"
         usage = self.timeline.session.messages[t.index].usage
         reported = f" (the provider reported {usage.window_fill:,} for this call)" if usage is not None and usage.window_fill else ""

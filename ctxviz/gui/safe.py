@@ -1,0 +1,110 @@
+"""What may reach Qt from a session file: text as plain text, numbers within what Qt can hold.
+
+A session file is untrusted input. Qt guesses whether a label, message box or tooltip is rich text
+(`Qt::mightBeRichText`), and rich text loads the local files its `<img src=...>` names: a message
+whose text is `<img src=/dev/zero>` made the app read /dev/zero until it died. So every widget that
+can show session text (ids, roles, names, message text, reasons, file paths, error messages, which
+quote file contents) shows it as plain text, and tooltips (which Qt always auto-detects) escape it
+inside an explicit rich-text wrapper.
+
+Qt's sliders and spin boxes hold 32-bit ints, and pyqtgraph hands numpy arrays to C++: a Python int
+beyond 64 bits becomes an object array and crashes the process. Values pass through `qt_int` and
+`plot_values` first.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: Plotted values are clipped to this (a float64 holds every integer up to 2**53 exactly; Qt's
+#: geometry is comfortable far below where its int conversions overflow).
+PLOT_LIMIT = 1e15
+
+
+# --- text ------------------------------------------------------------------------------------------
+def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+    """A QLabel that never interprets its text as HTML."""
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
+def tooltip_html(text: str) -> str:
+    """A tooltip showing `text` literally: escaped, in a wrapper that is rich text by construction
+    (a bare string would be auto-detected, and `<img src=...>` in it would be loaded)."""
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
+
+
+def set_plain_tooltip(widget: Any, text: str) -> None:
+    """`setToolTip` for anything with one (widgets, actions, table items), showing `text` literally."""
+    widget.setToolTip(tooltip_html(text))
+
+
+def message_box(icon: QMessageBox.Icon, title: str, text: str, parent: QWidget | None = None) -> QMessageBox:
+    """A message box whose text is shown as plain text."""
+    box = QMessageBox(parent)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    return box
+
+
+# --- numbers ---------------------------------------------------------------------------------------
+def qt_int(value: Any, lo: int = INT32_MIN, hi: int = INT32_MAX) -> int:
+    """`value` as an int a Qt control can hold (clamped; NaN and None become `lo` or 0)."""
+    try:
+        number = float(value) if not isinstance(value, int) else value
+    except (TypeError, ValueError, OverflowError):
+        return max(lo, min(0, hi))
+    if isinstance(number, float):
+        if math.isnan(number):
+            return max(lo, min(0, hi))
+        if math.isinf(number):
+            return hi if number > 0 else lo
+        number = int(number)
+    return max(lo, min(int(number), hi))
+
+
+def finite(value: Any, limit: float = PLOT_LIMIT) -> float:
+    """One number as a float within +-limit (NaN becomes 0)."""
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float's range
+        number = math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(number):
+        return 0.0
+    return max(-limit, min(number, limit))
+
+
+def plot_values(values: Iterable[Any], limit: float = PLOT_LIMIT) -> np.ndarray:
+    """Values as a float64 array pyqtgraph can draw: finite and within +-limit."""
+    return np.fromiter((finite(v, limit) for v in values), dtype=np.float64)
+
+
+def clipped(values: Iterable[Any], limit: float = PLOT_LIMIT) -> bool:
+    """Whether any of `values` lies beyond what `plot_values` draws as is."""
+    for v in values:
+        try:
+            number = float(v)
+        except OverflowError:
+            return True
+        except (TypeError, ValueError):
+            continue
+        if not math.isfinite(number) or abs(number) > limit:
+            return True
+    return False
