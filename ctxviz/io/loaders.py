@@ -10,7 +10,7 @@ from typing import Any
 from ..engine.session import Session
 from ..errors import LoadError, UnknownNameError
 from .anthropic import AnthropicLoader
-from .base import Loader
+from .base import Loader, type_name
 from .claude_code import ClaudeCodeLoader
 from .native import NativeLoader
 from .openai_chat import OpenAIChatLoader
@@ -41,7 +41,7 @@ def detect(src: SourceFile) -> Loader:
         if loader.sniff(src):
             return loader
     first = src.first_record()
-    what = "a list" if isinstance(first, list) else ("an object with keys " + ", ".join(list(first)[:6]) if isinstance(first, dict) else f"a {type(first).__name__}")
+    what = "a list" if isinstance(first, list) else ("an object with keys " + ", ".join(map(str, list(first)[:6])) if isinstance(first, dict) else type_name(first))
     raise LoadError(src.path, f"not a session format ctxviz knows ({what}); formats: {', '.join(loader_names())}", 1)
 
 

@@ -65,7 +65,7 @@ def _mode_for(target: str) -> int:
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, inputs: Iterable[str | os.PathLike[str]] = ()) -> str:
     """Write `data` to `path` atomically after `check_output_path`; returns the file written."""
     target = check_output_path(path, inputs)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = data.encode("utf-8", "replace") if isinstance(data, str) else data  # a stray surrogate never aborts a write
     folder = os.path.dirname(target)
     mode = _mode_for(target)
     try:
