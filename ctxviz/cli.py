@@ -288,7 +288,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     step = max(1, len(timeline.turns) // 40)
     for t in timeline.turns:
         if t.events or t.index % step == 0 or t.index == len(timeline.turns) - 1:
-            events = "; ".join(f"{e.kind}: {e.message}" for e in t.events if e.kind != "overflow")
+            events = "; ".join(f"{e.kind}: {e.message}" for e in t.events)
             over = "" if t.fits else " OVER"
             print(f"{t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{over}  {events}")
     kinds: dict[str, int] = {}
@@ -328,8 +328,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = sides
     diffs = compare(a, b)
     if args.json:
-        doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json()},
-               "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json()},
+        doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict()},
+               "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict()},
                "differences": [d.to_json() for d in diffs]}
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
@@ -342,6 +342,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         va, vb = getattr(a.totals, key), getattr(b.totals, key)
         fmt = (lambda v: str(v)) if isinstance(va, bool) else (lambda v: f"{v:,}")
         print(f"{key:18}{fmt(va):>14}{fmt(vb):>14}")
+    for side, p in (("A", a), ("B", b)):
+        if p.fit_verdict() != "fits":
+            print(f"{side}: {p.fit_verdict()}")
+    if a.tokenizer != b.tokenizer:
+        print(f"tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale")
     print(f"{len(diffs):,} messages decided differently")
     for d in diffs:
         print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")

@@ -95,7 +95,7 @@ def check_text_matches_json(plan: Plan, session: Session) -> None:
     assert rows == {part: (doc["allocation"][part], doc["usage"][part], rows[part][2]) for part in doc["allocation"]}
     for part, (allotted, used_part, mark) in rows.items():
         assert (mark == f"over by {used_part - allotted:,}") if used_part > allotted else mark == "", (part, mark)
-    cut = re.search(rf"cut: {NUMBER} messages \({NUMBER} tokens\) dropped", text)
+    cut = re.search(rf"cut: {NUMBER} messages \({NUMBER} tokens\) not sent", text)
     if cut:
         assert (number(cut.group(1)), number(cut.group(2))) == (doc["totals"]["dropped_messages"], doc["totals"]["dropped"])
     else:

@@ -246,7 +246,7 @@ def test_an_emergency_truncation_that_goes_on_is_one_event():
     over = [t.index for t in timeline.turns if not t.fits]
     assert over == [4, 5, 6, 7], "the big message overflows while it is one of the 4 most recent"
     assert [(e.turn, e.kind) for e in timeline.events] == [(4, "emergency_truncation"), (4, "overflow")]
-    assert timeline.events[1].message.startswith("the context (")
+    assert timeline.events[1].message == "the context stops fitting (3,038 of 2,000 tokens): OVER by 1,038; history is over its 1,992 allotment by 1,038"
 
 
 def test_plan_text_and_json_show_the_same_totals_on_every_sample(capsys):
@@ -258,3 +258,25 @@ def test_plan_text_and_json_show_the_same_totals_on_every_sample(capsys):
             row = re.split(r"\s{2,}", total_row(plan_summary(plan, sample(path))).strip())
             assert [int(row[1].replace(",", "")), int(row[2].replace(",", ""))] == [totals["budget"], totals["used"]]
             assert row[3].startswith("fits") == totals["fits"]
+
+
+def test_compare_says_which_side_does_not_fit_and_when_the_scales_differ(capsys):
+    """compare printed `fits False` for 7,747 used of 8,000 with no word of why, and set missy's
+    len//4 tokens beside supyagent's cl100k tokens as if they were one scale."""
+    assert main(["compare", SUPPORT, "--policy", "missy", "--set-a", "total=8000", "--set-b", "total=20000"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "A: does not fit: history is over its 3,200 allotment by 2,117" in lines
+    assert not [line for line in lines if line.startswith("B: ") and "fit" in line]
+    assert main(["compare", SUPPORT, "--policy", "missy", "--policy", "supyagent"]) == 0
+    assert "tokens counted with missy-content/missy for A and supyagent-message/cl100k_base for B" in capsys.readouterr().out
+    assert main(["compare", SUPPORT, "--policy", "missy", "--set-a", "total=8000", "--set-b", "total=20000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["a"]["verdict"].startswith("does not fit: history") and doc["b"]["verdict"] == "fits"
+
+
+def test_the_cut_line_says_not_sent_and_how(capsys):
+    assert main(["plan", SUPPORT, "--policy", "missy-consolidator"]) == 0
+    out = capsys.readouterr().out
+    assert "cut: 213 messages (48,194 tokens) not sent (summarized), the newest #225: summarized:" in out
+    assert re.search(r"^  zone\s+messages\s+tokens\s+sent tokens\s+sent\s+not sent$", out, re.M)

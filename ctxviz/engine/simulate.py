@@ -193,7 +193,8 @@ def _changes(i: int, plan: Plan, before: _Cuts, events: list[Event]) -> _Cuts:
             note = next((n for n in plan.notes if n.startswith("emergency truncation")), "emergency truncation")
             events.append(Event(i, "emergency_truncation", note + (f"; newly cut: {_indices(new)}" if new else "")))
     if not plan.totals.fits and before.fits:
-        events.append(Event(i, "overflow", f"the context ({plan.totals.used:,} of {plan.totals.budget:,} tokens) stops fitting: {plan.fit_verdict()}"))
+        verdict = plan.fit_verdict().removeprefix("does not fit: ")
+        events.append(Event(i, "overflow", f"the context stops fitting ({plan.totals.used:,} of {plan.totals.budget:,} tokens): {verdict}"))
     return _Cuts(plan.totals.fits, trimmed, emergency, emergency_active)
 
 

@@ -43,7 +43,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
                      f"{allotted_sum / t.budget * 100 if t.budget else 0:.0f} % of {t.budget:,})")
     lines.append("")
 
-    zone_rows = [["zone", "messages", "tokens", "sent tokens", "kept", "dropped"]]
+    zone_rows = [["zone", "messages", "tokens", "sent tokens", "sent", "not sent"]]
     for zone in plan.zones:
         members = [m for m in plan.messages if m.zone == zone]
         if not members:
@@ -74,8 +74,12 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
     dropped = [m for m in plan.messages if not m.sent]
     if dropped:
         newest = max(dropped, key=lambda m: m.index)
-        lines.append(f"cut: {len(dropped):,} messages ({t.dropped:,} tokens) dropped, the newest #{newest.index}: {newest.reason}")
-        lines.append("largest dropped messages:")
+        kinds: dict[str, int] = {}
+        for m in dropped:
+            kinds[m.decision.value] = kinds.get(m.decision.value, 0) + 1
+        breakdown = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items())})" if len(kinds) > 1 else f" ({next(iter(kinds))})"
+        lines.append(f"cut: {len(dropped):,} messages ({t.dropped:,} tokens) not sent{breakdown}, the newest #{newest.index}: {newest.reason}")
+        lines.append("largest messages not sent:")
         texts = {m.index: m.text for m in session.messages}
         for m in sorted(dropped, key=lambda m: (-m.tokens, m.index))[:largest]:
             lines.append(f"  #{m.index:<5} {m.role:<9} {m.tokens:>8,} tokens  {_preview(texts[m.index])}")
