@@ -12,7 +12,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Plan
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import policy_names
-from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
 from ctxviz.io.text_summary import plan_summary
 
 from .test_properties import PARAMS
@@ -35,7 +35,7 @@ def turns(draw):
     return (kind, text, "", "")
 
 
-def build(specs):
+def build(specs, summarized=0, summary_text=""):
     messages = []
     for i, (role, text, call, result) in enumerate(specs):
         parts = (TextPart(text),) if text else ()
@@ -45,10 +45,11 @@ def build(specs):
             parts = (ToolResultPart(result, text),)
         messages.append(Message(f"m{i}", i, role, parts, tool_call_id=result, name="shell" if role == "tool" else "",
                                 category=default_category(role)))
-    return Session(messages=tuple(messages), source="<test>", format="test", system_prompt="You are terse.")
+    summaries = (Summary(text=summary_text, messages_covered=summarized, covers=tuple(f"m{i}" for i in range(summarized))),) if summary_text else ()
+    return Session(messages=tuple(messages), source="<test>", format="test", system_prompt="You are terse.", summaries=summaries)
 
 
-SESSIONS = st.lists(turns(), min_size=1, max_size=24).map(build)
+SESSIONS = st.builds(build, st.lists(turns(), min_size=1, max_size=24), st.integers(0, 6), st.sampled_from(["", "Earlier: decided: use X.", "x " * 400]))
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NUMBER = r"(-?[\d,]+)"
 

@@ -227,7 +227,7 @@ def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: Toke
             text = summarizer.supyagent_snapshot(covered)
             why = (f"{status.messages_since_summary} messages since the last summary >= {settings.max_messages_before_summary}"
                    if status.messages_since_summary >= settings.max_messages_before_summary
-                   else f"{status.total_tokens:,} tokens >= {settings.max_tokens_before_summary:,}")
+                   else f"the history's {status.total_tokens:,} tokens >= max_tokens_before_summary {settings.max_tokens_before_summary:,}")
             events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
             return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=messages[-1].timestamp)
     elif policy == "missy-consolidator":
