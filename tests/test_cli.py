@@ -29,7 +29,8 @@ def test_plan_json_document_is_stable(capsys):
                          "context", "totals", "notes", "orphans", "extra"]
     assert doc["policy"] == "missy" and doc["tokenizer"] == "missy-content/missy"
     assert doc["allocation"] == {"system_reserve": 2000, "tool_definitions_reserve": 2000, "memory": 3900, "learnings": 1300, "history": 20800}
-    assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason"}
+    assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason", "sent_tokens"}
+    assert all(m["sent_tokens"] == (m["tokens"] if m["decision"] == "kept" else 0) for m in doc["messages"])
     assert [m["zone"] for m in doc["messages"]] == ["fresh_tail"] * 4 + ["new_message"]
     assert doc["context"][0]["role"] == "system" and "## Relevant Memory" in doc["context"][0]["content"]
     assert doc["context"][1]["content"].startswith("[Conversation Summary \u2014 depth 2, 45 messages, covers 2024-01-15 to 2024-01-16]")

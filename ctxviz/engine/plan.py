@@ -57,6 +57,7 @@ class MessagePlan(NamedTuple):
             "decision": self.decision.value,
             "zone": self.zone,
             "reason": self.reason,
+            "sent_tokens": self.sent_tokens,
         }
 
 
