@@ -97,7 +97,20 @@ class ThinkingPart:
     kind: Literal["thinking"] = "thinking"
 
 
-Part = Union[TextPart, ImagePart, ToolCallPart, ToolResultPart, FileRefPart, ThinkingPart]
+@dataclass(frozen=True)
+class OpaquePart:
+    """A content block ctxviz does not model (a provider's new block type, a hosted tool's call or
+    result): kept, not refused, so it is counted, shown and sent like text. `type` is the block's
+    own type name; `text` is its text fields, or its JSON when it has none."""
+
+    type: str
+    text: str
+    kind: Literal["opaque"] = "opaque"
+
+
+Part = Union[TextPart, ImagePart, ToolCallPart, ToolResultPart, FileRefPart, ThinkingPart, OpaquePart]
+#: Parts sent to a model as text in OpenAI chat form.
+TEXT_PARTS = (TextPart, ToolResultPart, FileRefPart, OpaquePart)
 
 
 @dataclass(frozen=True)
@@ -147,7 +160,7 @@ class Message:
         A message made only of text is a plain string (as frameworks store it); anything with
         images becomes a part list; a tool-call-only assistant message has None.
         """
-        texts = [p for p in self.parts if isinstance(p, (TextPart, ToolResultPart, FileRefPart))]
+        texts = [p for p in self.parts if isinstance(p, TEXT_PARTS)]
         images = [p for p in self.parts if isinstance(p, ImagePart)]
         if not images:
             if not texts:
@@ -160,7 +173,7 @@ class Message:
                 if p.detail:
                     image_url["detail"] = p.detail
                 out.append({"type": "image_url", "image_url": image_url})
-            elif isinstance(p, (TextPart, ToolResultPart, FileRefPart)):
+            elif isinstance(p, TEXT_PARTS):
                 out.append({"type": "text", "text": part_text(p)})
         return out
 
@@ -212,8 +225,8 @@ def part_text(part: Part) -> str:
         return f"{part.name}({part.arguments})"
     if isinstance(part, FileRefPart):
         return render_file_ref(part)
-    if isinstance(part, ImagePart):
-        return ""
+    if isinstance(part, OpaquePart):
+        return part.text
     return ""
 
 
@@ -283,6 +296,10 @@ class Session:
     summaries: tuple[Summary, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     title: str = ""
+    #: The producer's version where the file says it (Claude Code `version`, Codex `cli_version`...).
+    format_version: str = ""
+    #: The model's context window as the log reports it (Codex `model_context_window`), else 0.
+    context_window: int = 0
     #: What the loader changed, guessed or left out while reading the file, one line each.
     notes: tuple[str, ...] = ()
 

@@ -64,8 +64,9 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
             gc.enable()
     if not session.messages:
         raise LoadError(src.path, "the session has no messages")
-    if src.notes:
-        session = dataclasses.replace(session, notes=(*session.notes, *src.notes))
+    notes = src.all_notes()
+    if notes:
+        session = dataclasses.replace(session, notes=(*session.notes, *notes))
     return with_tool_names(session)
 
 

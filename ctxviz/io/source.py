@@ -60,6 +60,15 @@ class SourceFile:
     size: int = 0
     #: Things a reader should know about what was changed while reading (one line each).
     notes: list[str] = field(default_factory=list, repr=False)
+    #: Counted notes: "skipped {n} `progress` line(s)" -> how many times it happened.
+    tallies: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def tally(self, template: str, n: int = 1) -> None:
+        """Count one kind of skip or guess; it becomes one note with the count (`{n}` in `template`)."""
+        self.tallies[template] = self.tallies.get(template, 0) + n
+
+    def all_notes(self) -> list[str]:
+        return [*self.notes, *(template.format(n=f"{count:,}") for template, count in self.tallies.items())]
 
     @cached_property
     def text(self) -> str:
