@@ -86,7 +86,7 @@ def test_input_format_override(tmp_path):
     path = write(tmp_path, "x.json", json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
     assert load_session(path, "openai").format == "openai"
     with pytest.raises(LoadError):
-        load_session(path, "anthropic") if False else load_session(write(tmp_path, "y.json", json.dumps({"messages": [{"role": "system", "content": "x"}]})), "anthropic")
+        load_session(path, "anthropic") if False else load_session(write(tmp_path, "y.json", json.dumps({"messages": [{"role": "tool", "content": "x"}]})), "anthropic")
 
 
 BAD_INPUTS = [
@@ -100,7 +100,7 @@ BAD_INPUTS = [
     ("notlist.yaml", "ctxviz: 1\nmessages: hello\n", "notlist.yaml:2: messages: expected a list, got a string"),
     ("nomsgs.yaml", "ctxviz: 1\nmessages: []\n", "nomsgs.yaml: the session has no messages"),
     ("scalar.json", "42", "scalar.json:1: not a session format ctxviz knows"),
-    ("part.json", '[{"role": "user", "content": [{"type": "hologram"}]}]', "part.json:1: [0].content[0].type: unknown content part type 'hologram'"),
+    ("part.json", '[{"role": "user", "content": [{"text": "no type"}]}]', "part.json:1: [0].content[0].type: is required"),
     ("jsonl_role.jsonl", '{"role": "user", "content": "a"}\n{"role": 7, "content": "b"}\n', "jsonl_role.jsonl:2: role: expected a string, got a number"),
 ]
 

@@ -57,7 +57,7 @@ class AnthropicLoader:
         if "system" in doc:
             return True
         roles = {m.get("role") for m in doc["messages"] if isinstance(m, dict) and isinstance(m.get("role"), str)}
-        return roles <= {"user", "assistant"} and _has_anthropic_blocks(doc["messages"])
+        return roles <= {"user", "assistant", "system"} and _has_anthropic_blocks(doc["messages"])
 
     def load(self, src: SourceFile) -> Session:
         top = Fields(src, src.document)
@@ -65,7 +65,7 @@ class AnthropicLoader:
         messages: list[Message] = []
         for i, record in enumerate(raw):
             f = top.child("messages", raw).child(i, record)
-            role = f.role(allowed=("user", "assistant"))
+            role = f.role(allowed=("user", "assistant", "system"))  # a system turn mid-conversation is read as such
             messages += messages_from_blocks(f, role, len(messages), record, usage=parse_usage(f))
         return Session(messages=tuple(messages), source=src.path, format=self.name, model=top.str("model"),
                        system_prompt=system_text(top), tools=tool_definitions(top))

@@ -6,15 +6,16 @@ request valid for its API (the CLI prints them on stderr; `--strict` refuses ins
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.plan import Plan
-from ..engine.session import Session
+from ..engine.plan import Decision, Plan
+from ..engine.session import Message, Session
 from ..errors import UnknownNameError
 from .output import write_atomic
 
@@ -98,7 +99,8 @@ def _tool_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {"_raw_arguments": arguments}
 
 
-def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
+def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[str] | None = None,
+                       originals: Sequence[list[dict[str, Any]] | None] = ()) -> tuple[str, list[dict[str, Any]]]:
     """Convert OpenAI chat messages to Anthropic's (system, messages): tool results become user
     tool_result blocks, tool calls tool_use blocks, and consecutive same-role turns are merged
     because the Messages API requires alternating roles.
@@ -110,10 +112,14 @@ def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[str] | None
     """
     system_parts: list[str] = []
     turns: list[tuple[str, list[dict[str, Any]]]] = []
-    for message in context:
+    for position, message in enumerate(context):
         role = message.get("role")
         if role == "system":
             system_parts.append(str(message.get("content") or ""))
+            continue
+        original = originals[position] if position < len(originals) else None
+        if original is not None:  # the blocks as the file had them: cache_control, signatures, documents...
+            turns.append(("user" if role == "tool" else str(role), copy.deepcopy(original)))
             continue
         if role == "tool":
             text = message.get("content")
@@ -176,8 +182,34 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) ->
     return result
 
 
+def original_blocks(message: Message) -> list[dict[str, Any]] | None:
+    """A message's Anthropic content blocks as its file recorded them (Anthropic requests, Claude
+    Code lines), or None when the file was not in Anthropic's form. A tool message gets its own
+    tool_result block; the rest of the record's blocks go with the message they were read into."""
+    raw = message.raw
+    if not isinstance(raw, dict):
+        return None
+    inner = raw.get("message")
+    content = raw.get("content") if "content" in raw else inner.get("content") if isinstance(inner, dict) else None
+    if not isinstance(content, list) or not content or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
+        return None
+    if not any(b["type"] in ANTHROPIC_BLOCK_TYPES for b in content):
+        return None  # OpenAI-style parts
+    if message.role == "tool":
+        blocks = [b for b in content if b["type"] == "tool_result" and b.get("tool_use_id") == message.tool_call_id]
+    else:
+        blocks = [b for b in content if b["type"] != "tool_result"]
+    return blocks or None
+
+
+#: Block types only Anthropic's Messages API uses: a record holding one is in Anthropic's form.
+ANTHROPIC_BLOCK_TYPES = frozenset(("tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use", "image", "search_result"))
+
+
 def to_anthropic(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
-    system, messages = anthropic_messages(list(plan.context), fixes)
+    originals = [original_blocks(session.messages[i]) if i is not None and plan.messages[i].decision is Decision.KEPT else None
+                 for i in plan.context_index]
+    system, messages = anthropic_messages(list(plan.context), fixes, originals)
     request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096, "system": system, "messages": messages}
     if session.tools:
         request["tools"] = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}} for t in session.tools]

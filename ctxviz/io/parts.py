@@ -7,6 +7,7 @@ import json
 from ..engine.session import (
     FileRefPart,
     ImagePart,
+    OpaquePart,
     Part,
     TextPart,
     ThinkingPart,
@@ -80,7 +81,36 @@ def native_part(p: Fields, kind: str) -> Part:
         )
     if kind == "thinking":
         return ThinkingPart(p.str("thinking") or p.str("text"))
-    raise p.error(f"unknown content part type {kind!r}", "type")
+    return opaque_part(p, kind)
+
+
+#: Fields whose strings are what a block says (for a block ctxviz does not model).
+_TEXT_FIELDS = ("text", "content", "thinking", "title", "url", "snippet", "stdout", "stderr", "output", "result", "summary",
+                "query", "input", "data", "source", "message", "error", "error_code")
+
+
+def opaque_part(p: Fields, kind: str) -> OpaquePart:
+    """A block of a type ctxviz does not model, kept whole instead of refusing the file: its text
+    fields where it has them, else its JSON; one counted note per type says so."""
+    p.src.tally(f"kept {{n}} `{kind}` block(s) ctxviz does not model as opaque text (counted and shown as-is)")
+    return OpaquePart(kind, opaque_text(p.record))
+
+
+def opaque_text(block: dict) -> str:
+    texts: list[str] = []
+    stack: list[object] = [block]
+    while stack and len(texts) < 10_000:
+        node = stack.pop()
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
+            stack.extend(v for key in reversed(_TEXT_FIELDS) if isinstance(v := node.get(key), (str, dict, list)))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    if texts:
+        return "\n".join(texts)
+    rest = {k: v for k, v in block.items() if k not in ("type", "cache_control")}
+    return json.dumps(rest, ensure_ascii=False, default=str) if rest else f"[{block.get('type', 'block')}]"
 
 
 def data_uri(media_type: str, base64_data: str) -> str:
@@ -110,6 +140,10 @@ def anthropic_blocks(f: Fields, key: str = "content") -> list[Part]:
     return parts
 
 
+#: Blocks of a tool the provider runs itself; their results arrive in the same assistant turn.
+SERVER_TOOL_CALLS = frozenset(("server_tool_use", "mcp_tool_use"))
+
+
 def anthropic_block(b: Fields) -> Part:
     kind = b.str("type", required=True)
     if kind == "text":
@@ -119,10 +153,16 @@ def anthropic_block(b: Fields) -> Part:
     if kind == "document":
         source = b.dict("source")
         return TextPart(b.str("title") or f"[document: {source.get('media_type') or source.get('type') or 'attached'}]")
-    if kind in ("tool_use", "server_tool_use"):
+    if kind == "tool_use":
         return ToolCallPart(id=b.str("id"), name=b.str("name", required=True), arguments=json.dumps(b.get("input", {})))
-    if kind in ("tool_result", "web_search_tool_result"):
+    if kind == "tool_result":
         return ToolResultPart(tool_call_id=b.str("tool_use_id"), text=tool_result_text(b), is_error=b.bool("is_error"))
+    if kind in SERVER_TOOL_CALLS:
+        # Anthropic runs these tools itself, inside the assistant turn: they are part of that turn,
+        # never a client tool call that needs a result message.
+        return OpaquePart(kind, f"{b.str('name')}({json.dumps(b.get('input', {}), ensure_ascii=False)})")
+    if kind.endswith("_tool_result"):  # web_search_tool_result, code_execution_tool_result, mcp_tool_result...
+        return OpaquePart(kind, opaque_text(b.record))
     if kind == "thinking":
         return ThinkingPart(b.str("thinking"))
     if kind == "redacted_thinking":
