@@ -38,7 +38,7 @@ from .engine.tokenizers import (
 )
 from .errors import CtxvizError, LoadError, ParameterError, UnknownNameError
 from .io.config import load_preset, preset_line
-from .io.exporters import EXPORTERS, export, write_atomic
+from .io.exporters import EXPORTERS, export, json_text, write_atomic
 from .io.loaders import load_session, loader_names
 from .io.output import check_output_path
 from .io.source import STDIN, read_source
@@ -60,6 +60,7 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML preset with the policy's parameters")
     p.add_argument("--tokenizer", help=f"override the policy's estimator ({', '.join(tokenizer_names())}, or a model name)")
     p.add_argument("--input-format", choices=None, help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--pair-safe", action="store_true", help="keep or drop tool calls and their results together")
     p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
     p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
@@ -120,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan_options(p)
     p.add_argument("-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
     p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
+
+    p = sub.add_parser("info", help="what ctxviz read from a file: format, messages, tool pairs, summaries, reported usage, notes")
+    p.add_argument("session", help="session file, or - for standard input")
+    p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
+    p.add_argument("--json", action="store_true", help="print the facts as JSON")
 
     sub.add_parser("policies", help="list the policies and their parameters")
     return parser
@@ -184,10 +191,15 @@ def _one_policy(args: argparse.Namespace) -> str | None:
     return args.policy[0] if args.policy else None
 
 
+def load_args(args: argparse.Namespace) -> Session:
+    """The session the command line names, read with its --input-format and --conversation."""
+    return load_session(args.session, args.input_format, conversation=getattr(args, "conversation", None))
+
+
 def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
     """Load the session and plan it from the command-line options (config first, then --set)."""
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_session(args.session, args.input_format)
+    session = load_args(args)
     return session, plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
 
 
@@ -254,6 +266,14 @@ def cmd_count(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_info(args: argparse.Namespace) -> int:
+    from .io.info import info_text, session_facts
+
+    session = load_args(args)
+    write_stdout(json_text(session_facts(session)) + "\n" if args.json else info_text(session))
+    return EXIT_OK
+
+
 def cmd_policies(args: argparse.Namespace) -> int:
     for name in policy_names():
         policy = get_policy(name)
@@ -269,7 +289,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_session(args.session, args.input_format)
+    session = load_args(args)
     summarizer = endpoint_summarizer(args, policy_name)
     from .engine.simulate import plan_versus_replay
 
@@ -320,7 +340,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ParameterError("compare needs two --policy, or one policy with --set-a / --set-b")
     name_a = names[0] if names else None
     name_b = names[1] if len(names) == 2 else name_a
-    session = load_session(args.session, args.input_format)
+    session = load_args(args)
     sides = []
     for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
         policy_name, params, tokenizer = resolve_params(args, name, extra)
@@ -357,7 +377,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_why(args: argparse.Namespace) -> int:
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_session(args.session, args.input_format)
+    session = load_args(args)
     index = next((m.index for m in session.messages if m.id == args.message), None)
     if index is None and args.message.isdigit() and int(args.message) < len(session.messages):
         index = int(args.message)
@@ -408,7 +428,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
+COMMANDS = {"info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
             "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why}
 
 

@@ -45,9 +45,14 @@ def detect(src: SourceFile) -> Loader:
     raise LoadError(src.path, f"not a session format ctxviz knows ({what}); formats: {', '.join(loader_names())}", 1)
 
 
-def load_session(path: str | os.PathLike[str], input_format: str | None = None, *, text: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Session:
-    """Read, detect and load one session file. Raises LoadError (one line) for any bad input."""
+def load_session(path: str | os.PathLike[str], input_format: str | None = None, *, text: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                 conversation: int | None = None) -> Session:
+    """Read, detect and load one session file. Raises LoadError (one line) for any bad input.
+
+    `conversation` picks one (1-based) from a file that holds several independent conversations.
+    """
     src = read_source(path, max_bytes=max_bytes, text=text)
+    src.conversation = conversation
     # Loading allocates millions of long-lived objects and nothing cyclic; the cyclic collector
     # would rescan them again and again (it more than doubled the time of a 100 MB load).
     gc_was_enabled = gc.isenabled()
@@ -62,6 +67,8 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     finally:
         if gc_was_enabled:
             gc.enable()
+    if conversation not in (None, 1) and src.conversations == 0:
+        raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
     if not session.messages:
         raise LoadError(src.path, "the session has no messages")
     notes = src.all_notes()

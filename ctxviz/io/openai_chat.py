@@ -31,6 +31,31 @@ def _plain_message(index: int, record: Any) -> Message | None:
     return plain_text_message(f"m{index}", index, role, content, _PLAIN_CATEGORY[role], record)
 
 
+def pick_conversation(src: SourceFile, requests: list[tuple[int, Any]]) -> tuple[int, Any]:
+    """One `{messages}` line of a JSONL. A log of requests grows line by line (each line's messages
+    begin with the previous line's), so its last line is the whole conversation; lines that do not
+    (the fine-tuning format) are independent conversations, and the user picks one."""
+    growing = all(_extends(requests[k][1].get("messages"), requests[k + 1][1].get("messages")) for k in range(len(requests) - 1))
+    count = len(requests)
+    src.conversations = 1 if growing else count
+    if src.conversation is None:
+        if growing:
+            return requests[-1]
+        raise src.error(f"holds {count:,} independent conversations, one per line (the fine-tuning format); "
+                        f"choose one with --conversation N (1 to {count:,})")
+    if not 1 <= src.conversation <= count:
+        raise src.error(f"--conversation {src.conversation}: the file holds {count:,} conversation(s) (1 to {count:,})")
+    if growing and count > 1:
+        src.notes.append(f"conversation {src.conversation} of {count:,}: the lines are one conversation's growing requests")
+    else:
+        src.notes.append(f"conversation {src.conversation} of {count:,} (line {requests[src.conversation - 1][0]})")
+    return requests[src.conversation - 1]
+
+
+def _extends(earlier: Any, later: Any) -> bool:
+    return isinstance(earlier, list) and isinstance(later, list) and len(later) >= len(earlier) and later[: len(earlier)] == earlier
+
+
 class OpenAIChatLoader:
     name = "openai"
     title = "OpenAI Chat Completions (JSON/JSONL)"
@@ -50,15 +75,19 @@ class OpenAIChatLoader:
         # (field path, line, record); Fields objects are only made for records off the fast path.
         entries: list[tuple[tuple[Any, ...], int | None, Any]] = []
         if src.kind == "jsonl":
+            requests: list[tuple[int, Any]] = []
             for lineno, record in src.records():
-                if isinstance(record, dict) and "messages" in record:  # a JSONL of requests: the last is the fullest
-                    f = Fields(src, record, (), lineno)
-                    raw = f.list("messages")
-                    entries = [(("messages", i), lineno, m) for i, m in enumerate(raw)]
-                    model = f.str("model") or model
-                    tools = tool_definitions(f) or tools
+                if isinstance(record, dict) and "messages" in record:
+                    requests.append((lineno, record))
                 else:
                     entries.append(((), lineno, record))
+            if requests:
+                lineno, record = pick_conversation(src, requests)
+                f = Fields(src, record, (), lineno)
+                raw = f.list("messages")
+                entries = [(("messages", i), lineno, m) for i, m in enumerate(raw)]
+                model = f.str("model")
+                tools = tool_definitions(f)
         else:
             doc = src.document
             if isinstance(doc, dict):

@@ -60,6 +60,10 @@ class SourceFile:
     size: int = 0
     #: Things a reader should know about what was changed while reading (one line each).
     notes: list[str] = field(default_factory=list, repr=False)
+    #: Which conversation to load (1-based) from a file that holds several (`--conversation N`).
+    conversation: int | None = field(default=None, repr=False)
+    #: How many conversations the loader found (0: it does not hold several).
+    conversations: int = field(default=0, repr=False)
     #: Counted notes: "skipped {n} `progress` line(s)" -> how many times it happened.
     tallies: dict[str, int] = field(default_factory=dict, repr=False)
 

@@ -1,0 +1,100 @@
+"""What ctxviz read from a file: the first thing to check on a new log (`ctxviz info`).
+
+Everything here is a fact about the loaded session, before any policy: the format it was read as,
+what it holds, what pairs up, what the provider reported, and every note the loader made.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..engine.session import ImagePart, OpaquePart, Session, ThinkingPart, ToolResultPart
+from .loaders import LOADERS
+
+
+def format_title(name: str) -> str:
+    return next((loader.title for loader in LOADERS if loader.name == name), name)
+
+
+def session_facts(session: Session) -> dict[str, Any]:
+    """The facts `ctxviz info` prints, as a JSON-ready dict."""
+    roles = Counter(m.role for m in session.messages)
+    parts = Counter(type(p).__name__ for m in session.messages for p in m.parts)
+    opaque = Counter(p.type for m in session.messages for p in m.parts if isinstance(p, OpaquePart))
+    calls = {c.id: m.index for m in session.messages for c in m.tool_calls}
+    result_ids = [m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                  for m in session.messages if m.role == "tool"]
+    answered = set(result_ids) & set(calls)
+    with_usage = [m for m in session.messages if m.usage is not None]
+    last = with_usage[-1] if with_usage else None
+    return {
+        "file": session.source,
+        "format": session.format,
+        "format_title": format_title(session.format),
+        "format_version": session.format_version,
+        "model": session.model,
+        "context_window": session.context_window or None,
+        "title": session.title,
+        "messages": len(session.messages),
+        "roles": dict(roles),
+        "images": parts.get(ImagePart.__name__, 0),
+        "thinking": parts.get(ThinkingPart.__name__, 0),
+        "opaque": dict(opaque),
+        "tool_calls": len(calls),
+        "tool_calls_answered": len(answered),
+        "tool_calls_unanswered": len(set(calls) - answered),
+        "tool_results": len(result_ids),
+        "tool_results_without_call": sum(1 for r in result_ids if r not in calls),
+        "summaries": len(session.summaries),
+        "summarised_messages": len({c for s in session.summaries for c in s.covers}),
+        "compactions": [{"before": c.before_index, "trigger": c.trigger, "pre_tokens": c.pre_tokens} for c in session.compactions],
+        "reported_usage_messages": len(with_usage),
+        "last_call": None if last is None else {
+            "message": last.index, "window_fill": last.usage.window_fill, "input_tokens": last.usage.input_tokens,
+            "cache_read_input_tokens": last.usage.cache_read_input_tokens,
+            "cache_creation_input_tokens": last.usage.cache_creation_input_tokens, "output_tokens": last.usage.output_tokens},
+        "system_prompt_chars": len(session.system_prompt),
+        "tool_definitions": len(session.tools),
+        "memory": len(session.memory),
+        "learnings": len(session.learnings),
+        "notes": list(session.notes),
+    }
+
+
+def info_text(session: Session) -> str:
+    f = session_facts(session)
+    version = f", version {f['format_version']}" if f["format_version"] else ""
+    lines = [f["file"], f"  format: {f['format_title']} ({f['format']}{version})"]
+    if f["model"] or f["context_window"]:
+        window = f" (context window {f['context_window']:,}, as the log reports it)" if f["context_window"] else ""
+        lines.append(f"  model: {f['model'] or 'not recorded'}{window}")
+    if f["title"]:
+        lines.append(f"  title: {f['title']}")
+    roles = ", ".join(f"{role} {count:,}" for role, count in sorted(f["roles"].items(), key=lambda kv: -kv[1]))
+    lines.append(f"  messages: {f['messages']:,} ({roles})")
+    extras = [f"{f['images']:,} image(s)" if f["images"] else "", f"{f['thinking']:,} thinking block(s)" if f["thinking"] else "",
+              ", ".join(f"{n:,} opaque `{t}`" for t, n in f["opaque"].items())]
+    if any(extras):
+        lines.append("  content: " + ", ".join(e for e in extras if e))
+    lines.append(f"  tool calls: {f['tool_calls']:,} ({f['tool_calls_answered']:,} answered, {f['tool_calls_unanswered']:,} unanswered in the file); "
+                 f"tool results: {f['tool_results']:,} ({f['tool_results_without_call']:,} without their call in the file)")
+    if f["summaries"] or f["compactions"]:
+        compactions = "; ".join(f"before #{c['before']}" + (f" ({c['trigger']})" if c["trigger"] else "") + (f", {c['pre_tokens']:,} tokens before" if c["pre_tokens"] else "")
+                                for c in f["compactions"])
+        lines.append(f"  summaries: {f['summaries']:,} recorded, covering {f['summarised_messages']:,} message(s) of the file"
+                     + (f"; compactions: {compactions}" if compactions else ""))
+    else:
+        lines.append("  summaries and compactions: none recorded")
+    if f["last_call"]:
+        c = f["last_call"]
+        lines.append(f"  reported usage: on {f['reported_usage_messages']:,} message(s); the last call (#{c['message']}) had {c['window_fill']:,} tokens "
+                     f"in the window (input {c['input_tokens']:,} + cache read {c['cache_read_input_tokens']:,} + cache write {c['cache_creation_input_tokens']:,})")
+    else:
+        lines.append("  reported usage: none in the file")
+    lines.append(f"  system prompt: {f['system_prompt_chars']:,} characters; tool definitions: {f['tool_definitions']:,}; "
+                 f"memory: {f['memory']:,}; learnings: {f['learnings']:,}")
+    if f["notes"]:
+        lines.append("  notes:")
+        lines += [f"    - {note}" for note in f["notes"]]
+    return "\n".join(lines) + "\n"
