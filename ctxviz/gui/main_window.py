@@ -45,7 +45,7 @@ from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
 from .models import MessageTableModel
-from .safe import message_box, plain_label, set_plain_tooltip
+from .safe import message_box, plain_label, qt_int, set_plain_tooltip
 from .status import status_text
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
@@ -373,7 +373,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         files = self.recent_files()
         for path in files:
-            action = self.recent_menu.addAction(os.path.basename(path))
+            action = self.recent_menu.addAction(os.path.basename(path).replace("&", "&&"))  # a name, not a mnemonic
             set_plain_tooltip(action, path)
             action.triggered.connect(lambda _c=False, p=path: self.open_recent(p))
         self.recent_menu.setEnabled(bool(files))
@@ -657,8 +657,8 @@ class MainWindow(QMainWindow):
 
     def _progress(self, done: int, total: int) -> None:
         self.progress_bar.show()
-        self.progress_bar.setRange(0, total)
-        self.progress_bar.setValue(done)
+        self.progress_bar.setRange(0, qt_int(total, 0))
+        self.progress_bar.setValue(qt_int(done, 0))
         if done >= total:
             QTimer.singleShot(300, self.progress_bar.hide)
 

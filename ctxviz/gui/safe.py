@@ -91,6 +91,16 @@ def finite(value: Any, limit: float = PLOT_LIMIT) -> float:
     return max(-limit, min(number, limit))
 
 
+def short_number(value: int) -> str:
+    """`value` with group separators, or in scientific notation past 15 digits (a chart's title has
+    room for a number, not for 300 digits; labels that must be exact show the whole number)."""
+    if abs(value) < 10**15:
+        return f"{value:,}"
+    digits = str(abs(value))
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[0]}.{digits[1:4]}e{len(digits) - 1}"
+
+
 def plot_values(values: Iterable[Any], limit: float = PLOT_LIMIT) -> np.ndarray:
     """Values as a float64 array pyqtgraph can draw: finite and within +-limit."""
     return np.fromiter((finite(v, limit) for v in values), dtype=np.float64)

@@ -15,6 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ...engine.plan import Plan
+from ..safe import short_number
 from ..theme import PART_COLORS, WARNING
 
 RESERVE_WORDS = ("reserve", "buffer", "headroom")
@@ -104,7 +105,7 @@ class BudgetPie(QWidget):
         font.setBold(True)
         painter.setFont(font)
         pct = self.used / self.total * 100 if self.total else 0
-        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, f"{self.used:,}\nof {self.total:,}\n{pct:.0f}%")
+        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, f"{short_number(self.used)}\nof {short_number(self.total)}\n{pct:.0f}%")
         self._paint_legend(painter, rect.right() + 18)
 
     def _paint_legend(self, painter: QPainter, x: float) -> None:
@@ -123,7 +124,7 @@ class BudgetPie(QWidget):
             painter.drawRoundedRect(QRectF(x, y + 3, 12, 12), 2, 2)
             over = used > allotted
             painter.setPen(QColor(WARNING) if over else pal.color(pal.ColorRole.WindowText))
-            label = f"{pretty(name)}  {used:,} / {allotted:,}  ({allotted / allotted_total * 100:.1f}%)"
+            label = f"{pretty(name)}  {short_number(used)} / {short_number(allotted)}  ({allotted / allotted_total * 100:.1f}%)"
             painter.drawText(QPointF(x + 18, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, int(self.width() - x - 24)))
             y += line
         painter.setPen(QColor(WARNING) if not self.fits else pal.color(pal.ColorRole.PlaceholderText))

@@ -151,13 +151,18 @@ class SliderScale:
         if self.exact:
             return qt_int(round(clamped * self.unit), low, high)
         span = self.hi - self.lo
-        return qt_int(round((clamped - self.lo) / span * SLIDER_STEPS) if span else 0, low, high)
+        if not span:
+            return low
+        if self.is_float:
+            return qt_int(round((clamped - self.lo) / span * SLIDER_STEPS), low, high)
+        return qt_int((int(clamped) - int(self.lo)) * SLIDER_STEPS // int(span), low, high)  # no float overflow
 
     def from_slider(self, position: int) -> int | float:
         if self.exact:
             return position / self.unit if self.is_float else position
-        value = self.lo + (self.hi - self.lo) * position / SLIDER_STEPS
-        return value if self.is_float else int(round(value))
+        if self.is_float:
+            return self.lo + (self.hi - self.lo) * position / SLIDER_STEPS
+        return int(self.lo) + (int(self.hi) - int(self.lo)) * position // SLIDER_STEPS  # exact for ints of any size
 
 
 class ParamForm(QWidget):

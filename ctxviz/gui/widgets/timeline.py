@@ -12,10 +12,10 @@ import html
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
 
 from ...engine.simulate import Timeline
-from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int
+from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, short_number
 from ..theme import plot_colors
 
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
@@ -45,6 +45,9 @@ class TimelineView(QWidget):
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
         self.label = plain_label("Simulate to replay the session turn by turn.")  # event messages quote the session
+        self.label.setWordWrap(True)
+        # However long a turn's description (events, a 300-digit budget), it never widens the window.
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.run = QPushButton("Simulate")
         self.run.clicked.connect(self.simulateRequested)
         self.latest = QPushButton("Back to latest")
@@ -113,11 +116,11 @@ class TimelineView(QWidget):
         notes = []
         if budget > 2.5 * peak > 0:
             top = peak * 1.15
-            notes.append(f"budget {exact_budget:,} tokens, above the chart")
+            notes.append(f"budget {short_number(exact_budget)} tokens, above the chart")
         else:
             top = max(peak, budget, 1.0) * 1.08
         if clipped(values + [exact_budget]):
-            notes.append(f"values beyond {PLOT_LIMIT:,.0f} tokens drawn at {PLOT_LIMIT:,.0f}")
+            notes.append(f"values beyond {short_number(int(PLOT_LIMIT))} tokens drawn at that height")
         self.plot.setYRange(0, top, padding=0)
         self.plot.setTitle(html.escape("; ".join(notes)) if notes else None, color=self.foreground, size="9pt")
         self.plot.setXRange(finite(timeline.turns[0].index), finite(timeline.turns[-1].index), padding=0.02)
