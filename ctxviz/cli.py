@@ -206,7 +206,7 @@ def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
 def cmd_plan(args: argparse.Namespace) -> int:
     session, plan = resolve_plan(args)
     if args.json:
-        sys.stdout.write(json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(plan.to_json()) + "\n")
     else:
         sys.stdout.write(plan_summary(plan, session))
     if args.fail_over_budget and not plan.totals.fits:
@@ -297,26 +297,40 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options)
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
+    reported = reported_per_turn(session)
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus}}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        if reported:  # what the provider reported for the call that produced each turn's message
+            for turn in doc["turns"]:
+                turn["reported_input"] = reported.get(turn["turn"])
+        write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
-    print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}  events")
+    if reported:
+        print(f"the log reports the provider's input for {len(reported):,} calls (column 'reported': input + cache read + cache write "
+              "of the request made after that turn)")
+    print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}" + (f" {'reported':>9}" if reported else "") + "  events")
     step = max(1, len(timeline.turns) // 40)
     for t in timeline.turns:
         if t.events or t.index % step == 0 or t.index == len(timeline.turns) - 1:
             events = "; ".join(f"{e.kind}: {e.message}" for e in t.events)
             over = "" if t.fits else " OVER"
-            print(f"{t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{over}  {events}")
+            seen = (f" {reported[t.index]:>9,}" if t.index in reported else f" {'':>9}") if reported else ""
+            print(f"{t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{seen}{over}  {events}")
     kinds: dict[str, int] = {}
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
     print(versus)
     return EXIT_OK
+
+
+def reported_per_turn(session: Session) -> dict[int, int]:
+    """Turn -> what the provider reported was in the window for the request made after that turn
+    (the call that produced message N saw the context of turn N-1)."""
+    return {m.index - 1: m.usage.window_fill for m in session.messages if m.usage is not None and m.usage.window_fill and m.index > 0}
 
 
 #: Policies whose replay asks a summariser; the others summarise by their own offline rules.
@@ -351,7 +365,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict()},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict()},
                "differences": [d.to_json() for d in diffs]}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
     label_b = f"B: {b.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_b).items())
@@ -387,7 +401,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     counts = STORE.get(session, policy.scheme(tokenizer, session.model))
     explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe))
     if args.json:
-        sys.stdout.write(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(explanation.to_json()) + "\n")
     else:
         print(describe(explanation))
     return EXIT_OK
