@@ -161,6 +161,8 @@ class Plan:
     orphans: tuple[Any, ...] = ()
     #: The real-count check (engine.checks.RealCount), when asked for.
     real: Any = None
+    #: What the provider reported for the log's calls (engine.reported.Reported), when it has usage.
+    reported: Any = None
 
     def parts_over(self) -> dict[str, int]:
         """The allocation parts that use more than they are allotted, and by how much."""
@@ -235,5 +237,6 @@ class Plan:
             "notes": list(self.notes),
             "orphans": [o.to_json() for o in self.orphans],
             **({"real_count": self.real.to_json()} if self.real is not None else {}),
+            **({"reported": self.reported.to_json()} if self.reported is not None else {}),
             **({"extra": dict(self.extra)} if self.extra else {}),
         }

@@ -11,6 +11,7 @@ from .checks import PlanOptions, apply_pair_safety, find_orphans, real_count
 from .counting import CountStore, ProgressCallback
 from .plan import Plan
 from .policies import get_policy
+from .reported import reported_usage
 from .session import Session
 from .tokenizers import Tokenizer
 
@@ -44,6 +45,9 @@ def plan_session(
     if options.pair_safe:
         plan = apply_pair_safety(plan, session, counts)
     plan = dataclasses.replace(plan, orphans=tuple(find_orphans(session, plan.messages)))
+    reported = reported_usage(session)
+    if reported is not None:
+        plan = dataclasses.replace(plan, reported=reported, notes=(*plan.notes, reported.unseen_note()) if reported.unseen else plan.notes)
     if options.real_count:
         plan = dataclasses.replace(plan, real=real_count(plan, session, options.model or session.model, store))
     if session.notes:  # what the loader changed or left out belongs with every plan of the session

@@ -100,6 +100,13 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
         lines.append("")
         lines.append(f"{len(plan.orphans)} broken tool-call pair(s): the OpenAI and Anthropic APIs reject this context (use --pair-safe)")
         lines += [f"  {o.message}" for o in plan.orphans[:10]]
+        if len(plan.orphans) > 10:
+            lines.append(f"  ... and {len(plan.orphans) - 10:,} more (`ctxviz plan --json` lists them all)")
+    if plan.reported is not None:
+        rep = plan.reported
+        lines.append("")
+        lines.append(f"reported by the provider: {rep.last_window_fill:,} tokens in the window for the last call in the log (#{rep.last_index}; "
+                     f"{rep.calls:,} call(s) with usage); ctxviz's plan is a replay and does not include what the log does not record")
     if plan.real is not None:
         r = plan.real
         lines.append("")
