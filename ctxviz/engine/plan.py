@@ -237,6 +237,6 @@ class Plan:
             "notes": list(self.notes),
             "orphans": [o.to_json() for o in self.orphans],
             **({"real_count": self.real.to_json()} if self.real is not None else {}),
-            **({"reported": self.reported.to_json()} if self.reported is not None else {}),
             **({"extra": dict(self.extra)} if self.extra else {}),
+            **({"reported": self.reported.to_json()} if self.reported is not None else {}),
         }
