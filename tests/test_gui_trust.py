@@ -120,6 +120,16 @@ def make_qt_cycles(count: int) -> list[weakref.ref]:
     return refs
 
 
+class DeathProbe:
+    """Records the thread that frees it."""
+
+    def __init__(self, sink: list[str]) -> None:
+        self.sink = sink
+
+    def __del__(self) -> None:
+        self.sink.append(threading.current_thread().name)
+
+
 @pytest.fixture
 def collections():
     """(thread id, thread name, generation) of every cyclic collection from here on. Python's own
@@ -267,6 +277,22 @@ def test_closing_while_a_load_hangs_does_not_wait_for_it(qtbot, tmp_path, stuck_
     assert not gc.isenabled()  # the stuck worker may still allocate: the collector stays with the GUI thread
     stuck_loads("stuck.json").set()
     qtbot.waitUntil(lambda: gc.isenabled(), timeout=5000)  # and comes back once it has ended
+
+
+def test_a_view_model_outlived_by_its_load_is_destroyed_on_the_gui_thread(qtbot, stuck_loads):
+    """The load's job holds the view-model: had it the last reference, the QObject would be
+    destroyed on the worker when the job ends."""
+    vm = viewmodel.ContextViewModel()
+    where: list[str] = []
+    vm.probe = DeathProbe(where)  # freed with the view-model's wrapper, on the same thread
+    vm.open("stuck.json")
+    vm.shutdown()
+    del vm
+    gc.collect()
+    assert where == []  # kept while its load runs
+    stuck_loads("stuck.json").set()
+    qtbot.waitUntil(lambda: bool(where), timeout=5000)
+    assert where == [threading.main_thread().name]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -62,6 +62,7 @@ class MainThreadCollector:
         self._timer: QTimer | None = None
         self._last_full_end = 0.0
         self._last_full_cost = 0.0
+        self._kept: list[tuple[Any, list[threading.Thread]]] = []
         self.collections = [0, 0, 0]  # per generation, for tests and curiosity
 
     @property
@@ -95,10 +96,17 @@ class MainThreadCollector:
         if not self._timer.isActive():
             self._timer.start()
 
-    def release(self) -> None:
-        """Give up one hold; collection is restored on the GUI thread once nothing needs it off."""
+    def release(self, owner: Any = None, threads: list[threading.Thread] | None = None) -> None:
+        """Give up one hold; collection is restored on the GUI thread once nothing needs it off.
+
+        `owner` (a view-model) is kept alive until its `threads` have ended, so that the last
+        reference to it, which their jobs hold, is never dropped on a worker: that would destroy
+        a QObject there."""
         with self._lock:
             self._holders = max(0, self._holders - 1)
+            alive = [t for t in threads or () if t.is_alive()]
+            if owner is not None and alive:
+                self._kept.append((owner, alive))
         if on_main_thread():
             self._maybe_restore()
 
@@ -137,6 +145,8 @@ class MainThreadCollector:
 
     def _maybe_restore(self) -> None:
         with self._lock:
+            # Owners whose workers have ended are let go here, on the GUI thread.
+            self._kept = [(owner, threads) for owner, threads in self._kept if any(t.is_alive() for t in threads)]
             if not self._active or self._holders > 0 or worker_threads():
                 return
             self._active = False

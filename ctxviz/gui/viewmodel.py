@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import shlex
 import threading
+import weakref
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -32,6 +33,8 @@ from .threads import COLLECTOR, Worker, start_daemon
 
 #: How long closing the window waits for a running plan or search to notice it is no longer wanted.
 SHUTDOWN_WAIT_S = 5.0
+#: View-models not shut down yet.
+_LIVE: set[ContextViewModel] = set()
 
 
 class ContextViewModel(QObject):
@@ -63,6 +66,11 @@ class ContextViewModel(QObject):
         # Before any worker thread exists: from here on, cyclic garbage is collected on this thread only.
         COLLECTOR.acquire()
         self._closed = False
+        # Alive until shut down (and then until its workers have ended, see COLLECTOR.release): the
+        # jobs hold references to it, and the last one must never be dropped on a worker thread.
+        _LIVE.add(self)
+        ref = weakref.ref(self)
+        self.destroyed.connect(lambda *_a: (vm := ref()) is not None and vm.shutdown())  # a parent deleted it
         self.store = CountStore()
         self.session: Session | None = None
         self.policy = "missy"
@@ -74,6 +82,7 @@ class ContextViewModel(QObject):
         self._executor = Worker("plan")
         self._side_executor = Worker("sim")
         self._load_thread: threading.Thread | None = None
+        self._load_threads: list[threading.Thread] = []
         self._load_generation = 0
         self._generation = 0
         self._why_generation = 0
@@ -110,6 +119,7 @@ class ContextViewModel(QObject):
                 self._post(self._loaded, generation, session)
 
         self._load_thread = start_daemon(f"load_{next(self._load_ids)}", job)
+        self._load_threads = [t for t in self._load_threads if t.is_alive()] + [self._load_thread]
 
     def _post(self, signal: Any, *args: Any) -> None:
         """Emit a result from a worker thread, unless the view-model has shut down (or is gone)."""
@@ -401,4 +411,7 @@ class ContextViewModel(QObject):
         self._why_generation += 1
         self._executor.shutdown(SHUTDOWN_WAIT_S)
         self._side_executor.shutdown(SHUTDOWN_WAIT_S)
-        COLLECTOR.release()  # gc is restored once no worker thread is left
+        threads = [t for t in (self._executor.thread, self._side_executor.thread, *self._load_threads) if t is not None]
+        # gc is restored once no worker thread is left; this object lives until its own have ended.
+        COLLECTOR.release(self, threads)
+        _LIVE.discard(self)
