@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import html
 import json
 import os
 import re
@@ -654,3 +655,20 @@ def test_the_status_bar_shows_exactly_the_plans_totals(qtbot, tmp_path, policy, 
     assert (number(row["budget"]), number(row["used"])) == (t.budget, t.used)
     assert row["verdict"].strip() == verdict
     win.close()
+
+
+def test_the_report_gives_the_same_verdict(qtbot):
+    from ctxviz.gui.report import ReportWidget, render_html
+
+    session = load_session(str(SAMPLES / "coding_agent.yaml"))
+    plan = plan_session(session, "supyagent", get_policy("supyagent").make_params({"context_limit": "10000", "min_recent_messages": "40"}),
+                        store=CountStore(), options=PlanOptions(pair_safe=True))
+    said = plan.fit_verdict()
+    assert said.startswith("OVER by ")
+    assert f" · {html.escape(said)} · " in render_html(session, plan, b"")
+    widget = ReportWidget(session, plan, None)
+    qtbot.addWidget(widget)
+    title = widget.findChildren(QLabel)[0]
+    document = QTextDocument()
+    document.setHtml(title.text())
+    assert f" · {said} · " in document.toPlainText()

@@ -669,4 +669,3 @@ class MainWindow(QMainWindow):
             self.vm.request_timeline()
         if index == 0:
             self.vm.show_latest()
-

@@ -137,7 +137,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 </style></head><body>
 <h1>{title}</h1>
 <p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
-{t.used:,} of {t.budget:,} tokens · {"fits" if t.fits else "does not fit"} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
+{t.used:,} of {t.budget:,} tokens · {esc(verdict(plan))} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}

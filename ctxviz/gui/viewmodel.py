@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import shlex
+import sys
 import threading
 import weakref
 from typing import Any
@@ -35,6 +36,15 @@ from .threads import COLLECTOR, Worker, start_daemon
 SHUTDOWN_WAIT_S = 5.0
 #: View-models not shut down yet.
 _LIVE: set[ContextViewModel] = set()
+
+
+def _shutdown_when_destroyed(ref: weakref.ref[ContextViewModel]) -> Any:
+    def slot(*_args: Any) -> None:
+        vm = ref()
+        if vm is not None and not sys.is_finalizing():
+            vm.shutdown()
+
+    return slot
 
 
 class ContextViewModel(QObject):
@@ -69,8 +79,7 @@ class ContextViewModel(QObject):
         # Alive until shut down (and then until its workers have ended, see COLLECTOR.release): the
         # jobs hold references to it, and the last one must never be dropped on a worker thread.
         _LIVE.add(self)
-        ref = weakref.ref(self)
-        self.destroyed.connect(lambda *_a: (vm := ref()) is not None and vm.shutdown())  # a parent deleted it
+        self.destroyed.connect(_shutdown_when_destroyed(weakref.ref(self)))  # a parent deleted it
         self.store = CountStore()
         self.session: Session | None = None
         self.policy = "missy"
