@@ -1,0 +1,337 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`, formats.md B5).
+
+Every line is an envelope `{timestamp, type, payload}` (since September 2025), or, in older flat
+files, a header line `{id, timestamp, instructions, git}` followed by bare Responses items and
+`{"record_type": "state"}` markers. There is no schema version, so the vocabulary is told from the
+content and a note says which was found:
+
+- `response_item` lines are Responses items, what the model saw; they are read with the Responses
+  item reader (`responses.py`): developer messages are system messages, reasoning is thinking (or an
+  opaque block when only encrypted), function and custom tool calls pair with their outputs by
+  `call_id`, anything else (web_search_call...) is an opaque part of the assistant turn.
+  `ghost_snapshot` items (undo snapshots) never reach the model and are skipped.
+- `event_msg` `user_message` / `agent_message` / `agent_reasoning` repeat those messages for the UI.
+  They are read only when the file has no `response_item` messages at all (a file written without
+  them); otherwise they are skipped, so no message counts twice.
+- `event_msg` `token_count` reports each model call's usage: it is attached to the assistant turn of
+  that call (input without the cached tokens, cache_read the cached tokens; repeated reports are
+  skipped), and its `model_context_window` becomes the session's context window.
+- `compacted` is a compaction Codex made: what came before it is replaced by its
+  `replacement_history` (or, in older files, by its `message` summary). The messages before it
+  become covered by a `Summary` of that history and a `Compaction` marks the spot, so every policy
+  sends the summary instead of them, as Codex did.
+- `session_meta` gives the system prompt (`base_instructions.text`, older `instructions`) and
+  `cli_version` (the format version); `turn_context` the model.
+
+A last line cut off mid-record (a rollout still being written) is skipped with a note; any other
+line that is not JSON is an error naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ..engine.session import Compaction, ImagePart, Session, Summary, TextPart, ThinkingPart, Usage
+from ..errors import LoadError
+from .base import Fields, type_name
+from .responses import Draft, ItemReader, item_type, responses_usage
+from .source import SourceFile
+
+ENVELOPE_TYPES = frozenset(("session_meta", "response_item", "event_msg", "turn_context", "compacted"))
+#: event_msg types that repeat a response_item message (or reasoning) for the UI.
+MESSAGE_EVENTS = frozenset(("user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+                            "agent_reasoning_section_break"))
+#: Response items Codex records but never sends to the model.
+NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _is_envelope(record: Any) -> bool:
+    return isinstance(record, dict) and "payload" in record and record.get("type") in ENVELOPE_TYPES
+
+
+def _is_flat_header(record: Any) -> bool:
+    """The first line of a pre-envelope rollout: `{id, timestamp, instructions, git}`."""
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and "timestamp" in record
+            and ("instructions" in record or "git" in record) and not any(k in record for k in ("type", "role", "payload", "messages")))
+
+
+def _is_state(record: Any) -> bool:
+    return isinstance(record, dict) and record.get("record_type") == "state"
+
+
+def looks_like_codex(record: Any) -> bool:
+    return _is_envelope(record) or _is_flat_header(record) or _is_state(record)
+
+
+def rollout_records(src: SourceFile) -> list[tuple[int, Any]]:
+    """The file's records; a last line cut off mid-record is dropped (with a note) when the rest is a rollout."""
+    try:
+        return src.jsonl_records
+    except LoadError as exc:
+        if "truncated JSON line" not in exc.message or exc.line is None or exc.path != src.path:
+            raise
+        lines = _NEWLINE.split(src.text)
+        if exc.line > len(lines) or any(line.strip() for line in lines[exc.line:]):
+            raise  # not the last line: a broken file, not one being written
+        head = "\n".join(lines[: exc.line - 1]) + "\n"
+        if not head.strip():
+            raise
+        partial = SourceFile(src.path, head, size=len(head))
+        records = partial.jsonl_records  # same line numbers; any other bad line raises here
+        if not looks_like_codex(records[0][1]):
+            raise exc from None
+        src.notes.extend(partial.notes)
+        src.notes.append(f"skipped the last line ({exc.line}): it ends mid-record, as a rollout still being written does")
+        src.__dict__["jsonl_records"] = records  # what every later look at the file sees
+        return records
+
+
+class CodexLoader:
+    name = "codex"
+    title = "Codex CLI rollout (JSONL)"
+
+    def sniff(self, src: SourceFile) -> bool:
+        if src.kind != "jsonl":
+            return False
+        return looks_like_codex(rollout_records(src)[0][1])
+
+    def load(self, src: SourceFile) -> Session:
+        return _Rollout(src).read()
+
+
+class _Rollout:
+    def __init__(self, src: SourceFile) -> None:
+        self.src = src
+        self.reader = ItemReader(src)
+        self.models: list[str] = []
+        self.system_prompt = ""
+        self.version = ""
+        self.context_window = 0
+        self.summaries: list[Summary] = []
+        self.compactions: list[Compaction] = []
+        self.metas = 0
+        self.last_total: Any = None
+        self.last_fill = 0
+        self.skipped_events: Counter[str] = Counter()
+        self.messages_from_events = False
+
+    def read(self) -> Session:
+        records = rollout_records(self.src)
+        flat = not _is_envelope(records[0][1])
+        self.messages_from_events = not any(self._is_message_item(r) for _, r in records)
+        for lineno, record in records:
+            self.line(lineno, record)
+        self._vocabulary_note(flat)
+        if self.skipped_events:
+            kinds = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
+            self.src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({kinds})")
+        distinct = list(dict.fromkeys(self.models))
+        if len(distinct) > 1:
+            self.src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")
+        return Session(
+            messages=tuple(self.reader.messages()),
+            source=self.src.path,
+            format=CodexLoader.name,
+            model=distinct[-1] if distinct else "",
+            system_prompt=self.system_prompt,
+            summaries=tuple(self.summaries),
+            compactions=tuple(self.compactions),
+            format_version=self.version,
+            context_window=self.context_window,
+        )
+
+    @staticmethod
+    def _is_message_item(record: Any) -> bool:
+        if _is_envelope(record):
+            payload = record.get("payload")
+            return record.get("type") == "response_item" and isinstance(payload, dict) and (
+                payload.get("type") == "message" or (payload.get("type") is None and "role" in payload))
+        return isinstance(record, dict) and (record.get("type") == "message" or (record.get("type") is None and "role" in record and "content" in record))
+
+    def _vocabulary_note(self, flat: bool) -> None:
+        if flat:
+            what = "a flat (pre-envelope) Codex rollout: a header line, then bare Responses items"
+        elif self.messages_from_events:
+            what = ("a Codex rollout without `response_item` messages: the conversation is read from `event_msg` "
+                    "user_message / agent_message / agent_reasoning (the older vocabulary)")
+        else:
+            what = ("a Codex rollout with `response_item` messages (what the model saw); their `event_msg` copies "
+                    "(user_message, agent_message, agent_reasoning) are skipped")
+        self.src.notes.insert(0, f"read as {what}")
+
+    # -- lines --------------------------------------------------------------------------------
+
+    def line(self, lineno: int, record: Any) -> None:
+        if not isinstance(record, dict):
+            raise self.src.error(f"expected an object, got {type_name(record)}", lineno)
+        if _is_state(record):
+            self.src.tally("skipped {n} `record_type: state` line(s) (bookkeeping)")
+            return
+        f = Fields(self.src, record, (), lineno)
+        if "payload" not in record:
+            if _is_flat_header(record):
+                self.session_meta(f)
+            else:
+                self.item(f, "", lineno)
+            return
+        kind = f.str("type", required=True)
+        payload = f.get("payload")
+        if not isinstance(payload, dict):
+            raise f.error(f"expected an object, got {type_name(payload)}", "payload")
+        p = f.child("payload", payload)
+        timestamp = f.str("timestamp")
+        if kind == "response_item":
+            self.item(p, timestamp, lineno)
+        elif kind == "event_msg":
+            self.event(p, timestamp, lineno)
+        elif kind == "compacted":
+            self.compacted(p, timestamp, lineno)
+        elif kind == "turn_context":
+            if p.str("model"):
+                self.models.append(p.str("model"))
+        elif kind == "session_meta":
+            self.session_meta(p)
+        else:
+            self.src.tally(f"skipped {{n}} `{kind}` line(s), a line type ctxviz does not read")
+
+    def session_meta(self, p: Fields) -> None:
+        self.metas += 1
+        if self.metas > 1:
+            self.src.tally("read the first `session_meta`; skipped {n} later one(s) (a resumed or forked session repeats them)")
+            return
+        self.version = p.str("cli_version")
+        base = p.get("base_instructions")
+        if isinstance(base, dict):
+            self.system_prompt = p.child("base_instructions", base).str("text")
+        elif isinstance(base, str):
+            self.system_prompt = base
+        if not self.system_prompt and isinstance(p.get("instructions"), str):
+            self.system_prompt = p.str("instructions")
+        if p.str("model"):
+            self.models.append(p.str("model"))
+
+    def item(self, f: Fields, timestamp: str, lineno: int) -> None:
+        kind = item_type(f)
+        if kind in NOT_SENT_ITEMS:
+            self.src.tally(f"skipped {{n}} `{kind}` item(s) ({NOT_SENT_ITEMS[kind]})")
+            return
+        self.reader.add(f, id=f"L{lineno}", timestamp=timestamp)
+
+    def event(self, p: Fields, timestamp: str, lineno: int) -> None:
+        kind = p.str("type", required=True)
+        if kind in MESSAGE_EVENTS:
+            if not self.messages_from_events:
+                self.src.tally(f"skipped {{n}} `event_msg` `{kind}` line(s) that repeat a `response_item`")
+                return
+            self.event_message(p, kind, timestamp, lineno)
+        elif kind == "token_count":
+            self.token_count(p)
+        else:
+            if kind == "task_started" and p.int("model_context_window"):
+                self.context_window = p.int("model_context_window")
+            self.skipped_events[kind] += 1
+
+    def event_message(self, p: Fields, kind: str, timestamp: str, lineno: int) -> None:
+        if kind == "user_message":
+            parts: list[Any] = [TextPart(p.str("message"))] if p.str("message") else []
+            images = p.list("images")
+            for i, image in enumerate(images):
+                if isinstance(image, str):
+                    parts.append(ImagePart(url=image))
+                else:
+                    raise p.child("images", images).error(f"expected an image URL, got {type_name(image)}", i)
+            self.reader.close()
+            self.reader.new("user", parts, f"L{lineno}", timestamp, p.record)
+        elif kind == "agent_message":
+            if p.str("message"):
+                self.reader.model_side([TextPart(p.str("message"))], f"L{lineno}", timestamp, p.record)
+        elif kind in ("agent_reasoning", "agent_reasoning_raw_content"):
+            if p.str("text"):
+                self.reader.model_side([ThinkingPart(p.str("text"))], f"L{lineno}", timestamp, p.record)
+        else:
+            self.skipped_events[kind] += 1
+
+    def token_count(self, p: Fields) -> None:
+        if p.has("info") or not p.has("input_tokens"):
+            info = p.get("info")
+            if info is None:
+                self.skipped_events["token_count (rate limits only)"] += 1
+                return
+            i = p.child("info", info)
+            if i.int("model_context_window"):
+                self.context_window = i.int("model_context_window")
+            total = i.get("total_token_usage")
+            if total is not None and total == self.last_total:
+                self.src.tally("skipped {n} `token_count` line(s) that repeat the previous report")
+                return
+            self.last_total = total
+            last = i.get("last_token_usage")
+            if not isinstance(last, dict):
+                self.src.tally("skipped {n} `token_count` line(s) without `last_token_usage` (a total cannot be split by call)")
+                self.reader.close()
+                return
+            u = i.child("last_token_usage", last)
+        else:  # older files: the call's usage is the payload itself
+            u = p
+        cached = u.int("cached_input_tokens")
+        usage = responses_usage(u, cached=cached)
+        self.last_fill = usage.window_fill
+        self.attach(usage)
+
+    def attach(self, usage: Usage) -> None:
+        target: Draft | None = self.reader.latest_model
+        if target is None or target.usage is not None:
+            self.src.tally("{n} reported usage(s) (`token_count`) had no assistant turn of their own since the previous report "
+                           "(a compaction or an interrupted call) and were not attached")
+        else:
+            target.usage = usage
+        self.reader.latest_model = None
+        self.reader.close()  # one call's output ends here
+
+    def compacted(self, p: Fields, timestamp: str, lineno: int) -> None:
+        history = p.get("replacement_history")
+        if history is not None:
+            if not isinstance(history, list):
+                raise p.error(f"expected a list, got {type_name(history)}", "replacement_history")
+            text = self.history_text(p.child("replacement_history", history), history)
+            self.src.tally("read {n} `compacted` line(s) as compactions: the messages before each are summarised by its replacement history")
+        else:
+            text = p.str("message") or "[compaction: no summary text recorded]"
+            self.src.tally("read {n} `compacted` line(s) without a replacement history as compactions summarised by their `message`")
+        self.reader.close()
+        self.reader.latest_model = None
+        drafts = self.reader.drafts
+        covered = [d for d in drafts if d.role != "system"]
+        self.summaries.append(Summary(
+            text=text,
+            depth=1,
+            messages_covered=len(covered),
+            time_range_start=covered[0].timestamp if covered else "",
+            time_range_end=covered[-1].timestamp if covered else "",
+            covers=tuple(d.id for d in covered),
+            created_at=timestamp,
+        ))
+        trigger = p.get("trigger")
+        self.compactions.append(Compaction(before_index=len(drafts), trigger=trigger if isinstance(trigger, str) else "",
+                                           pre_tokens=self.last_fill))
+
+    def history_text(self, h: Fields, history: list[Any]) -> str:
+        """The replacement history as the summary's text: each message as `[role]` and its text.
+
+        Its developer messages are left out: the session's own system messages, which every policy
+        keeps, stand for them.
+        """
+        reader = ItemReader(self.src)
+        for i, item in enumerate(history):
+            reader.add(h.child(i, item))
+        blocks = []
+        for message in reader.messages():
+            if message.role == "system":
+                self.src.tally("left {n} developer message(s) of replacement histories out of their summaries "
+                               "(the session's own system messages stand for them)")
+                continue
+            blocks.append(f"[{message.role}]\n{message.text}")
+        return "\n\n".join(blocks)
