@@ -12,13 +12,15 @@ from ..errors import LoadError, UnknownNameError
 from .anthropic import AnthropicLoader
 from .base import Loader, type_name
 from .claude_code import ClaudeCodeLoader
+from .codex import CodexLoader
 from .native import NativeLoader
 from .openai_chat import OpenAIChatLoader
+from .responses import ResponsesLoader
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
 from .supyagent import SupyagentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), AnthropicLoader(), OpenAIChatLoader()]
+LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), ResponsesLoader(), AnthropicLoader(), OpenAIChatLoader()]
 
 
 def register_loader(loader: Loader, first: bool = True) -> None:
