@@ -281,6 +281,10 @@ class Compaction:
     before_index: int
     trigger: str = ""
     pre_tokens: int = 0
+    #: The context's size right after the compaction, where the log says it (`postTokens`), else 0.
+    post_tokens: int = 0
+    #: Ids of the messages kept verbatim after the summary (`preservedSegment`), oldest first.
+    preserved: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -142,8 +142,7 @@ def simulate(
         if not generated:
             for k, start in enumerate(session.summary_start_turns):
                 if start == i and i > 0:
-                    events.append(Event(i, "compaction", f"the session's recorded summary #{k + 1} takes over messages 0-{i - 1}, "
-                                                         "as the agent compacted here"))
+                    events.append(Event(i, "compaction", _recorded_summary_event(session, k, prefix, plan)))
         if pair_safe:
             plan = apply_pair_safety(plan, prefix, counts)
         before = _changes(i, plan, before, events)
@@ -151,6 +150,32 @@ def simulate(
         if progress is not None and (i % 50 == 0 or i == n - 1):
             progress(i + 1, n)
     return Timeline(session, policy, params, full, tuple(turns), tuple(generated), options)
+
+
+def _recorded_summary_event(session: Session, k: int, prefix: Session, plan: Plan) -> str:
+    """What the session's recorded summary #k does from the turn it was written, as this turn's
+    plan decided it: which messages it covers, whether they stop being sent, and whether the
+    policy sends the summary itself."""
+    summary = session.summaries[k]
+    position = {m.id: m.index for m in prefix.messages}
+    covered = sorted(position[c] for c in summary.covers if c in position)
+    if covered == list(range(covered[0], covered[-1] + 1)):
+        span = f"message #{covered[0]}" if len(covered) == 1 else f"messages #{covered[0]}-#{covered[-1]}"
+    else:
+        span = f"{len(covered)} messages ({_indices(covered)})"
+    text = f"the session's recorded summary #{k + 1} takes over {span}, as the agent compacted here"
+    summarized = sum(1 for j in covered if plan.messages[j].decision is Decision.SUMMARIZED)
+    if summarized == len(covered):
+        text += ": they are no longer sent"
+    elif summarized:
+        text += f": {summarized} of them are no longer sent"
+    else:
+        text += f", but {plan.policy} still decides them as it would without it"
+    local = next((j for j, s in enumerate(prefix.summaries) if s is summary), None)
+    decided = next((sp for sp in plan.summaries if sp.index == local), None)
+    if decided is not None:
+        text += f"; the summary is {'sent' if decided.decision is Decision.KEPT else 'not sent'} ({decided.reason})"
+    return text
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, Totals
-from ..session import Category, Message, Session
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ..session import Category, Message, Session, TextPart
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
+from .missy import recorded_covers
 
 IMAGE_TOKENS = 4000
 IMAGE_PLACEHOLDER = "[Image removed to save tokens]"
@@ -98,11 +99,30 @@ def replace_images(content: Any) -> Any:
     return [{"type": "text", "text": IMAGE_PLACEHOLDER} if isinstance(p, dict) and p.get("type") in ("image", "image_url") else p for p in content]
 
 
+def summary_message(text: str, index: int, position: int, timestamp: str) -> Message:
+    """A recorded summary as the ContextWindowManager holds it: a CONTEXT message in the place of
+    what it covers. `index` is past the session's messages, so it never names one of them."""
+    return Message(f"summary-{position + 1}", index, "user", (TextPart(text),), timestamp=timestamp, category=Category.CONTEXT)
+
+
 def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Plan:
     tok = counts.tokenizer
     tokens = list(counts.message_tokens)
-    messages = session.messages
+    messages: Any = session.messages
     notes: list[str] = []
+    # A summary recorded in the file (a Claude Code compaction) replaces the messages it covers:
+    # they are out of the session the manager trims, and the summary is in it as a CONTEXT message.
+    covered, superseded = recorded_covers(session)
+    summaries: list[tuple[int, Message]] = []  # (recorded summary's position, its CONTEXT message)
+    if covered:
+        first = {k: min(m.index for m in session.messages if covered.get(m.id) == k) for k in set(covered.values())}
+        messages = list(messages)
+        for k in sorted(first):
+            s = session.summaries[k]
+            m = summary_message(s.text, len(messages), k, s.created_at or session.messages[first[k]].timestamp)
+            messages.append(m)
+            tokens.append(count_content(s.text, tok))
+            summaries.append((k, m))
     events: list[dict[str, Any]] = []
     maxima = {c: budgets.category_max(c) for c in CATEGORY_ORDER}
 
@@ -112,18 +132,21 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
             out[messages[i].category] += tokens[i]
         return out
 
-    alive = set(range(len(messages)))
+    alive = {i for i in range(len(messages)) if i >= len(session.messages) or messages[i].id not in covered}
     before = usage_by_category(alive)
     total = sum(before.values())
     over = [c for c in CATEGORY_ORDER if c is not Category.SYSTEM and before[c] > maxima[c]]
     decision = dict.fromkeys(range(len(messages)), Decision.KEPT)
     reasons: dict[int, str] = {}
+    for i in range(len(session.messages)):
+        if i not in alive:
+            decision[i] = Decision.SUMMARIZED
     sent_content: dict[int, Any] = {}
     trimmed = bool(over) or total > budgets.max_tokens
 
     if trimmed:
         # 1. Images: keep the newest image message (seed) or up to max_context_images parts (later source).
-        with_images = [m for m in messages if m.image_count]
+        with_images = [m for m in messages if m.image_count and m.index in alive]
         image_parts = sum(m.image_count for m in with_images)
         replace: list[Message] = []
         if budgets.max_context_images is None and image_parts > 1:
@@ -184,12 +207,29 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
                     reasons[i] = f"dropped: the seed version loses {messages[i].category.name} messages whenever it trims (fixed in the later source)"
 
     final = usage_by_category(alive)
+    summary_index = {k: m.index for k, m in summaries}
+    summary_plans = [SummaryPlan(k, 0, Decision.DROPPED, "dropped: the ContextWindowManager sends only the summaries that cover "
+                                                        "messages of this file", s.text) for k, s in enumerate(session.summaries)]
+    for k, s in enumerate(session.summaries):
+        if k in superseded:
+            summary_plans[k] = SummaryPlan(k, count_content(s.text, tok), Decision.DROPPED, "dropped: superseded by a later recorded "
+                                           "summary, which covers every message of the file this one covers", s.text)
+        elif k in summary_index:
+            i = summary_index[k]
+            kept = decision[i] is Decision.KEPT
+            why = (f"kept: sent as a CONTEXT message in place of the {sum(1 for v in covered.values() if v == k)} messages it covers"
+                   if kept else reasons.get(i, "dropped"))
+            summary_plans[k] = SummaryPlan(k, tokens[i], decision[i], why, s.text)
     plans: list[MessagePlan] = []
-    for m in messages:
+    for m in session.messages:
         d = decision[m.index]
         cat = m.category
         reason = reasons.get(m.index)
-        if reason is None:
+        if d is Decision.SUMMARIZED:
+            k = covered[m.id]
+            reason = (f"summarized: recorded summary #{k + 1} covers it" + (" and is sent in its place as a CONTEXT message"
+                      if summary_plans[k].decision is Decision.KEPT else f"; the summary itself is not sent ({summary_plans[k].reason})"))
+        elif reason is None:
             if cat is Category.SYSTEM:
                 reason = "kept: SYSTEM messages are never trimmed"
             elif not trimmed:
@@ -200,12 +240,18 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
                 reason = f"kept: newer than the {cat.name} messages removed to bring the category within {maxima[cat]:,}"
             else:
                 reason = f"kept: {cat.name} is within its {maxima[cat]:,} maximum once older images are replaced"
-        sent = tokens[m.index] if d is not Decision.DROPPED else 0
+        sent = tokens[m.index] if d is not Decision.DROPPED and d is not Decision.SUMMARIZED else 0
         plans.append(MessagePlan(m.index, m.id, m.role, cat, counts[m.index], d, cat.value, reason, sent))
 
     context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
     context_index: list[int | None] = [None] * len(context)
-    for m in messages:
+    pending = sorted(((first[k], m) for k, m in summaries), key=lambda p: p[0]) if summaries else []
+    for m in messages[: len(session.messages)]:
+        while pending and pending[0][0] <= m.index:  # a summary goes where the messages it covers were
+            summary = pending.pop(0)[1]
+            if summary.index in alive:
+                context.append(summary.to_openai())
+                context_index.append(None)
         if m.index in alive:
             msg = m.to_openai()
             if m.index in sent_content:
@@ -224,6 +270,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
         policy="categories", params=params_dict(budgets), tokenizer=counts.scheme.label,
         allocation={c.value: maxima[c] for c in CATEGORY_ORDER}, usage={c.value: final[c] for c in CATEGORY_ORDER},
         system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
+        summaries=tuple(summary_plans) if covered else (),
         context_index=tuple(context_index),
         zones=tuple(c.value for c in CATEGORY_ORDER), notes=tuple(notes),
         extra={"truncation_events": events, "trimmed": trimmed, "usage_before": {c.value: before[c] for c in CATEGORY_ORDER},

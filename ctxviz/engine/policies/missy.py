@@ -76,6 +76,31 @@ def measure_content(message: Message, tokenizer: Tokenizer) -> int:
     return tokenizer.count(str(message.openai_content()))
 
 
+def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
+    """Which messages of this file a recorded summary replaces, and which summaries are superseded.
+
+    Returns (message id -> index of the summary that takes its place, indices of superseded
+    summaries). Only `covers` naming messages in this file count: a summary of what came before
+    the file replaces nothing in it, so a session without one gets ({}, frozenset()) and every
+    decision stays the framework's. A summary is superseded when a later one covers every message
+    of the file it covers (Claude Code's second compaction summarises the first summary's span
+    again); the later one then takes the place of both spans.
+    """
+    if not session.summaries:
+        return {}, frozenset()
+    ids = {m.id for m in session.messages}
+    spans = [frozenset(c for c in s.covers if c in ids) for s in session.summaries]
+    if not any(spans):
+        return {}, frozenset()
+    superseded = frozenset(i for i, span in enumerate(spans) if span and any(span <= later for later in spans[i + 1 :]))
+    owner: dict[str, int] = {}
+    for i, span in enumerate(spans):
+        if i not in superseded:
+            for message_id in span:
+                owner[message_id] = i
+    return owner, superseded
+
+
 def format_summary(summary: Summary) -> str:
     """missy's _format_summary: em dash header; the time range only when both ends are set."""
     time = ""
@@ -114,12 +139,20 @@ def enrich_system_prompt(system: str, memory: tuple[str, ...], learnings: tuple[
 def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     count = counts.text
     system_messages, history, new_message = split_new_message(session)
+    # Messages a recorded summary covers are not history any more: the summary goes in their place.
+    covered, superseded = recorded_covers(session)
+    if covered and new_message is not None and new_message.id in covered:
+        history.append(new_message)  # decided as summarized below, with the rest
+        new_message = None
     base_system = base_system_prompt(session, system_messages)
     enriched, memory_tokens, learnings_tokens, notes = enrich_system_prompt(
         base_system, session.memory, session.learnings, budget, count
     )
     history_budget = budget.history_budget
 
+    summarized = [m for m in history if m.id in covered]
+    if summarized:
+        history = [m for m in history if m.id not in covered]
     n = budget.fresh_tail_count
     if n <= 0:
         evictable, fresh_tail = list(history), []
@@ -162,6 +195,9 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     for i, summary in enumerate(session.summaries):
         text = format_summary(summary)
         t = count(text)
+        if i in superseded:
+            summary_plans.append(SummaryPlan(i, t, DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers", text))
+            continue
         if used + t > history_budget:
             # `continue`, not `break`: an oversized summary must not starve later ones (missy 441af04).
             summary_plans.append(SummaryPlan(i, t, DROPPED, f"dropped: {t:,} tokens did not fit in the {max(0, history_budget - used):,} left of the {history_budget:,}-token history budget", text))
@@ -169,6 +205,12 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         summary_messages.append({"role": "user", "content": text})
         used += t
         summary_plans.append(SummaryPlan(i, t, KEPT, f"kept: {t:,} tokens fit in the {history_budget - used + t:,} left of the {history_budget:,}-token history budget", text))
+
+    for m in summarized:
+        k = covered[m.id]
+        sent_instead = summary_plans[k].decision is KEPT
+        decide(m, Decision.SUMMARIZED, "summarized", f"summarized: recorded summary #{k + 1} covers it"
+               + (" and is sent in its place" if sent_instead else f"; the summary itself is not sent ({summary_plans[k].reason})"))
 
     remaining = max(0, history_budget - used)
     kept_evictable: list[Message] = []
@@ -186,7 +228,11 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         remaining -= t
         used += t
         position -= 1
-    if cut is not None:
+    if cut is not None and covered:
+        # Not a prefix of the session's history (the covered messages are out): no cached columns.
+        for m in evictable[:position]:
+            decide(m, DROPPED, "evictable", f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered")
+    elif cut is not None:
         # missy `break`s at the first misfit: older, smaller messages are never looked at.
         older = _older_records(session, position, cut.index, tokens)
         if older and older[-1].index - older[0].index == len(older) - 1:  # no system message in between
@@ -250,7 +296,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         context_index=tuple(context_index),
         totals=totals,
         summaries=tuple(summary_plans),
-        zones=ZONES,
+        zones=ZONES + (("summarized",) if covered else ()),
         notes=tuple(notes),
         extra={
             "history_budget": history_budget,
