@@ -13,14 +13,18 @@ from .anthropic import AnthropicLoader
 from .base import Loader, type_name
 from .claude_code import ClaudeCodeLoader
 from .codex import CodexLoader
+from .gemini_cli import GeminiCliLoader
 from .native import NativeLoader
 from .openai_chat import OpenAIChatLoader
+from .otel import OtelLoader
 from .responses import ResponsesLoader
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
 from .supyagent import SupyagentLoader
+from .swe_agent import SweAgentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), ResponsesLoader(), AnthropicLoader(), OpenAIChatLoader()]
+LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), ResponsesLoader(), AnthropicLoader(),
+                         OpenAIChatLoader()]
 
 
 def register_loader(loader: Loader, first: bool = True) -> None:
