@@ -46,7 +46,7 @@ from ..engine.session import (
     ToolResultPart,
     Usage,
 )
-from .base import Fields, FieldPath, make_message, type_name
+from .base import FieldPath, Fields, make_message, type_name
 from .parts import data_uri
 from .source import SourceFile
 

@@ -9,11 +9,13 @@ from typing import Any
 
 from ..engine.session import Session
 from ..errors import LoadError, UnknownNameError
+from . import unsupported
 from .anthropic import AnthropicLoader
 from .base import Loader, type_name
 from .claude_code import ClaudeCodeLoader
 from .codex import CodexLoader
 from .gemini_cli import GeminiCliLoader
+from .langchain import LangChainLoader
 from .native import NativeLoader
 from .openai_chat import OpenAIChatLoader
 from .otel import OtelLoader
@@ -23,7 +25,7 @@ from .supyagent import SupyagentLoader
 from .swe_agent import SweAgentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), ResponsesLoader(), AnthropicLoader(),
+LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), AnthropicLoader(),
                          OpenAIChatLoader()]
 
 
@@ -43,9 +45,15 @@ def get_loader(name: str) -> Loader:
 
 
 def detect(src: SourceFile) -> Loader:
-    for loader in LOADERS:
-        if loader.sniff(src):
-            return loader
+    try:
+        for loader in LOADERS:
+            if loader.sniff(src):
+                return loader
+    except LoadError as exc:  # the file does not even parse (Markdown, say): name it if it is a known log
+        raise unsupported.refusal(src, loader_names()) or exc from None
+    refused = unsupported.refusal(src, loader_names())
+    if refused is not None:
+        raise refused
     first = src.first_record()
     what = "a list" if isinstance(first, list) else ("an object with keys " + ", ".join(map(str, list(first)[:6])) if isinstance(first, dict) else type_name(first))
     raise LoadError(src.path, f"not a session format ctxviz knows ({what}); formats: {', '.join(loader_names())}", 1)

@@ -54,7 +54,7 @@ from ..engine.session import (
     ToolResultPart,
     Usage,
 )
-from .base import Fields, FieldPath, locate_line, make_message, type_name
+from .base import FieldPath, Fields, locate_line, make_message, type_name
 from .parts import data_uri
 from .source import SourceFile
 
@@ -156,11 +156,22 @@ class OtelLoader:
             s, msgs = item
             return len(msgs), sum(len(m.text) for m in msgs), s.end
 
-        ranked = sorted(traces.items(), key=lambda kv: max(weight(c) for c in kv[1]), reverse=True)
-        trace_id, trace_calls = ranked[0]
-        if len(traces) > 1:
-            src.notes.append(f"{len(traces):,} conversations (traces) in the file; read trace {trace_id or '(no id)'}, the largest "
-                             "(choosing another is not supported yet)")
+        order = list(traces)  # traces in the order the file first mentions them: conversation 1, 2...
+        largest = max(order, key=lambda t: max(weight(c) for c in traces[t]))
+        src.conversations = len(order)
+        chosen = getattr(src, "conversation", None)
+        if chosen is not None:
+            if not 1 <= chosen <= len(order):
+                raise src.error(f"--conversation {chosen}: the file holds {len(order):,} conversation(s) (traces; 1 to {len(order):,})")
+            trace_id = order[chosen - 1]
+            if len(order) > 1:
+                src.notes.append(f"conversation {chosen} of {len(order):,} (trace {trace_id or '(no id)'})")
+        else:
+            trace_id = largest
+            if len(order) > 1:
+                src.notes.append(f"{len(order):,} conversations (traces) in the file; read conversation {order.index(trace_id) + 1} "
+                                 f"(trace {trace_id or '(no id)'}), the largest; choose another with --conversation N")
+        trace_calls = traces[trace_id]
         span, inputs = max(trace_calls, key=weight)
         if len(trace_calls) > 1:
             src.notes.append(f"read the largest of the trace's {len(trace_calls):,} LLM calls ({span.name or span.span_id or 'unnamed'}, "
