@@ -44,6 +44,10 @@ ENVELOPE_TYPES = frozenset(("session_meta", "response_item", "event_msg", "turn_
 MESSAGE_EVENTS = frozenset(("user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
                             "agent_reasoning_section_break"))
 #: Response items Codex records but never sends to the model.
+#: Which response_item kind each message event repeats; an event is read only when the file has none of its kind.
+EVENT_ITEM = {"user_message": "message:user", "agent_message": "message:assistant", "agent_reasoning": "reasoning"}
+EVENT_ALIASES = {"agent_reasoning_raw_content": "agent_reasoning", "agent_reasoning_section_break": "agent_reasoning"}
+EVENT_WHAT = {"user_message": "user messages", "agent_message": "assistant messages", "agent_reasoning": "reasoning"}
 NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -116,12 +120,15 @@ class _Rollout:
         self.last_total: Any = None
         self.last_fill = 0
         self.skipped_events: Counter[str] = Counter()
-        self.messages_from_events = False
+        #: event_msg types read as messages because the file has no response_item of their kind.
+        self.from_events: set[str] = set()
+        self.events_read: set[str] = set()
 
     def read(self) -> Session:
         records = rollout_records(self.src)
         flat = not _is_envelope(records[0][1])
-        self.messages_from_events = not any(self._is_message_item(r) for _, r in records)
+        kinds = {kind for _, r in records if (kind := self._item_kind(r))}
+        self.from_events = {event for event, item in EVENT_ITEM.items() if item not in kinds}
         for lineno, record in records:
             self.line(lineno, record)
         self._vocabulary_note(flat)
@@ -144,19 +151,27 @@ class _Rollout:
         )
 
     @staticmethod
-    def _is_message_item(record: Any) -> bool:
+    def _item_kind(record: Any) -> str:
+        """What a line holds, for choosing the vocabulary: `message:<role>`, `reasoning`, or ""."""
         if _is_envelope(record):
-            payload = record.get("payload")
-            return record.get("type") == "response_item" and isinstance(payload, dict) and (
-                payload.get("type") == "message" or (payload.get("type") is None and "role" in payload))
-        return isinstance(record, dict) and (record.get("type") == "message" or (record.get("type") is None and "role" in record and "content" in record))
+            if record.get("type") != "response_item":
+                return ""
+            record = record.get("payload")
+        if not isinstance(record, dict):
+            return ""
+        kind = record.get("type")
+        if kind == "message" or (kind is None and "role" in record):
+            return f"message:{record.get('role')}"
+        return "reasoning" if kind == "reasoning" else ""
 
     def _vocabulary_note(self, flat: bool) -> None:
+        read = [event for event in ("user_message", "agent_message", "agent_reasoning") if event in self.events_read]
         if flat:
             what = "a flat (pre-envelope) Codex rollout: a header line, then bare Responses items"
-        elif self.messages_from_events:
-            what = ("a Codex rollout without `response_item` messages: the conversation is read from `event_msg` "
-                    "user_message / agent_message / agent_reasoning (the older vocabulary)")
+        elif read:
+            what = ("a Codex rollout without `response_item` " + " or ".join(EVENT_WHAT[e] for e in read)
+                    + ": those are read from `event_msg` " + " / ".join(read)
+                    + " (the older vocabulary); any other `event_msg` copies of messages are skipped")
         else:
             what = ("a Codex rollout with `response_item` messages (what the model saw); their `event_msg` copies "
                     "(user_message, agent_message, agent_reasoning) are skipped")
@@ -223,9 +238,10 @@ class _Rollout:
     def event(self, p: Fields, timestamp: str, lineno: int) -> None:
         kind = p.str("type", required=True)
         if kind in MESSAGE_EVENTS:
-            if not self.messages_from_events:
+            if EVENT_ALIASES.get(kind, kind) not in self.from_events:
                 self.src.tally(f"skipped {{n}} `event_msg` `{kind}` line(s) that repeat a `response_item`")
                 return
+            self.events_read.add(EVENT_ALIASES.get(kind, kind))
             self.event_message(p, kind, timestamp, lineno)
         elif kind == "token_count":
             self.token_count(p)
