@@ -1,33 +1,71 @@
 """Claude Code session logs (`~/.claude/projects/<slug>/<session-uuid>.jsonl`, formats.md B4).
 
-One JSONL line per event. Only the main conversation becomes messages: subagent (`isSidechain`)
-lines, bookkeeping lines and unknown line types are skipped, because they were never in the main
-model's context. A `compact_boundary` becomes a `Compaction` and the summary Claude Code injects
-after it (`isCompactSummary`) a `Summary`, so policies can see where the real agent compacted.
+One JSONL line per event, linked by `parentUuid`. The conversation is what Claude Code itself
+rebuilds when it resumes a session: the chain of lines from the file's last line back to the root,
+crossing each compaction through the boundary's `logicalParentUuid`. Branches abandoned by a rewind
+stay in the file but are not context (they are counted in a note). Two kinds of line hang beside
+that chain and belong to it: the streamed lines of one assistant message (one content block each,
+all with the same `message.id`) and the results of parallel tool calls, each a child of its own
+`tool_use` line.
 
-The file is read in file order. Claude Code links lines by `parentUuid` and can leave abandoned
-branches (rewinds) in the same file; those are not resolved here.
+- `user` and `assistant` lines become messages; each `tool_result` block its own `tool` message.
+- `attachment` lines (file mentions, nested CLAUDE.md, reminders, hook context, todo lists...) are
+  what Claude Code renders into the next request: `context` messages with that rendered text.
+- A `compact_boundary` becomes a `Compaction` (with its `compactMetadata`) and the summary after it
+  (`isCompactSummary`) a `Summary` covering the messages before it (less a preserved segment).
+- A `microcompact_boundary` replaces the tool results it lists with Claude Code's placeholder.
+- Bookkeeping lines (progress, queue operations, file-history snapshots, titles, timings) are
+  skipped with one counted note per kind; sub-agent (`isSidechain`) lines are skipped, unless the
+  whole file is a sub-agent transcript, which then loads as that sub-agent's session.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+import os
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine.session import Compaction, Message, Part, Session, Summary, part_text
+from ..engine.session import (
+    Category,
+    Compaction,
+    Message,
+    Part,
+    Session,
+    Summary,
+    TextPart,
+    ToolCallPart,
+    ToolDefinition,
+    ToolResultPart,
+    Usage,
+    part_text,
+)
 from .base import Fields, make_message, parse_usage, type_name
 from .parts import anthropic_blocks, split_tool_results
 from .source import SourceFile
 
-#: Line types a Claude Code file may start with (B8); `progress`/`attachment` appear in some versions.
+#: Line types a Claude Code file may start with (B8, plus the title and prompt lines newer versions
+#: write first). Detection also needs one of SIGNATURE_KEYS, so a type name alone never matches.
 LINE_TYPES = frozenset(
-    ("user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment")
+    ("user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment",
+     "custom-title", "last-prompt", "atis-latch")
 )
 #: Keys that tell a Claude Code line from other typed JSONL. `messageId`/`snapshot` are added to B8's
 #: list because current versions start a file with a `file-history-snapshot` line carrying only those.
 SIGNATURE_KEYS = ("uuid", "parentUuid", "sessionId", "message", "leafUuid", "messageId", "snapshot")
 #: The model name Claude Code gives to messages it makes up itself (API errors, interruptions).
 SYNTHETIC_MODEL = "<synthetic>"
+#: What Claude Code puts in place of a tool result a microcompaction cleared.
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+#: Lines that hold a turn of the conversation.
+MESSAGE_TYPES = frozenset(("user", "assistant", "attachment"))
+#: A sub-agent's own transcript: `<session>/subagents/agent-<id>.jsonl`, or `agent-<id>.jsonl` /
+#: `agent_<id>.jsonl` beside the sessions (older layouts).
+SUBAGENT_FILE = re.compile(r"^agent[-_](?P<id>.+)\.jsonl$", re.IGNORECASE)
+
+_MISSING = object()  # a line without a `parentUuid` key (hand-made or very old logs): it follows the line before
 
 
 def line_fields(src: SourceFile, record: Any, lineno: int) -> Fields:
@@ -47,20 +85,40 @@ def _message_fields(f: Fields) -> Fields:
     return f.child("message", value)
 
 
-def _pre_tokens(f: Fields) -> int:
-    """`compactMetadata.preTokens`, or the snake_case spelling stream-json output uses."""
-    if f.has("compactMetadata"):
-        return f.child("compactMetadata", f.dict("compactMetadata")).int("preTokens")
-    if f.has("compact_metadata"):
-        return f.child("compact_metadata", f.dict("compact_metadata")).int("pre_tokens")
-    return 0
+def _metadata(f: Fields, camel: str, snake: str) -> Fields | None:
+    """`compactMetadata` (or the snake_case spelling stream-json output uses), checked."""
+    for key in (camel, snake):
+        if f.has(key) and f.get(key) is not None:
+            return f.child(key, f.dict(key))
+    return None
 
 
-def _trigger(f: Fields) -> str:
-    for key in ("compactMetadata", "compact_metadata"):
-        if f.has(key):
-            return f.child(key, f.dict(key)).str("trigger")
-    return ""
+def _meta_int(meta: Fields | None, camel: str, snake: str) -> int:
+    if meta is None:
+        return 0
+    return meta.int(camel) if meta.has(camel) else meta.int(snake)
+
+
+@dataclass
+class _Line:
+    """One line of the file, parsed once (so a bad field anywhere is reported, chain or not)."""
+
+    lineno: int
+    record: dict[str, Any]
+    kind: str
+    uuid: str
+    parent: Any  # a uuid, None for a root, or _MISSING
+    logical: str
+    sidechain: bool
+    subtype: str = ""
+    message_id: str = ""
+    role: str = ""
+    parts: list[Part] = field(default_factory=list)
+    usage: Usage | None = None
+    model: str = ""
+    compaction: Compaction | None = None  # a compact_boundary's metadata (before_index is set when it is read)
+    segment: dict[str, str] = field(default_factory=dict)  # its preservedSegment
+    cleared: tuple[list[str], list[str]] = ([], [])  # a microcompact_boundary's tool ids and attachment uuids
 
 
 class ClaudeCodeLoader:
@@ -74,104 +132,643 @@ class ClaudeCodeLoader:
         return isinstance(first, dict) and isinstance(first.get("type"), str) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
 
     def load(self, src: SourceFile) -> Session:
-        messages: list[Message] = []
-        summaries: list[Summary] = []
-        compactions: list[Compaction] = []
+        lines = [self._parse(src, lineno, record) for lineno, record in src.records()]
+        reader = _Reader(src, lines)
+        return reader.session(self.name)
+
+    @staticmethod
+    def _parse(src: SourceFile, lineno: int, record: Any) -> _Line:
+        f = line_fields(src, record, lineno)
+        kind = f.str("type", required=True)
+        parent: Any = _MISSING
+        if "parentUuid" in record:
+            parent = f.str("parentUuid") or None
+        line = _Line(lineno, record, kind, f.str("uuid"), parent, f.str("logicalParentUuid"), f.bool("isSidechain"))
+        if kind == "assistant" or kind == "user" or (kind not in _KNOWN_TYPES and f.get("message") is not None):
+            m = _message_fields(f)
+            line.parts = anthropic_blocks(m)
+            if kind == "assistant" or (kind != "user" and m.str("role") == "assistant"):
+                line.role = "assistant"
+                line.usage = parse_usage(m)
+                line.message_id = m.str("id")
+                line.model = m.str("model")
+            else:
+                line.role = "user"
+        elif kind == "system":
+            line.subtype = f.str("subtype")
+            if line.subtype == "compact_boundary":
+                meta = _metadata(f, "compactMetadata", "compact_metadata")
+                line.compaction = Compaction(0, trigger="" if meta is None else meta.str("trigger"), pre_tokens=_meta_int(meta, "preTokens", "pre_tokens"),
+                                             post_tokens=_meta_int(meta, "postTokens", "post_tokens"))
+                segment = meta.get("preservedSegment") or meta.get("preserved_segment") if meta is not None else None
+                if isinstance(segment, dict):
+                    line.segment = {key: str(segment.get(key) or segment.get(snake) or "")
+                                    for key, snake in (("headUuid", "head_uuid"), ("anchorUuid", "anchor_uuid"), ("tailUuid", "tail_uuid"))}
+            elif line.subtype == "microcompact_boundary":
+                meta = _metadata(f, "microcompactMetadata", "microcompact_metadata")
+                if meta is not None:
+                    tools = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+                    lines = meta.get("clearedAttachmentUUIDs") or meta.get("cleared_attachment_uuids") or []
+                    line.cleared = ([str(t) for t in tools] if isinstance(tools, list) else [], [str(u) for u in lines] if isinstance(lines, list) else [])
+        return line
+
+
+#: Line types ctxviz knows; any other type that carries a `message` is read as a message.
+_KNOWN_TYPES = frozenset(("user", "assistant", "system", "attachment", "summary", "custom-title", "progress", "queue-operation",
+                          "file-history-snapshot", "last-prompt", "atis-latch", "agent-name", "tag", "mode", "ai-title", "pr-link"))
+
+
+class _Reader:
+    """The conversation a Claude Code file holds, from its parsed lines."""
+
+    def __init__(self, src: SourceFile, lines: list[_Line]) -> None:
+        self.src = src
+        self.lines = lines
+        self.messages: list[Message] = []
+        self.summaries: list[Summary] = []
+        self.compactions: list[Compaction] = []
+        self.produced: dict[str, list[str]] = {}  # line uuid -> ids of the messages it became
+        self.system_prompt = ""
+        self.tools: tuple[ToolDefinition, ...] = ()
+
+    # --- which lines are the conversation -----------------------------------------------------
+    def _scope(self) -> tuple[list[_Line], str]:
+        """The lines of the conversation this file is about, and the sub-agent's id when the file
+        is a sub-agent's own transcript (then its `isSidechain` lines are the conversation)."""
+        turns = [x for x in self.lines if x.uuid and (x.kind in MESSAGE_TYPES or x.role)]
+        match = SUBAGENT_FILE.match(os.path.basename(self.src.path))
+        if match or (turns and all(x.sidechain for x in turns)):
+            agent = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
+            return list(self.lines), agent or (match.group("id") if match else "unknown")
+        sidechain = sum(1 for x in self.lines if x.sidechain)
+        if sidechain:
+            self.src.tally("skipped {n} sub-agent (`isSidechain`) line(s): they were never in the main model's context", sidechain)
+        return [x for x in self.lines if not x.sidechain], ""
+
+    def _included(self, scope: list[_Line]) -> set[int]:
+        """Positions (in `scope`) of the lines that make up the conversation."""
+        turns = [i for i, x in enumerate(scope) if self._is_turn(x)]
+        if all((scope[i].parent is _MISSING or scope[i].parent is None) and not scope[i].logical for i in turns):
+            return set(turns)  # no line says what it follows (hand-made or stream output): the file's order is the conversation
+        by_uuid: dict[str, int] = {}
+        previous = None
+        for i, x in enumerate(scope):
+            if x.parent is _MISSING:
+                x.parent = previous
+            if x.uuid:
+                by_uuid.setdefault(x.uuid, i)
+            if x.uuid and x.kind != "progress":
+                previous = x.uuid
+        chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in MESSAGE_TYPES or x.role or x.kind == "system")]
+        if not chained:
+            return set()
+        chain: set[int] = set()
+        at: int | None = chained[-1]
+        while at is not None and at not in chain:
+            chain.add(at)
+            x = scope[at]
+            parent = x.parent if x.parent else (x.logical or None)  # a compaction starts a new root
+            if parent is None:
+                break
+            here, at = at, by_uuid.get(parent)
+            if at is None:
+                # A parent the file does not have: a compaction naming a last message Claude Code never
+                # wrote (2.1.x), or a file trimmed by hand. The conversation goes on with the line before.
+                before = bisect_left(chained, here)
+                at = chained[before - 1] if before else None
+                if at is not None:
+                    self.src.tally("the chain of lines breaks {n} time(s) at a parent that is not in the file (a message Claude Code "
+                                   "did not write, or a trimmed file); each time it continues with the line just before")
+        included = set(chain)
+        # A compaction that kept a segment verbatim: the lines after it continue from that segment's
+        # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
+        for i, x in enumerate(scope):
+            ends = x.segment
+            if i in included or not ends or not any(by_uuid.get(ends[k]) in chain for k in ("headUuid", "tailUuid")):
+                continue
+            at = by_uuid.get(ends["anchorUuid"])
+            while at is not None and at not in included:
+                included.add(at)
+                if at == i:
+                    break
+                at = by_uuid.get(scope[at].parent) if scope[at].parent else None
+            included.add(i)
+        # The streamed lines of one assistant message, and the results of parallel tool calls.
+        message_ids = {scope[i].message_id for i in included if scope[i].role == "assistant" and scope[i].message_id}
+        for i, x in enumerate(scope):
+            if i not in included and x.role == "assistant" and x.message_id in message_ids:
+                included.add(i)
+        calls = {p.id for i in included for p in scope[i].parts if isinstance(p, ToolCallPart) and p.id}
+        answered = {p.tool_call_id for i in included for p in scope[i].parts if isinstance(p, ToolResultPart)}
+        for i, x in enumerate(scope):
+            results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)] if x.role == "user" else []
+            if i in included or not results or not all(r in calls and r not in answered for r in results):
+                continue
+            included.add(i)
+            answered.update(results)
+        # What a parallel branch brought with it (a hook's context after one of the parallel calls).
+        grew = True
+        while grew:
+            grew = False
+            for i, x in enumerate(scope):
+                if i not in included and x.kind == "attachment" and x.parent and by_uuid.get(x.parent) in included - chain:
+                    included.add(i)
+                    grew = True
+        self._count_left_out(scope, included, by_uuid)
+        return included
+
+    def _count_left_out(self, scope: list[_Line], included: set[int], by_uuid: dict[str, int]) -> None:
+        """Conversation lines off the chain: a branch a rewind abandoned, the `/compact` request a
+        compaction took the place of, or lines whose parent is not in the file."""
+        compacted_after = {x.logical for x in scope if x.subtype == "compact_boundary" and x.logical}
+        verdict: dict[int, str] = {}  # position -> "rewind", "compact" or "unlinked"
+
+        def classify(i: int) -> str:
+            path: list[int] = []
+            at: int | None = i
+            result = "rewind"
+            while at is not None:
+                if at in verdict:
+                    result = verdict[at]
+                    break
+                path.append(at)
+                x = scope[at]
+                parent = x.parent if x.parent else (x.logical or None)
+                if parent is None:
+                    break
+                if parent not in by_uuid:
+                    result = "unlinked"
+                    break
+                at = by_uuid[parent]
+                if at in included:
+                    # The branch leaves the conversation at `parent`: a `/compact` request hangs where the
+                    # boundary's logical parent is (the boundary takes its place), anything else was rewound.
+                    result = "compact" if parent in compacted_after and scope[path[-1]].role == "user" else "rewind"
+                    break
+                if at in path:
+                    break
+            for p in path:
+                verdict[p] = result
+            return result
+
+        counts = {"rewind": 0, "compact": 0, "unlinked": 0}
+        for i, x in enumerate(scope):
+            if i not in included and x.uuid and (x.kind in MESSAGE_TYPES or x.role):
+                counts[classify(i)] += 1
+        if counts["rewind"]:
+            self.src.tally("left out {n} lines of abandoned branches (rewinds)", counts["rewind"])
+        if counts["compact"]:
+            self.src.tally("left out {n} line(s) of the `/compact` request(s) a compaction took the place of", counts["compact"])
+        if counts["unlinked"]:
+            self.src.tally("left out {n} line(s) whose parent is not in the file (not connected to the last line's chain)", counts["unlinked"])
+
+    # --- the session ---------------------------------------------------------------------------
+    def session(self, format_name: str) -> Session:
+        scope, agent = self._scope()
+        included = self._included(scope)
+        title = custom_title = ""
+        versions: list[str] = []
         model = ""
-        title = ""
-        # message.id of the assistant message that ends `messages`, while later lines may extend it.
-        open_assistant = ""
-        for lineno, record in src.records():
-            f = line_fields(src, record, lineno)
-            kind = f.str("type", required=True)
-            if f.bool("isSidechain"):
+        open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
+        open_id = ""  # its message.id
+        seen_blocks: dict[int, set[str]] = {}
+        pending_compaction: tuple[Compaction, frozenset[str]] | None = None
+        cleared_tools: set[str] = set()
+        cleared_lines: set[str] = set()
+        for i, x in enumerate(scope):
+            version = x.record.get("version")
+            if isinstance(version, str) and version and (not versions or versions[-1] != version):
+                versions.append(version)
+            if x.kind == "summary":
+                summary = x.record.get("summary")
+                title = summary if isinstance(summary, str) and summary else title
+            elif x.kind == "custom-title":
+                name = x.record.get("customTitle")
+                custom_title = name if isinstance(name, str) and name else custom_title
+            if not self._is_turn(x):
+                self._tally_bookkeeping(x)
                 continue
-            if kind == "assistant":
-                m = _message_fields(f)
-                parts = anthropic_blocks(m)
-                usage = parse_usage(m)
-                message_id = m.str("id")
-                line_model = m.str("model")
-                if line_model and line_model != SYNTHETIC_MODEL:
-                    model = line_model
-                if message_id and message_id == open_assistant:
-                    # Claude Code streams one line per content block, all with the same message.id.
-                    prev = messages[-1]
-                    messages[-1] = replace(
-                        prev, parts=prev.parts + tuple(parts), usage=usage or prev.usage, raw=[*prev.raw, record]
-                    )
+            if i not in included:
+                continue
+            if x.kind == "system":
+                open_assistant = None
+                if x.subtype == "compact_boundary":
+                    pending_compaction = self._compaction(x, scope)
+                    self.compactions.append(pending_compaction[0])
+                else:  # microcompact_boundary
+                    cleared_tools.update(x.cleared[0])
+                    cleared_lines.update(x.cleared[1])
+                continue
+            if x.kind == "attachment":
+                self._attachment(x)
+                continue
+            if x.kind not in ("user", "assistant"):
+                self.src.tally(f"read {{n}} line(s) of the unknown type `{x.kind}` as messages", 1)
+            if x.role == "assistant":
+                if x.model and x.model != SYNTHETIC_MODEL:
+                    model = x.model
+                parts = x.parts
+                if parts and all(isinstance(p, TextPart) and not p.text.strip() for p in parts):
+                    # Claude Code drops whitespace-only assistant lines before it sends the history.
+                    self.src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
+                    parts = []
+                target = open_assistant
+                if target is not None and x.message_id and x.message_id == open_id:
+                    seen = seen_blocks[target]
+                    new = [p for p in parts if _block_key(p) not in seen]
+                    seen.update(_block_key(p) for p in new)
+                    prev = self.messages[target]
+                    self.messages[target] = replace(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
+                    self.produced[x.uuid] = [prev.id]
                     continue
-                messages.append(
-                    make_message(
-                        len(messages),
-                        "assistant",
-                        parts,
-                        id=f.str("uuid"),
-                        timestamp=f.str("timestamp"),
-                        usage=usage,
-                        raw=[record],
-                    )
-                )
-                open_assistant = message_id
+                open_assistant, open_id = len(self.messages), x.message_id
+                seen_blocks[open_assistant] = {_block_key(p) for p in parts}
+                self._add(x, make_message(len(self.messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
                 continue
-            if kind == "user":
-                m = _message_fields(f)
-                open_assistant = ""
-                if f.bool("isCompactSummary"):
-                    covered = compactions[-1].before_index if compactions else len(messages)
-                    text = "\n".join(part_text(p) for p in anthropic_blocks(m) if part_text(p))
-                    before = messages[:covered]
-                    summaries.append(
-                        Summary(
-                            text=text,
-                            depth=1,
-                            messages_covered=covered,
-                            time_range_start=before[0].timestamp if before else "",
-                            time_range_end=before[-1].timestamp if before else "",
-                            covers=tuple(msg.id for msg in before),
-                            created_at=f.str("timestamp"),
-                        )
-                    )
-                    continue
-                messages += self._user_messages(m, len(messages), record, f.str("uuid"), f.str("timestamp"))
+            # A user line.
+            if x.record.get("isCompactSummary") is True:
+                open_assistant = None
+                self._summary(x, pending_compaction)
+                pending_compaction = None
                 continue
-            if kind == "system":
-                if f.str("subtype") == "compact_boundary":
-                    open_assistant = ""
-                    compactions.append(
-                        Compaction(before_index=len(messages), trigger=_trigger(f), pre_tokens=_pre_tokens(f))
-                    )
-                continue
-            if kind == "summary":
-                title = f.str("summary") or title
-            # file-history-snapshot, queue-operation, progress, attachment and newer types: not context.
+            results, rest = split_tool_results(x.parts)
+            if rest:
+                open_assistant = None  # a turn of the user's: the assistant message is over
+            self._user(x, results, rest)
+        if cleared_tools or cleared_lines:
+            self._clear(cleared_tools, cleared_lines)
+        self._empty_assistants()
+        messages = tuple(self.messages)
+        notes: list[str] = []
+        if agent:
+            notes.append(f"sub-agent transcript (agentId {agent})")
+        if len(versions) > 1:
+            notes.append(f"written by Claude Code {versions[0]} to {versions[-1]}")
+        hidden = self._hidden_prompt_note(messages)
+        if hidden:
+            notes.append(hidden)
         return Session(
-            messages=tuple(messages),
-            source=src.path,
-            format=self.name,
+            messages=messages,
+            source=self.src.path,
+            format=format_name,
             model=model,
-            summaries=tuple(summaries),
-            compactions=tuple(compactions),
-            title=title,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            summaries=tuple(self.summaries),
+            compactions=tuple(self.compactions),
+            title=custom_title or title or (f"sub-agent {agent}" if agent else ""),
+            format_version=versions[-1] if versions else "",
+            notes=tuple(notes),
         )
 
     @staticmethod
-    def _user_messages(m: Fields, start: int, record: Any, uuid: str, timestamp: str) -> list[Message]:
+    def _is_turn(x: _Line) -> bool:
+        """A line that is part of the conversation (as opposed to bookkeeping)."""
+        if x.kind == "system":
+            return x.subtype in ("compact_boundary", "microcompact_boundary")
+        return x.kind == "attachment" or bool(x.role)
+
+    def _tally_bookkeeping(self, x: _Line) -> None:
+        if x.kind == "system":
+            self.src.tally(f"skipped {{n}} `system` line(s) of subtype `{x.subtype or '(none)'}` (Claude Code's own bookkeeping, not sent)")
+        elif x.kind in _KNOWN_TYPES:
+            self.src.tally(f"skipped {{n}} `{x.kind}` line(s) (bookkeeping, not context)")
+        else:
+            self.src.tally(f"skipped {{n}} line(s) of the unknown type `{x.kind}` (no `message`)")
+
+    def _add(self, x: _Line, message: Message) -> None:
+        self.messages.append(message)
+        self.produced.setdefault(x.uuid, []).append(message.id)
+
+    def _user(self, x: _Line, results: list[ToolResultPart], rest: list[Part]) -> None:
         """A user line; each tool_result block becomes its own `tool` message, as in `messages_from_blocks`.
 
         Ids must stay unique, so when one line yields several messages the first keeps the line's
-        uuid and the others get `uuid#1`, `uuid#2`...
+        uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
+        command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        results, rest = split_tool_results(anthropic_blocks(m))
         groups: list[tuple[str, list[Part], str]] = [("tool", [r], r.tool_call_id) for r in results]
         if rest or not results:
             groups.append(("user", rest, ""))
-        out: list[Message] = []
+        category = Category.CONTEXT if x.record.get("isMeta") is True else None
         for k, (role, parts, tool_call_id) in enumerate(groups):
-            message_id = (f"{uuid}#{k}" if k else uuid) if uuid else ""
-            out.append(
-                make_message(
-                    start + k, role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=timestamp, raw=record
-                )
+            message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
+            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=_timestamp(x),
+                                      category=category if role == "user" else None, raw=x.record))
+
+    def _attachment(self, x: _Line) -> None:
+        attachment = x.record.get("attachment")
+        if not isinstance(attachment, dict):
+            self.src.tally("skipped {n} `attachment` line(s) without an attachment object")
+            return
+        kind = str(attachment.get("type") or "")
+        if kind == "prompt_snapshot":
+            self._prompt_snapshot(attachment)
+            return
+        text, known = render_attachment(attachment)
+        if text is None:
+            self.src.tally(f"skipped {{n}} `{kind}` attachment(s): Claude Code sends nothing for them")
+            return
+        if not known:
+            self.src.tally(f"read {{n}} `{kind}` attachment(s) from their fields (ctxviz does not know how Claude Code words them)")
+        self.src.tally("read {n} attachment line(s) as context messages (what Claude Code renders into the next request)")
+        self._add(x, make_message(len(self.messages), "user", [TextPart(wrap_reminder(text))], id=x.uuid, timestamp=_timestamp(x),
+                                  category=Category.CONTEXT, raw=x.record))
+
+    def _prompt_snapshot(self, attachment: dict[str, Any]) -> None:
+        """Newer versions record the system prompt and the tool list sent with a request."""
+        prompt = attachment.get("systemPrompt")
+        if isinstance(prompt, list):
+            prompt = "\n\n".join(str(p) for p in prompt if isinstance(p, str) and p != "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__")
+        if isinstance(prompt, str) and prompt:
+            self.system_prompt = prompt
+        tools = attachment.get("tools")
+        if isinstance(tools, list):
+            self.tools = tuple(ToolDefinition(str(t.get("name", "")), str(t.get("description", "")),
+                                              t.get("input_schema") if isinstance(t.get("input_schema"), dict) else {})
+                               for t in tools if isinstance(t, dict) and t.get("name"))
+        self.src.tally("took the system prompt and tool list from the last of {n} `prompt_snapshot` attachment(s)")
+
+    def _compaction(self, x: _Line, scope: list[_Line]) -> tuple[Compaction, frozenset[str]]:
+        preserved: list[str] = []
+        if x.segment:
+            # The segment's lines, tail back to head, in file order.
+            by_uuid = {y.uuid: y for y in scope if y.uuid}
+            uuids: list[str] = []
+            at = by_uuid.get(x.segment["tailUuid"])
+            while at is not None and at.uuid not in uuids:
+                uuids.append(at.uuid)
+                if at.uuid == x.segment["headUuid"]:
+                    break
+                at = by_uuid.get(at.parent) if isinstance(at.parent, str) else None
+            preserved = list(dict.fromkeys(mid for u in reversed(uuids) for mid in self.produced.get(u, [])))
+        assert x.compaction is not None
+        compaction = replace(x.compaction, before_index=len(self.messages), preserved=tuple(preserved))
+        return compaction, frozenset(preserved)
+
+    def _summary(self, x: _Line, pending: tuple[Compaction, frozenset[str]] | None) -> None:
+        """The summary Claude Code writes after a compaction: it covers every message before the
+        boundary except a preserved segment (all messages so far when there is no boundary)."""
+        end, keep = (pending[0].before_index, pending[1]) if pending is not None else (len(self.messages), frozenset())
+        before = [m for m in self.messages[:end] if m.id not in keep]
+        text = "\n".join(part_text(p) for p in x.parts if part_text(p))
+        self.summaries.append(
+            Summary(
+                text=text,
+                depth=1,
+                messages_covered=len(before),
+                time_range_start=before[0].timestamp if before else "",
+                time_range_end=before[-1].timestamp if before else "",
+                covers=tuple(m.id for m in before),
+                created_at=_timestamp(x),
             )
-        return out
+        )
+
+    def _clear(self, tool_ids: set[str], line_uuids: set[str]) -> None:
+        """What a microcompaction cleared, as Claude Code sends it from then on."""
+        tools = attachments = 0
+        cleared_ids = {mid for u in line_uuids for mid in self.produced.get(u, [])}
+        for k, m in enumerate(self.messages):
+            if m.role == "tool" and m.tool_call_id in tool_ids:
+                parts = tuple(replace(p, text=CLEARED_TOOL_RESULT) if isinstance(p, ToolResultPart) else p for p in m.parts)
+                self.messages[k] = replace(m, parts=parts)
+                tools += 1
+            elif m.id in cleared_ids:
+                self.messages[k] = replace(m, parts=(TextPart(CLEARED_TOOL_RESULT),))
+                attachments += 1
+        if tools:
+            self.src.tally(f"replaced {{n}} tool result(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", tools)
+        if attachments:
+            self.src.tally(f"replaced {{n}} attachment(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", attachments)
+
+    def _empty_assistants(self) -> None:
+        """An assistant message all of whose lines were whitespace: Claude Code sends nothing of it."""
+        if not any(m.role == "assistant" and not m.parts for m in self.messages):
+            return
+        keep = [m for m in self.messages if not (m.role == "assistant" and not m.parts)]
+        renumber = {m.index: k for k, m in enumerate(keep)}
+        self.messages = [replace(m, index=k) for k, m in enumerate(keep)]
+        self.compactions = [replace(c, before_index=_shift(renumber, c.before_index, len(keep))) for c in self.compactions]
+
+    def _hidden_prompt_note(self, messages: tuple[Message, ...]) -> str:
+        """How big the system prompt and tool definitions the log does not carry must have been."""
+        if self.system_prompt or self.tools:
+            return ""
+        first = next((m for m in messages if m.usage is not None and m.usage.window_fill > 0), None)
+        if first is None:
+            return ""
+        from ..engine.tokenizers import get_tokenizer
+
+        count = get_tokenizer("o200k_base").count
+        replayed = sum(count(m.text) for m in messages[: first.index])
+        reported = first.usage.window_fill if first.usage is not None else 0
+        return (f"the first call reported {reported:,} input tokens; the log has no system prompt or tool definitions, which suggests "
+                f"about {max(0, reported - replayed):,} tokens of them")
+
+
+def _shift(renumber: dict[int, int], index: int, length: int) -> int:
+    """Where a position between messages moves when some messages before it are taken out."""
+    later = [new for old, new in renumber.items() if old >= index]
+    return min(later) if later else length
+
+
+def _timestamp(x: _Line) -> str:
+    value = x.record.get("timestamp")
+    return value if isinstance(value, str) else ""
+
+
+def _block_key(part: Part) -> str:
+    """Identifies a content block within one assistant message (a streamed line repeated)."""
+    if isinstance(part, ToolCallPart) and part.id:
+        return f"tool_use:{part.id}"
+    return f"{part.kind}:{part_text(part)}"
+
+
+def wrap_reminder(text: str) -> str:
+    return f"<system-reminder>\n{text}\n</system-reminder>"
+
+
+# --- attachments ------------------------------------------------------------------------------------
+#: Attachment types Claude Code sends nothing for (its `normalizeAttachmentForAPI` returns no
+#: message), including the legacy ones it ignores.
+SILENT_ATTACHMENTS = frozenset(
+    ("already_read_file", "command_permissions", "edited_image_file", "hook_cancelled", "hook_error_during_execution",
+     "hook_non_blocking_error", "hook_system_message", "structured_output", "hook_permission_decision", "dynamic_skill",
+     "autocheckpointing", "background_task_status", "todo", "task_progress", "ultramemory", "context_efficiency")
+)
+
+
+def _s(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _lines(value: Any) -> list[str]:
+    return [_s(v) for v in value] if isinstance(value, list) else ([_s(value)] if value else [])
+
+
+def _numbered(content: str) -> str:
+    """A file as the Read tool returns it: `cat -n` style line numbers."""
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(content.split("\n"), start=1))
+
+
+def _file(a: dict[str, Any]) -> str:
+    content = a.get("content") if isinstance(a.get("content"), dict) else {}
+    name = _s(a.get("filename") or a.get("path") or content.get("filePath"))
+    call = f"Called the Read tool with the following input: {json.dumps({'file_path': name})}"
+    inner = content.get("file") if isinstance(content.get("file"), dict) else content
+    if content.get("type") in (None, "text"):
+        result = _numbered(_s(inner.get("content")))
+    else:
+        result = f"[{content.get('type')}: {name}]"
+    text = f"{call}\n\nResult of calling the Read tool:\n{result}"
+    if a.get("truncated"):
+        text += f"\n\nNote: The file {name} was too large and has been truncated. Use Read to read more of the file if you need."
+    return text
+
+
+def _directory(a: dict[str, Any]) -> str:
+    path = _s(a.get("path"))
+    call = json.dumps({"command": f"ls {path}", "description": f"Lists files in {path}"})
+    return f"Called the Bash tool with the following input: {call}\n\nResult of calling the Bash tool:\n{_s(a.get('content'))}"
+
+
+def _nested_memory(a: dict[str, Any]) -> str:
+    content = a.get("content")
+    if isinstance(content, dict):
+        return f"Contents of {_s(content.get('path') or a.get('path'))}:\n\n{_s(content.get('content'))}"
+    return f"Contents of {_s(a.get('path'))}:\n\n{_s(content)}"
+
+
+def _todo_reminder(a: dict[str, Any]) -> str:
+    items = a.get("content") if isinstance(a.get("content"), list) else []
+    text = ("The TodoWrite tool hasn't been used recently. If you're working on tasks that would benefit from tracking progress, "
+            "consider using the TodoWrite tool to track progress. Also consider cleaning up the todo list if has become stale and no "
+            "longer matches what you are working on. Only use it if it's relevant to the current work. This is just a gentle reminder "
+            "- ignore if not applicable. Make sure that you NEVER mention this reminder to the user\n")
+    todos = "\n".join(f"{k}. [{_s(t.get('status'))}] {_s(t.get('content'))}" for k, t in enumerate(items, start=1) if isinstance(t, dict))
+    return text + (f"\n\nHere are the existing contents of your todo list:\n\n[{todos}]" if todos else "")
+
+
+def _task_reminder(a: dict[str, Any]) -> str:
+    items = a.get("content") if isinstance(a.get("content"), list) else []
+    text = ("The task tools haven't been used recently. If you're working on tasks that would benefit from tracking progress, consider "
+            "using the task tools to add new tasks and update task status. Only use these if relevant to the current work. This is just a "
+            "gentle reminder - ignore if not applicable. Make sure that you NEVER mention this reminder to the user\n")
+    tasks = "\n".join(f"#{_s(t.get('id'))}. [{_s(t.get('status'))}] {_s(t.get('subject'))}" for t in items if isinstance(t, dict))
+    return text + (f"\n\nHere are the existing tasks:\n\n{tasks}" if tasks else "")
+
+
+def _hook(a: dict[str, Any], what: str, body: str) -> str:
+    return f"{_s(a.get('hookName'))} hook {what}: {body}"
+
+
+def _hook_success(a: dict[str, Any]) -> str | None:
+    if a.get("hookEvent") not in ("SessionStart", "UserPromptSubmit") or not _s(a.get("content")):
+        return None
+    return _hook(a, "success", _s(a.get("content")))
+
+
+def _blocking(a: dict[str, Any]) -> str:
+    error = a.get("blockingError") if isinstance(a.get("blockingError"), dict) else {}
+    return _hook(a, "blocking error from command", f"\"{_s(error.get('command'))}\": {_s(error.get('blockingError'))}")
+
+
+def _delta(a: dict[str, Any], added: str, removed: str, added_key: str = "addedLines", removed_key: str = "removedNames") -> str | None:
+    parts = []
+    if _lines(a.get(added_key)):
+        parts.append(added + "\n" + "\n".join(_lines(a.get(added_key))))
+    if _lines(a.get(removed_key)):
+        parts.append(removed + "\n" + "\n".join(_lines(a.get(removed_key))))
+    return "\n\n".join(parts) or None
+
+
+def _mcp_resource(a: dict[str, Any]) -> str:
+    content = a.get("content") if isinstance(a.get("content"), dict) else {}
+    texts = [_s(c.get("text")) for c in content.get("contents") or [] if isinstance(c, dict) and "text" in c]
+    if not texts:
+        return f"<mcp-resource server=\"{_s(a.get('server'))}\" uri=\"{_s(a.get('uri'))}\">(No content)</mcp-resource>"
+    return "\n".join(f"Full contents of resource:\n{t}\nDo NOT read this resource again unless you think it may have changed, since you "
+                     "already have the full contents." for t in texts)
+
+
+def _async_hook(a: dict[str, Any]) -> str | None:
+    response = a.get("response") if isinstance(a.get("response"), dict) else {}
+    specific = response.get("hookSpecificOutput") if isinstance(response.get("hookSpecificOutput"), dict) else {}
+    texts = [t for t in (_s(response.get("systemMessage")), _s(specific.get("additionalContext"))) if t]
+    return "\n".join(texts) or None
+
+
+_RENDERERS: dict[str, Any] = {
+    "file": _file,
+    "directory": _directory,
+    "nested_memory": _nested_memory,
+    "edited_text_file": lambda a: (f"Note: {_s(a.get('filename'))} was modified, either by the user or by a linter. This change was "
+                                   "intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user "
+                                   "asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes "
+                                   f"(shown with line numbers):\n{_s(a.get('snippet'))}"),
+    "compact_file_reference": lambda a: (f"Note: {_s(a.get('filename'))} was read before the last conversation was summarized, but the "
+                                         "contents are too large to include. Use Read tool if you need to access it."),
+    "selected_lines_in_ide": lambda a: (f"The user selected the lines {_s(a.get('lineStart'))} to {_s(a.get('lineEnd'))} from "
+                                        f"{_s(a.get('filename'))}:\n{_s(a.get('content'))[:2000]}\n\nThis may or may not be related to "
+                                        "the current task."),
+    "opened_file_in_ide": lambda a: (f"The user opened the file {_s(a.get('filename'))} in the IDE. This may or may not be related to "
+                                     "the current task."),
+    "plan_file_reference": lambda a: (f"A plan file exists from plan mode at: {_s(a.get('planFilePath'))}\n\nPlan contents:\n\n"
+                                      f"{_s(a.get('planContent'))}\n\nIf this plan is relevant to the current work and not already "
+                                      "complete, continue working on it."),
+    "invoked_skills": lambda a: ("The following skills were invoked in this session. Continue to follow these guidelines:\n\n"
+                                 + "\n\n---\n\n".join(f"### Skill: {_s(s.get('name'))}\nPath: {_s(s.get('path'))}\n\n{_s(s.get('content'))}"
+                                                      for s in a.get("skills") or [] if isinstance(s, dict))) if a.get("skills") else None,
+    "todo_reminder": _todo_reminder,
+    "task_reminder": _task_reminder,
+    "queued_command": lambda a: (f"The user sent the following message:\n{_s(a.get('prompt'))}\n\nPlease address this message and "
+                                 "continue with your tasks.") if isinstance(a.get("prompt"), str) else "\n".join(
+                                     _s(b.get("text")) for b in a.get("prompt") or [] if isinstance(b, dict) and b.get("type") == "text"),
+    "hook_success": _hook_success,
+    "hook_additional_context": lambda a: _hook(a, "additional context", "\n".join(_lines(a.get("content")))) if a.get("content") else None,
+    "hook_blocking_error": _blocking,
+    "hook_stopped_continuation": lambda a: _hook(a, "stopped continuation", _s(a.get("message"))),
+    "critical_system_reminder": lambda a: _s(a.get("content")),
+    "diagnostics": lambda a: ("<new-diagnostics>The following new diagnostic issues were detected:\n\n"
+                              + _s(a.get("files")) + "</new-diagnostics>") if a.get("files") else None,
+    "date_change": lambda a: (f"The date has changed. Today's date is now {_s(a.get('newDate'))}. DO NOT mention this to the user "
+                              "explicitly because they are already aware."),
+    "skill_listing": lambda a: f"The following skills are available for use with the Skill tool:\n\n{_s(a.get('content'))}" if a.get("content") else None,
+    "deferred_tools_delta": lambda a: _delta(a, "The following deferred tools are now available via ToolSearch:",
+                                             "The following deferred tools are no longer available (their MCP server disconnected). Do not "
+                                             "search for them \u2014 ToolSearch will return no match:"),
+    "agent_listing_delta": lambda a: _delta(a, "Available agent types for the Agent tool:" if a.get("isInitial")
+                                            else "New agent types are now available for the Agent tool:",
+                                            "The following agent types are no longer available:", removed_key="removedTypes"),
+    "mcp_instructions_delta": lambda a: _delta(a, "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for "
+                                                  "how to use their tools and resources:\n",
+                                               "The following MCP servers have disconnected. Their instructions above no longer apply:",
+                                               added_key="addedBlocks"),
+    "token_usage": lambda a: f"Token usage: {_s(a.get('used'))}/{_s(a.get('total'))}; {_s(a.get('remaining'))} remaining",
+    "budget_usd": lambda a: f"USD budget: ${_s(a.get('used'))}/${_s(a.get('total'))}; ${_s(a.get('remaining'))} remaining",
+    "mcp_resource": _mcp_resource,
+    "agent_mention": lambda a: (f"The user has expressed a desire to invoke the agent \"{_s(a.get('agentType'))}\". Please invoke the agent "
+                                "appropriately, passing in the required context to it. "),
+    "async_hook_response": _async_hook,
+    "plan_mode_exit": lambda a: ("## Exited Plan Mode\n\nYou have exited plan mode. You can now make edits, run tools, and take actions."
+                                 + (f" The plan file is located at {_s(a.get('planFilePath'))} if you need to reference it."
+                                    if a.get("planExists") else "")),
+}
+
+
+def render_attachment(attachment: dict[str, Any]) -> tuple[str | None, bool]:
+    """(the text Claude Code renders an attachment into, or None when it sends nothing; whether
+    ctxviz knows the type's wording). An unknown type is read from its own fields: its text, or
+    its JSON."""
+    kind = str(attachment.get("type") or "")
+    if kind in SILENT_ATTACHMENTS:
+        return None, True
+    render = _RENDERERS.get(kind)
+    if render is not None:
+        text = render(attachment)
+        return (text or None), True
+    for key in ("content", "text", "prompt", "message"):
+        if isinstance(attachment.get(key), str) and attachment[key]:
+            return attachment[key], False
+    rest = {k: v for k, v in attachment.items() if k != "type"}
+    return (json.dumps(rest, ensure_ascii=False, default=str) if rest else None), False
