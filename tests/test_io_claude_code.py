@@ -1,4 +1,7 @@
-"""Claude Code JSONL loader: golden load of a hand-written session, detection, and one clear line per bad input."""
+"""Claude Code JSONL loader: golden load of a hand-written session, detection, one clear line per bad
+input, the conversation Claude Code itself rebuilds (the parentUuid chain: rewinds, parallel tool
+results, streamed lines, compactions), sub-agent transcripts, attachments, microcompaction,
+bookkeeping notes, and a recorded compaction honoured by every policy."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ctxviz.engine.session import Compaction, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
+from ctxviz.engine.session import Category, Compaction, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
 from ctxviz.errors import LoadError
 from ctxviz.io.claude_code import ClaudeCodeLoader
 from ctxviz.io.loaders import load_session, loader_names, register_loader
@@ -273,3 +276,356 @@ def test_bad_input_is_one_clear_line(tmp_path, lines, expected):
     with pytest.raises(LoadError) as err:
         load_session(str(path))
     assert str(err.value).startswith(f"{path.parent}{os.sep}{expected}")
+
+
+# --- the conversation Claude Code rebuilds: the parentUuid chain from the last line -----------------
+def linked(*lines: dict[str, Any]) -> list[dict[str, Any]]:
+    """Lines whose `parentUuid` is the line before's uuid unless they say otherwise (None = a root)."""
+    out, previous = [], None
+    for x in lines:
+        x = {"parentUuid": previous, **x}
+        out.append(x)
+        previous = x.get("uuid", previous)
+    return out
+
+
+def texts(session: Any) -> list[str]:
+    return [m.text for m in session.messages]
+
+
+def test_a_rewound_branch_is_left_out_and_counted(tmp_path):
+    lines = linked(
+        user("u1", "first question"),
+        assistant("a1", "m1", [{"type": "text", "text": "first answer"}]),
+        user("u2", "a question the user took back"),
+        assistant("a2", "m2", [{"type": "text", "text": "an answer nobody kept"}]),
+        {**user("u3", "the question asked instead"), "parentUuid": "a1"},  # the rewind: back to a1
+        assistant("a3", "m3", [{"type": "text", "text": "the answer kept"}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert texts(s) == ["first question", "first answer", "the question asked instead", "the answer kept"]
+    assert "left out 2 lines of abandoned branches (rewinds)" in s.notes
+
+
+def test_parallel_tool_results_and_streamed_lines_stay_together(tmp_path):
+    """Claude Code 2.x: one line per content block (same message.id), chained; each tool result is a
+    child of its own tool_use line, so walking back from the last line passes through one of them."""
+    call = {"type": "tool_use", "name": "Read"}
+    lines = linked(
+        user("u1", "read both files"),
+        assistant("a1", "msg_1", [{"type": "text", "text": "Reading both."}]),
+        assistant("a2", "msg_1", [{**call, "id": "t1", "input": {"file_path": "a.py"}}]),
+        assistant("a3", "msg_1", [{**call, "id": "t2", "input": {"file_path": "b.py"}}]),
+        {"type": "progress", "uuid": "p1", "data": {"type": "hook_progress"}},
+        {**user("r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]), "parentUuid": "a2"},
+        {**user("r2", [{"type": "tool_result", "tool_use_id": "t2", "content": "B"}]), "parentUuid": "a3"},
+        assistant("a4", "msg_2", [{"type": "text", "text": "Both read."}], usage={"input_tokens": 7, "output_tokens": 2}),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.role for m in s.messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert s.messages[1].text == 'Reading both.\nRead({"file_path": "a.py"})\nRead({"file_path": "b.py"})'
+    assert [r["uuid"] for r in s.messages[1].raw] == ["a1", "a2", "a3"]
+    assert len(s.tool_pairs) == 2 and s.tool_call_problems == ()
+    assert not any("left out" in n for n in s.notes)
+    assert "skipped 1 `progress` line(s) (bookkeeping, not context)" in s.notes
+
+
+def test_a_compaction_is_crossed_through_its_logical_parent(tmp_path):
+    """The boundary starts a new root (parentUuid null); logicalParentUuid leads back to the
+    conversation it summarised, and compactMetadata is read whole."""
+    lines = linked(
+        user("u1", "step one"),
+        assistant("a1", "m1", [{"type": "text", "text": "done one"}]),
+        user("u2", "step two"),
+        assistant("a2", "m2", [{"type": "text", "text": "done two"}]),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "a2",
+         "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000, "postTokens": 9000,
+                                                                  "preservedSegment": {"headUuid": "u2", "anchorUuid": "s1", "tailUuid": "a2"}}},
+        user("s1", "This session is being continued from a previous conversation...", isCompactSummary=True),
+        user("u3", "step three"),
+        assistant("a3", "m3", [{"type": "text", "text": "done three"}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.id for m in s.messages] == ["u1", "a1", "u2", "a2", "u3", "a3"]
+    assert s.compactions == (Compaction(before_index=4, trigger="auto", pre_tokens=155000, post_tokens=9000, preserved=("u2", "a2")),)
+    (summary,) = s.summaries
+    assert summary.covers == ("u1", "a1") and summary.messages_covered == 2  # the preserved segment stays in context
+    assert s.summary_start_turns == (2,)
+
+
+def test_a_parent_missing_from_the_file_continues_with_the_line_before(tmp_path):
+    """2.1.x boundaries can name a last message Claude Code never wrote; hand-trimmed files miss lines."""
+    lines = linked(
+        user("u1", "before"),
+        assistant("a1", "m1", [{"type": "text", "text": "answer"}]),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "never-written",
+         "compactMetadata": {"trigger": "manual", "preTokens": 1000}},
+        user("s1", "summary", isCompactSummary=True),
+        user("u2", "after"),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.id for m in s.messages] == ["u1", "a1", "u2"] and s.summaries[0].covers == ("u1", "a1")
+    assert any(n.startswith("the chain of lines breaks 1 time(s) at a parent that is not in the file") for n in s.notes)
+
+
+def test_a_replaced_compact_request_is_not_counted_as_a_rewind(tmp_path):
+    lines = linked(
+        user("u1", "hello"),
+        assistant("a1", "m1", [{"type": "text", "text": "hi"}]),
+        user("c1", "/compact"),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "a1",
+         "compactMetadata": {"trigger": "manual", "preTokens": 500}},
+        user("s1", "summary", isCompactSummary=True),
+        user("u2", "go on"),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.id for m in s.messages] == ["u1", "a1", "u2"]
+    assert "left out 1 line(s) of the `/compact` request(s) a compaction took the place of" in s.notes
+    assert not any("rewinds" in n for n in s.notes)
+
+
+def test_lines_all_rooted_read_in_file_order(tmp_path):
+    """Hand-made files that set every parentUuid to null still read as the conversation they are."""
+    lines = [{**user("u1", "a"), "parentUuid": None}, {**assistant("a1", "m1", [{"type": "text", "text": "b"}]), "parentUuid": None},
+             {**user("u2", "c"), "parentUuid": None}]
+    assert texts(load_session(write_lines(tmp_path, lines))) == ["a", "b", "c"]
+
+
+def test_whitespace_only_assistant_lines_are_left_out(tmp_path):
+    lines = linked(
+        user("u1", "go"),
+        assistant("a1", "m1", [{"type": "text", "text": "\n\n"}]),
+        assistant("a2", "m1", [{"type": "thinking", "thinking": "plan"}]),
+        assistant("a3", "m1", [{"type": "text", "text": "Done."}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert s.messages[1].parts == (ThinkingPart("plan"), TextPart("Done."))
+    assert "left out 1 whitespace-only assistant line(s), as Claude Code does before sending them" in s.notes
+
+
+# --- sub-agent transcripts ---------------------------------------------------------------------------
+def test_a_sub_agent_transcript_loads_as_that_sub_agents_session(tmp_path):
+    lines = linked(
+        {**user("s1", "Find the callers of tokens()."), "parentUuid": "toolu-in-the-main-session", "isSidechain": True, "agentId": "a1b2"},
+        {**assistant("s2", "m1", [{"type": "text", "text": "Only the lexer test calls it."}]), "isSidechain": True, "agentId": "a1b2"},
+    )
+    s = load_session(write_lines(tmp_path, lines, name="9f1e.jsonl"))
+    assert texts(s) == ["Find the callers of tokens().", "Only the lexer test calls it."]
+    assert "sub-agent transcript (agentId a1b2)" in s.notes and s.title == "sub-agent a1b2"
+
+
+def test_a_sub_agent_file_is_known_by_its_name(tmp_path):
+    (tmp_path / "subagents").mkdir()
+    lines = linked(user("s1", "task"), assistant("s2", "m1", [{"type": "text", "text": "result"}]))
+    s = load_session(write_lines(tmp_path / "subagents", lines, name="agent-acompact-e1f845.jsonl"))
+    assert "sub-agent transcript (agentId acompact-e1f845)" in s.notes and len(s.messages) == 2
+
+
+# --- attachments, microcompaction, bookkeeping, unknown lines and blocks ------------------------------
+def attachment(uuid: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "attachment", "uuid": uuid, "sessionId": "s1", "timestamp": "2025-10-14T09:00:02Z", "attachment": body}
+
+
+def test_attachments_become_the_context_claude_code_renders(tmp_path):
+    lines = linked(
+        user("u1", "fix the parser"),
+        attachment("n1", {"type": "nested_memory", "path": "/repo/src/CLAUDE.md",
+                          "content": {"path": "/repo/src/CLAUDE.md", "type": "Project", "content": "Use tabs."}}),
+        attachment("h1", {"type": "hook_additional_context", "hookName": "SessionStart", "content": ["branch: main", "clean tree"]}),
+        attachment("f1", {"type": "file", "filename": "/repo/a.py", "content": {"type": "text", "file": {"content": "x = 1\ny = 2"}}}),
+        attachment("t1", {"type": "todo_reminder", "content": [{"content": "write tests", "status": "pending"}], "itemCount": 1}),
+        attachment("q1", {"type": "hook_success", "hookName": "PostToolUse:Edit", "hookEvent": "PostToolUse", "content": "ok"}),
+        attachment("x1", {"type": "brand_new_attachment", "level": 3}),
+        attachment("o1", {"type": "todo", "content": []}),
+        assistant("a1", "m1", [{"type": "text", "text": "On it."}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    context = [m for m in s.messages if m.category is Category.CONTEXT]
+    assert [m.id for m in context] == ["n1", "h1", "f1", "t1", "x1"] and all(m.role == "user" for m in context)
+    assert context[0].text == "<system-reminder>\nContents of /repo/src/CLAUDE.md:\n\nUse tabs.\n</system-reminder>"
+    assert context[1].text == "<system-reminder>\nSessionStart hook additional context: branch: main\nclean tree\n</system-reminder>"
+    assert 'Called the Read tool with the following input: {"file_path": "/repo/a.py"}' in context[2].text
+    assert "     1\tx = 1\n     2\ty = 2" in context[2].text
+    assert "The TodoWrite tool hasn't been used recently" in context[3].text and "1. [pending] write tests" in context[3].text
+    assert context[4].text == '<system-reminder>\n{"level": 3}\n</system-reminder>'
+    assert "skipped 1 `hook_success` attachment(s): Claude Code sends nothing for them" in s.notes
+    assert "skipped 1 `todo` attachment(s): Claude Code sends nothing for them" in s.notes
+    assert ("read 1 `brand_new_attachment` attachment(s) from their fields (ctxviz does not know how Claude Code words them)"
+            in s.notes)
+
+
+def test_a_prompt_snapshot_gives_the_system_prompt_and_tools(tmp_path):
+    snapshot = {"type": "prompt_snapshot", "systemPrompt": ["You are Claude Code.", "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__", "cwd: /repo"],
+                "tools": [{"name": "Read", "description": "Read a file"}, {"name": "Bash", "description": "Run a command"}]}
+    lines = linked(user("u1", "hi"), attachment("p1", snapshot),
+                   assistant("a1", "m1", [{"type": "text", "text": "hello"}], usage={"input_tokens": 9000, "output_tokens": 1}))
+    s = load_session(write_lines(tmp_path, lines))
+    assert s.system_prompt == "You are Claude Code.\n\ncwd: /repo" and [t.name for t in s.tools] == ["Read", "Bash"]
+    assert texts(s) == ["hi", "hello"]
+    assert not any(n.startswith("the first call reported") for n in s.notes)
+
+
+def test_microcompact_replaces_the_tool_results_it_lists(tmp_path):
+    lines = linked(
+        user("u1", "look"),
+        assistant("a1", "m1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+                               {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pwd"}}]),
+        user("r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "a long listing"},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "/repo"}]),
+        {"type": "system", "subtype": "microcompact_boundary", "uuid": "mc1", "content": "Context microcompacted",
+         "microcompactMetadata": {"trigger": "auto", "preTokens": 60000, "tokensSaved": 20000, "compactedToolIds": ["t1"],
+                                  "clearedAttachmentUUIDs": []}},
+        assistant("a2", "m2", [{"type": "text", "text": "ok"}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.text for m in s.messages if m.role == "tool"] == ["[Old tool result content cleared]", "/repo"]
+    assert 'replaced 1 tool result(s) a `microcompact_boundary` cleared with "[Old tool result content cleared]"' in s.notes
+
+
+def test_bookkeeping_is_counted_and_unknown_lines_with_a_message_are_read(tmp_path):
+    lines = linked(
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": "s1"},
+        user("u1", "hi"),
+        {"type": "system", "subtype": "turn_duration", "uuid": "d1", "durationMs": 10},
+        {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {}},
+        {"type": "future-line", "uuid": "f1", "message": {"role": "assistant", "content": [{"type": "text", "text": "from the future"}]}},
+        {"type": "another-line", "uuid": "f2", "payload": 1},
+        {"type": "custom-title", "customTitle": "Renamed", "sessionId": "s1"},
+        {"type": "summary", "summary": "Auto title", "leafUuid": "f1"},
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert texts(s) == ["hi", "from the future"] and s.messages[1].role == "assistant"
+    assert s.title == "Renamed"  # a title the user gave beats the generated one
+    for note in ("skipped 1 `queue-operation` line(s) (bookkeeping, not context)",
+                 "skipped 1 `system` line(s) of subtype `turn_duration` (Claude Code's own bookkeeping, not sent)",
+                 "skipped 1 `file-history-snapshot` line(s) (bookkeeping, not context)",
+                 "read 1 line(s) of the unknown type `future-line` as messages",
+                 "skipped 1 line(s) of the unknown type `another-line` (no `message`)"):
+        assert note in s.notes
+
+
+def test_server_tool_and_unknown_blocks_stay_inside_the_assistant_turn(tmp_path):
+    lines = linked(
+        user("u1", "search the web"),
+        assistant("a1", "m1", [{"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "ctxviz"}},
+                               {"type": "web_search_tool_result", "tool_use_id": "srv_1",
+                                "content": [{"type": "web_search_result", "title": "ctxviz", "url": "https://example.org"}]},
+                               {"type": "brand_new_block", "payload": {"x": 1}},
+                               {"type": "text", "text": "Found it."}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [m.role for m in s.messages] == ["user", "assistant"]
+    kinds = [p.kind for p in s.messages[1].parts]
+    assert kinds == ["opaque", "opaque", "opaque", "text"]
+    assert [p.type for p in s.messages[1].parts[:3]] == ["server_tool_use", "web_search_tool_result", "brand_new_block"]
+    assert s.tool_pairs == () and s.tool_call_problems == ()
+
+
+def test_version_usage_and_the_hidden_prompt(tmp_path):
+    lines = linked(
+        {**user("u1", "hello there"), "version": "2.0.14"},
+        {**assistant("a1", "m1", [{"type": "text", "text": "hi"}],
+                     usage={"input_tokens": 3, "cache_read_input_tokens": 15000, "cache_creation_input_tokens": 2000, "output_tokens": 5}),
+         "version": "2.0.20"},
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert s.format_version == "2.0.20" and "written by Claude Code 2.0.14 to 2.0.20" in s.notes
+    assert s.messages[1].usage.window_fill == 17003
+    assert "the first call reported 17,003 input tokens; the log has no system prompt or tool definitions, which suggests about 17,001 tokens of them" in s.notes
+
+
+# --- a compaction recorded in the file is honoured by every policy ----------------------------------
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "sample_sessions", "claude_code_compaction.jsonl")
+
+
+def assert_compaction_honoured(session: Any, policy: str, params: dict[str, Any] | None = None) -> Any:
+    """Every message a recorded summary covers is summarized (never sent beside it), with a reason,
+    and the summary that covers the most recent of them is what the policy sends."""
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.plan import Decision
+    from ctxviz.engine.planner import plan_session
+
+    plan = plan_session(session, policy, params or {}, store=CountStore())
+    ids = {m.id for m in session.messages}
+    covered = {c for s in session.summaries for c in s.covers if c in ids}
+    assert covered, "the session must have a summary that covers messages of the file"
+    for m in plan.messages:
+        if m.id in covered:
+            assert m.decision is Decision.SUMMARIZED and m.sent_tokens == 0 and m.reason.startswith("summarized"), (policy, m)
+    sent = {i for i in plan.context_index if i is not None}
+    assert not sent & {m.index for m in session.messages if m.id in covered}, policy
+    latest = max(range(len(session.summaries)), key=lambda k: len(session.summaries[k].covers))
+    kept = [sp for sp in plan.summaries if sp.decision is Decision.KEPT]
+    assert [sp.index for sp in kept][-1:] == [latest], (policy, plan.summaries)
+    assert any(session.summaries[latest].text in str(c.get("content")) for c in plan.context), policy
+    return plan
+
+
+@pytest.mark.parametrize("policy", ["missy", "categories", "supyagent", "mnesis", "missy-consolidator"])
+def test_the_sample_compaction_is_honoured_by_every_policy(policy):
+    s = load_session(SAMPLE)
+    plan = assert_compaction_honoured(s, policy)
+    if policy in ("missy", "categories"):
+        first = plan.messages[0]
+        assert first.reason.startswith("summarized: recorded summary #1 covers it and is sent in its place"), first.reason
+        assert "summarized" in plan.zones if policy == "missy" else True
+
+
+def test_two_compactions_the_later_supersedes_the_earlier(tmp_path):
+    """A second compaction summarises the first summary's span again: the policies that send every
+    summary send only the later one."""
+    def boundary(uuid: str, logical: str) -> dict[str, Any]:
+        return {"type": "system", "subtype": "compact_boundary", "uuid": uuid, "parentUuid": None, "logicalParentUuid": logical,
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000}}
+
+    lines = linked(
+        user("u1", "one " * 50), assistant("a1", "m1", [{"type": "text", "text": "answer one " * 50}]),
+        boundary("b1", "a1"), user("s1", "Summary one.", isCompactSummary=True),
+        user("u2", "two " * 50), assistant("a2", "m2", [{"type": "text", "text": "answer two " * 50}]),
+        boundary("b2", "a2"), user("s2", "Summary two.", isCompactSummary=True),
+        user("u3", "three"), assistant("a3", "m3", [{"type": "text", "text": "answer three"}]),
+    )
+    s = load_session(write_lines(tmp_path, lines))
+    assert [sm.covers for sm in s.summaries] == [("u1", "a1"), ("u1", "a1", "u2", "a2")]
+    for policy in ("missy", "categories"):
+        plan = assert_compaction_honoured(s, policy)
+        assert plan.summaries[0].decision.value == "dropped" and "superseded" in plan.summaries[0].reason
+        assert plan.messages[0].reason.startswith("summarized: recorded summary #2 covers it")
+
+
+def test_a_summary_of_what_came_before_the_file_changes_no_decision():
+    """covers naming no message of the file: no message is summarized and the category manager
+    decides exactly as without it (missy still sends such a summary through its budget, as before)."""
+    from dataclasses import replace
+
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.engine.session import Summary
+
+    s = load_session(SAMPLE)
+    bare = replace(s, summaries=())
+    older = replace(s, summaries=(Summary(text="Earlier work.", covers=("not-in-this-file",)),))
+    for policy in ("missy", "categories"):
+        a = plan_session(bare, policy, store=CountStore())
+        b = plan_session(older, policy, store=CountStore())
+        assert a.zones == b.zones and not any(m.decision.value == "summarized" for m in b.messages)
+        if policy == "categories":
+            assert [(m.decision, m.reason) for m in a.messages] == [(m.decision, m.reason) for m in b.messages] and b.summaries == ()
+        else:
+            assert [m.decision for m in a.messages] == [m.decision for m in b.messages] and b.summaries[0].decision.value == "kept"
+
+
+@pytest.mark.parametrize("policy", ["missy", "categories"])
+def test_simulate_says_what_the_replay_does_at_the_compaction(policy):
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.simulate import simulate
+
+    s = load_session(SAMPLE)
+    boundary = s.compactions[0].before_index
+    tl = simulate(s, policy, store=CountStore())
+    (event,) = [e for e in tl.events if e.kind == "compaction"]
+    assert event.turn == boundary
+    assert event.message.startswith(f"the session's recorded summary #1 takes over messages #0-#{boundary - 1}, as the agent compacted here: "
+                                    "they are no longer sent; the summary is sent (kept: ")
+    assert tl.turns[boundary - 1].summarized == 0 and tl.turns[boundary].summarized == boundary
+    assert tl.turns[boundary].tokens_sent < tl.turns[boundary - 1].tokens_sent
