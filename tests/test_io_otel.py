@@ -1,0 +1,243 @@
+"""OTel GenAI and OpenInference spans: the real fixtures in tests/data/real/otel, OTLP containers (JSON,
+JSONL, SDK span dumps), several traces and --conversation, the largest call, usage normalisation,
+earlier calls' usage, tool pairs, and one clear line per bad input."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxviz.cli import main
+from ctxviz.engine.policies import policy_names
+from ctxviz.engine.session import ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
+from ctxviz.errors import LoadError
+from ctxviz.io.loaders import load_session
+
+REAL = Path(__file__).parent / "data" / "real" / "otel"
+
+
+def roles(session) -> dict[str, int]:
+    return dict(Counter(m.role for m in session.messages))
+
+
+def write(tmp_path: Path, name: str, doc: Any) -> str:
+    path = tmp_path / name
+    if name.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(x) + "\n" for x in doc), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return str(path)
+
+
+def kv(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        v: dict[str, Any] = {"boolValue": value}
+    elif isinstance(value, int):
+        v = {"intValue": str(value)}
+    elif isinstance(value, (list, dict)):
+        v = {"stringValue": json.dumps(value)}
+    else:
+        v = {"stringValue": value}
+    return {"key": key, "value": v}
+
+
+def span(trace: str, span_id: str, end: int, attrs: dict[str, Any], name: str = "chat gpt-4o") -> dict[str, Any]:
+    return {"traceId": trace, "spanId": span_id, "name": name, "kind": 3, "startTimeUnixNano": str(end - 1000),
+            "endTimeUnixNano": str(end), "attributes": [kv(k, v) for k, v in attrs.items()]}
+
+
+def otlp(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": [kv("service.name", "agent")]},
+                               "scopeSpans": [{"scope": {"name": "opentelemetry.instrumentation.openai_v2"}, "spans": list(spans)}]}]}
+
+
+def text(role: str, content: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+SYSTEM = [{"type": "text", "content": "You are a weather assistant."}]
+Q = text("user", "Weather in Paris?")
+CALL = {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": {"location": "Paris"}}]}
+RESULT = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rainy, 57F"}]}
+
+
+def first_call() -> dict[str, Any]:
+    return span("t1", "s1", 2_000, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024-08-06",
+                                     "gen_ai.system_instructions": SYSTEM, "gen_ai.input.messages": [Q],
+                                     "gen_ai.output.messages": [{**CALL, "finish_reason": "tool_call"}],
+                                     "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 18})
+
+
+def second_call() -> dict[str, Any]:
+    return span("t1", "s2", 5_000, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024-08-06",
+                                     "gen_ai.system_instructions": SYSTEM, "gen_ai.input.messages": [Q, CALL, RESULT],
+                                     "gen_ai.output.messages": [{**text("assistant", "It is rainy, 57F."), "finish_reason": "stop"}],
+                                     "gen_ai.usage.input_tokens": 1200, "gen_ai.usage.cache_read.input_tokens": 1024,
+                                     "gen_ai.usage.output_tokens": 9})
+
+
+# -- the real fixtures ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["otel_genai_client_span_tool_calls.json", "otel_genai_deprecated_client_span_tool_calls.json",
+                                  "openinference_client_span_tool_calls.json"])
+def test_real_fixtures_read_the_same_conversation(name):
+    s = load_session(str(REAL / name))
+    assert s.format == "otel" and s.model == "gpt-4-0613"
+    assert [m.role for m in s.messages] == ["user", "assistant", "tool", "assistant"]
+    assert s.messages[0].text == "Weather in Paris?"
+    assert s.messages[1].tool_calls == (ToolCallPart("1234", "get_weather", '{"location": "Paris"}') if "openinference" not in name
+                                        else ToolCallPart("1234", "get_weather", '{"location":"Paris"}'),)
+    assert s.messages[1].text.startswith("Absolutely! Let me check the weather for you.")
+    assert s.messages[2].tool_call_id == "1234" and s.messages[2].text == "rainy, 57°F"
+    assert s.tool_pairs == ((1, 2),)
+    reply = s.messages[3]
+    assert reply.text == "The weather in Paris is currently rainy with a temperature of 57°F."
+    assert reply.usage == Usage(input_tokens=97, output_tokens=52)
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("policy", policy_names())
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL.iterdir() if p.suffix == ".json"))
+def test_plan_simulate_export_under_every_policy(name, policy, tmp_path):
+    path = str(REAL / name)
+    for argv in (["plan", path, "--policy", policy], ["plan", path, "--policy", policy, "--json", "--pair-safe"],
+                 ["simulate", path, "--policy", policy]):
+        code, out, err = run_cli(argv)
+        assert code == 0 and out, (argv, err)
+    if policy == "missy":
+        for target in ("openai", "anthropic", "jsonl", "markdown"):
+            code, _, err = run_cli(["export", path, "--to", target, "-o", str(tmp_path / f"out.{target}")])
+            assert code == 0, err
+
+
+# -- OTLP containers, the largest call, usage ------------------------------------------------------
+
+
+def test_otlp_export_reads_the_largest_call_and_normalises_usage(tmp_path):
+    s = load_session(write(tmp_path, "trace.json", otlp(first_call(), second_call())))
+    assert s.format == "otel" and s.model == "gpt-4o-2024-08-06"
+    assert [m.role for m in s.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert s.messages[0].text == "You are a weather assistant."
+    assert s.tool_pairs == ((2, 3),)
+    # input_tokens includes the cached tokens: 1200 - 1024
+    assert s.messages[4].usage == Usage(input_tokens=176, output_tokens=9, cache_read_input_tokens=1024)
+    # the first call's usage belongs to the assistant message it produced (matched by its call id)
+    assert s.messages[2].usage == Usage(input_tokens=120, output_tokens=18)
+    assert any("largest of the trace's 2 LLM calls" in n for n in s.notes)
+    assert any("reported usage of 1 earlier call(s)" in n for n in s.notes)
+
+
+def test_several_traces_pick_the_largest_and_conversation_n(tmp_path):
+    other = span("t0", "x1", 9_000, {"gen_ai.input.messages": [text("user", "hi")], "gen_ai.output.messages": [text("assistant", "hello")]})
+    path = write(tmp_path, "two.json", otlp(other, first_call(), second_call()))
+    s = load_session(path)
+    assert len(s.messages) == 5
+    assert any(n.startswith("2 conversations (traces) in the file; read conversation 2 (trace t1), the largest") for n in s.notes)
+    s1 = load_session(path, conversation=1)
+    assert [m.text for m in s1.messages] == ["hi", "hello"] and any("conversation 1 of 2 (trace t0)" in n for n in s1.notes)
+    with pytest.raises(LoadError, match=r"--conversation 3: the file holds 2 conversation\(s\)"):
+        load_session(path, conversation=3)
+
+
+def test_collector_jsonl_and_sdk_span_dumps(tmp_path):
+    s = load_session(write(tmp_path, "traces.jsonl", [otlp(first_call()), otlp(second_call())]))
+    assert len(s.messages) == 5 and s.messages[4].usage.cache_read_input_tokens == 1024
+    sdk = {"name": "ollama.chat", "context": {"trace_id": "0xefa3", "span_id": "0x3738"}, "kind": "SpanKind.CLIENT",
+           "parent_id": "0x5899", "start_time": "2026-07-28T04:01:04.831316Z", "end_time": "2026-07-28T04:01:05.231962Z",
+           "attributes": {"gen_ai.request.model": "llama3.2", "gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "You are the support bot.",
+                          "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": "Best-selling drink?",
+                          "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "The Depot Latte.",
+                          "llm.usage.total_tokens": 123, "gen_ai.usage.input_tokens": 87, "gen_ai.usage.output_tokens": 36}}
+    s2 = load_session(write(tmp_path, "spans.json", [sdk]))
+    assert [m.role for m in s2.messages] == ["system", "user", "assistant"] and s2.model == "llama3.2"
+    assert s2.messages[2].usage == Usage(input_tokens=87, output_tokens=36)
+
+
+def test_openllmetry_flattened_tool_calls_and_cache_spelling(tmp_path):
+    attrs = {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "weather in Oslo?",
+             "gen_ai.prompt.1.role": "assistant", "gen_ai.prompt.1.tool_calls.0.id": "c9", "gen_ai.prompt.1.tool_calls.0.name": "get_weather",
+             "gen_ai.prompt.1.tool_calls.0.arguments": "{\"city\": \"Oslo\"}",
+             "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.content": "-3C", "gen_ai.prompt.2.tool_call_id": "c9",
+             "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "It is -3C.",
+             "gen_ai.usage.prompt_tokens": 300, "gen_ai.usage.completion_tokens": 7, "gen_ai.usage.cache_read_input_tokens": 256,
+             "gen_ai.usage.cache_creation_input_tokens": 40,
+             "llm.request.functions.0.name": "get_weather", "llm.request.functions.0.parameters": "{\"type\": \"object\"}"}
+    s = load_session(write(tmp_path, "span.json", otlp(span("t", "s", 10, attrs))))
+    assert [m.role for m in s.messages] == ["user", "assistant", "tool", "assistant"]
+    assert s.messages[1].tool_calls == (ToolCallPart("c9", "get_weather", "{\"city\": \"Oslo\"}"),) and s.tool_pairs == ((1, 2),)
+    assert s.messages[3].usage == Usage(input_tokens=4, output_tokens=7, cache_read_input_tokens=256, cache_creation_input_tokens=40)
+    assert s.tools[0].name == "get_weather"
+
+
+def test_openinference_contents_images_and_cache(tmp_path):
+    attrs = {"openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5",
+             "llm.input_messages.0.message.role": "user",
+             "llm.input_messages.0.message.contents.0.message_content.type": "text",
+             "llm.input_messages.0.message.contents.0.message_content.text": "What is in this picture?",
+             "llm.input_messages.0.message.contents.1.message_content.type": "image",
+             "llm.input_messages.0.message.contents.1.message_content.image.image.url": "https://example.com/cat.png",
+             "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "A cat.",
+             "llm.token_count.prompt": 1800, "llm.token_count.prompt_details.cache_read": 1500, "llm.token_count.completion": 4,
+             "llm.tools.0.tool.json_schema": json.dumps({"type": "function", "function": {"name": "zoom", "parameters": {"type": "object"}}})}
+    s = load_session(write(tmp_path, "oi.json", otlp(span("t", "s", 10, attrs))))
+    assert s.messages[0].parts == (TextPart("What is in this picture?"), ImagePart(url="https://example.com/cat.png"))
+    assert s.messages[1].usage == Usage(input_tokens=300, output_tokens=4, cache_read_input_tokens=1500)
+    assert s.tools[0].name == "zoom" and s.model == "claude-sonnet-4-5"
+
+
+def test_reasoning_parts_and_cache_larger_than_input(tmp_path):
+    attrs = {"gen_ai.input.messages": [text("user", "think")],
+             "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "reasoning", "content": "hmm"}, {"type": "text", "content": "ok"}]}],
+             "gen_ai.usage.input_tokens": 10, "gen_ai.usage.cache_read.input_tokens": 500}
+    s = load_session(write(tmp_path, "r.json", otlp(span("t", "s", 10, attrs))))
+    assert s.messages[1].parts == (ThinkingPart("hmm"), TextPart("ok"))
+    assert s.messages[1].usage == Usage(input_tokens=10, cache_read_input_tokens=500)
+    assert any("fewer input tokens than cached ones" in n for n in s.notes)
+
+
+def test_detection_leaves_other_formats_alone(tmp_path):
+    assert load_session(write(tmp_path, "chat.json", [{"role": "user", "content": "hi"}])).format == "openai"
+    with pytest.raises(LoadError, match="not a session format"):
+        load_session(write(tmp_path, "http.json", otlp(span("t", "s", 10, {"http.method": "GET"}))))
+
+
+BAD = [
+    ("badjson.json", otlp(span("t", "s", 10, {"gen_ai.input.messages": "[{\"role\": \"user\", "})),
+     "badjson.json:30: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value: invalid JSON in the attribute"),
+    ("role.json", otlp(span("t", "s", 10, {"gen_ai.input.messages": [{"role": 3, "parts": []}]})),
+     "role.json:30: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.gen_ai.input.messages[0].role: expected a string"),
+    ("part.json", otlp(span("t", "s", 10, {"gen_ai.input.messages": [{"role": "user", "parts": [{"type": "tool_call", "id": "x"}]}]})),
+     "part.json:30: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.gen_ai.input.messages[0].parts[0].name: is required"),
+    ("flat.json", otlp(span("t", "s", 10, {"gen_ai.prompt.0.role": "wizard", "gen_ai.prompt.0.content": "x"})),
+     "flat.json:30: gen_ai.prompt.0.role: unknown role 'wizard'"),
+]
+
+
+@pytest.mark.parametrize(("name", "doc", "prefix"), BAD, ids=[b[0] for b in BAD])
+def test_bad_input_is_one_line_naming_file_line_field(tmp_path, name, doc, prefix):
+    path = write(tmp_path, name, doc)
+    with pytest.raises(LoadError) as err:
+        load_session(path)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(os.path.join(str(tmp_path), prefix)), message
+
+
+def test_spans_without_llm_input_are_one_line(tmp_path):
+    path = write(tmp_path, "tool.json", otlp(span("t", "s", 10, {"gen_ai.operation.name": "execute_tool", "gen_ai.prompt": ""})))
+    with pytest.raises(LoadError) as err:
+        load_session(path)
+    assert "no LLM call with input messages among the file's 1 span(s)" in str(err.value)
