@@ -226,8 +226,10 @@ def block(b: Fields, call_ids: set[str]) -> Part | None:
         return TextPart(text) if text else None
     if kind == "image_url":
         image = b.get("image_url")
-        return ImagePart(url=image) if isinstance(image, str) else ImagePart(url=str((image or {}).get("url", "")),
-                                                                             detail=str((image or {}).get("detail", "")))
+        if isinstance(image, str):
+            return ImagePart(url=image)
+        ref = b.child("image_url", b.dict("image_url"))
+        return ImagePart(url=ref.str("url"), detail=ref.str("detail"))
     if kind == "image":
         if b.has("source"):
             return anthropic_image(b)

@@ -97,7 +97,7 @@ def _any_value(value: Any) -> Any:
         return [_any_value(v) for v in values] if isinstance(values, list) else []
     if key in ("kvlistValue", "kvlist_value"):
         values = inner.get("values", []) if isinstance(inner, dict) else []
-        return {kv.get("key"): _any_value(kv.get("value")) for kv in values if isinstance(kv, dict)} if isinstance(values, list) else {}
+        return {kv["key"]: _any_value(kv.get("value")) for kv in values if isinstance(kv, dict) and isinstance(kv.get("key"), str)} if isinstance(values, list) else {}
     return value
 
 
@@ -117,13 +117,17 @@ def _has_genai(attrs: Any) -> bool:
     return False
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _otlp_spans(doc: Any) -> Iterator[Any]:
-    for rs in doc.get("resourceSpans") or doc.get("resource_spans") or []:
+    for rs in _list(doc.get("resourceSpans") or doc.get("resource_spans")):
         if not isinstance(rs, dict):
             continue
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or rs.get("scope_spans") or []:
+        for ss in _list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or rs.get("scope_spans")):
             if isinstance(ss, dict):
-                yield from (s for s in ss.get("spans") or [] if isinstance(s, dict))
+                yield from (s for s in _list(ss.get("spans")) if isinstance(s, dict))
 
 
 class OtelLoader:
@@ -247,7 +251,7 @@ class OtelLoader:
         for event in s.list("events"):
             if isinstance(event, dict):
                 ev_attrs = event.get("attributes")
-                decoded = ({kv.get("key"): _any_value(kv.get("value")) for kv in ev_attrs if isinstance(kv, dict)}
+                decoded = ({kv["key"]: _any_value(kv.get("value")) for kv in ev_attrs if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
                            if isinstance(ev_attrs, list) else dict(ev_attrs) if isinstance(ev_attrs, dict) else {})
                 events.append((str(event.get("name", "")), decoded))
         return Span(trace_id, span_id, s.str("name"), end_key, attrs, where, events, path, line)
