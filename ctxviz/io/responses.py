@@ -327,7 +327,7 @@ def looks_like_items(items: list[Any]) -> bool:
 
 
 def _is_response(record: Any) -> bool:
-    return isinstance(record, dict) and record.get("object") in RESPONSE_OBJECTS and isinstance(record.get("output"), list)
+    return isinstance(record, dict) and record.get("object") in RESPONSE_OBJECTS and "output" in record
 
 
 def _is_response_like(record: dict[str, Any]) -> bool:
