@@ -124,6 +124,8 @@ def test_session_meta_turn_context_and_messages(tmp_path):
                                                       ("user", "Fix the bug"), ("assistant", "On it.")]
     assert [m.id for m in s.messages] == ["L3", "L4", "L5", "L7"]  # the line each message starts on
     assert s.messages[2].timestamp == TS
+    # What Codex writes in the user's name (the environment, AGENTS.md) is context; the request is dialog.
+    assert [m.category.value for m in s.messages] == ["system", "context", "dialog", "dialog"]
     assert any("with `response_item` messages" in n for n in s.notes)
     assert "skipped 1 `event_msg` `user_message` line(s) that repeat a `response_item`" in s.notes
     assert "skipped 1 `event_msg` `agent_message` line(s) that repeat a `response_item`" in s.notes

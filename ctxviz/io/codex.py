@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
-from ..engine.session import Compaction, ImagePart, Session, Summary, TextPart, ThinkingPart, Usage
+from ..engine.session import Category, Compaction, ImagePart, Message, Session, Summary, TextPart, ThinkingPart, Usage
 from ..errors import LoadError
 from .base import Fields, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
@@ -50,6 +51,8 @@ EVENT_ALIASES = {"agent_reasoning_raw_content": "agent_reasoning", "agent_reason
 EVENT_WHAT = {"user_message": "user messages", "agent_message": "assistant messages", "agent_reasoning": "reasoning"}
 NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
 _NEWLINE = re.compile(r"\r\n?|\n")
+#: How the user messages Codex writes itself begin (the environment, AGENTS.md): context, not dialog.
+INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 
 
 def _is_envelope(record: Any) -> bool:
@@ -139,7 +142,7 @@ class _Rollout:
         if len(distinct) > 1:
             self.src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")
         return Session(
-            messages=tuple(self.reader.messages()),
+            messages=tuple(self.categorised(self.reader.messages())),
             source=self.src.path,
             format=CodexLoader.name,
             model=distinct[-1] if distinct else "",
@@ -149,6 +152,17 @@ class _Rollout:
             format_version=self.version,
             context_window=self.context_window,
         )
+
+    def categorised(self, messages: list[Message]) -> list[Message]:
+        """The user messages Codex injects (environment, AGENTS.md) are context, as the user never typed them."""
+        out = []
+        for m in messages:
+            if m.role == "user" and m.text.lstrip().startswith(INJECTED_PREFIXES):
+                self.src.tally("read {n} user message(s) Codex writes itself (`<environment_context>`, AGENTS.md instructions) "
+                               "as context, not dialog")
+                m = replace(m, category=Category.CONTEXT)
+            out.append(m)
+        return out
 
     @staticmethod
     def _item_kind(record: Any) -> str:
