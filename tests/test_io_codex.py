@@ -114,13 +114,14 @@ def test_session_meta_turn_context_and_messages(tmp_path):
     s = load_session(write(tmp_path, [
         meta(), turn_context("gpt-5-codex"),
         item({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions/>"}]}),
-        msg("user", "<environment_context/>"), msg("user", "Fix the bug"), event("user_message", message="Fix the bug", images=[]),
+        msg("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"), msg("user", "Fix the bug"),
+        event("user_message", message="Fix the bug", images=[]),
         item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "On it."}], "phase": "commentary"}),
         event("agent_message", message="On it."),
     ]))
     assert s.format == "codex" and s.format_version == "0.46.0" and s.model == "gpt-5-codex"
     assert s.system_prompt == "You are Codex."
-    assert [(m.role, m.text) for m in s.messages] == [("system", "<permissions/>"), ("user", "<environment_context/>"),
+    assert [(m.role, m.text) for m in s.messages] == [("system", "<permissions/>"), ("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
                                                       ("user", "Fix the bug"), ("assistant", "On it.")]
     assert [m.id for m in s.messages] == ["L3", "L4", "L5", "L7"]  # the line each message starts on
     assert s.messages[2].timestamp == TS
