@@ -556,3 +556,13 @@ def test_cli_plan_and_simulate_the_sample_under_every_policy(policy, capsys, tmp
     assert "events:" in capsys.readouterr().out
     for to in ("openai", "anthropic"):
         assert main(["export", str(SAMPLE), "--to", to, "-o", str(tmp_path / f"{to}.json")]) == 0
+
+
+@pytest.mark.parametrize("first", [{"type": ["session_meta"], "payload": {}}, {"type": {"k": 1}, "payload": {}},
+                                   {"id": "x", "timestamp": TS, "instructions": ["not text"]}])
+def test_unhashable_or_odd_first_lines_never_crash(tmp_path, first):
+    path = write(tmp_path, [first, msg("user", "hi")])
+    try:
+        load_session(path)
+    except LoadError as exc:
+        assert "\n" not in str(exc)

@@ -354,3 +354,19 @@ def test_real_files_plan_under_every_policy_and_export(name, tmp_path, capsys):
     for to in ("openai", "anthropic"):
         assert main(["export", str(REAL / name), "--to", to, "-o", str(tmp_path / f"{to}.json")]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("doc", [
+    [{"role": "user", "content": [{"type": ["input_text"], "text": "x"}]}],
+    [{"type": ["message"], "role": "user", "content": "x"}],
+    [{"type": "message", "role": ["user"], "content": "x"}],
+    {"object": ["response"], "output": []},
+    {"model": "gpt-5", "input": [{"type": {"k": 1}}], "tools": []},
+    {"object": "response", "output": [{"type": "message", "role": {"r": 1}, "content": "x"}]},
+])
+def test_unhashable_values_where_names_are_expected_are_one_line(tmp_path, doc):
+    path = write(tmp_path, doc, "u.json")
+    try:
+        load_session(path)
+    except LoadError as exc:
+        assert "\n" not in str(exc)

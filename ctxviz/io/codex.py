@@ -56,7 +56,8 @@ INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.m
 
 
 def _is_envelope(record: Any) -> bool:
-    return isinstance(record, dict) and "payload" in record and record.get("type") in ENVELOPE_TYPES
+    kind = record.get("type") if isinstance(record, dict) else None
+    return isinstance(kind, str) and kind in ENVELOPE_TYPES and "payload" in record
 
 
 def _is_flat_header(record: Any) -> bool:

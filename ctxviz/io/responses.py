@@ -318,7 +318,8 @@ def _is_item(record: Any) -> bool:
 
 def _has_responses_parts(record: Any) -> bool:
     content = record.get("content") if isinstance(record, dict) else None
-    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in RESPONSES_PART_TYPES for p in content[:20])
+    return isinstance(content, list) and any(isinstance(p, dict) and isinstance(p.get("type"), str) and p["type"] in RESPONSES_PART_TYPES
+                                             for p in content[:20])
 
 
 def looks_like_items(items: list[Any]) -> bool:
