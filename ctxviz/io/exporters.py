@@ -158,7 +158,7 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) ->
         blocks = turn["content"]
         if turn["role"] == "user":
             previous = messages[i - 1] if i > 0 and messages[i - 1]["role"] == "assistant" else None
-            asked = {b["id"] for b in previous["content"] if b.get("type") == "tool_use"} if previous else set()
+            asked = {b.get("id") for b in previous["content"] if b.get("type") == "tool_use"} if previous else set()
             kept = [b for b in blocks if b.get("type") != "tool_result" or b.get("tool_use_id") in asked]
             orphan_results += len(blocks) - len(kept)
         else:

@@ -44,10 +44,22 @@ def get_loader(name: str) -> Loader:
     raise UnknownNameError(f"unknown input format {name!r}; available: {', '.join(loader_names())}")
 
 
+def sniffs(loader: Loader, src: SourceFile) -> bool:
+    """Whether `loader` claims the file. A sniffer looks at untrusted data: one that trips over a
+    value it did not expect (a list where a name should be) has simply not recognised its format;
+    a file that does not parse at all (LoadError) is still reported as such."""
+    try:
+        return bool(loader.sniff(src))
+    except LoadError:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError):
+        return False
+
+
 def detect(src: SourceFile) -> Loader:
     try:
         for loader in LOADERS:
-            if loader.sniff(src):
+            if sniffs(loader, src):
                 return loader
     except LoadError as exc:  # the file does not even parse (Markdown, say): name it if it is a known log
         raise unsupported.refusal(src, loader_names()) or exc from None
@@ -93,7 +105,7 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
 
 def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:
     """What a format chosen with --input-format leaves unread in this file."""
-    detected = next((other for other in LOADERS if other.sniff(src)), None)
+    detected = next((other for other in LOADERS if sniffs(other, src)), None)
     if detected is None or detected is loader:
         return []
     notes = [f"read as {loader.title} (--input-format {loader.name}), although it looks like {detected.title}"]

@@ -92,7 +92,7 @@ _TEXT_FIELDS = ("text", "content", "thinking", "title", "url", "snippet", "stdou
 def opaque_part(p: Fields, kind: str) -> OpaquePart:
     """A block of a type ctxviz does not model, kept whole instead of refusing the file: its text
     fields where it has them, else its JSON; one counted note per type says so."""
-    p.src.tally(f"kept {{n}} `{kind}` block(s) ctxviz does not model as opaque text (counted and shown as-is)")
+    p.src.tally("kept {n} `" + kind + "` block(s) ctxviz does not model as opaque text (counted and shown as-is)")
     return OpaquePart(kind, opaque_text(p.record))
 
 

@@ -72,7 +72,8 @@ class SourceFile:
         self.tallies[template] = self.tallies.get(template, 0) + n
 
     def all_notes(self) -> list[str]:
-        return [*self.notes, *(template.format(n=f"{count:,}") for template, count in self.tallies.items())]
+        # replace, not str.format: a template may quote file text with braces in it
+        return [*self.notes, *(template.replace("{n}", f"{count:,}") for template, count in self.tallies.items())]
 
     @cached_property
     def text(self) -> str:
