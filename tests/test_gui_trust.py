@@ -59,7 +59,7 @@ SAMPLES = ROOT / "sample_sessions"
 EVIL = "<img src=/dev/zero>"
 BOLD = "<b>bold</b>"
 HUGE = 10**20
-HUGE_TOTAL = 3 * 10**19
+HUGE_TOTAL = 2**53  # the largest total ctxviz accepts: far beyond int32 and the plot's 1e15 bound
 
 
 # --- helpers ---------------------------------------------------------------------------------------

@@ -512,3 +512,22 @@ def test_output_paths_are_resolved_before_any_work(tmp_path):
     dangling = tmp_path / "dangling"
     dangling.symlink_to(tmp_path / "new.json")
     assert output.check_output_path(dangling) == str(tmp_path / "new.json")
+
+
+@pytest.mark.parametrize("value", [str(3 * 10**19), "9" * 401, "1e300"])
+def test_absurd_parameters_are_one_line(capsys, value):
+    code, _, err = run(capsys, "plan", NATIVE, "--set", f"total={value}")
+    assert code == 2 and one_line(err).startswith("total: ")
+
+
+def test_the_largest_accepted_total_still_adds_up(capsys):
+    from ctxviz.engine.policies.base import MAX_EXACT_INT
+
+    for policy in ("missy", "supyagent", "categories", "mnesis"):
+        name = {"missy": "total", "supyagent": "context_limit", "categories": "max_tokens", "mnesis": "context_limit"}[policy]
+        code, out, err = run(capsys, "plan", NATIVE, "--policy", policy, "--set", f"{name}={MAX_EXACT_INT}", "--json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["totals"]["budget"] > 10**15
+        if doc["totals"]["allocation_kind"] == "division":
+            assert sum(doc["allocation"].values()) == doc["totals"]["budget"]

@@ -62,6 +62,16 @@ def field_type(params_type: type, name: str) -> Any:
     return hints[name]
 
 
+#: The largest integer parameter: beyond 2**53 a budget times a fraction is no longer exact, and
+#: the plan's parts would stop adding up.
+MAX_EXACT_INT = 2**53
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) else f"{value:,}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def coerce_value(params_type: type, name: str, value: Any) -> Any:
     """Turn a CLI string or a YAML value into the field's type, with a message naming the field."""
     kind = field_type(params_type, name)
@@ -84,13 +94,18 @@ def coerce_value(params_type: type, name: str, value: Any) -> Any:
         if isinstance(value, bool):
             raise ParameterError(f"{name}: expected an integer, got {value!r}")
         if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        try:
-            return int(str(value).strip().replace(",", "").replace("_", ""))
-        except ValueError:
-            raise ParameterError(f"{name}: expected an integer, got {value!r}") from None
+            number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        else:
+            try:
+                number = int(str(value).strip().replace(",", "").replace("_", ""))
+            except ValueError:
+                raise ParameterError(f"{name}: expected an integer, got {_short(value)}") from None
+        if abs(number) > MAX_EXACT_INT:
+            raise ParameterError(f"{name}: {_short(number)} is too large (at most {MAX_EXACT_INT:,}: the frameworks' budget "
+                                 "arithmetic mixes integers and fractions, which is exact only up to 2**53)")
+        return number
     if kind is float:
         if isinstance(value, bool):
             raise ParameterError(f"{name}: expected a number, got {value!r}")
