@@ -175,7 +175,8 @@ class ClaudeCodeLoader:
 
 #: Line types ctxviz knows; any other type that carries a `message` is read as a message.
 _KNOWN_TYPES = frozenset(("user", "assistant", "system", "attachment", "summary", "custom-title", "progress", "queue-operation",
-                          "file-history-snapshot", "last-prompt", "atis-latch", "agent-name", "tag", "mode", "ai-title", "pr-link"))
+                          "file-history-snapshot", "file-history-delta", "last-prompt", "atis-latch", "agent-name", "tag", "mode",
+                          "permission-mode", "ai-title", "pr-link"))
 
 
 class _Reader:
@@ -190,6 +191,7 @@ class _Reader:
         self.produced: dict[str, list[str]] = {}  # line uuid -> ids of the messages it became
         self.system_prompt = ""
         self.tools: tuple[ToolDefinition, ...] = ()
+        self.breaks = 0  # times the chain reached a parent the file does not have
 
     # --- which lines are the conversation -----------------------------------------------------
     def _scope(self) -> tuple[list[_Line], str]:
@@ -236,6 +238,7 @@ class _Reader:
                 # wrote (2.1.x), or a file trimmed by hand. The conversation goes on with the line before.
                 before = bisect_left(chained, here)
                 at = chained[before - 1] if before else None
+                self.breaks += 1
                 if at is not None:
                     self.src.tally("the chain of lines breaks {n} time(s) at a parent that is not in the file (a message Claude Code "
                                    "did not write, or a trimmed file); each time it continues with the line just before")
@@ -326,7 +329,7 @@ class _Reader:
     def session(self, format_name: str) -> Session:
         scope, agent = self._scope()
         included = self._included(scope)
-        title = custom_title = ""
+        title = custom_title = ai_title = ""
         versions: list[str] = []
         model = ""
         open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
@@ -345,6 +348,9 @@ class _Reader:
             elif x.kind == "custom-title":
                 name = x.record.get("customTitle")
                 custom_title = name if isinstance(name, str) and name else custom_title
+            elif x.kind == "ai-title":
+                name = x.record.get("aiTitle")
+                ai_title = name if isinstance(name, str) and name else ai_title
             if not self._is_turn(x):
                 self._tally_bookkeeping(x)
                 continue
@@ -416,7 +422,7 @@ class _Reader:
             tools=self.tools,
             summaries=tuple(self.summaries),
             compactions=tuple(self.compactions),
-            title=custom_title or title or (f"sub-agent {agent}" if agent else ""),
+            title=custom_title or title or ai_title or (f"sub-agent {agent}" if agent else ""),
             format_version=versions[-1] if versions else "",
             notes=tuple(notes),
         )
@@ -562,8 +568,11 @@ class _Reader:
         count = get_tokenizer("o200k_base").count
         replayed = sum(count(m.text) for m in messages[: first.index])
         reported = first.usage.window_fill if first.usage is not None else 0
-        return (f"the first call reported {reported:,} input tokens; the log has no system prompt or tool definitions, which suggests "
+        text = (f"the first call reported {reported:,} input tokens; the log has no system prompt or tool definitions, which suggests "
                 f"about {max(0, reported - replayed):,} tokens of them")
+        if self.breaks:  # some of the conversation is not in the file either (a forked sub-agent, a trimmed file)
+            text += ", together with the lines of the conversation the file does not have"
+        return text
 
 
 def _shift(renumber: dict[int, int], index: int, length: int) -> int:
