@@ -137,8 +137,8 @@ class _Rollout:
             self.line(lineno, record)
         self._vocabulary_note(flat)
         if self.skipped_events:
-            kinds = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
-            self.src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({kinds})")
+            listed = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
+            self.src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({listed})")
         distinct = list(dict.fromkeys(self.models))
         if len(distinct) > 1:
             self.src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")
