@@ -203,3 +203,17 @@ def test_decisions_on_opaque_parts_are_ordinary(tmp_path):
         assert plan.messages[1].decision in (Decision.KEPT, Decision.SUMMARIZED, Decision.TRUNCATED, Decision.DROPPED, Decision.REPLACED)
         for fmt in ("openai", "anthropic", "jsonl", "markdown"):
             export(plan, session, fmt)
+
+
+def test_anthropic_blocks_in_a_role_content_list_are_read(tmp_path):
+    """Cline's api_conversation_history.json and proxy logs: {role, content} with Anthropic blocks."""
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>fix it</task>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "reading"},
+                                                 {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "print(1)"}]},
+                                            {"type": "text", "text": "<environment_details>x</environment_details>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]
+    session = load_session(write(tmp_path, "api_conversation_history.json", history))
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool", "user", "assistant"]
+    assert session.tool_pairs == ((1, 2),) and session.messages[2].text == "print(1)"
+    assert json.loads(session.messages[1].tool_calls[0].arguments) == {"path": "a.py"}

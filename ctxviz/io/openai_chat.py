@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.session import Message, Session, ToolCallPart, default_category, plain_text_message
+from ..engine.session import Message, Session, ToolCallPart, ToolResultPart, default_category, plain_text_message
 from .base import Fields, make_message, parse_usage
 from .native import tool_calls, tool_definitions
-from .parts import openai_content
+from .parts import openai_content, split_tool_results
 from .source import SourceFile
 
 ROLE_ALIASES = {"developer": "system", "function": "tool"}
@@ -98,9 +98,9 @@ class OpenAIChatLoader:
                 entries = [(("messages", i), None, m) for i, m in enumerate(raw)]
             else:
                 entries = [((i,), None, m) for i, m in enumerate(doc)]
-        messages = []
-        for index, (path, line, record) in enumerate(entries):
-            plain = _plain_message(index, record)
+        messages: list[Message] = []
+        for path, line, record in entries:
+            plain = _plain_message(len(messages), record)
             if plain is not None:
                 messages.append(plain)
                 continue
@@ -110,8 +110,16 @@ class OpenAIChatLoader:
             if f.has("function_call") and isinstance(f.get("function_call"), dict):
                 fc = f.child("function_call", f.get("function_call"))
                 parts.append(ToolCallPart("", fc.str("name", required=True), fc.str("arguments", "{}")))
+            if role == "user" and any(isinstance(p, ToolResultPart) for p in parts):
+                # Anthropic-style tool_result blocks in a {role, content} list (Cline, LiteLLM logs):
+                # each result becomes the tool message it answers, as the Anthropic loader does.
+                results, parts = split_tool_results(parts)
+                for r in results:
+                    messages.append(make_message(len(messages), "tool", [r], tool_call_id=r.tool_call_id, raw=record))
+                if not parts:
+                    continue
             messages.append(
-                make_message(index, role, parts, name=f.str("name"), tool_call_id=f.str("tool_call_id"),
+                make_message(len(messages), role, parts, name=f.str("name"), tool_call_id=f.str("tool_call_id"),
                              timestamp=f.str("timestamp"), usage=parse_usage(f), raw=record)
             )
         return Session(messages=tuple(messages), source=src.path, format=self.name, model=model, tools=tools)

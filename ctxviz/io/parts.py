@@ -53,7 +53,13 @@ def openai_part(p: Fields) -> Part:
     if kind == "file":
         file = p.dict("file")
         return TextPart(f"[file: {file.get('filename') or file.get('file_id') or 'attached'}]")
+    if kind in ANTHROPIC_IN_OPENAI_LISTS or kind.endswith("_tool_result") or (kind == "tool_result" and p.has("tool_use_id")):
+        return anthropic_block(p)  # Anthropic blocks in a {role, content} list (Cline, LiteLLM and proxy logs)
     return native_part(p, kind)
+
+
+#: Anthropic block types a {role, content} list may hold; ctxviz's own part types keep their meaning.
+ANTHROPIC_IN_OPENAI_LISTS = frozenset(("tool_use", "redacted_thinking", "document", "server_tool_use", "mcp_tool_use"))
 
 
 def native_part(p: Fields, kind: str) -> Part:
