@@ -468,14 +468,22 @@ def test_anthropic_export_says_what_it_fixed_and_strict_refuses(tmp_path, capsys
     fixes: list[str] = []
     _, messages = anthropic_messages(context, fixes)
     assert_valid_anthropic(messages)
-    assert [m["role"] for m in messages] == ["user", "assistant"]
-    assert messages[0]["content"] == [{"type": "text", "text": "next question"}, {"type": "text", "text": "never answered"}]
-    assert any("leading assistant" in f for f in fixes) and any("tool_use block" in f for f in fixes)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[0]["content"] == [{"type": "text", "text": "[earlier conversation not sent]"}]
+    assert messages[1]["content"] == [{"type": "text", "text": "earlier answer"}]  # kept, not dropped
+    assert messages[2]["content"] == [{"type": "text", "text": "next question"}, {"type": "text", "text": "never answered"}]
+    assert any("added a user turn" in f for f in fixes) and any("tool_use block" in f for f in fixes) and any("tool_result block" in f for f in fixes)
+    # a tail of tool work with no user turn at all is still exported whole
+    tail = [{"role": "assistant", "content": None, "tool_calls": [{"id": "c9", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c9", "content": "ok"}, {"role": "assistant", "content": "next step"}]
+    _, messages = anthropic_messages(tail, [])
+    assert_valid_anthropic(messages)
+    assert [b["type"] for m in messages for b in m["content"]] == ["text", "tool_use", "tool_result", "text"]
     path = write(tmp_path, "orphans.json", json.dumps(context))
     code, _, err = run(capsys, "export", str(path), "--to", "anthropic", "--strict", "-o", str(tmp_path / "x.json"))
-    assert code == 1 and "refused: dropped 1 leading assistant turn" in err and not (tmp_path / "x.json").exists()
+    assert code == 1 and "refused: added a user turn" in err and not (tmp_path / "x.json").exists()
     code, _, err = run(capsys, "export", str(path), "--to", "anthropic", "-o", str(tmp_path / "x.json"))
-    assert code == 0 and "fixed: dropped 1 leading assistant turn" in err and "broken tool-call pair" in err
+    assert code == 0 and "fixed: added a user turn" in err and "broken tool-call pair" in err
 
 
 def test_markdown_export_fences_text_that_holds_fences(tmp_path):

@@ -148,11 +148,12 @@ def _merge_turns(turns: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str
     return out
 
 
+#: The user turn put before a context that starts with the assistant (a trimmed tail of tool work).
+TRIMMED_PLACEHOLDER = "[earlier conversation not sent]"
+
+
 def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) -> list[dict[str, Any]]:
-    leading = orphan_results = unanswered = 0
-    while messages and messages[0]["role"] != "user":
-        leading += 1
-        messages = messages[1:]
+    orphan_results = unanswered = 0
     turns: list[tuple[str, list[dict[str, Any]]]] = []
     for i, turn in enumerate(messages):
         blocks = turn["content"]
@@ -172,9 +173,10 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) ->
         turns.append((turn["role"], kept))
     result = _merge_turns(turns)
     if result and result[0]["role"] != "user":
-        return _valid_for_messages_api(result, fixes)
-    if leading:
-        fixes.append(f"dropped {leading} leading assistant turn(s): the Messages API requires the first message to be from the user")
+        # Dropping the assistant's turns would lose what the policy kept (a tail of tool work may
+        # hold no user turn at all); a minimal user turn before them keeps it all valid.
+        result.insert(0, {"role": "user", "content": [{"type": "text", "text": TRIMMED_PLACEHOLDER}]})
+        fixes.append(f"added a user turn {TRIMMED_PLACEHOLDER!r} before the first assistant turn: the Messages API requires the first message to be from the user")
     if orphan_results:
         fixes.append(f"dropped {orphan_results} tool_result block(s) whose tool_use is not in the turn before")
     if unanswered:
