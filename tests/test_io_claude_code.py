@@ -629,3 +629,162 @@ def test_simulate_says_what_the_replay_does_at_the_compaction(policy):
                                     "they are no longer sent; the summary is sent (kept: ")
     assert tl.turns[boundary - 1].summarized == 0 and tl.turns[boundary].summarized == boundary
     assert tl.turns[boundary].tokens_sent < tl.turns[boundary - 1].tokens_sent
+
+
+# --- real Claude Code logs (tests/data/real/claude_code/SOURCES.md) ---------------------------------
+REAL = Path(__file__).parent / "data" / "real" / "claude_code"
+POLICIES = ("missy", "categories", "supyagent", "mnesis", "missy-consolidator")
+
+#: What a careful reader of each file sees: messages by role and category, tool pairs (and calls
+#: left unanswered), the Claude Code version, model and title, the first call's reported input, and
+#: notes that must be there (left-out lines, sub-agent, skipped bookkeeping).
+REAL_LOGS: dict[str, dict[str, Any]] = {
+    "tugtool-compact-native.jsonl": dict(
+        roles={"user": 17, "assistant": 9}, categories={"dialog": 20, "context": 6}, pairs=0, problems=0,
+        version="2.1.207", model="claude-haiku-4-5-20251001", title="Generate fun fact about number one", first_usage=(4, 24017),
+        notes=["read 5 attachment line(s) as context messages", "skipped 20 `queue-operation` line(s)", "skipped 9 `file-history-snapshot`"]),
+    "tugtool-rewind-branch.jsonl": dict(
+        roles={"user": 30, "assistant": 11}, categories={"dialog": 28, "context": 13}, pairs=0, problems=0,
+        version="2.1.220", model="claude-haiku-4-5-20251001", title="Generate response with specific word", first_usage=(4, 25382),
+        notes=["written by Claude Code 2.1.219 to 2.1.220", "left out 6 lines of abandoned branches (rewinds)",
+               "left out 3 line(s) of the `/compact` request(s) a compaction took the place of",
+               "read 10 attachment line(s) as context messages", "skipped 13 `system` line(s) of subtype `turn_duration`"]),
+    "tugtool-subagent-main.jsonl": dict(
+        roles={"user": 4, "assistant": 2, "tool": 1}, categories={"dialog": 3, "context": 3, "system_output": 1}, pairs=1, problems=0,
+        version="2.1.198", model="claude-opus-4-8", title="Analyze block renderer dependencies", first_usage=(4, 26519),
+        notes=["read 3 attachment line(s) as context messages"]),
+    "agent-a0b12ac0cae20818c.jsonl": dict(
+        roles={"assistant": 2, "tool": 2}, categories={"dialog": 2, "system_output": 2}, pairs=2, problems=0,
+        version="2.1.198", model="claude-opus-4-8", title="sub-agent a0b12ac0cae20818c", first_usage=(0, 8156),
+        notes=["sub-agent transcript (agentId a0b12ac0cae20818c)", "the chain of lines breaks 1 time(s) at a parent that is not in the file"]),
+    "spotter-4d5611e5.jsonl": dict(
+        roles={"user": 1, "assistant": 18, "tool": 22}, categories={"dialog": 19, "system_output": 22}, pairs=22, problems=0,
+        version="2.1.39", model="claude-opus-4-6", title="", first_usage=(1, 26450),
+        notes=["skipped 208 `progress` line(s)", "left out 1 whitespace-only assistant line(s)",
+               "skipped 1 `system` line(s) of subtype `stop_hook_summary`"]),
+    "agent-acompact-e1f845.jsonl": dict(
+        roles={"user": 4, "assistant": 1}, categories={"context": 3, "dialog": 2}, pairs=0, problems=0,
+        version="2.1.39", model="claude-opus-4-6", title="sub-agent acompact-e1f845", first_usage=(4, 173514),
+        notes=["sub-agent transcript (agentId acompact-e1f845)", "the chain of lines breaks 2 time(s)"]),
+    "agentcmd-full-session-two.jsonl": dict(
+        roles={"user": 9, "assistant": 11, "tool": 10}, categories={"context": 1, "dialog": 19, "system_output": 10}, pairs=10, problems=0,
+        version="2.0.26", model="claude-sonnet-4-5-20250929", title="", first_usage=(4, 23964),
+        notes=["kept 1 image(s) inside tool results as an `[image]` placeholder", "skipped 6 `file-history-snapshot` line(s)"]),
+    "claude-code-viewer-fe5e1c67.jsonl": dict(
+        roles={"user": 3, "assistant": 9, "tool": 11}, categories={"dialog": 11, "context": 1, "system_output": 11}, pairs=11, problems=0,
+        version="1.0.98", model="claude-sonnet-4-20250514", title="Empty Repo Setup: CLAUDE.md Foundation Created", first_usage=(2, 16208),
+        notes=["skipped 405 sub-agent (`isSidechain`) line(s)", "skipped 1 `summary` line(s)"]),
+}
+
+
+def test_every_real_log_is_listed_in_sources():
+    files = sorted(p.name for p in REAL.glob("*.jsonl"))
+    assert files == sorted(REAL_LOGS) and len(files) >= 8
+    sources = (REAL / "SOURCES.md").read_text(encoding="utf-8")
+    for name in files:
+        assert f"`{name}`" in sources
+        assert (REAL / name).stat().st_size < 1_000_000
+
+
+@pytest.mark.parametrize("name", sorted(REAL_LOGS))
+def test_a_real_log_loads_as_a_reader_sees_it(name):
+    from collections import Counter
+
+    want = REAL_LOGS[name]
+    s = load_session(REAL / name)
+    assert s.format == "claude-code"
+    assert dict(Counter(m.role for m in s.messages)) == want["roles"]
+    assert dict(Counter(m.category.value for m in s.messages)) == want["categories"]
+    assert len(s.tool_pairs) == want["pairs"] and len(s.tool_call_problems) == want["problems"]
+    assert (s.format_version, s.model, s.title) == (want["version"], want["model"], want["title"])
+    for note in want["notes"]:
+        assert any(n.startswith(note) for n in s.notes), (note, s.notes)
+    assert any(n.startswith("the first call reported") for n in s.notes)
+    # Reported usage: each assistant message carries its call's input + cache reads + cache writes.
+    index, fill = want["first_usage"]
+    assert next(m for m in s.messages if m.usage is not None).index == index and s.messages[index].usage.window_fill == fill
+    for m in s.messages:
+        assert (m.usage is not None) == (m.role == "assistant"), m
+        if m.usage is not None:
+            u = m.raw[-1]["message"]["usage"]
+            assert m.usage.window_fill == u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+    # Ids are unique and every tool message answers a call of the assistant message before it.
+    assert len({m.id for m in s.messages}) == len(s.messages)
+    for call, result in s.tool_pairs:
+        assert s.messages[call].role == "assistant" and s.messages[result].role == "tool" and call < result
+    # A sub-agent file says so; a main session does not.
+    assert any(n.startswith("sub-agent transcript") for n in s.notes) == name.startswith("agent-")
+
+
+@pytest.mark.parametrize("name", sorted(REAL_LOGS))
+def test_every_real_log_plans_with_every_policy(name):
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+
+    s = load_session(REAL / name)
+    for policy in POLICIES:
+        plan = plan_session(s, policy, store=CountStore())
+        assert len(plan.messages) == len(s.messages), policy
+
+
+def test_real_rewind_abandoned_turns_are_not_context():
+    """The user rewound past DELTA and ECHO and asked for FOXTROT instead: only FOXTROT is context."""
+    s = load_session(REAL / "tugtool-rewind-branch.jsonl")
+    texts = "\n".join(m.text for m in s.messages)
+    assert "DELTA" not in texts and "ECHO" not in texts
+    asked = [m.text for m in s.messages if m.role == "user" and m.text.startswith("Reply with exactly the word")]
+    assert [t.split()[5] for t in asked] == ["ALPHA", "BRAVO", "CHARLIE", "FOXTROT", "GOLF"]
+    answers = [m.text for m in s.messages if m.role == "assistant"][:5]
+    assert answers == ["ALPHA", "BRAVO", "CHARLIE", "FOXTROT", "GOLF"]
+    # Each thinking line and its text line (one message.id) are one assistant message.
+    assert all([type(p).__name__ for p in m.parts] == ["ThinkingPart", "TextPart"] for m in s.messages if m.role == "assistant")
+
+
+def test_real_compactions_are_read_with_their_metadata():
+    native = load_session(REAL / "tugtool-compact-native.jsonl")
+    (c,) = native.compactions
+    assert (c.trigger, c.pre_tokens, c.post_tokens) == ("manual", 26239, 1442)
+    # The preserved segment is the last answer (about the number 9), kept verbatim after the summary.
+    (kept,) = c.preserved
+    preserved = next(m for m in native.messages if m.id == kept)
+    assert preserved.role == "assistant" and preserved.text.startswith("The number 9") and preserved.index == c.before_index - 1
+    (summary,) = native.summaries
+    assert summary.text.startswith("This session is being continued from a previous conversation")
+    assert len(summary.covers) == 20 and kept not in summary.covers
+    assert set(summary.covers) == {m.id for m in native.messages[:20]}
+    rewind = load_session(REAL / "tugtool-rewind-branch.jsonl")
+    assert [(c.before_index, c.trigger, c.pre_tokens, c.post_tokens, len(c.preserved)) for c in rewind.compactions] == [
+        (9, "manual", 25546, 757, 1), (19, "manual", 25809, 1435, 1), (36, "manual", 27792, 1547, 1)]
+    # Each compaction summarises everything before it again (the earlier summary's span too).
+    spans = [set(sm.covers) for sm in rewind.summaries]
+    assert [len(x) for x in spans] == [8, 18, 35] and spans[0] < spans[1] < spans[2]
+    # The first call after the first compaction reports far less than the call before it: the
+    # replay agrees that the summary took over.
+    before, after = (m.usage.window_fill for m in rewind.messages if m.index in (8, 15))
+    assert after < before
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_real_compactions_are_honoured_by_every_policy(policy):
+    from ctxviz.engine.plan import Decision
+
+    native = load_session(REAL / "tugtool-compact-native.jsonl")
+    plan = assert_compaction_honoured(native, policy)
+    assert plan.messages[20].decision is not Decision.SUMMARIZED  # the preserved answer is not covered
+    rewind = load_session(REAL / "tugtool-rewind-branch.jsonl")
+    plan = assert_compaction_honoured(rewind, policy)
+    if policy in ("missy", "categories", "supyagent"):  # they send one summary: the latest
+        assert [sp.decision for sp in plan.summaries] == [Decision.DROPPED, Decision.DROPPED, Decision.KEPT]
+
+
+def test_a_real_sub_agent_file_is_the_agent_tool_call_of_its_session():
+    """The main session's Agent call is answered by the sub-agent's final report, which is the last
+    message of the sub-agent's own transcript."""
+    main = load_session(REAL / "tugtool-subagent-main.jsonl")
+    sub = load_session(REAL / "agent-a0b12ac0cae20818c.jsonl")
+    ((call, result),) = main.tool_pairs
+    assert [p.name for p in main.messages[call].parts if isinstance(p, ToolCallPart)] == ["Agent"]
+    report, answer = sub.messages[-1].text.strip(), main.messages[result].text
+    # The copy in the main file is the report's first 800 characters (the fixture was shortened).
+    assert sub.messages[-1].role == "assistant" and len(answer) == 800 and report.startswith(answer)
+    assert "agent-a0b12ac0cae20818c" not in main.title and sub.title == "sub-agent a0b12ac0cae20818c"

@@ -457,6 +457,14 @@ class _Reader:
         if rest or not results:
             groups.append(("user", rest, ""))
         category = Category.CONTEXT if x.record.get("isMeta") is True else None
+        if results:  # a screenshot the Read tool returned is sent as an image block inside the result
+            message = x.record.get("message")
+            blocks = message.get("content") if isinstance(message, dict) else None
+            for b in blocks if isinstance(blocks, list) else ():
+                inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
+                for item in inner if isinstance(inner, list) else ():
+                    if isinstance(item, dict) and item.get("type") == "image":
+                        self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
         for k, (role, parts, tool_call_id) in enumerate(groups):
             message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
             self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=_timestamp(x),
