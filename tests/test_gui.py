@@ -209,11 +209,11 @@ def test_timeline_overlays_what_the_provider_reported(qtbot, window):
     names = [item.name() for item in window.timeline.plot.listDataItems()]
     assert "reported by the provider" in names and "compaction" in names
     boundary = window.vm.session.compactions[0].before_index
-    turn = next(m.index for m in window.vm.session.messages if m.index > boundary and m.usage is not None)
+    call = next(m.index for m in window.vm.session.messages if m.index > boundary and m.usage is not None)
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
-        window.timeline.slider.setValue(turn)
-    usage = window.vm.session.messages[turn].usage
-    assert f"the provider reported {usage.window_fill:,}" in window.timeline.label.text()
+        window.timeline.slider.setValue(call - 1)
+    usage = window.vm.session.messages[call].usage
+    assert f"the provider reported {usage.window_fill:,} for the call made after this turn, which produced #{call}" in window.timeline.label.text()
 
 
 def test_compare_highlights_differences(qtbot, window, session_file):

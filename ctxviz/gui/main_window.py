@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QTextBrowser,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -46,19 +47,23 @@ from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
-from .status import status_text
+from .status import notes_count, reported_text, reported_turn_text, status_text, unseen_text
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
 from .widgets.message_strip import MessageStrip
 from .widgets.message_table import MessageTableView
+from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
 from .widgets.timeline import TimelineView
 
 MAX_RECENT = 10
 CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
 SESSION_FILTER = "Sessions (*.yaml *.yml *.json *.jsonl *.ndjson);;All files (*)"
+TIMELINE_TAB = 1
+#: Sessions up to this many messages are replayed without asking (opening the tab, changing a parameter on it).
+AUTO_SIMULATE_MESSAGES = 3000
 
 
 class MainWindow(QMainWindow):
@@ -175,6 +180,15 @@ class MainWindow(QMainWindow):
         overview.addWidget(lower)
         overview.setSizes([250, 150, 460])
         self.overview = overview
+        # What the provider's log says beside the plan, and the notes, above the charts (not in the
+        # splitter: a layout gives them the height their wrapped text needs).
+        self.notes_panel = NotesPanel()
+        overview_page = QWidget()
+        ol = QVBoxLayout(overview_page)
+        ol.setContentsMargins(0, 0, 0, 0)
+        ol.setSpacing(2)
+        ol.addWidget(self.notes_panel)
+        ol.addWidget(overview, 1)
 
         self.timeline = TimelineView()
         self.compare = CompareView(self.vm.policies())
@@ -203,7 +217,7 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.context_view)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(overview, "Overview")
+        self.tabs.addTab(overview_page, "Overview")
         self.tabs.addTab(self.timeline, "Timeline")
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(context_box, "Context as sent")
@@ -238,8 +252,21 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
         self.progress_bar.hide()
+        # How many notes the plan has, on the right (never cut off by a long status); it opens them.
+        self.notes_button = QToolButton()
+        self.notes_button.setObjectName("notes-count")
+        self.notes_button.setAutoRaise(True)
+        self.notes_button.setToolTip("Show the notes on the overview")
+        self.notes_button.clicked.connect(self.show_notes)
+        self.notes_button.hide()
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.notes_button)
         self.statusBar().addPermanentWidget(self.progress_bar)
+        # A change of inputs while the timeline is shown replays again once the values settle.
+        self._resimulate_timer = QTimer(self)
+        self._resimulate_timer.setSingleShot(True)
+        self._resimulate_timer.setInterval(300)
+        self._resimulate_timer.timeout.connect(self._resimulate)
 
     def _build_toolbar(self) -> None:
         bar = QToolBar("Policy")
@@ -303,7 +330,8 @@ class MainWindow(QMainWindow):
         vm = self.vm
         vm.sessionLoaded.connect(self._session_loaded)
         vm.planReady.connect(self._show_plan)
-        vm.timelineReady.connect(self.timeline.set_timeline)
+        vm.timelineReady.connect(self._timeline_ready)
+        vm.timelineStale.connect(self._timeline_stale)
         vm.explanationReady.connect(self._show_explanation)
         vm.compareReady.connect(self.compare.show_result)
         vm.paramError.connect(self.params.show_error)
@@ -425,8 +453,13 @@ class MainWindow(QMainWindow):
         self.strip.set_by_tokens(not self.strip.by_tokens)
 
     def simulate(self) -> None:
-        self.tabs.setCurrentIndex(1)
+        self._resimulate_timer.stop()
+        self.tabs.setCurrentIndex(TIMELINE_TAB)
         self.vm.request_timeline()
+
+    def show_notes(self) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.notes_panel.expand(True)
 
     def show_palette(self) -> None:
         self.palette_dialog = CommandPalette(self.registry, self)
@@ -526,7 +559,8 @@ class MainWindow(QMainWindow):
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
         self.shown_session, self.shown_plan = session, plan
-        self.pie.set_plan(plan)
+        latest = session is self.vm.session
+        self.pie.set_plan(plan, unseen=self._unseen())
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan)
         self.model.set_plan(session, plan)
@@ -536,11 +570,66 @@ class MainWindow(QMainWindow):
             self.params.build(self.vm.params, dict(plan.params))
         self._render_context()
         self._update_status(plan)
+        self._show_notes(session, plan, latest)
+        if latest:
+            self._update_versus()
         if self.selected is not None and self.selected < len(plan.messages):
             self._show_detail(self.selected, replanned=True)
         elif self.selected is not None:  # a shorter session or an earlier turn: nothing to explain
             self._why_timer.stop()
             self.vm.cancel_explanation()
+
+    def _unseen(self) -> int:
+        """The estimate of what the log does not record: a fact of the file, whatever turn is shown."""
+        latest = self.vm.plan
+        return latest.reported.unseen if latest is not None and latest.reported is not None else 0
+
+    def plan_notes(self, session: Session, plan: Plan, latest: bool) -> tuple[str, ...]:
+        """The notes of the plan on screen: a plan of the whole file has the loader's already; the
+        context at a turn of the replay gets them here (they are about the file, not the turn)."""
+        return plan.notes if latest else (*session.notes, *plan.notes)
+
+    def _show_notes(self, session: Session, plan: Plan, latest: bool) -> None:
+        notes = self.plan_notes(session, plan, latest)
+        facts = []
+        if latest:
+            facts.append(reported_text(plan))
+        elif self.vm.session is not None:  # the context at a turn: the call made after it
+            full = self.vm.session.messages
+            turn = len(session.messages) - 1
+            after = full[turn + 1] if 0 <= turn + 1 < len(full) else None
+            if after is not None and after.usage is not None and after.usage.window_fill:
+                facts.append(reported_turn_text(turn, after.usage.window_fill, plan.totals.used))
+        facts.append(unseen_text(self._unseen()))
+        self.notes_panel.set_content(facts, notes)
+        count = notes_count(notes)
+        self.notes_button.setText(count)
+        self.notes_button.setVisible(bool(count))
+
+    def _timeline_ready(self, timeline: Any) -> None:
+        self.timeline.set_timeline(timeline)
+        self._update_versus()
+
+    def _update_versus(self) -> None:
+        """Under the chart: the engine's sentence on this plan and its replay (only when both are of the same inputs)."""
+        if self.timeline.timeline is not None:
+            self.timeline.set_versus(self.vm.plan_versus_replay())
+
+    def _timeline_stale(self) -> None:
+        """The parameters, policy, tokenizer or pair safety changed: the replay on screen is of
+        another plan. On the Timeline tab it is replayed again once the values settle; elsewhere
+        it is cleared (opening the tab replays it)."""
+        shown = self.tabs.currentIndex() == TIMELINE_TAB
+        small = self.vm.session is not None and len(self.vm.session.messages) <= AUTO_SIMULATE_MESSAGES
+        if self.timeline.timeline is not None or shown:
+            self.timeline.set_timeline(None, "The inputs changed since the last replay: simulating again…" if shown and small
+                                       else "The inputs changed since the last replay: Simulate to replay this plan.")
+        if shown and small:
+            self._resimulate_timer.start()
+
+    def _resimulate(self) -> None:
+        if self.tabs.currentIndex() == TIMELINE_TAB and self.vm.timeline is None:
+            self.vm.request_timeline()
 
     def _restore_table_selection(self) -> None:
         """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
@@ -665,7 +754,7 @@ class MainWindow(QMainWindow):
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:
             self._render_context()
-        if index == 1 and self.vm.timeline is None and self.vm.session is not None and len(self.vm.session.messages) <= 3000:
+        if index == TIMELINE_TAB and self.vm.timeline is None and self.vm.session is not None and len(self.vm.session.messages) <= AUTO_SIMULATE_MESSAGES:
             self.vm.request_timeline()
         if index == 0:
             self.vm.show_latest()

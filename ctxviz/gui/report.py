@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QWidget
 
 from ..engine.plan import Plan
 from ..engine.session import Session
-from ..engine.simulate import Timeline
+from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
 from ..io.exporters import write_atomic
 from .status import verdict
@@ -56,6 +56,7 @@ class ReportWidget(QWidget):
         if timeline is not None:
             view = TimelineView()
             view.set_timeline(timeline)
+            view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
             view.run.hide()
             view.latest.hide()
             view.slider.hide()
@@ -113,9 +114,11 @@ def render_pdf(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-def render_html(session: Session, plan: Plan, png: bytes) -> str:
-    """A self-contained page: the picture inlined, then every message, escaped."""
+def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | None = None) -> str:
+    """A self-contained page: the picture inlined, how the replay compares with the plan (when there
+    is a timeline), then every message, escaped."""
     esc = html.escape
+    versus = f"<p class='versus'>{esc(plan_versus_replay(plan, timeline))}</p>" if timeline is not None else ""
     texts = {m.index: m.text for m in session.messages}
     rows = "\n".join(
         f"<tr class='{m.decision.value}'><td>{m.index}</td><td>{esc(m.id)}</td><td>{esc(m.role)}</td><td>{esc(str(m.category))}</td>"
@@ -139,6 +142,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 <p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
 {t.used:,} of {t.budget:,} tokens · {esc(verdict(plan))} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
+{versus}
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 <h2>Messages</h2>
@@ -162,7 +166,7 @@ def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: 
         elif suffix == ".pdf":
             write_atomic(path, render_pdf(widget))
         else:
-            write_atomic(path, render_html(session, plan, render_png(widget)))
+            write_atomic(path, render_html(session, plan, render_png(widget), timeline))
     finally:
         widget.close()
         widget.deleteLater()

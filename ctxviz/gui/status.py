@@ -1,7 +1,9 @@
 """The status bar's words for a plan: its own figures, read from `plan.totals` and nothing else.
 
 The same numbers and words as `ctxviz plan` prints in its `total` row (used, budget, and
-`Plan.fit_verdict()`), and the same verdict in the report.
+`Plan.fit_verdict()`), and the same verdict in the report. Beside them, what the provider's log
+says (`plan.reported`: the last call's real fill, the unseen prompt's estimate) and how many notes
+the loader and the policy made, each labelled as what it is and never added into the plan's figures.
 """
 
 from __future__ import annotations
@@ -33,3 +35,32 @@ def status_text(plan: Plan) -> str:
     if plan.orphans:
         parts.append(f"{len(plan.orphans)} broken tool-call pair(s)")
     return SEPARATOR.join(parts)
+
+
+def notes_count(notes: tuple[str, ...] | list[str]) -> str:
+    """"1 note", "3 notes" ("" for none)."""
+    return f"{len(notes):,} note{'' if len(notes) == 1 else 's'}" if notes else ""
+
+
+def reported_text(plan: Plan) -> str:
+    """The last call's real window fill beside this plan's figure (as `ctxviz plan` prints it), or ""."""
+    rep = plan.reported
+    if rep is None:
+        return ""
+    calls = f"{rep.calls:,} call{'' if rep.calls == 1 else 's'} with usage"
+    return (f"Reported by the provider: {rep.last_window_fill:,} tokens in the window at the last call in the log (#{rep.last_index}, {calls}); "
+            f"this plan sends {plan.totals.used:,} (a replay of what the log records).")
+
+
+def reported_turn_text(index: int, fill: int, sent: int) -> str:
+    """For the context at one turn of the replay: what the call made after it really had in the window."""
+    return (f"Reported by the provider for the call made after this turn (which produced #{index + 1}): {fill:,} tokens in the window, "
+            f"beside the replay's {sent:,} at this turn.")
+
+
+def unseen_text(unseen: int) -> str:
+    """The estimate of the system prompt and tools a log does not record, labelled as such, or ""."""
+    if not unseen:
+        return ""
+    return (f"Unseen: about {unseen:,} tokens of system prompt and tools the log does not record "
+            "(estimated from the first call; not in the plan's figures; the real count includes it).")

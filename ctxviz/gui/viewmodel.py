@@ -27,7 +27,7 @@ from ..engine.planner import plan_session
 from ..engine.policies import get_policy, policy_names
 from ..engine.policies.base import params_dict
 from ..engine.session import Session
-from ..engine.simulate import Timeline, simulate
+from ..engine.simulate import Timeline, plan_versus_replay, simulate
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
 from .threads import COLLECTOR, Worker, start_daemon
@@ -51,6 +51,8 @@ class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
+    #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
+    timelineStale = Signal()
     explanationReady = Signal(object)  # Explanation
     compareReady = Signal(object, object)  # (Plan A, Plan B)
     paramsChanged = Signal(object)  # the policy's parameter dataclass
@@ -88,6 +90,11 @@ class ContextViewModel(QObject):
         self.options = PlanOptions(real_count=True)
         self.plan: Plan | None = None
         self.timeline: Timeline | None = None
+        #: The inputs `plan` and `timeline` were made from (see `_inputs`), to pair only a plan and a
+        #: replay of the same inputs.
+        self._plan_inputs: tuple[Any, ...] | None = None
+        self._timeline_inputs: tuple[Any, ...] | None = None
+        self._submitted_inputs: tuple[Any, ...] | None = None
         self._executor = Worker("plan")
         self._side_executor = Worker("sim")
         self._load_thread: threading.Thread | None = None
@@ -148,7 +155,7 @@ class ContextViewModel(QObject):
             return
         self.policy = name
         self.params = get_policy(name).default_params()
-        self.timeline = None
+        self._replay_inputs_changed()
         self.policyChanged.emit(name)
         self.paramsChanged.emit(self.params)
         self.replan()
@@ -163,7 +170,7 @@ class ContextViewModel(QObject):
         self.paramError.emit(name, "")
         if params != self.params:
             self.params = params
-            self.timeline = None
+            self._replay_inputs_changed()
             self.paramsChanged.emit(self.params)
             self.replan()
         return True
@@ -173,18 +180,40 @@ class ContextViewModel(QObject):
             self.policy = policy
             self.policyChanged.emit(policy)
         self.params = params
-        self.timeline = None
+        self._replay_inputs_changed()
         self.paramsChanged.emit(params)
         self.replan()
 
     def set_tokenizer(self, name: str | None) -> None:
         self.tokenizer = name or None
-        self.timeline = None
+        self._replay_inputs_changed()
         self.replan()
 
     def set_options(self, **changes: Any) -> None:
+        before = self.options
         self.options = dataclasses.replace(self.options, **changes)
+        if self.options.pair_safe != before.pair_safe:  # the replay is pair-safe or not like the plan; the real count is not replayed
+            self._replay_inputs_changed()
         self.replan()
+
+    def _replay_inputs_changed(self) -> None:
+        """The timeline replays the plan's inputs: once they change, the one held (and any still
+        being simulated) is of another plan. It is dropped, a running simulation abandoned at its
+        next progress report, and the views told."""
+        self._sim_generation += 1
+        had = self.timeline is not None
+        self.timeline = None
+        if had or self.session is not None:
+            self.timelineStale.emit()
+
+    def _inputs(self) -> tuple[Any, ...]:
+        """What decides both the plan's figures and the replay (not the real count or the model)."""
+        return (id(self.session), self.policy, self.params, self.tokenizer, self.options.pair_safe)
+
+    def replay_options(self) -> PlanOptions:
+        """The options the replay and the "why" search share with the plan on screen (pair safety;
+        the real count and the model change no decision)."""
+        return PlanOptions(pair_safe=self.options.pair_safe)
 
     # --- planning -----------------------------------------------------------------------------
     def replan(self) -> None:
@@ -202,6 +231,7 @@ class ContextViewModel(QObject):
         self._generation += 1
         generation = self._generation
         session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.options
+        self._submitted_inputs = self._inputs()
 
         def progress(done: int, total: int) -> None:
             self._post(self.progress, done, total)
@@ -227,6 +257,7 @@ class ContextViewModel(QObject):
             return None
         plan = plan_session(self.session, self.policy, self.params, self.tokenizer, self.store, None, self.options)
         self.plan = plan
+        self._plan_inputs = self._inputs()
         self.planReady.emit(self.session, plan)
         return plan
 
@@ -246,7 +277,8 @@ class ContextViewModel(QObject):
             return
         self._sim_generation += 1
         generation = self._sim_generation
-        session, policy, params, tokenizer = self.session, self.policy, self.params, self.tokenizer
+        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.replay_options()
+        inputs = self._inputs()
         self.busy.emit(True, "Simulating turn by turn…")
 
         def progress(done: int, total: int) -> None:
@@ -256,15 +288,24 @@ class ContextViewModel(QObject):
 
         def job() -> None:
             try:
-                timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress)
+                timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress, options=options)
             except Cancelled:
                 return
             except Exception as exc:
                 self._post(self._failed, -1, f"simulation failed ({type(exc).__name__}: {exc})")
             else:
-                self._post(self._simulated, generation, timeline)
+                self._post(self._simulated, generation, (timeline, inputs))
 
         self._side_executor.submit(job)
+
+    def plan_versus_replay(self) -> str:
+        """The engine's sentence on the plan and the replay of the same inputs, or "" while either
+        is missing (a change of inputs drops the timeline, so the two held are always of the same
+        session, policy, parameters, tokenizer and pair safety)."""
+        plan, timeline = self.plan, self.timeline
+        if plan is None or timeline is None or timeline.session is not self.session or self._plan_inputs != self._timeline_inputs:
+            return ""
+        return plan_versus_replay(plan, timeline)
 
     def show_turn(self, turn: int) -> None:
         """Publish the context as it was at `turn` (from the timeline; no recounting)."""
@@ -281,7 +322,7 @@ class ContextViewModel(QObject):
         A newer request (or `cancel_explanation`) abandons the running search at its next probe."""
         if self.session is None or self.plan is None:
             return
-        session, policy, params, tokenizer = self.session, self.policy, self.params, self.tokenizer
+        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.replay_options()
         self._why_generation += 1
         generation = self._why_generation
 
@@ -293,7 +334,8 @@ class ContextViewModel(QObject):
                 return
             try:
                 counts = self.store.get(session, get_policy(policy).scheme(tokenizer, session.model))
-                self._post(self._explained, generation, why(session, policy, params, counts, index, should_stop=stale))
+                self._post(self._explained, generation, why(session, policy, params, counts, index, should_stop=stale,
+                                                                     options=options))
             except Cancelled:
                 return
             except Exception as exc:
@@ -335,6 +377,7 @@ class ContextViewModel(QObject):
         self.session = session
         self.plan = None
         self.timeline = None
+        self._sim_generation += 1  # a replay of the previous session still running is of no use now
         self.busy.emit(False, "")
         self.sessionLoaded.emit(session)
         with self._lock:
@@ -353,6 +396,7 @@ class ContextViewModel(QObject):
         if generation != self._generation or session is not self.session:
             return
         self.plan = plan
+        self._plan_inputs = self._submitted_inputs  # the latest submission's: a change since would have superseded it
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
 
@@ -370,9 +414,10 @@ class ContextViewModel(QObject):
         self.busy.emit(False, "")
         self.errorOccurred.emit(message)
 
-    def _on_simulated(self, generation: int, timeline: Timeline) -> None:
+    def _on_simulated(self, generation: int, result: tuple[Timeline, tuple[Any, ...]]) -> None:
         if generation != self._sim_generation:
             return
+        timeline, self._timeline_inputs = result
         self.timeline = timeline
         self.busy.emit(False, "")
         self.timelineReady.emit(timeline)

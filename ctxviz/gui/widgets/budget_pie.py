@@ -3,6 +3,12 @@
 pyqtgraph has no pie item and QtCharts is not in PySide6-Essentials, so it is painted with QPainter.
 Reserves (parts the policy sets aside, not fills) are hatched; usage is the solid arc inside each
 slice; a part used beyond its allotment shows its overflow in the warning colour.
+
+When the plan's allocation is `caps` (the category policy's maxima, which add up to more than the
+budget), the slices are each cap's share of their sum, and the legend says so: its head names them
+caps and how far past the budget they add up, and each part gives its cap as a share of the budget.
+What the provider's log suggests is missing (`plan.reported.unseen`, a system prompt and tools it
+does not record) is a line of its own under the legend, never added into the policy's figures.
 """
 
 from __future__ import annotations
@@ -38,17 +44,46 @@ class BudgetPie(QWidget):
         self.used = 0
         self.fits = True
         self.title = ""
+        self.caps = False
+        self.unseen = 0
 
-    def set_plan(self, plan: Plan | None) -> None:
+    def set_plan(self, plan: Plan | None, unseen: int | None = None) -> None:
+        """Show `plan`; `unseen` is the provider's estimate of what its log does not record (by
+        default the plan's own, `plan.reported.unseen`)."""
         if plan is None:
-            self.parts, self.total = [], 0
+            self.parts, self.total, self.caps, self.unseen = [], 0, False, 0
         else:
             self.parts = [(k, max(0, v), plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
             self.total = plan.totals.budget
             self.used = plan.totals.used
             self.fits = plan.totals.fits
             self.title = plan.policy
+            self.caps = plan.totals.allocation_kind == "caps"
+            if unseen is None:
+                unseen = plan.reported.unseen if plan.reported is not None else 0
+            self.unseen = max(0, unseen)
         self.update()
+
+    def caps_heading(self) -> str:
+        """For caps: what they are, and how far past the budget they add up."""
+        allotted = sum(a for _, a, _ in self.parts)
+        share = f"{allotted / self.total * 100:.0f} %" if self.total else "more than all"
+        return f"Category caps, % of the budget (they add up to {share})"
+
+    def legend_lines(self) -> list[str]:
+        """The legend's text, top to bottom (a cap's share is of the budget, a division's of the whole)."""
+        lines = [self.caps_heading()] if self.caps else []
+        allotted_total = sum(a for _, a, _ in self.parts) or 1
+        for name, allotted, used in self.parts:
+            if self.caps:
+                share = f"{allotted / self.total * 100:.1f}%" if self.total else "no budget"
+                lines.append(f"{pretty(name)}  {short_number(used)} / cap {short_number(allotted)}  ({share})")
+            else:
+                lines.append(f"{pretty(name)}  {short_number(used)} / {short_number(allotted)}  ({allotted / allotted_total * 100:.1f}%)")
+        lines.append("fits the budget" if self.fits else "does NOT fit the budget")
+        if self.unseen:
+            lines.append(f"Unseen ≈ {short_number(self.unseen)} (not in the log, not counted above)")
+        return lines
 
     # geometry shared by painting and hit-testing
     def _ring(self) -> tuple[QRectF, float]:
@@ -110,25 +145,29 @@ class BudgetPie(QWidget):
 
     def _paint_legend(self, painter: QPainter, x: float) -> None:
         pal = self.palette()
-        fm = painter.fontMetrics()
         painter.setFont(self.font())
         fm = painter.fontMetrics()
         line = fm.height() + 6
-        total_height = line * (len(self.parts) + 1)
-        y = max(8.0, (self.height() - total_height) / 2)
-        allotted_total = sum(a for _, a, _ in self.parts) or 1
-        for i, (name, allotted, used) in enumerate(self.parts):
-            color = QColor(PART_COLORS[i % len(PART_COLORS)])
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            painter.drawRoundedRect(QRectF(x, y + 3, 12, 12), 2, 2)
-            over = used > allotted
-            painter.setPen(QColor(WARNING) if over else pal.color(pal.ColorRole.WindowText))
-            label = f"{pretty(name)}  {short_number(used)} / {short_number(allotted)}  ({allotted / allotted_total * 100:.1f}%)"
-            painter.drawText(QPointF(x + 18, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, int(self.width() - x - 24)))
+        lines = self.legend_lines()
+        y = max(8.0, (self.height() - line * len(lines)) / 2)
+        width = int(self.width() - x - 24)
+        text = pal.color(pal.ColorRole.WindowText)
+        muted = pal.color(pal.ColorRole.PlaceholderText)
+        offset = 1 if self.caps else 0
+        for k, label in enumerate(lines):
+            i = k - offset
+            if 0 <= i < len(self.parts):
+                name, allotted, used = self.parts[i]
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(PART_COLORS[i % len(PART_COLORS)]))
+                painter.drawRoundedRect(QRectF(x, y + 3, 12, 12), 2, 2)
+                painter.setPen(QColor(WARNING) if used > allotted else text)
+                painter.drawText(QPointF(x + 18, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, width - 18))
+            else:
+                verdict = i == len(self.parts)
+                painter.setPen(QColor(WARNING) if verdict and not self.fits else (muted if verdict or i > 0 else text))
+                painter.drawText(QPointF(x, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, width))
             y += line
-        painter.setPen(QColor(WARNING) if not self.fits else pal.color(pal.ColorRole.PlaceholderText))
-        painter.drawText(QPointF(x, y + fm.ascent() + 2), "fits the budget" if self.fits else "does NOT fit the budget")
 
     def part_at(self, pos: QPointF) -> int | None:
         rect, thickness = self._ring()
@@ -150,15 +189,22 @@ class BudgetPie(QWidget):
         if i is None:
             QToolTip.hideText()
             return
-        name, allotted, used = self.parts[i]
+        QToolTip.showText(event.globalPosition().toPoint(), self.tooltip_html(i), self)
+
+    def tooltip_html(self, index: int) -> str:
+        name, allotted, used = self.parts[index]
         pct = used / allotted * 100 if allotted else 0
-        share = allotted / (sum(a for _, a, _ in self.parts) or 1) * 100
-        QToolTip.showText(event.globalPosition().toPoint(),
-                          f"<b>{html.escape(pretty(name))}</b><br>allotted {allotted:,} tokens ({share:.1f}% of the budget)<br>used {used:,} ({pct:.0f}%)", self)
+        if self.caps:
+            share = allotted / self.total * 100 if self.total else 0
+            what = f"a cap of {allotted:,} tokens ({share:.1f}% of the budget; the caps add up to more than the budget)"
+        else:
+            share = allotted / (sum(a for _, a, _ in self.parts) or 1) * 100
+            what = f"allotted {allotted:,} tokens ({share:.1f}% of the budget)"
+        return f"<b>{html.escape(pretty(name))}</b><br>{what}<br>used {used:,} ({pct:.0f}%)"
 
     def tooltip_for(self, index: int) -> str:
         name, allotted, used = self.parts[index]
-        return f"{pretty(name)}: {used:,} / {allotted:,}"
+        return f"{pretty(name)}: {used:,} / {'cap ' if self.caps else ''}{allotted:,}"
 
 
 def _slice(outer: QRectF, inner: QRectF, start: float, span: float) -> QPainterPath:

@@ -24,6 +24,7 @@ class CategoryBars(pg.PlotWidget):
             self.getAxis(axis).setTextPen(foreground)
         self.setMinimumHeight(170)
         self.rows: list[tuple[str, int, int | None, int]] = []
+        self.title_text = ""
         self._layout: tuple = ()
         # Two items for the whole life of the widget; a re-plan only changes their data.
         self.outline = pg.BarGraphItem(x=[], height=[], width=0.7, brush=pg.mkBrush(0, 0, 0, 0),
@@ -42,7 +43,8 @@ class CategoryBars(pg.PlotWidget):
         sent = {str(c): s for c, (s, _) in by_category.items()}
         total = {str(c): t for c, (_, t) in by_category.items()}
         # Category budgets exist for the category policy; other policies show sent against all of it.
-        budgets = dict(plan.allocation) if plan.policy == "categories" else {}
+        caps = plan.totals.allocation_kind == "caps"
+        budgets = dict(plan.allocation) if caps or plan.policy == "categories" else {}
         names = [c for c in MAIN if c in total or c in budgets] + [c for c in total if c not in MAIN]
         self.rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
         xs = list(range(len(names)))
@@ -54,11 +56,22 @@ class CategoryBars(pg.PlotWidget):
             brushes.append(pg.mkBrush(WARNING if over else CATEGORY_COLORS.get(c, "#b0b0b0")))
         self.bars.setOpts(x=xs, height=plot_values(used for _, used, _, _ in self.rows), brushes=brushes)
         top = finite(max(reference + [u for _, u, _, _ in self.rows] + [1]))
-        layout = (tuple(names), bool(budgets), top)
+        self.title_text = self.title_for(plan, caps, bool(budgets))
+        layout = (tuple(names), bool(budgets), top, self.title_text)
         if layout == self._layout:  # a re-plan usually moves the bars only
             return
         self._layout = layout
         self.getAxis("bottom").setTicks([[(i, CATEGORY_LABELS.get(c, c)) for i, c in enumerate(names)]])
         self.setXRange(-0.6, len(names) - 0.4, padding=0)
         self.setYRange(0, top * 1.12, padding=0)
-        self.setTitle("sent / budget per category" if budgets else "sent / all tokens per category", color=self.foreground, size="9pt")
+        self.setTitle(self.title_text, color=self.foreground, size="9pt")  # our words only: pyqtgraph draws titles as HTML
+
+    @staticmethod
+    def title_for(plan: Plan, caps: bool, budgets: bool) -> str:
+        """Caps are maxima of their own, not a division of the budget: the title says how far past
+        the budget they add up."""
+        if caps:
+            allotted = sum(plan.allocation.values())
+            share = f"{allotted / plan.totals.budget * 100:.0f} %" if plan.totals.budget else "more than all"
+            return f"sent / cap per category (the caps add up to {share} of the budget)"
+        return "sent / budget per category" if budgets else "sent / all tokens per category"

@@ -1,5 +1,10 @@
 """The timeline: context tokens per turn (the summarisation sawtooth) with events, and a turn slider.
 
+Beside the replay: what the provider reported for each call, at the turn whose context that call
+saw (the call that produced message N was made after turn N-1, as `ctxviz simulate` aligns it), the
+compactions the log records (a line at the turn, a tick at the tokens before it), and under the
+chart the engine's sentence on how the replay's last turn compares with the plan of the whole file.
+
 Every plotted number goes through `safe.plot_values` (finite, within +-1e15): a provider's usage or
 a budget of 10**20 tokens, turned into a numpy object array, crashed pyqtgraph. The turn label
 states the exact figures whatever the chart can draw.
@@ -14,12 +19,19 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
 
+from ...engine.session import Compaction
 from ...engine.simulate import Timeline
-from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, short_number
+from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
 from ..theme import plot_colors
 
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
+#: The compactions the log records (the real agent's), apart from the replay's own events.
+RECORDED_COMPACTION_COLOR = "#8c564b"
+RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
+#: A trigger quoted from the file is cut to this many characters in the chart (the tooltip has it whole).
+TRIGGER_CHARS = 24
+IDLE_TEXT = "Simulate to replay the session turn by turn."
 
 
 class TimelineView(QWidget):
@@ -44,10 +56,17 @@ class TimelineView(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
-        self.label = plain_label("Simulate to replay the session turn by turn.")  # event messages quote the session
+        self.label = plain_label(IDLE_TEXT)  # event messages quote the session
         self.label.setWordWrap(True)
         # However long a turn's description (events, a 300-digit budget), it never widens the window.
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # The engine's `plan_versus_replay` sentence (the plan's figures are the policy's, never the file's text).
+        self.versus = plain_label()
+        self.versus.setObjectName("plan-versus-replay")
+        self.versus.setWordWrap(True)
+        self.versus.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.versus.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.versus.hide()
         self.run = QPushButton("Simulate")
         self.run.clicked.connect(self.simulateRequested)
         self.latest = QPushButton("Back to latest")
@@ -60,22 +79,27 @@ class TimelineView(QWidget):
         layout.addWidget(self.plot, 1)
         layout.addLayout(row)
         layout.addWidget(self.label)
+        layout.addWidget(self.versus)
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.foreground, width=1))
         self.timeline: Timeline | None = None
+        #: (compaction, its line, its tick) for every compaction the log records, as drawn.
+        self.compaction_marks: list[tuple[Compaction, pg.InfiniteLine, pg.PlotDataItem]] = []
 
-    def set_timeline(self, timeline: Timeline | None) -> None:
+    def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
         self.plot.clear()
+        self.compaction_marks = []
         self.timeline = timeline
+        self.set_versus("")
         if timeline is None or not timeline.turns:
             self.slider.setEnabled(False)
-            self.label.setText("Simulate to replay the session turn by turn.")
+            self.label.setText(idle_text)
             return
         xs = plot_values(t.index for t in timeline.turns)
         self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
         reported = self.reported_usage(timeline)
         if reported:
-            # What the provider billed for each call (Claude Code's ground truth), against the replay.
+            # What the provider reported was in the window for each call (input + cache), against the replay.
             # A single point gets no line (an empty path is invalid SVG in the report).
             line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
             self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
@@ -92,6 +116,7 @@ class TimelineView(QWidget):
             # Legend names are drawn as HTML by pyqtgraph.
             self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="t", symbolSize=11,
                            symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=html.escape(kind.replace("_", " ")))
+        self._mark_compactions(timeline)
         self.plot.addItem(self.cursor)
         self._fit_range(timeline, reported)
         self.slider.setEnabled(True)
@@ -101,15 +126,54 @@ class TimelineView(QWidget):
         self.slider.blockSignals(False)
         self._describe(len(timeline.turns) - 1)
 
+    def set_versus(self, text: str) -> None:
+        """The engine's sentence comparing the replay's last turn with the plan of the whole file."""
+        self.versus.setText(text)
+        self.versus.setVisible(bool(text))
+
     @staticmethod
     def reported_usage(timeline: Timeline) -> list[tuple[int, int]]:
-        """(message index, input + cache tokens) for every message whose log carries the provider's usage."""
-        return [(m.index, m.usage.window_fill) for m in timeline.session.messages if m.usage is not None and m.usage.window_fill]
+        """(turn, input + cache tokens) for every call the log carries the provider's usage of, at the
+        turn whose context it saw: the call that produced message N was made after turn N-1
+        (`ctxviz simulate`'s alignment). A first message's call saw no turn of the replay."""
+        return [(m.index - 1, m.usage.window_fill) for m in timeline.session.messages
+                if m.usage is not None and m.usage.window_fill and m.index > 0]
+
+    @staticmethod
+    def compaction_text(c: Compaction) -> str:
+        """The whole description of a compaction the log records (the trigger quoted from the file)."""
+        sizes = f"{c.pre_tokens:,} -> {c.post_tokens:,} tokens" if c.post_tokens else (f"{c.pre_tokens:,} tokens before" if c.pre_tokens else "")
+        trigger = f" ({c.trigger})" if c.trigger else ""
+        return f"the agent compacted its context before #{c.before_index}{trigger}" + (f": {sizes}" if sizes else "")
+
+    def _mark_compactions(self, timeline: Timeline) -> None:
+        """Each compaction the log records: a dashed line at its turn, labelled with its trigger and
+        sizes, and a short tick at the tokens it had before, against the replay."""
+        color = RECORDED_COMPACTION_COLOR
+        named = False
+        for c in timeline.session.compactions:
+            trigger = c.trigger if len(c.trigger) <= TRIGGER_CHARS else c.trigger[: TRIGGER_CHARS - 1] + "…"
+            sizes = f"{short_number(c.pre_tokens)} → {short_number(c.post_tokens)}" if c.post_tokens else short_number(c.pre_tokens) if c.pre_tokens else ""
+            label = "compacted" + (f" ({trigger})" if trigger else "") + (f"\n{sizes} tokens" if sizes else "")
+            # InfLineLabel formats its text with str.format: braces from the file must stay literal.
+            label = label.replace("{", "{{").replace("}", "}}")
+            line = pg.InfiniteLine(pos=finite(c.before_index), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
+                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)]})
+            set_plain_tooltip(line, self.compaction_text(c))
+            self.plot.addItem(line)
+            tick = pg.PlotDataItem()
+            if c.pre_tokens:
+                tick = self.plot.plot(plot_values([c.before_index]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=26,
+                                      symbolPen=pg.mkPen(color, width=3), symbolBrush=color, name=None if named else RECORDED_COMPACTION_NAME)
+                set_plain_tooltip(tick, self.compaction_text(c))
+                named = True
+            self.compaction_marks.append((c, line, tick))
 
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
-        """Scale to the sawtooth (and what the provider reported); a budget far above it would
-        flatten the teeth, so it is then noted in the title instead (pan or zoom out to see it)."""
-        values = [t.tokens_sent for t in timeline.turns] + [v for _, v in reported]
+        """Scale to the sawtooth (and what the provider reported, and the compactions the log
+        records); a budget far above it would flatten the teeth, so it is then noted in the title
+        instead (pan or zoom out to see it)."""
+        values = [t.tokens_sent for t in timeline.turns] + [v for _, v in reported] + [c.pre_tokens for c in timeline.session.compactions]
         exact_peak = max(values)
         exact_budget = max(t.budget for t in timeline.turns)
         peak, budget = finite(exact_peak), finite(exact_budget)
@@ -131,10 +195,14 @@ class TimelineView(QWidget):
         t = self.timeline.turns[turn]
         self.cursor.setPos(finite(t.index))
         events = "; ".join(f"{e.kind}: {e.message}" for e in t.events) or "no event"
-        usage = self.timeline.session.messages[t.index].usage
-        reported = f" (the provider reported {usage.window_fill:,} for this call)" if usage is not None and usage.window_fill else ""
+        messages = self.timeline.session.messages
+        after = messages[t.index + 1] if t.index + 1 < len(messages) else None  # the call made after this turn produced it
+        usage = after.usage if after is not None else None
+        reported = (f" (the provider reported {usage.window_fill:,} for the call made after this turn, which produced #{after.index})"
+                    if after is not None and usage is not None and usage.window_fill else "")
+        recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions if c.before_index == t.index)
         self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
-                           f"{t.summarized} summarised, {t.truncated} cut — {events}")
+                           f"{t.summarized} summarised, {t.truncated} cut — {events}{recorded}")
 
     def _moved(self, turn: int) -> None:
         self._describe(turn)
