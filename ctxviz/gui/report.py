@@ -21,13 +21,20 @@ from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
 from ..io.exporters import write_atomic
-from .status import verdict
+from .status import reported_text, unseen_text, verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.message_strip import MessageStrip
 from .widgets.timeline import TimelineView
 
 SIZE = QSize(1400, 980)
+
+
+def provider_html(plan: Plan) -> str:
+    """What the provider's log says beside the plan (the overview's lines), escaped, or ""."""
+    unseen = plan.reported.unseen if plan.reported is not None else 0
+    lines = [line for line in (reported_text(plan), unseen_text(unseen)) if line]
+    return "".join(f"<p class='provider'>{html.escape(line)}</p>" for line in lines)
 
 
 class ReportWidget(QWidget):
@@ -41,7 +48,7 @@ class ReportWidget(QWidget):
         title = QLabel(f"<h2>{html.escape(session.title or os.path.basename(session.source))}</h2>"
                        f"<p>{len(session.messages):,} messages · policy <b>{html.escape(plan.policy)}</b> · {t.used:,} of {t.budget:,} tokens · "
                        f"{said} · "
-                       f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>")
+                       f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>" + provider_html(plan))
         self.pie = BudgetPie()
         self.pie.set_plan(plan)
         self.bars = CategoryBars()
@@ -141,6 +148,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 <h1>{title}</h1>
 <p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
 {t.used:,} of {t.budget:,} tokens · {esc(verdict(plan))} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
+{provider_html(plan)}
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
 {versus}
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>

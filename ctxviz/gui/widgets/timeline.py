@@ -41,7 +41,8 @@ class TimelineView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        background, self.foreground = plot_colors()
+        self.background, self.foreground = plot_colors()
+        background = self.background
         self.plot = pg.PlotWidget(background=background)
         self.plot.setLabel("left", "tokens sent")
         self.plot.setLabel("bottom", "turn (message index)")
@@ -158,7 +159,8 @@ class TimelineView(QWidget):
             # InfLineLabel formats its text with str.format: braces from the file must stay literal.
             label = label.replace("{", "{{").replace("}", "}}")
             line = pg.InfiniteLine(pos=finite(c.before_index), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)]})
+                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)],
+                                                         "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)
             tick = pg.PlotDataItem()
@@ -168,6 +170,12 @@ class TimelineView(QWidget):
                 set_plain_tooltip(tick, self.compaction_text(c))
                 named = True
             self.compaction_marks.append((c, line, tick))
+
+    def _label_fill(self) -> QColor:
+        """The plot's background, nearly opaque: a label stays legible over the budget line or a curve."""
+        fill = QColor(self.background)
+        fill.setAlpha(220)
+        return fill
 
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
         """Scale to the sawtooth (and what the provider reported, and the compactions the log
