@@ -7,25 +7,26 @@
   the policy's remarks, one bullet each, behind a toggle that says how many there are.
 
 Everything here quotes the session file (a note names a block type or a line kind from it), so it
-is plain text, and it wraps: nothing is cut off at the right. The notes take at most
-`MAX_NOTE_LINES` lines of the overview and scroll beyond that.
+is plain text, and it wraps: nothing is cut off at the right. The panel asks for the height of its
+text up to `MAX_NOTE_LINES` whole lines of notes and scrolls beyond that; on a short window the layout may give it less
+(down to its toggle), and it scrolls then too, so it never pushes the window taller than the screen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from ..safe import plain_label
 from ..status import notes_count
 
-#: The notes show this many lines of text at most; more scroll.
+#: The panel asks for the facts and at most this many lines of notes; more scroll.
 MAX_NOTE_LINES = 5
 
 
-class NotesPanel(QWidget):
+class NotesPanel(QScrollArea):
     toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -34,8 +35,6 @@ class NotesPanel(QWidget):
         self.facts.setObjectName("provider-facts")
         self.facts.setWordWrap(True)
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # However long a line, it wraps to the overview's width instead of widening the window.
-        self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         self.toggle = QToolButton()
         self.toggle.setObjectName("notes-toggle")
         self.toggle.setCheckable(True)
@@ -47,21 +46,21 @@ class NotesPanel(QWidget):
         self.notes.setObjectName("notes")
         self.notes.setWordWrap(True)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.notes.setContentsMargins(18, 0, 4, 2)
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.notes)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        layout = QVBoxLayout(self)
+        self.body = QWidget()
+        layout = QVBoxLayout(self.body)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.setSpacing(0)
         layout.addWidget(self.facts)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.scroll)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
+        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.notes)
+        layout.addStretch(1)
+        self.setWidget(self.body)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Wraps to the overview's width instead of widening the window; its height is its text's.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.note_lines: tuple[str, ...] = ()
         self.set_content((), ())
 
@@ -76,32 +75,50 @@ class NotesPanel(QWidget):
         self.toggle.setText(f"{count} from reading the file and planning it" if count else "")
         self.toggle.setVisible(bool(notes))
         self._update_arrow()
-        self.scroll.setVisible(bool(notes) and self.toggle.isChecked())
+        self.notes.setVisible(bool(notes) and self.toggle.isChecked())
         self.setVisible(bool(facts or notes))
-        self._fit()
+        self.updateGeometry()
 
     def expand(self, on: bool = True) -> None:
         self.toggle.setChecked(on)
 
     def _toggled(self, on: bool) -> None:
         self._update_arrow()
-        self.scroll.setVisible(on and bool(self.note_lines))
-        self._fit()
+        self.notes.setVisible(on and bool(self.note_lines))
+        self.updateGeometry()
         self.toggled.emit(on)
 
     def _update_arrow(self) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if self.toggle.isChecked() else Qt.ArrowType.RightArrow)
 
-    def _fit(self) -> None:
-        """The notes area as tall as its wrapped text, up to MAX_NOTE_LINES lines (then it scrolls)."""
-        width = max(50, self.scroll.viewport().width() if self.scroll.isVisible() else self.width() - 12)
-        needed = self.notes.heightForWidth(width)
-        if needed < 0:
-            needed = self.notes.sizeHint().height()
-        # Whole lines only: a scrolled list shows no half line at its foot.
-        cap = self.notes.fontMetrics().lineSpacing() * MAX_NOTE_LINES
-        self.scroll.setFixedHeight(max(0, needed if needed <= cap + self.notes.contentsMargins().bottom() else cap))
+    def _width(self) -> int:
+        return self.viewport().width() if self.viewport().width() > 50 else max(50, self.width())
+
+    def content_height(self) -> int:
+        """The height the facts and notes take, wrapped to the panel's width."""
+        height = self.body.heightForWidth(self._width())
+        return height if height >= 0 else self.body.sizeHint().height()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        """All of the text, or the facts and the first MAX_NOTE_LINES lines of notes (ending on a
+        whole line: the rest scrolls, with no half line at the foot)."""
+        content = self.content_height()
+        margins = self.body.layout().contentsMargins()
+        inner = self._width() - margins.left() - margins.right()
+        top = margins.top()
+        if self.facts.isVisibleTo(self):
+            top += self.facts.heightForWidth(inner)
+        if self.toggle.isVisibleTo(self):
+            top += self.toggle.sizeHint().height()
+        cap = top + self.notes.fontMetrics().lineSpacing() * MAX_NOTE_LINES + 1
+        return QSize(super().sizeHint().width(), min(content, cap))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        # One row (it scrolls): a short window keeps the charts' room, and the status bar's count is there.
+        line = max(self.toggle.sizeHint().height(), self.fontMetrics().lineSpacing()) + 4
+        return QSize(0, min(self.content_height(), line))
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self._fit()
+        if event.size().width() != event.oldSize().width():  # a new width wraps the text anew
+            self.updateGeometry()
