@@ -241,3 +241,18 @@ def test_spans_without_llm_input_are_one_line(tmp_path):
     with pytest.raises(LoadError) as err:
         load_session(path)
     assert "no LLM call with input messages among the file's 1 span(s)" in str(err.value)
+
+
+def test_infinite_numbers_in_spans_are_not_usage(tmp_path):
+    """Found by fuzzing: `1e999` (JSON for infinity) in a span's end time or usage crashed the plan."""
+    from ctxviz.io.loaders import load_session
+
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat", "endTimeUnixNano": 1e999, "attributes": [
+        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])}},
+        {"key": "gen_ai.usage.input_tokens", "value": {"doubleValue": 1e999}},
+        {"key": "gen_ai.usage.output_tokens", "value": {"intValue": 1e999}}]}]}]}]}
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(spans))
+    session = load_session(path)
+    assert [m.text for m in session.messages] == ["hi"]
+    assert all(m.usage is None or m.usage.input_tokens < 10**15 for m in session.messages)

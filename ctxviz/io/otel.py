@@ -36,6 +36,7 @@ ids or its text), so the timeline shows what the provider reported for each call
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -90,7 +91,7 @@ def _any_value(value: Any) -> Any:
     if key in ("intValue", "int_value"):
         try:
             return int(inner)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return inner
     if key in ("arrayValue", "array_value"):
         values = inner.get("values", []) if isinstance(inner, dict) else []
@@ -231,7 +232,7 @@ class OtelLoader:
         end = s.get("endTimeUnixNano") or s.get("end_time") or 0
         try:
             end_key = int(end)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             end_key = 0 if not isinstance(end, str) else sum(ord(c) for c in end)  # ISO times still sort within one file
         attrs: dict[str, Any] = {}
         where: dict[str, tuple[FieldPath, int | None]] = {}
@@ -434,7 +435,7 @@ class OtelLoader:
                 value = a.get(key)
                 if isinstance(value, bool):
                     continue
-                if isinstance(value, (int, float)):
+                if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
                     return int(value)
                 if isinstance(value, str) and value.strip().isdigit():
                     return int(value)
