@@ -432,7 +432,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     timeline = None
     if not args.no_timeline:
         policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-        timeline = simulate(session, policy_name, params, tokenizer, STORE)
+        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
     from .gui.app import application
     from .gui.report import write_report
 
