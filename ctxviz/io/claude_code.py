@@ -410,9 +410,6 @@ class _Reader:
             notes.append(f"sub-agent transcript (agentId {agent})")
         if len(versions) > 1:
             notes.append(f"written by Claude Code {versions[0]} to {versions[-1]}")
-        hidden = self._hidden_prompt_note(messages)
-        if hidden:
-            notes.append(hidden)
         return Session(
             messages=messages,
             source=self.src.path,
@@ -563,24 +560,6 @@ class _Reader:
         renumber = {m.index: k for k, m in enumerate(keep)}
         self.messages = [replace(m, index=k) for k, m in enumerate(keep)]
         self.compactions = [replace(c, before_index=_shift(renumber, c.before_index, len(keep))) for c in self.compactions]
-
-    def _hidden_prompt_note(self, messages: tuple[Message, ...]) -> str:
-        """How big the system prompt and tool definitions the log does not carry must have been."""
-        if self.system_prompt or self.tools:
-            return ""
-        first = next((m for m in messages if m.usage is not None and m.usage.window_fill > 0), None)
-        if first is None:
-            return ""
-        from ..engine.tokenizers import get_tokenizer
-
-        count = get_tokenizer("o200k_base").count
-        replayed = sum(count(m.text) for m in messages[: first.index])
-        reported = first.usage.window_fill if first.usage is not None else 0
-        text = (f"the first call reported {reported:,} input tokens; the log has no system prompt or tool definitions, which suggests "
-                f"about {max(0, reported - replayed):,} tokens of them")
-        if self.breaks:  # some of the conversation is not in the file either (a forked sub-agent, a trimmed file)
-            text += ", together with the lines of the conversation the file does not have"
-        return text
 
 
 def _shift(renumber: dict[int, int], index: int, length: int) -> int:
