@@ -48,7 +48,8 @@ def session_facts(session: Session) -> dict[str, Any]:
         "tool_results_without_call": sum(1 for r in result_ids if r not in calls),
         "summaries": len(session.summaries),
         "summarised_messages": len({c for s in session.summaries for c in s.covers}),
-        "compactions": [{"before": c.before_index, "trigger": c.trigger, "pre_tokens": c.pre_tokens} for c in session.compactions],
+        "compactions": [{"before": c.before_index, "trigger": c.trigger, "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens,
+                         "preserved": len(c.preserved)} for c in session.compactions],
         "reported_usage_messages": len(with_usage),
         "last_call": None if last is None else {
             "message": last.index, "window_fill": last.usage.window_fill, "input_tokens": last.usage.input_tokens,
@@ -80,7 +81,10 @@ def info_text(session: Session) -> str:
     lines.append(f"  tool calls: {f['tool_calls']:,} ({f['tool_calls_answered']:,} answered, {f['tool_calls_unanswered']:,} unanswered in the file); "
                  f"tool results: {f['tool_results']:,} ({f['tool_results_without_call']:,} without their call in the file)")
     if f["summaries"] or f["compactions"]:
-        compactions = "; ".join(f"before #{c['before']}" + (f" ({c['trigger']})" if c["trigger"] else "") + (f", {c['pre_tokens']:,} tokens before" if c["pre_tokens"] else "")
+        compactions = "; ".join(f"before #{c['before']}" + (f" ({c['trigger']})" if c["trigger"] else "")
+                                + (f", {c['pre_tokens']:,} tokens before" if c["pre_tokens"] else "")
+                                + (f", {c['post_tokens']:,} after" if c["post_tokens"] else "")
+                                + (f", {c['preserved']:,} message(s) preserved" if c["preserved"] else "")
                                 for c in f["compactions"])
         lines.append(f"  summaries: {f['summaries']:,} recorded, covering {f['summarised_messages']:,} message(s) of the file"
                      + (f"; compactions: {compactions}" if compactions else ""))
