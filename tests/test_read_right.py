@@ -217,3 +217,20 @@ def test_anthropic_blocks_in_a_role_content_list_are_read(tmp_path):
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "user", "assistant"]
     assert session.tool_pairs == ((1, 2),) and session.messages[2].text == "print(1)"
     assert json.loads(session.messages[1].tool_calls[0].arguments) == {"path": "a.py"}
+
+
+def test_missy_says_what_its_estimator_cannot_see(tmp_path):
+    chat = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.py"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
+            {"role": "assistant", "content": "and one more", "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c2", "content": "a.py"}]
+    session = load_session(write(tmp_path, "c.json", chat))
+    plan = plan_session(session)
+    note = next(n for n in plan.notes if n.startswith("missy's estimator"))
+    chars = len("read") + len('{"path": "a.py"}') + len("ls") + len("{}")
+    assert f"the tool calls of 2 message(s) ({chars:,} characters of names and arguments)" in note and "1 tool-call-only message(s) count as the text 'None'" in note
+    from ctxviz.engine.tokenizers import get_tokenizer
+
+    assert plan.messages[1].tokens == get_tokenizer("missy").count("None")  # what the note says was measured
+    assert not any(n.startswith("missy's estimator") for n in plan_session(load_session(write(tmp_path, "d.json", chat[:1]))).notes)

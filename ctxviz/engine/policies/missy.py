@@ -76,6 +76,28 @@ def measure_content(message: Message, tokenizer: Tokenizer) -> int:
     return tokenizer.count(str(message.openai_content()))
 
 
+_invisible: dict[int, tuple[weakref.ref[Session], tuple[str, ...]]] = {}
+
+
+def invisible_call_notes(session: Session) -> tuple[str, ...]:
+    """What missy's estimator cannot see: it measures `str(content)` only, so a message's tool calls
+    cost nothing and a tool-call-only message is the four characters `None`. Cached per session."""
+    found = _invisible.get(id(session))
+    if found is not None and found[0]() is session:
+        return found[1]
+    with_calls = [m for m in session.messages if m.role == "assistant" and m.tool_calls]
+    only_calls = sum(1 for m in with_calls if m.openai_content() is None)
+    characters = sum(len(c.name) + len(c.arguments) for m in with_calls for c in m.tool_calls)
+    notes: tuple[str, ...] = ()
+    if with_calls:
+        notes = (f"missy's estimator counts only each message's content: the tool calls of {len(with_calls):,} message(s) "
+                 f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
+                 "message(s) count as the text 'None'",)
+    key = id(session)
+    _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
+    return notes
+
+
 def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
     """Which messages of this file a recorded summary replaces, and which summaries are superseded.
 
@@ -297,7 +319,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         totals=totals,
         summaries=tuple(summary_plans),
         zones=ZONES + (("summarized",) if covered else ()),
-        notes=tuple(notes),
+        notes=(*notes, *invisible_call_notes(session)),
         extra={
             "history_budget": history_budget,
             "history_used": used,
