@@ -15,7 +15,7 @@ from ctxviz.engine.simulate import simulate
 from ctxviz.io.loaders import load_session
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
-FILES = sorted(p.name for p in SAMPLES.iterdir() if p.suffix in (".yaml", ".yml", ".json", ".jsonl"))
+FILES = sorted(p.name for p in SAMPLES.iterdir() if p.suffix in (".yaml", ".yml", ".json", ".jsonl", ".traj"))
 _loaded: dict[str, object] = {}
 
 
