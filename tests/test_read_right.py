@@ -234,3 +234,17 @@ def test_missy_says_what_its_estimator_cannot_see(tmp_path):
 
     assert plan.messages[1].tokens == get_tokenizer("missy").count("None")  # what the note says was measured
     assert not any(n.startswith("missy's estimator") for n in plan_session(load_session(write(tmp_path, "d.json", chat[:1]))).notes)
+
+
+@pytest.mark.parametrize("name", ["claude_code_compaction.jsonl"])
+def test_claude_code_exports_send_back_every_block_of_a_streamed_message(name):
+    """A Claude Code assistant message is several streamed lines: its export has all their blocks."""
+    session = load_session(ROOT / "sample_sessions" / name)
+    plan = plan_session(session, "supyagent", {"context_limit": 1_000_000})
+    request = json.loads(export(plan, session, "anthropic").text)
+    sent = [session.messages[i] for i in plan.context_index if i is not None and plan.messages[i].decision is Decision.KEPT]
+    signatures = sum(1 for m in request["messages"] for b in m["content"] if b["type"] == "thinking" and b.get("signature"))
+    assert signatures == sum(1 for m in sent for p in m.parts if type(p).__name__ == "ThinkingPart") > 0
+    tool_uses = [b for m in request["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    assert len(tool_uses) == sum(len(m.tool_calls) for m in sent)
+    assert not any(b["type"] == "text" and not b["text"].strip() for m in request["messages"] for b in m["content"])

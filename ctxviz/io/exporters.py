@@ -188,19 +188,24 @@ def original_blocks(message: Message) -> list[dict[str, Any]] | None:
     """A message's Anthropic content blocks as its file recorded them (Anthropic requests, Claude
     Code lines), or None when the file was not in Anthropic's form. A tool message gets its own
     tool_result block; the rest of the record's blocks go with the message they were read into."""
-    raw = message.raw
-    if not isinstance(raw, dict):
-        return None
-    inner = raw.get("message")
-    content = raw.get("content") if "content" in raw else inner.get("content") if isinstance(inner, dict) else None
-    if not isinstance(content, list) or not content or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
+    records = message.raw if isinstance(message.raw, list) else [message.raw]  # Claude Code: the streamed lines of one message
+    content: list[Any] = []
+    for raw in records:
+        if not isinstance(raw, dict):
+            return None
+        inner = raw.get("message")
+        blocks = raw.get("content") if "content" in raw else inner.get("content") if isinstance(inner, dict) else None
+        if not isinstance(blocks, list):
+            return None
+        content += blocks
+    if not content or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
         return None
     if not any(b["type"] in ANTHROPIC_BLOCK_TYPES for b in content):
         return None  # OpenAI-style parts
     if message.role == "tool":
         blocks = [b for b in content if b["type"] == "tool_result" and b.get("tool_use_id") == message.tool_call_id]
-    else:
-        blocks = [b for b in content if b["type"] != "tool_result"]
+    else:  # the Messages API refuses a whitespace-only text block (streamed logs have them)
+        blocks = [b for b in content if b["type"] != "tool_result" and not (b["type"] == "text" and not str(b.get("text", "")).strip())]
     return blocks or None
 
 
