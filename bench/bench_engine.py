@@ -1,30 +1,32 @@
-"""Engine speed, measured against baselines in the same run (run by hand: `python bench/bench_engine.py`).
+"""Engine speed on realistic sessions, measured against baselines in the same run, in interleaved rounds.
 
-Prints ratios, never asserts: machines differ, ratios travel.
-  1. token counting throughput vs raw tiktoken `encode_ordinary` on the same texts (goal >= 0.9x)
-  2. re-plan after a parameter change on a 100,000-message session vs the first plan (goal < 5 %)
-  3. loading a 100 MB JSONL session vs `json.loads` of its lines alone (goal within 2x), with peak memory
-  4. simulating a 2,000-message session turn by turn vs a naive per-turn recount (goal: seconds, not minutes)
+    python bench/bench_engine.py [--messages 100000] [--rounds 3]
+
+Prints ratios (median [min-max] over rounds), never asserts: machines differ, ratios travel.
+  1. re-plan after a parameter change on a 100,000-message session with tool calls and long tool
+     outputs vs the first plan of the same session (goal < 5 %), with the cut moved (nothing reused)
+  2. simulating a 1,000-message session turn by turn vs a naive per-turn recount
+Loading is bench_load.py, counting bench_counting.py, start-up bench_startup.py; `python bench/run.py` runs all.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from common import Row, interleaved, spread, timed, within  # noqa: E402
 
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies import missy  # noqa: E402
-from ctxviz.engine.session import Message, Session, TextPart  # noqa: E402
-from ctxviz.engine.tokenizers import TiktokenTokenizer, load_encoding  # noqa: E402
+from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 
 WORDS = ("context window budget tail evict summary tool result assistant user token policy plan "
          "def return import class self value error trace json yaml kubectl deploy pod").split()
@@ -39,27 +41,8 @@ def texts(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def bench_counting(n: int) -> None:
-    sample = texts(n)
-    enc = load_encoding("o200k_base")
-    tok = TiktokenTokenizer("o200k_base")
-    raw = best_of(lambda: [len(enc.encode_ordinary(t)) for t in sample])
-    ours = best_of(lambda: [tok.count(t) for t in sample])
-    chars = sum(map(len, sample))
-    print(f"1. counting {n:,} texts ({chars / 1e6:.1f} MB): raw encode_ordinary {raw * 1000:.0f} ms, ctxviz {ours * 1000:.0f} ms"
-          f" -> throughput {raw / ours:.2f}x of raw (goal >= 0.9x)")
-
-
 def session_of(n: int) -> Session:
+    """A plain user/assistant/tool-role text session (what the GUI benchmark drags sliders on)."""
     sample = texts(2000)
     roles = ("user", "assistant", "tool")
     msgs = tuple(Message(id=f"m{i}", index=i, role=roles[i % 3] if i < n - 1 else "user", parts=(TextPart(sample[i % len(sample)]),))
@@ -67,106 +50,91 @@ def session_of(n: int) -> Session:
     return Session(messages=msgs, source="<bench>", format="bench")
 
 
-def bench_replan(n: int) -> None:
-    session = session_of(n)
-    store = CountStore()
-    t = time.perf_counter()
-    plan_session(session, "missy", {"total": 2_000_000}, "o200k_base", store)
-    first = time.perf_counter() - t
-    def replan_once(reuse: bool) -> None:
-        if not reuse:  # nothing kept from an earlier plan with the cut in the same place
-            missy._OLDER_CACHE.clear()
-        plan_session(session, "missy", {"total": 1_500_000, "fresh_tail_count": 40}, "o200k_base", store)
-
-    replan = best_of(lambda: replan_once(reuse=False))
-    reused = best_of(lambda: replan_once(reuse=True))
-    print(f"2. plan of {n:,} messages (o200k_base): first {first * 1000:.0f} ms, re-plan after a parameter change "
-          f"{replan * 1000:.0f} ms -> {replan / first * 100:.1f} % of the first plan (goal < 5 %); "
-          f"{reused * 1000:.0f} ms when the cut has not moved since the last plan")
-    t = time.perf_counter()
-    plan_session(session, "missy", None, None, store)
-    first_h = time.perf_counter() - t
-    replan_h = best_of(lambda: (missy._OLDER_CACHE.clear(), plan_session(session, "missy", {"fresh_tail_count": 40}, None, store)))
-    print(f"   with missy's own len/4 estimator: first {first_h * 1000:.0f} ms, re-plan {replan_h * 1000:.0f} ms "
-          f"({replan_h / first_h * 100:.0f} %; counting is nearly free there, so the ratio says little)")
-
-
-_CHILD = r"""
-import json, resource, sys, time
-sys.path.insert(0, sys.argv[3])
-path, mode = sys.argv[1], sys.argv[2]
-if mode == "ctxviz":
-    from ctxviz.io.loaders import load_session  # imported before the clock starts: loading is timed, not imports
-t = time.perf_counter()
-if mode == "json":
-    with open(path, encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    n = len(records)
-else:
-    n = len(load_session(path).messages)
-elapsed = time.perf_counter() - t
-print(json.dumps({"seconds": elapsed, "n": n, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
+def agent_session(n: int, seed: int = 3) -> Session:
+    """An agent session: a user turn, then assistant tool calls each answered by a tool message with a
+    long output (listings, code, logs), multi-part user content, and a closing assistant answer."""
+    rng = random.Random(seed)
+    prose = texts(400, seed)
+    outputs = []
+    for _ in range(300):
+        lines = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}_{i}.py:{rng.randint(1, 900)}: " + " ".join(rng.choice(WORDS) for _ in range(8))
+                 for i in range(rng.choice((2, 10, 30, 80)))]
+        outputs.append("\n".join(lines))
+    msgs: list[Message] = [Message(id="m0", index=0, role="system", parts=(TextPart("You are a coding agent. " + prose[0]),))]
+    call = 0
+    while len(msgs) < n:
+        i = len(msgs)
+        msgs.append(Message(id=f"m{i}", index=i, role="user", parts=(TextPart(prose[i % 400][:400]), TextPart(outputs[i % 300][:300]))))
+        for _ in range(rng.randint(1, 4)):
+            if len(msgs) >= n - 2:
+                break
+            call += 1
+            cid = f"call_{call}"
+            i = len(msgs)
+            msgs.append(Message(id=f"m{i}", index=i, role="assistant", parts=(ToolCallPart(cid, "shell", '{"cmd": "%s"}' % rng.choice(WORDS)),)))
+            msgs.append(Message(id=f"m{i + 1}", index=i + 1, role="tool", tool_call_id=cid, parts=(ToolResultPart(cid, outputs[call % 300]),)))
+        i = len(msgs)
+        msgs.append(Message(id=f"m{i}", index=i, role="assistant", parts=(TextPart(prose[call % 400][:600]),)))
+    return Session(messages=tuple(msgs[:n]), source="<bench>", format="bench")
 
 
-def bench_load(megabytes: int) -> None:
-    sample = texts(500)
-    root = os.path.join(os.path.dirname(__file__), "..")
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "big.jsonl")
-        size, i = 0, 0
-        with open(path, "w", encoding="utf-8") as f:
-            while size < megabytes * 1_000_000:
-                role = ("user", "assistant")[i % 2]
-                line = json.dumps({"role": role, "content": sample[i % len(sample)]}) + "\n"
-                f.write(line)
-                size += len(line)
-                i += 1
-        results = {}
-        for mode in ("json", "ctxviz"):
-            out = subprocess.run([sys.executable, "-c", _CHILD, path, mode, root], capture_output=True, text=True, check=True)
-            results[mode] = json.loads(out.stdout)
-    j, c = results["json"], results["ctxviz"]
-    print(f"3. loading a {size / 1e6:.0f} MB JSONL ({c['n']:,} messages): json.loads of the lines {j['seconds']:.2f} s"
-          f" (peak {j['peak_mb']:.0f} MB), ctxviz {c['seconds']:.2f} s (peak {c['peak_mb']:.0f} MB)"
-          f" -> {c['seconds'] / j['seconds']:.2f}x the time (goal within 2x), {c['peak_mb'] / j['peak_mb']:.2f}x the memory")
+def bench_replan(n: int, rounds: int) -> list[Row]:
+    base = agent_session(n)
+    first_times, replans = [], []
+    ratios = []
+    for r in range(rounds):
+        session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
+        store = CountStore()
+        missy._OLDER_CACHE.clear()
+        first = timed(lambda session=session, store=store: plan_session(session, "missy", {"total": 2_000_000}, "o200k_base", store))
+        missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the first plan
+        budget = 1_500_000 - 10_000 * r
+        replan = timed(lambda session=session, store=store, budget=budget: plan_session(session, "missy", {"total": budget, "fresh_tail_count": 40}, "o200k_base", store))
+        first_times.append(first)
+        replans.append(replan)
+        ratios.append(replan / first * 100)
+    chars = sum(len(m.text) for m in base.messages)
+    print(f"re-plan {n:,} messages with tool calls ({chars / 1e6:.0f} MB of text, o200k_base): first plan {spread(first_times)} s, "
+          f"re-plan with the cut moved {spread(replans, 1000, '{:.0f}')} ms -> {spread(ratios, 1, '{:.1f}')} % of the first plan (goal < 5 %)", flush=True)
+    return [Row(f"re-plan {n:,} messages after a parameter change vs first plan", ratios, "< 5 %", within(5, ratios), unit="%")]
 
 
-def bench_simulate(n: int) -> None:
-    import dataclasses
-
+def bench_simulate(n: int, rounds: int) -> list[Row]:
     from ctxviz.engine.policies import get_policy
     from ctxviz.engine.simulate import simulate
 
-    base = session_of(n)
-    session = dataclasses.replace(base, messages=tuple(dataclasses.replace(m, parts=(TextPart(m.text[:600]),)) for m in base.messages))
-    t = time.perf_counter()
-    timeline = simulate(session, "supyagent", {"max_messages_before_summary": 40}, None, CountStore())
-    ours = time.perf_counter() - t
-    # Naive: what a per-turn tool without a count cache does, recounting the prefix at every turn.
+    session = agent_session(n, seed=5)
     policy = get_policy("supyagent")
     params = policy.make_params({"max_messages_before_summary": 40})
-    sample_turns = list(range(0, n, max(1, n // 100)))
-    t = time.perf_counter()
-    for i in sample_turns:
-        prefix = dataclasses.replace(session, messages=session.messages[: i + 1])
-        plan_session(prefix, "supyagent", params, None, CountStore())
-    naive = (time.perf_counter() - t) * n / len(sample_turns)
-    print(f"4. simulating {n:,} messages with supyagent ({len(timeline.events)} events): {ours:.1f} s; a naive per-turn recount "
-          f"would take ~{naive:.0f} s (extrapolated from {len(sample_turns)} turns) -> {naive / ours:.0f}x faster")
+    sample_turns = list(range(0, n, max(1, n // 50)))
+
+    def ours() -> float:
+        return timed(lambda: simulate(dataclasses.replace(session), "supyagent", {"max_messages_before_summary": 40}, None, CountStore()))
+
+    def naive() -> float:  # what a per-turn tool without a count cache does, recounting the prefix each turn (extrapolated)
+        t = time.perf_counter()
+        for i in sample_turns:
+            plan_session(dataclasses.replace(session, messages=session.messages[: i + 1]), "supyagent", params, None, CountStore())
+        return (time.perf_counter() - t) * n / len(sample_turns)
+
+    naive_s, ours_s, ratios = interleaved(naive, ours, rounds)
+    print(f"simulate {n:,} messages with tool calls (supyagent): {spread(ours_s)} s; naive per-turn recount ~{spread(naive_s, 1, '{:.0f}')} s "
+          f"-> {spread(ratios, 100, '{:.1f}')} % of the naive time", flush=True)
+    return [Row(f"simulate {n:,} messages vs naive per-turn recount", [r * 100 for r in ratios], "< 50 %", within(50, [r * 100 for r in ratios]), unit="%")]
+
+
+def run(messages: int = 100_000, sim_messages: int = 1000, rounds: int = 3) -> list[Row]:
+    return bench_replan(messages, rounds) + bench_simulate(sim_messages, rounds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--texts", type=int, default=20_000)
     parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--megabytes", type=int, default=100)
-    parser.add_argument("--sim-messages", type=int, default=2000)
+    parser.add_argument("--sim-messages", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    bench_counting(args.texts)
-    bench_replan(args.messages)
-    bench_load(args.megabytes)
-    bench_simulate(args.sim_messages)
+    for row in run(args.messages, args.sim_messages, args.rounds):
+        print(row.name, row.measured(), row.goal, "met" if row.met else "NOT met")
 
 
 if __name__ == "__main__":

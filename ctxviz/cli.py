@@ -15,37 +15,51 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .engine.catalog import find_model, load_catalog
-from .engine.checks import PlanOptions
-from .engine.counting import CountStore
-from .engine.explain import compare, describe, why
-from .engine.plan import Plan
-from .engine.planner import plan_session
-from .engine.policies import get_policy, policy_names
-from .engine.policies.base import param_fields
-from .engine.session import Session
-from .engine.simulate import simulate
-from .engine.summarizers import EndpointSummarizer
-from .engine.tokenizers import (
-    count_openai_chat,
-    encoding_name_for_model,
-    get_tokenizer,
-    known_model_names,
-    tokenizer_names,
-)
 from .errors import CtxvizError, LoadError, ParameterError, UnknownNameError
-from .io.config import load_preset, preset_line
-from .io.exporters import EXPORTERS, export, json_text, write_atomic
-from .io.loaders import load_session, loader_names
-from .io.output import check_output_path
-from .io.source import STDIN, read_source
-from .io.text_summary import plan_summary
+
+if TYPE_CHECKING:
+    from .engine.counting import CountStore
+    from .engine.plan import Plan
+    from .engine.session import Session
+    from .engine.summarizers import EndpointSummarizer
+
+# The engine and the loaders are imported when a command needs them (`_load`), not with this module:
+# `ctxviz --version` starts as fast as Python, and each command imports only what it uses (the
+# simulator, the summarizers' HTTP client, YAML presets and the model catalogue where they are used).
+STORE: CountStore
+
+
+def _load() -> None:
+    """Import what building the parser and running most commands needs, into this module's globals."""
+    global STORE, PlanOptions, CountStore, plan_session, get_policy, policy_names, param_fields
+    global count_openai_chat, encoding_name_for_model, get_tokenizer, known_model_names, tokenizer_names
+    global EXPORTERS, export, json_text, write_atomic, load_session, loader_names, check_output_path, STDIN, read_source, plan_summary
+    if "STORE" in globals():
+        return
+    from .engine.checks import PlanOptions
+    from .engine.counting import CountStore
+    from .engine.planner import plan_session
+    from .engine.policies import get_policy, policy_names
+    from .engine.policies.base import param_fields
+    from .engine.tokenizers import (
+        count_openai_chat,
+        encoding_name_for_model,
+        get_tokenizer,
+        known_model_names,
+        tokenizer_names,
+    )
+    from .io.exporters import EXPORTERS, export, json_text, write_atomic
+    from .io.loaders import load_session, loader_names
+    from .io.output import check_output_path
+    from .io.source import STDIN, read_source
+    from .io.text_summary import plan_summary
+    STORE = CountStore()
+
 
 EXIT_OK, EXIT_OVER_BUDGET, EXIT_USAGE = 0, 1, 2
-STORE = CountStore()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,6 +161,8 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
     tokenizer = args.tokenizer
     params: Any = None
     if args.config:
+        from .io.config import load_preset, preset_line
+
         preset = load_preset(args.config)
         policy_name = policy_name or preset.policy or "missy"
         if preset.policy and preset.policy != policy_name:
@@ -173,6 +189,8 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
 def check_model(model: str) -> str:
     """A model named on the command line must be one ctxviz knows (the catalogue, or a model
     tiktoken has an encoding for); a typo is an unknown model, not a model without a tokenizer."""
+    from .engine.catalog import find_model, load_catalog
+
     if model and find_model(model) is None and encoding_name_for_model(model) is None:
         names = sorted({e.name for e in load_catalog()} | set(known_model_names()))
         close = difflib.get_close_matches(model, names, n=4, cutoff=0.5)
@@ -288,6 +306,8 @@ def cmd_policies(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from .engine.simulate import simulate
+
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_args(args)
     summarizer = endpoint_summarizer(args, policy_name)
@@ -343,10 +363,14 @@ def endpoint_summarizer(args: argparse.Namespace, policy_name: str) -> EndpointS
     if policy_name not in ENDPOINT_SUMMARY_POLICIES:
         raise ParameterError(f"--summarizer-url: {policy_name} does not ask an LLM for its summaries in ctxviz's replay "
                              f"(only {', '.join(ENDPOINT_SUMMARY_POLICIES)} does); drop the option")
+    from .engine.summarizers import EndpointSummarizer
+
     return EndpointSummarizer(args.summarizer_url, args.summarizer_model)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from .engine.explain import compare
+
     names = args.policy or []
     if len(names) > 2:
         raise ParameterError(f"compare takes at most two --policy (got {len(names)})")
@@ -390,6 +414,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
+    from .engine.explain import describe, why
+
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_args(args)
     index = next((m.index for m in session.messages if m.id == args.message), None)
@@ -427,6 +453,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .engine.simulate import simulate
+
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
     timeline = None
@@ -482,6 +510,10 @@ def _terminate_cleanly() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # without importing the engine
+        print(f"ctxviz {__version__}")
+        return EXIT_OK
+    _load()
     parser = build_parser()
     args = parser.parse_args(argv)
     _terminate_cleanly()

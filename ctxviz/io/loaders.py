@@ -100,7 +100,19 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     notes = src.all_notes()
     if notes:
         session = dataclasses.replace(session, notes=(*session.notes, *notes))
-    return with_tool_names(session)
+    session = with_tool_names(session)
+    del src  # the file's text and records: garbage now, collected before the freeze
+    # The session is immutable and lives as long as it is shown: move it (and everything older)
+    # out of the collector's generations, so later collections (a re-plan allocates tens of
+    # thousands of objects) do not rescan its millions of objects each time. Garbage is collected
+    # first where the collector is ours to run; the GUI loads on a worker while its own main-thread
+    # collector (gui/threads.py) holds the collector off, and that collector keeps working after
+    # a freeze (frozen objects are skipped). A session dropped later is still freed by reference
+    # counting: it holds no cycles.
+    if gc_was_enabled:
+        gc.collect()
+    gc.freeze()
+    return session
 
 
 def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:

@@ -1,0 +1,94 @@
+"""Shared by the benchmarks: interleaved rounds, per-round ratios, fresh child processes, result rows.
+
+A comparison runs baseline and candidate alternately, round after round (never all of one, then all
+of the other, and never the best of several), and reports the median of the per-round ratios with
+their spread, so a machine that gets busier half-way through shows up as spread, not as a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+@dataclass
+class Row:
+    """One line of the summary table: a measured ratio (median [min-max] over rounds) against its goal."""
+
+    name: str
+    ratios: list[float]
+    goal: str
+    met: bool
+    detail: str = ""
+    unit: str = "x"
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ratios)
+
+    def measured(self) -> str:
+        fmt = (lambda v: f"{v:.1f}") if self.unit == "%" else (lambda v: f"{v:.2f}")
+        if self.unit == "KB":
+            fmt = lambda v: f"{v:.2f}"  # noqa: E731
+        lo, hi = min(self.ratios), max(self.ratios)
+        return f"{fmt(self.median)}{self.unit} [{fmt(lo)}-{fmt(hi)}]"
+
+
+def within(goal: float, rounds: list[float]) -> bool:
+    """A goal 'at most `goal`' is met when the median round meets it."""
+    return statistics.median(rounds) <= goal
+
+
+def interleaved(baseline: Callable[[], float], candidate: Callable[[], float], rounds: int = 3, warmup: bool = False) -> tuple[list[float], list[float], list[float]]:
+    """Run baseline and candidate alternately (the order flips every round); each returns a measurement
+    (seconds, bytes...). Returns (baseline values, candidate values, candidate/baseline per round)."""
+    if warmup:
+        baseline()
+        candidate()
+    base, cand, ratios = [], [], []
+    for r in range(rounds):
+        if r % 2 == 0:
+            b = baseline()
+            c = candidate()
+        else:
+            c = candidate()
+            b = baseline()
+        base.append(b)
+        cand.append(c)
+        ratios.append(c / b)
+    return base, cand, ratios
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
+    """Run `code` in a fresh interpreter started from here (this parent stays small: its memory is not
+    the child's) and return the JSON object it prints on its last line."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError(f"child failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def wall(argv: list[str], env: dict[str, str] | None = None) -> float:
+    """Wall-clock seconds of one process, start to exit."""
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env, cwd=ROOT)
+    return time.perf_counter() - t
+
+
+def spread(values: list[float], scale: float = 1.0, fmt: str = "{:.2f}") -> str:
+    vals = [v * scale for v in values]
+    return f"{fmt.format(statistics.median(vals))} [{fmt.format(min(vals))}-{fmt.format(max(vals))}]"

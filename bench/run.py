@@ -1,0 +1,94 @@
+"""Run every benchmark in bench/ and end with one summary table (the one README's "Benchmarks" quotes).
+
+    python bench/run.py [--quick] [--rounds 3]
+
+Each row: the measured median [min-max] of the per-round ratios (baseline and candidate alternating,
+3+ rounds), the goal, met / not met. Loading and memory are measured in fresh child processes started
+from this small parent. bench_simulate.py (simulation scaling) is run too when present, and its rows
+folded into the table. The GUI benchmark needs Qt: `QT_QPA_PLATFORM=offscreen python bench/bench_gui.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from common import Row  # noqa: E402
+
+
+def simulate_rows(quick: bool, rounds: int) -> list[Row]:
+    """bench_simulate.py's rows, if it is there and offers them (run(), rows() or main())."""
+    if not os.path.exists(os.path.join(os.path.dirname(__file__), "bench_simulate.py")):
+        print("bench_simulate.py: not present, skipped")
+        return []
+    module = importlib.import_module("bench_simulate")
+    for name in ("run", "rows"):
+        fn = getattr(module, name, None)
+        if callable(fn):
+            try:
+                result = fn(quick=quick) if quick else fn()
+            except TypeError:
+                result = fn()
+            return [as_row(r) for r in (result or [])]
+    main = getattr(module, "main", None)
+    if callable(main):
+        argv, sys.argv = sys.argv, [sys.argv[0]]
+        try:
+            main()
+        finally:
+            sys.argv = argv
+    return []
+
+
+def as_row(r: object) -> Row:
+    if isinstance(r, Row):
+        return r
+    if isinstance(r, dict):
+        return Row(str(r.get("name")), list(r.get("ratios") or [r.get("ratio", float("nan"))]), str(r.get("goal", "")), bool(r.get("met")),
+                   unit=str(r.get("unit", "x")))
+    ratios = getattr(r, "ratios", None) or [getattr(r, "ratio", float("nan"))]
+    return Row(str(getattr(r, "name", r)), list(ratios), str(getattr(r, "goal", "")), bool(getattr(r, "met", False)), unit=str(getattr(r, "unit", "x")))
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| benchmark | measured: median [min-max] of rounds | goal | result |", "|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row.name} | {row.measured()} | {row.goal} | {'met' if row.met else '**not met**'} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (numbers mean little)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rounds = max(3, args.rounds)
+    start = time.perf_counter()
+    import bench_counting
+    import bench_engine
+    import bench_load
+    import bench_startup
+
+    rows: list[Row] = []
+    rows += bench_startup.run(rounds=max(5, rounds))
+    rows += bench_counting.run(rounds=rounds, megabytes=2 if args.quick else 20)
+    rows += bench_load.run(megabytes=5 if args.quick else 100, rounds=rounds, memory_megabytes=2 if args.quick else 10)
+    rows += bench_engine.run(messages=10_000 if args.quick else 100_000, sim_messages=300 if args.quick else 1000, rounds=rounds)
+    rows += simulate_rows(args.quick, rounds)
+    elapsed = time.perf_counter() - start
+    print()
+    print(f"Summary ({platform.python_version()}, {os.cpu_count()} cores, {elapsed / 60:.1f} min, {rounds} interleaved rounds per comparison):")
+    print(table(rows))
+    met = sum(r.met for r in rows)
+    print(f"{met} of {len(rows)} goals met")
+
+
+if __name__ == "__main__":
+    main()
