@@ -118,38 +118,68 @@ def simulate(
     summarizer: Summarizer | None = None,
     progress: ProgressCallback | None = None,
     options: PlanOptions | None = None,
+    incremental: bool = True,
 ) -> Timeline:
     """Replay the session turn by turn. Each turn's events are changes from the turn before (see
     `Event`); with `options.pair_safe` every turn's context is made pair-safe after the policy's
-    own trigger has been checked on what the policy built."""
+    own trigger has been checked on what the policy built.
+
+    A policy with an incremental replayer (`ctxviz.engine.replay`) carries its state from turn to
+    turn; any other policy, and `incremental=False` (the reference the replayers are tested
+    against), plans the whole prefix at every turn. Both give the same turns and events."""
     pol = get_policy(policy)
     pair_safe = options is not None and options.pair_safe
     params = params if params is not None and dataclasses.is_dataclass(params) else pol.make_params(params or {})
     full = (store if store is not None else CountStore()).get(session, pol.scheme(tokenizer, session.model))
     summarizer = summarizer or ExtractiveSummarizer()
-    generated: list[Summary] = []
+    replay: _Replay | None = None
+    if incremental:
+        from .replay import replayer
+
+        replay = replayer(session, policy, params, full, summarizer, pair_safe)
+    if replay is None:
+        replay = _Replay(session, policy, params, full, summarizer, pair_safe)
     turns: list[Turn] = []
     n = len(session.messages)
-    before = _Cuts()
     for i in range(n):
+        turns.append(replay.step(i))
+        if progress is not None and (i % 50 == 0 or i == n - 1):
+            progress(i + 1, n)
+    return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options)
+
+
+class _Replay:
+    """The reference replay: at every turn, plan the whole prefix from scratch. Incremental
+    replayers subclass it and fall back to `step` for the turns they do not compute themselves."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        self.session = session
+        self.policy = policy
+        self.pol = get_policy(policy)
+        self.params = params
+        self.full = full
+        self.summarizer = summarizer
+        self.pair_safe = pair_safe
+        self.generated: list[Summary] = []
+        self.before = _Cuts()
+
+    def step(self, i: int) -> Turn:
+        session, policy, generated = self.session, self.policy, self.generated
         prefix = state(session, policy, i, generated)
-        counts = prefix_counts(full, prefix)
-        plan = pol.plan(prefix, params, counts)
+        counts = prefix_counts(self.full, prefix)
+        plan = self.pol.plan(prefix, self.params, counts)
         events: list[Event] = []
-        new_summary = _trigger(policy, prefix, plan, params, counts, summarizer, i, events)
+        new_summary = _trigger(policy, prefix, plan, self.params, counts, self.summarizer, i, events)
         if new_summary is not None:
             generated.append(new_summary)
         if not generated:
             for k, start in enumerate(session.summary_start_turns):
                 if start == i and i > 0:
                     events.append(Event(i, "compaction", _recorded_summary_event(session, k, prefix, plan)))
-        if pair_safe:
+        if self.pair_safe:
             plan = apply_pair_safety(plan, prefix, counts)
-        before = _changes(i, plan, before, events)
-        turns.append(_turn(i, plan, len(generated) - (new_summary is not None), events))
-        if progress is not None and (i % 50 == 0 or i == n - 1):
-            progress(i + 1, n)
-    return Timeline(session, policy, params, full, tuple(turns), tuple(generated), options)
+        self.before = _changes(i, plan, self.before, events)
+        return _turn(i, plan, len(generated) - (new_summary is not None), events)
 
 
 def _recorded_summary_event(session: Session, k: int, prefix: Session, plan: Plan) -> str:

@@ -1,0 +1,121 @@
+"""Incremental replays: each policy's turn-by-turn figures carried from one turn to the next.
+
+`simulate` asks `replayer()` for the policy's replayer; a policy without one (a plugin, or a
+case a replayer does not cover) replays by planning the whole prefix at every turn (the
+reference, `simulate(..., incremental=False)`). A replayer computes only what a `Turn` holds
+(tokens sent, budget, kept / dropped / summarized / truncated counts, fits, events) from running
+sums, and hands any turn it does not cover to the reference step, so the turns and events are
+exactly the reference's (tests/test_replay_incremental.py checks it on random sessions).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from .counting import TokenCounts
+from .plan import Plan, Totals
+from .policies.common import tools_json
+from .policies.missy import TokenBudget, enrich_system_prompt
+from .session import Session
+from .simulate import Event, Turn, _changes, _Replay
+from .summarizers import Summarizer
+
+
+class MissyReplay(_Replay):
+    """missy: the fresh tail of K history messages, the new user message, and the evictable prefix
+    filled newest first until the first misfit. Token counts are never negative, so "the newest
+    messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
+    one bisection over the prefix sums of the history's counts.
+
+    Turns with a recorded summary in force (its covers take messages out of the history) and turns
+    with pair safety are planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        budget: TokenBudget = params
+        self.tokens = full.message_tokens
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.sums: list[int] = [0]  # sums[k]: tokens of the first k history messages
+        self.system_count = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_usage = full.text(self.system_texts[0]) if self.system_texts else 0
+        _, self.memory_tokens, self.learnings_tokens, _ = enrich_system_prompt("", session.memory, session.learnings, budget, full.text)
+        tools = tools_json(session)
+        self.tools_usage = full.text(tools) if tools else 0
+        self.allocation = {
+            "system_reserve": budget.system_reserve,
+            "tool_definitions_reserve": budget.tool_definitions_reserve,
+            "memory": budget.memory_budget,
+            "learnings": budget.learnings_budget,
+            "history": budget.history_budget,
+        }
+        self.starts = sorted(session.summary_start_turns)
+
+    def step(self, i: int) -> Turn:
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_usage = self.full.text("\n\n".join(self.system_texts))
+        else:
+            self.history.append(i)
+            self.sums.append(self.sums[-1] + self.tokens[i])
+        if self.pair_safe or (self.starts and self.starts[0] <= i):
+            return super().step(i)
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        budget: TokenBudget = self.params
+        P, tokens, history = self.sums, self.tokens, self.history
+        h = len(history)
+        new = h > 0 and self.session.messages[history[-1]].role == "user"
+        H = h - 1 if new else h  # the history before the new message
+        n = budget.fresh_tail_count
+        E = H if n <= 0 else (H - n if H > n else 0)  # evictable: history[:E]; fresh tail: history[E:H]
+        hb = budget.history_budget
+        used = (tokens[history[-1]] if new else 0) + P[H] - P[E]
+        tail_start = E
+        if used > hb and budget.trim_protected_tail:
+            # Oldest tail messages go until the rest fits: the first s whose sum from s on fits.
+            s = min(bisect_left(P, P[E] + used - hb, E, H + 1), H)
+            used -= P[s] - P[E]
+            tail_start = s
+        remaining = max(0, hb - used)
+        j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
+        used += P[E] - P[j]
+        kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
+        usage = {"system_reserve": self.system_usage, "tool_definitions_reserve": self.tools_usage,
+                 "memory": self.memory_tokens, "learnings": self.learnings_tokens, "history": used}
+        allocation = self.allocation
+        total = sum(usage.values())
+        fits = all(usage[part] <= allocation[part] for part in allocation)
+        events: list[Event] = []
+        self.before = _changes(i, _light_plan("missy", allocation, usage, budget.total, total, fits, "parts"), self.before, events)
+        return Turn(i, total, budget.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events))
+
+
+def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,
+                extra: dict[str, Any] | None = None) -> Plan:
+    """Just what `_changes` reads of a plan without trims or emergency truncation: the totals and
+    the parts, for the overflow event's verdict."""
+    return Plan(policy, {}, "", allocation, usage, "", (), (), Totals(budget, used, 0, 0, fits, fits_test=fits_test), extra=extra or {})
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay}
+
+
+def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
+    """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch."""
+    kind = REPLAYERS.get(policy)
+    return None if kind is None else kind(session, policy, params, full, summarizer, pair_safe)
+
+
+def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
+    """How `simulate` replays the policy: 'incremental', 'incremental (pair safety: from scratch)', or 'from scratch'."""
+    if policy not in REPLAYERS:
+        return "from scratch"
+    if pair_safe and not getattr(REPLAYERS[policy], "pair_safe_incremental", False):
+        return "from scratch (pair safety)"
+    return "incremental"

@@ -1,0 +1,98 @@
+"""The incremental replay gives exactly the reference replay's turns, events and summaries (hypothesis).
+
+The reference, `simulate(..., incremental=False)`, plans the whole prefix at every turn; each
+policy's replayer (ctxviz.engine.replay) carries its state from turn to turn instead.
+"""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.policies import policy_names
+from ctxviz.engine.replay import REPLAYERS, replays_incrementally
+from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.simulate import simulate
+
+from .test_properties import PARAMS as WIDE
+
+# Budgets on the scale of the sessions below (a few thousand tokens), so that cuts, trims,
+# overflows and triggers happen often; the wide ranges of test_properties too.
+SMALL = {
+    "missy": st.builds(dict, total=st.integers(0, 4000), system_reserve=st.integers(0, 300), tool_definitions_reserve=st.integers(0, 300),
+                       memory_fraction=st.floats(0, 0.5), learnings_fraction=st.floats(0, 0.5), fresh_tail_count=st.integers(0, 12),
+                       trim_protected_tail=st.booleans()).filter(lambda p: p["system_reserve"] + p["tool_definitions_reserve"] <= p["total"]),
+    "supyagent": st.builds(dict, context_limit=st.integers(50, 4000), response_reserve=st.integers(0, 500), min_recent_messages=st.integers(0, 8),
+                           max_messages_before_summary=st.integers(1, 20), max_tokens_before_summary=st.integers(1, 5000),
+                           trim_protected_tail=st.booleans()),
+    "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
+    "mnesis": st.builds(dict, context_limit=st.integers(0, 8000), reserved_output_tokens=st.integers(0, 1000), compaction_buffer=st.integers(0, 4000)),
+    "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 3000), threshold_pct=st.floats(0, 1)),
+}
+
+WORDS = st.sampled_from(["edit", "src/a.py", "value", "error", "def", "return", "{}", ":", "\n", "decided", "TODO", "x" * 40])
+TEXT = st.integers(0, 250).flatmap(lambda n: st.lists(WORDS, min_size=n, max_size=n)).map(" ".join)
+KINDS = st.sampled_from(["user", "user", "assistant", "assistant", "call", "result", "orphan_result", "system"])
+
+
+@st.composite
+def sessions(draw):
+    size = draw(st.integers(1, 50))
+    kinds = draw(st.lists(st.tuples(KINDS, TEXT), min_size=size, max_size=size))
+    messages: list[Message] = []
+    open_calls: list[str] = []
+    for i, (kind, text) in enumerate(kinds):
+        parts: tuple = (TextPart(text),) if text else ()
+        role, call_id = kind, ""
+        if kind == "call":
+            role = "assistant"
+            ids = [f"c{i}_{k}" for k in range(draw(st.integers(1, 2)))]
+            open_calls += ids
+            parts = parts + tuple(ToolCallPart(c, "read", "{}") for c in ids)
+        elif kind in ("result", "orphan_result"):
+            role = "tool"
+            call_id = open_calls.pop(0) if kind == "result" and open_calls else f"missing{i}"
+            parts = (ToolResultPart(call_id, text or "ok"),)
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=default_category(role)))
+    summaries = []
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
+        if draw(st.booleans()) and len(messages) > 1:
+            end = draw(st.integers(0, len(messages) - 1))
+            covers = tuple(m.id for m in messages[: end + 1])
+        else:
+            covers = draw(st.sampled_from([(), ("before-the-file",)]))
+        summaries.append(Summary(text=draw(TEXT) or "earlier work", messages_covered=len(covers), covers=covers))
+    return Session(messages=tuple(messages), source="<test>", format="test", system_prompt=draw(st.sampled_from(["", "You are terse."])),
+                   memory=draw(st.sampled_from([(), ("remember x",)])), summaries=tuple(summaries))
+
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def same(s, name, params, options):
+    store = CountStore()
+    fast = simulate(s, name, params, store=store, options=options)
+    reference = simulate(s, name, params, store=store, options=options, incremental=False)
+    assert fast.turns == reference.turns, (name, params)
+    assert fast.summaries == reference.summaries, (name, params)
+    assert fast.to_json() == reference.to_json()
+
+
+@SETTINGS
+@given(s=sessions(), data=st.data())
+def test_incremental_replay_equals_the_reference(s, data):
+    for name in REPLAYERS:
+        params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
+        same(s, name, params, PlanOptions(pair_safe=data.draw(st.booleans())))
+
+
+@SETTINGS
+@given(s=sessions(), pair_safe=st.booleans())
+def test_incremental_replay_equals_the_reference_with_default_params(s, pair_safe):
+    for name in REPLAYERS:
+        same(s, name, {}, PlanOptions(pair_safe=pair_safe))
+
+
+def test_every_policy_says_how_it_replays():
+    for name in policy_names():
+        assert replays_incrementally(name) in ("incremental", "from scratch")
