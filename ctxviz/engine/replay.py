@@ -18,7 +18,7 @@ from .plan import Plan, Totals
 from .policies.common import tools_json
 from .policies.missy import TokenBudget, enrich_system_prompt
 from .session import Session
-from .simulate import Event, Turn, _changes, _Replay
+from .simulate import Event, Turn, _changes, _Cuts, _Replay
 from .summarizers import Summarizer
 
 
@@ -51,6 +51,9 @@ class MissyReplay(_Replay):
             "history": budget.history_budget,
         }
         self.starts = sorted(session.summary_start_turns)
+        self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
+        self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
+                            "learnings": self.learnings_tokens}
 
     def step(self, i: int) -> Turn:
         m = self.session.messages[i]
@@ -67,33 +70,41 @@ class MissyReplay(_Replay):
         return self._fast(i)
 
     def _fast(self, i: int) -> Turn:
-        budget: TokenBudget = self.params
-        P, tokens, history = self.sums, self.tokens, self.history
+        P, tokens, history, n, hb = self.sums, self.tokens, self.history, self.tail_count, self.history_budget
         h = len(history)
         new = h > 0 and self.session.messages[history[-1]].role == "user"
         H = h - 1 if new else h  # the history before the new message
-        n = budget.fresh_tail_count
         E = H if n <= 0 else (H - n if H > n else 0)  # evictable: history[:E]; fresh tail: history[E:H]
-        hb = budget.history_budget
         used = (tokens[history[-1]] if new else 0) + P[H] - P[E]
         tail_start = E
-        if used > hb and budget.trim_protected_tail:
+        if used > hb and self.trim_tail:
             # Oldest tail messages go until the rest fits: the first s whose sum from s on fits.
             s = min(bisect_left(P, P[E] + used - hb, E, H + 1), H)
             used -= P[s] - P[E]
             tail_start = s
-        remaining = max(0, hb - used)
+        remaining = hb - used if used < hb else 0
         j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
-        usage = {"system_reserve": self.system_usage, "tool_definitions_reserve": self.tools_usage,
-                 "memory": self.memory_tokens, "learnings": self.learnings_tokens, "history": used}
-        allocation = self.allocation
-        total = sum(usage.values())
-        fits = all(usage[part] <= allocation[part] for part in allocation)
+        total = self.fixed_usage + used
+        fits = self.fixed_fit and used <= hb
         events: list[Event] = []
-        self.before = _changes(i, _light_plan("missy", allocation, usage, budget.total, total, fits, "parts"), self.before, events)
-        return Turn(i, total, budget.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events))
+        if not fits and self.before.fits:
+            usage = {**self.fixed_parts, "system_reserve": self.system_usage, "history": used}
+            self.before = _changes(i, _light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"), self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events))
+
+    @property
+    def fixed_usage(self) -> int:
+        return self.system_usage + self.tools_usage + self.memory_tokens + self.learnings_tokens
+
+    @property
+    def fixed_fit(self) -> bool:
+        a = self.allocation
+        return (self.system_usage <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
+                and self.memory_tokens <= a["memory"] and self.learnings_tokens <= a["learnings"])
 
 
 def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,

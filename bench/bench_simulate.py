@@ -1,0 +1,140 @@
+"""Turn-by-turn replay at real scale (run by hand: `python bench/bench_simulate.py [--quick]`).
+
+For every policy, `simulate` on agent sessions (tool calls with long outputs, multi-part user
+content) of 1,000 to 16,000 messages, in interleaved rounds (every round runs each size and policy
+once, sizes in turn); counting is done once beforehand (a replay never re-tokenizes). Prints per
+policy:
+
+- the exponent of the replay's cost, fitted log-log (least squares over the round medians);
+  goal: at most n^1.15;
+- the replay of the largest session against one plan of that whole session (median [min-max] of
+  the per-round ratios); goal: at most 10x;
+- whether the policy replays incrementally (ctxviz.engine.replay) or falls back to planning the
+  whole prefix at every turn.
+
+A policy that falls back is measured only up to the size where one replay passes `--cap` seconds
+(its exponent is fitted on what was measured, its ratio is at that size), so the run stays within
+about 4 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench_engine import agent_session  # noqa: E402
+from common import Row  # noqa: E402
+
+from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.policies import get_policy, missy, policy_names  # noqa: E402
+from ctxviz.engine.replay import replays_incrementally  # noqa: E402
+from ctxviz.engine.simulate import simulate  # noqa: E402
+
+SIZES = (1000, 2000, 4000, 8000, 16000)
+EXPONENT_GOAL = 1.15
+RATIO_GOAL = 10.0
+
+
+def fit_exponent(sizes: list[int], seconds: list[float]) -> float:
+    """The slope of log(seconds) against log(n), least squares."""
+    xs, ys = [math.log(n) for n in sizes], [math.log(max(s, 1e-9)) for s in seconds]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
+
+
+def timed(fn, least: float = 0.2) -> float:
+    """Seconds per call: calls repeated until `least` seconds have passed, so that small sizes are
+    not lost in the clock's and the scheduler's noise."""
+    calls = 0
+    t = time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - t
+        if elapsed >= least:
+            return elapsed / calls
+
+
+def first_plan(pol, session, params, counts) -> None:
+    missy._OLDER_CACHE.clear()  # one plan from nothing: no records kept from an earlier plan
+    pol.plan(session, params, counts)
+
+
+def run(quick: bool = False, rounds: int = 3, cap: float = 6.0, policies: list[str] | None = None) -> list[Row]:
+    sizes = SIZES[:3] if quick else SIZES
+    policies = policies or policy_names()
+    store = CountStore()
+    sessions = {n: agent_session(n, seed=11) for n in sizes}
+    t0 = time.perf_counter()
+    for s in sessions.values():  # count once: the replay reads the cached counts
+        for name in policies:
+            store.get(s, get_policy(name).scheme(None, s.model))
+    gc.collect()
+    gc.freeze()  # the sessions and counts live through the run: out of the collector, as the app's loader does
+    print(f"sessions of {', '.join(f'{n:,}' for n in sizes)} messages counted for {len(policies)} policies in {time.perf_counter() - t0:.1f} s", flush=True)
+    sim: dict[str, dict[int, list[float]]] = {p: {} for p in policies}
+    plan: dict[str, dict[int, list[float]]] = {p: {} for p in policies}
+    capped: dict[str, int] = {}
+    for r in range(rounds):
+        for n in sizes:
+            order = policies if r % 2 == 0 else policies[::-1]
+            for name in order:
+                if name in capped and n > capped[name]:
+                    continue
+                s = sessions[n]
+                pol = get_policy(name)
+                params = pol.default_params()
+                counts = store.get(s, pol.scheme(None, s.model))
+                p_time = timed(lambda s=s, pol=pol, params=params, counts=counts: first_plan(pol, s, params, counts))
+                s_time = timed(lambda s=s, name=name, params=params: simulate(s, name, params, store=store))
+                plan[name].setdefault(n, []).append(p_time)
+                sim[name].setdefault(n, []).append(s_time)
+                if s_time > cap and r == 0:
+                    capped[name] = n
+        print(f"round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+    rows: list[Row] = []
+    print()
+    print(f"{'policy':<20} {'replay':<28} {'sizes':<14} {'exponent':>8} {'goal':>6} {'':<8} {'replay/plan at largest':<28} {'goal':>5} {'':<8}")
+    for name in policies:
+        measured = sorted(sim[name])
+        medians = [statistics.median(sim[name][n]) for n in measured]
+        exponent = fit_exponent(measured, medians) if len(measured) > 1 else float("nan")
+        largest = measured[-1]
+        ratios = [a / b for a, b in zip(sim[name][largest], plan[name][largest], strict=True)]
+        ratio = statistics.median(ratios)
+        how = replays_incrementally(name)
+        exp_met = exponent <= EXPONENT_GOAL and largest == sizes[-1]
+        ratio_met = ratio <= RATIO_GOAL and largest == sizes[-1]
+        print(f"{name:<20} {how:<28} {f'{measured[0]:,}-{largest:,}':<14} {exponent:>8.2f} {f'n^{EXPONENT_GOAL}':>6} "
+              f"{'met' if exp_met else 'NOT MET':<8} {f'{ratio:.1f}x [{min(ratios):.1f}-{max(ratios):.1f}] at {largest:,}':<28} "
+              f"{f'{RATIO_GOAL:.0f}x':>5} {'met' if ratio_met else 'NOT MET':<8}")
+        detail = "; ".join(f"{n:,}: {statistics.median(sim[name][n]):.2f} s" for n in measured)
+        print(f"{'':<20} simulate median per size: {detail}; plan at {largest:,}: {statistics.median(plan[name][largest]) * 1000:.0f} ms")
+        rows.append(Row(f"simulate {name} ({how}): cost exponent over {measured[0]:,}-{largest:,} messages", [exponent] * len(ratios),
+                        f"<= n^{EXPONENT_GOAL}", exp_met, unit=""))
+        rows.append(Row(f"simulate {name} ({how}) of {largest:,} messages vs one plan of the session", ratios, f"<= {RATIO_GOAL:.0f}x", ratio_met))
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="sizes up to 4,000 only, to check the harness")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cap", type=float, default=6.0, help="seconds: a from-scratch replay slower than this stops growing")
+    parser.add_argument("--policy", action="append", help="only these policies (default: all)")
+    args = parser.parse_args()
+    run(args.quick, args.rounds, args.cap, args.policy)
+
+
+if __name__ == "__main__":
+    main()
