@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import random
 import sys
@@ -71,7 +72,7 @@ def agent_session(n: int, seed: int = 3) -> Session:
             call += 1
             cid = f"call_{call}"
             i = len(msgs)
-            msgs.append(Message(id=f"m{i}", index=i, role="assistant", parts=(ToolCallPart(cid, "shell", '{"cmd": "%s"}' % rng.choice(WORDS)),)))
+            msgs.append(Message(id=f"m{i}", index=i, role="assistant", parts=(ToolCallPart(cid, "shell", json.dumps({"cmd": rng.choice(WORDS)})),)))
             msgs.append(Message(id=f"m{i + 1}", index=i + 1, role="tool", tool_call_id=cid, parts=(ToolResultPart(cid, outputs[call % 300]),)))
         i = len(msgs)
         msgs.append(Message(id=f"m{i}", index=i, role="assistant", parts=(TextPart(prose[call % 400][:600]),)))

@@ -146,7 +146,9 @@ if mode == "json":
 else:
     n = len(load_session(path).messages)
 elapsed = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM, this process' own high-water mark: ru_maxrss survives exec and can be the parent's.
+with open("/proc/self/status") as f:
+    peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 print(json.dumps({"seconds": elapsed, "n": n, "peak": peak, "grew": peak - before}))
 """
 

@@ -199,20 +199,39 @@ class Message:
 _MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 
 
-def plain_text_message(id: str, index: int, role: str, text: str, category: Category, raw: Any = None) -> Message:
+def plain_text_message(id: str, index: int, role: str, text: str, category: Category, raw: Any = None, tool_call_id: str = "") -> Message:
     """A text-only Message built without the frozen dataclass' per-field `object.__setattr__`.
 
     Loaders call this for the bulk of a 100 MB log; the result is identical (and equal) to
-    `Message(id, index, role, (TextPart(text),), category=category, raw=raw)`.
+    `Message(id, index, role, (TextPart(text),), tool_call_id=tool_call_id, category=category, raw=raw)`.
     """
-    parts: tuple[Part, ...] = ()
-    if text:
-        part = object.__new__(TextPart)
-        part.__dict__.update(text=text, kind="text")
-        parts = (part,)
+    return built_message(id, index, role, (text_part(text),) if text else (), category, raw, tool_call_id)
+
+
+def text_part(text: str) -> TextPart:
+    """`TextPart(text)`, without the frozen dataclass' constructor (identical and equal)."""
+    part = object.__new__(TextPart)
+    part.__dict__.update(text=text, kind="text")
+    return part
+
+
+def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], category: Category, raw: Any = None, tool_call_id: str = "") -> Message:
+    """`Message(id, index, role, parts, tool_call_id=..., category=..., raw=...)` built directly (identical
+    and equal): loaders' fast paths for the common records of a 100 MB log."""
     message = object.__new__(Message)
     message.__dict__.update(_MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
+    if tool_call_id:
+        message.__dict__["tool_call_id"] = tool_call_id
     return message
+
+
+def message_with(message: Message, **changes: Any) -> Message:
+    """`dataclasses.replace(message, **changes)` without re-running the constructor (no field
+    validation happens there): loaders call it for thousands of messages of a 100 MB log."""
+    new = object.__new__(Message)
+    new.__dict__.update(message.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def part_text(part: Part) -> str:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.session import Message, Session, ToolCallPart, ToolResultPart, default_category, plain_text_message
+from ..engine.session import (
+    Message,
+    Part,
+    Session,
+    ToolCallPart,
+    ToolResultPart,
+    built_message,
+    default_category,
+    plain_text_message,
+    text_part,
+)
 from .base import Fields, make_message, parse_usage
 from .native import tool_calls, tool_definitions
 from .parts import openai_content, split_tool_results
@@ -23,12 +33,46 @@ _PLAIN_CATEGORY = {role: default_category(role) for role in ("system", "user", "
 
 def _plain_message(index: int, record: Any) -> Message | None:
     """Fast path for the common `{role, content: str}` record (a 100 MB log is mostly these)."""
-    if type(record) is not dict or record.keys() - _PLAIN_KEYS:
+    if type(record) is not dict or len(record) != 2:  # exactly {role, content}: anything else takes the full path
         return None
     role, content = record.get("role"), record.get("content")
     if type(content) is not str or type(role) is not str or role not in _PLAIN_CATEGORY:
         return None
     return plain_text_message(f"m{index}", index, role, content, _PLAIN_CATEGORY[role], record)
+
+
+_TOOL_KEYS = frozenset(("role", "content", "tool_call_id"))
+_ASSISTANT_KEYS = frozenset(("role", "content", "tool_calls"))
+_TOOL_CATEGORY = default_category("tool")
+
+
+def _tool_message(index: int, record: dict[str, Any]) -> Message | None:
+    """Fast path for `{role: tool, tool_call_id, content: str}` (what the full path reads from it)."""
+    if record.get("role") != "tool" or record.keys() != _TOOL_KEYS:
+        return None
+    content, call_id = record["content"], record["tool_call_id"]
+    if type(content) is not str or type(call_id) is not str:
+        return None
+    return plain_text_message(f"m{index}", index, "tool", content, _TOOL_CATEGORY, record, call_id)
+
+
+def _assistant_calls(index: int, record: dict[str, Any]) -> Message | None:
+    """Fast path for `{role: assistant, content: str | null, tool_calls: [{id, function: {name, arguments: str}}]}`."""
+    if record.get("role") != "assistant" or record.keys() - _ASSISTANT_KEYS:
+        return None
+    content, calls = record.get("content"), record.get("tool_calls")
+    if (content is not None and type(content) is not str) or type(calls) is not list:
+        return None
+    parts: list[Part] = [text_part(content)] if content else []
+    for call in calls:
+        fn = call.get("function") if type(call) is dict else None
+        if type(fn) is not dict:
+            return None
+        call_id, name, arguments = call.get("id", ""), fn.get("name"), fn.get("arguments", "{}")
+        if type(call_id) is not str or type(name) is not str or type(arguments) is not str:
+            return None
+        parts.append(ToolCallPart(call_id, name, arguments))
+    return built_message(f"m{index}", index, "assistant", tuple(parts), _PLAIN_CATEGORY["assistant"], record)
 
 
 def pick_conversation(src: SourceFile, requests: list[tuple[int, Any]]) -> tuple[int, Any]:
@@ -101,6 +145,8 @@ class OpenAIChatLoader:
         messages: list[Message] = []
         for path, line, record in entries:
             plain = _plain_message(len(messages), record)
+            if plain is None and type(record) is dict and len(record) == 3:
+                plain = _tool_message(len(messages), record) or _assistant_calls(len(messages), record)
             if plain is not None:
                 messages.append(plain)
                 continue

@@ -175,24 +175,56 @@ class SourceFile:
         """(line number, parsed object) for every non-blank line."""
         records: list[tuple[int, Any]] = []
         append, loads = records.append, json.loads
-        for lineno, line in enumerate(self._lines(), start=1):
-            if not line or line.isspace():
-                continue
+        if self.given_text is not None or "text" in self.__dict__:
+            for lineno, line in enumerate(self._lines(), start=1):
+                if line and not line.isspace():
+                    append((lineno, self._jsonl_value(line, lineno)))
+        else:
+            # The hot loop of a 100 MB load, inlined (_lines' streamed branch, one line at a time):
+            # json.loads first, and a line is only checked for being blank when it does not parse.
+            lineno = 0
             try:
-                value = loads(line)
-            except json.JSONDecodeError as exc:
-                # A last line cut off mid-record is what a crashed or still-running agent leaves.
-                ran_out = exc.msg.startswith("Unterminated string") or (exc.msg != "Extra data" and exc.pos >= len(line.rstrip()))
-                what = "truncated JSON line" if ran_out else "invalid JSON"
-                raise self.error(f"{what}: {exc.msg} (column {exc.colno})", lineno) from None
-            except (ValueError, RecursionError):
-                value = self._parse_json(line, lineno)  # raises the one-line error
-            if "\\u" in line and has_surrogate_escape(line):
-                value = self._fix_surrogates(value)
-            append((lineno, value))
+                with open_regular(self.path, text=True) as handle:
+                    remaining = self.size
+                    for line in handle:
+                        lineno += 1
+                        remaining -= len(line)
+                        if lineno == 1 and line.startswith("\ufeff"):
+                            line = line[1:]
+                        try:
+                            value = loads(line)
+                        except Exception:  # a blank line, or the one-line error _jsonl_value raises
+                            if line.isspace() or not line:
+                                if remaining <= 0:
+                                    break
+                                continue
+                            value = self._jsonl_value(line, lineno)
+                        else:
+                            if "\\u" in line and has_surrogate_escape(line):
+                                value = self._fix_surrogates(value)
+                        append((lineno, value))
+                        if remaining <= 0:
+                            break
+            except UnicodeDecodeError as exc:
+                raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
         if not records:
             raise self.error("the file is empty")
         return records
+
+    def _jsonl_value(self, line: str, lineno: int) -> Any:
+        """One JSONL line's value, or the one-line error it deserves."""
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            # A last line cut off mid-record is what a crashed or still-running agent leaves.
+            ran_out = exc.msg.startswith("Unterminated string") or (exc.msg != "Extra data" and exc.pos >= len(line.rstrip()))
+            what = "truncated JSON line" if ran_out else "invalid JSON"
+            raise self.error(f"{what}: {exc.msg} (column {exc.colno})", lineno) from None
+        except (ValueError, RecursionError):
+            value = self._parse_json(line, lineno)  # raises the one-line error
+        if "\\u" in line and has_surrogate_escape(line):
+            value = self._fix_surrogates(value)
+        return value
 
     @cached_property
     def yaml_document(self) -> Any:
