@@ -16,8 +16,15 @@ from typing import Any
 from .counting import TokenCounts
 from .plan import Plan, Totals
 from .policies.common import tools_json
+from .policies.consolidator import (
+    RECENT_KEEP,
+    ConsolidatorSettings,
+    consolidated_message,
+    should_consolidate,
+    threshold_usage,
+)
 from .policies.missy import TokenBudget, enrich_system_prompt
-from .session import Session
+from .session import Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
 from .summarizers import Summarizer
 
@@ -114,7 +121,121 @@ def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], 
     return Plan(policy, {}, "", allocation, usage, "", (), (), Totals(budget, used, 0, 0, fits, fits_test=fits_test), extra=extra or {})
 
 
-REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay}
+class ConsolidatorReplay(_Replay):
+    """missy's MemoryConsolidator (the seed's key-fact summary; the pipeline is replayed from
+    scratch): the messages not yet consolidated and their token sums, carried from turn to turn;
+    at a consolidation only the messages since the last one are read.
+
+    The state is rebuilt from the summary in force after any turn the reference step planned
+    (pair safety, a recorded summary in force before the first consolidation)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        settings: ConsolidatorSettings = params
+        self.chars = full.tokenizer.name == "chars"
+        self.raw = full.message_tokens
+        self.starts = sorted(session.summary_start_turns)
+        ids = [m.id for m in session.messages]
+        # Ids shared by several messages make "covered" a matter of ids, not messages: from scratch.
+        # A system prompt that reads like a consolidation would be taken for it by the trigger: from scratch.
+        marker = "[Session context consolidated]"
+        odd_prompt = session.system_prompt.startswith(marker) or any(m.role == "system" and m.text.startswith(marker) for m in session.messages)
+        self.usable = not settings.pipeline and not pair_safe and len(set(ids)) == len(ids) and not odd_prompt
+        self.threshold = int(settings.max_tokens * settings.threshold_pct)
+        self.allocation = {"below_threshold": self.threshold, "headroom": settings.max_tokens - self.threshold}
+        self.synced_to = -1  # the state holds messages 0..synced_to
+        self.system_count = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
+        self.covered: set[str] = set()
+        self.covered_count = 0
+        self.pending: list[int] = []  # non-system messages not consolidated yet, oldest first
+        self.pending_raw = 0
+        self.pending_sent = 0
+        self.sent_of: dict[int, int] = {}  # a pending message's tokens as sent
+
+    def _text_tokens(self, text: str) -> int:
+        return len(text) // 4 if self.chars else self.full.text(text)
+
+    def _add(self, i: int) -> None:
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self._text_tokens("\n\n".join(self.system_texts))
+        elif m.id in self.covered:
+            self.covered_count += 1
+        else:
+            self.pending.append(i)
+            self.pending_raw += self.raw[i]
+            self.sent_of[i] = sent = self._text_tokens(str(m.openai_content()))
+            self.pending_sent += sent
+
+    def _resync(self, i: int) -> None:
+        """The state after messages 0..i-1 with the generated summary in force."""
+        self.covered = set(self.generated[-1].covers) if self.generated else set()
+        self.covered_count = 0
+        self.pending, self.pending_raw, self.pending_sent = [], 0, 0
+        self.system_count = 0
+        self.system_texts = [self.session.system_prompt] if self.session.system_prompt else []
+        self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
+        for k in range(i):
+            self._add(k)
+
+    def step(self, i: int) -> Turn:
+        if not self.usable or (not self.generated and self.starts and self.starts[0] <= i):
+            return super().step(i)
+        if self.synced_to != i - 1:
+            self._resync(i)
+        self._add(i)
+        self.synced_to = i
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        settings: ConsolidatorSettings = self.params
+        earlier = [self.generated[-1].text] if self.generated else []
+        earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in earlier)
+        current = (self.pending_raw + earlier_raw) // 4 if self.chars else self.pending_raw + earlier_raw
+        trigger = should_consolidate(current, settings)
+        events: list[Event] = []
+        active = len(self.generated)
+        consolidate = trigger and len(self.pending) > RECENT_KEEP
+        if consolidate:
+            messages = self.session.messages
+            earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            older, recent = self.pending[:-RECENT_KEEP], self.pending[-RECENT_KEEP:]
+            text = consolidated_message([messages[k] for k in older], earlier_facts)
+            recent_sent = sum(self.sent_of[k] for k in recent)
+            used = self.system_tokens + self._text_tokens(text) + recent_sent
+            kept = self.system_count + RECENT_KEEP
+            summarized = self.covered_count + len(older)
+            ids = [messages[k].id for k in older]
+            # The reference's `{c for s in prefix.summaries for c in s.covers}`: set() adds the same
+            # keys in the same order, so the set (and the new covers' order) is the same, at C speed.
+            previous = set(self.generated[-1].covers) if self.generated else set()
+            events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
+            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+            self.generated.append(summary)
+            self.covered.update(ids)
+            self.covered_count += len(older)
+            self.pending = recent
+            self.pending_raw = sum(self.raw[k] for k in recent)
+            self.pending_sent = recent_sent
+        else:
+            used = self.system_tokens + sum(self._text_tokens(t) for t in earlier) + self.pending_sent
+            kept = self.system_count + len(self.pending)
+            summarized = self.covered_count
+        fits = used <= settings.max_tokens
+        if not fits and self.before.fits:
+            plan = _light_plan("missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits, "total")
+            self.before = _changes(i, plan, self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay}
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
