@@ -25,6 +25,7 @@ import json
 import os
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -121,6 +122,22 @@ class _Line:
     cleared: tuple[list[str], list[str]] = ([], [])  # a microcompact_boundary's tool ids and attachment uuids
 
 
+#: Fields of a line nothing reads once the line is loaded: the tool's structured result (a second
+#: copy of its output, often as large as the message itself) and per-line bookkeeping.
+_UNREAD_AFTER_LOAD = ("toolUseResult", "cwd", "gitBranch", "userType", "requestId")
+
+
+def _slim_raw(messages: Sequence[Message]) -> None:
+    """Drop from the lines kept as `Message.raw` what no reader uses after loading (the Anthropic
+    exporter's original_blocks reads `message.content`; ids, type, time and usage stay): about
+    half the memory of a loaded Claude Code session. The lines were parsed for this load alone."""
+    for m in messages:
+        for record in m.raw if isinstance(m.raw, list) else (m.raw,):
+            if isinstance(record, dict):
+                for key in _UNREAD_AFTER_LOAD:
+                    record.pop(key, None)
+
+
 class ClaudeCodeLoader:
     name = "claude-code"
     title = "Claude Code session (JSONL)"
@@ -134,7 +151,9 @@ class ClaudeCodeLoader:
     def load(self, src: SourceFile) -> Session:
         lines = [self._parse(src, lineno, record) for lineno, record in src.records()]
         reader = _Reader(src, lines)
-        return reader.session(self.name)
+        session = reader.session(self.name)
+        _slim_raw(session.messages)
+        return session
 
     @staticmethod
     def _parse(src: SourceFile, lineno: int, record: Any) -> _Line:
