@@ -26,7 +26,8 @@ SMALL = {
                            max_messages_before_summary=st.integers(1, 20), max_tokens_before_summary=st.integers(1, 5000),
                            trim_protected_tail=st.booleans()),
     "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
-    "mnesis": st.builds(dict, context_limit=st.integers(0, 8000), reserved_output_tokens=st.integers(0, 1000), compaction_buffer=st.integers(0, 4000)),
+    "mnesis": st.builds(dict, context_limit=st.integers(0, 9000), reserved_output_tokens=st.integers(0, 1000), compaction_buffer=st.integers(1000, 4000),
+                        always_include_latest=st.booleans()),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 3000), threshold_pct=st.floats(0, 1)),
 }
 
