@@ -196,7 +196,7 @@ class Message:
         return msg
 
 
-_MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
+MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 
 
 def plain_text_message(id: str, index: int, role: str, text: str, category: Category, raw: Any = None, tool_call_id: str = "") -> Message:
@@ -219,7 +219,7 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
     """`Message(id, index, role, parts, tool_call_id=..., category=..., raw=...)` built directly (identical
     and equal): loaders' fast paths for the common records of a 100 MB log."""
     message = object.__new__(Message)
-    message.__dict__.update(_MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
+    message.__dict__.update(MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
     if tool_call_id:
         message.__dict__["tool_call_id"] = tool_call_id
     return message

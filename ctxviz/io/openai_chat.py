@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.session import (
+    MESSAGE_DEFAULTS,
     Message,
     Part,
     Session,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
     built_message,
@@ -27,18 +29,19 @@ def _looks_like_message(record: Any) -> bool:
     return isinstance(record, dict) and "role" in record and ("content" in record or "tool_calls" in record)
 
 
-_PLAIN_KEYS = frozenset(("role", "content"))
 _PLAIN_CATEGORY = {role: default_category(role) for role in ("system", "user", "assistant")}
 
 
-def _plain_message(index: int, record: Any) -> Message | None:
-    """Fast path for the common `{role, content: str}` record (a 100 MB log is mostly these)."""
-    if type(record) is not dict or len(record) != 2:  # exactly {role, content}: anything else takes the full path
-        return None
-    role, content = record.get("role"), record.get("content")
-    if type(content) is not str or type(role) is not str or role not in _PLAIN_CATEGORY:
-        return None
-    return plain_text_message(f"m{index}", index, role, content, _PLAIN_CATEGORY[role], record)
+def _message_path(k: int) -> tuple[Any, ...]:
+    return ("messages", k)
+
+
+def _item_path(k: int) -> tuple[Any, ...]:
+    return (k,)
+
+
+def _no_path(k: int) -> tuple[Any, ...]:
+    return ()
 
 
 _TOOL_KEYS = frozenset(("role", "content", "tool_call_id"))
@@ -116,22 +119,21 @@ class OpenAIChatLoader:
     def load(self, src: SourceFile) -> Session:
         model = ""
         tools: tuple = ()
-        # (field path, line, record); Fields objects are only made for records off the fast path.
-        entries: list[tuple[tuple[Any, ...], int | None, Any]] = []
+        # (line, record) pairs, and each record's field path from its position (made only for
+        # records off the fast path, as are Fields objects).
+        pairs: list[tuple[int | None, Any]]
+        path_of: Any = _message_path
         if src.kind == "jsonl":
-            requests: list[tuple[int, Any]] = []
-            for lineno, record in src.records():
-                if isinstance(record, dict) and "messages" in record:
-                    requests.append((lineno, record))
-                else:
-                    entries.append(((), lineno, record))
+            pairs = src.jsonl_records
+            requests = [(lineno, record) for lineno, record in pairs if isinstance(record, dict) and "messages" in record]
             if requests:
                 lineno, record = pick_conversation(src, requests)
                 f = Fields(src, record, (), lineno)
-                raw = f.list("messages")
-                entries = [(("messages", i), lineno, m) for i, m in enumerate(raw)]
+                pairs = [(lineno, m) for m in f.list("messages")]
                 model = f.str("model")
                 tools = tool_definitions(f)
+            else:
+                path_of = _no_path
         else:
             doc = src.document
             if isinstance(doc, dict):
@@ -139,17 +141,36 @@ class OpenAIChatLoader:
                 raw = top.list("messages", required=True)
                 model = top.str("model")
                 tools = tool_definitions(top)
-                entries = [(("messages", i), None, m) for i, m in enumerate(raw)]
+                pairs = [(None, m) for m in raw]
             else:
-                entries = [((i,), None, m) for i, m in enumerate(doc)]
+                pairs = [(None, m) for m in doc]
+                path_of = _item_path
         messages: list[Message] = []
-        for path, line, record in entries:
-            plain = _plain_message(len(messages), record)
-            if plain is None and type(record) is dict and len(record) == 3:
-                plain = _tool_message(len(messages), record) or _assistant_calls(len(messages), record)
-            if plain is not None:
-                messages.append(plain)
-                continue
+        append, new = messages.append, object.__new__
+        for k, (line, record) in enumerate(pairs):
+            index = len(messages)
+            if type(record) is dict:
+                size = len(record)
+                if size == 2:  # the bulk of a chat log: {role, content: str}, built inline (as plain_text_message)
+                    role, content = record.get("role"), record.get("content")
+                    if type(content) is str and type(role) is str and role in _PLAIN_CATEGORY:
+                        message = new(Message)
+                        if content:
+                            part = new(TextPart)
+                            part.__dict__.update(text=content, kind="text")
+                            message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(part,),
+                                                    category=_PLAIN_CATEGORY[role], raw=record)
+                        else:
+                            message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(),
+                                                    category=_PLAIN_CATEGORY[role], raw=record)
+                        append(message)
+                        continue
+                elif size == 3:
+                    plain = _tool_message(index, record) or _assistant_calls(index, record)
+                    if plain is not None:
+                        append(plain)
+                        continue
+            path = path_of(k)
             f = Fields(src, record, path, line)
             role = f.role(aliases=ROLE_ALIASES)
             parts = openai_content(f) + tool_calls(f)
