@@ -26,6 +26,7 @@ from .policies.consolidator import (
 )
 from .policies.missy import TokenBudget, enrich_system_prompt
 from .policies.mnesis import MnesisBudget, model_info
+from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
 from .summarizers import Summarizer
@@ -368,9 +369,116 @@ class MnesisReplay(_Replay):
         return header + "\n".join(kept) + footer
 
 
+class SupyagentReplay(_Replay):
+    """supyagent: the summary in force covers the history up to an index; the newest messages fill
+    what is left (the first min_recent_messages whatever they cost), one bisection over the prefix
+    sums of the history's charges (count + 3); the trigger reads running totals.
+
+    Turns that need emergency truncation (the list does not fit: those are all the turns that do
+    not fit), turns with a recorded summary in force before the first generated one, and pair
+    safety are planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        settings: ContextSettings = params
+        self.tok = full.tokenizer
+        self.limit = settings.context_limit or get_context_limit(session.model)
+        tools = tools_json(session)
+        self.tools_tokens = full.text(tools) if tools else 0
+        ids = [m.id for m in session.messages]
+        self.ok = not pair_safe and len(set(ids)) == len(ids)
+        self.starts = sorted(session.summary_start_turns)
+        self.tokens = full.message_tokens
+        self.history: list[int] = []
+        self.sums: list[int] = [0]  # of the counts
+        self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
+        self.system_count = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = 0
+        self._system_changed()
+        self.synced = 0  # len(generated) the summary state reflects
+        self.summary_idx: int | None = None
+        self.summary_size = 0
+
+    def _system_changed(self) -> None:
+        prompt = "\n\n".join(self.system_texts)
+        self.system_tokens = 3 + count_message_dict({"role": "system", "content": prompt}, self.tok)
+
+    def _sync(self) -> None:
+        summary = self.generated[-1]
+        self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
+        self.summary_size = count_message_dict(summary_message(summary), self.tok)
+        self.synced = len(self.generated)
+
+    def step(self, i: int) -> Turn:
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self._system_changed()
+        else:
+            self.history.append(i)
+            self.sums.append(self.sums[-1] + self.tokens[i])
+            self.charges.append(self.charges[-1] + self.tokens[i] + 3)
+        if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
+            return super().step(i)
+        if self.synced != len(self.generated):
+            self._sync()
+        turn = self._fast(i)
+        if turn is None:  # emergency truncation: the reference plans this turn
+            turn = super().step(i)
+            if self.synced != len(self.generated):
+                self._sync()
+        return turn
+
+    def _fast(self, i: int) -> Turn | None:
+        settings: ContextSettings = self.params
+        P, Q, h = self.sums, self.charges, len(self.history)
+        available = self.limit - settings.response_reserve - self.tools_tokens - self.system_tokens
+        start = 0
+        summary_used = 0
+        if self.summary_idx is not None and self.summary_idx < h:
+            t = 3 + self.summary_size
+            if t < available * SUMMARY_SHARE:
+                available -= t
+                start = self.summary_idx + 1
+                summary_used = self.summary_size
+        forced = 0 if settings.trim_protected_tail else min(settings.min_recent_messages, h - start)
+        e = h - forced
+        available -= Q[h] - Q[e]
+        j = bisect_left(Q, Q[e] - available, start, e) if available >= 0 else e  # history[j:e] fit, newest first
+        total = self.system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
+        target = self.limit - settings.response_reserve
+        if total > target:
+            return None
+        kept = self.system_count + (h - j)
+        active = len(self.generated)
+        events: list[Event] = []
+        # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
+        since = h - self.summary_idx - 1 if self.summary_idx is not None else h
+        history_total = 3 + P[h]
+        N, K = settings.max_messages_before_summary, settings.max_tokens_before_summary
+        if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
+            messages = self.session.messages
+            up_to = max(0, h - settings.min_recent_messages - 1)
+            covered = [messages[k] for k in self.history[: up_to + 1]]
+            text = self.summarizer.supyagent_snapshot(covered)
+            why = (f"{since} messages since the last summary >= {N}" if since >= N
+                   else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
+            events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
+            self.generated.append(Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered),
+                                          created_at=messages[i].timestamp))
+        self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
+        return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events))
+
+
+_FITS = _Cuts(True)
+
 FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 
-REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay, "mnesis": MnesisReplay}
+REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay, "mnesis": MnesisReplay,
+                                       "supyagent": SupyagentReplay}
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
