@@ -139,7 +139,9 @@ if mode == "ctxviz":
     from ctxviz.io.loaders import load_session  # imported before the clock: loading is timed, not imports
 before = rss()
 t = time.perf_counter()
-if mode == "json":
+if mode == "json":  # the strictest baseline: the collector off, as ctxviz loads with it off
+    import gc
+    gc.disable()
     with open(path, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
     n = len(records)

@@ -80,37 +80,39 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     src = read_source(path, max_bytes=max_bytes, text=text)
     src.conversation = conversation
     # Loading allocates millions of long-lived objects and nothing cyclic; the cyclic collector
-    # would rescan them again and again (it more than doubled the time of a 100 MB load).
+    # would rescan them again and again (it more than doubled the time of a 100 MB load, and
+    # tripled it for a Codex log when the tool names below were filled with it running).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        loader = get_loader(input_format) if input_format else detect(src)
-        session: Any = loader.load(src)
-        if input_format:
-            src.notes.extend(forced_format_notes(src, loader))
-    except RecursionError:
-        raise LoadError(src.path, "the document is nested too deeply") from None
+        try:
+            loader = get_loader(input_format) if input_format else detect(src)
+            session: Any = loader.load(src)
+            if input_format:
+                src.notes.extend(forced_format_notes(src, loader))
+        except RecursionError:
+            raise LoadError(src.path, "the document is nested too deeply") from None
+        if conversation not in (None, 1) and src.conversations == 0:
+            raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
+        if not session.messages:
+            raise LoadError(src.path, "the session has no messages")
+        notes = src.all_notes()
+        if notes:
+            session = dataclasses.replace(session, notes=(*session.notes, *notes))
+        session = with_tool_names(session)
+        del src  # the file's text and records (freed now: it holds no cycles)
+        # The session is immutable and lives as long as it is shown: move it (and everything
+        # older) out of the collector's generations, so later collections (a re-plan allocates
+        # tens of thousands of objects) do not rescan its millions of objects each time (it
+        # halves a first plan of 100,000 messages). No collection first: that would scan the
+        # millions once more (0.3 s for 100 MB). The GUI loads on a worker while its own
+        # main-thread collector (gui/threads.py) holds the collector off; that collector keeps
+        # working after a freeze (frozen objects are skipped). A session dropped later is still
+        # freed by reference counting: it holds no cycles.
+        gc.freeze()
     finally:
         if gc_was_enabled:
             gc.enable()
-    if conversation not in (None, 1) and src.conversations == 0:
-        raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
-    if not session.messages:
-        raise LoadError(src.path, "the session has no messages")
-    notes = src.all_notes()
-    if notes:
-        session = dataclasses.replace(session, notes=(*session.notes, *notes))
-    session = with_tool_names(session)
-    del src  # the file's text and records: garbage now, collected before the freeze
-    # The session is immutable and lives as long as it is shown: move it (and everything older)
-    # out of the collector's generations, so later collections (a re-plan allocates tens of
-    # thousands of objects) do not rescan its millions of objects each time (it halves a first
-    # plan of 100,000 messages). No collection first: that would scan the millions once more
-    # (0.3 s for 100 MB). The GUI loads on a worker while its own main-thread collector
-    # (gui/threads.py) holds the collector off; that collector keeps working after a freeze
-    # (frozen objects are skipped). A session dropped later is still freed by reference counting:
-    # it holds no cycles.
-    gc.freeze()
     return session
 
 
