@@ -97,3 +97,30 @@ def test_incremental_replay_equals_the_reference_with_default_params(s, pair_saf
 def test_every_policy_says_how_it_replays():
     for name in policy_names():
         assert replays_incrementally(name) in ("incremental", "from scratch")
+
+
+def test_the_carried_snapshot_is_supyagents_snapshot():
+    """The replay's supyagent snapshot, built from what it gathered at the trigger before, is the
+    summarizer's text for every prefix (paths, decisions, errors, URLs, requests, the word cap)."""
+    import random
+
+    from ctxviz.engine.replay import _Snapshot
+    from ctxviz.engine.summarizers import supyagent_snapshot
+
+    rng = random.Random(5)
+    lines = ["decided to use sqlite", "Error: failed to open src/db_{k}.py", "see https://example.com/{k}", "edit lib/m{k}.ts now",
+             "we'll use the cache", "ok", "plain words " * 30, "Traceback: exception in app/x{k}.go"]
+    messages = []
+    for i in range(400):
+        role = rng.choice(["user", "assistant", "tool"])
+        text = " ".join(rng.choice(lines).format(k=rng.randint(0, 60)) for _ in range(rng.randint(0, 4)))
+        parts: tuple = (TextPart(text),) if text else ()
+        if role == "assistant" and rng.random() < 0.4:
+            parts += (ToolCallPart(f"c{i}", rng.choice(["edit_file", "read_file"]), f'{{"path": "src/f{rng.randint(0, 80)}.py"}}'),)
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, category=default_category(role)))
+    snapshot = _Snapshot()
+    end = 0
+    while end < len(messages):
+        end += rng.randint(1, 30)
+        assert snapshot.text(messages[:end]) == supyagent_snapshot(messages[:end])
+    assert _Snapshot().text(messages[:3]) == supyagent_snapshot(messages[:3])

@@ -27,9 +27,9 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt
 from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
-from .session import Session, Summary
+from .session import Message, Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
-from .summarizers import Summarizer
+from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features
 from .tokenizers import HEURISTICS
 
 
@@ -392,6 +392,7 @@ class SupyagentReplay(_Replay):
         self.history: list[int] = []
         self.sums: list[int] = [0]  # of the counts
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
+        self.history_ids: list[str] = []
         self.system_count = 0
         self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
         self.system_tokens = 0
@@ -399,6 +400,9 @@ class SupyagentReplay(_Replay):
         self.synced = 0  # len(generated) the summary state reflects
         self.summary_idx: int | None = None
         self.summary_size = 0
+        # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
+        # from what it gathered the time before (any other summarizer is asked each time).
+        self.snapshot = _Snapshot() if type(summarizer) is ExtractiveSummarizer else None
 
     def _system_changed(self) -> None:
         prompt = "\n\n".join(self.system_texts)
@@ -421,6 +425,7 @@ class SupyagentReplay(_Replay):
             self.history.append(i)
             self.sums.append(self.sums[-1] + self.tokens[i])
             self.charges.append(self.charges[-1] + self.tokens[i] + 3)
+            self.history_ids.append(m.id)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
             return super().step(i)
         if self.synced != len(self.generated):
@@ -462,18 +467,89 @@ class SupyagentReplay(_Replay):
         if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
             messages = self.session.messages
             up_to = max(0, h - settings.min_recent_messages - 1)
-            covered = [messages[k] for k in self.history[: up_to + 1]]
-            text = self.summarizer.supyagent_snapshot(covered)
+            if self.snapshot is not None:
+                self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
+                text = self.snapshot.render()
+            else:
+                text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
+            last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
-            events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
-            self.generated.append(Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered),
+            events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
+            self.generated.append(Summary(text=text, messages_covered=up_to + 1, covers=tuple(self.history_ids[: up_to + 1]),
                                           created_at=messages[i].timestamp))
         self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
         return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events))
 
 
 _FITS = _Cuts(True)
+
+
+class _Snapshot:
+    """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
+    features are gathered once, and each section keeps its unique items in first-seen order."""
+
+    def __init__(self) -> None:
+        self.seen: list[Message] = []
+        self.sections: tuple[dict[str, None], ...] = ({}, {}, {}, {})  # files, decisions, values, pending
+        self.last_action = ""
+        self.last_request = ""
+
+    def text(self, messages: list[Message]) -> str:
+        if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
+            self.__init__()  # type: ignore[misc]  # not the list seen before, grown: start again
+        self.advance(messages[len(self.seen):])
+        return self.render()
+
+    def advance(self, messages: list[Message]) -> None:
+        """Gather the messages that follow those seen so far."""
+        files, decisions, values, pending = self.sections
+        for m in messages:
+            f, d, v, action, request = _features(m)
+            for item in f:
+                if item:
+                    files.setdefault(item)
+            for item in d:
+                if item:
+                    decisions.setdefault(item)
+            for item in v:
+                if item:
+                    values.setdefault(item)
+            self.last_action = action or self.last_action
+            if request:
+                pending.setdefault(request)
+                self.last_request = request
+            self.seen.append(m)
+
+    def render(self) -> str:
+        files, decisions, values, pending = self.sections
+        sections = [
+            ("Files Modified", _last(files, 12)),
+            ("Key Decisions", _last(decisions, 8)),
+            ("Important Values", _last(values, 12)),
+            ("Current State", [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
+                               f"Latest request: {self.last_request}" if self.last_request else "No request yet"]),
+            ("Pending Tasks", _last(pending, 4)),
+        ]
+        lines: list[str] = []
+        for title, items in sections:
+            lines.append(f"## {title}")
+            lines += [f"- {item}" for item in items] or ["- (none)"]
+            lines.append("")
+        text = "\n".join(lines).strip()
+        words = text.split(" ")
+        return text if len(words) <= WORD_LIMIT else " ".join(words[:WORD_LIMIT]) + " …"
+
+
+def _last(unique: dict[str, None], limit: int) -> list[str]:
+    """The last `limit` keys of an insertion-ordered dict (what `_unique(items, limit)` returns)."""
+    out: list[str] = []
+    for item in reversed(unique):
+        if len(out) == limit:
+            break
+        out.append(item)
+    out.reverse()
+    return out
 
 FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 
