@@ -118,7 +118,7 @@ class Fields:
 
     def __init__(self, src: SourceFile, record: Any, path: FieldPath = (), line: int | None = None, *, step: bool = False) -> None:
         self.src = src
-        self.path = tuple(path)
+        self.path = path if type(path) is tuple else tuple(path)
         self.line = line
         if isinstance(record, list) and step:  # a list is only a step on the way to an element: `child(key, lst).child(i, x)`
             record = {}
@@ -144,6 +144,8 @@ class Fields:
 
     def str(self, key: str, default: str = "", required: bool = False) -> str:
         value = self.record.get(key)
+        if type(value) is str:  # the common case first (loaders call this millions of times)
+            return value
         if value is None:
             if required:
                 raise self.error("is required", key)
