@@ -225,12 +225,17 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
     return message
 
 
+_MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage", "raw")
+
+
 def message_with(message: Message, **changes: Any) -> Message:
     """`dataclasses.replace(message, **changes)` without re-running the constructor (no field
     validation happens there): loaders call it for thousands of messages of a 100 MB log."""
     new = object.__new__(Message)
-    new.__dict__.update(message.__dict__)
-    new.__dict__.update(changes)
+    # Field by field, in the constructor's order: the values stay inline in the object (a dict
+    # built with __dict__.update costs 170 bytes more per message).
+    for name in _MESSAGE_FIELDS:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name))
     return new
 
 
