@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import os
 import random
@@ -81,6 +82,8 @@ def agent_session(n: int, seed: int = 3) -> Session:
 
 def bench_replan(n: int, rounds: int) -> list[Row]:
     base = agent_session(n)
+    gc.collect()
+    gc.freeze()  # as load_session leaves a loaded session: out of the collector's generations
     first_times, replans = [], []
     ratios = []
     for r in range(rounds):
