@@ -31,7 +31,7 @@ SMALL = {
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 3000), threshold_pct=st.floats(0, 1)),
 }
 
-WORDS = st.sampled_from(["edit", "src/a.py", "value", "error", "def", "return", "{}", ":", "\n", "decided", "TODO", "x" * 40])
+WORDS = st.sampled_from(["edit", "src/a.py", "file_0123abcd", "file_99", "value", "error", "def", "return", "{}", ":", "\n", "decided", "TODO", "x" * 40])
 TEXT = st.integers(0, 250).flatmap(lambda n: st.lists(WORDS, min_size=n, max_size=n)).map(" ".join)
 KINDS = st.sampled_from(["user", "user", "assistant", "assistant", "call", "result", "orphan_result", "system"])
 

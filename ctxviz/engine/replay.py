@@ -351,7 +351,9 @@ class MnesisReplay(_Replay):
         gathered once per message."""
         messages = self.session.messages
         for k in range(self.filed, covered):
-            self.file_ids.update(FILE_ID_RE.findall(messages[self.history[k]].text))
+            text = messages[self.history[k]].text
+            if "file_" in text:  # what the pattern needs before it can match
+                self.file_ids.update(FILE_ID_RE.findall(text))
         self.filed = max(self.filed, covered)
         header = "[CONTEXT TRUNCATED \u2014 DETERMINISTIC FALLBACK]\n\n## Kept Messages\n\n"
         file_ids = sorted(self.file_ids)
