@@ -104,12 +104,13 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
         # The session is immutable and lives as long as it is shown: move it (and everything
         # older) out of the collector's generations, so later collections (a re-plan allocates
         # tens of thousands of objects) do not rescan its millions of objects each time (it
-        # halves a first plan of 100,000 messages). No collection first: that would scan the
-        # millions once more (0.3 s for 100 MB). The GUI loads on a worker while its own
-        # main-thread collector (gui/threads.py) holds the collector off; that collector keeps
-        # working after a freeze (frozen objects are skipped). A session dropped later is still
-        # freed by reference counting: it holds no cycles.
-        gc.freeze()
+        # halves a first plan of 100,000 messages). Only where the collector was Python's to run:
+        # a caller that holds it off (the GUI loads on a worker and collects on its own thread,
+        # gui/threads.py) may have cyclic garbage pending, which a freeze would keep forever. No
+        # collection first: it would scan the millions once more (0.3 s for 100 MB). A session
+        # dropped later is still freed by reference counting: it holds no cycles.
+        if gc_was_enabled:
+            gc.freeze()
     finally:
         if gc_was_enabled:
             gc.enable()
