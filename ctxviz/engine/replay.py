@@ -24,7 +24,7 @@ from .policies.consolidator import (
     should_consolidate,
     threshold_usage,
 )
-from .policies.missy import TokenBudget, enrich_system_prompt
+from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Message, Session, Summary
@@ -61,7 +61,16 @@ class MissyReplay(_Replay):
             "learnings": budget.learnings_budget,
             "history": budget.history_budget,
         }
-        self.starts = sorted(session.summary_start_turns)
+        # Recorded summaries of what came before the file (no cover names a message of it) are in
+        # force from the start and take no message out of the history: missy sends each that fits.
+        # One that covers messages of the file is in force from the turn after them: the reference
+        # step plans from there.
+        ids = {m.id for m in session.messages}
+        in_file = [any(c in ids for c in summary.covers) for summary in session.summaries]
+        starts = [start for start, covers in zip(session.summary_start_turns, in_file, strict=True) if covers]
+        self.first_covering = min(starts, default=len(session.messages))
+        self.summary_tokens = [full.text(format_summary(summary)) for summary, covers in zip(session.summaries, in_file, strict=True)
+                               if not covers] if self.first_covering else []
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
@@ -76,7 +85,7 @@ class MissyReplay(_Replay):
         else:
             self.history.append(i)
             self.sums.append(self.sums[-1] + self.tokens[i])
-        if self.pair_safe or (self.starts and self.starts[0] <= i):
+        if self.pair_safe or self.first_covering <= i:
             return super().step(i)
         return self._fast(i)
 
@@ -93,6 +102,9 @@ class MissyReplay(_Replay):
             s = min(bisect_left(P, P[E] + used - hb, E, H + 1), H)
             used -= P[s] - P[E]
             tail_start = s
+        for t in self.summary_tokens:  # `continue`, not `break`: an oversized summary does not starve later ones
+            if used + t <= hb:
+                used += t
         remaining = hb - used if used < hb else 0
         j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
