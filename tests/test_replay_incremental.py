@@ -87,7 +87,7 @@ def test_incremental_replay_equals_the_reference(s, data):
         same(s, name, params, PlanOptions(pair_safe=data.draw(st.booleans())))
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=15)
 @given(s=sessions(), pair_safe=st.booleans())
 def test_incremental_replay_equals_the_reference_with_default_params(s, pair_safe):
     for name in REPLAYERS:

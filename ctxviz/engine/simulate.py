@@ -3,6 +3,11 @@
 At every message the policy plans the session so far (reusing the counts of the whole session, so
 nothing is re-tokenized), checks its own trigger, and when one fires applies a summary that later
 turns carry. The app's timeline and `ctxviz simulate` both read this.
+
+That from-scratch replay (`_Replay`, `simulate(..., incremental=False)`) is the reference. A policy
+with a replayer in `replay.py` carries its state from turn to turn instead and computes only what a
+`Turn` holds, with the same turns, events and summaries (tests/test_replay_incremental.py);
+`Timeline.plan_at` still rebuilds a turn's full plan on demand.
 """
 
 from __future__ import annotations
