@@ -1,0 +1,65 @@
+"""The loaders' fast paths build exactly what the full paths build (speed lives in bench/, not here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+
+from ctxviz.engine.session import Category, Message, TextPart, ToolCallPart, message_with
+from ctxviz.io.base import make_message
+from ctxviz.io.exporters import original_blocks
+from ctxviz.io.loaders import load_session
+
+
+def test_message_with_is_dataclasses_replace():
+    m = Message(id="m3", index=3, role="tool", parts=(TextPart("out"),), tool_call_id="c1", category=Category.SYSTEM_OUTPUT, raw={"x": 1})
+    new = message_with(m, name="shell")
+    assert new == dataclasses.replace(m, name="shell") and new.raw is m.raw and m.name == ""
+
+
+def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):
+    records = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{\"cmd\": \"ls\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
+        {"role": "assistant", "content": "two files", "tool_calls": [{"id": "c2", "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": ""},
+        {"role": "assistant", "content": ""},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    s = load_session(path)
+    expected = [
+        make_message(0, "user", [TextPart("list the files")]),
+        make_message(1, "assistant", [ToolCallPart("c1", "shell", "{\"cmd\": \"ls\"}")]),
+        make_message(2, "tool", [TextPart("a.py\nb.py")], tool_call_id="c1", name="shell"),
+        make_message(3, "assistant", [TextPart("two files"), ToolCallPart("c2", "read", "{}")]),
+        make_message(4, "tool", [], tool_call_id="c2", name="read"),
+        make_message(5, "assistant", []),
+    ]
+    assert list(s.messages) == expected
+    assert [m.raw for m in s.messages] == records
+
+
+def test_load_session_freezes_only_when_the_collector_is_on(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role": "user", "content": "hi"}\n', encoding="utf-8")
+    gc.unfreeze()
+    gc.disable()  # as the GUI's worker loads: its own collector holds gc off
+    try:
+        load_session(path)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+    load_session(path)
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+
+
+def test_claude_code_raw_keeps_what_the_exporter_and_readers_use():
+    s = load_session("sample_sessions/claude_code_compaction.jsonl")
+    lines = [r for m in s.messages for r in (m.raw if isinstance(m.raw, list) else [m.raw])]
+    assert all("toolUseResult" not in r and "cwd" not in r for r in lines)
+    assert all("uuid" in r and "message" in r for r in lines)
+    assert any(original_blocks(m) for m in s.messages if m.role == "tool")
