@@ -242,8 +242,10 @@ def test_notes_follow_every_replan(qtbot, window):
     assert all(n in shown for n in window.vm.session.notes)
 
 
-def test_a_session_without_notes_shows_no_notes(qtbot, window):
-    open_and_wait(qtbot, window, str(SAMPLES / "multimodal_review.yaml"))
+def test_a_session_without_notes_shows_no_notes(qtbot, window, tmp_path):
+    chat = tmp_path / "chat.json"  # no tool calls (missy notes those), no usage, nothing skipped
+    chat.write_text('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]')
+    open_and_wait(qtbot, window, str(chat))
     assert window.vm.plan.notes == ()
     assert not window.notes_panel.isVisible() and not window.notes_button.isVisible()
 

@@ -28,7 +28,7 @@ from ctxviz.io.exporters import anthropic_messages, export
 from ctxviz.io.loaders import load_session
 
 ROOT = Path(__file__).parent.parent
-SAMPLES = sorted((ROOT / "sample_sessions").glob("*.*[ly]"))
+SAMPLES = sorted(p for p in (ROOT / "sample_sessions").iterdir() if p.suffix in (".yaml", ".json", ".jsonl", ".traj"))
 NATIVE = str(Path(__file__).parent / "data" / "native_small.yaml")
 CHAT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
