@@ -29,7 +29,7 @@ from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Message, Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
-from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features
+from .summarizers import ExtractiveSummarizer, Summarizer, _features, render_snapshot
 from .tokenizers import HEURISTICS
 
 
@@ -537,22 +537,7 @@ class _Snapshot:
 
     def render(self) -> str:
         files, decisions, values, pending = self.sections
-        sections = [
-            ("Files Modified", _last(files, 12)),
-            ("Key Decisions", _last(decisions, 8)),
-            ("Important Values", _last(values, 12)),
-            ("Current State", [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
-                               f"Latest request: {self.last_request}" if self.last_request else "No request yet"]),
-            ("Pending Tasks", _last(pending, 4)),
-        ]
-        lines: list[str] = []
-        for title, items in sections:
-            lines.append(f"## {title}")
-            lines += [f"- {item}" for item in items] or ["- (none)"]
-            lines.append("")
-        text = "\n".join(lines).strip()
-        words = text.split(" ")
-        return text if len(words) <= WORD_LIMIT else " ".join(words[:WORD_LIMIT]) + " …"
+        return render_snapshot(_last(files, 12), _last(decisions, 8), _last(values, 12), self.last_action, self.last_request, _last(pending, 4))
 
 
 def _last(unique: dict[str, None], limit: int) -> list[str]:

@@ -86,13 +86,21 @@ def supyagent_snapshot(messages: Sequence[Message]) -> str:
         last_action = action or last_action
         if request:
             pending.append(request)
+    return render_snapshot(_unique(files, 12), _unique(decisions, 8), _unique(values, 12), last_action,
+                           pending[-1] if pending else "", _unique(pending, 4))
+
+
+def render_snapshot(files: list[str], decisions: list[str], values: list[str], last_action: str, last_request: str,
+                    pending: list[str]) -> str:
+    """The five sections of supyagent's snapshot from what was gathered, cut to its word limit
+    (shared by the summariser and the incremental replay, which gathers turn by turn)."""
     sections = [
-        ("Files Modified", _unique(files, 12)),
-        ("Key Decisions", _unique(decisions, 8)),
-        ("Important Values", _unique(values, 12)),
+        ("Files Modified", files),
+        ("Key Decisions", decisions),
+        ("Important Values", values),
         ("Current State", [f"Last action: {last_action}" if last_action else "No action taken yet",
-                           f"Latest request: {pending[-1]}" if pending else "No request yet"]),
-        ("Pending Tasks", _unique(pending, 4)),
+                           f"Latest request: {last_request}" if last_request else "No request yet"]),
+        ("Pending Tasks", pending),
     ]
     lines: list[str] = []
     for title, items in sections:
