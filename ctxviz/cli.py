@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import errno
+import functools
 import json
 import os
 import signal
@@ -80,7 +81,14 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """The parser, built once per process: building it costs more than most commands' own work
+    (tests and tools that call `main` in-process call it thousands of times)."""
+    return _build_parser()
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviz", description="See and tune how agent context managers trim a conversation.")
     parser.add_argument("--version", action="version", version=f"ctxviz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
