@@ -33,7 +33,42 @@ from .summarizers import ExtractiveSummarizer, Summarizer, _features, render_sna
 from .tokenizers import HEURISTICS
 
 
-class MissyReplay(_Replay):
+class _GrowingReplay(_Replay):
+    """What missy, mnesis and supyagent carry alike from turn to turn: the history's session
+    indices, ids, user turns and prefix sums of its counts, and the system messages joined into the
+    prompt (each framework counts that prompt its own way: `_system_prompt_tokens`)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
+        self.users: list[int] = []  # session indices of the user messages so far
+        self.sums: list[int] = [0]  # sums[k]: tokens of the first k history messages
+        self.system_count = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts)) if self.system_texts else 0
+
+    def _system_prompt_tokens(self, prompt: str) -> int:
+        return self.full.text(prompt)
+
+    def _grow(self, i: int) -> None:
+        """Take message `i` into the state (before the turn that ends with it is computed)."""
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))
+            return
+        self.history.append(i)
+        self.history_ids.append(m.id)
+        self.sums.append(self.sums[-1] + self.tokens[i])
+        if m.role == "user":
+            self.users.append(i)
+
+
+class MissyReplay(_GrowingReplay):
     """missy: the fresh tail of K history messages, the new user message, and the evictable prefix
     filled newest first until the first misfit. Token counts are never negative, so "the newest
     messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
@@ -45,12 +80,6 @@ class MissyReplay(_Replay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         budget: TokenBudget = params
-        self.tokens = full.message_tokens
-        self.history: list[int] = []  # session indices of the non-system messages so far
-        self.sums: list[int] = [0]  # sums[k]: tokens of the first k history messages
-        self.system_count = 0
-        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
-        self.system_usage = full.text(self.system_texts[0]) if self.system_texts else 0
         _, self.memory_tokens, self.learnings_tokens, _ = enrich_system_prompt("", session.memory, session.learnings, budget, full.text)
         tools = tools_json(session)
         self.tools_usage = full.text(tools) if tools else 0
@@ -76,15 +105,7 @@ class MissyReplay(_Replay):
                             "learnings": self.learnings_tokens}
 
     def step(self, i: int) -> Turn:
-        m = self.session.messages[i]
-        if m.role == "system":
-            self.system_count += 1
-            if m.text:
-                self.system_texts.append(m.text)
-                self.system_usage = self.full.text("\n\n".join(self.system_texts))
-        else:
-            self.history.append(i)
-            self.sums.append(self.sums[-1] + self.tokens[i])
+        self._grow(i)
         if self.pair_safe or self.first_covering <= i:
             return super().step(i)
         return self._fast(i)
@@ -113,7 +134,7 @@ class MissyReplay(_Replay):
         fits = self.fixed_fit and used <= hb
         events: list[Event] = []
         if not fits and self.before.fits:
-            usage = {**self.fixed_parts, "system_reserve": self.system_usage, "history": used}
+            usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
             self.before = _changes(i, _light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
@@ -121,12 +142,12 @@ class MissyReplay(_Replay):
 
     @property
     def fixed_usage(self) -> int:
-        return self.system_usage + self.tools_usage + self.memory_tokens + self.learnings_tokens
+        return self.system_tokens + self.tools_usage + self.memory_tokens + self.learnings_tokens
 
     @property
     def fixed_fit(self) -> bool:
         a = self.allocation
-        return (self.system_usage <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
+        return (self.system_tokens <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
                 and self.memory_tokens <= a["memory"] and self.learnings_tokens <= a["learnings"])
 
 
@@ -251,7 +272,7 @@ class ConsolidatorReplay(_Replay):
         return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events))
 
 
-class MnesisReplay(_Replay):
+class MnesisReplay(_GrowingReplay):
     """mnesis: the raw messages not compacted are the history after a boundary, so the newest-first
     fill is one bisection over the history's prefix sums; a compaction's fallback summary reads only
     the newest covered messages (its file-id footer is gathered as messages are covered).
@@ -272,14 +293,6 @@ class MnesisReplay(_Replay):
         ids = [m.id for m in session.messages]
         self.ok = not pair_safe and len(set(ids)) == len(ids)
         self.starts = sorted(session.summary_start_turns)
-        self.tokens = full.message_tokens
-        self.history: list[int] = []  # non-system session indices so far
-        self.history_ids: list[str] = []
-        self.sums: list[int] = [0]
-        self.users: list[int] = []
-        self.system_count = 0
-        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
-        self.system_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
         self.covered = 0  # the first `covered` history messages are compacted (in phase with a generated summary)
         self.synced_summaries = 0  # len(generated) the state reflects
         self.file_ids: set[str] = set()
@@ -287,18 +300,7 @@ class MnesisReplay(_Replay):
         self.summary_tokens = 0
 
     def step(self, i: int) -> Turn:
-        m = self.session.messages[i]
-        if m.role == "system":
-            self.system_count += 1
-            if m.text:
-                self.system_texts.append(m.text)
-                self.system_tokens = self.full.text("\n\n".join(self.system_texts))
-        else:
-            self.history.append(i)
-            self.history_ids.append(m.id)
-            self.sums.append(self.sums[-1] + self.tokens[i])
-            if m.role == "user":
-                self.users.append(i)
+        self._grow(i)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
             return super().step(i)
         if self.synced_summaries != len(self.generated) and not self._sync():
@@ -383,7 +385,7 @@ class MnesisReplay(_Replay):
         return header + "\n".join(kept) + footer
 
 
-class SupyagentReplay(_Replay):
+class SupyagentReplay(_GrowingReplay):
     """supyagent: the summary in force covers the history up to an index; the newest messages fill
     what is left (the first min_recent_messages whatever they cost), one bisection over the prefix
     sums of the history's charges (count + 3); the trigger reads running totals.
@@ -393,24 +395,17 @@ class SupyagentReplay(_Replay):
     safety are planned by the reference step."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        self.tok = full.tokenizer
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         settings: ContextSettings = params
-        self.tok = full.tokenizer
         self.limit = settings.context_limit or get_context_limit(session.model)
         tools = tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
         ids = [m.id for m in session.messages]
         self.ok = not pair_safe and len(set(ids)) == len(ids)
         self.starts = sorted(session.summary_start_turns)
-        self.tokens = full.message_tokens
-        self.history: list[int] = []
-        self.sums: list[int] = [0]  # of the counts
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
-        self.history_ids: list[str] = []
-        self.system_count = 0
-        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
-        self.system_tokens = 0
-        self._system_changed()
+        self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
         self.synced = 0  # len(generated) the summary state reflects
         self.summary_idx: int | None = None
         self.summary_size = 0
@@ -418,9 +413,9 @@ class SupyagentReplay(_Replay):
         # from what it gathered the time before (any other summarizer is asked each time).
         self.snapshot = _Snapshot() if type(summarizer) is ExtractiveSummarizer else None
 
-    def _system_changed(self) -> None:
-        prompt = "\n\n".join(self.system_texts)
-        self.system_tokens = 3 + count_message_dict({"role": "system", "content": prompt}, self.tok)
+    def _system_prompt_tokens(self, prompt: str) -> int:
+        # supyagent counts the system message as a one-message list (3 for the list, its own count)
+        return 3 + count_message_dict({"role": "system", "content": prompt}, self.tok)
 
     def _sync(self) -> None:
         summary = self.generated[-1]
@@ -429,17 +424,9 @@ class SupyagentReplay(_Replay):
         self.synced = len(self.generated)
 
     def step(self, i: int) -> Turn:
-        m = self.session.messages[i]
-        if m.role == "system":
-            self.system_count += 1
-            if m.text:
-                self.system_texts.append(m.text)
-                self._system_changed()
-        else:
-            self.history.append(i)
-            self.sums.append(self.sums[-1] + self.tokens[i])
+        self._grow(i)
+        if self.session.messages[i].role != "system":
             self.charges.append(self.charges[-1] + self.tokens[i] + 3)
-            self.history_ids.append(m.id)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
             return super().step(i)
         if self.synced != len(self.generated):
