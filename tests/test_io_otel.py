@@ -4,21 +4,19 @@ earlier calls' usage, tool pairs, and one clear line per bad input."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxviz.cli import main
 from ctxviz.engine.policies import policy_names
 from ctxviz.engine.session import ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
 from ctxviz.errors import LoadError
 from ctxviz.io.loaders import load_session
+
+from .loader_checks import assert_plans_simulates_and_exports, assert_refused_in_one_line
 
 REAL = Path(__file__).parent / "data" / "real" / "otel"
 
@@ -103,25 +101,12 @@ def test_real_fixtures_read_the_same_conversation(name):
     assert reply.usage == Usage(input_tokens=97, output_tokens=52)
 
 
-def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
 
 @pytest.mark.parametrize("policy", policy_names())
 @pytest.mark.parametrize("name", sorted(p.name for p in REAL.iterdir() if p.suffix == ".json"))
 def test_plan_simulate_export_under_every_policy(name, policy, tmp_path):
     path = str(REAL / name)
-    for argv in (["plan", path, "--policy", policy], ["plan", path, "--policy", policy, "--json", "--pair-safe"],
-                 ["simulate", path, "--policy", policy]):
-        code, out, err = run_cli(argv)
-        assert code == 0 and out, (argv, err)
-    if policy == "missy":
-        for target in ("openai", "anthropic", "jsonl", "markdown"):
-            code, _, err = run_cli(["export", path, "--to", target, "-o", str(tmp_path / f"out.{target}")])
-            assert code == 0, err
+    assert_plans_simulates_and_exports(path, policy, tmp_path)
 
 
 # -- OTLP containers, the largest call, usage ------------------------------------------------------
@@ -229,11 +214,7 @@ BAD = [
 
 @pytest.mark.parametrize(("name", "doc", "prefix"), BAD, ids=[b[0] for b in BAD])
 def test_bad_input_is_one_line_naming_file_line_field(tmp_path, name, doc, prefix):
-    path = write(tmp_path, name, doc)
-    with pytest.raises(LoadError) as err:
-        load_session(path)
-    message = str(err.value)
-    assert "\n" not in message and message.startswith(os.path.join(str(tmp_path), prefix)), message
+    assert_refused_in_one_line(write(tmp_path, name, doc), prefix)
 
 
 def test_spans_without_llm_input_are_one_line(tmp_path):

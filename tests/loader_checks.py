@@ -1,0 +1,44 @@
+"""Checks every loader's tests make the same way: the CLI in-process, a whole file through every
+command, and a bad file refused in one line naming file, line and field."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxviz.cli import main
+from ctxviz.errors import LoadError
+from ctxviz.io.loaders import load_session
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_plans_simulates_and_exports(path: str | Path, policy: str, folder: Path) -> None:
+    """plan, plan --json --pair-safe and simulate succeed under `policy`; under missy, every export too."""
+    path = str(path)
+    for argv in (["plan", path, "--policy", policy], ["plan", path, "--policy", policy, "--json", "--pair-safe"],
+                 ["simulate", path, "--policy", policy]):
+        code, out, err = run_cli(argv)
+        assert code == 0 and out, (argv, err)
+    if policy == "missy":
+        for target in ("openai", "anthropic", "jsonl", "markdown"):
+            code, _, err = run_cli(["export", path, "--to", target, "-o", str(folder / f"out.{target}")])
+            assert code == 0, err
+
+
+def assert_refused_in_one_line(path: str | Path, prefix: str) -> None:
+    """Loading `path` fails with one line that starts `FOLDER/prefix` (`FILE:LINE: field: problem`)."""
+    path = Path(path)
+    with pytest.raises(LoadError) as err:
+        load_session(path)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(os.path.join(str(path.parent), prefix)), message
