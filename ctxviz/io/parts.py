@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from ..engine.session import (
     FileRefPart,
@@ -17,8 +18,10 @@ from ..engine.session import (
 from .base import Fields, type_name
 
 
-def openai_content(f: Fields, key: str = "content") -> list[Part]:
-    """A string, null, or a list of Chat Completions parts (text, image_url, input_audio, file, refusal)."""
+def openai_content(f: Fields, key: str = "content", read_part: Callable[[Fields], Part] | None = None) -> list[Part]:
+    """A string, null, or a list of Chat Completions parts (text, image_url, input_audio, file, refusal);
+    `read_part` reads the parts of a format with a vocabulary of its own (the Responses API)."""
+    read = read_part or openai_part
     value = f.get(key)
     if value is None:
         return []
@@ -28,8 +31,7 @@ def openai_content(f: Fields, key: str = "content") -> list[Part]:
         raise f.error(f"expected a string or a list of parts, got {type_name(value)}", key)
     parts: list[Part] = []
     for i, item in enumerate(value):
-        p = f.child(key, value).child(i, item)
-        parts.append(openai_part(p))
+        parts.append(read(f.child(key, value).child(i, item)))
     return parts
 
 

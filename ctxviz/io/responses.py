@@ -33,7 +33,7 @@ from ..engine.session import (
     Usage,
 )
 from .base import Fields, make_message, type_name
-from .parts import opaque_text
+from .parts import opaque_text, openai_content
 from .source import SourceFile
 
 ROLE_ALIASES = {"developer": "system"}
@@ -150,14 +150,7 @@ class ItemReader:
 
 def item_content(f: Fields, key: str = "content") -> list[Part]:
     """A message's content: a string, or input_text/output_text/input_image/input_file/refusal parts."""
-    value = f.get(key)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [TextPart(value)] if value else []
-    if not isinstance(value, list):
-        raise f.error(f"expected a string or a list of content parts, got {type_name(value)}", key)
-    return [content_part(f.child(key, value).child(i, item)) for i, item in enumerate(value)]
+    return openai_content(f, key, content_part)
 
 
 def content_part(p: Fields) -> Part:
