@@ -301,15 +301,29 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
+    """Policies grouped by the framework users know them from, each with what it reproduces."""
+    groups: dict[str, list[str]] = {}
     for name in policy_names():
-        policy = get_policy(name)
-        print(f"{name}: {policy.title} (counts with {policy.default_tokenizer})")
-        if policy.description:
-            print(f"  {policy.description}")
-        defaults = policy.default_params()
-        for f in param_fields(policy.params_type):
-            help_text = f.metadata.get("help", "")
-            print(f"  {f.name} = {getattr(defaults, f.name)!r}  {help_text}")
+        groups.setdefault(get_policy(name).framework or "other", []).append(name)
+    for framework, names in groups.items():
+        print(f"== {framework}")
+        for name in names:
+            policy = get_policy(name)
+            print(f"{name}: {policy.title}")
+            if policy.framework_version or policy.source:
+                print(f"  reproduces: {policy.source or policy.title}" + (f" ({policy.framework_version})" if policy.framework_version else ""))
+            print(f"  counts with: {policy.counter or policy.default_tokenizer} [default estimator {policy.default_tokenizer}]")
+            if policy.trigger or policy.keep:
+                print(f"  trigger: {', '.join(policy.trigger) or '-'}; keep: {', '.join(policy.keep) or '-'}")
+            if policy.stand_in:
+                print(f"  stand-in: {policy.stand_in}")
+            if policy.description:
+                print(f"  {policy.description}")
+            defaults = policy.default_params()
+            for f in param_fields(policy.params_type):
+                help_text = f.metadata.get("help", "")
+                print(f"  {f.name} = {getattr(defaults, f.name)!r}  {help_text}")
+        print()
     return EXIT_OK
 
 

@@ -37,6 +37,21 @@ class Policy(Generic[P]):
     #: Brings the policy's own figures (usage split at a threshold, `extra`) up to date after
     #: messages were dropped from its plan; called with the plan, the session and its counts.
     refresh: Callable[[Plan, Session, TokenCounts | None], Plan] | None = None
+    #: Who runs this strategy, as users know it ("LangChain", "missy"): `ctxviz policies` groups by it.
+    framework: str = ""
+    #: The framework version (or commit) whose source the policy reproduces.
+    framework_version: str = ""
+    #: The file (and function) of the framework's source the policy reproduces.
+    source: str = ""
+    #: How the framework counts tokens by default, in a user's words.
+    counter: str = ""
+    #: The parameters that decide *when* the policy acts (a token threshold, a message count), and
+    #: those that decide *how much recent history survives*: the two knobs users tune everywhere.
+    #: The app shows them first and draws the trigger; `compare` can align them across frameworks.
+    trigger: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    #: Set where the framework calls an LLM (to summarise) and ctxviz's offline stand-in writes the text.
+    stand_in: str = ""
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""
@@ -45,6 +60,12 @@ class Policy(Generic[P]):
         if isinstance(tokenizer, str):
             tokenizer = get_tokenizer(tokenizer)
         return CountingScheme(self.measure_name, self.measure, tokenizer)
+
+    def __post_init__(self) -> None:
+        names = {f.name for f in param_fields(self.params_type)}
+        unknown = [n for n in (*self.trigger, *self.keep) if n not in names]
+        if unknown:
+            raise ValueError(f"policy {self.name!r}: trigger/keep name unknown parameters {unknown}")
 
     def default_params(self) -> P:
         return self.params_type()

@@ -325,4 +325,10 @@ POLICY = Policy(
     default_tokenizer="cl100k_base",
     plan=plan,
     description="Per-category maxima; only categories over their own maximum are trimmed, oldest first, SYSTEM_OUTPUT then DIALOG then CONTEXT.",
+    framework='Penguin',
+    framework_version='penguin 293bf778',
+    source='penguin/system/context_window.py ContextWindowManager',
+    counter='tiktoken cl100k_base over message content',
+    trigger=('max_tokens',),
+    keep=(),
 )

@@ -275,4 +275,11 @@ POLICY = Policy(
     zone_parts={"system": "below_threshold", "consolidated": "below_threshold", "recent": "below_threshold"},
     refresh=refresh,
     description="At >= 80 % of max_tokens, keep the last 4 messages and replace the rest with key facts.",
+    framework='missy',
+    framework_version='v0.1.0 (5632c314)',
+    source='missy/agent/consolidation.py MemoryConsolidator',
+    counter='characters / 4',
+    trigger=('threshold_pct', 'max_tokens'),
+    keep=(),
+    stand_in="key-fact summary written offline (missy's own format)",
 )

@@ -346,6 +346,12 @@ POLICY = Policy(
     zone_parts={"system": "system_reserve", "evictable": "history", "fresh_tail": "history", "new_message": "history"},
     refresh=refresh,
     description="Fresh tail always kept; summaries if they fit; evictable prefix filled newest first, stopping at the first misfit.",
+    framework='missy',
+    framework_version='v0.1.0 (5632c314)',
+    source='missy/agent/context.py ContextManager.build_messages',
+    counter="missy's estimator: characters / 4 per message",
+    trigger=('total',),
+    keep=('fresh_tail_count',),
 )
 
 

@@ -239,4 +239,11 @@ POLICY = Policy(
     zone_parts={"raw": "messages"},
     refresh=refresh,
     description="Summaries first, charged without a fit check; raw messages newest first, stopping at the first misfit.",
+    framework='mnesis',
+    framework_version='677d1898',
+    source='src/mnesis/context/builder.py ContextBuilder.build',
+    counter="mnesis' estimator: the model's tiktoken encoding, or characters / 4",
+    trigger=('context_limit', 'compaction_buffer'),
+    keep=(),
+    stand_in="Level 3 deterministic summary (mnesis' own fallback)",
 )

@@ -350,4 +350,11 @@ POLICY = Policy(
     plan=plan,
     zone_parts={"evictable": "history", "recent": "history"},
     description="Summary if under 30 % of what is left; newest messages while they fit, at least min_recent_messages; emergency truncation.",
+    framework='supyagent',
+    framework_version='55374eac',
+    source='supyagent/core/context_manager.py ContextManager.build_messages_for_llm',
+    counter='tiktoken cl100k_base per message (+ 765 per image)',
+    trigger=('max_messages_before_summary', 'max_tokens_before_summary'),
+    keep=('min_recent_messages',),
+    stand_in="snapshot summary written offline in supyagent's section format",
 )
