@@ -275,6 +275,10 @@ def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: Toke
              i: int, events: list[Event]) -> Summary | None:
     """Each framework's own trigger, checked after the turn's build; returns the summary it applies."""
     messages = prefix.messages
+    compact = get_policy(policy).compact
+    if compact is not None:
+        summary: Summary | None = compact(prefix, plan, params, counts, summarizer, i, events)
+        return summary
     if policy == "supyagent":
         settings: ContextSettings = params
         history = [m for m in messages if m.role != "system"]

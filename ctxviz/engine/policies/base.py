@@ -52,6 +52,11 @@ class Policy(Generic[P]):
     keep: tuple[str, ...] = ()
     #: Set where the framework calls an LLM (to summarise) and ctxviz's offline stand-in writes the text.
     stand_in: str = ""
+    #: The framework's own compaction trigger, checked by `simulate` after each turn's build:
+    #: (prefix session, its plan, params, counts, summarizer, turn, events) -> the Summary it puts in
+    #: force (covering the ids it replaces; the latest absorbs earlier ones) or None. It appends an
+    #: `Event` saying why it fired. Policies without one never summarise in a replay.
+    compact: Callable[..., Any] | None = None
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""
