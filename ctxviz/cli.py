@@ -35,7 +35,7 @@ STORE: CountStore
 
 def _load() -> None:
     """Import what building the parser and running most commands needs, into this module's globals."""
-    global STORE, PlanOptions, CountStore, plan_session, get_policy, policy_names, param_fields
+    global STORE, PlanOptions, CountStore, plan_session, get_policy, policy_names, plugin_problems, param_fields
     global count_openai_chat, encoding_name_for_model, get_tokenizer, known_model_names, tokenizer_names
     global EXPORTERS, export, json_text, write_atomic, load_session, loader_names, check_output_path, STDIN, read_source, plan_summary
     if "STORE" in globals():
@@ -43,7 +43,7 @@ def _load() -> None:
     from .engine.checks import PlanOptions
     from .engine.counting import CountStore
     from .engine.planner import plan_session
-    from .engine.policies import get_policy, policy_names
+    from .engine.policies import get_policy, plugin_problems, policy_names
     from .engine.policies.base import param_fields
     from .engine.tokenizers import (
         count_openai_chat,
@@ -70,7 +70,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session file (ctxviz YAML/JSON, OpenAI, Anthropic, Claude Code or supyagent), or - for standard input")
-    p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names())}); compare takes two")
+    p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names(plugins=False))}, "
+                   "installed plugins, or your own file.py:NAME); compare takes two")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter (repeatable)")
     p.add_argument("--config", help="YAML preset with the policy's parameters")
     p.add_argument("--tokenizer", help=f"override the policy's estimator ({', '.join(tokenizer_names())}, or a model name)")
@@ -150,7 +151,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
 
-    sub.add_parser("policies", help="list the policies and their parameters")
+    p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
+    p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
     return parser
 
 
@@ -302,6 +304,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_policies(args: argparse.Namespace) -> int:
     """Policies grouped by the framework users know them from, each with what it reproduces."""
+    for spec in args.policy or ():
+        get_policy(spec)  # registers a file plugin under its own name
+    for problem in plugin_problems():
+        print(f"ctxviz: {problem}", file=sys.stderr)
     groups: dict[str, list[str]] = {}
     for name in policy_names():
         groups.setdefault(get_policy(name).framework or "other", []).append(name)
@@ -461,9 +467,14 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not args.screenshot and not has_display():
         raise CtxvizError("gui: no display to open a window on (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
                           "use --screenshot FILE.png, `ctxviz report`, or run under xvfb-run")
-    policy, params, tokenizer = args.policy, None, args.tokenizer
+    # A policy file of the user's is loaded here (a broken one is one line, before any window opens)
+    # and the app then knows it by its own name, in the policy selector like any other.
+    policy = get_policy(args.policy).name if args.policy else None
+    params, tokenizer = None, args.tokenizer
+    if args.compare:
+        args.compare = get_policy(args.compare).name
     if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
-        policy, params, tokenizer = resolve_params(args, args.policy)
+        policy, params, tokenizer = resolve_params(args, policy)
     if args.session and args.screenshot:
         load_session(args.session)  # a bad file is one line here; in a window it is a message box
     compare_with = None

@@ -33,3 +33,8 @@ class UnknownNameError(CtxvizError):
 
 class EndpointError(CtxvizError):
     """A summariser endpoint that cannot be reached or answers nonsense: its fault, not the session's."""
+
+
+class PluginError(CtxvizError):
+    """A user's own policy (a file or an installed entry point) that cannot be loaded or that raised:
+    one line naming the plugin and what it raised, never the plugin's traceback."""

@@ -1,4 +1,10 @@
-"""The policy registry: the CLI and the app discover policies here, by name."""
+"""The policy registry: the CLI and the app discover policies here, by name.
+
+Besides the built-in policies: a user's own, from a file (`get_policy("path/to/file.py:NAME")`,
+registered under the policy's own name) or from the `ctxviz.policies` entry-point group of any
+installed package (loaded on the first lookup; a plugin that fails to load is left out and its
+one-line problem kept in `plugin_problems()`).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,10 @@ from . import categories, consolidator, missy, mnesis, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
+#: `file.py:NAME` specs already loaded, so every later lookup of the same spec is a dict read.
+_FILE_SPECS: dict[str, Policy[Any]] = {}
+_PLUGIN_PROBLEMS: list[str] = []
+_entry_points_loaded = False
 
 
 def register(policy: Policy[Any]) -> Policy[Any]:
@@ -16,15 +26,57 @@ def register(policy: Policy[Any]) -> Policy[Any]:
     return policy
 
 
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from .plugins import entry_point_policies
+
+    found, problems = entry_point_policies()
+    for policy in found:
+        if policy.name in _REGISTRY:
+            problems.append(f"policy plugin {policy.name!r}: a policy of that name exists already; the plugin is left out")
+        else:
+            register(policy)
+    _PLUGIN_PROBLEMS.extend(problems)
+
+
 def get_policy(name: str) -> Policy[Any]:
+    found = _REGISTRY.get(name) or _FILE_SPECS.get(name)
+    if found is not None:
+        return found
+    from .plugins import is_file_spec, load_file_policy
+
+    if is_file_spec(name):
+        policy = load_file_policy(name)
+        existing = _REGISTRY.get(policy.name)
+        if existing is not None and existing.plan is not policy.plan and policy.name not in {p.name for p in _FILE_SPECS.values()}:
+            from ...errors import PluginError
+
+            raise PluginError(f"policy plugin {name}: its name {policy.name!r} is a built-in policy's; give it another name")
+        _FILE_SPECS[name] = register(policy)
+        return policy
+    _load_entry_points()
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(_REGISTRY)}") from None
+        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(_REGISTRY)} "
+                               "(or a file of your own: --policy path/to/file.py:NAME)") from None
 
 
-def policy_names() -> list[str]:
+def policy_names(plugins: bool = True) -> list[str]:
+    """Every policy's name; `plugins=False` skips looking for installed plugins (the scan of every
+    installed package's metadata costs ~15 ms, too much for building the CLI's help text)."""
+    if plugins:
+        _load_entry_points()
     return list(_REGISTRY)
+
+
+def plugin_problems() -> list[str]:
+    """One line for each installed policy plugin that could not be loaded."""
+    _load_entry_points()
+    return list(_PLUGIN_PROBLEMS)
 
 
 register(missy.POLICY)
@@ -33,4 +85,4 @@ register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
 
-__all__ = ["Policy", "get_policy", "policy_names", "register"]
+__all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

@@ -1,0 +1,153 @@
+"""A user's own policy, from a file or an installed package's entry point, works like a built-in one,
+and a broken one is one line naming it: never a traceback, never a dead window."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ctxviz.cli import main
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy, policy_names
+from ctxviz.engine.simulate import simulate
+from ctxviz.errors import PluginError
+from ctxviz.io.loaders import load_session
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = f"{ROOT / 'examples' / 'sliding_window.py'}:POLICY"
+SAMPLE = ROOT / "sample_sessions" / "support_chat.yaml"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_readme_example_keeps_the_newest_messages_that_fit() -> None:
+    session = load_session(str(SAMPLE))
+    plan = plan_session(session, EXAMPLE, {"max_tokens": 800, "min_messages": 0})
+    sent = [m for m in plan.messages if m.decision is Decision.KEPT]
+    assert sent and [m.index for m in sent] == list(range(sent[0].index, len(session.messages)))  # a contiguous tail
+    assert plan.totals.used <= 800 and plan.totals.fits
+    first_dropped = plan.messages[sent[0].index - 1]
+    # the newest message left out is the one that would not fit in what was left
+    assert plan.totals.used + first_dropped.tokens > 800
+    assert first_dropped.reason == "dropped: the window of 800 tokens is full"
+    assert sum(plan.usage.values()) == plan.totals.used
+    assert plan.totals.kept + plan.totals.dropped == sum(m.tokens for m in plan.messages)
+
+
+def test_a_file_policy_is_registered_under_its_own_name_everywhere() -> None:
+    policy = get_policy(EXAMPLE)
+    assert policy.name == "sliding-window" and "sliding-window" in policy_names()
+    assert get_policy("sliding-window") is policy
+
+
+def test_a_file_policy_plans_simulates_compares_and_exports_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run_cli(capsys, "plan", str(SAMPLE), "--policy", EXAMPLE, "--set", "max_tokens=900", "--json")
+    assert code == 0 and json.loads(out)["policy"] == "sliding-window"
+    code, out, _ = run_cli(capsys, "simulate", str(SAMPLE), "--policy", EXAMPLE, "--json")
+    assert code == 0 and len(json.loads(out)["turns"]) == len(load_session(str(SAMPLE)).messages)
+    code, out, _ = run_cli(capsys, "compare", str(SAMPLE), "--policy", EXAMPLE, "--policy", "missy", "--json")
+    assert code == 0 and json.loads(out)
+    target = tmp_path / "context.json"
+    code, _, _ = run_cli(capsys, "export", str(SAMPLE), "--policy", EXAMPLE, "--set", "max_tokens=900", "--to", "openai", "-o", str(target))
+    assert code == 0
+    exported = json.loads(target.read_text())
+    plan = plan_session(load_session(str(SAMPLE)), EXAMPLE, {"max_tokens": 900})
+    assert len(exported["messages"] if isinstance(exported, dict) else exported) == len(plan.context)
+    code, out, _ = run_cli(capsys, "policies", "--policy", EXAMPLE)
+    assert code == 0 and "== examples" in out and "sliding-window: Sliding window (example plugin)" in out
+    assert "trigger: max_tokens; keep: min_messages" in out
+
+
+def test_a_file_policy_rejects_a_bad_value_with_its_own_message(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "plan", str(SAMPLE), "--policy", EXAMPLE, "--set", "max_tokens=0")
+    assert code != 0 and err.strip().count("\n") == 0 and "max_tokens must be at least 1, got 0" in err
+
+
+def write(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+BROKEN = {
+    "syntax.py": ("def broken(:\n", "importing syntax.py raised SyntaxError"),
+    "raises.py": ("raise RuntimeError('no config found')\n", "importing raises.py raised RuntimeError: no config found"),
+    "exits.py": ("import sys\nsys.exit(3)\n", "importing exits.py raised SystemExit: 3"),
+    "nopolicy.py": ("X = 1\n", "has no 'POLICY'"),
+    "wrongtype.py": ("POLICY = 42\n", "is a int, not a ctxviz.api.Policy"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_plugin_file_is_one_line_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    body, expected = BROKEN[name]
+    spec = write(tmp_path, name, body) + ":POLICY"
+    code, out, err = run_cli(capsys, "plan", str(SAMPLE), "--policy", spec)
+    assert code != 0 and not out
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"policy plugin {spec}" in err and expected in err
+
+
+def test_a_missing_plugin_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "plan", str(SAMPLE), "--policy", f"{tmp_path / 'absent.py'}:POLICY")
+    assert code != 0 and err.count("\n") == 1 and "no such file" in err
+
+
+RAISING_PLAN = """
+    from dataclasses import dataclass
+    from ctxviz.api import Policy, measure_text
+
+    @dataclass(frozen=True)
+    class Settings:
+        limit: int = 10
+
+    def plan(session, params, counts):
+        return {}["missing"]
+
+    POLICY = Policy(name="raising", title="Raises", params_type=Settings, measure_name="text",
+                    measure=measure_text, default_tokenizer="o200k_base", plan=plan)
+"""
+
+
+def test_a_plugin_whose_plan_raises_is_one_line_in_every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    spec = write(tmp_path, "raising.py", RAISING_PLAN) + ":POLICY"
+    for command in ("plan", "simulate", "why --message 3"):
+        code, out, err = run_cli(capsys, *command.split()[:1], str(SAMPLE), *command.split()[1:], "--policy", spec)
+        assert code != 0, command
+        assert err.count("\n") == 1 and "Traceback" not in err, (command, err)
+        assert "policy plugin 'raising'" in err and "its plan raised KeyError: 'missing'" in err
+    with pytest.raises(PluginError):
+        simulate(load_session(str(SAMPLE)), spec)
+
+
+def test_an_entry_point_policy_is_found_and_a_broken_one_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import ctxviz.engine.policies as registry
+
+    package = tmp_path / "myteam_policies"
+    package.mkdir()
+    (package / "__init__.py").write_text((ROOT / "examples" / "sliding_window.py").read_text().replace('name="sliding-window"', 'name="team-window"'))
+    dist = tmp_path / "myteam_policies-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myteam-policies\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[ctxviz.policies]\nteam = myteam_policies:POLICY\nbroken = myteam_policies:NOPE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "_PLUGIN_PROBLEMS", [])
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    assert "team-window" in policy_names()
+    plan = plan_session(load_session(str(SAMPLE)), "team-window", {"max_tokens": 700})
+    assert plan.totals.used <= 700 and plan.totals.kept_messages > 0
+    code, out, err = run_cli(capsys, "policies")
+    assert code == 0 and "team-window" in out
+    assert "policy plugin broken (myteam_policies:NOPE, entry point of myteam-policies): loading raised AttributeError" in err
+    sys.modules.pop("myteam_policies", None)
