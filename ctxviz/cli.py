@@ -121,6 +121,9 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_plan_options(p)
     p.add_argument("--set-a", action="append", default=[], metavar="KEY=VALUE", help="parameter for side A only")
     p.add_argument("--set-b", action="append", default=[], metavar="KEY=VALUE", help="parameter for side B only")
+    p.add_argument("--trigger-tokens", type=int, metavar="N", help="set both policies' trigger to fire at N tokens, each in its own units")
+    p.add_argument("--keep-messages", type=int, metavar="K", help="set both policies' keep to the last K messages")
+    p.add_argument("--keep-tokens", type=int, metavar="T", help="set both policies' keep to the last T tokens")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("why", help="explain one message's decision and the smallest change that would keep it")
@@ -408,21 +411,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
     name_b = names[1] if len(names) == 2 else name_a
     session = load_args(args)
     sides = []
+    unaligned: list[str] = []
+    aligning = (args.trigger_tokens, args.keep_messages, args.keep_tokens) != (None, None, None)
     for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
         policy_name, params, tokenizer = resolve_params(args, name, extra)
+        if aligning:  # one footing for both frameworks; a side's own --set-a/--set-b still has the last word
+            from .engine.vocabulary import align
+
+            policy = get_policy(policy_name)
+            params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
+            params, skipped = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
+            params = policy.make_params(_parse_sets(extra), base=params)
+            unaligned += skipped
         sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
     a, b = sides
     diffs = compare(a, b)
     if args.json:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict()},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict()},
-               "differences": [d.to_json() for d in diffs]}
+               "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
     label_b = f"B: {b.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_b).items())
     print(label_a.strip())
     print(label_b.strip())
+    if aligning:
+        print("aligned: " + ", ".join(f"{k}={f'{v:,}'}" for k, v in (("trigger at tokens", args.trigger_tokens), ("keep messages", args.keep_messages),
+                                                                    ("keep tokens", args.keep_tokens)) if v is not None)
+              + f" (A {_knobs(a)}; B {_knobs(b)})")
+        for line in unaligned:
+            print(f"  not aligned: {line}")
     print(f"{'':18}{'A':>14}{'B':>14}")
     for key in ("budget", "used", "kept", "dropped", "kept_messages", "dropped_messages", "fits"):
         va, vb = getattr(a.totals, key), getattr(b.totals, key)
@@ -439,6 +458,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"      A: {d.a.reason}")
         print(f"      B: {d.b.reason}")
     return EXIT_OK
+
+
+def _knobs(plan: Plan) -> str:
+    policy = get_policy(plan.policy)
+    names = dict.fromkeys((*policy.trigger, *policy.keep))
+    return " ".join(f"{n}={plan.params.get(n)!r}" for n in names) or "no trigger or keep"
 
 
 def cmd_why(args: argparse.Namespace) -> int:

@@ -550,7 +550,7 @@ class MainWindow(QMainWindow):
         policy = get_policy(name)
         self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>")
         effective = dict(self.vm.plan.params) if self.vm.plan is not None and self.vm.plan.policy == name else {}
-        self.params.build(self.vm.params, effective)
+        self.params.build(self.vm.params, effective, policy.trigger, policy.keep)
         if self.policy_box.currentText() != name:
             self.policy_box.blockSignals(True)
             self.policy_box.setCurrentText(name)
@@ -567,7 +567,8 @@ class MainWindow(QMainWindow):
         self._restore_table_selection()
         self._update_count()
         if first_for_policy:
-            self.params.build(self.vm.params, dict(plan.params))
+            shown = get_policy(self.vm.policy)
+            self.params.build(self.vm.params, dict(plan.params), shown.trigger, shown.keep)
         self._render_context()
         self._update_status(plan)
         self._show_notes(session, plan, latest)

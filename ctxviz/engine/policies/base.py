@@ -57,6 +57,11 @@ class Policy(Generic[P]):
     #: force (covering the ids it replaces; the latest absorbs earlier ones) or None. It appends an
     #: `Event` saying why it fired. Policies without one never summarise in a replay.
     compact: Callable[..., Any] | None = None
+    #: For knobs that are not plain numbers with a `unit` in their field metadata (see
+    #: engine/vocabulary.py): (params, session) -> the token level the trigger stands at, and
+    #: (params, session, trigger_tokens, keep_messages, keep_tokens) -> (params, lines it could not set).
+    trigger_level: Callable[..., int | None] | None = None
+    align: Callable[..., tuple[Any, list[str]]] | None = None
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""

@@ -33,7 +33,7 @@ def _help(text: str, **extra: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CategoryBudgets:
-    max_tokens: int = field(default=150_000, metadata=_help("Total token budget", min=1, step=1000))
+    max_tokens: int = field(default=150_000, metadata=_help("Total token budget", unit="tokens", min=1, step=1000))
     system_fraction: float = field(default=0.10, metadata=_help("SYSTEM share (never trimmed)", min=0.0, max=1.0, step=0.01))
     context_fraction: float = field(default=0.35, metadata=_help("CONTEXT share", min=0.0, max=1.0, step=0.01))
     dialog_fraction: float = field(default=0.50, metadata=_help("DIALOG share", min=0.0, max=1.0, step=0.01))

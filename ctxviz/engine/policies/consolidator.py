@@ -31,8 +31,8 @@ def _help(text: str, **extra: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ConsolidatorSettings:
-    threshold_pct: float = field(default=0.8, metadata=_help("Fraction of max_tokens that triggers consolidation", min=0.0, max=1.0, step=0.01))
-    max_tokens: int = field(default=30_000, metadata=_help("Total token budget for the context window", min=0, step=1000))
+    threshold_pct: float = field(default=0.8, metadata=_help("Fraction of max_tokens that triggers consolidation", unit="fraction", min=0.0, max=1.0, step=0.01))
+    max_tokens: int = field(default=30_000, metadata=_help("Total token budget for the context window", unit="tokens", min=0, step=1000))
     pipeline: bool = field(default=False, metadata=_help("Later source: the four-stage condenser pipeline instead of the seed's key-fact summary"))
 
     def __post_init__(self) -> None:

@@ -32,12 +32,12 @@ def _help(text: str, **extra: Any) -> dict[str, Any]:
 class TokenBudget:
     """missy's TokenBudget: same field names, defaults and validation messages."""
 
-    total: int = field(default=30_000, metadata=_help("Total token budget for the context window", min=0, step=1000))
+    total: int = field(default=30_000, metadata=_help("Total token budget for the context window", unit="tokens", min=0, step=1000))
     system_reserve: int = field(default=2_000, metadata=_help("Tokens reserved for the system prompt itself", min=0, step=100))
     tool_definitions_reserve: int = field(default=2_000, metadata=_help("Tokens reserved for tool schemas", min=0, step=100))
     memory_fraction: float = field(default=0.15, metadata=_help("Share of the available budget for memory", min=0.0, max=1.0, step=0.01))
     learnings_fraction: float = field(default=0.05, metadata=_help("Share of the available budget for learnings", min=0.0, max=1.0, step=0.01))
-    fresh_tail_count: int = field(default=16, metadata=_help("Most recent messages always included", min=0, step=1))
+    fresh_tail_count: int = field(default=16, metadata=_help("Most recent messages always included", unit="messages", min=0, step=1))
     trim_protected_tail: bool = field(default=False, metadata=_help("ctxviz option: trim an oversized fresh tail oldest-first instead of overflowing (missy overflows)"))
 
     def __post_init__(self) -> None:

@@ -227,6 +227,35 @@ def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
     return replace(plan, extra=extra)
 
 
+SOFT_THRESHOLD = 0.6  # mnesis compacts at 60 % of the usable budget (simulate's trigger)
+
+
+def _usable(budget: MnesisBudget, session: Session) -> tuple[int, int]:
+    info = model_info(session.model)
+    limit = budget.context_limit if budget.context_limit is not None else info.context_limit
+    reserved = budget.reserved_output_tokens if budget.reserved_output_tokens is not None else info.max_output_tokens
+    return limit - reserved - budget.compaction_buffer, reserved
+
+
+def trigger_level(budget: MnesisBudget, session: Session) -> int | None:
+    """mnesis' soft compaction threshold, in tokens: 60 % of the usable budget."""
+    usable, _ = _usable(budget, session)
+    return int(usable * SOFT_THRESHOLD) if usable > 0 else None
+
+
+def align(budget: MnesisBudget, session: Session, trigger_tokens: int | None, keep_messages: int | None,
+          keep_tokens: int | None) -> tuple[MnesisBudget, list[str]]:
+    """mnesis has no trigger parameter of its own: the soft threshold follows the context limit, so
+    firing at N tokens means a limit of N / 0.6 plus the reserves. It keeps no fixed tail."""
+    skipped = [f"mnesis: it keeps no fixed number of {unit} (raw messages fill what the summaries leave)"
+               for unit, wanted in (("messages", keep_messages), ("tokens", keep_tokens)) if wanted is not None]
+    if trigger_tokens is None:
+        return budget, skipped
+    _, reserved = _usable(budget, session)
+    limit = -(-trigger_tokens * 10 // 6) + reserved + budget.compaction_buffer  # the smallest limit whose 60 % reaches N
+    return replace(budget, context_limit=limit), skipped
+
+
 POLICY = Policy(
     name="mnesis",
     title="mnesis ContextBuilder",
@@ -244,6 +273,8 @@ POLICY = Policy(
     source='src/mnesis/context/builder.py ContextBuilder.build',
     counter="mnesis' estimator: the model's tiktoken encoding, or characters / 4",
     trigger=('context_limit', 'compaction_buffer'),
+    trigger_level=trigger_level,
+    align=align,
     keep=(),
     stand_in="Level 3 deterministic summary (mnesis' own fallback)",
 )

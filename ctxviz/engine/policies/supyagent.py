@@ -50,9 +50,9 @@ class ContextSettings:
     """supyagent's ContextSettings (agent YAML `context:`), plus the model's context limit."""
 
     auto_summarize: bool = field(default=True, metadata=_help("Summarise automatically when a trigger fires"))
-    max_messages_before_summary: int = field(default=30, metadata=_help("N: messages since the last summary that trigger one", min=1))
-    max_tokens_before_summary: int = field(default=128_000, metadata=_help("K: total message tokens that trigger a summary", min=1, step=1000))
-    min_recent_messages: int = field(default=6, metadata=_help("Recent messages always included, even over budget", min=0))
+    max_messages_before_summary: int = field(default=30, metadata=_help("N: messages since the last summary that trigger one", unit="messages", min=1))
+    max_tokens_before_summary: int = field(default=128_000, metadata=_help("K: total message tokens that trigger a summary", unit="tokens", min=1, step=1000))
+    min_recent_messages: int = field(default=6, metadata=_help("Recent messages always included, even over budget", unit="messages", min=0))
     response_reserve: int = field(default=4096, metadata=_help("Tokens reserved for the model's response", min=0, step=256))
     context_limit: int | None = field(default=None, metadata=_help("Model context window (default: supyagent's table for the model)", min=1, step=1000))
     trim_protected_tail: bool = field(default=False, metadata=_help("ctxviz option: drop the oldest of the min_recent_messages when they alone overflow (supyagent overflows)"))

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -179,13 +180,18 @@ class ParamForm(QWidget):
         self._updating = False
         self.params_type: type | None = None
 
-    def build(self, params: Any, effective: dict[str, Any] | None = None) -> None:
-        """Rebuild for a policy's parameter dataclass (on policy change)."""
+    def build(self, params: Any, effective: dict[str, Any] | None = None, trigger: tuple[str, ...] = (),
+              keep: tuple[str, ...] = ()) -> None:
+        """Rebuild for a policy's parameter dataclass (on policy change). The policy's trigger and
+        keep parameters come first and are labelled so: they are what users tune in every framework."""
         while self.layout_.rowCount():
             self.layout_.removeRow(0)
         self.editors, self.errors, self.scales = {}, {}, {}
         self.params_type = type(params)
-        for f in param_fields(type(params)):
+        roles = {**dict.fromkeys(keep, "keep"), **dict.fromkeys(trigger, "trigger")}
+        fields = param_fields(type(params))
+        fields.sort(key=lambda f: (0 if roles.get(f.name) == "trigger" else 1 if f.name in roles else 2))
+        for f in fields:
             kind = field_type(type(params), f.name)
             optional = type(None) in getattr(kind, "__args__", ())
             base = next((a for a in getattr(kind, "__args__", ()) if a is not type(None)), kind)
@@ -208,6 +214,12 @@ class ParamForm(QWidget):
                 hint.setStyleSheet("color: palette(placeholder-text);")
                 line.addWidget(hint, 1)
                 self.editors[f.name] = (editor,)
+            elif base is str:
+                text = QLineEdit("" if value is None else str(value))
+                text.setPlaceholderText(meta.get("placeholder", "unset" if optional else ""))
+                text.editingFinished.connect(lambda n=f.name, t=text: self._emit(n, t.text()))
+                line.addWidget(text, 1)
+                self.editors[f.name] = (text,)
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
                 if base is float:
@@ -251,8 +263,10 @@ class ParamForm(QWidget):
             error.hide()
             box.addWidget(error)
             self.errors[f.name] = error
-            label = QLabel(f.name)
-            label.setToolTip(meta.get("help", ""))
+            role = roles.get(f.name)
+            label = QLabel(f"{f.name}  <span style='color: palette(placeholder-text);'>· {role}</span>" if role else f.name)
+            label.setToolTip((f"This policy's {'trigger: when it acts' if role == 'trigger' else 'keep: how much recent history survives'}. "
+                              if role else "") + meta.get("help", ""))
             row.setToolTip(meta.get("help", ""))
             self.layout_.addRow(label, row)
 
@@ -273,6 +287,8 @@ class ParamForm(QWidget):
                     continue
                 if isinstance(widgets[0], QCheckBox):
                     widgets[0].setChecked(bool(value))
+                elif isinstance(widgets[0], QLineEdit):
+                    widgets[0].setText(str(value))
                 else:
                     slider, spin = widgets
                     if isinstance(spin, QDoubleSpinBox):

@@ -19,8 +19,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
 
+from ...engine.policies import get_policy
 from ...engine.session import Compaction
 from ...engine.simulate import Timeline
+from ...engine.vocabulary import token_trigger_fields, trigger_level
 from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
 from ..theme import plot_colors
 
@@ -98,6 +100,11 @@ class TimelineView(QWidget):
         xs = plot_values(t.index for t in timeline.turns)
         self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
+        trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
+        if trigger is not None and trigger != timeline.turns[-1].budget:
+            # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
+            self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashDotLine),
+                           name=html.escape(f"trigger ({', '.join(token_trigger_fields(get_policy(timeline.policy))) or 'the policy'})"))
         reported = self.reported_usage(timeline)
         if reported:
             # What the provider reported was in the window for each call (input + cache), against the replay.
