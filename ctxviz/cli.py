@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     return _build_parser()
 
 
+def _add_cost_options(p: argparse.ArgumentParser, help_text: str = "price every turn's input with prompt caching "
+                      "(cache reads, writes, the turns where the policy broke the cache)") -> None:
+    p.add_argument("--cost", action="store_true", help=help_text)
+    p.add_argument("--cost-model", metavar="MODEL", default="", help="price with this catalogue model (default: the session's)")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviz", description="See and tune how agent context managers trim a conversation.")
     parser.add_argument("--version", action="version", version=f"ctxviz {__version__}")
@@ -116,6 +122,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.add_argument("--summarizer-url", default="", help="OpenAI-compatible endpoint for summaries (default: offline extractive)")
     p.add_argument("--summarizer-model", default="", help="model name for --summarizer-url")
+    _add_cost_options(p)
 
     p = sub.add_parser("compare", help="list the messages whose decisions differ between two policies or two parameter sets")
     _add_plan_options(p)
@@ -124,6 +131,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trigger-tokens", type=int, metavar="N", help="set both policies' trigger to fire at N tokens, each in its own units")
     p.add_argument("--keep-messages", type=int, metavar="K", help="set both policies' keep to the last K messages")
     p.add_argument("--keep-tokens", type=int, metavar="T", help="set both policies' keep to the last T tokens")
+    _add_cost_options(p, "also replay both sides turn by turn and compare their input cost with prompt caching")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("why", help="explain one message's decision and the smallest change that would keep it")
@@ -349,10 +357,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
     reported = reported_per_turn(session)
+    cache = _cache_report(args, timeline) if args.cost else None
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus}}
+        if cache is not None:
+            doc["cache"] = cache.to_json()
         if reported:  # what the provider reported for the call that produced each turn's message
             for turn in doc["turns"]:
                 turn["reported_input"] = reported.get(turn["turn"])
@@ -375,7 +386,37 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
     print(versus)
+    if cache is not None:
+        print_cache(cache)
     return EXIT_OK
+
+
+def _cache_report(args: argparse.Namespace, timeline: Any) -> Any:
+    from .engine.caching import cache_costs
+    from .engine.catalog import find_model
+
+    if args.cost_model and find_model(args.cost_model) is None:
+        from .engine.catalog import load_catalog
+
+        raise ParameterError(f"--cost-model: {args.cost_model!r} is not in the model catalogue ({', '.join(m.name for m in load_catalog())})")
+    return cache_costs(timeline, args.cost_model or None)
+
+
+def print_cache(cache: Any) -> None:
+    """The prompt-caching block of `simulate --cost`: the sentence, then the turns that cost most."""
+    print(f"prompt caching ({cache.model.name}): {cache.sentence()}")
+    if not cache.turns:
+        return
+    reported = any(t.reported is not None for t in cache.turns)
+    print(f"{'turn':>6} {'request':>9} {'shared':>9} {'read':>9} {'write':>9} {'uncached':>9} {'cost $':>9}" +
+          (f" {'rep.read':>9} {'rep.write':>9}" if reported else "") + "  ")
+    worst = sorted(cache.turns, key=lambda t: -t.cost)[:10]
+    for t in sorted(worst, key=lambda t: t.turn):
+        extra = (f" {t.reported.cache_read_input_tokens:>9,} {t.reported.cache_creation_input_tokens:>9,}" if t.reported is not None
+                 else f" {'':>9} {'':>9}") if reported else ""
+        flag = "  broke the cache" if t.broke_cache else "  cache expired" if t.expired else ""
+        print(f"{t.turn:>6} {t.request:>9,} {t.shared:>9,} {t.cache_read:>9,} {t.cache_write:>9,} {t.uncached:>9,} {t.cost:>9.4f}{extra}{flag}")
+    print("(the 10 most expensive requests; --json lists every turn; token figures are the policy's estimator's)")
 
 
 def reported_per_turn(session: Session) -> dict[int, int]:
@@ -426,10 +467,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
     a, b = sides
     diffs = compare(a, b)
+    caches = _compare_costs(args, session, name_a, name_b) if args.cost else None
     if args.json:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict()},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict()},
                "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
+        if caches is not None:
+            doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
@@ -452,12 +496,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"{side}: {p.fit_verdict()}")
     if a.tokenizer != b.tokenizer:
         print(f"tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale")
+    if caches is not None:
+        for side, cache in zip("AB", caches, strict=True):
+            print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
     print(f"{len(diffs):,} messages decided differently")
     for d in diffs:
         print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
         print(f"      A: {d.a.reason}")
         print(f"      B: {d.b.reason}")
     return EXIT_OK
+
+
+def _compare_costs(args: argparse.Namespace, session: Session, name_a: str | None, name_b: str | None) -> tuple[Any, Any]:
+    """Both sides replayed turn by turn and priced with prompt caching (`compare --cost`)."""
+    from .engine.simulate import simulate
+
+    out = []
+    for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
+        policy_name, params, tokenizer = resolve_params(args, name, extra)
+        if args.trigger_tokens is not None or args.keep_messages is not None or args.keep_tokens is not None:
+            from .engine.vocabulary import align
+
+            policy = get_policy(policy_name)
+            params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
+            params, _ = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
+            params = policy.make_params(_parse_sets(extra), base=params)
+        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=PlanOptions(pair_safe=args.pair_safe))
+        out.append(_cache_report(args, timeline))
+    return out[0], out[1]
 
 
 def _knobs(plan: Plan) -> str:
