@@ -78,6 +78,8 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-format", choices=None, help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--pair-safe", action="store_true", help="keep or drop tool calls and their results together")
+    p.add_argument("--pin", action="append", default=[], metavar="RULE",
+                   help="send this message whatever the policy decides: #INDEX, id:ID, role:ROLE, first-user, last-user, text:WORDS (repeatable)")
     p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
     p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
 
@@ -221,7 +223,8 @@ def check_model(model: str) -> str:
 
 
 def _options(args: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model))
+    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model),
+                       pins=tuple(getattr(args, "pin", ()) or ()))
 
 
 def _one_policy(args: argparse.Namespace) -> str | None:
