@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -89,8 +90,14 @@ def param_fields(params_type: type) -> list[dataclasses.Field[Any]]:
 
 
 def field_type(params_type: type, name: str) -> Any:
-    hints = typing.get_type_hints(params_type)
-    return hints[name]
+    return _hints(params_type)[name]
+
+
+@functools.lru_cache(maxsize=256)
+def _hints(params_type: type) -> dict[str, Any]:
+    """A parameter class's resolved annotations: resolving them compiles every string annotation, far
+    too slow to repeat for each value a sweep or a slider sets."""
+    return typing.get_type_hints(params_type)
 
 
 #: The largest integer parameter: beyond 2**53 a budget times a fraction is no longer exact, and
