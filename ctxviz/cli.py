@@ -182,6 +182,15 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default="", metavar="ADDRESS", help="run on this Dask distributed scheduler (pip install 'ctxviz[cluster]')")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
+    p = sub.add_parser("check", help="hold sessions to rules (token limits, what must survive, compactions, retention, cost) for CI")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files, or folders of them")
+    p.add_argument("--rules", required=True, metavar="RULES.yaml", help="the rules (and the policy and settings they hold under)")
+    p.add_argument("--policy", default=None, help="the policy (default: the rules file's, else missy)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a parameter over the rules file's (repeatable)")
+    p.add_argument("--junit", default="", metavar="FILE.xml", help="also write JUnit XML for the CI system")
+    p.add_argument("--pair-safe", action="store_true", help="check the pair-safe context")
+    p.add_argument("--pin", action="append", default=[], metavar="RULE", help="pin a message, as in plan (repeatable)")
+
     p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
     p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
     return parser
@@ -712,8 +721,43 @@ def sweep_table(rows: Sequence[Any], as_json: bool) -> str:
     return out.getvalue()
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when every rule holds for every session, 1 with one line per broken rule."""
+    from .engine.gates import check
+    from .io.rules import load_rules
+
+    rules = load_rules(args.rules)
+    policy_name = args.policy or rules.policy or "missy"
+    policy = get_policy(policy_name)
+    try:
+        params = policy.make_params(rules.params)
+    except ParameterError as exc:
+        raise LoadError(rules.path, str(exc), field="params") from None
+    params = policy.make_params(_parse_sets(args.sets), base=params)
+    if rules.cost_model:
+        check_model(rules.cost_model)
+    if args.junit:
+        check_output_path(args.junit, inputs=[*args.sessions, args.rules])
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))
+    results: dict[str, Any] = {}
+    for path in sweep_files(args.sessions):
+        session = load_session(path)
+        results[path] = check(session, rules, policy_name, params, rules.tokenizer or None, STORE, options)
+    broken = [(path, o) for path, outcomes in results.items() for o in outcomes if not o.passed]
+    if args.junit:
+        from .io.junit import junit_xml
+
+        write_atomic(args.junit, junit_xml(results))
+    for path, outcome in broken:
+        print(f"{path}: {outcome.rule}: {outcome.message}")
+    total = sum(len(o) for o in results.values())
+    print(f"ctxviz check: {total - len(broken)} of {total} rule(s) hold over {len(results)} session(s) under {policy.name}"
+          + (f"; {len(broken)} broken" if broken else ""), file=sys.stderr)
+    return EXIT_OVER_BUDGET if broken else EXIT_OK
+
+
 COMMANDS = {"info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
-            "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why, "sweep": cmd_sweep}
+            "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why, "sweep": cmd_sweep, "check": cmd_check}
 
 
 def write_stdout(text: str) -> None:
