@@ -574,7 +574,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         raise ParameterError(f"{session.source}: no message with id or index {args.message!r}")
     policy = get_policy(policy_name)
     counts = STORE.get(session, policy.scheme(tokenizer, session.model))
-    explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe))
+    explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin)))
     if args.json:
         write_stdout(json_text(explanation.to_json()) + "\n")
     else:

@@ -86,3 +86,9 @@ def test_a_simulation_sends_the_pinned_message_from_the_turn_it_is_said() -> Non
     late = len(plain.turns) - 1
     assert not plain.plan_at(late).messages[FIRST_USER].sent
     assert pinned.turns[late].tokens_sent <= pinned.turns[late].budget
+
+
+def test_why_answers_with_the_pins_in_force(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(ROOT / "sample_sessions" / "coding_agent.yaml")
+    assert main(["why", path, "--message", str(FIRST_USER), "--set", "total=11000", "--pin", "first-user"]) == 0
+    assert "kept: pinned (first-user)" in capsys.readouterr().out
