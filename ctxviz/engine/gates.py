@@ -102,10 +102,14 @@ def _survival(session: Session, rules: Any, timeline: Any) -> list[Outcome]:
         rule = f"survive {want.label}"
         if missing is None:
             out.append(Outcome(rule, True, f"{want.label}, said at #{said}, is sent at every turn through {last}"))
-        else:
-            cause = next((e for e in timeline.turns[missing].events), None)
-            why = f" ({cause.kind}: {cause.message})" if cause is not None else ""
-            out.append(Outcome(rule, False, f"{want.label}, said at #{said}, is no longer sent at turn {missing}, before turn {want.through_turn}{why}"))
+            continue
+        plan = timeline.plan_at(missing)
+        holders = indices if want.message else [m.index for m in session.messages[: missing + 1] if needle in m.text.lower()]
+        lost = next((plan.messages[i] for i in holders if i < len(plan.messages) and not plan.messages[i].sent), None)
+        event = next(iter(timeline.turns[missing].events), None)
+        why = f": #{lost.index} {lost.reason}" if lost is not None else ""
+        why += f" ({event.kind}: {event.message})" if event is not None else ""
+        out.append(Outcome(rule, False, f"{want.label}, said at #{said}, is no longer sent at turn {missing}, before turn {want.through_turn}{why}"))
     return out
 
 
