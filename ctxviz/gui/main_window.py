@@ -47,7 +47,7 @@ from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
-from .status import notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -252,6 +252,12 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
         self.progress_bar.hide()
+        # Beside the progress of a simulation: stops it (at its next progress report, a few turns on).
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel-simulation")
+        self.cancel_button.setToolTip("Stop the turn-by-turn simulation")
+        self.cancel_button.clicked.connect(self.cancel_simulation)
+        self.cancel_button.hide()
         # How many notes the plan has, on the right (never cut off by a long status); it opens them.
         self.notes_button = QToolButton()
         self.notes_button.setObjectName("notes-count")
@@ -262,6 +268,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.notes_button)
         self.statusBar().addPermanentWidget(self.progress_bar)
+        self.statusBar().addPermanentWidget(self.cancel_button)
         # A change of inputs while the timeline is shown replays again once the values settle.
         self._resimulate_timer = QTimer(self)
         self._resimulate_timer.setSingleShot(True)
@@ -332,6 +339,9 @@ class MainWindow(QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.timelineStale.connect(self._timeline_stale)
+        vm.simulating.connect(self._simulating)
+        vm.timelineCancelled.connect(self._timeline_cancelled)
+        vm.realCounting.connect(self._real_counting)
         vm.explanationReady.connect(self._show_explanation)
         vm.compareReady.connect(self.compare.show_result)
         vm.paramError.connect(self.params.show_error)
@@ -454,8 +464,26 @@ class MainWindow(QMainWindow):
 
     def simulate(self) -> None:
         self._resimulate_timer.stop()
-        self.tabs.setCurrentIndex(TIMELINE_TAB)
+        self.tabs.setCurrentIndex(TIMELINE_TAB)  # (opening the tab may already have started it)
         self.vm.request_timeline()
+
+    def cancel_simulation(self) -> None:
+        self._resimulate_timer.stop()
+        self.vm.cancel_timeline()
+
+    def _simulating(self, running: bool) -> None:
+        self.cancel_button.setVisible(running)
+        if running:
+            self.timeline.set_timeline(None, "Simulating turn by turn… (Cancel, at the bottom right, stops it)")
+
+    def _timeline_cancelled(self, message: str) -> None:
+        self.timeline.set_timeline(None, message)
+        self.progress_bar.hide()
+        self.status_label.setText(message)
+
+    def _real_counting(self, counting: bool) -> None:
+        if self.shown_plan is not None:
+            self._update_status(self.shown_plan)
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -545,6 +573,7 @@ class MainWindow(QMainWindow):
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
     def _policy_changed(self, name: str) -> None:
         policy = get_policy(name)
@@ -558,6 +587,10 @@ class MainWindow(QMainWindow):
 
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
+        if getattr(self, "_fresh_session", False) and session is self.vm.session:
+            self._fresh_session = False
+            # The replay fills in after the first plan (off this thread, with progress), as opening the tab would.
+            QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen())
@@ -643,7 +676,8 @@ class MainWindow(QMainWindow):
             selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
-        self.status_label.setText(status_text(plan))
+        pending = plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
+        self.status_label.setText(status_text(plan) + (SEPARATOR + "real count: counting…" if pending else ""))
 
     def _render_context(self) -> None:
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
