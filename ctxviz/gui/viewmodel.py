@@ -334,12 +334,12 @@ class ContextViewModel(QObject):
         session, model = self.session, key[1]
         self.realCounting.emit(True)
 
-        def report(done: int, total: int) -> None:
+        shown = throttled(lambda done, total: self._post(self.progress, done, total))
+
+        def progress(done: int, total: int) -> None:
             if self.session is not session or self._closed:
                 raise Cancelled  # another session was opened: these counts are of no use now
-            self._post(self.progress, done, total)
-
-        progress = throttled(report)
+            shown(done, total)
 
         def job() -> None:
             try:
@@ -414,12 +414,15 @@ class ContextViewModel(QObject):
         self.simulating.emit(True)
 
         def report(done: int, total: int) -> None:
-            if generation != self._sim_generation:
-                raise Cancelled  # cancelled, or the inputs changed: stop at this report
             self._sim_progress = (done, total)
             self._post(self.progress, done, total)
 
-        progress = throttled(report)
+        shown = throttled(report)
+
+        def progress(done: int, total: int) -> None:
+            if generation != self._sim_generation:
+                raise Cancelled  # cancelled, or the inputs changed: stop at this report (every one is checked)
+            shown(done, total)
 
         def job() -> None:
             if generation != self._sim_generation:
