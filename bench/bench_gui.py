@@ -276,13 +276,19 @@ def run(rounds: int = 3, quick: bool = False, messages: int | None = None, big: 
     else:
         print(f"bench_gui: the window measurements failed ({out.returncode})", file=sys.stderr)
 
-    big_file = write_agent_file(os.path.join(scratch_dir(), f"agent{big}.jsonl"), big)
     py = sys.executable
+
+    def agent_file(n: int) -> str:  # written by a child: the session is not kept in this (small) parent
+        path = os.path.join(scratch_dir(), f"agent{n}.jsonl")
+        subprocess.run([py, __file__, "--write", path, str(n)], check=True, env=env, cwd=ROOT)
+        return path
+
+    big_file = agent_file(big)
     _, _, ratios = interleaved(lambda: wall([py, "-m", "ctxviz", "plan", big_file], env=env),
                                lambda: wall([py, __file__, "--first-plan", big_file], env=env), rounds)
     rows.append(Row(f"app: first plan of {big:,} msgs vs `ctxviz plan` (whole processes)", ratios, "<= 2x", within(2.0, ratios)))
 
-    report_file = write_agent_file(os.path.join(scratch_dir(), f"agent{messages}.jsonl"), messages)
+    report_file = agent_file(messages)
     html_out = os.path.join(scratch_dir(), "report.html")
     _, _, ratios = interleaved(lambda: wall([py, "-m", "ctxviz", "report", report_file, "-o", html_out, "--no-timeline"], env=env),
                                lambda: wall([py, "-m", "ctxviz", "report", report_file, "-o", html_out], env=env), rounds)
@@ -299,7 +305,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness")
     parser.add_argument("--window-rows", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--first-plan", metavar="FILE", help=argparse.SUPPRESS)
+    parser.add_argument("--write", nargs=2, metavar=("FILE", "MESSAGES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:
+        write_agent_file(args.write[0], int(args.write[1]))
+        return
     if args.first_plan:
         first_plan_child(args.first_plan)
         return

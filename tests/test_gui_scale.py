@@ -86,7 +86,7 @@ def test_cancel_stops_a_running_simulation_and_says_so(qtbot, window, monkeypatc
     """The Cancel button beside the progress stops the replay at its next progress report: the
     engine's simulate raises out (it does not run on to the end), no timeline is shown, the state
     is "cancelled" and the Timeline tab and status bar say so; Simulate starts it again."""
-    session = agent_session(2000)
+    session = agent_session(600)
     load(qtbot, window, session)
     paused, resume = threading.Event(), threading.Event()
     reports: list[int] = []

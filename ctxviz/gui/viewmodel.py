@@ -275,6 +275,7 @@ class ContextViewModel(QObject):
         """Schedule a plan of the current inputs; coalesces requests made while one is running."""
         if self.session is None:
             return
+        COLLECTOR.input_changed()  # no collection pause in the middle of a drag (threads.py)
         with self._lock:
             if self._running:
                 self._pending = True
