@@ -196,7 +196,7 @@ def window_rows(messages: int, rounds: int, changes: int) -> list[dict]:
             cancel()
         else:  # before the Cancel button: what a change of inputs does to a running replay
             vm._sim_generation += 1
-        vm._side_executor.submit(lambda: None).result(60)
+        (getattr(vm, "_sim_executor", None) or vm._side_executor).submit(lambda: None).result(60)
         ms = (time.perf_counter() - t) * 1000
         vm.progress.disconnect()
         vm.progress.connect(window._progress)

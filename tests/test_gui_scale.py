@@ -201,22 +201,28 @@ def test_the_first_plan_shows_before_the_real_count_which_fills_in_off_the_gui_t
         return real(model)
 
     monkeypatch.setattr(viewmodel, "real_count_scheme", scheme)
-    plans = []
+    plans, filled, counting = [], [], []
     window.vm.planReady.connect(lambda _s, plan: plans.append(plan))
-    counting = []
+    window.vm.realCountReady.connect(lambda before, plan: filled.append((before, plan)))
     window.vm.realCounting.connect(counting.append)
     assert window.vm.options.real_count  # the app's default
     session = agent_session(300)
     window.vm.set_session(session)
-    qtbot.waitUntil(lambda: len(plans) >= 2, timeout=20000)
-    assert plans[0].real is None, "the first plan does not wait for the real count"
-    assert plans[-1].real is not None
+    qtbot.waitUntil(lambda: len(filled) == 1, timeout=20000)
+    assert len(plans) == 1 and plans[0].real is None, "the first plan does not wait for the real count"
+    before, plan = filled[0]
+    assert before is plans[0] and plan.real is not None and window.vm.plan is plan
     assert counting == [True, False]
     assert counted_on and all(name.startswith("ctxviz-count") for name in counted_on)
     # The same figures as a plan with the real count made in one go.
     whole = plan_session(session, "missy", None, None, None, None, viewmodel.PlanOptions(real_count=True))
-    assert plans[-1].real == whole.real and plans[-1].totals == whole.totals
-    assert "real" in window.status_label.text() and "counting" not in window.status_label.text()
+    assert plan.real == whole.real and plan.totals == whole.totals
+    assert window.shown_plan is plan
+    assert f"{whole.real.tokens:,}" in window.status_label.text() and "counting" not in window.status_label.text()
+    # A later change plans with the real count at once (the messages are counted), without counting again.
+    with qtbot.waitSignal(window.vm.planReady, timeout=20000) as blocker:
+        window.vm.set_param("total", window.vm.params.total + 500)
+    assert blocker.args[1].real is not None and len(counted_on) == 1
 
 
 # --- the HTML report of a long session ------------------------------------------------------------

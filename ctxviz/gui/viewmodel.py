@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from ..engine.catalog import find_model
-from ..engine.checks import PlanOptions, chat_scheme
+from ..engine.checks import PlanOptions, chat_scheme, real_count
 from ..engine.counting import CountStore, ProgressCallback
 from ..engine.explain import Cancelled, Explanation, why
 from ..engine.plan import Plan
@@ -88,6 +88,9 @@ class ContextViewModel(QObject):
     timelineCancelled = Signal(str)
     #: The real count of the session's messages is being counted (True) or is in (False).
     realCounting = Signal(bool)
+    #: The plan on screen, now with its real count (`plan.real`): the same plan otherwise, so not a
+    #: `planReady` (whose next emission a caller reads as the plan of the change it just made).
+    realCountReady = Signal(object, object)  # (the plan as it was, the plan with its real count)
     explanationReady = Signal(object)  # Explanation
     compareReady = Signal(object, object)  # (Plan A, Plan B)
     paramsChanged = Signal(object)  # the policy's parameter dataclass
@@ -105,6 +108,7 @@ class ContextViewModel(QObject):
     _sim_failed = Signal(int, str)
     _simulated = Signal(int, object)
     _counted = Signal(object, str)
+    _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
     _explained = Signal(int, object)
     _compared = Signal(int, object, object)
@@ -162,6 +166,7 @@ class ContextViewModel(QObject):
         self._sim_failed.connect(self._on_sim_failed)
         self._simulated.connect(self._on_simulated)
         self._counted.connect(self._on_counted)
+        self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
         self._explained.connect(self._on_explained)
         self._compared.connect(self._on_compared)
@@ -328,7 +333,8 @@ class ContextViewModel(QObject):
         return self.options.real_count and self.session is not None and self._real_key() not in self._real_ready
 
     def _start_real_count(self) -> None:
-        """Count the session with the model's real encoding on the count worker, then plan again."""
+        """Count the session with the model's real encoding on the count worker; the plan on
+        screen then gets its real count (`realCountReady`), and later plans have it at once."""
         if not self.real_count_pending or self._real_counting == self._real_key() or self._closed:
             return
         key = self._real_counting = self._real_key()
@@ -360,8 +366,24 @@ class ContextViewModel(QObject):
         if session is not self.session:
             return
         self._real_ready.add((id(session), model))
+        plan, store = self.plan, self.store
+        if plan is None:
+            self.realCounting.emit(False)
+            return
+
+        def job() -> None:  # on the plan worker, in order with the plans: cheap now that the messages are counted
+            try:
+                self._post(self._real_filled, plan, real_count(plan, session, model, store))
+            except Exception as exc:
+                self._post(self._count_failed, session, f"real count failed ({type(exc).__name__}: {exc})")
+
+        self._executor.submit(job)
+
+    def _on_real_filled(self, plan: Plan, real: Any) -> None:
         self.realCounting.emit(False)
-        self.replan()
+        if plan is self.plan:  # (a newer plan was made with the real count already)
+            self.plan = dataclasses.replace(plan, real=real)
+            self.realCountReady.emit(plan, self.plan)
 
     def _on_count_failed(self, session: Session, message: str) -> None:
         if self._real_counting is not None and self._real_counting[0] == id(session):
