@@ -792,7 +792,13 @@ class MainWindow(QMainWindow):
         self.progress_bar.setRange(0, qt_int(total, 0))
         self.progress_bar.setValue(qt_int(done, 0))
         if done >= total:
-            QTimer.singleShot(300, self.progress_bar.hide)
+            QTimer.singleShot(300, self._hide_finished_progress)
+
+    def _hide_finished_progress(self) -> None:
+        """Hide a finished bar, unless other work (a simulation after the real count) has reported since."""
+        bar = self.progress_bar
+        if bar.value() >= bar.maximum() and not self.cancel_button.isVisible():
+            bar.hide()
 
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:

@@ -436,15 +436,12 @@ class ContextViewModel(QObject):
         self.busy.emit(True, "Simulating turn by turn…")
         self.simulating.emit(True)
 
-        def report(done: int, total: int) -> None:
-            self._sim_progress = (done, total)
-            self._post(self.progress, done, total)
-
-        shown = throttled(report)
+        shown = throttled(lambda done, total: self._post(self.progress, done, total))
 
         def progress(done: int, total: int) -> None:
             if generation != self._sim_generation:
                 raise Cancelled  # cancelled, or the inputs changed: stop at this report (every one is checked)
+            self._sim_progress = (done, total)
             shown(done, total)
 
         def job() -> None:
