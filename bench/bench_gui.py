@@ -117,7 +117,7 @@ def window_rows(messages: int, rounds: int, changes: int) -> list[dict]:
         plan_session(session, vm.policy, params, vm.tokenizer, vm.store, None, vm.options)
         plan_ms.append((time.perf_counter() - t) * 1000)
 
-    def change_round(r: int, at_cut: bool) -> tuple[list[float], list[float]]:
+    def change_round(r: int, at_cut: bool) -> tuple[list[float], list[float], list[float]]:
         """`changes` parameter changes, each moving the cut; change -> repainted window, and GUI time."""
         if at_cut:
             cut = vm.plan.extra.get("cut_index") if vm.plan is not None else None
@@ -130,21 +130,23 @@ def window_rows(messages: int, rounds: int, changes: int) -> list[dict]:
             window.table.scrollToTop()
         vm.wait()
         app.processEvents()
-        round_trip, gui = [], []
+        round_trip, gui, cpu = [], [], []
         for i in range(changes):
             value = base_total + 997 * ((i + r) % 7) + 13 * i + 1
             gui_ms.clear()
+            c0 = time.thread_time()  # the GUI thread's CPU: what the machine's load does not inflate
             t0 = time.perf_counter()
             spin.setValue(value)  # what a typed value or a slider step does
             wait_for(vm.planReady)
             t1 = time.perf_counter()
             app.processEvents()  # pyqtgraph's deferred updates, then the paint events they post
             t2 = time.perf_counter()
+            cpu.append((time.thread_time() - c0) * 1000)
             round_trip.append((t2 - t0) * 1000)
             gui.append(sum(gui_ms) + (t2 - t1) * 1000)
         vm.wait()
         app.processEvents()
-        return round_trip, gui
+        return round_trip, gui, cpu
 
     def drag_round() -> float:
         """A 60 Hz slider drag over a second; the longest gap of a 1 ms heartbeat on the GUI thread."""
@@ -204,13 +206,14 @@ def window_rows(messages: int, rounds: int, changes: int) -> list[dict]:
         finished = vm.timeline is not None
         return float("nan") if finished else ms
 
-    top_p90, cut_p90, top_gui, cut_gui, stalls, cancels = [], [], [], [], [], []
+    top_p90, cut_p90, top_gui, cut_gui, top_cpu, cut_cpu, stalls, cancels = [], [], [], [], [], [], [], []
     for r in range(rounds):
         order = (False, True) if r % 2 == 0 else (True, False)
         for at_cut in order:
-            trip, gui = change_round(r, at_cut)
+            trip, gui, cpu = change_round(r, at_cut)
             (cut_p90 if at_cut else top_p90).append(p90(trip))
             (cut_gui if at_cut else top_gui).append(p90(gui))
+            (cut_cpu if at_cut else top_cpu).append(p90(cpu))
         stalls.append(drag_round())
         cancels.append(cancel_round())
     vm.shutdown()
@@ -220,6 +223,9 @@ def window_rows(messages: int, rounds: int, changes: int) -> list[dict]:
     print(f"  plan alone (engine, the same changes): median {med(plan_ms):.1f} ms, p90 {p90(plan_ms):.1f} ms", file=sys.stderr)
     print(f"  GUI-thread part of a change (slots + repaint), p90: table at top {spread(top_gui)} ms, at the cut {spread(cut_gui)} ms",
           file=sys.stderr)
+    print(f"  GUI-thread CPU time of a change, p90: table at top {spread(top_cpu)} ms, at the cut {spread(cut_cpu)} ms",
+          file=sys.stderr)
+    print(f"  load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
     n = f"{messages:,}"
     cancels_ok = [c for c in cancels if not math.isnan(c)] or [float("nan")]
     return [

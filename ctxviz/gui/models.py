@@ -40,7 +40,7 @@ class MessageTableModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.plan: Plan | None = None
-        self.texts: list[str] = []
+        self._texts: list[str] | None = []
         self._texts_of: Session | None = None
         self.role = ""
         self.decision = ""
@@ -73,9 +73,9 @@ class MessageTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.plan = plan
         if session is None or plan is None:
-            self.texts, self._texts_of = [], None
-        elif session is not self._texts_of:  # the text search needs them; a re-plan keeps them
-            self.texts, self._texts_of = [m.text for m in session.messages], session
+            self._texts, self._texts_of = [], None
+        elif session is not self._texts_of:  # the text search needs them (made then); a re-plan keeps them
+            self._texts, self._texts_of = None, session
         self._set_rows(rows if rows is not None else self._ordered(plan))
         self.endResetModel()
 
@@ -157,6 +157,14 @@ class MessageTableModel(QAbstractTableModel):
             rows = [r for r in rows if needle in f"{cols.id[r]}\n{cols.reason[r]}\n{texts[r]}".lower()]
         return list(rows)
 
+    @property
+    def texts(self) -> list[str]:
+        """Each message's text, made on the first search: joining the parts of 100,000 messages
+        takes seconds, which the first plan of a long session should not wait for."""
+        if self._texts is None:
+            self._texts = [m.text for m in self._texts_of.messages] if self._texts_of is not None else []
+        return self._texts
+
     @staticmethod
     def sort_keys(plan: Plan, col: int) -> list[Any]:
         """One sort key per message, so sorting is a single `list.sort` instead of a call per comparison."""
@@ -212,7 +220,10 @@ class MessageTableModel(QAbstractTableModel):
         if role == _DECORATION:
             return _category_color(str(m.category)) if col == 3 else None
         # Tooltips are auto-detected as rich text: the reason or message text, escaped (safe.py).
-        return _tooltip(m.reason if col == 8 else self.texts[m.index][:600])
+        if col == 8:
+            return _tooltip(m.reason)
+        return _tooltip(self._texts[m.index][:600] if self._texts is not None else self._texts_of.messages[m.index].text[:600]
+                        if self._texts_of is not None else "")
 
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
