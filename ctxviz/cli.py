@@ -596,14 +596,15 @@ def cmd_gui(args: argparse.Namespace) -> int:
         args.compare = get_policy(args.compare).name
     if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
         policy, params, tokenizer = resolve_params(args, policy)
+    session: Any = args.session
     if args.session and args.screenshot:
-        load_session(args.session)  # a bad file is one line here; in a window it is a message box
+        session = load_session(args.session)  # a bad file is one line here (and the window shows this one: loaded once)
     compare_with = None
     if args.compare or args.compare_set:
         compare_policy = args.compare or policy or "missy"
         get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
         compare_with = (compare_policy, " ".join(args.compare_set))
-    return run(args.session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
+    return run(session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -47,7 +47,7 @@ from ..resources import resource_path
 from .actions import ActionRegistry, ActionSpec, CommandPalette
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
-from .status import notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -252,6 +252,12 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
         self.progress_bar.hide()
+        # Beside the progress of a simulation: stops it (at its next progress report, a few turns on).
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel-simulation")
+        self.cancel_button.setToolTip("Stop the turn-by-turn simulation")
+        self.cancel_button.clicked.connect(self.cancel_simulation)
+        self.cancel_button.hide()
         # How many notes the plan has, on the right (never cut off by a long status); it opens them.
         self.notes_button = QToolButton()
         self.notes_button.setObjectName("notes-count")
@@ -262,6 +268,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.notes_button)
         self.statusBar().addPermanentWidget(self.progress_bar)
+        self.statusBar().addPermanentWidget(self.cancel_button)
         # A change of inputs while the timeline is shown replays again once the values settle.
         self._resimulate_timer = QTimer(self)
         self._resimulate_timer.setSingleShot(True)
@@ -332,6 +339,10 @@ class MainWindow(QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.timelineStale.connect(self._timeline_stale)
+        vm.simulating.connect(self._simulating)
+        vm.timelineCancelled.connect(self._timeline_cancelled)
+        vm.realCounting.connect(self._real_counting)
+        vm.realCountReady.connect(self._real_count_ready)
         vm.explanationReady.connect(self._show_explanation)
         vm.compareReady.connect(self.compare.show_result)
         vm.paramError.connect(self.params.show_error)
@@ -454,8 +465,32 @@ class MainWindow(QMainWindow):
 
     def simulate(self) -> None:
         self._resimulate_timer.stop()
-        self.tabs.setCurrentIndex(TIMELINE_TAB)
+        self.tabs.setCurrentIndex(TIMELINE_TAB)  # (opening the tab may already have started it)
         self.vm.request_timeline()
+
+    def cancel_simulation(self) -> None:
+        self._resimulate_timer.stop()
+        self.vm.cancel_timeline()
+
+    def _simulating(self, running: bool) -> None:
+        self.cancel_button.setVisible(running)
+        if running:
+            self.timeline.set_timeline(None, "Simulating turn by turn… (Cancel, at the bottom right, stops it)")
+
+    def _timeline_cancelled(self, message: str) -> None:
+        self.timeline.set_timeline(None, message)
+        self.progress_bar.hide()
+        self.status_label.setText(message)
+
+    def _real_counting(self, counting: bool) -> None:
+        if self.shown_plan is not None:
+            self._update_status(self.shown_plan)
+
+    def _real_count_ready(self, before: Plan, plan: Plan) -> None:
+        """The plan on screen, now with its real count: the status bar says it (nothing else shows it)."""
+        if self.shown_plan is before:
+            self.shown_plan = plan
+            self._update_status(plan)
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -501,7 +536,9 @@ class MainWindow(QMainWindow):
             from .report import write_report
 
             try:
-                write_report(self.vm.session, self.vm.plan_now(), self.vm.timeline, path)  # type: ignore[arg-type]
+                # The plan on screen (planning again here could count 100,000 messages on this thread).
+                plan = self.vm.plan if self.vm.plan is not None else self.vm.plan_now()
+                write_report(self.vm.session, plan, self.vm.timeline, path)  # type: ignore[arg-type]
             except CtxvizError as exc:
                 self.show_error(str(exc))
             else:
@@ -545,6 +582,7 @@ class MainWindow(QMainWindow):
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
     def _policy_changed(self, name: str) -> None:
         policy = get_policy(name)
@@ -558,6 +596,10 @@ class MainWindow(QMainWindow):
 
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
+        if getattr(self, "_fresh_session", False) and session is self.vm.session:
+            self._fresh_session = False
+            # The replay fills in after the first plan (off this thread, with progress), as opening the tab would.
+            QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen())
@@ -644,7 +686,8 @@ class MainWindow(QMainWindow):
             selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
-        self.status_label.setText(status_text(plan))
+        pending = plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
+        self.status_label.setText(status_text(plan) + (SEPARATOR + "real count: counting…" if pending else ""))
 
     def _render_context(self) -> None:
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
@@ -750,7 +793,13 @@ class MainWindow(QMainWindow):
         self.progress_bar.setRange(0, qt_int(total, 0))
         self.progress_bar.setValue(qt_int(done, 0))
         if done >= total:
-            QTimer.singleShot(300, self.progress_bar.hide)
+            QTimer.singleShot(300, self._hide_finished_progress)
+
+    def _hide_finished_progress(self) -> None:
+        """Hide a finished bar, unless other work (a simulation after the real count) has reported since."""
+        bar = self.progress_bar
+        if bar.value() >= bar.maximum() and not self.cancel_button.isVisible():
+            bar.hide()
 
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:
