@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -44,7 +45,7 @@ from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
 from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
-from .actions import ActionRegistry, ActionSpec, CommandPalette
+from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
@@ -307,10 +308,14 @@ class MainWindow(QMainWindow):
             ActionSpec("report", "Export &report…", "File", self.export_report, "Ctrl+Shift+R"),
             ActionSpec("save-preset", "&Save parameters as preset…", "File", self.save_preset, S.Save),
             ActionSpec("load-preset", "&Load parameter preset…", "File", self.load_preset_dialog, "Ctrl+L"),
-            ActionSpec("quit", "&Quit", "File", self.close, S.Quit),
+            ActionSpec("quit", "&Quit", "File", self.close, "Ctrl+Q"),
             ActionSpec("copy-context", "&Copy context as sent", "Edit", self.copy_context, "Ctrl+Shift+C"),
             ActionSpec("copy-command", "Copy as co&mmand", "Edit", self.copy_command, "Ctrl+Shift+M"),
             ActionSpec("find", "&Find message", "Edit", self.focus_search, S.Find),
+            ActionSpec("go-to", "&Go to message…", "Edit", self.go_to_dialog, "Ctrl+G"),
+            ActionSpec("jump-cut", "&Jump to the cut", "Edit", self.jump_to_cut, "Ctrl+J"),
+            ActionSpec("next-dropped-user", "&Next dropped user message", "Edit", self.next_dropped_user, "Ctrl+D"),
+            ActionSpec("switch-policy", "S&witch policy…", "Tools", self.choose_policy, "Ctrl+P"),
             ActionSpec("view-overview", "&Overview", "View", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1"),
             ActionSpec("view-timeline", "&Timeline", "View", lambda: self.tabs.setCurrentIndex(1), "Ctrl+2"),
             ActionSpec("view-compare", "&Compare", "View", lambda: self.tabs.setCurrentIndex(2), "Ctrl+3"),
@@ -318,7 +323,7 @@ class MainWindow(QMainWindow):
             ActionSpec("strip-width", "Strip: width by tokens / by message", "View", self.toggle_strip_width, "Ctrl+T"),
             ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
             ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
-            ActionSpec("about", "&About ctxviz", "Help", self.about),
+            ActionSpec("about", "&About ctxviz", "Help", self.about, S.HelpContents),
         ]
         for spec in specs:
             r.add(spec)
@@ -497,8 +502,52 @@ class MainWindow(QMainWindow):
         self.notes_panel.expand(True)
 
     def show_palette(self) -> None:
-        self.palette_dialog = CommandPalette(self.registry, self)
+        self.palette_dialog = CommandPalette(self.registry, self, self.palette_entries)
         self.palette_dialog.open()
+
+    def palette_entries(self, query: str) -> list[PaletteEntry]:
+        """The palette's own entries: one per policy, and "go to message N" when the query is a number."""
+        entries = [PaletteEntry(f"Switch policy: {name}", lambda name=name: self.policy_box.setCurrentText(name))
+                   for name in self.vm.policies() if name != self.vm.policy]
+        number = query.strip().lstrip("#").removeprefix("go to").strip().lstrip("#")
+        if number.isdigit() and self.shown_plan is not None and int(number) < len(self.shown_plan.messages):
+            entries.insert(0, PaletteEntry(f"Go to message #{int(number)}", lambda n=int(number): self.select_message(n)))
+        return entries
+
+    def go_to_dialog(self) -> None:
+        if self.shown_plan is None or not self.shown_plan.messages:
+            return
+        last = len(self.shown_plan.messages) - 1
+        number, ok = QInputDialog.getInt(self, "Go to message", f"Message number (0-{last:,}):", self.selected or 0, 0, last)
+        if ok:
+            self.select_message(number)
+
+    def jump_to_cut(self) -> None:
+        """Select the newest message the plan does not send: where the cut falls."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None)
+        if cut is None:
+            self.statusBar().showMessage("every message is sent: there is no cut", 4000)
+        else:
+            self.select_message(cut)
+
+    def next_dropped_user(self) -> None:
+        """Select the next user message the plan does not send, after the selected one (wrapping)."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        lost = [m.index for m in plan.messages if m.role == "user" and not m.sent]
+        if not lost:
+            self.statusBar().showMessage("every user message is sent", 4000)
+            return
+        current = self.selected if self.selected is not None else -1
+        self.select_message(next((i for i in lost if i > current), lost[0]))
+
+    def choose_policy(self) -> None:
+        self.policy_box.setFocus()
+        self.policy_box.showPopup()
 
     def about(self) -> None:
         QMessageBox.about(self, "About ctxviz", "ctxviz: see and tune how agent context managers trim a conversation.")
