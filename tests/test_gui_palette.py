@@ -85,3 +85,14 @@ def test_every_action_has_a_shortcut_shown_in_its_menu(window) -> None:  # type:
     assert missing == []
     in_menus = [a for top in window.menuBar().actions() for a in top.menu().actions() if a.menu() is None and not a.isSeparator()]
     assert set(window.registry.actions.values()) <= set(in_menus) | {window.registry.actions["palette"]}
+
+
+def test_the_search_box_speaks_the_filter_language(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.search.setText("role:user decision:dropped")
+    expected = [m.index for m in window.vm.plan.messages if m.role == "user" and not m.sent and m.decision.value == "dropped"]
+    assert [window.model.message_index(r) for r in range(window.model.rowCount())] == expected
+    assert window.count_label.text() == f"{len(expected):,} of {len(window.vm.plan.messages):,}"
+    window.search.setText("colour:red")
+    assert "unknown field 'colour'" in window.search.toolTip() and "border" in window.search.styleSheet()
+    window.search.setText("")
+    assert window.search.styleSheet() == "" and window.model.rowCount() == len(window.vm.plan.messages)

@@ -49,6 +49,7 @@ from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .theme import WARNING
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -112,7 +113,11 @@ class MainWindow(QMainWindow):
         self.decision_filter = QComboBox()
         self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search messages (Ctrl+F)")
+        self.search.setPlaceholderText('Search (Ctrl+F): words, "a phrase", role:user decision:dropped tokens>1000 -zone:system')
+        self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id; tokens, sent and index "
+                               "compare with > >= < <= =; a word or \"quoted phrase\" must be in the id, reason or text; "
+                               "a leading - negates a term.")
+        self.search.setToolTip(self.search_help)
         self.search.setClearButtonEnabled(True)
         filters = QHBoxLayout()
         filters.addWidget(self.role_filter)
@@ -757,6 +762,13 @@ class MainWindow(QMainWindow):
 
     def _update_count(self) -> None:
         self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
+        error = self.model.query.error if self.model.search else ""
+        if error != self.search.property("query_error"):  # a malformed term is said, not silently ignored
+            self.search.setProperty("query_error", error)
+            self.search.setStyleSheet(f"QLineEdit {{ border: 1px solid {WARNING}; }}" if error else "")
+            self.search.setToolTip(error or self.search_help)
+            if error:
+                self.statusBar().showMessage(f"search: {error}", 8000)
 
     def _row_selected(self, current, _previous) -> None:
         if current.isValid():

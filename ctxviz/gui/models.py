@@ -19,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from ..engine.filters import Query, matching, parse_query
 from ..engine.plan import Plan
 from ..engine.session import Session
 from .safe import tooltip_html
@@ -45,6 +46,8 @@ class MessageTableModel(QAbstractTableModel):
         self.role = ""
         self.decision = ""
         self.search = ""
+        #: The search box's last parsed query (its `error` is shown beside the box).
+        self.query = Query()
         self.sort_column = 0
         self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[int] = []  # message indices in view order
@@ -113,7 +116,7 @@ class MessageTableModel(QAbstractTableModel):
         if decision is not None:
             self.decision = decision
         if search is not None:
-            self.search = search.lower()
+            self.search = search
         self.beginResetModel()
         self._set_rows(self._ordered(self.plan))
         self.endResetModel()
@@ -153,8 +156,9 @@ class MessageTableModel(QAbstractTableModel):
         if self.decision:
             rows = [r for r in rows if cols.decision[r].value == self.decision]
         if self.search:
-            needle, texts = self.search, self.texts
-            rows = [r for r in rows if needle in f"{cols.id[r]}\n{cols.reason[r]}\n{texts[r]}".lower()]
+            self.query = parse_query(self.search)
+            if not self.query.empty:
+                rows = matching(plan, self.texts, self.query, rows)
         return list(rows)
 
     @property
