@@ -67,8 +67,7 @@ def test_same_counts_kept_messages_and_context_as_mnesis(case):
     assert plan.totals.used == plan.extra["token_estimate"] == built["token_estimate"]
     assert plan.extra["raw_message_tokens"] == built["raw_message_tokens"]
     assert plan.extra["tool_output_tokens"] == built["tool_output_tokens"]
-    sent = [c for c in plan.context[1:]]
-    assert [dict(c) for c in sent] == built["messages"]
+    assert [dict(c) for c in plan.context[1:]] == built["messages"]
     oldest = built["oldest_included"]
     assert plan.extra["oldest_included_message_id"] == (None if oldest is None else f"m{oldest}")
     kept = {i for m in case["mnesis_messages"] for i in m["indices"] if oldest is not None and m["indices"][0] >= oldest}
@@ -83,5 +82,12 @@ def test_the_cases_exercise_what_they_are_for():
     assert "\nOutput: " in tools["built"]["messages"][2]["content"] and tools["built"]["messages"][2]["content"].endswith("[/Tool]")
     assert by_name["empty-reasoning/gpt-4o"]["built"]["messages"][2]["content"] == "Answer without thoughts."
     assert by_name["plain/no-model"]["encoding"] == "cl100k_base"
-    assert any(not c["built"]["oldest_included"] in (None, 0) for c in CASES if c["name"].startswith("tight/"))
+    assert any(c["built"]["oldest_included"] not in (None, 0) for c in CASES if c["name"].startswith("tight/"))
     assert any(c["built"]["oldest_included"] is None for c in CASES if c["name"].startswith("tight/"))
+    # `<|endoftext|>`: mnesis' tiktoken call raised and it counted characters / 4 (plus 4 for the role)
+    eot = by_name["endoftext/gpt-4o"]
+    assert eot["mnesis_messages"][2]["tokens"] == 4 + len(eot["messages"][2]["parts"][0]["text"]) // 4
+    # an empty reasoning part is still charged by its str() (type='reasoning' text='' is 24 characters)
+    empty, full = by_name["empty-reasoning/claude-sonnet-4-5"], by_name["reasoning-only/claude-sonnet-4-5"]
+    assert empty["mnesis_messages"][2]["tokens"] == 4 + len("Answer without thoughts.") // 3 + 24 // 4
+    assert full["mnesis_messages"][2]["tokens"] == 4 + len("type='reasoning' text='just thinking\\nacross lines'") // 4
