@@ -151,6 +151,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
 
     sub.add_parser("policies", help="list the policies and their parameters")
+
+    p = sub.add_parser("calibrate", help="fit Claude Code's auto-compact trigger from the preTokens its logs record")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="Claude Code session files (- for standard input)")
+    p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
     return parser
 
 
@@ -492,7 +497,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .engine.calibrate import fit, report_json, report_text
+
+    sessions = [load_args(argparse.Namespace(**{**vars(args), "session": path})) for path in args.logs]
+    fits, seen = fit(sessions)
+    write_stdout(json_text(report_json(fits, seen, len(sessions))) + "\n" if args.json else report_text(fits, seen, len(sessions)))
+    return EXIT_OK
+
+
+COMMANDS = {"calibrate": cmd_calibrate, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
             "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why}
 
 
