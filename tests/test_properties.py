@@ -30,6 +30,10 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "claude-code": st.builds(dict, context_window=st.integers(1000, 60000), autocompact_buffer=st.integers(0, 70000),
+                             max_output_tokens_for_summary=st.integers(0, 30000),
+                             autocompact_pct_override=st.one_of(st.none(), st.floats(0.5, 100)),
+                             calibrated_trigger=st.one_of(st.none(), st.integers(1, 80000))),
 }
 
 

@@ -210,13 +210,13 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
         context_index.append(m.index)
 
     sent = [d for d in decisions if d.sent]
+    cap = max(0, min(t.trigger, t.window))  # the part of the window below the trigger
     totals = Totals(budget=t.window, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
                     fits=used <= t.window, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
     summaries = (SummaryPlan(0, summary_tokens, Decision.KEPT, "kept: the compact summary opens the context", summary_text),) if summary else ()
     return Plan(
         policy="claude-code", params={**params_dict(settings), "context_window": t.window}, tokenizer=counts.scheme.label,
-        allocation={"context": t.trigger, "autocompact_buffer": t.window - t.trigger} if t.trigger <= t.window else {"context": t.window, "autocompact_buffer": 0},
-        usage=_split(used, t.trigger, t.window), system_prompt=session.system_prompt, messages=tuple(decisions),
+        allocation={"context": cap, "autocompact_buffer": t.window - cap}, usage=_split(used, cap), system_prompt=session.system_prompt, messages=tuple(decisions),
         context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=summaries, zones=ZONES, notes=tuple(notes),
         extra={"autocompact_threshold": t.trigger, "threshold_how": t.how, "effective_window": t.window - t.reserved_for_summary,
                "would_compact": used >= t.trigger, "counted": "reported" if anchor is not None else "estimated",
@@ -224,15 +224,15 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
     )
 
 
-def _split(used: int, trigger: int, window: int) -> dict[str, int]:
+def _split(used: int, cap: int) -> dict[str, int]:
     """The count below the trigger, and what reaches into the buffer (the part that makes Claude Code compact)."""
-    below = min(used, min(trigger, window))
+    below = min(used, cap)
     return {"context": below, "autocompact_buffer": used - below}
 
 
 def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
     """After ctxviz dropped messages (pair safety): the count split again at the trigger."""
-    return replace(plan, usage=_split(plan.totals.used, plan.extra["autocompact_threshold"], plan.totals.budget),
+    return replace(plan, usage=_split(plan.totals.used, plan.allocation["context"]),
                    extra={**plan.extra, "would_compact": plan.totals.used >= plan.extra["autocompact_threshold"]})
 
 
