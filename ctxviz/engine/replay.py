@@ -275,7 +275,8 @@ class ConsolidatorReplay(_Replay):
 class MnesisReplay(_GrowingReplay):
     """mnesis: the raw messages not compacted are the history after a boundary, so the newest-first
     fill is one bisection over the history's prefix sums; a compaction's fallback summary reads only
-    the newest covered messages (its file-id footer is gathered as messages are covered).
+    the newest covered messages (its file-id footer is gathered as messages are covered). A tool
+    output carried in its call's ToolPart (counted 0) is a unit with that call: the cut moves past it.
 
     Turns before the first compaction with a recorded summary in force, and pair safety, are
     planned by the reference step."""

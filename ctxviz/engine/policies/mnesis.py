@@ -3,6 +3,15 @@
 Seed page 004 and policies.md section 4 are the specification. The documented invariant "the most
 recent raw messages are always included" is not enforced by the source; it is the named option
 `always_include_latest`, off by default.
+
+How a ctxviz session maps onto mnesis' messages (checked against mnesis 0.3.0 itself:
+tests/golden/mnesis): a tool message answering the calls of the message before it is no mnesis
+message; its output lives in that message's ToolPart (`[Tool: n]\nInput: ...\nOutput: ...\n[/Tool]`),
+so the pair is counted, kept and dropped as one (the tool message counts 0 and has no context entry:
+`extra["carried_by"]`). Thinking is a ReasoningPart, counted by the length of its pydantic `str()`
+/ 4 and sent only when non-empty. A text holding a special token (`<|endoftext|>`) makes mnesis'
+tiktoken call raise, and it counts that text as characters / 4; with no model name mnesis' ModelInfo
+is its unknown-model default, cl100k_base.
 """
 
 from __future__ import annotations
@@ -381,7 +390,7 @@ POLICY = Policy(
     refresh=refresh,
     description="Summaries first, charged without a fit check; raw messages newest first, stopping at the first misfit.",
     framework='mnesis',
-    framework_version='677d1898',
+    framework_version='0.3.0 (677d1898)',
     source='src/mnesis/context/builder.py ContextBuilder.build',
     counter="mnesis' TokenEstimator: the model's tiktoken encoding (cl100k_base when none is named), characters / 3 for Claude, characters / 4 when the text holds a special token",
     trigger=('context_limit', 'compaction_buffer'),
