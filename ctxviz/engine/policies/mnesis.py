@@ -202,7 +202,22 @@ class ToolParts:
     results: dict[int, Results]  # per carrying message: its calls' outputs, by call id
 
 
+_TOOL_PARTS: dict[int, tuple[Session, ToolParts]] = {}
+
+
 def tool_parts(session: Session) -> ToolParts:
+    """Cached per session object (sessions are immutable; a re-plan on a slider move reuses it)."""
+    found = _TOOL_PARTS.get(id(session))
+    if found is not None and found[0] is session:
+        return found[1]
+    parts = _tool_parts(session)
+    if len(_TOOL_PARTS) >= 8:
+        _TOOL_PARTS.pop(next(iter(_TOOL_PARTS)))
+    _TOOL_PARTS[id(session)] = (session, parts)
+    return parts
+
+
+def _tool_parts(session: Session) -> ToolParts:
     carrier: list[int | None] = [None] * len(session.messages)
     results: dict[int, Results] = {}
     current: int | None = None  # the message whose calls a following tool message may answer
