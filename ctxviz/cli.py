@@ -193,6 +193,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
     p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
+    p = sub.add_parser("calibrate", help="fit Claude Code's auto-compact trigger from the preTokens its logs record")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="Claude Code session files (- for standard input)")
+    p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
     return parser
 
 
@@ -757,8 +761,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OVER_BUDGET if broken else EXIT_OK
 
 
-COMMANDS = {"info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
-            "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why, "sweep": cmd_sweep, "check": cmd_check}
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .engine.calibrate import fit, report_json, report_text
+
+    sessions = [load_args(argparse.Namespace(**{**vars(args), "session": path})) for path in args.logs]
+    fits, seen = fit(sessions)
+    write_stdout(json_text(report_json(fits, seen, len(sessions))) + "\n" if args.json else report_text(fits, seen, len(sessions)))
+    return EXIT_OK
+
+
+COMMANDS = {"calibrate": cmd_calibrate, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export,
+            "count": cmd_count, "policies": cmd_policies, "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why,
+            "sweep": cmd_sweep, "check": cmd_check}
 
 
 def write_stdout(text: str) -> None:
