@@ -54,6 +54,7 @@ from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
+from .widgets.lost_card import LostCard
 from .widgets.message_strip import MessageStrip
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
@@ -194,6 +195,9 @@ class MainWindow(QMainWindow):
         ol.setContentsMargins(0, 0, 0, 0)
         ol.setSpacing(2)
         ol.addWidget(self.notes_panel)
+        self.lost_card = LostCard()
+        self.lost_card.messageClicked.connect(self.select_message)
+        ol.addWidget(self.lost_card)
         ol.addWidget(overview, 1)
 
         self.timeline = TimelineView()
@@ -657,6 +661,7 @@ class MainWindow(QMainWindow):
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen())
+        self.lost_card.set_plan(session, plan)
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan)
         self.model.set_plan(session, plan)
