@@ -105,7 +105,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for col, width in enumerate((46, 84, 68, 96, 60, 60, 72, 84)):
+        for col, width in enumerate((42, 58, 62, 92, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
             header.resizeSection(col, width)
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 

@@ -21,6 +21,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..engine.filters import Query, matching, parse_query
 from ..engine.plan import Plan
+from ..engine.reasons import short
 from ..engine.session import Session
 from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS
@@ -29,6 +30,18 @@ COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", 
 #: The MessagePlan field each column shows (also the PlanColumns field it sorts by).
 FIELDS = ("index", "id", "role", "category", "tokens", "sent_tokens", "decision", "zone", "reason")
 NUMERIC = {0, 4, 5}
+HEADER_TIPS = (
+    "The message's position in the session (0 is the first).",
+    "The message's id in the file.",
+    "Who wrote it: system, user, assistant, or tool (a tool's result).",
+    "Its category: the colour it has in the strip, the bars and the reports.",
+    "Its tokens as the policy's own estimator measures it, before any cut.",
+    "What it costs as sent: 0 when not sent; less than 'tokens' when truncated or replaced by a placeholder; "
+    "more when the policy charges extra for it as sent (supyagent adds 3 for measuring it as a one-message list).",
+    "What the policy did with it: kept, dropped, summarized, truncated or replaced.",
+    "The part of the context the policy placed it in (fresh tail, evictable prefix, ...).",
+    "Why, in a few words; hover a cell (or select the message) for the policy's full sentence.",
+)
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -201,8 +214,12 @@ class MessageTableModel(QAbstractTableModel):
         return len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -213,6 +230,8 @@ class MessageTableModel(QAbstractTableModel):
         m = self.plan.messages[self.rows[index.row()]]
         col = index.column()
         if role == _DISPLAY:
+            if col == 8:
+                return short(m)  # the sentence is the tooltip and the detail panel's
             value = getattr(m, FIELDS[col])
             if col in (4, 5):
                 return f"{value:,}"
