@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_toolbar()
         self._connect()
+        self._history_changed(False, False)
         self._restore()
 
     # --- construction -------------------------------------------------------------------------
@@ -235,10 +236,14 @@ class MainWindow(QMainWindow):
         self.params = ParamForm()
         self.policy_title = QLabel()
         self.policy_title.setWordWrap(True)
+        self.reset_button = QPushButton("Reset to defaults")
+        self.reset_button.setToolTip("Every parameter back to the framework's default (Ctrl+Shift+0; Ctrl+Z undoes)")
+        self.reset_button.clicked.connect(self.vm.reset_params)
         side = QWidget()
         sl = QVBoxLayout(side)
         sl.addWidget(self.policy_title)
         sl.addWidget(self.params)
+        sl.addWidget(self.reset_button, 0, Qt.AlignmentFlag.AlignLeft)
         sl.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidget(side)
@@ -247,6 +252,7 @@ class MainWindow(QMainWindow):
         scroll.setMinimumWidth(300)
         side.setMinimumWidth(280)
 
+        self.params_panel = scroll
         main = QSplitter(Qt.Orientation.Horizontal)
         main.addWidget(scroll)
         main.addWidget(self.tabs)
@@ -318,6 +324,9 @@ class MainWindow(QMainWindow):
             ActionSpec("save-preset", "&Save parameters as preset…", "File", self.save_preset, S.Save),
             ActionSpec("load-preset", "&Load parameter preset…", "File", self.load_preset_dialog, "Ctrl+L"),
             ActionSpec("quit", "&Quit", "File", self.close, "Ctrl+Q"),
+            ActionSpec("undo", "&Undo parameter change", "Edit", self.vm.undo, S.Undo),
+            ActionSpec("redo", "&Redo parameter change", "Edit", self.vm.redo, "Ctrl+Shift+Z"),
+            ActionSpec("reset-params", "Reset parameters to the &defaults", "Edit", self.vm.reset_params, "Ctrl+Shift+0"),
             ActionSpec("copy-context", "&Copy context as sent", "Edit", self.copy_context, "Ctrl+Shift+C"),
             ActionSpec("copy-command", "Copy as co&mmand", "Edit", self.copy_command, "Ctrl+Shift+M"),
             ActionSpec("find", "&Find message", "Edit", self.focus_search, S.Find),
@@ -330,6 +339,7 @@ class MainWindow(QMainWindow):
             ActionSpec("view-compare", "&Compare", "View", lambda: self.tabs.setCurrentIndex(2), "Ctrl+3"),
             ActionSpec("view-context", "Context as &sent", "View", lambda: self.tabs.setCurrentIndex(3), "Ctrl+4"),
             ActionSpec("strip-width", "Strip: width by tokens / by message", "View", self.toggle_strip_width, "Ctrl+T"),
+            ActionSpec("toggle-params", "&Parameter panel (show / hide)", "View", self.toggle_params, "Ctrl+B"),
             ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
             ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
             ActionSpec("about", "&About ctxviz", "Help", self.about, S.HelpContents),
@@ -361,6 +371,7 @@ class MainWindow(QMainWindow):
         vm.compareReady.connect(self.compare.show_result)
         vm.paramError.connect(self.params.show_error)
         vm.paramsChanged.connect(self.params.set_values)
+        vm.historyChanged.connect(self._history_changed)
         vm.policyChanged.connect(self._policy_changed)
         vm.busy.connect(self._busy)
         vm.progress.connect(self._progress)
@@ -531,6 +542,20 @@ class MainWindow(QMainWindow):
         if ok:
             self.select_message(number)
 
+    def _limits(self, plan: Plan | None = None) -> dict[str, int]:
+        """What the sliders of a unit should reach for this session: all its messages, all its tokens."""
+        plan = plan or self.vm.plan
+        if plan is None:
+            return {}
+        return {"messages": len(plan.messages), "tokens": sum(plan.columns.tokens) + plan.totals.used}
+
+    def toggle_params(self) -> None:
+        self.params_panel.setVisible(not self.params_panel.isVisible())
+
+    def _history_changed(self, can_undo: bool, can_redo: bool) -> None:
+        self.registry.actions["undo"].setEnabled(can_undo)
+        self.registry.actions["redo"].setEnabled(can_redo)
+
     def jump_to_cut(self) -> None:
         """Select the newest message the plan does not send: where the cut falls."""
         plan = self.shown_plan
@@ -646,7 +671,7 @@ class MainWindow(QMainWindow):
         policy = get_policy(name)
         self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>")
         effective = dict(self.vm.plan.params) if self.vm.plan is not None and self.vm.plan.policy == name else {}
-        self.params.build(self.vm.params, effective, policy.trigger, policy.keep)
+        self.params.build(self.vm.params, effective, policy.trigger, policy.keep, self._limits())
         if self.policy_box.currentText() != name:
             self.policy_box.blockSignals(True)
             self.policy_box.setCurrentText(name)
@@ -669,7 +694,7 @@ class MainWindow(QMainWindow):
         self._update_count()
         if first_for_policy:
             shown = get_policy(self.vm.policy)
-            self.params.build(self.vm.params, dict(plan.params), shown.trigger, shown.keep)
+            self.params.build(self.vm.params, dict(plan.params), shown.trigger, shown.keep, self._limits(plan))
         self._render_context()
         self._update_status(plan)
         self._show_notes(session, plan, latest)

@@ -96,6 +96,8 @@ class ContextViewModel(QObject):
     paramsChanged = Signal(object)  # the policy's parameter dataclass
     paramError = Signal(str, str)  # (parameter, message; "" clears)
     policyChanged = Signal(str)
+    #: (can undo, can redo) after any parameter or policy change.
+    historyChanged = Signal(bool, bool)
     busy = Signal(bool, str)
     progress = Signal(int, int)
     errorOccurred = Signal(str)
@@ -120,6 +122,10 @@ class ContextViewModel(QObject):
         # Before any worker thread exists: from here on, cyclic garbage is collected on this thread only.
         COLLECTOR.acquire()
         self._closed = False
+        # Parameter history: (policy, params) before each change, newest last.
+        self._undo: list[tuple[str, Any]] = []
+        self._redo: list[tuple[str, Any]] = []
+        self._last_change: tuple[str, float] = ("", 0.0)
         # Alive until shut down (and then until its workers have ended, see COLLECTOR.release): the
         # jobs hold references to it, and the last one must never be dropped on a worker thread.
         _LIVE.add(self)
@@ -209,9 +215,56 @@ class ContextViewModel(QObject):
         self._load_generation += 1
         self._on_loaded(self._load_generation, session)
 
+    # --- undo and redo of parameter changes ---------------------------------------------------------
+    #: Changes of one parameter closer together than this are one step (a slider drag is one undo).
+    COALESCE_SECONDS = 0.8
+
+    def _remember(self, field: str = "") -> None:
+        """Push the state in force before a change, unless it continues the same field's drag."""
+        now = time.monotonic()
+        last_field, last_time = self._last_change
+        if not (field and last_field == field and now - last_time < self.COALESCE_SECONDS and self._undo):
+            self._undo.append((self.policy, self.params))
+            del self._undo[:-200]
+        self._last_change = (field, now)
+        self._redo = []
+        self.historyChanged.emit(True, False)
+
+    def undo(self) -> None:
+        self._step(self._undo, self._redo)
+
+    def redo(self) -> None:
+        self._step(self._redo, self._undo)
+
+    def _step(self, source: list[Any], target: list[Any]) -> None:
+        if not source:
+            return
+        target.append((self.policy, self.params))
+        policy, params = source.pop()
+        self._last_change = ("", 0.0)
+        self._apply(policy, params)
+        self.historyChanged.emit(bool(self._undo), bool(self._redo))
+
+    def reset_params(self) -> None:
+        """Every parameter back to the policy's (the framework's) default, as one undoable step."""
+        defaults = get_policy(self.policy).default_params()
+        if defaults != self.params:
+            self._remember()
+            self._apply(self.policy, defaults)
+
+    def _apply(self, policy: str, params: Any) -> None:
+        if policy != self.policy:
+            self.policy = policy
+            self.policyChanged.emit(policy)
+        self.params = params
+        self._replay_inputs_changed()
+        self.paramsChanged.emit(params)
+        self.replan()
+
     def set_policy(self, name: str) -> None:
         if name == self.policy:
             return
+        self._remember()
         self.policy = name
         self.params = get_policy(name).default_params()
         self._replay_inputs_changed()
@@ -228,6 +281,7 @@ class ContextViewModel(QObject):
             return False
         self.paramError.emit(name, "")
         if params != self.params:
+            self._remember(name)
             self.params = params
             self._replay_inputs_changed()
             self.paramsChanged.emit(self.params)
@@ -235,6 +289,8 @@ class ContextViewModel(QObject):
         return True
 
     def set_params(self, params: Any, policy: str | None = None) -> None:
+        if params != self.params or (policy and policy != self.policy):
+            self._remember()
         if policy and policy != self.policy:
             self.policy = policy
             self.policyChanged.emit(policy)
@@ -351,6 +407,9 @@ class ContextViewModel(QObject):
         def job() -> None:
             try:
                 self.store.get(session, real_count_scheme(model), progress)
+                if self.session is not session:  # another file was opened as the last messages were counted
+                    self.store.forget(session)
+                    raise Cancelled
             except Cancelled:
                 self._post(self._count_failed, session, "")
             except Exception as exc:
@@ -372,8 +431,14 @@ class ContextViewModel(QObject):
             return
 
         def job() -> None:  # on the plan worker, in order with the plans: cheap now that the messages are counted
+            if self.session is not session:
+                return
             try:
-                self._post(self._real_filled, plan, real_count(plan, session, model, store))
+                filled = real_count(plan, session, model, store)
+                if self.session is not session:  # another file was opened meanwhile: its counts must not outlive it
+                    store.forget(session)
+                    return
+                self._post(self._real_filled, plan, filled)
             except Exception as exc:
                 self._post(self._count_failed, session, f"real count failed ({type(exc).__name__}: {exc})")
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSlider,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -175,18 +176,22 @@ class ParamForm(QWidget):
         self.layout_.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.layout_.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
         self.editors: dict[str, tuple[QWidget, ...]] = {}
+        self.unsets: dict[str, QToolButton] = {}
+        self.in_force: Any = None
         self.errors: dict[str, QLabel] = {}
         self.scales: dict[str, SliderScale] = {}
         self._updating = False
         self.params_type: type | None = None
 
     def build(self, params: Any, effective: dict[str, Any] | None = None, trigger: tuple[str, ...] = (),
-              keep: tuple[str, ...] = ()) -> None:
+              keep: tuple[str, ...] = (), limits: dict[str, int] | None = None) -> None:
         """Rebuild for a policy's parameter dataclass (on policy change). The policy's trigger and
         keep parameters come first and are labelled so: they are what users tune in every framework."""
         while self.layout_.rowCount():
             self.layout_.removeRow(0)
         self.editors, self.errors, self.scales = {}, {}, {}
+        self.unsets: dict[str, QToolButton] = {}
+        self.in_force = params
         self.params_type = type(params)
         roles = {**dict.fromkeys(keep, "keep"), **dict.fromkeys(trigger, "trigger")}
         fields = param_fields(type(params))
@@ -233,7 +238,10 @@ class ParamForm(QWidget):
                     spin = IntSpinBox()
                     lo = int(meta.get("min", 0))
                     current = int(value or 0)
-                    hi = int(meta.get("max", max(current * 4, 1000)))
+                    # A count of messages or tokens reaches what the session has (not 0-1000 for a
+                    # 230-message tail); other integers reach four times their value.
+                    reach = (limits or {}).get(meta.get("unit", ""))
+                    hi = int(meta.get("max", max(reach, current) if reach else max(current * 4, 1000)))
                     spin.setRange(None if lo < 0 else 0, None)  # the framework validates, not the widget
                     spin.setSingleStep(int(meta.get("step", 1)))
                     scale = SliderScale(lo, hi, False)
@@ -254,6 +262,14 @@ class ParamForm(QWidget):
                 line.addWidget(slider, 1)
                 line.addWidget(spin)
                 self.editors[f.name] = (slider, spin)
+                if optional:
+                    unset = QToolButton()
+                    unset.setText("×")
+                    unset.setToolTip(f"unset {f.name}: back to its default for the model")
+                    unset.setEnabled(getattr(params, f.name) is not None)
+                    unset.clicked.connect(lambda _checked=False, n=f.name: self._emit(n, None))
+                    line.addWidget(unset)
+                    self.unsets[f.name] = unset
                 if optional and getattr(params, f.name) is None:
                     spin.setToolTip("default for the model; change it to set it explicitly")
             box.addLayout(line)
@@ -271,17 +287,24 @@ class ParamForm(QWidget):
             self.layout_.addRow(label, row)
 
     def show_error(self, name: str, message: str) -> None:
+        """The framework's message beside the field, and the field back at the value in force: a
+        rejected value never stays on screen as if it were used."""
         label = self.errors.get(name)
         if label is None:
             return
+        if message and self.in_force is not None:
+            self.set_values(self.in_force)
         label.setText(message)
         label.setVisible(bool(message))
 
     def set_values(self, params: Any) -> None:
         """Reflect parameters set elsewhere (a preset, a command) without emitting changes."""
+        self.in_force = params
         self._updating = True
         try:
             for name, value in dataclasses.asdict(params).items():
+                if name in self.unsets:
+                    self.unsets[name].setEnabled(value is not None)
                 widgets = self.editors.get(name)
                 if not widgets or value is None:
                     continue
