@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, langchain_context_editing, langchain_trim, missy, mnesis, supyagent
+from . import (
+    categories,
+    consolidator,
+    langchain_context_editing,
+    langchain_summarization,
+    langchain_trim,
+    missy,
+    mnesis,
+    supyagent,
+)
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -33,6 +42,7 @@ register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(langchain_trim.POLICY)
+register(langchain_summarization.POLICY)
 register(langchain_context_editing.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
