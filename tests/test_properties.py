@@ -30,6 +30,16 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "langchain-trim": st.one_of(
+        st.builds(dict, max_tokens=st.integers(0, 3000), strategy=st.just("last"), allow_partial=st.booleans(), include_system=st.booleans(),
+                  start_on=st.sampled_from(["", "human", "human,tool"]), end_on=st.sampled_from(["", "ai", "human,tool"])),
+        st.builds(dict, max_tokens=st.integers(0, 3000), strategy=st.just("first"), allow_partial=st.booleans(),
+                  end_on=st.sampled_from(["", "ai", "tool"]))),
+    "langchain-summarization": st.builds(dict, trigger=st.sampled_from(["", "tokens=200", "messages=5", "tokens=300,messages=4|messages=12", "fraction=0.01"]),
+                                         keep=st.sampled_from(["messages=3", "tokens=150", "fraction=0.002", "messages=20"]),
+                                         trim_tokens_to_summarize=st.sampled_from([None, 5, 4000]), max_input_tokens=st.sampled_from([0, 50000])),
+    "langchain-context-editing": st.builds(dict, trigger=st.integers(0, 2000), keep=st.integers(0, 4), clear_at_least=st.integers(0, 300),
+                                           clear_tool_inputs=st.booleans(), exclude_tools=st.sampled_from(["", "shell"])),
 }
 
 

@@ -425,7 +425,8 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
     earlier = [c for s in prefix.summaries for c in s.covers]
     new = [prefix.messages[e.pos].id for e in run.state[: run.cutoff] if e.pos >= 0]
     covers = tuple(dict.fromkeys([*earlier, *new]))
-    events.append(Event(turn, "summary", f"SummarizationMiddleware: {run.why}; {len(new)} message(s) summarised ({run.cutoff_why})"))
+    again = " with the earlier summary message" if any(e.pos < 0 for e in run.state[: run.cutoff]) else ""
+    events.append(Event(turn, "summary", f"SummarizationMiddleware: {run.why}; {len(new)} message(s) summarised{again} ({run.cutoff_why})"))
     return Summary(text=text, messages_covered=len(covers), covers=covers, created_at=prefix.messages[-1].timestamp if prefix.messages else "")
 
 

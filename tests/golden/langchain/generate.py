@@ -242,6 +242,15 @@ SUMMARY_CONFIGS: list[dict[str, Any]] = [
     {"trigger": ("tokens", 2500), "keep": ("messages", 6), "ls_provider": "anthropic"},
     {"trigger": ("tokens", 600), "keep": ("tokens", 300), "llm_type": "anthropic-chat", "ls_provider": "anthropic"},
     {"trigger": ("tokens", 50), "keep": ("tokens", 1)},
+    # reported usage: the last AI message's total_tokens, from the model's own provider only
+    {"trigger": ("tokens", 5000), "keep": ("messages", 6)},
+    {"trigger": ("tokens", 5000), "keep": ("messages", 6), "ls_provider": "anthropic"},
+    {"trigger": ("tokens", 2400), "keep": ("messages", 6), "ls_provider": "anthropic"},
+    {"trigger": ("tokens", 2400), "keep": ("messages", 6), "ls_provider": "amazon_bedrock"},
+    {"trigger": ("fraction", 0.5), "keep": ("messages", 6), "max_input_tokens": 4900},
+    # summarizer input trimmed with allow_partial
+    {"trigger": ("messages", 10), "keep": ("messages", 3), "trim_tokens_to_summarize": 300},
+    {"trigger": ("messages", 10), "keep": ("messages", 3), "trim_tokens_to_summarize": 1000},
 ]
 
 
