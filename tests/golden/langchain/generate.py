@@ -114,6 +114,32 @@ def session_anthropic(rng: random.Random) -> list[BaseMessage]:
     return out
 
 
+def session_blocks(rng: random.Random) -> list[BaseMessage]:
+    """Messages of many small content blocks, so that allow_partial keeps several of them."""
+    out: list[BaseMessage] = [SystemMessage("Blocks.", id="sys")]
+    for i in range(5):
+        blocks: list[Any] = [{"type": "text", "text": f"[{i}.{k}] " + text(rng, 2, 9)} for k in range(rng.randint(3, 6))]
+        if i % 2:
+            blocks.insert(2, {"type": "image_url", "image_url": {"url": IMG}})
+        out.append(HumanMessage(blocks, id=f"h{i}"))
+        out.append(AIMessage([{"type": "text", "text": text(rng, 2, 6)} for _ in range(3)], id=f"a{i}"))
+    return out
+
+
+def session_interleaved(rng: random.Random) -> list[BaseMessage]:
+    """Tool results whose call is not on the nearest AI message, and one with no AI message before it."""
+    out: list[BaseMessage] = [ToolMessage(text(rng, 10, 30, 3), tool_call_id="orphan", name="ls", id="t_orphan"),
+                              HumanMessage(text(rng, 3, 9), id="h0")]
+    for i in range(4):
+        calls = [{"id": f"c{i}_{k}", "name": ["ls", "cat"][k % 2], "args": {"p": text(rng, 1, 3)}} for k in range(2)]
+        out.append(AIMessage("", tool_calls=calls, id=f"a{i}"))
+        out.append(ToolMessage(text(rng, 10, 40, 4), tool_call_id=calls[0]["id"], name=calls[0]["name"], id=f"t{i}_0"))
+        out.append(AIMessage(text(rng, 3, 12), id=f"n{i}"))  # an AI message between a call and its second result
+        out.append(ToolMessage(text(rng, 10, 40, 4), tool_call_id=calls[1]["id"], id=f"t{i}_1"))
+    out.append(HumanMessage(text(rng, 3, 9), id="hlast"))
+    return out
+
+
 def session_random(rng: random.Random, n: int) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     if rng.random() < 0.6:
@@ -142,6 +168,8 @@ def sessions() -> dict[str, list[BaseMessage]]:
         "tools_usage": session_tools(rng, usage=True),
         "multimodal": session_multimodal(rng),
         "anthropic": session_anthropic(rng),
+        "blocks": session_blocks(rng),
+        "interleaved": session_interleaved(rng),
     }
     for i in range(6):
         out[f"random{i}"] = session_random(rng, rng.randint(8, 40))
@@ -168,7 +196,7 @@ def result(messages: list[BaseMessage], original: list[BaseMessage]) -> list[dic
     return out
 
 
-def trim_options() -> list[dict[str, Any]]:
+def trim_options(name: str) -> list[dict[str, Any]]:
     opts: list[dict[str, Any]] = []
     for max_tokens in (0, 40, 150, 400, 1200, 100000):
         opts.append({"max_tokens": max_tokens, "strategy": "last"})
@@ -186,6 +214,9 @@ def trim_options() -> list[dict[str, Any]]:
             {"max_tokens": max_tokens, "strategy": "last", "allow_partial": True, "text_splitter": " "},
             {"max_tokens": max_tokens, "strategy": "first", "allow_partial": True, "text_splitter": " "},
         ]
+    for max_tokens in range(20, 200, 11) if name in ("blocks", "multimodal") else ():  # the partial message lands on many block counts
+        opts.append({"max_tokens": max_tokens, "strategy": "last", "allow_partial": True})
+        opts.append({"max_tokens": max_tokens, "strategy": "first", "allow_partial": True})
     opts.append({"max_tokens": 100000, "strategy": "first", "end_on": "tool"})
     opts.append({"max_tokens": 100000, "strategy": "last", "end_on": "tool", "include_system": True})
     return opts
@@ -325,7 +356,7 @@ def main() -> None:
             "total": count_tokens_approximately(messages),
             "scaled": count_tokens_approximately(messages, use_usage_metadata_scaling=True),
         }
-        for opts in trim_options():
+        for opts in trim_options(name):
             try:
                 kept = run_trim(messages, opts)
             except ValueError as exc:
