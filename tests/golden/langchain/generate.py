@@ -114,6 +114,14 @@ def session_anthropic(rng: random.Random) -> list[BaseMessage]:
     return out
 
 
+def session_usage_mixed(rng: random.Random) -> list[BaseMessage]:
+    """Usage on every AI message, but the first names no provider (LangChain takes the next one's)."""
+    out = session_tools(rng, usage=True)
+    first = next(i for i, m in enumerate(out) if isinstance(m, AIMessage))
+    out[first] = out[first].model_copy(update={"response_metadata": {}})
+    return out[:14]
+
+
 def session_blocks(rng: random.Random) -> list[BaseMessage]:
     """Messages of many small content blocks, so that allow_partial keeps several of them."""
     out: list[BaseMessage] = [SystemMessage("Blocks.", id="sys")]
@@ -168,6 +176,7 @@ def sessions() -> dict[str, list[BaseMessage]]:
         "tools_usage": session_tools(rng, usage=True),
         "multimodal": session_multimodal(rng),
         "anthropic": session_anthropic(rng),
+        "usage_mixed": session_usage_mixed(rng),
         "blocks": session_blocks(rng),
         "interleaved": session_interleaved(rng),
     }
