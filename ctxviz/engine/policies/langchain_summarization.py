@@ -31,7 +31,6 @@ from typing import Any
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Category, Message, Session, Summary, TextPart
-from ..summarizers import supyagent_snapshot
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
@@ -332,8 +331,10 @@ def summary_sources(session: Session, entries: Sequence[Entry]) -> list[Message]
     return out
 
 
-def summary_text(session: Session, run: Pass, write: Any = supyagent_snapshot) -> str:
+def summary_text(session: Session, run: Pass, write: Any = None) -> str:
     """LangChain's own texts where it has them, else the stand-in on what the summarizer is given."""
+    if write is None:
+        from ..summarizers import supyagent_snapshot as write  # lazily: summarizers imports urllib
     if run.cutoff <= 0:
         return NO_HISTORY
     if not run.summary_input:
