@@ -1,6 +1,6 @@
 """The parameter panel, built from the active policy's parameter dataclass.
 
-Each numeric field gets a slider and a spin box, each bool a check box; the field's metadata gives
+Each numeric field gets a slider and a spin box, each bool a check box, each text a line edit; the field's metadata gives
 its help text and range. A value the framework rejects shows the framework's own message inline
 under the field and is not applied.
 
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -208,6 +209,12 @@ class ParamForm(QWidget):
                 hint.setStyleSheet("color: palette(placeholder-text);")
                 line.addWidget(hint, 1)
                 self.editors[f.name] = (editor,)
+            elif base is str:  # a framework value spelled as text (LangChain's "tokens=4000"): applied on Enter
+                text_editor = QLineEdit("" if value is None else str(value))
+                text_editor.setPlaceholderText(meta.get("help", ""))
+                text_editor.editingFinished.connect(lambda n=f.name, e=text_editor: self._emit(n, e.text()))
+                line.addWidget(text_editor, 1)
+                self.editors[f.name] = (text_editor,)
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
                 if base is float:
@@ -273,6 +280,8 @@ class ParamForm(QWidget):
                     continue
                 if isinstance(widgets[0], QCheckBox):
                     widgets[0].setChecked(bool(value))
+                elif isinstance(widgets[0], QLineEdit):
+                    widgets[0].setText(str(value))
                 else:
                     slider, spin = widgets
                     if isinstance(spin, QDoubleSpinBox):
