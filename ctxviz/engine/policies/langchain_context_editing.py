@@ -19,7 +19,7 @@ from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, Totals
 from ..session import Session
 from .base import Policy, params_dict
-from .langchain_counting import APPROX, LCMessage, _record_data, count_view, lc_type, lc_view, measure
+from .langchain_counting import APPROX, LCMessage, _record_data, cached_view, count_view, lc_type, measure
 
 VERSION = "langchain 1.5.0"
 DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
@@ -65,6 +65,7 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
     inputs_cleared: dict[int, list[str]] = {}
     skipped: dict[int, str] = {}
     reclaimed = 0
+    running = tokens  # count_tokens(messages) after each clearing: the approximate count is a sum per message
     fired = tokens > params.trigger
     candidates: list[int] = []
     stopped_at: int | None = None
@@ -82,8 +83,8 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
             if ai is None:
                 skipped[idx] = "kept: no AI message precedes it, so ClearToolUsesEdit skips it"
                 continue
-            tool_view = views.get(idx) or lc_view(messages[idx])
-            ai_view = views.get(ai) or lc_view(messages[ai])
+            tool_view = views.get(idx) or cached_view(messages[idx])
+            ai_view = views.get(ai) or cached_view(messages[ai])
             call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
             if call is None:
                 # LangChain looks only at the nearest preceding AI message for the call.
@@ -94,15 +95,19 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                 skipped[idx] = f"kept: tool {tool_name!r} is in exclude_tools"
                 continue
             views[idx] = tool_view._replace(content=params.placeholder)
+            running -= current[idx]
             current[idx] = count_view(views[idx], tokenizer)
+            running += current[idx]
             cleared[idx] = tool_name
             if params.clear_tool_inputs:
                 calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
                 views[ai] = ai_view._replace(tool_calls=calls)
+                running -= current[ai]
                 current[ai] = count_view(views[ai], tokenizer)
+                running += current[ai]
                 inputs_cleared.setdefault(ai, []).append(tool_view.tool_call_id)
             if params.clear_at_least > 0:
-                reclaimed = max(0, tokens - sum(current))
+                reclaimed = max(0, tokens - running)
                 if reclaimed >= params.clear_at_least:
                     stopped_at = idx
                     break

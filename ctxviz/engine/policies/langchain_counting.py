@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -144,10 +145,24 @@ def lc_view(message: Message) -> LCMessage:
     return _from_record(*found) if found is not None else _from_parts(message)
 
 
+_VIEWS: dict[int, tuple[weakref.ref[Message], LCMessage]] = {}
+
+
+def cached_view(message: Message) -> LCMessage:
+    """`lc_view`, kept as long as the message lives: a re-plan (every slider move, every turn of a
+    replay, whose prefixes share the message objects) rebuilds no LangChain message."""
+    key = id(message)
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0]() is message:
+        return hit[1]
+    view = lc_view(message)
+    _VIEWS[key] = (weakref.ref(message, lambda _ref, k=key: _VIEWS.pop(k, None)), view)
+    return view
+
+
 def lc_type(message: Message) -> str:
-    """`message.type` without rebuilding the whole message (start_on / end_on read it)."""
-    found = _record_data(message.raw)
-    return found[0] if found is not None else TYPE_BY_ROLE.get(message.role, "human")
+    """`message.type` (start_on / end_on read it)."""
+    return cached_view(message).type
 
 
 def counted_text(view: LCMessage) -> tuple[str, int]:
@@ -192,7 +207,7 @@ def count_view(view: LCMessage, tokenizer: Tokenizer) -> int:
 
 
 def measure(message: Message, tokenizer: Tokenizer) -> int:
-    return count_view(lc_view(message), tokenizer)
+    return count_view(cached_view(message), tokenizer)
 
 
 def chars_per_token(tokenizer: Tokenizer) -> float | None:

@@ -35,9 +35,9 @@ from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
     LCMessage,
+    cached_view,
     count_view,
     lc_type,
-    lc_view,
     max_input_tokens,
     measure,
     model_provider,
@@ -170,7 +170,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
             continue
         kind = lc_type(m)
         if kind == "ai":
-            view = lc_view(m)
+            view = cached_view(m)
             if view.provider is None and m.raw is None and view.total_tokens is not None:
                 # Not a LangChain dump: the AI messages are taken as the session model's own.
                 view = view._replace(provider=ls_provider or None)
@@ -179,7 +179,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
 
     def view_of(pos: int) -> LCMessage:
         if pos not in views:
-            views[pos] = lc_view(session.messages[pos])
+            views[pos] = cached_view(session.messages[pos])
         return views[pos]
 
     def scaled(entries: Sequence[Entry]) -> int:

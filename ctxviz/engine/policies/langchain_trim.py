@@ -24,9 +24,9 @@ from .langchain_counting import (
     APPROX,
     MESSAGE_TYPES,
     LCMessage,
+    cached_view,
     count_view,
     lc_type,
-    lc_view,
     measure,
     text_message_tokens,
 )
@@ -263,7 +263,7 @@ def session_entries(session: Session, counts: TokenCounts) -> tuple[list[Entry],
 
 def view_getter(session: Session) -> Callable[[int], LCMessage]:
     def view_of(pos: int) -> LCMessage:
-        return LCMessage("system", session.system_prompt, role="system") if pos < 0 else lc_view(session.messages[pos])
+        return LCMessage("system", session.system_prompt, role="system") if pos < 0 else cached_view(session.messages[pos])
     return view_of
 
 
