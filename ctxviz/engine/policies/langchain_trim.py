@@ -13,7 +13,7 @@ same steps on the messages LangChain would hold (`langchain_counting`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..counting import TokenCounts
@@ -348,6 +348,12 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     )
 
 
+def refresh(plan_: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages from the plan (pair safety): the kept ids in `extra`."""
+    kept = [session.messages[i].id for i in plan_.context_index if i is not None]
+    return replace(plan_, extra={**plan_.extra, "kept_ids": kept})
+
+
 POLICY = Policy(
     name="langchain-trim",
     title="LangChain trim_messages",
@@ -356,6 +362,7 @@ POLICY = Policy(
     measure=measure,
     default_tokenizer=APPROX,
     plan=plan,
+    refresh=refresh,
     description="Keep the newest (or oldest) messages that fit max_tokens; optionally part of the next, start/end on given types, keep the system message.",
     framework="LangChain",
     framework_version=VERSION,
