@@ -290,3 +290,20 @@ def test_parts_without_a_record_still_plan():
     assert plan.context[0] == {"role": "system", "content": "Be brief."}
     assert any(m.decision is Decision.TRUNCATED for m in plan.messages)
     assert plan.totals.used <= 150
+
+
+def test_text_parameters_get_a_line_edit_in_the_app(qtbot):
+    from ctxviz.gui.widgets.param_form import ParamForm
+
+    form = ParamForm()
+    qtbot.addWidget(form)
+    policy = get_policy("langchain-summarization")
+    form.build(policy.default_params())
+    seen: list[tuple[str, Any]] = []
+    form.valueChanged.connect(lambda name, value: seen.append((name, value)))
+    editor = form.editors["trigger"][0]
+    editor.setText("tokens=3000|messages=40")
+    editor.editingFinished.emit()
+    assert seen == [("trigger", "tokens=3000|messages=40")]
+    form.set_values(policy.make_params({"keep": "tokens=5000"}))
+    assert form.editors["keep"][0].text() == "tokens=5000" and len(seen) == 1
