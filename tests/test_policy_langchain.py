@@ -41,7 +41,7 @@ def counts_for(name: str, policy: str, tokenizer: str) -> TokenCounts:
 
 
 def test_cases_come_from_the_versions_the_policies_name():
-    assert GOLDEN["versions"] == {"langchain": "1.5.0", "langchain-core": "1.8.2"}
+    assert GOLDEN["versions"] == {"langchain": "1.5.0", "langchain-core": "1.8.2", "langchain-openai": "1.7.4", "langchain-anthropic": "1.7.10"}
     assert get_policy("langchain-trim").framework_version == "langchain-core 1.8.2"
     assert get_policy("langchain-summarization").framework_version == "langchain 1.5.0"
     assert get_policy("langchain-context-editing").framework_version == "langchain 1.5.0"
@@ -247,6 +247,13 @@ def test_fraction_uses_the_catalogue_window_unless_max_input_tokens_is_set():
         assert plan.extra["fired"] is fired, (model, override)  # the session counts 3,951: above 0.4 of gpt-4's 8,192, not of gpt-4o's 128,000
     assert any("max_input_tokens" in n for n in plan.notes)
     assert lc.tokenizer_for_model("claude-sonnet-4-5") == "langchain-approx-3.3" and lc.tokenizer_for_model("gpt-4o") == "langchain-approx"
+
+
+def test_max_input_tokens_are_langchains_model_profiles():
+    """`fraction` multiplies the model profile's max_input_tokens (GPT-5: 272,000, not its 400,000 window)."""
+    assert lc.PROFILE_MAX_INPUT_TOKENS == GOLDEN["profiles"]
+    assert lc.max_input_tokens("gpt-5-2025-08-07", 0) == 272000 and lc.max_input_tokens("gpt-5", 5000) == 5000
+    assert lc.max_input_tokens("gemini-2.5-pro", 0) == 1048576 and lc.max_input_tokens("no-such-model", 0) is None
 
 
 def test_simulate_fires_the_middleware_turn_by_turn_and_carries_one_summary():

@@ -260,9 +260,22 @@ def tokenizer_for_model(model: str) -> str:
     return APPROX_ANTHROPIC if model_provider(model) == "anthropic" else APPROX
 
 
+#: `model.profile["max_input_tokens"]` of the catalogue's models, from the integrations' profile
+#: tables (langchain_openai 1.7.4 and langchain_anthropic 1.7.10, data/_profiles.py): GPT-5's is its
+#: input limit, below its 400,000-token window.
+PROFILE_MAX_INPUT_TOKENS: dict[str, int] = {
+    "gpt-4o": 128000, "gpt-4o-mini": 128000, "gpt-4.1": 1047576, "gpt-4.1-mini": 1047576, "gpt-5": 272000, "gpt-5-mini": 272000,
+    "o3": 200000, "o4-mini": 200000, "gpt-4-turbo": 128000, "gpt-4": 8192, "gpt-3.5-turbo": 16385,
+    "claude-sonnet-4-5": 200000, "claude-haiku-4-5": 200000,
+}
+
+
 def max_input_tokens(model: str, override: int) -> int | None:
-    """The model profile's max_input_tokens: the parameter when set, else the catalogue's context window."""
+    """The model profile's max_input_tokens: the parameter when set, else LangChain's profile of the
+    catalogue model, else the catalogue's context window (None: unknown model)."""
     if override > 0:
         return override
     entry = find_model(model)
-    return entry.context_window if entry is not None else None
+    if entry is None:
+        return None
+    return PROFILE_MAX_INPUT_TOKENS.get(entry.name, entry.context_window)

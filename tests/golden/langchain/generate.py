@@ -3,7 +3,7 @@
 Run by hand, in a scratch venv that has the framework (not needed by the tests):
 
     python -m venv /tmp/venv-langchain
-    /tmp/venv-langchain/bin/pip install langchain==1.5.0 langchain-core==1.8.2
+    /tmp/venv-langchain/bin/pip install langchain==1.5.0 langchain-core==1.8.2 langchain-openai==1.7.4 langchain-anthropic==1.7.10
     /tmp/venv-langchain/bin/python tests/golden/langchain/generate.py
 
 It builds deterministic sessions (system messages, tool calls with results, images, long tool
@@ -347,9 +347,30 @@ def run_edit(messages: list[BaseMessage], cfg: dict[str, Any]) -> list[dict[str,
     return result(edited, messages)
 
 
+def profiles() -> dict[str, int]:
+    """The model profiles' max_input_tokens (what `fraction` multiplies) for the models of ctxviz's
+    catalogue that the OpenAI and Anthropic integrations describe."""
+    import importlib.util
+    from importlib.metadata import distribution
+
+    def table_of(dist: str, module: str) -> dict[str, Any]:
+        # The data file alone: the packages' __init__ imports their SDKs, which the tables do not need.
+        spec = importlib.util.spec_from_file_location(module, str(distribution(dist).locate_file(f"{module}/data/_profiles.py")))
+        loaded = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(loaded)  # type: ignore[union-attr]
+        return loaded._PROFILES
+
+    names = [line.split("name: ", 1)[1].split(",", 1)[0] for line in
+             (Path(__file__).parents[3] / "resources" / "models.yaml").read_text(encoding="utf-8").splitlines() if "{name: " in line]
+    table = {**table_of("langchain-openai", "langchain_openai"), **table_of("langchain-anthropic", "langchain_anthropic")}
+    return {n: table[n]["max_input_tokens"] for n in names if n in table and isinstance(table[n].get("max_input_tokens"), int)}
+
+
 def main() -> None:
     cases: dict[str, Any] = {
-        "versions": {"langchain": version("langchain"), "langchain-core": version("langchain-core")},
+        "versions": {"langchain": version("langchain"), "langchain-core": version("langchain-core"),
+                     "langchain-openai": version("langchain-openai"), "langchain-anthropic": version("langchain-anthropic")},
+        "profiles": profiles(),
         "sessions": {},
         "counts": {},
         "trim": [],
