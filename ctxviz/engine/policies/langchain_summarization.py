@@ -112,11 +112,12 @@ class SummarizationParams:
     trim_tokens_to_summarize: int | None = field(default=4000, metadata={
         "help": "Tokens of history the summarizer is given (trim_messages); empty: all", "min": 1, "step": 500})
     max_input_tokens: int = field(default=0, metadata={
-        "help": "The model profile's max_input_tokens, for fraction=; 0: the session model's context window from ctxviz's catalogue",
+        "help": "The model profile's max_input_tokens, for fraction=; 0: LangChain's profile of the session's model "
+                "(ctxviz's catalogue window for models without one)",
         "min": 0, "step": 1000})
     model_provider: str = field(default="", metadata={
-        "help": "The model's LangChain provider (openai, anthropic...): reported usage triggers only from its own messages; "
-                "empty: the catalogue's provider of the session's model"})
+        "help": "The model's LangChain provider (ls_provider: openai, anthropic...): reported usage triggers only from its own "
+                "messages; empty: the catalogue's provider of the session's model (AI messages of non-LangChain logs are taken as its own)"})
 
     def __post_init__(self) -> None:
         parse_trigger(self.trigger)
@@ -396,6 +397,9 @@ def plan(session: Session, params: SummarizationParams, counts: TokenCounts) -> 
         notes.append(f"no summarization: {run.why}")
     if session.system_prompt:
         notes.append("the system prompt is sent but not counted: the middleware counts the state's messages only")
+    if session.summaries:
+        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) stand first in the state as LangChain's summary "
+                     "HumanMessage, replacing the messages they cover")
     used = usage["summary"] + usage["messages"]
     budget = limit if limit is not None else max(used, run.total_tokens)
     summary_allot = min(usage["summary"], budget)
