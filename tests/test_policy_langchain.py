@@ -314,3 +314,23 @@ def test_text_parameters_get_a_line_edit_in_the_app(qtbot):
     assert seen == [("trigger", "tokens=3000|messages=40")]
     form.set_values(policy.make_params({"keep": "tokens=5000"}))
     assert form.editors["keep"][0].text() == "tokens=5000" and len(seen) == 1
+
+
+@pytest.mark.parametrize("policy", ["langchain-trim", "langchain-context-editing", "langchain-summarization"])
+def test_an_earlier_summary_is_passed_as_langchains_summary_message(policy):
+    """A session that carries a summary (a log's compaction, or a replay's): the messages it covers
+    are not sent, and it stands first as the HumanMessage LangChain's summarization writes."""
+    from ctxviz.engine.session import Summary
+
+    base = golden_session("simple")
+    session = Session(messages=base.messages, summaries=(Summary(text="earlier facts", covers=("h0", "a0", "h1")),))
+    pol = get_policy(policy)
+    plan = pol.plan(session, pol.make_params({"max_tokens": 100000} if policy == "langchain-trim" else {}), count_session(session, pol.scheme()))
+    assert [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED] == ["h0", "a0", "h1"]
+    sent = [c for c, i in zip(plan.context, plan.context_index, strict=True) if i is None]
+    assert sent == [{"role": "user", "content": SUMMARY_PREFIX + "earlier facts"}]
+    if policy == "langchain-summarization":  # LangChain's state after a pass: [summary, *preserved]
+        assert plan.context_index[0] is None
+    else:  # a message list: after its leading SystemMessage
+        assert plan.context_index[0] == 0 and plan.context_index[1] is None
+    assert plan.summaries[0].decision is Decision.KEPT

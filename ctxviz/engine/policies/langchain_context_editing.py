@@ -16,10 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, Totals
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Session
 from .base import Policy, params_dict
-from .langchain_counting import APPROX, LCMessage, _record_data, cached_view, count_view, lc_type, measure
+from .langchain_counting import (
+    APPROX,
+    LCMessage,
+    _record_data,
+    cached_view,
+    count_view,
+    lc_type,
+    measure,
+    summary_message_text,
+    summary_view,
+)
 
 VERSION = "langchain 1.5.0"
 DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
@@ -57,9 +67,13 @@ def already_cleared(raw: Any) -> bool:
 def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> Plan:
     tokenizer = counts.tokenizer
     messages = session.messages
-    current = list(counts.message_tokens)
-    tokens = sum(current)
-    types = [lc_type(m) for m in messages]
+    # Messages an earlier summary covers are not in the request; the summary is, as LangChain's
+    # summary HumanMessage (it is never a tool result, nor an AI message a result could belong to).
+    covered = {c for s in session.summaries for c in s.covers}
+    summary_tokens = [count_view(summary_view(s.text), tokenizer) for s in session.summaries]
+    current = [0 if m.id in covered else t for m, t in zip(messages, counts.message_tokens, strict=True)]
+    tokens = sum(current) + sum(summary_tokens)
+    types = ["" if m.id in covered else lc_type(m) for m in messages]
     views: dict[int, LCMessage] = {}
     cleared: dict[int, str] = {}
     inputs_cleared: dict[int, list[str]] = {}
@@ -111,7 +125,7 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                 if reclaimed >= params.clear_at_least:
                     stopped_at = idx
                     break
-    reclaimed = max(0, tokens - sum(current))
+    reclaimed = max(0, tokens - sum(current) - sum(summary_tokens))
     protected = set(i for i, t in enumerate(types) if t == "tool") - set(candidates)
     decisions: list[MessagePlan] = []
     context: list[dict[str, Any]] = []
@@ -119,9 +133,21 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
     if session.system_prompt:
         context.append({"role": "system", "content": session.system_prompt})
         context_index.append(None)
+    lead = next((m.index for m in messages if m.id not in covered and types[m.index] != "system"), len(messages))
+    summary_plans = []
     for m in messages:
         i = m.index
         t = counts.message_tokens[i]
+        if i == lead:
+            for k, summary in enumerate(session.summaries):
+                context.append({"role": "user", "content": summary_message_text(summary.text)})
+                context_index.append(None)
+                summary_plans.append(SummaryPlan(k, summary_tokens[k], Decision.KEPT,
+                                                 "kept: passed as LangChain's summary HumanMessage; only tool results are cleared", summary.text))
+        if m.id in covered:
+            decisions.append(MessagePlan(i, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
+                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0))
+            continue
         if i in cleared:
             decision, reason = Decision.REPLACED, (f"replaced: tool result cleared to {params.placeholder!r} ({tool_label(cleared[i])}): "
                                                   f"{tokens:,} tokens > trigger {params.trigger:,}, and it is older than the newest {params.keep}")
@@ -148,8 +174,17 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                                       for c in item.get("tool_calls", [])]
         context.append(item)
         context_index.append(i)
-    used = sum(current)
+    if lead == len(messages):
+        for k, summary in enumerate(session.summaries):
+            context.append({"role": "user", "content": summary_message_text(summary.text)})
+            context_index.append(None)
+            summary_plans.append(SummaryPlan(k, summary_tokens[k], Decision.KEPT,
+                                             "kept: passed as LangChain's summary HumanMessage; only tool results are cleared", summary.text))
+    used = sum(current) + sum(summary_tokens)
     notes = []
+    if session.summaries:
+        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+                     "in place of the messages they cover")
     if session.system_prompt:
         notes.append("the system prompt is sent but not counted: it is not among the request's messages, which the approximate counter counts")
     if fired:
@@ -160,8 +195,10 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                     fits=used <= params.trigger, kept_messages=len(sent), dropped_messages=len(out) - len(sent))
     return Plan(
         policy="langchain-context-editing", params=params_dict(params), tokenizer=counts.scheme.label,
-        allocation={"history": params.trigger}, usage={"history": used}, system_prompt=session.system_prompt, messages=out,
-        context=tuple(context), context_index=tuple(context_index), totals=totals, zones=("history",), notes=tuple(notes),
+        allocation={"summary": min(sum(summary_tokens), params.trigger), "history": params.trigger - min(sum(summary_tokens), params.trigger)},
+        usage={"summary": sum(summary_tokens), "history": used - sum(summary_tokens)}, system_prompt=session.system_prompt, messages=out,
+        context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans),
+        zones=("summarized", "history"), notes=tuple(notes),
         extra={"tokens_before": tokens, "fired": fired, "cleared_ids": [messages[i].id for i in sorted(cleared)],
                "cleared_tokens": reclaimed, "trimmed": bool(cleared)},
     )

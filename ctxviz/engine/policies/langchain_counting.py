@@ -160,6 +160,22 @@ def cached_view(message: Message) -> LCMessage:
     return view
 
 
+#: SummarizationMiddleware._build_new_messages: how LangChain carries a summary in the messages.
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+#: Positions of a session's earlier summaries among the messages LangChain holds (session
+#: messages keep their index; the system prompt kept apart by a log is -1).
+SUMMARY_POS = -2
+
+
+def summary_message_text(summary: str) -> str:
+    return SUMMARY_PREFIX + summary
+
+
+def summary_view(summary: str) -> LCMessage:
+    """An earlier summary as the HumanMessage LangChain's summarization puts first in the state."""
+    return LCMessage("human", summary_message_text(summary), role="user")
+
+
 def lc_type(message: Message) -> str:
     """`message.type` (start_on / end_on read it)."""
     return cached_view(message).type

@@ -34,6 +34,8 @@ from ..session import Category, Message, Session, Summary, TextPart
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
+    SUMMARY_POS,
+    SUMMARY_PREFIX,
     LCMessage,
     cached_view,
     count_view,
@@ -42,13 +44,14 @@ from .langchain_counting import (
     measure,
     model_provider,
     scaled_total,
+    summary_message_text,
+    summary_view,
     text_message_tokens,
     tokenizer_for_model,
 )
 from .langchain_trim import Entry, default_text_splitter, trim
 
 VERSION = "langchain 1.5.0"
-SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
 NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 DEFAULT_MESSAGES_TO_KEEP = 20
@@ -56,8 +59,6 @@ FALLBACK_MESSAGE_COUNT = 15
 #: summarization._LS_PROVIDER_ALIASES: message providers accepted for a model's ls_provider.
 LS_PROVIDER_ALIASES = {"amazon_bedrock": {"bedrock", "bedrock_converse"}, "openai-mantle": {"openai"}, "anthropic-mantle": {"anthropic"}}
 KINDS = ("tokens", "messages", "fraction")
-#: Position of a carried summary message in the state (session messages have their index).
-SUMMARY_POS = -2
 
 
 def _context_size(kind: str, raw: str, field_name: str) -> tuple[str, float | int]:
@@ -150,10 +151,6 @@ class Pass:
     notes: list[str] = field(default_factory=list)
 
 
-def summary_message_text(summary: str) -> str:
-    return SUMMARY_PREFIX + summary
-
-
 def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts) -> Pass:
     """SummarizationMiddleware.before_model on the session's state, step for step."""
     tokenizer = counts.tokenizer
@@ -163,7 +160,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
     views: dict[int, LCMessage] = {}
     state: list[Entry] = []
     for k, s in enumerate(session.summaries):
-        view = LCMessage("human", summary_message_text(s.text), role="user")
+        view = summary_view(s.text)
         views[SUMMARY_POS - k] = view
         state.append(Entry(SUMMARY_POS - k, count_view(view, tokenizer), "human"))
     for m in session.messages:

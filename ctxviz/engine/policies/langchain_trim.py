@@ -17,17 +17,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, Totals
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Session
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
     MESSAGE_TYPES,
+    SUMMARY_POS,
     LCMessage,
     cached_view,
     count_view,
     lc_type,
     measure,
+    summary_view,
     text_message_tokens,
 )
 
@@ -250,20 +252,29 @@ class TrimParams:
 
 def session_entries(session: Session, counts: TokenCounts) -> tuple[list[Entry], int]:
     """The messages LangChain receives: the session's system prompt (when the log keeps it apart)
-    as a leading SystemMessage at position -1, then every message. Returns them and the prompt's count."""
+    as a leading SystemMessage at position -1; the messages, except those an earlier summary
+    covers; that summary as LangChain's summary HumanMessage (positions -2, -3...) after the leading
+    system messages. Returns them and the prompt's count."""
     entries: list[Entry] = []
     prompt_tokens = 0
     if session.system_prompt:
         prompt_tokens = text_message_tokens(session.system_prompt, "system", counts.tokenizer)
         entries.append(Entry(-1, prompt_tokens, "system"))
+    covered = {c for s in session.summaries for c in s.covers}
     tokens = counts.message_tokens
-    entries += [Entry(m.index, tokens[m.index], lc_type(m)) for m in session.messages]
-    return entries, prompt_tokens
+    rest = [Entry(m.index, tokens[m.index], lc_type(m)) for m in session.messages if m.id not in covered]
+    lead = next((k for k, e in enumerate(rest) if e.type != "system"), len(rest))
+    summaries = [Entry(SUMMARY_POS - k, count_view(summary_view(s.text), counts.tokenizer), "human") for k, s in enumerate(session.summaries)]
+    return entries + rest[:lead] + summaries + rest[lead:], prompt_tokens
 
 
 def view_getter(session: Session) -> Callable[[int], LCMessage]:
     def view_of(pos: int) -> LCMessage:
-        return LCMessage("system", session.system_prompt, role="system") if pos < 0 else cached_view(session.messages[pos])
+        if pos == -1:
+            return LCMessage("system", session.system_prompt, role="system")
+        if pos <= SUMMARY_POS:
+            return summary_view(session.summaries[SUMMARY_POS - pos].text)
+        return cached_view(session.messages[pos])
     return view_of
 
 
@@ -284,11 +295,15 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     side = "newest" if params.strategy == "last" else "oldest"
     decisions: list[MessagePlan] = []
     usage = {"system": 0, "history": 0}
+    covered = {c for s in session.summaries for c in s.covers}
     for m in session.messages:
         t = counts.message_tokens[m.index]
         e = by_pos.get(m.index)
         zone = "system" if trace.system_kept == m.index else "history"
-        if e is not None and e.view is None:
+        if m.id in covered:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
+                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0))
+        elif e is not None and e.view is None:
             reason = ("kept: include_system keeps the leading system message whatever it costs" if zone == "system"
                       else f"kept: among the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})")
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t))
@@ -314,10 +329,14 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     context: list[dict[str, Any]] = []
     context_index: list[int | None] = []
     for e in kept:
-        if e.pos < 0:
-            sent = e.tokens
-            usage["system" if trace.system_kept == -1 else "history"] += sent
+        if e.pos == -1:
+            usage["system" if trace.system_kept == -1 else "history"] += e.tokens
             context.append({"role": "system", "content": e.view.content if e.view else session.system_prompt})
+            context_index.append(None)
+            continue
+        if e.pos <= SUMMARY_POS:
+            usage["history"] += e.tokens
+            context.append({"role": "user", "content": (e.view or view_getter(session)(e.pos)).content})
             context_index.append(None)
             continue
         message = session.messages[e.pos]
@@ -331,6 +350,20 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
         notes.append(f"the session's system prompt is passed first as a SystemMessage ({prompt_tokens:,} tokens): {where}")
     if params.allow_partial and trace.partial is None:
         notes.append("allow_partial: no message was cut (everything fit, or nothing of the next message fit)")
+    summary_plans = []
+    for k, summary in enumerate(session.summaries):
+        pos = SUMMARY_POS - k
+        entry = next(e for e in entries if e.pos == pos)
+        got = by_pos.get(pos)
+        if got is None:
+            summary_plans.append(SummaryPlan(k, entry.tokens, Decision.DROPPED, "dropped: trim_messages cut it like any message", summary.text))
+        else:
+            how = "kept" if got.view is None else f"truncated to {got.tokens:,} tokens"
+            summary_plans.append(SummaryPlan(k, entry.tokens, Decision.KEPT if got.view is None else Decision.TRUNCATED,
+                                             f"{how}: passed as LangChain's summary HumanMessage, trimmed like any message", summary.text))
+    if session.summaries:
+        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+                     "in place of the messages they cover")
     messages = tuple(decisions)
     sent = [m for m in messages if m.sent]
     used = usage["system"] + usage["history"]
@@ -342,7 +375,7 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     return Plan(
         policy="langchain-trim", params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
         system_prompt=session.system_prompt, messages=messages, context=tuple(context), context_index=tuple(context_index),
-        totals=totals, zones=("system", "history"), notes=tuple(notes),
+        totals=totals, summaries=tuple(summary_plans), zones=("system", "history", "summarized"), notes=tuple(notes),
         extra={"kept_ids": [session.messages[e.pos].id for e in kept if e.pos >= 0], "partial_index": trace.partial,
                "trimmed": len(sent) < len(messages)},
     )
