@@ -60,7 +60,9 @@ def default_text_splitter(text: str) -> list[str]:
 
 
 def separator_splitter(separator: str) -> Callable[[str], list[str]]:
-    """A text splitter of the default's shape on another separator (pieces keep it)."""
+    """A text splitter of the default's shape on another separator (pieces keep it); `\\n` and
+    `\\t` typed on a command line mean a newline and a tab."""
+    separator = separator.replace("\\n", "\n").replace("\\t", "\t")
     if not separator:
         return default_text_splitter
 
@@ -236,7 +238,7 @@ class TrimParams:
     include_system: bool = field(default=False, metadata={
         "help": "Always keep a leading system message (strategy 'last' only)"})
     text_splitter: str = field(default="", metadata={
-        "help": "Separator the partial text is cut at, kept on each piece; empty: LangChain's default (newlines)"})
+        "help": "Separator the partial text is cut at, kept on each piece (\\n for a newline); empty: LangChain's default (newlines)"})
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0:
