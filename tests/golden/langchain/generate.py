@@ -6,6 +6,10 @@ Run by hand, in a scratch venv that has the framework (not needed by the tests):
     /tmp/venv-langchain/bin/pip install langchain==1.5.0 langchain-core==1.8.2 langchain-openai==1.7.4 langchain-anthropic==1.7.10
     /tmp/venv-langchain/bin/python tests/golden/langchain/generate.py
 
+(Recorded with those versions; langchain-core 1.8.2 asks for certifi>=2026.10.19, which the package
+mirror here lacked, so the packages went in with --no-deps beside certifi 2026.10.18 and their
+other requirements; langgraph's resolve had pulled langchain-core back to 1.7.2, reinstalled.)
+
 It builds deterministic sessions (system messages, tool calls with results, images, long tool
 outputs, names, multi-part and Anthropic-style content, usage metadata), runs
 `count_tokens_approximately`, `trim_messages` (every strategy and option), one
