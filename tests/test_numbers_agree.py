@@ -132,7 +132,9 @@ def test_pair_safety_keeps_the_policys_own_figures(policy):
     session = sample(str(SAMPLES / "coding_agent.yaml"))
     params = {"missy": {"total": 12000}, "supyagent": {"context_limit": 12000}, "categories": {},
               "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000},
-              "claude-code": {"calibrated_trigger": 2000}}[policy]
+              "claude-code": {"calibrated_trigger": 2000},
+              "langchain-trim": {"max_tokens": 4000}, "langchain-summarization": {"trigger": "messages=20", "keep": "messages=6"},
+              "langchain-context-editing": {"trigger": 2000}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

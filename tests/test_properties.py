@@ -34,6 +34,16 @@ PARAMS = {
                              max_output_tokens_for_summary=st.integers(0, 30000),
                              autocompact_pct_override=st.one_of(st.none(), st.floats(0.5, 100)),
                              calibrated_trigger=st.one_of(st.none(), st.integers(1, 80000))),
+    "langchain-trim": st.one_of(
+        st.builds(dict, max_tokens=st.integers(0, 3000), strategy=st.just("last"), allow_partial=st.booleans(), include_system=st.booleans(),
+                  start_on=st.sampled_from(["", "human", "human,tool"]), end_on=st.sampled_from(["", "ai", "human,tool"])),
+        st.builds(dict, max_tokens=st.integers(0, 3000), strategy=st.just("first"), allow_partial=st.booleans(),
+                  end_on=st.sampled_from(["", "ai", "tool"]))),
+    "langchain-summarization": st.builds(dict, trigger=st.sampled_from(["", "tokens=200", "messages=5", "tokens=300,messages=4|messages=12", "fraction=0.01"]),
+                                         keep=st.sampled_from(["messages=3", "tokens=150", "fraction=0.002", "messages=20"]),
+                                         trim_tokens_to_summarize=st.sampled_from([None, 5, 4000]), max_input_tokens=st.sampled_from([0, 50000])),
+    "langchain-context-editing": st.builds(dict, trigger=st.integers(0, 2000), keep=st.integers(0, 4), clear_at_least=st.integers(0, 300),
+                                           clear_tool_inputs=st.booleans(), exclude_tools=st.sampled_from(["", "shell"])),
 }
 
 

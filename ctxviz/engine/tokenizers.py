@@ -11,6 +11,7 @@ import base64
 import gzip
 import hashlib
 import importlib.util
+import math
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -172,6 +173,29 @@ HEURISTICS: Mapping[str, HeuristicTokenizer] = {
 }
 
 
+@dataclass(frozen=True)
+class CharsPerTokenTokenizer:
+    """`ceil(len(text) / chars_per_token)`: LangChain's count_tokens_approximately rounds each
+    message up, with a float divisor (4.0, or 3.3 for Anthropic models in its summarization)."""
+
+    name: str
+    chars_per_token: float = 4.0
+    description: str = ""
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+#: Estimators that divide by a float and round up, by name.
+APPROXIMATE: Mapping[str, CharsPerTokenTokenizer] = {
+    t.name: t
+    for t in (
+        CharsPerTokenTokenizer("langchain-approx", 4.0, "LangChain: ceil(characters / 4.0) per message"),
+        CharsPerTokenTokenizer("langchain-approx-3.3", 3.3, "LangChain's summarization for Anthropic models: ceil(characters / 3.3)"),
+    )
+}
+
+
 # tiktoken/model.py: exact names first, then the first matching prefix, in tiktoken's order.
 _MODEL_TO_ENCODING: Mapping[str, str] = {
     **dict.fromkeys(("o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"), "o200k_base"),
@@ -219,17 +243,19 @@ def get_tokenizer(name: str) -> Tokenizer:
     """A tokenizer by name: a framework heuristic, an encoding, or a model name (`gpt-4o`)."""
     if name in HEURISTICS:
         return HEURISTICS[name]
+    if name in APPROXIMATE:
+        return APPROXIMATE[name]
     if name in ENCODINGS:
         return TiktokenTokenizer(name)
     encoding = encoding_name_for_model(name)
     if encoding in ENCODINGS:
         return TiktokenTokenizer(encoding)
-    known = ", ".join([*HEURISTICS, *ENCODINGS])
+    known = ", ".join([*HEURISTICS, *APPROXIMATE, *ENCODINGS])
     raise UnknownNameError(f"unknown tokenizer {name!r}; use one of {known}, or an OpenAI model name such as gpt-4o")
 
 
 def tokenizer_names() -> list[str]:
-    return [*HEURISTICS, *ENCODINGS]
+    return [*HEURISTICS, *APPROXIMATE, *ENCODINGS]
 
 
 # --- OpenAI chat-format overhead (openai-cookbook "How to count tokens with tiktoken") ---

@@ -4,7 +4,7 @@ survives* (its keep).
 Every framework spells these two knobs its own way: a token count, a fraction of the model's
 window, a number of messages. A policy names its trigger and keep parameters (`Policy.trigger`,
 `Policy.keep`) and each such field says its unit in its metadata (`unit`: "tokens", "fraction"
-of the model's context window, or "messages"). From that, this module converts both ways: the token
+of the model's context window, "messages", or "tool_results", which no other unit converts to). From that, this module converts both ways: the token
 level a policy's trigger stands at (drawn on the timeline), and a policy's parameters set to fire at
 N tokens and keep K messages (`compare --trigger-tokens N --keep-messages K` puts two frameworks on
 the same footing). A policy whose knobs are not plain numbers supplies `Policy.align` and
@@ -21,7 +21,7 @@ from .catalog import find_model
 from .policies.base import Policy, param_fields
 from .session import Session
 
-UNITS = ("tokens", "fraction", "messages")
+UNITS = ("tokens", "fraction", "messages", "tool_results")
 
 
 def _units(policy: Policy[Any]) -> dict[str, str]:

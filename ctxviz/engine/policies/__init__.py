@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, claude_code, consolidator, missy, mnesis, supyagent
+from . import (
+    categories,
+    claude_code,
+    consolidator,
+    langchain_context_editing,
+    langchain_summarization,
+    langchain_trim,
+    missy,
+    mnesis,
+    supyagent,
+)
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -85,5 +95,8 @@ register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(claude_code.POLICY)
+register(langchain_trim.POLICY)
+register(langchain_summarization.POLICY)
+register(langchain_context_editing.POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

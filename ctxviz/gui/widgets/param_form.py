@@ -1,6 +1,6 @@
 """The parameter panel, built from the active policy's parameter dataclass.
 
-Each numeric field gets a slider and a spin box, each bool a check box; the field's metadata gives
+Each numeric field gets a slider and a spin box, each bool a check box, each text a line edit; the field's metadata gives
 its help text and range. A value the framework rejects shows the framework's own message inline
 under the field and is not applied.
 

@@ -1,0 +1,336 @@
+"""ctxviz's LangChain policies against LangChain's own code: every case in tests/golden/langchain/cases.json
+(recorded by generate.py from langchain 1.5.0 / langchain-core 1.8.2) is replayed here without
+LangChain installed, and must give the same counts, the same kept messages and the same cut or
+cleared contents."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxviz.engine.counting import TokenCounts, count_session
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.policies import get_policy
+from ctxviz.engine.policies import langchain_counting as lc
+from ctxviz.engine.policies.langchain_summarization import SUMMARY_PREFIX, TOO_LONG, run_pass
+from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart, message_with
+from ctxviz.engine.simulate import simulate
+from ctxviz.engine.tokenizers import get_tokenizer
+from ctxviz.errors import ParameterError
+from ctxviz.io.loaders import load_session
+
+from .loader_checks import assert_plans_simulates_and_exports
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "langchain" / "cases.json").read_text(encoding="utf-8"))
+SAMPLE = Path(__file__).parent.parent / "sample_sessions" / "coding_agent.langchain.json"
+
+
+@cache
+def golden_session(name: str) -> Session:
+    """A recorded input, read by ctxviz's own LangChain loader (messages_to_dict form)."""
+    return load_session(f"{name}.json", text=json.dumps(GOLDEN["sessions"][name]))
+
+
+@cache
+def counts_for(name: str, policy: str, tokenizer: str) -> TokenCounts:
+    return count_session(golden_session(name), get_policy(policy).scheme(tokenizer))
+
+
+def test_cases_come_from_the_versions_the_policies_name():
+    assert GOLDEN["versions"] == {"langchain": "1.5.0", "langchain-core": "1.8.2", "langchain-openai": "1.7.4", "langchain-anthropic": "1.7.10"}
+    assert get_policy("langchain-trim").framework_version == "langchain-core 1.8.2"
+    assert get_policy("langchain-summarization").framework_version == "langchain 1.5.0"
+    assert get_policy("langchain-context-editing").framework_version == "langchain 1.5.0"
+    assert len(GOLDEN["trim"]) >= 500 and len(GOLDEN["summarization"]) >= 150 and len(GOLDEN["context_editing"]) >= 100
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["sessions"]))
+def test_count_tokens_approximately_per_message_total_and_scaled(name):
+    session = golden_session(name)
+    expected = GOLDEN["counts"][name]
+    four, anthropic = get_tokenizer("langchain-approx"), get_tokenizer("langchain-approx-3.3")
+    per_message = [lc.measure(m, four) for m in session.messages]
+    assert per_message == expected["per_message"]
+    assert [lc.measure(m, anthropic) for m in session.messages] == expected["per_message_3_3"]
+    assert sum(per_message) == expected["total"]
+    assert lc.scaled_total(per_message, [lc.lc_view(m) for m in session.messages]) == expected["scaled"]
+
+
+@pytest.mark.parametrize("name", ["simple", "multimodal", "random0", "random3", "random5"])
+def test_messages_from_other_formats_count_the_same_when_rebuilt_from_their_parts(name):
+    """Without the LangChain record (a session from another log), ctxviz rebuilds the message from
+    its parts: text, image blocks, thinking blocks, tool calls (repr of LangChain's ToolCall dicts)."""
+    four = get_tokenizer("langchain-approx")
+    session = golden_session(name)
+    assert [lc.measure(message_with(m, raw=None), four) for m in session.messages] == GOLDEN["counts"][name]["per_message"]
+
+
+def test_a_tool_call_rebuilt_from_parts_counts_the_repr_of_langchains_tool_call():
+    call = Message("a", 0, "assistant", (ToolCallPart("c1", "read", '{"path": "x.py", "n": 2}'),))
+    text = lc.counted_text(lc.lc_view(call))[0]
+    assert text == "[{'name': 'read', 'args': {'path': 'x.py', 'n': 2}, 'id': 'c1', 'type': 'tool_call'}]assistant"
+    result = Message("t", 1, "tool", (ToolResultPart("c1", "ok"),), name="read", tool_call_id="c1")
+    assert lc.measure(result, get_tokenizer("langchain-approx")) == -(-len("okc1toolread") // 4) + 3
+
+
+def _spell_types(value: Any) -> str:
+    return ",".join(value) if isinstance(value, list) else value
+
+
+def trim_params(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: _spell_types(v) if k in ("end_on", "start_on") else v for k, v in options.items()}
+
+
+def test_trim_messages_every_case():
+    policy = get_policy("langchain-trim")
+    failures = []
+    for case in GOLDEN["trim"]:
+        session = golden_session(case["session"])
+        plan = policy.plan(session, policy.make_params(trim_params(case["options"])), counts_for(case["session"], "langchain-trim", "langchain-approx"))
+        got = []
+        for index, sent in zip(plan.context_index, plan.context, strict=True):
+            decided = plan.messages[index]
+            item: dict[str, Any] = {"id": decided.id}
+            if decided.decision is Decision.TRUNCATED:
+                item["content"] = sent["content"]
+            item["tokens"] = decided.sent_tokens
+            got.append(item)
+        if got != case["result"]:
+            failures.append((case["session"], case["options"]))
+    assert not failures, f"{len(failures)} cases differ, first: {failures[:3]}"
+
+
+def test_trim_cases_cover_every_option():
+    options = [c["options"] for c in GOLDEN["trim"]]
+    for key in ("allow_partial", "end_on", "start_on", "include_system", "text_splitter"):
+        assert any(key in o for o in options), key
+    assert {o["strategy"] for o in options} == {"first", "last"}
+    cut = [c for c in GOLDEN["trim"] if any("content" in r for r in c["result"])]
+    assert any(isinstance(r.get("content"), list) for c in cut for r in c["result"])  # blocks dropped from a list
+    assert any(isinstance(r.get("content"), str) for c in cut for r in c["result"])  # text cut by the splitter
+
+
+def test_trim_reasons_name_the_rule():
+    policy = get_policy("langchain-trim")
+    session = golden_session("tools")
+    counts = counts_for("tools", "langchain-trim", "langchain-approx")
+    plan = policy.plan(session, policy.make_params({"max_tokens": 400, "start_on": "human", "end_on": "human,tool"}), counts)
+    reasons = [m.reason for m in plan.messages if m.decision is Decision.DROPPED]
+    assert any(r.startswith("dropped: start_on='human'") for r in reasons)
+    assert any(r.startswith("dropped: older than the newest messages that fit max_tokens=400") for r in reasons)
+    plan = policy.plan(session, policy.make_params({"max_tokens": 100000, "end_on": "ai"}), counts)
+    assert session.messages[-1].role == "user" and plan.messages[-1].reason.startswith("dropped: end_on='ai'")
+
+
+def _spell_size(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return f"{value[0]}={value[1]}"
+    return "|".join(_spell_size(v) for v in value)
+
+
+def summarization_setup(case: dict[str, Any]) -> tuple[Session, Any, TokenCounts]:
+    cfg = case["config"]
+    policy = get_policy("langchain-summarization")
+    overrides: dict[str, Any] = {"trigger": _spell_size(cfg.get("trigger")), "max_input_tokens": cfg.get("max_input_tokens", 128000),
+                                 "model_provider": cfg.get("ls_provider", "openai")}
+    if "keep" in cfg:
+        overrides["keep"] = _spell_size(cfg["keep"])
+    if "trim_tokens_to_summarize" in cfg:
+        overrides["trim_tokens_to_summarize"] = cfg["trim_tokens_to_summarize"]
+    tokenizer = "langchain-approx-3.3" if cfg.get("llm_type", "").startswith("anthropic-chat") else "langchain-approx"
+    return golden_session(case["session"]), policy.make_params(overrides), counts_for(case["session"], "langchain-summarization", tokenizer)
+
+
+def test_summarization_middleware_every_case():
+    policy = get_policy("langchain-summarization")
+    failures = []
+    for case in GOLDEN["summarization"]:
+        session, params, counts = summarization_setup(case)
+        plan = policy.plan(session, params, counts)
+        expected = case["result"]
+        got: dict[str, Any] = {"fired": plan.extra["fired"], "total_tokens": plan.extra["total_tokens"]}
+        want: dict[str, Any] = {"fired": expected["fired"], "total_tokens": expected["total_tokens"]}
+        if expected["fired"]:
+            got["preserved"] = [m.id for m in plan.messages if m.decision is Decision.KEPT]
+            want["preserved"] = expected["preserved"]
+            # The summary HumanMessage goes first, with LangChain's prefix; the text is the stand-in's
+            # except where LangChain writes its own (nothing fits trim_tokens_to_summarize).
+            first = plan.context[0]
+            got["summary"] = (first["role"], first["content"].startswith(SUMMARY_PREFIX), plan.extra["summary_text"] == TOO_LONG)
+            want["summary"] = ("user", expected["summary_message"]["content"].startswith(SUMMARY_PREFIX),
+                               expected["summary_message"]["content"] == SUMMARY_PREFIX + TOO_LONG)
+            run = run_pass(session, params, counts)
+            got["summarizer_input"] = [{"id": session.messages[e.pos].id, **({"content": e.view.content} if e.view else {})}
+                                       for e in run.summary_input]
+            want["summarizer_input"] = [{k: v for k, v in r.items() if k in ("id", "content")} for r in expected["summarizer_input"] or []]
+        if got != want:
+            failures.append((case["session"], case["config"], got, want))
+    assert not failures, f"{len(failures)} cases differ, first: {failures[:2]}"
+
+
+def test_summarization_cases_cover_the_rules():
+    results = [(c["config"], c["result"]) for c in GOLDEN["summarization"]]
+    assert any(r["fired"] for _, r in results) and any(not r["fired"] for _, r in results)
+    assert any(r.get("summary_message", {}).get("content") == SUMMARY_PREFIX + TOO_LONG for _, r in results)
+    assert any(isinstance(c.get("trigger"), list) for c, _ in results) and any(isinstance(c.get("trigger"), dict) for c, _ in results)
+    assert any(c.get("llm_type") == "anthropic-chat" for c, _ in results)
+    # the reported-usage trigger: below the counted threshold, fired by the last AI message's
+    # usage_metadata only when its provider is the model's own
+    by_case = {(c["session"], json.dumps(c["config"])): c["result"] for c in GOLDEN["summarization"]}
+    own = by_case[("tools_usage", json.dumps({"trigger": ["tokens", 5000], "keep": ["messages", 6]}))]
+    other = by_case[("tools_usage", json.dumps({"trigger": ["tokens", 5000], "keep": ["messages", 6], "ls_provider": "anthropic"}))]
+    assert own["fired"] and not other["fired"] and own["total_tokens"] < 5000
+
+
+def test_context_editing_every_case():
+    policy = get_policy("langchain-context-editing")
+    failures = []
+    for case in GOLDEN["context_editing"]:
+        session = golden_session(case["session"])
+        cfg = {k: ",".join(v) if k == "exclude_tools" else v for k, v in case["config"].items()}
+        plan = policy.plan(session, policy.make_params(cfg), counts_for(case["session"], "langchain-context-editing", "langchain-approx"))
+        position = {i: k for k, i in enumerate(plan.context_index) if i is not None}
+        got, want = [], []
+        for decided, expected in zip(plan.messages, case["result"], strict=True):
+            sent = plan.context[position[decided.index]]
+            item: dict[str, Any] = {"id": decided.id, "tokens": decided.sent_tokens}
+            if decided.decision is Decision.REPLACED:
+                item["content"] = sent["content"]
+            if decided.decision is Decision.TRUNCATED:
+                item["args"] = {c["id"]: json.loads(c["function"]["arguments"]) for c in sent["tool_calls"]}
+            got.append(item)
+            wanted: dict[str, Any] = {"id": expected["id"], "tokens": expected["tokens"]}
+            if "content" in expected:
+                wanted["content"] = expected["content"]
+            if "tool_calls" in expected:
+                wanted["args"] = {c["id"]: c["args"] for c in expected["tool_calls"]}
+            want.append(wanted)
+        if got != want:
+            failures.append((case["session"], case["config"]))
+    assert not failures, f"{len(failures)} cases differ, first: {failures[:3]}"
+
+
+@pytest.mark.parametrize(("policy", "overrides", "words"), [
+    ("langchain-trim", {"strategy": "middle"}, "strategy"),
+    ("langchain-trim", {"strategy": "first", "start_on": "human"}, "start_on"),
+    ("langchain-trim", {"strategy": "first", "include_system": True}, "include_system"),
+    ("langchain-trim", {"end_on": "humans"}, "end_on"),
+    ("langchain-summarization", {"trigger": "tokens=0"}, "greater than 0"),
+    ("langchain-summarization", {"trigger": "fraction=1.5"}, "between 0 and 1"),
+    ("langchain-summarization", {"trigger": "tokens=100,tokens=5"}, "twice"),
+    ("langchain-summarization", {"trigger": "tokns=100"}, "unsupported"),
+    ("langchain-summarization", {"trigger": "messages=2.5"}, "integer"),
+    ("langchain-summarization", {"keep": "20"}, "keep"),
+    ("langchain-context-editing", {"keep": -1}, "keep"),
+])
+def test_bad_parameters_are_refused_in_one_line_naming_the_field(policy, overrides, words):
+    with pytest.raises(ParameterError) as err:
+        get_policy(policy).make_params(overrides)
+    assert "\n" not in str(err.value) and words in str(err.value)
+
+
+def test_fraction_uses_the_catalogue_window_unless_max_input_tokens_is_set():
+    session = golden_session("tools")
+    policy = get_policy("langchain-summarization")
+    counts = counts_for("tools", "langchain-summarization", "langchain-approx")
+    for model, override, fired in (("gpt-4", 0, True), ("gpt-4o", 0, False), ("gpt-4o", 7000, True), ("unknown-model", 0, False)):
+        params = policy.make_params({"trigger": "fraction=0.4", "keep": "messages=5", "max_input_tokens": override})
+        plan = policy.plan(Session(messages=session.messages, model=model), params, counts)
+        assert plan.extra["fired"] is fired, (model, override)  # the session counts 3,951: above 0.4 of gpt-4's 8,192, not of gpt-4o's 128,000
+    assert any("max_input_tokens" in n for n in plan.notes)
+    assert lc.tokenizer_for_model("claude-sonnet-4-5") == "langchain-approx-3.3" and lc.tokenizer_for_model("gpt-4o") == "langchain-approx"
+
+
+def test_max_input_tokens_are_langchains_model_profiles():
+    """`fraction` multiplies the model profile's max_input_tokens (GPT-5: 272,000, not its 400,000 window)."""
+    assert lc.PROFILE_MAX_INPUT_TOKENS == GOLDEN["profiles"]
+    assert lc.max_input_tokens("gpt-5-2025-08-07", 0) == 272000 and lc.max_input_tokens("gpt-5", 5000) == 5000
+    assert lc.max_input_tokens("gemini-2.5-pro", 0) == 1048576 and lc.max_input_tokens("no-such-model", 0) is None
+
+
+def test_simulate_fires_the_middleware_turn_by_turn_and_carries_one_summary():
+    session = load_session(SAMPLE)
+    timeline = simulate(session, "langchain-summarization", get_policy("langchain-summarization").make_params({"trigger": "messages=30", "keep": "messages=10"}))
+    events = [e for t in timeline.turns for e in t.events if e.kind == "summary"]
+    assert events and all("SummarizationMiddleware" in e.message for e in events)
+    first = events[0].turn
+    assert first >= 29  # the state needs 30 messages
+    after = timeline.turns[first + 1]
+    assert after.summarized > 0 and after.kept <= 30
+
+
+def test_summary_message_and_cleared_results_are_what_is_sent():
+    session = load_session(SAMPLE)
+    summarization = get_policy("langchain-summarization")
+    plan = summarization.plan(session, summarization.make_params({"trigger": "messages=10", "keep": "messages=6"}),
+                              count_session(session, summarization.scheme()))
+    summary = next(c for c, i in zip(plan.context, plan.context_index, strict=True) if i is None and c["role"] == "user")
+    assert summary["content"].startswith(SUMMARY_PREFIX) and plan.usage["summary"] > 0
+    assert any("stand-in" in n for n in plan.notes)
+    editing = get_policy("langchain-context-editing")
+    plan = editing.plan(session, editing.make_params({"trigger": 1000}), count_session(session, editing.scheme()))
+    replaced = [m for m in plan.messages if m.decision is Decision.REPLACED]
+    assert replaced and all(m.role == "tool" and m.sent_tokens < m.tokens for m in replaced)
+    tools = [m for m in plan.messages if m.role == "tool"]
+    assert all(m.decision is Decision.KEPT for m in tools[-3:])
+
+
+@pytest.mark.parametrize("policy", ["langchain-trim", "langchain-summarization", "langchain-context-editing"])
+def test_every_command_runs(policy, tmp_path):
+    assert_plans_simulates_and_exports(SAMPLE, policy, tmp_path)
+
+
+def test_parts_without_a_record_still_plan():
+    messages = tuple(Message(f"m{i}", i, role, (TextPart("x " * 50 + "\n" + "y " * 50),)) for i, role in enumerate(["user", "assistant"] * 5))
+    session = Session(messages=messages, system_prompt="Be brief.")
+    policy = get_policy("langchain-trim")
+    plan = policy.plan(session, policy.make_params({"max_tokens": 150, "allow_partial": True, "include_system": True}),
+                       count_session(session, policy.scheme()))
+    assert plan.context[0] == {"role": "system", "content": "Be brief."}
+    assert any(m.decision is Decision.TRUNCATED for m in plan.messages)
+    assert plan.totals.used <= 150
+
+
+def test_text_parameters_get_a_line_edit_in_the_app(qtbot):
+    from ctxviz.gui.widgets.param_form import ParamForm
+
+    form = ParamForm()
+    qtbot.addWidget(form)
+    policy = get_policy("langchain-summarization")
+    form.build(policy.default_params())
+    seen: list[tuple[str, Any]] = []
+    form.valueChanged.connect(lambda name, value: seen.append((name, value)))
+    editor = form.editors["trigger"][0]
+    editor.setText("tokens=3000|messages=40")
+    editor.editingFinished.emit()
+    assert seen == [("trigger", "tokens=3000|messages=40")]
+    form.set_values(policy.make_params({"keep": "tokens=5000"}))
+    assert form.editors["keep"][0].text() == "tokens=5000" and len(seen) == 1
+
+
+@pytest.mark.parametrize("policy", ["langchain-trim", "langchain-context-editing", "langchain-summarization"])
+def test_an_earlier_summary_is_passed_as_langchains_summary_message(policy):
+    """A session that carries a summary (a log's compaction, or a replay's): the messages it covers
+    are not sent, and it stands first as the HumanMessage LangChain's summarization writes."""
+    from ctxviz.engine.session import Summary
+
+    base = golden_session("simple")
+    session = Session(messages=base.messages, summaries=(Summary(text="earlier facts", covers=("h0", "a0", "h1")),))
+    pol = get_policy(policy)
+    plan = pol.plan(session, pol.make_params({"max_tokens": 100000} if policy == "langchain-trim" else {}), count_session(session, pol.scheme()))
+    assert [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED] == ["h0", "a0", "h1"]
+    sent = [c for c, i in zip(plan.context, plan.context_index, strict=True) if i is None]
+    assert sent == [{"role": "user", "content": SUMMARY_PREFIX + "earlier facts"}]
+    if policy == "langchain-summarization":  # LangChain's state after a pass: [summary, *preserved]
+        assert plan.context_index[0] is None
+    else:  # a message list: after its leading SystemMessage
+        assert plan.context_index[0] == 0 and plan.context_index[1] is None
+    assert plan.summaries[0].decision is Decision.KEPT
