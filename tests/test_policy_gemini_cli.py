@@ -84,6 +84,11 @@ def test_split_point_cases_from_gemini_cli():
     assert split(weird, 0.5) == 2  # weird parts
 
 
+def test_split_at_exactly_the_target():
+    # cumulative >= target: the user Content whose preceding characters equal the target starts the kept part
+    assert find_compress_split_point([10] * 5, [True, False, True, False, True], False, 0.4) == 2
+
+
 def test_function_responses_are_never_a_split_point():
     history = [content("user", {"text": "a" * 10}), content("model", {"functionCall": {"name": "f", "args": {}}}),
                content("user", {"functionResponse": {"name": "f", "response": {"output": "x" * 500}}}), content("model", {"text": "done"})]

@@ -142,8 +142,19 @@ class GeminiCliEstimator:
         return math.floor(gemini_text_estimate(text))
 
 
+@dataclass(frozen=True)
+class CodexApproxTokenizer:
+    """Codex's approx_token_count (codex-rs/core/src/truncate.rs): UTF-8 bytes / 4, rounded up."""
+
+    name: str = "codex"
+    description: str = "Codex: UTF-8 bytes / 4, rounded up"
+
+    def count(self, text: str) -> int:
+        return (len(text.encode("utf-8")) + 3) // 4
+
+
 #: The frameworks' estimators, by the names the CLI and the app show.
-HEURISTICS: Mapping[str, HeuristicTokenizer | GeminiCliEstimator] = {
+HEURISTICS: Mapping[str, HeuristicTokenizer | GeminiCliEstimator | CodexApproxTokenizer] = {
     t.name: t
     for t in (
         HeuristicTokenizer("missy", 4, 1, False, "missy: max(1, len(text) // 4), the empty string counts 1"),
@@ -152,6 +163,7 @@ HEURISTICS: Mapping[str, HeuristicTokenizer | GeminiCliEstimator] = {
         HeuristicTokenizer("chars", 1, 0, True, "one per character: for estimators that sum characters before dividing"),
         HeuristicTokenizer("claude-heuristic", 3, 1, True, "mnesis' Claude estimate: 0 for empty, else max(1, len // 3)"),
         GeminiCliEstimator(),
+        CodexApproxTokenizer(),
     )
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, gemini_cli, missy, mnesis, supyagent
+from . import categories, codex, consolidator, gemini_cli, missy, mnesis, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -33,5 +33,6 @@ register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(gemini_cli.POLICY)
+register(codex.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
