@@ -115,7 +115,7 @@ def truncate_tokens(text: str, max_tokens: int) -> str:
     marker = f"[…{(removed + 3) // 4} tokens truncated…]".encode()
     if len(marker) >= max_bytes:
         cut = max_bytes
-        while cut > 0 and (marker[cut] & 0xC0) == 0x80 if cut < len(marker) else False:
+        while cut > 0 and not _boundary(marker, cut):
             cut -= 1
         return marker[:cut].decode("utf-8")
     keep = max_bytes - len(marker)
@@ -283,11 +283,12 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     retained_tokens = sum(item_tokens(user_item(t)) for _, t in retained)
     summary_tokens = item_tokens(user_item(summary_text)) if summary is not None else 0
     initial_tokens = sum(tokens[m.index] for m in initial)
+    instructions_tokens = approx_token_count(session.system_prompt) if session.system_prompt else 0
     if last_usage is not None and not generated and (summary is None or last_usage.id not in covered):
         total = reported_total(last_usage) or 0
         source = f"the usage reported for message #{last_usage.index} (input with cached tokens, plus output)"
     else:
-        total = initial_tokens + retained_tokens + summary_tokens + sum(tokens[m.index] for m in live)
+        total = instructions_tokens + initial_tokens + retained_tokens + summary_tokens + sum(tokens[m.index] for m in live)
         source = "Codex's estimate of the history (JSON bytes / 4" + (", as after a compaction)" if generated else "; no usage reported)")
 
     fires = limit is not None and total >= limit and bool(live)
@@ -297,7 +298,8 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
         new_retained = retained_for(history)
         # The compaction request is the history as held (initial context, the earlier summary and
         # its user messages, the live items); past the window Codex drops the oldest item and retries.
-        request: list[tuple[Message | None, int]] = [(m, tokens[m.index]) for m in initial]
+        request: list[tuple[Message | None, int]] = [(None, instructions_tokens)] if instructions_tokens else []
+        request += [(m, tokens[m.index]) for m in initial]
         request += [(m, item_tokens(user_item(t))) for m, t in retained]
         request += [(None, summary_tokens)] if summary is not None else []
         request += [(m, tokens[m.index]) for m in live]
@@ -307,7 +309,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
                 size -= request.pop(0)[1]
                 trimmed += 1
         kept_ids = {m.id for m, _ in request if m is not None}
-        seen = [m for m in (_covered_messages(session, summary) if trimmed == 0 or any(m is None for m, _ in request) else [])]
+        seen = _covered_messages(session, summary) if trimmed == 0 else []
         seen += [m for m in live if m.id in kept_ids]
         new_summary = stand_in_summary(seen)
         for m in history:
@@ -342,8 +344,8 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     for m in live:
         decide(m, Decision.KEPT, "history", "kept: Codex sends the whole history until auto-compaction fires")
 
-    context: list[dict[str, Any]] = []
-    context_index: list[int | None] = []
+    context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
     for m in initial:
         context.append(m.to_openai())
         context_index.append(m.index)
@@ -368,10 +370,10 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     messages = tuple(decisions)  # type: ignore[arg-type]
     retained_sent = sum(m.sent_tokens for m in messages if m.zone == "retained_user")
     history_sent = sum(m.sent_tokens for m in messages if m.zone == "history")
-    used = initial_tokens + retained_sent + sent_summary_tokens + history_sent
-    allocation = {"initial_context": initial_tokens, "retained_user": retained_sent, "summary": sent_summary_tokens,
-                  "history": budget - initial_tokens - retained_sent - sent_summary_tokens}
-    usage = {"initial_context": initial_tokens, "retained_user": retained_sent, "summary": sent_summary_tokens, "history": history_sent}
+    used = instructions_tokens + initial_tokens + retained_sent + sent_summary_tokens + history_sent
+    allocation = {"instructions": instructions_tokens, "initial_context": initial_tokens, "retained_user": retained_sent, "summary": sent_summary_tokens,
+                  "history": budget - instructions_tokens - initial_tokens - retained_sent - sent_summary_tokens}
+    usage = {"instructions": instructions_tokens, "initial_context": initial_tokens, "retained_user": retained_sent, "summary": sent_summary_tokens, "history": history_sent}
     sent_plans = [m for m in messages if m.sent]
     totals = Totals(budget=budget, used=used, kept=sum(m.tokens for m in sent_plans), dropped=sum(m.tokens for m in messages if not m.sent),
                     fits=used <= budget, kept_messages=len(sent_plans), dropped_messages=len(messages) - len(sent_plans))
