@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, codex, consolidator, gemini_cli, missy, mnesis, supyagent
+from . import anthropic_editing, categories, codex, consolidator, gemini_cli, missy, mnesis, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -34,5 +34,7 @@ register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(gemini_cli.POLICY)
 register(codex.POLICY)
+register(anthropic_editing.POLICY)
+register(anthropic_editing.THINKING_POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
