@@ -30,6 +30,14 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "gemini-cli-compression": st.builds(dict, tokenLimit=st.integers(1, 20000), compressionThreshold=st.floats(0.01, 1),
+                                        truncateToolOutputThreshold=st.integers(0, 50000)),
+    "codex-compaction": st.builds(dict, model_context_window=st.integers(1, 20000), model_auto_compact_token_limit=st.integers(1, 20000),
+                                  compact_user_message_max_tokens=st.integers(0, 500)),
+    "anthropic-clear-tool-uses": st.builds(dict, trigger=st.sampled_from(["input_tokens:0", "input_tokens:500", "tool_uses:1", "tool_uses:0"]),
+                                           keep=st.sampled_from(["tool_uses:0", "tool_uses:1", "tool_uses:3"]),
+                                           clear_tool_inputs=st.sampled_from(["true", "false"]), context_window=st.integers(1, 20000)),
+    "anthropic-clear-thinking": st.builds(dict, keep=st.sampled_from(["thinking_turns:1", "thinking_turns:2", "all"]), context_window=st.integers(1, 20000)),
 }
 
 

@@ -32,8 +32,9 @@ from ..session import Message, Session, Summary, TextPart
 from ..summarizers import supyagent_snapshot
 from ..tokenizers import CodexApproxTokenizer, Tokenizer
 from .base import Policy, params_dict
+from .common import base_system_prompt
 
-ZONES = ("initial_context", "summarized", "retained_user", "summary", "history")
+ZONES = ("system", "initial_context", "summarized", "retained_user", "summary", "history")
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
 APPROX_BYTES_PER_TOKEN = 4
 #: templates/compact/summary_prefix.md (two spaces before "assist" are Codex's).
@@ -157,6 +158,13 @@ def is_initial_context(message: Message) -> bool:
     return message.role == "system" or (message.role == "user" and user_message_text(message) is None)
 
 
+def initial_context(session: Session) -> list[Message]:
+    """The injected user messages before the first real one (developer messages join the
+    instructions): what build_initial_context writes again after a compaction."""
+    first_user = next((m.index for m in session.messages if m.role == "user" and user_message_text(m) is not None), len(session.messages))
+    return [m for m in session.messages[:first_user] if m.role == "user" and is_initial_context(m)]
+
+
 def select_user_messages(texts: list[str], max_tokens: int) -> list[tuple[int, str]]:
     """build_compacted_history_with_limit's selection: (position, text sent), oldest first."""
     selected: list[tuple[int, str]] = []
@@ -250,8 +258,10 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     if window is None:
         notes.append(f"Codex does not know the model {session.model or '(none)'!r}: it has no context window, so it never auto-compacts "
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
-    initial = [m for m in session.messages if is_initial_context(m)]
-    initial_ids = {m.id for m in initial}
+    system_messages = [m for m in session.messages if m.role == "system"]
+    system_prompt = base_system_prompt(session, system_messages)
+    initial = initial_context(session)
+    initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
     summary = session.summaries[-1] if session.summaries else None
     covered = set(summary.covers) if summary is not None else set()
     generated = summary is not None and summary.text.startswith(f"{SUMMARY_PREFIX}\n")
@@ -283,7 +293,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     retained_tokens = sum(item_tokens(user_item(t)) for _, t in retained)
     summary_tokens = item_tokens(user_item(summary_text)) if summary is not None else 0
     initial_tokens = sum(tokens[m.index] for m in initial)
-    instructions_tokens = approx_token_count(session.system_prompt) if session.system_prompt else 0
+    instructions_tokens = approx_token_count(system_prompt) if system_prompt else 0
     if last_usage is not None and not generated and (summary is None or last_usage.id not in covered):
         total = reported_total(last_usage) or 0
         source = f"the usage reported for message #{last_usage.index} (input with cached tokens, plus output)"
@@ -326,6 +336,8 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     elif limit is not None:
         notes.append(f"no compaction: {total:,} tokens ({source}) are under model_auto_compact_token_limit {limit:,}")
 
+    for m in system_messages:
+        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions")
     for m in initial:
         decide(m, Decision.KEPT, "initial_context", "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction")
     if not fires:
@@ -344,7 +356,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     for m in live:
         decide(m, Decision.KEPT, "history", "kept: Codex sends the whole history until auto-compaction fires")
 
-    context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
+    context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
     for m in initial:
         context.append(m.to_openai())
@@ -379,7 +391,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
                     fits=used <= budget, kept_messages=len(sent_plans), dropped_messages=len(messages) - len(sent_plans))
     return Plan(
         policy=POLICY_NAME, params={**params_dict(params), "model_context_window": window, "model_auto_compact_token_limit": limit},
-        tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=session.system_prompt, messages=messages,
+        tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages,
         context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES,
         notes=tuple(notes),
         extra={"total_usage_tokens": total, "token_source": "reported" if "reported" in source else "estimate",
@@ -404,7 +416,8 @@ def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: Token
     extra = plan_.extra
     if not extra.get("compacts"):
         return None
-    covered = [m for m in prefix.messages if not is_initial_context(m)]
+    initial = {m.id for m in initial_context(prefix)}
+    covered = [m for m in prefix.messages if m.role != "system" and m.id not in initial]
     text = stand_in_summary(covered, summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"Codex auto-compacts: {extra['total_usage_tokens']:,} tokens >= model_auto_compact_token_limit "
                                             f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids'])} user message(s) kept"))
@@ -422,7 +435,7 @@ POLICY = Policy(
     measure=measure_message,
     default_tokenizer="codex",
     plan=plan,
-    zone_parts={"history": "history", "initial_context": "initial_context", "retained_user": "retained_user"},
+    zone_parts={"history": "history", "initial_context": "initial_context", "retained_user": "retained_user", "system": "instructions"},
     description="The whole history until the last call's tokens reach 90 % of the window; then initial context + recent user messages + a summary.",
     framework="Codex",
     framework_version="0100b103",
