@@ -243,8 +243,8 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
     cleared_inputs = [u for u in to_clear if params.clears_input(u.call.name)]
     freed = sum(max(0, tokens[u.result.index] - placeholder_tokens) for u in cleared_results if u.result is not None)
     freed += sum(part_tokens(u.call, counts.tokenizer) for u in cleared_inputs)
-    applied = fires and bool(to_clear) and freed >= at_least
-    if fires and to_clear and not applied:
+    applied = fires and bool(cleared_results or cleared_inputs) and freed >= at_least
+    if fires and (cleared_results or cleared_inputs) and not applied:
         notes.append(f"not applied: clearing would free {freed:,} tokens, fewer than clear_at_least {at_least:,}")
     if not fires:
         notes.append(f"not triggered: {what} do not exceed the trigger {params.trigger}")
