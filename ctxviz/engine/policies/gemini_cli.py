@@ -284,7 +284,7 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
         decide(m, Decision.KEPT, "system", "kept: part of the system instruction, which Gemini CLI sends with every request")
     for m in history:
         if m.id in covered:
-            decide(m, Decision.SUMMARIZED, "summarized", "summarized: Gemini CLI replaced it by the summary turn of an earlier compression")
+            decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced by the summary turn (an earlier compression, or the summary the session records)")
 
     compressed_ids: list[str] = []
     summary_plans: list[SummaryPlan] = []

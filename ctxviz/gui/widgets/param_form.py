@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -208,6 +209,14 @@ class ParamForm(QWidget):
                 hint.setStyleSheet("color: palette(placeholder-text);")
                 line.addWidget(hint, 1)
                 self.editors[f.name] = (editor,)
+            elif base is str:
+                # A framework value spelled as a short string (Anthropic's `input_tokens:100000`):
+                # sent when editing finishes, validated by the framework's own rule.
+                text_edit = QLineEdit("" if value is None else str(value))
+                text_edit.setToolTip(meta.get("help", ""))
+                text_edit.editingFinished.connect(lambda n=f.name, e=text_edit: self._emit(n, e.text()))
+                line.addWidget(text_edit, 1)
+                self.editors[f.name] = (text_edit,)
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
                 if base is float:
@@ -273,6 +282,8 @@ class ParamForm(QWidget):
                     continue
                 if isinstance(widgets[0], QCheckBox):
                     widgets[0].setChecked(bool(value))
+                elif isinstance(widgets[0], QLineEdit):
+                    widgets[0].setText(str(value))
                 else:
                     slider, spin = widgets
                     if isinstance(spin, QDoubleSpinBox):
