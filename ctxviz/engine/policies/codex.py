@@ -265,6 +265,10 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     summary = session.summaries[-1] if session.summaries else None
     covered = set(summary.covers) if summary is not None else set()
     generated = summary is not None and summary.text.startswith(f"{SUMMARY_PREFIX}\n")
+    if summary is not None and not generated:
+        # A compaction recorded in the rollout: its replacement history holds the initial context too.
+        initial = [m for m in initial if m.id not in covered]
+        initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
     history = [m for m in session.messages if m.id not in initial_ids]
 
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
