@@ -264,3 +264,63 @@ def test_bad_parameters_are_one_line():
         get_policy(POLICY).make_params({"compressionThreshold": "0"})
     with pytest.raises(ParameterError, match="tokenLimit"):
         get_policy(POLICY).make_params({"tokenLimit": "0"})
+
+
+# -- the Contents, rebuilt from Gemini CLI's own files ---------------------------------------------
+
+REAL = Path(__file__).parent / "data" / "real" / "gemini_cli"
+
+
+def client_history(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An independent port of sessionUtils.ts convertSessionToClientHistory at 5411f11, reading the
+    file's records directly, without the thought parts (the live history keeps none)."""
+    def parts_of(content: Any) -> list[Any]:
+        if isinstance(content, list):
+            return [{"text": p} if isinstance(p, str) else p for p in content]
+        return [{"text": content}] if isinstance(content, str) else [content]
+
+    def text_of(content: Any) -> str:
+        return "".join(p if isinstance(p, str) else p.get("text", "") if isinstance(p, dict) else "" for p in parts_of(content))
+
+    out: list[dict[str, Any]] = []
+    for msg in records:
+        if msg["type"] in ("info", "error", "warning"):
+            continue
+        if msg["type"] == "user":
+            trimmed = text_of(msg.get("content")).strip()
+            if not trimmed or trimmed.startswith(("/", "?")):
+                continue  # isIgnoredUserContent (ctxviz's loader keeps the <session_context> blocks it re-injects)
+            out.append({"role": "user", "parts": parts_of(msg.get("content"))})
+        elif msg["type"] == "gemini":
+            content = parts_of(msg["content"]) if msg.get("content") else []
+            model = [p for p in content if not p.get("thought")]
+            if not any(p.get("functionCall") for p in content) and not any(p.get("thought") for p in content):
+                model += [{"functionCall": {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}} for c in msg.get("toolCalls") or []]
+            if model:
+                out.append({"role": "model", "parts": model})
+            responses: list[Any] = []
+            for c in msg.get("toolCalls") or []:
+                result = c.get("result")
+                if result:
+                    if isinstance(result, str):
+                        responses.append({"functionResponse": {"id": c.get("id"), "name": c.get("name"), "response": {"output": result}}})
+                    elif isinstance(result, list):
+                        responses += parts_of(result)
+                    else:
+                        responses.append(result)
+            if responses:
+                out.append({"role": "user", "parts": responses})
+    return out
+
+
+@pytest.mark.parametrize("path", [SAMPLE, *sorted(p for p in REAL.glob("*.json") if not p.name.startswith("SOURCES"))], ids=lambda p: p.name)
+def test_contents_match_convert_session_to_client_history(path):
+    from ctxviz.engine.policies.gemini_history import build_contents
+
+    records = json.loads(path.read_text(encoding="utf-8"))["messages"]
+    expected = [len(json.dumps(c, ensure_ascii=False, separators=(",", ":")).encode("utf-16-le")) // 2 for c in client_history(records)]
+    s = load_session(str(path))
+    history = [m for m in s.messages if m.role != "system"]
+    names = {c.id: c.name for m in history for c in m.tool_calls if c.id}
+    got = [c.json_length for c in build_contents(history, names)]
+    assert got == expected

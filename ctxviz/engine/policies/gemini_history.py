@@ -4,8 +4,9 @@ Gemini CLI's token estimate (google-gemini/gemini-cli at 5411f11).
 Gemini CLI decides where to split a history by `JSON.stringify(content).length` (UTF-16 code units,
 no spaces), so the Contents must be rebuilt the way Gemini CLI rebuilds them from its session file
 (`utils/sessionUtils.ts` `convertSessionToClientHistory`): one `user` Content per user record (all
-its parts), one `model` Content per `gemini` record (thoughts, text, function calls), and one
-`user` Content holding the function responses of that record's tool calls. A message loaded from
+its parts), one `model` Content per `gemini` record (text and function calls; the live history
+keeps no thoughts), and one `user` Content holding the function responses of that record's tool
+calls. The log has no `thoughtSignature`s, which the live history carries on some parts. A message loaded from
 another format has no such record, and its Content is built from its parts.
 
 The token estimate is `utils/tokenCalculation.ts` `estimateTokenCountSync`: per text part 0.25 per
@@ -121,21 +122,17 @@ def ensure_part_array(content: Any) -> list[dict[str, Any]]:
 
 
 def _model_parts(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """convertSessionToClientHistory's model parts of a `gemini` record."""
+    """A `gemini` record's model Content as the live history holds it: convertSessionToClientHistory's
+    parts without the thoughts (geminiChat keeps `!part.thought` parts only; a resumed session would
+    carry them as `thought` parts)."""
     content = record.get("content")
-    parts = ensure_part_array(content) if content else []
-    if any(p.get("functionCall") for p in parts) or any(p.get("thought") for p in parts):
+    parts = [p for p in (ensure_part_array(content) if content else []) if not p.get("thought")]
+    if any(p.get("functionCall") for p in parts) or any(p.get("thought") for p in ensure_part_array(content or [])):
         return parts  # a modern record: its content is the whole turn
-    out: list[dict[str, Any]] = []
-    for thought in record.get("thoughts") or []:
-        if isinstance(thought, dict):
-            subject, description = thought.get("subject"), thought.get("description")
-            out.append({"text": f"**{subject}** {description}" if subject else description, "thought": True})
-    out += parts
     for call in record.get("toolCalls") or []:
         if isinstance(call, dict):
-            out.append({"functionCall": {"id": call.get("id"), "name": call.get("name"), "args": call.get("args")}})
-    return out
+            parts.append({"functionCall": {"id": call.get("id"), "name": call.get("name"), "args": call.get("args")}})
+    return parts
 
 
 def _response_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
@@ -157,7 +154,7 @@ def _synthesized(message: Message, tool_name: str) -> list[dict[str, Any]]:
         if isinstance(p, TextPart):
             out.append({"text": p.text})
         elif isinstance(p, ThinkingPart):
-            out.append({"text": p.text, "thought": True})
+            continue  # the live history keeps no thoughts
         elif isinstance(p, ToolCallPart):
             try:
                 args = json.loads(p.arguments or "{}")
