@@ -1,7 +1,8 @@
 """anthropic-clear-tool-uses and anthropic-clear-thinking against Anthropic's documentation of
 context editing (docs.claude.com/en/docs/build-with-claude/context-editing, beta header
 context-management-2025-06-27, as of November 2025; field names and types as in the SDKs'
-BetaClearToolUses20250919Edit / BetaClearThinking20251015Edit).
+BetaClearToolUses20250919Edit / BetaClearThinking20251015Edit, checked against the anthropic 2.12.0 Python
+SDK).
 
 Context editing runs on Anthropic's servers, so there is no code to port: these tests check the
 documented defaults and the documented configuration examples ("Advanced configuration":
@@ -120,6 +121,16 @@ def test_thinking_keeps_the_newest_turns():
     assert decisions(two, "a") == [Decision.TRUNCATED] * 2 + [Decision.KEPT] * 2
     everything = plan_session(s, THINKING, {"keep": "all"}, store=CountStore())
     assert decisions(everything, "a") == [Decision.KEPT] * 4
+
+
+def test_keep_counts_assistant_turns_not_only_those_with_thinking():
+    messages = [Message(id="u0", index=0, role="user", parts=(TextPart("q0"),)),
+                Message(id="a0", index=1, role="assistant", parts=(ThinkingPart("deep thought " * 20), TextPart("a0"))),
+                Message(id="u1", index=2, role="user", parts=(TextPart("q1"),)),
+                Message(id="a1", index=3, role="assistant", parts=(TextPart("a1"),))]
+    plan = plan_session(Session(messages=tuple(messages)), THINKING, {}, store=CountStore())
+    # keep 1: the newest assistant turn is a1 (no thinking), so a0's thinking goes
+    assert decisions(plan, "a") == [Decision.TRUNCATED, Decision.KEPT]
 
 
 def test_a_turn_spans_its_tool_calls():

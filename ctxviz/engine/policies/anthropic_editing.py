@@ -10,8 +10,8 @@ the client keeps sending its full history. So each plan here is one request, jud
   (default 3); `exclude_tools` are never cleared; with `clear_tool_inputs` the tool calls' inputs
   go too; with `clear_at_least`, nothing is cleared unless at least that many tokens would be.
   A cleared result stays in the prompt as placeholder text that tells the model it was removed.
-- `clear_thinking_20251015`: thinking blocks of all but the newest `keep` assistant turns with
-  thinking are removed (default 1 turn, the API's behaviour even without the strategy; `all`
+- `clear_thinking_20251015`: thinking blocks of all but the newest `keep` assistant turns are
+  removed (a turn: the assistant's messages answering one user message, tool calls included) (default 1 turn, the API's behaviour even without the strategy; `all`
   keeps every one).
 
 Clearing changes the prompt, so the cached prefix is invalid from the first cleared block on
@@ -327,9 +327,10 @@ def plan_clear_thinking(session: Session, params: ClearThinking20251015, counts:
     tokens = counts.message_tokens
     keep_all = params.keep.strip().lower() == "all"
     keep = 0 if keep_all else parse_amount("keep", params.keep, ("thinking_turns",))[1]
-    turns = [[m for m in t if m.id not in build.covered] for t in assistant_turns(session)]
-    with_thinking = [t for t in turns if any(isinstance(p, ThinkingPart) for m in t for p in m.parts)]
-    cleared_turns = [] if keep_all else with_thinking[: max(0, len(with_thinking) - keep)]
+    # "Number of most recent assistant turns to keep thinking blocks for" (the SDK's BetaClearThinking20251015Edit)
+    turns = [t for t in ([m for m in t if m.id not in build.covered] for t in assistant_turns(session)) if t]
+    older = [] if keep_all else turns[: max(0, len(turns) - keep)]
+    cleared_turns = [t for t in older if any(isinstance(p, ThinkingPart) for m in t for p in m.parts)]
     notes: list[str] = []
     texts: dict[int, dict[str, Any]] = {}
     freed = 0
@@ -343,7 +344,7 @@ def plan_clear_thinking(session: Session, params: ClearThinking20251015, counts:
             freed += cut
             first = m.index if first is None else first
             build.decide(m, Decision.TRUNCATED, "history",
-                         f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep} assistant turn(s) with thinking keep it)",
+                         f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep} assistant turn(s) keep theirs)",
                          max(0, tokens[m.index] - cut))
             rest = [p for p in m.parts if not isinstance(p, ThinkingPart)]
             texts[m.index] = {**m.to_openai(), "content": "\n".join(p.text for p in rest if isinstance(p, TextPart)) or None}
@@ -373,7 +374,7 @@ POLICY = Policy(
     zone_parts={"history": "history", "system": "system"},
     description="Server-side: once the prompt exceeds the trigger, older tool results become a placeholder; the newest 3 tool uses stay.",
     framework="Anthropic API",
-    framework_version=f"beta {BETA} (docs, November 2025)",
+    framework_version=f"{BETA} beta, docs of November 2025",
     source=f"{DOC} (clear_tool_uses_20250919); SDK BetaClearToolUses20250919Edit",
     counter=COUNTER,
     trigger=("trigger", "clear_at_least"),
@@ -389,9 +390,9 @@ THINKING_POLICY = Policy(
     default_tokenizer="o200k_base",
     plan=plan_clear_thinking,
     zone_parts={"history": "history", "system": "system"},
-    description="Server-side: thinking blocks of all but the newest assistant turn(s) with thinking are removed.",
+    description="Server-side: thinking blocks of all but the newest assistant turn(s) are removed.",
     framework="Anthropic API",
-    framework_version=f"beta {BETA} (docs, November 2025)",
+    framework_version=f"{BETA} beta, docs of November 2025",
     source=f"{DOC} (clear_thinking_20251015); SDK BetaClearThinking20251015Edit",
     counter=COUNTER,
     trigger=(),
