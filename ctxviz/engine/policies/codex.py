@@ -29,7 +29,6 @@ from typing import Any
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary, TextPart
-from ..summarizers import supyagent_snapshot
 from ..tokenizers import CodexApproxTokenizer, Tokenizer
 from .base import Policy, params_dict
 from .common import base_system_prompt
@@ -238,6 +237,8 @@ class CodexCompaction:
 
 
 def stand_in_summary(messages: list[Message], text: str | None = None) -> str:
+    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
+
     suffix = text if text is not None else supyagent_snapshot(messages)
     return f"{SUMMARY_PREFIX}\n{suffix}"
 

@@ -29,7 +29,6 @@ from typing import Any
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary
-from ..summarizers import supyagent_snapshot
 from ..tokenizers import GeminiCliEstimator, Tokenizer
 from .base import Policy, params_dict
 from .common import base_system_prompt
@@ -192,6 +191,8 @@ def reported_prompt_tokens(message: Message) -> int | None:
 
 
 def stand_in_summary(messages: list[Message] | tuple[Message, ...], text: str | None = None) -> str:
+    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
+
     body = text if text is not None else supyagent_snapshot(messages)
     return f"<state_snapshot>\n{body}\n</state_snapshot>"
 
