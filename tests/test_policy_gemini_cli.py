@@ -324,3 +324,24 @@ def test_contents_match_convert_session_to_client_history(path):
     names = {c.id: c.name for m in history for c in m.tool_calls if c.id}
     got = [c.json_length for c in build_contents(history, names)]
     assert got == expected
+
+
+def test_outputs_truncated_at_compression_stay_truncated(tmp_path):
+    calls = [{"id": "c1", "name": "grep", "args": {}, "status": "success", "result": "r" * 300_000}]  # 75,000 tokens: over the budget
+    s = record_session(tmp_path, [user(1, "a" * 200_000), gemini(2, "ok"), user(3, "next"), gemini(4, "", 100, calls),
+                                  gemini(5, "done", 600_000), user(6, "more"), gemini(7, "fine", 10)])
+    timeline = simulate(s, POLICY, {}, store=CountStore())
+    compressed_at = next(e.turn for e in timeline.events if e.kind == "compaction")
+    assert s.messages[compressed_at].id == "g5"  # the response that reported 600,000: the next request is compressed
+    at = timeline.plan_at(compressed_at)
+    assert [at.find(i).decision for i in ("u1", "g2", "u3")] == [Decision.SUMMARIZED, Decision.SUMMARIZED, Decision.KEPT]
+    tool = next(m for m in s.messages if m.role == "tool")
+    assert at.messages[tool.index].decision is Decision.TRUNCATED
+    later = timeline.plan_at(len(timeline.turns) - 1)  # the summary is in force; no new compression
+    assert later.extra["compression_status"] == "NOOP"
+    assert later.messages[tool.index].decision is Decision.TRUNCATED
+    assert later.messages[tool.index].sent_tokens == at.messages[tool.index].sent_tokens < tool_tokens(s, tool)
+
+
+def tool_tokens(s, tool) -> int:
+    return CountStore().get(s, get_policy(POLICY).scheme()).message_tokens[tool.index]

@@ -233,7 +233,10 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
     last_with_usage = next((m for m in reversed(history) if m.role == "assistant" and reported_prompt_tokens(m) is not None), None)
     if summary is None and last_with_usage is not None:
         reported = reported_prompt_tokens(last_with_usage)
-    estimate = math.floor(sum(c.estimate for c in held))
+    # The outputs truncated at the last compression count as truncated.
+    estimate = math.floor(sum(c.estimate for c in held) + sum(
+        estimate_part(truncated_part(held[t.content].parts[t.part], t.output)) - estimate_part(held[t.content].parts[t.part])
+        for t in truncations.values()))
     prompt_tokens = reported if reported is not None else estimate
     source = (f"the promptTokenCount reported for message #{last_with_usage.index}" if reported is not None and last_with_usage is not None
               else "Gemini CLI's estimate of the history (no usage reported" + (" since the summary)" if summary is not None else ")"))
