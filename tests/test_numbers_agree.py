@@ -134,7 +134,9 @@ def test_pair_safety_keeps_the_policys_own_figures(policy):
               "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000},
               "claude-code": {"calibrated_trigger": 2000},
               "langchain-trim": {"max_tokens": 4000}, "langchain-summarization": {"trigger": "messages=20", "keep": "messages=6"},
-              "langchain-context-editing": {"trigger": 2000}}[policy]
+              "langchain-context-editing": {"trigger": 2000},
+              "gemini-cli-compression": {"tokenLimit": 12000}, "codex-compaction": {"model_auto_compact_token_limit": 5000},
+              "anthropic-clear-tool-uses": {"trigger": "input_tokens:1000"}, "anthropic-clear-thinking": {}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

@@ -44,6 +44,14 @@ PARAMS = {
                                          trim_tokens_to_summarize=st.sampled_from([None, 5, 4000]), max_input_tokens=st.sampled_from([0, 50000])),
     "langchain-context-editing": st.builds(dict, trigger=st.integers(0, 2000), keep=st.integers(0, 4), clear_at_least=st.integers(0, 300),
                                            clear_tool_inputs=st.booleans(), exclude_tools=st.sampled_from(["", "shell"])),
+    "gemini-cli-compression": st.builds(dict, tokenLimit=st.integers(1, 20000), compressionThreshold=st.floats(0.01, 1),
+                                        truncateToolOutputThreshold=st.integers(0, 50000)),
+    "codex-compaction": st.builds(dict, model_context_window=st.integers(1, 20000), model_auto_compact_token_limit=st.integers(1, 20000),
+                                  compact_user_message_max_tokens=st.integers(0, 500)),
+    "anthropic-clear-tool-uses": st.builds(dict, trigger=st.sampled_from(["input_tokens:0", "input_tokens:500", "tool_uses:1", "tool_uses:0"]),
+                                           keep=st.sampled_from(["tool_uses:0", "tool_uses:1", "tool_uses:3"]),
+                                           clear_tool_inputs=st.sampled_from(["true", "false"]), context_window=st.integers(1, 20000)),
+    "anthropic-clear-thinking": st.builds(dict, keep=st.sampled_from(["thinking_turns:1", "thinking_turns:2", "all"]), context_window=st.integers(1, 20000)),
 }
 
 

@@ -296,6 +296,9 @@ class Summary:
     time_range_end: str = ""
     covers: tuple[str, ...] = ()
     created_at: str = ""
+    #: The id of the newest message the agent held when it wrote the summary, where that matters
+    #: (Gemini CLI truncates the tool outputs it keeps at that moment, and only then).
+    held_until: str = ""
 
 
 @dataclass(frozen=True)

@@ -160,8 +160,41 @@ class TiktokenTokenizer:
         return [len(t) for t in enc.encode_ordinary_batch(list(texts))]
 
 
+def gemini_text_estimate(text: str) -> float:
+    """Gemini CLI's estimateTextTokens (utils/tokenCalculation.ts at 5411f11): 0.25 per ASCII UTF-16
+    unit and 1.5 per other unit, or length / 4 above 100,000 units. Exact: every term is a
+    multiple of 1/4."""
+    units = len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if units > 100_000:
+        return units / 4
+    ascii_units = sum(1 for ch in text if ord(ch) <= 127)
+    return ascii_units / 4 + (units - ascii_units) * 1.5
+
+
+@dataclass(frozen=True)
+class GeminiCliEstimator:
+    """Gemini CLI's text estimate, floored (as estimateTokenCountSync floors its total)."""
+
+    name: str = "gemini-cli"
+    description: str = "Gemini CLI: 1/4 per ASCII character, 1.5 per other character (length/4 above 100,000), floored"
+
+    def count(self, text: str) -> int:
+        return math.floor(gemini_text_estimate(text))
+
+
+@dataclass(frozen=True)
+class CodexApproxTokenizer:
+    """Codex's approx_token_count (codex-rs/core/src/truncate.rs): UTF-8 bytes / 4, rounded up."""
+
+    name: str = "codex"
+    description: str = "Codex: UTF-8 bytes / 4, rounded up"
+
+    def count(self, text: str) -> int:
+        return (len(text.encode("utf-8")) + 3) // 4
+
+
 #: The frameworks' estimators, by the names the CLI and the app show.
-HEURISTICS: Mapping[str, HeuristicTokenizer] = {
+HEURISTICS: Mapping[str, HeuristicTokenizer | GeminiCliEstimator | CodexApproxTokenizer] = {
     t.name: t
     for t in (
         HeuristicTokenizer("missy", 4, 1, False, "missy: max(1, len(text) // 4), the empty string counts 1"),
@@ -169,6 +202,8 @@ HEURISTICS: Mapping[str, HeuristicTokenizer] = {
         HeuristicTokenizer("mnesis", 4, 1, True, "mnesis: 0 for empty text, else max(1, len // 4)"),
         HeuristicTokenizer("chars", 1, 0, True, "one per character: for estimators that sum characters before dividing"),
         HeuristicTokenizer("claude-heuristic", 3, 1, True, "mnesis' Claude estimate: 0 for empty, else max(1, len // 3)"),
+        GeminiCliEstimator(),
+        CodexApproxTokenizer(),
     )
 }
 

@@ -12,9 +12,12 @@ from typing import Any
 
 from ...errors import UnknownNameError
 from . import (
+    anthropic_editing,
     categories,
     claude_code,
+    codex,
     consolidator,
+    gemini_cli,
     langchain_context_editing,
     langchain_summarization,
     langchain_trim,
@@ -98,5 +101,9 @@ register(claude_code.POLICY)
 register(langchain_trim.POLICY)
 register(langchain_summarization.POLICY)
 register(langchain_context_editing.POLICY)
+register(gemini_cli.POLICY)
+register(codex.POLICY)
+register(anthropic_editing.POLICY)
+register(anthropic_editing.THINKING_POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]
