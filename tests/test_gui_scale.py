@@ -306,3 +306,29 @@ def test_the_report_pager_script_pages_and_searches(tmp_path):
     assert [int(i) for i, _ in out["last"]] == list(range(3 * PAGE_ROWS, n))
     assert out["search"] == [[str(hostile_at), HOSTILE[:80]]], "found, and shown as text"
     assert out["search_page"].startswith("page 1 of 1 (1 of")
+
+
+# --- a re-plan repaints what changed on screen ----------------------------------------------------
+def test_a_replan_announces_every_changed_cell_the_table_shows():
+    """The table compares only the rows it shows: each changed cell among them is inside a
+    dataChanged range (so it is repainted), and rows out of sight are not announced."""
+    from ctxviz.gui.models import FIELDS, MessageTableModel
+
+    session = agent_session(600)
+    before = plan_session(session, "missy", {"total": 12_000})
+    after = plan_session(session, "missy", {"total": 15_000})
+    model = MessageTableModel()
+    model.set_plan(session, before)
+    cut = next(m.index for m in after.messages if m.decision != before.messages[m.index].decision)
+    first, last = max(0, cut - 10), cut + 10
+    model.shown_rows = lambda: (first, last)
+    announced: list[tuple[int, int, int, int]] = []
+    model.dataChanged.connect(lambda tl, br, *_: announced.append((tl.row(), br.row(), tl.column(), br.column())))
+    model.set_plan(session, after)
+    changed = {(r, c) for r in range(len(after.messages)) for c, f in enumerate(FIELDS)
+               if getattr(before.messages[r], f) != getattr(after.messages[r], f)}
+    assert any(first <= r <= last for r, _ in changed) and any(r > last + 50 for r, _ in changed)
+    covered = {(r, c) for top, bottom, left, right in announced for r in range(top, bottom + 1) for c in range(left, right + 1)}
+    assert {(r, c) for r, c in changed if first <= r <= last} <= covered
+    assert all(first <= r <= last for r, _ in covered), "rows out of sight are read afresh when scrolled to"
+    assert model.plan is after

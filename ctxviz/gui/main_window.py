@@ -763,7 +763,8 @@ class MainWindow(QMainWindow):
         if self.selected is None:
             return
         row = self.model.view_row(self.selected)
-        if row is not None:
+        current = self.table.currentIndex()
+        if row is not None and not (current.isValid() and current.row() == row and self.table.selectionModel().isRowSelected(row)):
             selection = self.table.selectionModel()
             selection.blockSignals(True)
             self.table.setCurrentIndex(self.model.index(row, 0))

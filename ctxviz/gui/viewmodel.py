@@ -624,6 +624,7 @@ class ContextViewModel(QObject):
         self.timeline = None
         self._sim_generation += 1  # a replay of the previous session still running is of no use now
         self._end_simulation("")
+        self._real_ready.clear()  # (keyed by the session's id, which a freed session's successor may reuse)
         # The session is immutable and lives as long as it is shown: out of the collector's
         # generations with it, or each full collection (on this thread, threads.py) rescans its
         # millions of objects and stalls the window (load_session freezes only where gc is Python's

@@ -96,6 +96,8 @@ class StripItem(pg.GraphicsObject):
         return i if 0 <= i < len(self.starts) and x <= self.starts[i] + self.widths[i] else None
 
     def set_selected(self, index: int | None) -> None:
+        if index == self.selected:
+            return  # a re-plan keeps the selection: no repaint for it
         self.selected = index
         self.update()
 
