@@ -63,7 +63,7 @@ ERROR_LINE_RE = re.compile(
     r"^[ \t>|]*(?:E[ \t]+)?(?:Traceback \(most recent call last\)|(?:[\w.]*(?:Error|Exception)|error|Error|ERROR|FAILED|FAIL|FATAL|Fatal|fatal|panic)"
     r"(?:\[\w+\])?(?::|[ \t]+-[ \t]|!)).*$", re.M)
 _UNIT = (r"ms|milliseconds?|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
-         r"[KMGTP]i?B|kB|bytes?|tokens?|req/s|rps|qps|kg|lbs?|km|cm|mm|USD|EUR|GBP")
+         r"[KMGTP]i?B|kB|bytes?|tokens?|req/(?:s|sec|min|h)|requests?/(?:s|sec|min|h)|rps|rpm|qps|kg|lbs?|km|cm|mm|USD|EUR|GBP")
 MONEY_RE = re.compile(r"[$€£][ \t]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[ \t]?[kKmM](?!\w))?")
 #: The last digit of a number and its unit: the number's other digits are read leftwards in Python.
 UNIT_HOOK_RE = re.compile(r"\d(?P<pct>[ \t]?%)|\d[ \t]?(?P<unit>" + _UNIT + r")(?![\w/])")
@@ -141,11 +141,6 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             a, b = m.start() - 8, m.end() + 12
             if a >= 0 and UUID_RE.fullmatch(text, a, b) and (a == 0 or text[a - 1] not in WORD_CHARS) and (b == n or text[b] not in WORD_CHARS):
                 add("id", text[a:b], a, b)
-    if "#" in text:
-        for m in HASH_ISSUE_RE.finditer(text):
-            a = m.start()
-            if a == 0 or text[a - 1] not in "&#/" and text[a - 1] not in WORD_CHARS:
-                add("issue", m.group(0), a, m.end())
     if "GH-" in text:
         for m in GH_ISSUE_RE.finditer(text):
             add("issue", m.group(0), m.start(), m.end(), m.group(0).lower())
@@ -158,6 +153,11 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             word, number = m.group(1), m.group(2)
             value = f"PR {number}" if word in ("pr", "pull request", "pull") else (f"MR {number}" if word == "mr" else f"#{number}")
             add("issue", value, a, m.end(), value.lower())
+    if "#" in text:
+        for m in HASH_ISSUE_RE.finditer(text):
+            a = m.start()
+            if a == 0 or text[a - 1] not in "&#/" and text[a - 1] not in WORD_CHARS:
+                add("issue", m.group(0), a, m.end())
     seen: set[tuple[int, int]] = set()
     reverse = ""
     for m in PATH_HOOK_RE.finditer(text):
