@@ -176,3 +176,19 @@ def test_cli_where_plan_and_simulate(capsys, tmp_path):
     assert main(["compare", str(path), "--policy", "missy", "--set-a", "fresh_tail_count=60", *sets]) == 0
     out = capsys.readouterr().out
     assert "instructions" in out and "lost by B only" in out
+
+
+def test_large_replays_read_every_turn_from_the_counts_and_agree_with_planning_it():
+    """Past EXACT_WORK the turns are read from the replay's counts and checked against a few
+    planned turns; forced here on small sessions, the answers are those of planning every turn."""
+    s = window_session()
+    timeline = missy_window(s)
+    planned, read = timeline_retention(timeline), timeline_retention(timeline, exact_work=0, samples=8)
+    assert planned.exact and not read.exact and read.method.startswith("every turn read")
+    assert read.points == planned.points and read.plans < planned.plans
+    assert [(x.turn, x.lost) for x in read.losses] == [(x.turn, x.lost) for x in planned.losses]
+    found = where(timeline, "push to main", exact_work=0, samples=8)
+    assert found.spans == ((3, 39),) and [e.turn for e in found.exits] == [40]
+    supy = simulate(supyagent_session(), "supyagent", get_policy("supyagent").make_params({"max_messages_before_summary": 10,
+                                                                                            "min_recent_messages": 4}))
+    assert timeline_retention(supy, exact_work=0, samples=5).losses == timeline_retention(supy).losses

@@ -29,7 +29,7 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -331,6 +331,134 @@ def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[li
     return sorted(wanted), applied
 
 
+def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None
+                  ) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]] | None:
+    """The replay's counts read as contexts, turn by turn, without planning: every system message,
+    the newest `kept - system messages` others, and the texts beside them. Yields (turn, messages
+    that enter, messages that leave, texts beside the messages); None when a turn cut a message (its
+    cut text is not in the counts). Only a model of the context: callers check it against planned
+    turns before they trust it.
+
+    The texts beside the messages are a planned turn's own (`planned`: turn -> `View.extra`), else
+    those of the latest planned turn with the same summaries in force (the policy's wrapper, a
+    prompt enriched with memory), else the system prompt and the summary in force."""
+    turns = timeline.turns
+    if any(t.truncated for t in turns):
+        return None
+    session = timeline.session
+    messages = session.messages
+    starts = session.summary_start_turns
+    planned = planned or {}
+
+    def state(t: int) -> tuple[int, int]:
+        return turns[t].summaries, sum(1 for first in starts if first <= t)
+
+    by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
+    for t in sorted(planned):
+        by_state.setdefault(state(t), []).append((t, planned[t]))
+
+    def beside(t: int) -> tuple[str, ...]:
+        if t in planned:
+            return planned[t]
+        same = by_state.get(state(t))
+        if same:
+            earlier = [texts for turn, texts in same if turn < t]
+            return earlier[-1] if earlier else same[0][1]
+        turn = turns[t]
+        if turn.summaries:
+            summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
+        else:
+            summaries = tuple(x.text for x, first in zip(session.summaries, starts, strict=True) if first <= t)
+        return ((session.system_prompt,) if session.system_prompt else ()) + summaries
+
+    def walk() -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]]:
+        history: list[int] = []
+        systems = 0
+        start = end = 0
+        for t, turn in enumerate(turns):
+            entered: list[int] = []
+            left: list[int] = []
+            if messages[t].role == "system":
+                systems += 1
+                entered.append(t)
+            else:
+                history.append(t)
+            h = len(history)
+            keep = min(max(turn.kept - systems, 0), h)
+            new_start, new_end = h - keep, h
+            if new_end > end:
+                entered += history[max(end, new_start):new_end]
+            if new_start < start:
+                entered += history[new_start:min(start, new_end)]
+            if new_start > start:
+                left += history[start:min(new_start, end)]
+            start, end = new_start, new_end
+            yield t, entered, left, beside(t)
+
+    return walk()
+
+
+def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[int]], views: _Views
+              ) -> tuple[list[TurnRetention], list[Loss]] | None:
+    """Retention at every turn from `_suffix_turns`, or None when the model disagrees with a
+    planned turn in `checks` (turn -> the anchors its plan sends)."""
+    walk = _suffix_turns(timeline, {t: views(t).extra for t in checks})
+    if walk is None:
+        return None
+    messages: set[int] = set()
+    anchors, by_message, first = index.anchors, index.by_message, index.first_indices
+    instruction = [a.kind == "instruction" for a in anchors]
+    count = [0] * len(anchors)
+    scope = kept = instructions = instructions_kept = 0
+    extra: tuple[str, ...] = ()
+    extra_ids: frozenset[int] = frozenset()
+    points: list[TurnRetention] = []
+    losses: list[Loss] = []
+    for t, entered, left, texts in walk:
+        grown = bisect_right(first, t)
+        for i in range(scope, grown):
+            if count[i]:
+                kept += 1
+                instructions_kept += instruction[i]
+            instructions += instruction[i]
+        before, scope = scope, grown
+        dropped: list[int] = []
+        if texts != extra:
+            ids = frozenset().union(*(index.ids_in_text(x) for x in texts)) if texts else frozenset()
+            additions, removals = [ids - extra_ids], [extra_ids - ids]
+            extra, extra_ids = texts, ids
+        else:
+            additions, removals = [], []
+        additions += [by_message[k] for k in entered]
+        removals += [by_message[k] for k in left]
+        for group in additions:
+            for i in group:
+                count[i] += 1
+                if count[i] == 1 and i < scope:
+                    kept += 1
+                    instructions_kept += instruction[i]
+        for group in removals:
+            for i in group:
+                count[i] -= 1
+                if not count[i]:
+                    dropped.append(i)
+                    if i < scope:
+                        kept -= 1
+                        instructions_kept -= instruction[i]
+        points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
+        gone = [anchors[i] for i in dropped if not count[i] and i < before]
+        if gone:
+            losses.append(_loss(timeline, t, dict.fromkeys(gone)))
+        messages.update(entered)
+        messages.difference_update(left)
+        expected = checks.get(t)
+        if expected is not None:
+            view = views(t)
+            if view.partial or view.full != messages or {i for i in expected if i < scope} != {i for i in range(scope) if count[i]}:
+                return None
+    return points, losses
+
+
 def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 60, max_events: int = 30,
                        exact_work: int = EXACT_WORK) -> TimelineRetention:
     """Retention turn by turn and what each change lost (see the module docstring for the cost)."""
@@ -343,8 +471,9 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
         method = f"every turn planned ({n:,} plans)"
     else:
         turns, explained = _sample_turns(timeline, samples, max_events)
+        changes = len({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS})
         method = (f"{len(turns):,} of {n:,} turns planned: a grid of {samples} and the turns around "
-                  f"{len(explained):,} of {len({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS}):,} changes by events")
+                  f"{len(explained):,} of {changes:,} changes by events")
     presence: dict[int, set[int]] = {}
     points: list[TurnRetention] = []
     instruction_ids = [a.id for a in index.anchors if a.kind == "instruction"]
@@ -357,15 +486,21 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
         instructions_kept = sum(1 for i in instruction_ids[:instructions] if i in ids)
         points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
     losses: list[Loss] = []
-    anchors = index.anchors
-    for t in explained:
-        before, after = presence.get(t - 1), presence.get(t)
-        if before is None or after is None:
-            continue
-        scope = bisect_right(index.first_indices, t - 1)
-        gone = [anchors[i] for i in before - after if i < scope]
-        if gone:
-            losses.append(_loss(timeline, t, gone))
+    modelled = None if exact else _modelled(timeline, index, presence, views)
+    if modelled is not None:
+        points, losses = modelled
+        method = (f"every turn read from the replay's counts (the newest messages and the summary in force), "
+                  f"checked against {len(turns):,} planned turns")
+    else:
+        anchors = index.anchors
+        for t in explained:
+            before, after = presence.get(t - 1), presence.get(t)
+            if before is None or after is None:
+                continue
+            scope = bisect_right(index.first_indices, t - 1)
+            gone = [anchors[i] for i in before - after if i < scope]
+            if gone:
+                losses.append(_loss(timeline, t, gone))
     final = None
     if n:
         last = n - 1
@@ -402,16 +537,18 @@ class Where:
     exits: tuple[Exit, ...]
     #: In the context at the last turn.
     at_end: bool
-    #: Every turn from its first mention was planned (else a grid refined by bisection).
+    #: Every turn from its first mention was planned.
     exact: bool
     #: The term is in the system prompt (always sent).
     in_system_prompt: bool = False
     turns: int = 0
+    #: How the turns were read, in a few words.
+    method: str = "every turn planned"
 
     def to_json(self) -> dict[str, Any]:
         return {"term": self.term, "said_in": list(self.said), "anchors": [a.to_json() for a in self.anchors],
                 "in_context": [{"from": a, "to": b} for a, b in self.spans], "exits": [e.to_json() for e in self.exits],
-                "at_end": self.at_end, "exact": self.exact, "in_system_prompt": self.in_system_prompt, "turns": self.turns}
+                "at_end": self.at_end, "exact": self.exact, "method": self.method, "in_system_prompt": self.in_system_prompt, "turns": self.turns}
 
 
 def _holds(view: View, needle: str, said: tuple[int, ...]) -> bool:
@@ -433,7 +570,8 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
     in_prompt = bool(needle) and needle in session.system_prompt.lower()
     if not n or (not said and not in_prompt):
         return Where(term, said, matching, (), (), False, True, in_prompt, n)
-    start = said[0] if said and not in_prompt else 0
+    in_summary = any(needle in x.text.lower() for x in session.summaries)  # a recorded summary can hold it from turn 0
+    start = said[0] if said and not in_prompt and not in_summary else 0
     views = _Views(timeline)
     held: dict[int, bool] = {}
 
@@ -450,6 +588,13 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
         grid = sorted({start + round(k * (n - 1 - start) / max(1, samples - 1)) for k in range(samples)})
         for t in grid:
             at(t)
+        planned = sorted(set(grid) | {t for t in _sample_turns(timeline, 2, 30)[0] if t >= start})
+        modelled = _modelled_where(timeline, needle, said, {t: views(t) for t in planned})
+        method = f"a grid of {len(grid)} planned turns, each change located by bisection"
+        if modelled is not None:
+            held = modelled
+            grid = []
+            method = f"every turn read from the replay's counts, checked against {views.plans} planned turns"
         for a, b in zip(grid, grid[1:], strict=False):
             lo, hi = a, b
             if at(lo) == at(hi):
@@ -473,7 +618,35 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
             exits.append(_exit(timeline, t, said))
     if open_at is not None:
         spans.append((open_at, known[-1]))
-    return Where(term, said, matching, tuple(spans), tuple(exits), held[known[-1]], exact, in_prompt, n)
+    return Where(term, said, matching, tuple(spans), tuple(exits), held[known[-1]], exact, in_prompt, n,
+                 "every turn planned" if exact else method)
+
+
+def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:
+    """Whether each turn holds the term, from `_suffix_turns`; None when a planned turn sends other
+    messages than the model says."""
+    walk = _suffix_turns(timeline, {t: view.extra for t, view in checks.items()})
+    if walk is None:
+        return None
+    holders = set(said)
+    sent = 0
+    messages: set[int] = set()
+    texts_seen: tuple[str, ...] | None = None
+    in_texts = False
+    held: dict[int, bool] = {}
+    first = said[0] if said else 0
+    for t, entered, left, texts in walk:
+        sent += sum(1 for k in entered if k in holders) - sum(1 for k in left if k in holders)
+        messages.update(entered)
+        messages.difference_update(left)
+        if texts != texts_seen:
+            texts_seen, in_texts = texts, any(needle in x.lower() for x in texts)
+        if t >= first or in_texts:
+            held[t] = sent > 0 or in_texts
+        view = checks.get(t)
+        if view is not None and (view.partial or view.full != messages):
+            return None
+    return held
 
 
 def _exit(timeline: Timeline, turn: int, said: tuple[int, ...]) -> Exit:

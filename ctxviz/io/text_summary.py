@@ -231,5 +231,5 @@ def where_summary(w: Where, source: str, policy: str) -> str:
         lines.append(f"  left at turn {e.turn}: {_preview(cause, 300)}")
     lines.append(f"  at the last turn (#{w.turns - 1}): {'in the context' if w.at_end else 'not in the context'}")
     if not w.exact:
-        lines.append("  (a large replay: turns sampled and each change located by bisection)")
+        lines.append(f"  (a large replay: {w.method})")
     return "\n".join(lines) + "\n"
