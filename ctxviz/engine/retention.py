@@ -11,19 +11,32 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 - `plan_retention(plan, session) -> Retention`: score (`kept / anchors`), `instruction_score`,
   `by_kind`, and `lost` (user requests and instructions first). Cost: one pass over the sent
   messages' anchor lists, well under 10 ms for a 10,000-message plan once the anchors are
-  extracted (`anchors_of`, once per session: ~0.6 µs per character of text, 7 s for 10,000
-  messages of a coding agent holding 12 MB, cached).
-- `timeline_retention(timeline) -> TimelineRetention`: `points` (retention per turn),
-  `losses` (each change that lost anchors, with the event that caused it, or "window" for a
-  plain trim), `final` (the last turn's `Retention`). A turn's plan is rebuilt with
-  `Timeline.plan_at` (the replay's `Turn` keeps counts, not which messages were sent): every turn
-  when the replay is small (`EXACT_WORK`: up to ~550 turns, under a second on the samples),
-  otherwise a grid of `samples` turns plus the turns around up to `max_events` events (about 120
-  plans: ~6 s on 10,000 messages). `exact` and `method` say which.
-- `where(timeline, term) -> Where`: the turn ranges in which a term (case-insensitive
-  substring) was in the context, each exit and what caused it (an event, or the message's own
-  reason at that turn). Exact on small replays; on large ones a grid refined by bisection at every
-  change (a term that leaves and comes back between two grid turns can be missed: `exact`).
+  extracted (`anchors_of`, once per session and cached: ~0.7 µs per character of text, 7-9 s
+  for 10,000 messages of a coding agent holding 12 MB, 0.1-0.4 s for a bundled sample).
+- `timeline_retention(timeline) -> TimelineRetention`: `points` (a `TurnRetention` per turn:
+  anchors said so far, kept, instructions, instructions kept, score), `losses` (each change that
+  lost anchors: the turn, the event that caused it or "window" for a plain trim, the anchors),
+  `event_losses`, `lowest`, `final` (the last turn's `Retention`, with reasons). The replay's
+  `Turn` keeps counts, not which messages were sent, so:
+  * a small replay (`EXACT_WORK`: up to ~550 turns) plans every turn with `Timeline.plan_at`
+    (the samples: 0.2-1.3 s);
+  * a larger one plans a grid of `samples` turns and the turns around up to `max_events` events,
+    then reads *every* turn from the counts: the system messages, the newest `kept - system`
+    other messages, and the texts a planned turn with the same summaries in force sends beside
+    them. It is used only when it agrees with every planned turn (same messages, same anchors);
+    otherwise (a policy that does not keep a suffix, like `categories`, or a turn that truncates)
+    `points` are the planned turns only. `method` says which. 10,000 messages: ~70 plans, 4-10 s
+    (each plan_at ~0.06 s), of which the counts walk is ~0.2 s.
+- `where(timeline, term) -> Where`: `spans` (inclusive turn ranges in which the context held the
+  term, a case-insensitive substring of a sent message, of a cut message's sent text, of a
+  summary or the system prompt), `exits` (turn, the event kind or "window", and the event's
+  sentence or the message's own reason at that turn), `at_end`, `said` (messages holding it),
+  `anchors` (anchors whose value holds it). Same two ways as above; when the counts disagree, a
+  grid refined by bisection (a term that leaves and comes back between two grid turns can be
+  missed). 10,000 messages: 5-10 s.
+- `where_in_plan(plan, session, term)`: whether one plan sends the term, and the decisions of the
+  messages that hold it.
+- `view_of(plan)` / `present(index, view)`: what one plan sends, and the anchor ids it holds.
 """
 
 from __future__ import annotations
@@ -41,7 +54,7 @@ if TYPE_CHECKING:
     from .simulate import Event, Timeline
 
 #: Replays up to this many message-plans in all (the sum of every turn's prefix length) are
-#: retained turn by turn exactly; larger ones are sampled.
+#: planned turn by turn; larger ones are read from the replay's counts (checked) or sampled.
 EXACT_WORK = 150_000
 #: Event kinds after which a new summary is in force from the next turn (when the turn count says so).
 SUMMARY_KINDS = frozenset({"summary", "consolidation", "compaction", "hard_threshold"})
@@ -459,7 +472,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
     return points, losses
 
 
-def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 60, max_events: int = 30,
+def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 30, max_events: int = 20,
                        exact_work: int = EXACT_WORK) -> TimelineRetention:
     """Retention turn by turn and what each change lost (see the module docstring for the cost)."""
     index = index or anchors_of(timeline.session)
@@ -558,7 +571,7 @@ def _holds(view: View, needle: str, said: tuple[int, ...]) -> bool:
     return any(needle in text.lower() for text in view.partial.values()) or any(needle in text.lower() for text in view.extra)
 
 
-def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, samples: int = 80, exact_work: int = EXACT_WORK) -> Where:
+def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, samples: int = 30, exact_work: int = EXACT_WORK) -> Where:
     """Where a term (case-insensitive substring) went: in which turns the context held it, when it
     left, and which event (or plain trim) took it."""
     session = timeline.session
@@ -588,7 +601,7 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
         grid = sorted({start + round(k * (n - 1 - start) / max(1, samples - 1)) for k in range(samples)})
         for t in grid:
             at(t)
-        planned = sorted(set(grid) | {t for t in _sample_turns(timeline, 2, 30)[0] if t >= start})
+        planned = sorted(set(grid) | {t for t in _sample_turns(timeline, 2, 20)[0] if t >= start})
         modelled = _modelled_where(timeline, needle, said, {t: views(t) for t in planned})
         method = f"a grid of {len(grid)} planned turns, each change located by bisection"
         if modelled is not None:
