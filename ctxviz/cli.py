@@ -386,8 +386,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
-    print(versus)
     sys.stdout.write(timeline_retention_text(retention))
+    print(versus)
     return EXIT_OK
 
 
