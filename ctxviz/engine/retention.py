@@ -37,6 +37,8 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 - `where_in_plan(plan, session, term)`: whether one plan sends the term, and the decisions of the
   messages that hold it.
 - `view_of(plan)` / `present(index, view)`: what one plan sends, and the anchor ids it holds.
+- `timeline_retention_score(timeline) -> float`: the last turn's score, one plan (what
+  `ctxviz sweep` and `ctxviz check`'s min_retention read).
 """
 
 from __future__ import annotations
@@ -682,4 +684,13 @@ def where_in_plan(plan: Plan, session: Session, term: str) -> dict[str, Any]:
 
 
 __all__ = ["USER_KINDS", "Exit", "Loss", "Retention", "TimelineRetention", "TurnRetention", "View", "Where", "plan_retention", "present",
-           "timeline_retention", "view_of", "where", "where_in_plan"]
+           "timeline_retention", "timeline_retention_score", "view_of", "where", "where_in_plan"]
+
+
+def timeline_retention_score(timeline: Timeline) -> float:
+    """The share of the session's anchors still sent at the last turn of a replay: one plan (the
+    anchors are extracted once per session), so sweeps and `ctxviz check` can ask it of every
+    combination they replay."""
+    if not timeline.turns:
+        return 1.0
+    return plan_retention(timeline.plan_at(len(timeline.turns) - 1), timeline.session).score
