@@ -5,7 +5,8 @@
 Each row: the measured median [min-max] of the per-round ratios (baseline and candidate alternating,
 3+ rounds), the goal, met / not met. Loading and memory are measured in fresh child processes started
 from this small parent. bench_simulate.py (simulation scaling) is run too when present, and its rows
-folded into the table. The GUI benchmark needs Qt: `QT_QPA_PLATFORM=offscreen python bench/bench_gui.py`.
+folded into the table, and bench_gui.py's (the app and the report, offscreen; `--no-gui` skips them;
+alone: `QT_QPA_PLATFORM=offscreen python bench/bench_gui.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,17 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from common import Row  # noqa: E402
+
+
+def gui_rows(quick: bool, rounds: int) -> list[Row]:
+    """bench_gui.py's rows (the app and the report; its window runs in a child process)."""
+    try:
+        import bench_gui
+        import PySide6  # noqa: F401
+    except ImportError as exc:
+        print(f"bench_gui.py: skipped ({exc})")
+        return []
+    return bench_gui.run(rounds=rounds, quick=quick)
 
 
 def simulate_rows(quick: bool, rounds: int) -> list[Row]:
@@ -68,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (numbers mean little)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-gui", action="store_true", help="skip bench_gui.py (the app and the report, about 3 minutes)")
     args = parser.parse_args()
     rounds = max(3, args.rounds)
     start = time.perf_counter()
@@ -82,6 +95,8 @@ def main() -> None:
     rows += bench_load.run(megabytes=5 if args.quick else 100, rounds=rounds, memory_megabytes=2 if args.quick else 10)
     rows += bench_engine.run(messages=10_000 if args.quick else 100_000, sim_messages=300 if args.quick else 1000, rounds=rounds)
     rows += simulate_rows(args.quick, rounds)
+    if not args.no_gui:
+        rows += gui_rows(args.quick, rounds)
     elapsed = time.perf_counter() - start
     print()
     print(f"Summary ({platform.python_version()}, {os.cpu_count()} cores, {elapsed / 60:.1f} min, {rounds} interleaved rounds per comparison):")

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,8 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-format", choices=None, help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--pair-safe", action="store_true", help="keep or drop tool calls and their results together")
+    p.add_argument("--pin", action="append", default=[], metavar="RULE",
+                   help="send this message whatever the policy decides: #INDEX, id:ID, role:ROLE, first-user, last-user, text:WORDS (repeatable)")
     p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
     p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
 
@@ -90,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser, built once per process: building it costs more than most commands' own work
     (tests and tools that call `main` in-process call it thousands of times)."""
     return _build_parser()
+
+
+def _add_cost_options(p: argparse.ArgumentParser, help_text: str = "price every turn's input with prompt caching "
+                      "(cache reads, writes, the turns where the policy broke the cache)") -> None:
+    p.add_argument("--cost", action="store_true", help=help_text)
+    p.add_argument("--cost-model", metavar="MODEL", default="", help="price with this catalogue model (default: the session's)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -119,6 +128,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.add_argument("--summarizer-url", default="", help="OpenAI-compatible endpoint for summaries (default: offline extractive)")
     p.add_argument("--summarizer-model", default="", help="model name for --summarizer-url")
+    _add_cost_options(p)
 
     p = sub.add_parser("compare", help="list the messages whose decisions differ between two policies or two parameter sets")
     _add_plan_options(p)
@@ -127,6 +137,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trigger-tokens", type=int, metavar="N", help="set both policies' trigger to fire at N tokens, each in its own units")
     p.add_argument("--keep-messages", type=int, metavar="K", help="set both policies' keep to the last K messages")
     p.add_argument("--keep-tokens", type=int, metavar="T", help="set both policies' keep to the last T tokens")
+    _add_cost_options(p, "also replay both sides turn by turn and compare their input cost with prompt caching")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("why", help="explain one message's decision and the smallest change that would keep it")
@@ -162,8 +173,37 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
 
+    p = sub.add_parser("sweep", help="replay every combination of a policy's settings on every session and find the one to ship")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files, or folders of them")
+    p.add_argument("--policy", default="missy", help="the policy to sweep (a name or file.py:NAME)")
+    p.add_argument("--grid", action="append", default=[], metavar="NAME=START:STOP:STEP|V1,V2", help="a parameter's values (repeatable)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a fixed parameter (repeatable)")
+    p.add_argument("--tokenizer", help="override the policy's estimator")
+    p.add_argument("--require", action="append", default=[], metavar="METRIC>=N",
+                   help="a floor the chosen setting must meet, e.g. retention>=0.9, overflows=0, cost<=2 (repeatable)")
+    p.add_argument("--cost-model", default="", metavar="MODEL", help="price input with this catalogue model (default: each session's)")
+    p.add_argument("-o", "--output", default="", help="write every combination's figures to FILE.csv or FILE.json")
+    p.add_argument("--png", default="", metavar="FILE.png", help="draw cost against retention with the Pareto front marked")
+    p.add_argument("--results", default="", metavar="FILE.jsonl", help="keep each finished replay here and resume from it (default: none)")
+    p.add_argument("--jobs", type=int, default=0, help="parallel processes (default: one per core; 1: no subprocesses)")
+    p.add_argument("--scheduler", default="", metavar="ADDRESS", help="run on this Dask distributed scheduler (pip install 'ctxviz[cluster]')")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = sub.add_parser("check", help="hold sessions to rules (token limits, what must survive, compactions, retention, cost) for CI")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files, or folders of them")
+    p.add_argument("--rules", required=True, metavar="RULES.yaml", help="the rules (and the policy and settings they hold under)")
+    p.add_argument("--policy", default=None, help="the policy (default: the rules file's, else missy)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a parameter over the rules file's (repeatable)")
+    p.add_argument("--junit", default="", metavar="FILE.xml", help="also write JUnit XML for the CI system")
+    p.add_argument("--pair-safe", action="store_true", help="check the pair-safe context")
+    p.add_argument("--pin", action="append", default=[], metavar="RULE", help="pin a message, as in plan (repeatable)")
+
     p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
     p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
+    p = sub.add_parser("calibrate", help="fit Claude Code's auto-compact trigger from the preTokens its logs record")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="Claude Code session files (- for standard input)")
+    p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
     return parser
 
 
@@ -221,7 +261,8 @@ def check_model(model: str) -> str:
 
 
 def _options(args: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model))
+    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model),
+                       pins=tuple(getattr(args, "pin", ()) or ()))
 
 
 def _one_policy(args: argparse.Namespace) -> str | None:
@@ -360,11 +401,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     versus = plan_versus_replay(plan, timeline)
     reported = reported_per_turn(session)
     retention = timeline_retention_of(timeline)
+    cache = _cache_report(args, timeline) if args.cost else None
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus},
                "retention": retention.to_json(LOST_IN_JSON)}
+        if cache is not None:
+            doc["cache"] = cache.to_json()
         if reported:  # what the provider reported for the call that produced each turn's message
             for turn in doc["turns"]:
                 turn["reported_input"] = reported.get(turn["turn"])
@@ -388,7 +432,37 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
     sys.stdout.write(timeline_retention_text(retention))
     print(versus)
+    if cache is not None:
+        print_cache(cache)
     return EXIT_OK
+
+
+def _cache_report(args: argparse.Namespace, timeline: Any) -> Any:
+    from .engine.caching import cache_costs
+    from .engine.catalog import find_model
+
+    if args.cost_model and find_model(args.cost_model) is None:
+        from .engine.catalog import load_catalog
+
+        raise ParameterError(f"--cost-model: {args.cost_model!r} is not in the model catalogue ({', '.join(m.name for m in load_catalog())})")
+    return cache_costs(timeline, args.cost_model or None)
+
+
+def print_cache(cache: Any) -> None:
+    """The prompt-caching block of `simulate --cost`: the sentence, then the turns that cost most."""
+    print(f"prompt caching ({cache.model.name}): {cache.sentence()}")
+    if not cache.turns:
+        return
+    reported = any(t.reported is not None for t in cache.turns)
+    print(f"{'turn':>6} {'request':>9} {'shared':>9} {'read':>9} {'write':>9} {'uncached':>9} {'cost $':>9}" +
+          (f" {'rep.read':>9} {'rep.write':>9}" if reported else "") + "  ")
+    worst = sorted(cache.turns, key=lambda t: -t.cost)[:10]
+    for t in sorted(worst, key=lambda t: t.turn):
+        extra = (f" {t.reported.cache_read_input_tokens:>9,} {t.reported.cache_creation_input_tokens:>9,}" if t.reported is not None
+                 else f" {'':>9} {'':>9}") if reported else ""
+        flag = "  broke the cache" if t.broke_cache else "  cache expired" if t.expired else ""
+        print(f"{t.turn:>6} {t.request:>9,} {t.shared:>9,} {t.cache_read:>9,} {t.cache_write:>9,} {t.uncached:>9,} {t.cost:>9.4f}{extra}{flag}")
+    print("(the 10 most expensive requests; --json lists every turn; token figures are the policy's estimator's)")
 
 
 def reported_per_turn(session: Session) -> dict[int, int]:
@@ -440,12 +514,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = sides
     diffs = compare(a, b)
     kept_a, kept_b = plan_retention_of(a, session), plan_retention_of(b, session)
+    caches = _compare_costs(args, session, name_a, name_b) if args.cost else None
     if args.json:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict(),
                      "retention": kept_a.to_json(LOST_IN_JSON)},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict(),
                      "retention": kept_b.to_json(LOST_IN_JSON)},
                "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
+        if caches is not None:
+            doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
@@ -469,6 +546,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"{side}: {p.fit_verdict()}")
     if a.tokenizer != b.tokenizer:
         print(f"tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale")
+    if caches is not None:
+        for side, cache in zip("AB", caches, strict=True):
+            print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
     print(f"{len(diffs):,} messages decided differently")
     for d in diffs:
         print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
@@ -531,13 +611,33 @@ def cmd_where(args: argparse.Namespace) -> int:
         raise ParameterError("where: the term is empty")
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_args(args)
-    timeline = simulate(session, policy_name, params, tokenizer, STORE, options=PlanOptions(pair_safe=args.pair_safe))
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(getattr(args, "pin", ()) or ()))
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options)
     found = where(timeline, args.term)
     if args.json:
         write_stdout(json_text({"policy": policy_name, "params": dataclasses.asdict(timeline.params), **found.to_json()}) + "\n")
     else:
         write_stdout(where_summary(found, session.source, policy_name))
     return EXIT_OK
+
+
+def _compare_costs(args: argparse.Namespace, session: Session, name_a: str | None, name_b: str | None) -> tuple[Any, Any]:
+    """Both sides replayed turn by turn and priced with prompt caching (`compare --cost`)."""
+    from .engine.simulate import simulate
+
+    out = []
+    for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
+        policy_name, params, tokenizer = resolve_params(args, name, extra)
+        if args.trigger_tokens is not None or args.keep_messages is not None or args.keep_tokens is not None:
+            from .engine.vocabulary import align
+
+            policy = get_policy(policy_name)
+            params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
+            params, _ = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
+            params = policy.make_params(_parse_sets(extra), base=params)
+        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=PlanOptions(pair_safe=args.pair_safe))
+        out.append(_cache_report(args, timeline))
+    return out[0], out[1]
 
 
 def _knobs(plan: Plan) -> str:
@@ -558,7 +658,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         raise ParameterError(f"{session.source}: no message with id or index {args.message!r}")
     policy = get_policy(policy_name)
     counts = STORE.get(session, policy.scheme(tokenizer, session.model))
-    explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe))
+    explanation = why(session, policy_name, params, counts, index, options=PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin)))
     if args.json:
         write_stdout(json_text(explanation.to_json()) + "\n")
     else:
@@ -580,14 +680,15 @@ def cmd_gui(args: argparse.Namespace) -> int:
         args.compare = get_policy(args.compare).name
     if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
         policy, params, tokenizer = resolve_params(args, policy)
+    session: Any = args.session
     if args.session and args.screenshot:
-        load_session(args.session)  # a bad file is one line here; in a window it is a message box
+        session = load_session(args.session)  # a bad file is one line here (and the window shows this one: loaded once)
     compare_with = None
     if args.compare or args.compare_set:
         compare_policy = args.compare or policy or "missy"
         get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
         compare_with = (compare_policy, " ".join(args.compare_set))
-    return run(args.session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
+    return run(session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -608,8 +709,150 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export, "count": cmd_count, "policies": cmd_policies,
-            "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why, "where": cmd_where}
+def sweep_files(paths: Sequence[str]) -> list[str]:
+    """Files as given; a folder contributes every file in it (recursively) a loader recognises by name."""
+    out: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                out += [os.path.join(root, f) for f in sorted(files) if f.endswith((".json", ".jsonl", ".yaml", ".yml", ".traj"))]
+        else:
+            out.append(path)
+    if not out:
+        raise CtxvizError(f"sweep: no session files in {', '.join(paths)}")
+    return out
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .engine import sweep
+
+    policy = get_policy(args.policy)
+    fixed = policy.make_params(_parse_sets(args.sets))  # bad values are one line before any work
+    grid = sweep.parse_grid(args.policy, args.grid)
+    requirements = [sweep.parse_requirement(r) for r in args.require]
+    for combination in sweep.combinations(grid):
+        policy.make_params(combination, base=fixed)  # every combination valid before the first replay
+    if args.output:
+        check_output_path(args.output, inputs=args.sessions)
+        if not args.output.endswith((".csv", ".json")):
+            raise CtxvizError(f"{args.output}: the sweep's figures are written as .csv or .json")
+    files = sweep_files(args.sessions)
+    for path in files:
+        load_session(path)  # a bad file is one line now, not a failed worker later
+    base = {k: v for k, v in dataclasses.asdict(fixed).items() if k in _parse_sets(args.sets)}
+    tasks = [sweep.Task(path, args.policy, {**base, **combination}, check_model(args.cost_model) if args.cost_model else "", args.tokenizer)
+             for combination in sweep.combinations(grid) for path in files]
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total:
+            print(f"\rsweep: {done:,}/{total:,} replays ({time.monotonic() - started:,.0f} s)", end="\n" if done == total else "", file=sys.stderr)
+
+    results = sweep.run(tasks, args.jobs, args.results, args.scheduler, progress)
+    rows = sweep.summarise(results, requirements)
+    best = sweep.cheapest(rows)
+    if args.output:
+        write_atomic(args.output, sweep_table(rows, args.output.endswith(".json")))
+    if args.png:
+        from .gui.app import application
+        from .gui.sweep_chart import write_chart
+
+        application("light")
+        write_chart(rows, best, args.png, f"{policy.name} over {len(files)} session(s)")
+    if args.json:
+        write_stdout(json_text({"policy": policy.name, "sessions": files, "grid": grid, "requirements": [r.text for r in requirements],
+                                "rows": [r.to_json() for r in rows], "cheapest": best.to_json() if best else None}) + "\n")
+        return EXIT_OK if best is not None or not requirements else EXIT_OVER_BUDGET
+    print(f"{policy.name}: {len(rows):,} combination(s) x {len(files):,} session(s)")
+    names = list(grid)
+    metric_names = [m for m in sweep.METRICS if any(m in r.metrics for r in rows)]
+    print("  ".join([*(f"{n:>14}" for n in names), *(f"{m:>19}" for m in metric_names), "  pareto"]))
+    for r in rows:
+        cells = [f"{r.params.get(n)!s:>14}" for n in names]
+        cells += [f"{_metric_text(m, r.metrics[m]):>19}" if m in r.metrics else f"{'-':>19}" for m in metric_names]
+        print("  ".join(cells) + ("  *" if r.pareto else "") + ("" if r.meets else "  fails " + ", ".join(r.failed)))
+    if requirements:
+        if best is None:
+            print("no combination meets " + " and ".join(r.text for r in requirements))
+            return EXIT_OVER_BUDGET
+        print("cheapest that meets " + " and ".join(r.text for r in requirements) + ": " +
+              " ".join(f"{k}={v}" for k, v in best.params.items() if k in grid) + f" (cost ${best.metrics['cost']:,.4f})")
+    return EXIT_OK
+
+
+def _metric_text(name: str, value: float) -> str:
+    if name == "cost":
+        return f"${value:,.4f}"
+    if name in ("retention_mean", "retention_worst", "cache_hit_share"):
+        return f"{value:.1%}"
+    return f"{value:,.2f}" if isinstance(value, float) and not value.is_integer() else f"{int(value):,}"
+
+
+def sweep_table(rows: Sequence[Any], as_json: bool) -> str:
+    if as_json:
+        return json_text([r.to_json() for r in rows]) + "\n"
+    import csv
+    import io
+
+    docs = [r.to_json() for r in rows]
+    params = list(dict.fromkeys(k for d in docs for k in d["params"]))
+    metrics = list(dict.fromkeys(k for d in docs for k in d if k not in ("params", "failed")))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*params, *metrics, "failed"])
+    for d in docs:
+        writer.writerow([*(d["params"].get(p, "") for p in params), *(d.get(m, "") for m in metrics), "; ".join(d.get("failed", []))])
+    return out.getvalue()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when every rule holds for every session, 1 with one line per broken rule."""
+    from .engine.gates import check
+    from .io.rules import load_rules
+
+    rules = load_rules(args.rules)
+    policy_name = args.policy or rules.policy or "missy"
+    policy = get_policy(policy_name)
+    try:
+        params = policy.make_params(rules.params)
+    except ParameterError as exc:
+        raise LoadError(rules.path, str(exc), field="params") from None
+    params = policy.make_params(_parse_sets(args.sets), base=params)
+    if rules.cost_model:
+        check_model(rules.cost_model)
+    if args.junit:
+        check_output_path(args.junit, inputs=[*args.sessions, args.rules])
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))
+    results: dict[str, Any] = {}
+    for path in sweep_files(args.sessions):
+        session = load_session(path)
+        results[path] = check(session, rules, policy_name, params, rules.tokenizer or None, STORE, options)
+    broken = [(path, o) for path, outcomes in results.items() for o in outcomes if not o.passed]
+    if args.junit:
+        from .io.junit import junit_xml
+
+        write_atomic(args.junit, junit_xml(results))
+    for path, outcome in broken:
+        print(f"{path}: {outcome.rule}: {outcome.message}")
+    total = sum(len(o) for o in results.values())
+    print(f"ctxviz check: {total - len(broken)} of {total} rule(s) hold over {len(results)} session(s) under {policy.name}"
+          + (f"; {len(broken)} broken" if broken else ""), file=sys.stderr)
+    return EXIT_OVER_BUDGET if broken else EXIT_OK
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .engine.calibrate import fit, report_json, report_text
+
+    sessions = [load_args(argparse.Namespace(**{**vars(args), "session": path})) for path in args.logs]
+    fits, seen = fit(sessions)
+    write_stdout(json_text(report_json(fits, seen, len(sessions))) + "\n" if args.json else report_text(fits, seen, len(sessions)))
+    return EXIT_OK
+
+
+COMMANDS = {"calibrate": cmd_calibrate, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export,
+            "count": cmd_count, "policies": cmd_policies, "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why,
+            "sweep": cmd_sweep, "check": cmd_check, "where": cmd_where}
 
 
 def write_stdout(text: str) -> None:

@@ -24,10 +24,11 @@ def test_usable_per_model(model, usable):
 
 
 def test_fits_is_inclusive():
-    s = session(("user", "a" * ((7999 - 4) * 4)))
+    # A Claude model: mnesis counts characters / 3 (with no model it counts cl100k_base, golden-checked).
+    s = with_model(session(("user", "a" * ((7999 - 4) * 3))), "claude-sonnet-4-5")
     plan = plan_session(s, "mnesis", {"context_limit": 10000, "reserved_output_tokens": 1000, "compaction_buffer": 1000}, store=CountStore())
     assert plan.messages[0].tokens == 7999 and plan.messages[0].decision is Decision.KEPT and plan.totals.fits
-    s = session(("user", "a" * ((8001 - 4) * 4)))
+    s = with_model(session(("user", "a" * ((8001 - 4) * 3))), "claude-sonnet-4-5")
     plan = plan_session(s, "mnesis", {"context_limit": 10000, "reserved_output_tokens": 1000, "compaction_buffer": 1000}, store=CountStore())
     assert plan.messages[0].decision is Decision.DROPPED
 
@@ -79,6 +80,36 @@ def test_tombstones_and_file_refs_render():
     s = Session(messages=(call, result, ref), source="", format="")
     plan = plan_session(s, "mnesis", store=CountStore())
     texts = [m["content"] for m in plan.context[1:]]
-    assert texts[0] == '[Tool: read]\nInput: {\n  "path": "x.py"\n}\n[/Tool]'
-    assert texts[1] == "[Tool 'read' output compacted at 1767225600000]" and "SECRET" not in texts[1]
-    assert texts[2].startswith("[FILE: src/app.py]") and "Tokens: 12,345" in texts[2] and "Flask app entry point" in texts[2] and texts[2].endswith("[/FILE]")
+    # mnesis holds a call and its output in one ToolPart: a compacted output makes the whole part a
+    # tombstone, and the tool message has no entry of its own (golden case "compacted").
+    assert texts[0] == "[Tool 'read' output compacted at 1767225600000]" and "SECRET" not in "".join(texts)
+    assert plan.context_index[1:] == (0, 2) and plan.messages[1].decision is Decision.KEPT and plan.messages[1].tokens == 0
+    assert texts[1].startswith("[FILE: src/app.py]") and "Tokens: 12,345" in texts[1] and "Flask app entry point" in texts[1] and texts[1].endswith("[/FILE]")
+
+
+def tool_heavy_session():
+    messages = []
+    for k in range(6):
+        base = len(messages)
+        messages += [Message(f"m{base}", base, "user", (TextPart(f"step {k} " + "word " * (5 * k)),)),
+                     Message(f"m{base + 1}", base + 1, "assistant", (TextPart("reading"), ToolCallPart(f"c{k}", "read", '{"path": "a.py"}'))),
+                     Message(f"m{base + 2}", base + 2, "tool", (ToolResultPart(f"c{k}", "out " * (10 + 7 * k)),), name="read", tool_call_id=f"c{k}")]
+    return Session(messages=tuple(messages), source="", format="", model="gpt-4o")
+
+
+@pytest.mark.parametrize("latest", [False, True])
+def test_a_call_and_its_output_are_kept_or_dropped_together_in_plans_and_replays(latest):
+    """mnesis' unit is its message: the output alone never fits where its call does not (golden
+    cases tight-tool-last/*); the incremental replay cuts at the same place as a from-scratch plan."""
+    from ctxviz.engine.simulate import simulate
+
+    s = tool_heavy_session()
+    store = CountStore()
+    for room in range(0, 400, 7):
+        params = {"context_limit": 1000 + room, "reserved_output_tokens": 0, "compaction_buffer": 1000, "always_include_latest": latest}
+        plan = plan_session(s, "mnesis", params, store=store)
+        for call, result in s.tool_pairs:
+            assert plan.messages[call].decision == plan.messages[result].decision, room
+        fast = simulate(s, "mnesis", params, store=store)
+        reference = simulate(s, "mnesis", params, store=store, incremental=False)
+        assert fast.turns == reference.turns and fast.summaries == reference.summaries, room

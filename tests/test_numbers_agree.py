@@ -131,7 +131,8 @@ def test_pair_safety_updates_every_table(capsys):
 def test_pair_safety_keeps_the_policys_own_figures(policy):
     session = sample(str(SAMPLES / "coding_agent.yaml"))
     params = {"missy": {"total": 12000}, "supyagent": {"context_limit": 12000}, "categories": {},
-              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000}}[policy]
+              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000},
+              "claude-code": {"calibrated_trigger": 2000}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":
@@ -142,6 +143,8 @@ def test_pair_safety_keeps_the_policys_own_figures(policy):
         assert safe.extra["oldest_included_message_id"] == session.messages[first].id
     if policy == "missy-consolidator":
         assert safe.extra["after_tokens"] == safe.totals.used
+    if policy == "claude-code":
+        assert safe.usage["context"] == min(safe.totals.used, 2000) and safe.extra["would_compact"] == (safe.totals.used >= 2000)
 
 
 def test_consolidator_with_max_tokens_zero_does_not_fit(capsys):

@@ -30,6 +30,10 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "claude-code": st.builds(dict, context_window=st.integers(1000, 60000), autocompact_buffer=st.integers(0, 70000),
+                             max_output_tokens_for_summary=st.integers(0, 30000),
+                             autocompact_pct_override=st.one_of(st.none(), st.floats(0.5, 100)),
+                             calibrated_trigger=st.one_of(st.none(), st.integers(1, 80000))),
 }
 
 
@@ -44,7 +48,8 @@ def test_every_message_has_exactly_one_decision_and_kept_order_is_preserved(s, d
         assert sent_order == sorted(sent_order), name
         sent = {m.index for m in plan.messages if m.sent}
         assert set(sent_order) <= sent, name
-        assert all(plan.messages[i].zone == "system" for i in sent - set(sent_order)), name  # merged into the system prompt
+        carried = plan.extra.get("carried_by", {})  # mnesis: a tool output sent inside its call's part
+        assert all(plan.messages[i].zone == "system" or carried.get(i) in sent_order for i in sent - set(sent_order)), name  # merged into the system prompt
         assert len(plan.context) == len(plan.context_index)
 
 

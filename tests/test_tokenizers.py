@@ -102,3 +102,38 @@ def test_vendored_files_match_tiktokens_expected_hash():
 
 def test_count_chat_messages_json_roundtrip():
     assert count_openai_chat(json.loads(json.dumps(COOKBOOK_MESSAGES)), "gpt-4o") == 124
+
+
+def test_the_fast_counter_counts_exactly_what_tiktoken_counts() -> None:
+    """bpe-openai's counter (the `fast` extra; installed with the test extra) is used only because
+    its counts are tiktoken's `encode_ordinary` counts, special-token strings included."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ctxviz.engine.tokenizers import fast_counter, load_encoding
+
+    counters = {name: fast_counter(name) for name in ("o200k_base", "cl100k_base")}
+    if any(c is None for c in counters.values()):
+        pytest.skip("bpe-openai is not installed (pip install 'ctxviz[fast]')")
+    pieces = st.sampled_from(["a", " ", "\n", "\t", "é", "日本語", "🙂", "<|endoftext|>", "<|fim_prefix|>", "'s", "123", "\r\n", "\u200b",
+                              "\x00", "İ", "x" * 60, " " * 40, "def f(x):", "https://e.com/a?b=1", "ǅ"])
+    texts = st.one_of(st.text(max_size=200), st.lists(pieces, max_size=60).map("".join))
+
+    @settings(max_examples=400, deadline=None)
+    @given(text=texts)
+    def same(text: str) -> None:
+        for name, fast in counters.items():
+            assert fast(text) == len(load_encoding(name).encode_ordinary(text)), (name, text)
+
+    same()
+
+
+def test_ctxviz_counter_tiktoken_turns_the_fast_counter_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxviz.engine.tokenizers import fast_counter
+
+    fast_counter.cache_clear()
+    monkeypatch.setenv("CTXVIZ_COUNTER", "tiktoken")
+    try:
+        assert fast_counter("o200k_base") is None
+    finally:
+        fast_counter.cache_clear()

@@ -21,6 +21,11 @@ class ModelEntry:
     output_per_mtok: float = 0.0
     cached_input_per_mtok: float = 0.0
     encoding: str = ""
+    #: Prompt caching (see the catalogue's header): 0 write price = writes cost the plain input price.
+    cache_write_per_mtok: float = 0.0
+    cache_ttl_seconds: int = 0
+    min_cacheable_tokens: int = 0
+    cache_granularity: int = 1
 
     def input_cost(self, tokens: int) -> float:
         return tokens * self.input_per_mtok / 1_000_000

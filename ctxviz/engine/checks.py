@@ -29,6 +29,8 @@ class PlanOptions:
     real_count: bool = False
     #: Model for the real-count check and the cost estimate; default: the session's model.
     model: str = ""
+    #: Pin rules (engine/pins.py): messages sent whatever the policy decides.
+    pins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

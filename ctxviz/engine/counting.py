@@ -15,6 +15,9 @@ from .session import Message, Session
 from .tokenizers import Tokenizer
 
 MessageMeasure = Callable[[Message, Tokenizer], int]
+#: For a framework whose unit is not ctxviz's message (mnesis keeps a tool call and its output in
+#: one part of one message): the whole session's per-message counts at once.
+SessionMeasure = Callable[[Session, Tokenizer], list[int]]
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -25,6 +28,7 @@ class CountingScheme:
     measure_name: str
     measure: MessageMeasure = field(compare=False)
     tokenizer: Tokenizer = field(compare=False)
+    measure_session: SessionMeasure | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,6 +68,11 @@ class TokenCounts:
 def count_session(session: Session, scheme: CountingScheme, progress: ProgressCallback | None = None) -> TokenCounts:
     """Measure every message once. `progress(done, total)` lets the GUI show a progress bar."""
     total = len(session.messages)
+    if scheme.measure_session is not None:
+        counts = TokenCounts(session, scheme, scheme.measure_session(session, scheme.tokenizer))
+        if progress is not None and total:
+            progress(total, total)
+        return counts
     tokens: list[int] = []
     step = max(1, total // 100)
     for i, message in enumerate(session.messages):

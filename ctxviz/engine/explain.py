@@ -96,8 +96,18 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
     policy = get_policy(policy_name)
     pair_safe = options is not None and options.pair_safe
 
+    pinned: dict[int, str] = {}
+    if options is not None and options.pins:
+        from .pins import resolve_pins
+
+        pinned = resolve_pins(session, options.pins)
+
     def plan_with(candidate: Any) -> Plan:
         plan = policy.plan(session, candidate, counts)
+        if pinned:
+            from .pins import apply_pins
+
+            plan = apply_pins(plan, session, pinned, counts)
         return apply_pair_safety(plan, session, counts) if pair_safe else plan
 
     base_plan = plan_with(params)

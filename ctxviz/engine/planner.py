@@ -42,6 +42,10 @@ def plan_session(
     counts = store.get(session, pol.scheme(tokenizer, session.model), progress)
     plan = pol.plan(session, resolved, counts)
     options = options or PlanOptions()
+    if options.pins:
+        from .pins import apply_pins, resolve_pins
+
+        plan = apply_pins(plan, session, resolve_pins(session, options.pins), counts)
     if options.pair_safe:
         plan = apply_pair_safety(plan, session, counts)
     plan = dataclasses.replace(plan, orphans=tuple(find_orphans(session, plan.messages)))

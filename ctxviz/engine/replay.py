@@ -25,7 +25,7 @@ from .policies.consolidator import (
     threshold_usage,
 )
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
-from .policies.mnesis import MnesisBudget, model_info
+from .policies.mnesis import MnesisBudget, model_info, tool_parts
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Message, Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
@@ -275,7 +275,8 @@ class ConsolidatorReplay(_Replay):
 class MnesisReplay(_GrowingReplay):
     """mnesis: the raw messages not compacted are the history after a boundary, so the newest-first
     fill is one bisection over the history's prefix sums; a compaction's fallback summary reads only
-    the newest covered messages (its file-id footer is gathered as messages are covered).
+    the newest covered messages (its file-id footer is gathered as messages are covered). A tool
+    output carried in its call's ToolPart (counted 0) is a unit with that call: the cut moves past it.
 
     Turns before the first compaction with a recorded summary in force, and pair safety, are
     planned by the reference step."""
@@ -298,6 +299,15 @@ class MnesisReplay(_GrowingReplay):
         self.file_ids: set[str] = set()
         self.filed = 0  # history messages whose file ids are in `file_ids`
         self.summary_tokens = 0
+        # mnesis' unit is its message: a tool message whose output an earlier message's ToolPart
+        # holds (counted 0) is kept only with that message.
+        self.carrier = tool_parts(session).carrier
+        self.carried: list[bool] = []  # per history message
+
+    def _grow(self, i: int) -> None:
+        super()._grow(i)
+        if self.session.messages[i].role != "system":
+            self.carried.append(self.carrier[i] is not None)
 
     def step(self, i: int) -> Turn:
         self._grow(i)
@@ -328,10 +338,15 @@ class MnesisReplay(_GrowingReplay):
         P, h, c0 = self.sums, len(self.history), self.covered
         available = self.usable - self.system_tokens - self.summary_tokens
         j = bisect_left(P, P[h] - available, c0, h) if available >= 0 else h  # history[j:h] fit, newest first
+        while j < h and self.carried[j]:  # a carried output without its message's call is not a unit
+            j += 1
         used = P[h] - P[j]
         included = h - j
         if not included and self.latest and h > c0:
-            used, included = self.tokens[self.history[-1]], 1
+            start = h - 1
+            while start > c0 and self.carried[start]:
+                start -= 1
+            used, included = P[h] - P[start], h - start
         estimate = self.system_tokens + self.summary_tokens + used
         usable = self.usable
         fits = estimate <= usable

@@ -86,6 +86,8 @@ class Timeline:
         session = self.session_at(turn)
         counts = prefix_counts(self.counts, session)
         plan = get_policy(self.policy).plan(session, self.params, counts)
+        if self.options is not None and self.options.pins:
+            plan = apply_pins(plan, session, pins_up_to(self.session, self.options.pins, self.turns[turn].index), counts)
         return apply_pair_safety(plan, session, counts) if self.options is not None and self.options.pair_safe else plan
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +106,22 @@ def state(session: Session, policy: str, index: int, generated: tuple[Summary, .
         starts = session.summary_start_turns  # `session` is the full session here: computed once
         summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= index)
     return dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
+
+
+def pins_up_to(session: Session, rules: tuple[str, ...] | dict[int, str], index: int) -> dict[int, str]:
+    """The pinned messages among 0..index; rules are resolved on the whole session (a rule such as
+    last-user means the session's last user message, from the turn it is said)."""
+    if not isinstance(rules, dict):
+        from .pins import resolve_pins
+
+        rules = resolve_pins(session, rules)
+    return {k: v for k, v in rules.items() if k <= index}
+
+
+def apply_pins(plan: Plan, session: Session, pinned: dict[int, str], counts: TokenCounts) -> Plan:
+    from .pins import apply_pins as apply
+
+    return apply(plan, session, pinned, counts) if pinned else plan
 
 
 def prefix_counts(full: TokenCounts, prefix: Session) -> TokenCounts:
@@ -138,12 +156,17 @@ def simulate(
     full = (store if store is not None else CountStore()).get(session, pol.scheme(tokenizer, session.model))
     summarizer = summarizer or ExtractiveSummarizer()
     replay: _Replay | None = None
-    if incremental:
+    pins = options.pins if options is not None else ()
+    if incremental and not pins:  # pins are applied to each turn's full plan: the reference replay
         from .replay import replayer
 
         replay = replayer(session, policy, params, full, summarizer, pair_safe)
     if replay is None:
         replay = _Replay(session, policy, params, full, summarizer, pair_safe)
+        if pins:
+            from .pins import resolve_pins
+
+            replay.pins = resolve_pins(session, pins)
     turns: list[Turn] = []
     n = len(session.messages)
     for i in range(n):
@@ -167,6 +190,7 @@ class _Replay:
         self.pair_safe = pair_safe
         self.generated: list[Summary] = []
         self.before = _Cuts()
+        self.pins: dict[int, str] = {}
 
     def step(self, i: int) -> Turn:
         session, policy, generated = self.session, self.policy, self.generated
@@ -181,6 +205,8 @@ class _Replay:
             for k, start in enumerate(session.summary_start_turns):
                 if start == i and i > 0:
                     events.append(Event(i, "compaction", _recorded_summary_event(session, k, prefix, plan)))
+        if self.pins:
+            plan = apply_pins(plan, prefix, pins_up_to(session, self.pins, i), counts)
         if self.pair_safe:
             plan = apply_pair_safety(plan, prefix, counts)
         self.before = _changes(i, plan, self.before, events)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import importlib.util
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -98,6 +100,38 @@ def load_encoding(encoding_name: str) -> Any:
 
 ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 
+#: Set to "tiktoken" to count with tiktoken even where bpe-openai's counter is installed.
+COUNTER_ENV = "CTXVIZ_COUNTER"
+
+
+@cache
+def fast_counter(encoding_name: str) -> Any:
+    """bpe-openai's Rust counter for the encoding (`pip install 'ctxviz[fast]'`), or None.
+
+    It counts without building the token list, 1.4-2x faster than tiktoken's `encode_ordinary` on
+    session text, and its counts are tiktoken's (tests/test_tokenizers.py holds it to that on random
+    text, special-token strings included). Its compiled module is loaded on its own: the package's
+    `__init__` imports an HTTP stack and takes seconds, the module a millisecond; its BPE data is
+    built in (the files ctxviz vendors came from its wheel), so nothing touches the network."""
+    if os.environ.get(COUNTER_ENV, "").strip().lower() == "tiktoken":
+        return None
+    try:
+        package = importlib.util.find_spec("bpe_openai")
+        folder = (package.submodule_search_locations or [None])[0] if package is not None else None
+        if folder is None:
+            return None
+        binary = next((f for f in sorted(os.listdir(folder)) if f.startswith("_bindings") and f.endswith((".so", ".pyd"))), None)
+        if binary is None:
+            return None
+        spec = importlib.util.spec_from_file_location("bpe_openai._bindings", os.path.join(folder, binary))
+        if spec is None or spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.tokenizer_for_encoding(encoding_name).count
+    except Exception:  # an incompatible build: tiktoken counts instead
+        return None
+
 
 @dataclass(frozen=True)
 class TiktokenTokenizer:
@@ -112,9 +146,15 @@ class TiktokenTokenizer:
     def count(self, text: str) -> int:
         if not text:
             return 0
+        fast = fast_counter(self.encoding_name)
+        if fast is not None:
+            return int(fast(text))
         return len(load_encoding(self.encoding_name).encode_ordinary(text))
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
+        fast = fast_counter(self.encoding_name)
+        if fast is not None:
+            return [int(fast(t)) if t else 0 for t in texts]
         enc = load_encoding(self.encoding_name)
         return [len(t) for t in enc.encode_ordinary_batch(list(texts))]
 

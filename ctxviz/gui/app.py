@@ -8,6 +8,7 @@ import sys
 import tempfile
 from typing import Any
 
+from ..engine.session import Session
 from ..errors import CtxvizError
 from .threads import GC_THRESHOLD
 
@@ -104,7 +105,17 @@ def render_window(window, path: str) -> None:
         raise CtxvizError(f"{path}: cannot write the screenshot")
 
 
-def run(session: str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
+def settle(window) -> None:
+    """Let the view-model's workers finish and their results reach the window (a few times: a
+    result may start more work, as a first plan starts the real count, which plans again)."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(4):
+        window.vm.wait()
+        QApplication.processEvents()
+
+
+def run(session: Session | str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
         tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None,
         compare: tuple[str, str] | None = None) -> int:
     app = application(scheme)
@@ -127,23 +138,18 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
     if screenshot:
         window.resize(*size)
         if session:
-            from ..io.loaders import load_session
+            if isinstance(session, str):
+                from ..io.loaders import load_session
 
-            window.vm.set_session(load_session(session))
-            window.vm.wait()
-            app.processEvents()
-            window.vm.plan_now()
+                session = load_session(session)
+            window.vm.set_session(session)  # loaded once (the CLI hands over the session it checked)
+            settle(window)  # the first plan, then the real count and the plan that shows it
             if compare is not None:
                 window.compare.request()
-                window.vm.wait()
-                app.processEvents()
-            if tab == 1:
-                window.vm.timeline = None
-                window.tabs.setCurrentIndex(1)
-                window.vm.wait()
-                app.processEvents()
-            else:
-                window.tabs.setCurrentIndex(tab)
+                settle(window)
+            # The Timeline tab simulates once, when shown (small sessions; larger ones say how to start it).
+            window.tabs.setCurrentIndex(tab)
+            settle(window)
             if window.vm.plan is not None:
                 dropped = next((m.index for m in window.vm.plan.messages if not m.sent), None)
                 if dropped is not None:
@@ -155,6 +161,8 @@ def run(session: str | None, screenshot: str | None = None, scheme: str = "auto"
             scratch.cleanup()
         return 0
     window.show()
-    if session:
+    if isinstance(session, Session):
+        window.vm.set_session(session)
+    elif session:
         window.open_path(session)
     return app.exec()

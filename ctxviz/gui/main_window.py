@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -44,14 +45,16 @@ from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
 from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
-from .actions import ActionRegistry, ActionSpec, CommandPalette
+from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
-from .status import notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .theme import WARNING
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
+from .widgets.lost_card import LostCard
 from .widgets.message_strip import MessageStrip
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
@@ -102,7 +105,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for col, width in enumerate((46, 84, 68, 96, 60, 60, 72, 84)):
+        for col, width in enumerate((42, 58, 62, 92, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
             header.resizeSection(col, width)
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 
@@ -111,7 +114,11 @@ class MainWindow(QMainWindow):
         self.decision_filter = QComboBox()
         self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search messages (Ctrl+F)")
+        self.search.setPlaceholderText('Search (Ctrl+F): words, "a phrase", role:user decision:dropped tokens>1000 -zone:system')
+        self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id; tokens, sent and index "
+                               "compare with > >= < <= =; a word or \"quoted phrase\" must be in the id, reason or text; "
+                               "a leading - negates a term.")
+        self.search.setToolTip(self.search_help)
         self.search.setClearButtonEnabled(True)
         filters = QHBoxLayout()
         filters.addWidget(self.role_filter)
@@ -188,6 +195,9 @@ class MainWindow(QMainWindow):
         ol.setContentsMargins(0, 0, 0, 0)
         ol.setSpacing(2)
         ol.addWidget(self.notes_panel)
+        self.lost_card = LostCard()
+        self.lost_card.messageClicked.connect(self.select_message)
+        ol.addWidget(self.lost_card)
         ol.addWidget(overview, 1)
 
         self.timeline = TimelineView()
@@ -252,6 +262,12 @@ class MainWindow(QMainWindow):
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
         self.progress_bar.hide()
+        # Beside the progress of a simulation: stops it (at its next progress report, a few turns on).
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel-simulation")
+        self.cancel_button.setToolTip("Stop the turn-by-turn simulation")
+        self.cancel_button.clicked.connect(self.cancel_simulation)
+        self.cancel_button.hide()
         # How many notes the plan has, on the right (never cut off by a long status); it opens them.
         self.notes_button = QToolButton()
         self.notes_button.setObjectName("notes-count")
@@ -262,6 +278,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.notes_button)
         self.statusBar().addPermanentWidget(self.progress_bar)
+        self.statusBar().addPermanentWidget(self.cancel_button)
         # A change of inputs while the timeline is shown replays again once the values settle.
         self._resimulate_timer = QTimer(self)
         self._resimulate_timer.setSingleShot(True)
@@ -300,10 +317,14 @@ class MainWindow(QMainWindow):
             ActionSpec("report", "Export &report…", "File", self.export_report, "Ctrl+Shift+R"),
             ActionSpec("save-preset", "&Save parameters as preset…", "File", self.save_preset, S.Save),
             ActionSpec("load-preset", "&Load parameter preset…", "File", self.load_preset_dialog, "Ctrl+L"),
-            ActionSpec("quit", "&Quit", "File", self.close, S.Quit),
+            ActionSpec("quit", "&Quit", "File", self.close, "Ctrl+Q"),
             ActionSpec("copy-context", "&Copy context as sent", "Edit", self.copy_context, "Ctrl+Shift+C"),
             ActionSpec("copy-command", "Copy as co&mmand", "Edit", self.copy_command, "Ctrl+Shift+M"),
             ActionSpec("find", "&Find message", "Edit", self.focus_search, S.Find),
+            ActionSpec("go-to", "&Go to message…", "Edit", self.go_to_dialog, "Ctrl+G"),
+            ActionSpec("jump-cut", "&Jump to the cut", "Edit", self.jump_to_cut, "Ctrl+J"),
+            ActionSpec("next-dropped-user", "&Next dropped user message", "Edit", self.next_dropped_user, "Ctrl+D"),
+            ActionSpec("switch-policy", "S&witch policy…", "Tools", self.choose_policy, "Ctrl+P"),
             ActionSpec("view-overview", "&Overview", "View", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1"),
             ActionSpec("view-timeline", "&Timeline", "View", lambda: self.tabs.setCurrentIndex(1), "Ctrl+2"),
             ActionSpec("view-compare", "&Compare", "View", lambda: self.tabs.setCurrentIndex(2), "Ctrl+3"),
@@ -311,7 +332,7 @@ class MainWindow(QMainWindow):
             ActionSpec("strip-width", "Strip: width by tokens / by message", "View", self.toggle_strip_width, "Ctrl+T"),
             ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
             ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
-            ActionSpec("about", "&About ctxviz", "Help", self.about),
+            ActionSpec("about", "&About ctxviz", "Help", self.about, S.HelpContents),
         ]
         for spec in specs:
             r.add(spec)
@@ -332,6 +353,10 @@ class MainWindow(QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.timelineStale.connect(self._timeline_stale)
+        vm.simulating.connect(self._simulating)
+        vm.timelineCancelled.connect(self._timeline_cancelled)
+        vm.realCounting.connect(self._real_counting)
+        vm.realCountReady.connect(self._real_count_ready)
         vm.explanationReady.connect(self._show_explanation)
         vm.compareReady.connect(self.compare.show_result)
         vm.paramError.connect(self.params.show_error)
@@ -454,16 +479,84 @@ class MainWindow(QMainWindow):
 
     def simulate(self) -> None:
         self._resimulate_timer.stop()
-        self.tabs.setCurrentIndex(TIMELINE_TAB)
+        self.tabs.setCurrentIndex(TIMELINE_TAB)  # (opening the tab may already have started it)
         self.vm.request_timeline()
+
+    def cancel_simulation(self) -> None:
+        self._resimulate_timer.stop()
+        self.vm.cancel_timeline()
+
+    def _simulating(self, running: bool) -> None:
+        self.cancel_button.setVisible(running)
+        if running:
+            self.timeline.set_timeline(None, "Simulating turn by turn… (Cancel, at the bottom right, stops it)")
+
+    def _timeline_cancelled(self, message: str) -> None:
+        self.timeline.set_timeline(None, message)
+        self.progress_bar.hide()
+        self.status_label.setText(message)
+
+    def _real_counting(self, counting: bool) -> None:
+        if self.shown_plan is not None:
+            self._update_status(self.shown_plan)
+
+    def _real_count_ready(self, before: Plan, plan: Plan) -> None:
+        """The plan on screen, now with its real count: the status bar says it (nothing else shows it)."""
+        if self.shown_plan is before:
+            self.shown_plan = plan
+            self._update_status(plan)
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
         self.notes_panel.expand(True)
 
     def show_palette(self) -> None:
-        self.palette_dialog = CommandPalette(self.registry, self)
+        self.palette_dialog = CommandPalette(self.registry, self, self.palette_entries)
         self.palette_dialog.open()
+
+    def palette_entries(self, query: str) -> list[PaletteEntry]:
+        """The palette's own entries: one per policy, and "go to message N" when the query is a number."""
+        entries = [PaletteEntry(f"Switch policy: {name}", lambda name=name: self.policy_box.setCurrentText(name))
+                   for name in self.vm.policies() if name != self.vm.policy]
+        number = query.strip().lstrip("#").removeprefix("go to").strip().lstrip("#")
+        if number.isdigit() and self.shown_plan is not None and int(number) < len(self.shown_plan.messages):
+            entries.insert(0, PaletteEntry(f"Go to message #{int(number)}", lambda n=int(number): self.select_message(n)))
+        return entries
+
+    def go_to_dialog(self) -> None:
+        if self.shown_plan is None or not self.shown_plan.messages:
+            return
+        last = len(self.shown_plan.messages) - 1
+        number, ok = QInputDialog.getInt(self, "Go to message", f"Message number (0-{last:,}):", self.selected or 0, 0, last)
+        if ok:
+            self.select_message(number)
+
+    def jump_to_cut(self) -> None:
+        """Select the newest message the plan does not send: where the cut falls."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None)
+        if cut is None:
+            self.statusBar().showMessage("every message is sent: there is no cut", 4000)
+        else:
+            self.select_message(cut)
+
+    def next_dropped_user(self) -> None:
+        """Select the next user message the plan does not send, after the selected one (wrapping)."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        lost = [m.index for m in plan.messages if m.role == "user" and not m.sent]
+        if not lost:
+            self.statusBar().showMessage("every user message is sent", 4000)
+            return
+        current = self.selected if self.selected is not None else -1
+        self.select_message(next((i for i in lost if i > current), lost[0]))
+
+    def choose_policy(self) -> None:
+        self.policy_box.setFocus()
+        self.policy_box.showPopup()
 
     def about(self) -> None:
         QMessageBox.about(self, "About ctxviz", "ctxviz: see and tune how agent context managers trim a conversation.")
@@ -501,7 +594,9 @@ class MainWindow(QMainWindow):
             from .report import write_report
 
             try:
-                write_report(self.vm.session, self.vm.plan_now(), self.vm.timeline, path)  # type: ignore[arg-type]
+                # The plan on screen (planning again here could count 100,000 messages on this thread).
+                plan = self.vm.plan if self.vm.plan is not None else self.vm.plan_now()
+                write_report(self.vm.session, plan, self.vm.timeline, path)  # type: ignore[arg-type]
             except CtxvizError as exc:
                 self.show_error(str(exc))
             else:
@@ -545,6 +640,7 @@ class MainWindow(QMainWindow):
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
     def _policy_changed(self, name: str) -> None:
         policy = get_policy(name)
@@ -558,9 +654,14 @@ class MainWindow(QMainWindow):
 
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
+        if getattr(self, "_fresh_session", False) and session is self.vm.session:
+            self._fresh_session = False
+            # The replay fills in after the first plan (off this thread, with progress), as opening the tab would.
+            QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen())
+        self.lost_card.set_plan(session, plan)
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan)
         self.model.set_plan(session, plan)
@@ -644,7 +745,8 @@ class MainWindow(QMainWindow):
             selection.blockSignals(False)
 
     def _update_status(self, plan: Plan) -> None:
-        self.status_label.setText(status_text(plan))
+        pending = plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
+        self.status_label.setText(status_text(plan) + (SEPARATOR + "real count: counting…" if pending else ""))
 
     def _render_context(self) -> None:
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
@@ -665,6 +767,13 @@ class MainWindow(QMainWindow):
 
     def _update_count(self) -> None:
         self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
+        error = self.model.query.error if self.model.search else ""
+        if error != self.search.property("query_error"):  # a malformed term is said, not silently ignored
+            self.search.setProperty("query_error", error)
+            self.search.setStyleSheet(f"QLineEdit {{ border: 1px solid {WARNING}; }}" if error else "")
+            self.search.setToolTip(error or self.search_help)
+            if error:
+                self.statusBar().showMessage(f"search: {error}", 8000)
 
     def _row_selected(self, current, _previous) -> None:
         if current.isValid():
@@ -750,7 +859,13 @@ class MainWindow(QMainWindow):
         self.progress_bar.setRange(0, qt_int(total, 0))
         self.progress_bar.setValue(qt_int(done, 0))
         if done >= total:
-            QTimer.singleShot(300, self.progress_bar.hide)
+            QTimer.singleShot(300, self._hide_finished_progress)
+
+    def _hide_finished_progress(self) -> None:
+        """Hide a finished bar, unless other work (a simulation after the real count) has reported since."""
+        bar = self.progress_bar
+        if bar.value() >= bar.maximum() and not self.cancel_button.isVisible():
+            bar.hide()
 
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:

@@ -10,6 +10,7 @@ own `index()` and `flags()` stay in C++.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from itertools import compress
 from operator import ne
@@ -18,7 +19,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from ..engine.filters import Query, matching, parse_query
 from ..engine.plan import Plan
+from ..engine.reasons import short
 from ..engine.session import Session
 from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS
@@ -27,6 +30,18 @@ COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", 
 #: The MessagePlan field each column shows (also the PlanColumns field it sorts by).
 FIELDS = ("index", "id", "role", "category", "tokens", "sent_tokens", "decision", "zone", "reason")
 NUMERIC = {0, 4, 5}
+HEADER_TIPS = (
+    "The message's position in the session (0 is the first).",
+    "The message's id in the file.",
+    "Who wrote it: system, user, assistant, or tool (a tool's result).",
+    "Its category: the colour it has in the strip, the bars and the reports.",
+    "Its tokens as the policy's own estimator measures it, before any cut.",
+    "What it costs as sent: 0 when not sent; less than 'tokens' when truncated or replaced by a placeholder; "
+    "more when the policy charges extra for it as sent (supyagent adds 3 for measuring it as a one-message list).",
+    "What the policy did with it: kept, dropped, summarized, truncated or replaced.",
+    "The part of the context the policy placed it in (fresh tail, evictable prefix, ...).",
+    "Why, in a few words; hover a cell (or select the message) for the policy's full sentence.",
+)
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -39,15 +54,19 @@ class MessageTableModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.plan: Plan | None = None
-        self.texts: list[str] = []
+        self._texts: list[str] | None = []
         self._texts_of: Session | None = None
         self.role = ""
         self.decision = ""
         self.search = ""
+        #: The search box's last parsed query (its `error` is shown beside the box).
+        self.query = Query()
         self.sort_column = 0
         self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[int] = []  # message indices in view order
         self._position: dict[int, int] | None = None  # message index -> view row, built on demand
+        #: (first, last) row the view can show, set by a `MessageTableView`; None: compare every row.
+        self.shown_rows: Callable[[], tuple[int, int]] | None = None
 
     # --- inputs -------------------------------------------------------------------------------
     @property
@@ -70,28 +89,39 @@ class MessageTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.plan = plan
         if session is None or plan is None:
-            self.texts, self._texts_of = [], None
-        elif session is not self._texts_of:  # the text search needs them; a re-plan keeps them
-            self.texts, self._texts_of = [m.text for m in session.messages], session
+            self._texts, self._texts_of = [], None
+        elif session is not self._texts_of:  # the text search needs them (made then); a re-plan keeps them
+            self._texts, self._texts_of = None, session
         self._set_rows(rows if rows is not None else self._ordered(plan))
         self.endResetModel()
 
     def _announce_changes(self, old: Plan, new: Plan) -> None:
-        changed = list(compress(range(len(new.messages)), map(ne, old.messages, new.messages)))
+        """dataChanged for the rows whose record changed. A re-plan of 10,000 messages can change
+        thousands of reasons (they quote the budget), so with a view that says which rows it shows
+        (`shown_rows`) only those are compared: the others are read afresh whenever scrolled to."""
+        rows, olds, news = self.rows, old.messages, new.messages
+        if self.shown_rows is not None:
+            first, last = self.shown_rows()
+            changed = [r for r in range(max(0, first), min(last, len(rows) - 1) + 1) if olds[rows[r]] != news[rows[r]]]
+        else:
+            messages = list(compress(range(len(news)), map(ne, olds, news)))
+            changed = messages if self._identity else sorted(r for r in map(self.view_row, messages) if r is not None)
         if not changed:
             return
-        rows = sorted(r for r in map(self.view_row, changed) if r is not None)
+        # The columns that changed (often the reason alone: it quotes the budget or the cut).
+        sample = changed if len(changed) <= 256 else changed[:: len(changed) // 256]
+        differing = [c for c, f in enumerate(FIELDS) if any(getattr(olds[rows[r]], f) != getattr(news[rows[r]], f) for r in sample)]
+        left, right = (differing[0], differing[-1]) if differing and len(sample) == len(changed) else (0, len(COLUMNS) - 1)
         runs: list[tuple[int, int]] = []
-        for r in rows:
+        for r in changed:
             if runs and r == runs[-1][1] + 1:
                 runs[-1] = (runs[-1][0], r)
             else:
                 runs.append((r, r))
         if len(runs) > 64:  # scattered changes: one range; the view still repaints only what it shows
-            runs = [(rows[0], rows[-1])]
-        last = len(COLUMNS) - 1
+            runs = [(changed[0], changed[-1])]
         for top, bottom in runs:
-            self.dataChanged.emit(self.index(top, 0), self.index(bottom, last))
+            self.dataChanged.emit(self.index(top, left), self.index(bottom, right))
 
     def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None) -> None:
         if role is not None:
@@ -99,7 +129,7 @@ class MessageTableModel(QAbstractTableModel):
         if decision is not None:
             self.decision = decision
         if search is not None:
-            self.search = search.lower()
+            self.search = search
         self.beginResetModel()
         self._set_rows(self._ordered(self.plan))
         self.endResetModel()
@@ -139,9 +169,18 @@ class MessageTableModel(QAbstractTableModel):
         if self.decision:
             rows = [r for r in rows if cols.decision[r].value == self.decision]
         if self.search:
-            needle, texts = self.search, self.texts
-            rows = [r for r in rows if needle in f"{cols.id[r]}\n{cols.reason[r]}\n{texts[r]}".lower()]
+            self.query = parse_query(self.search)
+            if not self.query.empty:
+                rows = matching(plan, self.texts, self.query, rows)
         return list(rows)
+
+    @property
+    def texts(self) -> list[str]:
+        """Each message's text, made on the first search: joining the parts of 100,000 messages
+        takes seconds, which the first plan of a long session should not wait for."""
+        if self._texts is None:
+            self._texts = [m.text for m in self._texts_of.messages] if self._texts_of is not None else []
+        return self._texts
 
     @staticmethod
     def sort_keys(plan: Plan, col: int) -> list[Any]:
@@ -175,8 +214,12 @@ class MessageTableModel(QAbstractTableModel):
         return len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -187,6 +230,8 @@ class MessageTableModel(QAbstractTableModel):
         m = self.plan.messages[self.rows[index.row()]]
         col = index.column()
         if role == _DISPLAY:
+            if col == 8:
+                return short(m)  # the sentence is the tooltip and the detail panel's
             value = getattr(m, FIELDS[col])
             if col in (4, 5):
                 return f"{value:,}"
@@ -198,7 +243,10 @@ class MessageTableModel(QAbstractTableModel):
         if role == _DECORATION:
             return _category_color(str(m.category)) if col == 3 else None
         # Tooltips are auto-detected as rich text: the reason or message text, escaped (safe.py).
-        return _tooltip(m.reason if col == 8 else self.texts[m.index][:600])
+        if col == 8:
+            return _tooltip(m.reason)
+        return _tooltip(self._texts[m.index][:600] if self._texts is not None else self._texts_of.messages[m.index].text[:600]
+                        if self._texts_of is not None else "")
 
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)

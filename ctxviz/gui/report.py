@@ -2,21 +2,24 @@
 
 PNG through `grab()`, SVG through QSvgGenerator (pyqtgraph's own SVG exporter breaks on PySide6
 6.11+), PDF through QPdfWriter, and a self-contained HTML page with the picture inlined and every
-message escaped (a session file is untrusted input). Files are written atomically.
+message escaped (a session file is untrusted input); beyond a few hundred messages its table is paged
+by a small script over inert JSON, so 100,000 messages stay usable. Files are written atomically.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import json
 import os
+from typing import Any
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize
 from PySide6.QtGui import QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QWidget
 
-from ..engine.plan import Plan
+from ..engine.plan import Decision, MessagePlan, Plan
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
@@ -121,18 +124,116 @@ def render_pdf(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | None = None) -> str:
+#: Message rows per page of the HTML report's table: a browser lays out 100,000 rows (each with its
+#: message) slowly or not at all, so larger sessions are paged by a small script over their data.
+PAGE_ROWS = 200
+
+_COLUMNS = ("#", "id", "role", "category", "tokens", "decision", "zone", "reason", "message")
+
+
+def message_row(m: MessagePlan, text: str) -> list[Any]:
+    """One message's cells as data: index, id, role, category, tokens, decision, zone, reason, text."""
+    return [m.index, m.id, m.role, str(m.category), m.tokens, m.decision.value, m.zone, m.reason, text]
+
+
+def row_html(row: list[Any]) -> str:
+    """A table row, every piece from the file escaped (the paging script builds the same with textContent)."""
+    esc = html.escape
+    index, mid, role, category, tokens, decision, zone, reason, text = row
+    return (f"<tr class='{esc(decision)}'><td>{index}</td><td>{esc(mid)}</td><td>{esc(role)}</td><td>{esc(category)}</td>"
+            f"<td class='n'>{tokens:,}</td><td>{esc(decision)}</td><td>{esc(zone)}</td><td>{esc(reason)}</td>"
+            f"<td><details><summary>{esc(text[:80])}</summary><pre>{esc(text)}</pre></details></td></tr>")
+
+
+def script_json(value: Any) -> str:
+    """JSON that is inert inside a <script> element: `<`, `>` and `&` as \\u escapes, so no text
+    from the file can close the element or start markup (JSON.parse reads them back unchanged)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+#: Pages the table over the rows in #ctxviz-rows; cells are set with textContent (never parsed as HTML).
+PAGER_SCRIPT = r"""
+(function () {
+  var rows = JSON.parse(document.getElementById("ctxviz-rows").textContent);
+  var size = PAGE_ROWS, page = 0, shown = rows;
+  var body = document.getElementById("ctxviz-body");
+  var status = document.getElementById("ctxviz-page");
+  var search = document.getElementById("ctxviz-search");
+  var decision = document.getElementById("ctxviz-decision");
+  function cell(tr, text, cls) { var td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; tr.appendChild(td); return td; }
+  function render() {
+    var pages = Math.max(1, Math.ceil(shown.length / size));
+    page = Math.min(Math.max(0, page), pages - 1);
+    var frag = document.createDocumentFragment();
+    shown.slice(page * size, (page + 1) * size).forEach(function (r) {
+      var tr = document.createElement("tr");
+      tr.className = r[5];
+      cell(tr, String(r[0])); cell(tr, r[1]); cell(tr, r[2]); cell(tr, r[3]);
+      cell(tr, r[4].toLocaleString("en-US"), "n"); cell(tr, r[5]); cell(tr, r[6]); cell(tr, r[7]);
+      var td = cell(tr, ""), details = document.createElement("details"), summary = document.createElement("summary");
+      summary.textContent = r[8].slice(0, 80);
+      details.appendChild(summary);
+      details.addEventListener("toggle", function () {  // the whole text only when opened
+        if (details.open && details.childNodes.length === 1) { var pre = document.createElement("pre"); pre.textContent = r[8]; details.appendChild(pre); }
+      });
+      td.appendChild(details);
+      frag.appendChild(tr);
+    });
+    body.textContent = "";
+    body.appendChild(frag);
+    status.textContent = "page " + (page + 1) + " of " + pages + " (" + shown.length.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") + " messages)";
+  }
+  function filter() {
+    var needle = search.value.toLowerCase(), want = decision.value;
+    shown = rows.filter(function (r) {
+      return (!want || r[5] === want) && (!needle || (r[1] + "\n" + r[7] + "\n" + r[8]).toLowerCase().indexOf(needle) >= 0);
+    });
+    page = 0;
+    render();
+  }
+  document.getElementById("ctxviz-first").onclick = function () { page = 0; render(); };
+  document.getElementById("ctxviz-prev").onclick = function () { page -= 1; render(); };
+  document.getElementById("ctxviz-next").onclick = function () { page += 1; render(); };
+  document.getElementById("ctxviz-last").onclick = function () { page = Infinity; render(); };
+  search.oninput = filter;
+  decision.onchange = filter;
+  document.getElementById("ctxviz-pager").hidden = false;
+  render();
+})();
+"""
+
+
+def messages_html(session: Session, plan: Plan, page_rows: int = PAGE_ROWS) -> str:
+    """The message table: whole when it has at most `page_rows` rows; beyond, the first page as
+    HTML (what a reader without scripts sees) and every row as inert JSON that a small script
+    pages, filters and searches, building cells with textContent."""
+    texts = [m.text for m in session.messages]
+    head = "<tr>" + "".join(f"<th>{c}</th>" for c in _COLUMNS) + "</tr>"
+    rows = [message_row(m, texts[m.index]) for m in plan.messages]
+    if len(rows) <= page_rows:
+        return f"<table>{head}\n" + "\n".join(map(row_html, rows)) + "\n</table>"
+    pages = -(-len(rows) // page_rows)
+    options = "".join(f"<option value='{d.value}'>{d.value}</option>" for d in Decision)
+    first = "\n".join(row_html(r) for r in rows[:page_rows])
+    return f"""<p id="ctxviz-pager" hidden>
+<button id="ctxviz-first">&laquo; first</button> <button id="ctxviz-prev">&lsaquo; previous</button>
+<button id="ctxviz-next">next &rsaquo;</button> <button id="ctxviz-last">last &raquo;</button>
+<select id="ctxviz-decision"><option value="">all decisions</option>{options}</select>
+<input id="ctxviz-search" type="search" placeholder="search id, reason, text"></p>
+<p id="ctxviz-page">page 1 of {pages:,} ({len(rows):,} messages, {page_rows:,} a page; the others need scripts enabled)</p>
+<table>{head}<tbody id="ctxviz-body">
+{first}
+</tbody></table>
+<script type="application/json" id="ctxviz-rows">{script_json(rows)}</script>
+<script>{PAGER_SCRIPT.replace("PAGE_ROWS", str(int(page_rows)))}</script>"""
+
+
+def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | None = None, page_rows: int = PAGE_ROWS) -> str:
     """A self-contained page: the picture inlined, how the replay compares with the plan (when there
-    is a timeline), then every message, escaped."""
+    is a timeline), then every message, escaped (paged beyond `page_rows` messages)."""
     esc = html.escape
     versus = f"<p class='versus'>{esc(plan_versus_replay(plan, timeline))}</p>" if timeline is not None else ""
-    texts = {m.index: m.text for m in session.messages}
-    rows = "\n".join(
-        f"<tr class='{m.decision.value}'><td>{m.index}</td><td>{esc(m.id)}</td><td>{esc(m.role)}</td><td>{esc(str(m.category))}</td>"
-        f"<td class='n'>{m.tokens:,}</td><td>{m.decision.value}</td><td>{esc(m.zone)}</td><td>{esc(m.reason)}</td>"
-        f"<td><details><summary>{esc(texts[m.index][:80])}</summary><pre>{esc(texts[m.index])}</pre></details></td></tr>"
-        for m in plan.messages
-    )
     notes = "".join(f"<li>{esc(n)}</li>" for n in plan.notes)
     allocation = "".join(f"<tr><td>{esc(k)}</td><td class='n'>{v:,}</td><td class='n'>{plan.usage.get(k, 0):,}</td></tr>" for k, v in plan.allocation.items())
     t = plan.totals
@@ -154,9 +255,8 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 <h2>Messages</h2>
-<table><tr><th>#</th><th>id</th><th>role</th><th>category</th><th>tokens</th><th>decision</th><th>zone</th><th>reason</th><th>message</th></tr>
-{rows}
-</table></body></html>
+{messages_html(session, plan, page_rows)}
+</body></html>
 """
 
 

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
 
-# Categories: distinguishable hues (also for the common colour-vision deficiencies), mid lightness
-# so they read on both light and dark backgrounds.
+from ..resources import resource_path
+
+# Categories and decisions: Okabe and Ito's colour-blind-safe hues, picked so that every pair stays
+# apart (CIE Lab distance >= 15) for normal vision and simulated deuteranopia and protanopia
+# (tests/test_colours.py), at mid lightness so they read on light and dark backgrounds.
 CATEGORY_COLORS = {
-    "system": "#7a8699",
-    "context": "#9467bd",
-    "dialog": "#1f77b4",
+    "system": "#56b4e9",
+    "context": "#cc79a7",
+    "dialog": "#0072b2",
     "system_output": "#e69f00",
-    "error": "#d62728",
-    "internal": "#8c8c8c",
-    "unknown": "#b0b0b0",
+    "error": "#d55e00",
+    "internal": "#009e73",
+    "unknown": "#5f5f5f",
 }
 CATEGORY_LABELS = {"system": "System", "context": "Context", "dialog": "Dialog", "system_output": "Tool output",
                    "error": "Error", "internal": "Internal", "unknown": "Unknown"}
-DECISION_COLORS = {"kept": "#2ca02c", "dropped": "#9e9e9e", "summarized": "#17becf", "truncated": "#ff7f0e", "replaced": "#bcbd22"}
+DECISION_COLORS = {"kept": "#009e73", "dropped": "#b8b8b8", "summarized": "#56b4e9", "truncated": "#e69f00", "replaced": "#0072b2"}
 PART_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#e15759", "#9c755f", "#ff9da7", "#bab0ac"]
 WARNING = "#d62728"
 
@@ -41,6 +45,17 @@ def apply_color_scheme(app: QGuiApplication, scheme: str = "auto") -> None:
         dark = scheme == "dark"
     app.setStyle("Fusion")
     app.setPalette(dark_palette() if dark else light_palette())
+    if isinstance(app, QApplication):
+        # Fusion draws a check box's frame a shade darker than the window: invisible on a dark one.
+        app.setStyleSheet(DARK_CHECKBOXES.replace("CHECK", resource_path("icons", "check-light.svg").as_posix()) if dark else "")
+
+
+DARK_CHECKBOXES = """
+QCheckBox::indicator { width: 13px; height: 13px; border: 1px solid #8a919e; border-radius: 3px; background: #16181c; }
+QCheckBox::indicator:hover { border-color: #c3c8d1; }
+QCheckBox::indicator:checked { background: #3d7eea; border-color: #3d7eea; image: url(CHECK); }
+QCheckBox::indicator:disabled { border-color: #4a505b; background: #1f2228; }
+"""
 
 
 def light_palette() -> QPalette:

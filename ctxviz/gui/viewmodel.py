@@ -10,17 +10,20 @@ a view-model lives, Python's cyclic garbage collector runs on the GUI thread onl
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import shlex
 import sys
 import threading
+import time
 import weakref
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from ..engine.checks import PlanOptions
-from ..engine.counting import CountStore
+from ..engine.catalog import find_model
+from ..engine.checks import PlanOptions, chat_scheme, real_count
+from ..engine.counting import CountStore, ProgressCallback
 from ..engine.explain import Cancelled, Explanation, why
 from ..engine.plan import Plan
 from ..engine.planner import plan_session
@@ -28,14 +31,40 @@ from ..engine.policies import get_policy, policy_names
 from ..engine.policies.base import params_dict
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay, simulate
+from ..engine.tokenizers import TiktokenTokenizer, real_encoding_for_model
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
 from .threads import COLLECTOR, Worker, start_daemon
 
 #: How long closing the window waits for a running plan or search to notice it is no longer wanted.
 SHUTDOWN_WAIT_S = 5.0
+#: A worker's progress reaches the GUI thread at most this often (each report is a queued event).
+PROGRESS_INTERVAL_S = 0.05
 #: View-models not shut down yet.
 _LIVE: set[ContextViewModel] = set()
+
+
+def throttled(report: ProgressCallback, interval: float = PROGRESS_INTERVAL_S) -> ProgressCallback:
+    """`report`, called at most every `interval` seconds (and always for the last step), so that a
+    worker counting or replaying 100,000 messages does not flood the GUI thread's event queue."""
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if done >= total or now - last >= interval:
+            last = now
+            report(done, total)
+
+    return progress
+
+
+def real_count_scheme(model: str) -> Any:
+    """The per-message scheme `checks.real_count` counts with (its encoding chosen the same way),
+    so that a worker can fill the store with it beforehand, with progress."""
+    entry = find_model(model)
+    encoding = entry.encoding if entry and entry.encoding else real_encoding_for_model(model)
+    return chat_scheme(model, TiktokenTokenizer(encoding))
 
 
 def _shutdown_when_destroyed(ref: weakref.ref[ContextViewModel]) -> Any:
@@ -53,6 +82,15 @@ class ContextViewModel(QObject):
     timelineReady = Signal(object)  # Timeline
     #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
     timelineStale = Signal()
+    #: A simulation started (True) or ended, finished or not (False): the window's Cancel button.
+    simulating = Signal(bool)
+    #: The running simulation was cancelled (by `cancel_timeline`): no timeline, and why.
+    timelineCancelled = Signal(str)
+    #: The real count of the session's messages is being counted (True) or is in (False).
+    realCounting = Signal(bool)
+    #: The plan on screen, now with its real count (`plan.real`): the same plan otherwise, so not a
+    #: `planReady` (whose next emission a caller reads as the plan of the change it just made).
+    realCountReady = Signal(object, object)  # (the plan as it was, the plan with its real count)
     explanationReady = Signal(object)  # Explanation
     compareReady = Signal(object, object)  # (Plan A, Plan B)
     paramsChanged = Signal(object)  # the policy's parameter dataclass
@@ -67,7 +105,11 @@ class ContextViewModel(QObject):
     _load_failed = Signal(int, str)
     _planned = Signal(int, object, object)
     _failed = Signal(int, str)
+    _sim_failed = Signal(int, str)
     _simulated = Signal(int, object)
+    _counted = Signal(object, str)
+    _real_filled = Signal(object, object)
+    _count_failed = Signal(object, str)
     _explained = Signal(int, object)
     _compared = Signal(int, object, object)
 
@@ -96,7 +138,18 @@ class ContextViewModel(QObject):
         self._timeline_inputs: tuple[Any, ...] | None = None
         self._submitted_inputs: tuple[Any, ...] | None = None
         self._executor = Worker("plan")
-        self._side_executor = Worker("sim")
+        self._side_executor = Worker("side")  # the "why" search and Compare
+        self._sim_executor = Worker("sim")  # a long replay never holds up a "why" answer
+        self._count_executor = Worker("count")  # the real count's tokenizing, after the first plan
+        #: (session id, model) whose real-count per-message counts are in the store; the one being counted.
+        self._real_ready: set[tuple[int, str]] = set()
+        self._real_counting: tuple[int, str] | None = None
+        #: The inputs of the simulation running now (None: none runs); `timeline_state` says what
+        #: the Timeline shows: "" (nothing yet), "running", "done", "cancelled", "failed".
+        self._sim_running: tuple[Any, ...] | None = None
+        self.timeline_state = ""
+        self._sim_progress = (0, 0)
+        self.simulations = 0  # started, for tests (the Timeline tab and --screenshot simulate once)
         self._load_thread: threading.Thread | None = None
         self._load_threads: list[threading.Thread] = []
         self._load_generation = 0
@@ -110,7 +163,11 @@ class ContextViewModel(QObject):
         self._load_failed.connect(self._on_load_failed)
         self._planned.connect(self._on_planned)
         self._failed.connect(self._on_failed)
+        self._sim_failed.connect(self._on_sim_failed)
         self._simulated.connect(self._on_simulated)
+        self._counted.connect(self._on_counted)
+        self._real_filled.connect(self._on_real_filled)
+        self._count_failed.connect(self._on_count_failed)
         self._explained.connect(self._on_explained)
         self._compared.connect(self._on_compared)
 
@@ -122,6 +179,8 @@ class ContextViewModel(QObject):
             return
         self._load_generation += 1
         generation = self._load_generation
+        # The young garbage now, while it is small: the loaded session is frozen with what is pending then.
+        gc.collect(1)
         self.busy.emit(True, f"Loading {path}…")
 
         def job() -> None:
@@ -203,6 +262,7 @@ class ContextViewModel(QObject):
         self._sim_generation += 1
         had = self.timeline is not None
         self.timeline = None
+        self._end_simulation("")
         if had or self.session is not None:
             self.timelineStale.emit()
 
@@ -220,6 +280,7 @@ class ContextViewModel(QObject):
         """Schedule a plan of the current inputs; coalesces requests made while one is running."""
         if self.session is None:
             return
+        COLLECTOR.input_changed()  # no collection pause in the middle of a drag (threads.py)
         with self._lock:
             if self._running:
                 self._pending = True
@@ -230,11 +291,13 @@ class ContextViewModel(QObject):
     def _submit_plan(self) -> None:
         self._generation += 1
         generation = self._generation
-        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.options
+        session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.plan_options()
         self._submitted_inputs = self._inputs()
 
-        def progress(done: int, total: int) -> None:
+        def report(done: int, total: int) -> None:
             self._post(self.progress, done, total)
+
+        progress = throttled(report)
 
         def job() -> None:
             try:
@@ -251,11 +314,93 @@ class ContextViewModel(QObject):
 
         self._executor.submit(job)
 
+    def plan_options(self) -> PlanOptions:
+        """The options a plan runs with now. The real count tokenizes every message with the
+        model's real encoding (most of a first plan's time at 100,000 messages), so a plan asks for
+        it only once a worker of its own has counted them (`_start_real_count`, with progress):
+        the first plan shows at once, and the real count fills in afterwards."""
+        if self.options.real_count and self.session is not None and self._real_key() not in self._real_ready:
+            return dataclasses.replace(self.options, real_count=False)
+        return self.options
+
+    def _real_key(self) -> tuple[int, str]:
+        session = self.session
+        return (id(session), self.options.model or (session.model if session is not None else ""))
+
+    @property
+    def real_count_pending(self) -> bool:
+        """The real count was asked for and its counting is not done yet."""
+        return self.options.real_count and self.session is not None and self._real_key() not in self._real_ready
+
+    def _start_real_count(self) -> None:
+        """Count the session with the model's real encoding on the count worker; the plan on
+        screen then gets its real count (`realCountReady`), and later plans have it at once."""
+        if not self.real_count_pending or self._real_counting == self._real_key() or self._closed:
+            return
+        key = self._real_counting = self._real_key()
+        session, model = self.session, key[1]
+        self.realCounting.emit(True)
+
+        shown = throttled(lambda done, total: self._post(self.progress, done, total))
+
+        def progress(done: int, total: int) -> None:
+            if self.session is not session or self._closed:
+                raise Cancelled  # another session was opened: these counts are of no use now
+            shown(done, total)
+
+        def job() -> None:
+            try:
+                self.store.get(session, real_count_scheme(model), progress)
+            except Cancelled:
+                self._post(self._count_failed, session, "")
+            except Exception as exc:
+                self._post(self._count_failed, session, f"real count failed ({type(exc).__name__}: {exc})")
+            else:
+                self._post(self._counted, session, model)
+
+        self._count_executor.submit(job)
+
+    def _on_counted(self, session: Session, model: str) -> None:
+        if self._real_counting == (id(session), model):
+            self._real_counting = None
+        if session is not self.session:
+            return
+        self._real_ready.add((id(session), model))
+        plan, store = self.plan, self.store
+        if plan is None:
+            self.realCounting.emit(False)
+            return
+
+        def job() -> None:  # on the plan worker, in order with the plans: cheap now that the messages are counted
+            try:
+                self._post(self._real_filled, plan, real_count(plan, session, model, store))
+            except Exception as exc:
+                self._post(self._count_failed, session, f"real count failed ({type(exc).__name__}: {exc})")
+
+        self._executor.submit(job)
+
+    def _on_real_filled(self, plan: Plan, real: Any) -> None:
+        self.realCounting.emit(False)
+        if plan is self.plan:  # (a newer plan was made with the real count already)
+            self.plan = dataclasses.replace(plan, real=real)
+            self.realCountReady.emit(plan, self.plan)
+
+    def _on_count_failed(self, session: Session, message: str) -> None:
+        if self._real_counting is not None and self._real_counting[0] == id(session):
+            self._real_counting = None
+        if session is self.session:
+            self.realCounting.emit(False)
+            if message:
+                self.errorOccurred.emit(message)
+
     def plan_now(self) -> Plan | None:
-        """Plan synchronously (tests, screenshots, the report): same engine call, same result."""
+        """Plan synchronously (tests, the report): same engine call, same result (with the real
+        count when asked for: it is counted here and then, on the GUI thread)."""
         if self.session is None:
             return None
         plan = plan_session(self.session, self.policy, self.params, self.tokenizer, self.store, None, self.options)
+        if self.options.real_count:
+            self._real_ready.add(self._real_key())
         self.plan = plan
         self._plan_inputs = self._inputs()
         self.planReady.emit(self.session, plan)
@@ -268,35 +413,70 @@ class ContextViewModel(QObject):
         load = self._load_thread
         if load is not None:
             load.join(timeout)
-        self._executor.submit(lambda: None).result(timeout)
-        self._side_executor.submit(lambda: None).result(timeout)
+        for worker in (self._executor, self._count_executor, self._sim_executor, self._side_executor):
+            worker.submit(lambda: None).result(timeout)
 
     # --- timeline, why, compare ---------------------------------------------------------------
     def request_timeline(self) -> None:
-        if self.session is None:
+        """Replay the current inputs turn by turn on the simulation worker, with progress. A
+        replay of these inputs already running or done is not started again (the Timeline tab,
+        Simulate and `--screenshot` may all ask); `cancel_timeline` stops a running one."""
+        if self.session is None or self._closed:
+            return
+        inputs = self._inputs()
+        if self._sim_running == inputs or (self.timeline is not None and self._timeline_inputs == inputs):
             return
         self._sim_generation += 1
         generation = self._sim_generation
         session, policy, params, tokenizer, options = self.session, self.policy, self.params, self.tokenizer, self.replay_options()
-        inputs = self._inputs()
+        self._sim_running = inputs
+        self.timeline_state = "running"
+        self.simulations += 1
+        self._sim_progress = (0, len(session.messages))
         self.busy.emit(True, "Simulating turn by turn…")
+        self.simulating.emit(True)
+
+        shown = throttled(lambda done, total: self._post(self.progress, done, total))
 
         def progress(done: int, total: int) -> None:
             if generation != self._sim_generation:
-                raise Cancelled
-            self._post(self.progress, done, total)
+                raise Cancelled  # cancelled, or the inputs changed: stop at this report (every one is checked)
+            self._sim_progress = (done, total)
+            shown(done, total)
 
         def job() -> None:
+            if generation != self._sim_generation:
+                return  # cancelled before it started
             try:
                 timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress, options=options)
             except Cancelled:
                 return
             except Exception as exc:
-                self._post(self._failed, -1, f"simulation failed ({type(exc).__name__}: {exc})")
+                self._post(self._sim_failed, generation, f"simulation failed ({type(exc).__name__}: {exc})")
             else:
                 self._post(self._simulated, generation, (timeline, inputs))
 
-        self._side_executor.submit(job)
+        self._sim_executor.submit(job)
+
+    def cancel_timeline(self) -> bool:
+        """Stop the running simulation (it stops at its next progress report, every few turns):
+        no timeline, the state "cancelled", and the views told. False when none was running."""
+        if self._sim_running is None:
+            return False
+        self._sim_generation += 1
+        done, total = self._sim_progress
+        self._end_simulation("cancelled")
+        self.busy.emit(False, "")
+        self.timelineCancelled.emit(f"Simulation cancelled after {done:,} of {total:,} turns. Simulate to run it again.")
+        return True
+
+    def _end_simulation(self, state: str) -> None:
+        running = self._sim_running is not None
+        self._sim_running = None
+        if running or state:
+            self.timeline_state = state
+        if running:
+            self.simulating.emit(False)
 
     def plan_versus_replay(self) -> str:
         """The engine's sentence on the plan and the replay of the same inputs, or "" while either
@@ -378,6 +558,12 @@ class ContextViewModel(QObject):
         self.plan = None
         self.timeline = None
         self._sim_generation += 1  # a replay of the previous session still running is of no use now
+        self._end_simulation("")
+        # The session is immutable and lives as long as it is shown: out of the collector's
+        # generations with it, or each full collection (on this thread, threads.py) rescans its
+        # millions of objects and stalls the window (load_session freezes only where gc is Python's
+        # to run). What cyclic garbage is pending now is kept too; `open` collects it before loading.
+        gc.freeze()
         self.busy.emit(False, "")
         self.sessionLoaded.emit(session)
         with self._lock:
@@ -399,6 +585,7 @@ class ContextViewModel(QObject):
         self._plan_inputs = self._submitted_inputs  # the latest submission's: a change since would have superseded it
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
+        self._start_real_count()  # after the plan is on screen (a no-op unless asked for and not counted yet)
 
     def _on_load_failed(self, generation: int, message: str) -> None:
         if generation != self._load_generation or self._closed:
@@ -419,8 +606,16 @@ class ContextViewModel(QObject):
             return
         timeline, self._timeline_inputs = result
         self.timeline = timeline
+        self._end_simulation("done")
         self.busy.emit(False, "")
         self.timelineReady.emit(timeline)
+
+    def _on_sim_failed(self, generation: int, message: str) -> None:
+        if generation != self._sim_generation:
+            return
+        self._end_simulation("failed")
+        self.busy.emit(False, "")
+        self.errorOccurred.emit(message)
 
     def _on_explained(self, generation: int, explanation: Explanation) -> None:
         if generation == self._why_generation:
@@ -464,8 +659,11 @@ class ContextViewModel(QObject):
         self._sim_generation += 1
         self._why_generation += 1
         self._executor.shutdown(SHUTDOWN_WAIT_S)
+        self._sim_executor.shutdown(SHUTDOWN_WAIT_S)
         self._side_executor.shutdown(SHUTDOWN_WAIT_S)
-        threads = [t for t in (self._executor.thread, self._side_executor.thread, *self._load_threads) if t is not None]
+        self._count_executor.shutdown(SHUTDOWN_WAIT_S)
+        workers = (self._executor, self._sim_executor, self._side_executor, self._count_executor)
+        threads = [t for t in (*(w.thread for w in workers), *self._load_threads) if t is not None]
         # gc is restored once no worker thread is left; this object lives until its own have ended.
         COLLECTOR.release(self, threads)
         _LIVE.discard(self)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, supyagent
+from . import categories, claude_code, consolidator, missy, mnesis, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -84,5 +84,6 @@ register(supyagent.POLICY)
 register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
+register(claude_code.POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

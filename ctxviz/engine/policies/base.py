@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ...errors import ParameterError
-from ..counting import CountingScheme, MessageMeasure, TokenCounts
+from ..counting import CountingScheme, MessageMeasure, SessionMeasure, TokenCounts
 from ..plan import Plan
 from ..session import Session
 from ..tokenizers import Tokenizer, get_tokenizer
@@ -29,8 +30,8 @@ class Policy(Generic[P]):
     default_tokenizer: str
     plan: Callable[[Session, P, TokenCounts], Plan]
     description: str = ""
-    #: For frameworks whose estimator depends on the model (mnesis): model name -> tokenizer name.
-    tokenizer_for_model: Callable[[str], str] | None = None
+    #: For frameworks whose estimator depends on the model (mnesis): model name -> tokenizer (or its name).
+    tokenizer_for_model: Callable[[str], str | Tokenizer] | None = None
     #: The allocation part whose usage holds a zone's sent messages (a zone not listed: the part of
     #: the same name), so that dropping a message after the policy ran (pair safety) updates it.
     zone_parts: Mapping[str, str] = field(default_factory=dict)
@@ -62,6 +63,9 @@ class Policy(Generic[P]):
     #: (params, session, trigger_tokens, keep_messages, keep_tokens) -> (params, lines it could not set).
     trigger_level: Callable[..., int | None] | None = None
     align: Callable[..., tuple[Any, list[str]]] | None = None
+    #: Counts the whole session at once, where one message's count depends on others (mnesis: a
+    #: tool call's part holds its output); `measure` still counts a message on its own.
+    measure_session: SessionMeasure | None = None
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""
@@ -69,7 +73,7 @@ class Policy(Generic[P]):
             tokenizer = self.tokenizer_for_model(model) if self.tokenizer_for_model else self.default_tokenizer
         if isinstance(tokenizer, str):
             tokenizer = get_tokenizer(tokenizer)
-        return CountingScheme(self.measure_name, self.measure, tokenizer)
+        return CountingScheme(self.measure_name, self.measure, tokenizer, self.measure_session)
 
     def __post_init__(self) -> None:
         names = {f.name for f in param_fields(self.params_type)}
@@ -89,8 +93,14 @@ def param_fields(params_type: type) -> list[dataclasses.Field[Any]]:
 
 
 def field_type(params_type: type, name: str) -> Any:
-    hints = typing.get_type_hints(params_type)
-    return hints[name]
+    return _hints(params_type)[name]
+
+
+@functools.lru_cache(maxsize=256)
+def _hints(params_type: type) -> dict[str, Any]:
+    """A parameter class's resolved annotations: resolving them compiles every string annotation, far
+    too slow to repeat for each value a sweep or a slider sets."""
+    return typing.get_type_hints(params_type)
 
 
 #: The largest integer parameter: beyond 2**53 a budget times a fraction is no longer exact, and

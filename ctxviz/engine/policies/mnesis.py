@@ -3,6 +3,15 @@
 Seed page 004 and policies.md section 4 are the specification. The documented invariant "the most
 recent raw messages are always included" is not enforced by the source; it is the named option
 `always_include_latest`, off by default.
+
+How a ctxviz session maps onto mnesis' messages (checked against mnesis 0.3.0 itself:
+tests/golden/mnesis): a tool message answering the calls of the message before it is no mnesis
+message; its output lives in that message's ToolPart (`[Tool: n]\nInput: ...\nOutput: ...\n[/Tool]`),
+so the pair is counted, kept and dropped as one (the tool message counts 0 and has no context entry:
+`extra["carried_by"]`). Thinking is a ReasoningPart, counted by the length of its pydantic `str()`
+/ 4 and sent only when non-empty. A text holding a special token (`<|endoftext|>`) makes mnesis'
+tiktoken call raise, and it counts that text as characters / 4; with no model name mnesis' ModelInfo
+is its unknown-model default, cl100k_base.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from ..session import (
     ToolResultPart,
     render_file_ref,
 )
-from ..tokenizers import HEURISTICS, Tokenizer
+from ..tokenizers import ENCODINGS, HEURISTICS, Tokenizer, load_encoding
 from .base import Policy, params_dict
 from .common import base_system_prompt
 
@@ -57,9 +66,31 @@ def model_info(model: str) -> ModelInfo:
     return ModelInfo(128_000, 4096, "cl100k_base")
 
 
-def tokenizer_for_model(model: str) -> str:
-    """No model: mnesis' len//4 heuristic; otherwise the ModelInfo's encoding."""
-    return model_info(model).encoding if model else "mnesis"
+@dataclass(frozen=True)
+class MnesisTiktoken:
+    """mnesis' TokenEstimator.estimate for a tiktoken encoding: `encoder.encode(text)`, which raises
+    on a special token such as `<|endoftext|>`; mnesis catches that and falls back to
+    max(1, len // 4) for the whole text."""
+
+    encoding_name: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.encoding_name} (mnesis)"
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        encoding = load_encoding(self.encoding_name)
+        if any(special in text for special in encoding.special_tokens_set):  # mnesis: encode() raises, the heuristic answers
+            return HEURISTICS["mnesis"].count(text)
+        return len(encoding.encode_ordinary(text))
+
+
+def tokenizer_for_model(model: str) -> str | Tokenizer:
+    """The ModelInfo's encoding; no model name is an unknown model: mnesis' default, cl100k_base."""
+    encoding = model_info(model).encoding
+    return MnesisTiktoken(encoding) if encoding in ENCODINGS else encoding
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -82,44 +113,140 @@ class MnesisBudget:
             raise ValueError(f"compaction_buffer must be between 1000 and 200000, got {self.compaction_buffer}")
 
 
-def render_part(part: Part, tool_name: str, for_estimate: bool = False) -> str | None:
-    """_convert_message's rendering of one part; None where mnesis omits the part."""
+def reasoning_str(text: str) -> str:
+    """`str()` of mnesis' ReasoningPart (pydantic's `field=repr(value)` form): what its estimator
+    measures for a part that is neither text, tool nor file."""
+    return f"type='reasoning' text={text!r}"
+
+
+def render_tool(call: ToolCallPart, result: ToolResultPart | None) -> str:
+    """ContextBuilder._render_tool_part: a call and its output are ONE ToolPart in mnesis; a
+    compacted output makes the whole part a tombstone."""
+    if result is not None and result.compacted_at:
+        return f"[Tool '{call.name}' output compacted at {result.compacted_at}]"
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        arguments = call.arguments
+    if not isinstance(arguments, dict):  # ToolPart.input is a dict: a non-object argument is kept under a key
+        arguments = {"input": arguments}
+    lines = [f"[Tool: {call.name}]", f"Input: {json.dumps(arguments, indent=2)}"]
+    if result is not None and result.text and not result.is_error:
+        lines.append(f"Output: {result.text}")
+    if result is not None and result.text and result.is_error:
+        lines.append(f"Error: {result.text}")
+    lines.append("[/Tool]")
+    return "\n".join(lines)
+
+
+def render_orphan_result(part: ToolResultPart, tool_name: str) -> str:
+    """A tool output whose call is not in the message before it: mnesis has no such part (its
+    ToolPart holds both); ctxviz sends it as a ToolPart without input."""
+    name = tool_name or "tool"
+    if part.compacted_at:
+        return f"[Tool '{name}' output compacted at {part.compacted_at}]"
+    body = f"Error: {part.text}" if part.is_error else f"Output: {part.text}"
+    return f"[Tool: {name}]\n{body}\n[/Tool]" if part.text else f"[Tool: {name}]\n[/Tool]"
+
+
+Results = dict[str, ToolResultPart]
+
+
+def render_part(part: Part, tool_name: str, results: Results, own_calls: frozenset[str], for_estimate: bool = False) -> str | None:
+    """_convert_message's rendering of one part; None where mnesis adds nothing."""
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ToolCallPart):
-        try:
-            arguments = json.loads(part.arguments or "{}")
-        except json.JSONDecodeError:
-            arguments = part.arguments
-        return f"[Tool: {part.name}]\nInput: {json.dumps(arguments, indent=2)}\n[/Tool]"
+        return render_tool(part, results.get(part.id))
     if isinstance(part, ToolResultPart):
-        name = tool_name or "tool"
-        if part.compacted_at:
-            return f"[Tool '{name}' output compacted at {part.compacted_at}]"
-        body = f"Error: {part.text}" if part.is_error else f"Output: {part.text}"
-        return f"[Tool: {name}]\n{body}\n[/Tool]" if part.text else f"[Tool: {name}]\n[/Tool]"
+        return None if part.tool_call_id in own_calls else render_orphan_result(part, tool_name)
     if isinstance(part, FileRefPart):
         if for_estimate:  # mnesis' estimator renders Tokens without the thousands separator (a quirk)
             return render_file_ref(part).replace(f"Tokens: {part.token_count:,}", f"Tokens: {part.token_count}")
         return render_file_ref(part)
     if isinstance(part, ThinkingPart):
-        return part.text
+        return part.text or None  # mnesis: `if text:` — an empty reasoning part adds no line
     return None
 
 
-def estimate_message(message: Message, tokenizer: Tokenizer) -> int:
-    """estimate_message: 4 for the role, plus each part's estimate (other parts by their repr)."""
+def _own_results(message: Message) -> tuple[Results, frozenset[str]]:
+    calls = frozenset(p.id for p in message.parts if isinstance(p, ToolCallPart))
+    return {p.tool_call_id: p for p in message.parts if isinstance(p, ToolResultPart) and p.tool_call_id in calls}, calls
+
+
+def estimate_message(message: Message, tokenizer: Tokenizer, results: Results | None = None) -> int:
+    """TokenEstimator.estimate_message: 4 for the role, each text / tool / file part's estimate,
+    and other parts (reasoning) by the length of their `str()` / 4. `results`: the outputs of this
+    message's calls that arrive in the tool messages after it (mnesis holds them in the call's part)."""
+    own, calls = _own_results(message)
+    results = {**own, **(results or {})}
     total = 4
     for part in message.parts:
-        if isinstance(part, (TextPart, ToolCallPart, ToolResultPart, FileRefPart)):
-            total += tokenizer.count(render_part(part, message.name, for_estimate=True) or "")
+        if isinstance(part, ThinkingPart):
+            total += max(1, len(reasoning_str(part.text)) // 4)
+        elif isinstance(part, (TextPart, ToolCallPart, ToolResultPart, FileRefPart)):
+            text = render_part(part, message.name, results, calls, for_estimate=True)
+            if text is not None:
+                total += tokenizer.count(text)
         else:
             total += max(1, len(repr(part)) // 4)
     return total
 
 
-def render_message(message: Message) -> dict[str, Any]:
-    rendered = [text for p in message.parts if (text := render_part(p, message.name)) is not None]
+@dataclass(frozen=True)
+class ToolParts:
+    """How a ctxviz session maps onto mnesis messages: a tool message answering the calls of the
+    assistant message before it is not a mnesis message; its outputs live in that message's ToolParts."""
+
+    carrier: tuple[int | None, ...]  # per message: the index of the message whose ToolPart holds its output
+    results: dict[int, Results]  # per carrying message: its calls' outputs, by call id
+
+
+_TOOL_PARTS: dict[int, tuple[Session, ToolParts]] = {}
+
+
+def tool_parts(session: Session) -> ToolParts:
+    """Cached per session object (sessions are immutable; a re-plan on a slider move reuses it)."""
+    found = _TOOL_PARTS.get(id(session))
+    if found is not None and found[0] is session:
+        return found[1]
+    parts = _tool_parts(session)
+    if len(_TOOL_PARTS) >= 8:
+        _TOOL_PARTS.pop(next(iter(_TOOL_PARTS)))
+    _TOOL_PARTS[id(session)] = (session, parts)
+    return parts
+
+
+def _tool_parts(session: Session) -> ToolParts:
+    carrier: list[int | None] = [None] * len(session.messages)
+    results: dict[int, Results] = {}
+    current: int | None = None  # the message whose calls a following tool message may answer
+    calls: frozenset[str] = frozenset()
+    for m in session.messages:
+        if m.role == "system":
+            continue
+        if (m.role == "tool" and current is not None and m.parts
+                and all(isinstance(p, ToolResultPart) and p.tool_call_id in calls for p in m.parts)):
+            carrier[m.index] = current
+            results.setdefault(current, {}).update({p.tool_call_id: p for p in m.parts if isinstance(p, ToolResultPart)})
+            continue
+        current = m.index
+        calls = frozenset(p.id for p in m.parts if isinstance(p, ToolCallPart))
+    return ToolParts(tuple(carrier), results)
+
+
+def measure_session(session: Session, tokenizer: Tokenizer) -> list[int]:
+    """Each mnesis message's estimate on the ctxviz message that starts it; the tool messages whose
+    outputs it carries count 0 (their tokens are in the carrier's ToolParts)."""
+    parts = tool_parts(session)
+    return [0 if parts.carrier[m.index] is not None else estimate_message(m, tokenizer, parts.results.get(m.index))
+            for m in session.messages]
+
+
+def render_message(message: Message, results: Results | None = None) -> dict[str, Any]:
+    own, calls = _own_results(message)
+    results = {**own, **(results or {})}
+    rendered = [text for p in message.parts if (text := render_part(p, message.name, results, calls)) is not None]
     role = "user" if message.role == "user" else "assistant"  # mnesis stores tool parts in assistant messages
     return {"role": role, "content": "\n".join(rendered)}
 
@@ -164,34 +291,58 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
         if m.id in covered:
             decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced in context by the summary that covers it")
 
+    # mnesis' unit is its message: an assistant message with the tool messages whose outputs its
+    # ToolParts hold (counted 0 on their own) is kept or dropped whole.
+    parts = tool_parts(session)
+    candidate = {m.index for m in raw_candidates}
+    units: list[list[Message]] = []
+    for m in raw_candidates:
+        carrier = parts.carrier[m.index]
+        if carrier is None:
+            units.append([m])
+        elif carrier in candidate:
+            units[-1].append(m)
+        else:
+            decide(m, Decision.DROPPED, "raw", f"dropped: its output belongs to the tool part of #{carrier}, which is not a raw message here")
+
+    def label(unit: list[Message]) -> str:
+        return f" (with its tool outputs #{', #'.join(str(c.index) for c in unit[1:])})" if len(unit) > 1 else ""
+
     included: list[Message] = []
     used = 0
     cut: Message | None = None
-    for position in range(len(raw_candidates) - 1, -1, -1):
-        m = raw_candidates[position]
+    for position in range(len(units) - 1, -1, -1):
+        unit = units[position]
+        m = unit[0]
         t = tokens[m.index]
         if used + t <= available:
             used += t
             included.append(m)
-            decide(m, Decision.KEPT, "raw", f"kept: {t:,} tokens fit in the {available - used + t:,} left of the {usable:,} usable (newest first)")
+            for c in unit:
+                decide(c, Decision.KEPT, "raw", f"kept: {t:,} tokens{label(unit)} fit in the {available - used + t:,} left of the {usable:,} usable (newest first)"
+                       if c is m else f"kept: its output is sent inside the tool part of #{m.index}, which mnesis counts there")
             continue
         if budget.always_include_latest and not included:
             used += t
             included.append(m)
-            decide(m, Decision.KEPT, "raw", f"kept: the most recent message is always included (option), even though its {t:,} tokens exceed the {max(available, 0):,} left")
+            for c in unit:
+                decide(c, Decision.KEPT, "raw", f"kept: the most recent message is always included (option), even though its {t:,} tokens exceed the {max(available, 0):,} left")
             continue
         cut = m
-        decide(m, Decision.DROPPED, "raw", f"dropped: {t:,} tokens did not fit in the {max(available - used, 0):,} left of the {usable:,} usable")
-        for older in raw_candidates[:position]:
-            decide(older, Decision.DROPPED, "raw", f"dropped: mnesis stops at the first message that does not fit (#{m.index})")
+        for c in unit:
+            decide(c, Decision.DROPPED, "raw", f"dropped: {t:,} tokens{label(unit)} did not fit in the {max(available - used, 0):,} left of the {usable:,} usable"
+                   if c is m else f"dropped with #{m.index}: its output is part of that message's tool part")
+        for older in units[:position]:
+            for c in older:
+                decide(c, Decision.DROPPED, "raw", f"dropped: mnesis stops at the first message that does not fit (#{m.index})")
         break
-    if raw_candidates and not included:
+    if units and not included:
         notes.append("no raw message is included: the newest alone does not fit (mnesis does not enforce its 'most recent always included' invariant)")
     included.reverse()
 
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
     context += [{"role": "assistant", "content": s.text} for s in session.summaries]
-    context += [render_message(m) for m in included]
+    context += [render_message(m, parts.results.get(m.index)) for m in included]
     context_index = [None] * (1 + len(session.summaries)) + [m.index for m in included]
     token_estimate = system_tokens + summary_tokens + used
     messages = tuple(decisions)  # type: ignore[arg-type]
@@ -199,7 +350,7 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
     allocation = {"reserved_output": reserved, "compaction_buffer": budget.compaction_buffer, "system": system_tokens,
                   "summaries": summary_tokens, "messages": usable - system_tokens - summary_tokens}
     usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system_tokens, "summaries": summary_tokens, "messages": used}
-    tool_tokens = tool_output_tokens(included, counts)
+    tool_tokens = tool_output_tokens(included, counts, parts)
     totals = Totals(budget=limit, used=token_estimate, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
                     fits=token_estimate <= usable, kept_messages=len(sent), dropped_messages=len(messages) - len(sent),
                     fits_test="parts")
@@ -209,12 +360,23 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
         context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"usable": usable, "has_summary": bool(session.summaries), "token_estimate": token_estimate,
                "summary_token_count": summary_tokens, "raw_message_tokens": used, "tool_output_tokens": tool_tokens,
-               "oldest_included_message_id": included[0].id if included else None, "cut_index": cut.index if cut else None},
+               "oldest_included_message_id": included[0].id if included else None, "cut_index": cut.index if cut else None,
+               # tool messages sent inside an earlier message's tool part (no context entry of their own)
+               "carried_by": {i: c for i, c in enumerate(parts.carrier) if c is not None and decisions[i] is not None and decisions[i].sent}},
     )
 
 
-def tool_output_tokens(included: list[Message], counts: TokenCounts) -> int:
-    return sum(counts.text(render_part(p, m.name) or "") for m in included for p in m.parts if isinstance(p, (ToolCallPart, ToolResultPart)))
+def tool_output_tokens(included: list[Message], counts: TokenCounts, parts: ToolParts) -> int:
+    """BuiltContext.tool_output_tokens: each included ToolPart's estimate (call and output together)."""
+    total = 0
+    for m in included:
+        own, calls = _own_results(m)
+        results = {**own, **parts.results.get(m.index, {})}
+        for p in m.parts:
+            if isinstance(p, (ToolCallPart, ToolResultPart)):
+                text = render_part(p, m.name, results, calls)
+                total += counts.text(text) if text else 0
+    return total
 
 
 def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
@@ -223,7 +385,9 @@ def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
     extra = {**plan.extra, "token_estimate": plan.totals.used, "raw_message_tokens": plan.usage["messages"],
              "oldest_included_message_id": included[0].id if included else None}
     if counts is not None:
-        extra["tool_output_tokens"] = tool_output_tokens(included, counts)
+        extra["tool_output_tokens"] = tool_output_tokens(included, counts, tool_parts(session))
+    sent = {m.index for m in plan.messages if m.sent}
+    extra["carried_by"] = {i: c for i, c in plan.extra.get("carried_by", {}).items() if i in sent}
     return replace(plan, extra=extra)
 
 
@@ -262,16 +426,17 @@ POLICY = Policy(
     params_type=MnesisBudget,
     measure_name="mnesis-message",
     measure=estimate_message,
-    default_tokenizer="mnesis",
+    measure_session=measure_session,
+    default_tokenizer="cl100k_base",
     tokenizer_for_model=tokenizer_for_model,
     plan=plan,
     zone_parts={"raw": "messages"},
     refresh=refresh,
     description="Summaries first, charged without a fit check; raw messages newest first, stopping at the first misfit.",
     framework='mnesis',
-    framework_version='677d1898',
+    framework_version='0.3.0 (677d1898)',
     source='src/mnesis/context/builder.py ContextBuilder.build',
-    counter="mnesis' estimator: the model's tiktoken encoding, or characters / 4",
+    counter="mnesis' TokenEstimator: the model's tiktoken encoding (cl100k_base when none is named), characters / 3 for Claude, characters / 4 when the text holds a special token",
     trigger=('context_limit', 'compaction_buffer'),
     trigger_level=trigger_level,
     align=align,

@@ -50,6 +50,7 @@ class BudgetPie(QWidget):
     def set_plan(self, plan: Plan | None, unseen: int | None = None) -> None:
         """Show `plan`; `unseen` is the provider's estimate of what its log does not record (by
         default the plan's own, `plan.reported.unseen`)."""
+        before = (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen)
         if plan is None:
             self.parts, self.total, self.caps, self.unseen = [], 0, False, 0
         else:
@@ -62,7 +63,8 @@ class BudgetPie(QWidget):
             if unseen is None:
                 unseen = plan.reported.unseen if plan.reported is not None else 0
             self.unseen = max(0, unseen)
-        self.update()
+        if (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen) != before:
+            self.update()  # a re-plan that changed nothing here paints nothing
 
     def caps_heading(self) -> str:
         """For caps: what they are, and how far past the budget they add up."""

@@ -46,7 +46,11 @@ class CategoryBars(pg.PlotWidget):
         caps = plan.totals.allocation_kind == "caps"
         budgets = dict(plan.allocation) if caps or plan.policy == "categories" else {}
         names = [c for c in MAIN if c in total or c in budgets] + [c for c in total if c not in MAIN]
-        self.rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
+        rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
+        title = self.title_for(plan, caps, bool(budgets))
+        if rows == self.rows and title == self.title_text:  # a re-plan that moved nothing here: no repaint
+            return
+        self.rows = rows
         xs = list(range(len(names)))
         reference = [b if b is not None else t for _, _, b, t in self.rows]
         self.outline.setOpts(x=xs, height=plot_values(reference))  # finite and bounded (safe.py)
@@ -56,7 +60,7 @@ class CategoryBars(pg.PlotWidget):
             brushes.append(pg.mkBrush(WARNING if over else CATEGORY_COLORS.get(c, "#b0b0b0")))
         self.bars.setOpts(x=xs, height=plot_values(used for _, used, _, _ in self.rows), brushes=brushes)
         top = finite(max(reference + [u for _, u, _, _ in self.rows] + [1]))
-        self.title_text = self.title_for(plan, caps, bool(budgets))
+        self.title_text = title
         layout = (tuple(names), bool(budgets), top, self.title_text)
         if layout == self._layout:  # a re-plan usually moves the bars only
             return

@@ -49,6 +49,11 @@ class StripItem(pg.GraphicsObject):
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
         tokens, n = cols.tokens, len(cols.tokens)
+        if (by_tokens == self._by_tokens and len(self.starts) == n and (highlight or set()) == self.highlight
+                and cols.decision == self.decisions and tokens == self._tokens and cols.category == self.categories
+                and (Decision.TRUNCATED not in cols.decision or cols.sent_tokens == getattr(self, "_sent", None))):
+            return  # a re-plan that changed no segment (the cut stayed put): nothing to draw again
+        self._sent = cols.sent_tokens
         if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != n or cols.category != self.categories:
             # A new session (or strip mode): geometry and category codes. A re-plan of the same
             # session keeps both; only decisions and sent tokens change.

@@ -65,8 +65,15 @@ class NotesPanel(QScrollArea):
         self.set_content((), ())
 
     def set_content(self, facts: Sequence[str], notes: Sequence[str]) -> None:
-        """Show these facts (one line each) and notes; the panel hides what it has nothing for."""
+        """Show these facts (one line each) and notes; the panel hides what it has nothing for.
+
+        Unchanged content is left alone: new text re-lays out the overview (the panel's height is
+        its text's), which repainted the whole window on every re-plan of a slider drag."""
         facts = [f for f in facts if f]
+        content = (tuple(facts), tuple(notes))
+        if content == getattr(self, "_content", None):
+            return
+        self._content = content
         self.facts.setText("\n".join(facts))
         self.facts.setVisible(bool(facts))
         self.note_lines = tuple(notes)

@@ -291,6 +291,8 @@ class ParamForm(QWidget):
                     widgets[0].setText(str(value))
                 else:
                     slider, spin = widgets
+                    if spin.value() == value:  # the field that changed it, or an unchanged one: a slider drag sets one field per step
+                        continue
                     if isinstance(spin, QDoubleSpinBox):
                         spin.setRange(min(spin.minimum(), value), max(spin.maximum(), value))  # show the real value
                     spin.setValue(value)  # type: ignore[attr-defined]

@@ -1,0 +1,124 @@
+"""Fit Claude Code's effective auto-compact trigger from the counts its own logs record.
+
+Every `compact_boundary` records the context's size when Claude Code compacted
+(`compactMetadata.preTokens`) and whether it was automatic or `/compact` (`trigger`). Claude Code
+auto-compacts once its count is at or over the trigger, checked before each request, so every
+automatic preTokens is at or above the trigger and the smallest is the tightest bound on it: that is
+the fitted trigger, given per model with its spread and the gap to the window it implies.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import find_model
+from .policies.claude_code import AutoCompactSettings, threshold
+from .session import Session
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One compaction a log records."""
+
+    source: str
+    model: str
+    trigger: str  # "auto" or "manual" (as the log spells it)
+    pre_tokens: int
+    version: str
+    before_index: int
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """The automatic compactions of one model."""
+
+    model: str
+    window: int | None
+    pre_tokens: tuple[int, ...]
+    documented_trigger: int | None  # Claude Code's default for this model (claude-code policy defaults)
+
+    @property
+    def n(self) -> int:
+        return len(self.pre_tokens)
+
+    @property
+    def trigger(self) -> int:
+        """The smallest preTokens: Claude Code fired at every one, so its trigger is at most this."""
+        return min(self.pre_tokens)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.pre_tokens)
+
+    @property
+    def buffer(self) -> int | None:
+        """window - trigger: how far below the window Claude Code compacts."""
+        return None if self.window is None else self.window - self.trigger
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "n": self.n, "trigger": self.trigger, "median": self.median, "min": min(self.pre_tokens),
+                "max": max(self.pre_tokens), "window": self.window, "buffer": self.buffer,
+                "documented_trigger": self.documented_trigger, "pre_tokens": list(self.pre_tokens),
+                "set": f"calibrated_trigger={self.trigger}"}
+
+
+def observations(session: Session) -> list[Observation]:
+    return [Observation(session.source, session.model, c.trigger, c.pre_tokens, session.format_version, c.before_index)
+            for c in session.compactions if c.pre_tokens > 0]
+
+
+def _window(model: str, sessions: Sequence[Session]) -> int | None:
+    entry = find_model(model)
+    if entry is not None:
+        return entry.context_window
+    reported = next((s.context_window for s in sessions if s.model == model and s.context_window), 0)
+    return reported or None
+
+
+def fit(sessions: Sequence[Session]) -> tuple[list[ModelFit], list[Observation]]:
+    """Per model, the fit of its automatic compactions; and every observation (manual ones too)."""
+    seen = [o for s in sessions for o in observations(s)]
+    by_model: dict[str, list[int]] = {}
+    for o in seen:
+        if o.trigger == "auto":
+            by_model.setdefault(o.model, []).append(o.pre_tokens)
+    fits = []
+    for model, values in sorted(by_model.items()):
+        window = _window(model, sessions)
+        documented = threshold(model, AutoCompactSettings(context_window=window)).trigger if window else None
+        fits.append(ModelFit(model or "(unknown model)", window, tuple(values), documented))
+    return fits, seen
+
+
+def report_text(fits: list[ModelFit], seen: list[Observation], files: int) -> str:
+    manual = sum(1 for o in seen if o.trigger != "auto")
+    lines = [f"{files} log(s): {len(seen)} compaction(s) recorded, {len(seen) - manual} automatic, {manual} manual (/compact, not used for the fit)"]
+    if not fits:
+        lines.append("no automatic compaction in these logs: nothing to calibrate (Claude Code records one as a "
+                     "compact_boundary with compactMetadata.trigger \"auto\" when a session reaches its trigger)")
+        return "\n".join(lines) + "\n"
+    for f in fits:
+        window = f"{f.window:,}" if f.window else "unknown (not in the catalogue: pass context_window)"
+        lines += [
+            "",
+            f"{f.model}: {f.n} automatic compaction(s)",
+            f"  preTokens   median {f.median:,.0f}, min {min(f.pre_tokens):,}, max {max(f.pre_tokens):,}",
+            f"  trigger     {f.trigger:,} (the smallest preTokens: Claude Code compacted at or above its trigger every time)",
+            f"  window      {window}",
+        ]
+        if f.buffer is not None:
+            lines.append(f"  buffer      {f.buffer:,} (window - trigger)")
+        if f.documented_trigger is not None:
+            gap = f.trigger - f.documented_trigger
+            lines.append(f"  documented  {f.documented_trigger:,} (window - {f.window - f.documented_trigger:,}, Claude Code's default); "
+                         f"the fit is {abs(gap):,} {'above' if gap >= 0 else 'below'} it")
+        lines.append(f"  replay with --policy claude-code --set calibrated_trigger={f.trigger}")
+    return "\n".join(lines) + "\n"
+
+
+def report_json(fits: list[ModelFit], seen: list[Observation], files: int) -> dict[str, Any]:
+    return {"files": files, "compactions": [o.__dict__ for o in seen], "models": [f.to_json() for f in fits],
+            "automatic": sum(1 for o in seen if o.trigger == "auto")}

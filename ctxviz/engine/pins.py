@@ -1,0 +1,132 @@
+"""Pins: messages a user says must reach the model, whatever the policy would do with them.
+
+A prompt engineer debugging a forgotten rule wants to know what keeping it would cost. A pin makes a
+message sent; to stay within the policy's budget the plan then lets go of the oldest unpinned
+messages it was sending (never the system prompt), and every message pushed out says which pin
+pushed it. The plan's notes say what the pins cost.
+
+Pin rules (`--pin`, repeatable): `#12` (message index), `id:m12`, `role:user` (every message of a
+role), `first-user` / `last-user` (also for assistant, tool, system), `text:WORDS` (every message
+whose text contains WORDS, case-insensitive).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ParameterError
+from .checks import drop_messages
+from .counting import TokenCounts
+from .plan import Decision, Plan
+from .policies import Policy, get_policy
+from .session import Session
+
+ROLES = ("user", "assistant", "tool", "system")
+
+
+def resolve_pins(session: Session, rules: Sequence[str]) -> dict[int, str]:
+    """Message index -> the rule that pins it; a rule that is malformed or matches nothing is one line."""
+    pinned: dict[int, str] = {}
+    messages = session.messages
+    for rule in rules:
+        text = rule.strip()
+        found: list[int]
+        if text.startswith("#") and text[1:].isdigit():
+            index = int(text[1:])
+            if index >= len(messages):
+                raise ParameterError(f"--pin {rule}: the session has messages #0-#{len(messages) - 1}")
+            found = [index]
+        elif text.startswith("id:"):
+            found = [m.index for m in messages if m.id == text[3:]]
+        elif text.startswith("role:") and text[5:] in ROLES:
+            found = [m.index for m in messages if m.role == text[5:]]
+        elif text.partition("-")[0] in ("first", "last") and text.partition("-")[2] in ROLES:
+            which, _, role = text.partition("-")
+            of_role = [m.index for m in messages if m.role == role]
+            found = of_role[:1] if which == "first" else of_role[-1:]
+        elif text.startswith("text:") and text[5:].strip():
+            needle = text[5:].strip().lower()
+            found = [m.index for m in messages if needle in m.text.lower()]
+        else:
+            raise ParameterError(f"--pin {rule}: not a pin rule (use #INDEX, id:ID, role:ROLE, first-ROLE, last-ROLE or text:WORDS)")
+        if not found:
+            raise ParameterError(f"--pin {rule}: matches no message of the session")
+        for index in found:
+            pinned.setdefault(index, text)
+    return pinned
+
+
+def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: TokenCounts | None = None) -> Plan:
+    """The plan with every pinned message sent and, while it no longer fits by the policy's own test,
+    the oldest unpinned sent messages (outside the system prompt) dropped to make room."""
+    policy = get_policy(plan.policy)
+    messages = list(plan.messages)
+    usage = dict(plan.usage)
+    added = [i for i in sorted(pinned) if not messages[i].sent]
+    for i in sorted(pinned):
+        m = messages[i]
+        if m.sent:
+            messages[i] = m._replace(reason=f"{m.reason} (pinned: {pinned[i]})")
+            continue
+        part = _part(policy, m.zone, usage)
+        usage[part] = usage.get(part, 0) + m.tokens
+        messages[i] = m._replace(decision=Decision.KEPT, sent_tokens=m.tokens,
+                                 reason=f"kept: pinned ({pinned[i]}); {policy.name} would have {m.decision.value} it ({m.reason})")
+    if not added:
+        return dataclasses.replace(plan, messages=tuple(messages))
+    extra_tokens = sum(plan.messages[i].tokens for i in added)
+    context = list(plan.context)
+    context_index = list(plan.context_index)
+    for i in added:
+        at = next((k for k, idx in enumerate(context_index) if idx is not None and idx > i), len(context))
+        context.insert(at, session.messages[i].to_openai())
+        context_index.insert(at, i)
+    used = plan.totals.used + extra_tokens
+    totals = dataclasses.replace(plan.totals, used=used, kept=plan.totals.kept + extra_tokens, dropped=plan.totals.dropped - extra_tokens,
+                                 kept_messages=plan.totals.kept_messages + len(added), dropped_messages=plan.totals.dropped_messages - len(added))
+    pinned_plan = dataclasses.replace(plan, messages=tuple(messages), usage=usage, context=tuple(context), context_index=tuple(context_index),
+                                      totals=totals)
+    # Room for the pins: the oldest unpinned messages sent, while the plan is over its budget because
+    # of them (an overflow the policy had already is left as it was).
+    added_by_part: dict[str, int] = {}
+    for i in added:
+        part = _part(policy, plan.messages[i].zone, usage)
+        added_by_part[part] = added_by_part.get(part, 0) + plan.messages[i].tokens
+    if plan.totals.fits_test == "parts":
+        over = {part: min(extra, usage[part] - plan.allocation.get(part, usage[part])) for part, extra in added_by_part.items()}
+    else:
+        over = {"": min(extra_tokens, used - plan.totals.budget)}
+    drops: dict[int, str] = {}
+    pins_text = ", ".join(f"#{i}" for i in added[:5]) + (" …" if len(added) > 5 else "")
+    for m in messages:
+        if m.index in pinned or not m.sent or m.zone == "system":
+            continue
+        part = "" if "" in over else _part(policy, m.zone, usage)
+        if over.get(part, 0) > 0:
+            drops[m.index] = f"dropped: pushed out to make room for the pinned {pins_text}"
+            over[part] -= m.sent_tokens
+    note = (f"pins added {len(added)} message(s) ({extra_tokens:,} tokens) that {policy.name} would not send" +
+            (f", and pushed out {len(drops)} older message(s) ({sum(messages[i].sent_tokens for i in drops):,} tokens) to stay within its budget"
+             if drops else ""))
+    if not drops:
+        plan = dataclasses.replace(pinned_plan, notes=(*pinned_plan.notes, note))
+        plan = dataclasses.replace(plan, totals=dataclasses.replace(plan.totals, fits=_fits(plan)))
+        return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
+    return drop_messages(pinned_plan, drops, note, session, counts)
+
+
+def _part(policy: Policy[Any], zone: str, usage: Mapping[str, int]) -> str:
+    """The allocation part whose usage holds a message of `zone`; a zone without one of its own
+    (mnesis' "summarized": those messages are not sent) goes with the policy's message part."""
+    part = policy.zone_parts.get(zone, zone)
+    if part in usage:
+        return part
+    return next((p for z, p in policy.zone_parts.items() if z != "system" and p in usage), next(iter(usage)))
+
+
+def _fits(plan: Plan) -> bool:
+    if plan.totals.fits_test == "parts":
+        return all(plan.usage.get(p, 0) <= a for p, a in plan.allocation.items())
+    return plan.totals.used <= plan.totals.budget

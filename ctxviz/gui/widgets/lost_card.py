@@ -1,0 +1,66 @@
+"""The overview's first answer: what the plan does not send, the user's own words first.
+
+One line of totals (how many messages and tokens, whose, where the cut fell and by how much it
+missed), then the user messages left out and the largest messages left out, each a link to the
+message. Session text is untrusted: every piece is escaped before it reaches the rich-text label.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from ...engine.lost import Lost, LostMessage, lost
+from ...engine.plan import Plan
+from ...engine.session import Session
+from ..theme import WARNING
+
+SHOWN = 4
+
+
+def _link(m: LostMessage, with_tokens: bool = False) -> str:
+    size = f" {m.tokens:,} tokens" if with_tokens else ""
+    return f'<a href="#{m.index}">#{m.index}</a>{html.escape(size)} “{html.escape(m.first_line)}”'
+
+
+def card_html(found: Lost) -> str:
+    if not found.messages:
+        return "<b>Every message is sent.</b>"
+    head = html.escape(found.headline())
+    if found.cut is not None:
+        head = head.replace(f"cut at #{found.cut}", f'cut at <a href="#{found.cut}">#{found.cut}</a>')
+    lines = [f'<b style="color:{WARNING}">{head}</b>']
+    if found.user_requests:
+        shown = " · ".join(_link(m) for m in found.user_requests[:SHOWN])
+        more = len(found.user_requests) - SHOWN
+        lines.append(f"<b>User messages not sent:</b> {shown}" + (f" · and {more:,} more" if more > 0 else ""))
+    if found.largest:
+        lines.append("<b>Largest not sent:</b> " + " · ".join(_link(m, True) for m in found.largest[:SHOWN]))
+    return "<br>".join(lines)
+
+
+class LostCard(QFrame):
+    messageClicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+        self.label.linkActivated.connect(lambda href: self.messageClicked.emit(int(href.lstrip("#"))))
+        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label)
+        self.found: Lost | None = None
+
+    def set_plan(self, session: Session, plan: Plan) -> None:
+        found = lost(plan, session)
+        if found == self.found:
+            return  # a re-plan that leaves out the same messages repaints nothing
+        self.found = found
+        self.label.setText(card_html(found))

@@ -1,0 +1,43 @@
+"""Reasons in a few words for the table, the policy's full sentence on hover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.reasons import short, short_reason
+from ctxviz.io.loaders import load_session
+
+SUPPORT = load_session(str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml"))
+
+
+def test_the_codes_carry_the_numbers_of_the_sentence() -> None:
+    plan = plan_session(SUPPORT, "missy")
+    # "dropped: 689 tokens did not fit in the 685 left of the 20,800-token history budget"
+    assert short(plan.messages[145]) == "missed by 4"
+    assert short(plan.messages[1]) == "after cut #145"
+    assert short(plan.messages[-2]) == "fresh tail"
+    categories = plan_session(SUPPORT, "categories")
+    over = next(m for m in categories.messages if m.decision.value == "dropped")
+    assert short(over) == "over SYSTEM_OUTPUT 7,500" and "over its 7,500 maximum" in over.reason
+    assert short_reason("dropped: 12,000 tokens did not fit in the 1,500 left of the usable") == "missed by 10,500"
+    assert short_reason("kept: pinned (first-user); missy would have dropped it (...)") == "pinned"
+    assert short_reason("dropped: a rule nobody phrased like this before, with many words") == "a rule nobody phrased…"
+
+
+def test_the_table_shows_the_code_and_the_sentence_on_hover(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("PySide6")
+    from PySide6.QtCore import Qt
+
+    from ctxviz.gui.models import COLUMNS, MessageTableModel
+
+    plan = plan_session(SUPPORT, "missy")
+    model = MessageTableModel()
+    model.set_plan(SUPPORT, plan)
+    cell = model.index(145, 8)
+    assert model.data(cell) == "missed by 4"
+    assert "689 tokens did not fit in the 685 left" in model.data(cell, Qt.ItemDataRole.ToolTipRole)
+    tips = [model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) for c in range(len(COLUMNS))]
+    assert all(tips) and "more when the policy charges extra" in tips[5]
