@@ -26,7 +26,9 @@ from .errors import CtxvizError, LoadError, ParameterError, UnknownNameError
 if TYPE_CHECKING:
     from .engine.counting import CountStore
     from .engine.plan import Plan
+    from .engine.retention import Retention, TimelineRetention
     from .engine.session import Session
+    from .engine.simulate import Timeline
     from .engine.summarizers import EndpointSummarizer
 
 # The engine and the loaders are imported when a command needs them (`_load`), not with this module:
@@ -141,6 +143,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("why", help="explain one message's decision and the smallest change that would keep it")
     _add_plan_options(p)
     p.add_argument("--message", required=True, help="message id, or its index")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("where", help="where a term went: the turns in which it was in the context, when it left, and what removed it")
+    _add_plan_options(p)
+    p.add_argument("term", help="text to follow (case-insensitive): a file path, an id, an error, a word of an instruction")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("gui", help="open the desktop app")
@@ -278,10 +285,12 @@ def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     session, plan = resolve_plan(args)
+    retention = plan_retention_of(plan, session)
     if args.json:
-        write_stdout(json_text(plan.to_json()) + "\n")
+        write_stdout(json_text({**plan.to_json(), "retention": retention.to_json(LOST_IN_JSON)}) + "\n")
     else:
         sys.stdout.write(plan_summary(plan, session))
+        sys.stdout.write(retention_text(retention))
     if args.fail_over_budget and not plan.totals.fits:
         return EXIT_OVER_BUDGET
     return EXIT_OK
@@ -391,11 +400,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
     reported = reported_per_turn(session)
+    retention = timeline_retention_of(timeline)
     cache = _cache_report(args, timeline) if args.cost else None
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
-                                                     "sentence": versus}}
+                                                     "sentence": versus},
+               "retention": retention.to_json(LOST_IN_JSON)}
         if cache is not None:
             doc["cache"] = cache.to_json()
         if reported:  # what the provider reported for the call that produced each turn's message
@@ -419,6 +430,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
+    sys.stdout.write(timeline_retention_text(retention))
     print(versus)
     if cache is not None:
         print_cache(cache)
@@ -501,10 +513,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
     a, b = sides
     diffs = compare(a, b)
+    kept_a, kept_b = plan_retention_of(a, session), plan_retention_of(b, session)
     caches = _compare_costs(args, session, name_a, name_b) if args.cost else None
     if args.json:
-        doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict()},
-               "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict()},
+        doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict(),
+                     "retention": kept_a.to_json(LOST_IN_JSON)},
+               "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict(),
+                     "retention": kept_b.to_json(LOST_IN_JSON)},
                "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
         if caches is not None:
             doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
@@ -525,6 +540,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         va, vb = getattr(a.totals, key), getattr(b.totals, key)
         fmt = (lambda v: str(v)) if isinstance(va, bool) else (lambda v: f"{v:,}")
         print(f"{key:18}{fmt(va):>14}{fmt(vb):>14}")
+    print(compare_retention_text(kept_a, kept_b), end="")
     for side, p in (("A", a), ("B", b)):
         if p.fit_verdict() != "fits":
             print(f"{side}: {p.fit_verdict()}")
@@ -538,6 +554,70 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
         print(f"      A: {d.a.reason}")
         print(f"      B: {d.b.reason}")
+    return EXIT_OK
+
+
+#: Lost anchors listed in a --json document (its `lost_count` is the full count).
+LOST_IN_JSON = 500
+
+
+def plan_retention_of(plan: Plan, session: Session) -> Retention:
+    """Which anchors of the session the plan still sends (engine/retention.py)."""
+    from .engine.retention import plan_retention
+
+    return plan_retention(plan, session)
+
+
+def timeline_retention_of(timeline: Timeline) -> TimelineRetention:
+    from .engine.retention import timeline_retention
+
+    return timeline_retention(timeline)
+
+
+def retention_text(retention: Retention) -> str:
+    from .io.text_summary import retention_summary
+
+    return retention_summary(retention)
+
+
+def timeline_retention_text(retention: TimelineRetention) -> str:
+    from .io.text_summary import timeline_retention_summary
+
+    return timeline_retention_summary(retention)
+
+
+def compare_retention_text(a: Retention, b: Retention) -> str:
+    """Both sides' retention as rows of the compare table, and what one side keeps that the other loses."""
+    rows = [("retention", f"{a.score * 100:.0f} %", f"{b.score * 100:.0f} %"),
+            ("anchors kept", f"{a.kept:,}/{a.anchors:,}", f"{b.kept:,}/{b.anchors:,}"),
+            ("instructions", f"{a.instructions_kept}/{a.instructions}", f"{b.instructions_kept}/{b.instructions}")]
+    lines = [f"{name:18}{va:>14}{vb:>14}" for name, va, vb in rows]
+    lost_a, lost_b = {x.id for x in a.lost}, {x.id for x in b.lost}
+    for side, mine, theirs, lost in (("A", lost_a, lost_b, a.lost), ("B", lost_b, lost_a, b.lost)):
+        only = [x for x in lost if x.id in mine - theirs]
+        if only:
+            shown = ", ".join(x.label(50) for x in only[:6]) + (f" and {len(only) - 6:,} more" if len(only) > 6 else "")
+            lines.append(f"lost by {side} only ({len(only):,}): {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_where(args: argparse.Namespace) -> int:
+    """Follow a term through the replay: when it was in the context, when it left and why."""
+    from .engine.retention import where
+    from .engine.simulate import simulate
+    from .io.text_summary import where_summary
+
+    if not args.term.strip():
+        raise ParameterError("where: the term is empty")
+    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+    session = load_args(args)
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(getattr(args, "pin", ()) or ()))
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options)
+    found = where(timeline, args.term)
+    if args.json:
+        write_stdout(json_text({"policy": policy_name, "params": dataclasses.asdict(timeline.params), **found.to_json()}) + "\n")
+    else:
+        write_stdout(where_summary(found, session.source, policy_name))
     return EXIT_OK
 
 
@@ -772,7 +852,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 COMMANDS = {"calibrate": cmd_calibrate, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export,
             "count": cmd_count, "policies": cmd_policies, "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why,
-            "sweep": cmd_sweep, "check": cmd_check}
+            "sweep": cmd_sweep, "check": cmd_check, "where": cmd_where}
 
 
 def write_stdout(text: str) -> None:

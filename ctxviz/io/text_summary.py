@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..engine.plan import Decision, Plan
 from ..engine.session import Session
+
+if TYPE_CHECKING:
+    from ..engine.retention import Retention, TimelineRetention, Where
 
 
 def _preview(text: str, width: int = 60) -> str:
@@ -151,3 +156,80 @@ def supyagent_context_status(plan: Plan, trigger: dict) -> list[str]:
     if trigger["will_trigger"]:
         lines.append("\u26a1 Summarization will trigger on next message")
     return lines
+
+
+# --- what was forgotten (engine/retention.py) ----------------------------------------------------
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.0f} %"
+
+
+def retention_summary(retention: Retention, shown: int = 10) -> str:
+    """The retention of a plan: the score, the instructions' share, and the first anchors lost
+    (user requests and instructions first), each with why its newest message is not sent."""
+    r = retention
+    lines = ["", f"retention: {r.kept:,} of {r.anchors:,} anchors still reach the model ({_percent(r.score)}); "
+                 f"user instructions {r.instructions_kept:,} of {r.instructions:,} ({_percent(r.instruction_score)})"]
+    if r.by_kind:
+        lines.append("  by kind: " + ", ".join(f"{kind} {kept}/{total}" for kind, (kept, total) in r.by_kind.items()))
+    if r.lost:
+        lines.append(f"lost ({len(r.lost):,}; user requests and instructions first):")
+        for a in r.lost[:shown]:
+            why = r.reasons.get(a.id, "")
+            lines.append(f"  {a.kind:<11} {a.label(60)}  (first said in #{a.first_index} {a.role})" + (f"; {_preview(why, 90)}" if why else ""))
+        if len(r.lost) > shown:
+            lines.append(f"  ... and {len(r.lost) - shown:,} more (--json lists them)")
+    else:
+        lines.append("lost: nothing; every anchor of the session still reaches the model")
+    return "\n".join(lines) + "\n"
+
+
+def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: int = 12) -> str:
+    """Retention through a replay: the last turn's score, the lowest, and what each event lost."""
+    lines: list[str] = []
+    final = tr.final
+    if final is not None:
+        lines.append(f"retention at the last turn (#{final.turn}): {final.kept:,} of {final.anchors:,} anchors ({_percent(final.score)}); "
+                     f"user instructions {final.instructions_kept:,} of {final.instructions:,} ({_percent(final.instruction_score)})")
+    low = tr.lowest
+    if low is not None:
+        lines.append(f"lowest retention: {_percent(low.score)} at turn {low.turn} ({low.kept:,} of {low.anchors:,} anchors; "
+                     f"instructions {low.instructions_kept} of {low.instructions})" + ("" if tr.exact else " among the turns planned"))
+    events = tr.event_losses
+    window = [loss for loss in tr.losses if loss.kind == "window"]
+    for loss in events[:losses]:
+        lines.append("  " + _preview(loss.sentence(shown), 400))
+    if len(events) > losses:
+        lines.append(f"  ... and {len(events) - losses:,} more events that lost anchors (--json lists them)")
+    if window:
+        total = sum(len(loss.lost) for loss in window)
+        lines.append(f"  {total:,} anchors left with no event, as the window moved on, over {len(window):,} turns")
+    if final is not None and final.lost:
+        lines.append("lost at the last turn: " + ", ".join(a.label(60) for a in final.lost[:shown])
+                     + (f" and {len(final.lost) - shown:,} more" if len(final.lost) > shown else ""))
+    lines.append(f"(retention: {tr.method})")
+    return "\n".join(lines) + "\n"
+
+
+def where_summary(w: Where, source: str, policy: str) -> str:
+    """Where a term went through a replay, in a few lines."""
+    lines = [f"{w.term!r} in {source} with {policy}: "
+             + (f"said in {len(w.said):,} message(s) ({', '.join(f'#{k}' for k in w.said[:8])}{' ...' if len(w.said) > 8 else ''})"
+                if w.said else "in no message")
+             + ("; it is in the system prompt, which is always sent" if w.in_system_prompt else "")]
+    for a in w.anchors[:5]:
+        lines.append(f"  anchor: {a.kind} {a.label(60)}, first said in #{a.first_index} ({a.role})")
+    if not w.said and not w.in_system_prompt:
+        return "\n".join(lines) + "\n"
+    if w.spans:
+        lines.append("  in the context at turns " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in w.spans))
+    else:
+        lines.append("  never in the context")
+    for e in w.exits:
+        cause = f"{e.kind} at turn {e.event_turn}: {e.message}" if e.kind != "window" else f"no event (plain trim): {e.message}"
+        lines.append(f"  left at turn {e.turn}: {_preview(cause, 300)}")
+    lines.append(f"  at the last turn (#{w.turns - 1}): {'in the context' if w.at_end else 'not in the context'}")
+    if not w.exact:
+        lines.append(f"  (a large replay: {w.method})")
+    return "\n".join(lines) + "\n"

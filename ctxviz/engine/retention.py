@@ -1,0 +1,696 @@
+"""Retention: which of a session's anchors (engine/anchors.py) still reach the model, and which
+the policy lost, for one plan and turn by turn through a simulation.
+
+An anchor survives when the context holds it: a message it appears in is sent whole (kept), or
+sent cut (truncated or replaced) and the cut text still holds it, or a text sent beside the
+messages (the system prompt, a summary in force, any context entry not made from one message)
+names it. User requests and instructions survive in a summary only when it repeats their words.
+
+API (pure, no Qt; the app's "lost" panel, retention line and term search read it):
+
+- `plan_retention(plan, session) -> Retention`: score (`kept / anchors`), `instruction_score`,
+  `by_kind`, and `lost` (user requests and instructions first). Cost: one pass over the sent
+  messages' anchor lists, well under 10 ms for a 10,000-message plan once the anchors are
+  extracted (`anchors_of`, once per session and cached: ~0.7 µs per character of text, 7-9 s
+  for 10,000 messages of a coding agent holding 12 MB, 0.1-0.4 s for a bundled sample).
+- `timeline_retention(timeline) -> TimelineRetention`: `points` (a `TurnRetention` per turn:
+  anchors said so far, kept, instructions, instructions kept, score), `losses` (each change that
+  lost anchors: the turn, the event that caused it or "window" for a plain trim, the anchors),
+  `event_losses`, `lowest`, `final` (the last turn's `Retention`, with reasons). The replay's
+  `Turn` keeps counts, not which messages were sent, so:
+  * a small replay (`EXACT_WORK`: up to ~550 turns) plans every turn with `Timeline.plan_at`
+    (the samples: 0.2-1.3 s);
+  * a larger one plans a grid of `samples` turns and the turns around up to `max_events` events,
+    then reads *every* turn from the counts: the system messages, the newest `kept - system`
+    other messages, and the texts a planned turn with the same summaries in force sends beside
+    them. It is used only when it agrees with every planned turn (same messages, same anchors);
+    otherwise (a policy that does not keep a suffix, like `categories`, or a turn that truncates)
+    `points` are the planned turns only. `method` says which. 10,000 messages: ~70 plans, 4-10 s
+    (each plan_at ~0.06 s), of which the counts walk is ~0.2 s.
+- `where(timeline, term) -> Where`: `spans` (inclusive turn ranges in which the context held the
+  term, a case-insensitive substring of a sent message, of a cut message's sent text, of a
+  summary or the system prompt), `exits` (turn, the event kind or "window", and the event's
+  sentence or the message's own reason at that turn), `at_end`, `said` (messages holding it),
+  `anchors` (anchors whose value holds it). Same two ways as above; when the counts disagree, a
+  grid refined by bisection (a term that leaves and comes back between two grid turns can be
+  missed). 10,000 messages: 5-10 s.
+- `where_in_plan(plan, session, term)`: whether one plan sends the term, and the decisions of the
+  messages that hold it.
+- `view_of(plan)` / `present(index, view)`: what one plan sends, and the anchor ids it holds.
+- `timeline_retention_score(timeline) -> float`: the last turn's score, one plan (what
+  `ctxviz sweep` and `ctxviz check`'s min_retention read).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of, ordered
+from .plan import Decision, Plan
+from .session import Session
+
+if TYPE_CHECKING:
+    from .simulate import Event, Timeline
+
+#: Replays up to this many message-plans in all (the sum of every turn's prefix length) are
+#: planned turn by turn; larger ones are read from the replay's counts (checked) or sampled.
+EXACT_WORK = 150_000
+#: Event kinds after which a new summary is in force from the next turn (when the turn count says so).
+SUMMARY_KINDS = frozenset({"summary", "consolidation", "compaction", "hard_threshold"})
+#: Event kinds that never remove anything.
+NEUTRAL_KINDS = frozenset({"overflow"})
+
+
+@dataclass(frozen=True)
+class View:
+    """What reached the model in one plan: messages sent whole, messages sent cut (with the text
+    as sent, when the plan's context holds it), and the texts sent beside the messages."""
+
+    turn: int
+    full: frozenset[int]
+    partial: Mapping[int, str]
+    extra: tuple[str, ...]
+
+
+def _entry_text(entry: Mapping[str, Any]) -> str:
+    content = entry.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("text"))
+    else:
+        text = "" if content is None else str(content)
+    calls = entry.get("tool_calls") or ()
+    if calls:
+        args = [f"{c.get('function', {}).get('name', '')}({c.get('function', {}).get('arguments', '')})" for c in calls if isinstance(c, Mapping)]
+        text = "\n".join([text, *args]) if text else "\n".join(args)
+    return text
+
+
+def view_of(plan: Plan, turn: int | None = None) -> View:
+    """The view of a plan. Without `context_index` a cut message counts as sent (its cut text is
+    unknown) and the summaries the plan sends stand for the texts beside the messages."""
+    cols = plan.columns
+    full: set[int] = set()
+    cut: set[int] = set()
+    for index, decision in zip(cols.index, cols.decision, strict=True):
+        if decision is Decision.KEPT:
+            full.add(index)
+        elif decision is Decision.TRUNCATED or decision is Decision.REPLACED:
+            cut.add(index)
+    partial: dict[int, str] = {}
+    extra: list[str] = [plan.system_prompt] if plan.system_prompt else []
+    if plan.context_index and len(plan.context_index) == len(plan.context):
+        for entry, index in zip(plan.context, plan.context_index, strict=True):
+            if index is None:
+                text = _entry_text(entry)
+                if text and text != plan.system_prompt:
+                    extra.append(text)
+            elif index in cut:
+                partial[index] = partial.get(index, "") + _entry_text(entry)
+        full.update(cut - partial.keys())  # a cut message whose context entry is not found: sent, as far as we know
+    else:
+        full.update(cut)
+        extra += [s.text for s in plan.summaries if s.decision is Decision.KEPT and s.text]
+    last = turn if turn is not None else (cols.index[-1] if cols.index else -1)
+    return View(last, frozenset(full), partial, tuple(extra))
+
+
+def present(index: AnchorIndex, view: View) -> set[int]:
+    """The ids of the anchors the view holds (any that were said so far, or only in a sent text)."""
+    ids: set[int] = set()
+    by_message = index.by_message
+    for k in view.full:
+        ids.update(by_message[k])
+    messages = index.session.messages
+    for k, text in view.partial.items():
+        ids.update(index.ids_in_text(text, messages[k].role))
+    for text in view.extra:
+        ids.update(index.ids_in_text(text))
+    return ids
+
+
+@dataclass(frozen=True)
+class Retention:
+    """What of the anchors said up to a turn still reaches the model."""
+
+    turn: int
+    anchors: int
+    kept: int
+    instructions: int
+    instructions_kept: int
+    #: kind -> (kept, total), in anchors.KINDS order.
+    by_kind: Mapping[str, tuple[int, int]]
+    #: The anchors lost, user requests and instructions first.
+    lost: tuple[Anchor, ...] = ()
+    #: For a lost anchor's id: why its newest message is not sent (the plan's reason), when known.
+    reasons: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return self.kept / self.anchors if self.anchors else 1.0
+
+    @property
+    def instruction_score(self) -> float:
+        return self.instructions_kept / self.instructions if self.instructions else 1.0
+
+    def to_json(self, limit: int | None = None) -> dict[str, Any]:
+        lost = self.lost if limit is None else self.lost[:limit]
+        return {"turn": self.turn, "score": round(self.score, 4), "anchors": self.anchors, "kept": self.kept,
+                "instruction_score": round(self.instruction_score, 4), "instructions": self.instructions,
+                "instructions_kept": self.instructions_kept, "by_kind": {k: {"kept": a, "total": b} for k, a, b in
+                                                                         ((k, *v) for k, v in self.by_kind.items())},
+                "lost_count": len(self.lost),
+                "lost": [{**a.to_json(), **({"reason": self.reasons[a.id]} if a.id in self.reasons else {})} for a in lost]}
+
+
+def _retention(index: AnchorIndex, ids: set[int], turn: int, reasons: Mapping[int, str] | None = None) -> Retention:
+    scope = bisect_right(index.first_indices, turn)
+    anchors = index.anchors[:scope]
+    kinds: dict[str, list[int]] = {}
+    lost: list[Anchor] = []
+    for a in anchors:
+        entry = kinds.setdefault(a.kind, [0, 0])
+        entry[1] += 1
+        if a.id in ids:
+            entry[0] += 1
+        else:
+            lost.append(a)
+    by_kind = {k: (kinds[k][0], kinds[k][1]) for k in KINDS if k in kinds}
+    kept = scope - len(lost)
+    instructions = by_kind.get("instruction", (0, 0))
+    return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, tuple(ordered(lost)), dict(reasons or {}))
+
+
+def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None) -> Retention:
+    """The retention of one plan of the whole session (or of a turn's prefix, planned)."""
+    index = index or anchors_of(session)
+    view = view_of(plan)
+    ids = present(index, view)
+    retention = _retention(index, ids, view.turn)
+    reasons: dict[int, str] = {}
+    plans = plan.messages
+    for a in retention.lost:
+        newest = max((k for k in a.messages if k < len(plans)), default=None)
+        if newest is not None:
+            reasons[a.id] = f"#{newest}: {plans[newest].reason}"
+    return Retention(retention.turn, retention.anchors, retention.kept, retention.instructions, retention.instructions_kept,
+                     retention.by_kind, retention.lost, reasons)
+
+
+# --- turn by turn ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnRetention:
+    turn: int
+    anchors: int
+    kept: int
+    instructions: int
+    instructions_kept: int
+
+    @property
+    def score(self) -> float:
+        return self.kept / self.anchors if self.anchors else 1.0
+
+    @property
+    def instruction_score(self) -> float:
+        return self.instructions_kept / self.instructions if self.instructions else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "score": round(self.score, 4), "anchors": self.anchors, "kept": self.kept,
+                "instruction_score": round(self.instruction_score, 4), "instructions": self.instructions,
+                "instructions_kept": self.instructions_kept}
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Anchors in the context at `turn - 1` and gone at `turn`, and what took them."""
+
+    turn: int
+    #: The cause's kind: an event kind (summary, compaction, trim...), or "window" for a plain trim.
+    kind: str
+    #: The turn of the event that caused it (a summary made at turn t is in force from t + 1).
+    event_turn: int
+    #: The event's own sentence, or what happened when no event did.
+    message: str
+    lost: tuple[Anchor, ...]
+
+    def sentence(self, shown: int = 6) -> str:
+        """`lost at turn 96 (summary at turn 95: ...): `src/auth/session.py`, #4512, 'never push to main'`."""
+        names = ", ".join(a.label() for a in self.lost[:shown])
+        more = f" and {len(self.lost) - shown} more" if len(self.lost) > shown else ""
+        cause = f"{self.kind} at turn {self.event_turn}: {self.message}" if self.kind != "window" else self.message
+        return f"lost at turn {self.turn} ({cause}): {names}{more}"
+
+    def to_json(self, limit: int | None = None) -> dict[str, Any]:
+        lost = self.lost if limit is None else self.lost[:limit]
+        return {"turn": self.turn, "kind": self.kind, "event_turn": self.event_turn, "message": self.message,
+                "lost_count": len(self.lost), "lost": [a.to_json() for a in lost]}
+
+
+@dataclass(frozen=True)
+class TimelineRetention:
+    points: tuple[TurnRetention, ...]
+    losses: tuple[Loss, ...]
+    final: Retention | None
+    #: True when every turn was planned (otherwise `points` are the sampled turns).
+    exact: bool
+    #: How the turns were chosen, in a sentence.
+    method: str
+    plans: int
+
+    def point(self, turn: int) -> TurnRetention | None:
+        """The retention at `turn`, or at the nearest computed turn before it."""
+        turns = [p.turn for p in self.points]
+        k = bisect_right(turns, turn)
+        return self.points[k - 1] if k else None
+
+    @property
+    def lowest(self) -> TurnRetention | None:
+        return min(self.points, key=lambda p: (p.score, p.turn), default=None)
+
+    @property
+    def event_losses(self) -> tuple[Loss, ...]:
+        return tuple(loss for loss in self.losses if loss.kind != "window")
+
+    def to_json(self, limit: int | None = 50) -> dict[str, Any]:
+        return {"exact": self.exact, "method": self.method, "plans": self.plans, "points": [p.to_json() for p in self.points],
+                "losses": [loss.to_json(limit) for loss in self.losses],
+                "final": self.final.to_json(limit) if self.final is not None else None}
+
+
+class _Views:
+    """Turn views rebuilt from the replay (`Timeline.plan_at`), each planned once."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self.cache: dict[int, View] = {}
+        self.plans = 0
+
+    def __call__(self, turn: int) -> View:
+        found = self.cache.get(turn)
+        if found is None:
+            self.plans += 1
+            found = view_of(self.timeline.plan_at(turn), turn)
+            if len(self.cache) > 256:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[turn] = found
+        return found
+
+
+def _applies_at(timeline: Timeline, event: Event) -> int:
+    """The first turn whose context an event changes: a summary made after turn t's build is in
+    force from t + 1; a trim, a truncation or a recorded summary changes turn t itself."""
+    t = event.turn
+    turns = timeline.turns
+    if event.kind in SUMMARY_KINDS and t + 1 < len(turns) and turns[t + 1].summaries > turns[t].summaries:
+        return t + 1
+    return t
+
+
+def _causes(timeline: Timeline, turn: int) -> list[Event]:
+    """The events that changed the context between turn - 1 and turn."""
+    candidates = [*(timeline.turns[turn - 1].events if turn > 0 else ()), *timeline.turns[turn].events]
+    return [e for e in candidates if e.kind not in NEUTRAL_KINDS and _applies_at(timeline, e) == turn]
+
+
+def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor]) -> Loss:
+    causes = _causes(timeline, turn)
+    if causes:
+        first = causes[0]
+        message = "; ".join(e.message for e in causes)
+        return Loss(turn, first.kind, first.turn, message, tuple(ordered(lost)))
+    return Loss(turn, "window", turn, f"no event: {timeline.policy} no longer sends them (plain trim)", tuple(ordered(lost)))
+
+
+def work(timeline: Timeline) -> int:
+    """Message-plans needed to plan every turn: the sum of the prefix lengths."""
+    n = len(timeline.turns)
+    return n * (n + 1) // 2
+
+
+def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[list[int], list[int]]:
+    """(turns to plan, turns whose change from the turn before is explained): a grid, and the
+    turn before and after each event (summaries and compactions first, spread over the session)."""
+    n = len(timeline.turns)
+    grid = {round(k * (n - 1) / max(1, samples - 1)) for k in range(samples)} if n else set()
+    applied = sorted({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS and 0 < _applies_at(timeline, e) < n})
+    if len(applied) > max_events:
+        step = len(applied) / max_events
+        applied = [applied[int(k * step)] for k in range(max_events)]
+    wanted = grid | set(applied) | {t - 1 for t in applied}
+    return sorted(wanted), applied
+
+
+def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None
+                  ) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]] | None:
+    """The replay's counts read as contexts, turn by turn, without planning: every system message,
+    the newest `kept - system messages` others, and the texts beside them. Yields (turn, messages
+    that enter, messages that leave, texts beside the messages); None when a turn cut a message (its
+    cut text is not in the counts). Only a model of the context: callers check it against planned
+    turns before they trust it.
+
+    The texts beside the messages are a planned turn's own (`planned`: turn -> `View.extra`), else
+    those of the latest planned turn with the same summaries in force (the policy's wrapper, a
+    prompt enriched with memory), else the system prompt and the summary in force."""
+    turns = timeline.turns
+    if any(t.truncated for t in turns):
+        return None
+    session = timeline.session
+    messages = session.messages
+    starts = session.summary_start_turns
+    planned = planned or {}
+
+    def state(t: int) -> tuple[int, int]:
+        return turns[t].summaries, sum(1 for first in starts if first <= t)
+
+    by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
+    for t in sorted(planned):
+        by_state.setdefault(state(t), []).append((t, planned[t]))
+
+    def beside(t: int) -> tuple[str, ...]:
+        if t in planned:
+            return planned[t]
+        same = by_state.get(state(t))
+        if same:
+            earlier = [texts for turn, texts in same if turn < t]
+            return earlier[-1] if earlier else same[0][1]
+        turn = turns[t]
+        if turn.summaries:
+            summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
+        else:
+            summaries = tuple(x.text for x, first in zip(session.summaries, starts, strict=True) if first <= t)
+        return ((session.system_prompt,) if session.system_prompt else ()) + summaries
+
+    def walk() -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]]:
+        history: list[int] = []
+        systems = 0
+        start = end = 0
+        for t, turn in enumerate(turns):
+            entered: list[int] = []
+            left: list[int] = []
+            if messages[t].role == "system":
+                systems += 1
+                entered.append(t)
+            else:
+                history.append(t)
+            h = len(history)
+            keep = min(max(turn.kept - systems, 0), h)
+            new_start, new_end = h - keep, h
+            if new_end > end:
+                entered += history[max(end, new_start):new_end]
+            if new_start < start:
+                entered += history[new_start:min(start, new_end)]
+            if new_start > start:
+                left += history[start:min(new_start, end)]
+            start, end = new_start, new_end
+            yield t, entered, left, beside(t)
+
+    return walk()
+
+
+def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[int]], views: _Views
+              ) -> tuple[list[TurnRetention], list[Loss]] | None:
+    """Retention at every turn from `_suffix_turns`, or None when the model disagrees with a
+    planned turn in `checks` (turn -> the anchors its plan sends)."""
+    walk = _suffix_turns(timeline, {t: views(t).extra for t in checks})
+    if walk is None:
+        return None
+    messages: set[int] = set()
+    anchors, by_message, first = index.anchors, index.by_message, index.first_indices
+    instruction = [a.kind == "instruction" for a in anchors]
+    count = [0] * len(anchors)
+    scope = kept = instructions = instructions_kept = 0
+    extra: tuple[str, ...] = ()
+    extra_ids: frozenset[int] = frozenset()
+    points: list[TurnRetention] = []
+    losses: list[Loss] = []
+    for t, entered, left, texts in walk:
+        grown = bisect_right(first, t)
+        for i in range(scope, grown):
+            if count[i]:
+                kept += 1
+                instructions_kept += instruction[i]
+            instructions += instruction[i]
+        before, scope = scope, grown
+        dropped: list[int] = []
+        if texts != extra:
+            ids = frozenset().union(*(index.ids_in_text(x) for x in texts)) if texts else frozenset()
+            additions, removals = [ids - extra_ids], [extra_ids - ids]
+            extra, extra_ids = texts, ids
+        else:
+            additions, removals = [], []
+        additions += [by_message[k] for k in entered]
+        removals += [by_message[k] for k in left]
+        for group in additions:
+            for i in group:
+                count[i] += 1
+                if count[i] == 1 and i < scope:
+                    kept += 1
+                    instructions_kept += instruction[i]
+        for group in removals:
+            for i in group:
+                count[i] -= 1
+                if not count[i]:
+                    dropped.append(i)
+                    if i < scope:
+                        kept -= 1
+                        instructions_kept -= instruction[i]
+        points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
+        gone = [anchors[i] for i in dropped if not count[i] and i < before]
+        if gone:
+            losses.append(_loss(timeline, t, dict.fromkeys(gone)))
+        messages.update(entered)
+        messages.difference_update(left)
+        expected = checks.get(t)
+        if expected is not None:
+            view = views(t)
+            if view.partial or view.full != messages or {i for i in expected if i < scope} != {i for i in range(scope) if count[i]}:
+                return None
+    return points, losses
+
+
+def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 30, max_events: int = 20,
+                       exact_work: int = EXACT_WORK) -> TimelineRetention:
+    """Retention turn by turn and what each change lost (see the module docstring for the cost)."""
+    index = index or anchors_of(timeline.session)
+    n = len(timeline.turns)
+    views = _Views(timeline)
+    exact = work(timeline) <= exact_work
+    if exact:
+        turns, explained = list(range(n)), list(range(1, n))
+        method = f"every turn planned ({n:,} plans)"
+    else:
+        turns, explained = _sample_turns(timeline, samples, max_events)
+        changes = len({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS})
+        method = (f"{len(turns):,} of {n:,} turns planned: a grid of {samples} and the turns around "
+                  f"{len(explained):,} of {changes:,} changes by events")
+    presence: dict[int, set[int]] = {}
+    points: list[TurnRetention] = []
+    instruction_ids = [a.id for a in index.anchors if a.kind == "instruction"]
+    for t in turns:
+        ids = present(index, views(t))
+        presence[t] = ids
+        scope = bisect_right(index.first_indices, t)
+        kept = sum(1 for i in ids if i < scope)
+        instructions = bisect_right(instruction_ids, scope - 1)
+        instructions_kept = sum(1 for i in instruction_ids[:instructions] if i in ids)
+        points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
+    losses: list[Loss] = []
+    modelled = None if exact else _modelled(timeline, index, presence, views)
+    if modelled is not None:
+        points, losses = modelled
+        method = (f"every turn read from the replay's counts (the newest messages and the summary in force), "
+                  f"checked against {len(turns):,} planned turns")
+    else:
+        anchors = index.anchors
+        for t in explained:
+            before, after = presence.get(t - 1), presence.get(t)
+            if before is None or after is None:
+                continue
+            scope = bisect_right(index.first_indices, t - 1)
+            gone = [anchors[i] for i in before - after if i < scope]
+            if gone:
+                losses.append(_loss(timeline, t, gone))
+    final = None
+    if n:
+        last = n - 1
+        plan = timeline.plan_at(last)
+        final = plan_retention(plan, timeline.session, index)
+    return TimelineRetention(tuple(points), tuple(losses), final, exact, method, views.plans + (1 if n else 0))
+
+
+# --- where did X go ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exit:
+    """The turn at which a term stopped reaching the model, and why."""
+
+    turn: int
+    kind: str
+    event_turn: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "kind": self.kind, "event_turn": self.event_turn, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Where:
+    term: str
+    #: Session messages whose text holds the term.
+    said: tuple[int, ...]
+    #: Anchors whose value holds it.
+    anchors: tuple[Anchor, ...]
+    #: Inclusive turn ranges in which the context held it.
+    spans: tuple[tuple[int, int], ...]
+    exits: tuple[Exit, ...]
+    #: In the context at the last turn.
+    at_end: bool
+    #: Every turn from its first mention was planned.
+    exact: bool
+    #: The term is in the system prompt (always sent).
+    in_system_prompt: bool = False
+    turns: int = 0
+    #: How the turns were read, in a few words.
+    method: str = "every turn planned"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"term": self.term, "said_in": list(self.said), "anchors": [a.to_json() for a in self.anchors],
+                "in_context": [{"from": a, "to": b} for a, b in self.spans], "exits": [e.to_json() for e in self.exits],
+                "at_end": self.at_end, "exact": self.exact, "method": self.method, "in_system_prompt": self.in_system_prompt, "turns": self.turns}
+
+
+def _holds(view: View, needle: str, said: tuple[int, ...]) -> bool:
+    k = bisect_right(said, view.turn)
+    if any(said[j] in view.full for j in range(k)):
+        return True
+    return any(needle in text.lower() for text in view.partial.values()) or any(needle in text.lower() for text in view.extra)
+
+
+def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, samples: int = 30, exact_work: int = EXACT_WORK) -> Where:
+    """Where a term (case-insensitive substring) went: in which turns the context held it, when it
+    left, and which event (or plain trim) took it."""
+    session = timeline.session
+    needle = term.lower()
+    said = tuple(m.index for m in session.messages if needle in m.text.lower())
+    index = index or anchors_of(session)
+    matching = tuple(index.search(term))
+    n = len(timeline.turns)
+    in_prompt = bool(needle) and needle in session.system_prompt.lower()
+    if not n or (not said and not in_prompt):
+        return Where(term, said, matching, (), (), False, True, in_prompt, n)
+    in_summary = any(needle in x.text.lower() for x in session.summaries)  # a recorded summary can hold it from turn 0
+    start = said[0] if said and not in_prompt and not in_summary else 0
+    views = _Views(timeline)
+    held: dict[int, bool] = {}
+
+    def at(t: int) -> bool:
+        if t not in held:
+            held[t] = _holds(views(t), needle, said)
+        return held[t]
+
+    exact = (n - start) * (n + start) // 2 <= exact_work
+    if exact:
+        for t in range(start, n):
+            at(t)
+    else:
+        grid = sorted({start + round(k * (n - 1 - start) / max(1, samples - 1)) for k in range(samples)})
+        for t in grid:
+            at(t)
+        planned = sorted(set(grid) | {t for t in _sample_turns(timeline, 2, 20)[0] if t >= start})
+        modelled = _modelled_where(timeline, needle, said, {t: views(t) for t in planned})
+        method = f"a grid of {len(grid)} planned turns, each change located by bisection"
+        if modelled is not None:
+            held = modelled
+            grid = []
+            method = f"every turn read from the replay's counts, checked against {views.plans} planned turns"
+        for a, b in zip(grid, grid[1:], strict=False):
+            lo, hi = a, b
+            if at(lo) == at(hi):
+                continue
+            while hi - lo > 1:  # one change between them, assumed: find it
+                mid = (lo + hi) // 2
+                if at(mid) == at(lo):
+                    lo = mid
+                else:
+                    hi = mid
+    known = sorted(held)
+    spans: list[tuple[int, int]] = []
+    exits: list[Exit] = []
+    open_at: int | None = None
+    for j, t in enumerate(known):
+        if held[t] and open_at is None:
+            open_at = t
+        if not held[t] and open_at is not None:
+            spans.append((open_at, known[j - 1]))
+            open_at = None
+            exits.append(_exit(timeline, t, said))
+    if open_at is not None:
+        spans.append((open_at, known[-1]))
+    return Where(term, said, matching, tuple(spans), tuple(exits), held[known[-1]], exact, in_prompt, n,
+                 "every turn planned" if exact else method)
+
+
+def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:
+    """Whether each turn holds the term, from `_suffix_turns`; None when a planned turn sends other
+    messages than the model says."""
+    walk = _suffix_turns(timeline, {t: view.extra for t, view in checks.items()})
+    if walk is None:
+        return None
+    holders = set(said)
+    sent = 0
+    messages: set[int] = set()
+    texts_seen: tuple[str, ...] | None = None
+    in_texts = False
+    held: dict[int, bool] = {}
+    first = said[0] if said else 0
+    for t, entered, left, texts in walk:
+        sent += sum(1 for k in entered if k in holders) - sum(1 for k in left if k in holders)
+        messages.update(entered)
+        messages.difference_update(left)
+        if texts != texts_seen:
+            texts_seen, in_texts = texts, any(needle in x.lower() for x in texts)
+        if t >= first or in_texts:
+            held[t] = sent > 0 or in_texts
+        view = checks.get(t)
+        if view is not None and (view.partial or view.full != messages):
+            return None
+    return held
+
+
+def _exit(timeline: Timeline, turn: int, said: tuple[int, ...]) -> Exit:
+    causes = _causes(timeline, turn)
+    if causes:
+        first = causes[0]
+        return Exit(turn, first.kind, first.turn, "; ".join(e.message for e in causes))
+    plan = timeline.plan_at(turn)
+    reasons = [f"#{k}: {plan.messages[k].reason}" for k in said if k <= turn and not plan.messages[k].sent]
+    return Exit(turn, "window", turn, reasons[-1] if reasons else f"no event: {timeline.policy} no longer sends it")
+
+
+def where_in_plan(plan: Plan, session: Session, term: str) -> dict[str, Any]:
+    """Whether one plan sends a term, and the decisions of the messages that hold it."""
+    needle = term.lower()
+    view = view_of(plan)
+    said = tuple(m.index for m in session.messages if needle in m.text.lower())
+    return {"term": term, "sent": _holds(view, needle, said),
+            "messages": [{"index": k, "decision": plan.messages[k].decision.value, "reason": plan.messages[k].reason} for k in said]}
+
+
+__all__ = ["USER_KINDS", "Exit", "Loss", "Retention", "TimelineRetention", "TurnRetention", "View", "Where", "plan_retention", "present",
+           "timeline_retention", "timeline_retention_score", "view_of", "where", "where_in_plan"]
+
+
+def timeline_retention_score(timeline: Timeline) -> float:
+    """The share of the session's anchors still sent at the last turn of a replay: one plan (the
+    anchors are extracted once per session), so sweeps and `ctxviz check` can ask it of every
+    combination they replay."""
+    if not timeline.turns:
+        return 1.0
+    return plan_retention(timeline.plan_at(len(timeline.turns) - 1), timeline.session).score
