@@ -362,6 +362,7 @@ class MainWindow(QMainWindow):
         vm.sessionLoaded.connect(self._session_loaded)
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
+        vm.answersReady.connect(self.timeline.set_answers)
         vm.timelineStale.connect(self._timeline_stale)
         vm.simulating.connect(self._simulating)
         vm.timelineCancelled.connect(self._timeline_cancelled)

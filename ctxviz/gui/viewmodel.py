@@ -80,6 +80,8 @@ class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
+    #: (Timeline, TimelineRetention | None, CacheReport | None, note): the replay's answers, computed after it.
+    answersReady = Signal(object, object, object, str)
     #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
     timelineStale = Signal()
     #: A simulation started (True) or ended, finished or not (False): the window's Cancel button.
@@ -109,6 +111,7 @@ class ContextViewModel(QObject):
     _failed = Signal(int, str)
     _sim_failed = Signal(int, str)
     _simulated = Signal(int, object)
+    _answered = Signal(int, object, object, object, str)
     _counted = Signal(object, str)
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
@@ -138,6 +141,8 @@ class ContextViewModel(QObject):
         self.options = PlanOptions(real_count=True)
         self.plan: Plan | None = None
         self.timeline: Timeline | None = None
+        #: The current timeline's (retention, cache report, note), once computed.
+        self.answers: tuple[Any, Any, str] | None = None
         #: The inputs `plan` and `timeline` were made from (see `_inputs`), to pair only a plan and a
         #: replay of the same inputs.
         self._plan_inputs: tuple[Any, ...] | None = None
@@ -171,6 +176,7 @@ class ContextViewModel(QObject):
         self._failed.connect(self._on_failed)
         self._sim_failed.connect(self._on_sim_failed)
         self._simulated.connect(self._on_simulated)
+        self._answered.connect(self._on_answered)
         self._counted.connect(self._on_counted)
         self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
@@ -675,6 +681,40 @@ class ContextViewModel(QObject):
         self._end_simulation("done")
         self.busy.emit(False, "")
         self.timelineReady.emit(timeline)
+        self._answer(generation, timeline)
+
+    #: Replays longer than this get no per-turn cost: pricing rebuilds every turn's request.
+    ANSWER_TURNS = 3000
+
+    def _answer(self, generation: int, timeline: Timeline) -> None:
+        """Retention per turn and the prompt-caching cost of the replay, on the simulation's worker."""
+
+        def job() -> None:
+            from ..engine.caching import cache_costs
+            from ..engine.retention import timeline_retention
+
+            notes: list[str] = []
+            try:
+                retention = timeline_retention(timeline)
+            except Exception as exc:  # an answer the replay cannot give is said, the timeline stays
+                retention, notes = None, [f"retention failed ({type(exc).__name__}: {exc})"]
+            cache = None
+            if len(timeline.turns) <= self.ANSWER_TURNS:
+                try:
+                    cache = cache_costs(timeline)
+                except Exception as exc:
+                    notes.append(f"cost failed ({type(exc).__name__}: {exc})")
+            else:
+                notes.append(f"cost with prompt caching is priced for replays of up to {self.ANSWER_TURNS:,} turns "
+                             "(`ctxviz simulate --cost` prices any)")
+            self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
+
+        self._sim_executor.submit(job)
+
+    def _on_answered(self, generation: int, timeline: Timeline, retention: Any, cache: Any, note: str) -> None:
+        if generation == self._sim_generation and timeline is self.timeline:
+            self.answers = (retention, cache, note)
+            self.answersReady.emit(timeline, retention, cache, note)
 
     def _on_sim_failed(self, generation: int, message: str) -> None:
         if generation != self._sim_generation:

@@ -13,6 +13,8 @@ states the exact figures whatever the chart can draw.
 from __future__ import annotations
 
 import html
+from bisect import bisect_left
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -78,10 +80,31 @@ class TimelineView(QWidget):
         row.addWidget(self.run)
         row.addWidget(self.slider, 1)
         row.addWidget(self.latest)
+        # Below the tokens: what the context still holds (retention) and what the provider's cache
+        # could serve, per turn, on the same turn axis.
+        self.answers_plot = pg.PlotWidget(background=background)
+        self.answers_plot.setLabel("left", "%")
+        self.answers_plot.getAxis("left").setWidth(70)
+        for axis in ("left", "bottom"):
+            self.answers_plot.getAxis(axis).setPen(self.foreground)
+            self.answers_plot.getAxis(axis).setTextPen(self.foreground)
+        self.answers_plot.setYRange(0, 100, padding=0.02)
+        self.answers_plot.setMouseEnabled(y=False)
+        self.answers_plot.setXLink(self.plot)
+        self.answers_plot.addLegend(offset=(-10, 5), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
+        self.answers_plot.setMaximumHeight(170)
+        self.answers_plot.hide()
+        self.answers_label = plain_label()
+        self.answers_label.setWordWrap(True)
+        self.answers_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.answers_label.hide()
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
         layout = QVBoxLayout(self)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.answers_plot)
         layout.addLayout(row)
         layout.addWidget(self.label)
+        layout.addWidget(self.answers_label)
         layout.addWidget(self.versus)
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.foreground, width=1))
         self.timeline: Timeline | None = None
@@ -90,6 +113,9 @@ class TimelineView(QWidget):
 
     def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
         self.plot.clear()
+        self.answers_plot.clear()
+        self.answers_plot.hide()
+        self.answers_label.hide()
         self.compaction_marks = []
         self.timeline = timeline
         self.set_versus("")
@@ -115,15 +141,15 @@ class TimelineView(QWidget):
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for t in timeline.turns:
             for e in t.events:
-                if e.kind == "overflow":
-                    continue
                 by_kind.setdefault(e.kind, ([], []))
                 by_kind[e.kind][0].append(t.index)
                 by_kind[e.kind][1].append(t.tokens_sent)
         for kind, (ex, ey) in by_kind.items():
             # Legend names are drawn as HTML by pyqtgraph.
-            self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="t", symbolSize=11,
-                           symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), name=html.escape(kind.replace("_", " ")))
+            name = "the context stops fitting" if kind == "overflow" else kind.replace("_", " ")
+            self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="x" if kind == "overflow" else "t", symbolSize=11,
+                           symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), symbolPen=EVENT_COLORS.get(kind, "#ff7f0e") if kind == "overflow" else None,
+                           name=html.escape(name))
         self._mark_compactions(timeline)
         self.plot.addItem(self.cursor)
         self._fit_range(timeline, reported)
@@ -133,6 +159,47 @@ class TimelineView(QWidget):
         self.slider.setValue(qt_int(len(timeline.turns) - 1, 0))
         self.slider.blockSignals(False)
         self._describe(len(timeline.turns) - 1)
+
+    def set_answers(self, timeline: Timeline, retention: Any, cache: Any, note: str = "") -> None:
+        """Retention and cache hits per turn under the tokens, and the replay's cost in a sentence."""
+        if timeline is not self.timeline:
+            return  # the answers of a replay no longer shown
+        self.answers_plot.clear()
+        lines: list[str] = []
+        if retention is not None and retention.points:
+            xs = plot_values(p.turn for p in retention.points)
+            self.answers_plot.plot(xs, plot_values(100 * p.score for p in retention.points), pen=pg.mkPen("#009e73", width=2),
+                                   name="anchors still sent (retention)")
+            self.answers_plot.plot(xs, plot_values(100 * p.instruction_score for p in retention.points),
+                                   pen=pg.mkPen("#cc79a7", width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+            last = retention.points[-1]
+            lines.append(f"Retention at turn {last.turn}: {last.score:.0%} of anchors, {last.instruction_score:.0%} of user instructions"
+                         + ("" if retention.exact else " (turns sampled: " + retention.method + ")"))
+        if cache is not None and cache.turns:
+            xs = plot_values(t.turn for t in cache.turns)
+            self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
+                                   pen=pg.mkPen("#0072b2", width=1), name="request served from the cache")
+            broke = [t for t in cache.turns if t.broke_cache]
+            if broke:
+                self.answers_plot.plot(plot_values(t.turn for t in broke), plot_values(0 for _ in broke), pen=None, symbol="t1",
+                                       symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turns)")
+            lines.append(f"Prompt caching ({cache.model.name}): {cache.sentence()}")
+        if note:
+            lines.append(note)
+        self.answers_plot.setVisible(bool((retention is not None and retention.points) or (cache is not None and cache.turns)))
+        self.answers_label.setText("\n".join(lines))
+        self.answers_label.setVisible(bool(lines))
+
+    def _clicked(self, event: Any) -> None:
+        """A click on the chart moves to the nearest turn (and the overview shows it)."""
+        if self.timeline is None or not self.timeline.turns or not self.slider.isEnabled():
+            return
+        point = self.plot.getPlotItem().vb.mapSceneToView(event.scenePos())
+        indices = [t.index for t in self.timeline.turns]
+        k = min(bisect_left(indices, round(point.x())), len(indices) - 1)
+        if k > 0 and abs(indices[k - 1] - point.x()) < abs(indices[k] - point.x()):
+            k -= 1
+        self.slider.setValue(k)
 
     def set_versus(self, text: str) -> None:
         """The engine's sentence comparing the replay's last turn with the plan of the whole file."""
