@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, supyagent
+from . import categories, consolidator, missy, mnesis, strands_sliding, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -32,5 +32,6 @@ register(supyagent.POLICY)
 register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
+register(strands_sliding.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
