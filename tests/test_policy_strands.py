@@ -1,0 +1,147 @@
+"""ctxviz's Strands policies against Strands' own conversation managers (strands-agents 1.62.0).
+
+tests/golden/strands/cases.json was recorded by tests/golden/strands/generate.py, which drives
+SlidingWindowConversationManager and SummarizingConversationManager themselves; nothing of Strands
+is needed here. Each recorded conversation becomes a ctxviz Session (a user message of tool results
+becomes one `tool` message per result, which the policy joins back into one Strands message).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxviz.engine.counting import count_session
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.policies import get_policy
+from ctxviz.engine.session import (
+    ImagePart,
+    Message,
+    Session,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolDefinition,
+    ToolResultPart,
+    default_category,
+)
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "strands" / "cases.json").read_text(encoding="utf-8"))
+SLIDING = [c for c in GOLDEN["cases"] if c["manager"] == "SlidingWindowConversationManager"]
+SUMMARIZING = [c for c in GOLDEN["cases"] if c["manager"] == "SummarizingConversationManager"]
+
+
+def _image(block: dict[str, Any]) -> ImagePart:
+    fmt = block["format"]
+    return ImagePart(url=f"data:image/{fmt};base64,{block['source']['bytes']}", media_type=f"image/{fmt}")
+
+
+@lru_cache(maxsize=None)
+def converted(session_name: str) -> tuple[tuple[Message, ...], tuple[tuple[int, ...], ...]]:
+    """The session's messages as ctxviz holds them, and for each Strands message its ctxviz messages."""
+    out: list[Message] = []
+    members: list[tuple[int, ...]] = []
+    for position, sm in enumerate(GOLDEN["sessions"][session_name]):
+        mine: list[int] = []
+        if sm["role"] == "user" and any("toolResult" in b for b in sm["content"]):
+            for block in sm["content"]:
+                result = block["toolResult"]
+                parts = tuple(_image(item["image"]) if "image" in item
+                              else ToolResultPart(result["toolUseId"], item["text"], is_error=result["status"] == "error")
+                              for item in result["content"])
+                mine.append(len(out))
+                out.append(Message(f"m{len(out)}", len(out), "tool", parts, tool_call_id=result["toolUseId"], category=default_category("tool")))
+        else:
+            parts_list: list[Any] = []
+            for block in sm["content"]:
+                if "text" in block:
+                    parts_list.append(TextPart(block["text"]))
+                elif "image" in block:
+                    parts_list.append(_image(block["image"]))
+                elif "toolUse" in block:
+                    use = block["toolUse"]
+                    parts_list.append(ToolCallPart(use["toolUseId"], use["name"], json.dumps(use["input"])))
+                elif "reasoningContent" in block:
+                    parts_list.append(ThinkingPart(block["reasoningContent"]["reasoningText"]["text"]))
+            mine.append(len(out))
+            out.append(Message(f"m{len(out)}", len(out), sm["role"], tuple(parts_list), category=default_category(sm["role"])))
+        members.append(tuple(mine))
+        assert position == len(members) - 1
+    return tuple(out), tuple(members)
+
+
+def session_of(case: dict[str, Any]) -> tuple[Session, tuple[tuple[int, ...], ...]]:
+    messages, members = converted(case["session"])
+    tools = tuple(ToolDefinition(s["name"], s["description"], s["inputSchema"]["json"]) for s in case.get("tool_specs") or [])
+    return Session(messages=messages, system_prompt=case.get("system_prompt") or "", tools=tools, model="unknown-model"), members
+
+
+def run(policy_name: str, session: Session, params: dict[str, Any]):
+    policy = get_policy(policy_name)
+    counts = count_session(session, policy.scheme())
+    return counts, policy.plan(session, policy.make_params(params), counts)
+
+
+def sliding_params(case: dict[str, Any]) -> dict[str, Any]:
+    params = dict(case["params"])
+    proactive = params.pop("proactive_compression", None)
+    if proactive is True:
+        params["proactive_compression"] = 0.7
+    elif isinstance(proactive, dict):
+        params["proactive_compression"] = proactive["compression_threshold"]
+    params["context_window_limit"] = case["context_window_limit"]
+    return params
+
+
+def test_the_golden_file_covers_what_users_rely_on() -> None:
+    assert GOLDEN["version"] == "1.62.0"
+    assert len(SLIDING) >= 100 and len(SUMMARIZING) >= 40
+    assert sum(any("tool_result_texts" in r for r in c["remaining"]) for c in SLIDING) >= 5
+    assert any(c["error"] for c in SLIDING) and any(c["error"] for c in SUMMARIZING)
+
+
+@pytest.mark.parametrize("case", SLIDING, ids=[c["name"] for c in SLIDING])
+def test_sliding_window_keeps_and_cuts_what_strands_does(case: dict[str, Any]) -> None:
+    session, members = session_of(case)
+    counts, plan = run("strands-sliding-window", session, sliding_params(case))
+    # Strands' own count_tokens, message by message and for the request before and after.
+    for position, tokens in enumerate(case["message_tokens"]):
+        assert sum(counts.message_tokens[i] for i in members[position]) == tokens, position
+    kept_positions = [r["position"] for r in case["remaining"]]
+    expected_sent = {i for p in kept_positions for i in members[p]}
+    sent = {m.index for m in plan.messages if m.sent}
+    assert sent == expected_sent
+    assert tuple(i for i in plan.context_index if i is not None) == tuple(sorted(expected_sent))
+    assert plan.totals.used == case["after_tokens"]
+    for r in case["remaining"]:
+        texts = r.get("tool_result_texts")
+        for k, index in enumerate(members[r["position"]]):
+            decision = plan.messages[index].decision
+            if texts is None:
+                assert decision is Decision.KEPT
+                continue
+            before = [p.text if isinstance(p, ToolResultPart) else None for p in session.messages[index].parts]
+            changed = texts[k] != before
+            assert decision is (Decision.KEPT if not changed else Decision.REPLACED if all(
+                b is None or b == t for b, t in zip(before, texts[k], strict=True)) else Decision.TRUNCATED)
+            if changed:
+                sent_content = plan.context[plan.context_index.index(index)]["content"]
+                assert sent_content == "\n".join(texts[k])
+        if r["pinned"]:
+            assert all(plan.messages[i].zone == "pinned" for i in members[r["position"]])
+    if case["error"] == "Unable to trim conversation context!":
+        assert any("ContextWindowOverflowException" in n for n in plan.notes)
+    assert plan.totals.fits == (case["after_tokens"] <= case["context_window_limit"])
+
+
+def test_reasons_name_the_window() -> None:
+    case = next(c for c in SLIDING if c["params"] == {"window_size": 5} and len(c["remaining"]) < len(GOLDEN["sessions"][c["session"]]))
+    session, _ = session_of(case)
+    _, plan = run("strands-sliding-window", session, sliding_params(case))
+    dropped = [m for m in plan.messages if m.decision is Decision.DROPPED]
+    assert dropped and any("outside the newest 5 messages (window_size=5)" in m.reason for m in dropped)
