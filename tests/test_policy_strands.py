@@ -8,9 +8,9 @@ becomes one `tool` message per result, which the policy joins back into one Stra
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from ctxviz.engine.session import (
     ImagePart,
     Message,
     Session,
+    Summary,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -41,7 +42,7 @@ def _image(block: dict[str, Any]) -> ImagePart:
     return ImagePart(url=f"data:image/{fmt};base64,{block['source']['bytes']}", media_type=f"image/{fmt}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def converted(session_name: str) -> tuple[tuple[Message, ...], tuple[tuple[int, ...], ...]]:
     """The session's messages as ctxviz holds them, and for each Strands message its ctxviz messages."""
     out: list[Message] = []
@@ -145,3 +146,55 @@ def test_reasons_name_the_window() -> None:
     _, plan = run("strands-sliding-window", session, sliding_params(case))
     dropped = [m for m in plan.messages if m.decision is Decision.DROPPED]
     assert dropped and any("outside the newest 5 messages (window_size=5)" in m.reason for m in dropped)
+
+
+def summarizing_params(case: dict[str, Any]) -> dict[str, Any]:
+    # context_window_limit=1: every plan overflows, so each plan is one reduce_context pass, as the generator forced.
+    return {**case["params"], "context_window_limit": 1}
+
+
+@pytest.mark.parametrize("case", SUMMARIZING, ids=[c["name"] for c in SUMMARIZING])
+def test_summarizing_summarises_and_keeps_what_strands_does(case: dict[str, Any]) -> None:
+    session, members = session_of(case)
+    policy = get_policy("strands-summarizing")
+    params = policy.make_params(summarizing_params(case))
+    assert params.ratio == case["summary_ratio_used"]
+    counts = count_session(session, policy.scheme())
+    carried: tuple[Summary, ...] = ()
+    expected_passes = case["summarised"]
+    for k in range(case["passes"]):
+        current = dataclasses.replace(session, summaries=carried)
+        plan = policy.plan(current, params, counts)
+        if k >= len(expected_passes):  # Strands raised at this pass: nothing changes, and the plan says why
+            assert case["error"] and any(case["error"] in n for n in plan.notes)
+            assert not plan.extra["summarized_ids"]
+            break
+        expected = expected_passes[k]
+        new = [i for p in expected if p >= 0 for i in members[p]]
+        assert sorted(session.messages[i].id for i in new) == sorted(set(plan.extra["summarized_ids"]) - {c for s in carried for c in s.covers})
+        assert all(plan.messages[i].decision is Decision.SUMMARIZED for i in new)
+        assert (-k in expected) == bool(carried) if k else all(p >= 0 for p in expected)
+        carried = (Summary(text=f"pass {k + 1}", covers=tuple(plan.extra["summarized_ids"])),)
+        final = plan
+    else:
+        final = plan
+    if len(expected_passes) == case["passes"]:
+        # The list Strands holds after the last pass: pinned messages, the summary (None), the rest.
+        layout = [None if r["position"] < 0 else members[r["position"]] for r in case["remaining"]]
+        want: list[int | None] = []
+        for entry in layout:
+            want += [None] if entry is None else list(entry)
+        assert list(final.context_index) == want
+        summary = next(r for r in case["remaining"] if r["position"] < 0)
+        assert summary["role"] == "user" and final.context[want.index(None)]["role"] == "user"
+        for r in case["remaining"]:
+            if r["position"] >= 0 and r["pinned"]:
+                assert all(final.messages[i].zone == "pinned" for i in members[r["position"]])
+
+
+def test_summarizing_waits_for_an_overflow() -> None:
+    case = SUMMARIZING[0]
+    session, _ = session_of(case)
+    counts, plan = run("strands-summarizing", session, {"context_window_limit": 10**9})
+    assert all(m.decision is Decision.KEPT for m in plan.messages) and not plan.summaries
+    assert "only when the model overflows" in plan.messages[0].reason

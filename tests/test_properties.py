@@ -30,6 +30,11 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "strands-sliding-window": st.builds(dict, window_size=st.integers(0, 30), pin_first=st.none() | st.integers(0, 5),
+                                        context_window_limit=st.integers(1, 5000), should_truncate_results=st.booleans(),
+                                        proactive_compression=st.none() | st.floats(0.05, 1)),
+    "strands-summarizing": st.builds(dict, summary_ratio=st.floats(0, 1), preserve_recent_messages=st.integers(0, 12),
+                                     pin_first=st.none() | st.integers(0, 5), context_window_limit=st.integers(1, 5000)),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, strands_sliding, supyagent
+from . import categories, consolidator, missy, mnesis, strands_sliding, strands_summarizing, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -33,5 +33,6 @@ register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(strands_sliding.POLICY)
+register(strands_summarizing.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]

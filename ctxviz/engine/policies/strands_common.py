@@ -172,11 +172,14 @@ def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[lis
     """(system-role messages, agent.messages): consecutive tool messages become one user message."""
     system: list[Message] = []
     out: list[StrandsMessage] = []
+    previous_role = ""
     for m in session.messages:
         if m.role == "system":
             system.append(m)
             continue
-        if m.role == "tool" and out and out[-1].members and session.messages[out[-1].members[-1]].role == "tool":
+        joins = m.role == "tool" and previous_role == "tool"
+        previous_role = m.role
+        if joins:
             last = out[-1]
             last.content += blocks(m)
             last.members += (m.index,)

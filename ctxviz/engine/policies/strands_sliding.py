@@ -29,7 +29,6 @@ from .strands_common import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
-    StrandsMessage,
     block_tokens,
     check_positive,
     context_window_limit,
