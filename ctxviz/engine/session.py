@@ -296,6 +296,9 @@ class Summary:
     time_range_end: str = ""
     covers: tuple[str, ...] = ()
     created_at: str = ""
+    #: A replay's summaries: the ids of the messages after which this one and those it absorbed
+    #: were written (OpenHands' Condensation events sit there in its log and end tool loops).
+    written_after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

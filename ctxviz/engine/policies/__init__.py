@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, strands_sliding, strands_summarizing, supyagent
+from . import categories, consolidator, missy, mnesis, openhands_condenser, strands_sliding, strands_summarizing, supyagent
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -34,5 +34,6 @@ register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(strands_sliding.POLICY)
 register(strands_summarizing.POLICY)
+register(openhands_condenser.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
