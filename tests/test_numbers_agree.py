@@ -131,7 +131,9 @@ def test_pair_safety_updates_every_table(capsys):
 def test_pair_safety_keeps_the_policys_own_figures(policy):
     session = sample(str(SAMPLES / "coding_agent.yaml"))
     params = {"missy": {"total": 12000}, "supyagent": {"context_limit": 12000}, "categories": {},
-              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000}}[policy]
+              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000},
+              "strands-sliding-window": {"window_size": 12, "context_window_limit": 6000}, "strands-summarizing": {"context_window_limit": 40000},
+              "openhands-llm-summarizing": {"max_size": 40, "keep_first": 4}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

@@ -18,7 +18,15 @@ import pytest
 from ctxviz.engine.counting import count_session
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.session import Message, Session, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.session import (
+    Message,
+    Session,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    default_category,
+)
 from ctxviz.engine.simulate import simulate
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "openhands" / "cases.json").read_text(encoding="utf-8"))

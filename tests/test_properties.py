@@ -35,6 +35,9 @@ PARAMS = {
                                         proactive_compression=st.none() | st.floats(0.05, 1)),
     "strands-summarizing": st.builds(dict, summary_ratio=st.floats(0, 1), preserve_recent_messages=st.integers(0, 12),
                                      pin_first=st.none() | st.integers(0, 5), context_window_limit=st.integers(1, 5000)),
+    "openhands-llm-summarizing": st.integers(4, 60).flatmap(lambda size: st.builds(
+        dict, max_size=st.just(size), keep_first=st.integers(0, size // 2 - 2), max_tokens=st.none() | st.integers(1, 5000),
+        max_input_tokens=st.none() | st.integers(0, 5000))),
 }
 
 

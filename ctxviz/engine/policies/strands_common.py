@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ from ..session import (
     Message,
     OpaquePart,
     Session,
+    Summary,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -188,6 +191,26 @@ def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[lis
         role = "assistant" if m.role == "assistant" else "user"
         out.append(StrandsMessage(role, blocks(m), (m.index,), tokens=message_tokens[m.index]))
     return system, out
+
+
+def with_summary(session: Session, message_tokens: tuple[int, ...], count_text: Callable[[str], int]
+                 ) -> tuple[list[Message], list[StrandsMessage], Summary | None, set[str], int]:
+    """(system-role messages, agent.messages, the summary in force, the ids it covers, its position).
+
+    The latest summary (a replay's, or one the file records) stands where Strands' summarizing
+    manager puts its summary: one user message in place of the messages it covers, after the
+    messages kept before them (pinned ones)."""
+    summary = session.summaries[-1] if session.summaries else None
+    covered = set(summary.covers) if summary is not None else set()
+    kept = session if not covered else dataclasses.replace(
+        session, messages=tuple(m for m in session.messages if m.id not in covered or m.role == "system"))
+    system, messages = conversation(kept, message_tokens)
+    at = 0
+    if summary is not None:
+        last = max((m.index for m in session.messages if m.id in covered), default=-1)
+        at = sum(1 for sm in messages if sm.members and max(sm.members) < last)
+        messages.insert(at, StrandsMessage("user", [{"text": summary.text}], (), tokens=count_text(summary.text)))
+    return system, messages, summary, covered, at
 
 
 def context_window_limit(session: Session, override: int | None) -> tuple[int, str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, Totals
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session
 from .base import Policy, params_dict
 from .common import base_system_prompt
@@ -38,12 +38,13 @@ from .strands_common import (
     json_tokens,
     measure_message,
     tool_specs,
+    with_summary,
 )
 
 PRESERVE_CHARS = 200  # _PRESERVE_CHARS
 TRUNCATION_MARKER = "... [truncated:"
 DEFAULT_COMPRESSION_THRESHOLD = 0.7
-ZONES = ("system", "pinned", "window", "trimmed")
+ZONES = ("system", "summarized", "pinned", "window", "trimmed")
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -88,16 +89,17 @@ class _Manager:
     def __init__(self, session: Session, params: SlidingWindowParams, counts: TokenCounts) -> None:
         self.params = params
         self.counts = counts
-        self.system, self.messages = conversation(session, counts.message_tokens)
-        # Which ctxviz message each content block came from, to map cut blocks back.
+        self.system, self.messages, self.summary, self.covered, _ = with_summary(session, counts.message_tokens, counts.text)
+        # Which ctxviz message each content block came from, to map cut blocks back (-1: the summary).
         self.owners: list[list[int]] = []
         for sm in self.messages:
-            owners: list[int] = []
+            owners: list[int] = [] if sm.members else [-1]
             for index in sm.members:
                 m = session.messages[index]
                 owners += [index] * (1 if m.role == "tool" else _block_count(m))
             self.owners.append(owners)
         self.pin_applied = False
+        self.summary_removed = ""
         self.removed: dict[int, str] = {}
         self.cut: dict[int, tuple[Decision, str]] = {}
         self.sent_tokens: dict[int, int] = {}
@@ -108,6 +110,8 @@ class _Manager:
 
     def _remove(self, positions: list[int], reason: str) -> None:
         for i in reversed(positions):
+            if not self.messages[i].members:
+                self.summary_removed = reason
             for index in self.messages[i].members:
                 self.removed[index] = reason
             del self.messages[i]
@@ -262,6 +266,9 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         t = tokens[m.index]
         if m.role == "system":
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t))
+        elif m.id in mgr.covered:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
+                                         "summarized: covered by the session's summary, which Strands holds as one user message in their place", 0))
         elif m.index in mgr.removed:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "trimmed", mgr.removed[m.index], 0))
         elif m.index in mgr.cut:
@@ -278,6 +285,9 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
     context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] if prompt else []
     for sm, owners in zip(mgr.messages, mgr.owners, strict=True):
+        if not sm.members:
+            context.append({"role": "user", "content": sm.content[0]["text"]})
+            context_index.append(None)
         for index in sm.members:
             msg = session.messages[index].to_openai()
             if index in mgr.cut:
@@ -287,6 +297,14 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
             context.append(msg)
             context_index.append(index)
 
+    summary_plans: list[SummaryPlan] = []
+    if mgr.summary is not None:
+        for i, s in enumerate(session.summaries[:-1]):
+            summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one", s.text))
+        tokens_of = counts.text(mgr.summary.text)
+        summary_plans.append(SummaryPlan(len(session.summaries) - 1, tokens_of, Decision.DROPPED if mgr.summary_removed else Decision.KEPT,
+                                         mgr.summary_removed or "kept: a user message in place of the messages it covers, counted as one of the window's messages",
+                                         mgr.summary.text))
     used = fixed + mgr.holding()
     messages_used = mgr.holding()
     sent = [d for d in decisions if d.sent and d.zone != "system"]
@@ -297,7 +315,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
     return Plan(
         policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
         allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
-        context_index=tuple(context_index), totals=totals, zones=ZONES, notes=tuple(mgr.notes),
+        context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(mgr.notes),
         extra={"strands_messages": n_strands, "strands_messages_kept": remaining, "context_window_limit": limit,
                "context_window_source": limit_source, "overflow_rounds": rounds, "trimmed": bool(mgr.removed),
                "sent_messages": len(sent)},

@@ -33,9 +33,9 @@ from .strands_common import (
     adjust_split_point_for_tool_pairs,
     check_positive,
     context_window_limit,
-    conversation,
     is_pinned,
     measure_message,
+    with_summary,
 )
 from .strands_sliding import request_overhead, split_window
 
@@ -114,10 +114,7 @@ def _summary_message(text: str, tokens: int) -> StrandsMessage:
 def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Plan:
     tokens = counts.message_tokens
     limit, limit_source = context_window_limit(session, params.context_window_limit)
-    summary = session.summaries[-1] if session.summaries else None
-    covered = set(summary.covers) if summary is not None else set()
-    kept_session = session if not covered else _without(session, covered)
-    system, messages = conversation(kept_session, tokens)
+    system, messages, summary, covered, at = with_summary(session, tokens, counts.text)
     prompt, system_tokens, tools_tokens = request_overhead(session, counts, system)
     fixed = system_tokens + tools_tokens
     notes: list[str] = []
@@ -126,13 +123,10 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
     pins_applied = False
     if summary is not None:
         # Strands' list after an earlier pass: the pinned messages, the summary, the rest.
-        last = max((m.index for m in session.messages if m.id in covered), default=-1)
-        at = sum(1 for sm in messages if sm.members and max(sm.members) < last)
         if params.pin_first:
             for sm in messages[:at]:
                 sm.pinned = True
             pins_applied = True
-        messages.insert(at, _summary_message(summary.text, counts.text(summary.text)))
         for i, s in enumerate(session.summaries[:-1]):
             summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one", s.text))
         summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary.text), Decision.KEPT,
@@ -222,13 +216,6 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                "summary_ratio_used": params.ratio, "summary_tokens": summary_tokens, "strands_messages": len(messages),
                "summarized_ids": list(new_ids), "reduce_reason": why},
     )
-
-
-def _without(session: Session, covered: set[str]) -> Session:
-    """The session less the messages a summary covers (system messages stay: Strands never held them)."""
-    import dataclasses
-
-    return dataclasses.replace(session, messages=tuple(m for m in session.messages if m.id not in covered or m.role == "system"))
 
 
 def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
