@@ -108,12 +108,14 @@ class _Manager:
     def holding(self) -> int:
         return sum(m.tokens for m in self.messages)
 
-    def _remove(self, positions: list[int], reason: str) -> None:
+    def _remove(self, positions: list[int], reason: str, inside: str = "", start: int = 0) -> None:
+        """Remove Strands messages; those at or after `start` (inside the window) get `inside`."""
         for i in reversed(positions):
+            why = inside if inside and i >= start else reason
             if not self.messages[i].members:
-                self.summary_removed = reason
+                self.summary_removed = why
             for index in self.messages[i].members:
-                self.removed[index] = reason
+                self.removed[index] = why
             del self.messages[i]
             del self.owners[i]
 
@@ -146,9 +148,12 @@ class _Manager:
         remove = [i for i in range(trim) if not is_pinned(msgs, i)]
         if not remove:
             return "every message before the trim point is pinned"
-        first = msgs[trim].members[0]
-        reason = f"dropped: {why}; Strands trims up to message #{first}, {how}"
-        self._remove(remove, reason)
+        target = f"message #{msgs[trim].members[0]}" if msgs[trim].members else "the summary message"
+        if overflow is None and len(msgs) > p.window_size:  # apply_management's window
+            self._remove(remove, f"dropped: {why}", f"dropped: inside the newest {p.window_size} messages, but Strands trims on "
+                         f"to {target}, {how}", start)
+        else:
+            self._remove(remove, f"dropped: {why}; Strands trims the oldest messages up to {target}, {how}")
         return "trimmed"
 
     def _truncate(self, position: int, overflow: str) -> bool:
