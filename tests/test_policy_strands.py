@@ -31,6 +31,7 @@ from ctxviz.engine.session import (
     ToolResultPart,
     default_category,
 )
+from ctxviz.engine.simulate import prefix_counts
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "strands" / "cases.json").read_text(encoding="utf-8"))
 SLIDING = [c for c in GOLDEN["cases"] if c["manager"] == "SlidingWindowConversationManager"]
@@ -96,6 +97,9 @@ def sliding_params(case: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(proactive, dict):
         params["proactive_compression"] = proactive["compression_threshold"]
     params["context_window_limit"] = case["context_window_limit"]
+    # The generator calls apply_management once on the list as it stands, as per_turn=True does before a model call.
+    params["per_turn"] = 1
+    params["replay_history"] = False
     return params
 
 
@@ -198,3 +202,25 @@ def test_summarizing_waits_for_an_overflow() -> None:
     counts, plan = run("strands-summarizing", session, {"context_window_limit": 10**9})
     assert all(m.decision is Decision.KEPT for m in plan.messages) and not plan.summaries
     assert "only when the model overflows" in plan.messages[0].reason
+
+
+AGENT = [c for c in GOLDEN["cases"] if c["manager"] == "Agent+SlidingWindowConversationManager"]
+
+
+@pytest.mark.parametrize("case", AGENT, ids=[c["name"] for c in AGENT])
+def test_each_model_call_of_a_real_agent_gets_what_the_plan_sends(case: dict[str, Any]) -> None:
+    """A strands Agent living several invocations (apply_management at the end of each; with
+    per_turn before every N-th model call too): the plan of the transcript so far sends exactly
+    what the agent sent to the model at that call."""
+    full, members = session_of(case)
+    params = dict(case["params"])
+    params["per_turn"] = int(params.get("per_turn", 0))  # Strands' True is 1
+    policy = get_policy("strands-sliding-window")
+    counts = count_session(full, policy.scheme())
+    assert len(case["calls"]) >= 3
+    for seen in case["calls"]:
+        upto = max(seen) + 1  # the newest message the model was sent is the newest in the transcript
+        size = sum(len(members[p]) for p in range(upto))
+        prefix = dataclasses.replace(full, messages=full.messages[:size])
+        plan = policy.plan(prefix, policy.make_params(params), prefix_counts(counts, prefix))
+        assert [i for i in plan.context_index if i is not None] == [i for p in seen for i in members[p]]

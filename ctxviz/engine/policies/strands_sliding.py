@@ -60,8 +60,12 @@ class SlidingWindowParams:
     pin_first: int | None = field(default=None, metadata=_help("Messages at the start pinned at the first reduction, never evicted", min=0))
     proactive_compression: float | None = field(default=None, metadata=_help("compression_threshold: trim before the model call when the estimate reaches this share of the window (Strands' True = 0.7; none: off)", min=0.01, max=1.0, step=0.05))
     context_window_limit: int | None = field(default=None, metadata=_help("The model's context window (default: ctxviz's model catalogue, else Strands' 200,000)", min=1, step=1000))
+    per_turn: int = field(default=0, metadata=_help("When the window applies: 0 (False) at the end of each invocation; 1 (True) before every model call; N before every N-th", min=0))
+    replay_history: bool = field(default=True, metadata=_help("ctxviz option: apply the window wherever the agent did as the history grew (on: a full log); off: the file is agent.messages as it stands"))
 
     def __post_init__(self) -> None:
+        if self.per_turn < 0:
+            raise ValueError(f"per_turn must be a positive integer, True (1), or False (0), got {self.per_turn}")
         if self.window_size < 0:
             raise ValueError(f"window_size must be a non-negative integer, got {self.window_size}")
         if self.pin_first is not None and self.pin_first < 0:
@@ -215,6 +219,49 @@ def request_overhead(session: Session, counts: TokenCounts, system_messages: lis
     return prompt, system_tokens, tools
 
 
+def management_points(messages: list[StrandsMessage], per_turn: int) -> list[int]:
+    """Every prefix length at which the agent ran apply_management, in order: after each final
+    reply (the end of an invocation) and, with per_turn, before every N-th model call (the call
+    that produced the N-th assistant message, and the next one when it is due)."""
+    points: set[int] = set()
+    calls = 0
+    for i, sm in enumerate(messages):
+        if sm.role != "assistant":
+            continue
+        calls += 1
+        if per_turn and calls % per_turn == 0:
+            points.add(i)
+        if not sm.has("toolUse"):
+            points.add(i + 1)
+    if messages and messages[-1].role != "assistant" and per_turn and (calls + 1) % per_turn == 0:
+        points.add(len(messages))
+    return sorted(p for p in points if p > 0)
+
+
+def management_point(messages: list[StrandsMessage], per_turn: int) -> tuple[int, str]:
+    """How many of the messages apply_management last saw, and when that was.
+
+    Strands runs it in the `finally` of every invocation (after the final reply), and with
+    per_turn before every (or every N-th) model call; the messages added since are not trimmed."""
+    n = len(messages)
+    if not messages or (messages[-1].role == "assistant" and not messages[-1].has("toolUse")):
+        return n, "the last invocation ended with the last reply, and apply_management ran then"
+    if per_turn == 1:
+        return n, "per_turn=True: apply_management runs before this model call"
+    plain = [i for i, sm in enumerate(messages) if sm.role == "user" and not sm.has("toolResult")]
+    point = plain[-1] if plain else 0
+    when = ("apply_management ran at the end of the previous invocation, before the current prompt" if plain
+            else "no invocation has ended yet, so apply_management has not run")
+    if per_turn > 1:
+        calls = [i for i, sm in enumerate(messages) if sm.role == "assistant"]
+        due = (len(calls) + 1) // per_turn * per_turn  # the latest model call whose number is a multiple of per_turn
+        if due == len(calls) + 1:
+            return n, f"per_turn={per_turn}: this is model call {due}, so apply_management runs before it"
+        if due >= 1 and calls[due - 1] > point:
+            point, when = calls[due - 1], f"per_turn={per_turn}: apply_management last ran before model call {due}"
+    return point, when
+
+
 def split_window(limit: int, system_tokens: int, tools_tokens: int) -> dict[str, int]:
     """The window divided as the request fills it: system prompt, tool specs, then the messages
     (each part at most what is left, so the parts add up to the window and none is negative)."""
@@ -232,11 +279,29 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
     n_strands = len(mgr.messages)
     ws = params.window_size
 
-    # 1. apply_management: only over window_size.
-    if n_strands > ws:
-        outcome = mgr.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
-        if outcome not in ("trimmed", "truncated"):
-            mgr.notes.append(f"apply_management could not trim ({outcome}): Strands logs a warning and keeps all {n_strands} messages")
+    # 1. apply_management wherever the agent ran it (over window_size only): trimming depends on
+    # the path (a fallback trim point keeps older messages), so a replay trims as the history grew.
+    points = management_points(mgr.messages, params.per_turn) if params.replay_history else [management_point(mgr.messages, params.per_turn)[0]]
+    pending, pending_owners = mgr.messages, mgr.owners
+    mgr.messages, mgr.owners = [], []
+    done = 0
+    failed = ""
+    for point in points:
+        mgr.messages += pending[done:point]
+        mgr.owners += pending_owners[done:point]
+        done = point
+        if len(mgr.messages) > ws:
+            outcome = mgr.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
+            if outcome not in ("trimmed", "truncated"):
+                failed = f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages"
+    mgr.messages += pending[done:]
+    mgr.owners += pending_owners[done:]
+    if failed:
+        mgr.notes.append(failed)
+    when = (f"apply_management ran {len(points)} time(s) as the history grew (at the end of every invocation"
+            + (f", and before every {'' if params.per_turn == 1 else f'{params.per_turn}-th '}model call" if params.per_turn else "") + ")"
+            if params.replay_history else management_point(pending, params.per_turn)[1])
+    mgr.notes.append(when + (f"; the {len(pending) - done} Strands message(s) since then come on top of the window" if done < len(pending) else ""))
     # 2. proactive compression: one best-effort trim.
     if params.proactive_compression is not None:
         estimate = fixed + mgr.holding()

@@ -31,8 +31,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from strands import Agent, tool
 from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager
-from strands.hooks import BeforeModelCallEvent
+from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
 from strands.models.model import Model
 from strands.types.exceptions import ContextWindowOverflowException
 
@@ -226,6 +227,61 @@ def summarizing_case(name: str, messages: list[dict[str, Any]], params: dict[str
             "summary_ratio_used": manager.summary_ratio, "removed_message_count": manager.removed_message_count}
 
 
+@tool
+def lookup(n: int) -> str:
+    """Return n words."""
+    return " ".join(WORDS[k % len(WORDS)] for k in range(n))
+
+
+def signature(message: dict[str, Any]) -> str:
+    return message["role"] + json.dumps(message["content"], sort_keys=True, default=str)
+
+
+class ScriptedModel(FakeModel):
+    """Answers from a script: a text reply, or a batch of `lookup` tool calls; records what it is sent."""
+
+    def __init__(self, script: list[tuple[str, Any]]) -> None:
+        super().__init__(10**9)
+        self.script = list(script)
+        self.seen: list[list[str]] = []
+
+    async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        self.seen.append([signature(m) for m in messages])
+        kind, value = self.script.pop(0)
+        yield {"messageStart": {"role": "assistant"}}
+        if kind == "text":
+            yield {"contentBlockDelta": {"delta": {"text": value}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+            return
+        for k, n in enumerate(value):
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": f"tooluse_{len(self.seen)}_{k}", "name": "lookup"}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"n": n})}}}}
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "tool_use"}}
+
+
+def agent_case(rng: random.Random, name: str, invocations: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A real Agent living several invocations: what each model call is sent, by transcript position."""
+    script: list[tuple[str, Any]] = []
+    prompts = []
+    for i in range(invocations):
+        prompts.append(f"prompt {i}: {words(rng, rng.randrange(2, 12))}")
+        for _ in range(rng.choice((0, 0, 1, 2, 3))):
+            script.append(("tool", [rng.choice((4, 20, 90)) for _ in range(rng.choice((1, 1, 2, 3)))]))
+        script.append(("text", f"reply {i}: {words(rng, rng.randrange(2, 20))}"))
+    model = ScriptedModel(script)
+    transcript: list[dict[str, Any]] = []
+    agent = Agent(model=model, tools=[lookup], conversation_manager=SlidingWindowConversationManager(**params), callback_handler=None)
+    agent.hooks.add_callback(MessageAddedEvent, lambda event: transcript.append(event.message))
+    for prompt in prompts:
+        agent(prompt)
+    position = {signature(m): i for i, m in enumerate(transcript)}
+    calls = [[position[s] for s in seen] for seen in model.seen]
+    return {"name": name, "session": name, "manager": "Agent+SlidingWindowConversationManager", "params": params,
+            "inputs": encode(transcript), "calls": calls}
+
+
 def main() -> None:
     rng = random.Random(20261123)
     cases: list[dict[str, Any]] = []
@@ -262,6 +318,10 @@ def main() -> None:
             if (k + j) % 2:
                 continue
             cases.append(summarizing_case(f"{name}/summarizing{j}", copy.deepcopy(messages), params, passes))
+    agent_params = [{"window_size": 3}, {"window_size": 5}, {"window_size": 4, "per_turn": True}, {"window_size": 6, "per_turn": 2},
+                    {"window_size": 5, "per_turn": 3, "pin_first": 1}, {"window_size": 2}, {"window_size": 8, "pin_first": 2}]
+    for k in range(14):
+        cases.append(agent_case(rng, f"agent{k}", rng.randrange(3, 8), agent_params[k % len(agent_params)]))
     # Each session's messages are stored once; a case names its session.
     stored: dict[str, Any] = {}
     for case in cases:
