@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, openhands_condenser, strands_sliding, strands_summarizing, supyagent
+from . import (
+    categories,
+    consolidator,
+    missy,
+    mnesis,
+    openhands_condenser,
+    strands_sliding,
+    strands_summarizing,
+    supyagent,
+)
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}

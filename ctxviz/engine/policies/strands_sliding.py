@@ -29,6 +29,7 @@ from .strands_common import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
+    StrandsMessage,
     block_tokens,
     check_positive,
     context_window_limit,
