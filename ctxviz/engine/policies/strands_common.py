@@ -229,16 +229,6 @@ def check_positive(name: str, value: int | None) -> None:
         raise ValueError(f"{name} must be >= 1 (or none), got {value}")
 
 
-def to_openai_dict(message: StrandsMessage) -> dict[str, Any]:
-    """A Strands message in the plan's context: its role and its content blocks as Strands sends them."""
-    return {"role": message.role, "content": [_serialisable(b) for b in message.content]}
-
-
-def _serialisable(block: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(block, default=str))
-
-
-
 def _tool_ids(message: StrandsMessage) -> set[str]:
     ids: set[str] = set()
     for block in message.content:
