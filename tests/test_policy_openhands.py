@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ctxviz.engine.counting import count_session
+from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.session import (
@@ -33,6 +33,7 @@ GOLDEN = json.loads((Path(__file__).parent / "golden" / "openhands" / "cases.jso
 STATIC = [c for c in GOLDEN["cases"] if c["kind"] == "static"]
 ROLLING = [c for c in GOLDEN["cases"] if c["kind"] == "rolling"]
 POLICY = "openhands-llm-summarizing"
+STORE = CountStore()  # each conversation is counted once for all its cases
 
 
 @cache
@@ -72,7 +73,7 @@ def test_the_golden_file_covers_what_users_rely_on() -> None:
 def test_one_condensation_forgets_what_openhands_forgets(case: dict[str, Any]) -> None:
     session = session_of(case["name"].split("/")[0])
     policy = get_policy(POLICY)
-    counts = count_session(session, policy.scheme())
+    counts = STORE.get(session, policy.scheme())
     plan = policy.plan(session, policy.make_params(params_of(case)), counts)
     in_view = {message_of(n) for n in case["view"]} - {None}
     forgotten = {message_of(n) for n in case["forgotten"] or []} - {None}
@@ -97,7 +98,7 @@ def test_one_condensation_forgets_what_openhands_forgets(case: dict[str, Any]) -
 @pytest.mark.parametrize("case", ROLLING, ids=[c["name"] for c in ROLLING])
 def test_replay_condenses_when_and_what_openhands_does(case: dict[str, Any]) -> None:
     session = session_of(case["name"].split("/")[0])
-    timeline = simulate(session, POLICY, get_policy(POLICY).make_params(params_of(case)))
+    timeline = simulate(session, POLICY, get_policy(POLICY).make_params(params_of(case)), store=STORE)
     fired = [(e.turn, e) for e in timeline.events if e.kind == "summary"]
     assert [t for t, _ in fired] == [c["after"] for c in case["condensations"]]
     covered: set[int] = set()
@@ -126,7 +127,7 @@ def test_reasons_say_why() -> None:
     case = next(c for c in STATIC if c["forgotten"])
     session = session_of(case["name"].split("/")[0])
     policy = get_policy(POLICY)
-    plan = policy.plan(session, policy.make_params(params_of(case)), count_session(session, policy.scheme()))
+    plan = policy.plan(session, policy.make_params(params_of(case)), STORE.get(session, policy.scheme()))
     summarized = [m for m in plan.messages if m.decision is Decision.SUMMARIZED]
     assert summarized and f"over max_size={case['params']['max_size']}" in summarized[0].reason
 
