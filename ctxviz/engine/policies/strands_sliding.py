@@ -6,7 +6,9 @@ A static plan replays what the manager does to the file's conversation before th
    trims the oldest, to the first valid trim point (a user message that is no toolResult and no
    toolUse without its result next; else an assistant toolUse + user toolResult boundary).
 2. proactive compression (when configured): if the estimated input is at least the threshold share
-   of `context_window_limit`, one `reduce_context` without an error (trim only).
+   of `context_window_limit`, one `reduce_context` without an error (trim only). ctxviz estimates
+   the whole request, as Strands does on a cold start; after a first call Strands adds its estimate
+   of the new messages to the usage the provider last reported, which a log may not hold.
 3. overflow recovery: while the estimate exceeds `context_window_limit`, `reduce_context(e)`: first
    cut the oldest message holding tool results (first and last 200 characters of each long text,
    images replaced by a placeholder); when that message has nothing left to cut, trim from index 2
