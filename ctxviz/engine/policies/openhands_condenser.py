@@ -32,7 +32,6 @@ from ..catalog import find_model
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary, ThinkingPart
-from ..summarizers import supyagent_snapshot
 from ..tokenizers import Tokenizer, count_openai_chat
 from .base import Policy, params_dict
 from .common import base_system_prompt
@@ -368,7 +367,7 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
             previous = [m.index for m in session.messages if m.id in covered] if forgot_summary else []
             all_covered = sorted({*previous, *forgotten_messages})
             new_ids = tuple(session.messages[i].id for i in all_covered)
-            new_text = supyagent_snapshot([session.messages[i] for i in all_covered])
+            new_text = _snapshot([session.messages[i] for i in all_covered])
             remaining = [e for k, e in enumerate(view) if k not in set(outcome.forgotten)]
             remaining.insert(outcome.start, Event("new-summary", "summary", None))
             per_event = [counts.text(new_text) if e.id == "new-summary" else (counts.text(summary_text) if e.kind == "summary" else event_tokens(e)) for e in remaining]
@@ -504,3 +503,9 @@ POLICY = Policy(
     compact=compact,
 )
 
+
+def _snapshot(messages: list[Message]) -> str:
+    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
+    from ..summarizers import supyagent_snapshot
+
+    return supyagent_snapshot(messages)

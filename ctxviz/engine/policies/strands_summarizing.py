@@ -21,8 +21,7 @@ from typing import Any
 
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Session, Summary
-from ..summarizers import supyagent_snapshot
+from ..session import Message, Session, Summary
 from .base import Policy, params_dict
 from .strands_common import (
     COUNTER,
@@ -160,7 +159,7 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                 fate[i] = (Decision.SUMMARIZED, "summarized", reason)
             previous = [m.index for m in session.messages if m.id in covered]
             new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
-            new_text = supyagent_snapshot([session.messages[i] for i in sorted({*previous, *members})])
+            new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
             new_summary = _summary_message(new_text, counts.text(new_text))
             messages[:] = [messages[i] for i in outcome.protected] + [new_summary] + messages[outcome.split:]
             for plan_summary in summary_plans:
@@ -251,3 +250,10 @@ POLICY = Policy(
     stand_in=STAND_IN,
     compact=compact,
 )
+
+
+def _snapshot(messages: list[Message]) -> str:
+    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
+    from ..summarizers import supyagent_snapshot
+
+    return supyagent_snapshot(messages)
