@@ -136,7 +136,9 @@ def test_pair_safety_keeps_the_policys_own_figures(policy):
               "langchain-trim": {"max_tokens": 4000}, "langchain-summarization": {"trigger": "messages=20", "keep": "messages=6"},
               "langchain-context-editing": {"trigger": 2000},
               "gemini-cli-compression": {"tokenLimit": 12000}, "codex-compaction": {"model_auto_compact_token_limit": 5000},
-              "anthropic-clear-tool-uses": {"trigger": "input_tokens:1000"}, "anthropic-clear-thinking": {}}[policy]
+              "anthropic-clear-tool-uses": {"trigger": "input_tokens:1000"}, "anthropic-clear-thinking": {},
+              "strands-sliding-window": {"window_size": 12, "context_window_limit": 6000}, "strands-summarizing": {"context_window_limit": 40000},
+              "openhands-llm-summarizing": {"max_size": 40, "keep_first": 4}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

@@ -99,7 +99,10 @@ def test_pair_safety_brings_every_figure_up_to_date(policy):
     plain = plan_session(s, policy, store=CountStore())
     safe = plan_session(s, policy, store=CountStore(), options=SAFE)
     dropped = [m.index for m in safe.messages if "pair_safe" in m.reason]
-    assert set(dropped) == {o.index for o in plain.orphans} == {1, 3, 4, 9}
+    # OpenHands' View itself leaves out a call without its observation and an observation without
+    # its call (ToolCallMatchingProperty): only the user message carrying a tool call is left.
+    expected = {3} if policy == "openhands-llm-summarizing" else {1, 3, 4, 9}
+    assert set(dropped) == {o.index for o in plain.orphans} == expected
     freed = sum(plain.messages[i].sent_tokens for i in dropped)
     assert safe.totals.used == plain.totals.used - freed == sum(safe.usage.values())
     assert safe.totals.kept == sum(m.tokens for m in safe.messages if m.sent)

@@ -52,6 +52,14 @@ PARAMS = {
                                            keep=st.sampled_from(["tool_uses:0", "tool_uses:1", "tool_uses:3"]),
                                            clear_tool_inputs=st.sampled_from(["true", "false"]), context_window=st.integers(1, 20000)),
     "anthropic-clear-thinking": st.builds(dict, keep=st.sampled_from(["thinking_turns:1", "thinking_turns:2", "all"]), context_window=st.integers(1, 20000)),
+    "strands-sliding-window": st.builds(dict, window_size=st.integers(0, 30), pin_first=st.none() | st.integers(0, 5),
+                                        context_window_limit=st.integers(1, 5000), should_truncate_results=st.booleans(),
+                                        proactive_compression=st.none() | st.floats(0.05, 1)),
+    "strands-summarizing": st.builds(dict, summary_ratio=st.floats(0, 1), preserve_recent_messages=st.integers(0, 12),
+                                     pin_first=st.none() | st.integers(0, 5), context_window_limit=st.integers(1, 5000)),
+    "openhands-llm-summarizing": st.integers(4, 60).flatmap(lambda size: st.builds(
+        dict, max_size=st.just(size), keep_first=st.integers(0, size // 2 - 2), max_tokens=st.none() | st.integers(1, 5000),
+        max_input_tokens=st.none() | st.integers(0, 5000))),
 }
 
 

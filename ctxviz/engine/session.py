@@ -299,6 +299,9 @@ class Summary:
     #: The id of the newest message the agent held when it wrote the summary, where that matters
     #: (Gemini CLI truncates the tool outputs it keeps at that moment, and only then).
     held_until: str = ""
+    #: A replay's summaries: the ids of the messages after which this one and those it absorbed
+    #: were written (OpenHands' Condensation events sit there in its log and end tool loops).
+    written_after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,14 @@ class HeuristicTokenizer:
     minimum: int = 1
     empty_is_zero: bool = False
     description: str = ""
+    #: Round up instead of down (Strands' `math.ceil(len(text) / 4)`).
+    ceil: bool = False
 
     def count(self, text: str) -> int:
         if not text and self.empty_is_zero:
             return 0
+        if self.ceil:
+            return max(self.minimum, -(-len(text) // self.divisor))
         return max(self.minimum, len(text) // self.divisor)
 
 
@@ -202,6 +206,7 @@ HEURISTICS: Mapping[str, HeuristicTokenizer | GeminiCliEstimator | CodexApproxTo
         HeuristicTokenizer("mnesis", 4, 1, True, "mnesis: 0 for empty text, else max(1, len // 4)"),
         HeuristicTokenizer("chars", 1, 0, True, "one per character: for estimators that sum characters before dividing"),
         HeuristicTokenizer("claude-heuristic", 3, 1, True, "mnesis' Claude estimate: 0 for empty, else max(1, len // 3)"),
+        HeuristicTokenizer("strands", 4, 0, True, "Strands: ceil(len(text) / 4) (JSON is counted ceil(len / 2) by the policy)", ceil=True),
         GeminiCliEstimator(),
         CodexApproxTokenizer(),
     )

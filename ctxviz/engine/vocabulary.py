@@ -4,7 +4,7 @@ survives* (its keep).
 Every framework spells these two knobs its own way: a token count, a fraction of the model's
 window, a number of messages. A policy names its trigger and keep parameters (`Policy.trigger`,
 `Policy.keep`) and each such field says its unit in its metadata (`unit`: "tokens", "fraction"
-of the model's context window, "messages", or "tool_results", which no other unit converts to). From that, this module converts both ways: the token
+of the model's context window, "messages", or "tool_results" and "share" (of the messages), which no other unit converts to). From that, this module converts both ways: the token
 level a policy's trigger stands at (drawn on the timeline), and a policy's parameters set to fire at
 N tokens and keep K messages (`compare --trigger-tokens N --keep-messages K` puts two frameworks on
 the same footing). A policy whose knobs are not plain numbers supplies `Policy.align` and
@@ -21,7 +21,7 @@ from .catalog import find_model
 from .policies.base import Policy, param_fields
 from .session import Session
 
-UNITS = ("tokens", "fraction", "messages", "tool_results")
+UNITS = ("tokens", "fraction", "messages", "tool_results", "share")
 
 
 def _units(policy: Policy[Any]) -> dict[str, str]:
@@ -31,7 +31,7 @@ def _units(policy: Policy[Any]) -> dict[str, str]:
 def model_window(session: Session, params: Any = None) -> int | None:
     """The context window the policy's fractions are of: its own `context_window`/`context_limit`
     parameter when set, else what the log reports, else the catalogue's entry for the session's model."""
-    for name in ("context_window", "context_limit", "max_input_tokens"):
+    for name in ("context_window", "context_limit", "context_window_limit", "max_input_tokens"):
         value = getattr(params, name, None)
         if isinstance(value, int) and value > 0:
             return value

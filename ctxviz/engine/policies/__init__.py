@@ -23,6 +23,9 @@ from . import (
     langchain_trim,
     missy,
     mnesis,
+    openhands_condenser,
+    strands_sliding,
+    strands_summarizing,
     supyagent,
 )
 from .base import Policy
@@ -105,5 +108,8 @@ register(gemini_cli.POLICY)
 register(codex.POLICY)
 register(anthropic_editing.POLICY)
 register(anthropic_editing.THINKING_POLICY)
+register(strands_sliding.POLICY)
+register(strands_summarizing.POLICY)
+register(openhands_condenser.POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

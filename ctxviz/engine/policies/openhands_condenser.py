@@ -1,0 +1,521 @@
+"""OpenHands SDK's LLMSummarizingCondenser (openhands-sdk 1.58.0,
+openhands/sdk/context/condenser/llm_summarizing_condenser.py, with the View and its properties in
+openhands/sdk/context/view/).
+
+OpenHands condenses *events*, not messages: the system prompt is one event, each user or agent
+message one, each tool call one ActionEvent (the calls of one LLM response form a batch sharing its
+`llm_response_id`), each tool result one ObservationEvent. The View drops what the APIs would
+refuse (a call without its observation, an observation without its call, a duplicate observation,
+the rest of a partly missing batch or thinking tool loop), then:
+
+- over `max_size` events (Reason.EVENTS; a soft requirement), it forgets the events from
+  `keep_first` (never the system prompt) up to the boundary that leaves
+  `max_size // 2 - keep_first - 1` events at the tail, both ends moved forward to the next
+  *manipulation index* (not inside a batch, between a call and its observation, or inside a tool
+  loop that began with thinking blocks);
+- over the token limit (Reason.TOKENS: the smaller of `max_tokens` and the model's input limit;
+  hard), it keeps the longest tail that removes enough tokens to get under half the limit;
+- the forgotten events become one CondensationSummaryEvent, sent as a plain *user* message holding
+  the summary text, placed where the forgotten span began; fewer than `minimum_progress` of the
+  view forgotten, or no span at all, means no condensation (the view is sent as it is).
+
+ctxviz's summary text is an offline stand-in. The token reason counts with ctxviz's chat-format
+count, not litellm's `token_counter`, and is not part of the golden cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..catalog import find_model
+from ..counting import TokenCounts
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ..session import Message, Session, Summary, ThinkingPart
+from ..tokenizers import Tokenizer, count_openai_chat
+from .base import Policy, params_dict
+from .common import base_system_prompt
+
+FRAMEWORK = "OpenHands"
+FRAMEWORK_VERSION = "openhands-sdk 1.58.0"
+STAND_IN = "extractive snapshot written offline, sent as OpenHands' CondensationSummaryEvent (a plain user message)"
+ZONES = ("system", "head", "forgotten", "tail", "left_out")
+DEFAULT_INPUT_TOKENS = 128_000
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class CondenserParams:
+    """LLMSummarizingCondenser's fields (class defaults; the SDK's default agent uses max_size=80, keep_first=4)."""
+
+    max_size: int = field(default=240, metadata=_help(unit="messages", text="Events in the view that trigger a condensation (the view is cut to about half)", min=1))
+    keep_first: int = field(default=2, metadata=_help(unit="messages", text="Events at the start never forgotten (the system prompt is one)", min=0))
+    max_tokens: int | None = field(default=None, metadata=_help(unit="tokens", text="Token count that triggers a condensation (none: only the model's input limit)", min=1, step=1000))
+    max_input_tokens: int | None = field(default=None, metadata=_help("The agent LLM's effective_max_input_tokens (default: ctxviz's model catalogue; 0: none)", min=0, step=1000))
+    minimum_progress: float = field(default=0.1, metadata=_help("Smallest share of the view a condensation must forget", min=0.01, max=0.99, step=0.05))
+
+    def __post_init__(self) -> None:
+        if self.max_size <= 0:
+            raise ValueError(f"max_size must be > 0, got {self.max_size}")
+        if self.keep_first < 0:
+            raise ValueError(f"keep_first must be >= 0, got {self.keep_first}")
+        if self.max_size // 2 - self.keep_first - 1 <= 0:
+            raise ValueError(f"keep_first must be less than max_size // 2 to leave room for condensation "
+                             f"(keep_first={self.keep_first}, max_size={self.max_size})")
+        if not 0 < self.minimum_progress < 1:
+            raise ValueError(f"minimum_progress must be between 0 and 1 (exclusive), got {self.minimum_progress}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1 (or none), got {self.max_tokens}")
+        if self.max_input_tokens is not None and self.max_input_tokens < 0:
+            raise ValueError(f"max_input_tokens must be >= 0 (or none), got {self.max_input_tokens}")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of the view: what the condenser and the View's properties look at."""
+
+    id: str
+    kind: str  # system, message, action, observation, summary
+    message: int | None  # the ctxviz message it comes from (None: the system prompt, a summary)
+    tool_call_id: str = ""
+    batch: str = ""  # llm_response_id of an action
+    thinking: bool = False  # an action carrying thinking blocks: it starts a tool loop
+
+
+def events_of(session: Session, skip: set[str]) -> list[Event]:
+    """The session as OpenHands' event log (messages whose ids are in `skip` left out)."""
+    out: list[Event] = []
+    if session.system_prompt or any(m.role == "system" for m in session.messages):
+        out.append(Event("system", "system", None))
+    for m in session.messages:
+        if m.role == "system" or m.id in skip:
+            continue
+        calls = m.tool_calls if m.role == "assistant" else ()
+        if calls:
+            thinking = any(isinstance(p, ThinkingPart) for p in m.parts)
+            for k, call in enumerate(calls):
+                out.append(Event(f"{m.id}#{k}", "action", m.index, call.id, m.id, thinking and k == 0))
+        elif m.role == "tool":
+            out.append(Event(m.id, "observation", m.index, m.tool_call_id or _result_id(m)))
+        else:
+            out.append(Event(m.id, "message", m.index))
+    return out
+
+
+def _result_id(m: Message) -> str:
+    return next((getattr(p, "tool_call_id", "") for p in m.parts if getattr(p, "tool_call_id", "")), "")
+
+
+def _tool_loops(events: list[Event]) -> list[set[str]]:
+    loops: list[set[str]] = []
+    current: set[str] | None = None
+    for e in events:
+        if e.kind == "action" and e.thinking:
+            if current is not None:
+                loops.append(current)
+            current = {e.id}
+        elif e.kind in ("action", "observation"):
+            if current is not None:
+                current.add(e.id)
+        elif current is not None:
+            loops.append(current)
+            current = None
+    if current is not None:
+        loops.append(current)
+    return loops
+
+
+def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str], str]:
+    """The first property (in ALL_PROPERTIES order) that wants events gone, and what it is."""
+    seen: set[str] = set()
+    duplicates = set()
+    for e in view:
+        if e.kind == "observation":
+            if e.tool_call_id in seen:
+                duplicates.add(e.id)
+            seen.add(e.tool_call_id)
+    if duplicates:
+        return duplicates, "a second observation of the same tool call (ObservationUniquenessProperty)"
+    batches_all: dict[str, set[str]] = {}
+    for e in all_events:
+        if e.kind == "action":
+            batches_all.setdefault(e.batch, set()).add(e.id)
+    batches_view: dict[str, set[str]] = {}
+    for e in view:
+        if e.kind == "action":
+            batches_view.setdefault(e.batch, set()).add(e.id)
+    partial = {i for b, ids in batches_view.items() if ids != batches_all.get(b, set()) for i in ids}
+    if partial:
+        return partial, "part of a batch of tool calls whose other calls are not in the view (BatchAtomicityProperty)"
+    actions = {e.tool_call_id for e in view if e.kind == "action"}
+    observations = {e.tool_call_id for e in view if e.kind == "observation"}
+    unmatched = {e.id for e in view if (e.kind == "action" and e.tool_call_id not in observations)
+                 or (e.kind == "observation" and e.tool_call_id not in actions)}
+    if unmatched:
+        return unmatched, "a tool call without its observation, or an observation without its call (ToolCallMatchingProperty)"
+    ids = {e.id for e in view}
+    loops = _tool_loops(all_events)
+    partial_loops: set[str] = set()
+    for e in view:
+        if e.id in partial_loops:
+            continue
+        for loop in loops:
+            if e.id in loop:
+                if not loop <= ids:
+                    partial_loops |= ids & loop
+                break
+    if partial_loops:
+        return partial_loops, "part of a thinking tool loop that is not whole in the view (ToolLoopAtomicityProperty)"
+    return set(), ""
+
+
+def enforce_properties(view: list[Event], all_events: list[Event]) -> tuple[list[Event], dict[str, str]]:
+    """View.enforce_properties: drop, property by property, until nothing changes."""
+    removed: dict[str, str] = {}
+    while True:
+        gone, why = _enforce_once(view, all_events)
+        if not gone:
+            return view, removed
+        removed.update(dict.fromkeys(gone, why))
+        view = [e for e in view if e.id not in gone]
+
+
+def manipulation_indices(view: list[Event]) -> set[int]:
+    """View.manipulation_indices: the boundaries every property allows."""
+    indices = set(range(len(view) + 1))
+    for i in range(len(view) - 1):
+        left, right = view[i], view[i + 1]
+        if left.kind == "action" and right.kind == "action" and left.batch == right.batch:
+            indices.discard(i + 1)
+    pending: set[str] = set()
+    for i, e in enumerate(view):
+        if e.kind == "action":
+            pending.add(e.tool_call_id)
+        elif e.kind == "observation":
+            pending.discard(e.tool_call_id)
+        if pending:
+            indices.discard(i + 1)
+    in_loop = False
+    for i, e in enumerate(view):
+        if e.kind == "action" and e.thinking:
+            in_loop = True
+        elif e.kind in ("action", "observation"):
+            if in_loop:
+                indices.discard(i)
+        else:
+            in_loop = False
+    return indices
+
+
+def find_next(indices: set[int], threshold: int) -> int | None:
+    found = [i for i in indices if i >= threshold]
+    return min(found) if found else None
+
+
+@dataclass(frozen=True)
+class Condensing:
+    """What get_condensation decided (or why it could not)."""
+
+    reasons: tuple[str, ...]
+    forgotten: tuple[int, ...] = ()  # view positions
+    start: int = 0
+    events_from_tail: int = 0
+    error: str = ""
+
+
+def measure_message(message: Message, tokenizer: Tokenizer) -> int:
+    """A message's share of an OpenAI chat request (ctxviz's stand-in for litellm's token_counter)."""
+    return count_openai_chat([message.to_openai()], model="gpt-4o", tokenizer=tokenizer) - 3
+
+
+def input_limit(session: Session, params: CondenserParams) -> int | None:
+    if params.max_input_tokens is not None:
+        return params.max_input_tokens or None
+    entry = find_model(session.model)
+    return entry.context_window if entry is not None else None
+
+
+def condensation(view: list[Event], params: CondenserParams, event_tokens: list[int], token_limit: int | None) -> Condensing | None:
+    """get_condensation_reasons and _get_forgotten_events (None: no reason to condense)."""
+    reasons: list[str] = []
+    total = sum(event_tokens)
+    if token_limit is not None and total > token_limit:
+        reasons.append("tokens")
+    if len(view) > params.max_size:
+        reasons.append("events")
+    if not reasons:
+        return None
+    tails: list[int] = []
+    if "events" in reasons:
+        tails.append(params.max_size // 2 - params.keep_first - 1)
+    if "tokens" in reasons:
+        assert token_limit is not None
+        reduce = total - token_limit // 2
+        rest = event_tokens[params.keep_first:]
+        # get_suffix_length_for_token_reduction: shortest prefix whose tokens exceed `reduce`.
+        running, prefix = 0, len(rest)
+        if sum(rest) > reduce:
+            for k, t in enumerate(rest, start=1):
+                running += t
+                if running > reduce:
+                    prefix = k
+                    break
+        tails.append(len(rest) - prefix)
+    events_from_tail = min(tails)
+    naive_end = len(view) - events_from_tail
+    protected = params.keep_first
+    system = next((i for i, e in enumerate(view) if e.kind == "system"), None)
+    if system is not None:
+        protected = max(protected, system + 1)
+    indices = manipulation_indices(view)
+    start = find_next(indices, protected)
+    end = find_next(indices, naive_end)
+    if start is None or end is None:
+        return Condensing(tuple(reasons), events_from_tail=events_from_tail, error="Unable to compute forgotten events (no manipulation index past the threshold)")
+    forgotten = tuple(range(start, end))
+    if not forgotten:
+        return Condensing(tuple(reasons), start=start, events_from_tail=events_from_tail,
+                          error="Cannot condense 0 events (a tool loop spans almost the entire view)")
+    if len(forgotten) < len(view) * params.minimum_progress:
+        return Condensing(tuple(reasons), forgotten, start, events_from_tail,
+                          error="events forgotten below the minimum progress threshold")
+    return Condensing(tuple(reasons), forgotten, start, events_from_tail)
+
+
+def with_condensation_marks(events: list[Event], summary: Summary | None, session: Session) -> list[Event]:
+    """The log with a mark where OpenHands' log holds a Condensation event: after the message at
+    which each condensation fired (a replay's `written_after`) and, for a summary that does not
+    say, where its forgotten span begins and ends. A Condensation event ends a tool loop, so a
+    loop that went on after a condensation is a new one."""
+    if summary is None:
+        return events
+    covered = set(summary.covers)
+    after = set(summary.written_after)
+    out: list[Event] = []
+    previous = None
+    for k, e in enumerate(events):
+        state = e.message is not None and session.messages[e.message].id in covered
+        if previous is not None and state != previous and not after:
+            out.append(Event(f"mark{len(out)}", "mark", None))
+        out.append(e)
+        previous = state
+        last_of_message = k + 1 == len(events) or events[k + 1].message != e.message
+        if e.message is not None and last_of_message and session.messages[e.message].id in after:
+            out.append(Event(f"mark{len(out)}", "mark", None))
+    return out
+
+
+def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan:
+    tokens = counts.message_tokens
+    system_messages = [m for m in session.messages if m.role == "system"]
+    prompt = base_system_prompt(session, system_messages)
+    prompt_tokens = counts.text(prompt) if prompt else 0
+    summary = session.summaries[-1] if session.summaries else None
+    covered = set(summary.covers) if summary is not None else set()
+    all_events = events_of(session, set())
+    view = [e for e in all_events if e.message is None or session.messages[e.message].id not in covered]
+    summary_plans: list[SummaryPlan] = []
+    notes: list[str] = []
+    if summary is not None:
+        # Condensation.apply: the summary goes where the forgotten span began.
+        first = next((i for i, e in enumerate(all_events) if e.message is not None and session.messages[e.message].id in covered), len(all_events))
+        offset = sum(1 for e in all_events[:first] if e.message is None or session.messages[e.message].id not in covered)
+        view.insert(offset, Event("summary", "summary", None))
+        for i, s in enumerate(session.summaries[:-1]):
+            summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: OpenHands' latest summary forgot this one with its events", s.text))
+    view, left_out = enforce_properties(view, with_condensation_marks(all_events, summary, session))
+    summary_text = summary.text if summary is not None else ""
+
+    def event_tokens(e: Event) -> int:
+        if e.kind == "system":
+            return prompt_tokens
+        if e.kind == "summary":
+            return counts.text(summary_text)
+        assert e.message is not None
+        m = session.messages[e.message]
+        first_of_message = e.kind != "action" or e.id.endswith("#0")
+        return tokens[m.index] if first_of_message else 0
+
+    per_event = [event_tokens(e) for e in view]
+    limit_in = input_limit(session, params)
+    limits = [x for x in (params.max_tokens, limit_in) if x is not None]
+    token_limit = min(limits) if limits else None
+    outcome = condensation(view, params, per_event, token_limit)
+    forgotten_messages: set[int] = set()
+    new_ids: tuple[str, ...] = ()
+    new_text = ""
+    why = ""
+    if outcome is not None:
+        what = []
+        if "events" in outcome.reasons:
+            what.append(f"the view has {len(view)} events, over max_size={params.max_size}")
+        if "tokens" in outcome.reasons:
+            what.append(f"its {sum(per_event):,} tokens exceed the token limit {token_limit:,}")
+        why = " and ".join(what)
+        if outcome.error:
+            hard = "tokens" in outcome.reasons
+            notes.append(f"{why}, but OpenHands cannot condense: {outcome.error}"
+                         + ("; the requirement is hard, so it would reset the whole context (hard_context_reset)" if hard
+                            else "; the requirement is soft, so the view is sent as it is"))
+        else:
+            gone = [view[i] for i in outcome.forgotten]
+            forgotten_messages = {e.message for e in gone if e.message is not None}
+            forgot_summary = any(e.kind == "summary" for e in gone)
+            previous = [m.index for m in session.messages if m.id in covered] if forgot_summary else []
+            all_covered = sorted({*previous, *forgotten_messages})
+            new_ids = tuple(session.messages[i].id for i in all_covered)
+            new_text = _snapshot([session.messages[i] for i in all_covered])
+            remaining = [e for k, e in enumerate(view) if k not in set(outcome.forgotten)]
+            remaining.insert(outcome.start, Event("new-summary", "summary", None))
+            per_event = [counts.text(new_text) if e.id == "new-summary" else (counts.text(summary_text) if e.kind == "summary" else event_tokens(e)) for e in remaining]
+            view = remaining
+            if summary is not None:
+                state = (Decision.SUMMARIZED, "summarized: forgotten with the events the new summary covers") if forgot_summary else (Decision.KEPT, "kept: in the head the condensation keeps")
+                summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary_text), state[0], state[1], summary_text))
+            summary_plans.append(SummaryPlan(len(session.summaries), counts.text(new_text), Decision.KEPT,
+                                             f"kept: the CondensationSummaryEvent of {len(outcome.forgotten)} forgotten events, a user message at event {outcome.start} ({STAND_IN})", new_text))
+            notes.append(f"{why}: one condensation forgets events {outcome.start}-{outcome.start + len(outcome.forgotten) - 1} and keeps "
+                         f"{outcome.events_from_tail} from the tail; the summary text is ctxviz's offline stand-in")
+    if summary is not None and not any(sp.index == len(session.summaries) - 1 for sp in summary_plans):
+        summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary_text), Decision.KEPT,
+                                         "kept: OpenHands sends its summary as a user message where the forgotten events were", summary_text))
+    if "tokens" in (outcome.reasons if outcome else ()) or token_limit is not None:
+        notes.append(f"token limit {token_limit:,} counted with ctxviz's chat-format count, not litellm's token_counter" if token_limit else "")
+    notes = [n for n in notes if n]
+
+    in_view = {e.message for e in view if e.message is not None}
+    head_end = outcome.start if outcome is not None and not outcome.error else params.keep_first
+    position = {e.message: k for k, e in enumerate(view) if e.message is not None}
+    message_left_out: dict[int, str] = {}
+    for e in all_events:
+        if e.id in left_out and e.message is not None:
+            message_left_out[e.message] = left_out[e.id]
+    decisions: list[MessagePlan] = []
+    for m in session.messages:
+        t = tokens[m.index]
+        if m.role == "system":
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the SystemPromptEvent, which OpenHands never forgets", t))
+        elif m.index in forgotten_messages:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten",
+                                         f"summarized: {why}; OpenHands forgets the events after the first {head_end} and keeps the newest "
+                                         f"{outcome.events_from_tail if outcome else 0} (max_size // 2 - keep_first - 1), moved to safe boundaries", 0))
+        elif m.id in covered:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten", "summarized: forgotten by an earlier condensation; its summary is sent in its place", 0))
+        elif m.index in message_left_out and m.index not in in_view:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "left_out", f"dropped: the View leaves out {message_left_out[m.index]}", 0))
+        else:
+            k = position[m.index]
+            zone = "head" if k < head_end else "tail"
+            reason = (f"kept: one of the first keep_first={params.keep_first} events" if zone == "head" and k < params.keep_first
+                      else "kept: before the first safe boundary after keep_first" if zone == "head"
+                      else "kept: in the tail the condensation keeps" if forgotten_messages
+                      else f"kept: the view ({len(view)} events) is within max_size={params.max_size}" + (f" and the token limit {token_limit:,}" if token_limit else ""))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t))
+
+    context: list[dict[str, Any]] = []
+    context_index: list[int | None] = []
+    for e in view:
+        if e.kind == "system":
+            context.append({"role": "system", "content": prompt})
+            context_index.append(None)
+        elif e.kind == "summary":
+            context.append({"role": "user", "content": new_text if e.id == "new-summary" else summary_text})
+            context_index.append(None)
+        elif e.message is not None and (e.kind != "action" or e.id.endswith("#0")):
+            context.append(session.messages[e.message].to_openai())
+            context_index.append(e.message)
+    if any(e.kind == "summary" for e in view):
+        notes.append("OpenHands merges the summary into a plain user message that follows it (events_to_messages); ctxviz lists them apart")
+    used = sum(per_event)
+    summary_used = sum(t for e, t in zip(view, per_event, strict=True) if e.kind == "summary")
+    budget = token_limit if token_limit is not None else DEFAULT_INPUT_TOKENS
+    system_used = prompt_tokens if any(e.kind == "system" for e in view) else 0
+    allocation = {"system": min(prompt_tokens, budget), "events": budget - min(prompt_tokens, budget)}
+    usage = {"system": system_used, "events": used - system_used}  # the summary is one of the events
+    sent = [d for d in decisions if d.sent]
+    totals = Totals(budget=budget, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
+                    fits=used <= budget, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
+    return Plan(
+        policy=POLICY.name, params={**params_dict(params), "max_input_tokens": limit_in}, tokenizer=counts.scheme.label,
+        allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
+        context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
+        extra={"view_events": len(view), "events_before": len(view) if outcome is None or outcome.error else len(view) + len(outcome.forgotten) - 1,
+               "condensed": bool(new_ids), "summarized_ids": list(new_ids), "reduce_reason": why,
+               "forgotten_events": len(outcome.forgotten) if outcome is not None and not outcome.error else 0,
+               "token_limit": token_limit, "left_out_events": len(left_out), "summary_tokens": summary_used},
+    )
+
+
+def agent_would_step(prefix: Session) -> bool:
+    """The agent calls the LLM (and its condenser) after a user message or once every tool call of
+    its latest batch has its observation; not in the middle of a batch."""
+    messages = [m for m in prefix.messages if m.role != "system"]
+    if not messages:
+        return False
+    last = messages[-1]
+    if last.role == "user":
+        return True
+    if last.role != "tool":
+        return False
+    batch = next((m for m in reversed(messages) if m.role == "assistant" and m.tool_calls), None)
+    if batch is None:
+        return True
+    answered = {m.tool_call_id for m in messages[messages.index(batch) + 1:] if m.role == "tool"}
+    return all(c.id in answered for c in batch.tool_calls)
+
+
+def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
+    """The condensation the plan made, put in force for the turns after it (when the agent steps)."""
+    ids = plan_.extra.get("summarized_ids") or []
+    if not ids or not agent_would_step(prefix):
+        return None
+    from ..simulate import Event as SimEvent
+
+    by_id = {m.id: m for m in prefix.messages}
+    covered = [by_id[i] for i in ids if i in by_id]
+    text = summarizer.supyagent_snapshot(covered)
+    events.append(SimEvent(turn, "summary", f"{plan_.extra['reduce_reason']}: OpenHands condensed {plan_.extra['forgotten_events']} events into one summary"))
+    earlier = prefix.summaries[-1].written_after if prefix.summaries else ()
+    return Summary(text=text, messages_covered=len(covered), covers=tuple(ids), created_at=prefix.messages[-1].timestamp,
+                   written_after=(*earlier, prefix.messages[-1].id))
+
+
+def align(params: Any, session: Session, trigger_tokens: int | None, keep_messages: int | None,
+          keep_tokens: int | None) -> tuple[Any, list[str]]:
+    """A token trigger is `max_tokens`; the recent events kept (max_size // 2 - keep_first - 1) follow
+    max_size, which is also the event trigger, so a keep is not set on its own."""
+    skipped = [f"openhands-llm-summarizing: it keeps max_size // 2 - keep_first - 1 recent events ({params.max_size // 2 - params.keep_first - 1}), "
+               f"not a number of {unit} of its own" for unit, wanted in (("messages", keep_messages), ("tokens", keep_tokens)) if wanted is not None]
+    return (replace(params, max_tokens=trigger_tokens) if trigger_tokens is not None else params), skipped
+
+
+POLICY = Policy(
+    name="openhands-llm-summarizing",
+    title="OpenHands LLMSummarizingCondenser",
+    params_type=CondenserParams,
+    measure_name="openai-chat-message",
+    measure=measure_message,
+    default_tokenizer="o200k_base",
+    plan=plan,
+    zone_parts={"head": "events", "tail": "events"},
+    description="Over max_size events, keep the first keep_first and the newest max_size//2 - keep_first - 1; the events between become one summary.",
+    framework=FRAMEWORK,
+    framework_version=FRAMEWORK_VERSION,
+    source="openhands/sdk/context/condenser/llm_summarizing_condenser.py LLMSummarizingCondenser.get_condensation, _get_forgotten_events",
+    counter="events (each message, tool call and observation is one; the system prompt is one); tokens only for max_tokens",
+    trigger=("max_tokens", "max_size"),
+    align=align,
+    keep=("keep_first", "max_size"),
+    stand_in=STAND_IN,
+    compact=compact,
+)
+
+
+def _snapshot(messages: list[Message]) -> str:
+    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
+    from ..summarizers import supyagent_snapshot
+
+    return supyagent_snapshot(messages)

@@ -1,0 +1,139 @@
+"""ctxviz's openhands-llm-summarizing against the OpenHands SDK's own LLMSummarizingCondenser.
+
+tests/golden/openhands/cases.json was recorded by tests/golden/openhands/generate.py, which drives
+the SDK's View and LLMSummarizingCondenser (openhands-sdk 1.58.0) on its own events; nothing of the
+SDK is needed here. Static cases: the view and one `condense`; rolling cases: the conversation
+replayed message by message with `condense` whenever the agent steps, compared with `simulate`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.plan import Decision
+from ctxviz.engine.policies import get_policy
+from ctxviz.engine.session import (
+    Message,
+    Session,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    default_category,
+)
+from ctxviz.engine.simulate import simulate
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "openhands" / "cases.json").read_text(encoding="utf-8"))
+STATIC = [c for c in GOLDEN["cases"] if c["kind"] == "static"]
+ROLLING = [c for c in GOLDEN["cases"] if c["kind"] == "rolling"]
+POLICY = "openhands-llm-summarizing"
+STORE = CountStore()  # each conversation is counted once for all its cases
+
+
+@cache
+def session_of(name: str) -> Session:
+    out = []
+    for i, m in enumerate(GOLDEN["conversations"][name]):
+        parts: list[Any] = []
+        if m.get("thinking"):
+            parts.append(ThinkingPart("let me think"))
+        if m["role"] == "tool":
+            parts.append(ToolResultPart(m["tool_call_id"], m["text"]))
+        elif m["text"]:
+            parts.append(TextPart(m["text"]))
+        parts += [ToolCallPart(c["id"], c["name"], c["arguments"]) for c in m.get("tool_calls", [])]
+        out.append(Message(f"m{i}", i, m["role"], tuple(parts), tool_call_id=m.get("tool_call_id", ""), category=default_category(m["role"])))
+    return Session(messages=tuple(out), model="unknown-model")
+
+
+def params_of(case: dict[str, Any]) -> dict[str, Any]:
+    return {**case["params"], "max_input_tokens": 0}  # the golden cases condense on events only
+
+
+def message_of(name: str) -> int | None:
+    return None if name in ("system", "summary") else int(name.split("#")[0])
+
+
+def test_the_golden_file_covers_what_users_rely_on() -> None:
+    assert GOLDEN["version"] == "1.58.0"
+    assert len(STATIC) >= 40 and len(ROLLING) >= 40
+    assert sum(1 for c in STATIC if c["forgotten"]) >= 20
+    assert sum(len(c["condensations"]) for c in ROLLING) >= 100
+    assert any(len(c["view"]) < sum(1 + max(0, len(m.get("tool_calls", [])) - 1) for m in GOLDEN["conversations"][c["name"].split("/")[0]]
+                                    if m["role"] != "system") for c in STATIC)  # the View left something out
+
+
+@pytest.mark.parametrize("case", STATIC, ids=[c["name"] for c in STATIC])
+def test_one_condensation_forgets_what_openhands_forgets(case: dict[str, Any]) -> None:
+    session = session_of(case["name"].split("/")[0])
+    policy = get_policy(POLICY)
+    counts = STORE.get(session, policy.scheme())
+    plan = policy.plan(session, policy.make_params(params_of(case)), counts)
+    in_view = {message_of(n) for n in case["view"]} - {None}
+    forgotten = {message_of(n) for n in case["forgotten"] or []} - {None}
+    for m in plan.messages:
+        if m.role == "system":
+            continue
+        expected = (Decision.SUMMARIZED if m.index in forgotten else Decision.KEPT if m.index in in_view else Decision.DROPPED)
+        assert m.decision is expected, (m.index, m.reason)
+    if case["forgotten"] is None:
+        assert not plan.extra["condensed"]
+        return
+    # The summary goes where the forgotten span began: summary_offset events of the view before it.
+    remaining = [n for n in case["view"] if n not in set(case["forgotten"])]
+    before = remaining[: case["summary_offset"]]
+    at = next(k for k, (c, i) in enumerate(zip(plan.context, plan.context_index, strict=True)) if i is None and c["role"] == "user")
+    head = [i for i in plan.context_index[:at] if i is not None]
+    assert head == sorted({message_of(n) for n in before} - {None})
+    assert ("system" in before) == (plan.context_index[:1] == (None,) and plan.context[0]["role"] == "system")
+    assert plan.extra["view_events"] == len(remaining) + 1
+
+
+@pytest.mark.parametrize("case", ROLLING, ids=[c["name"] for c in ROLLING])
+def test_replay_condenses_when_and_what_openhands_does(case: dict[str, Any]) -> None:
+    session = session_of(case["name"].split("/")[0])
+    timeline = simulate(session, POLICY, get_policy(POLICY).make_params(params_of(case)), store=STORE)
+    fired = [(e.turn, e) for e in timeline.events if e.kind == "summary"]
+    assert [t for t, _ in fired] == [c["after"] for c in case["condensations"]]
+    covered: set[int] = set()
+    for summary, condensation in zip(timeline.summaries, case["condensations"], strict=True):
+        new = {message_of(n) for n in condensation["forgotten"]} - {None}
+        if "summary" in condensation["forgotten"]:
+            new |= covered
+        covered = new
+        assert {int(c[1:]) for c in summary.covers} == covered
+    final = timeline.plan_at(len(timeline.turns) - 1)
+    if len(case["final_view"]) > case["params"]["max_size"]:
+        # The plan shows what the next call's condense would do; the log's view is before it.
+        assert final.extra["condensed"] or any("cannot condense" in n for n in final.notes)
+        return
+    want = []
+    for name in case["final_view"]:
+        index = message_of(name)
+        if name == "summary" or index is None:
+            want.append(None)
+        elif not want or want[-1] != index:
+            want.append(index)
+    assert list(final.context_index) == want
+
+
+def test_reasons_say_why() -> None:
+    case = next(c for c in STATIC if c["forgotten"])
+    session = session_of(case["name"].split("/")[0])
+    policy = get_policy(POLICY)
+    plan = policy.plan(session, policy.make_params(params_of(case)), STORE.get(session, policy.scheme()))
+    summarized = [m for m in plan.messages if m.decision is Decision.SUMMARIZED]
+    assert summarized and f"over max_size={case['params']['max_size']}" in summarized[0].reason
+
+
+def test_keep_first_must_leave_room() -> None:
+    from ctxviz.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="keep_first must be less than max_size // 2"):
+        get_policy(POLICY).make_params({"max_size": 8, "keep_first": 3})
