@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTabWidget,
     QTextBrowser,
@@ -60,6 +61,7 @@ from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
 from .widgets.timeline import TimelineView
+from .widgets.welcome import WelcomePanel
 
 MAX_RECENT = 10
 CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
@@ -200,6 +202,12 @@ class MainWindow(QMainWindow):
         self.lost_card.messageClicked.connect(self.select_message)
         ol.addWidget(self.lost_card)
         ol.addWidget(overview, 1)
+        # Before a session is open, the overview is a welcome page (samples, recent files), not bare axes.
+        self.welcome = WelcomePanel()
+        self.welcome.openRequested.connect(self.open_path)
+        self.overview_stack = QStackedWidget()
+        self.overview_stack.addWidget(self.welcome)
+        self.overview_stack.addWidget(overview_page)
 
         self.timeline = TimelineView()
         self.compare = CompareView(self.vm.policies())
@@ -228,7 +236,7 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.context_view)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(overview_page, "Overview")
+        self.tabs.addTab(self.overview_stack, "Overview")
         self.tabs.addTab(self.timeline, "Timeline")
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(context_box, "Context as sent")
@@ -442,6 +450,8 @@ class MainWindow(QMainWindow):
             set_plain_tooltip(action, path)
             action.triggered.connect(lambda _c=False, p=path: self.open_recent(p))
         self.recent_menu.setEnabled(bool(files))
+        if hasattr(self, "welcome"):
+            self.welcome.set_recent(files)
 
     def open_recent(self, path: str) -> None:
         """Open a file from Open Recent; one deleted since the menu was built is dropped, and said so."""
@@ -660,6 +670,7 @@ class MainWindow(QMainWindow):
 
     # --- view updates -------------------------------------------------------------------------
     def _session_loaded(self, session: Session) -> None:
+        self.overview_stack.setCurrentIndex(1)
         path = getattr(self, "_pending_path", None) or session.source
         if path and os.path.exists(path):
             self._remember(path)

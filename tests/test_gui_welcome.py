@@ -1,0 +1,30 @@
+"""Before a session is open the overview welcomes: samples and recent files one click away."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from ctxviz.gui.main_window import MainWindow  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+
+
+def test_the_welcome_page_opens_a_sample_and_gives_way_to_the_overview(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    assert win.overview_stack.currentWidget() is win.welcome
+    text = win.welcome.label.text()
+    sample = SAMPLES / "coding_agent.yaml"
+    assert f'href="{sample}"' in text and "Recent" not in text
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.welcome.label.linkActivated.emit(str(sample))
+    assert win.overview_stack.currentIndex() == 1
+    assert "coding_agent.yaml" in win.welcome.label.text().split("<h3>Recent</h3>", 1)[1]
+    win.vm.shutdown()
