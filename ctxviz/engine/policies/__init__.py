@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import categories, consolidator, missy, mnesis, supyagent
+from . import (
+    categories,
+    consolidator,
+    llamaindex_chat_memory_buffer,
+    llamaindex_chat_summary_memory_buffer,
+    missy,
+    mnesis,
+    supyagent,
+)
 from .base import Policy
 
 _REGISTRY: dict[str, Policy[Any]] = {}
@@ -32,5 +40,7 @@ register(supyagent.POLICY)
 register(categories.POLICY)
 register(consolidator.POLICY)
 register(mnesis.POLICY)
+register(llamaindex_chat_memory_buffer.POLICY)
+register(llamaindex_chat_summary_memory_buffer.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]

@@ -1,0 +1,292 @@
+"""LlamaIndex's ChatMemoryBuffer.get (llama_index/core/memory/chat_memory_buffer.py, llama-index-core
+0.14.25), reproduced decision for decision; tests/golden/llamaindex holds it to the framework's own class.
+
+The buffer tokenises `" ".join(str(m.content) for m in window)` with tiktoken's gpt-3.5-turbo
+encoding (cl100k_base), over the whole candidate window each time. BPE never merges across the
+encoder's regex chunks, and a joining space always starts a new chunk unless whitespace meets
+whitespace across the join, so the window's count is each message's count *as it stands after a
+joining space* (the per-message measure), with the window's first message counted without that
+space, plus an exact recount of the rare runs of messages where whitespace meets whitespace across
+a join. Nothing is re-tokenised per re-plan beyond those (memoised) texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..counting import TokenCounts
+from ..plan import Decision, MessagePlan, Plan, Totals
+from ..session import TEXT_PARTS, Message, Session, part_text
+from ..tokenizers import Tokenizer
+from .base import Policy, params_dict
+from .common import base_system_prompt
+
+ZONES = ("system", "history")
+DEFAULT_TOKEN_LIMIT = 3000
+DEFAULT_TOKEN_LIMIT_RATIO = 0.75
+NAME = "llamaindex-chat-memory-buffer"
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+def content_str(message: Message) -> str:
+    """`str(ChatMessage.content)`: its TextBlocks joined by newlines; a message without any text
+    block (a tool-call-only assistant message, an image alone) has content None, which LlamaIndex's
+    buffers count as the text 'None'. Images, thinking and tool calls are not in `content`."""
+    texts = [part_text(p) for p in message.parts if isinstance(p, TEXT_PARTS)]
+    return "\n".join(texts) if texts else "None"
+
+
+def measure_joined(message: Message, tokenizer: Tokenizer) -> int:
+    """The message's tokens as it stands in the buffer's joined string after a joining space."""
+    return tokenizer.count(" " + content_str(message))
+
+
+def parse_token_limit(value: int | None, context_window: int | None) -> int:
+    """from_defaults: `token_limit or int(context_window * 0.75)` with an llm, else the default."""
+    if context_window is not None:
+        return value or int(context_window * DEFAULT_TOKEN_LIMIT_RATIO)
+    return DEFAULT_TOKEN_LIMIT if value is None else value
+
+
+@dataclass(frozen=True)
+class ChatMemoryBufferParams:
+    """ChatMemoryBuffer.from_defaults(token_limit=..., llm=...) and get(initial_token_count=...)."""
+
+    token_limit: int | None = field(default=None, metadata=_help(
+        "Token limit of the buffer (default: 3000, or 0.75 x context_window when an llm's window is given)", min=1, step=100))
+    context_window: int | None = field(default=None, metadata=_help(
+        "from_defaults(llm=...): the llm's metadata.context_window; the limit becomes int(0.75 x it)", min=1, step=1000))
+    initial_token_count: int | None = field(default=None, metadata=_help(
+        "get(initial_token_count=...): tokens counted before the history (default: the system prompt, as LlamaIndex's chat "
+        "engines count their prefix messages)", min=0, step=100))
+
+    def __post_init__(self) -> None:
+        if self.context_window is not None and self.context_window < 1:
+            raise ValueError(f"context_window must be >= 1, got {self.context_window}")
+        limit = parse_token_limit(self.token_limit, self.context_window)
+        if limit < 1:
+            # LlamaIndex's own validator message.
+            raise ValueError(f"token_limit: Token limit must be set and greater than 0 (got {limit})")
+        if self.initial_token_count is not None and self.initial_token_count < 0:
+            raise ValueError(f"initial_token_count must be >= 0, got {self.initial_token_count}")
+
+    @property
+    def limit(self) -> int:
+        return parse_token_limit(self.token_limit, self.context_window)
+
+
+def prefix_tokens(session: Session, counts: TokenCounts, system_messages: list[Message]) -> tuple[str, int]:
+    """The system prompt and its tokens as LlamaIndex's chat engines count prefix messages:
+    `len(tokenizer_fn(" ".join(m.content or "" for m in prefix_messages)))`, one prefix message."""
+    system_prompt = base_system_prompt(session, system_messages)
+    return system_prompt, counts.text(system_prompt) if system_prompt else 0
+
+
+def _ends_in_space(text: str) -> bool:
+    return bool(text) and text[-1].isspace()
+
+
+def _starts_with_space(text: str) -> bool:
+    return not text or text[0].isspace()
+
+
+class JoinedCounter:
+    """Exact `len(tokenizer(" ".join(strs[j:])))` for every start j of one history, from the cached
+    per-message counts: the first message is counted without its joining space, and where
+    whitespace meets whitespace across a join (the encoder's whitespace chunks can then span it)
+    the run of messages involved is recounted as one text."""
+
+    def __init__(self, strs: list[str], tokens: list[int], counts: TokenCounts) -> None:
+        self.strs = strs
+        self.tokens = tokens
+        self.counts = counts
+        n = len(strs)
+        suffix = [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + tokens[i]
+        self.suffix = suffix
+        # A join between i and i+1 is unsafe when the text so far ends in whitespace and the next
+        # message is empty or starts with whitespace. (An empty message i after a join ends in the
+        # joining space itself.)
+        self.unsafe = [(_ends_in_space(strs[i]) or not strs[i]) and _starts_with_space(strs[i + 1]) for i in range(n - 1)]
+        # Runs [a, b] of messages linked by unsafe joins, each recounted as one text.
+        self.runs: list[tuple[int, int]] = []
+        i = 0
+        while i < n - 1:
+            if self.unsafe[i]:
+                a = i
+                while i < n - 1 and self.unsafe[i]:
+                    i += 1
+                self.runs.append((a, i))
+            else:
+                i += 1
+        # Corrections of whole runs (none of them starting the window), suffix-summed by run start.
+        self._run_fix = [self._fix(a, b, first=False) for a, b in self.runs]
+
+    def _fix(self, a: int, b: int, first: bool) -> int:
+        pieces = [self.strs[a] if first else " " + self.strs[a]] + [" " + s for s in self.strs[a + 1 : b + 1]]
+        alone = (self.counts.text(self.strs[a]) if first else self.tokens[a]) + sum(self.tokens[a + 1 : b + 1])
+        return self.counts.text("".join(pieces)) - alone
+
+    def first(self, j: int) -> int:
+        """The window's first message, counted without the joining space."""
+        return self.counts.text(self.strs[j]) if self.strs[j] else 0
+
+    def window(self, j: int) -> tuple[int, list[int]]:
+        """(tokens of the joined window strs[j:], each message's share of them)."""
+        shares = list(self.tokens[j:])
+        shares[0] = self.first(j)
+        total = sum(shares)
+        for (a, b), fix in zip(self.runs, self._run_fix, strict=True):
+            if b <= j:
+                continue
+            if a >= j:
+                # An empty first message contributes nothing, so its join is a plain space.
+                if a == j and not self.strs[j]:
+                    if b == j + 1:
+                        continue
+                    fix = self._fix(j + 1, b, first=False)
+                    a = j + 1
+                elif a == j:
+                    fix = self._fix(j, b, first=True)
+            else:
+                fix = self._fix(j, b, first=True) if self.strs[j] else (self._fix(j + 1, b, first=False) if b > j + 1 else 0)
+            if fix:
+                shares[b - j] += fix
+                total += fix
+        return total, shares
+
+    def window_total(self, j: int) -> int:
+        if not any(b > j for _, b in self.runs):
+            return self.first(j) + self.suffix[j + 1]
+        return self.window(j)[0]
+
+
+def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) -> Plan:
+    limit = params.limit
+    tokens = counts.message_tokens
+    system_messages, history = (list(part) for part in session.system_and_history)
+    system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
+    initial = system_tokens if params.initial_token_count is None else params.initial_token_count
+    initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
+                    if params.initial_token_count is None else "initial_token_count")
+    decisions: list[MessagePlan | None] = [None] * len(session.messages)
+    notes: list[str] = []
+    for m in system_messages:
+        t = tokens[m.index]
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system",
+                                         "kept: part of the system prompt, which the chat engine sends before the memory", t)
+
+    strs = [content_str(m) for m in history]
+    counter = JoinedCounter(strs, [tokens[m.index] for m in history], counts)
+    n = len(history)
+    start = n  # index into history of the first sent message (n: none)
+    window_tokens = 0
+    shares: list[int] = []
+    cut_reason = ""
+    raised = initial > limit
+    if raised:
+        notes.append(f"ChatMemoryBuffer.get raises 'Initial token count exceeds token limit': {initial_from} is {initial:,} > "
+                     f"token_limit {limit:,}; no history is returned")
+    elif n:
+        message_count = n
+        token_count = counter.window_total(0) + initial
+        while token_count > limit and message_count > 1:
+            message_count -= 1
+            # LlamaIndex: the history may not start with an assistant or tool message.
+            while message_count > 1 and history[n - message_count].role in ("tool", "assistant"):
+                message_count -= 1
+            token_count = counter.window_total(n - message_count) + initial
+        if token_count > limit:
+            # LlamaIndex returns the last message alone, however large, so the LLM raises the error.
+            start = n - 1
+            cut_reason = "last"
+        else:
+            start = n - message_count
+        window_tokens, shares = counter.window(start)
+    total = initial + window_tokens
+    if cut_reason == "last":
+        notes.append(f"even the newest message alone ({window_tokens:,} tokens, plus {initial:,} initial) exceeds token_limit {limit:,}: "
+                     "ChatMemoryBuffer returns it anyway, so the LLM call fails loudly")
+    for k, m in enumerate(history):
+        t = tokens[m.index]
+        if k >= start:
+            share = shares[k - start]
+            if cut_reason == "last":
+                reason = (f"kept: the newest message is returned alone even though the window ({window_tokens:,} tokens + {initial:,} initial) "
+                          f"exceeds token_limit {limit:,} (LlamaIndex lets the LLM raise the error)")
+            else:
+                reason = f"kept: the newest {n - start} messages join to {window_tokens:,} tokens, within token_limit {limit:,} with {initial:,} initial"
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, share)
+        elif raised:
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
+                                             f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
+        else:
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history", "")
+    _explain_drops(decisions, history, start, counter, initial, limit, cut_reason)
+
+    messages = tuple(decisions)  # type: ignore[arg-type]
+    sent = [m for m in messages if m.sent]
+    context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
+    for m in history[start:]:
+        context.append(m.to_openai())
+        context_index.append(m.index)
+    allocation = {"initial": min(initial, limit), "history": max(0, limit - initial)}
+    usage = {"initial": initial, "history": window_tokens}
+    totals = Totals(budget=limit, used=total, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
+                    fits=total <= limit and not raised, kept_messages=len(sent), dropped_messages=len(messages) - len(sent),
+                    fits_test="parts")
+    return Plan(
+        policy=NAME, params={**params_dict(params), "token_limit": limit, "initial_token_count": initial},
+        tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages,
+        context=tuple(context), context_index=tuple(context_index), totals=totals, zones=ZONES, notes=tuple(notes),
+        extra={"token_count": total, "start_index": history[start].index if start < n else None, "raised": raised,
+               "last_message_only": cut_reason == "last"},
+    )
+
+
+def _explain_drops(decisions: list[MessagePlan | None], history: list[Message], start: int, counter: JoinedCounter,
+                   initial: int, limit: int, cut_reason: str) -> None:
+    """Reasons for the messages get() leaves out: the window that starts at each one was over the
+    limit, or it was skipped because the history may not start with an assistant or tool message."""
+    n = len(history)
+    for k in range(min(start, n)):
+        record = decisions[history[k].index]
+        if record is None or record.decision is not Decision.DROPPED or record.reason:
+            continue
+        m = history[k]
+        if k > 0 and m.role in ("tool", "assistant") and k != n - 1:
+            reason = (f"dropped: the buffer may not start with a {m.role} message, so it goes with the older message that did not fit "
+                      "(LlamaIndex keeps tool results with their call)")
+        elif cut_reason == "last":
+            reason = f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
+        else:
+            reason = (f"dropped: the newest {n - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
+                      f"with {initial:,} initial (oldest dropped first)")
+        decisions[m.index] = record._replace(reason=reason)
+
+
+POLICY = Policy(
+    name=NAME,
+    title="LlamaIndex ChatMemoryBuffer",
+    params_type=ChatMemoryBufferParams,
+    measure_name="llamaindex-joined-content",
+    measure=measure_joined,
+    default_tokenizer="cl100k_base",
+    plan=plan,
+    zone_parts={"history": "history"},
+    description="Drops the oldest messages until the joined history fits token_limit; never starts on an assistant or tool message; "
+                "returns the newest message alone if nothing else fits.",
+    framework="LlamaIndex",
+    framework_version="llama-index-core 0.14.25",
+    source="llama_index/core/memory/chat_memory_buffer.py ChatMemoryBuffer.get",
+    counter="tiktoken cl100k_base (gpt-3.5-turbo) over the messages' text contents joined by spaces; tool calls and images are "
+            "not counted, a message without text counts as 'None'",
+    trigger=("token_limit",),
+    keep=("token_limit",),
+)
