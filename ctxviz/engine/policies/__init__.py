@@ -6,6 +6,9 @@ from typing import Any
 
 from ...errors import UnknownNameError
 from . import (
+    autogen_buffered,
+    autogen_head_and_tail,
+    autogen_token_limited,
     categories,
     consolidator,
     llamaindex_chat_memory_buffer,
@@ -42,5 +45,8 @@ register(consolidator.POLICY)
 register(mnesis.POLICY)
 register(llamaindex_chat_memory_buffer.POLICY)
 register(llamaindex_chat_summary_memory_buffer.POLICY)
+register(autogen_buffered.POLICY)
+register(autogen_head_and_tail.POLICY)
+register(autogen_token_limited.POLICY)
 
 __all__ = ["Policy", "get_policy", "policy_names", "register"]
