@@ -131,7 +131,10 @@ def test_pair_safety_updates_every_table(capsys):
 def test_pair_safety_keeps_the_policys_own_figures(policy):
     session = sample(str(SAMPLES / "coding_agent.yaml"))
     params = {"missy": {"total": 12000}, "supyagent": {"context_limit": 12000}, "categories": {},
-              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000}}[policy]
+              "mnesis": {"context_limit": 40000}, "missy-consolidator": {"max_tokens": 300000},
+              "llamaindex-chat-memory-buffer": {"token_limit": 8000}, "llamaindex-chat-summary-memory-buffer": {"token_limit": 8000},
+              "autogen-buffered": {"buffer_size": 12}, "autogen-head-and-tail": {"head_size": 3, "tail_size": 8},
+              "autogen-token-limited": {"token_limit": 12000}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

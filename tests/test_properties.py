@@ -30,6 +30,12 @@ PARAMS = {
     "categories": st.builds(dict, max_tokens=st.integers(1, 20000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 60000), reserved_output_tokens=st.integers(0, 4000), compaction_buffer=st.integers(1000, 30000)),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 5000), threshold_pct=st.floats(0, 1)),
+    "llamaindex-chat-memory-buffer": st.builds(dict, token_limit=st.integers(1, 5000), initial_token_count=st.one_of(st.none(), st.integers(0, 400))),
+    "llamaindex-chat-summary-memory-buffer": st.builds(dict, token_limit=st.integers(1, 5000), llm=st.booleans(),
+                                                       count_initial_tokens=st.booleans()),
+    "autogen-buffered": st.builds(dict, buffer_size=st.integers(1, 30)),
+    "autogen-head-and-tail": st.builds(dict, head_size=st.integers(1, 10), tail_size=st.integers(1, 20)),
+    "autogen-token-limited": st.builds(dict, token_limit=st.one_of(st.none(), st.integers(1, 5000)), tool_schema=st.booleans()),
 }
 
 
@@ -62,7 +68,8 @@ def test_missy_allocation_adds_up_and_fits_whenever_the_protected_part_fits(s, p
 @SETTINGS
 @given(s=SESSIONS, data=st.data())
 def test_allocations_add_up_exactly(s, data):
-    for name in ("missy", "supyagent", "mnesis", "missy-consolidator"):
+    for name in ("missy", "supyagent", "mnesis", "missy-consolidator", "llamaindex-chat-memory-buffer", "autogen-buffered",
+                 "autogen-head-and-tail", "autogen-token-limited"):
         plan = plan_session(s, name, data.draw(PARAMS[name]), store=CountStore())
         assert sum(plan.allocation.values()) == plan.totals.budget, name
 

@@ -223,7 +223,7 @@ def model_context(session: Session) -> tuple[tuple[Message, ...], tuple[Unit, ..
             units.append(Unit("user", (m,)))
     result = (system, tuple(units))
     with _units_lock:
-        _units[key] = (weakref.ref(session, lambda _ref, key=key: _units.pop(key, None)), result)
+        _units[key] = (weakref.ref(session, lambda _ref, key=key, table=_units: table.pop(key, None)), result)
     return result
 
 

@@ -12,6 +12,9 @@ a join. Nothing is re-tokenised per re-plan beyond those (memoised) texts.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +101,7 @@ class JoinedCounter:
     """Exact `len(tokenizer(" ".join(strs[j:])))` for every start j of one history, from the cached
     per-message counts: the first message is counted without its joining space, and where
     whitespace meets whitespace across a join (the encoder's whitespace chunks can then span it)
-    the run of messages involved is recounted as one text."""
+    the run of messages involved is recounted as one text (memoised)."""
 
     def __init__(self, strs: list[str], tokens: list[int], counts: TokenCounts) -> None:
         self.strs = strs
@@ -112,20 +115,25 @@ class JoinedCounter:
         # A join between i and i+1 is unsafe when the text so far ends in whitespace and the next
         # message is empty or starts with whitespace. (An empty message i after a join ends in the
         # joining space itself.)
-        self.unsafe = [(_ends_in_space(strs[i]) or not strs[i]) and _starts_with_space(strs[i + 1]) for i in range(n - 1)]
+        unsafe = [(_ends_in_space(strs[i]) or not strs[i]) and _starts_with_space(strs[i + 1]) for i in range(n - 1)]
         # Runs [a, b] of messages linked by unsafe joins, each recounted as one text.
         self.runs: list[tuple[int, int]] = []
         i = 0
         while i < n - 1:
-            if self.unsafe[i]:
+            if unsafe[i]:
                 a = i
-                while i < n - 1 and self.unsafe[i]:
+                while i < n - 1 and unsafe[i]:
                     i += 1
                 self.runs.append((a, i))
             else:
                 i += 1
-        # Corrections of whole runs (none of them starting the window), suffix-summed by run start.
-        self._run_fix = [self._fix(a, b, first=False) for a, b in self.runs]
+        self.run_starts = [a for a, _ in self.runs]
+        # Corrections of whole runs (none of them starting the window), suffix-summed by run.
+        fixes = [self._fix(a, b, first=False) for a, b in self.runs]
+        self.fixes = fixes
+        self.fix_suffix = [0] * (len(fixes) + 1)
+        for r in range(len(fixes) - 1, -1, -1):
+            self.fix_suffix[r] = self.fix_suffix[r + 1] + fixes[r]
 
     def _fix(self, a: int, b: int, first: bool) -> int:
         pieces = [self.strs[a] if first else " " + self.strs[a]] + [" " + s for s in self.strs[a + 1 : b + 1]]
@@ -136,34 +144,51 @@ class JoinedCounter:
         """The window's first message, counted without the joining space."""
         return self.counts.text(self.strs[j]) if self.strs[j] else 0
 
+    def _fix_at(self, j: int, b: int) -> int:
+        """The correction of a run [a, b] with a <= j < b when the window starts at j. An empty first
+        message contributes nothing, so the join after it is a plain leading space."""
+        if self.strs[j]:
+            return self._fix(j, b, first=True)
+        return self._fix(j + 1, b, first=False) if b > j + 1 else 0
+
+    def _run_at(self, j: int) -> tuple[int, int]:
+        """(how many runs start at or before j, the end of the one containing j as a non-last member or -1)."""
+        r = bisect_right(self.run_starts, j)
+        end = self.runs[r - 1][1] if r and self.runs[r - 1][1] > j else -1
+        return r, end
+
+    def window_total(self, j: int) -> int:
+        r, end = self._run_at(j)
+        total = self.first(j) + self.suffix[j + 1] + self.fix_suffix[r]
+        return total + self._fix_at(j, end) if end >= 0 else total
+
     def window(self, j: int) -> tuple[int, list[int]]:
         """(tokens of the joined window strs[j:], each message's share of them)."""
         shares = list(self.tokens[j:])
         shares[0] = self.first(j)
-        total = sum(shares)
-        for (a, b), fix in zip(self.runs, self._run_fix, strict=True):
-            if b <= j:
-                continue
-            if a >= j:
-                # An empty first message contributes nothing, so its join is a plain space.
-                if a == j and not self.strs[j]:
-                    if b == j + 1:
-                        continue
-                    fix = self._fix(j + 1, b, first=False)
-                    a = j + 1
-                elif a == j:
-                    fix = self._fix(j, b, first=True)
-            else:
-                fix = self._fix(j, b, first=True) if self.strs[j] else (self._fix(j + 1, b, first=False) if b > j + 1 else 0)
-            if fix:
-                shares[b - j] += fix
-                total += fix
-        return total, shares
+        r, end = self._run_at(j)
+        if end >= 0:
+            shares[end - j] += self._fix_at(j, end)
+        for (_a, b), fix in zip(self.runs[r:], self.fixes[r:], strict=True):
+            shares[b - j] += fix
+        return sum(shares), shares
 
-    def window_total(self, j: int) -> int:
-        if not any(b > j for _, b in self.runs):
-            return self.first(j) + self.suffix[j + 1]
-        return self.window(j)[0]
+
+_counters: dict[int, tuple[weakref.ref[TokenCounts], JoinedCounter]] = {}
+_counters_lock = threading.Lock()
+
+
+def joined_counter(history: list[Message], counts: TokenCounts) -> JoinedCounter:
+    """The history's JoinedCounter, built once per counts (re-plans on a slider move reuse it)."""
+    key = id(counts)
+    found = _counters.get(key)
+    if found is not None and found[0]() is counts:
+        return found[1]
+    tokens = counts.message_tokens
+    counter = JoinedCounter([content_str(m) for m in history], [tokens[m.index] for m in history], counts)
+    with _counters_lock:
+        _counters[key] = (weakref.ref(counts, lambda _ref, key=key, table=_counters: table.pop(key, None)), counter)
+    return counter
 
 
 def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) -> Plan:
@@ -181,8 +206,7 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system",
                                          "kept: part of the system prompt, which the chat engine sends before the memory", t)
 
-    strs = [content_str(m) for m in history]
-    counter = JoinedCounter(strs, [tokens[m.index] for m in history], counts)
+    counter = joined_counter(history, counts)
     n = len(history)
     start = n  # index into history of the first sent message (n: none)
     window_tokens = 0
@@ -226,8 +250,8 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
                                              f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
         else:
-            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history", "")
-    _explain_drops(decisions, history, start, counter, initial, limit, cut_reason)
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
+                                             _drop_reason(history, k, counter, initial, limit, cut_reason))
 
     messages = tuple(decisions)  # type: ignore[arg-type]
     sent = [m for m in messages if m.sent]
@@ -250,25 +274,17 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     )
 
 
-def _explain_drops(decisions: list[MessagePlan | None], history: list[Message], start: int, counter: JoinedCounter,
-                   initial: int, limit: int, cut_reason: str) -> None:
-    """Reasons for the messages get() leaves out: the window that starts at each one was over the
-    limit, or it was skipped because the history may not start with an assistant or tool message."""
-    n = len(history)
-    for k in range(min(start, n)):
-        record = decisions[history[k].index]
-        if record is None or record.decision is not Decision.DROPPED or record.reason:
-            continue
-        m = history[k]
-        if k > 0 and m.role in ("tool", "assistant") and k != n - 1:
-            reason = (f"dropped: the buffer may not start with a {m.role} message, so it goes with the older message that did not fit "
-                      "(LlamaIndex keeps tool results with their call)")
-        elif cut_reason == "last":
-            reason = f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
-        else:
-            reason = (f"dropped: the newest {n - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
-                      f"with {initial:,} initial (oldest dropped first)")
-        decisions[m.index] = record._replace(reason=reason)
+def _drop_reason(history: list[Message], k: int, counter: JoinedCounter, initial: int, limit: int, cut_reason: str) -> str:
+    """Why get() leaves history[k] out: the window starting there was over the limit, or it was
+    skipped because the history may not start with an assistant or tool message."""
+    role = history[k].role
+    if k > 0 and role in ("tool", "assistant"):
+        return (f"dropped: the buffer may not start with {'an' if role == 'assistant' else 'a'} {role} message, so it goes with the older "
+                "message that did not fit (LlamaIndex keeps tool results with their call)")
+    if cut_reason == "last":
+        return f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
+    return (f"dropped: the newest {len(history) - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
+            f"with {initial:,} initial (oldest dropped first)")
 
 
 POLICY = Policy(

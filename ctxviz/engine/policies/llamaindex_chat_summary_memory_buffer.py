@@ -13,6 +13,8 @@ get() that writes it.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +69,28 @@ class ChatSummaryMemoryBufferParams:
         if self.context_window is not None:
             return self.token_limit or int(self.context_window * DEFAULT_TOKEN_LIMIT_RATIO)
         return DEFAULT_TOKEN_LIMIT if self.token_limit is None else self.token_limit
+
+
+_snapshots: OrderedDict[tuple[int, ...], tuple[list[Message], str]] = OrderedDict()
+_snapshots_lock = threading.Lock()
+
+
+def stand_in_summary(messages: list[Message]) -> str:
+    """The offline snapshot of the messages to summarise. A slider move re-plans with the same
+    messages to summarise most of the time, so the last few snapshots are kept (with the messages,
+    so that their ids stay theirs)."""
+    key = tuple(map(id, messages))
+    with _snapshots_lock:
+        hit = _snapshots.get(key)
+        if hit is not None:
+            _snapshots.move_to_end(key)
+            return hit[1]
+    text = supyagent_snapshot(messages)
+    with _snapshots_lock:
+        _snapshots[key] = (messages, text)
+        while len(_snapshots) > 8:
+            _snapshots.popitem(last=False)
+    return text
 
 
 def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenCounts) -> Plan:
@@ -141,7 +165,7 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
                                          "LlamaIndex passes a lone SYSTEM message through unsummarised", carried_text))
     elif to_summarize and params.llm:
         covered_messages = [m for m in rest if m.id in covered] + [e[0] for e in to_summarize if e[0] is not None]
-        new_summary_text = supyagent_snapshot(covered_messages)
+        new_summary_text = stand_in_summary(covered_messages)
         summary_tokens = counts.text(new_summary_text)
         summarized_ids = [m.id for m in covered_messages]
         context.append({"role": "system", "content": new_summary_text})
