@@ -143,3 +143,34 @@ def test_bad_limits_give_one_line():
         get_policy(BUFFER).make_params({"token_limit": 0})
     with pytest.raises(ParameterError, match="token_limit"):
         get_policy(SUMMARY).make_params({"token_limit": -5})
+
+
+def test_a_replay_carries_the_summary_get_wrote_into_the_next_get():
+    """ChatSummaryMemoryBuffer.get rewrites the chat store with [summary] + full text, and runs before
+    each LLM call (after a user message or tool results): the replay writes a summary only then, and
+    later turns count that summary as the oldest history message."""
+    from ctxviz.engine.simulate import simulate
+
+    turns = []
+    for k in range(8):
+        turns += [("user", f"question {k}: " + "word " * 60), ("assistant", f"answer {k}: " + "text " * 60)]
+    s = Session(messages=tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),), category=default_category(r))
+                              for i, (r, t) in enumerate(turns)), source="<test>", format="test")
+    timeline = simulate(s, SUMMARY, {"token_limit": 400}, store=CountStore(), incremental=False)
+    events = [e for e in timeline.events if e.kind == "summary"]
+    assert events and all(s.messages[e.turn].role == "user" for e in events)
+    assert len(timeline.summaries) == len(events)
+    for earlier, later in zip(timeline.summaries, timeline.summaries[1:], strict=False):
+        assert set(earlier.covers) < set(later.covers)  # the new summary summarises the old one with what follows it
+    carried_and_sent = 0
+    for t in range(len(timeline.turns)):
+        in_force = timeline.session_at(t).summaries
+        if not in_force:
+            continue
+        plan = timeline.plan_at(t)
+        summarized = {m.id for m in plan.messages if m.decision.value == "summarized"}
+        assert set(in_force[-1].covers) <= summarized
+        if not plan.extra["summarized_ids"] and any(sp.decision.value == "kept" for sp in plan.summaries):
+            assert plan.context[0] == {"role": "system", "content": in_force[-1].text}
+            carried_and_sent += 1
+    assert carried_and_sent
