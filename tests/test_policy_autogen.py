@@ -48,6 +48,16 @@ def test_the_golden_file_is_autogens_and_covers_every_branch():
     assert placeholders and len(placeholders) < len(cases("HeadAndTailChatCompletionContext"))
     assert {GOLDEN["sessions"][c["session"]]["model"] for c in GOLDEN["cases"]} == {"gpt-4o", "gpt-4-turbo"}
     assert any(c["params"].get("tool_schema") for c in GOLDEN["cases"])
+    # Each removal branch is decided by AutoGen in at least one case.
+    reasons = {c["class"]: set() for c in GOLDEN["cases"]}
+    for c in GOLDEN["cases"]:
+        plan = plan_session(golden_session(c["session"]), POLICIES[c["class"]], c["params"], store=STORE)
+        reasons[c["class"]] |= {m.reason.split(",")[0] for m in plan.messages if m.decision.value == "dropped"}
+    assert any("tool result would start" in r for r in reasons["BufferedChatCompletionContext"])
+    assert any("head would end on this function call" in r for r in reasons["HeadAndTailChatCompletionContext"])
+    assert any("tool result would start the tail" in r for r in reasons["HeadAndTailChatCompletionContext"])
+    assert any("tool result would start the context" in r for r in reasons["TokenLimitedChatCompletionContext"])
+    assert any("from the middle" in r for r in reasons["TokenLimitedChatCompletionContext"])
 
 
 @pytest.mark.parametrize("name", list(GOLDEN["sessions"]))
@@ -55,11 +65,13 @@ def test_count_tokens_is_autogen_exts_to_the_token(name):
     session = golden_session(name)
     expected = GOLDEN["counts"][name]
     plan = plan_session(session, "autogen-token-limited", {"token_limit": 10**9}, store=STORE)
-    assert plan.usage["messages"] == expected["all"]
     _system, units = model_context(session)
     counts = STORE.get(session, get_policy("autogen-token-limited").scheme(None, session.model))
     each = [TOKENS_PER_MESSAGE + sum(counts[m.index] for m in u.messages) + 3 for u in units]
     assert each == expected["each"]
+    assert sum(each) - 3 * (len(each) - 1) == expected["all"]
+    leading = each[0] - 3 if units and units[0].kind == "results" else 0  # AutoGen removes a leading tool result
+    assert plan.usage["messages"] == expected["all"] - leading
     assert plan.usage["system"] == (expected["system"] - 3 if expected["system"] else 0)
     with_tools = plan_session(session, "autogen-token-limited", {"token_limit": 10**9, "tool_schema": True}, store=STORE)
     assert with_tools.usage["tools"] == (expected["tools"] - 3 if expected["tools"] else 0)

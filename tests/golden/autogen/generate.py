@@ -85,6 +85,8 @@ def build_session(rng: random.Random, kind: str, turns: int) -> dict[str, Any]:
     call = 0
     if kind == "starts_with_assistant":
         add("assistant", [{"type": "text", "text": text(rng)}])
+    if kind == "starts_with_tool":  # a context handed over mid-turn: its first message is a tool result
+        add("tool", [{"type": "tool_result", "tool_call_id": "call_earlier", "text": text(rng)}], tool_call_id="call_earlier")
     for _ in range(turns):
         user_parts: list[dict[str, Any]] = []
         if kind == "images" and rng.random() < 0.6:
@@ -97,7 +99,7 @@ def build_session(rng: random.Random, kind: str, turns: int) -> dict[str, Any]:
         else:
             user_parts.append({"type": "text", "text": text(rng)})
         add("user", user_parts)
-        if kind in ("agent", "long_tools", "images", "edges") and rng.random() < 0.7:
+        if kind in ("agent", "long_tools", "images", "edges", "starts_with_tool") and rng.random() < 0.7:
             for _ in range(rng.randint(1, 2)):
                 ids = [f"call_{call + k}" for k in range(rng.randint(1, 2))]
                 call += len(ids)
@@ -170,7 +172,7 @@ def returned_ids(got: list[Any], pairs: list[tuple[Any, list[str]]]) -> list[Any
 
 async def run() -> None:
     rng = random.Random(20261124)
-    kinds = ["chat", "agent", "long_tools", "images", "edges", "starts_with_assistant"]
+    kinds = ["chat", "agent", "long_tools", "images", "edges", "starts_with_assistant", "starts_with_tool"]
     sessions: dict[str, Any] = {}
     for k, kind in enumerate(kinds * 5):
         spec = build_session(rng, kind, rng.randint(2, 9))
