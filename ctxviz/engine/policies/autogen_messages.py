@@ -227,6 +227,23 @@ def model_context(session: Session) -> tuple[tuple[Message, ...], tuple[Unit, ..
     return result
 
 
+_special: dict[int, tuple[weakref.ref[Session], bool]] = {}
+SPECIAL_SPELLINGS = ("<|endoftext|>", "<|endofprompt|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
+
+
+def spells_special_token(session: Session) -> bool:
+    """Whether some message spells a special token: count_tokens_openai's `encoding.encode(value)`
+    then raises ValueError (disallowed special token), so AutoGen cannot count the context at all."""
+    key = id(session)
+    found = _special.get(key)
+    if found is not None and found[0]() is session:
+        return found[1]
+    flag = any("<|" in p.text and any(t in p.text for t in SPECIAL_SPELLINGS)
+               for m in session.messages for p in m.parts if hasattr(p, "text") and isinstance(getattr(p, "text", None), str))
+    _special[key] = (weakref.ref(session, lambda _ref, key=key, table=_special: table.pop(key, None)), flag)
+    return flag
+
+
 def unit_tokens(unit: Unit, tokens: Sequence[int]) -> int:
     return TOKENS_PER_MESSAGE + sum(tokens[m.index] for m in unit.messages)
 
@@ -302,6 +319,9 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     used = sum(usage.values())
     totals = Totals(budget=budget, used=used, kept=sum(m.tokens for m in kept), dropped=sum(m.tokens for m in messages if not m.sent),
                     fits=used <= budget, kept_messages=len(kept), dropped_messages=len(messages) - len(kept))
+    if spells_special_token(session):
+        notes = [*notes, "a message spells a special token (such as <|endoftext|>): autogen-ext's count_tokens raises ValueError on it "
+                         "(tiktoken's disallowed special token); ctxviz counts it as plain text"]
     return Plan(policy=name, params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
                 system_prompt=prompt, messages=messages, context=tuple(context), context_index=tuple(context_index), totals=totals,
                 zones=("system", "context"), notes=tuple(notes), extra=dict(extra))

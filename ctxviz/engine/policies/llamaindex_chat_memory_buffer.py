@@ -21,7 +21,7 @@ from typing import Any
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, Totals
 from ..session import TEXT_PARTS, Message, Session, part_text
-from ..tokenizers import Tokenizer
+from ..tokenizers import TiktokenTokenizer, Tokenizer, load_encoding
 from .base import Policy, params_dict
 from .common import base_system_prompt
 
@@ -43,9 +43,22 @@ def content_str(message: Message) -> str:
     return "\n".join(texts) if texts else "None"
 
 
+def llama_count(tokenizer: Tokenizer, text: str) -> int:
+    """`len(tokenizer_fn(text))`: LlamaIndex encodes with `allowed_special="all"`, so a special
+    token's text (`<|endoftext|>`) is one token, where ctxviz's encoders count it as plain text."""
+    if "<|" in text and isinstance(tokenizer, TiktokenTokenizer):
+        return len(load_encoding(tokenizer.encoding_name).encode(text, allowed_special="all"))
+    return tokenizer.count(text)
+
+
+def text_tokens(counts: TokenCounts, text: str) -> int:
+    """`llama_count` through the counts' memo (a text with a special token's spelling bypasses it)."""
+    return llama_count(counts.tokenizer, text) if "<|" in text else counts.text(text)
+
+
 def measure_joined(message: Message, tokenizer: Tokenizer) -> int:
     """The message's tokens as it stands in the buffer's joined string after a joining space."""
-    return tokenizer.count(" " + content_str(message))
+    return llama_count(tokenizer, " " + content_str(message))
 
 
 def parse_token_limit(value: int | None, context_window: int | None) -> int:
@@ -86,7 +99,7 @@ def prefix_tokens(session: Session, counts: TokenCounts, system_messages: list[M
     """The system prompt and its tokens as LlamaIndex's chat engines count prefix messages:
     `len(tokenizer_fn(" ".join(m.content or "" for m in prefix_messages)))`, one prefix message."""
     system_prompt = base_system_prompt(session, system_messages)
-    return system_prompt, counts.text(system_prompt) if system_prompt else 0
+    return system_prompt, text_tokens(counts, system_prompt) if system_prompt else 0
 
 
 def _ends_in_space(text: str) -> bool:
@@ -137,12 +150,12 @@ class JoinedCounter:
 
     def _fix(self, a: int, b: int, first: bool) -> int:
         pieces = [self.strs[a] if first else " " + self.strs[a]] + [" " + s for s in self.strs[a + 1 : b + 1]]
-        alone = (self.counts.text(self.strs[a]) if first else self.tokens[a]) + sum(self.tokens[a + 1 : b + 1])
-        return self.counts.text("".join(pieces)) - alone
+        alone = (text_tokens(self.counts, self.strs[a]) if first else self.tokens[a]) + sum(self.tokens[a + 1 : b + 1])
+        return text_tokens(self.counts, "".join(pieces)) - alone
 
     def first(self, j: int) -> int:
         """The window's first message, counted without the joining space."""
-        return self.counts.text(self.strs[j]) if self.strs[j] else 0
+        return text_tokens(self.counts, self.strs[j]) if self.strs[j] else 0
 
     def _fix_at(self, j: int, b: int) -> int:
         """The correction of a run [a, b] with a <= j < b when the window starts at j. An empty first

@@ -24,7 +24,13 @@ from ..session import Message, Session, Summary
 from ..summarizers import supyagent_snapshot
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
-from .llamaindex_chat_memory_buffer import DEFAULT_TOKEN_LIMIT_RATIO, content_str, prefix_tokens
+from .llamaindex_chat_memory_buffer import (
+    DEFAULT_TOKEN_LIMIT_RATIO,
+    content_str,
+    llama_count,
+    prefix_tokens,
+    text_tokens,
+)
 
 NAME = "llamaindex-chat-summary-memory-buffer"
 ZONES = ("system", "summarized", "full_text")
@@ -39,7 +45,7 @@ def _help(text: str, **extra: Any) -> dict[str, Any]:
 
 def measure_content(message: Message, tokenizer: Tokenizer) -> int:
     """`len(tokenizer_fn(str(m.content)))` of one message."""
-    return tokenizer.count(content_str(message))
+    return llama_count(tokenizer, content_str(message))
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,7 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     # The chat store as get() sees it: the summary an earlier get() wrote (a SYSTEM message), then the rest.
     # Entries: (session message or None for the summary, role, tokens).
     entries: list[tuple[Message | None, str, int]] = []
-    carried_tokens = counts.text(carried.text) if carried is not None else 0
+    carried_tokens = text_tokens(counts, carried.text) if carried is not None else 0
     if carried is not None:
         entries.append((None, "system", carried_tokens))
     entries += [(m, m.role, tokens[m.index]) for m in history]
@@ -166,7 +172,7 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     elif to_summarize and params.llm:
         covered_messages = [m for m in rest if m.id in covered] + [e[0] for e in to_summarize if e[0] is not None]
         new_summary_text = stand_in_summary(covered_messages)
-        summary_tokens = counts.text(new_summary_text)
+        summary_tokens = text_tokens(counts, new_summary_text)
         summarized_ids = [m.id for m in covered_messages]
         context.append({"role": "system", "content": new_summary_text})
         context_index.append(None)

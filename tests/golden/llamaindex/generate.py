@@ -86,7 +86,7 @@ def build_session(rng: random.Random, kind: str, turns: int) -> dict[str, Any]:
             for _ in range(rng.randint(1, 2)):
                 user_parts.append({"type": "image", "url": png(rng.choice([64, 300, 800, 1500, 3000]), rng.choice([48, 512, 900, 2200]))})
         elif kind == "edges" and rng.random() < 0.3:
-            user_parts.append({"type": "text", "text": rng.choice(["", " ", "\n", "\n\n", "  x", "x  "])})
+            user_parts.append({"type": "text", "text": rng.choice(["", " ", "\n", "\n\n", "  x", "x  ", "a <|endoftext|> b", "<|fim_prefix|>x\n"])})
         else:
             user_parts.append({"type": "text", "text": text(rng)})
         add("user", user_parts)
