@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, Totals
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import TEXT_PARTS, Message, Session, part_text
 from ..tokenizers import TiktokenTokenizer, Tokenizer, load_encoding
 from .base import Policy, params_dict
-from .common import base_system_prompt
+from .common import base_system_prompt, history_with_summaries
 
 ZONES = ("system", "history")
 DEFAULT_TOKEN_LIMIT = 3000
@@ -191,14 +191,27 @@ _counters: dict[int, tuple[weakref.ref[TokenCounts], JoinedCounter]] = {}
 _counters_lock = threading.Lock()
 
 
-def joined_counter(history: list[Message], counts: TokenCounts) -> JoinedCounter:
+Entry = Message | int  # a session message, or a recorded summary by its index in session.summaries
+
+
+def entry_text(session: Session, entry: Entry) -> str:
+    return session.summaries[entry].text if isinstance(entry, int) else content_str(entry)
+
+
+def entry_role(entry: Entry) -> str:
+    return "system" if isinstance(entry, int) else entry.role
+
+
+def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts) -> JoinedCounter:
     """The history's JoinedCounter, built once per counts (re-plans on a slider move reuse it)."""
     key = id(counts)
     found = _counters.get(key)
     if found is not None and found[0]() is counts:
         return found[1]
     tokens = counts.message_tokens
-    counter = JoinedCounter([content_str(m) for m in history], [tokens[m.index] for m in history], counts)
+    strs = [entry_text(session, e) for e in entries]
+    counter = JoinedCounter(strs, [text_tokens(counts, " " + s) if isinstance(e, int) else tokens[e.index] for e, s in zip(entries, strs, strict=True)],
+                            counts)
     with _counters_lock:
         _counters[key] = (weakref.ref(counts, lambda _ref, key=key, table=_counters: table.pop(key, None)), counter)
     return counter
@@ -207,7 +220,7 @@ def joined_counter(history: list[Message], counts: TokenCounts) -> JoinedCounter
 def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) -> Plan:
     limit = params.limit
     tokens = counts.message_tokens
-    system_messages, history = (list(part) for part in session.system_and_history)
+    system_messages = list(session.system_and_history[0])
     system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
     initial = system_tokens if params.initial_token_count is None else params.initial_token_count
     initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
@@ -219,9 +232,12 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system",
                                          "kept: part of the system prompt, which the chat engine sends before the memory", t)
 
-    counter = joined_counter(history, counts)
-    n = len(history)
-    start = n  # index into history of the first sent message (n: none)
+    # Recorded summaries stand in the chat store where the messages they cover were, as SYSTEM messages.
+    entries, covered, superseded = history_with_summaries(session)
+    roles = [entry_role(e) for e in entries]
+    counter = joined_counter(session, entries, counts)
+    n = len(entries)
+    start = n  # index into entries of the first sent one (n: none)
     window_tokens = 0
     shares: list[int] = []
     cut_reason = ""
@@ -235,7 +251,7 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
         while token_count > limit and message_count > 1:
             message_count -= 1
             # LlamaIndex: the history may not start with an assistant or tool message.
-            while message_count > 1 and history[n - message_count].role in ("tool", "assistant"):
+            while message_count > 1 and roles[n - message_count] in ("tool", "assistant"):
                 message_count -= 1
             token_count = counter.window_total(n - message_count) + initial
         if token_count > limit:
@@ -249,54 +265,84 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     if cut_reason == "last":
         notes.append(f"even the newest message alone ({window_tokens:,} tokens, plus {initial:,} initial) exceeds token_limit {limit:,}: "
                      "ChatMemoryBuffer returns it anyway, so the LLM call fails loudly")
-    for k, m in enumerate(history):
+    if cut_reason == "last":
+        kept_reason = (f"kept: the newest message is returned alone even though the window ({window_tokens:,} tokens + {initial:,} initial) "
+                       f"exceeds token_limit {limit:,} (LlamaIndex lets the LLM raise the error)")
+    else:
+        kept_reason = f"kept: the newest {n - start} messages join to {window_tokens:,} tokens, within token_limit {limit:,} with {initial:,} initial"
+    summary_decisions: dict[int, tuple[Decision, str]] = {k: (Decision.DROPPED, "dropped: superseded by a later recorded summary, which "
+                                                                               "covers every message of the file this one covers")
+                                                          for k in superseded}
+    for k, entry in enumerate(entries):
+        if isinstance(entry, int):
+            if k >= start:
+                summary_decisions[entry] = (Decision.KEPT, "kept: a recorded summary, in the chat store as a SYSTEM message where the messages "
+                                                           f"it covers were; {kept_reason.removeprefix('kept: ')}")
+            elif raised:
+                summary_decisions[entry] = (Decision.DROPPED, f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
+            else:
+                summary_decisions[entry] = (Decision.DROPPED, "dropped: a recorded summary (a SYSTEM message in the chat store); "
+                                            + _drop_reason(roles, k, counter, initial, limit, cut_reason).removeprefix("dropped: "))
+            continue
+        m = entry
         t = tokens[m.index]
         if k >= start:
-            share = shares[k - start]
-            if cut_reason == "last":
-                reason = (f"kept: the newest message is returned alone even though the window ({window_tokens:,} tokens + {initial:,} initial) "
-                          f"exceeds token_limit {limit:,} (LlamaIndex lets the LLM raise the error)")
-            else:
-                reason = f"kept: the newest {n - start} messages join to {window_tokens:,} tokens, within token_limit {limit:,} with {initial:,} initial"
-            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, share)
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", kept_reason, shares[k - start])
         elif raised:
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
                                              f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
         else:
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
-                                             _drop_reason(history, k, counter, initial, limit, cut_reason))
+                                             _drop_reason(roles, k, counter, initial, limit, cut_reason))
+    summary_plans = []
+    for k, summary in enumerate(session.summaries):
+        decision, reason = summary_decisions.get(k, (Decision.DROPPED, "dropped: not in the chat store"))
+        summary_plans.append(SummaryPlan(k, text_tokens(counts, summary.text), decision, reason, summary.text))
+    for m in session.system_and_history[1]:
+        if m.id in covered:
+            k = covered[m.id]
+            sent = summary_decisions[k][0] is Decision.KEPT
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], Decision.SUMMARIZED, "summarized",
+                                             f"summarized: recorded summary #{k + 1} covers it"
+                                             + (" and is sent in its place" if sent else "; the summary itself is not sent"))
 
     messages = tuple(decisions)  # type: ignore[arg-type]
-    sent = [m for m in messages if m.sent]
+    sent_messages = [m for m in messages if m.sent]
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
-    for m in history[start:]:
-        context.append(m.to_openai())
-        context_index.append(m.index)
+    for entry in entries[start:]:
+        if isinstance(entry, int):
+            context.append({"role": "system", "content": session.summaries[entry].text})
+            context_index.append(None)
+        else:
+            context.append(entry.to_openai())
+            context_index.append(entry.index)
     allocation = {"initial": min(initial, limit), "history": max(0, limit - initial)}
     usage = {"initial": initial, "history": window_tokens}
-    totals = Totals(budget=limit, used=total, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
-                    fits=total <= limit and not raised, kept_messages=len(sent), dropped_messages=len(messages) - len(sent),
+    totals = Totals(budget=limit, used=total, kept=sum(m.tokens for m in sent_messages), dropped=sum(m.tokens for m in messages if not m.sent),
+                    fits=total <= limit and not raised, kept_messages=len(sent_messages), dropped_messages=len(messages) - len(sent_messages),
                     fits_test="parts")
+    first_sent = entries[start] if start < n else None
     return Plan(
         policy=NAME, params={**params_dict(params), "token_limit": limit, "initial_token_count": initial},
         tokenizer=counts.scheme.label, allocation=allocation, usage=usage, system_prompt=system_prompt, messages=messages,
-        context=tuple(context), context_index=tuple(context_index), totals=totals, zones=ZONES, notes=tuple(notes),
-        extra={"token_count": total, "start_index": history[start].index if start < n else None, "raised": raised,
+        context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans),
+        zones=ZONES + (("summarized",) if covered else ()), notes=tuple(notes),
+        extra={"token_count": total, "start_index": first_sent.index if isinstance(first_sent, Message) else None, "raised": raised,
                "last_message_only": cut_reason == "last"},
     )
 
 
-def _drop_reason(history: list[Message], k: int, counter: JoinedCounter, initial: int, limit: int, cut_reason: str) -> str:
-    """Why get() leaves history[k] out: the window starting there was over the limit, or it was
+def _drop_reason(roles: list[str], k: int, counter: JoinedCounter, initial: int, limit: int, cut_reason: str) -> str:
+    """Why get() leaves entry k out: the window starting there was over the limit, or it was
     skipped because the history may not start with an assistant or tool message."""
-    role = history[k].role
+    role = roles[k]
     if k > 0 and role in ("tool", "assistant"):
         return (f"dropped: the buffer may not start with {'an' if role == 'assistant' else 'a'} {role} message, so it goes with the older "
                 "message that did not fit (LlamaIndex keeps tool results with their call)")
     if cut_reason == "last":
         return f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
-    return (f"dropped: the newest {len(history) - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
+    return (f"dropped: the newest {len(roles) - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
             f"with {initial:,} initial (oldest dropped first)")
 
 
