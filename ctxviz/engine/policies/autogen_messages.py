@@ -27,11 +27,11 @@ from typing import Any
 
 from ..counting import TokenCounts
 from ..images import data_uri_size
-from ..plan import Decision, MessagePlan, Plan, Totals
+from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import TEXT_PARTS, ImagePart, Message, Session, ToolDefinition, part_text
 from ..tokenizers import Tokenizer, encoding_name_for_model
 from .base import params_dict
-from .common import base_system_prompt
+from .common import base_system_prompt, history_with_summaries
 
 FRAMEWORK_VERSION = "autogen-core 0.7.5 / autogen-ext 0.7.5"
 TOKENS_PER_MESSAGE = 3
@@ -191,12 +191,14 @@ def tool_schema_tokens(tools: Sequence[ToolDefinition], tokenizer: Tokenizer) ->
 class Unit:
     """One LLMMessage of the model context: the session messages it is made of, and its kind."""
 
-    kind: str  # "user", "assistant", "function_calls" (an AssistantMessage of FunctionCalls), "results"
+    kind: str  # "user", "assistant", "function_calls" (an AssistantMessage of FunctionCalls), "results", "summary"
     messages: tuple[Message, ...]
+    #: For a "summary" unit: the recorded summary's index in session.summaries, sent as a SystemMessage.
+    summary: int = -1
 
     @property
     def first(self) -> int:
-        return self.messages[0].index
+        return self.messages[0].index if self.messages else -1
 
 
 _units: dict[int, tuple[weakref.ref[Session], tuple[tuple[Message, ...], tuple[Unit, ...]]]] = {}
@@ -209,10 +211,14 @@ def model_context(session: Session) -> tuple[tuple[Message, ...], tuple[Unit, ..
     found = _units.get(key)
     if found is not None and found[0]() is session:
         return found[1]
-    system, history = session.system_and_history
+    system = session.system_and_history[0]
+    # A recorded summary stands where the messages it covers were, as a SystemMessage.
+    entries, _covered, _superseded = history_with_summaries(session)
     units: list[Unit] = []
-    for m in history:
-        if m.role == "tool":
+    for m in entries:
+        if isinstance(m, int):
+            units.append(Unit("summary", (), m))
+        elif m.role == "tool":
             if units and units[-1].kind == "results":
                 units[-1] = Unit("results", units[-1].messages + (m,))
                 continue
@@ -244,8 +250,16 @@ def spells_special_token(session: Session) -> bool:
     return flag
 
 
-def unit_tokens(unit: Unit, tokens: Sequence[int]) -> int:
+def unit_tokens(unit: Unit, counts: TokenCounts) -> int:
+    if unit.kind == "summary":
+        return summary_tokens(counts.session, unit.summary, counts)
+    tokens = counts.message_tokens
     return TOKENS_PER_MESSAGE + sum(tokens[m.index] for m in unit.messages)
+
+
+def summary_tokens(session: Session, k: int, counts: TokenCounts) -> int:
+    """A recorded summary as `SystemMessage(content=text)`: 3 + its text + 'system'."""
+    return TOKENS_PER_MESSAGE + counts.text(session.summaries[k].text) + counts.text("system")
 
 
 def unit_to_openai(unit: Unit) -> list[dict[str, Any]]:
@@ -295,10 +309,17 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     context_index: list[int | None] = [None] * len(context)
     message_tokens = 0
     placeholder = 0
+    sent_summaries: set[int] = set()
     for unit in sent:
         if isinstance(unit, str):
             placeholder += placeholder_tokens(unit, counts)
             context.append({"role": "user", "name": "System", "content": unit})
+            context_index.append(None)
+            continue
+        if unit.kind == "summary":
+            sent_summaries.add(unit.summary)
+            message_tokens += summary_tokens(session, unit.summary, counts)
+            context.append({"role": "system", "content": session.summaries[unit.summary].text})
             context_index.append(None)
             continue
         for k, (m, msg) in enumerate(zip(unit.messages, unit_to_openai(unit), strict=True)):
@@ -312,6 +333,22 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
         if decisions[index] is None:
             m = session.messages[index]
             decisions[index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[index], decision, "context", reason, 0)
+    _entries, covered, superseded = history_with_summaries(session)
+    summary_plans = []
+    for k, summary in enumerate(session.summaries):
+        if k in sent_summaries:
+            decision, why = Decision.KEPT, "kept: a recorded summary, in the model context as a SystemMessage where the messages it covers were"
+        elif k in superseded:
+            decision, why = Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers"
+        else:
+            decision, why = Decision.DROPPED, "dropped: a recorded summary (a SystemMessage where the messages it covers were) this context leaves out"
+        summary_plans.append(SummaryPlan(k, summary_tokens(session, k, counts), decision, why, summary.text))
+    for m in session.system_and_history[1]:
+        if m.id in covered:
+            k = covered[m.id]
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], Decision.SUMMARIZED, "summarized",
+                                             f"summarized: recorded summary #{k + 1} covers it"
+                                             + (" and is sent in its place" if k in sent_summaries else "; the summary itself is not sent"))
     messages = tuple(decisions)  # type: ignore[arg-type]
     kept = [m for m in messages if m.sent]
     usage = {"system": system_tokens, "messages": message_tokens + REPLY_PRIMING, "placeholder": placeholder, "tools": tools_tokens}
@@ -324,7 +361,7 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
                          "(tiktoken's disallowed special token); ctxviz counts it as plain text"]
     return Plan(policy=name, params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
                 system_prompt=prompt, messages=messages, context=tuple(context), context_index=tuple(context_index), totals=totals,
-                zones=("system", "context"), notes=tuple(notes), extra=dict(extra))
+                summaries=tuple(summary_plans), zones=("system", "context") + (("summarized",) if covered else ()), notes=tuple(notes), extra=dict(extra))
 
 
 def divide(budget: int, fixed: Mapping[str, int]) -> dict[str, int]:

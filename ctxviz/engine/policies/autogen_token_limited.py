@@ -63,7 +63,6 @@ def middle_pops(n: int, fits_after: list[int] | None = None) -> list[int]:
 
 def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
     _system, units = model_context(session)
-    tokens = counts.message_tokens
     notes: list[str] = []
     model_tokens, note = model_limit(session)
     if note:
@@ -71,7 +70,7 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
     limit = params.token_limit if params.token_limit is not None else model_tokens
     what = f"token_limit {limit:,}" if params.token_limit is not None else f"the model's {limit:,}-token limit (remaining_tokens < 0)"
     tools = tool_schema_tokens(session.tools, counts.tokenizer) if params.tool_schema else 0
-    sizes = [unit_tokens(u, tokens) for u in units]
+    sizes = [unit_tokens(u, counts) for u in units]
     count = sum(sizes) + REPLY_PRIMING + tools
     removed: dict[int, int] = {}  # unit position -> the count when it was popped
     for position in middle_pops(len(units)):

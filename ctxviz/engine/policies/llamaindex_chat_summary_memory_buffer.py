@@ -24,6 +24,7 @@ from ..session import Message, Session, Summary
 from ..summarizers import supyagent_snapshot
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
+from .common import history_with_summaries
 from .llamaindex_chat_memory_buffer import (
     DEFAULT_TOKEN_LIMIT_RATIO,
     content_str,
@@ -105,9 +106,14 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     system_messages, rest = (list(part) for part in session.system_and_history)
     system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
     initial = system_tokens if params.initial_token_count is None else params.initial_token_count
-    carried = session.summaries[-1] if session.summaries else None
-    covered = set(carried.covers) if carried is not None else set()
-    history = [m for m in rest if m.id not in covered]
+    # The chat store as get() sees it: a summary an earlier get() wrote (or the file records) is a
+    # SYSTEM message where the messages it covers were. Entries: (message or summary index, role, tokens).
+    raw, covered_by, superseded = history_with_summaries(session)
+    covered = set(covered_by)
+    summaries = session.summaries
+    summary_tokens_of = {k: text_tokens(counts, summaries[k].text) for k in range(len(summaries))}
+    entries: list[tuple[Message | int, str, int]] = [(e, "system", summary_tokens_of[e]) if isinstance(e, int) else (e, e.role, tokens[e.index])
+                                                     for e in raw]
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     notes: list[str] = []
 
@@ -118,22 +124,13 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     for m in system_messages:
         decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which the chat engine sends before the memory")
 
-    # The chat store as get() sees it: the summary an earlier get() wrote (a SYSTEM message), then the rest.
-    # Entries: (session message or None for the summary, role, tokens).
-    entries: list[tuple[Message | None, str, int]] = []
-    carried_tokens = text_tokens(counts, carried.text) if carried is not None else 0
-    if carried is not None:
-        entries.append((None, "system", carried_tokens))
-    entries += [(m, m.role, tokens[m.index]) for m in history]
-
     raised = params.count_initial_tokens and initial > limit
     token_count = initial if params.count_initial_tokens else 0
-    full: list[tuple[Message | None, str, int]] = []
+    full: list[tuple[Message | int, str, int]] = []
     position = len(entries)
     if raised:
         notes.append(f"ChatSummaryMemoryBuffer.get raises 'Initial token count exceeds token limit': {initial:,} initial tokens > token_limit {limit:,}")
         position = 0
-        full = []
     else:
         while position > 0 and token_count + entries[position - 1][2] <= limit:
             token_count += entries[position - 1][2]
@@ -146,65 +143,73 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     while full and full[0][1] in ("assistant", "tool"):
         to_summarize.append(full.pop(0))
         moved += 1
-    carried_in_full = any(e[0] is None for e in full)  # then it is full[0] and nothing is summarised
-    full_tokens = sum(e[2] for e in full if e[0] is not None)
+    full_tokens = sum(e[2] for e in full if isinstance(e[0], Message))
 
-    summary_plans: list[SummaryPlan] = []
+    summary_decisions: dict[int, tuple[Decision, str]] = {k: (Decision.DROPPED, "dropped: superseded by a later summary, which covers "
+                                                                               "every message of the file this one covers") for k in superseded}
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
-    summary_tokens = carried_tokens if carried_in_full else 0
+    summary_tokens = 0
     new_summary_text = ""
     summarized_ids: list[str] = []
-    carried_text = carried.text if carried is not None else ""
-    if carried_in_full:
-        summary_plans.append(SummaryPlan(0, carried_tokens, Decision.KEPT, f"kept: the earlier summary (a SYSTEM message in the chat store) "
-                                         f"fits as full text ({carried_tokens:,} tokens)", carried_text))
-    elif raised:
-        if carried is not None:
-            summary_plans.append(SummaryPlan(0, carried_tokens, Decision.DROPPED, "dropped: get() raises", carried_text))
-    elif to_summarize and params.llm and len(to_summarize) == 1 and to_summarize[0][0] is None:
-        # LlamaIndex passes a lone SYSTEM message (the earlier summary) through unchanged.
-        summary_tokens = carried_tokens
-        context.append({"role": "system", "content": carried_text})
+    for e in full:
+        if isinstance(e[0], int):
+            summary_tokens += e[2]
+            summary_decisions[e[0]] = (Decision.KEPT, f"kept: an earlier summary (a SYSTEM message in the chat store) fits as full text ({e[2]:,} tokens)")
+    earlier = [e[0] for e in to_summarize if isinstance(e[0], int)]
+    if raised:
+        summary_decisions.update({k: (Decision.DROPPED, "dropped: get() raises") for k in earlier})
+    elif to_summarize and params.llm and len(to_summarize) == 1 and earlier:
+        # LlamaIndex passes a lone SYSTEM message (an earlier summary) through unchanged.
+        k = earlier[0]
+        summary_tokens += summary_tokens_of[k]
+        context.append({"role": "system", "content": summaries[k].text})
         context_index.append(None)
-        summary_plans.append(SummaryPlan(0, carried_tokens, Decision.KEPT, "kept: the earlier summary no longer fits as full text, but "
-                                         "LlamaIndex passes a lone SYSTEM message through unsummarised", carried_text))
+        summary_decisions[k] = (Decision.KEPT, "kept: the earlier summary no longer fits as full text, but LlamaIndex passes a lone SYSTEM "
+                                               "message through unsummarised")
     elif to_summarize and params.llm:
-        covered_messages = [m for m in rest if m.id in covered] + [e[0] for e in to_summarize if e[0] is not None]
+        absorbed = set(earlier)
+        covered_messages = [m for m in rest if (m.id in covered and covered_by[m.id] in absorbed)
+                            or any(e[0] is m for e in to_summarize)]
         new_summary_text = stand_in_summary(covered_messages)
-        summary_tokens = text_tokens(counts, new_summary_text)
+        summary_tokens += text_tokens(counts, new_summary_text)
         summarized_ids = [m.id for m in covered_messages]
         context.append({"role": "system", "content": new_summary_text})
         context_index.append(None)
-        if carried is not None:
-            summary_plans.append(SummaryPlan(0, carried_tokens, Decision.SUMMARIZED, "summarized: the earlier summary no longer fits as full "
-                                             "text, so the llm summarises it again with the messages that follow it", carried_text))
-        notes.append(f"{len(to_summarize)} message(s) no longer fit and are summarised into one SYSTEM message ({summary_tokens:,} tokens, "
-                     f"not counted against token_limit); {STAND_IN}")
-    elif carried is not None:
-        summary_plans.append(SummaryPlan(0, carried_tokens, Decision.DROPPED, "dropped: it no longer fits, and without an llm what no longer "
-                                         "fits is removed", carried_text))
+        summary_decisions.update({k: (Decision.SUMMARIZED, "summarized: the earlier summary no longer fits as full text, so the llm "
+                                                           "summarises it again with the messages that follow it") for k in earlier})
+        notes.append(f"{len(to_summarize)} message(s) no longer fit and are summarised into one SYSTEM message "
+                     f"({text_tokens(counts, new_summary_text):,} tokens, not counted against token_limit); {STAND_IN}")
+    else:
+        summary_decisions.update({k: (Decision.DROPPED, "dropped: it no longer fits, and without an llm what no longer fits is removed")
+                                  for k in earlier})
     for e in full:
-        if e[0] is None:
-            context.append({"role": "system", "content": carried_text})
+        if isinstance(e[0], int):
+            context.append({"role": "system", "content": summaries[e[0]].text})
             context_index.append(None)
         else:
             context.append(e[0].to_openai())
             context_index.append(e[0].index)
+    summary_plans = [SummaryPlan(k, summary_tokens_of[k], *summary_decisions.get(k, (Decision.DROPPED, "dropped: not in the chat store")),
+                                 summaries[k].text) for k in range(len(summaries))]
 
     moved_ids = {id(e[0]) for e in to_summarize[len(to_summarize) - moved:]}
     limit_left = limit - (initial if params.count_initial_tokens else 0)
     for m in rest:
         if m.id in covered:
-            decide(m, Decision.SUMMARIZED, "summarized", "summarized: an earlier get() replaced it with the summary it wrote")
+            k = covered_by[m.id]
+            fate = {Decision.KEPT: "which is sent in its place", Decision.SUMMARIZED: "which is summarised again",
+                    Decision.DROPPED: "which is not sent"}[summary_decisions.get(k, (Decision.DROPPED, ""))[0]]
+            decide(m, Decision.SUMMARIZED, "summarized", f"summarized: summary #{k + 1} (written by an earlier get(), or recorded) covers it, {fate}")
     for e in to_summarize:
         m = e[0]
-        if m is None or raised:
+        if isinstance(m, int) or raised:
             continue
         verb, zone = (Decision.SUMMARIZED, "summarized") if params.llm else (Decision.DROPPED, "full_text")
         fate = "summarised by the llm" if params.llm else "removed (no llm)"
         if id(m) in moved_ids:
-            reason = f"{verb.value}: the full text may not start with an {m.role} message, so it is {fate} with the older ones"
+            reason = (f"{verb.value}: the full text may not start with {'an' if m.role == 'assistant' else 'a'} {m.role} message, so it is "
+                      f"{fate} with the older ones")
         elif e is misfit:
             reason = (f"{verb.value}: its {e[2]:,} tokens did not fit in the {limit - token_count:,} left of token_limit {limit:,} "
                       f"(newest first; stops at the first misfit), so it is {fate}")
@@ -212,10 +217,10 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
             reason = f"{verb.value}: older than the first message that did not fit, so it is {fate}"
         decide(m, verb, zone, reason)
     for e in full:
-        if e[0] is not None:
+        if isinstance(e[0], Message):
             decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens fit in the {limit_left:,}-token full-text budget (newest first)")
     if raised:
-        for m in history:
+        for m in (e[0] for e in entries if isinstance(e[0], Message)):
             decide(m, Decision.DROPPED, "full_text", f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
 
     messages = tuple(decisions)  # type: ignore[arg-type]
