@@ -121,3 +121,17 @@ def test_bad_sizes_give_one_line():
         get_policy("autogen-head-and-tail").make_params({"tail_size": -1})
     with pytest.raises(ParameterError, match="token_limit"):
         get_policy("autogen-token-limited").make_params({"token_limit": 0})
+
+
+def test_a_recorded_summary_is_a_system_message_where_its_messages_were():
+    from ctxviz.engine.session import Message, Summary, TextPart
+
+    texts = [("user", "first task"), ("assistant", "done"), ("user", "second task"), ("assistant", "also done"), ("user", "third")]
+    messages = tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),)) for i, (r, t) in enumerate(texts))
+    s = Session(messages=messages, summaries=(Summary(text="The user asked for two tasks.", covers=("m1", "m2")),), model="gpt-4o")
+    plan = plan_session(s, "autogen-buffered", {"buffer_size": 3}, store=CountStore())
+    assert [m.decision.value for m in plan.messages] == ["dropped", "summarized", "summarized", "kept", "kept"]
+    assert plan.context[0] == {"role": "system", "content": "The user asked for two tasks."}  # the third LLMMessage from the end
+    assert plan.summaries[0].decision.value == "kept"
+    plan = plan_session(s, "autogen-buffered", {"buffer_size": 2}, store=CountStore())
+    assert plan.summaries[0].decision.value == "dropped" and "not sent" in plan.messages[1].reason

@@ -174,3 +174,16 @@ def test_a_replay_carries_the_summary_get_wrote_into_the_next_get():
             assert plan.context[0] == {"role": "system", "content": in_force[-1].text}
             carried_and_sent += 1
     assert carried_and_sent
+
+
+def test_a_recorded_summary_is_a_system_message_in_the_chat_store_where_its_messages_were():
+    texts = [("user", "first task"), ("assistant", "done"), ("user", "second task"), ("assistant", "also done"), ("user", "third")]
+    messages = tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),), category=default_category(r)) for i, (r, t) in enumerate(texts))
+    s = Session(messages=messages, summaries=(Summary(text="The user asked for two tasks.", covers=("m1", "m2")),))
+    for policy in (BUFFER, SUMMARY):
+        plan = plan_session(s, policy, {"token_limit": 1000}, store=CountStore())
+        assert [m.decision.value for m in plan.messages] == ["kept", "summarized", "summarized", "kept", "kept"], policy
+        assert [c["content"] for c in plan.context][:2] == ["first task", "The user asked for two tasks."], policy
+    # The buffer drops oldest first: the summary goes before the messages after it.
+    plan = plan_session(s, BUFFER, {"token_limit": 6, "initial_token_count": 0}, store=CountStore())
+    assert plan.summaries[0].decision.value == "dropped" and [c["content"] for c in plan.context] == ["also done", "third"][-len(plan.context):]
