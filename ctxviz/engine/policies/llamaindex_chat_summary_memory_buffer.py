@@ -229,8 +229,9 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     uncounted_system = 0 if params.count_initial_tokens else system_tokens
     usage = {"initial": counted_initial, "system": uncounted_system, "summary": summary_tokens, "full_text": full_tokens}
     # Caps: token_limit bounds the counted initial tokens and the full text; the uncounted system
-    # prompt and the summary are sent outside it (their caps are what they use).
-    allocation = {"initial": min(counted_initial, limit), "system": uncounted_system, "summary": summary_tokens,
+    # prompt and the summary are sent outside it (their caps are what they use, up to the limit
+    # itself: a summary or prompt larger than the whole token_limit is shown over).
+    allocation = {"initial": min(counted_initial, limit), "system": min(uncounted_system, limit), "summary": min(summary_tokens, limit),
                   "full_text": max(0, limit - counted_initial)}
     used = sum(usage.values())
     totals = Totals(budget=limit, used=used, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
