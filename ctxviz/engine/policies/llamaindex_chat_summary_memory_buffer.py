@@ -21,7 +21,6 @@ from typing import Any
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary
-from ..summarizers import supyagent_snapshot
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
 from .common import history_with_summaries
@@ -92,6 +91,8 @@ def stand_in_summary(messages: list[Message]) -> str:
         if hit is not None:
             _snapshots.move_to_end(key)
             return hit[1]
+    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which the engine need not load
+
     text = supyagent_snapshot(messages)
     with _snapshots_lock:
         _snapshots[key] = (messages, text)
