@@ -138,7 +138,10 @@ def test_pair_safety_keeps_the_policys_own_figures(policy):
               "gemini-cli-compression": {"tokenLimit": 12000}, "codex-compaction": {"model_auto_compact_token_limit": 5000},
               "anthropic-clear-tool-uses": {"trigger": "input_tokens:1000"}, "anthropic-clear-thinking": {},
               "strands-sliding-window": {"window_size": 12, "context_window_limit": 6000}, "strands-summarizing": {"context_window_limit": 40000},
-              "openhands-llm-summarizing": {"max_size": 40, "keep_first": 4}}[policy]
+              "openhands-llm-summarizing": {"max_size": 40, "keep_first": 4},
+              "llamaindex-chat-memory-buffer": {"token_limit": 8000}, "llamaindex-chat-summary-memory-buffer": {"token_limit": 8000},
+              "autogen-buffered": {"buffer_size": 12}, "autogen-head-and-tail": {"head_size": 3, "tail_size": 8},
+              "autogen-token-limited": {"token_limit": 12000}}[policy]
     safe = plan_session(session, policy, params, store=STORE, options=PlanOptions(pair_safe=True))
     assert sum(safe.usage.values()) == safe.totals.used
     if policy == "missy":

@@ -96,8 +96,9 @@ def test_pairs_that_travel_together_are_not_flagged():
 def test_pair_safety_brings_every_figure_up_to_date(policy):
     s = make(user(0), result(1, "gone", "x " * 300), answer(2), user(3, "run", ToolCallPart("c9", "shell", "{}")), result(4, "c9"),
              call(5, "c1"), result(6, "c1"), answer(7), user(8, "and then?"), call(9, "c2"))
-    plain = plan_session(s, policy, store=CountStore())
-    safe = plan_session(s, policy, store=CountStore(), options=SAFE)
+    params = {"autogen-buffered": {"buffer_size": 20}}.get(policy)  # its default keeps only the last 5 messages
+    plain = plan_session(s, policy, params, store=CountStore())
+    safe = plan_session(s, policy, params, store=CountStore(), options=SAFE)
     dropped = [m.index for m in safe.messages if "pair_safe" in m.reason]
     # OpenHands' View itself leaves out a call without its observation and an observation without
     # its call (ToolCallMatchingProperty): only the user message carrying a tool call is left.

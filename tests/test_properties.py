@@ -60,6 +60,12 @@ PARAMS = {
     "openhands-llm-summarizing": st.integers(4, 60).flatmap(lambda size: st.builds(
         dict, max_size=st.just(size), keep_first=st.integers(0, size // 2 - 2), max_tokens=st.none() | st.integers(1, 5000),
         max_input_tokens=st.none() | st.integers(0, 5000))),
+    "llamaindex-chat-memory-buffer": st.builds(dict, token_limit=st.integers(1, 5000), initial_token_count=st.one_of(st.none(), st.integers(0, 400))),
+    "llamaindex-chat-summary-memory-buffer": st.builds(dict, token_limit=st.integers(1, 5000), llm=st.booleans(),
+                                                       count_initial_tokens=st.booleans()),
+    "autogen-buffered": st.builds(dict, buffer_size=st.integers(1, 30)),
+    "autogen-head-and-tail": st.builds(dict, head_size=st.integers(1, 10), tail_size=st.integers(1, 20)),
+    "autogen-token-limited": st.builds(dict, token_limit=st.one_of(st.none(), st.integers(1, 5000)), tool_schema=st.booleans()),
 }
 
 
@@ -93,7 +99,8 @@ def test_missy_allocation_adds_up_and_fits_whenever_the_protected_part_fits(s, p
 @SETTINGS
 @given(s=SESSIONS, data=st.data())
 def test_allocations_add_up_exactly(s, data):
-    for name in ("missy", "supyagent", "mnesis", "missy-consolidator"):
+    for name in ("missy", "supyagent", "mnesis", "missy-consolidator", "llamaindex-chat-memory-buffer", "autogen-buffered",
+                 "autogen-head-and-tail", "autogen-token-limited"):
         plan = plan_session(s, name, data.draw(PARAMS[name]), store=CountStore())
         assert sum(plan.allocation.values()) == plan.totals.budget, name
 

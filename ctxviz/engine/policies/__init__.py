@@ -13,6 +13,9 @@ from typing import Any
 from ...errors import UnknownNameError
 from . import (
     anthropic_editing,
+    autogen_buffered,
+    autogen_head_and_tail,
+    autogen_token_limited,
     categories,
     claude_code,
     codex,
@@ -21,6 +24,8 @@ from . import (
     langchain_context_editing,
     langchain_summarization,
     langchain_trim,
+    llamaindex_chat_memory_buffer,
+    llamaindex_chat_summary_memory_buffer,
     missy,
     mnesis,
     openhands_condenser,
@@ -111,5 +116,10 @@ register(anthropic_editing.THINKING_POLICY)
 register(strands_sliding.POLICY)
 register(strands_summarizing.POLICY)
 register(openhands_condenser.POLICY)
+register(llamaindex_chat_memory_buffer.POLICY)
+register(llamaindex_chat_summary_memory_buffer.POLICY)
+register(autogen_buffered.POLICY)
+register(autogen_head_and_tail.POLICY)
+register(autogen_token_limited.POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

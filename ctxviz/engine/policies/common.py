@@ -32,3 +32,28 @@ def tools_json(session: Session) -> str:
     if not session.tools:
         return ""
     return json.dumps([t.to_openai() for t in session.tools])
+
+
+def history_with_summaries(session: Session) -> tuple[list[Message | int], dict[str, int], frozenset[int]]:
+    """The non-system history as a framework's message store would hold it after the compactions
+    the file records: each recorded summary (by its index in `session.summaries`) in the place of the
+    messages it covers, at its first covered message (at the front when it covers only what came
+    before the file). Returns (entries, covered message id -> summary index, superseded summaries);
+    see missy.recorded_covers for which summaries are superseded."""
+    from .missy import recorded_covers
+
+    history = session.system_and_history[1]
+    if not session.summaries:
+        return list(history), {}, frozenset()
+    covered, superseded = recorded_covers(session)
+    placed = {covered[m.id] for m in history if m.id in covered}
+    entries: list[Message | int] = [k for k in range(len(session.summaries)) if k not in superseded and k not in placed]
+    emitted: set[int] = set()
+    for m in history:
+        k = covered.get(m.id)
+        if k is None:
+            entries.append(m)
+        elif k not in emitted:
+            emitted.add(k)
+            entries.append(k)
+    return entries, covered, superseded

@@ -1,0 +1,137 @@
+"""ctxviz's AutoGen policies against AutoGen's own model contexts and autogen-ext's count_tokens.
+
+tests/golden/autogen/cases.json was written by tests/golden/autogen/generate.py with autogen-core
+0.7.5 and autogen-ext[openai] 0.7.5 installed in a scratch venv; these tests need nothing of it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy
+from ctxviz.engine.policies.autogen_messages import TOKENS_PER_MESSAGE, model_context, vision_tokens
+from ctxviz.engine.policies.autogen_token_limited import middle_pops
+from ctxviz.engine.session import Session, ToolDefinition
+from ctxviz.errors import ParameterError
+
+from .test_policy_llamaindex import spec_message
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "autogen" / "cases.json").read_text())
+STORE = CountStore()
+POLICIES = {"BufferedChatCompletionContext": "autogen-buffered", "HeadAndTailChatCompletionContext": "autogen-head-and-tail",
+            "TokenLimitedChatCompletionContext": "autogen-token-limited"}
+
+
+@cache
+def golden_session(name: str) -> Session:
+    spec = GOLDEN["sessions"][name]
+    messages = tuple(spec_message(i, m) for i, m in enumerate(spec["messages"]))
+    tools = tuple(ToolDefinition(t["name"], t.get("description", ""), t.get("parameters", {})) for t in spec.get("tools", []))
+    return Session(messages=messages, source=f"<golden {name}>", format="test", system_prompt=spec["system"], tools=tools, model=spec["model"])
+
+
+def cases(cls: str) -> list[dict[str, Any]]:
+    return [c for c in GOLDEN["cases"] if c["class"] == cls]
+
+
+def test_the_golden_file_is_autogens_and_covers_every_branch():
+    assert GOLDEN["framework"] == "autogen-core" and GOLDEN["version"] == "0.7.5" and GOLDEN["autogen_ext"] == "0.7.5"
+    assert len(GOLDEN["cases"]) >= 500
+    placeholders = [c for c in cases("HeadAndTailChatCompletionContext") if any(isinstance(r, dict) for r in c["returned"])]
+    assert placeholders and len(placeholders) < len(cases("HeadAndTailChatCompletionContext"))
+    assert {GOLDEN["sessions"][c["session"]]["model"] for c in GOLDEN["cases"]} == {"gpt-4o", "gpt-4-turbo"}
+    assert any(c["params"].get("tool_schema") for c in GOLDEN["cases"])
+    # Each removal branch is decided by AutoGen in at least one case.
+    reasons = {c["class"]: set() for c in GOLDEN["cases"]}
+    for c in GOLDEN["cases"]:
+        plan = plan_session(golden_session(c["session"]), POLICIES[c["class"]], c["params"], store=STORE)
+        reasons[c["class"]] |= {m.reason.split(",")[0] for m in plan.messages if m.decision.value == "dropped"}
+    assert any("tool result would start" in r for r in reasons["BufferedChatCompletionContext"])
+    assert any("head would end on this function call" in r for r in reasons["HeadAndTailChatCompletionContext"])
+    assert any("tool result would start the tail" in r for r in reasons["HeadAndTailChatCompletionContext"])
+    assert any("tool result would start the context" in r for r in reasons["TokenLimitedChatCompletionContext"])
+    assert any("from the middle" in r for r in reasons["TokenLimitedChatCompletionContext"])
+
+
+@pytest.mark.parametrize("name", list(GOLDEN["sessions"]))
+def test_count_tokens_is_autogen_exts_to_the_token(name):
+    session = golden_session(name)
+    expected = GOLDEN["counts"][name]
+    plan = plan_session(session, "autogen-token-limited", {"token_limit": 10**9}, store=STORE)
+    _system, units = model_context(session)
+    counts = STORE.get(session, get_policy("autogen-token-limited").scheme(None, session.model))
+    each = [TOKENS_PER_MESSAGE + sum(counts[m.index] for m in u.messages) + 3 for u in units]
+    assert each == expected["each"]
+    assert sum(each) - 3 * (len(each) - 1) == expected["all"]
+    leading = each[0] - 3 if units and units[0].kind == "results" else 0  # AutoGen removes a leading tool result
+    assert plan.usage["messages"] == expected["all"] - leading
+    assert plan.usage["system"] == (expected["system"] - 3 if expected["system"] else 0)
+    with_tools = plan_session(session, "autogen-token-limited", {"token_limit": 10**9, "tool_schema": True}, store=STORE)
+    assert with_tools.usage["tools"] == (expected["tools"] - 3 if expected["tools"] else 0)
+
+
+def returned(plan) -> list[Any]:
+    out: list[Any] = []
+    for entry, index in zip(plan.context, plan.context_index, strict=True):
+        if index is not None:
+            out.append(plan.messages[index].id)
+        elif entry.get("role") == "user":
+            out.append({"placeholder": entry["content"], "source": entry["name"]})
+    return out
+
+
+@pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda c: f"{c['class']}-{c['session']}-{json.dumps(c['params'], sort_keys=True)}")
+def test_get_messages_returns_what_autogen_returns(case):
+    session = golden_session(case["session"])
+    plan = plan_session(session, POLICIES[case["class"]], case["params"], store=STORE)
+    assert returned(plan) == case["returned"]
+    assert plan.usage["messages"] + plan.usage["placeholder"] + plan.usage["tools"] == case["count"]
+    sent = {m.id for m in plan.messages if m.sent and m.role != "system"}
+    assert sent == {r for r in case["returned"] if isinstance(r, str)}
+
+
+def test_middle_pops_are_autogens_list_pops():
+    for n in range(0, 40):
+        messages = list(range(n))
+        expected = []
+        while messages:
+            expected.append(messages.pop(len(messages) // 2))
+        assert middle_pops(n) == expected
+
+
+def test_vision_tokens_follow_autogens_rounding():
+    # calculate_vision_tokens truncates with int() after each scale and only shrinks the short side
+    # when both sides exceed 768: a 3000 x 1000 image is 2048 x 682, 4 x 2 tiles.
+    assert vision_tokens(3000, 1000) == 85 + 170 * 8
+    assert vision_tokens(100, 60) == 85 + 170
+    assert vision_tokens(1024, 1024) == 765
+
+
+def test_bad_sizes_give_one_line():
+    with pytest.raises(ParameterError, match="buffer_size"):
+        get_policy("autogen-buffered").make_params({"buffer_size": 0})
+    with pytest.raises(ParameterError, match="tail_size"):
+        get_policy("autogen-head-and-tail").make_params({"tail_size": -1})
+    with pytest.raises(ParameterError, match="token_limit"):
+        get_policy("autogen-token-limited").make_params({"token_limit": 0})
+
+
+def test_a_recorded_summary_is_a_system_message_where_its_messages_were():
+    from ctxviz.engine.session import Message, Summary, TextPart
+
+    texts = [("user", "first task"), ("assistant", "done"), ("user", "second task"), ("assistant", "also done"), ("user", "third")]
+    messages = tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),)) for i, (r, t) in enumerate(texts))
+    s = Session(messages=messages, summaries=(Summary(text="The user asked for two tasks.", covers=("m1", "m2")),), model="gpt-4o")
+    plan = plan_session(s, "autogen-buffered", {"buffer_size": 3}, store=CountStore())
+    assert [m.decision.value for m in plan.messages] == ["dropped", "summarized", "summarized", "kept", "kept"]
+    assert plan.context[0] == {"role": "system", "content": "The user asked for two tasks."}  # the third LLMMessage from the end
+    assert plan.summaries[0].decision.value == "kept"
+    plan = plan_session(s, "autogen-buffered", {"buffer_size": 2}, store=CountStore())
+    assert plan.summaries[0].decision.value == "dropped" and "not sent" in plan.messages[1].reason
