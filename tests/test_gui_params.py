@@ -86,3 +86,18 @@ def test_the_panel_collapses_and_comes_back(window) -> None:  # type: ignore[no-
     assert not window.params_panel.isVisible()
     window.registry.trigger("toggle-params")
     assert window.params_panel.isVisible()
+
+
+def test_a_message_is_pinned_from_the_detail_panel_and_says_how_far_it_missed(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.select_message(145)  # missy: "689 tokens did not fit in the 685 left"
+    assert "missed by 4 tokens" in window.detail_head.text()
+    window.select_message(1)  # the user's opening request, dropped
+    assert "Pin this message" in window.detail_head.text()
+    with qtbot.waitSignal(window.vm.planReady, timeout=30000):
+        window.detail_head.linkActivated.emit("pin")
+    assert window.vm.options.pins == ("#1",)
+    assert window.vm.plan.messages[1].sent and "pinned" in window.vm.plan.messages[1].reason
+    assert any(n.startswith("pins added 1 message(s)") for n in window.vm.plan.notes)
+    with qtbot.waitSignal(window.vm.planReady, timeout=30000):
+        window.registry.trigger("pin")  # Ctrl+K unpins it again
+    assert window.vm.options.pins == () and not window.vm.plan.messages[1].sent

@@ -40,6 +40,7 @@ from ..engine.explain import Explanation, describe
 from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.policies.base import params_dict
+from ..engine.reasons import short_reason
 from ..engine.session import Session
 from ..engine.tokenizers import tokenizer_names
 from ..errors import CtxvizError
@@ -144,7 +145,8 @@ class MainWindow(QMainWindow):
         self.detail_head = QLabel()
         self.detail_head.setWordWrap(True)
         self.detail_head.setTextFormat(Qt.TextFormat.RichText)
-        self.detail_head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.detail_head.linkActivated.connect(self._detail_link)
         self.detail_head.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.detail_head.setContentsMargins(6, 2, 6, 2)
         self.detail = QTextBrowser()
@@ -341,6 +343,7 @@ class MainWindow(QMainWindow):
             ActionSpec("go-to", "&Go to message…", "Edit", self.go_to_dialog, "Ctrl+G"),
             ActionSpec("jump-cut", "&Jump to the cut", "Edit", self.jump_to_cut, "Ctrl+J"),
             ActionSpec("next-dropped-user", "&Next dropped user message", "Edit", self.next_dropped_user, "Ctrl+D"),
+            ActionSpec("pin", "P&in / unpin the selected message", "Edit", self.toggle_pin, "Ctrl+K"),
             ActionSpec("switch-policy", "S&witch policy…", "Tools", self.choose_policy, "Ctrl+P"),
             ActionSpec("view-overview", "&Overview", "View", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1"),
             ActionSpec("view-timeline", "&Timeline", "View", lambda: self.tabs.setCurrentIndex(1), "Ctrl+2"),
@@ -559,6 +562,35 @@ class MainWindow(QMainWindow):
         if plan is None:
             return {}
         return {"messages": len(plan.messages), "tokens": sum(plan.columns.tokens) + plan.totals.used}
+
+    def toggle_pin(self) -> None:
+        """Pin the selected message (sent whatever the policy decides; the plan says what it pushed out)."""
+        if self.selected is None or self.vm.session is None:
+            return
+        pinned = self.vm.toggle_pin(self.selected)
+        self.statusBar().showMessage(f"#{self.selected} {'pinned: it is sent whatever the policy decides' if pinned else 'unpinned'}"
+                                     f" ({len(self.vm.options.pins)} pinned)", 5000)
+
+    def _detail_extras(self, m: Any) -> str:
+        """How far the message missed the budget by, and the tool-call partner a broken pair needs."""
+        extras: list[str] = []
+        code = short_reason(m.reason, m.decision.value)
+        if code.startswith("missed by"):
+            extras.append(f"<b>{html.escape(code)} token{'s' if not code.endswith(' 1') else ''}</b>: that much more room and it would be sent")
+        plan = self.shown_plan
+        for orphan in plan.orphans if plan is not None else ():
+            if orphan.index == m.index:
+                link = f'<a href="#{orphan.partner}">#{orphan.partner}</a>' if orphan.partner is not None else "a partner not in the file"
+                extras.append(f"<b>broken tool-call pair</b> with {link}: {html.escape(orphan.message)}")
+            elif orphan.partner == m.index:
+                extras.append(f'<b>broken tool-call pair</b>: <a href="#{orphan.index}">#{orphan.index}</a> is sent without this message')
+        return "".join(f"<p>{e}</p>" for e in extras)
+
+    def _detail_link(self, href: str) -> None:
+        if href == "pin":
+            self.toggle_pin()
+        elif href.startswith("#") and href[1:].isdigit():
+            self.select_message(int(href[1:]))
 
     def toggle_params(self) -> None:
         self.params_panel.setVisible(not self.params_panel.isVisible())
@@ -848,6 +880,9 @@ class MainWindow(QMainWindow):
                 f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
                 f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
                 f"<p>{html.escape(m.reason)}</p>"
+                + self._detail_extras(m)
+                + (f'<p><a href="pin">{"Unpin" if f"#{m.index}" in self.vm.options.pins else "Pin"} this message</a> (Ctrl+K): '
+                   "send it whatever the policy decides, and see what it pushes out</p>")
             )
             self._why_html = "<p><i>Searching for the smallest change that would keep it…</i></p>" if searching else ""
             self._render_detail_head()

@@ -313,9 +313,18 @@ class ContextViewModel(QObject):
     def set_options(self, **changes: Any) -> None:
         before = self.options
         self.options = dataclasses.replace(self.options, **changes)
-        if self.options.pair_safe != before.pair_safe:  # the replay is pair-safe or not like the plan; the real count is not replayed
+        # the replay is pair-safe (and pinned) or not like the plan; the real count is not replayed
+        if (self.options.pair_safe, self.options.pins) != (before.pair_safe, before.pins):
             self._replay_inputs_changed()
         self.replan()
+
+    def toggle_pin(self, index: int) -> bool:
+        """Pin message `index` (it is sent whatever the policy decides) or unpin it; True when pinned."""
+        rule = f"#{index}"
+        pins = tuple(p for p in self.options.pins if p != rule)
+        pinned = len(pins) == len(self.options.pins)
+        self.set_options(pins=tuple(sorted((*pins, rule), key=lambda r: int(r[1:]))) if pinned else pins)
+        return pinned
 
     def _replay_inputs_changed(self) -> None:
         """The timeline replays the plan's inputs: once they change, the one held (and any still
@@ -330,12 +339,12 @@ class ContextViewModel(QObject):
 
     def _inputs(self) -> tuple[Any, ...]:
         """What decides both the plan's figures and the replay (not the real count or the model)."""
-        return (id(self.session), self.policy, self.params, self.tokenizer, self.options.pair_safe)
+        return (id(self.session), self.policy, self.params, self.tokenizer, self.options.pair_safe, self.options.pins)
 
     def replay_options(self) -> PlanOptions:
         """The options the replay and the "why" search share with the plan on screen (pair safety;
         the real count and the model change no decision)."""
-        return PlanOptions(pair_safe=self.options.pair_safe)
+        return PlanOptions(pair_safe=self.options.pair_safe, pins=self.options.pins)
 
     # --- planning -----------------------------------------------------------------------------
     def replan(self) -> None:
