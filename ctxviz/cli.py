@@ -161,6 +161,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
     p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
     p.add_argument("--tab", type=int, default=0, choices=range(4), help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
+    p.add_argument("--size", default="1440x900", metavar="WxH", help="window size for the screenshot (default 1440x900)")
 
     p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
     _add_plan_options(p)
@@ -688,7 +689,14 @@ def cmd_gui(args: argparse.Namespace) -> int:
         compare_policy = args.compare or policy or "missy"
         get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
         compare_with = (compare_policy, " ".join(args.compare_set))
-    return run(session, args.screenshot, args.theme, policy, args.tab, params=params, tokenizer=tokenizer, compare=compare_with)
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        if not (320 <= width <= 8000 and 240 <= height <= 8000):
+            raise ValueError
+    except ValueError:
+        raise ParameterError(f"--size {args.size}: expected WIDTHxHEIGHT between 320x240 and 8000x8000, e.g. 1280x720") from None
+    return run(session, args.screenshot, args.theme, policy, args.tab, size=(width, height), params=params, tokenizer=tokenizer,
+               compare=compare_with)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

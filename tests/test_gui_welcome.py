@@ -28,3 +28,16 @@ def test_the_welcome_page_opens_a_sample_and_gives_way_to_the_overview(qtbot, tm
     assert win.overview_stack.currentIndex() == 1
     assert "coding_agent.yaml" in win.welcome.label.text().split("<h3>Recent</h3>", 1)[1]
     win.vm.shutdown()
+
+
+def test_screenshots_take_a_size_and_a_bad_one_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QImage
+
+    from ctxviz.cli import main
+
+    out = tmp_path / "small.png"
+    assert main(["gui", str(SAMPLES / "support_chat.yaml"), "--screenshot", str(out), "--size", "1280x720"]) == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1280, 720)  # nothing's minimum size pushes the window past a 720p screen
+    assert main(["gui", "--screenshot", str(tmp_path / "x.png"), "--size", "huge"]) == 2
+    assert "--size huge: expected WIDTHxHEIGHT" in capsys.readouterr().err

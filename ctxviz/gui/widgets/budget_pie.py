@@ -37,7 +37,7 @@ class BudgetPie(QWidget):
         self.setMouseTracking(True)
         # It paints its own background, so an update repaints the pie alone, not the window under it.
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.setMinimumSize(QSize(360, 220))
+        self.setMinimumSize(QSize(360, 170))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.parts: list[tuple[str, int, int]] = []  # (name, allotted, used)
         self.total = 0

@@ -22,7 +22,7 @@ class CategoryBars(pg.PlotWidget):
         for axis in ("left", "bottom"):
             self.getAxis(axis).setPen(foreground)
             self.getAxis(axis).setTextPen(foreground)
-        self.setMinimumHeight(170)
+        self.setMinimumHeight(150)
         self.rows: list[tuple[str, int, int | None, int]] = []
         self.title_text = ""
         self._layout: tuple = ()

@@ -220,7 +220,7 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
         self.setYRange(-0.25, 1.6, padding=0)
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0
