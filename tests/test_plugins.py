@@ -143,7 +143,6 @@ def test_an_entry_point_policy_is_found_and_a_broken_one_reported(tmp_path: Path
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
     monkeypatch.setattr(registry, "_PLUGIN_PROBLEMS", [])
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     assert "team-window" in policy_names()
     plan = plan_session(load_session(str(SAMPLE)), "team-window", {"max_tokens": 700})
     assert plan.totals.used <= 700 and plan.totals.kept_messages > 0
