@@ -235,6 +235,9 @@ class MainWindow(QMainWindow):
         buttons.addWidget(export)
         buttons.addWidget(command)
         cl.addLayout(buttons)
+        # Which context this is: the plan of the whole file, or a turn of the replay scrubbed to.
+        self.context_scope = plain_label()
+        cl.addWidget(self.context_scope)
         cl.addWidget(self.context_view)
 
         self.tabs = QTabWidget()
@@ -403,6 +406,7 @@ class MainWindow(QMainWindow):
         self.timeline.turnChanged.connect(vm.show_turn)
         self.timeline.latestRequested.connect(vm.show_latest)
         self.compare.compareRequested.connect(vm.request_compare)
+        self.compare.messageRequested.connect(self._open_from_compare)
         self.context_format.currentTextChanged.connect(lambda _t: self._render_context())
         self.tabs.currentChanged.connect(self._tab_changed)
         self._policy_changed(vm.policy)
@@ -563,6 +567,10 @@ class MainWindow(QMainWindow):
             return {}
         return {"messages": len(plan.messages), "tokens": sum(plan.columns.tokens) + plan.totals.used}
 
+    def _open_from_compare(self, index: int) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.select_message(index)
+
     def toggle_pin(self) -> None:
         """Pin the selected message (sent whatever the policy decides; the plan says what it pushed out)."""
         if self.selected is None or self.vm.session is None:
@@ -638,7 +646,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"Copied: {self.vm.command_line()}")
 
     def export_context(self) -> None:
-        if self.vm.plan is None or self.vm.session is None:
+        if self.shown_plan is None or self.shown_session is None:
             return
         fmt = self.context_format.currentText()
         suffix = {"openai": "json", "anthropic": "json", "jsonl": "jsonl", "markdown": "md"}[fmt]
@@ -648,11 +656,12 @@ class MainWindow(QMainWindow):
 
     def write_export(self, path: str, fmt: str) -> None:
         try:
-            write_atomic(path, export_text(self.vm.plan, self.vm.session, fmt))  # type: ignore[arg-type]
+            # What the context tab shows and copies: the scrubbed turn's context when one is shown.
+            write_atomic(path, export_text(self.shown_plan, self.shown_session, fmt))  # type: ignore[arg-type]
         except CtxvizError as exc:
             self.show_error(str(exc))
         else:
-            self.status_label.setText(f"Exported {fmt} to {path}")
+            self.status_label.setText(f"Exported {fmt} ({self._context_scope()}) to {path}")
 
     def export_report(self) -> None:
         if self.vm.session is None:
@@ -731,6 +740,8 @@ class MainWindow(QMainWindow):
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen())
         self.lost_card.set_plan(session, plan)
+        if latest:
+            self.compare.check_current(plan)
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan)
         self.model.set_plan(session, plan)
@@ -823,7 +834,18 @@ class MainWindow(QMainWindow):
         self._context_stale = True
         if self.tabs.currentIndex() == CONTEXT_TAB:
             self.context_view.setPlainText(self._context_text())
+            self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}")
             self._context_stale = False
+
+    def _context_scope(self) -> str:
+        plan, session = self.shown_plan, self.shown_session
+        if plan is None or session is None:
+            return "nothing yet"
+        sent = sum(1 for m in plan.messages if m.sent)
+        if session is self.vm.session:
+            return f"the plan of the whole file ({sent:,} of {len(plan.messages):,} messages sent)"
+        return (f"the replay at turn {len(session.messages) - 1} ({sent:,} of {len(plan.messages):,} messages sent); "
+                "Back to latest on the Timeline returns to the whole file")
 
     def _context_text(self) -> str:
         if self.shown_plan is None or self.shown_session is None:

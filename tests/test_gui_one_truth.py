@@ -1,0 +1,65 @@
+"""One truth on every tab: the scrubbed turn is what the context tab shows, copies and exports, and
+a comparison made before a change says it is of an earlier view."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+
+from ctxviz.gui.main_window import CONTEXT_TAB, MainWindow  # noqa: E402
+
+SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(SAMPLE)
+    yield win
+    win.vm.shutdown()
+
+
+def test_copy_and_export_give_the_scrubbed_turn(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.vm.timelineReady, timeout=60000):
+        window.tabs.setCurrentIndex(1)
+    with qtbot.waitSignal(window.vm.planReady, timeout=10000):
+        window.timeline.slider.setValue(60)
+    window.context_format.setCurrentText("openai")
+    window.tabs.setCurrentIndex(CONTEXT_TAB)
+    assert "the replay at turn 60" in window.context_scope.text()
+    window.copy_context()
+    copied = json.loads(QGuiApplication.clipboard().text())
+    target = tmp_path / "context.json"
+    window.write_export(str(target), "openai")
+    exported = json.loads(target.read_text())
+    assert exported == copied
+    sent_at_60 = sum(1 for m in window.vm.timeline.plan_at(60).messages if m.sent)
+    whole_file = sum(1 for m in window.vm.plan.messages if m.sent)
+    assert sent_at_60 != whole_file and f"({sent_at_60:,} of 61 messages sent)" in window.context_scope.text()
+
+
+def test_a_comparison_says_when_it_is_of_an_earlier_view_and_a_row_opens_the_message(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.tabs.setCurrentIndex(2)
+    window.compare.policy.setCurrentText("supyagent")
+    with qtbot.waitSignal(window.vm.compareReady, timeout=30000):
+        window.compare.request()
+    assert not window.compare.stale.isVisible()
+    assert window.compare.label_a.text() == "A: missy (defaults) (the current view)"
+    assert window.compare.label_b.text() == "B: supyagent (context_limit=128000)"  # its limit for gpt-4o, resolved
+    first = window.compare.table.item(0, 0).text()
+    with qtbot.waitSignal(window.vm.planReady, timeout=30000):
+        window.vm.set_param("total", 12_000)
+    assert window.compare.stale.isVisible() and "an earlier A (missy (defaults))" in window.compare.stale_label.text()
+    assert "missy (total=12000)" in window.compare.stale_label.text()
+    window.compare._open_row(0)
+    assert window.tabs.currentIndex() == 0 and window.selected == int(first)
