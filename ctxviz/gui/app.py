@@ -100,6 +100,7 @@ def render_window(window, path: str) -> None:
     window.vm.wait()
     for _ in range(5):
         QApplication.processEvents()
+    window._hide_finished_progress()  # the 300 ms grace a finished bar gets on screen has no meaning in a still
     image = window.grab()
     if not image.save(path):
         raise CtxvizError(f"{path}: cannot write the screenshot")

@@ -424,6 +424,14 @@ class MainWindow(QMainWindow):
             if sizes is not None:
                 splitter.restoreState(sizes)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        """On a short screen the notes start folded (one click opens them): the table keeps its rows."""
+        super().resizeEvent(event)
+        short = self.height() < 800
+        if short != getattr(self, "_short_screen", None):
+            self._short_screen = short
+            self.notes_panel.expand(not short)
+
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
