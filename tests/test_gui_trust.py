@@ -409,10 +409,11 @@ def test_session_text_is_plain_text_everywhere(qtbot, tmp_path):
         win.vm.request_compare("missy", {"total": "6000"})
     table = win.compare.table
     assert table.rowCount() > 0
+    a, b = win.compare.shown
     for row in range(table.rowCount()):
-        for col in (3, 4):
-            item = table.item(row, col)
-            assert_literal_tooltip(item.toolTip(), item.text())
+        index = int(table.item(row, 0).text())
+        for col, side in ((3, a), (4, b)):  # the short reason in the cell, the plan's whole sentence on hover
+            assert_literal_tooltip(table.item(row, col).toolTip(), side.messages[index].reason)
     # The timeline's turn label quotes event messages.
     with qtbot.waitSignal(win.vm.timelineReady, timeout=30000):
         win.simulate()
