@@ -354,6 +354,9 @@ class MainWindow(QMainWindow):
             ActionSpec("view-context", "Context as &sent", "View", lambda: self.tabs.setCurrentIndex(3), "Ctrl+4"),
             ActionSpec("strip-width", "Strip: width by tokens / by message", "View", self.toggle_strip_width, "Ctrl+T"),
             ActionSpec("toggle-params", "&Parameter panel (show / hide)", "View", self.toggle_params, "Ctrl+B"),
+            ActionSpec("zoom-cut", "Strip: zoom to the &cut", "View", self.zoom_to_cut, "Ctrl+Shift+J"),
+            ActionSpec("zoom-sent", "Strip: zoom to what is &sent", "View", self.zoom_to_sent, "Ctrl+Shift+S"),
+            ActionSpec("zoom-all", "Strip: show &all", "View", self.zoom_all, "Ctrl+Shift+A"),
             ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
             ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
             ActionSpec("about", "&About ctxviz", "Help", self.about, S.HelpContents),
@@ -607,6 +610,23 @@ class MainWindow(QMainWindow):
             self.toggle_pin()
         elif href.startswith("#") and href[1:].isdigit():
             self.select_message(int(href[1:]))
+
+    def zoom_to_cut(self) -> None:
+        """The strip around the newest message not sent: twenty messages either side."""
+        plan = self.shown_plan
+        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None) if plan is not None else None
+        if cut is not None:
+            self.strip.zoom_to(max(0, cut - 20), min(len(plan.messages) - 1, cut + 20))  # type: ignore[union-attr]
+
+    def zoom_to_sent(self) -> None:
+        plan = self.shown_plan
+        sent = [m.index for m in plan.messages if m.sent] if plan is not None else []
+        if sent:
+            self.strip.zoom_to(sent[0], sent[-1])
+
+    def zoom_all(self) -> None:
+        if self.shown_plan is not None and self.shown_plan.messages:
+            self.strip.zoom_to(0, len(self.shown_plan.messages) - 1)
 
     def toggle_params(self) -> None:
         self.params_panel.setVisible(not self.params_panel.isVisible())

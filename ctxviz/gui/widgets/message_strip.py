@@ -12,8 +12,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from ...engine.plan import Decision, Plan
+from ...engine.plan import SENT_DECISIONS, Decision, Plan
 from ...engine.session import Session
+from ..safe import set_plain_tooltip
 from ..theme import CATEGORY_COLORS, plot_colors
 
 ROW_TOP, ROW_HEIGHT = 0.0, 1.0
@@ -203,14 +204,30 @@ class StripItem(pg.GraphicsObject):
         return QRectF(self._bounds.x(), -0.2, self._bounds.width(), 1.4)
 
 
+class ThousandsAxis(pg.AxisItem):
+    """Tick labels as whole numbers with thousands separators (never 7.842e+06, never an SI prefix)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        return [f"{v * scale:,.0f}" if abs(v * scale) < 1e15 else f"{v * scale:.3g}" for v in values]
+
+
+#: The lane of user messages above the segments: where the user's own words are, and which are lost.
+USER_SENT, USER_LOST = "#8a919e", "#d55e00"
+
+
 class MessageStrip(pg.PlotWidget):
-    """The strip with its markers: fresh-tail boundary, the cut, the summarised span."""
+    """The strip with its markers: fresh-tail boundary, the cut, the summarised span, and a lane of
+    ticks for the user's messages (red where they are not sent)."""
 
     messageClicked = Signal(int)
 
     def __init__(self, parent=None) -> None:
         background, foreground = plot_colors()
-        super().__init__(parent, background=background)
+        super().__init__(parent, background=background, axisItems={"bottom": ThousandsAxis("bottom")})
         self.by_tokens = True
         self.item = StripItem()
         self.addItem(self.item)
@@ -219,23 +236,29 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setLabel("cumulative tokens")
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
-        self.setYRange(-0.25, 1.6, padding=0)
+        self.setYRange(-0.25, 1.6, padding=0)  # segments in 0-1, the user lane at 1.12, labels above
         self.setMinimumHeight(90)
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0
         self._session: Session | None = None
         # The markers live as long as the widget; a re-plan moves them or hides them.
-        self.tail_line = self._line("protected tail ▸", foreground, 0.78)
-        self.cut_line = self._line("cut ▸", "#d62728", 0.95)
+        self.tail_line = self._line("protected tail ▸", foreground, 0.93)
+        self.cut_line = self._line("cut ▸", "#d62728", 0.93)
         self.summary_region = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(23, 190, 207, 40), pen=pg.mkPen("#17becf"))
         self.summary_region.setZValue(-10)
         self.summary_label = pg.TextItem("summarised", color="#17becf", anchor=(0, 0))
         for item in (self.summary_region, self.summary_label):
             item.setVisible(False)
             self.addItem(item)
+        self.user_lane = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True)
+        self.user_lane.setZValue(5)
+        self.addItem(self.user_lane)
         self.scene().sigMouseClicked.connect(self._clicked)
-        self.setToolTip("Each segment is one message, as wide as its tokens. Scroll to zoom, drag to pan, click to select.")
+        self.scene().sigMouseMoved.connect(self._hovered)
+        self.help_text = ("Each segment is one message, as wide as its tokens; the ticks above are the user's messages, red where "
+                          "they are not sent. Scroll to zoom, drag to pan, click to select.")
+        self.setToolTip(self.help_text)
 
     @property
     def markers(self) -> list[pg.GraphicsObject]:
@@ -250,6 +273,7 @@ class MessageStrip(pg.PlotWidget):
             return
         self.item.set_data(plan, self.by_tokens, highlight)
         self._place_markers(plan)
+        self._place_user_lane(plan)
         width = self.item._bounds.width()
         new_session = session is not None and session is not self._session
         if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
@@ -282,6 +306,38 @@ class MessageStrip(pg.PlotWidget):
             last = len(decisions) - 1 - decisions[::-1].index(Decision.SUMMARIZED)
             self.summary_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
             self.summary_label.setPos(self._x_of(first), 1.55)
+
+    def _place_user_lane(self, plan: Plan) -> None:
+        cols = plan.columns
+        users = [i for i, role in enumerate(cols.role) if role == "user"]
+        if not users:
+            self.user_lane.setData([], [])
+            return
+        xs = [float(self.item.starts[i] + self.item.widths[i] / 2) for i in users]
+        lost = [cols.decision[i] not in SENT_DECISIONS for i in users]
+        brushes = [pg.mkBrush(USER_LOST if gone else USER_SENT) for gone in lost]
+        self.user_lane.setData(xs, [1.12] * len(xs), brush=brushes, data=users)
+
+    def zoom_to(self, first: int, last: int) -> None:
+        """Show messages first..last (and a little around them)."""
+        if self.plan is None or not len(self.item.starts):
+            return
+        left, right = self._x_of(first), self._x_of(last) + float(self.item.widths[last])
+        margin = max((right - left) * 0.05, 1.0)
+        self.setXRange(left - margin, right + margin, padding=0)
+
+    def _hovered(self, position: QPointF) -> None:
+        """A segment's message, decision and reason in the tooltip as the pointer moves over it."""
+        if self.plan is None:
+            return
+        point = self.getPlotItem().getViewBox().mapSceneToView(position)
+        index = self.item.index_at(point.x()) if -0.3 <= point.y() <= 1.5 else None
+        if index is None:
+            self.setToolTip(self.help_text)
+            return
+        m = self.plan.messages[index]
+        # Plain text (the message's role and the plan's own words), escaped for Qt's rich-text detection.
+        set_plain_tooltip(self, f"#{m.index} {m.role} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.

@@ -1,0 +1,62 @@
+"""The strip at scale: a lane of the user's messages (red where not sent), hover details, zoom to the
+cut and to what is sent, and readable token axes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from ctxviz.gui.main_window import MainWindow  # noqa: E402
+from ctxviz.gui.widgets.message_strip import USER_LOST, USER_SENT, ThousandsAxis  # noqa: E402
+
+SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(SAMPLE)
+    yield win
+    win.vm.shutdown()
+
+
+def test_the_user_lane_marks_every_user_message_and_which_are_lost(window) -> None:  # type: ignore[no-untyped-def]
+    plan = window.vm.plan
+    points = window.strip.user_lane.points()
+    users = [m for m in plan.messages if m.role == "user"]
+    assert [p.data() for p in points] == [m.index for m in users]
+    colours = {p.data(): p.brush().color().name() for p in points}
+    assert {i for i, c in colours.items() if c == USER_LOST} == {m.index for m in users if not m.sent}
+    assert {i for i, c in colours.items() if c == USER_SENT} == {m.index for m in users if m.sent}
+
+
+def test_zoom_to_the_cut_and_to_what_is_sent(window) -> None:  # type: ignore[no-untyped-def]
+    strip, plan = window.strip, window.vm.plan
+    window.registry.trigger("zoom-cut")
+    (left, right), _ = strip.getViewBox().viewRange()
+    assert left <= strip._x_of(145) <= right and right - left < strip.item._bounds.width() / 2
+    window.registry.trigger("zoom-sent")
+    (left, right), _ = strip.getViewBox().viewRange()
+    first_sent = next(m.index for m in plan.messages if m.sent)
+    assert left <= strip._x_of(first_sent) and right >= strip._x_of(len(plan.messages) - 1)
+
+
+def test_hovering_a_segment_names_its_message(window) -> None:  # type: ignore[no-untyped-def]
+    strip = window.strip
+    x = strip._x_of(145) + float(strip.item.widths[145]) / 2
+    scene = strip.getViewBox().mapViewToScene(__import__("PySide6.QtCore", fromlist=["QPointF"]).QPointF(x, 0.5))
+    strip._hovered(scene)
+    assert "#145 " in strip.toolTip() and "689 tokens did not fit" in strip.toolTip()
+
+
+def test_token_axes_read_as_whole_numbers() -> None:
+    axis = ThousandsAxis("bottom")
+    assert axis.tickStrings([0, 7_842_000, 125_000.0], 1.0, 1000) == ["0", "7,842,000", "125,000"]
