@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,20 +70,29 @@ PARAMS = {
 }
 
 
-@SETTINGS
+#: Per policy: every registered policy runs these properties on its own (21 policies x 60 examples
+#: ran for minutes; a failure now names its policy).
+PER_POLICY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_every_registered_policy_has_parameter_strategies():
+    assert set(policy_names()) == set(PARAMS)
+
+
+@pytest.mark.parametrize("name", sorted(PARAMS))
+@PER_POLICY
 @given(s=SESSIONS, data=st.data())
-def test_every_message_has_exactly_one_decision_and_kept_order_is_preserved(s, data):
-    for name in policy_names():
-        params = data.draw(PARAMS[name])
-        plan = plan_session(s, name, params, store=CountStore())
-        assert [m.index for m in plan.messages] == list(range(len(s.messages)))
-        sent_order = [i for i in plan.context_index if i is not None]
-        assert sent_order == sorted(sent_order), name
-        sent = {m.index for m in plan.messages if m.sent}
-        assert set(sent_order) <= sent, name
-        carried = plan.extra.get("carried_by", {})  # mnesis: a tool output sent inside its call's part
-        assert all(plan.messages[i].zone == "system" or carried.get(i) in sent_order for i in sent - set(sent_order)), name  # merged into the system prompt
-        assert len(plan.context) == len(plan.context_index)
+def test_every_message_has_exactly_one_decision_and_kept_order_is_preserved(name, s, data):
+    params = data.draw(PARAMS[name])
+    plan = plan_session(s, name, params, store=CountStore())
+    assert [m.index for m in plan.messages] == list(range(len(s.messages)))
+    sent_order = [i for i in plan.context_index if i is not None]
+    assert sent_order == sorted(sent_order), name
+    sent = {m.index for m in plan.messages if m.sent}
+    assert set(sent_order) <= sent, name
+    carried = plan.extra.get("carried_by", {})  # mnesis: a tool output sent inside its call's part
+    assert all(plan.messages[i].zone == "system" or carried.get(i) in sent_order for i in sent - set(sent_order)), name  # merged into the system prompt
+    assert len(plan.context) == len(plan.context_index)
 
 
 @SETTINGS
@@ -105,17 +115,17 @@ def test_allocations_add_up_exactly(s, data):
         assert sum(plan.allocation.values()) == plan.totals.budget, name
 
 
-@SETTINGS
+@pytest.mark.parametrize("name", sorted(PARAMS))
+@PER_POLICY
 @given(s=SESSIONS, data=st.data())
-def test_plan_is_the_same_from_scratch_or_after_parameter_changes(s, data):
-    for name in policy_names():
-        store = CountStore()
-        changes = data.draw(st.lists(PARAMS[name], min_size=1, max_size=4))
-        for params in changes:
-            last = plan_session(s, name, params, store=store)
-        fresh = plan_session(s, name, changes[-1], store=CountStore())
-        assert last.messages == fresh.messages and last.context == fresh.context and last.totals == fresh.totals
-        assert dataclasses.asdict(last.totals) == dataclasses.asdict(fresh.totals)
+def test_plan_is_the_same_from_scratch_or_after_parameter_changes(name, s, data):
+    store = CountStore()
+    changes = data.draw(st.lists(PARAMS[name], min_size=1, max_size=4))
+    for params in changes:
+        last = plan_session(s, name, params, store=store)
+    fresh = plan_session(s, name, changes[-1], store=CountStore())
+    assert last.messages == fresh.messages and last.context == fresh.context and last.totals == fresh.totals
+    assert dataclasses.asdict(last.totals) == dataclasses.asdict(fresh.totals)
 
 
 @SETTINGS
