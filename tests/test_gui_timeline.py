@@ -59,3 +59,25 @@ def test_overflows_are_marked_and_a_click_moves_to_the_turn(qtbot) -> None:  # t
 
     view._clicked(Click())
     assert view.slider.value() == 40
+
+
+def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.retention import where
+
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(SAMPLE)
+    win.vm.set_policy("supyagent")
+    with qtbot.waitSignal(win.vm.timelineReady, timeout=60000):
+        win.tabs.setCurrentIndex(1)
+    win.timeline.find.setText("#412")
+    with qtbot.waitSignal(win.vm.whereReady, timeout=60000) as got:
+        win.timeline.find.returnPressed.emit()
+    found = got.args[2]
+    assert found.spans == where(win.vm.timeline, "#412").spans and found.spans
+    assert [r.getRegion() for r in win.timeline.find_regions] == [(a - 0.5, b + 0.5) for a, b in found.spans]
+    text = win.timeline.find_result.text()
+    assert "in the context at turns" in text and "left at turn" in text
+    win.vm.shutdown()

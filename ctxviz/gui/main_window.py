@@ -380,6 +380,8 @@ class MainWindow(QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.answersReady.connect(self.timeline.set_answers)
+        vm.whereReady.connect(self.timeline.set_found)
+        self.timeline.findRequested.connect(vm.find_term)
         vm.timelineStale.connect(self._timeline_stale)
         vm.simulating.connect(self._simulating)
         vm.timelineCancelled.connect(self._timeline_cancelled)

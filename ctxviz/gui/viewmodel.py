@@ -80,6 +80,8 @@ class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
+    #: (Timeline, term, Where | None, message): where a searched term was in the replay, and when it left.
+    whereReady = Signal(object, str, object, str)
     #: (Timeline, TimelineRetention | None, CacheReport | None, note): the replay's answers, computed after it.
     answersReady = Signal(object, object, object, str)
     #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
@@ -112,6 +114,7 @@ class ContextViewModel(QObject):
     _sim_failed = Signal(int, str)
     _simulated = Signal(int, object)
     _answered = Signal(int, object, object, object, str)
+    _found = Signal(object, str, object, str)
     _counted = Signal(object, str)
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
@@ -177,6 +180,7 @@ class ContextViewModel(QObject):
         self._sim_failed.connect(self._on_sim_failed)
         self._simulated.connect(self._on_simulated)
         self._answered.connect(self._on_answered)
+        self._found.connect(self._on_found)
         self._counted.connect(self._on_counted)
         self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
@@ -719,6 +723,27 @@ class ContextViewModel(QObject):
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
         self._sim_executor.submit(job)
+
+    def find_term(self, term: str) -> None:
+        """Where `term` was in the current replay's context, turn by turn, and what removed it (off the GUI thread)."""
+        timeline, term = self.timeline, term.strip()
+        if timeline is None or not term:
+            return
+
+        def job() -> None:
+            from ..engine.retention import where
+
+            try:
+                found, message = where(timeline, term), ""
+            except Exception as exc:
+                found, message = None, f"search failed ({type(exc).__name__}: {exc})"
+            self._post(self._found, timeline, term, found, message)
+
+        self._sim_executor.submit(job)
+
+    def _on_found(self, timeline: Timeline, term: str, found: Any, message: str) -> None:
+        if timeline is self.timeline:
+            self.whereReady.emit(timeline, term, found, message)
 
     def _on_answered(self, generation: int, timeline: Timeline, retention: Any, cache: Any, note: str) -> None:
         if generation == self._sim_generation and timeline is self.timeline:

@@ -19,7 +19,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
 
 from ...engine.policies import get_policy
 from ...engine.session import Compaction
@@ -41,6 +41,8 @@ IDLE_TEXT = "Simulate to replay the session turn by turn."
 class TimelineView(QWidget):
     turnChanged = Signal(int)
     simulateRequested = Signal()
+    #: A term to follow through the replay ("where did X go?").
+    findRequested = Signal(str)
     latestRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -99,7 +101,18 @@ class TimelineView(QWidget):
         self.answers_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.answers_label.hide()
         self.plot.scene().sigMouseClicked.connect(self._clicked)
+        self.find = QLineEdit()
+        self.find.setPlaceholderText("Where did it go? A file, an id, an instruction… (Enter)")
+        self.find.setClearButtonEnabled(True)
+        self.find.returnPressed.connect(lambda: self.findRequested.emit(self.find.text()))
+        self.find_result = plain_label()
+        self.find_result.setWordWrap(True)
+        self.find_result.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.find_result.hide()
+        self.find_regions: list[pg.LinearRegionItem] = []
         layout = QVBoxLayout(self)
+        layout.addWidget(self.find)
+        layout.addWidget(self.find_result)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.answers_plot)
         layout.addLayout(row)
@@ -113,6 +126,8 @@ class TimelineView(QWidget):
 
     def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
         self.plot.clear()
+        self.find_regions = []
+        self.find_result.hide()
         self.answers_plot.clear()
         self.answers_plot.hide()
         self.answers_label.hide()
@@ -189,6 +204,28 @@ class TimelineView(QWidget):
         self.answers_plot.setVisible(bool((retention is not None and retention.points) or (cache is not None and cache.turns)))
         self.answers_label.setText("\n".join(lines))
         self.answers_label.setVisible(bool(lines))
+
+    def set_found(self, timeline: Timeline, term: str, found: Any, message: str) -> None:
+        """Shade the turns the term was in the context, and say when it left and why."""
+        if timeline is not self.timeline:
+            return
+        for region in self.find_regions:
+            self.plot.removeItem(region)
+        self.find_regions = []
+        if found is None:
+            self.find_result.setText(message or f"{term!r}: no answer")
+            self.find_result.show()
+            return
+        for first, last in found.spans:
+            region = pg.LinearRegionItem((finite(first) - 0.5, finite(last) + 0.5), movable=False,
+                                         brush=pg.mkBrush(0, 114, 178, 35), pen=pg.mkPen(None))
+            region.setZValue(-20)
+            self.plot.addItem(region)
+            self.find_regions.append(region)
+        from ...io.text_summary import where_summary
+
+        self.find_result.setText(where_summary(found, "the session", timeline.policy).strip())
+        self.find_result.show()
 
     def _clicked(self, event: Any) -> None:
         """A click on the chart moves to the nearest turn (and the overview shows it)."""
