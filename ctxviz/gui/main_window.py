@@ -358,6 +358,7 @@ class MainWindow(QMainWindow):
             ActionSpec("zoom-sent", "Strip: zoom to what is &sent", "View", self.zoom_to_sent, "Ctrl+Shift+S"),
             ActionSpec("zoom-all", "Strip: show &all", "View", self.zoom_all, "Ctrl+Shift+A"),
             ActionSpec("simulate", "&Simulate turn by turn", "Tools", self.simulate, "Ctrl+R"),
+            ActionSpec("sweep", "S&weep trigger and keep…", "Tools", self.show_sweep, "Ctrl+Shift+W"),
             ActionSpec("palette", "Command &palette…", "Tools", self.show_palette, "Ctrl+Shift+P"),
             ActionSpec("about", "&About ctxviz", "Help", self.about, S.HelpContents),
         ]
@@ -551,6 +552,15 @@ class MainWindow(QMainWindow):
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
         self.notes_panel.expand(True)
+
+    def show_sweep(self) -> None:
+        if self.vm.session is None:
+            self.statusBar().showMessage("open a session to sweep its settings", 4000)
+            return
+        from .sweep_dialog import SweepDialog
+
+        self.sweep_dialog = SweepDialog(self.vm, self)
+        self.sweep_dialog.open()
 
     def show_palette(self) -> None:
         self.palette_dialog = CommandPalette(self.registry, self, self.palette_entries)

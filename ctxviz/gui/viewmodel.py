@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import itertools
+import os
 import shlex
 import sys
 import threading
@@ -80,6 +81,8 @@ class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
+    #: (rows, the cheapest row meeting the floors or None, message): a sweep of the current session.
+    sweepReady = Signal(object, object, str)
     #: (Timeline, term, Where | None, message): where a searched term was in the replay, and when it left.
     whereReady = Signal(object, str, object, str)
     #: (Timeline, TimelineRetention | None, CacheReport | None, note): the replay's answers, computed after it.
@@ -115,6 +118,7 @@ class ContextViewModel(QObject):
     _simulated = Signal(int, object)
     _answered = Signal(int, object, object, object, str)
     _found = Signal(object, str, object, str)
+    _swept = Signal(object, object, str)
     _counted = Signal(object, str)
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
@@ -181,6 +185,7 @@ class ContextViewModel(QObject):
         self._simulated.connect(self._on_simulated)
         self._answered.connect(self._on_answered)
         self._found.connect(self._on_found)
+        self._swept.connect(self.sweepReady.emit)
         self._counted.connect(self._on_counted)
         self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
@@ -723,6 +728,38 @@ class ContextViewModel(QObject):
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
         self._sim_executor.submit(job)
+
+    def run_sweep(self, grid: list[str], requirements: list[str]) -> None:
+        """Replay every combination of `grid` (NAME=START:STOP:STEP or NAME=V1,V2) on the open session,
+        priced with caching, on a worker (one process: the window's), with progress."""
+        from ..engine import sweep
+
+        session, policy, params = self.session, self.policy, self.params
+        if session is None:
+            return
+        try:
+            parsed = sweep.parse_grid(policy, grid)
+            floors = [sweep.parse_requirement(r) for r in requirements if r.strip()]
+            fixed = {k: v for k, v in params_dict(params).items() if k not in parsed}
+            for combination in sweep.combinations(parsed):
+                get_policy(policy).make_params({**fixed, **combination})
+        except CtxvizError as exc:
+            self.sweepReady.emit([], None, str(exc))
+            return
+        if not os.path.isfile(session.source):
+            self.sweepReady.emit([], None, "a sweep re-reads the session from its file; this one has none (standard input)")
+            return
+        tasks = [sweep.Task(session.source, policy, {**fixed, **c}, "", self.tokenizer) for c in sweep.combinations(parsed)]
+        shown = throttled(lambda done, total: self._post(self.progress, done, total))
+
+        def job() -> None:
+            try:
+                rows = sweep.summarise(sweep.run(tasks, jobs=1, progress=shown), floors)
+                self._post(self._swept, rows, sweep.cheapest(rows) if floors else None, "")
+            except Exception as exc:
+                self._post(self._swept, [], None, f"sweep failed ({type(exc).__name__}: {exc})")
+
+        self._side_executor.submit(job)
 
     def find_term(self, term: str) -> None:
         """Where `term` was in the current replay's context, turn by turn, and what removed it (off the GUI thread)."""

@@ -1,0 +1,43 @@
+"""The app's sweep: the trade-off drawn, the cheapest setting named and applied on one click."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from ctxviz.engine import sweep  # noqa: E402
+from ctxviz.gui.main_window import MainWindow  # noqa: E402
+from ctxviz.gui.sweep_dialog import default_grid  # noqa: E402
+
+SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
+
+
+def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(SAMPLE)
+    assert default_grid("missy", win.vm.params) == ["total=15000,22500,30000,37500,45000", "fresh_tail_count=8,12,16,20,24"]
+    win.registry.trigger("sweep")
+    dialog = win.sweep_dialog
+    dialog.grid_a.setText("total=10000,15000,20000")
+    dialog.grid_b.setText("")
+    with qtbot.waitSignal(win.vm.sweepReady, timeout=120000) as got:
+        dialog.run()
+    rows, best, message = got.args
+    assert message == "" and len(rows) == 3
+    expected = sweep.cheapest(sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}) for t in (10000, 15000, 20000)], jobs=1),
+                                              [sweep.parse_requirement("overflows=0")]))
+    assert best.params["total"] == expected.params["total"] == 20000
+    assert "Cheapest meeting overflows=0: total=20000" in dialog.result.text()
+    assert len(dialog.chart.plot.listDataItems()) >= 2  # the settings and the Pareto front
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        dialog.apply_button.click()
+    assert win.vm.params.total == 20000
+    win.vm.shutdown()
