@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from .counting import TokenCounts
@@ -29,8 +31,8 @@ from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Message, Session, Summary
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
-from .summarizers import ExtractiveSummarizer, Summarizer, _features, render_snapshot
-from .tokenizers import HEURISTICS
+from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features, render_snapshot
+from .tokenizers import HEURISTICS, TiktokenTokenizer, Tokenizer
 
 
 class _GrowingReplay(_Replay):
@@ -412,6 +414,8 @@ class SupyagentReplay(_GrowingReplay):
         # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
         # from what it gathered the time before (any other summarizer is asked each time).
         self.snapshot = _Snapshot() if type(summarizer) is ExtractiveSummarizer else None
+        self.summary_counter = _SummaryCounter(self.tok)
+        self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
@@ -420,7 +424,8 @@ class SupyagentReplay(_GrowingReplay):
     def _sync(self) -> None:
         summary = self.generated[-1]
         self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
-        self.summary_size = count_message_dict(summary_message(summary), self.tok)
+        size = self.sizes.pop(id(summary), None)
+        self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
         self.synced = len(self.generated)
 
     def step(self, i: int) -> Turn:
@@ -468,17 +473,23 @@ class SupyagentReplay(_GrowingReplay):
         if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
             messages = self.session.messages
             up_to = max(0, h - settings.min_recent_messages - 1)
+            text_count: int | None = None
             if self.snapshot is not None:
                 self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
-                text = self.snapshot.render()
+                text, text_count = self.snapshot.counted(self.summary_counter.count if self.summary_counter.piecewise else None)
+                text_count = text_count if self.summary_counter.piecewise else None
             else:
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
             events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
-            self.generated.append(Summary(text=text, messages_covered=up_to + 1, covers=tuple(self.history_ids[: up_to + 1]),
-                                          created_at=messages[i].timestamp))
+            # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
+            summary = Summary(text=text, messages_covered=up_to + 1, covers=IdPrefix(self.history_ids, up_to + 1),  # type: ignore[arg-type]
+                              created_at=messages[i].timestamp)
+            self.generated.append(summary)
+            self.sizes.clear()
+            self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
         self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
         return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events))
 
@@ -486,15 +497,124 @@ class SupyagentReplay(_GrowingReplay):
 _FITS = _Cuts(True)
 
 
+class IdPrefix(Sequence[str]):
+    """The first `n` ids of a list that only grows at the end, as a read-only tuple-like view.
+
+    supyagent re-summarises from message 0 at nearly every turn of a long session, so its
+    summaries' `covers` are ever longer prefixes of the same history: copying each into a tuple
+    made the replay quadratic in time and memory. A view compares, hashes, pickles and prints as
+    the tuple it stands for."""
+
+    __slots__ = ("_ids", "_n")
+
+    def __init__(self, ids: list[str], n: int) -> None:
+        self._ids = ids
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self._ids[: self._n][k])
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError("IdPrefix index out of range")
+        return self._ids[k]
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._ids, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IdPrefix) and other._ids is self._ids:
+            return other._n == self._n
+        if isinstance(other, (tuple, IdPrefix)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))  # noqa: B905 (lengths checked)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self) + tuple(other)
+
+    def __radd__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(other) + tuple(self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __copy__(self) -> IdPrefix:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+
+class _SummaryCounter:
+    """supyagent's count of its summary message, `count_message_dict(summary_message(s))`, at a
+    cost that does not grow with the summary's text at every trigger.
+
+    tiktoken's cl100k_base and o200k_base cut text into pre-tokens with a pattern under which a
+    newline followed by "-" or "#" always ends a pre-token (no alternative of either pattern takes
+    a newline and then a "-" or "#" after it), and the count is the sum over pre-tokens. So the
+    snapshot is counted as the sum of its lines (`_Snapshot.pieces`), each line's count memoised,
+    and the header "[Context Summary - N previous messages]" as its fixed parts plus N's digits in
+    threes (both patterns take digits as `\\p{N}{1,3}`, each run after a lone space).
+    tests/test_replay_incremental.py checks both sums against the whole count. Other tokenizers
+    count the whole text."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.tok = tok
+        self.piecewise = isinstance(tok, TiktokenTokenizer) and tok.encoding_name in ("cl100k_base", "o200k_base")
+        self.memo: dict[str, int] = {}
+        self.base = 4 + tok.count("system")  # count_message_dict: 4, and the role string
+        self.fixed = sum(map(self.count, ("[Context Summary -", " ", " previous messages]\n\n"))) if self.piecewise else 0
+
+    def count(self, piece: str) -> int:
+        c = self.memo.get(piece)
+        if c is None:
+            c = self.memo[piece] = self.tok.count(piece)
+        return c
+
+    def size(self, summary: Summary, text_count: int | None = None) -> int:
+        """The summary message's count; `text_count`, when given, is the sum of `count` over the
+        text's lines (`_Snapshot.counted`)."""
+        if not self.piecewise or summary.text[:1] not in ("-", "#"):  # the header's last newline ends a pre-token only before "-" or "#"
+            return count_message_dict(summary_message(summary), self.tok)
+        if text_count is None:
+            text_count = sum(self.count(piece) for piece in _LINE_START.split(summary.text))
+        count = self.count
+        n = str(summary.messages_covered)
+        if n.isdigit() and n.isascii():
+            header = self.fixed + count(n[:3]) + (count(n[3:6]) if len(n) > 3 else 0) + sum(count(n[k : k + 3]) for k in range(6, len(n), 3))
+        else:  # not a plain number: the header whole
+            header = count(f"[Context Summary - {n} previous messages]\n\n")
+        return self.base + header + text_count
+
+
+_LINE_START = re.compile(r"(?<=\n)(?=[-#])")
+
+
 class _Snapshot:
     """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
-    features are gathered once, and each section keeps its unique items in first-seen order."""
+    features are gathered once, each section keeps its unique items in first-seen order, and a
+    section's lines are made (and counted) again only when the section changed."""
+
+    LIMITS = (12, 8, 12, 0, 4)  # files, decisions, values, (current state), pending
 
     def __init__(self) -> None:
         self.seen: list[Message] = []
         self.sections: tuple[dict[str, None], ...] = ({}, {}, {}, {})  # files, decisions, values, pending
         self.last_action = ""
         self.last_request = ""
+        self.versions = [0, 0, 0, 0, 0]  # bumped when a section's lines change
+        self.rendered: list[tuple[int, str, int, int, list[tuple[str, int, int]]] | None] = [None] * 5
+        self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
 
     def text(self, messages: list[Message]) -> str:
         if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
@@ -505,37 +625,104 @@ class _Snapshot:
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far."""
         files, decisions, values, pending = self.sections
+        versions = self.versions
         for m in messages:
             f, d, v, action, request = _features(m)
-            for item in f:
-                if item:
-                    files.setdefault(item)
-            for item in d:
-                if item:
-                    decisions.setdefault(item)
-            for item in v:
-                if item:
-                    values.setdefault(item)
-            self.last_action = action or self.last_action
+            for s, section, items in ((0, files, f), (1, decisions, d), (2, values, v)):
+                for item in items:
+                    if item and item not in section:
+                        section[item] = None
+                        versions[s] += 1
+            if action and action != self.last_action:
+                self.last_action = action
+                versions[3] += 1
             if request:
-                pending.setdefault(request)
-                self.last_request = request
+                if request not in pending:
+                    pending[request] = None
+                    versions[4] += 1
+                if request != self.last_request:
+                    self.last_request = request
+                    versions[3] += 1
             self.seen.append(m)
 
     def render(self) -> str:
-        files, decisions, values, pending = self.sections
-        return render_snapshot(_last(files, 12), _last(decisions, 8), _last(values, 12), self.last_action, self.last_request, _last(pending, 4))
+        return self.counted(None)[0]
+
+    def counted(self, count: Callable[[str], int] | None) -> tuple[str, int]:
+        """`render_snapshot`'s text and, with `count`, the sum of `count` over its lines (each
+        "-" or "#" line with the newlines after it; the last one as the word limit cuts it, if it
+        does): each line is made, counted and measured in spaces once, and shared from one summary
+        to the next (see `_SummaryCounter` for why the sum is the text's count)."""
+        sections = [self._section(s, count) for s in range(5)]
+        text = "".join([section[1] for section in sections])
+        if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
+            files, decisions, values, pending = self.sections
+            text = render_snapshot(_last(files, 12), _last(decisions, 8), _last(values, 12), self.last_action, self.last_request, _last(pending, 4))
+            return text, count(text) if count is not None else -1
+        spaces = sum(section[3] for section in sections)
+        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, sum(section[2] for section in sections) if count is not None else -1
+        seen = start = total = 0  # the WORD_LIMIT-th space: in which line, where
+        for section in sections:
+            if seen + section[3] < WORD_LIMIT:
+                seen += section[3]
+                start += len(section[1])
+                total += section[2]
+                continue
+            for line, c, n in section[4]:
+                if seen + n >= WORD_LIMIT:
+                    at = -1
+                    for _ in range(WORD_LIMIT - seen):
+                        at = line.index(" ", at + 1)
+                    text = text[: start + at] + " \u2026"
+                    return text, total + count(line[:at] + " \u2026") if count is not None else -1
+                seen += n
+                start += len(line)
+                total += c
+        raise AssertionError("unreachable: the spaces were counted")
+
+    def _section(self, s: int, count: Callable[[str], int] | None) -> tuple[int, str, int, int, list[tuple[str, int, int]]]:
+        """(version, the section's text, its count or -1, its spaces, its lines) for section `s`."""
+        got = self.rendered[s]
+        if got is not None and got[0] == self.versions[s] and (count is None or got[2] >= 0):
+            return got
+        if s == 3:
+            items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
+                     f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
+        else:
+            items = _last(self.sections[s if s < 3 else 3], self.LIMITS[s]) or ["(none)"]
+        cache = self.cache
+        entry = cache.get((s, "#"))
+        if entry is None or (count is not None and entry[1] < 0):
+            line = _HEADINGS[s]
+            entry = cache[(s, "#")] = (line, count(line) if count is not None else -1, line.count(" "))
+        entries = [entry]
+        tokens, spaces = entry[1], entry[2]
+        last = len(items) - 1
+        ending = "\n"
+        for k, item in enumerate(items):
+            if k == last:  # a blank line after a section's last item; strip() ends the text after the last section's
+                ending = "\n\n" if s < 4 else ""
+            entry = cache.get((item, ending))
+            if entry is None or (count is not None and entry[1] < 0):
+                line = f"- {item}{ending}"
+                entry = cache[(item, ending)] = (line, count(line) if count is not None else -1, line.count(" "))
+            entries.append(entry)
+            tokens += entry[1]
+            spaces += entry[2]
+        got = self.rendered[s] = (self.versions[s], "".join([e[0] for e in entries]), tokens if count is not None else -1, spaces, entries)
+        return got
+
+
+_HEADINGS = tuple(f"## {title}\n" for title in ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks"))
 
 
 def _last(unique: dict[str, None], limit: int) -> list[str]:
     """The last `limit` keys of an insertion-ordered dict (what `_unique(items, limit)` returns)."""
-    out: list[str] = []
-    for item in reversed(unique):
-        if len(out) == limit:
-            break
-        out.append(item)
+    out = list(islice(reversed(unique), limit))
     out.reverse()
     return out
+
 
 FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 
