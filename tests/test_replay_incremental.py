@@ -170,12 +170,12 @@ def test_the_carried_snapshot_counts_as_the_whole_text():
     for name in ("cl100k_base", "o200k_base"):
         tok = TiktokenTokenizer(name)
         counter = _SummaryCounter(tok)
-        snapshot = _Snapshot()
+        snapshot = _Snapshot(counter.count)
         end = 0
         while end < len(messages):
             end += rng.randint(1, 12)
             snapshot.advance(messages[len(snapshot.seen) : end])
-            text, count = snapshot.counted(counter.count)
+            text, count = snapshot.counted()
             assert text == supyagent_snapshot(messages[:end])
             assert count == tok.count(text), (name, end)
 

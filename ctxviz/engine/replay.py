@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from itertools import islice
 from typing import Any
 
@@ -413,8 +414,9 @@ class SupyagentReplay(_GrowingReplay):
         self.summary_size = 0
         # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
         # from what it gathered the time before (any other summarizer is asked each time).
-        self.snapshot = _Snapshot() if type(summarizer) is ExtractiveSummarizer else None
         self.summary_counter = _SummaryCounter(self.tok)
+        counter = self.summary_counter.count if self.summary_counter.piecewise else None
+        self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
         self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
 
     def _system_prompt_tokens(self, prompt: str) -> int:
@@ -476,8 +478,8 @@ class SupyagentReplay(_GrowingReplay):
             text_count: int | None = None
             if self.snapshot is not None:
                 self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
-                text, text_count = self.snapshot.counted(self.summary_counter.count if self.summary_counter.piecewise else None)
-                text_count = text_count if self.summary_counter.piecewise else None
+                text, text_count = self.snapshot.counted()
+                text_count = text_count if self.snapshot.count is not None else None
             else:
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
@@ -574,6 +576,7 @@ class _SummaryCounter:
         self.memo: dict[str, int] = {}
         self.base = 4 + tok.count("system")  # count_message_dict: 4, and the role string
         self.fixed = sum(map(self.count, ("[Context Summary -", " ", " previous messages]\n\n"))) if self.piecewise else 0
+        self.digit_groups_are_tokens = self.piecewise and _digit_groups_are_tokens(tok.name)
 
     def count(self, piece: str) -> int:
         c = self.memo.get(piece)
@@ -588,13 +591,20 @@ class _SummaryCounter:
             return count_message_dict(summary_message(summary), self.tok)
         if text_count is None:
             text_count = sum(self.count(piece) for piece in _LINE_START.split(summary.text))
-        count = self.count
-        n = str(summary.messages_covered)
-        if n.isdigit() and n.isascii():
-            header = self.fixed + count(n[:3]) + (count(n[3:6]) if len(n) > 3 else 0) + sum(count(n[k : k + 3]) for k in range(6, len(n), 3))
-        else:  # not a plain number: the header whole
-            header = count(f"[Context Summary - {n} previous messages]\n\n")
+        n = summary.messages_covered
+        if n >= 0 and self.digit_groups_are_tokens:
+            header = self.fixed + (len(str(n)) + 2) // 3  # each group of up to three digits is one token
+        else:  # the header whole
+            header = self.count(f"[Context Summary - {n} previous messages]\n\n")
         return self.base + header + text_count
+
+
+@cache
+def _digit_groups_are_tokens(encoding: str) -> bool:
+    """Whether every run of one to three ASCII digits is a single token of the encoding (checked,
+    not assumed: both patterns cut a number into such runs, so a number's count is then its runs)."""
+    tok = TiktokenTokenizer(encoding)
+    return all(tok.count(str(k).zfill(width)) == 1 for width in (1, 2, 3) for k in range(10**width))
 
 
 _LINE_START = re.compile(r"(?<=\n)(?=[-#])")
@@ -602,116 +612,148 @@ _LINE_START = re.compile(r"(?<=\n)(?=[-#])")
 
 class _Snapshot:
     """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
-    features are gathered once, each section keeps its unique items in first-seen order, and a
-    section's lines are made (and counted) again only when the section changed."""
+    features are gathered once; each section keeps its unique items in first-seen order and the
+    lines it shows (the last few), with their counts, as a window that slides when an item is new.
 
-    LIMITS = (12, 8, 12, 0, 4)  # files, decisions, values, (current state), pending
+    With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
+    line with the newlines after it, the last one as the word limit cuts it): each line is made,
+    counted and measured in spaces once (see `_SummaryCounter` for why the sum is the count)."""
 
-    def __init__(self) -> None:
+    LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
+
+    def __init__(self, count: Callable[[str], int] | None = None) -> None:
+        self.count = count
         self.seen: list[Message] = []
-        self.sections: tuple[dict[str, None], ...] = ({}, {}, {}, {})  # files, decisions, values, pending
+        self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
         self.last_action = ""
         self.last_request = ""
-        self.versions = [0, 0, 0, 0, 0]  # bumped when a section's lines change
-        self.rendered: list[tuple[int, str, int, int, list[tuple[str, int, int]]] | None] = [None] * 5
         self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        # Per section: the shown items but the last, their lines, counts and spaces, and the last.
+        self.mid: list[list[str]] = [[] for _ in range(5)]
+        self.mid_lines: list[list[str]] = [[] for _ in range(5)]
+        self.mid_sums = [[0, 0] for _ in range(5)]
+        self.last: list[str | None] = [None] * 5
+        self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
+        self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
     def text(self, messages: list[Message]) -> str:
         if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
-            self.__init__()  # type: ignore[misc]  # not the list seen before, grown: start again
+            self.__init__(self.count)  # type: ignore[misc]  # not the list seen before, grown: start again
         self.advance(messages[len(self.seen):])
         return self.render()
 
+    def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
+        entry = self.cache.get((item, ending))
+        if entry is None:
+            line = line if line is not None else f"- {item}{ending}"
+            entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
+        return entry
+
+    def _add(self, s: int, item: str) -> None:
+        """A new unique item of section `s`: it becomes the last line, the oldest shown goes."""
+        mid, lines, sums = self.mid[s], self.mid_lines[s], self.mid_sums[s]
+        last = self.last[s]
+        if last is not None:
+            line, c, n = self._entry(last, "\n")
+            mid.append(last)
+            lines.append(line)
+            sums[0] += c
+            sums[1] += n
+        self.last[s] = item
+        if len(mid) >= self.LIMITS[s]:
+            _, c, n = self._entry(mid.pop(0), "\n")
+            lines.pop(0)
+            sums[0] -= c
+            sums[1] -= n
+        self.parts[s] = None
+
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far."""
-        files, decisions, values, pending = self.sections
-        versions = self.versions
+        unique, add = self.unique, self._add
         for m in messages:
             f, d, v, action, request = _features(m)
-            for s, section, items in ((0, files, f), (1, decisions, d), (2, values, v)):
+            for s, items in ((0, f), (1, d), (2, v)):
                 for item in items:
-                    if item and item not in section:
-                        section[item] = None
-                        versions[s] += 1
+                    if item and item not in unique[s]:
+                        unique[s][item] = None
+                        add(s, item)
             if action and action != self.last_action:
                 self.last_action = action
-                versions[3] += 1
+                self.parts[3] = None
             if request:
-                if request not in pending:
-                    pending[request] = None
-                    versions[4] += 1
+                if request not in unique[4]:
+                    unique[4][request] = None
+                    add(4, request)
                 if request != self.last_request:
                     self.last_request = request
-                    versions[3] += 1
+                    self.parts[3] = None
             self.seen.append(m)
 
     def render(self) -> str:
-        return self.counted(None)[0]
+        return self.counted()[0]
 
-    def counted(self, count: Callable[[str], int] | None) -> tuple[str, int]:
-        """`render_snapshot`'s text and, with `count`, the sum of `count` over its lines (each
-        "-" or "#" line with the newlines after it; the last one as the word limit cuts it, if it
-        does): each line is made, counted and measured in spaces once, and shared from one summary
-        to the next (see `_SummaryCounter` for why the sum is the text's count)."""
-        sections = [self._section(s, count) for s in range(5)]
-        text = "".join([section[1] for section in sections])
-        if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
-            files, decisions, values, pending = self.sections
-            text = render_snapshot(_last(files, 12), _last(decisions, 8), _last(values, 12), self.last_action, self.last_request, _last(pending, 4))
-            return text, count(text) if count is not None else -1
-        spaces = sum(section[3] for section in sections)
-        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
-            return text, sum(section[2] for section in sections) if count is not None else -1
-        seen = start = total = 0  # the WORD_LIMIT-th space: in which line, where
-        for section in sections:
-            if seen + section[3] < WORD_LIMIT:
-                seen += section[3]
-                start += len(section[1])
-                total += section[2]
-                continue
-            for line, c, n in section[4]:
-                if seen + n >= WORD_LIMIT:
-                    at = -1
-                    for _ in range(WORD_LIMIT - seen):
-                        at = line.index(" ", at + 1)
-                    text = text[: start + at] + " \u2026"
-                    return text, total + count(line[:at] + " \u2026") if count is not None else -1
-                seen += n
-                start += len(line)
-                total += c
-        raise AssertionError("unreachable: the spaces were counted")
-
-    def _section(self, s: int, count: Callable[[str], int] | None) -> tuple[int, str, int, int, list[tuple[str, int, int]]]:
-        """(version, the section's text, its count or -1, its spaces, its lines) for section `s`."""
-        got = self.rendered[s]
-        if got is not None and got[0] == self.versions[s] and (count is None or got[2] >= 0):
-            return got
+    def _lines(self, s: int) -> list[tuple[str, int, int]]:
+        """Section `s`'s lines: (line, count, spaces), its heading first."""
+        heading = self._entry(s, "#", _HEADINGS[s])
         if s == 3:
             items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
                      f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
-        else:
-            items = _last(self.sections[s if s < 3 else 3], self.LIMITS[s]) or ["(none)"]
-        cache = self.cache
-        entry = cache.get((s, "#"))
-        if entry is None or (count is not None and entry[1] < 0):
-            line = _HEADINGS[s]
-            entry = cache[(s, "#")] = (line, count(line) if count is not None else -1, line.count(" "))
-        entries = [entry]
-        tokens, spaces = entry[1], entry[2]
-        last = len(items) - 1
-        ending = "\n"
-        for k, item in enumerate(items):
-            if k == last:  # a blank line after a section's last item; strip() ends the text after the last section's
-                ending = "\n\n" if s < 4 else ""
-            entry = cache.get((item, ending))
-            if entry is None or (count is not None and entry[1] < 0):
-                line = f"- {item}{ending}"
-                entry = cache[(item, ending)] = (line, count(line) if count is not None else -1, line.count(" "))
-            entries.append(entry)
-            tokens += entry[1]
-            spaces += entry[2]
-        got = self.rendered[s] = (self.versions[s], "".join([e[0] for e in entries]), tokens if count is not None else -1, spaces, entries)
-        return got
+            return [heading, self._entry(items[0], "\n"), self._entry(items[1], "\n\n")]
+        return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+
+    def _part(self, s: int) -> tuple[str, int, int]:
+        part = self.parts[s]
+        if part is None:
+            if s == 3:
+                lines = self._lines(3)
+                part = ("".join([e[0] for e in lines]), sum(e[1] for e in lines), sum(e[2] for e in lines))
+            else:  # a blank line after a section's last item; strip() ends the text after the last section's
+                heading = self._entry(s, "#", _HEADINGS[s])
+                last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
+                sums = self.mid_sums[s]
+                part = (heading[0] + "".join(self.mid_lines[s]) + last[0], heading[1] + sums[0] + last[1], heading[2] + sums[1] + last[2])
+            self.parts[s] = part
+        return part
+
+    def counted(self) -> tuple[str, int]:
+        """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
+        parts = [self._part(s) for s in range(5)]
+        text = "".join([part[0] for part in parts])
+        if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
+            text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
+                                   self.last_request, _last(self.unique[4], 4))
+            return text, self.count(text) if self.count is not None else -1
+        spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
+        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1]
+        seen = start = total = 0  # the WORD_LIMIT-th space: in which section
+        for s, part in enumerate(parts):
+            if seen + part[2] < WORD_LIMIT:
+                seen += part[2]
+                start += len(part[0])
+                total += part[1]
+                continue
+            cut = self.cuts.get((part, WORD_LIMIT - seen))  # the section as cut, its count
+            if cut is None:
+                cut = self.cuts[(part, WORD_LIMIT - seen)] = self._cut(s, WORD_LIMIT - seen)
+            return text[:start] + cut[0], total + cut[1]
+        raise AssertionError("unreachable: the spaces were counted")
+
+    def _cut(self, s: int, need: int) -> tuple[str, int]:
+        """Section `s` up to its `need`-th space, then " …"; the sum of `count` over its lines."""
+        seen = total = 0
+        kept: list[str] = []
+        for line, c, n in self._lines(s):
+            if seen + n >= need:
+                at = -1
+                for _ in range(need - seen):
+                    at = line.index(" ", at + 1)
+                cut = line[:at] + " \u2026"
+                return "".join(kept) + cut, total + (self.count(cut) if self.count is not None else -1)
+            kept.append(line)
+            seen += n
+            total += c
+        raise AssertionError("unreachable: the section has the spaces")
 
 
 _HEADINGS = tuple(f"## {title}\n" for title in ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks"))
