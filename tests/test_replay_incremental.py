@@ -11,7 +11,7 @@ from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import policy_names
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
-from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.session import Category, Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
 from ctxviz.engine.simulate import simulate
 
 from .test_properties import PARAMS as WIDE
@@ -25,7 +25,8 @@ SMALL = {
     "supyagent": st.builds(dict, context_limit=st.integers(50, 4000), response_reserve=st.integers(0, 500), min_recent_messages=st.integers(0, 8),
                            max_messages_before_summary=st.integers(1, 20), max_tokens_before_summary=st.integers(1, 5000),
                            trim_protected_tail=st.booleans()),
-    "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
+    "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1),
+                            context_fraction=st.floats(0, 1), other_fraction=st.floats(0, 0.5), trim_other_categories=st.booleans()),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 9000), reserved_output_tokens=st.integers(0, 1000), compaction_buffer=st.integers(1000, 4000),
                         always_include_latest=st.booleans()),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 3000), threshold_pct=st.floats(0, 1)),
@@ -54,7 +55,9 @@ def sessions(draw):
             role = "tool"
             call_id = open_calls.pop(0) if kind == "result" and open_calls else f"missing{i}"
             parts = (ToolResultPart(call_id, text or "ok"),)
-        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=default_category(role)))
+        # A file may set a message's category (ERROR, INTERNAL... that Penguin's manager trims its own way).
+        category = draw(st.sampled_from([default_category(role)] * 6 + [Category.ERROR, Category.INTERNAL, Category.UNKNOWN, Category.CONTEXT]))
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=category))
     summaries = []
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
         if draw(st.booleans()) and len(messages) > 1:
