@@ -321,7 +321,7 @@ def bench_frameworks(n: int, rounds: int) -> list[Row]:
 def run(messages: int = 100_000, sim_messages: int = 1000, rounds: int = 3, matrix_messages: int | None = None,
         policies: list[str] | None = None) -> list[Row]:
     matrix = matrix_messages if matrix_messages is not None else messages
-    return (bench_replan(messages, rounds) + bench_replan_matrix(matrix, rounds, policies) + bench_frameworks(messages, rounds)
+    return (bench_replan(messages, rounds) + bench_replan_matrix(matrix, rounds, policies) + bench_frameworks(matrix, rounds)
             + bench_simulate(sim_messages, rounds))
 
 
@@ -331,7 +331,7 @@ def main() -> None:
     parser.add_argument("--sim-messages", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--matrix-messages", type=int, default=None,
-                        help="session size of the per-policy re-plan matrix (default: --messages; each first plan counts the whole session)")
+                        help="session size of the per-policy re-plan matrix and the frameworks' builds (default: --messages; each first plan counts the whole session)")
     parser.add_argument("--policy", action="append", help="only these policies in the re-plan matrix (default: all)")
     args = parser.parse_args()
     for row in run(args.messages, args.sim_messages, args.rounds, args.matrix_messages, args.policy):
