@@ -11,7 +11,16 @@ from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import policy_names
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
-from ctxviz.engine.session import Category, Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.session import (
+    Category,
+    Message,
+    Session,
+    Summary,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    default_category,
+)
 from ctxviz.engine.simulate import simulate
 
 from .test_properties import PARAMS as WIDE
@@ -205,3 +214,19 @@ def test_covers_shared_with_the_history_behave_as_the_tuple():
 def test_supyagent_replay_with_o200k_equals_the_reference(s, data):
     """The summary's line-by-line count holds with o200k_base too (supyagent's own is cl100k_base)."""
     same(s, "supyagent", data.draw(SMALL["supyagent"]), PlanOptions(), tokenizer="o200k_base")
+
+
+@settings(SETTINGS, max_examples=40)
+@given(s=sessions(), data=st.data(), short=st.sampled_from([1, 3, 64]))
+def test_missy_pair_safe_replay_equals_the_reference(s, data, short):
+    """missy's replay with pair safety carried from turn to turn (short and long pairs, problems
+    that end when a call's result or a result's call arrives) gives the reference's turns."""
+    from ctxviz.engine.replay import _PairSafety
+
+    params = data.draw(SMALL["missy"] if data.draw(st.integers(0, 3)) else WIDE["missy"])
+    saved, _PairSafety.SHORT = _PairSafety.SHORT, short  # pairs farther apart than SHORT take the other path
+    try:
+        same(s, "missy", params, PlanOptions(pair_safe=True))
+    finally:
+        _PairSafety.SHORT = saved
+    assert replays_incrementally("missy", pair_safe=True) == "incremental"

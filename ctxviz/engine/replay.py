@@ -11,7 +11,7 @@ exactly the reference's (tests/test_replay_incremental.py checks it on random se
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from itertools import islice
@@ -32,7 +32,7 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
-from .session import Category, Message, Session, Summary
+from .session import Category, Message, Session, Summary, ToolResultPart
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
 from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features, render_snapshot
 from .tokenizers import HEURISTICS, TiktokenTokenizer, Tokenizer
@@ -108,10 +108,15 @@ class MissyReplay(_GrowingReplay):
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+
+    pair_safe_incremental = True
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if self.pair_safe or self.first_covering <= i:
+        if self.pairs is not None:
+            self.pairs.grow(i)
+        if (self.pair_safe and self.pairs is None) or self.first_covering <= i:
             return super().step(i)
         return self._fast(i)
 
@@ -135,6 +140,10 @@ class MissyReplay(_GrowingReplay):
         j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
+        if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
+            dropped = self.pairs.drops(j, E, tail_start, h)
+            used -= sum(tokens[history[k]] for k in dropped)
+            kept -= len(dropped)
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
         events: list[Event] = []
@@ -154,6 +163,119 @@ class MissyReplay(_GrowingReplay):
         a = self.allocation
         return (self.system_tokens <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
                 and self.memory_tokens <= a["memory"] and self.learnings_tokens <= a["learnings"])
+
+
+class _PairSafety:
+    """`checks.apply_pair_safety` for a replay whose sent history is one or two runs of history
+    positions (missy: history[j:E] and history[tail_start:h]), carried from turn to turn.
+
+    Only for sessions where every tool call id is on one call: then the prefix's pairs are the
+    whole session's pairs with both ends seen, and each message is a "problem" (a sent call or
+    result whose partner is not in the file as the APIs need it) up to a turn known in advance
+    (an assistant's call until its first result, a result until its call). A turn's drops are
+    the closure apply_pair_safety reaches: the sent problems, the sent half of every pair that
+    crosses a boundary of the sent runs, and what loses its partner to those drops. Pairs are
+    found by the boundary they cross: short ones (up to SHORT positions apart) in an array by
+    their first end, the rest in a list read whole."""
+
+    SHORT = 64
+
+    def __init__(self, session: Session) -> None:
+        messages = session.messages
+        self.position: dict[int, int] = {}  # session index -> history position
+        for m in messages:
+            if m.role != "system":
+                self.position[m.index] = len(self.position)
+        owner: dict[str, int] = {}
+        first_result: dict[str, int] = {}
+        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        for m in messages:
+            if m.role == "tool":
+                call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                if call_id:
+                    first_result.setdefault(call_id, m.index)
+            for call in m.tool_calls:
+                if call.id:
+                    owner[call.id] = m.index
+        until: dict[int, float] = {}
+        for m in messages:
+            limit = 0.0
+            if m.role == "tool":
+                call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                caller = owner.get(call_id) if call_id else None
+                if caller is None or messages[caller].role != "assistant":
+                    limit = float("inf")
+                else:
+                    limit = max(limit, caller)
+                    a, b = sorted((self.position[caller], self.position[m.index]))
+                    self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
+            if m.tool_calls and m.role not in ("assistant", "system"):
+                limit = float("inf")
+            elif m.role == "assistant":
+                for call in m.tool_calls:
+                    answered = first_result.get(call.id) if call.id else None
+                    limit = max(limit, float("inf") if answered is None else answered)
+            if limit > m.index:
+                until[m.index] = limit
+        self.until = until
+        self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
+        self.problems: list[int] = []  # history positions of the problems so far, sorted
+        self.partners: dict[int, list[int]] = {}
+        self.short: list[int] = [-1] * len(self.position)  # first end -> the farthest second end of its short pairs
+        self.long: list[tuple[int, int]] = []
+
+    @staticmethod
+    def of(session: Session) -> _PairSafety | None:
+        """The carried pair safety, or None where a call id is on more than one call (the
+        owner of an id can change as the file goes on: the reference step decides)."""
+        ids = [call.id for m in session.messages for call in m.tool_calls if call.id]
+        return _PairSafety(session) if len(set(ids)) == len(ids) else None
+
+    def grow(self, i: int) -> None:
+        """Take message `i` in: the pairs it completes, whether it is a problem, which stop being."""
+        for position in self.ends.pop(i, ()):
+            self.problems.pop(bisect_left(self.problems, position))
+        limit = self.until.get(i)
+        if limit is not None and i in self.position:
+            insort(self.problems, self.position[i])
+            if limit != float("inf"):
+                self.ends.setdefault(limit, []).append(self.position[i])
+        for a, b in self.edges_at.get(i, ()):
+            self.partners.setdefault(a, []).append(b)
+            self.partners.setdefault(b, []).append(a)
+            if b - a <= self.SHORT:
+                self.short[a] = max(self.short[a], b)
+            else:
+                self.long.append((a, b))
+
+    def drops(self, j: int, e: int, t: int, h: int) -> set[int]:
+        """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
+
+        def sent(k: int) -> bool:
+            return j <= k < e or t <= k < h
+
+        seeds: list[int] = []
+        problems = self.problems
+        for lo, hi in ((j, e), (t, h)):
+            seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+        partners, short = self.partners, self.short
+        for p in {j, e, t, h}:  # a pair with one end sent crosses a boundary of the sent runs
+            for a in range(max(0, p - self.SHORT), min(p, len(short))):
+                if short[a] >= p:
+                    for b in partners[a]:
+                        if a < p <= b and sent(a) != sent(b):
+                            seeds.append(a if sent(a) else b)
+            for a, b in self.long:
+                if a < p <= b and sent(a) != sent(b):
+                    seeds.append(a if sent(a) else b)
+        dropped: set[int] = set()
+        while seeds:
+            k = seeds.pop()
+            if k in dropped:
+                continue
+            dropped.add(k)
+            seeds += [x for x in partners.get(k, ()) if x not in dropped and sent(x)]
+        return dropped
 
 
 def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,
