@@ -133,6 +133,18 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
     return [Row(f"simulate {n:,} messages vs naive per-turn recount", [r * 100 for r in ratios], "< 50 %", within(50, [r * 100 for r in ratios]), unit="%")]
 
 
+def clear_caches() -> None:
+    """Nothing kept from an earlier plan: missy's records of the older messages, mnesis' rendered
+    tool calls and results (a re-plan keeps them, a first plan has none)."""
+    from ctxviz.engine.policies import mnesis
+
+    missy._OLDER_CACHE.clear()
+    for name in ("_render_call", "_render_result"):
+        cache = getattr(mnesis, name, None)
+        if cache is not None:
+            cache.cache_clear()
+
+
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is
 #: searched for one of these names; without one only the default-budget case is measured).
 BUDGET_PARAMS = {"missy": "total", "supyagent": "context_limit", "mnesis": "context_limit", "categories": "max_tokens",
@@ -201,7 +213,7 @@ def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, 
                 label = tok or f"own ({pol.default_tokenizer})"
                 session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
                 store = CountStore()
-                missy._OLDER_CACHE.clear()
+                clear_caches()
                 first = timed(lambda session=session, store=store, name=name, tok=tok: plan_session(session, name, {}, tok, store))
                 firsts.setdefault((name, label), []).append(first)
                 params = pol.default_params()

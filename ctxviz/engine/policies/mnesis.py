@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from ..counting import TokenCounts
@@ -87,17 +88,9 @@ def render_part(part: Part, tool_name: str, for_estimate: bool = False) -> str |
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ToolCallPart):
-        try:
-            arguments = json.loads(part.arguments or "{}")
-        except json.JSONDecodeError:
-            arguments = part.arguments
-        return f"[Tool: {part.name}]\nInput: {json.dumps(arguments, indent=2)}\n[/Tool]"
+        return _render_call(part.name, part.arguments)
     if isinstance(part, ToolResultPart):
-        name = tool_name or "tool"
-        if part.compacted_at:
-            return f"[Tool '{name}' output compacted at {part.compacted_at}]"
-        body = f"Error: {part.text}" if part.is_error else f"Output: {part.text}"
-        return f"[Tool: {name}]\n{body}\n[/Tool]" if part.text else f"[Tool: {name}]\n[/Tool]"
+        return _render_result(tool_name or "tool", part.text, part.is_error, part.compacted_at)
     if isinstance(part, FileRefPart):
         if for_estimate:  # mnesis' estimator renders Tokens without the thousands separator (a quirk)
             return render_file_ref(part).replace(f"Tokens: {part.token_count:,}", f"Tokens: {part.token_count}")
@@ -105,6 +98,25 @@ def render_part(part: Part, tool_name: str, for_estimate: bool = False) -> str |
     if isinstance(part, ThinkingPart):
         return part.text
     return None
+
+
+# Re-plans render every included message again (for the context and the tool-output figure): the
+# same call or result renders to the same string object, whose hash and count are then reused.
+@lru_cache(maxsize=1 << 17)
+def _render_call(name: str, arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        parsed = arguments
+    return f"[Tool: {name}]\nInput: {json.dumps(parsed, indent=2)}\n[/Tool]"
+
+
+@lru_cache(maxsize=1 << 17)
+def _render_result(name: str, text: str, is_error: bool, compacted_at: int) -> str:
+    if compacted_at:
+        return f"[Tool '{name}' output compacted at {compacted_at}]"
+    body = f"Error: {text}" if is_error else f"Output: {text}"
+    return f"[Tool: {name}]\n{body}\n[/Tool]" if text else f"[Tool: {name}]\n[/Tool]"
 
 
 def estimate_message(message: Message, tokenizer: Tokenizer) -> int:
