@@ -32,7 +32,7 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
-from .session import Category, Message, Session, Summary, ToolResultPart
+from .session import Category, Message, Session, Summary, ToolCallPart, ToolResultPart
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
 from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features, render_snapshot
 from .tokenizers import HEURISTICS, TiktokenTokenizer, Tokenizer
@@ -180,7 +180,7 @@ class _PairSafety:
 
     SHORT = 64
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
         messages = session.messages
         self.position: dict[int, int] = {}  # session index -> history position
         for m in messages:
@@ -188,20 +188,21 @@ class _PairSafety:
                 self.position[m.index] = len(self.position)
         owner: dict[str, int] = {}
         first_result: dict[str, int] = {}
+        answers: dict[int, str] = {}  # a tool message's call id
         self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
         for m in messages:
             if m.role == "tool":
-                call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
                 if call_id:
                     first_result.setdefault(call_id, m.index)
-            for call in m.tool_calls:
+            for call in calls[m.index]:
                 if call.id:
                     owner[call.id] = m.index
         until: dict[int, float] = {}
         for m in messages:
             limit = 0.0
             if m.role == "tool":
-                call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                call_id = answers[m.index]
                 caller = owner.get(call_id) if call_id else None
                 if caller is None or messages[caller].role != "assistant":
                     limit = float("inf")
@@ -209,10 +210,10 @@ class _PairSafety:
                     limit = max(limit, caller)
                     a, b = sorted((self.position[caller], self.position[m.index]))
                     self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
-            if m.tool_calls and m.role not in ("assistant", "system"):
+            if calls[m.index] and m.role not in ("assistant", "system"):
                 limit = float("inf")
             elif m.role == "assistant":
-                for call in m.tool_calls:
+                for call in calls[m.index]:
                     answered = first_result.get(call.id) if call.id else None
                     limit = max(limit, float("inf") if answered is None else answered)
             if limit > m.index:
@@ -228,8 +229,9 @@ class _PairSafety:
     def of(session: Session) -> _PairSafety | None:
         """The carried pair safety, or None where a call id is on more than one call (the
         owner of an id can change as the file goes on: the reference step decides)."""
-        ids = [call.id for m in session.messages for call in m.tool_calls if call.id]
-        return _PairSafety(session) if len(set(ids)) == len(ids) else None
+        calls = [m.tool_calls for m in session.messages]
+        ids = [call.id for c in calls for call in c if call.id]
+        return _PairSafety(session, calls) if len(set(ids)) == len(ids) else None
 
     def grow(self, i: int) -> None:
         """Take message `i` in: the pairs it completes, whether it is a problem, which stop being."""
@@ -259,12 +261,16 @@ class _PairSafety:
         for lo, hi in ((j, e), (t, h)):
             seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
         partners, short = self.partners, self.short
-        for p in {j, e, t, h}:  # a pair with one end sent crosses a boundary of the sent runs
-            for a in range(max(0, p - self.SHORT), min(p, len(short))):
-                if short[a] >= p:
-                    for b in partners[a]:
-                        if a < p <= b and sent(a) != sent(b):
-                            seeds.append(a if sent(a) else b)
+        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
+        # runs are apart (no pair crosses h, the end of what was seen).
+        for p in ((j, e, t) if t > e else (j,)):
+            lo = max(0, p - self.SHORT)
+            if lo < p and max(short[lo:p]) >= p:
+                for a in range(lo, p):
+                    if short[a] >= p:
+                        for b in partners[a]:
+                            if a < p <= b and sent(a) != sent(b):
+                                seeds.append(a if sent(a) else b)
             for a, b in self.long:
                 if a < p <= b and sent(a) != sent(b):
                     seeds.append(a if sent(a) else b)
