@@ -218,15 +218,17 @@ def test_supyagent_replay_with_o200k_equals_the_reference(s, data):
 
 @settings(SETTINGS, max_examples=40)
 @given(s=sessions(), data=st.data(), short=st.sampled_from([1, 3, 64]))
-def test_missy_pair_safe_replay_equals_the_reference(s, data, short):
-    """missy's replay with pair safety carried from turn to turn (short and long pairs, problems
-    that end when a call's result or a result's call arrives) gives the reference's turns."""
+def test_pair_safe_replay_equals_the_reference(s, data, short):
+    """missy's and supyagent's replays with pair safety carried from turn to turn (short and long
+    pairs, problems that end when a call's result or a result's call arrives) give the reference's
+    turns, events and summaries."""
     from ctxviz.engine.replay import _PairSafety
 
-    params = data.draw(SMALL["missy"] if data.draw(st.integers(0, 3)) else WIDE["missy"])
     saved, _PairSafety.SHORT = _PairSafety.SHORT, short  # pairs farther apart than SHORT take the other path
     try:
-        same(s, "missy", params, PlanOptions(pair_safe=True))
+        for name in ("missy", "supyagent"):
+            params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
+            same(s, name, params, PlanOptions(pair_safe=True))
+            assert replays_incrementally(name, pair_safe=True) == "incremental"
     finally:
         _PairSafety.SHORT = saved
-    assert replays_incrementally("missy", pair_safe=True) == "incremental"

@@ -535,7 +535,8 @@ class SupyagentReplay(_GrowingReplay):
         tools = tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
         ids = [m.id for m in session.messages]
-        self.ok = not pair_safe and len(set(ids)) == len(ids)
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
         self.starts = sorted(session.summary_start_turns)
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
         self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
@@ -560,8 +561,12 @@ class SupyagentReplay(_GrowingReplay):
         self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
         self.synced = len(self.generated)
 
+    pair_safe_incremental = True
+
     def step(self, i: int) -> Turn:
         self._grow(i)
+        if self.pairs is not None:
+            self.pairs.grow(i)
         if self.session.messages[i].role != "system":
             self.charges.append(self.charges[-1] + self.tokens[i] + 3)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
@@ -596,6 +601,10 @@ class SupyagentReplay(_GrowingReplay):
         if total > target:
             return None
         kept = self.system_count + (h - j)
+        if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
+            dropped = self.pairs.drops(j, h, h, h)
+            total -= sum(self.tokens[self.history[k]] for k in dropped)
+            kept -= len(dropped)
         active = len(self.generated)
         events: list[Event] = []
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
