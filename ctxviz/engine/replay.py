@@ -250,17 +250,18 @@ class _PairSafety:
             else:
                 self.long.append((a, b))
 
-    def drops(self, j: int, e: int, t: int, h: int) -> set[int]:
+    def drops(self, j: int, e: int, t: int, h: int) -> set[int] | frozenset[int]:
         """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
+        problems, partners, short = self.problems, self.partners, self.short
+        runs = ((j, h),) if t == e else ((j, e), (t, h))
+        seeds: list[int] = []
+        for lo, hi in runs:
+            if lo < hi:
+                seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
 
         def sent(k: int) -> bool:
             return j <= k < e or t <= k < h
 
-        seeds: list[int] = []
-        problems = self.problems
-        for lo, hi in ((j, e), (t, h)):
-            seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
-        partners, short = self.partners, self.short
         # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
         # runs are apart (no pair crosses h, the end of what was seen).
         for p in ((j, e, t) if t > e else (j,)):
@@ -274,6 +275,8 @@ class _PairSafety:
             for a, b in self.long:
                 if a < p <= b and sent(a) != sent(b):
                     seeds.append(a if sent(a) else b)
+        if not seeds:
+            return _NO_DROPS
         dropped: set[int] = set()
         while seeds:
             k = seeds.pop()
@@ -282,6 +285,9 @@ class _PairSafety:
             dropped.add(k)
             seeds += [x for x in partners.get(k, ()) if x not in dropped and sent(x)]
         return dropped
+
+
+_NO_DROPS: frozenset[int] = frozenset()
 
 
 def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,
