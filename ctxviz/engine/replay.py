@@ -79,8 +79,9 @@ class MissyReplay(_GrowingReplay):
     messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
     one bisection over the prefix sums of the history's counts.
 
-    Turns with a recorded summary in force (its covers take messages out of the history) and turns
-    with pair safety are planned by the reference step."""
+    Turns with a recorded summary in force (its covers take messages out of the history) are
+    planned by the reference step; pair safety is carried too (`_PairSafety`), except where a
+    tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -530,8 +531,9 @@ class SupyagentReplay(_GrowingReplay):
     sums of the history's charges (count + 3); the trigger reads running totals.
 
     Turns that need emergency truncation (the list does not fit: those are all the turns that do
-    not fit), turns with a recorded summary in force before the first generated one, and pair
-    safety are planned by the reference step."""
+    not fit) and turns with a recorded summary in force before the first generated one are
+    planned by the reference step; pair safety is carried as missy's (`_PairSafety`), except
+    where a tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.tok = full.tokenizer
