@@ -5,7 +5,12 @@
 Prints ratios (median [min-max] over rounds), never asserts: machines differ, ratios travel.
   1. re-plan after a parameter change on a 100,000-message session with tool calls and long tool
      outputs vs the first plan of the same session (goal < 5 %), with the cut moved (nothing reused)
-  2. simulating a 1,000-message session turn by turn vs a naive per-turn recount
+  2. the same for every policy, with its own estimator and with o200k_base, at the default budget
+     (another parameter changed), at a budget where everything fits and at one with a cut
+     (`--matrix-messages` sets its session size: each first plan counts the whole session)
+  3. the frameworks' own builds side by side (LangChain `trim_messages` in a child process with
+     /tmp/venv-bench's python, when installed there), goal: ctxviz's re-plan at least 20x faster
+  4. simulating a 1,000-message session turn by turn vs a naive per-turn recount
 Loading is bench_load.py, counting bench_counting.py, start-up bench_startup.py; `python bench/run.py` runs all.
 """
 
@@ -17,6 +22,7 @@ import gc
 import json
 import os
 import random
+import statistics
 import sys
 import time
 
@@ -127,8 +133,208 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
     return [Row(f"simulate {n:,} messages vs naive per-turn recount", [r * 100 for r in ratios], "< 50 %", within(50, [r * 100 for r in ratios]), unit="%")]
 
 
-def run(messages: int = 100_000, sim_messages: int = 1000, rounds: int = 3) -> list[Row]:
-    return bench_replan(messages, rounds) + bench_simulate(sim_messages, rounds)
+def clear_caches() -> None:
+    """Nothing kept from an earlier plan: missy's records of the older messages, mnesis' rendered
+    tool calls and results (a re-plan keeps them, a first plan has none)."""
+    from ctxviz.engine.policies import mnesis
+
+    missy._OLDER_CACHE.clear()
+    for name in ("_render_call", "_render_result"):
+        cache = getattr(mnesis, name, None)
+        if cache is not None:
+            cache.cache_clear()
+
+
+#: Each policy's total budget parameter, as the framework spells it (a policy not listed here is
+#: searched for one of these names; without one only the default-budget case is measured).
+BUDGET_PARAMS = {"missy": "total", "supyagent": "context_limit", "mnesis": "context_limit", "categories": "max_tokens",
+                 "missy-consolidator": "max_tokens"}
+BUDGET_NAMES = ("total", "context_limit", "max_tokens", "max_context_tokens", "token_limit", "context_window", "budget")
+REPLAN_GOAL = 5.0
+
+
+def budget_param(name: str, params: object) -> str | None:
+    fields = {f.name for f in dataclasses.fields(params)}  # type: ignore[arg-type]
+    if name in BUDGET_PARAMS and BUDGET_PARAMS[name] in fields:
+        return BUDGET_PARAMS[name]
+    return next((f for f in BUDGET_NAMES if f in fields), None)
+
+
+def nudged(name: str, params: object) -> dict[str, object]:
+    """A parameter change that leaves the budget alone: the policy's `keep` (or `trigger`)
+    parameter moved by one, a flag flipped; the budget moved by one if the policy names neither."""
+    from ctxviz.engine.policies import get_policy
+
+    pol = get_policy(name)
+    for field in (*pol.keep, *pol.trigger):
+        value = getattr(params, field, None)
+        if isinstance(value, bool):
+            return {field: not value}
+        if isinstance(value, int):
+            return {field: value + 1}
+        if isinstance(value, float):
+            return {field: min(1.0, value + 0.01) if value <= 1.0 else value + 1}
+    budget = budget_param(name, params)
+    return {budget: int(getattr(params, budget) or 0) + 1} if budget else {}
+
+
+def replan_cases(name: str, params: object, session_tokens: int) -> dict[str, dict[str, object]]:
+    """The three re-plans after the first (default) plan: a parameter change at the default budget,
+    a budget where everything fits, and one that cuts about half of the session's tokens."""
+    cases: dict[str, dict[str, object]] = {"default budget": nudged(name, params)}
+    budget = budget_param(name, params)
+    if budget is not None:
+        cases["everything fits"] = {budget: session_tokens * 10 + 1_000_000}
+        cases["with a cut"] = {budget: max(1, session_tokens // 2)}
+    return cases
+
+
+def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, tokenizers: tuple[str | None, ...] = (None, "o200k_base")) -> list[Row]:
+    """For every policy, with its own estimator and with o200k_base: the first plan of a session
+    (counting included, nothing cached) against re-plans after a parameter change, at the default
+    budget, at one where everything fits and at one with a cut. Each round plans a new identity of
+    the session, so nothing counted in an earlier round is reused; the re-plans follow their first
+    plan in the same round."""
+    from ctxviz.engine.policies import get_policy, policy_names
+    from ctxviz.engine.replay import replays_incrementally
+
+    names = policies or policy_names()
+    base = agent_session(n)
+    gc.collect()
+    gc.freeze()
+    results: dict[tuple[str, str, str], list[float]] = {}
+    firsts: dict[tuple[str, str], list[float]] = {}
+    replan_times: dict[tuple[str, str, str], list[float]] = {}
+    t0 = time.perf_counter()
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            pol = get_policy(name)
+            for tok in tokenizers:
+                label = tok or f"own ({pol.default_tokenizer})"
+                session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
+                store = CountStore()
+                clear_caches()
+                first = timed(lambda session=session, store=store, name=name, tok=tok: plan_session(session, name, {}, tok, store))
+                firsts.setdefault((name, label), []).append(first)
+                params = pol.default_params()
+                session_tokens = sum(store.get(session, pol.scheme(tok, session.model)).message_tokens)
+                for case, change in replan_cases(name, params, session_tokens).items():
+                    missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the plan before
+                    try:
+                        replan = timed(lambda session=session, store=store, name=name, tok=tok, change=change: plan_session(session, name, change, tok, store))
+                    except Exception as exc:  # noqa: BLE001 (a policy refusing the change is reported, not fatal)
+                        print(f"  {name} {label} {case}: {change} refused ({exc})")
+                        continue
+                    results.setdefault((name, label, case), []).append(replan / first * 100)
+                    replan_times.setdefault((name, label, case), []).append(replan)
+        print(f"  re-plan matrix round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+    rows: list[Row] = []
+    print(f"\nre-plan after a parameter change on {n:,} messages with tool calls, vs the first plan (counting included); goal <= {REPLAN_GOAL:.0f} %")
+    print(f"{'policy':<20} {'estimator':<24} {'first plan s':<18} {'case':<17} {'re-plan ms':<20} {'% of first':<22} result")
+    for (name, label, case), ratios in results.items():
+        met = within(REPLAN_GOAL, ratios)
+        print(f"{name:<20} {label:<24} {spread(firsts[(name, label)]):<18} {case:<17} {spread(replan_times[(name, label, case)], 1000, '{:.0f}'):<20} "
+              f"{spread(ratios, 1, '{:.1f}'):<22} {'met' if met else 'NOT met'}")
+        rows.append(Row(f"re-plan {name} ({label}, {case}) on {n:,} messages vs first plan", ratios, f"<= {REPLAN_GOAL:.0f} %", met, unit="%"))
+    print("replay kinds: " + ", ".join(f"{name}: {replays_incrementally(name)}" for name in names), flush=True)
+    return rows
+
+
+VENV_PYTHON = "/tmp/venv-bench/bin/python"
+FRAMEWORK_GOAL = 20.0
+
+LANGCHAIN_CHILD = r"""
+import json, sys, time
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately, trim_messages
+import langchain_core
+rows = json.load(open(sys.argv[1]))
+budget = int(sys.argv[2])
+msgs = []
+for r in rows:
+    if r["role"] == "system":
+        msgs.append(SystemMessage(r["content"]))
+    elif r["role"] == "user":
+        msgs.append(HumanMessage(r["content"]))
+    elif r["role"] == "tool":
+        msgs.append(ToolMessage(r["content"], tool_call_id=r["tool_call_id"]))
+    else:
+        msgs.append(AIMessage(r["content"], tool_calls=[{"name": c["name"], "args": json.loads(c["arguments"] or "{}"), "id": c["id"]} for c in r["tool_calls"]]))
+t = time.perf_counter()
+kept = trim_messages(msgs, max_tokens=budget, token_counter=count_tokens_approximately, strategy="last", start_on="human", include_system=True)
+print(json.dumps({"seconds": time.perf_counter() - t, "kept": len(kept), "version": langchain_core.__version__}))
+"""
+
+
+def bench_frameworks(n: int, rounds: int) -> list[Row]:
+    """The frameworks' own builds on the same session, side by side with ctxviz's re-plan after a
+    parameter change (goal: ctxviz at least 20x faster). LangChain runs in a child process with
+    /tmp/venv-bench's python (`pip install langchain-core` there); the others are said when absent."""
+    import json
+    import subprocess
+    import tempfile
+
+    from ctxviz.engine.policies import get_policy, policy_names
+
+    rows: list[Row] = []
+    print("frameworks' own builds: supyagent: not installable: PyPI's supyagent (0.6.6) is a cloud CLI without "
+          "supyagent/core/context_manager.py, so its ContextManager cannot be run here: skipped")
+    print("frameworks' own builds: missy build_messages: not on PyPI (no package named missy): skipped")
+    if not os.path.exists(VENV_PYTHON):
+        print(f"LangChain trim_messages: not installed ({VENV_PYTHON} missing; python -m venv /tmp/venv-bench && "
+              "/tmp/venv-bench/bin/pip install langchain-core): skipped")
+        return rows
+    probe = subprocess.run([VENV_PYTHON, "-c", "import langchain_core"], capture_output=True)
+    if probe.returncode != 0:
+        print("LangChain trim_messages: not installed (langchain_core does not import in /tmp/venv-bench): skipped")
+        return rows
+    session = agent_session(n)
+    ours_policy = next((p for p in policy_names() if "langchain" in p), "missy")
+    store = CountStore()
+    first = plan_session(session, ours_policy, {}, None, store)
+    total = sum(m.tokens for m in first.messages)
+    budget = max(1, total // 2)
+    budget_name = budget_param(ours_policy, get_policy(ours_policy).default_params())
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump([{"role": m.role, "content": m.text, "tool_call_id": m.tool_call_id,
+                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]} for m in session.messages], f)
+        path = f.name
+    version = ""
+
+    def theirs() -> float:
+        nonlocal version
+        out = subprocess.run([VENV_PYTHON, "-c", LANGCHAIN_CHILD, path, str(budget)], capture_output=True, text=True, check=True)
+        answer = json.loads(out.stdout.strip().splitlines()[-1])
+        version = answer["version"]
+        return float(answer["seconds"])
+
+    budgets = iter(range(budget, budget - 1000 * (rounds + 2), -1000))
+
+    def ours() -> float:
+        missy._OLDER_CACHE.clear()
+        change = {budget_name: next(budgets)} if budget_name else {}
+        return timed(lambda: plan_session(session, ours_policy, change, None, store))
+
+    try:
+        theirs_s, ours_s, ratios = interleaved(theirs, ours, rounds)
+    finally:
+        os.unlink(path)
+    speedups = [1 / r for r in ratios]
+    met = statistics.median(speedups) >= FRAMEWORK_GOAL
+    print(f"LangChain trim_messages (langchain-core {version}, count_tokens_approximately, strategy='last') on {n:,} messages: "
+          f"{spread(theirs_s, 1000, '{:.0f}')} ms per build; ctxviz re-plan ({ours_policy}"
+          f"{'' if 'langchain' in ours_policy else ', no LangChain policy registered: the nearest newest-first policy'}) "
+          f"{spread(ours_s, 1000, '{:.0f}')} ms -> ctxviz {spread(speedups, 1, '{:.1f}')}x faster (goal >= {FRAMEWORK_GOAL:.0f}x)", flush=True)
+    rows.append(Row(f"LangChain trim_messages build vs ctxviz re-plan ({ours_policy}), {n:,} messages: speed-up", speedups,
+                    f">= {FRAMEWORK_GOAL:.0f}x", met))
+    return rows
+
+
+def run(messages: int = 100_000, sim_messages: int = 1000, rounds: int = 3, matrix_messages: int | None = None,
+        policies: list[str] | None = None) -> list[Row]:
+    matrix = matrix_messages if matrix_messages is not None else messages
+    return (bench_replan(messages, rounds) + bench_replan_matrix(matrix, rounds, policies) + bench_frameworks(matrix, rounds)
+            + bench_simulate(sim_messages, rounds))
 
 
 def main() -> None:
@@ -136,8 +342,11 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--sim-messages", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--matrix-messages", type=int, default=None,
+                        help="session size of the per-policy re-plan matrix and the frameworks' builds (default: --messages; each first plan counts the whole session)")
+    parser.add_argument("--policy", action="append", help="only these policies in the re-plan matrix (default: all)")
     args = parser.parse_args()
-    for row in run(args.messages, args.sim_messages, args.rounds):
+    for row in run(args.messages, args.sim_messages, args.rounds, args.matrix_messages, args.policy):
         print(row.name, row.measured(), row.goal, "met" if row.met else "NOT met")
 
 

@@ -10,7 +10,9 @@ policy:
 - the replay of the largest session against one plan of that whole session (median [min-max] of
   the per-round ratios); goal: at most 10x;
 - whether the policy replays incrementally (ctxviz.engine.replay) or falls back to planning the
-  whole prefix at every turn.
+  whole prefix at every turn;
+
+and the same for missy and supyagent with pair safety on (`PAIR_SAFE`), which replays from scratch.
 
 A policy that falls back is measured only up to the size where one replay passes `--cap` seconds
 (its exponent is fitted on what was measured, its ratio is at that size), so the run stays within
@@ -33,12 +35,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench_engine import agent_session  # noqa: E402
 from common import Row  # noqa: E402
 
+from ctxviz.engine.checks import PlanOptions  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.policies import get_policy, missy, policy_names  # noqa: E402
 from ctxviz.engine.replay import replays_incrementally  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 
 SIZES = (1000, 2000, 4000, 8000, 16000)
+#: Policies also replayed with pair safety on (each turn's context made pair-safe after the policy).
+PAIR_SAFE = ("missy", "supyagent")
 EXPONENT_GOAL = 1.15
 RATIO_GOAL = 10.0
 
@@ -72,6 +77,7 @@ def first_plan(pol, session, params, counts) -> None:
 def run(quick: bool = False, rounds: int = 3, cap: float = 6.0, policies: list[str] | None = None) -> list[Row]:
     sizes = SIZES[:3] if quick else SIZES
     policies = policies or policy_names()
+    cases = [(name, False) for name in policies] + [(name, True) for name in PAIR_SAFE if name in policies]
     store = CountStore()
     sessions = {n: agent_session(n, seed=11) for n in sizes}
     t0 = time.perf_counter()
@@ -81,47 +87,51 @@ def run(quick: bool = False, rounds: int = 3, cap: float = 6.0, policies: list[s
     gc.collect()
     gc.freeze()  # the sessions and counts live through the run: out of the collector, as the app's loader does
     print(f"sessions of {', '.join(f'{n:,}' for n in sizes)} messages counted for {len(policies)} policies in {time.perf_counter() - t0:.1f} s", flush=True)
-    sim: dict[str, dict[int, list[float]]] = {p: {} for p in policies}
-    plan: dict[str, dict[int, list[float]]] = {p: {} for p in policies}
-    capped: dict[str, int] = {}
+    sim: dict[tuple[str, bool], dict[int, list[float]]] = {c: {} for c in cases}
+    plan: dict[tuple[str, bool], dict[int, list[float]]] = {c: {} for c in cases}
+    capped: dict[tuple[str, bool], int] = {}
     for r in range(rounds):
         for n in sizes:
-            order = policies if r % 2 == 0 else policies[::-1]
-            for name in order:
-                if name in capped and n > capped[name]:
+            order = cases if r % 2 == 0 else cases[::-1]
+            for case in order:
+                name, pair_safe = case
+                if case in capped and n > capped[case]:
                     continue
                 s = sessions[n]
                 pol = get_policy(name)
                 params = pol.default_params()
                 counts = store.get(s, pol.scheme(None, s.model))
+                options = PlanOptions(pair_safe=pair_safe)
                 p_time = timed(lambda s=s, pol=pol, params=params, counts=counts: first_plan(pol, s, params, counts))
-                s_time = timed(lambda s=s, name=name, params=params: simulate(s, name, params, store=store))
-                plan[name].setdefault(n, []).append(p_time)
-                sim[name].setdefault(n, []).append(s_time)
-                if s_time > cap and r == 0:
-                    capped[name] = n
+                s_time = timed(lambda s=s, name=name, params=params, options=options: simulate(s, name, params, store=store, options=options))
+                plan[case].setdefault(n, []).append(p_time)
+                sim[case].setdefault(n, []).append(s_time)
+                if s_time > cap and r == 0 and replays_incrementally(name, pair_safe) != "incremental":
+                    capped[case] = n  # a replay from scratch grows as n^2: measured up to here
         print(f"round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows: list[Row] = []
     print()
-    print(f"{'policy':<20} {'replay':<28} {'sizes':<14} {'exponent':>8} {'goal':>6} {'':<8} {'replay/plan at largest':<28} {'goal':>5} {'':<8}")
-    for name in policies:
-        measured = sorted(sim[name])
-        medians = [statistics.median(sim[name][n]) for n in measured]
+    print(f"{'policy':<32} {'replay':<28} {'sizes':<14} {'exponent':>8} {'goal':>6} {'':<8} {'replay/plan at largest':<28} {'goal':>5} {'':<8}")
+    for case in cases:
+        name, pair_safe = case
+        measured = sorted(sim[case])
+        medians = [statistics.median(sim[case][n]) for n in measured]
         exponent = fit_exponent(measured, medians) if len(measured) > 1 else float("nan")
         largest = measured[-1]
-        ratios = [a / b for a, b in zip(sim[name][largest], plan[name][largest], strict=True)]
+        ratios = [a / b for a, b in zip(sim[case][largest], plan[case][largest], strict=True)]
         ratio = statistics.median(ratios)
-        how = replays_incrementally(name)
+        how = replays_incrementally(name, pair_safe)
+        label = f"{name}, pair-safe" if pair_safe else name
         exp_met = exponent <= EXPONENT_GOAL and largest == sizes[-1]
         ratio_met = ratio <= RATIO_GOAL and largest == sizes[-1]
-        print(f"{name:<20} {how:<28} {f'{measured[0]:,}-{largest:,}':<14} {exponent:>8.2f} {f'n^{EXPONENT_GOAL}':>6} "
+        print(f"{label:<32} {how:<28} {f'{measured[0]:,}-{largest:,}':<14} {exponent:>8.2f} {f'n^{EXPONENT_GOAL}':>6} "
               f"{'met' if exp_met else 'NOT MET':<8} {f'{ratio:.1f}x [{min(ratios):.1f}-{max(ratios):.1f}] at {largest:,}':<28} "
               f"{f'{RATIO_GOAL:.0f}x':>5} {'met' if ratio_met else 'NOT MET':<8}")
-        detail = "; ".join(f"{n:,}: {statistics.median(sim[name][n]):.2f} s" for n in measured)
-        print(f"{'':<20} simulate median per size: {detail}; plan at {largest:,}: {statistics.median(plan[name][largest]) * 1000:.0f} ms")
-        rows.append(Row(f"simulate {name} ({how}): cost exponent over {measured[0]:,}-{largest:,} messages", [exponent] * len(ratios),
+        detail = "; ".join(f"{n:,}: {statistics.median(sim[case][n]):.2f} s" for n in measured)
+        print(f"{'':<32} simulate median per size: {detail}; plan at {largest:,}: {statistics.median(plan[case][largest]) * 1000:.0f} ms")
+        rows.append(Row(f"simulate {label} ({how}): cost exponent over {measured[0]:,}-{largest:,} messages", [exponent] * len(ratios),
                         f"<= n^{EXPONENT_GOAL}", exp_met, unit=""))
-        rows.append(Row(f"simulate {name} ({how}) of {largest:,} messages vs one plan of the session", ratios, f"<= {RATIO_GOAL:.0f}x", ratio_met))
+        rows.append(Row(f"simulate {label} ({how}) of {largest:,} messages vs one plan of the session", ratios, f"<= {RATIO_GOAL:.0f}x", ratio_met))
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     return rows
 

@@ -11,7 +11,16 @@ from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import policy_names
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
-from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
+from ctxviz.engine.session import (
+    Category,
+    Message,
+    Session,
+    Summary,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    default_category,
+)
 from ctxviz.engine.simulate import simulate
 
 from .test_properties import PARAMS as WIDE
@@ -25,7 +34,8 @@ SMALL = {
     "supyagent": st.builds(dict, context_limit=st.integers(50, 4000), response_reserve=st.integers(0, 500), min_recent_messages=st.integers(0, 8),
                            max_messages_before_summary=st.integers(1, 20), max_tokens_before_summary=st.integers(1, 5000),
                            trim_protected_tail=st.booleans()),
-    "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1)),
+    "categories": st.builds(dict, max_tokens=st.integers(1, 4000), dialog_fraction=st.floats(0, 1), system_output_fraction=st.floats(0, 1),
+                            context_fraction=st.floats(0, 1), other_fraction=st.floats(0, 0.5), trim_other_categories=st.booleans()),
     "mnesis": st.builds(dict, context_limit=st.integers(0, 9000), reserved_output_tokens=st.integers(0, 1000), compaction_buffer=st.integers(1000, 4000),
                         always_include_latest=st.booleans()),
     "missy-consolidator": st.builds(dict, max_tokens=st.integers(0, 3000), threshold_pct=st.floats(0, 1)),
@@ -54,7 +64,9 @@ def sessions(draw):
             role = "tool"
             call_id = open_calls.pop(0) if kind == "result" and open_calls else f"missing{i}"
             parts = (ToolResultPart(call_id, text or "ok"),)
-        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=default_category(role)))
+        # A file may set a message's category (ERROR, INTERNAL... that Penguin's manager trims its own way).
+        category = draw(st.sampled_from([default_category(role)] * 6 + [Category.ERROR, Category.INTERNAL, Category.UNKNOWN, Category.CONTEXT]))
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=category))
     summaries = []
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
         if draw(st.booleans()) and len(messages) > 1:
@@ -70,10 +82,10 @@ def sessions(draw):
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def same(s, name, params, options):
+def same(s, name, params, options, tokenizer=None):
     store = CountStore()
-    fast = simulate(s, name, params, store=store, options=options)
-    reference = simulate(s, name, params, store=store, options=options, incremental=False)
+    fast = simulate(s, name, params, tokenizer, store=store, options=options)
+    reference = simulate(s, name, params, tokenizer, store=store, options=options, incremental=False)
     assert fast.turns == reference.turns, (name, params)
     assert fast.summaries == reference.summaries, (name, params)
     assert fast.to_json() == reference.to_json()
@@ -124,3 +136,99 @@ def test_the_carried_snapshot_is_supyagents_snapshot():
         end += rng.randint(1, 30)
         assert snapshot.text(messages[:end]) == supyagent_snapshot(messages[:end])
     assert _Snapshot().text(messages[:3]) == supyagent_snapshot(messages[:3])
+
+
+PIECES = st.sampled_from(["- ", "## ", "\n", "\n\n", "-", "#", " ", "  ", "word", "Word", "x.", "…", ")", "(none)", "123", "4567", "é", "日本",
+                          "'s", "/", "\t", ":\n", "\r\n", "don't", "src/a.py", "https://x.io/a"])
+
+
+@settings(SETTINGS, max_examples=200)
+@given(pieces=st.lists(PIECES, max_size=60), covered=st.integers(0, 10**9))
+def test_the_summary_count_by_lines_is_the_whole_count(pieces, covered):
+    """supyagent's summary message counted as the sum of its lines (cut before each "-" or "#" that
+    starts a line) and its header's number in threes is tiktoken's count of the whole message, in
+    both encodings the line sum is used for."""
+    from ctxviz.engine.policies.supyagent import count_message_dict, summary_message
+    from ctxviz.engine.replay import _SummaryCounter
+    from ctxviz.engine.tokenizers import TiktokenTokenizer
+
+    summary = Summary(text="".join(pieces), messages_covered=covered)
+    for name in ("cl100k_base", "o200k_base"):
+        tok = TiktokenTokenizer(name)
+        counter = _SummaryCounter(tok)
+        assert counter.piecewise
+        assert counter.size(summary) == count_message_dict(summary_message(summary), tok), (name, summary.text)
+
+
+def test_the_carried_snapshot_counts_as_the_whole_text():
+    """`_Snapshot.counted`'s line sum is the whole text's count, cut by the word limit or not."""
+    import random
+
+    from ctxviz.engine.replay import _Snapshot, _SummaryCounter
+    from ctxviz.engine.summarizers import supyagent_snapshot
+    from ctxviz.engine.tokenizers import TiktokenTokenizer
+
+    rng = random.Random(9)
+    lines = ["decided to use sqlite.", "Error: failed to open src/db_{k}.py", "see https://example.com/{k}", "edit lib/m{k}.ts now",
+             "ok", "plain words " * 40, "Traceback: exception in app/x{k}.go!", "naïve café — 日本語 {k}"]
+    messages = []
+    for i in range(300):
+        role = rng.choice(["user", "assistant", "tool"])
+        text = " ".join(rng.choice(lines).format(k=rng.randint(0, 60)) for _ in range(rng.randint(0, 5)))
+        parts: tuple = (TextPart(text),) if text else ()
+        if role == "assistant" and rng.random() < 0.4:
+            parts += (ToolCallPart(f"c{i}", rng.choice(["edit_file", "read_file"]), f'{{"path": "src/f{rng.randint(0, 80)}.py"}}'),)
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, category=default_category(role)))
+    for name in ("cl100k_base", "o200k_base"):
+        tok = TiktokenTokenizer(name)
+        counter = _SummaryCounter(tok)
+        snapshot = _Snapshot(counter.count)
+        end = 0
+        while end < len(messages):
+            end += rng.randint(1, 12)
+            snapshot.advance(messages[len(snapshot.seen) : end])
+            text, count = snapshot.counted()
+            assert text == supyagent_snapshot(messages[:end])
+            assert count == tok.count(text), (name, end)
+
+
+def test_covers_shared_with_the_history_behave_as_the_tuple():
+    import copy
+    import pickle
+
+    from ctxviz.engine.replay import IdPrefix
+
+    ids = ["a", "b", "c"]
+    view = IdPrefix(ids, 2)
+    ids.append("d")  # the history grows after the summary: its covers do not
+    assert view == ("a", "b") and ("a", "b") == view and view != ("a", "b", "c") and view != ["a", "b"]
+    assert len(view) == 2 and list(view) == ["a", "b"] and view[-1] == "b" and view[:1] == ("a",) and "c" not in view
+    assert hash(view) == hash(("a", "b")) and repr(view) == repr(("a", "b"))
+    assert pickle.loads(pickle.dumps(view)) == ("a", "b") and type(pickle.loads(pickle.dumps(view))) is tuple
+    assert copy.deepcopy(view) == ("a", "b") and view + ("x",) == ("a", "b", "x")
+    assert Summary(text="t", covers=view) == Summary(text="t", covers=("a", "b"))
+
+
+@settings(SETTINGS, max_examples=15)
+@given(s=sessions(), data=st.data())
+def test_supyagent_replay_with_o200k_equals_the_reference(s, data):
+    """The summary's line-by-line count holds with o200k_base too (supyagent's own is cl100k_base)."""
+    same(s, "supyagent", data.draw(SMALL["supyagent"]), PlanOptions(), tokenizer="o200k_base")
+
+
+@settings(SETTINGS, max_examples=40)
+@given(s=sessions(), data=st.data(), short=st.sampled_from([1, 3, 64]))
+def test_pair_safe_replay_equals_the_reference(s, data, short):
+    """missy's and supyagent's replays with pair safety carried from turn to turn (short and long
+    pairs, problems that end when a call's result or a result's call arrives) give the reference's
+    turns, events and summaries."""
+    from ctxviz.engine.replay import _PairSafety
+
+    saved, _PairSafety.SHORT = _PairSafety.SHORT, short  # pairs farther apart than SHORT take the other path
+    try:
+        for name in ("missy", "supyagent"):
+            params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
+            same(s, name, params, PlanOptions(pair_safe=True))
+            assert replays_incrementally(name, pair_safe=True) == "incremental"
+    finally:
+        _PairSafety.SHORT = saved

@@ -11,11 +11,16 @@ exactly the reference's (tests/test_replay_incremental.py checks it on random se
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
+from itertools import islice
 from typing import Any
 
 from .counting import TokenCounts
 from .plan import Plan, Totals
+from .policies.categories import CATEGORY_ORDER, LATER_TRIM_ORDER, SEED_TRIM_ORDER, CategoryBudgets
+from .policies.categories import OTHER as CATEGORIES_OTHER
 from .policies.common import tools_json
 from .policies.consolidator import (
     RECENT_KEEP,
@@ -27,10 +32,10 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info, tool_parts
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
-from .session import Message, Session, Summary
+from .session import Category, Message, Session, Summary, ToolCallPart, ToolResultPart
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
-from .summarizers import ExtractiveSummarizer, Summarizer, _features, render_snapshot
-from .tokenizers import HEURISTICS
+from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features, render_snapshot
+from .tokenizers import HEURISTICS, TiktokenTokenizer, Tokenizer
 
 
 class _GrowingReplay(_Replay):
@@ -74,8 +79,9 @@ class MissyReplay(_GrowingReplay):
     messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
     one bisection over the prefix sums of the history's counts.
 
-    Turns with a recorded summary in force (its covers take messages out of the history) and turns
-    with pair safety are planned by the reference step."""
+    Turns with a recorded summary in force (its covers take messages out of the history) are
+    planned by the reference step; pair safety is carried too (`_PairSafety`), except where a
+    tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -103,10 +109,15 @@ class MissyReplay(_GrowingReplay):
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+
+    pair_safe_incremental = True
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if self.pair_safe or self.first_covering <= i:
+        if self.pairs is not None:
+            self.pairs.grow(i)
+        if (self.pair_safe and self.pairs is None) or self.first_covering <= i:
             return super().step(i)
         return self._fast(i)
 
@@ -130,6 +141,10 @@ class MissyReplay(_GrowingReplay):
         j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
+        if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
+            dropped = self.pairs.drops(j, E, tail_start, h)
+            used -= sum(tokens[history[k]] for k in dropped)
+            kept -= len(dropped)
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
         events: list[Event] = []
@@ -149,6 +164,131 @@ class MissyReplay(_GrowingReplay):
         a = self.allocation
         return (self.system_tokens <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
                 and self.memory_tokens <= a["memory"] and self.learnings_tokens <= a["learnings"])
+
+
+class _PairSafety:
+    """`checks.apply_pair_safety` for a replay whose sent history is one or two runs of history
+    positions (missy: history[j:E] and history[tail_start:h]), carried from turn to turn.
+
+    Only for sessions where every tool call id is on one call: then the prefix's pairs are the
+    whole session's pairs with both ends seen, and each message is a "problem" (a sent call or
+    result whose partner is not in the file as the APIs need it) up to a turn known in advance
+    (an assistant's call until its first result, a result until its call). A turn's drops are
+    the closure apply_pair_safety reaches: the sent problems, the sent half of every pair that
+    crosses a boundary of the sent runs, and what loses its partner to those drops. Pairs are
+    found by the boundary they cross: short ones (up to SHORT positions apart) in an array by
+    their first end, the rest in a list read whole."""
+
+    SHORT = 64
+
+    def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
+        messages = session.messages
+        self.position: dict[int, int] = {}  # session index -> history position
+        for m in messages:
+            if m.role != "system":
+                self.position[m.index] = len(self.position)
+        owner: dict[str, int] = {}
+        first_result: dict[str, int] = {}
+        answers: dict[int, str] = {}  # a tool message's call id
+        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        for m in messages:
+            if m.role == "tool":
+                call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                if call_id:
+                    first_result.setdefault(call_id, m.index)
+            for call in calls[m.index]:
+                if call.id:
+                    owner[call.id] = m.index
+        until: dict[int, float] = {}
+        for m in messages:
+            limit = 0.0
+            if m.role == "tool":
+                call_id = answers[m.index]
+                caller = owner.get(call_id) if call_id else None
+                if caller is None or messages[caller].role != "assistant":
+                    limit = float("inf")
+                else:
+                    limit = max(limit, caller)
+                    a, b = sorted((self.position[caller], self.position[m.index]))
+                    self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
+            if calls[m.index] and m.role not in ("assistant", "system"):
+                limit = float("inf")
+            elif m.role == "assistant":
+                for call in calls[m.index]:
+                    answered = first_result.get(call.id) if call.id else None
+                    limit = max(limit, float("inf") if answered is None else answered)
+            if limit > m.index:
+                until[m.index] = limit
+        self.until = until
+        self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
+        self.problems: list[int] = []  # history positions of the problems so far, sorted
+        self.partners: dict[int, list[int]] = {}
+        self.short: list[int] = [-1] * len(self.position)  # first end -> the farthest second end of its short pairs
+        self.long: list[tuple[int, int]] = []
+
+    @staticmethod
+    def of(session: Session) -> _PairSafety | None:
+        """The carried pair safety, or None where a call id is on more than one call (the
+        owner of an id can change as the file goes on: the reference step decides)."""
+        calls = [m.tool_calls for m in session.messages]
+        ids = [call.id for c in calls for call in c if call.id]
+        return _PairSafety(session, calls) if len(set(ids)) == len(ids) else None
+
+    def grow(self, i: int) -> None:
+        """Take message `i` in: the pairs it completes, whether it is a problem, which stop being."""
+        for position in self.ends.pop(i, ()):
+            self.problems.pop(bisect_left(self.problems, position))
+        limit = self.until.get(i)
+        if limit is not None and i in self.position:
+            insort(self.problems, self.position[i])
+            if limit != float("inf"):
+                self.ends.setdefault(limit, []).append(self.position[i])
+        for a, b in self.edges_at.get(i, ()):
+            self.partners.setdefault(a, []).append(b)
+            self.partners.setdefault(b, []).append(a)
+            if b - a <= self.SHORT:
+                self.short[a] = max(self.short[a], b)
+            else:
+                self.long.append((a, b))
+
+    def drops(self, j: int, e: int, t: int, h: int) -> set[int] | frozenset[int]:
+        """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
+        problems, partners, short = self.problems, self.partners, self.short
+        runs = ((j, h),) if t == e else ((j, e), (t, h))
+        seeds: list[int] = []
+        for lo, hi in runs:
+            if lo < hi:
+                seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+
+        def sent(k: int) -> bool:
+            return j <= k < e or t <= k < h
+
+        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
+        # runs are apart (no pair crosses h, the end of what was seen).
+        for p in ((j, e, t) if t > e else (j,)):
+            lo = max(0, p - self.SHORT)
+            if lo < p and max(short[lo:p]) >= p:
+                for a in range(lo, p):
+                    if short[a] >= p:
+                        for b in partners[a]:
+                            if a < p <= b and sent(a) != sent(b):
+                                seeds.append(a if sent(a) else b)
+            for a, b in self.long:
+                if a < p <= b and sent(a) != sent(b):
+                    seeds.append(a if sent(a) else b)
+        if not seeds:
+            return _NO_DROPS
+        dropped: set[int] = set()
+        while seeds:
+            k = seeds.pop()
+            if k in dropped:
+                continue
+            dropped.add(k)
+            seeds += [x for x in partners.get(k, ()) if x not in dropped and sent(x)]
+        return dropped
+
+
+_NO_DROPS: frozenset[int] = frozenset()
 
 
 def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,
@@ -406,8 +546,9 @@ class SupyagentReplay(_GrowingReplay):
     sums of the history's charges (count + 3); the trigger reads running totals.
 
     Turns that need emergency truncation (the list does not fit: those are all the turns that do
-    not fit), turns with a recorded summary in force before the first generated one, and pair
-    safety are planned by the reference step."""
+    not fit) and turns with a recorded summary in force before the first generated one are
+    planned by the reference step; pair safety is carried as missy's (`_PairSafety`), except
+    where a tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.tok = full.tokenizer
@@ -417,7 +558,8 @@ class SupyagentReplay(_GrowingReplay):
         tools = tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
         ids = [m.id for m in session.messages]
-        self.ok = not pair_safe and len(set(ids)) == len(ids)
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
         self.starts = sorted(session.summary_start_turns)
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
         self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
@@ -426,7 +568,10 @@ class SupyagentReplay(_GrowingReplay):
         self.summary_size = 0
         # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
         # from what it gathered the time before (any other summarizer is asked each time).
-        self.snapshot = _Snapshot() if type(summarizer) is ExtractiveSummarizer else None
+        self.summary_counter = _SummaryCounter(self.tok)
+        counter = self.summary_counter.count if self.summary_counter.piecewise else None
+        self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
+        self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
@@ -435,11 +580,16 @@ class SupyagentReplay(_GrowingReplay):
     def _sync(self) -> None:
         summary = self.generated[-1]
         self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
-        self.summary_size = count_message_dict(summary_message(summary), self.tok)
+        size = self.sizes.pop(id(summary), None)
+        self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
         self.synced = len(self.generated)
+
+    pair_safe_incremental = True
 
     def step(self, i: int) -> Turn:
         self._grow(i)
+        if self.pairs is not None:
+            self.pairs.grow(i)
         if self.session.messages[i].role != "system":
             self.charges.append(self.charges[-1] + self.tokens[i] + 3)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
@@ -474,6 +624,10 @@ class SupyagentReplay(_GrowingReplay):
         if total > target:
             return None
         kept = self.system_count + (h - j)
+        if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
+            dropped = self.pairs.drops(j, h, h, h)
+            total -= sum(self.tokens[self.history[k]] for k in dropped)
+            kept -= len(dropped)
         active = len(self.generated)
         events: list[Event] = []
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
@@ -483,17 +637,23 @@ class SupyagentReplay(_GrowingReplay):
         if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
             messages = self.session.messages
             up_to = max(0, h - settings.min_recent_messages - 1)
+            text_count: int | None = None
             if self.snapshot is not None:
                 self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
-                text = self.snapshot.render()
+                text, text_count = self.snapshot.counted()
+                text_count = text_count if self.snapshot.count is not None else None
             else:
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
             events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
-            self.generated.append(Summary(text=text, messages_covered=up_to + 1, covers=tuple(self.history_ids[: up_to + 1]),
-                                          created_at=messages[i].timestamp))
+            # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
+            summary = Summary(text=text, messages_covered=up_to + 1, covers=IdPrefix(self.history_ids, up_to + 1),  # type: ignore[arg-type]
+                              created_at=messages[i].timestamp)
+            self.generated.append(summary)
+            self.sizes.clear()
+            self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
         self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
         return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events))
 
@@ -501,61 +661,369 @@ class SupyagentReplay(_GrowingReplay):
 _FITS = _Cuts(True)
 
 
+class IdPrefix(Sequence[str]):
+    """The first `n` ids of a list that only grows at the end, as a read-only tuple-like view.
+
+    supyagent re-summarises from message 0 at nearly every turn of a long session, so its
+    summaries' `covers` are ever longer prefixes of the same history: copying each into a tuple
+    made the replay quadratic in time and memory. A view compares, hashes, pickles and prints as
+    the tuple it stands for."""
+
+    __slots__ = ("_ids", "_n")
+
+    def __init__(self, ids: list[str], n: int) -> None:
+        self._ids = ids
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self._ids[: self._n][k])
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError("IdPrefix index out of range")
+        return self._ids[k]
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._ids, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IdPrefix) and other._ids is self._ids:
+            return other._n == self._n
+        if isinstance(other, (tuple, IdPrefix)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))  # noqa: B905 (lengths checked)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self) + tuple(other)
+
+    def __radd__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(other) + tuple(self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __copy__(self) -> IdPrefix:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+
+class _SummaryCounter:
+    """supyagent's count of its summary message, `count_message_dict(summary_message(s))`, at a
+    cost that does not grow with the summary's text at every trigger.
+
+    tiktoken's cl100k_base and o200k_base cut text into pre-tokens with a pattern under which a
+    newline followed by "-" or "#" always ends a pre-token (no alternative of either pattern takes
+    a newline and then a "-" or "#" after it), and the count is the sum over pre-tokens. So the
+    snapshot is counted as the sum of its lines (`_Snapshot.pieces`), each line's count memoised,
+    and the header "[Context Summary - N previous messages]" as its fixed parts plus N's digits in
+    threes (both patterns take digits as `\\p{N}{1,3}`, each run after a lone space).
+    tests/test_replay_incremental.py checks both sums against the whole count. Other tokenizers
+    count the whole text."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.tok = tok
+        self.piecewise = isinstance(tok, TiktokenTokenizer) and tok.encoding_name in ("cl100k_base", "o200k_base")
+        self.memo: dict[str, int] = {}
+        self.base = 4 + tok.count("system")  # count_message_dict: 4, and the role string
+        self.fixed = sum(map(self.count, ("[Context Summary -", " ", " previous messages]\n\n"))) if self.piecewise else 0
+        self.digit_groups_are_tokens = self.piecewise and _digit_groups_are_tokens(tok.name)
+
+    def count(self, piece: str) -> int:
+        c = self.memo.get(piece)
+        if c is None:
+            c = self.memo[piece] = self.tok.count(piece)
+        return c
+
+    def size(self, summary: Summary, text_count: int | None = None) -> int:
+        """The summary message's count; `text_count`, when given, is the sum of `count` over the
+        text's lines (`_Snapshot.counted`)."""
+        if not self.piecewise or summary.text[:1] not in ("-", "#"):  # the header's last newline ends a pre-token only before "-" or "#"
+            return count_message_dict(summary_message(summary), self.tok)
+        if text_count is None:
+            text_count = sum(self.count(piece) for piece in _LINE_START.split(summary.text))
+        n = summary.messages_covered
+        if n >= 0 and self.digit_groups_are_tokens:
+            header = self.fixed + (len(str(n)) + 2) // 3  # each group of up to three digits is one token
+        else:  # the header whole
+            header = self.count(f"[Context Summary - {n} previous messages]\n\n")
+        return self.base + header + text_count
+
+
+@cache
+def _digit_groups_are_tokens(encoding: str) -> bool:
+    """Whether every run of one to three ASCII digits is a single token of the encoding (checked,
+    not assumed: both patterns cut a number into such runs, so a number's count is then its runs)."""
+    tok = TiktokenTokenizer(encoding)
+    return all(tok.count(str(k).zfill(width)) == 1 for width in (1, 2, 3) for k in range(10**width))
+
+
+_LINE_START = re.compile(r"(?<=\n)(?=[-#])")
+
+
 class _Snapshot:
     """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
-    features are gathered once, and each section keeps its unique items in first-seen order."""
+    features are gathered once; each section keeps its unique items in first-seen order and the
+    lines it shows (the last few), with their counts, as a window that slides when an item is new.
 
-    def __init__(self) -> None:
+    With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
+    line with the newlines after it, the last one as the word limit cuts it): each line is made,
+    counted and measured in spaces once (see `_SummaryCounter` for why the sum is the count)."""
+
+    LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
+
+    def __init__(self, count: Callable[[str], int] | None = None) -> None:
+        self.count = count
         self.seen: list[Message] = []
-        self.sections: tuple[dict[str, None], ...] = ({}, {}, {}, {})  # files, decisions, values, pending
+        self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
         self.last_action = ""
         self.last_request = ""
+        self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        # Per section: the shown items but the last, their lines, counts and spaces, and the last.
+        self.mid: list[list[str]] = [[] for _ in range(5)]
+        self.mid_lines: list[list[str]] = [[] for _ in range(5)]
+        self.mid_sums = [[0, 0] for _ in range(5)]
+        self.last: list[str | None] = [None] * 5
+        self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
+        self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
     def text(self, messages: list[Message]) -> str:
         if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
-            self.__init__()  # type: ignore[misc]  # not the list seen before, grown: start again
+            self.__init__(self.count)  # type: ignore[misc]  # not the list seen before, grown: start again
         self.advance(messages[len(self.seen):])
         return self.render()
 
+    def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
+        entry = self.cache.get((item, ending))
+        if entry is None:
+            line = line if line is not None else f"- {item}{ending}"
+            entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
+        return entry
+
+    def _add(self, s: int, item: str) -> None:
+        """A new unique item of section `s`: it becomes the last line, the oldest shown goes."""
+        mid, lines, sums = self.mid[s], self.mid_lines[s], self.mid_sums[s]
+        last = self.last[s]
+        if last is not None:
+            line, c, n = self._entry(last, "\n")
+            mid.append(last)
+            lines.append(line)
+            sums[0] += c
+            sums[1] += n
+        self.last[s] = item
+        if len(mid) >= self.LIMITS[s]:
+            _, c, n = self._entry(mid.pop(0), "\n")
+            lines.pop(0)
+            sums[0] -= c
+            sums[1] -= n
+        self.parts[s] = None
+
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far."""
-        files, decisions, values, pending = self.sections
+        unique, add = self.unique, self._add
         for m in messages:
             f, d, v, action, request = _features(m)
-            for item in f:
-                if item:
-                    files.setdefault(item)
-            for item in d:
-                if item:
-                    decisions.setdefault(item)
-            for item in v:
-                if item:
-                    values.setdefault(item)
-            self.last_action = action or self.last_action
+            for s, items in ((0, f), (1, d), (2, v)):
+                for item in items:
+                    if item and item not in unique[s]:
+                        unique[s][item] = None
+                        add(s, item)
+            if action and action != self.last_action:
+                self.last_action = action
+                self.parts[3] = None
             if request:
-                pending.setdefault(request)
-                self.last_request = request
+                if request not in unique[4]:
+                    unique[4][request] = None
+                    add(4, request)
+                if request != self.last_request:
+                    self.last_request = request
+                    self.parts[3] = None
             self.seen.append(m)
 
     def render(self) -> str:
-        files, decisions, values, pending = self.sections
-        return render_snapshot(_last(files, 12), _last(decisions, 8), _last(values, 12), self.last_action, self.last_request, _last(pending, 4))
+        return self.counted()[0]
+
+    def _lines(self, s: int) -> list[tuple[str, int, int]]:
+        """Section `s`'s lines: (line, count, spaces), its heading first."""
+        heading = self._entry(s, "#", _HEADINGS[s])
+        if s == 3:
+            items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
+                     f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
+            return [heading, self._entry(items[0], "\n"), self._entry(items[1], "\n\n")]
+        return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+
+    def _part(self, s: int) -> tuple[str, int, int]:
+        part = self.parts[s]
+        if part is None:
+            if s == 3:
+                lines = self._lines(3)
+                part = ("".join([e[0] for e in lines]), sum(e[1] for e in lines), sum(e[2] for e in lines))
+            else:  # a blank line after a section's last item; strip() ends the text after the last section's
+                heading = self._entry(s, "#", _HEADINGS[s])
+                last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
+                sums = self.mid_sums[s]
+                part = (heading[0] + "".join(self.mid_lines[s]) + last[0], heading[1] + sums[0] + last[1], heading[2] + sums[1] + last[2])
+            self.parts[s] = part
+        return part
+
+    def counted(self) -> tuple[str, int]:
+        """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
+        parts = [self._part(s) for s in range(5)]
+        text = "".join([part[0] for part in parts])
+        if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
+            text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
+                                   self.last_request, _last(self.unique[4], 4))
+            return text, self.count(text) if self.count is not None else -1
+        spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
+        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1]
+        seen = start = total = 0  # the WORD_LIMIT-th space: in which section
+        for s, part in enumerate(parts):
+            if seen + part[2] < WORD_LIMIT:
+                seen += part[2]
+                start += len(part[0])
+                total += part[1]
+                continue
+            cut = self.cuts.get((part, WORD_LIMIT - seen))  # the section as cut, its count
+            if cut is None:
+                cut = self.cuts[(part, WORD_LIMIT - seen)] = self._cut(s, WORD_LIMIT - seen)
+            return text[:start] + cut[0], total + cut[1]
+        raise AssertionError("unreachable: the spaces were counted")
+
+    def _cut(self, s: int, need: int) -> tuple[str, int]:
+        """Section `s` up to its `need`-th space, then " …"; the sum of `count` over its lines."""
+        seen = total = 0
+        kept: list[str] = []
+        for line, c, n in self._lines(s):
+            if seen + n >= need:
+                at = -1
+                for _ in range(need - seen):
+                    at = line.index(" ", at + 1)
+                cut = line[:at] + " \u2026"
+                return "".join(kept) + cut, total + (self.count(cut) if self.count is not None else -1)
+            kept.append(line)
+            seen += n
+            total += c
+        raise AssertionError("unreachable: the section has the spaces")
+
+
+_HEADINGS = tuple(f"## {title}\n" for title in ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks"))
 
 
 def _last(unique: dict[str, None], limit: int) -> list[str]:
     """The last `limit` keys of an insertion-ordered dict (what `_unique(items, limit)` returns)."""
-    out: list[str] = []
-    for item in reversed(unique):
-        if len(out) == limit:
-            break
-        out.append(item)
+    out = list(islice(reversed(unique), limit))
     out.reverse()
     return out
+
+
+class CategoriesReplay(_Replay):
+    """Penguin's ContextWindowManager (`categories`): each category over its own maximum loses its
+    oldest messages until the excess is freed, so each category carries its members and the
+    prefix sums of their counts, and a turn's cut in a category is one bisection (the cut of the
+    turn before tells which messages are newly trimmed, for the trim events).
+
+    Sessions with images (the image rule re-counts older messages) or timestamps out of order
+    (the manager orders a category by timestamp), turns with a recorded summary of file messages
+    in force, and pair safety are planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        budgets: CategoryBudgets = params
+        messages = session.messages
+        self.tokens = full.message_tokens
+        stamps = [m.timestamp for m in messages]
+        self.usable = not pair_safe and not any(m.image_count for m in messages) and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False))
+        ids = {m.id for m in messages}
+        starts = [start for summary, start in zip(session.summaries, session.summary_start_turns, strict=True) if any(c in ids for c in summary.covers)]
+        self.first_covering = min(starts, default=len(messages))
+        self.order = list(CATEGORY_ORDER)
+        self.position = {c: k for k, c in enumerate(self.order)}
+        self.members: list[list[int]] = [[] for _ in self.order]
+        self.sums: list[list[int]] = [[0] for _ in self.order]
+        self.maxima = [budgets.category_max(c) for c in self.order]
+        self.minima = [budgets.category_min(c) for c in self.order]
+        self.trim_order = [self.position[c] for c in (LATER_TRIM_ORDER if budgets.trim_other_categories else SEED_TRIM_ORDER)]
+        self.others = [] if budgets.trim_other_categories else [self.position[c] for c in CATEGORIES_OTHER]
+        self.system = self.position[Category.SYSTEM]
+        self.cut = [0] * len(self.order)  # the turn before's trimmed members per category (0 when it did not trim)
+        self.allocation = {c.value: m for c, m in zip(self.order, self.maxima, strict=True)}
+        self.synced = True  # self.before holds the turn before's trimmed set (False while the fast turns keep it in `cut`)
+
+    def step(self, i: int) -> Turn:
+        k = self.position[self.session.messages[i].category]
+        self.members[k].append(i)
+        self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+        if not self.usable or i >= self.first_covering:
+            if not self.synced:  # the reference step reads the turn before's trimmed set
+                trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])
+                self.before = _Cuts(self.before.fits, trimmed)
+                self.synced = True
+            return super().step(i)
+        self.synced = False
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        budgets: CategoryBudgets = self.params
+        sums, maxima = self.sums, self.maxima
+        usage = [S[-1] for S in sums]
+        total = sum(usage)
+        trimmed = total > budgets.max_tokens or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system)
+        cut = [0] * len(usage)
+        if trimmed:
+            total_over = total > budgets.max_tokens
+            to_trim = total - budgets.max_tokens
+            for k in self.trim_order:
+                if usage[k] <= maxima[k]:
+                    continue  # only a category over its own maximum is trimmed
+                excess = usage[k] - maxima[k]
+                if total_over:
+                    excess = max(excess, min(to_trim, usage[k] - self.minima[k]))
+                S = sums[k]
+                d = min(bisect_left(S, excess), len(S) - 1)  # the oldest members whose tokens reach the excess
+                cut[k] = d
+                to_trim -= S[d]
+                if to_trim <= 0:
+                    total_over = False
+            for k in self.others:  # the seed version loses ERROR/INTERNAL/UNKNOWN whenever it trims
+                cut[k] = len(self.members[k])
+        used = total - sum(S[d] for S, d in zip(sums, cut, strict=True))
+        fits = used <= budgets.max_tokens
+        events: list[Event] = []
+        if trimmed:
+            new = [(self.members[k][self.cut[k]], k) for k, d in enumerate(cut) if d > self.cut[k]]
+            for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
+                before, d, members = self.cut[k], cut[k], self.members[k]
+                shown = ", ".join(f"#{j}" for j in members[before : min(d, before + 5)]) + (f" and {d - before - 5} more" if d - before > 5 else "")
+                events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before} more message(s) removed ({shown}, "
+                                                f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
+        if not fits and self.before.fits:
+            final = {c.value: u - S[d] for c, u, S, d in zip(self.order, usage, sums, cut, strict=True)}
+            plan = Plan("categories", {}, "", self.allocation, final, "", (), (), Totals(budgets.max_tokens, used, 0, 0, fits, allocation_kind="caps"))
+            _changes(i, plan, self.before, events)
+        self.before = _FITS if fits else _NOT_FITS
+        self.cut = cut
+        dropped = sum(cut)
+        return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events))
+
+
+_NOT_FITS = _Cuts(False)
 
 FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 
 REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay, "mnesis": MnesisReplay,
-                                       "supyagent": SupyagentReplay}
+                                       "supyagent": SupyagentReplay, "categories": CategoriesReplay}
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
