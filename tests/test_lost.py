@@ -52,3 +52,25 @@ def test_the_card_links_every_message_and_escapes_session_text(qtbot) -> None:  
     with qtbot.waitSignal(card.messageClicked) as clicked:
         card.label.linkActivated.emit("#0")
     assert clicked.args == [0]
+
+
+def test_the_card_adds_retention_and_the_instructions_lost(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("PySide6")
+    from PySide6.QtCore import QSettings
+
+    from ctxviz.engine.retention import plan_retention
+    from ctxviz.gui.main_window import MainWindow
+
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.vm.retentionReady, timeout=60000) as got:
+        win.open_path(str(SAMPLES / "support_chat.yaml"))
+    plan, retention = got.args
+    expected = plan_retention(plan, win.vm.session)
+    assert (retention.kept, retention.anchors, retention.instructions_kept) == (expected.kept, expected.anchors, expected.instructions_kept)
+    text = win.lost_card.label.text()
+    assert f"{retention.kept:,} of {retention.anchors:,} anchors still sent" in text
+    first_lost = next(a for a in retention.lost if a.kind == "instruction")
+    assert f'href="#{first_lost.first_index}"' in text.split("Instructions lost:", 1)[1]
+    win.vm.shutdown()

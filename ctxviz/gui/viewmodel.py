@@ -81,6 +81,8 @@ class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
+    #: (Plan, Retention): which of the session's anchors the plan on screen still sends (after each plan, off the GUI thread).
+    retentionReady = Signal(object, object)
     #: (rows, the cheapest row meeting the floors or None, message): a sweep of the current session.
     sweepReady = Signal(object, object, str)
     #: (Timeline, term, Where | None, message): where a searched term was in the replay, and when it left.
@@ -119,6 +121,7 @@ class ContextViewModel(QObject):
     _answered = Signal(int, object, object, object, str)
     _found = Signal(object, str, object, str)
     _swept = Signal(object, object, str)
+    _retained = Signal(object, object)
     _counted = Signal(object, str)
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
@@ -186,6 +189,7 @@ class ContextViewModel(QObject):
         self._answered.connect(self._on_answered)
         self._found.connect(self._on_found)
         self._swept.connect(self.sweepReady.emit)
+        self._retained.connect(self._on_retained)
         self._counted.connect(self._on_counted)
         self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
@@ -676,6 +680,28 @@ class ContextViewModel(QObject):
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
         self._start_real_count()  # after the plan is on screen (a no-op unless asked for and not counted yet)
+        self._start_retention(session, plan)
+
+    def _start_retention(self, session: Session, plan: Plan) -> None:
+        """The plan's retention, once: a drag's intermediate plans are skipped (the job checks it is
+        still the plan on screen before the work, which the first time includes extracting anchors)."""
+
+        def job() -> None:
+            if plan is not self.plan or self._closed:
+                return
+            try:
+                from ..engine.retention import plan_retention
+
+                found = plan_retention(plan, session)
+            except Exception:  # an answer it cannot give: the card keeps its other lines
+                return
+            self._post(self._retained, plan, found)
+
+        self._side_executor.submit(job)
+
+    def _on_retained(self, plan: Plan, retention: Any) -> None:
+        if plan is self.plan:
+            self.retentionReady.emit(plan, retention)
 
     def _on_load_failed(self, generation: int, message: str) -> None:
         if generation != self._load_generation or self._closed:

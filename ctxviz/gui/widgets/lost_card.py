@@ -8,6 +8,7 @@ message. Session text is untrusted: every piece is escaped before it reaches the
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
@@ -25,9 +26,23 @@ def _link(m: LostMessage, with_tokens: bool = False) -> str:
     return f'<a href="#{m.index}">#{m.index}</a>{html.escape(size)} “{html.escape(m.first_line)}”'
 
 
-def card_html(found: Lost) -> str:
+def retention_html(retention: Any) -> str:
+    """The retention line: the share of the session's anchors still sent, and the user's
+    instructions lost (each a link to where it was said)."""
+    if retention is None or not retention.anchors:
+        return ""
+    text = (f"<b>Retention:</b> {retention.kept:,} of {retention.anchors:,} anchors still sent ({retention.score:.0%}); "
+            f"user instructions {retention.instructions_kept} of {retention.instructions} ({retention.instruction_score:.0%})")
+    lost = [a for a in retention.lost if a.kind == "instruction"]
+    if lost:
+        shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(60))}' for a in lost[:SHOWN])
+        text += f"<br><b>Instructions lost:</b> {shown}" + (f" · and {len(lost) - SHOWN:,} more" if len(lost) > SHOWN else "")
+    return text
+
+
+def card_html(found: Lost, retention: Any = None) -> str:
     if not found.messages:
-        return "<b>Every message is sent.</b>"
+        return "<b>Every message is sent.</b>" + (f"<br>{retention_html(retention)}" if retention is not None else "")
     head = html.escape(found.headline())
     if found.cut is not None:
         head = head.replace(f"cut at #{found.cut}", f'cut at <a href="#{found.cut}">#{found.cut}</a>')
@@ -36,6 +51,8 @@ def card_html(found: Lost) -> str:
         shown = " · ".join(_link(m) for m in found.user_requests[:SHOWN])
         more = len(found.user_requests) - SHOWN
         lines.append(f"<b>User messages not sent:</b> {shown}" + (f" · and {more:,} more" if more > 0 else ""))
+    if retention is not None and retention_html(retention):
+        lines.append(retention_html(retention))
     if found.largest:
         lines.append("<b>Largest not sent:</b> " + " · ".join(_link(m, True) for m in found.largest[:SHOWN]))
     return "<br>".join(lines)
@@ -66,10 +83,20 @@ class LostCard(QFrame):
         self.setMinimumHeight(46)
         self.setMaximumHeight(104)
         self.found: Lost | None = None
+        self.retention: Any = None
+        self.plan: Plan | None = None
 
     def set_plan(self, session: Session, plan: Plan) -> None:
+        self.plan = plan
         found = lost(plan, session)
         if found == self.found:
             return  # a re-plan that leaves out the same messages repaints nothing
         self.found = found
+        self.retention = None  # the previous plan's: the new one's follows from a worker
         self.label.setText(card_html(found))
+
+    def set_retention(self, plan: Plan, retention: Any) -> None:
+        if plan is not self.plan or self.found is None:
+            return
+        self.retention = retention
+        self.label.setText(card_html(self.found, retention))
