@@ -63,3 +63,18 @@ def test_a_comparison_says_when_it_is_of_an_earlier_view_and_a_row_opens_the_mes
     assert "missy (total=12000)" in window.compare.stale_label.text()
     window.compare._open_row(0)
     assert window.tabs.currentIndex() == 0 and window.selected == int(first)
+
+
+def test_compare_prices_both_sides_with_prompt_caching(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.caching import cache_costs
+    from ctxviz.engine.simulate import simulate
+
+    window.compare.policy.setCurrentText("supyagent")
+    with qtbot.waitSignal(window.vm.compareCosted, timeout=120000) as got:
+        window.compare.request()
+    _a, _b, cost_a, cost_b = got.args
+    session = window.vm.session
+    assert cost_a.cost == pytest.approx(cache_costs(simulate(session, "missy")).cost)
+    assert cost_b.cost == pytest.approx(cache_costs(simulate(session, "supyagent")).cost)
+    text = window.compare.costs.text()
+    assert f"A replayed: input ${cost_a.cost:,.4f}" in text and f"cache hits {cost_b.hit_share:.0%}" in text

@@ -391,6 +391,7 @@ class MainWindow(QMainWindow):
         vm.realCountReady.connect(self._real_count_ready)
         vm.explanationReady.connect(self._show_explanation)
         vm.compareReady.connect(self.compare.show_result)
+        vm.compareCosted.connect(self.compare.show_costs)
         vm.paramError.connect(self.params.show_error)
         vm.paramsChanged.connect(self.params.set_values)
         vm.historyChanged.connect(self._history_changed)

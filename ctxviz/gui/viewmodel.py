@@ -102,6 +102,8 @@ class ContextViewModel(QObject):
     realCountReady = Signal(object, object)  # (the plan as it was, the plan with its real count)
     explanationReady = Signal(object)  # Explanation
     compareReady = Signal(object, object)  # (Plan A, Plan B)
+    #: (Plan A, Plan B, CacheReport A | None, CacheReport B | None): both sides replayed and priced with caching.
+    compareCosted = Signal(object, object, object, object)
     paramsChanged = Signal(object)  # the policy's parameter dataclass
     paramError = Signal(str, str)  # (parameter, message; "" clears)
     policyChanged = Signal(str)
@@ -122,6 +124,7 @@ class ContextViewModel(QObject):
     _found = Signal(object, str, object, str)
     _swept = Signal(object, object, str)
     _retained = Signal(object, object)
+    _compare_costed = Signal(object, object, object, object)
     _counted = Signal(object, str)
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
@@ -190,6 +193,7 @@ class ContextViewModel(QObject):
         self._found.connect(self._on_found)
         self._swept.connect(self.sweepReady.emit)
         self._retained.connect(self._on_retained)
+        self._compare_costed.connect(self.compareCosted.emit)
         self._counted.connect(self._on_counted)
         self._real_filled.connect(self._on_real_filled)
         self._count_failed.connect(self._on_count_failed)
@@ -638,8 +642,22 @@ class ContextViewModel(QObject):
                 self._post(self._failed, -1, f"compare failed ({type(exc).__name__}: {exc})")
             else:
                 self._post(self._compared, generation, a, b)
+                if len(session.messages) <= self.ANSWER_TURNS:
+                    self._post(self._compare_costed, a, b, *self._replay_costs(session, (policy, params), (policy_b, params_b), tokenizer=tokenizer))
 
         self._side_executor.submit(job)
+
+    def _replay_costs(self, session: Session, *sides: tuple[str, Any], tokenizer: str | None = None) -> tuple[Any, ...]:
+        """Each side replayed turn by turn and priced with prompt caching (the Compare tab's cost row)."""
+        from ..engine.caching import cache_costs
+
+        out = []
+        for policy, params in sides:
+            try:
+                out.append(cache_costs(simulate(session, policy, params, tokenizer, self.store, options=self.replay_options())))
+            except Exception:
+                out.append(None)
+        return tuple(out)
 
     # --- results ------------------------------------------------------------------------------
     def _on_loaded(self, generation: int, session: Session) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -54,6 +56,9 @@ class CompareView(QWidget):
         top.addWidget(run)
         self.summary = plain_label("A is the current view. Choose B and press Compare.")
         self.summary.setWordWrap(True)
+        self.costs = plain_label()
+        self.costs.setWordWrap(True)
+        self.costs.hide()
         # Shown when A has changed since the comparison: never an old result passed off as current.
         self.stale = QWidget()
         stale = QHBoxLayout(self.stale)
@@ -92,6 +97,7 @@ class CompareView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.summary)
+        layout.addWidget(self.costs)
         layout.addWidget(self.stale)
         layout.addWidget(self.strips)
         layout.addWidget(self.table, 1)
@@ -126,9 +132,21 @@ class CompareView(QWidget):
                 overrides[key] = value
         self.compareRequested.emit(self.policy.currentText(), overrides)
 
+    def show_costs(self, a: Plan, b: Plan, cost_a: Any, cost_b: Any) -> None:
+        """Each side replayed turn by turn and priced with prompt caching, under the totals."""
+        if self.shown is None or self.shown[0] is not a or self.shown[1] is not b:
+            return
+        lines = [f"{side} replayed: " + (f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, "
+                                          f"cache broken at {len(c.breaks):,} turn(s)" if c is not None else "could not be replayed")
+                 for side, c in (("A", cost_a), ("B", cost_b))]
+        self.costs.setText("\n".join(lines))
+        self.costs.show()
+
     def show_result(self, a: Plan, b: Plan) -> None:
         self.shown = (a, b)
         self.stale.hide()
+        self.costs.setText("Replaying both sides to price them with prompt caching…")
+        self.costs.show()
         diffs = compare(a, b)
         # Grouped by what happened on each side, so "A dropped after the cut, B kept: fresh tail" reads as one block.
         diffs.sort(key=lambda d: (short(d.a), short(d.b), d.index))
