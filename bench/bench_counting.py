@@ -4,8 +4,9 @@ with identical counts checked.
 
     python bench/bench_counting.py [--megabytes 20] [--rounds 3]
 
-Candidates: what a plan does (CountStore: the policy's measure, message by message) and the batch path
-`TiktokenTokenizer.count_many` (tiktoken's `encode_ordinary_batch`, threads: tiktoken releases the GIL).
+Candidates: what a plan does (CountStore: the policy's measure, message by message) and
+`TiktokenTokenizer.count_many`. Both count with bpe-openai's Rust counter when it is installed (the
+`fast` extra; the row names the backend), else with tiktoken (`encode_ordinary_batch` for the batch).
 Goal: at least 1.5x raw throughput, i.e. at most 0.67x its time.
 """
 
@@ -26,7 +27,7 @@ from common import Row, interleaved, spread, timed  # noqa: E402
 
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.policies import get_policy  # noqa: E402
-from ctxviz.engine.tokenizers import TiktokenTokenizer, load_encoding  # noqa: E402
+from ctxviz.engine.tokenizers import TiktokenTokenizer, fast_counter, load_encoding  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
 
@@ -55,8 +56,9 @@ def run(rounds: int = 3, megabytes: float = 20) -> list[Row]:
     def batch() -> float:
         return timed(lambda: tok.count_many(sample))
 
+    backend = "bpe-openai's counter" if fast_counter("o200k_base") is not None else "tiktoken (bpe-openai not installed)"
     rows = []
-    for name, fn in (("count per message, as a plan does (CountStore)", plan_path), ("count_many: encode_ordinary_batch, threads", batch)):
+    for name, fn in ((f"count per message, as a plan does (CountStore, {backend})", plan_path), (f"count_many ({backend})", batch)):
         b, c, ratios = interleaved(raw, fn, rounds)
         throughput = [1 / r for r in ratios]
         print(f"counting {len(sample):,} texts ({chars / 1e6:.0f} MB), {name}: raw {spread(b)} s, ctxviz {spread(c)} s "

@@ -15,3 +15,28 @@ def _forget_plugin_policies(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "_FILE_SPECS", dict(registry._FILE_SPECS))
+
+
+@pytest.fixture
+def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    """`open_window(path)`: a shown main window with its own settings file, the session at `path`
+    open and planned (None: no session); shut down after the test."""
+    from PySide6.QtCore import QSettings
+
+    from ctxviz.gui.main_window import MainWindow
+
+    windows = []
+
+    def make(path: str | None = None):  # type: ignore[no-untyped-def]
+        win = MainWindow(settings=QSettings(str(tmp_path / f"settings{len(windows)}.ini"), QSettings.Format.IniFormat))
+        qtbot.addWidget(win)
+        win.show()
+        windows.append(win)
+        if path is not None:
+            with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+                win.open_path(str(path))
+        return win
+
+    yield make
+    for win in windows:
+        win.vm.shutdown()

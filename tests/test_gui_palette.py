@@ -10,23 +10,16 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 
 from ctxviz.gui.actions import fuzzy_score  # noqa: E402
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
-    yield win
-    win.vm.shutdown()
+def window(open_window):  # type: ignore[no-untyped-def]
+    return open_window(SAMPLE)
 
 
 def palette(qtbot, win, query: str):  # type: ignore[no-untyped-def]

@@ -9,22 +9,14 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml")
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
-    yield win
-    win.vm.shutdown()
+def window(open_window):  # type: ignore[no-untyped-def]
+    return open_window(SAMPLE)
 
 
 def test_undo_and_redo_treat_a_drag_as_one_step(window) -> None:  # type: ignore[no-untyped-def]
@@ -51,6 +43,7 @@ def test_undo_reaches_back_over_a_policy_switch_and_reset_restores_the_defaults(
     vm.set_policy("supyagent")
     vm.undo()
     assert vm.policy == "missy" and vm.params.total == 12_000 and window.policy_box.currentText() == "missy"
+    assert "fresh_tail_count" in window.params.editors and "min_recent_messages" not in window.params.editors  # missy's panel
     window.reset_button.click()
     assert vm.params == window.vm.params.__class__()
     vm.undo()

@@ -9,23 +9,15 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.widgets.message_strip import USER_LOST, USER_SENT, ThousandsAxis  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml")
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
-    yield win
-    win.vm.shutdown()
+def window(open_window):  # type: ignore[no-untyped-def]
+    return open_window(SAMPLE)
 
 
 def test_the_user_lane_marks_every_user_message_and_which_are_lost(window) -> None:  # type: ignore[no-untyped-def]

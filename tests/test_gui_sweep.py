@@ -8,21 +8,15 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 
 from ctxviz.engine import sweep  # noqa: E402
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.sweep_dialog import default_grid  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
 
 
-def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
+def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(SAMPLE)
     assert default_grid("missy", win.vm.params) == ["total=15000,22500,30000,37500,45000", "fresh_tail_count=8,12,16,20,24"]
     win.registry.trigger("sweep")
     dialog = win.sweep_dialog
@@ -40,4 +34,3 @@ def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, tmp_path
     with qtbot.waitSignal(win.vm.planReady, timeout=30000):
         dialog.apply_button.click()
     assert win.vm.params.total == 20000
-    win.vm.shutdown()

@@ -9,24 +9,19 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPointF, QSettings  # noqa: E402
+from PySide6.QtCore import QPointF  # noqa: E402
 
 from ctxviz.engine.caching import cache_costs  # noqa: E402
 from ctxviz.engine.retention import timeline_retention  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.widgets.timeline import TimelineView  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
 
 
-def test_the_window_shows_retention_and_cache_after_a_simulation(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
+def test_the_window_shows_retention_and_cache_after_a_simulation(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(SAMPLE)
     win.vm.set_policy("supyagent")
     with qtbot.waitSignal(win.vm.answersReady, timeout=60000) as got:
         win.tabs.setCurrentIndex(1)  # the Timeline tab simulates small sessions by itself
@@ -38,7 +33,6 @@ def test_the_window_shows_retention_and_cache_after_a_simulation(qtbot, tmp_path
     assert [p.score for p in retention.points] == [p.score for p in timeline_retention(timeline).points]
     assert cache.cost == pytest.approx(cache_costs(timeline).cost)
     assert f"cache hits {cache.hit_share:.0%}" in win.timeline.answers_label.text()
-    win.vm.shutdown()
 
 
 def test_overflows_are_marked_and_a_click_moves_to_the_turn(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -61,14 +55,10 @@ def test_overflows_are_marked_and_a_click_moves_to_the_turn(qtbot) -> None:  # t
     assert view.slider.value() == 40
 
 
-def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     from ctxviz.engine.retention import where
 
-    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SAMPLE)
+    win = open_window(SAMPLE)
     win.vm.set_policy("supyagent")
     with qtbot.waitSignal(win.vm.timelineReady, timeout=60000):
         win.tabs.setCurrentIndex(1)
@@ -80,4 +70,3 @@ def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, tmp_pa
     assert [r.getRegion() for r in win.timeline.find_regions] == [(a - 0.5, b + 0.5) for a, b in found.spans]
     text = win.timeline.find_result.text()
     assert "in the context at turns" in text and "left at turn" in text
-    win.vm.shutdown()

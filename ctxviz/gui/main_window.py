@@ -51,13 +51,13 @@ from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
-from .theme import WARNING
+from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
 from .widgets.lost_card import LostCard
-from .widgets.message_strip import MessageStrip
+from .widgets.message_strip import USER_LOST, MessageStrip
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
@@ -65,6 +65,14 @@ from .widgets.timeline import TimelineView
 from .widgets.welcome import WelcomePanel
 
 MAX_RECENT = 10
+
+
+def strip_legend_html() -> str:
+    """One line under the strip: the category colours (the same everywhere) and how decisions are drawn."""
+    swatches = " ".join(f'<span style="color:{CATEGORY_COLORS[c]};">■</span>&nbsp;{CATEGORY_LABELS[c]}'
+                        for c in ("system", "context", "dialog", "system_output", "error"))
+    return (f"<small>{swatches} &nbsp;·&nbsp; faint and short: not sent; hatched: summarised; part-filled: truncated; "
+            f'<span style="color:{USER_LOST};">■</span> user message not sent; outlined: search hits</small>')
 CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
 SESSION_FILTER = "Sessions (*.yaml *.yml *.json *.jsonl *.ndjson);;All files (*)"
 TIMELINE_TAB = 1
@@ -188,7 +196,16 @@ class MainWindow(QMainWindow):
         lower.setSizes([820, 420])
         overview = QSplitter(Qt.Orientation.Vertical)
         overview.addWidget(top)
-        overview.addWidget(self.strip)
+        strip_box = QWidget()
+        sb = QVBoxLayout(strip_box)
+        sb.setContentsMargins(0, 0, 0, 0)
+        sb.setSpacing(0)
+        sb.addWidget(self.strip, 1)
+        self.strip_legend = QLabel(strip_legend_html())
+        self.strip_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.strip_legend.setContentsMargins(6, 0, 6, 2)
+        sb.addWidget(self.strip_legend)
+        overview.addWidget(strip_box)
         overview.addWidget(lower)
         overview.setSizes([250, 150, 460])
         self.overview = overview
@@ -785,7 +802,7 @@ class MainWindow(QMainWindow):
         if latest:
             self.compare.check_current(plan)
         self.bars.set_plan(plan)
-        self.strip.set_plan(session, plan)
+        self.strip.set_plan(session, plan, self._search_hits())
         self.model.set_plan(session, plan)
         self._restore_table_selection()
         self._update_count()
@@ -898,6 +915,14 @@ class MainWindow(QMainWindow):
         self.model.set_filters(**kwargs)
         self._restore_table_selection()
         self._update_count()
+        if self.shown_plan is not None and "search" in kwargs:  # the search's hits outlined in the strip too
+            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits())
+
+    def _search_hits(self) -> set[int] | None:
+        """The messages the search box matches (None without a search: nothing outlined)."""
+        if not self.model.search.strip() or self.model.query.error:
+            return None
+        return {self.model.message_index(r) for r in range(self.model.rowCount())}
 
     def _update_count(self) -> None:
         self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")

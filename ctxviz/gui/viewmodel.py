@@ -276,11 +276,13 @@ class ContextViewModel(QObject):
             self._apply(self.policy, defaults)
 
     def _apply(self, policy: str, params: Any) -> None:
-        if policy != self.policy:
-            self.policy = policy
-            self.policyChanged.emit(policy)
-        self.params = params
+        """Put a policy and its parameters in force: both are set before any view hears of either
+        (the parameter panel rebuilds from the new policy's parameters on policyChanged)."""
+        switched = policy != self.policy
+        self.policy, self.params = policy, params
         self._replay_inputs_changed()
+        if switched:
+            self.policyChanged.emit(policy)
         self.paramsChanged.emit(params)
         self.replan()
 
@@ -288,12 +290,7 @@ class ContextViewModel(QObject):
         if name == self.policy:
             return
         self._remember()
-        self.policy = name
-        self.params = get_policy(name).default_params()
-        self._replay_inputs_changed()
-        self.policyChanged.emit(name)
-        self.paramsChanged.emit(self.params)
-        self.replan()
+        self._apply(name, get_policy(name).default_params())
 
     def set_param(self, name: str, value: Any) -> bool:
         """Apply one parameter; the framework's validation message goes back inline on failure."""
@@ -305,22 +302,13 @@ class ContextViewModel(QObject):
         self.paramError.emit(name, "")
         if params != self.params:
             self._remember(name)
-            self.params = params
-            self._replay_inputs_changed()
-            self.paramsChanged.emit(self.params)
-            self.replan()
+            self._apply(self.policy, params)
         return True
 
     def set_params(self, params: Any, policy: str | None = None) -> None:
         if params != self.params or (policy and policy != self.policy):
             self._remember()
-        if policy and policy != self.policy:
-            self.policy = policy
-            self.policyChanged.emit(policy)
-        self.params = params
-        self._replay_inputs_changed()
-        self.paramsChanged.emit(params)
-        self.replan()
+        self._apply(policy or self.policy, params)
 
     def set_tokenizer(self, name: str | None) -> None:
         self.tokenizer = name or None

@@ -8,33 +8,38 @@ one-line problem kept in `plugin_problems()`).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ...errors import UnknownNameError
-from . import (
-    anthropic_editing,
-    autogen_buffered,
-    autogen_head_and_tail,
-    autogen_token_limited,
-    categories,
-    claude_code,
-    codex,
-    consolidator,
-    gemini_cli,
-    langchain_context_editing,
-    langchain_summarization,
-    langchain_trim,
-    llamaindex_chat_memory_buffer,
-    llamaindex_chat_summary_memory_buffer,
-    missy,
-    mnesis,
-    openhands_condenser,
-    strands_sliding,
-    strands_summarizing,
-    supyagent,
-)
 from .base import Policy
 
+#: The built-in policies, in the order they are listed: name -> (module, attribute). A module is
+#: imported the first time its policy is asked for, so `ctxviz plan` with missy imports missy alone
+#: (importing all 21 took longer than planning a sample).
+_BUILT_IN: dict[str, tuple[str, str]] = {
+    "missy": ("missy", "POLICY"),
+    "supyagent": ("supyagent", "POLICY"),
+    "categories": ("categories", "POLICY"),
+    "missy-consolidator": ("consolidator", "POLICY"),
+    "mnesis": ("mnesis", "POLICY"),
+    "claude-code": ("claude_code", "POLICY"),
+    "langchain-trim": ("langchain_trim", "POLICY"),
+    "langchain-summarization": ("langchain_summarization", "POLICY"),
+    "langchain-context-editing": ("langchain_context_editing", "POLICY"),
+    "gemini-cli-compression": ("gemini_cli", "POLICY"),
+    "codex-compaction": ("codex", "POLICY"),
+    "anthropic-clear-tool-uses": ("anthropic_editing", "POLICY"),
+    "anthropic-clear-thinking": ("anthropic_editing", "THINKING_POLICY"),
+    "strands-sliding-window": ("strands_sliding", "POLICY"),
+    "strands-summarizing": ("strands_summarizing", "POLICY"),
+    "openhands-llm-summarizing": ("openhands_condenser", "POLICY"),
+    "llamaindex-chat-memory-buffer": ("llamaindex_chat_memory_buffer", "POLICY"),
+    "llamaindex-chat-summary-memory-buffer": ("llamaindex_chat_summary_memory_buffer", "POLICY"),
+    "autogen-buffered": ("autogen_buffered", "POLICY"),
+    "autogen-head-and-tail": ("autogen_head_and_tail", "POLICY"),
+    "autogen-token-limited": ("autogen_token_limited", "POLICY"),
+}
 _REGISTRY: dict[str, Policy[Any]] = {}
 #: `file.py:NAME` specs already loaded, so every later lookup of the same spec is a dict read.
 _FILE_SPECS: dict[str, Policy[Any]] = {}
@@ -56,22 +61,32 @@ def _load_entry_points() -> None:
 
     found, problems = entry_point_policies()
     for policy in found:
-        if policy.name in _REGISTRY:
+        if policy.name in _REGISTRY or policy.name in _BUILT_IN:
             problems.append(f"policy plugin {policy.name!r}: a policy of that name exists already; the plugin is left out")
         else:
             register(policy)
     _PLUGIN_PROBLEMS.extend(problems)
 
 
+def _built_in(name: str) -> Policy[Any]:
+    module, attribute = _BUILT_IN[name]
+    policy: Policy[Any] = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    if policy.name != name:
+        raise RuntimeError(f"built-in policy {name!r} is named {policy.name!r} in its module")
+    return register(policy)
+
+
 def get_policy(name: str) -> Policy[Any]:
     found = _REGISTRY.get(name) or _FILE_SPECS.get(name)
     if found is not None:
         return found
+    if name in _BUILT_IN:
+        return _built_in(name)
     from .plugins import is_file_spec, load_file_policy
 
     if is_file_spec(name):
         policy = load_file_policy(name)
-        existing = _REGISTRY.get(policy.name)
+        existing = _REGISTRY.get(policy.name) or (_built_in(policy.name) if policy.name in _BUILT_IN else None)
         if existing is not None and existing.plan is not policy.plan and policy.name not in {p.name for p in _FILE_SPECS.values()}:
             from ...errors import PluginError
 
@@ -82,7 +97,7 @@ def get_policy(name: str) -> Policy[Any]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(_REGISTRY)} "
+        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(policy_names(plugins=False))} "
                                "(or a file of your own: --policy path/to/file.py:NAME)") from None
 
 
@@ -91,7 +106,7 @@ def policy_names(plugins: bool = True) -> list[str]:
     installed package's metadata costs ~15 ms, too much for building the CLI's help text)."""
     if plugins:
         _load_entry_points()
-    return list(_REGISTRY)
+    return [*_BUILT_IN, *(n for n in _REGISTRY if n not in _BUILT_IN)]
 
 
 def plugin_problems() -> list[str]:
@@ -99,27 +114,5 @@ def plugin_problems() -> list[str]:
     _load_entry_points()
     return list(_PLUGIN_PROBLEMS)
 
-
-register(missy.POLICY)
-register(supyagent.POLICY)
-register(categories.POLICY)
-register(consolidator.POLICY)
-register(mnesis.POLICY)
-register(claude_code.POLICY)
-register(langchain_trim.POLICY)
-register(langchain_summarization.POLICY)
-register(langchain_context_editing.POLICY)
-register(gemini_cli.POLICY)
-register(codex.POLICY)
-register(anthropic_editing.POLICY)
-register(anthropic_editing.THINKING_POLICY)
-register(strands_sliding.POLICY)
-register(strands_summarizing.POLICY)
-register(openhands_condenser.POLICY)
-register(llamaindex_chat_memory_buffer.POLICY)
-register(llamaindex_chat_summary_memory_buffer.POLICY)
-register(autogen_buffered.POLICY)
-register(autogen_head_and_tail.POLICY)
-register(autogen_token_limited.POLICY)
 
 __all__ = ["Policy", "get_policy", "plugin_problems", "policy_names", "register"]

@@ -330,10 +330,14 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
 
     history_tokens = 0
     truncated_ids: list[str] = []
+    position = {id(c): k for k, c in enumerate(all_contents)}  # `list.index` compared contents field by field: quadratic
+    by_content: dict[int, list[Truncation]] = {}
+    for (tc, _), t in truncations.items():
+        by_content.setdefault(tc, []).append(t)
     for c in kept_contents:
-        ci = pending_index if c is pending else all_contents.index(c)
+        ci = pending_index if c is pending else position[id(c)]
         for m in c.messages:
-            hits = [t for (tc, _), t in truncations.items() if tc == ci and _part_owner(c, t.part, m)]
+            hits = [t for t in by_content.get(ci, ()) if _part_owner(c, t.part, m)]
             if hits:
                 sent = math.floor(sum(estimate_part(truncated_part(c.parts[t.part], t.output)) for t in hits)
                                   + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))

@@ -43,7 +43,7 @@ CHARS_PER_TOKEN = 4
 
 def js_length(text: str) -> int:
     """JavaScript's `string.length`: UTF-16 code units (a character beyond U+FFFF counts 2)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _js_numbers(value: Any) -> Any:

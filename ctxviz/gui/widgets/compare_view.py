@@ -94,6 +94,8 @@ class CompareView(QWidget):
             strips.addWidget(label)
             strips.addWidget(strip)
         self.strips.setVisible(False)
+        # One token axis for both: zooming or panning one moves the other.
+        self.strip_b.setXLink(self.strip_a)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.summary)
