@@ -7,6 +7,7 @@ one pass, so it keeps up with re-plans of 100,000 messages.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from itertools import compress
 
@@ -35,9 +36,10 @@ class Lost:
     cut: int | None  # the newest message not sent
     #: How many more tokens of room the cut message needed (None: it was not left out for room).
     missed_by: int | None
-    user_requests: tuple[LostMessage, ...]
+    user_requests: tuple[LostMessage, ...]  # the first few (`users_lost` counts them all)
     largest: tuple[LostMessage, ...]
     summarized: int = 0
+    users_lost: int = 0
 
     def headline(self) -> str:
         if not self.messages:
@@ -78,10 +80,12 @@ def lost(plan: Plan, session: Session, shown: int = 5) -> Lost:
     def entry(i: int) -> LostMessage:
         return LostMessage(i, cols.role[i], cols.tokens[i], first_line(messages[i].text) or "(no text)")
 
-    users = tuple(entry(i) for i in indices if cols.role[i] == "user")
-    largest = tuple(entry(i) for i in sorted(indices, key=lambda i: -cols.tokens[i])[:shown])
+    # Only the entries a view shows are made (a 10,000-message session can leave out thousands of user messages).
+    user_indices = [i for i in indices if cols.role[i] == "user"]
+    users = tuple(entry(i) for i in user_indices[:shown])
+    largest = tuple(entry(i) for i in heapq.nlargest(shown, indices, key=cols.tokens.__getitem__))
     return Lost(len(indices), tokens, {r: by_role[r] for r in sorted(by_role, key=lambda r: (ROLE_ORDER.get(r, 9), r))}, cut, _missed_by(plan, cut),
-                users, largest, summarized)
+                users, largest, summarized, len(user_indices))
 
 
 def _missed_by(plan: Plan, cut: int) -> int | None:

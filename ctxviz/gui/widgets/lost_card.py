@@ -49,7 +49,7 @@ def card_html(found: Lost, retention: Any = None) -> str:
     lines = [f'<b style="color:{WARNING}">{head}</b>']
     if found.user_requests:
         shown = " · ".join(_link(m) for m in found.user_requests[:SHOWN])
-        more = len(found.user_requests) - SHOWN
+        more = found.users_lost - len(found.user_requests[:SHOWN])
         lines.append(f"<b>User messages not sent:</b> {shown}" + (f" · and {more:,} more" if more > 0 else ""))
     if retention is not None and retention_html(retention):
         lines.append(retention_html(retention))

@@ -251,9 +251,14 @@ class MessageStrip(pg.PlotWidget):
         for item in (self.summary_region, self.summary_label):
             item.setVisible(False)
             self.addItem(item)
-        self.user_lane = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True)
-        self.user_lane.setZValue(5)
-        self.addItem(self.user_lane)
+        # Two items of one brush each (a brush per point made pyqtgraph render every point's symbol
+        # again on each re-plan: 120 ms at 10,000 messages); redrawn only when the lost set changes.
+        self.user_lane = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_SENT))
+        self.user_lane_lost = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_LOST))
+        for lane in (self.user_lane, self.user_lane_lost):
+            lane.setZValue(5)
+            self.addItem(lane)
+        self._lane_key: tuple[object, ...] = ()
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self.help_text = ("Each segment is one message, as wide as its tokens; the ticks above are the user's messages, red where "
@@ -310,13 +315,15 @@ class MessageStrip(pg.PlotWidget):
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
         users = [i for i, role in enumerate(cols.role) if role == "user"]
-        if not users:
-            self.user_lane.setData([], [])
+        lost = tuple(i for i in users if cols.decision[i] not in SENT_DECISIONS)
+        key = (id(self.item.starts), len(self.item.starts), self.by_tokens, tuple(users), lost)
+        if key == self._lane_key:
             return
-        xs = [float(self.item.starts[i] + self.item.widths[i] / 2) for i in users]
-        lost = [cols.decision[i] not in SENT_DECISIONS for i in users]
-        brushes = [pg.mkBrush(USER_LOST if gone else USER_SENT) for gone in lost]
-        self.user_lane.setData(xs, [1.12] * len(xs), brush=brushes, data=users)
+        self._lane_key = key
+        lost_set = set(lost)
+        for lane, members in ((self.user_lane, [i for i in users if i not in lost_set]), (self.user_lane_lost, list(lost))):
+            xs = [float(self.item.starts[i] + self.item.widths[i] / 2) for i in members]
+            lane.setData(xs, [1.12] * len(xs), data=members)
 
     def zoom_to(self, first: int, last: int) -> None:
         """Show messages first..last (and a little around them)."""
