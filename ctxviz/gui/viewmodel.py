@@ -20,7 +20,7 @@ import time
 import weakref
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..engine.catalog import find_model
 from ..engine.checks import PlanOptions, chat_scheme, real_count
@@ -688,12 +688,25 @@ class ContextViewModel(QObject):
         self._start_real_count()  # after the plan is on screen (a no-op unless asked for and not counted yet)
         self._start_retention(session, plan)
 
+    #: Retention waits for the parameters to settle: during a drag every step would start a search
+    #: that competes with the next plan for the interpreter.
+    RETENTION_DELAY_MS = 400
+
     def _start_retention(self, session: Session, plan: Plan) -> None:
-        """The plan's retention, once: a drag's intermediate plans are skipped (the job checks it is
-        still the plan on screen before the work, which the first time includes extracting anchors)."""
+        """The plan's retention, once it has stayed on screen a moment (the job checks again that it
+        is still the plan on screen before the work, which the first time includes extracting anchors)."""
+        QTimer.singleShot(self.RETENTION_DELAY_MS, lambda: self._retention_job(session, plan))
+
+    def _current(self, plan: Plan) -> bool:
+        """The plan on screen, or it with its real count filled in (the same decisions)."""
+        return self.plan is not None and (plan is self.plan or plan.messages is self.plan.messages)
+
+    def _retention_job(self, session: Session, plan: Plan) -> None:
+        if not self._current(plan) or self._closed:
+            return
 
         def job() -> None:
-            if plan is not self.plan or self._closed:
+            if not self._current(plan) or self._closed:
                 return
             try:
                 from ..engine.retention import plan_retention
@@ -706,8 +719,8 @@ class ContextViewModel(QObject):
         self._side_executor.submit(job)
 
     def _on_retained(self, plan: Plan, retention: Any) -> None:
-        if plan is self.plan:
-            self.retentionReady.emit(plan, retention)
+        if self._current(plan):
+            self.retentionReady.emit(self.plan, retention)
 
     def _on_load_failed(self, generation: int, message: str) -> None:
         if generation != self._load_generation or self._closed:

@@ -96,7 +96,7 @@ class LostCard(QFrame):
         self.label.setText(card_html(found))
 
     def set_retention(self, plan: Plan, retention: Any) -> None:
-        if plan is not self.plan or self.found is None:
+        if self.plan is None or plan.messages is not self.plan.messages or self.found is None:
             return
         self.retention = retention
         self.label.setText(card_html(self.found, retention))
