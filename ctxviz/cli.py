@@ -86,6 +86,8 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="send this message whatever the policy decides: #INDEX, id:ID, role:ROLE, first-user, last-user, text:WORDS (repeatable)")
     p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
     p.add_argument("--model", default="", help="model for --real-count and the cost estimate (default: the session's)")
+    p.add_argument("--retention", choices=("auto", "on", "off"), default="auto",
+                   help="which anchors still reach the model (plan, simulate, compare); auto: up to 20 MB of session text")
 
 
 @functools.cache
@@ -284,14 +286,36 @@ def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
     return session, plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
 
 
+#: Anchors are extracted at about 1.5 MB of text a second: beyond this, `--retention on` asks for it.
+RETENTION_AUTO_CHARS = 20_000_000
+
+
+def retention_skipped(args: argparse.Namespace, session: Session) -> str:
+    """Why retention is not computed ("" when it is)."""
+    choice = getattr(args, "retention", "auto")
+    if choice == "on":
+        return ""
+    if choice == "off":
+        return "retention: not computed (--retention off)"
+    chars = sum(len(m.text) for m in session.messages)
+    if chars <= RETENTION_AUTO_CHARS:
+        return ""
+    return (f"retention: not computed for {chars / 1e6:,.0f} MB of session text (the automatic limit is "
+            f"{RETENTION_AUTO_CHARS / 1e6:.0f} MB; --retention on computes it, about a second per 1.5 MB)")
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     session, plan = resolve_plan(args)
-    retention = plan_retention_of(plan, session)
+    skipped = retention_skipped(args, session)
+    retention = None if skipped else plan_retention_of(plan, session)
     if args.json:
-        write_stdout(json_text({**plan.to_json(), "retention": retention.to_json(LOST_IN_JSON)}) + "\n")
+        doc = {**plan.to_json(), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
+        if skipped:
+            doc["retention_note"] = skipped
+        write_stdout(json_text(doc) + "\n")
     else:
         sys.stdout.write(plan_summary(plan, session))
-        sys.stdout.write(retention_text(retention))
+        sys.stdout.write(retention_text(retention) if retention is not None else skipped + "\n")
     if args.fail_over_budget and not plan.totals.fits:
         return EXIT_OVER_BUDGET
     return EXIT_OK
@@ -401,13 +425,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
     reported = reported_per_turn(session)
-    retention = timeline_retention_of(timeline)
+    skipped = retention_skipped(args, session)
+    retention = None if skipped else timeline_retention_of(timeline)
     cache = _cache_report(args, timeline) if args.cost else None
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus},
-               "retention": retention.to_json(LOST_IN_JSON)}
+               "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None,
+               **({"retention_note": skipped} if skipped else {})}
         if cache is not None:
             doc["cache"] = cache.to_json()
         if reported:  # what the provider reported for the call that produced each turn's message
@@ -431,7 +457,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
-    sys.stdout.write(timeline_retention_text(retention))
+    sys.stdout.write(timeline_retention_text(retention) if retention is not None else skipped + "\n")
     print(versus)
     if cache is not None:
         print_cache(cache)
@@ -514,13 +540,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
     a, b = sides
     diffs = compare(a, b)
-    kept_a, kept_b = plan_retention_of(a, session), plan_retention_of(b, session)
+    skipped = retention_skipped(args, session)
+    kept_a, kept_b = (None, None) if skipped else (plan_retention_of(a, session), plan_retention_of(b, session))
     caches = _compare_costs(args, session, name_a, name_b) if args.cost else None
     if args.json:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict(),
-                     "retention": kept_a.to_json(LOST_IN_JSON)},
+                     "retention": kept_a.to_json(LOST_IN_JSON) if kept_a is not None else None},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict(),
-                     "retention": kept_b.to_json(LOST_IN_JSON)},
+                     "retention": kept_b.to_json(LOST_IN_JSON) if kept_b is not None else None},
                "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
         if caches is not None:
             doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
@@ -541,7 +568,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         va, vb = getattr(a.totals, key), getattr(b.totals, key)
         fmt = (lambda v: str(v)) if isinstance(va, bool) else (lambda v: f"{v:,}")
         print(f"{key:18}{fmt(va):>14}{fmt(vb):>14}")
-    print(compare_retention_text(kept_a, kept_b), end="")
+    if kept_a is not None and kept_b is not None:
+        print(compare_retention_text(kept_a, kept_b), end="")
+    else:
+        print(skipped)
     for side, p in (("A", a), ("B", b)):
         if p.fit_verdict() != "fits":
             print(f"{side}: {p.fit_verdict()}")

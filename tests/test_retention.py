@@ -192,3 +192,20 @@ def test_large_replays_read_every_turn_from_the_counts_and_agree_with_planning_i
     supy = simulate(supyagent_session(), "supyagent", get_policy("supyagent").make_params({"max_messages_before_summary": 10,
                                                                                             "min_recent_messages": 4}))
     assert timeline_retention(supy, exact_work=0, samples=5).losses == timeline_retention(supy).losses
+
+
+def test_retention_is_skipped_beyond_the_automatic_size_and_forced_on_request(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json as _json
+    from pathlib import Path as _Path
+
+    import ctxviz.cli as cli
+
+    sample = str(_Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
+    monkeypatch.setattr(cli, "RETENTION_AUTO_CHARS", 1000)
+    assert cli.main(["plan", sample, "--json"]) == 0
+    doc = _json.loads(capsys.readouterr().out)
+    assert doc["retention"] is None and "the automatic limit is" in doc["retention_note"]
+    assert cli.main(["plan", sample]) == 0
+    assert "retention: not computed for" in capsys.readouterr().out
+    assert cli.main(["plan", sample, "--json", "--retention", "on"]) == 0
+    assert _json.loads(capsys.readouterr().out)["retention"]["anchors"] > 0
