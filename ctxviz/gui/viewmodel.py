@@ -163,6 +163,9 @@ class ContextViewModel(QObject):
         self._submitted_inputs: tuple[Any, ...] | None = None
         self._executor = Worker("plan")
         self._side_executor = Worker("side")  # the "why" search and Compare
+        # The replay's answers, retention, sweeps and term searches: long, and never in the way of a
+        # simulation, a "why" or a compare.
+        self._answer_executor = Worker("answers")
         self._sim_executor = Worker("sim")  # a long replay never holds up a "why" answer
         self._count_executor = Worker("count")  # the real count's tokenizing, after the first plan
         #: (session id, model) whose real-count per-message counts are in the store; the one being counted.
@@ -498,7 +501,7 @@ class ContextViewModel(QObject):
         load = self._load_thread
         if load is not None:
             load.join(timeout)
-        for worker in (self._executor, self._count_executor, self._sim_executor, self._side_executor):
+        for worker in (self._executor, self._count_executor, self._sim_executor, self._side_executor, self._answer_executor):
             worker.submit(lambda: None).result(timeout)
 
     # --- timeline, why, compare ---------------------------------------------------------------
@@ -716,7 +719,7 @@ class ContextViewModel(QObject):
                 return
             self._post(self._retained, plan, found)
 
-        self._side_executor.submit(job)
+        self._answer_executor.submit(job)
 
     def _on_retained(self, plan: Plan, retention: Any) -> None:
         if self._current(plan):
@@ -772,7 +775,7 @@ class ContextViewModel(QObject):
                              "(`ctxviz simulate --cost` prices any)")
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
-        self._sim_executor.submit(job)
+        self._answer_executor.submit(job)
 
     def run_sweep(self, grid: list[str], requirements: list[str]) -> None:
         """Replay every combination of `grid` (NAME=START:STOP:STEP or NAME=V1,V2) on the open session,
@@ -804,7 +807,7 @@ class ContextViewModel(QObject):
             except Exception as exc:
                 self._post(self._swept, [], None, f"sweep failed ({type(exc).__name__}: {exc})")
 
-        self._side_executor.submit(job)
+        self._answer_executor.submit(job)
 
     def find_term(self, term: str) -> None:
         """Where `term` was in the current replay's context, turn by turn, and what removed it (off the GUI thread)."""
@@ -821,7 +824,7 @@ class ContextViewModel(QObject):
                 found, message = None, f"search failed ({type(exc).__name__}: {exc})"
             self._post(self._found, timeline, term, found, message)
 
-        self._sim_executor.submit(job)
+        self._answer_executor.submit(job)
 
     def _on_found(self, timeline: Timeline, term: str, found: Any, message: str) -> None:
         if timeline is self.timeline:
