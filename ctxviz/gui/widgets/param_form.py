@@ -240,7 +240,10 @@ class ParamForm(QWidget):
                     current = int(value or 0)
                     # A count of messages or tokens reaches what the session has (not 0-1000 for a
                     # 230-message tail); other integers reach four times their value.
-                    reach = (limits or {}).get(meta.get("unit", ""))
+                    unit = meta.get("unit", "")
+                    reach = (limits or {}).get(unit)
+                    if reach and unit == "tokens":
+                        reach = max(reach, current * 2)  # a budget can also be raised past what the session holds
                     hi = int(meta.get("max", max(reach, current) if reach else max(current * 4, 1000)))
                     spin.setRange(None if lo < 0 else 0, None)  # the framework validates, not the widget
                     spin.setSingleStep(int(meta.get("step", 1)))
