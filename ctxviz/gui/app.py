@@ -6,6 +6,7 @@ import gc
 import os
 import sys
 import tempfile
+import time
 from typing import Any
 
 from ..engine.session import Session
@@ -156,6 +157,12 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
                 if dropped is not None:
                     window.select_message(dropped)
                     window.vm.wait()
+        # What follows a settled plan (its retention, after RETENTION_DELAY_MS) belongs in the picture too.
+        deadline = time.monotonic() + window.vm.RETENTION_DELAY_MS / 1000 + 0.2
+        while time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.02)
+        window.vm.wait()
         render_window(window, screenshot)
         window.close()
         if scratch is not None:
