@@ -31,8 +31,9 @@ def retention_html(retention: Any) -> str:
     instructions lost (each a link to where it was said)."""
     if retention is None or not retention.anchors:
         return ""
-    text = (f"<b>Retention:</b> {retention.kept:,} of {retention.anchors:,} anchors still sent ({retention.score:.0%}); "
-            f"user instructions {retention.instructions_kept} of {retention.instructions} ({retention.instruction_score:.0%})")
+    instructions = (f"user instructions {retention.instructions_kept} of {retention.instructions} ({retention.instruction_score:.0%})"
+                    if retention.instructions else "no user instruction in the session")
+    text = f"<b>Retention:</b> {retention.kept:,} of {retention.anchors:,} anchors still sent ({retention.score:.0%}); {instructions}"
     lost = [a for a in retention.lost if a.kind == "instruction"]
     if lost:
         shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(60))}' for a in lost[:SHOWN])
