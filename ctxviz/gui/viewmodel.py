@@ -887,7 +887,8 @@ class ContextViewModel(QObject):
         self._sim_executor.shutdown(SHUTDOWN_WAIT_S)
         self._side_executor.shutdown(SHUTDOWN_WAIT_S)
         self._count_executor.shutdown(SHUTDOWN_WAIT_S)
-        workers = (self._executor, self._sim_executor, self._side_executor, self._count_executor)
+        self._answer_executor.shutdown(SHUTDOWN_WAIT_S)
+        workers = (self._executor, self._sim_executor, self._side_executor, self._count_executor, self._answer_executor)
         threads = [t for t in (*(w.thread for w in workers), *self._load_threads) if t is not None]
         # gc is restored once no worker thread is left; this object lives until its own have ended.
         COLLECTOR.release(self, threads)
