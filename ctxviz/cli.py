@@ -524,25 +524,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     name_a = names[0] if names else None
     name_b = names[1] if len(names) == 2 else name_a
     session = load_args(args)
-    sides = []
     unaligned: list[str] = []
     aligning = (args.trigger_tokens, args.keep_messages, args.keep_tokens) != (None, None, None)
-    for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
-        policy_name, params, tokenizer = resolve_params(args, name, extra)
-        if aligning:  # one footing for both frameworks; a side's own --set-a/--set-b still has the last word
-            from .engine.vocabulary import align
-
-            policy = get_policy(policy_name)
-            params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
-            params, skipped = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
-            params = policy.make_params(_parse_sets(extra), base=params)
-            unaligned += skipped
-        sides.append(plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)))
-    a, b = sides
+    resolved = [_compare_side(args, session, name, extra, unaligned) for name, extra in ((name_a, args.set_a), (name_b, args.set_b))]
+    a, b = (plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
+            for policy_name, params, tokenizer in resolved)
     diffs = compare(a, b)
     skipped = retention_skipped(args, session)
     kept_a, kept_b = (None, None) if skipped else (plan_retention_of(a, session), plan_retention_of(b, session))
-    caches = _compare_costs(args, session, name_a, name_b) if args.cost else None
+    caches = _compare_costs(args, session, resolved) if args.cost else None
     if args.json:
         doc = {"a": {"policy": a.policy, "params": dict(a.params), "totals": a.totals.to_json(), "verdict": a.fit_verdict(),
                      "retention": kept_a.to_json(LOST_IN_JSON) if kept_a is not None else None},
@@ -652,23 +642,31 @@ def cmd_where(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare_costs(args: argparse.Namespace, session: Session, name_a: str | None, name_b: str | None) -> tuple[Any, Any]:
+def _compare_side(args: argparse.Namespace, session: Session, name: str | None, extra: Sequence[str],
+                  unaligned: list[str]) -> tuple[str, Any, str | None]:
+    """One side's (policy, parameters, tokenizer): --config and --set, then the shared trigger and
+    keep (`--trigger-tokens`, `--keep-*`) in its own units, then the side's own --set-a/--set-b,
+    which has the last word. What the side cannot express is appended to `unaligned`."""
+    policy_name, params, tokenizer = resolve_params(args, name, extra)
+    if (args.trigger_tokens, args.keep_messages, args.keep_tokens) != (None, None, None):
+        from .engine.vocabulary import align
+
+        policy = get_policy(policy_name)
+        params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
+        params, skipped = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
+        params = policy.make_params(_parse_sets(extra), base=params)
+        unaligned += skipped
+    return policy_name, params, tokenizer
+
+
+def _compare_costs(args: argparse.Namespace, session: Session, sides: Sequence[tuple[str, Any, str | None]]) -> tuple[Any, Any]:
     """Both sides replayed turn by turn and priced with prompt caching (`compare --cost`)."""
     from .engine.simulate import simulate
 
-    out = []
-    for name, extra in ((name_a, args.set_a), (name_b, args.set_b)):
-        policy_name, params, tokenizer = resolve_params(args, name, extra)
-        if args.trigger_tokens is not None or args.keep_messages is not None or args.keep_tokens is not None:
-            from .engine.vocabulary import align
-
-            policy = get_policy(policy_name)
-            params = params if params is not None and not isinstance(params, dict) else policy.make_params(params or {})
-            params, _ = align(policy, params, session, args.trigger_tokens, args.keep_messages, args.keep_tokens)
-            params = policy.make_params(_parse_sets(extra), base=params)
-        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=PlanOptions(pair_safe=args.pair_safe))
-        out.append(_cache_report(args, timeline))
-    return out[0], out[1]
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))
+    a, b = (_cache_report(args, simulate(session, policy_name, params, tokenizer, STORE, options=options))
+            for policy_name, params, tokenizer in sides)
+    return a, b
 
 
 def _knobs(plan: Plan) -> str:
