@@ -21,9 +21,8 @@ from .checks import PlanOptions, apply_pair_safety
 from .counting import CountStore, TokenCounts
 from .plan import Decision, Plan
 from .policies import get_policy
-from .policies.supyagent import ContextSettings, summary_last_index, trigger_status
 from .session import Session, Summary
-from .summarizers import ExtractiveSummarizer, Summarizer, mnesis_fallback
+from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import Tokenizer
 
 ProgressCallback = Callable[[int, int], None]
@@ -299,54 +298,9 @@ def _turn(i: int, plan: Plan, active: int, events: list[Event]) -> Turn:
 
 def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: TokenCounts, summarizer: Summarizer,
              i: int, events: list[Event]) -> Summary | None:
-    """Each framework's own trigger, checked after the turn's build; returns the summary it applies."""
-    messages = prefix.messages
+    """The framework's own trigger (`Policy.compact`), checked after the turn's build; the summary it applies."""
     compact = get_policy(policy).compact
-    if compact is not None:
-        summary: Summary | None = compact(prefix, plan, params, counts, summarizer, i, events)
-        return summary
-    if policy == "supyagent":
-        settings: ContextSettings = params
-        history = [m for m in messages if m.role != "system"]
-        previous = prefix.summaries[-1] if prefix.summaries else None
-        idx = summary_last_index(previous, history) if previous else None
-        status = trigger_status(history, counts.message_tokens, idx, settings)
-        if settings.auto_summarize and status.will_trigger:
-            up_to = max(0, len(history) - settings.min_recent_messages - 1)
-            covered = history[: up_to + 1]  # supyagent always re-summarises from index 0
-            text = summarizer.supyagent_snapshot(covered)
-            why = (f"{status.messages_since_summary} messages since the last summary >= {settings.max_messages_before_summary}"
-                   if status.messages_since_summary >= settings.max_messages_before_summary
-                   else f"the history's {status.total_tokens:,} tokens >= max_tokens_before_summary {settings.max_tokens_before_summary:,}")
-            events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
-            return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=messages[-1].timestamp)
-    elif policy == "missy-consolidator":
-        ids = plan.extra.get("consolidated_ids") or []
-        if plan.extra.get("should_consolidate") and ids:
-            text = next((c["content"] for c in plan.context if str(c.get("content", "")).startswith("[Session context consolidated]")), "")
-            previous = {c for s in prefix.summaries for c in s.covers}
-            events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {plan.extra['current_tokens']:,} estimated tokens"))
-            return Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
-    elif policy == "mnesis":
-        usable = plan.extra["usable"]
-        estimate = plan.extra["token_estimate"]
-        soft = int(usable * 0.6)
-        if usable > 0 and estimate >= soft:
-            users = [m for m in messages if m.role == "user"]
-            covered_ids = {c for s in prefix.summaries for c in s.covers}
-            if len(users) > 2:
-                boundary = users[-2].index  # everything before the second-to-last user message
-                new = [m for m in messages[:boundary] if m.id not in covered_ids and m.role != "system"]
-                if new:
-                    kind = "hard_threshold" if estimate >= usable else "compaction"
-                    events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
-                                                 f"({usable if kind == 'hard_threshold' else soft:,}): {len(new)} messages compacted"))
-                    # Condensation merges the earlier node with the new span into one node.
-                    covered = [m for m in messages[:boundary] if m.id in covered_ids or m in new]
-                    text = mnesis_fallback(covered, max(1, usable // 10))
-                    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered if m.role != "system"))
-    return None
-
+    return compact(prefix, plan, params, counts, summarizer, i, events) if compact is not None else None
 
 
 #: Event kinds that put a summary in force, as the replay's sentence names them.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session
+from ..session import Message, Session, Summary
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
 from .common import base_system_prompt
@@ -264,6 +264,21 @@ def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
     return replace(plan, usage=threshold_usage(used, plan.allocation["below_threshold"]), extra={**plan.extra, "after_tokens": used})
 
 
+def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts: TokenCounts, summarizer: Any, i: int,
+            events: list[Any]) -> Summary | None:
+    """MemoryConsolidator's trigger after a build: the key facts it wrote replace what it consolidated
+    (and everything the previous consolidation covered)."""
+    from ..simulate import Event
+
+    ids = plan.extra.get("consolidated_ids") or []
+    if not (plan.extra.get("should_consolidate") and ids):
+        return None
+    text = next((c["content"] for c in plan.context if str(c.get("content", "")).startswith("[Session context consolidated]")), "")
+    previous = {c for s in prefix.summaries for c in s.covers}
+    events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {plan.extra['current_tokens']:,} estimated tokens"))
+    return Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+
+
 POLICY = Policy(
     name="missy-consolidator",
     title="missy MemoryConsolidator",
@@ -272,6 +287,7 @@ POLICY = Policy(
     measure=measure_chars,
     default_tokenizer="chars",
     plan=plan,
+    compact=compact,
     zone_parts={"system": "below_threshold", "consolidated": "below_threshold", "recent": "below_threshold"},
     refresh=refresh,
     description="At >= 80 % of max_tokens, keep the last 4 messages and replace the rest with key facts.",

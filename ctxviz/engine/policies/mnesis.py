@@ -27,6 +27,7 @@ from ..session import (
     Message,
     Part,
     Session,
+    Summary,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -420,6 +421,35 @@ def align(budget: MnesisBudget, session: Session, trigger_tokens: int | None, ke
     return replace(budget, context_limit=limit), skipped
 
 
+def compact(prefix: Session, plan: Plan, budget: MnesisBudget, counts: TokenCounts, summarizer: Any, i: int,
+            events: list[Any]) -> Summary | None:
+    """mnesis' soft (60 % of usable) and hard thresholds: everything before the second-to-last user
+    message is condensed, merged with the earlier node, into the Level 3 deterministic summary."""
+    from ..simulate import Event
+    from ..summarizers import mnesis_fallback
+
+    messages = prefix.messages
+    usable = plan.extra["usable"]
+    estimate = plan.extra["token_estimate"]
+    soft = int(usable * SOFT_THRESHOLD)
+    if not (usable > 0 and estimate >= soft):
+        return None
+    users = [m for m in messages if m.role == "user"]
+    if len(users) <= 2:
+        return None
+    covered_ids = {c for s in prefix.summaries for c in s.covers}
+    boundary = users[-2].index
+    new = [m for m in messages[:boundary] if m.id not in covered_ids and m.role != "system"]
+    if not new:
+        return None
+    kind = "hard_threshold" if estimate >= usable else "compaction"
+    events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
+                                 f"({usable if kind == 'hard_threshold' else soft:,}): {len(new)} messages compacted"))
+    covered = [m for m in messages[:boundary] if m.id in covered_ids or m in new]
+    text = mnesis_fallback(covered, max(1, usable // 10))
+    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered if m.role != "system"))
+
+
 POLICY = Policy(
     name="mnesis",
     title="mnesis ContextBuilder",
@@ -430,6 +460,7 @@ POLICY = Policy(
     default_tokenizer="cl100k_base",
     tokenizer_for_model=tokenizer_for_model,
     plan=plan,
+    compact=compact,
     zone_parts={"raw": "messages"},
     refresh=refresh,
     description="Summaries first, charged without a fit check; raw messages newest first, stopping at the first misfit.",

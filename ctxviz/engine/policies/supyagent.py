@@ -340,6 +340,29 @@ def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], s
     return result, result_tokens, sources, outcome
 
 
+def compact(prefix: Session, plan: Plan, settings: ContextSettings, counts: TokenCounts, summarizer: Any, i: int,
+            events: list[Any]) -> Summary | None:
+    """supyagent's trigger after a build: N messages or K tokens since the last summary; it always
+    re-summarises the history from index 0 up to the recent messages it keeps."""
+    from ..simulate import Event
+
+    messages = prefix.messages
+    history = [m for m in messages if m.role != "system"]
+    previous = prefix.summaries[-1] if prefix.summaries else None
+    idx = summary_last_index(previous, history) if previous else None
+    status = trigger_status(history, counts.message_tokens, idx, settings)
+    if not (settings.auto_summarize and status.will_trigger):
+        return None
+    up_to = max(0, len(history) - settings.min_recent_messages - 1)
+    covered = history[: up_to + 1]
+    text = summarizer.supyagent_snapshot(covered)
+    why = (f"{status.messages_since_summary} messages since the last summary >= {settings.max_messages_before_summary}"
+           if status.messages_since_summary >= settings.max_messages_before_summary
+           else f"the history's {status.total_tokens:,} tokens >= max_tokens_before_summary {settings.max_tokens_before_summary:,}")
+    events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
+    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=messages[-1].timestamp)
+
+
 POLICY = Policy(
     name="supyagent",
     title="supyagent ContextManager",
@@ -348,6 +371,7 @@ POLICY = Policy(
     measure=measure_message,
     default_tokenizer="cl100k_base",
     plan=plan,
+    compact=compact,
     zone_parts={"evictable": "history", "recent": "history"},
     description="Summary if under 30 % of what is left; newest messages while they fit, at least min_recent_messages; emergency truncation.",
     framework='supyagent',
