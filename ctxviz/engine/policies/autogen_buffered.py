@@ -13,14 +13,11 @@ from ..plan import Decision, Plan
 from ..session import Session
 from .autogen_messages import (
     COUNTER,
-    FRAMEWORK_VERSION,
+    autogen_policy,
     build_plan,
-    measure_fields,
     model_context,
     model_limit,
-    tokenizer_for_model,
 )
-from .base import Policy
 
 NAME = "autogen-buffered"
 
@@ -61,19 +58,12 @@ def plan(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
                       {"llm_messages": len(units), "sent_llm_messages": len(kept)})
 
 
-POLICY = Policy(
+POLICY = autogen_policy(
     name=NAME,
     title="AutoGen BufferedChatCompletionContext",
     params_type=BufferedParams,
-    measure_name="autogen-openai-fields",
-    measure=measure_fields,
-    default_tokenizer="o200k_base",
-    tokenizer_for_model=tokenizer_for_model,
     plan=plan,
-    zone_parts={"context": "messages"},
     description="The last buffer_size messages; a tool result that would start them is removed.",
-    framework="AutoGen",
-    framework_version=FRAMEWORK_VERSION,
     source="autogen_core/model_context/_buffered_chat_completion_context.py BufferedChatCompletionContext.get_messages",
     counter="none for its decisions (it counts messages); tokens shown by " + COUNTER,
     trigger=("buffer_size",),

@@ -13,15 +13,12 @@ from ..plan import Decision, Plan
 from ..session import Session
 from .autogen_messages import (
     COUNTER,
-    FRAMEWORK_VERSION,
     Unit,
+    autogen_policy,
     build_plan,
-    measure_fields,
     model_context,
     model_limit,
-    tokenizer_for_model,
 )
-from .base import Policy
 
 NAME = "autogen-head-and-tail"
 
@@ -85,19 +82,12 @@ def plan(session: Session, params: HeadAndTailParams, counts: TokenCounts) -> Pl
                       {"llm_messages": len(units), "num_skipped": num_skipped, "placeholder": text})
 
 
-POLICY = Policy(
+POLICY = autogen_policy(
     name=NAME,
     title="AutoGen HeadAndTailChatCompletionContext",
     params_type=HeadAndTailParams,
-    measure_name="autogen-openai-fields",
-    measure=measure_fields,
-    default_tokenizer="o200k_base",
-    tokenizer_for_model=tokenizer_for_model,
     plan=plan,
-    zone_parts={"context": "messages"},
     description="The first head_size and last tail_size messages, with a 'Skipped N messages.' user message between them.",
-    framework="AutoGen",
-    framework_version=FRAMEWORK_VERSION,
     source="autogen_core/model_context/_head_and_tail_chat_completion_context.py HeadAndTailChatCompletionContext.get_messages",
     counter="none for its decisions (it counts messages); tokens shown by " + COUNTER,
     trigger=("head_size", "tail_size"),

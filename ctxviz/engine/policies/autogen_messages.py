@@ -381,3 +381,14 @@ def model_limit(session: Session) -> tuple[int, str]:
         return MODEL_TOKEN_LIMITS[model], ""
     return MODEL_TOKEN_LIMITS[DEFAULT_MODEL], (f"AutoGen's model table does not know {model!r} (its get_token_limit raises KeyError); "
                                                f"ctxviz uses gpt-4o's {MODEL_TOKEN_LIMITS[DEFAULT_MODEL]:,} tokens")
+
+
+def autogen_policy(**fields: Any) -> Any:
+    """A `Policy` for one of AutoGen's model contexts: they share the message mapping, the
+    OpenAI client's counter and the framework's identity; each gives its name, plan and knobs."""
+    from .base import Policy
+
+    return Policy(measure_name="autogen-openai-fields", measure=measure_fields, default_tokenizer="o200k_base",
+                  tokenizer_for_model=tokenizer_for_model, zone_parts={"context": "messages"}, framework="AutoGen",
+                  framework_version=FRAMEWORK_VERSION, **fields)
+

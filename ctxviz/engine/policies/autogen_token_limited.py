@@ -18,17 +18,14 @@ from ..plan import Decision, Plan
 from ..session import Session
 from .autogen_messages import (
     COUNTER,
-    FRAMEWORK_VERSION,
     REPLY_PRIMING,
+    autogen_policy,
     build_plan,
-    measure_fields,
     model_context,
     model_limit,
-    tokenizer_for_model,
     tool_schema_tokens,
     unit_tokens,
 )
-from .base import Policy
 
 NAME = "autogen-token-limited"
 
@@ -103,19 +100,12 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
                       {"token_count": count, "popped": [units[p].first for p in removed], "token_limit": limit}, tools_tokens=tools)
 
 
-POLICY = Policy(
+POLICY = autogen_policy(
     name=NAME,
     title="AutoGen TokenLimitedChatCompletionContext",
     params_type=TokenLimitedParams,
-    measure_name="autogen-openai-fields",
-    measure=measure_fields,
-    default_tokenizer="o200k_base",
-    tokenizer_for_model=tokenizer_for_model,
     plan=plan,
-    zone_parts={"context": "messages"},
     description="Pops the middle message until the model client's count fits token_limit; a leading tool result is then removed.",
-    framework="AutoGen",
-    framework_version=FRAMEWORK_VERSION,
     source="autogen_core/model_context/_token_limited_chat_completion_context.py TokenLimitedChatCompletionContext.get_messages",
     counter=COUNTER,
     trigger=("token_limit",),
