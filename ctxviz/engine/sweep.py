@@ -60,10 +60,15 @@ def parse_grid(policy_name: str, specs: Sequence[str]) -> dict[str, list[Any]]:
             raise ParameterError(f"--grid {spec}: expected NAME=START:STOP:STEP or NAME=V1,V2,...")
         if name not in known:
             raise ParameterError(f"--grid {spec}: {policy.name} has no parameter {name!r} (it takes: {', '.join(sorted(known))})")
-        if ":" in values:
-            grid[name] = [coerce_value(policy.params_type, name, v) for v in _range(spec, values)]
-        else:
-            grid[name] = [coerce_value(policy.params_type, name, v.strip()) for v in values.split(",") if v.strip()]
+        try:
+            if ":" in values:
+                grid[name] = [coerce_value(policy.params_type, name, v) for v in _range(spec, values)]
+            else:
+                grid[name] = [coerce_value(policy.params_type, name, v.strip()) for v in values.split(",") if v.strip()]
+        except ParameterError as exc:
+            if str(exc).startswith("--grid"):
+                raise
+            raise ParameterError(f"--grid {spec}: {exc}") from None
         if not grid[name]:
             raise ParameterError(f"--grid {spec}: no values")
     size = math.prod(len(v) for v in grid.values())
