@@ -103,3 +103,16 @@ def test_the_count_store_given_is_the_one_used():
     fresh = CountStore()
     simulate(s, "missy", store=fresh)
     assert len(fresh) == 1
+
+
+def test_each_turn_says_how_many_of_the_conversations_tokens_it_does_not_send():
+    """The timeline's "not sent" series: at every turn, the measured tokens of the messages so far
+    that the turn's context leaves out (its plan's `Totals.dropped`), for a trimmer and a summariser."""
+    conversation = chat(40, words=60)
+    for policy, params in (("missy", {"total": 2_600, "system_reserve": 100, "tool_definitions_reserve": 0, "fresh_tail_count": 4}), ("supyagent", {"max_messages_before_summary": 8})):
+        tl = simulate(conversation, policy, params, store=CountStore())
+        for t in (0, 9, 20, 39):
+            plan = tl.plan_at(t)
+            assert tl.turns[t].not_sent == plan.totals.dropped == sum(m.tokens for m in plan.messages if not m.sent), (policy, t)
+        assert tl.turns[0].not_sent == 0 and tl.turns[-1].not_sent > 0, policy
+        assert tl.to_json()["turns"][-1]["not_sent"] == tl.turns[-1].not_sent

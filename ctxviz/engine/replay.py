@@ -141,9 +141,12 @@ class MissyReplay(_GrowingReplay):
         j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
+        not_sent = P[j] + P[tail_start] - P[E]
         if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
             dropped = self.pairs.drops(j, E, tail_start, h)
-            used -= sum(tokens[history[k]] for k in dropped)
+            unpaired = sum(tokens[history[k]] for k in dropped)
+            used -= unpaired
+            not_sent += unpaired
             kept -= len(dropped)
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
@@ -153,7 +156,7 @@ class MissyReplay(_GrowingReplay):
             self.before = _changes(i, _light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events))
+        return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
 
     @property
     def fixed_usage(self) -> int:
@@ -322,6 +325,9 @@ class ConsolidatorReplay(_Replay):
         self.allocation = {"below_threshold": self.threshold, "headroom": settings.max_tokens - self.threshold}
         self.synced_to = -1  # the state holds messages 0..synced_to
         self.system_count = 0
+        # Each message's tokens as the plan measures it (`_measured`): the system messages', all
+        # messages' so far and the pending ones', for the tokens not sent.
+        self.system_t = self.seen_t = self.pending_t = 0
         self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
         self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
         self.covered: set[str] = set()
@@ -334,10 +340,16 @@ class ConsolidatorReplay(_Replay):
     def _text_tokens(self, text: str) -> int:
         return len(text) // 4 if self.chars else self.full.text(text)
 
+    def _measured(self, k: int) -> int:
+        return self.raw[k] // 4 if self.chars else self.raw[k]
+
     def _add(self, i: int) -> None:
         m = self.session.messages[i]
+        t = self._measured(i)
+        self.seen_t += t
         if m.role == "system":
             self.system_count += 1
+            self.system_t += t
             if m.text:
                 self.system_texts.append(m.text)
                 self.system_tokens = self._text_tokens("\n\n".join(self.system_texts))
@@ -346,6 +358,7 @@ class ConsolidatorReplay(_Replay):
         else:
             self.pending.append(i)
             self.pending_raw += self.raw[i]
+            self.pending_t += t
             self.sent_of[i] = sent = self._text_tokens(str(m.openai_content()))
             self.pending_sent += sent
 
@@ -354,7 +367,7 @@ class ConsolidatorReplay(_Replay):
         self.covered = set(self.generated[-1].covers) if self.generated else set()
         self.covered_count = 0
         self.pending, self.pending_raw, self.pending_sent = [], 0, 0
-        self.system_count = 0
+        self.system_count = self.system_t = self.seen_t = self.pending_t = 0
         self.system_texts = [self.session.system_prompt] if self.session.system_prompt else []
         self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
         for k in range(i):
@@ -398,6 +411,7 @@ class ConsolidatorReplay(_Replay):
             self.covered_count += len(older)
             self.pending = recent
             self.pending_raw = sum(self.raw[k] for k in recent)
+            self.pending_t = sum(self._measured(k) for k in recent)
             self.pending_sent = recent_sent
         else:
             used = self.system_tokens + sum(self._text_tokens(t) for t in earlier) + self.pending_sent
@@ -409,7 +423,8 @@ class ConsolidatorReplay(_Replay):
             self.before = _changes(i, plan, self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events))
+        not_sent = self.seen_t - self.system_t - self.pending_t
+        return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
 
 
 class MnesisReplay(_GrowingReplay):
@@ -513,7 +528,7 @@ class MnesisReplay(_GrowingReplay):
             self.before = _changes(i, _light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts"), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        return Turn(i, estimate, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events))
+        return Turn(i, estimate, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), P[h] - used)
 
     def _fallback(self, covered: int, budget_tokens: int) -> str:
         """`summarizers.mnesis_fallback` over the first `covered` history messages, the file ids
@@ -624,9 +639,12 @@ class SupyagentReplay(_GrowingReplay):
         if total > target:
             return None
         kept = self.system_count + (h - j)
+        not_sent = P[j]
         if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
             dropped = self.pairs.drops(j, h, h, h)
-            total -= sum(self.tokens[self.history[k]] for k in dropped)
+            unpaired = sum(self.tokens[self.history[k]] for k in dropped)
+            total -= unpaired
+            not_sent += unpaired
             kept -= len(dropped)
         active = len(self.generated)
         events: list[Event] = []
@@ -655,7 +673,7 @@ class SupyagentReplay(_GrowingReplay):
             self.sizes.clear()
             self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
         self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
-        return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events))
+        return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
 
 
 _FITS = _Cuts(True)
@@ -1015,7 +1033,7 @@ class CategoriesReplay(_Replay):
         self.before = _FITS if fits else _NOT_FITS
         self.cut = cut
         dropped = sum(cut)
-        return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events))
+        return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
 
 
 _NOT_FITS = _Cuts(False)

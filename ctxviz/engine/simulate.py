@@ -54,11 +54,14 @@ class Turn:
     fits: bool
     summaries: int  # how many simulated summaries existed when this turn was built
     events: tuple[Event, ...] = ()
+    #: The measured tokens of the session's messages so far that this turn does not send (dropped
+    #: or summarised; a truncated message is sent): the plan's `Totals.dropped` at this turn.
+    not_sent: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"turn": self.index, "tokens_sent": self.tokens_sent, "budget": self.budget, "kept": self.kept,
                 "dropped": self.dropped, "summarized": self.summarized, "truncated": self.truncated, "fits": self.fits,
-                "events": [e.to_json() for e in self.events]}
+                "not_sent": self.not_sent, "events": [e.to_json() for e in self.events]}
 
 
 @dataclass(frozen=True)
@@ -293,7 +296,7 @@ def _turn(i: int, plan: Plan, active: int, events: list[Event]) -> Turn:
     for m in plan.messages:
         counts[m.decision] += 1
     return Turn(i, plan.totals.used, plan.totals.budget, counts[Decision.KEPT], counts[Decision.DROPPED], counts[Decision.SUMMARIZED],
-                counts[Decision.TRUNCATED] + counts[Decision.REPLACED], plan.totals.fits, active, tuple(events))
+                counts[Decision.TRUNCATED] + counts[Decision.REPLACED], plan.totals.fits, active, tuple(events), plan.totals.dropped)
 
 
 def _trigger(policy: str, prefix: Session, plan: Plan, params: Any, counts: TokenCounts, summarizer: Summarizer,
