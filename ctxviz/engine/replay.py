@@ -1043,6 +1043,9 @@ FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay, "mnesis": MnesisReplay,
                                        "supyagent": SupyagentReplay, "categories": CategoriesReplay}
 
+# The replayers of the policies added for issue 12 live in modules of their own, each with a
+# `REPLAYERS` dict of its own, registered here (they import this module's helpers, so last).
+
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
     """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch."""
