@@ -10,7 +10,8 @@ import pytest
 pytest.importorskip("PySide6")
 
 
-from ctxviz.gui.widgets.message_strip import USER_LOST, USER_SENT, ThousandsAxis  # noqa: E402
+from ctxviz.gui.widgets.axes import ThousandsAxis  # noqa: E402
+from ctxviz.gui.widgets.message_strip import USER_LOST, USER_SENT  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml")
 

@@ -70,3 +70,79 @@ def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, open_w
     assert [r.getRegion() for r in win.timeline.find_regions] == [(a - 0.5, b + 0.5) for a, b in found.spans]
     text = win.timeline.find_result.text()
     assert "in the context at turns" in text and "left at turn" in text
+
+
+def test_the_tokens_not_sent_have_their_own_axis_and_follow_the_replay(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """What each turn leaves out of the conversation, drawn on the right so the sawtooth keeps its height."""
+    from ctxviz.gui.widgets.timeline import NOT_SENT_NAME
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    timeline = simulate(load_session(SAMPLE), "supyagent")
+    view.set_timeline(timeline)
+    assert view.not_sent_curve is not None
+    _, ys = view.not_sent_curve.getData()
+    assert list(ys) == [t.not_sent for t in timeline.turns] and max(ys) > max(t.tokens_sent for t in timeline.turns) / 10
+    assert view.plot.getPlotItem().getAxis("right").labelText == "tokens not sent"
+    legend = [label.text for _, label in view.plot.getPlotItem().legend.items]
+    assert legend.count(NOT_SENT_NAME) == 1
+    view.set_timeline(timeline)  # drawn again: one entry, not two
+    assert [label.text for _, label in view.plot.getPlotItem().legend.items].count(NOT_SENT_NAME) == 1
+    view.slider.setValue(len(timeline.turns) - 1)
+    assert f"{timeline.turns[-1].not_sent:,} tokens of the conversation not sent" in view.label.text()
+
+
+def test_every_event_is_ticked_on_the_turn_slider_and_named_on_hover(qtbot) -> None:  # type: ignore[no-untyped-def]
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    timeline = simulate(load_session(SAMPLE), "supyagent", {"max_messages_before_summary": 12})
+    events = [(k, e) for k, t in enumerate(timeline.turns) for e in t.events]
+    assert len(events) >= 3
+    view.set_timeline(timeline)
+    assert [m[0] for m in view.slider.marks] == [k for k, _ in events]
+    k, event = events[1]
+    x = view.slider.mark_x(k)
+    # the tick sits where the handle stands at that turn
+    view.slider.setValue(k)
+    handle_centre = view.slider.mark_x(view.slider.value())
+    assert x == handle_centre
+    assert event.message in view.slider.tooltip_at(x) and f"turn {timeline.turns[k].index}" in view.slider.tooltip_at(x)
+    far = next(px for px in range(view.slider.width()) if all(abs(px - view.slider.mark_x(m[0])) > 10 for m in view.slider.marks))
+    assert view.slider.tooltip_at(far) == ""
+    view.set_timeline(None)
+    assert view.slider.marks == []
+
+
+def test_the_chart_fills_turn_by_turn_while_the_replay_runs(qtbot, open_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A replay draws its turns so far, on the session's whole turn axis, before it ends (every
+    report is drawn here; the app draws at most four a second)."""
+    from ctxviz.gui import viewmodel
+    from tests.builders import session
+
+    monkeypatch.setattr(viewmodel, "PARTIAL_INTERVAL_S", 0.0)
+    big = session(*[("user" if i % 2 == 0 else "assistant", f"step {i}: edit src/module_{i}.py " + "word " * 80) for i in range(600)])
+    win = open_window(SAMPLE)
+    win.vm.set_session(big)
+    seen: list[tuple[int, int, str, bool, int, float]] = []
+
+    def drawn(timeline, total) -> None:  # type: ignore[no-untyped-def]
+        # connected after the window's own slot: what the window shows for this partial replay
+        view = win.timeline
+        seen.append((len(timeline.turns), total, view.label.text(), view.slider.isEnabled(), view.slider.value(),
+                     view.plot.getPlotItem().vb.viewRange()[0][1]))
+
+    win.vm.timelinePartial.connect(drawn)
+    with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+        win.simulate()
+    assert len(seen) >= 5
+    sizes = [done for done, *_ in seen]
+    assert sizes == sorted(sizes) and sizes[-1] < 600
+    for done, total, label, enabled, value, right in seen:
+        assert total == 600 and f"{done:,} of 600 turns replayed" in label
+        assert not enabled and value == done - 1 and right >= 590  # the whole turn axis, filling left to right
+    assert len(win.timeline.timeline.turns) == 600 and win.timeline.slider.isEnabled()
+    assert "turns replayed" not in win.timeline.label.text()

@@ -26,6 +26,9 @@ from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import Tokenizer
 
 ProgressCallback = Callable[[int, int], None]
+#: Called with the turns built so far (the replay's own list: read it, do not keep it) and the
+#: session's length, as often as the progress callback: the app draws the chart as it fills.
+TurnsCallback = Callable[[list["Turn"], int], None]
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,7 @@ def simulate(
     progress: ProgressCallback | None = None,
     options: PlanOptions | None = None,
     incremental: bool = True,
+    turns_so_far: TurnsCallback | None = None,
 ) -> Timeline:
     """Replay the session turn by turn. Each turn's events are changes from the turn before (see
     `Event`); with `options.pair_safe` every turn's context is made pair-safe after the policy's
@@ -173,8 +177,11 @@ def simulate(
     n = len(session.messages)
     for i in range(n):
         turns.append(replay.step(i))
-        if progress is not None and (i % 50 == 0 or i == n - 1):
-            progress(i + 1, n)
+        if i % 50 == 0 or i == n - 1:
+            if turns_so_far is not None:
+                turns_so_far(turns, n)
+            if progress is not None:
+                progress(i + 1, n)
     return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options)
 
 

@@ -403,6 +403,7 @@ class MainWindow(QMainWindow):
         self.timeline.findRequested.connect(vm.find_term)
         vm.timelineStale.connect(self._timeline_stale)
         vm.simulating.connect(self._simulating)
+        vm.timelinePartial.connect(self.timeline.set_partial)
         vm.timelineCancelled.connect(self._timeline_cancelled)
         vm.realCounting.connect(self._real_counting)
         vm.realCountReady.connect(self._real_count_ready)

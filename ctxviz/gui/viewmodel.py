@@ -41,6 +41,8 @@ from .threads import COLLECTOR, Worker, start_daemon
 SHUTDOWN_WAIT_S = 5.0
 #: A worker's progress reaches the GUI thread at most this often (each report is a queued event).
 PROGRESS_INTERVAL_S = 0.05
+#: A running replay's turns so far are drawn at most this often (each drawing copies them).
+PARTIAL_INTERVAL_S = 0.25
 #: View-models not shut down yet.
 _LIVE: set[ContextViewModel] = set()
 
@@ -93,6 +95,8 @@ class ContextViewModel(QObject):
     timelineStale = Signal()
     #: A simulation started (True) or ended, finished or not (False): the window's Cancel button.
     simulating = Signal(bool)
+    #: (Timeline with the turns replayed so far, the session's length): the chart fills as it runs.
+    timelinePartial = Signal(object, int)
     #: The running simulation was cancelled (by `cancel_timeline`): no timeline, and why.
     timelineCancelled = Signal(str)
     #: The real count of the session's messages is being counted (True) or is in (False).
@@ -120,6 +124,7 @@ class ContextViewModel(QObject):
     _failed = Signal(int, str)
     _sim_failed = Signal(int, str)
     _simulated = Signal(int, object)
+    _sim_partial = Signal(int, object, int)
     _answered = Signal(int, object, object, object, str)
     _found = Signal(object, str, object, str)
     _swept = Signal(object, object, str)
@@ -191,6 +196,7 @@ class ContextViewModel(QObject):
         self._planned.connect(self._on_planned)
         self._failed.connect(self._on_failed)
         self._sim_failed.connect(self._on_sim_failed)
+        self._sim_partial.connect(self._on_sim_partial)
         self._simulated.connect(self._on_simulated)
         self._answered.connect(self._on_answered)
         self._found.connect(self._on_found)
@@ -532,11 +538,22 @@ class ContextViewModel(QObject):
             self._sim_progress = (done, total)
             shown(done, total)
 
+        last_partial = time.perf_counter()
+
+        def turns_so_far(turns: list[Any], total: int) -> None:
+            # A copy of the turns so far, at most every PARTIAL_INTERVAL_S: a copy per report would
+            # make a 100,000-turn replay quadratic; the GUI thread draws each as it arrives.
+            nonlocal last_partial
+            now = time.perf_counter()
+            if now - last_partial >= PARTIAL_INTERVAL_S and len(turns) < total and generation == self._sim_generation:
+                last_partial = now
+                self._post(self._sim_partial, generation, Timeline(session, policy, params, None, tuple(turns), (), options), total)  # type: ignore[arg-type]
+
         def job() -> None:
             if generation != self._sim_generation:
                 return  # cancelled before it started
             try:
-                timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress, options=options)
+                timeline = simulate(session, policy, params, tokenizer, self.store, progress=progress, options=options, turns_so_far=turns_so_far)
             except Cancelled:
                 return
             except Exception as exc:
@@ -738,6 +755,10 @@ class ContextViewModel(QObject):
                 self._pending = False
         self.busy.emit(False, "")
         self.errorOccurred.emit(message)
+
+    def _on_sim_partial(self, generation: int, partial: Timeline, total: int) -> None:
+        if generation == self._sim_generation and self._sim_running is not None:
+            self.timelinePartial.emit(partial, total)
 
     def _on_simulated(self, generation: int, result: tuple[Timeline, tuple[Any, ...]]) -> None:
         if generation != self._sim_generation:

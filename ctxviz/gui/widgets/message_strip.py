@@ -16,6 +16,7 @@ from ...engine.plan import SENT_DECISIONS, Decision, Plan
 from ...engine.session import Session
 from ..safe import set_plain_tooltip
 from ..theme import CATEGORY_COLORS, plot_colors
+from .axes import ThousandsAxis
 
 ROW_TOP, ROW_HEIGHT = 0.0, 1.0
 
@@ -202,17 +203,6 @@ class StripItem(pg.GraphicsObject):
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(self._bounds.x(), -0.2, self._bounds.width(), 1.4)
-
-
-class ThousandsAxis(pg.AxisItem):
-    """Tick labels as whole numbers with thousands separators (never 7.842e+06, never an SI prefix)."""
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.enableAutoSIPrefix(False)
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
-        return [f"{v * scale:,.0f}" if abs(v * scale) < 1e15 else f"{v * scale:.3g}" for v in values]
 
 
 #: The lane of user messages above the segments: where the user's own words are, and which are lost.

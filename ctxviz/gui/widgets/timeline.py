@@ -19,7 +19,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from ...engine.policies import get_policy
 from ...engine.session import Compaction
@@ -27,6 +27,8 @@ from ...engine.simulate import Timeline
 from ...engine.vocabulary import token_trigger_fields, trigger_level
 from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
 from ..theme import plot_colors
+from .axes import ThousandsAxis
+from .event_slider import EventSlider
 
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
@@ -36,6 +38,11 @@ RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
 #: A trigger quoted from the file is cut to this many characters in the chart (the tooltip has it whole).
 TRIGGER_CHARS = 24
 IDLE_TEXT = "Simulate to replay the session turn by turn."
+#: The conversation's tokens left out of each turn's context, on the right-hand axis.
+NOT_SENT_COLOR = "#d55e00"
+NOT_SENT_NAME = "tokens not sent (right axis)"
+#: The y range reaches this far above the highest value: the legend's rows sit in the room left.
+LEGEND_ROOM = 1.3
 
 
 class TimelineView(QWidget):
@@ -49,18 +56,32 @@ class TimelineView(QWidget):
         super().__init__(parent)
         self.background, self.foreground = plot_colors()
         background = self.background
-        self.plot = pg.PlotWidget(background=background)
+        self.plot = pg.PlotWidget(background=background, axisItems={"left": ThousandsAxis("left"), "right": ThousandsAxis("right"),
+                                                                     "bottom": ThousandsAxis("bottom")})
         self.plot.setLabel("left", "tokens sent")
         self.plot.setLabel("bottom", "turn (message index)")
         self.plot.getAxis("left").setWidth(70)
-        for axis in ("left", "bottom"):
+        for axis in ("left", "bottom", "right"):
             self.plot.getAxis(axis).setPen(self.foreground)
             self.plot.getAxis(axis).setTextPen(self.foreground)
+        # The tokens not sent grow with the conversation, far past the budget: their own axis on
+        # the right, so the sawtooth keeps its height.
+        item = self.plot.getPlotItem()
+        self.not_sent_box = pg.ViewBox(enableMouse=False)
+        self.not_sent_box.setZValue(-50)
+        item.showAxis("right")
+        item.getAxis("right").setWidth(70)
+        item.setLabel("right", "tokens not sent", color=NOT_SENT_COLOR)
+        item.scene().addItem(self.not_sent_box)
+        item.getAxis("right").linkToView(self.not_sent_box)
+        self.not_sent_box.setXLink(item)
+        item.vb.sigResized.connect(self._align_not_sent_box)
+        self.not_sent_curve: pg.PlotDataItem | None = None
         # Opaque, so the budget line or the curve never runs through the legend's text.
         legend_pen = QColor(self.foreground)
         legend_pen.setAlpha(90)
         self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
-        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider = EventSlider()
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
         self.label = plain_label(IDLE_TEXT)  # event messages quote the session
@@ -124,20 +145,49 @@ class TimelineView(QWidget):
         #: (compaction, its line, its tick) for every compaction the log records, as drawn.
         self.compaction_marks: list[tuple[Compaction, pg.InfiniteLine, pg.PlotDataItem]] = []
 
-    def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
+    def _lay_out_legend(self) -> None:
+        """The legend in rows of three along the top, so it covers little of the curve (the y range
+        leaves it room)."""
+        legend = self.plot.getPlotItem().legend
+        if legend is not None:
+            legend.setColumnCount(3)
+
+    def _align_not_sent_box(self) -> None:
+        vb = self.plot.getPlotItem().vb
+        self.not_sent_box.setGeometry(vb.sceneBoundingRect())
+        self.not_sent_box.linkedViewChanged(vb, self.not_sent_box.XAxis)
+
+    def _clear(self) -> None:
+        legend = self.plot.getPlotItem().legend
+        if self.not_sent_curve is not None and legend is not None:
+            legend.removeItem(self.not_sent_curve)  # not the plot's item: plot.clear() leaves its entry
         self.plot.clear()
-        self.find_regions = []
-        self.find_result.hide()
-        self.answers_plot.clear()
-        self.answers_plot.hide()
-        self.answers_label.hide()
-        self.compaction_marks = []
-        self.timeline = timeline
-        self.set_versus("")
-        if timeline is None or not timeline.turns:
-            self.slider.setEnabled(False)
-            self.label.setText(idle_text)
+        self.not_sent_box.clear()
+        self.not_sent_curve = None
+        self.slider.set_marks([])
+
+    def set_partial(self, timeline: Timeline, total: int) -> None:
+        """A replay still running: its turns so far, on the session's whole turn axis, filling
+        left to right (the slider waits for the whole replay)."""
+        if not timeline.turns:
             return
+        self._clear()
+        self.timeline = None
+        self.slider.setEnabled(False)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, qt_int(total - 1, 0))
+        self.slider.setValue(qt_int(len(timeline.turns) - 1, 0))  # the handle shows how far the replay got
+        self.slider.blockSignals(False)
+        self._draw_series(timeline)
+        self._draw_events(timeline)
+        self.plot.setXRange(0, finite(max(total - 1, 1)), padding=0.02)
+        self._lay_out_legend()
+        self._fit_y(timeline, [])
+        done = len(timeline.turns)
+        self.label.setText(f"Simulating turn by turn… {done:,} of {total:,} turns replayed (Cancel, at the bottom right, stops it)")
+
+    def _draw_series(self, timeline: Timeline) -> None:
+        """Tokens sent, the budget, the trigger, and the tokens not sent on the right-hand axis."""
         xs = plot_values(t.index for t in timeline.turns)
         self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
@@ -146,13 +196,17 @@ class TimelineView(QWidget):
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
             self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashDotLine),
                            name=html.escape(f"trigger ({', '.join(token_trigger_fields(get_policy(timeline.policy))) or 'the policy'})"))
-        reported = self.reported_usage(timeline)
-        if reported:
-            # What the provider reported was in the window for each call (input + cache), against the replay.
-            # A single point gets no line (an empty path is invalid SVG in the report).
-            line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
-            self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
-                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush="#ff7f0e", name="reported by the provider")
+        not_sent = [t.not_sent for t in timeline.turns]
+        self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(NOT_SENT_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
+        self.not_sent_box.addItem(self.not_sent_curve)
+        self.not_sent_box.setYRange(0, max(finite(max(not_sent)), 1.0) * LEGEND_ROOM, padding=0)
+        legend = self.plot.getPlotItem().legend
+        if legend is not None:
+            legend.addItem(self.not_sent_curve, NOT_SENT_NAME)
+        self._align_not_sent_box()
+
+    def _draw_events(self, timeline: Timeline) -> None:
+        """Every event the replay recorded, marked at its turn on the tokens-sent curve."""
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for t in timeline.turns:
             for e in t.events:
@@ -165,7 +219,34 @@ class TimelineView(QWidget):
             self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="x" if kind == "overflow" else "t", symbolSize=11,
                            symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), symbolPen=EVENT_COLORS.get(kind, "#ff7f0e") if kind == "overflow" else None,
                            name=html.escape(name))
+
+    def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
+        self._clear()
+        self.find_regions = []
+        self.find_result.hide()
+        self.answers_plot.clear()
+        self.answers_plot.hide()
+        self.answers_label.hide()
+        self.compaction_marks = []
+        self.timeline = timeline
+        self.set_versus("")
+        if timeline is None or not timeline.turns:
+            self.slider.setEnabled(False)
+            self.label.setText(idle_text)
+            return
+        self._draw_series(timeline)
+        reported = self.reported_usage(timeline)
+        if reported:
+            # What the provider reported was in the window for each call (input + cache), against the replay.
+            # A single point gets no line (an empty path is invalid SVG in the report).
+            line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
+            self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
+                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush="#ff7f0e", name="reported by the provider")
+        self._draw_events(timeline)
         self._mark_compactions(timeline)
+        self._lay_out_legend()
+        self.slider.set_marks([(k, EVENT_COLORS.get(e.kind, "#ff7f0e"), f"turn {t.index}: {e.kind.replace('_', ' ')}: {e.message}")
+                               for k, t in enumerate(timeline.turns) for e in t.events])
         self.plot.addItem(self.cursor)
         self._fit_range(timeline, reported)
         self.slider.setEnabled(True)
@@ -289,6 +370,10 @@ class TimelineView(QWidget):
         return fill
 
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
+        self._fit_y(timeline, reported)
+        self.plot.setXRange(finite(timeline.turns[0].index), finite(timeline.turns[-1].index), padding=0.02)
+
+    def _fit_y(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
         """Scale to the sawtooth (and what the provider reported, and the compactions the log
         records); a budget far above it would flatten the teeth, so it is then noted in the title
         instead (pan or zoom out to see it)."""
@@ -298,15 +383,14 @@ class TimelineView(QWidget):
         peak, budget = finite(exact_peak), finite(exact_budget)
         notes = []
         if budget > 2.5 * peak > 0:
-            top = peak * 1.15
+            top = peak * LEGEND_ROOM
             notes.append(f"budget {short_number(exact_budget)} tokens, above the chart")
         else:
-            top = max(peak, budget, 1.0) * 1.08
+            top = max(peak, budget, 1.0) * LEGEND_ROOM
         if clipped(values + [exact_budget]):
             notes.append(f"values beyond {short_number(int(PLOT_LIMIT))} tokens drawn at that height")
         self.plot.setYRange(0, top, padding=0)
         self.plot.setTitle(html.escape("; ".join(notes)) if notes else None, color=self.foreground, size="9pt")
-        self.plot.setXRange(finite(timeline.turns[0].index), finite(timeline.turns[-1].index), padding=0.02)
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
@@ -321,7 +405,7 @@ class TimelineView(QWidget):
                     if after is not None and usage is not None and usage.window_fill else "")
         recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions if c.before_index == t.index)
         self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
-                           f"{t.summarized} summarised, {t.truncated} cut — {events}{recorded}")
+                           f"{t.summarized} summarised, {t.truncated} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
 
     def _moved(self, turn: int) -> None:
         self._describe(turn)

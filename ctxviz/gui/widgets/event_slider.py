@@ -1,0 +1,80 @@
+"""The turn slider with the replay's events ticked along its groove.
+
+A summary at turn 900 of 4,000 is a tick where the handle would be at turn 900, in the event's
+colour, so a user drags straight to it; hovering a tick names the events there.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSlider, QStyle, QStyleOptionSlider, QToolTip, QWidget
+
+from ..safe import tooltip_html
+
+#: How far (pixels) from a tick the pointer may be for its tooltip.
+HOVER_PIXELS = 4
+
+
+class EventSlider(QSlider):
+    """A horizontal QSlider whose values are turn positions; `set_marks` ticks the events."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        #: (slider value, colour, text) per event, in value order.
+        self.marks: list[tuple[int, str, str]] = []
+        self.setMinimumHeight(max(self.minimumHeight(), 24))
+        self.setMouseTracking(True)
+
+    def set_marks(self, marks: list[tuple[int, str, str]]) -> None:
+        self.marks = sorted(marks, key=lambda m: m[0])
+        self.update()
+
+    def mark_x(self, value: int) -> int:
+        """The x (pixels) of the handle's centre at `value`, as the style places it."""
+        option = QStyleOptionSlider()
+        self.initStyleOption(option)
+        style = self.style()
+        groove = style.subControlRect(QStyle.ComplexControl.CC_Slider, option, QStyle.SubControl.SC_SliderGroove, self)
+        handle = style.subControlRect(QStyle.ComplexControl.CC_Slider, option, QStyle.SubControl.SC_SliderHandle, self)
+        span = max(1, groove.width() - handle.width())
+        offset = QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span, option.upsideDown)
+        return groove.x() + handle.width() // 2 + offset
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if not self.marks or self.maximum() <= self.minimum():
+            return
+        painter = QPainter(self)
+        drawn: set[tuple[int, str]] = set()  # thousands of trims at one pixel are one tick
+        height = self.height()
+        for value, color, _ in self.marks:
+            x = self.mark_x(value)
+            if (x, color) in drawn:
+                continue
+            drawn.add((x, color))
+            painter.setPen(QPen(QColor(color), 2))
+            painter.drawLine(x, 1, x, height // 4 + 1)
+            painter.drawLine(x, height - height // 4 - 2, x, height - 2)
+        painter.end()
+
+    def tooltip_at(self, x: int) -> str:
+        """What the tooltip at `x` says (the events ticked there), or ""."""
+        near = self.marks_near(x)
+        lines = [text for _, _, text in near[:8]] + ([f"… and {len(near) - 8} more"] if len(near) > 8 else [])
+        return "\n".join(lines)
+
+    def marks_near(self, x: int) -> list[tuple[int, str, str]]:
+        return [m for m in self.marks if abs(self.mark_x(m[0]) - x) <= HOVER_PIXELS]
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self.tooltip_at(event.pos().x())
+            if text:
+                QToolTip.showText(event.globalPos(), tooltip_html(text), self, QRect(QPoint(event.pos().x() - HOVER_PIXELS, 0),
+                                                                                 QPoint(event.pos().x() + HOVER_PIXELS, self.height())))
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().event(event)
