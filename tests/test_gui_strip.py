@@ -53,3 +53,31 @@ def test_hovering_a_segment_names_its_message(window) -> None:  # type: ignore[n
 def test_token_axes_read_as_whole_numbers() -> None:
     axis = ThousandsAxis("bottom")
     assert axis.tickStrings([0, 7_842_000, 125_000.0], 1.0, 1000) == ["0", "7,842,000", "125,000"]
+
+
+def test_the_overview_shows_the_whole_session_and_where_the_strip_looks(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Zoomed into the cut, the band under the strip still shows every message, the cut, and the
+    strip's view as a window; dragging the window or clicking the band moves the strip."""
+    strip, overview = window.strip, window.strip_overview
+    whole = strip.item._bounds.width()
+    assert overview.item.starts is strip.item.starts and overview.item.decisions == strip.item.decisions
+    assert overview.getViewBox().viewRange()[0] == pytest.approx([0, whole])
+    assert overview.cut_line.isVisible() and overview.cut_line.value() == pytest.approx(strip.cut_line.value())
+    window.registry.trigger("zoom-cut")
+    view = strip.getViewBox().viewRange()[0]
+    assert overview.window.getRegion() == pytest.approx(view) and view[1] - view[0] < whole / 2
+    width = view[1] - view[0]
+    # drag the window to the start: the strip follows, at the same zoom
+    overview.window.setRegion((0, width))
+    assert strip.getViewBox().viewRange()[0] == pytest.approx([0, width], abs=whole * 1e-6)
+    assert strip.item.index_at(1.0) == 0
+    # a click in the band centres the strip's view there
+    overview.centre_on(whole * 0.5)
+    left, right = strip.getViewBox().viewRange()[0]
+    assert (left + right) / 2 == pytest.approx(whole * 0.5, rel=1e-3) and right - left == pytest.approx(width, rel=1e-3)
+    overview.centre_on(whole * 10)  # never past the end
+    assert strip.getViewBox().viewRange()[0][1] == pytest.approx(whole, rel=1e-3)
+    # a re-plan moves the cut in the band too
+    window.vm.set_param("total", 20000)
+    qtbot.waitUntil(lambda: overview.cut_line.value() == pytest.approx(strip.cut_line.value()) and overview.item.decisions == strip.item.decisions,
+                    timeout=10000)

@@ -61,6 +61,7 @@ from .widgets.message_strip import USER_LOST, MessageStrip
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
+from .widgets.strip_overview import StripOverview
 from .widgets.timeline import TimelineView
 from .widgets.welcome import WelcomePanel
 
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self.pie = BudgetPie()
         self.bars = CategoryBars()
         self.strip = MessageStrip()
+        self.strip_overview = StripOverview(self.strip)
         self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
         self.table = MessageTableView()
         self.table.setModel(self.model)
@@ -201,6 +203,7 @@ class MainWindow(QMainWindow):
         sb.setContentsMargins(0, 0, 0, 0)
         sb.setSpacing(0)
         sb.addWidget(self.strip, 1)
+        sb.addWidget(self.strip_overview)
         self.strip_legend = QLabel(strip_legend_html())
         self.strip_legend.setTextFormat(Qt.TextFormat.RichText)
         self.strip_legend.setContentsMargins(6, 0, 6, 2)

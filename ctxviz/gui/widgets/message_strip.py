@@ -91,6 +91,15 @@ class StripItem(pg.GraphicsObject):
         self._bounds = QRectF(0, 0, max(end, 1.0), 1.0)
         self.update()
 
+    def mirror(self, other: StripItem) -> None:
+        """Show `other`'s segments (its arrays shared, not copied), without its outlines: the overview."""
+        for name in ("starts", "widths", "decisions", "categories", "fractions", "styles", "style_keys", "_sent"):
+            setattr(self, name, getattr(other, name, None))
+        self.highlight, self.selected = set(), None
+        self.prepareGeometryChange()
+        self._bounds = QRectF(other._bounds)
+        self.update()
+
     def index_at(self, x: float) -> int | None:
         if not len(self.starts) or x < 0:
             return None
@@ -214,6 +223,8 @@ class MessageStrip(pg.PlotWidget):
     ticks for the user's messages (red where they are not sent)."""
 
     messageClicked = Signal(int)
+    #: A plan (or none) was drawn: the overview mirrors it.
+    drawn = Signal()
 
     def __init__(self, parent=None) -> None:
         background, foreground = plot_colors()
@@ -265,6 +276,7 @@ class MessageStrip(pg.PlotWidget):
         if plan is None:
             for marker in self.markers:
                 marker.setVisible(False)
+            self.drawn.emit()
             return
         self.item.set_data(plan, self.by_tokens, highlight)
         self._place_markers(plan)
@@ -277,6 +289,7 @@ class MessageStrip(pg.PlotWidget):
             self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
             self.setXRange(0, width, padding=0.01)
             self.getAxis("bottom").setLabel("cumulative tokens" if self.by_tokens else "message index")
+        self.drawn.emit()
 
     def _x_of(self, index: int) -> float:
         return float(self.item.starts[index]) if index < len(self.item.starts) else self.item._bounds.width()
