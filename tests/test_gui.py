@@ -223,7 +223,11 @@ def test_compare_highlights_differences(qtbot, window, session_file):
     with qtbot.waitSignal(window.vm.compareReady, timeout=20000):
         window.compare.request()
     assert window.compare.table.rowCount() > 0
-    assert window.compare.strip_a.item.highlight == window.compare.strip_b.item.highlight != set()
+    # marked once, in the lane between the strips, not outlined in both strips
+    a, b = window.compare.shown
+    differing = [x.index for x, y in zip(a.messages, b.messages, strict=True) if x.decision != y.decision]
+    assert [i for i, _ in window.compare.lane.marks] == differing != []
+    assert window.compare.strip_a.item.highlight == window.compare.strip_b.item.highlight == set()
 
 
 def test_export_context_and_command(qtbot, window, session_file, tmp_path):

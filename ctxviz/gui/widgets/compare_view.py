@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -25,6 +25,7 @@ from ...engine.policies.base import params_dict
 from ...engine.reasons import short
 from ..safe import plain_label, set_plain_tooltip
 from ..theme import WARNING
+from .diff_lane import DiffLane, lane_legend_html
 from .message_strip import MessageStrip
 
 
@@ -89,10 +90,18 @@ class CompareView(QWidget):
         strips = QVBoxLayout(self.strips)
         strips.setContentsMargins(0, 0, 0, 0)
         self.label_a, self.label_b = plain_label("A (current view)"), plain_label("B")
+        # Between the strips, a thin lane marks the messages decided differently (not outlines).
+        self.lane = DiffLane(self.strip_a)
+        self.lane.messageClicked.connect(self.messageRequested)
+        self.lane_label = QLabel()
+        self.lane_label.setTextFormat(Qt.TextFormat.RichText)  # our own words and colours only
         for label, strip in ((self.label_a, self.strip_a), (self.label_b, self.strip_b)):
-            strip.setFixedHeight(130)
+            strip.setFixedHeight(120)
             strips.addWidget(label)
             strips.addWidget(strip)
+            if strip is self.strip_a:
+                strips.addWidget(self.lane_label)
+                strips.addWidget(self.lane)
         self.strips.setVisible(False)
         # One token axis for both: zooming or panning one moves the other.
         self.strip_b.setXLink(self.strip_a)
@@ -152,15 +161,16 @@ class CompareView(QWidget):
         diffs = compare(a, b)
         # Grouped by what happened on each side, so "A dropped after the cut, B kept: fresh tail" reads as one block.
         diffs.sort(key=lambda d: (short(d.a), short(d.b), d.index))
-        highlight = {d.index for d in diffs}
-        self.strip_a.set_plan(None, a, highlight)
-        self.strip_b.set_plan(None, b, highlight)
+        self.strip_a.set_plan(None, a)
+        self.strip_b.set_plan(None, b)
+        self.lane.set_differences(diffs)
+        self.lane_label.setText(lane_legend_html(len(diffs)))
         # One token axis for both strips, so the same position is the same message's tokens.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
         self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages} sent  |  "
                              f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages} sent  |  "
-                             f"{len(diffs)} messages decided differently (outlined in red)")
+                             f"{len(diffs)} messages decided differently (marked in the lane between the strips)")
         self.strips.setVisible(True)
         self.table.setRowCount(len(diffs))
         for row, d in enumerate(diffs):
