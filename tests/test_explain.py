@@ -5,7 +5,7 @@ import json
 
 from ctxviz.cli import main
 from ctxviz.engine.counting import CountStore
-from ctxviz.engine.explain import Cancelled, compare, why
+from ctxviz.engine.explain import Cancelled, compare, describe, why
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
@@ -28,10 +28,15 @@ def test_why_finds_the_smallest_total_and_tail_that_keep_a_dropped_message():
     target = dropped[-1]  # the first misfit: freeing a few tokens, or a longer tail, sends it
     result = why(S, "missy", params, counts, target)
     changes = {c.parameter: c for c in result.changes}
-    assert {"total", "fresh_tail_count", "system_reserve"} <= set(changes)
+    assert {"total", "system_reserve"} <= set(changes)
+    # a longer fresh tail sends it too, but only by taking missy's history over its budget: said
+    # apart, never offered as the answer
+    assert [c.parameter for c in result.over_budget] == ["fresh_tail_count"] and result.within_budget
+    longer = plan_session(S, "missy", dataclasses.replace(params, fresh_tail_count=result.over_budget[0].value), store=CountStore())
+    assert longer.messages[target].sent and not longer.totals.fits
     for change in result.changes:
-        sends = plan_session(S, "missy", dataclasses.replace(params, **{change.parameter: change.value}), store=CountStore()).messages[target].sent
-        assert sends, change
+        plan = plan_session(S, "missy", dataclasses.replace(params, **{change.parameter: change.value}), store=CountStore())
+        assert plan.messages[target].sent and plan.totals.fits, change
         step = 1 if isinstance(change.value, int) else 0.001
         closer = change.value - step if change.direction == ">=" else change.value + step
         if closer != change.current:
@@ -65,7 +70,8 @@ def test_cli_compare_and_why(capsys, tmp_path):
     assert doc["b"]["params"]["total"] == 5000 and doc["differences"]
     assert main(["why", str(path), "--message", "m1", *sets]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("#1 (m1, assistant") and "total >=" in out and "fresh_tail_count >=" in out
+    assert out.startswith("#1 (m1, assistant") and "total >=" in out
+    assert "sent too, but only with the context over its budget: fresh_tail_count >=" in out
     assert main(["compare", str(path), "--policy", "missy", "--policy", "supyagent"]) == 0
     assert main(["why", str(path), "--message", "nope"]) == 2
     assert main(["compare", str(path)]) == 2
@@ -83,3 +89,22 @@ def test_a_why_search_can_be_abandoned():
     else:
         raise AssertionError("the search ran to the end although it was asked to stop")
     assert len(asked) == 4
+
+
+def test_why_never_offers_a_change_that_only_sends_the_message_over_budget():
+    """Under missy-consolidator every summarised message was told "max_tokens <= 0": that turns
+    consolidation off and leaves the context over a 0-token budget. The answer is the smallest
+    budget under which consolidation does not fire, with the plan still fitting."""
+    chat = session(*[("user" if i % 2 == 0 else "assistant", f"step {i} " + "word " * 150) for i in range(20)])
+    params = get_policy("missy-consolidator").make_params({"max_tokens": 2000})
+    counts = CountStore().get(chat, get_policy("missy-consolidator").scheme())
+    base = plan_session(chat, "missy-consolidator", params, store=CountStore())
+    target = next(m.index for m in base.messages if m.decision is Decision.SUMMARIZED)
+    result = why(chat, "missy-consolidator", params, counts, target)
+    assert [(c.parameter, c.direction) for c in result.changes] == [("max_tokens", ">=")]
+    change = result.changes[0]
+    plan = plan_session(chat, "missy-consolidator", dataclasses.replace(params, max_tokens=change.value), store=CountStore())
+    assert plan.messages[target].sent and plan.totals.fits
+    smaller = plan_session(chat, "missy-consolidator", dataclasses.replace(params, max_tokens=change.value - 1), store=CountStore())
+    assert not (smaller.messages[target].sent and smaller.totals.fits)
+    assert result.over_budget == () and "<= 0" not in describe(result)

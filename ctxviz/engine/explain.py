@@ -65,9 +65,15 @@ class Explanation:
     message: MessagePlan
     changes: tuple[Change, ...]
     searched: tuple[str, ...]
+    #: The changes offered keep the plan within its budget (it fitted as it was).
+    within_budget: bool = False
+    #: Parameters with no such change, whose change sends the message only by taking the context
+    #: over its budget (missy's fresh tail grown past its history budget): said apart, never as an answer.
+    over_budget: tuple[Change, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.message.to_json(), "would_be_sent_with": [c.to_json() for c in self.changes], "searched": list(self.searched)}
+        return {**self.message.to_json(), "would_be_sent_with": [c.to_json() for c in self.changes], "searched": list(self.searched),
+                "sent_only_over_budget_with": [c.to_json() for c in self.over_budget]}
 
 
 def _numeric_fields(policy: Policy[Any]) -> list[tuple[str, type]]:
@@ -88,7 +94,9 @@ class Cancelled(Exception):
 def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, message: int, max_probes: int = 400,
         should_stop: Callable[[], bool] | None = None, options: PlanOptions | None = None) -> Explanation:
     """The decision on `message` and, if it is not sent, the smallest change of each numeric
-    parameter (all others unchanged) that would send it. With `options.pair_safe` the decision
+    parameter (all others unchanged) that would send it. When the plan fits, a change counts only
+    if the plan still fits with it: "max_tokens <= 0" sends every message by switching
+    MemoryConsolidator off and leaves the context over its budget, which is no answer. With `options.pair_safe` the decision
     and every probe are the pair-safe plan's, as `ctxviz plan --pair-safe` shows them.
 
     The search re-plans hundreds of times; `should_stop` is asked before each probe so an app can
@@ -111,12 +119,14 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
         return apply_pair_safety(plan, session, counts) if pair_safe else plan
 
     base_plan = plan_with(params)
+    must_fit = base_plan.totals.fits
     target = base_plan.messages[message]
     if target.sent:
         return Explanation(target, (), ())
     probes = 0
 
-    def sent_with(name: str, value: Any) -> bool | None:
+    def outcome(name: str, value: Any) -> tuple[bool, bool] | None:
+        """(sends the message, the plan fits), or None outside what the framework accepts."""
         nonlocal probes
         probes += 1
         if should_stop is not None and should_stop():
@@ -124,10 +134,19 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
         try:
             candidate = dataclasses.replace(params, **{name: value})
         except (ValueError, ParameterError):
-            return None  # outside what the framework accepts
-        return plan_with(candidate).messages[message].sent
+            return None
+        plan = plan_with(candidate)
+        return plan.messages[message].sent, plan.totals.fits
+
+    def sent_with(name: str, value: Any, within_budget: bool) -> bool | None:
+        result = outcome(name, value)
+        if result is None:
+            return None
+        sent, fits = result
+        return sent and (fits or not within_budget)
 
     changes: list[Change] = []
+    over_budget: list[Change] = []
     searched: list[str] = []
     for name, kind in _numeric_fields(policy):
         current = getattr(params, name)
@@ -137,13 +156,21 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
                 continue
         searched.append(name)
         best: Change | None = None
+        unfit: Change | None = None
         for direction in (1, -1):
-            found = _search(kind, current, direction, lambda v, n=name: sent_with(n, v), max_probes)
+            found = _search(kind, current, direction, lambda v, n=name: sent_with(n, v, False), max_probes)
+            if found is not None and must_fit and not outcome(name, found)[1]:  # type: ignore[index]
+                # It sends the message only over budget there: is there a value that does both?
+                if unfit is None or abs(found - current) < abs(unfit.value - current):
+                    unfit = Change(name, current, found)
+                found = _search(kind, current, direction, lambda v, n=name: sent_with(n, v, True), max_probes)
             if found is not None and (best is None or abs(found - current) < abs(best.value - current)):
                 best = Change(name, current, found)
         if best is not None:
             changes.append(best)
-    return Explanation(target, tuple(changes), tuple(searched))
+        elif unfit is not None:
+            over_budget.append(unfit)
+    return Explanation(target, tuple(changes), tuple(searched), must_fit, tuple(over_budget))
 
 
 def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: int) -> Any:
@@ -192,6 +219,8 @@ def describe(explanation: Explanation) -> str:
         lines.append("it would be sent with any one of: " + ", or ".join(str(c) for c in explanation.changes))
     else:
         searched = ", ".join(explanation.searched) or "no numeric parameter"
-        lines.append(f"no single change of {searched} sends it")
+        lines.append(f"no single change of {searched} sends it" + (" while the context still fits its budget" if explanation.within_budget else ""))
+    if explanation.over_budget:
+        lines.append("sent too, but only with the context over its budget: " + ", or ".join(str(c) for c in explanation.over_budget))
     return "\n".join(lines)
 

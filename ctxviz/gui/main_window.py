@@ -1008,7 +1008,7 @@ class MainWindow(QMainWindow):
         if self.selected != explanation.message.index or explanation.message != self._detail_record:
             return  # an answer about another message, or about a plan no longer on screen
         text = describe(explanation).split("\n", 1)
-        answer = html.escape(text[1]) if len(text) > 1 else ""
+        answer = "<br>".join(html.escape(line) for line in text[1].split("\n")) if len(text) > 1 else ""
         self._why_html = f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else ""
         self._render_detail_head()
 
