@@ -81,3 +81,14 @@ def test_the_overview_shows_the_whole_session_and_where_the_strip_looks(window, 
     window.vm.set_param("total", 20000)
     qtbot.waitUntil(lambda: overview.cut_line.value() == pytest.approx(strip.cut_line.value()) and overview.item.decisions == strip.item.decisions,
                     timeout=10000)
+
+
+def test_the_detail_panel_shows_a_messages_tool_calls_once(open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(str(Path(SAMPLE).parent / "coding_agent.yaml"))
+    message = next(m for m in win.vm.session.messages if m.tool_calls and any(p.kind == "text" for p in m.parts))
+    win.select_message(message.index)
+    shown = win.detail.toPlainText()
+    call = message.tool_calls[0]
+    assert shown.count(f"{call.name}(") == 1 and "Tool calls" in shown
+    words = next(p.text for p in message.parts if p.kind == "text")
+    assert words.splitlines()[0] in shown

@@ -41,7 +41,7 @@ from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.policies.base import params_dict
 from ..engine.reasons import short_reason
-from ..engine.session import Session
+from ..engine.session import Session, ToolCallPart, part_text
 from ..engine.tokenizers import tokenizer_names
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
@@ -961,9 +961,12 @@ class MainWindow(QMainWindow):
         message = self.shown_session.messages[index]
         if self.shown_session is not self._detail_session or index != self._detail_index:
             self._detail_session, self._detail_index, self._detail_record = self.shown_session, index, None
-            body = html.escape(message.text) or "<i>(no text)</i>"
+            # The tool calls once, as a list: `Message.text` renders them too, so the body is the other parts.
+            other = "\n".join(filter(None, (part_text(p) for p in message.parts if not isinstance(p, ToolCallPart))))
+            body = html.escape(other) or ("" if message.tool_calls else "<i>(no text)</i>")
             calls = "".join(f"<li><code>{html.escape(c.name)}({html.escape(c.arguments[:400])})</code></li>" for c in message.tool_calls)
-            self.detail.setHtml((f"<ul>{calls}</ul>" if calls else "") + f"<pre style='white-space: pre-wrap'>{body}</pre>")
+            self.detail.setHtml((f"<p><b>Tool calls</b></p><ul>{calls}</ul>" if calls else "")
+                                + (f"<pre style='white-space: pre-wrap'>{body}</pre>" if body else ""))
         searching = not m.sent and self.shown_session is self.vm.session
         if m != self._detail_record or replanned:
             # After a re-plan the answer belongs to the old parameters even when this message's
