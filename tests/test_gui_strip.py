@@ -92,3 +92,24 @@ def test_the_detail_panel_shows_a_messages_tool_calls_once(open_window) -> None:
     assert shown.count(f"{call.name}(") == 1 and "Tool calls" in shown
     words = next(p.text for p in message.parts if p.kind == "text")
     assert words.splitlines()[0] in shown
+
+
+def test_the_cut_and_tail_labels_never_overlap(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A cut a few pixels before the protected tail wrote "cuprotected tail ▸"."""
+    strip = window.strip
+
+    def overlap() -> bool:
+        a = strip.cut_line.label.sceneBoundingRect()
+        b = strip.tail_line.label.sceneBoundingRect()
+        return a.intersects(b)
+
+    window.vm.set_param("fresh_tail_count", 60)
+    qtbot.waitUntil(lambda: window.vm.plan.params["fresh_tail_count"] == 60, timeout=10000)
+    assert strip.cut_line.isVisible() and strip.tail_line.isVisible()
+    assert strip.tail_line.label.anchors == strip.RIGHT_OF_LINE and not overlap()
+    strip.zoom_to(0, len(window.vm.plan.messages) - 1)
+    assert not overlap()
+    # far apart again: the tail's label ends at its line, as before
+    window.vm.set_param("fresh_tail_count", 16)
+    qtbot.waitUntil(lambda: window.vm.plan.params["fresh_tail_count"] == 16, timeout=10000)
+    assert strip.tail_line.label.anchors == strip.LEFT_OF_LINE and not overlap()

@@ -262,6 +262,7 @@ class MessageStrip(pg.PlotWidget):
         self._lane_key: tuple[object, ...] = ()
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
+        self.getViewBox().sigXRangeChanged.connect(self._separate_labels)
         self.help_text = ("Each segment is one message, as wide as its tokens; the ticks above are the user's messages, red where "
                           "they are not sent. Scroll to zoom, drag to pan, click to select.")
         self.setToolTip(self.help_text)
@@ -281,6 +282,7 @@ class MessageStrip(pg.PlotWidget):
         self.item.set_data(plan, self.by_tokens, highlight)
         self._place_markers(plan)
         self._place_user_lane(plan)
+        self._separate_labels()
         width = self.item._bounds.width()
         new_session = session is not None and session is not self._session
         if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
@@ -314,6 +316,23 @@ class MessageStrip(pg.PlotWidget):
             last = len(decisions) - 1 - decisions[::-1].index(Decision.SUMMARIZED)
             self.summary_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
             self.summary_label.setPos(self._x_of(first), 1.55)
+
+    #: Label anchors: ending at the line (left of it), or starting at it (right of it).
+    LEFT_OF_LINE, RIGHT_OF_LINE = [(1, 0.5), (1, 0.5)], [(0, 0.5), (0, 0.5)]
+
+    def _separate_labels(self, *_: object) -> None:
+        """The tail's label moves right of its line when it would run into the cut's (both end at
+        their lines, so a cut a few pixels before the tail wrote "cuprotected tail")."""
+        anchors = self.LEFT_OF_LINE
+        if self.tail_line.isVisible() and self.cut_line.isVisible():
+            pixel = self.getViewBox().viewPixelSize()[0] or 1.0
+            gap = (self.tail_line.value() - self.cut_line.value()) / pixel
+            if 0 <= gap < self.tail_line.label.boundingRect().width() + 8:
+                anchors = self.RIGHT_OF_LINE
+        label = self.tail_line.label
+        if label.anchors != anchors:
+            label.anchors = anchors
+            label.updatePosition()
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
