@@ -135,8 +135,8 @@ class BudgetPie(QWidget):
                 if used > allotted:
                     painter.setBrush(QBrush(QColor(WARNING)))
                     painter.drawPath(_slice(rect, rect.adjusted(thickness * 0.3, thickness * 0.3, -thickness * 0.3, -thickness * 0.3), start, span))
-        # centre: used / budget
-        painter.setPen(text)
+        # centre: used / budget, red when the plan does not fit
+        painter.setPen(text if self.fits else QColor(WARNING))
         font = QFont(self.font())
         font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)

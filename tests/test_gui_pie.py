@@ -1,0 +1,48 @@
+"""The budget donut is honest about a plan that does not fit: its centre figures turn red."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtGui import QColor  # noqa: E402
+
+from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.planner import plan_session  # noqa: E402
+from ctxviz.gui.theme import WARNING  # noqa: E402
+from ctxviz.gui.widgets.budget_pie import BudgetPie  # noqa: E402
+from ctxviz.io.loaders import load_session  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml"
+
+
+def red_pixels_in_the_centre(qtbot, plan) -> int:  # type: ignore[no-untyped-def]
+    pie = BudgetPie()
+    qtbot.addWidget(pie)
+    pie.resize(700, 260)
+    pie.set_plan(plan)
+    image = pie.grab().toImage()
+    # the donut is the square on the left; its hole holds the figures
+    side = min(image.width(), image.height())
+    cx, cy, r = side // 2, image.height() // 2, side // 6
+    warning = QColor(WARNING)
+    count = 0
+    for x in range(cx - r, cx + r):
+        for y in range(cy - r, cy + r):
+            c = image.pixelColor(x, y)
+            if abs(c.red() - warning.red()) + abs(c.green() - warning.green()) + abs(c.blue() - warning.blue()) < 60:
+                count += 1
+    return count
+
+
+def test_the_centre_is_red_only_when_the_plan_does_not_fit(qtbot) -> None:  # type: ignore[no-untyped-def]
+    session = load_session(str(SAMPLE))
+    store = CountStore()
+    fits = plan_session(session, "missy", store=store)
+    over = plan_session(session, "missy", {"total": 12000, "system_reserve": 500, "tool_definitions_reserve": 500}, store=store)
+    assert fits.totals.fits and not over.totals.fits
+    assert red_pixels_in_the_centre(qtbot, fits) == 0
+    assert red_pixels_in_the_centre(qtbot, over) > 30
