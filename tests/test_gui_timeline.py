@@ -146,3 +146,21 @@ def test_the_chart_fills_turn_by_turn_while_the_replay_runs(qtbot, open_window, 
         assert not enabled and value == done - 1 and right >= 590  # the whole turn axis, filling left to right
     assert len(win.timeline.timeline.turns) == 600 and win.timeline.slider.isEnabled()
     assert "turns replayed" not in win.timeline.label.text()
+
+
+@pytest.mark.parametrize("size", [(1000, 420), (1600, 900)])
+def test_the_legend_sits_above_the_curves_and_the_budget_at_any_height(qtbot, size) -> None:  # type: ignore[no-untyped-def]
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    timeline = simulate(load_session(str(Path(SAMPLE).parent / "claude_code_compaction.jsonl")), "mnesis")
+    view.set_timeline(timeline)
+    qtbot.wait(50)
+    item = view.plot.getPlotItem()
+    legend_bottom = item.legend.sceneBoundingRect().bottom()
+    highest = max(max(t.tokens_sent for t in timeline.turns), max(t.budget for t in timeline.turns),
+                  max((v for _, v in view.reported_usage(timeline)), default=0))
+    assert item.vb.mapViewToScene(QPointF(0, highest)).y() > legend_bottom  # scene y grows downwards
+    peak_not_sent = max(t.not_sent for t in timeline.turns)
+    assert view.not_sent_box.mapViewToScene(QPointF(0, peak_not_sent)).y() > legend_bottom

@@ -39,10 +39,11 @@ RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
 TRIGGER_CHARS = 24
 IDLE_TEXT = "Simulate to replay the session turn by turn."
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
-NOT_SENT_COLOR = "#d55e00"
-NOT_SENT_NAME = "tokens not sent (right axis)"
-#: The y range reaches this far above the highest value: the legend's rows sit in the room left.
-LEGEND_ROOM = 1.3
+NOT_SENT_COLOR = "#a05fc8"  # apart from the provider's orange and the events' colours, legible on both themes
+NOT_SENT_NAME = "not sent (right axis)"
+#: The legend's entries per row, and the least room above the highest value (see `_room`).
+LEGEND_COLUMNS = 3
+LEGEND_ROOM = 1.1
 
 
 class TimelineView(QWidget):
@@ -77,6 +78,9 @@ class TimelineView(QWidget):
         self.not_sent_box.setXLink(item)
         item.vb.sigResized.connect(self._align_not_sent_box)
         self.not_sent_curve: pg.PlotDataItem | None = None
+        self._not_sent_peak = 1.0
+        self._y_peak: float | None = None  # the highest value the y range is fitted to
+        self._applied_top: float | None = None  # the top it was given (a different top: the user zoomed)
         # Opaque, so the budget line or the curve never runs through the legend's text.
         legend_pen = QColor(self.foreground)
         legend_pen.setAlpha(90)
@@ -150,18 +154,30 @@ class TimelineView(QWidget):
         leaves it room)."""
         legend = self.plot.getPlotItem().legend
         if legend is not None:
-            legend.setColumnCount(3)
+            legend.setColumnCount(LEGEND_COLUMNS)
+
+    def _room(self) -> float:
+        """How far above the highest value the y range reaches: the share of the chart's height the
+        legend takes (its rows, measured), at least LEGEND_ROOM."""
+        legend = self.plot.getPlotItem().legend
+        height = self.plot.getPlotItem().vb.height()
+        if legend is None or not legend.items or height <= 0:
+            return LEGEND_ROOM
+        taken = (legend.boundingRect().height() + 16) / height
+        return max(LEGEND_ROOM, min(1.0 / max(1.0 - taken, 0.25), 4.0))
 
     def _align_not_sent_box(self) -> None:
         vb = self.plot.getPlotItem().vb
         self.not_sent_box.setGeometry(vb.sceneBoundingRect())
         self.not_sent_box.linkedViewChanged(vb, self.not_sent_box.XAxis)
+        self._leave_room()
 
     def _clear(self) -> None:
         legend = self.plot.getPlotItem().legend
         if self.not_sent_curve is not None and legend is not None:
             legend.removeItem(self.not_sent_curve)  # not the plot's item: plot.clear() leaves its entry
         self.plot.clear()
+        self._y_peak = None
         self.not_sent_box.clear()
         self.not_sent_curve = None
         self.slider.set_marks([])
@@ -199,7 +215,7 @@ class TimelineView(QWidget):
         not_sent = [t.not_sent for t in timeline.turns]
         self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(NOT_SENT_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
-        self.not_sent_box.setYRange(0, max(finite(max(not_sent)), 1.0) * LEGEND_ROOM, padding=0)
+        self._not_sent_peak = max(finite(max(not_sent)), 1.0)
         legend = self.plot.getPlotItem().legend
         if legend is not None:
             legend.addItem(self.not_sent_curve, NOT_SENT_NAME)
@@ -383,14 +399,29 @@ class TimelineView(QWidget):
         peak, budget = finite(exact_peak), finite(exact_budget)
         notes = []
         if budget > 2.5 * peak > 0:
-            top = peak * LEGEND_ROOM
+            self._y_peak = peak
             notes.append(f"budget {short_number(exact_budget)} tokens, above the chart")
         else:
-            top = max(peak, budget, 1.0) * LEGEND_ROOM
+            self._y_peak = max(peak, budget, 1.0)
         if clipped(values + [exact_budget]):
             notes.append(f"values beyond {short_number(int(PLOT_LIMIT))} tokens drawn at that height")
-        self.plot.setYRange(0, top, padding=0)
         self.plot.setTitle(html.escape("; ".join(notes)) if notes else None, color=self.foreground, size="9pt")
+        self._applied_top = None
+        self._leave_room()
+
+    def _leave_room(self) -> None:
+        """Both y ranges reach far enough above their peaks for the legend's rows (measured in
+        pixels, so at 720p as at 1080p the legend sits above the curves and the budget). Again on
+        every resize, unless the user has zoomed the y axis since."""
+        if self._y_peak is None:
+            return
+        current = self.plot.getPlotItem().vb.viewRange()[1][1]
+        if self._applied_top is not None and abs(current - self._applied_top) > 1e-6 * max(abs(current), 1.0):
+            return  # the user's own y zoom
+        room = self._room()
+        self._applied_top = self._y_peak * room
+        self.plot.setYRange(0, self._applied_top, padding=0)
+        self.not_sent_box.setYRange(0, self._not_sent_peak * room, padding=0)
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
