@@ -315,7 +315,7 @@ class MessageStrip(pg.PlotWidget):
             first = decisions.index(Decision.SUMMARIZED)
             last = len(decisions) - 1 - decisions[::-1].index(Decision.SUMMARIZED)
             self.summary_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
-            self.summary_label.setPos(self._x_of(first), 1.55)
+            self.summary_label.setPos(self._x_of(first), 1.6)  # the top: clear of the user lane at 1.12
 
     #: Label anchors: ending at the line (left of it), or starting at it (right of it).
     LEFT_OF_LINE, RIGHT_OF_LINE = [(1, 0.5), (1, 0.5)], [(0, 0.5), (0, 0.5)]
