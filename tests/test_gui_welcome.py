@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
 
 from ctxviz.gui.main_window import MainWindow  # noqa: E402
 
@@ -39,5 +40,18 @@ def test_screenshots_take_a_size_and_a_bad_one_is_one_line(tmp_path, capsys) -> 
     assert main(["gui", str(SAMPLES / "support_chat.yaml"), "--screenshot", str(out), "--size", "1280x720"]) == 0
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1280, 720)  # nothing's minimum size pushes the window past a 720p screen
+    small = tmp_path / "smaller.png"
+    assert main(["gui", str(SAMPLES / "support_chat.yaml"), "--screenshot", str(small), "--size", "1024x700"]) == 0
+    image = QImage(str(small))
+    assert (image.width(), image.height()) == (1024, 700)  # the strip's legend wraps rather than widen the window
     assert main(["gui", "--screenshot", str(tmp_path / "x.png"), "--size", "huge"]) == 2
     assert "--size huge: expected WIDTHxHEIGHT" in capsys.readouterr().err
+
+
+def test_the_strip_its_overview_and_legend_never_overlap_on_a_small_screen(open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(str(SAMPLES / "support_chat.yaml"))
+    win.resize(1024, 700)
+    QTest.qWait(100)
+    strip, overview, legend = win.strip.geometry(), win.strip_overview.geometry(), win.strip_legend.geometry()
+    assert strip.bottom() < overview.top() and overview.bottom() < legend.top()
+    assert win.strip.getAxis("bottom").sceneBoundingRect().bottom() <= win.strip.height()

@@ -206,8 +206,11 @@ class MainWindow(QMainWindow):
         sb.addWidget(self.strip_overview)
         self.strip_legend = QLabel(strip_legend_html())
         self.strip_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.strip_legend.setWordWrap(True)  # one line at 1280 px; two at 1024 rather than a window wider than the screen
         self.strip_legend.setContentsMargins(6, 0, 6, 2)
         sb.addWidget(self.strip_legend)
+        # The splitter may not squeeze the strip, its overview and a two-line legend into each other.
+        strip_box.setMinimumHeight(self.strip.minimumHeight() + self.strip_overview.height() + 2 * self.fontMetrics().lineSpacing() + 6)
         overview.addWidget(strip_box)
         overview.addWidget(lower)
         overview.setSizes([250, 150, 460])

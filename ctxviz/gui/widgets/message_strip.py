@@ -238,7 +238,7 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
         self.setYRange(-0.25, 1.6, padding=0)  # segments in 0-1, the user lane at 1.12, labels above
-        self.setMinimumHeight(90)
+        self.setMinimumHeight(104)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0
@@ -316,6 +316,14 @@ class MessageStrip(pg.PlotWidget):
             last = len(decisions) - 1 - decisions[::-1].index(Decision.SUMMARIZED)
             self.summary_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
             self.summary_label.setPos(self._x_of(first), 1.6)  # the top: clear of the user lane at 1.12
+
+    #: Below this height the axis' title ("cumulative tokens") gives its room to the segments.
+    AXIS_TITLE_MIN_HEIGHT = 120
+
+    def resizeEvent(self, event: object) -> None:  # noqa: N802
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        if getattr(self, "item", None) is not None:  # not while pyqtgraph is still building the plot
+            self.getAxis("bottom").showLabel(self.height() >= self.AXIS_TITLE_MIN_HEIGHT)
 
     #: Label anchors: ending at the line (left of it), or starting at it (right of it).
     LEFT_OF_LINE, RIGHT_OF_LINE = [(1, 0.5), (1, 0.5)], [(0, 0.5), (0, 0.5)]
