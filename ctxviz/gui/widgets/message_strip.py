@@ -238,7 +238,7 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
         self.setYRange(-0.25, 1.6, padding=0)  # segments in 0-1, the user lane at 1.12, labels above
-        self.setMinimumHeight(104)  # segments, the user lane, labels and the tick numbers
+        self.setMinimumHeight(98)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0

@@ -16,7 +16,7 @@ from ..theme import plot_colors
 from .message_strip import MessageStrip, StripItem
 
 #: The overview's height in pixels: enough to tell colours apart, little taken from the strip.
-OVERVIEW_HEIGHT = 24
+OVERVIEW_HEIGHT = 22
 
 
 class StripOverview(pg.PlotWidget):
