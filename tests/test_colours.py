@@ -35,3 +35,14 @@ def test_every_category_has_one_colour_and_one_name() -> None:
     names = {c.value for c in Category}
     assert names <= set(CATEGORY_COLORS) and names <= set(CATEGORY_LABELS)
     assert len(set(CATEGORY_COLORS.values())) == len(CATEGORY_COLORS)
+
+
+@pytest.mark.parametrize("vision", ["normal", "deuteranopia", "protanopia"])
+@pytest.mark.parametrize("text", ["#000000", "#e6e6e6"])  # the light and the dark theme's text colour
+def test_the_timelines_series_stay_distinct(vision: str, text: str) -> None:
+    """Tokens sent, budget, trigger, what the provider reported, and the tokens not sent (in the
+    theme's text colour: a purple of their own merged with the blue of the tokens sent for protanopes)."""
+    from ctxviz.gui.widgets.timeline import SERIES_COLORS
+
+    distance, a, b = closest_pair({**SERIES_COLORS, "tokens not sent": text}, vision)
+    assert distance >= DISTINCT, f"{a} and {b} look alike with {vision} (distance {distance:.1f})"

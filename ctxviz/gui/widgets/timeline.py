@@ -39,7 +39,9 @@ RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
 TRIGGER_CHARS = 24
 IDLE_TEXT = "Simulate to replay the session turn by turn."
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
-NOT_SENT_COLOR = "#a05fc8"  # apart from the provider's orange and the events' colours, legible on both themes
+#: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
+#: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
+SERIES_COLORS = {"tokens sent": "#1f77b4", "budget": "#888888", "trigger": "#d62728", "reported by the provider": "#ff7f0e"}
 NOT_SENT_NAME = "not sent (right axis)"
 #: The legend's entries per row, and the least room above the highest value (see `_room`).
 LEGEND_COLUMNS = 3
@@ -72,7 +74,7 @@ class TimelineView(QWidget):
         self.not_sent_box.setZValue(-50)
         item.showAxis("right")
         item.getAxis("right").setWidth(70)
-        item.setLabel("right", "tokens not sent", color=NOT_SENT_COLOR)
+        item.setLabel("right", "tokens not sent", color=self.foreground)
         item.scene().addItem(self.not_sent_box)
         item.getAxis("right").linkToView(self.not_sent_box)
         self.not_sent_box.setXLink(item)
@@ -205,15 +207,15 @@ class TimelineView(QWidget):
     def _draw_series(self, timeline: Timeline) -> None:
         """Tokens sent, the budget, the trigger, and the tokens not sent on the right-hand axis."""
         xs = plot_values(t.index for t in timeline.turns)
-        self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen("#1f77b4", width=2), name="tokens sent")
-        self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine), name="budget")
+        self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
+        self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["budget"], width=1, style=Qt.PenStyle.DashLine), name="budget")
         trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
         if trigger is not None and trigger != timeline.turns[-1].budget:
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
-            self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashDotLine),
+            self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen(SERIES_COLORS["trigger"], width=1, style=Qt.PenStyle.DashDotLine),
                            name=html.escape(f"trigger ({', '.join(token_trigger_fields(get_policy(timeline.policy))) or 'the policy'})"))
         not_sent = [t.not_sent for t in timeline.turns]
-        self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(NOT_SENT_COLOR, width=1.5, style=Qt.PenStyle.DashLine))
+        self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(self.foreground, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
         self._not_sent_peak = max(finite(max(not_sent)), 1.0)
         legend = self.plot.getPlotItem().legend
@@ -255,9 +257,10 @@ class TimelineView(QWidget):
         if reported:
             # What the provider reported was in the window for each call (input + cache), against the replay.
             # A single point gets no line (an empty path is invalid SVG in the report).
-            line = pg.mkPen("#ff7f0e", width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
+            provider = SERIES_COLORS["reported by the provider"]
+            line = pg.mkPen(provider, width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
             self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
-                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush="#ff7f0e", name="reported by the provider")
+                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush=provider, name="reported by the provider")
         self._draw_events(timeline)
         self._mark_compactions(timeline)
         self._lay_out_legend()
