@@ -422,9 +422,10 @@ class TimelineView(QWidget):
         if self._applied_top is not None and abs(current - self._applied_top) > 1e-6 * max(abs(current), 1.0):
             return  # the user's own y zoom
         room = self._room()
-        self._applied_top = self._y_peak * room
+        # Bounded like every plotted number (pyqtgraph misdraws beyond ~1e15).
+        self._applied_top = min(self._y_peak * room, PLOT_LIMIT * 1.2)
         self.plot.setYRange(0, self._applied_top, padding=0)
-        self.not_sent_box.setYRange(0, self._not_sent_peak * room, padding=0)
+        self.not_sent_box.setYRange(0, min(self._not_sent_peak * room, PLOT_LIMIT * 1.2), padding=0)
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
