@@ -46,3 +46,16 @@ def test_the_centre_is_red_only_when_the_plan_does_not_fit(qtbot) -> None:  # ty
     assert fits.totals.fits and not over.totals.fits
     assert red_pixels_in_the_centre(qtbot, fits) == 0
     assert red_pixels_in_the_centre(qtbot, over) > 30
+
+
+def test_the_real_count_stands_beside_the_policys_figure(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """With the real count on (the default), the donut's legend says it once the worker has counted."""
+    win = open_window(str(SAMPLE))
+    qtbot.waitUntil(lambda: win.vm.plan is not None and win.vm.plan.real is not None and win.pie.real is not None, timeout=30000)
+    real = win.vm.plan.real
+    line = next(line for line in win.pie.legend_lines() if "count:" in line)
+    assert f"{real.tokens:,}" in line and real.encoding in line and line.startswith("real count" if real.exact else "est. count")
+    assert win.pie.legend_lines()[0].startswith("System reserve")  # the policy's own parts still come first
+    win.real_box.setChecked(False)
+    qtbot.waitUntil(lambda: win.pie.real is None, timeout=30000)
+    assert not any("count:" in line for line in win.pie.legend_lines())

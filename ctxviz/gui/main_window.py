@@ -570,10 +570,11 @@ class MainWindow(QMainWindow):
             self._update_status(self.shown_plan)
 
     def _real_count_ready(self, before: Plan, plan: Plan) -> None:
-        """The plan on screen, now with its real count: the status bar says it (nothing else shows it)."""
+        """The plan on screen, now with its real count: the status bar and the donut say it."""
         if self.shown_plan is before:
             self.shown_plan = plan
             self._update_status(plan)
+            self.pie.set_plan(plan, unseen=self._unseen())  # the real count beside the policy's
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)

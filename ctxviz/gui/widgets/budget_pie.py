@@ -46,13 +46,14 @@ class BudgetPie(QWidget):
         self.title = ""
         self.caps = False
         self.unseen = 0
+        self.real: tuple[str, int, str] | None = None  # ("real" or "est.", tokens, encoding): the real count beside the policy's
 
     def set_plan(self, plan: Plan | None, unseen: int | None = None) -> None:
         """Show `plan`; `unseen` is the provider's estimate of what its log does not record (by
         default the plan's own, `plan.reported.unseen`)."""
-        before = (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen)
+        before = (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real)
         if plan is None:
-            self.parts, self.total, self.caps, self.unseen = [], 0, False, 0
+            self.parts, self.total, self.caps, self.unseen, self.real = [], 0, False, 0, None
         else:
             self.parts = [(k, max(0, v), plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
             self.total = plan.totals.budget
@@ -63,7 +64,9 @@ class BudgetPie(QWidget):
             if unseen is None:
                 unseen = plan.reported.unseen if plan.reported is not None else 0
             self.unseen = max(0, unseen)
-        if (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen) != before:
+            r = plan.real
+            self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
+        if (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real) != before:
             self.update()  # a re-plan that changed nothing here paints nothing
 
     def caps_heading(self) -> str:
@@ -83,6 +86,9 @@ class BudgetPie(QWidget):
             else:
                 lines.append(f"{pretty(name)}  {short_number(used)} / {short_number(allotted)}  ({allotted / allotted_total * 100:.1f}%)")
         lines.append("fits the budget" if self.fits else "does NOT fit the budget")
+        if self.real is not None:
+            kind, tokens, encoding = self.real
+            lines.append(f"{kind} count: {short_number(tokens)} ({encoding})")
         if self.unseen:
             lines.append(f"Unseen ≈ {short_number(self.unseen)} (not in the log, not counted above)")
         return lines
