@@ -23,6 +23,12 @@ SMALL = {
     "autogen-token-limited": st.builds(dict, token_limit=st.one_of(st.none(), st.integers(1, 3000)), tool_schema=st.booleans()),
     "llamaindex-chat-memory-buffer": st.builds(dict, token_limit=st.integers(1, 3000), initial_token_count=st.one_of(st.none(), st.integers(0, 300)),
                                                context_window=st.one_of(st.none(), st.integers(1, 4000))),
+    "langchain-trim": st.one_of(
+        st.builds(dict, max_tokens=st.integers(0, 1500), strategy=st.just("last"), allow_partial=st.booleans(), include_system=st.booleans(),
+                  start_on=st.sampled_from(["", "human", "ai", "human,tool", "system"]), end_on=st.sampled_from(["", "ai", "human,tool", "tool"]),
+                  text_splitter=st.sampled_from(["", " ", "\\n"])),
+        st.builds(dict, max_tokens=st.integers(0, 1500), strategy=st.just("first"), allow_partial=st.booleans(),
+                  end_on=st.sampled_from(["", "ai", "tool", "human,system"]), text_splitter=st.sampled_from(["", " "]))),
 }
 
 TOOL = ToolDefinition("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string", "description": "where"}}})

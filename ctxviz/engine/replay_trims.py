@@ -29,6 +29,17 @@ from .policies.autogen_messages import (
     tool_schema_tokens,
 )
 from .policies.common import base_system_prompt
+from .policies.langchain_counting import count_view, lc_type, text_message_tokens
+from .policies.langchain_trim import (
+    Entry,
+    TrimParams,
+    TrimTrace,
+    _first_max_tokens,
+    additive,
+    parse_types,
+    separator_splitter,
+    view_getter,
+)
 from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
 from .session import Session
 from .simulate import Event, Turn, _changes, _Cuts, _Replay
@@ -269,9 +280,202 @@ class LlamaIndexReplay(_Replay):
         return Turn(i, total, limit, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), self.sums[start])
 
 
+class LangChainTrimReplay(_Replay):
+    """langchain-trim: trim_messages over the messages so far (the session's system prompt first),
+    from the prefix sums of their counts: end_on is the last message of its types so far,
+    include_system the first entry, the longest suffix (strategy "last") or prefix ("first") that
+    fits is LangChain's own binary search (its bounded number of steps included) read off the sums,
+    start_on the next message of its types from the cut. allow_partial cuts the one message past
+    the cut by LangChain's own code (`_first_max_tokens` on that message after one entry that
+    stands for everything kept before it: the count is additive). What is trimmed is a few runs
+    of positions, so the trim events (the newly trimmed messages per category) come from per-category
+    sorted indices and sums.
+
+    Sessions with recorded summaries (LangChain's summary message among the entries), and pair
+    safety, are replayed by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.usable = not pair_safe and not session.summaries
+        if not self.usable:
+            return
+        p: TrimParams = params
+        tokenizer = full.tokenizer
+        self.off = 1 if session.system_prompt else 0
+        tokens: list[int] = [text_message_tokens(session.system_prompt, "system", tokenizer)] if self.off else []
+        types: list[str] = ["system"] if self.off else []
+        tokens += full.message_tokens
+        types += [lc_type(m) for m in session.messages]
+        self.T, self.types = tokens, types
+        self.P = [0]
+        for t in tokens:
+            self.P.append(self.P[-1] + t)
+        n = len(tokens)
+        end_on, start_on = set(parse_types(p.end_on, "end_on")), set(parse_types(p.start_on, "start_on"))
+        self.end_on, self.start_on = end_on, start_on
+        # prev_end[q]: 1 + the last position < q whose type is in end_on (0: none); next_start[q]: the
+        # first position >= q whose type is in start_on (n: none).
+        self.prev_end = [0] * (n + 1)
+        for q in range(n):
+            self.prev_end[q + 1] = q + 1 if types[q] in end_on else self.prev_end[q]
+        self.next_start = [n] * (n + 1)
+        for q in range(n - 1, -1, -1):
+            self.next_start[q] = q if types[q] in start_on else self.next_start[q + 1]
+        self.count_one = lambda view: count_view(view, tokenizer)
+        self.view_of = view_getter(session)
+        self.splitter = separator_splitter(p.text_splitter)
+        # Per category (as the trim event spells it): its messages' indices and the prefix sums of their counts.
+        self.category_of = [m.category.upper() for m in session.messages]
+        self.members: dict[str, list[int]] = {}
+        self.member_sums: dict[str, list[int]] = {}
+        for m in session.messages:
+            c = self.category_of[m.index]
+            self.members.setdefault(c, []).append(m.index)
+            sums = self.member_sums.setdefault(c, [0])
+            sums.append(sums[-1] + full.message_tokens[m.index])
+        self.trimmed: list[tuple[int, int]] = []  # the turn before's trimmed messages, as runs [a, b) of indices
+
+    def step(self, i: int) -> Turn:
+        return self._fast(i) if self.usable else super().step(i)
+
+    def _search(self, size: int, fits: Any) -> int:
+        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops)."""
+        left, right = 0, size
+        for _ in range(size.bit_length()):
+            if left >= right:
+                break
+            mid = (left + right + 1) // 2
+            if fits(mid):
+                left = mid
+            else:
+                right = mid - 1
+        return left
+
+    def _partial(self, before: int, q: int, budget: int, strategy: str) -> Entry | None:
+        """The part of entry q allow_partial keeps after `before` tokens of kept entries, or None."""
+        target = Entry(q - self.off, self.T[q], self.types[q])
+        kept, trace = [Entry(_AGGREGATE, before, "human"), target], TrimTrace()
+        out = _first_max_tokens(kept, budget, additive, self.count_one, self.view_of, self.splitter, strategy, (), trace, set())
+        return out[1] if len(out) > 1 else None
+
+    def _fast(self, i: int) -> Turn:
+        p: TrimParams = self.params
+        P, T, off, budget = self.P, self.T, self.off, p.max_tokens
+        L = off + i + 1  # entries so far
+        sys = -1
+        partial: Entry | None = None
+        partial_at = -1
+        if p.strategy == "last":
+            end = self.prev_end[L] if self.end_on else L
+            rs = 0
+            if p.include_system and end > 0 and self.types[0] == "system":
+                sys, rs = 0, 1
+            remaining = max(0, budget - T[0]) if sys == 0 else budget
+            m = end - rs
+            if P[end] - P[rs] <= remaining:
+                idx = m
+            else:
+                idx = self._search(m, lambda k: P[end] - P[end - k] <= remaining)
+                if p.allow_partial and idx < m:
+                    partial = self._partial(P[end] - P[end - idx], end - idx - 1, remaining, "last")
+                    partial_at = end - idx - 1 if partial is not None else -1
+            ks = end - idx
+            if self.start_on and (partial is None or partial.type not in self.start_on):
+                partial, partial_at = None, -1
+                ks = min(self.next_start[ks], end)
+            ke = end
+        else:
+            if P[L] <= budget:
+                idx = L
+            else:
+                idx = self._search(L, lambda k: P[k] <= budget)
+                if p.allow_partial and idx < L:
+                    partial = self._partial(P[idx], idx, budget, "first")
+                    partial_at = idx if partial is not None else -1
+            ks, ke = 0, idx
+            if self.end_on and (partial is None or partial.type not in self.end_on):
+                partial, partial_at = None, -1
+                ke = self.prev_end[idx]
+        kept_points = sorted(q for q in (sys, partial_at) if q >= 0)
+        used = (T[sys] if sys >= 0 else 0) + (partial.tokens if partial is not None else 0) + P[ke] - P[ks]
+        # What is sent, as runs of entry positions; what is not (messages only), as runs of indices.
+        sent = [(q, q + 1) for q in kept_points if not ks <= q < ke] + ([(ks, ke)] if ks < ke else [])
+        sent.sort()
+        trimmed: list[tuple[int, int]] = []
+        at = off
+        for a, b in sent:
+            if a > at:
+                trimmed.append((at - off, a - off))
+            at = max(at, b)
+        if at < L:
+            trimmed.append((at - off, L - off))
+        tokens_all = P[L] - P[off]
+        sent_messages = sum(min(b, L) - max(a, off) for a, b in sent if b > off)
+        sent_tokens = sum(P[b] - P[max(a, off)] for a, b in sent if b > off)
+        truncated = 1 if partial_at >= off else 0
+        events: list[Event] = []
+        if sent_messages < i + 1:
+            self._trim_events(i, trimmed, events)
+        else:
+            trimmed = []
+        self.trimmed = trimmed
+        fits = used <= budget
+        if not fits and self.before.fits:
+            system_tokens = T[0] if sys == 0 else 0
+            allot = min(system_tokens, budget)
+            self.before = _overflow(i, self.policy, {"system": allot, "history": budget - allot},
+                                    {"system": system_tokens, "history": used - system_tokens}, budget, used, fits, self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        kept = sent_messages - truncated
+        return Turn(i, used, budget, kept, i + 1 - sent_messages, 0, truncated, fits, 0, tuple(events), tokens_all - sent_tokens)
+
+    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
+        """`_changes`' trim events: per category, in the order of its first newly trimmed message,
+        the messages trimmed now and not the turn before."""
+        new: list[tuple[int, int]] = []
+        for a, b in trimmed:  # minus the turn before's runs
+            for c, d in self.trimmed:
+                if d <= a or c >= b:
+                    continue
+                if c > a:
+                    new.append((a, c))
+                a = max(a, d)
+                if a >= b:
+                    break
+            if a < b:
+                new.append((a, b))
+        if not new:
+            return
+        found: dict[str, tuple[int, list[int], int, int]] = {}  # category -> (first new, indices shown, count, tokens)
+        for c, members in self.members.items():
+            sums = self.member_sums[c]
+            first, shown, count, tokens = -1, [], 0, 0
+            for a, b in new:
+                lo, hi = bisect_left(members, a), bisect_left(members, b)
+                if lo < hi:
+                    if first < 0:
+                        first = members[lo]
+                    if len(shown) < 6:
+                        shown += members[lo : min(hi, lo + 6)]
+                    count += hi - lo
+                    tokens += sums[hi] - sums[lo]
+            if count:
+                found[c] = (first, shown, count, tokens)
+        for c, (_first, shown, count, tokens) in sorted(found.items(), key=lambda item: item[1][0]):
+            members = self.members[c]
+            in_all = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed)
+            listed = ", ".join(f"#{k}" for k in shown[:5]) + (f" and {count - 5} more" if count > 5 else "")
+            events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
+
+
+_AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
+
+
 REPLAYERS: dict[str, type[_Replay]] = {
     "autogen-buffered": AutoGenBufferedReplay,
     "autogen-head-and-tail": AutoGenHeadAndTailReplay,
     "autogen-token-limited": AutoGenTokenLimitedReplay,
     "llamaindex-chat-memory-buffer": LlamaIndexReplay,
+    "langchain-trim": LangChainTrimReplay,
 }
