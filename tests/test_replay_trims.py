@@ -29,6 +29,10 @@ SMALL = {
                   text_splitter=st.sampled_from(["", " ", "\\n"])),
         st.builds(dict, max_tokens=st.integers(0, 1500), strategy=st.just("first"), allow_partial=st.booleans(),
                   end_on=st.sampled_from(["", "ai", "tool", "human,system"]), text_splitter=st.sampled_from(["", " "]))),
+    "strands-sliding-window": st.builds(dict, window_size=st.integers(0, 8), pin_first=st.none() | st.integers(0, 4),
+                                        context_window_limit=st.none() | st.integers(50, 3000), should_truncate_results=st.booleans(),
+                                        proactive_compression=st.none() | st.floats(0.05, 1), per_turn=st.sampled_from([0, 0, 0, 1, 2]),
+                                        replay_history=st.booleans() | st.just(True)),
 }
 
 TOOL = ToolDefinition("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string", "description": "where"}}})

@@ -15,6 +15,7 @@ so it still replays from scratch.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import islice
 from typing import Any
 
 from .counting import TokenCounts
@@ -41,9 +42,13 @@ from .policies.langchain_trim import (
     view_getter,
 )
 from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
+from .policies.strands_common import context_window_limit
+from .policies.strands_sliding import SlidingWindowParams, _Manager, management_points, request_overhead
 from .session import Session
-from .simulate import Event, Turn, _changes, _Cuts, _Replay
+from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
 from .summarizers import Summarizer
+
+_FITS = _Cuts(True)
 
 
 def _overflow(i: int, policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool,
@@ -469,6 +474,95 @@ class LangChainTrimReplay(_Replay):
             events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
 
 
+class StrandsSlidingReplay(_Replay):
+    """strands-sliding-window: apply_management's trims are carried, as the plan replays them: the
+    manager (the policy's own `_Manager` and `reduce_context`) takes the Strands messages up to each
+    management point (after a final reply) when the turn reaches it, and trims when it holds more
+    than window_size; the messages since the last point come on top. Between points a turn is the
+    running sums. A turn whose estimate reaches proactive compression's threshold or overflows
+    context_window_limit (both act on that turn's state only) is planned by the reference step.
+
+    Sessions with recorded summaries, per_turn (a point can be the turn's own end),
+    replay_history off (one point, the last), and pair safety, are replayed by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SlidingWindowParams = params
+        self.usable = not pair_safe and not session.summaries and p.per_turn == 0 and p.replay_history
+        if not self.usable:
+            return
+        self.mgr = _Manager(session, p, full)
+        self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
+        self.mgr.messages, self.mgr.owners = [], []
+        # The management points (prefix lengths in Strands messages) and the session message each is reached at.
+        self.points = management_points(self.pending, 0)
+        self.point_at = {self.pending[k - 1].members[-1]: k for k in self.points}
+        self.done = 0  # Strands messages handed to the manager
+        self.held = 0  # the tokens of the messages the manager holds
+        self.seen_history = 0  # the tokens of the non-system messages so far
+        self.handed = 0  # ... of those handed to the manager
+        self.removed_tokens = 0
+        self.removed_count: dict[str, int] = {}
+        self.system_messages: list[Any] = []
+        self.system_tokens = self._system_tokens()
+        self.tools_tokens = request_overhead(session, full, [])[2]
+        self.limit = context_window_limit(session, p.context_window_limit)[0]
+        self.synced = True  # self.before holds the turn before's cuts (False while fast turns carry them in the manager)
+
+    def _system_tokens(self) -> int:
+        prompt = base_system_prompt(self.session, self.system_messages)
+        return self.full.text(prompt) if prompt else 0
+
+    def step(self, i: int) -> Turn:
+        if not self.usable:
+            return super().step(i)
+        m = self.session.messages[i]
+        tokens = self.full.message_tokens
+        if m.role == "system":
+            self.system_messages.append(m)
+            self.system_tokens = self._system_tokens()
+        else:
+            self.seen_history += tokens[i]
+        new: list[int] = []
+        point = self.point_at.get(i)
+        if point is not None:
+            mgr, ws = self.mgr, self.params.window_size
+            mgr.messages += self.pending[self.done:point]
+            mgr.owners += self.pending_owners[self.done:point]
+            self.done = point
+            self.handed = self.seen_history
+            if len(mgr.messages) > ws:
+                before = len(mgr.removed)
+                mgr.reduce_context(None, "")
+                new = sorted(islice(mgr.removed, before, None))
+                for k in new:
+                    c = self.session.messages[k].category.upper()
+                    self.removed_count[c] = self.removed_count.get(c, 0) + 1
+                    self.removed_tokens += tokens[k]
+            self.held = mgr.holding()
+        used = self.system_tokens + self.tools_tokens + self.held + self.seen_history - self.handed
+        threshold = self.params.proactive_compression
+        if used > self.limit or (threshold is not None and used / self.limit >= threshold):
+            if self.synced:  # the reference step reads the turn before's cuts
+                self.before = _Cuts(True, frozenset(self.mgr.removed))
+            self.synced = False
+            return super().step(i)
+        events: list[Event] = []
+        if not self.synced:  # the turn before was the reference's: what is newly trimmed is read off its cuts
+            new = sorted(set(self.mgr.removed) - self.before.trimmed)
+            self.synced = True
+        if new:
+            by_category: dict[str, list[int]] = {}
+            for k in new:
+                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
+            for c, indices in by_category.items():
+                events.append(Event(i, "trim", f"{c}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+                                               f"{sum(tokens[k] for k in indices):,} tokens), {self.removed_count[c]} removed in all"))
+        self.before = _FITS
+        dropped = len(self.mgr.removed)
+        return Turn(i, used, self.limit, i + 1 - dropped, dropped, 0, 0, True, 0, tuple(events), self.removed_tokens)
+
+
 _AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
 
 
@@ -478,4 +572,5 @@ REPLAYERS: dict[str, type[_Replay]] = {
     "autogen-token-limited": AutoGenTokenLimitedReplay,
     "llamaindex-chat-memory-buffer": LlamaIndexReplay,
     "langchain-trim": LangChainTrimReplay,
+    "strands-sliding-window": StrandsSlidingReplay,
 }
