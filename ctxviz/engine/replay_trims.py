@@ -15,7 +15,6 @@ so it still replays from scratch.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import islice
 from typing import Any
 
 from .counting import TokenCounts
@@ -532,9 +531,10 @@ class StrandsSlidingReplay(_Replay):
             self.done = point
             self.handed = self.seen_history
             if len(mgr.messages) > ws:
-                before = len(mgr.removed)
+                held = [k for sm in mgr.messages for k in sm.members]
                 mgr.reduce_context(None, "")
-                new = sorted(islice(mgr.removed, before, None))
+                still = {k for sm in mgr.messages for k in sm.members}
+                new = sorted(k for k in held if k not in still)
                 for k in new:
                     c = self.session.messages[k].category.upper()
                     self.removed_count[c] = self.removed_count.get(c, 0) + 1
