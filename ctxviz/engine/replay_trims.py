@@ -1,15 +1,14 @@
 """Incremental replayers for the trimming policies of issue 12 (see `replay.py` for the contract):
-AutoGen's three model contexts, LlamaIndex's ChatMemoryBuffer and LangChain's trim_messages.
+AutoGen's three model contexts, LlamaIndex's ChatMemoryBuffer, LangChain's trim_messages and
+Strands' SlidingWindowConversationManager.
 
 Each carries, from turn to turn, the prefix sums of the history's counts (`full.message_tokens`,
 never recounted) and what the policy's decision depends on, and computes only what a `Turn` holds;
 turns they do not cover go to the reference step (`_Replay.step`), so turns and events are exactly
 the reference's (tests/test_replay_trims.py). None of these policies has a trigger of its own
-(`Policy.compact` is None): no summary is ever generated here.
-
-Strands' SlidingWindowConversationManager has no replayer yet: its plan replays apply_management
-at every earlier management point (path-dependent trims, pins, tool-result truncation on overflow),
-so it still replays from scratch.
+(`Policy.compact` is None): no summary is ever generated here. Every replayer hands a session with
+recorded summaries, and pair safety, to the reference step for the whole replay (the common case,
+an agent log without either, is incremental).
 """
 
 from __future__ import annotations
