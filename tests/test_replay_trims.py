@@ -12,7 +12,8 @@ from ctxviz.engine.policies.autogen_token_limited import middle_pops
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.replay_trims import REPLAYERS as TRIMS
 from ctxviz.engine.replay_trims import AutoGenTokenLimitedReplay
-from ctxviz.engine.session import Message, Session, TextPart, ToolDefinition
+from ctxviz.engine.session import ImagePart, Message, Session, TextPart, ToolDefinition
+from ctxviz.engine.simulate import simulate
 
 from .test_properties import PARAMS as WIDE
 from .test_replay_incremental import SETTINGS, same, sessions
@@ -48,7 +49,7 @@ def agent_sessions(draw):
     return dataclasses.replace(s, tools=draw(st.sampled_from([(), (TOOL,)])), model=draw(st.sampled_from(["", "gpt-4", "gpt-3.5-turbo-0613", "unknown-model"])))
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=30)
 @given(s=agent_sessions(), data=st.data())
 def test_trim_replays_equal_the_reference(s, data):
     for name in TRIMS:
@@ -72,6 +73,53 @@ def test_llamaindex_replay_where_whitespace_meets_whitespace(words, data):
     messages = tuple(Message(id=f"m{i}", index=i, role=role, parts=(TextPart(w),) if w else ()) for i, (w, role) in enumerate(zip(words, roles, strict=True)))
     s = Session(messages=messages, source="<test>", format="test")
     same(s, "llamaindex-chat-memory-buffer", data.draw(SMALL["llamaindex-chat-memory-buffer"]), PlanOptions())
+
+
+IMAGE = ImagePart("data:image/png;base64," + "iVBORw0KGgo" * 8, "image/png")
+
+
+@settings(SETTINGS, max_examples=30)
+@given(s=agent_sessions(), data=st.data())
+def test_strands_replay_with_overflows_equals_the_reference(s, data):
+    """Strands' overflow recovery (tool results cut to 200 + 200 characters, images replaced by a
+    placeholder, then trims) and proactive compression, run on the turn's own copy of the window."""
+    long = "x" * 450 + " " + "y" * 30
+    extras = st.sampled_from([(), (TextPart(long), IMAGE), (IMAGE,), (TextPart(long),)])
+    messages = tuple(dataclasses.replace(m, parts=(*m.parts, *data.draw(extras))) if m.role == "tool" else m for m in s.messages)
+    s = dataclasses.replace(s, messages=messages, summaries=())
+    params = data.draw(st.builds(dict, window_size=st.integers(0, 10), pin_first=st.none() | st.integers(0, 4),
+                                 context_window_limit=st.integers(20, 1500), should_truncate_results=st.booleans(),
+                                 proactive_compression=st.none() | st.floats(0.05, 1)))
+    same(s, "strands-sliding-window", params, PlanOptions())
+
+
+def test_strands_replay_where_images_are_replaced():
+    """Tool results whose images overflow recovery replaces by the placeholder (REPLACED: trimmed,
+    as the trim events say) and whose texts it cuts, seeded so that the case is always there."""
+    import random
+
+    from ctxviz.engine.session import ToolCallPart, ToolResultPart
+
+    rng = random.Random(1)
+    replaced = 0
+    for _ in range(25):
+        messages = []
+        for i in range(40):
+            kind = rng.choice(["user", "call", "tool", "tool", "assistant"])
+            if kind == "call":
+                messages.append(Message(id=f"m{i}", index=i, role="assistant", parts=(ToolCallPart(f"c{i}", "read", "{}"),)))
+            elif kind == "tool":
+                extra = rng.choice([(), (IMAGE,), (TextPart("x" * 450),), (IMAGE, TextPart("y" * 500))])
+                messages.append(Message(id=f"m{i}", index=i, role="tool", tool_call_id=f"c{i - 1}",
+                                        parts=(ToolResultPart(f"c{i - 1}", "ok " * rng.randint(1, 30)), *extra)))
+            else:
+                messages.append(Message(id=f"m{i}", index=i, role=kind, parts=(TextPart("w " * rng.randint(1, 80)),)))
+        s = Session(messages=tuple(messages), source="<test>", format="test")
+        params = {"window_size": rng.randint(0, 12), "context_window_limit": rng.randint(50, 800), "pin_first": rng.choice([None, 1, 2]),
+                  "proactive_compression": rng.choice([None, 0.5])}
+        same(s, "strands-sliding-window", params, PlanOptions())
+        replaced += sum("replaced by the placeholder" in e.message for e in simulate(s, "strands-sliding-window", params).events)
+    assert replaced  # the case is exercised
 
 
 def test_the_middle_pops_are_one_run():

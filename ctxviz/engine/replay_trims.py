@@ -13,11 +13,13 @@ an agent log without either, is incremental).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from bisect import bisect_left, bisect_right
 from typing import Any
 
 from .counting import TokenCounts
-from .plan import Plan, Totals
+from .plan import Decision, Plan, Totals
 from .policies.autogen_head_and_tail import placeholder_text
 from .policies.autogen_messages import (
     REPLY_PRIMING,
@@ -40,13 +42,11 @@ from .policies.langchain_trim import (
     view_getter,
 )
 from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
-from .policies.strands_common import context_window_limit
-from .policies.strands_sliding import SlidingWindowParams, _Manager, management_points, request_overhead
+from .policies.strands_common import StrandsMessage, context_window_limit
+from .policies.strands_sliding import SlidingWindowParams, _Manager, management_points, request_overhead, split_window
 from .session import Session
 from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
 from .summarizers import Summarizer
-
-_FITS = _Cuts(True)
 
 
 def _overflow(i: int, policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool,
@@ -477,8 +477,13 @@ class StrandsSlidingReplay(_Replay):
     manager (the policy's own `_Manager` and `reduce_context`) takes the Strands messages up to each
     management point (after a final reply) when the turn reaches it, and trims when it holds more
     than window_size; the messages since the last point come on top. Between points a turn is the
-    running sums. A turn whose estimate reaches proactive compression's threshold or overflows
-    context_window_limit (both act on that turn's state only) is planned by the reference step.
+    running sums. Proactive compression and overflow recovery act on one turn's state only: they
+    run (the policy's own `reduce_context` again) on a copy of the manager's window and the
+    messages since the last point, never on the whole history.
+
+    What is trimmed is the carried removals plus the turn's own (overflow trims, images replaced),
+    so a trim event's newly trimmed messages are this turn's removals and its own, less the turn
+    before's own.
 
     Sessions with recorded summaries, per_turn (a point can be the turn's own end),
     replay_history off (one point, the last), and pair safety, are replayed by the reference step."""
@@ -496,6 +501,8 @@ class StrandsSlidingReplay(_Replay):
         self.points = management_points(self.pending, 0)
         self.point_at = {self.pending[k - 1].members[-1]: k for k in self.points}
         self.done = 0  # Strands messages handed to the manager
+        self.count = 0  # Strands messages so far (the last may be a run of tool messages still growing)
+        self.previous_role = ""
         self.held = 0  # the tokens of the messages the manager holds
         self.seen_history = 0  # the tokens of the non-system messages so far
         self.handed = 0  # ... of those handed to the manager
@@ -505,7 +512,8 @@ class StrandsSlidingReplay(_Replay):
         self.system_tokens = self._system_tokens()
         self.tools_tokens = request_overhead(session, full, [])[2]
         self.limit = context_window_limit(session, p.context_window_limit)[0]
-        self.synced = True  # self.before holds the turn before's cuts (False while fast turns carry them in the manager)
+        self.trimming = False  # whether the turn before trimmed (its plan's extra "trimmed")
+        self.own: set[int] = set()  # what the turn before trimmed on its own (overflow trims, images replaced)
 
     def _system_tokens(self) -> int:
         prompt = base_system_prompt(self.session, self.system_messages)
@@ -521,7 +529,10 @@ class StrandsSlidingReplay(_Replay):
             self.system_tokens = self._system_tokens()
         else:
             self.seen_history += tokens[i]
-        new: list[int] = []
+            if not (m.role == "tool" and self.previous_role == "tool"):  # strands_common.conversation's runs
+                self.count += 1
+            self.previous_role = m.role
+        now: list[int] = []  # removed at this turn's management point
         point = self.point_at.get(i)
         if point is not None:
             mgr, ws = self.mgr, self.params.window_size
@@ -533,33 +544,97 @@ class StrandsSlidingReplay(_Replay):
                 held = [k for sm in mgr.messages for k in sm.members]
                 mgr.reduce_context(None, "")
                 still = {k for sm in mgr.messages for k in sm.members}
-                new = sorted(k for k in held if k not in still)
-                for k in new:
+                now = [k for k in held if k not in still]
+                for k in now:
                     c = self.session.messages[k].category.upper()
                     self.removed_count[c] = self.removed_count.get(c, 0) + 1
                     self.removed_tokens += tokens[k]
             self.held = mgr.holding()
-        used = self.system_tokens + self.tools_tokens + self.held + self.seen_history - self.handed
+        fixed = self.system_tokens + self.tools_tokens
+        used = fixed + self.held + self.seen_history - self.handed
         threshold = self.params.proactive_compression
+        own_removed: dict[int, str] = {}
+        replaced: set[int] = set()
+        truncated = 0
         if used > self.limit or (threshold is not None and used / self.limit >= threshold):
-            if self.synced:  # the reference step reads the turn before's cuts
-                self.before = _Cuts(True, frozenset(self.mgr.removed))
-            self.synced = False
-            return super().step(i)
+            work = self._own_turn(i, fixed, threshold)
+            own_removed = work.removed
+            cut = {k: d for k, (d, _) in work.cut.items() if k not in own_removed}
+            truncated = len(cut)
+            replaced = {k for k, d in cut.items() if d is Decision.REPLACED}
+            used = fixed + work.holding()
+        own = set(own_removed) | replaced
+        trimming = bool(self.mgr.removed) or bool(own_removed)
         events: list[Event] = []
-        if not self.synced:  # the turn before was the reference's: what is newly trimmed is read off its cuts
-            new = sorted(set(self.mgr.removed) - self.before.trimmed)
-            self.synced = True
-        if new:
-            by_category: dict[str, list[int]] = {}
-            for k in new:
-                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
-            for c, indices in by_category.items():
-                events.append(Event(i, "trim", f"{c}: {len(indices)} more message(s) removed ({_indices(indices)}, "
-                                               f"{sum(tokens[k] for k in indices):,} tokens), {self.removed_count[c]} removed in all"))
-        self.before = _FITS
-        dropped = len(self.mgr.removed)
-        return Turn(i, used, self.limit, i + 1 - dropped, dropped, 0, 0, True, 0, tuple(events), self.removed_tokens)
+        if trimming:
+            if not self.trimming:
+                new = set(self.mgr.removed) | own
+            else:  # the turn before trimmed its carried removals (the manager's less `now`) and its own
+                carried = self.mgr.removed
+                fresh = set(now)
+                new = {k for k in now if k not in self.own} | {k for k in own if k not in self.own and (k not in carried or k in fresh)}
+            self._trim_events(i, sorted(new), replaced, own_removed, events)
+        self.trimming, self.own = trimming, own if trimming else set()
+        fits = used <= self.limit
+        if not fits and self.before.fits:
+            allocation = split_window(self.limit, self.system_tokens, self.tools_tokens)
+            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": used - fixed}
+            self.before = _overflow(i, self.policy, allocation, usage, self.limit, used, fits, self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        dropped = len(self.mgr.removed) + len(own_removed)
+        not_sent = self.removed_tokens + sum(tokens[k] for k in own_removed)
+        return Turn(i, used, self.limit, i + 1 - dropped - truncated, dropped, 0, truncated, fits, 0, tuple(events), not_sent)
+
+    def _own_turn(self, i: int, fixed: int, threshold: float | None) -> _Manager:
+        """strands_sliding.plan's steps 2 and 3 (proactive compression, overflow recovery) on a copy
+        of the manager holding the messages since the last point too (the last maybe a run of tool
+        messages cut at this turn); its `removed` and `cut` are this turn's own."""
+        mgr, tokens = self.mgr, self.full.message_tokens
+        work = copy.copy(mgr)
+        work.messages = [dataclasses.replace(sm) for sm in mgr.messages]
+        work.owners = list(mgr.owners)
+        for k in range(self.done, self.count):
+            sm, owners = self.pending[k], self.pending_owners[k]
+            if sm.members[-1] > i:  # one block per tool message
+                members = tuple(x for x in sm.members if x <= i)
+                sm = StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members))
+                owners = owners[: len(members)]
+            else:
+                sm = dataclasses.replace(sm)
+            work.messages.append(sm)
+            work.owners.append(owners)
+        work.removed, work.cut, work.sent_tokens, work.notes, work.summary_removed = {}, {}, {}, [], ""
+        limit = self.limit
+        if threshold is not None and (fixed + work.holding()) / limit >= threshold:
+            work.reduce_context(None, "")
+        while fixed + work.holding() > limit:
+            outcome = work.reduce_context("", "")
+            if outcome not in ("trimmed", "truncated") or self.params.window_size == 0:
+                break
+        return work
+
+    def _trim_events(self, i: int, new: list[int], replaced: set[int], own_removed: dict[int, str], events: list[Event]) -> None:
+        """`_changes`' trim events for the newly trimmed messages `new` (sorted)."""
+        by_category: dict[str, list[int]] = {}
+        messages, tokens = self.session.messages, self.full.message_tokens
+        for k in new:
+            by_category.setdefault(messages[k].category.upper(), []).append(k)
+        own_count: dict[str, int] = {}
+        for k in own_removed:
+            c = messages[k].category.upper()
+            own_count[c] = own_count.get(c, 0) + 1
+        for c, indices in by_category.items():
+            images = [k for k in indices if k in replaced]
+            removed = [k for k in indices if k not in replaced]
+            what = []
+            if removed:
+                in_all = self.removed_count.get(c, 0) + own_count.get(c, 0)
+                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(tokens[k] for k in removed):,} tokens), "
+                            f"{in_all} removed in all")
+            if images:
+                what.append(f"images of {_indices(images)} replaced by the placeholder")
+            events.append(Event(i, "trim", f"{c}: " + "; ".join(what)))
 
 
 _AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
