@@ -78,7 +78,7 @@ def test_llamaindex_replay_where_whitespace_meets_whitespace(words, data):
 IMAGE = ImagePart("data:image/png;base64," + "iVBORw0KGgo" * 8, "image/png")
 
 
-@settings(SETTINGS, max_examples=30)
+@settings(SETTINGS, max_examples=20)
 @given(s=agent_sessions(), data=st.data())
 def test_strands_replay_with_overflows_equals_the_reference(s, data):
     """Strands' overflow recovery (tool results cut to 200 + 200 characters, images replaced by a

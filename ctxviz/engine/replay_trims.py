@@ -592,7 +592,7 @@ class StrandsSlidingReplay(_Replay):
         messages cut at this turn); its `removed` and `cut` are this turn's own."""
         mgr, tokens = self.mgr, self.full.message_tokens
         work = copy.copy(mgr)
-        work.messages = [dataclasses.replace(sm) for sm in mgr.messages]
+        work.messages = list(mgr.messages)
         work.owners = list(mgr.owners)
         for k in range(self.done, self.count):
             sm, owners = self.pending[k], self.pending_owners[k]
@@ -600,14 +600,19 @@ class StrandsSlidingReplay(_Replay):
                 members = tuple(x for x in sm.members if x <= i)
                 sm = StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members))
                 owners = owners[: len(members)]
-            else:
-                sm = dataclasses.replace(sm)
             work.messages.append(sm)
             work.owners.append(owners)
+        # reduce_context changes messages in place where it pins them (its first call) and cuts tool
+        # results (overflow recovery): those are copies, the carried ones stay as they were.
+        msgs, p = work.messages, self.params
+        if p.pin_first and not mgr.pin_applied:
+            msgs[: p.pin_first] = [dataclasses.replace(sm) for sm in msgs[: p.pin_first]]
         work.removed, work.cut, work.sent_tokens, work.notes, work.summary_removed = {}, {}, {}, [], ""
         limit = self.limit
         if threshold is not None and (fixed + work.holding()) / limit >= threshold:
             work.reduce_context(None, "")
+        if p.should_truncate_results and fixed + work.holding() > limit:
+            work.messages = [dataclasses.replace(sm) if sm.has("toolResult") else sm for sm in work.messages]
         while fixed + work.holding() > limit:
             outcome = work.reduce_context("", "")
             if outcome not in ("trimmed", "truncated") or self.params.window_size == 0:
