@@ -1060,3 +1060,4 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
     if pair_safe and not getattr(REPLAYERS[policy], "pair_safe_incremental", False):
         return "from scratch (pair safety)"
     return "incremental"
+from .replay_trims import REPLAYERS as _trims; REPLAYERS.update(_trims)  # noqa: E402, E702, I001
