@@ -1060,3 +1060,6 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
     if pair_safe and not getattr(REPLAYERS[policy], "pair_safe_incremental", False):
         return "from scratch (pair safety)"
     return "incremental"
+
+
+from .replay_summaries import REPLAYERS as _summaries; REPLAYERS.update(_summaries)  # noqa: E402, E702, I001

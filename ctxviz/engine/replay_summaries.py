@@ -1,0 +1,319 @@
+"""Incremental replays of the policies that write summaries through `Policy.compact` (issue 12):
+LangChain's SummarizationMiddleware, LlamaIndex's ChatSummaryMemoryBuffer, Strands'
+SummarizingConversationManager.
+
+The summary in force covers a prefix of the conversation (every one of these frameworks folds the
+previous summary into the next), so a turn only needs the messages after it and running sums of
+the counts: the turns whose trigger does not fire read prefix sums; a turn that fires either builds
+only the part after the summary in force (llamaindex, strands) or is handed to the reference step
+(langchain). Each replayer falls back to the reference step for the whole replay where its state
+would not be exact (pair safety, summaries recorded in the file, ids on more than one message,
+another summarizer than the offline snapshot); its docstring says which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from bisect import bisect_left
+from typing import Any
+
+from .counting import TokenCounts
+from .plan import Plan, Totals
+from .policies.langchain_counting import cached_view, count_view, max_input_tokens, model_provider, summary_view
+from .policies.langchain_summarization import SummarizationParams, parse_trigger, provider_matches
+from .policies.llamaindex_chat_memory_buffer import text_tokens
+from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
+from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
+from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
+from .replay import _FITS, _NOT_FITS, _Snapshot
+from .session import Message, Session, Summary
+from .simulate import Event, Turn, _changes, _Cuts, _Replay
+from .summarizers import ExtractiveSummarizer, Summarizer
+
+
+def _light(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str = "total",
+           allocation_kind: str = "division") -> Plan:
+    """What `_changes` reads of a plan that trims nothing: totals and parts (the overflow verdict)."""
+    return Plan(policy, {}, "", allocation, usage, "", (), (),
+                Totals(budget, used, 0, 0, fits, fits_test=fits_test, allocation_kind=allocation_kind))
+
+
+class _SummaryReplay(_Replay):
+    """What the three replayers share: prefix sums of the counts, the session's ids, and the
+    reference step for the turns (or whole replays) they do not compute."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        messages = session.messages
+        self.ids = [m.id for m in messages]
+        sums = [0]
+        for t in self.tokens[: len(messages)]:
+            sums.append(sums[-1] + t)
+        self.sums = sums  # sums[k]: tokens of messages 0..k-1
+        # The reference state() is what the fast turns reproduce: no recorded summary, one message
+        # per id (covers name ids), no pair safety applied after the policy.
+        self.ok = not pair_safe and not session.summaries and len(set(self.ids)) == len(self.ids)
+        self.synced = 0  # len(generated) the state reflects
+
+    def step(self, i: int) -> Turn:
+        if self.ok and self.synced != len(self.generated):
+            self._sync(i - 1)
+            self.synced = len(self.generated)
+        self._grow(i)
+        if not self.ok:
+            return super().step(i)
+        turn = self._fast(i)
+        if turn is None:
+            turn = super().step(i)
+            if self.ok and self.synced != len(self.generated):
+                self._sync(i)
+                self.synced = len(self.generated)
+        return turn
+
+    def _grow(self, i: int) -> None:
+        """Take message `i` into the running state."""
+
+    def _sync(self, i: int) -> None:
+        """Take over the summary the reference step generated at turn `i` (or clear `ok`)."""
+        self.ok = False
+
+    def _fast(self, i: int) -> Turn | None:
+        return None
+
+    def _overflow(self, i: int, fits: bool, events: list[Event], plan: Any) -> None:
+        """The overflow event when the context stops fitting; `plan` builds the light plan it reads."""
+        if not fits and self.before.fits:
+            self.before = _changes(i, plan(), self.before, events)
+        else:
+            self.before = _FITS if fits else _NOT_FITS
+
+
+class LangchainSummarizationReplay(_SummaryReplay):
+    """SummarizationMiddleware: the state is the summary in force (its covers are a prefix of the
+    session) and the messages after it; the trigger reads the running count of that state
+    (`scaled_total`'s usage scaling carried: the AI messages' providers and the last reported
+    total). A turn whose trigger is met (it fires, or keep leaves nothing to summarise) is planned
+    by the reference step, which writes the summary.
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SummarizationParams = params
+        self.clauses = parse_trigger(p.trigger)
+        self.ls_provider = p.model_provider or model_provider(session.model)
+        self.limit = max_input_tokens(session.model, p.max_input_tokens)
+        self.tokenizer = full.tokenizer
+        self.c = 0  # messages 0..c-1 are covered by the summary in force
+        self.summary_tokens: int | None = None  # its state entry's count (None: no summary)
+        self._reset_scaling()
+
+    def _reset_scaling(self) -> None:
+        self.provider: str | None = None
+        self.invalid = False
+        self.last_total: int | None = None
+        self.at_last = 0  # tokens of the state's messages up to the last AI message reporting a total
+        self.last_ai: Any = None
+
+    def _scale(self, k: int) -> None:
+        """scaled_total's walk and run_pass' last AI message, one message on."""
+        m = self.session.messages[k]
+        view = cached_view(m)
+        if view.type != "ai":
+            return
+        if view.provider is None and m.raw is None and view.total_tokens is not None:
+            view = view._replace(provider=self.ls_provider or None)  # run_pass: not a LangChain dump
+        if self.provider is None:
+            self.provider = view.provider
+        elif view.provider != self.provider:
+            self.invalid = True
+        if view.total_tokens is not None:
+            self.last_total = view.total_tokens
+            self.at_last = self.sums[k + 1] - self.sums[self.c]
+        self.last_ai = view
+
+    def _grow(self, i: int) -> None:
+        self._scale(i)
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > i + 1 or tuple(summary.covers) != tuple(self.ids[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_tokens = count_view(summary_view(summary.text), self.tokenizer)
+        self._reset_scaling()
+        for k in range(c, i + 1):
+            self._scale(k)
+
+    def _met(self, n_state: int, total: int) -> bool:
+        """run_pass' trigger test (any doubt counts as met: the reference step then decides)."""
+        last_ai, limit = self.last_ai, self.limit
+
+        def reported(threshold: float) -> bool:
+            return bool(last_ai is not None and last_ai.total_tokens and last_ai.total_tokens >= threshold
+                        and last_ai.provider and provider_matches(last_ai.provider, self.ls_provider))
+
+        for clause in self.clauses:
+            met = True
+            for kind, value in clause.items():
+                if kind == "messages":
+                    met = n_state >= value
+                elif kind == "fraction" and limit is None:
+                    met = False
+                else:
+                    threshold = int(value) if kind == "tokens" else max(1, int(limit * value))  # type: ignore[operator]
+                    met = total >= threshold or reported(float(threshold))
+                if not met:
+                    break
+            if met:
+                return True
+        return False
+
+    def _fast(self, i: int) -> Turn | None:
+        c, P = self.c, self.sums
+        S = self.summary_tokens or 0
+        messages_tokens = P[i + 1] - P[c]
+        n_state = (i + 1 - c) + (self.summary_tokens is not None)
+        token_count = float(S + messages_tokens)
+        if n_state > 1 and not self.invalid and self.provider is not None and self.last_total is not None:
+            at_last = float(S + self.at_last)
+            if at_last:
+                token_count *= min(1.25, max(1.0, self.last_total / at_last))
+        total = math.ceil(token_count)
+        if self.clauses and self._met(n_state, total):
+            return None
+        used = S + messages_tokens
+        budget = self.limit if self.limit is not None else max(used, total)
+        fits = used <= budget
+        events: list[Event] = []
+
+        def light() -> Plan:
+            allot = min(S, budget)
+            return _light(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
+
+        self._overflow(i, fits, events, light)
+        return Turn(i, used, budget, i + 1 - c, 0, c, 0, fits, len(self.generated), tuple(events), P[c])
+
+
+class StrandsSummarizingReplay(_SummaryReplay):
+    """SummarizingConversationManager: the summary in force covers a prefix of the history (it
+    absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
+    prefix sums after it. A turn that overflows (or reaches the proactive threshold) runs
+    `summarize_oldest` on the Strands messages after the summary only, and the new summary's
+    text is the offline snapshot carried from turn to turn (`replay._Snapshot`).
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
+    pin_first (pinned messages stay in front of the summary), another summarizer than the
+    offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SummarizingParams = params
+        self.ok = self.ok and not p.pin_first and type(summarizer) is ExtractiveSummarizer
+        self.limit, _ = context_window_limit(session, p.context_window_limit)
+        self.tools_tokens = sum(json_tokens(spec, full.tokenizer) for spec in tool_specs(session))
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = full.text(session.system_prompt) if session.system_prompt else 0
+        self.system_count = 0
+        self.system_sums = [0]  # tokens of the system-role messages among 0..k-1
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.c = 0  # history[:c] is covered by the summary in force
+        self.summary_tokens = 0
+        self.summary_text = ""
+        self.snapshot = _Snapshot()
+
+    def _grow(self, i: int) -> None:
+        m = self.session.messages[i]
+        self.system_sums.append(self.system_sums[-1] + (self.tokens[i] if m.role == "system" else 0))
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self.full.text("\n\n".join(self.system_texts))
+            return
+        self.history.append(i)
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > len(self.history) or tuple(summary.covers) != tuple(self.ids[k] for k in self.history[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_text = summary.text
+        self.summary_tokens = self.full.text(summary.text)
+
+    def _covered_tokens(self, c: int) -> int:
+        if not c:
+            return 0
+        last = self.history[c - 1]
+        return self.sums[last + 1] - self.system_sums[last + 1]
+
+    def _fast(self, i: int) -> Turn | None:
+        p: SummarizingParams = self.params
+        c = self.c
+        history_tokens = self.sums[i + 1] - self.system_sums[i + 1]
+        covered = self._covered_tokens(c)
+        fixed = self.system_tokens + self.tools_tokens
+        has_summary = bool(self.generated)
+        estimate = fixed + history_tokens - covered + (self.summary_tokens if has_summary else 0)
+        limit = self.limit
+        why = ""
+        if estimate > limit:
+            why = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+        elif p.proactive_compression is not None and estimate / limit >= p.proactive_compression:
+            why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
+                   f"at least compression_threshold {p.proactive_compression:g}")
+        active = len(self.generated)
+        events: list[Event] = []
+        if not why:  # Strands does nothing until the model overflows
+            self.before = _FITS
+            return Turn(i, estimate, limit, i + 1 - c, 0, c, 0, True, active, (), covered)
+        # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
+        session = self.session
+        rest = dataclasses.replace(session, messages=tuple(session.messages[k] for k in self.history[c:]), summaries=())
+        _, strands = conversation(rest, self.tokens)
+        if has_summary:
+            strands.insert(0, StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens))
+        outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
+        if not outcome.ok:
+            return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
+        members = sorted(k for pos in outcome.summarized for k in strands[pos].members)
+        # The members are the history right after the summary (nothing is pinned): the new summary covers history[:c2].
+        c2 = c + len(members)
+        if members != self.history[c:c2]:
+            return None
+        covered_messages = [session.messages[k] for k in self.history[:c2]]
+        self.snapshot.advance(covered_messages[len(self.snapshot.seen):])
+        text = self.snapshot.render()
+        text_count = self.full.text(text)
+        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count
+        used = fixed + held
+        fits = used <= limit
+        ids = tuple(self.ids[k] for k in self.history[:c2])
+        events.append(Event(i, "summary", f"{why}: Strands summarised {len(ids)} messages into one user message"))
+        summary = Summary(text=text, messages_covered=len(ids), covers=ids, created_at=session.messages[i].timestamp)
+        self.generated.append(summary)
+        self.synced = len(self.generated)
+        self.c, self.summary_text, self.summary_tokens = c2, text, text_count
+
+        def light() -> Plan:
+            from .policies.strands_sliding import split_window
+
+            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": held}
+            return _light(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
+
+        self._overflow(i, fits, events, light)
+        return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {
+    "langchain-summarization": LangchainSummarizationReplay,
+    "strands-summarizing": StrandsSummarizingReplay,
+}
+
+__all__ = ["REPLAYERS", "LangchainSummarizationReplay", "StrandsSummarizingReplay", "ChatSummaryMemoryBufferParams", "Message", "_Cuts", "bisect_left", "text_tokens"]
