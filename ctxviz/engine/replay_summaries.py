@@ -26,9 +26,9 @@ from .policies.llamaindex_chat_memory_buffer import text_tokens
 from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
-from .replay import _FITS, _NOT_FITS, _Snapshot
-from .session import Message, Session, Summary
-from .simulate import Event, Turn, _changes, _Cuts, _Replay
+from .replay import _FITS, _NOT_FITS, IdPrefix, _Snapshot
+from .session import Session, Summary
+from .simulate import Event, Turn, _changes, _Replay
 from .summarizers import ExtractiveSummarizer, Summarizer
 
 
@@ -311,9 +311,120 @@ class StrandsSummarizingReplay(_SummaryReplay):
         return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
 
 
+class LlamaindexSummaryReplay(_SummaryReplay):
+    """ChatSummaryMemoryBuffer.get: the chat store is the summary in force (a SYSTEM entry whose
+    covers are a prefix of the history) and the history after it, so the newest-first fill that
+    stops at the first misfit is one bisection over the history's prefix sums; the assistant and
+    tool messages that may not start the full text are skipped with a precomputed jump. The
+    summarised part only grows, so its offline snapshot is carried from turn to turn
+    (`replay._Snapshot`), whether get() writes it back (compact) or not.
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
+    another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
+    with more initial tokens than token_limit) is planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.ok = self.ok and type(summarizer) is ExtractiveSummarizer
+        p: ChatSummaryMemoryBufferParams = params
+        self.limit = p.limit
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = text_tokens(full, session.system_prompt) if session.system_prompt else 0
+        self.system_count = 0
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
+        self.hsums = [0]  # tokens of history[:k]
+        # skip[k]: the first history position >= k that is neither an assistant nor a tool message
+        # (LlamaIndex moves those from the start of the full text to the summarised part).
+        roles = [m.role for m in session.messages if m.role != "system"]
+        skip = [len(roles)] * (len(roles) + 1)
+        for k in range(len(roles) - 1, -1, -1):
+            skip[k] = skip[k + 1] if roles[k] in ("assistant", "tool") else k
+        self.skip = skip
+        self.c = 0  # history[:c] is covered by the summary in force
+        self.summary_tokens = 0
+        self.snapshot = _Snapshot()
+
+    def _grow(self, i: int) -> None:
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = text_tokens(self.full, "\n\n".join(self.system_texts))
+            return
+        self.history.append(i)
+        self.history_ids.append(m.id)
+        self.hsums.append(self.hsums[-1] + self.tokens[i])
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > len(self.history) or tuple(summary.covers) != tuple(self.ids[k] for k in self.history[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_tokens = text_tokens(self.full, summary.text)
+
+    def _text(self, upto: int) -> str:
+        """The offline snapshot of history[:upto] (the summarised part only grows; else start again)."""
+        if upto < len(self.snapshot.seen):
+            self.snapshot = _Snapshot()
+        messages = self.session.messages
+        self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : upto]])
+        return self.snapshot.render()
+
+    def _fast(self, i: int) -> Turn | None:
+        p: ChatSummaryMemoryBufferParams = self.params
+        limit = self.limit
+        initial = self.system_tokens if p.initial_token_count is None else p.initial_token_count
+        if p.count_initial_tokens and initial > limit:
+            return None  # get() raises: the reference step says so
+        counted_initial = initial if p.count_initial_tokens else 0
+        uncounted_system = 0 if p.count_initial_tokens else self.system_tokens
+        H, h, c = self.hsums, len(self.history), self.c
+        has_summary = bool(self.generated)
+        room = limit - counted_initial
+        j = bisect_left(H, H[h] - room, c, h) if room >= 0 else h  # history[j:h] fits, newest first
+        summary_fits = has_summary and j == c and self.summary_tokens + H[h] - H[c] <= room
+        summary_tokens = 0
+        new_text = ""
+        if summary_fits:  # the whole store fits: nothing is summarised
+            summary_tokens = self.summary_tokens
+        else:
+            j = min(self.skip[j], h)  # the full text may not start with an assistant or tool message
+            if j == c and has_summary:  # a lone SYSTEM message is passed through
+                summary_tokens = self.summary_tokens
+            elif j > c and p.llm:
+                new_text = self._text(j)
+                summary_tokens = text_tokens(self.full, new_text)
+        full_tokens = H[h] - H[j]
+        summarized = j if p.llm else c
+        dropped = 0 if p.llm else j - c
+        kept = self.system_count + (h - j)
+        active = len(self.generated)
+        events: list[Event] = []
+        if new_text and self.session.messages[i].role in ("user", "tool"):  # compact: get() writes the summary back
+            # The covers are a prefix of the history ids: a view of the growing list, not a copy (a
+            # summary is written at nearly every user turn once the buffer is full).
+            ids = IdPrefix(self.history_ids, j)
+            events.append(Event(i, "summary", f"ChatSummaryMemoryBuffer summarised {j - (c if has_summary else 0)} more messages "
+                                              f"({j} in all) that no longer fit token_limit {limit:,} into one SYSTEM message"))
+            self.generated.append(Summary(text=new_text, messages_covered=j, covers=ids, created_at=self.session.messages[i].timestamp))  # type: ignore[arg-type]
+            self.synced = len(self.generated)
+            self.c, self.summary_tokens = j, summary_tokens
+        usage = {"initial": counted_initial, "system": uncounted_system, "summary": summary_tokens, "full_text": full_tokens}
+        allocation = {"initial": min(counted_initial, limit), "system": min(uncounted_system, limit), "summary": min(summary_tokens, limit),
+                      "full_text": max(0, limit - counted_initial)}
+        fits = all(usage[part] <= allotted for part, allotted in allocation.items())
+        used = counted_initial + uncounted_system + summary_tokens + full_tokens
+        self._overflow(i, fits, events, lambda: _light(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
+        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j])
+
+
 REPLAYERS: dict[str, type[_Replay]] = {
     "langchain-summarization": LangchainSummarizationReplay,
     "strands-summarizing": StrandsSummarizingReplay,
+    "llamaindex-chat-summary-memory-buffer": LlamaindexSummaryReplay,
 }
 
-__all__ = ["REPLAYERS", "LangchainSummarizationReplay", "StrandsSummarizingReplay", "ChatSummaryMemoryBufferParams", "Message", "_Cuts", "bisect_left", "text_tokens"]
