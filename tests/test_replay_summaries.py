@@ -141,3 +141,23 @@ def test_the_common_case_is_replayed_incrementally(monkeypatch):
         assert fast.turns == reference.turns and fast.summaries == reference.summaries, name
         if name != "langchain-summarization":
             assert len(fast.summaries) >= 3, (name, len(fast.summaries))  # the triggers fire, summaries absorb summaries
+
+
+def test_openhands_view_with_a_call_answered_twice_and_a_batch_answered_late():
+    """OpenHands' View leaves out a second observation of a call and a batch of calls until every
+    call has its observation; the replay carries both as the reference's View decides them."""
+    messages: list[Message] = []
+
+    def add(role, *parts, call_id=""):
+        messages.append(Message(id=f"m{len(messages)}", index=len(messages), role=role, parts=parts, tool_call_id=call_id))
+
+    for k in range(12):
+        add("user", TextPart(f"step {k} of the plan " * 6))
+        add("assistant", ToolCallPart(f"x{k}", "read", "{}"), ToolCallPart(f"y{k}", "read", "{}"))
+        add("tool", ToolResultPart(f"x{k}", "first answer " * 5), call_id=f"x{k}")
+        add("tool", ToolResultPart(f"x{k}", "the same call again " * 5), call_id=f"x{k}")
+        add("assistant", TextPart("waiting for y " * 4))
+        add("tool", ToolResultPart(f"y{k}", "late answer " * 5), call_id=f"y{k}")
+    session = Session(messages=tuple(messages), source="<test>", format="test", system_prompt="You are terse.")
+    for params in ({"max_size": 10, "keep_first": 1}, {"max_size": 16, "keep_first": 2, "max_tokens": 400}):
+        same(session, "openhands-llm-summarizing", params, PlanOptions())
