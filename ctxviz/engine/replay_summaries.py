@@ -1,14 +1,15 @@
 """Incremental replays of the policies that write summaries through `Policy.compact` (issue 12):
 LangChain's SummarizationMiddleware, LlamaIndex's ChatSummaryMemoryBuffer, Strands'
-SummarizingConversationManager.
+SummarizingConversationManager, OpenHands' LLMSummarizingCondenser.
 
-The summary in force covers a prefix of the conversation (every one of these frameworks folds the
-previous summary into the next), so a turn only needs the messages after it and running sums of
-the counts: the turns whose trigger does not fire read prefix sums; a turn that fires either builds
-only the part after the summary in force (llamaindex, strands) or is handed to the reference step
-(langchain). Each replayer falls back to the reference step for the whole replay where its state
-would not be exact (pair safety, summaries recorded in the file, ids on more than one message,
-another summarizer than the offline snapshot); its docstring says which.
+The summary in force covers a prefix of the conversation (each of these frameworks folds the
+previous summary into the next; OpenHands after its kept head), so a turn only needs the
+messages after it and running sums of the counts: a turn whose trigger does not fire reads prefix
+sums; a turn that fires builds only the part after the summary in force (llamaindex, strands,
+openhands) or is handed to the reference step (langchain), and the summarised part's offline
+snapshot is carried from turn to turn. Each replayer falls back to the reference step for the
+whole replay where its state would not be exact (pair safety, summaries recorded in the file, ids
+on more than one message, another summarizer than the offline snapshot...); its docstring says which.
 """
 
 from __future__ import annotations
@@ -222,6 +223,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.system_count = 0
         self.system_sums = [0]  # tokens of the system-role messages among 0..k-1
         self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
         self.c = 0  # history[:c] is covered by the summary in force
         self.summary_tokens = 0
         self.summary_text = ""
@@ -237,6 +239,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
                 self.system_tokens = self.full.text("\n\n".join(self.system_texts))
             return
         self.history.append(i)
+        self.history_ids.append(m.id)
 
     def _sync(self, i: int) -> None:
         summary = self.generated[-1]
@@ -288,16 +291,17 @@ class StrandsSummarizingReplay(_SummaryReplay):
         c2 = c + len(members)
         if members != self.history[c:c2]:
             return None
-        covered_messages = [session.messages[k] for k in self.history[:c2]]
-        self.snapshot.advance(covered_messages[len(self.snapshot.seen):])
+        if len(self.snapshot.seen) > c2:  # not a growing prefix (it always is here): start again
+            self.snapshot = _Snapshot()
+        self.snapshot.advance([session.messages[k] for k in self.history[len(self.snapshot.seen) : c2]])
         text = self.snapshot.render()
         text_count = self.full.text(text)
         held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count
         used = fixed + held
         fits = used <= limit
-        ids = tuple(self.ids[k] for k in self.history[:c2])
-        events.append(Event(i, "summary", f"{why}: Strands summarised {len(ids)} messages into one user message"))
-        summary = Summary(text=text, messages_covered=len(ids), covers=ids, created_at=session.messages[i].timestamp)
+        ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
+        events.append(Event(i, "summary", f"{why}: Strands summarised {c2} messages into one user message"))
+        summary = Summary(text=text, messages_covered=c2, covers=ids, created_at=session.messages[i].timestamp)  # type: ignore[arg-type]
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens = c2, text, text_count
