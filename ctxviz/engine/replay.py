@@ -1043,9 +1043,6 @@ FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay, "mnesis": MnesisReplay,
                                        "supyagent": SupyagentReplay, "categories": CategoriesReplay}
 
-# The replayers of the policies added for issue 12 live in modules of their own, each with a
-# `REPLAYERS` dict of its own, registered here (they import this module's helpers, so last).
-
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
     """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch."""
@@ -1060,4 +1057,11 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
     if pair_safe and not getattr(REPLAYERS[policy], "pair_safe_incremental", False):
         return "from scratch (pair safety)"
     return "incremental"
-from .replay_trims import REPLAYERS as _trims; REPLAYERS.update(_trims)  # noqa: E402, E702, I001
+
+
+# The replayers of the policies added for issue 12 (their modules import this one's helpers, so last).
+from .replay_summaries import REPLAYERS as _SUMMARIES  # noqa: E402
+from .replay_trims import REPLAYERS as _TRIMS  # noqa: E402
+
+REPLAYERS.update(_TRIMS)
+REPLAYERS.update(_SUMMARIES)
