@@ -1045,6 +1045,8 @@ REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator
 
 # The replayers of the policies added for issue 12 live in modules of their own, each with a
 # `REPLAYERS` dict of its own, registered here (they import this module's helpers, so last).
+from .replay_edits import REPLAYERS as _edits  # noqa: E402, I001
+REPLAYERS.update(_edits)
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:

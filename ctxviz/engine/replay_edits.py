@@ -1,0 +1,369 @@
+"""Incremental replayers for the policies that edit the history in place or compact it whole
+(issue 12): Anthropic's context editing (clear_tool_uses, clear_thinking), LangChain's
+ContextEditingMiddleware, Claude Code's auto-compact, Codex's auto-compaction.
+
+Each carries from turn to turn what its policy's plan reads of the prefix (prefix sums of the
+session's counts, the tool uses or thinking turns met so far, the summary in force) and computes
+only what a `Turn` holds, as the seed replayers in `replay.py` do; a turn it does not cover is
+planned by the reference step (`_Replay.step`), so turns, events and summaries are exactly the
+reference's (tests/test_replay_edits.py). Common to all of them: pair safety, and the turns from
+the first one where a summary recorded in the file is in force, are planned by the reference.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from .counting import TokenCounts
+from .policies import anthropic_editing as ae
+from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
+from .policies.langchain_counting import cached_view, count_view, lc_type
+from .session import Message, Session, ThinkingPart, ToolResultPart
+from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
+from .summarizers import Summarizer
+
+
+def _light_plan(*args: Any, **kwargs: Any) -> Any:
+    """`replay._light_plan` (imported when called: replay.py imports this module at its end)."""
+    from .replay import _light_plan as light
+
+    return light(*args, **kwargs)
+
+
+class _EditsReplay(_Replay):
+    """What the replayers here share: the fall-back rule (pair safety for the whole replay; the
+    turns from the first recorded summary in force on), the growing system prompt, and the
+    overflow event."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
+        self.usable = not pair_safe
+        self.handed_over = False
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
+
+    def step(self, i: int) -> Turn:
+        if not self.usable or i >= self.first_summary:
+            if not self.handed_over:
+                self._hand_over()
+                self.handed_over = True
+            return super().step(i)
+        return self._fast(i)
+
+    def _hand_over(self) -> None:
+        """Before the first turn the reference step plans: what it reads of the turn before."""
+
+    def _fast(self, i: int) -> Turn:
+        raise NotImplementedError
+
+    def _system(self, m: Message) -> None:
+        """A system message joins the system prompt (`common.base_system_prompt`)."""
+        if m.text:
+            self.system_texts.append(m.text)
+            self.system_prompt_tokens = self.full.text("\n\n".join(self.system_texts))
+
+    def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
+        """The overflow event of a turn without trims (`_changes` on what it reads of the plan)."""
+        if not fits and self.before.fits:
+            self.before = _changes(i, _light_plan(self.policy, allocation, usage, budget, used, fits, "total"), self.before, events)
+        elif fits != self.before.fits or self.before.trimmed:
+            self.before = _Cuts(fits)
+
+
+class _AnthropicReplay(_EditsReplay):
+    """Anthropic's context editing sends the whole history with the system prompt and the tool
+    definitions: the history's tokens less what the edit saves."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        tools = ae.tools_json(session)
+        self.tools_tokens = full.text(tools) if tools else 0
+        self.history_sum = 0  # the non-system messages' tokens
+        self.all_sum = 0
+        self.sums = [0]  # sums[k]: the tokens of messages 0..k-1
+
+    @property
+    def system_tokens(self) -> int:
+        return self.system_prompt_tokens + self.tools_tokens
+
+    def _grow(self, i: int) -> Message:
+        m = self.session.messages[i]
+        self.all_sum += self.tokens[i]
+        self.sums.append(self.all_sum)
+        if m.role == "system":
+            self._system(m)
+        else:
+            self.history_sum += self.tokens[i]
+        return m
+
+    def _turn(self, i: int, saved: int, edited: int, window: int) -> Turn:
+        """`saved`: the tokens the edit takes off the history; `edited`: the messages it truncates or replaces."""
+        system = self.system_tokens
+        history = self.history_sum - saved
+        used = system + history
+        fits = used <= window
+        events: list[Event] = []
+        self._overflow(i, fits, events, {"system": system, "summary": 0, "history": window - system},
+                       {"system": system, "summary": 0, "history": history}, window, used)
+        return Turn(i, used, window, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+
+
+class ClearThinkingReplay(_AnthropicReplay):
+    """clear_thinking_20251015: the assistant turns (a new one at every user message) so far; the
+    thinking of all but the newest `keep` is cleared, so each turn that becomes old adds its saving
+    once (a turn is complete before it can be old: keep is at least 1)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        settings: ae.ClearThinking20251015 = params
+        self.keep_all = settings.keep.strip().lower() == "all"
+        self.keep = 0 if self.keep_all else ae.parse_amount("keep", settings.keep, ("thinking_turns",))[1]
+        self.closed: list[list[int]] = []  # the assistant turns before the current one
+        self.current: list[int] = []
+        self.cleared = 0  # turns whose thinking is cleared (their saving is in `saved`)
+        self.saved = 0
+        self.truncated = 0
+
+    def _fast(self, i: int) -> Turn:
+        m = self._grow(i)
+        if m.role == "user":
+            if self.current:
+                self.closed.append(self.current)
+            self.current = []
+        elif m.role == "assistant":
+            self.current.append(i)
+        if not self.keep_all:
+            turns = len(self.closed) + (1 if self.current else 0)
+            while self.cleared < turns - self.keep:
+                for k in self.closed[self.cleared]:
+                    thinking = [p for p in self.session.messages[k].parts if isinstance(p, ThinkingPart)]
+                    if thinking:
+                        cut = sum(self.full.text(p.text) for p in thinking)
+                        self.saved += self.tokens[k] - max(0, self.tokens[k] - cut)
+                        self.truncated += 1
+                self.cleared += 1
+        return self._turn(i, self.saved, self.truncated, self.params.context_window)
+
+
+class _Fenwick:
+    """Prefix sums over a list whose entries change (a tool use's result arrives after its call)."""
+
+    def __init__(self, size: int) -> None:
+        self.tree = [0] * (size + 1)
+
+    def add(self, k: int, value: int) -> None:
+        k += 1
+        tree = self.tree
+        while k < len(tree):
+            tree[k] += value
+            k += k & -k
+
+    def prefix(self, k: int) -> int:
+        """The sum of the first k entries."""
+        total, tree = 0, self.tree
+        while k > 0:
+            total += tree[k]
+            k -= k & -k
+        return total
+
+
+class ClearToolUsesReplay(_AnthropicReplay):
+    """clear_tool_uses_20250919: the tool uses so far (those of excluded tools aside) in order; the
+    trigger clears all but the newest `keep`, so a turn reads prefix sums over the uses: what a
+    cleared result saves (kept in a Fenwick tree, as a call's result may arrive turns later) and
+    what a cleared input saves (fixed when the call arrives).
+
+    A session where a tool call id is on more than one call (or on none) replays from scratch."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: ae.ClearToolUses20250919 = params
+        self.trigger_kind, self.trigger_value = ae.parse_amount("trigger", p.trigger, ("input_tokens", "tool_uses"))
+        self.keep = ae.parse_amount("keep", p.keep, ("tool_uses",))[1]
+        self.at_least = ae.parse_amount("clear_at_least", p.clear_at_least, ("input_tokens",))[1] if p.clear_at_least and p.clear_at_least.strip() else 0
+        self.placeholder_tokens = full.text(p.placeholder)
+        self.excluded = p.excluded
+        ids = [c.id for m in session.messages if m.role == "assistant" for c in m.tool_calls]
+        self.usable = self.usable and len(set(ids)) == len(ids) and all(ids)
+        self.all_uses = 0
+        self.use_of: dict[str, int] = {}  # call id -> position among the eligible uses
+        self.result_of: dict[str, int] = {}  # call id -> the latest tool message answering it
+        self.result_at: list[int] = []  # per eligible use: its result's session index, or -1
+        size = len(ids)
+        self.present = _Fenwick(size)  # 1 where the use has a result
+        self.result_delta = _Fenwick(size)  # placeholder - the result's tokens (the history's change)
+        self.result_freed = _Fenwick(size)  # max(0, result - placeholder) (what clear_at_least reads)
+        # Per eligible use, prefix sums of what clearing its input does: uses with an input cleared,
+        # the tokens freed, the history's saving and the call messages replaced.
+        self.inputs = [0]
+        self.input_freed = [0]
+        self.input_saved = [0]
+        self.input_messages = [0]
+        self.last_usage = -1  # the last assistant message with a reported window
+
+    def _set_result(self, position: int, r: int) -> None:
+        old = self.result_at[position]
+        if old >= 0:
+            self.present.add(position, -1)
+            self.result_delta.add(position, -(self.placeholder_tokens - self.tokens[old]))
+            self.result_freed.add(position, -max(0, self.tokens[old] - self.placeholder_tokens))
+        self.result_at[position] = r
+        self.present.add(position, 1)
+        self.result_delta.add(position, self.placeholder_tokens - self.tokens[r])
+        self.result_freed.add(position, max(0, self.tokens[r] - self.placeholder_tokens))
+
+    def _fast(self, i: int) -> Turn:
+        m = self._grow(i)
+        p: ae.ClearToolUses20250919 = self.params
+        tok = self.full.tokenizer
+        if m.role == "tool":
+            call_id = m.tool_call_id or next((part.tool_call_id for part in m.parts if isinstance(part, ToolResultPart)), "")
+            self.result_of[call_id] = i
+            position = self.use_of.get(call_id)
+            if position is not None:
+                self._set_result(position, i)
+        elif m.role == "assistant":
+            if m.usage is not None and m.usage.window_fill:
+                self.last_usage = i
+            cut = 0
+            first = True
+            for call in m.tool_calls:
+                self.all_uses += 1
+                if call.name in self.excluded:
+                    continue
+                position = self.use_of[call.id] = len(self.result_at)
+                self.result_at.append(-1)
+                r = self.result_of.get(call.id)
+                if r is not None:
+                    self._set_result(position, r)
+                cleared = p.clears_input(call.name)
+                freed = saved = new_message = 0
+                if cleared:
+                    freed = ae.part_tokens(call, tok)
+                    before = self.tokens[i] - max(0, self.tokens[i] - cut)
+                    cut += tok.count(call.arguments or "{}") - tok.count("{}")
+                    saved = self.tokens[i] - max(0, self.tokens[i] - cut) - before
+                    new_message, first = (1 if first else 0), False
+                self.inputs.append(self.inputs[-1] + cleared)
+                self.input_freed.append(self.input_freed[-1] + freed)
+                self.input_saved.append(self.input_saved[-1] + saved)
+                self.input_messages.append(self.input_messages[-1] + new_message)
+        if self.trigger_kind == "input_tokens":
+            if self.last_usage >= 0:
+                u = self.session.messages[self.last_usage].usage
+                assert u is not None
+                measured = u.window_fill + u.output_tokens + self.all_sum - self.sums[self.last_usage + 1]
+            else:
+                measured = self.system_tokens + self.all_sum
+        else:
+            measured = self.all_uses
+        eligible = len(self.result_at)
+        c = max(0, eligible - self.keep) if measured > self.trigger_value else 0
+        results = self.present.prefix(c)
+        saved = edited = 0
+        if results or self.inputs[c]:
+            freed = self.result_freed.prefix(c) + self.input_freed[c]
+            if freed >= self.at_least:
+                saved = -self.result_delta.prefix(c) + self.input_saved[c]
+                edited = results + self.input_messages[c]
+        return self._turn(i, saved, edited, p.context_window)
+
+
+class LangChainContextEditingReplay(_EditsReplay):
+    """LangChain's ClearToolUsesEdit: whether a tool message can be cleared (not cleared before,
+    an AI message before it carrying its call, its tool not excluded) and what clearing it changes
+    in the count (its placeholder, and with clear_tool_inputs its AI message's emptied arguments)
+    are fixed when it arrives, and the request's count only grows, so once the trigger fires the
+    cleared results are the first clearable ones among all but the newest `keep` tool messages (up
+    to where clear_at_least is reached: a bisection over the running maximum of what is reclaimed)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.total = 0
+        self.tool_messages = 0
+        self.last_ai = -1
+        self.clearable: list[int] = []  # session indices of the clearable tool messages
+        self.ordinal: list[int] = []  # each one's position among the tool messages
+        self.delta = [0]  # prefix sums: what clearing the first k clearable ones changes in the count
+        self.reclaimed_max = [0]  # prefix maxima of -delta (clear_at_least stops at the first reach)
+        self.ai_messages = [0]  # prefix sums: AI messages with an argument emptied
+        self.ai_view: dict[int, Any] = {}  # an AI message's view with the arguments emptied so far
+        self.ai_tokens: dict[int, int] = {}
+        self.emptied: set[int] = set()  # AI messages with an argument emptied
+        self.cut = 0  # the clearable ones cleared at the turn before
+
+    def _hand_over(self) -> None:
+        if self.cut:
+            self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]))
+
+    def _fast(self, i: int) -> Turn:
+        p: ClearToolUsesParams = self.params
+        m = self.session.messages[i]
+        self.total += self.tokens[i]
+        kind = lc_type(m)
+        if kind == "ai":
+            self.last_ai = i
+        elif kind == "tool":
+            self._tool(i, m, p)
+            self.tool_messages += 1
+        fired = self.total > p.trigger
+        cut = 0
+        if fired:
+            available = bisect_left(self.ordinal, self.tool_messages - p.keep) if p.keep < self.tool_messages else 0
+            cut = available
+            if p.clear_at_least > 0 and available:
+                reach = bisect_left(self.reclaimed_max, p.clear_at_least, 1, available + 1)
+                cut = min(reach, available)
+        used = self.total + self.delta[cut]
+        events: list[Event] = []
+        if cut > self.cut:
+            by_category: dict[str, list[int]] = {}
+            for k in self.clearable[self.cut : cut]:
+                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
+            for category, indices in by_category.items():
+                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+        fits = used <= p.trigger
+        if not fits and self.before.fits:
+            plan = _light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits, "total")
+            _changes(i, plan, _Cuts(), events)
+        self.before = _Cuts(fits)
+        self.cut = cut
+        edited = cut + self.ai_messages[cut]
+        return Turn(i, used, p.trigger, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+
+    def _tool(self, i: int, m: Message, p: ClearToolUsesParams) -> None:
+        """ClearToolUsesEdit.apply's tests for one tool message, and its change to the count."""
+        ai = self.last_ai
+        if already_cleared(m.raw) or ai < 0:
+            return
+        tool_view = cached_view(m)
+        ai_view = self.ai_view.get(ai) or cached_view(self.session.messages[ai])
+        call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
+        if call is None or (tool_view.name or call["name"]) in p.excluded:
+            return
+        tok = self.full.tokenizer
+        change = count_view(tool_view._replace(content=p.placeholder), tok) - self.tokens[i]
+        if p.clear_tool_inputs:
+            calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
+            before = self.ai_tokens.get(ai, self.tokens[ai])
+            self.ai_view[ai] = ai_view._replace(tool_calls=calls)
+            self.ai_tokens[ai] = count_view(self.ai_view[ai], tok)
+            change += self.ai_tokens[ai] - before
+            self.ai_messages.append(self.ai_messages[-1] + (ai not in self.emptied))
+            self.emptied.add(ai)
+        else:
+            self.ai_messages.append(self.ai_messages[-1])
+        self.clearable.append(i)
+        self.ordinal.append(self.tool_messages)
+        self.delta.append(self.delta[-1] + change)
+        self.reclaimed_max.append(max(self.reclaimed_max[-1], -self.delta[-1]))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {
+    ae.POLICY_THINKING: ClearThinkingReplay,
+    ae.POLICY_TOOLS: ClearToolUsesReplay,
+    "langchain-context-editing": LangChainContextEditingReplay,
+}
