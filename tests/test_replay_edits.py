@@ -38,6 +38,9 @@ SMALL = {
         dict, trigger=st.integers(0, 3000), keep=st.integers(0, 5), clear_at_least=st.sampled_from([0, 0, 1, 30, 300]),
         clear_tool_inputs=st.booleans(), exclude_tools=st.sampled_from(["", "shell", "read"]),
         placeholder=st.sampled_from(["[cleared]", "a much longer placeholder text than most results " * 3])),
+    "claude-code": st.builds(dict, context_window=st.integers(300, 6000), autocompact_buffer=st.integers(0, 3000),
+                             max_output_tokens_for_summary=st.integers(0, 3000), autocompact_pct_override=st.one_of(st.none(), st.floats(0.5, 100)),
+                             calibrated_trigger=st.one_of(st.none(), st.integers(1, 3000))),
 }
 
 

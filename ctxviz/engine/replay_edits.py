@@ -13,15 +13,17 @@ the first one where a summary recorded in the file is in force, are planned by t
 from __future__ import annotations
 
 from bisect import bisect_left
+from types import SimpleNamespace
 from typing import Any
 
 from .counting import TokenCounts
 from .policies import anthropic_editing as ae
+from .policies import claude_code as cc
 from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
 from .policies.langchain_counting import cached_view, count_view, lc_type
 from .session import Message, Session, ThinkingPart, ToolResultPart
 from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
-from .summarizers import Summarizer
+from .summarizers import ExtractiveSummarizer, Summarizer
 
 
 def _light_plan(*args: Any, **kwargs: Any) -> Any:
@@ -362,8 +364,101 @@ class LangChainContextEditingReplay(_EditsReplay):
         self.reclaimed_max.append(max(self.reclaimed_max[-1], -self.delta[-1]))
 
 
+class _CarriedSnapshot:
+    """The extractive summarizer's `supyagent_snapshot` over a list of messages that only grows at
+    the end (a compaction covers every message so far): what was gathered is carried over."""
+
+    def __init__(self) -> None:
+        from .replay import _Snapshot
+
+        self.snapshot = _Snapshot()
+
+    def supyagent_snapshot(self, messages: list[Message]) -> str:
+        return self.snapshot.text(messages)
+
+
+class ClaudeCodeReplay(_EditsReplay):
+    """Claude Code's auto-compact: the count is the last reported usage plus the tokens after it
+    (prefix sums), or, with ctxviz's summary in force, the messages since it and the summary; the
+    policy's own `compact` runs at the turns that reach the trigger, with the snapshot gathered so
+    far carried over (its summary covers every message so far).
+
+    A session with compactions recorded (a generated summary could then coincide with one, and
+    the log's usage would count again), or with an id on more than one message, replays from
+    scratch; so do the turns with a recorded summary in force before the first generated one."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        ids = [m.id for m in session.messages]
+        self.usable = self.usable and not session.compactions and len(set(ids)) == len(ids)
+        self.position = {m.id: m.index for m in session.messages}
+        self.threshold = cc.threshold(session.model, params, session.context_window)
+        t = self.threshold
+        self.cap = max(0, min(t.trigger, t.window))
+        self.extra = {"autocompact_threshold": t.trigger, "threshold_how": t.how}
+        self.sums = [0]  # all messages' tokens
+        self.history_sums = [0]  # sums[k + 1] - the system messages' tokens: per session index
+        self.last_usage = -1  # the last message with usage (any role)
+        self.last_system_usage = -1
+        self.synced = 0  # len(generated) the summary state reflects
+        self.covered = 0  # the messages the summary in force covers, and their tokens
+        self.covered_tokens = 0
+        self.covered_upto = -1  # the session index of its last cover
+        self.summary_tokens = 0
+        self.carried = _CarriedSnapshot() if type(summarizer) is ExtractiveSummarizer else summarizer
+
+    def step(self, i: int) -> Turn:
+        m = self.session.messages[i]
+        self.sums.append(self.sums[-1] + self.tokens[i])
+        self.history_sums.append(self.history_sums[-1] + (0 if m.role == "system" else self.tokens[i]))
+        if m.usage is not None:
+            self.last_usage = i
+            if m.role == "system":
+                self.last_system_usage = i
+        if not self.usable or (not self.generated and i >= self.first_summary):
+            return _Replay.step(self, i)
+        if self.synced != len(self.generated):
+            summary = self.generated[-1]
+            self.covered = len(summary.covers)
+            self.covered_upto = self.position[summary.covers[-1]]
+            self.covered_tokens = self.history_sums[self.covered_upto + 1]
+            self.summary_tokens = self.full.text(summary.text)
+            self.synced = len(self.generated)
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        t = self.threshold
+        total = self.sums[i + 1]
+        if self.generated:  # ctxviz's summary: the log's usage does not apply (cc._recorded is False without compactions)
+            used = total - self.covered_tokens + self.summary_tokens
+        elif self.last_usage >= 0:
+            u = self.session.messages[self.last_usage].usage
+            assert u is not None
+            used = u.window_fill + u.output_tokens + total - self.sums[self.last_usage + 1]
+        else:
+            used = total
+        fits = used <= t.window
+        events: list[Event] = []
+        active = len(self.generated)
+        compacts = used >= t.trigger and self.session.messages[i].role in ("user", "tool")
+        plan = _light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
+                           t.window, used, fits, "total", self.extra) if compacts or not fits else None
+        if compacts:
+            prefix = SimpleNamespace(messages=self.session.messages[: i + 1])
+            summary = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
+            if summary is not None:
+                self.generated.append(summary)
+        if plan is not None and not fits and self.before.fits:
+            self.before = _changes(i, plan, self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        kept = i + 1 - self.covered if active else i + 1
+        return Turn(i, used, t.window, kept, 0, i + 1 - kept, 0, fits, active, tuple(events), self.covered_tokens if active else 0)
+
+
 REPLAYERS: dict[str, type[_Replay]] = {
     ae.POLICY_THINKING: ClearThinkingReplay,
     ae.POLICY_TOOLS: ClearToolUsesReplay,
     "langchain-context-editing": LangChainContextEditingReplay,
+    "claude-code": ClaudeCodeReplay,
 }
