@@ -41,10 +41,17 @@ SMALL = {
     "claude-code": st.builds(dict, context_window=st.integers(300, 6000), autocompact_buffer=st.integers(0, 3000),
                              max_output_tokens_for_summary=st.integers(0, 3000), autocompact_pct_override=st.one_of(st.none(), st.floats(0.5, 100)),
                              calibrated_trigger=st.one_of(st.none(), st.integers(1, 3000))),
+    "codex-compaction": st.builds(dict, model_context_window=st.one_of(st.none(), st.integers(200, 6000)),
+                                  model_auto_compact_token_limit=st.one_of(st.none(), st.integers(50, 4000)),
+                                  compact_user_message_max_tokens=st.sampled_from([0, 5, 50, 500, 20000])),
 }
 
 
 TEXT = st.sampled_from(["", "ok", "edit src/a.py", "decided to use sqlite", "word " * 30, "x" * 400, "line\n" * 80])
+
+
+#: What Codex takes for its initial context, not the user's own words.
+INJECTED = st.sampled_from(["# AGENTS.md instructions for /repo\n\nbe brief", "<environment_context>cwd=/repo</environment_context>"])
 
 
 @st.composite
@@ -59,7 +66,7 @@ def agent_sessions(draw):
         messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=default_category(role)))
 
     for _ in range(draw(st.integers(1, 12))):
-        add(draw(st.sampled_from(["user"] * 5 + ["system"])), (TextPart(draw(TEXT) or "go"),))
+        add(draw(st.sampled_from(["user"] * 5 + ["system"])), (TextPart(draw(TEXT | INJECTED) or "go"),))
         for _ in range(draw(st.integers(0, 3))):
             calls = [f"c{len(messages)}_{k}" for k in range(draw(st.integers(1, 2)))]
             text = draw(TEXT)
