@@ -44,6 +44,8 @@ SMALL = {
     "codex-compaction": st.builds(dict, model_context_window=st.one_of(st.none(), st.integers(200, 6000)),
                                   model_auto_compact_token_limit=st.one_of(st.none(), st.integers(50, 4000)),
                                   compact_user_message_max_tokens=st.sampled_from([0, 5, 50, 500, 20000])),
+    "gemini-cli-compression": st.builds(dict, tokenLimit=st.integers(100, 8000), compressionThreshold=st.floats(0.05, 1),
+                                        truncateToolOutputThreshold=st.sampled_from([0, 50, 40000])),
 }
 
 
