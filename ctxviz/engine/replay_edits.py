@@ -1,6 +1,7 @@
 """Incremental replayers for the policies that edit the history in place or compact it whole
 (issue 12): Anthropic's context editing (clear_tool_uses, clear_thinking), LangChain's
-ContextEditingMiddleware, Claude Code's auto-compact, Codex's auto-compaction.
+ContextEditingMiddleware, Claude Code's auto-compact, Codex's auto-compaction and Gemini CLI's
+chat compression (until its first compression).
 
 Each carries from turn to turn what its policy's plan reads of the prefix (prefix sums of the
 session's counts, the tool uses or thinking turns met so far, the summary in force) and computes
