@@ -1060,8 +1060,10 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
 
 
 # The replayers of the policies added for issue 12 (their modules import this one's helpers, so last).
+from .replay_edits import REPLAYERS as _EDITS  # noqa: E402
 from .replay_summaries import REPLAYERS as _SUMMARIES  # noqa: E402
 from .replay_trims import REPLAYERS as _TRIMS  # noqa: E402
 
 REPLAYERS.update(_TRIMS)
 REPLAYERS.update(_SUMMARIES)
+REPLAYERS.update(_EDITS)
