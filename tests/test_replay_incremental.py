@@ -109,6 +109,8 @@ def test_incremental_replay_equals_the_reference_with_default_params(s, pair_saf
 def test_every_policy_says_how_it_replays():
     for name in policy_names():
         assert replays_incrementally(name) in ("incremental", "from scratch")
+    # every built-in policy carries its replay turn to turn (plugins may replay from scratch)
+    assert [name for name in policy_names(plugins=False) if replays_incrementally(name) != "incremental"] == []
 
 
 def test_the_carried_snapshot_is_supyagents_snapshot():
