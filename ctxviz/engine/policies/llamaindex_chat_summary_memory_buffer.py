@@ -170,8 +170,9 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
                                                "message through unsummarised")
     elif to_summarize and params.llm:
         absorbed = set(earlier)
-        covered_messages = [m for m in rest if (m.id in covered and covered_by[m.id] in absorbed)
-                            or any(e[0] is m for e in to_summarize)]
+        # The messages to summarise, by identity (a scan of to_summarize per message made a plan quadratic).
+        summarising = {id(e[0]) for e in to_summarize if not isinstance(e[0], int)}
+        covered_messages = [m for m in rest if (m.id in covered and covered_by[m.id] in absorbed) or id(m) in summarising]
         new_summary_text = stand_in_summary(covered_messages)
         summary_tokens += text_tokens(counts, new_summary_text)
         summarized_ids = [m.id for m in covered_messages]

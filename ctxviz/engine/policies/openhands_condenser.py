@@ -368,7 +368,8 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
             all_covered = sorted({*previous, *forgotten_messages})
             new_ids = tuple(session.messages[i].id for i in all_covered)
             new_text = _snapshot([session.messages[i] for i in all_covered])
-            remaining = [e for k, e in enumerate(view) if k not in set(outcome.forgotten)]
+            forgotten = set(outcome.forgotten)  # once: a set per event made a plan quadratic
+            remaining = [e for k, e in enumerate(view) if k not in forgotten]
             remaining.insert(outcome.start, Event("new-summary", "summary", None))
             per_event = [counts.text(new_text) if e.id == "new-summary" else (counts.text(summary_text) if e.kind == "summary" else event_tokens(e)) for e in remaining]
             view = remaining
