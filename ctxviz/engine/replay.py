@@ -18,7 +18,7 @@ from itertools import islice
 from typing import Any
 
 from .counting import TokenCounts
-from .plan import Plan, Totals
+from .plan import Plan
 from .policies.categories import CATEGORY_ORDER, LATER_TRIM_ORDER, SEED_TRIM_ORDER, CategoryBudgets
 from .policies.categories import OTHER as CATEGORIES_OTHER
 from .policies.common import tools_json
@@ -33,7 +33,7 @@ from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info, tool_parts
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .session import Category, Message, Session, Summary, ToolCallPart, ToolResultPart
-from .simulate import Event, Turn, _changes, _Cuts, _Replay
+from .simulate import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
 from .summarizers import WORD_LIMIT, ExtractiveSummarizer, Summarizer, _features, render_snapshot
 from .tokenizers import HEURISTICS, TiktokenTokenizer, Tokenizer
 
@@ -151,11 +151,8 @@ class MissyReplay(_GrowingReplay):
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
         events: list[Event] = []
-        if not fits and self.before.fits:
-            usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
-            self.before = _changes(i, _light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"), self.before, events)
-        elif fits != self.before.fits:
-            self.before = _Cuts(fits)
+        usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
         return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
 
     @property
@@ -294,13 +291,6 @@ class _PairSafety:
 _NO_DROPS: frozenset[int] = frozenset()
 
 
-def _light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str,
-                extra: dict[str, Any] | None = None) -> Plan:
-    """Just what `_changes` reads of a plan without trims or emergency truncation: the totals and
-    the parts, for the overflow event's verdict."""
-    return Plan(policy, {}, "", allocation, usage, "", (), (), Totals(budget, used, 0, 0, fits, fits_test=fits_test), extra=extra or {})
-
-
 class ConsolidatorReplay(_Replay):
     """missy's MemoryConsolidator (the seed's key-fact summary; the pipeline is replayed from
     scratch): the messages not yet consolidated and their token sums, carried from turn to turn;
@@ -418,11 +408,8 @@ class ConsolidatorReplay(_Replay):
             kept = self.system_count + len(self.pending)
             summarized = self.covered_count
         fits = used <= settings.max_tokens
-        if not fits and self.before.fits:
-            plan = _light_plan("missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits, "total")
-            self.before = _changes(i, plan, self.before, events)
-        elif fits != self.before.fits:
-            self.before = _Cuts(fits)
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
+            "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
         not_sent = self.seen_t - self.system_t - self.pending_t
         return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
 
@@ -521,13 +508,13 @@ class MnesisReplay(_GrowingReplay):
                 self.covered = b
                 self.summary_tokens = HEURISTICS["mnesis"].count(text)
                 self.synced_summaries = len(self.generated)
-        if not fits and self.before.fits:
+        def overflow() -> Plan:
             system, summaries = self.system_tokens, self.summary_tokens if active else 0
             allocation = {**self.allocation_fixed, "system": system, "summaries": summaries, "messages": usable - system - summaries}
             usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system, "summaries": summaries, "messages": used}
-            self.before = _changes(i, _light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts"), self.before, events)
-        elif fits != self.before.fits:
-            self.before = _Cuts(fits)
+            return light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts")
+
+        self.before = untrimmed_cuts(i, self.before, fits, events, overflow)
         return Turn(i, estimate, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), P[h] - used)
 
     def _fallback(self, covered: int, budget_tokens: int) -> str:
@@ -672,11 +659,10 @@ class SupyagentReplay(_GrowingReplay):
             self.generated.append(summary)
             self.sizes.clear()
             self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
-        self.before = _FITS  # the list fits (emergency truncation would have taken this turn)
+        self.before = FITS  # the list fits (emergency truncation would have taken this turn)
         return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
 
 
-_FITS = _Cuts(True)
 
 
 class IdPrefix(Sequence[str]):
@@ -1028,15 +1014,14 @@ class CategoriesReplay(_Replay):
                                                 f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
         if not fits and self.before.fits:
             final = {c.value: u - S[d] for c, u, S, d in zip(self.order, usage, sums, cut, strict=True)}
-            plan = Plan("categories", {}, "", self.allocation, final, "", (), (), Totals(budgets.max_tokens, used, 0, 0, fits, allocation_kind="caps"))
+            plan = light_plan("categories", self.allocation, final, budgets.max_tokens, used, fits, allocation_kind="caps")
             _changes(i, plan, self.before, events)
-        self.before = _FITS if fits else _NOT_FITS
+        self.before = FITS if fits else NOT_FITS
         self.cut = cut
         dropped = sum(cut)
         return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
 
 
-_NOT_FITS = _Cuts(False)
 
 FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
 

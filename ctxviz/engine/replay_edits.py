@@ -27,15 +27,8 @@ from .policies.gemini_history import message_content
 from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
 from .policies.langchain_counting import cached_view, count_view, lc_type
 from .session import Message, Session, ThinkingPart, ToolResultPart
-from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
+from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
-
-
-def _light_plan(*args: Any, **kwargs: Any) -> Any:
-    """`replay._light_plan` (imported when called: replay.py imports this module at its end)."""
-    from .replay import _light_plan as light
-
-    return light(*args, **kwargs)
 
 
 class _EditsReplay(_Replay):
@@ -73,11 +66,8 @@ class _EditsReplay(_Replay):
             self.system_prompt_tokens = self.full.text("\n\n".join(self.system_texts))
 
     def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
-        """The overflow event of a turn without trims (`_changes` on what it reads of the plan)."""
-        if not fits and self.before.fits:
-            self.before = _changes(i, _light_plan(self.policy, allocation, usage, budget, used, fits, "total"), self.before, events)
-        elif fits != self.before.fits or self.before.trimmed:
-            self.before = _Cuts(fits)
+        """The overflow event of a turn without trims, and the cuts it leaves (`untrimmed_cuts`)."""
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, budget, used, fits))
 
 
 class _AnthropicReplay(_EditsReplay):
@@ -334,7 +324,7 @@ class LangChainContextEditingReplay(_EditsReplay):
                 events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
         fits = used <= p.trigger
         if not fits and self.before.fits:
-            plan = _light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits, "total")
+            plan = light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits)
             _changes(i, plan, _Cuts(), events)
         self.before = _Cuts(fits)
         self.cut = cut
@@ -446,17 +436,14 @@ class ClaudeCodeReplay(_EditsReplay):
         events: list[Event] = []
         active = len(self.generated)
         compacts = used >= t.trigger and self.session.messages[i].role in ("user", "tool")
-        plan = _light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
-                           t.window, used, fits, "total", self.extra) if compacts or not fits else None
+        plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
+                          t.window, used, fits, extra=self.extra) if compacts or not fits else None
         if compacts:
             prefix = SimpleNamespace(messages=self.session.messages[: i + 1])
             summary = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
             if summary is not None:
                 self.generated.append(summary)
-        if plan is not None and not fits and self.before.fits:
-            self.before = _changes(i, plan, self.before, events)
-        elif fits != self.before.fits:
-            self.before = _Cuts(fits)
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
         kept = i + 1 - self.covered if active else i + 1
         return Turn(i, used, t.window, kept, 0, i + 1 - kept, 0, fits, active, tuple(events), self.covered_tokens if active else 0)
 

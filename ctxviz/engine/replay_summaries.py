@@ -20,7 +20,7 @@ from bisect import bisect_left, insort
 from typing import Any
 
 from .counting import TokenCounts
-from .plan import Plan, Totals
+from .plan import Plan
 from .policies.langchain_counting import cached_view, count_view, max_input_tokens, model_provider, summary_view
 from .policies.langchain_summarization import SummarizationParams, parse_trigger, provider_matches
 from .policies.llamaindex_chat_memory_buffer import text_tokens
@@ -28,17 +28,10 @@ from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBuf
 from .policies.openhands_condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
-from .replay import _FITS, _NOT_FITS, IdPrefix, _Snapshot
+from .replay import IdPrefix, _Snapshot
 from .session import Session, Summary, ThinkingPart
-from .simulate import Event, Turn, _changes, _Replay
+from .simulate import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
-
-
-def _light(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool, fits_test: str = "total",
-           allocation_kind: str = "division") -> Plan:
-    """What `_changes` reads of a plan that trims nothing: totals and parts (the overflow verdict)."""
-    return Plan(policy, {}, "", allocation, usage, "", (), (),
-                Totals(budget, used, 0, 0, fits, fits_test=fits_test, allocation_kind=allocation_kind))
 
 
 class _SummaryReplay(_Replay):
@@ -83,13 +76,6 @@ class _SummaryReplay(_Replay):
 
     def _fast(self, i: int) -> Turn | None:
         return None
-
-    def _overflow(self, i: int, fits: bool, events: list[Event], plan: Any) -> None:
-        """The overflow event when the context stops fitting; `plan` builds the light plan it reads."""
-        if not fits and self.before.fits:
-            self.before = _changes(i, plan(), self.before, events)
-        else:
-            self.before = _FITS if fits else _NOT_FITS
 
 
 class LangchainSummarizationReplay(_SummaryReplay):
@@ -195,9 +181,9 @@ class LangchainSummarizationReplay(_SummaryReplay):
 
         def light() -> Plan:
             allot = min(S, budget)
-            return _light(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
+            return light_plan(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
 
-        self._overflow(i, fits, events, light)
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
         return Turn(i, used, budget, i + 1 - c, 0, c, 0, fits, len(self.generated), tuple(events), P[c])
 
 
@@ -275,7 +261,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         active = len(self.generated)
         events: list[Event] = []
         if not why:  # Strands does nothing until the model overflows
-            self.before = _FITS
+            self.before = FITS
             return Turn(i, estimate, limit, i + 1 - c, 0, c, 0, True, active, (), covered)
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
@@ -310,9 +296,9 @@ class StrandsSummarizingReplay(_SummaryReplay):
             from .policies.strands_sliding import split_window
 
             usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": held}
-            return _light(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
+            return light_plan(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
 
-        self._overflow(i, fits, events, light)
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
         return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
 
 
@@ -423,7 +409,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
                       "full_text": max(0, limit - counted_initial)}
         fits = all(usage[part] <= allotted for part, allotted in allocation.items())
         used = counted_initial + uncounted_system + summary_tokens + full_tokens
-        self._overflow(i, fits, events, lambda: _light(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
         return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j])
 
 
@@ -641,10 +627,10 @@ class OpenhandsCondenserReplay(_SummaryReplay):
 
         def light() -> Plan:
             allot = min(self.prompt_tokens, budget)
-            return _light(self.policy, {"system": allot, "events": budget - allot}, {"system": system_used, "events": used - system_used},
+            return light_plan(self.policy, {"system": allot, "events": budget - allot}, {"system": system_used, "events": used - system_used},
                           budget, used, fits)
 
-        self._overflow(i, fits, events, light)
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
         not_sent = self.sums[i + 1] - self.system_role_tokens - sent_tokens
         return Turn(i, used, budget, kept, dropped, summarized, 0, fits, active, tuple(events), not_sent)
 

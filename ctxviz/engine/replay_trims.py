@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any
 
 from .counting import TokenCounts
-from .plan import Decision, Plan, Totals
+from .plan import Decision
 from .policies.autogen_head_and_tail import placeholder_text
 from .policies.autogen_messages import (
     REPLY_PRIMING,
@@ -45,18 +45,8 @@ from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
 from .policies.strands_common import StrandsMessage, context_window_limit
 from .policies.strands_sliding import SlidingWindowParams, _Manager, management_points, request_overhead, split_window
 from .session import Session
-from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay
+from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from .summarizers import Summarizer
-
-
-def _overflow(i: int, policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool,
-              before: _Cuts, events: list[Event], fits_test: str = "total") -> _Cuts:
-    """The overflow event `_changes` writes for a plan without trims, from its totals and parts;
-    the cuts the next turn compares with."""
-    if not fits and before.fits:
-        plan = Plan(policy, {}, "", allocation, usage, "", (), (), Totals(budget, used, 0, 0, fits, fits_test=fits_test))
-        return _changes(i, plan, before, events)
-    return before if fits == before.fits else _Cuts(fits)
 
 
 class _AutoGenReplay(_Replay):
@@ -120,7 +110,7 @@ class _AutoGenReplay(_Replay):
         if not fits and self.before.fits:
             usage = {"system": self.system_tokens, "messages": message_tokens + REPLY_PRIMING, "placeholder": placeholder, "tools": tools}
             allocation = divide(budget, {"system": self.system_tokens, "placeholder": placeholder, "tools": tools})
-            self.before = _overflow(i, self.policy, allocation, usage, budget, used, fits, self.before, events)
+            self.before = _changes(i, light_plan(self.policy, allocation, usage, budget, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = self.system_count + sent_members
@@ -275,8 +265,8 @@ class LlamaIndexReplay(_Replay):
         events: list[Event] = []
         if not fits and self.before.fits:
             allocation = {"initial": min(initial, limit), "history": max(0, limit - initial)}
-            self.before = _overflow(i, self.policy, allocation, {"initial": initial, "history": window}, limit, total, fits, self.before,
-                                    events, "parts")
+            self.before = _changes(i, light_plan(self.policy, allocation, {"initial": initial, "history": window}, limit, total, fits, "parts"),
+                                    self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = len(self.system_messages) + h - start
@@ -426,8 +416,8 @@ class LangChainTrimReplay(_Replay):
         if not fits and self.before.fits:
             system_tokens = T[0] if sys == 0 else 0
             allot = min(system_tokens, budget)
-            self.before = _overflow(i, self.policy, {"system": allot, "history": budget - allot},
-                                    {"system": system_tokens, "history": used - system_tokens}, budget, used, fits, self.before, events)
+            self.before = _changes(i, light_plan(self.policy, {"system": allot, "history": budget - allot},
+                                    {"system": system_tokens, "history": used - system_tokens}, budget, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = sent_messages - truncated
@@ -579,7 +569,7 @@ class StrandsSlidingReplay(_Replay):
         if not fits and self.before.fits:
             allocation = split_window(self.limit, self.system_tokens, self.tools_tokens)
             usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": used - fixed}
-            self.before = _overflow(i, self.policy, allocation, usage, self.limit, used, fits, self.before, events)
+            self.before = _changes(i, light_plan(self.policy, allocation, usage, self.limit, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         dropped = len(self.mgr.removed) + len(own_removed)

@@ -19,7 +19,7 @@ from typing import Any
 
 from .checks import PlanOptions, apply_pair_safety
 from .counting import CountStore, TokenCounts
-from .plan import Decision, Plan
+from .plan import Decision, Plan, Totals
 from .policies import get_policy
 from .session import Session, Summary
 from .summarizers import ExtractiveSummarizer, Summarizer
@@ -291,6 +291,27 @@ def _changes(i: int, plan: Plan, before: _Cuts, events: list[Event]) -> _Cuts:
         verdict = plan.fit_verdict().removeprefix("does not fit: ")
         events.append(Event(i, "overflow", f"the context stops fitting ({plan.totals.used:,} of {plan.totals.budget:,} tokens): {verdict}"))
     return _Cuts(plan.totals.fits, trimmed, emergency, emergency_active)
+
+
+def light_plan(policy: str, allocation: dict[str, int], usage: dict[str, int], budget: int, used: int, fits: bool,
+               fits_test: str = "total", allocation_kind: str = "division", extra: dict[str, Any] | None = None) -> Plan:
+    """Just what `_changes` reads of a plan without trims or emergency truncation: the totals and
+    the parts, for the overflow event's verdict. The incremental replayers build one only for the
+    turn the context stops fitting."""
+    return Plan(policy, {}, "", allocation, usage, "", (), (),
+                Totals(budget, used, 0, 0, fits, fits_test=fits_test, allocation_kind=allocation_kind), extra=extra or {})
+
+
+FITS, NOT_FITS = _Cuts(True), _Cuts(False)
+
+
+def untrimmed_cuts(i: int, before: _Cuts, fits: bool, events: list[Event], plan: Callable[[], Plan]) -> _Cuts:
+    """`_changes` for a turn whose plan trims nothing, without building the plan unless the
+    context stops fitting there (the overflow event reads its parts): the cuts it leaves are just
+    whether it fits."""
+    if not fits and before.fits:
+        return _changes(i, plan(), before, events)
+    return FITS if fits else NOT_FITS
 
 
 def _indices(indices: list[int], shown: int = 5) -> str:
