@@ -55,6 +55,7 @@ class DiffLane(pg.PlotWidget):
         self.bars: dict[str, pg.BarGraphItem] = {}
         #: (index, kind) per differing message, in index order: what a click or hover finds.
         self.marks: list[tuple[int, str]] = []
+        self.kinds: dict[int, str] = {}
         self._starts = np.zeros(0)
         self._ends = np.zeros(0)
         self.help_text = "Messages decided differently: " + "; ".join(f"{words} ({colour_name})" for (_, _, words), colour_name
@@ -70,6 +71,7 @@ class DiffLane(pg.PlotWidget):
         item = self.strip.item
         ordered = sorted(diffs, key=lambda d: d.index)
         self.marks = [(d.index, kind_of(d)) for d in ordered if d.index < len(item.starts)]
+        self.kinds = dict(self.marks)
         indices = np.asarray([i for i, _ in self.marks], dtype=np.int64)
         self._starts = item.starts[indices] if len(indices) else np.zeros(0)
         self._ends = self._starts + item.widths[indices] if len(indices) else np.zeros(0)
@@ -112,7 +114,7 @@ class DiffLane(pg.PlotWidget):
         if index is None:
             self.setToolTip(self.help_text)
             return
-        kind = dict(self.marks)[index]
+        kind = self.kinds[index]
         words = next(w for k, _, w in KINDS if k == kind)
         set_plain_tooltip(self, f"#{index}: {words} (click to open it)")
 

@@ -30,16 +30,20 @@ class EventSlider(QSlider):
         self.marks = sorted(marks, key=lambda m: m[0])
         self.update()
 
-    def mark_x(self, value: int) -> int:
-        """The x (pixels) of the handle's centre at `value`, as the style places it."""
+    def _scale(self) -> tuple[int, int, bool]:
+        """(x of the handle's centre at the minimum, pixels of travel, upside down), as the style lays
+        the slider out: asked once per paint or hover, not once per mark."""
         option = QStyleOptionSlider()
         self.initStyleOption(option)
         style = self.style()
         groove = style.subControlRect(QStyle.ComplexControl.CC_Slider, option, QStyle.SubControl.SC_SliderGroove, self)
         handle = style.subControlRect(QStyle.ComplexControl.CC_Slider, option, QStyle.SubControl.SC_SliderHandle, self)
-        span = max(1, groove.width() - handle.width())
-        offset = QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span, option.upsideDown)
-        return groove.x() + handle.width() // 2 + offset
+        return groove.x() + handle.width() // 2, max(1, groove.width() - handle.width()), option.upsideDown
+
+    def mark_x(self, value: int, scale: tuple[int, int, bool] | None = None) -> int:
+        """The x (pixels) of the handle's centre at `value`."""
+        start, span, upside_down = scale or self._scale()
+        return start + QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span, upside_down)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         super().paintEvent(event)
@@ -48,8 +52,9 @@ class EventSlider(QSlider):
         painter = QPainter(self)
         drawn: set[tuple[int, str]] = set()  # thousands of trims at one pixel are one tick
         height = self.height()
+        scale = self._scale()
         for value, color, _ in self.marks:
-            x = self.mark_x(value)
+            x = self.mark_x(value, scale)
             if (x, color) in drawn:
                 continue
             drawn.add((x, color))
@@ -65,7 +70,8 @@ class EventSlider(QSlider):
         return "\n".join(lines)
 
     def marks_near(self, x: int) -> list[tuple[int, str, str]]:
-        return [m for m in self.marks if abs(self.mark_x(m[0]) - x) <= HOVER_PIXELS]
+        scale = self._scale()
+        return [m for m in self.marks if abs(self.mark_x(m[0], scale) - x) <= HOVER_PIXELS]
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):

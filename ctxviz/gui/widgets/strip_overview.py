@@ -48,17 +48,23 @@ class StripOverview(pg.PlotWidget):
         self.addItem(self.window)
         self.setToolTip("The whole session: drag the window (or click) to move the strip's view; drag its edges to zoom.")
         self._syncing = False
+        self._drawn: tuple[object, ...] = ()  # what the band mirrors now
         self.window.sigRegionChanged.connect(self._window_moved)
         strip.getPlotItem().getViewBox().sigXRangeChanged.connect(self._strip_moved)
         strip.drawn.connect(self.refresh)
         self.scene().sigMouseClicked.connect(self._clicked)
 
     def refresh(self) -> None:
-        """Mirror the strip's segments and cut (after each of its re-plans)."""
-        self.item.mirror(self.strip.item)
+        """Mirror the strip's segments and cut (after each of its re-plans; one that moved no
+        segment and no cut costs nothing here)."""
+        source, cut = self.strip.item, self.strip.cut_line
+        key = (id(source.starts), id(source.styles), source.decisions, cut.isVisible(), cut.value())
+        if key == self._drawn:
+            return
+        self._drawn = key
+        self.item.mirror(source)
         width = self.item._bounds.width()
         self.setXRange(0, width, padding=0)
-        cut = self.strip.cut_line
         self.cut_line.setVisible(cut.isVisible())
         if cut.isVisible():
             self.cut_line.setPos(cut.value())
