@@ -215,7 +215,6 @@ class ClearToolUsesReplay(_AnthropicReplay):
     def _fast(self, i: int) -> Turn:
         m = self._grow(i)
         p: ae.ClearToolUses20250919 = self.params
-        tok = self.full.tokenizer
         if m.role == "tool":
             call_id = m.tool_call_id or next((part.tool_call_id for part in m.parts if isinstance(part, ToolResultPart)), "")
             self.result_of[call_id] = i
@@ -239,9 +238,9 @@ class ClearToolUsesReplay(_AnthropicReplay):
                 cleared = p.clears_input(call.name)
                 freed = saved = new_message = 0
                 if cleared:
-                    freed = ae.part_tokens(call, tok)
+                    freed = ae.part_tokens(call, self.full.text)
                     before = self.tokens[i] - max(0, self.tokens[i] - cut)
-                    cut += tok.count(call.arguments or "{}") - tok.count("{}")
+                    cut += self.full.text(call.arguments or "{}") - self.full.text("{}")
                     saved = self.tokens[i] - max(0, self.tokens[i] - cut) - before
                     new_message, first = (1 if first else 0), False
                 self.inputs.append(self.inputs[-1] + cleared)

@@ -21,6 +21,7 @@ Clearing changes the prompt, so the cached prefix is invalid from the first clea
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -95,18 +96,20 @@ def image_tokens(part: ImagePart) -> int:
     return math.ceil((w * scale) * (h * scale) / 750)
 
 
-def part_tokens(part: Any, tokenizer: Tokenizer) -> int:
+def part_tokens(part: Any, count: Callable[[str], int]) -> int:
+    """One block's tokens by `count`: the tokenizer's own when measuring a message, the session's
+    memo of texts (`TokenCounts.text`) when a plan needs a part again, so a re-plan never re-tokenizes."""
     if isinstance(part, ImagePart):
         return image_tokens(part)
     if isinstance(part, ToolCallPart):
-        return tokenizer.count(part.name) + tokenizer.count(part.arguments or "{}")
-    return tokenizer.count(part_text(part))
+        return count(part.name) + count(part.arguments or "{}")
+    return count(part_text(part))
 
 
 def measure_message(message: Message, tokenizer: Tokenizer) -> int:
     """Anthropic's tokenizer is not public: each block's text (a tool call: its name and input
     JSON) by the chosen encoding, images by width x height / 750."""
-    return sum(part_tokens(p, tokenizer) for p in message.parts)
+    return sum(part_tokens(p, tokenizer.count) for p in message.parts)
 
 
 def prompt_input_tokens(session: Session, counts: TokenCounts, system_tokens: int) -> tuple[int, str]:
@@ -263,7 +266,7 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
     cleared_results = [u for u in to_clear if u.result is not None]
     cleared_inputs = [u for u in to_clear if params.clears_input(u.call.name)]
     freed = sum(max(0, tokens[u.result.index] - placeholder_tokens) for u in cleared_results if u.result is not None)
-    freed += sum(part_tokens(u.call, counts.tokenizer) for u in cleared_inputs)
+    freed += sum(part_tokens(u.call, counts.text) for u in cleared_inputs)
     applied = fires and bool(cleared_results or cleared_inputs) and freed >= at_least
     if fires and (cleared_results or cleared_inputs) and not applied:
         notes.append(f"not applied: clearing would free {freed:,} tokens, fewer than clear_at_least {at_least:,}")
@@ -284,7 +287,7 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
             by_message.setdefault(u.call_message.index, []).append(u)
         for index, group in by_message.items():
             m = session.messages[index]
-            cut = sum(counts.tokenizer.count(u.call.arguments or "{}") - counts.tokenizer.count("{}") for u in group)
+            cut = sum(counts.text(u.call.arguments or "{}") - counts.text("{}") for u in group)
             build.decide(m, Decision.REPLACED, "history",
                          f"replaced: the input of {len(group)} tool call(s) cleared (clear_tool_inputs; {why})", max(0, tokens[index] - cut))
             sent = m.to_openai()
