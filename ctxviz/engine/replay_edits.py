@@ -18,6 +18,7 @@ from bisect import bisect_left
 from types import SimpleNamespace
 from typing import Any
 
+from .carried import _Snapshot
 from .counting import TokenCounts
 from .policies import anthropic_editing as ae
 from .policies import claude_code as cc
@@ -363,8 +364,6 @@ class _CarriedSnapshot:
     the end (a compaction covers every message so far): what was gathered is carried over."""
 
     def __init__(self) -> None:
-        from .replay import _Snapshot
-
         self.snapshot = _Snapshot()
 
     def supyagent_snapshot(self, messages: list[Message]) -> str:

@@ -19,6 +19,7 @@ import math
 from bisect import bisect_left, insort
 from typing import Any
 
+from .carried import IdPrefix, _Snapshot
 from .counting import TokenCounts
 from .plan import Plan
 from .policies.langchain_counting import cached_view, count_view, max_input_tokens, model_provider, summary_view
@@ -28,7 +29,6 @@ from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBuf
 from .policies.openhands_condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
-from .replay import IdPrefix, _Snapshot
 from .session import Session, Summary, ThinkingPart
 from .simulate import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
