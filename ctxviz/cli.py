@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import CtxvizError, LoadError, ParameterError, UnknownNameError
+from .terminal import TerminalText, one_line
 
 if TYPE_CHECKING:
     from .engine.counting import CountStore
@@ -41,7 +42,7 @@ def _load() -> None:
     """Import what building the parser and running most commands needs, into this module's globals."""
     global STORE, PlanOptions, CountStore, plan_session, get_policy, policy_names, plugin_problems, param_fields
     global count_openai_chat, encoding_name_for_model, get_tokenizer, known_model_names, tokenizer_names
-    global EXPORTERS, export, json_text, write_atomic, load_session, loader_names, check_output_path, STDIN, read_source, plan_summary
+    global EXPORTERS, export, json_text, write_output, load_session, loader_names, check_output_path, STDIN, read_source, plan_summary
     if "STORE" in globals():
         return
     from .engine.checks import PlanOptions
@@ -56,9 +57,9 @@ def _load() -> None:
         known_model_names,
         tokenizer_names,
     )
-    from .io.exporters import EXPORTERS, export, json_text, write_atomic
+    from .io.exporters import EXPORTERS, export, json_text
     from .io.loaders import load_session, loader_names
-    from .io.output import check_output_path
+    from .io.output import check_output_path, write_output
     from .io.source import STDIN, read_source
     from .io.text_summary import plan_summary
     STORE = CountStore()
@@ -116,7 +117,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the trimmed context as the model receives it")
     _add_plan_options(p)
     p.add_argument("--to", required=True, choices=list(EXPORTERS), help="output format")
-    p.add_argument("-o", "--output", default="-", help="output file (a regular file or a new path, written atomically), or - for stdout")
+    _output(p, "-o", "--output", default="-", help="output file (a regular file or a new path, written atomically), or - for stdout")
     p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of fixing a request the API would reject")
 
     p = sub.add_parser("count", help="count the tokens of a text (a quick tokenizer check)")
@@ -160,14 +161,14 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", help="start with this tokenizer instead of the policy's own estimator")
     p.add_argument("--compare", metavar="POLICY", help="fill the Compare tab with this policy as B (and run it for --screenshot)")
     p.add_argument("--compare-set", action="append", default=[], metavar="KEY=VALUE", help="a parameter of B (repeatable)")
-    p.add_argument("--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
+    _output(p, "--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
     p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
     p.add_argument("--tab", type=int, default=0, choices=range(4), help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
     p.add_argument("--size", default="1440x900", metavar="WxH", help="window size for the screenshot (default 1440x900)")
 
     p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
     _add_plan_options(p)
-    p.add_argument("-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
+    _output(p, "-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
     p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
 
     p = sub.add_parser("info", help="what ctxviz read from a file: format, messages, tool pairs, summaries, reported usage, notes")
@@ -185,9 +186,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--require", action="append", default=[], metavar="METRIC>=N",
                    help="a floor the chosen setting must meet, e.g. retention>=0.9, overflows=0, cost<=2 (repeatable)")
     p.add_argument("--cost-model", default="", metavar="MODEL", help="price input with this catalogue model (default: each session's)")
-    p.add_argument("-o", "--output", default="", help="write every combination's figures to FILE.csv or FILE.json")
-    p.add_argument("--png", default="", metavar="FILE.png", help="draw cost against retention with the Pareto front marked")
-    p.add_argument("--results", default="", metavar="FILE.jsonl", help="keep each finished replay here and resume from it (default: none)")
+    _output(p, "-o", "--output", default="", help="write every combination's figures to FILE.csv or FILE.json")
+    _output(p, "--png", default="", metavar="FILE.png", help="draw cost against retention with the Pareto front marked")
+    _output(p, "--results", default="", metavar="FILE.jsonl", help="keep each finished replay here and resume from it (default: none)")
     p.add_argument("--jobs", type=int, default=0, help="parallel processes (default: one per core; 1: no subprocesses)")
     p.add_argument("--scheduler", default="", metavar="ADDRESS", help="run on this Dask distributed scheduler (pip install 'ctxviz[cluster]')")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -197,7 +198,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", required=True, metavar="RULES.yaml", help="the rules (and the policy and settings they hold under)")
     p.add_argument("--policy", default=None, help="the policy (default: the rules file's, else missy)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a parameter over the rules file's (repeatable)")
-    p.add_argument("--junit", default="", metavar="FILE.xml", help="also write JUnit XML for the CI system")
+    _output(p, "--junit", default="", metavar="FILE.xml", help="also write JUnit XML for the CI system")
     p.add_argument("--pair-safe", action="store_true", help="check the pair-safe context")
     p.add_argument("--pin", action="append", default=[], metavar="RULE", help="pin a message, as in plan (repeatable)")
 
@@ -208,6 +209,14 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
     return parser
+
+
+def _output(p: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> argparse.Action:
+    """An option naming a file the command writes: marked, so a test finds every one of them from
+    the parser and holds each to the one writer's rules (`ctxviz.io.output`)."""
+    action = p.add_argument(*flags, **kwargs)
+    action.writes_file = True  # type: ignore[attr-defined]
+    return action
 
 
 def _parse_sets(sets: Sequence[str]) -> dict[str, str]:
@@ -322,8 +331,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    if args.output != "-":
-        check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
+    check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
     result = export(plan, session, args.to)
     for fix in result.fixes:
@@ -334,11 +342,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.strict and result.fixes:
         print(f"export --strict: the {args.to} request would need the fixes above; nothing written", file=sys.stderr)
         return EXIT_OVER_BUDGET
-    if args.output == "-":
-        write_stdout(result.text)
-        where = "standard output"
-    else:
-        write_atomic(args.output, result.text, inputs=[args.session])
+    where = write_output(args.output, result.text, inputs=[args.session])
+    if where != "standard output":
         where = args.output
     print(f"wrote {where}: {result.messages:,} messages ({args.to})", file=sys.stderr)
     return EXIT_OK
@@ -420,7 +425,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     summarizer = endpoint_summarizer(args, policy_name)
     from .engine.simulate import plan_versus_replay
 
-    options = PlanOptions(pair_safe=args.pair_safe)
+    options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
     timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options)
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
@@ -710,6 +715,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
         policy, params, tokenizer = resolve_params(args, policy)
     session: Any = args.session
+    if args.screenshot:
+        check_output_path(args.screenshot, inputs=[args.session] if args.session else [])  # before any window, not after
     if args.session and args.screenshot:
         session = load_session(args.session)  # a bad file is one line here (and the window shows this one: loaded once)
     compare_with = None
@@ -740,7 +747,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .gui.report import write_report
 
     application("light")
-    write_report(session, plan, timeline, args.output)
+    write_report(session, plan, timeline, args.output, inputs=[args.session])
     print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_OK
 
@@ -763,16 +770,21 @@ def sweep_files(paths: Sequence[str]) -> list[str]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .engine import sweep
 
+    if args.scheduler:
+        sweep.check_scheduler_address(args.scheduler)
     policy = get_policy(args.policy)
     fixed = policy.make_params(_parse_sets(args.sets))  # bad values are one line before any work
     grid = sweep.parse_grid(args.policy, args.grid)
     requirements = [sweep.parse_requirement(r) for r in args.require]
     for combination in sweep.combinations(grid):
         policy.make_params(combination, base=fixed)  # every combination valid before the first replay
-    if args.output:
-        check_output_path(args.output, inputs=args.sessions)
-        if not args.output.endswith((".csv", ".json")):
-            raise CtxvizError(f"{args.output}: the sweep's figures are written as .csv or .json")
+    for option, path in (("-o", args.output), ("--png", args.png), ("--results", args.results)):
+        if path:  # every output refused before the first replay, not after the last
+            check_output_path(path, inputs=args.sessions)
+            if option == "--results" and check_output_path(path) == "-":
+                raise CtxvizError(f"--results {path}: the results file is read back to resume, so it must be a file")
+    if args.output and not args.output.endswith((".csv", ".json")) and check_output_path(args.output) != "-":
+        raise CtxvizError(f"{args.output}: the sweep's figures are written as .csv or .json")
     files = sweep_files(args.sessions)
     for path in files:
         load_session(path)  # a bad file is one line now, not a failed worker later
@@ -785,17 +797,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if sys.stderr.isatty() or done == total:
             print(f"\rsweep: {done:,}/{total:,} replays ({time.monotonic() - started:,.0f} s)", end="\n" if done == total else "", file=sys.stderr)
 
-    results = sweep.run(tasks, args.jobs, args.results, args.scheduler, progress)
+    from .io.output import open_append
+
+    results = sweep.run(tasks, args.jobs, args.results, args.scheduler, progress, lambda path: open_append(path, args.sessions))
     rows = sweep.summarise(results, requirements)
     best = sweep.cheapest(rows)
     if args.output:
-        write_atomic(args.output, sweep_table(rows, args.output.endswith(".json")))
+        write_output(args.output, sweep_table(rows, args.output.endswith(".json")), inputs=args.sessions)
     if args.png:
         from .gui.app import application
         from .gui.sweep_chart import write_chart
 
         application("light")
-        write_chart(rows, best, args.png, f"{policy.name} over {len(files)} session(s)")
+        write_chart(rows, best, args.png, f"{policy.name} over {len(files)} session(s)", inputs=args.sessions)
     if args.json:
         write_stdout(json_text({"policy": policy.name, "sessions": files, "grid": grid, "requirements": [r.text for r in requirements],
                                 "rows": [r.to_json() for r in rows], "cheapest": best.to_json() if best else None}) + "\n")
@@ -868,7 +882,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         from .io.junit import junit_xml
 
-        write_atomic(args.junit, junit_xml(results))
+        write_output(args.junit, junit_xml(results), inputs=[*args.sessions, args.rules])
     for path, outcome in broken:
         print(f"{path}: {outcome.rule}: {outcome.message}")
     total = sum(len(o) for o in results.values())
@@ -940,13 +954,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if sys.stdout is not None and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="replace")  # text that is not valid Unicode never aborts a report
+    plain = sys.stdout
+    if plain is not None and not getattr(args, "json", False) and args.command not in ("export", "count"):
+        sys.stdout = TerminalText(plain)  # session text is shown, never obeyed by the terminal
     try:
         code = COMMANDS[args.command](args)
         if sys.stdout is not None:
             sys.stdout.flush()
         return code
     except CtxvizError as exc:
-        print(" ".join(str(exc).split()), file=sys.stderr)  # one line, whatever the message holds
+        print(one_line(str(exc)), file=sys.stderr)  # one line, whatever the message holds
         return EXIT_USAGE
     except BrokenPipeError:  # `ctxviz plan x | head`: the reader has what it wanted
         _silence_stdout()
@@ -964,12 +981,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # a bug, not bad input: still one line unless debugging
         return _internal_error(args, exc)
+    finally:
+        if sys.stdout is not plain and isinstance(sys.stdout, TerminalText):
+            sys.stdout = plain
 
 
 def _internal_error(args: argparse.Namespace, exc: Exception) -> int:
     if os.environ.get("CTXVIZ_DEBUG"):
         raise exc
-    print(f"ctxviz {args.command}: internal error {type(exc).__name__}: {' '.join(str(exc).split())} (set CTXVIZ_DEBUG=1 for a traceback)", file=sys.stderr)
+    print(f"ctxviz {args.command}: internal error {type(exc).__name__}: {one_line(str(exc))} (set CTXVIZ_DEBUG=1 for a traceback)", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -134,9 +134,7 @@ def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Sess
         m = messages[index]
         if not m.sent:
             continue
-        part = policy.zone_parts.get(m.zone, m.zone)
-        if part not in usage:
-            raise ValueError(f"{plan.policy}: no allocation part holds zone {m.zone!r}")
+        part = usage_part(policy, m.zone, usage)
         usage[part] -= m.sent_tokens
         freed += m.sent_tokens
         tokens += m.tokens
@@ -154,6 +152,16 @@ def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Sess
         context_index=tuple(plan.context_index[i] for i in keep), totals=totals, usage=usage, notes=(*plan.notes, note),
     )
     return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
+
+
+def usage_part(policy: Any, zone: str, usage: Mapping[str, int]) -> str:
+    """The allocation part whose usage holds a sent message of `zone`. A zone without one of its own
+    (mnesis' "summarized", strands' "trimmed": a message there is sent only because it was pinned)
+    goes with the policy's message part, as the pin that sent it counted it."""
+    part = policy.zone_parts.get(zone, zone)
+    if part in usage:
+        return part
+    return next((p for z, p in policy.zone_parts.items() if z != "system" and p in usage), next(iter(usage)))
 
 
 def measure_chat(message: Message, tokenizer: Tokenizer, model: str = "gpt-4o") -> int:
@@ -184,9 +192,11 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     rate_model = image_rate_model(model)
     total = 3
     for item, index in zip(plan.context, plan.context_index, strict=False):
-        if index is not None and plan.messages[index].decision is Decision.KEPT:
+        # The cached count is of the message as the file has it: it serves only where the policy
+        # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text).
+        if index is not None and plan.messages[index].decision is Decision.KEPT and item == session.messages[index].to_openai():
             total += per_message[index]
-        else:  # a summary, the system prompt, or a cut-down message
+        else:  # a summary, the system prompt, a cut-down or rewritten message
             total += count_openai_chat([item], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))

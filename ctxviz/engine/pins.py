@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ..errors import ParameterError
-from .checks import drop_messages
+from .checks import drop_messages, usage_part
 from .counting import TokenCounts
 from .plan import Decision, Plan
-from .policies import Policy, get_policy
+from .policies import get_policy
 from .session import Session
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -70,7 +69,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         if m.sent:
             messages[i] = m._replace(reason=f"{m.reason} (pinned: {pinned[i]})")
             continue
-        part = _part(policy, m.zone, usage)
+        part = usage_part(policy, m.zone, usage)
         usage[part] = usage.get(part, 0) + m.tokens
         messages[i] = m._replace(decision=Decision.KEPT, sent_tokens=m.tokens,
                                  reason=f"kept: pinned ({pinned[i]}); {policy.name} would have {m.decision.value} it ({m.reason})")
@@ -92,7 +91,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
     # of them (an overflow the policy had already is left as it was).
     added_by_part: dict[str, int] = {}
     for i in added:
-        part = _part(policy, plan.messages[i].zone, usage)
+        part = usage_part(policy, plan.messages[i].zone, usage)
         added_by_part[part] = added_by_part.get(part, 0) + plan.messages[i].tokens
     if plan.totals.fits_test == "parts":
         over = {part: min(extra, usage[part] - plan.allocation.get(part, usage[part])) for part, extra in added_by_part.items()}
@@ -103,7 +102,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
     for m in messages:
         if m.index in pinned or not m.sent or m.zone == "system":
             continue
-        part = "" if "" in over else _part(policy, m.zone, usage)
+        part = "" if "" in over else usage_part(policy, m.zone, usage)
         if over.get(part, 0) > 0:
             drops[m.index] = f"dropped: pushed out to make room for the pinned {pins_text}"
             over[part] -= m.sent_tokens
@@ -115,15 +114,6 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         plan = dataclasses.replace(plan, totals=dataclasses.replace(plan.totals, fits=_fits(plan)))
         return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
     return drop_messages(pinned_plan, drops, note, session, counts)
-
-
-def _part(policy: Policy[Any], zone: str, usage: Mapping[str, int]) -> str:
-    """The allocation part whose usage holds a message of `zone`; a zone without one of its own
-    (mnesis' "summarized": those messages are not sent) goes with the policy's message part."""
-    part = policy.zone_parts.get(zone, zone)
-    if part in usage:
-        return part
-    return next((p for z, p in policy.zone_parts.items() if z != "system" and p in usage), next(iter(usage)))
 
 
 def _fits(plan: Plan) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import IO, Any
 
 from ..errors import LoadError, ParameterError
 from .policies import get_policy
@@ -189,15 +189,18 @@ def read_results(path: str) -> dict[str, dict[str, Any]]:
 
 
 def run(tasks: Sequence[Task], jobs: int = 0, results_path: str = "", scheduler: str = "",
-        progress: ProgressCallback | None = None) -> list[dict[str, Any]]:
+        progress: ProgressCallback | None = None, open_results: Callable[[str], IO[str]] | None = None) -> list[dict[str, Any]]:
     """Run every task not already in `results_path` (appending each as it finishes), in `jobs`
-    processes (0: one per core; 1: in this process) or on the Dask scheduler at `scheduler`."""
+    processes (0: one per core; 1: in this process) or on the Dask scheduler at `scheduler`.
+    `open_results` opens the results file for appending (the CLI's checked writer; by default a
+    plain append): the caller vets the path before the first replay."""
     done = read_results(results_path)
     todo = [t for t in tasks if t.key not in done]
     total, finished = len(tasks), len(tasks) - len(todo)
     if progress is not None:
         progress(finished, total)
-    sink = open(results_path, "a", encoding="utf-8") if results_path else None  # noqa: SIM115 (closed below)
+    opener = open_results or (lambda path: open(path, "a", encoding="utf-8"))  # noqa: SIM115 (closed below)
+    sink = opener(results_path) if results_path else None
     try:
         for doc in _execute(todo, jobs, scheduler):
             done[doc["key"]] = doc
@@ -230,6 +233,26 @@ def _execute(tasks: Sequence[Task], jobs: int, scheduler: str) -> Iterator[dict[
             yield future.result()
 
 
+_SCHEDULER = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):(?P<port>\d{1,5})/?$")
+
+
+def check_scheduler_address(address: str) -> str:
+    """The address as given when it can name a Dask scheduler (`tcp://HOST:PORT`, `tls://`, `ws://`,
+    `wss://`, or `HOST:PORT`), else a one-line ParameterError: said before any session is read,
+    not after the connection times out."""
+    shown = address if len(address) <= 200 else address[:200] + "…"
+    match = _SCHEDULER.match(address.strip())
+    if match is None:
+        raise ParameterError(f"--scheduler {shown}: not a Dask scheduler address; expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)")
+    scheme = match["scheme"] or "tcp"
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        raise ParameterError(f"--scheduler {shown}: {scheme}:// is not a scheme a Dask scheduler listens on; "
+                             "expected tcp://, tls://, ws:// or wss://")
+    if not 0 < int(match["port"]) < 65536:
+        raise ParameterError(f"--scheduler {shown}: port {int(match['port'])} is out of range (1-65535)")
+    return address.strip()
+
+
 def _on_dask(tasks: Sequence[Task], address: str) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client
@@ -239,7 +262,10 @@ def _on_dask(tasks: Sequence[Task], address: str) -> Iterator[dict[str, Any]]:
     try:
         client = Client(address, timeout=10)
     except (OSError, TimeoutError) as exc:
-        raise ParameterError(f"--scheduler {address}: cannot reach the Dask scheduler ({exc})") from None
+        raise ParameterError(f"--scheduler {address}: cannot reach the Dask scheduler ({' '.join(str(exc).split())[:200]})") from None
+    except Exception as exc:  # distributed says a malformed address many ways (ValueError, TypeError, ...)
+        raise ParameterError(f"--scheduler {address[:200]}: not a Dask scheduler address ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}); expected tcp://HOST:PORT") from None
     try:
         futures = client.map(run_task, list(tasks), pure=False)
         for future in dask_completed(futures):

@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 from ..engine.session import Session
-from ..errors import CtxvizError
 from .threads import GC_THRESHOLD
 
 #: Qt messages that say nothing to a user, silenced exactly (everything else passes through). The
@@ -91,9 +90,13 @@ def install_message_filter() -> None:
         _previous_handler = None
 
 
-def render_window(window, path: str) -> None:
-    """Let layouts settle and every plot paint, then save the whole window as a PNG."""
+def render_window(window, path: str, inputs: tuple[str, ...] = ()) -> None:
+    """Let layouts settle and every plot paint, then save the whole window as a PNG (through the
+    one writer: atomically, never over `inputs`, appended to standard output for /dev/stdout)."""
     from PySide6.QtWidgets import QApplication
+
+    from ..io.output import write_output
+    from .report import render_png
 
     window.show()
     for _ in range(3):
@@ -102,9 +105,7 @@ def render_window(window, path: str) -> None:
     for _ in range(5):
         QApplication.processEvents()
     window._hide_finished_progress()  # the 300 ms grace a finished bar gets on screen has no meaning in a still
-    image = window.grab()
-    if not image.save(path):
-        raise CtxvizError(f"{path}: cannot write the screenshot")
+    write_output(path, render_png(window), inputs)
 
 
 def settle(window) -> None:
@@ -163,7 +164,8 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
             app.processEvents()
             time.sleep(0.02)
         window.vm.wait()
-        render_window(window, screenshot)
+        source = window.vm.session.source if window.vm.session is not None else ""
+        render_window(window, screenshot, (source,) if source else ())
         window.close()
         if scratch is not None:
             scratch.cleanup()

@@ -47,6 +47,7 @@ from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
 from ..io.exporters import EXPORTERS, export_text, write_atomic
 from ..resources import resource_path
+from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
 from .safe import message_box, plain_label, qt_int, set_plain_tooltip
@@ -531,7 +532,9 @@ class MainWindow(QMainWindow):
 
     def show_error(self, message: str) -> None:
         """A bad file or value gets a clear message box, never a traceback. The message quotes the
-        file, so it is shown as plain text."""
+        file, so it is shown as plain text, cut as the command line cuts it (a 400 KB value quoted
+        whole would fill the screen)."""
+        message = one_line(message)
         self.status_label.setText(message)
         box = message_box(QMessageBox.Icon.Warning, "ctxviz", message, self)
         box.setObjectName("error-box")
@@ -724,11 +727,16 @@ class MainWindow(QMainWindow):
     def write_export(self, path: str, fmt: str) -> None:
         try:
             # What the context tab shows and copies: the scrubbed turn's context when one is shown.
-            write_atomic(path, export_text(self.shown_plan, self.shown_session, fmt))  # type: ignore[arg-type]
+            write_atomic(path, export_text(self.shown_plan, self.shown_session, fmt), inputs=self._input_files())  # type: ignore[arg-type]
         except CtxvizError as exc:
             self.show_error(str(exc))
         else:
             self.status_label.setText(f"Exported {fmt} ({self._context_scope()}) to {path}")
+
+    def _input_files(self) -> list[str]:
+        """The open session's file: no export, report or preset may be written over it."""
+        session = self.vm.session
+        return [session.source] if session is not None and session.source else []
 
     def export_report(self) -> None:
         if self.vm.session is None:
@@ -740,7 +748,7 @@ class MainWindow(QMainWindow):
             try:
                 # The plan on screen (planning again here could count 100,000 messages on this thread).
                 plan = self.vm.plan if self.vm.plan is not None else self.vm.plan_now()
-                write_report(self.vm.session, plan, self.vm.timeline, path)  # type: ignore[arg-type]
+                write_report(self.vm.session, plan, self.vm.timeline, path, inputs=self._input_files())  # type: ignore[arg-type]
             except CtxvizError as exc:
                 self.show_error(str(exc))
             else:
@@ -753,7 +761,7 @@ class MainWindow(QMainWindow):
 
     def write_preset(self, path: str) -> None:
         try:
-            write_atomic(path, dump_preset(self.vm.policy, params_dict(self.vm.params), self.vm.tokenizer or ""))
+            write_atomic(path, dump_preset(self.vm.policy, params_dict(self.vm.params), self.vm.tokenizer or ""), inputs=self._input_files())
         except CtxvizError as exc:
             self.show_error(str(exc))
 

@@ -12,6 +12,7 @@ import base64
 import html
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize
@@ -23,7 +24,7 @@ from ..engine.plan import Decision, MessagePlan, Plan
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
-from ..io.exporters import write_atomic
+from ..io.output import check_output_path, write_output
 from .status import reported_text, unseen_text, verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -260,21 +261,23 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 """
 
 
-def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: str) -> None:
+def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: str, inputs: Sequence[str] = ()) -> None:
+    """Render and write the report; `inputs` (the session's file) are never written over."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".html", ".htm", ".png", ".svg", ".pdf"):
         raise CtxvizError(f"{path}: the report can be .html, .png, .svg or .pdf")
+    check_output_path(path, inputs)
     widget = ReportWidget(session, plan, timeline)
     widget.settle()
     try:
         if suffix == ".png":
-            write_atomic(path, render_png(widget))
+            write_output(path, render_png(widget), inputs)
         elif suffix == ".svg":
-            write_atomic(path, render_svg(widget))
+            write_output(path, render_svg(widget), inputs)
         elif suffix == ".pdf":
-            write_atomic(path, render_pdf(widget))
+            write_output(path, render_pdf(widget), inputs)
         else:
-            write_atomic(path, render_html(session, plan, render_png(widget), timeline))
+            write_output(path, render_html(session, plan, render_png(widget), timeline), inputs)
     finally:
         widget.close()
         widget.deleteLater()

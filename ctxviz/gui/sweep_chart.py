@@ -11,7 +11,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from ..io.exporters import write_atomic
+from ..io.output import check_output_path, write_output
 from .report import render_png
 from .safe import plot_values
 from .theme import plot_colors
@@ -49,7 +49,9 @@ class SweepChart(QWidget):
                            name=html.escape("cheapest meeting the floors: " + " ".join(f"{k}={v}" for k, v in best.params.items())))
 
 
-def write_chart(rows: Sequence[Any], best: Any, path: str, title: str) -> None:
+def write_chart(rows: Sequence[Any], best: Any, path: str, title: str, inputs: Sequence[str] = ()) -> None:
+    """Draw and write the chart; `inputs` (the sessions swept) are never written over."""
+    check_output_path(path, inputs)
     widget = SweepChart()
     widget.resize(1000, 640)
     widget.set_rows(rows, best, title)
@@ -57,7 +59,7 @@ def write_chart(rows: Sequence[Any], best: Any, path: str, title: str) -> None:
     for _ in range(3):
         QApplication.processEvents()
     try:
-        write_atomic(path, render_png(widget))
+        write_output(path, render_png(widget), inputs)
     finally:
         widget.close()
         widget.deleteLater()

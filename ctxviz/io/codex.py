@@ -93,7 +93,7 @@ def rollout_records(src: SourceFile) -> list[tuple[int, Any]]:
             raise exc from None
         src.notes.extend(partial.notes)
         src.notes.append(f"skipped the last line ({exc.line}): it ends mid-record, as a rollout still being written does")
-        src.__dict__["jsonl_records"] = records  # what every later look at the file sees
+        src.__dict__["_jsonl_read"] = records  # what every later look at the file sees
         return records
 
 

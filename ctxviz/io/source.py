@@ -22,12 +22,14 @@ import yaml
 
 from ..errors import LoadError
 from .untrusted import (
+    MAX_C_YAML_DEPTH,
     TOO_LONG_NUMBER,
     fix_surrogates,
     has_aliases,
     has_surrogate_escape,
     long_integer_line,
     yaml_alias_problem,
+    yaml_depth,
     yaml_nesting_may_exceed,
 )
 
@@ -170,9 +172,16 @@ class SourceFile:
         except UnicodeDecodeError as exc:
             raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
 
-    @cached_property
+    @property
     def jsonl_records(self) -> list[tuple[int, Any]]:
-        """(line number, parsed object) for every non-blank line."""
+        """(line number, parsed object) for every non-blank line; a file without one is refused
+        (every time it is asked, from one read: several loaders sniff the same file)."""
+        if not self._jsonl_read:
+            raise self.error("the file is empty")
+        return self._jsonl_read
+
+    @cached_property
+    def _jsonl_read(self) -> list[tuple[int, Any]]:
         records: list[tuple[int, Any]] = []
         append, loads = records.append, json.loads
         if self.given_text is not None or "text" in self.__dict__:
@@ -191,6 +200,10 @@ class SourceFile:
                         remaining -= len(line)
                         if lineno == 1 and line.startswith("\ufeff"):
                             line = line[1:]
+                        if line.isspace():  # before json.loads: a failed parse costs 20x a blank check
+                            if remaining <= 0:
+                                break
+                            continue
                         try:
                             value = loads(line)
                         except Exception:  # a blank line, or the one-line error _jsonl_value raises
@@ -207,8 +220,6 @@ class SourceFile:
                             break
             except UnicodeDecodeError as exc:
                 raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
-        if not records:
-            raise self.error("the file is empty")
         return records
 
     def _jsonl_value(self, line: str, lineno: int) -> Any:
@@ -229,8 +240,13 @@ class SourceFile:
     @cached_property
     def yaml_document(self) -> Any:
         text = self.text
-        # libyaml composes in C recursion: too deep a document would crash the process.
-        loader = yaml.SafeLoader if yaml_nesting_may_exceed(text) else _FAST_YAML
+        # libyaml composes in C recursion: too deep a document would crash the process, and the
+        # pure-Python composer would spend seconds reaching its recursion limit. A document the quick
+        # estimate flags has its depth read from libyaml's events (which do not recurse).
+        loader = _FAST_YAML
+        if yaml_nesting_may_exceed(text):
+            if yaml_depth(text) > MAX_C_YAML_DEPTH:
+                raise self.error(f"the document is nested too deeply (over {MAX_C_YAML_DEPTH:,} levels)")
         try:
             try:
                 document = yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
@@ -347,8 +363,8 @@ def _read_stdin(max_bytes: int) -> SourceFile:
 
 
 def _too_large(size: int | None, max_bytes: int) -> str:
-    what = f"the file is {size / 1e6:,.0f} MB" if size is not None else "standard input is"
-    return f"{what}, over the {max_bytes / 1e6:,.0f} MB limit (set CTXVIZ_MAX_FILE_MB to raise it)"
+    what = f"the file is {size / 1e6:,.0f} MB, over" if size is not None else "standard input is over"
+    return f"{what} the {max_bytes / 1e6:,.0f} MB limit (set CTXVIZ_MAX_FILE_MB to raise it)"
 
 
 HEAD_BYTES = 1 << 20

@@ -24,6 +24,7 @@ any one call's window, so it is reported in a note, not as a message's usage.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ..engine.session import Category, Message, OpaquePart, Part, Session, TextPart, ThinkingPart, Usage
@@ -118,14 +119,15 @@ class SweAgentLoader:
         if not isinstance(stats, dict):
             return
         bits = []
-        if isinstance(stats.get("api_calls"), (int, float)):
-            bits.append(f"{int(stats['api_calls']):,} API call(s)")
-        if isinstance(stats.get("tokens_sent"), (int, float)):
-            bits.append(f"{int(stats['tokens_sent']):,} tokens sent")
-        if isinstance(stats.get("tokens_received"), (int, float)):
-            bits.append(f"{int(stats['tokens_received']):,} received")
-        cost = stats.get("instance_cost", stats.get("total_cost"))
-        if isinstance(cost, (int, float)):
+        # Statistics are a note, never a reason to refuse the file: NaN, 1e999 (infinity) or a
+        # negative figure is skipped, as a figure the run did not record.
+        if (calls := _figure(stats.get("api_calls"))) is not None:
+            bits.append(f"{int(calls):,} API call(s)")
+        if (sent := _figure(stats.get("tokens_sent"))) is not None:
+            bits.append(f"{int(sent):,} tokens sent")
+        if (received := _figure(stats.get("tokens_received"))) is not None:
+            bits.append(f"{int(received):,} received")
+        if (cost := _figure(stats.get("instance_cost", stats.get("total_cost")))) is not None:
             bits.append(f"cost ${cost:,.2f}")
         if bits:
             src.notes.append(f"info.model_stats: {', '.join(bits)} (totals over the run, not one call's window, so no message carries them)")
@@ -257,3 +259,10 @@ def litellm_usage(extra: Fields) -> Usage | None:
     created = u.int("cache_creation_input_tokens")
     return Usage(input_tokens=max(prompt - cached - created, 0), output_tokens=u.int("completion_tokens"),
                  cache_read_input_tokens=cached, cache_creation_input_tokens=created)
+
+
+def _figure(value: Any) -> float | None:
+    """A run statistic that is a finite number of 0 or more, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
+
 #: `\uD800`-`\uDFFF` escapes (JSON, and YAML's double-quoted `\u`/`\U0000`), the only way a
 #: surrogate code point can reach a decoded str: UTF-8 itself cannot encode one.
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
@@ -99,6 +101,27 @@ def yaml_nesting_may_exceed(text: str, limit: int = MAX_C_YAML_DEPTH) -> bool:
             if deepest > limit:
                 return True
     return False
+
+
+def yaml_depth(text: str, limit: int = MAX_C_YAML_DEPTH) -> int:
+    """How deep the document's collections nest, read from libyaml's events (its parser keeps its
+    own stack; only composing recurses), stopping as soon as the depth passes `limit`. A document
+    libyaml cannot parse reports 0: loading it will say what is wrong."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = deepest = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+                    if deepest > limit:
+                        break
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return 0
+    return deepest
 
 
 def yaml_alias_problem(document: Any, text_size: int) -> str:

@@ -1,24 +1,29 @@
 """Policies users bring: `--policy path/to/file.py:NAME` and the `ctxviz.policies` entry-point group.
 
 A plugin's failures are the plugin's, not ctxviz's: loading it, or any call into it (its measure,
-plan, compaction trigger, parameter defaults), that raises becomes one `PluginError` line naming the
-plugin, so the CLI prints one line and the app shows one message instead of a traceback or a dead
-window.
+plan, compaction trigger, parameter defaults), that raises (SystemExit included) or returns what
+ctxviz cannot use (no Plan, a negative, fractional or NaN token count) becomes one `PluginError`
+line naming the plugin, so the CLI prints one line and the app shows one message instead of a
+traceback, a silent exit or a wrong total. While its code runs, what it prints goes to standard
+error: `plan --json`, `export -o -` and the other machine outputs stay clean.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...errors import CtxvizError, PluginError
+from ..plan import Plan
 from .base import Policy
 
 ENTRY_POINT_GROUP = "ctxviz.policies"
@@ -51,7 +56,8 @@ def load_file_policy(spec: str) -> Policy[Any]:
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[module_name] = module  # dataclasses look their module up while the file runs
         try:
-            module_spec.loader.exec_module(module)
+            with contextlib.redirect_stdout(sys.stderr):
+                module_spec.loader.exec_module(module)
         except BaseException as exc:  # a plugin may raise anything, SystemExit included
             del sys.modules[module_name]
             if isinstance(exc, KeyboardInterrupt):
@@ -73,8 +79,9 @@ def entry_point_policies() -> tuple[list[Policy[Any]], list[str]]:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         where = f"policy plugin {ep.name} ({ep.value}, entry point of {ep.dist.name if ep.dist else 'an installed package'})"
         try:
-            loaded = ep.load()
-        except Exception as exc:
+            with contextlib.redirect_stdout(sys.stderr):
+                loaded = ep.load()
+        except (Exception, SystemExit) as exc:
             problems.append(f"{where}: loading raised {_one_line(exc)}")
             continue
         try:
@@ -89,26 +96,63 @@ def guarded(policy: Any, where: str) -> Policy[Any]:
     if not isinstance(policy, Policy):
         raise PluginError(f"{where}: is a {type(policy).__name__}, not a ctxviz.api.Policy")
     try:
-        policy.default_params()
-    except Exception as exc:
+        with contextlib.redirect_stdout(sys.stderr):
+            policy.default_params()
+    except (Exception, SystemExit) as exc:
         raise PluginError(f"{where}: its parameters cannot be built with their defaults ({_one_line(exc)})") from None
     label = f"policy plugin {policy.name!r} ({where.removeprefix('policy plugin ')})"
-    changes: dict[str, Any] = {"plan": _guard(policy.plan, label, "plan"), "measure": _guard(policy.measure, label, "measure")}
-    for name in ("compact", "refresh", "tokenizer_for_model"):
+    changes: dict[str, Any] = {"plan": _guard(policy.plan, label, "plan", _a_plan),
+                               "measure": _guard(policy.measure, label, "measure", _a_count)}
+    for name, check in (("compact", None), ("refresh", _a_plan), ("tokenizer_for_model", None), ("measure_session", _counts)):
         fn = getattr(policy, name)
         if fn is not None:
-            changes[name] = _guard(fn, label, name)
+            changes[name] = _guard(fn, label, name, check)
     return dataclasses.replace(policy, **changes)
 
 
-def _guard(fn: Callable[..., Any], label: str, what: str) -> Callable[..., Any]:
+def _a_plan(value: Any) -> str:
+    if not isinstance(value, Plan):
+        return f"returned {_what(value)}, not a ctxviz Plan"
+    for name in ("used", "budget"):
+        if problem := _a_count(getattr(value.totals, name)):
+            return f"returned a plan whose {name} total {problem.removeprefix('returned the token count ')}"
+    return ""
+
+
+def _a_count(value: Any) -> str:
+    """A token count ctxviz can add up: a whole number, 0 or more (bool is no count)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"returned {_what(value)}, not a token count"
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
+        return f"returned the token count {value!r}; a count is a whole number"
+    if value < 0:
+        return f"returned the token count {value!r}; a count is 0 or more"
+    return ""
+
+
+def _counts(value: Any) -> str:
+    if not isinstance(value, list | tuple):
+        return f"returned {_what(value)}, not a list of token counts"
+    return next((f"message #{i}: {problem}" for i, v in enumerate(value) if (problem := _a_count(v))), "")
+
+
+def _what(value: Any) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _guard(fn: Callable[..., Any], label: str, what: str, check: Callable[[Any], str] | None = None) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with contextlib.redirect_stdout(sys.stderr):  # a plugin's print() never lands in machine output
+                result = fn(*args, **kwargs)
         except CtxvizError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is the plugin's failure, not a silent exit
             raise PluginError(f"{label}: its {what} raised {_one_line(exc)}") from None
+        problem = check(result) if check is not None else ""
+        if problem:
+            raise PluginError(f"{label}: its {what} {problem}")
+        return int(result) if check is _a_count else result
 
     return call
