@@ -24,7 +24,7 @@ from ..engine.plan import Decision, MessagePlan, Plan
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
-from ..io.output import check_output_path, write_output
+from ..io.output import check_output_path, stream_of, write_output
 from .status import reported_text, unseen_text, verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -263,7 +263,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 
 def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: str, inputs: Sequence[str] = ()) -> None:
     """Render and write the report; `inputs` (the session's file) are never written over."""
-    suffix = os.path.splitext(path)[1].lower()
+    suffix = ".html" if stream_of(path) is not None else os.path.splitext(path)[1].lower()  # a stream gets the page
     if suffix not in (".html", ".htm", ".png", ".svg", ".pdf"):
         raise CtxvizError(f"{path}: the report can be .html, .png, .svg or .pdf")
     check_output_path(path, inputs)
