@@ -94,6 +94,7 @@ def main() -> None:
     import bench_counting
     import bench_engine
     import bench_load
+    import bench_slow_inputs
     import bench_startup
 
     rows: list[Row] = []
@@ -104,6 +105,7 @@ def main() -> None:
     # 100,000 messages here), so with 21 policies it runs at 5,000 within the 10 minutes: `bench_engine.py --matrix-messages 100000` for the full size.
     rows += bench_engine.run(messages=10_000 if args.quick else 100_000, sim_messages=300 if args.quick else 1000, rounds=rounds,
                              matrix_messages=3_000 if args.quick else 5_000)
+    rows += bench_slow_inputs.run(rounds=rounds)
     rows += simulate_rows(args.quick, rounds)
     if not args.no_gui:
         rows += gui_rows(args.quick, rounds)
