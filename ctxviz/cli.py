@@ -789,7 +789,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for path in files:
         load_session(path)  # a bad file is one line now, not a failed worker later
     base = {k: v for k, v in dataclasses.asdict(fixed).items() if k in _parse_sets(args.sets)}
-    tasks = [sweep.Task(path, args.policy, {**base, **combination}, check_model(args.cost_model) if args.cost_model else "", args.tokenizer)
+    # Dask workers run in their own folders: a relative path would name another file there, or none.
+    where = (lambda path: os.path.abspath(path)) if args.scheduler else (lambda path: path)
+    tasks = [sweep.Task(where(path), args.policy, {**base, **combination}, check_model(args.cost_model) if args.cost_model else "", args.tokenizer)
              for combination in sweep.combinations(grid) for path in files]
     started = time.monotonic()
 

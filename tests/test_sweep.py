@@ -96,3 +96,118 @@ def test_a_dask_cluster_gives_the_local_results() -> None:
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         remote = sweep.run(tasks, scheduler=cluster.scheduler_address)
     assert remote == local
+
+
+# --- a real Dask scheduler and worker, started by the test ------------------------------------------
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """`dask scheduler` and one `dask worker` as separate processes, the worker in another folder
+    than the CLI's (as on a cluster), on loopback only."""
+    import shutil
+    import subprocess
+    import time
+
+    dask = shutil.which("dask")
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    elsewhere = tmp_path / "worker-home"
+    elsewhere.mkdir()
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=elsewhere)]
+    time.sleep(1.0)
+    procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=elsewhere))
+    try:
+        from distributed import Client
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with Client(address, timeout=5) as client:
+                    client.wait_for_workers(1, timeout=30)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.mark.slow
+def test_sweep_on_a_real_scheduler_resolves_relative_paths(tmp_path, dask_cluster, monkeypatch, capsys):
+    """Relative session paths were resolved on the workers, so every task failed with 'no such file'."""
+    from ctxviz.cli import main
+
+    work = tmp_path / "here"
+    work.mkdir()
+    (work / "s.yaml").write_bytes((Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml").read_bytes())
+    monkeypatch.chdir(work)
+    code = main(["sweep", "s.yaml", "--grid", "total=20000,30000", "--scheduler", dask_cluster, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    local = main(["sweep", "s.yaml", "--grid", "total=20000,30000", "--jobs", "1", "--json"])
+    out_local, _ = capsys.readouterr()
+    assert local == 0
+    assert json.loads(out)["rows"] == json.loads(out_local)["rows"]
+
+
+def test_a_port_that_does_not_speak_dask_is_one_line_in_bounded_time(tmp_path, monkeypatch, capsys):
+    """An HTTP server on the port held the sweep for minutes with no output."""
+    import socket
+    import threading
+    import time
+
+    from ctxviz.cli import main
+    from ctxviz.engine import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "CONNECT_SECONDS", 2.0)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # accept and say nothing, as a silent port does
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    session = tmp_path / "s.yaml"
+    session.write_bytes((Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml").read_bytes())
+    try:
+        started = time.monotonic()
+        code = main(["sweep", str(session), "--grid", "total=20000,30000", "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}"])
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join()
+        for c in accepted:
+            c.close()
+        server.close()
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--scheduler" in err
+    assert elapsed < 60  # bounded (it hung past 90 s); the bound itself is CONNECT_SECONDS

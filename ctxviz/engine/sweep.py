@@ -253,6 +253,35 @@ def check_scheduler_address(address: str) -> str:
     return address.strip()
 
 
+#: Seconds to wait for a Dask scheduler's handshake. `Client(timeout=...)` bounds the TCP connect,
+#: not the handshake: a port that accepts and then says nothing (an HTTP server, the dashboard, a
+#: silent socket) held it for minutes.
+CONNECT_SECONDS = 15.0
+
+
+def _connect(client_type: Any, address: str) -> Any:
+    """A connected Dask client, or TimeoutError when no scheduler answers within CONNECT_SECONDS."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = client_type(address, timeout=CONNECT_SECONDS)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=attempt, name="ctxviz-dask-connect", daemon=True)
+    worker.start()
+    worker.join(CONNECT_SECONDS + 2)
+    if worker.is_alive():
+        raise TimeoutError(f"no Dask scheduler answered within {CONNECT_SECONDS:.0f} s: something listens on that port "
+                           "(an HTTP server, the dashboard?) but does not speak Dask's protocol")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["client"]
+
+
 def _on_dask(tasks: Sequence[Task], address: str) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client
@@ -260,7 +289,7 @@ def _on_dask(tasks: Sequence[Task], address: str) -> Iterator[dict[str, Any]]:
     except ImportError:
         raise ParameterError("--scheduler needs Dask distributed: pip install 'ctxviz[cluster]'") from None
     try:
-        client = Client(address, timeout=10)
+        client = _connect(Client, address)
     except (OSError, TimeoutError) as exc:
         raise ParameterError(f"--scheduler {address}: cannot reach the Dask scheduler ({' '.join(str(exc).split())[:200]})") from None
     except Exception as exc:  # distributed says a malformed address many ways (ValueError, TypeError, ...)
