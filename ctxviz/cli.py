@@ -320,7 +320,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     skipped = retention_skipped(args, session)
     retention = None if skipped else plan_retention_of(plan, session)
     if args.json:
-        doc = {**plan.to_json(), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
+        from .engine.sources import add_plan_sources
+
+        doc = {**add_plan_sources(plan.to_json(), plan, session), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
         if skipped:
             doc["retention_note"] = skipped
         write_stdout(json_text(doc) + "\n")
