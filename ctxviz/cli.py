@@ -220,13 +220,24 @@ def _output(p: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> argparse.
 
 
 def _parse_sets(sets: Sequence[str]) -> dict[str, str]:
+    """KEY=VALUE pairs. The value is kept as the shell passed it (`--set "placeholder=   "` is three
+    spaces: numbers and booleans ignore surrounding spaces anyway); a value wrapped whole in matching
+    quotes (`--set 'placeholder="  x "'`) is what is between them."""
     out: dict[str, str] = {}
     for item in sets:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ParameterError(f"--set {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
+        out[key.strip()] = unquote(value)
     return out
+
+
+def unquote(value: str) -> str:
+    """The text between matching quotes that wrap the whole value (spaces outside them aside), else the value as given."""
+    inner = value.strip()
+    if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "\"'":
+        return inner[1:-1]
+    return value
 
 
 def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets: Sequence[str] = ()) -> tuple[str, Any, str | None]:
@@ -318,7 +329,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     skipped = retention_skipped(args, session)
     retention = None if skipped else plan_retention_of(plan, session)
     if args.json:
-        doc = {**plan.to_json(), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
+        from .engine.sources import add_plan_sources
+
+        doc = {**add_plan_sources(plan.to_json(), plan, session), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
         if skipped:
             doc["retention_note"] = skipped
         write_stdout(json_text(doc) + "\n")

@@ -26,7 +26,7 @@ def test_plan_json_document_is_stable(capsys):
     assert code == 0 and err == ""
     doc = json.loads(out)
     assert list(doc) == ["policy", "params", "tokenizer", "allocation", "usage", "system_prompt", "messages", "summaries",
-                         "context", "totals", "notes", "orphans", "extra", "reported", "retention"]
+                         "context", "context_sources", "totals", "notes", "orphans", "extra", "reported", "retention"]
     assert doc["policy"] == "missy" and doc["tokenizer"] == "missy-content/missy"
     assert doc["allocation"] == {"system_reserve": 2000, "tool_definitions_reserve": 2000, "memory": 3900, "learnings": 1300, "history": 20800}
     assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason", "sent_tokens"}

@@ -6,6 +6,7 @@ tests/golden/autogen/cases.json was written by tests/golden/autogen/generate.py 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from pathlib import Path
@@ -18,7 +19,7 @@ from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.autogen_messages import TOKENS_PER_MESSAGE, model_context, vision_tokens
 from ctxviz.engine.policies.autogen_token_limited import middle_pops
-from ctxviz.engine.session import Session, ToolDefinition
+from ctxviz.engine.session import Message, Session, ToolDefinition
 from ctxviz.errors import ParameterError
 
 from .test_policy_llamaindex import spec_message
@@ -135,3 +136,116 @@ def test_a_recorded_summary_is_a_system_message_where_its_messages_were():
     assert plan.summaries[0].decision.value == "kept"
     plan = plan_session(s, "autogen-buffered", {"buffer_size": 2}, store=CountStore())
     assert plan.summaries[0].decision.value == "dropped" and "not sent" in plan.messages[1].reason
+
+
+# --- issue 21: model families, system messages in the context, what AutoGen raises on --------------
+# tests/golden/autogen/cases_more.json was written by tests/golden/autogen/generate_more.py (same venv).
+
+MORE = json.loads((Path(__file__).parent / "golden" / "autogen" / "cases_more.json").read_text())
+
+
+@cache
+def more_session(name: str) -> Session:
+    spec = MORE["sessions"][name]
+    messages = tuple(_named(spec_message(i, m), m.get("name", "")) for i, m in enumerate(spec["messages"]))
+    tools = tuple(ToolDefinition(t["name"], t.get("description", ""), t.get("parameters", {})) for t in spec.get("tools", []))
+    return Session(messages=messages, source=f"<golden {name}>", format="test", system_prompt=spec["system"], tools=tools, model=spec["model"])
+
+
+def _named(message: Message, name: str) -> Message:
+    return dataclasses.replace(message, name=name) if name else message
+
+
+def test_the_more_cases_are_autogens_and_cover_every_family():
+    assert MORE["version"] == "0.7.5" and MORE["autogen_ext"] == "0.7.5" and MORE["generator"].endswith("generate_more.py")
+    models = {MORE["sessions"][c["session"]]["model"] for c in MORE["cases"]}
+    assert {"claude-3-5-sonnet-20241022", "claude-sonnet-4-20250514", "gemini-2.0-flash", "mistral-large-latest"} <= models
+    assert sum(1 for c in MORE["cases"] if c["params"].get("system_messages_in_context")) >= 100
+    assert len(MORE["cases"]) >= 400
+
+
+@pytest.mark.parametrize("name", [n for n in MORE["counts"]])
+def test_count_tokens_follows_the_models_family(name):
+    """Claude drops whitespace-only messages, Gemini sends empty text as ' ', Mistral sends no user name."""
+    session = more_session(name)
+    expected = MORE["counts"][name]
+    counts = STORE.get(session, get_policy("autogen-token-limited").scheme(None, session.model))
+    _system, units = model_context(session)
+    each = [TOKENS_PER_MESSAGE + sum(counts[m.index] for m in u.messages) + 3 for u in units]
+    assert each == expected["each"]
+    system = [TOKENS_PER_MESSAGE + counts[m.index] + 3 for m in session.messages if m.role == "system"]
+    assert system == expected["system"]
+    plan = plan_session(session, "autogen-buffered", {"buffer_size": 1000}, store=STORE)
+    leading = each[0] - 3 if units and units[0].kind == "results" else 0
+    assert plan.usage["messages"] == expected["all"] - leading
+
+
+def test_a_claude_session_counts_what_autogen_counts_and_says_what_the_client_leaves_out():
+    from ctxviz.engine.session import TextPart
+
+    texts = [("user", "hello there"), ("assistant", "  "), ("user", "")]
+    messages = tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),)) for i, (r, t) in enumerate(texts))
+    claude = Session(messages=messages, model="claude-3-5-sonnet-20241022")
+    plan = plan_session(claude, "autogen-buffered", {"buffer_size": 10}, store=CountStore())
+    assert plan.usage["messages"] == 17  # autogen-ext 0.7.5's count_tokens for this context (ctxviz counted 21 before)
+    assert any("whitespace-only" in n and "#1, #2" in n for n in plan.notes)
+    gemini = Session(messages=messages, model="gemini-2.0-flash")
+    assert plan_session(gemini, "autogen-buffered", {"buffer_size": 10}, store=CountStore()).usage["messages"] == 23
+
+
+def more_cases() -> list[dict[str, Any]]:
+    return [c for c in MORE["cases"] if "raises" not in c and not isinstance(c["count"], dict)]
+
+
+@pytest.mark.parametrize("case", more_cases(), ids=lambda c: f"{c['class']}-{c['session']}-{json.dumps(c['params'], sort_keys=True)}")
+def test_more_get_messages_return_what_autogen_returns(case):
+    session = more_session(case["session"])
+    plan = plan_session(session, POLICIES[case["class"]], case["params"], store=STORE)
+    assert returned(plan) == case["returned"]
+    assert plan.usage["messages"] + plan.usage["placeholder"] + plan.usage["tools"] == case["count"]
+
+
+def test_system_messages_in_the_context_are_trimmed_like_any_other():
+    case = next(c for c in MORE["cases"] if c["params"].get("system_messages_in_context") and c["class"] == "BufferedChatCompletionContext"
+                and c["params"]["buffer_size"] == 1 and any(m["role"] == "system" for m in MORE["sessions"][c["session"]]["messages"]))
+    session = more_session(case["session"])
+    apart = plan_session(session, "autogen-buffered", {"buffer_size": 1}, store=STORE)
+    inside = plan_session(session, "autogen-buffered", {"buffer_size": 1, "system_messages_in_context": True}, store=STORE)
+    systems = [m.index for m in session.messages if m.role == "system"]
+    assert all(apart.messages[i].decision.value == "kept" for i in systems)  # today's default: the agent's, never trimmed
+    assert any(inside.messages[i].decision.value == "dropped" for i in systems)
+    assert "system_messages_in_context" in get_policy("autogen-token-limited").make_params({}).__dataclass_fields__
+
+
+@pytest.mark.parametrize("case", [c for c in MORE["cases"] if "raises" in c or isinstance(c.get("count"), dict)],
+                         ids=lambda c: f"{c['class']}-{c['session']}-{json.dumps(c['params'], sort_keys=True)}")
+def test_where_autogen_raises_ctxviz_plans_and_says_why_in_one_line(case):
+    session = more_session(case["session"])
+    plan = plan_session(session, POLICIES[case["class"]], case["params"], store=STORE)
+    error = case.get("raises") or case["count"]["raises"]
+    said = {"ZeroDivisionError": "ZeroDivisionError", "TypeError": "raises TypeError", "ValueError": "raise ValueError 'Invalid name'"}[error]
+    lines = [n for n in plan.notes if said in n]
+    assert len(lines) == 1 and "\n" not in lines[0], plan.notes
+    if "returned" in case:  # the model context itself still returns its messages: ctxviz sends the same
+        assert returned(plan) == case["returned"]
+    if error == "TypeError":
+        assert "'set_level'" in lines[0] and "'level' enum" in lines[0]
+
+
+def test_a_thin_image_counts_as_the_formula_without_a_tile_and_tall_ones_as_autogen_does():
+    from ctxviz.engine.policies.autogen_messages import vision_raises
+
+    assert vision_raises(5000, 1) and vision_raises(4097, 2) and not vision_raises(1, 5000) and not vision_raises(3000, 2)
+    assert vision_tokens(5000, 1) == 85
+    assert vision_tokens(1, 5000) == 85  # autogen-ext: width scales to 0, no tile
+
+
+def test_a_replay_with_system_messages_in_the_context_is_the_reference_replay():
+    from ctxviz.engine.simulate import simulate
+
+    session = more_session("system_in_context_0")
+    params = get_policy("autogen-token-limited").make_params({"token_limit": 80, "system_messages_in_context": True})
+    fast = simulate(session, "autogen-token-limited", params, store=STORE)
+    reference = simulate(session, "autogen-token-limited", params, store=STORE, incremental=False)
+    assert fast.turns == reference.turns
+    assert fast.turns[-1].tokens_sent == plan_session(session, "autogen-token-limited", params, store=STORE).totals.used

@@ -229,7 +229,9 @@ def test_context_editing_every_case():
     ("langchain-summarization", {"trigger": "tokns=100"}, "unsupported"),
     ("langchain-summarization", {"trigger": "messages=2.5"}, "integer"),
     ("langchain-summarization", {"keep": "20"}, "keep"),
-    ("langchain-context-editing", {"keep": -1}, "keep"),
+    # A negative keep is no longer refused: LangChain takes it (issue 21; see test_more_context_editing_cases).
+    ("langchain-trim", {"token_counter": "words"}, "token_counter"),
+    ("langchain-trim", {"chars_per_token": 0}, "chars_per_token"),
 ])
 def test_bad_parameters_are_refused_in_one_line_naming_the_field(policy, overrides, words):
     with pytest.raises(ParameterError) as err:
@@ -334,3 +336,102 @@ def test_an_earlier_summary_is_passed_as_langchains_summary_message(policy):
     else:  # a message list: after its leading SystemMessage
         assert plan.context_index[0] == 0 and plan.context_index[1] is None
     assert plan.summaries[0].decision is Decision.KEPT
+
+
+# --- issue 21: the parameters LangChain takes that ctxviz could not ---------------------------------
+# tests/golden/langchain/cases_more.json was written by generate_more.py (langchain 1.5.0 / langchain-core 1.8.2)
+# over the sessions cases.json holds.
+
+MORE = json.loads((Path(__file__).parent / "golden" / "langchain" / "cases_more.json").read_text(encoding="utf-8"))
+
+
+def test_more_cases_come_from_the_same_versions_and_cover_every_new_setting():
+    assert MORE["versions"] == {"langchain": "1.5.0", "langchain-core": "1.8.2"}
+    options = [c["options"] for c in MORE["trim"]]
+    assert any(o.get("token_counter") == "len" for o in options)
+    assert any(o.get("chars_per_token") for o in options) and any("extra_tokens_per_message" in o for o in options)
+    assert any(o["max_tokens"] < 0 for o in options) and any(isinstance(o["max_tokens"], float) for o in options)
+    assert {c["config"]["keep"] for c in MORE["context_editing"]} >= {-1, -2} and any(c["config"]["trigger"] < 0 for c in MORE["context_editing"])
+
+
+def test_trim_messages_with_other_counters_and_budgets_every_case():
+    policy = get_policy("langchain-trim")
+    failures = []
+    for case in MORE["trim"]:
+        session = golden_session(case["session"])
+        plan = policy.plan(session, policy.make_params(trim_params(case["options"])), counts_for(case["session"], "langchain-trim", "langchain-approx"))
+        got = []
+        for index in plan.context_index:
+            decided = plan.messages[index]
+            item: dict[str, Any] = {"id": decided.id}
+            if decided.decision is Decision.TRUNCATED:
+                item["content"] = plan.context[plan.context_index.index(index)]["content"]
+            item["tokens"] = decided.sent_tokens
+            got.append(item)
+        if got != case["result"] or plan.totals.used != case["total"]:
+            failures.append((case["session"], case["options"]))
+    assert not failures, f"{len(failures)} of {len(MORE['trim'])} cases differ, first: {failures[:3]}"
+
+
+def test_token_counter_len_counts_messages_and_says_so():
+    plan = get_policy("langchain-trim").plan(golden_session("simple"), get_policy("langchain-trim").make_params(
+        {"token_counter": "len", "max_tokens": 4}), counts_for("simple", "langchain-trim", "langchain-approx"))
+    assert plan.totals.used == 4 == plan.totals.kept_messages
+    assert any("token_counter=len" in n for n in plan.notes)
+
+
+def test_a_negative_or_fractional_max_tokens_is_taken_as_langchain_takes_it():
+    policy = get_policy("langchain-trim")
+    counts = counts_for("simple", "langchain-trim", "langchain-approx")
+    assert policy.make_params({"max_tokens": "150.9"}).max_tokens == 150.9
+    assert policy.make_params({"max_tokens": "400"}).max_tokens == 400 and isinstance(policy.make_params({"max_tokens": "400"}).max_tokens, int)
+    whole = policy.plan(golden_session("simple"), policy.make_params({"max_tokens": 150}), counts)
+    fraction = policy.plan(golden_session("simple"), policy.make_params({"max_tokens": 150.9}), counts)
+    assert fraction.context_index == whole.context_index and fraction.totals.budget == 150
+    negative = policy.plan(golden_session("simple"), policy.make_params({"max_tokens": -1}), counts)
+    assert negative.totals.kept_messages == 0 and any("negative" in n for n in negative.notes)
+
+
+def test_more_context_editing_cases():
+    policy = get_policy("langchain-context-editing")
+    failures = []
+    for case in MORE["context_editing"]:
+        session = golden_session(case["session"])
+        plan = policy.plan(session, policy.make_params(case["config"]), counts_for(case["session"], "langchain-context-editing", "langchain-approx"))
+        position = {i: k for k, i in enumerate(plan.context_index) if i is not None}
+        got = []
+        for decided in plan.messages:
+            item: dict[str, Any] = {"id": decided.id}
+            if decided.decision is Decision.REPLACED:
+                item["content"] = plan.context[position[decided.index]]["content"]
+            item["tokens"] = decided.sent_tokens
+            got.append(item)
+        if got != case["result"]:
+            failures.append((case["session"], case["config"]))
+    assert not failures, f"{len(failures)} cases differ, first: {failures[:3]}"
+
+
+def test_keep_minus_one_clears_only_the_first_result_and_replays_as_the_reference():
+    policy = get_policy("langchain-context-editing")
+    session = golden_session("tools")
+    params = policy.make_params({"trigger": 200, "keep": -1})
+    plan = policy.plan(session, params, counts_for("tools", "langchain-context-editing", "langchain-approx"))
+    tools = [m for m in plan.messages if m.role == "tool"]
+    assert [m.decision.value for m in tools] == ["replaced"] + ["kept"] * (len(tools) - 1)
+    assert simulate(session, "langchain-context-editing", params).turns == simulate(session, "langchain-context-editing", params,
+                                                                                        incremental=False).turns
+
+
+def test_a_quoted_set_value_is_kept_as_given(capsys):
+    from ctxviz.cli import _parse_sets
+
+    assert _parse_sets(["placeholder=   "]) == {"placeholder": "   "}
+    assert _parse_sets(["placeholder=\"  x \""]) == {"placeholder": "  x "}
+    assert _parse_sets([" keep = 2"]) == {"keep": " 2"}
+    assert get_policy("langchain-context-editing").make_params(_parse_sets([" keep = 2"])).keep == 2  # numbers ignore the spaces
+    from ctxviz.cli import main
+
+    assert main(["plan", str(SAMPLE), "--policy", "langchain-context-editing", "--set", "trigger=0", "--set", "placeholder=   ", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["params"]["placeholder"] == "   "
+    assert any(c.get("content") == "   " for c in doc["context"] if c.get("role") == "tool")

@@ -187,3 +187,38 @@ def test_a_recorded_summary_is_a_system_message_in_the_chat_store_where_its_mess
     # The buffer drops oldest first: the summary goes before the messages after it.
     plan = plan_session(s, BUFFER, {"token_limit": 6, "initial_token_count": 0}, store=CountStore())
     assert plan.summaries[0].decision.value == "dropped" and [c["content"] for c in plan.context] == ["also done", "third"][-len(plan.context):]
+
+
+# --- issue 21: system messages put into the memory ------------------------------------------------
+# tests/golden/llamaindex/cases_more.json was written by generate_more.py (llama-index-core 0.14.25).
+
+MORE = json.loads((Path(__file__).parent / "golden" / "llamaindex" / "cases_more.json").read_text())
+
+
+@cache
+def more_session(name: str) -> Session:
+    spec = MORE["sessions"][name]
+    return Session(messages=tuple(spec_message(i, m) for i, m in enumerate(spec["messages"])), source=f"<golden {name}>", format="test",
+                   system_prompt=spec["system"])
+
+
+@pytest.mark.parametrize("case", MORE["cases"], ids=lambda c: f"{c['session']}-{json.dumps(c['params'], sort_keys=True)}")
+def test_system_messages_in_memory_are_trimmed_like_any_other(case):
+    assert MORE["version"] == "0.14.25"
+    session = more_session(case["session"])
+    params = {"initial_token_count": 0, **case["params"]}
+    plan = plan_session(session, "llamaindex-chat-memory-buffer", params, store=CountStore())
+    assert [session.messages[i].id for i in plan.context_index if i is not None] == case["kept"]
+    assert plan.usage["history"] == case["token_count"]
+
+
+def test_system_messages_stay_the_prefix_by_default_and_the_replay_follows_the_parameter():
+    from ctxviz.engine.simulate import simulate
+
+    case = next(c for c in MORE["cases"] if c["params"]["token_limit"] == 40)
+    session = more_session(case["session"])
+    default = plan_session(session, "llamaindex-chat-memory-buffer", {"token_limit": 40, "initial_token_count": 0}, store=CountStore())
+    assert all(default.messages[m.index].decision.value == "kept" for m in session.messages if m.role == "system")
+    params = get_policy("llamaindex-chat-memory-buffer").make_params({"token_limit": 150, "system_messages_in_memory": True})
+    assert (simulate(session, "llamaindex-chat-memory-buffer", params).turns
+            == simulate(session, "llamaindex-chat-memory-buffer", params, incremental=False).turns)

@@ -761,7 +761,10 @@ REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
-    """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch."""
+    """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch
+    (also where the parameters say its replayer does not follow them: `params.needs_full_replay`)."""
+    if getattr(params, "needs_full_replay", False):
+        return None
     kind = REPLAYERS.get(policy)
     return None if kind is None else kind(session, policy, params, full, summarizer, pair_safe)
 

@@ -96,9 +96,20 @@ class Timeline:
         return apply_pair_safety(plan, session, counts) if self.options is not None and self.options.pair_safe else plan
 
     def to_json(self) -> dict[str, Any]:
+        """The replay as JSON. Each summary or compaction event carries `covers` (the messages the
+        summaries it put in force cover, `{"index", "id"}`), and `summaries` lists every summary the
+        replay wrote and every one the file records, with its turn and the messages it covers."""
+        from .sources import timeline_summaries
+
+        summaries, covered_at = timeline_summaries(self.session, self.turns, self.summaries, _SUMMARY_KINDS)
+        turns = [t.to_json() for t in self.turns]
+        for position, turn in enumerate(turns):
+            for event in turn["events"]:
+                if event["kind"] in _SUMMARY_KINDS:
+                    event["covers"] = covered_at.get(position, [])
         return {"policy": self.policy, "params": dataclasses.asdict(self.params),
-                "pair_safe": bool(self.options is not None and self.options.pair_safe), "turns": [t.to_json() for t in self.turns],
-                "events": [e.to_json() for e in self.events]}
+                "pair_safe": bool(self.options is not None and self.options.pair_safe), "turns": turns,
+                "events": [e for t in turns for e in t["events"]], "summaries": summaries}
 
 
 def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary]) -> Session:

@@ -17,6 +17,7 @@ from .autogen_messages import (
     build_plan,
     model_context,
     model_limit,
+    system_in_context_field,
 )
 
 NAME = "autogen-buffered"
@@ -27,13 +28,20 @@ class BufferedParams:
     buffer_size: int = field(default=5, metadata={"unit": "messages", "help": "The last N LLMMessages kept (AutoGen has no default; 5 is common in its examples)",
                                                    "min": 1, "step": 1})
 
+    system_messages_in_context: bool = system_in_context_field()
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer keeps system messages apart."""
+        return self.system_messages_in_context
+
     def __post_init__(self) -> None:
         if self.buffer_size <= 0:
             raise ValueError(f"buffer_size must be greater than 0 (got {self.buffer_size})")
 
 
 def plan(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
-    _system, units = model_context(session)
+    _system, units = model_context(session, params.system_messages_in_context)
     n = params.buffer_size
     kept = list(units[-n:])
     reasons: dict[int, tuple[Decision, str]] = {}

@@ -18,6 +18,7 @@ from .autogen_messages import (
     build_plan,
     model_context,
     model_limit,
+    system_in_context_field,
 )
 
 NAME = "autogen-head-and-tail"
@@ -27,6 +28,13 @@ NAME = "autogen-head-and-tail"
 class HeadAndTailParams:
     head_size: int = field(default=2, metadata={"unit": "messages", "help": "The first N LLMMessages kept (AutoGen has no default)", "min": 1, "step": 1})
     tail_size: int = field(default=10, metadata={"unit": "messages", "help": "The last N LLMMessages kept (AutoGen has no default)", "min": 1, "step": 1})
+
+    system_messages_in_context: bool = system_in_context_field()
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer keeps system messages apart."""
+        return self.system_messages_in_context
 
     def __post_init__(self) -> None:
         if self.head_size <= 0:
@@ -40,7 +48,7 @@ def placeholder_text(num_skipped: int) -> str:
 
 
 def plan(session: Session, params: HeadAndTailParams, counts: TokenCounts) -> Plan:
-    _system, units = model_context(session)
+    _system, units = model_context(session, params.system_messages_in_context)
     h, t = params.head_size, params.tail_size
     reasons: dict[int, tuple[Decision, str]] = {}
     notes: list[str] = []

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..counting import TokenCounts
@@ -66,6 +67,43 @@ MODEL_TOKEN_LIMITS: Mapping[str, int] = {
 }
 
 
+#: autogen_core ModelFamily.ANY: the families MESSAGE_TRANSFORMERS registers for the "openai" api
+#: (autogen-ext 0.7.5, _message_transform.py), which `_find_model_family` matches as prefixes.
+FAMILY_NAMES = ("gpt-5", "gpt-41", "gpt-45", "gpt-4o", "o1", "o3", "o4", "gpt-4", "gpt-35", "r1", "gemini-1.5-flash", "gemini-1.5-pro",
+                "gemini-2.0-flash", "gemini-2.5-pro", "gemini-2.5-flash", "claude-3-haiku", "claude-3-sonnet", "claude-3-opus",
+                "claude-3-5-haiku", "claude-3-5-sonnet", "claude-3-7-sonnet", "claude-4-opus", "claude-4-sonnet", "llama-3.3-8b",
+                "llama-3.3-70b", "llama-4-scout", "llama-4-maverick", "codestral", "open-codestral-mamba", "mistral", "ministral", "pixtral",
+                "unknown")
+#: _model_info.py's family for the models of its table whose family is not a prefix of their name.
+MODEL_FAMILIES: Mapping[str, str] = {
+    "gemini-1.5-flash-8b": "gemini-1.5-flash", "gemini-2.0-flash-lite-preview-02-05": "gemini-2.0-flash",
+    "gemini-2.5-pro-preview-03-25": "gemini-2.5-pro", "claude-3-haiku-20240307": "claude-3-haiku", "claude-3-sonnet-20240229": "claude-3-sonnet",
+    "claude-3-opus-20240229": "claude-3-opus", "claude-3-5-haiku-20241022": "claude-3-5-haiku", "claude-3-5-sonnet-20241022": "claude-3-5-sonnet",
+    "claude-3-7-sonnet-20250219": "claude-3-7-sonnet", "claude-sonnet-4-20250514": "claude-4-sonnet", "claude-opus-4-20250514": "claude-4-opus",
+}
+CLAUDE, GEMINI, MISTRAL, OPENAI = "claude", "gemini", "mistral", "openai"
+
+
+def model_family(model: str) -> str:
+    """The family whose message transformers the client uses: _model_info's for a model of AutoGen's
+    table, else (`get_transformer` with an unknown family) the longest family name the model starts with."""
+    model = model or DEFAULT_MODEL
+    if model in MODEL_FAMILIES:
+        return MODEL_FAMILIES[model]
+    return max((f for f in FAMILY_NAMES if model.startswith(f)), key=len, default="unknown")
+
+
+def family_kind(family: str) -> str:
+    """Which transformer map the family has: Claude's, Gemini's, Mistral's, or the base (OpenAI's)."""
+    if family.startswith("claude"):
+        return CLAUDE
+    if family.startswith("gemini"):
+        return GEMINI
+    if family in ("codestral", "open-codestral-mamba", "mistral", "ministral", "pixtral"):
+        return MISTRAL
+    return OPENAI
+
+
 def client_model(session: Session) -> str:
     """The model the OpenAIChatCompletionClient is built for: the session's, else gpt-4o."""
     return session.model or DEFAULT_MODEL
@@ -77,8 +115,19 @@ def tokenizer_for_model(model: str) -> str:
     return name if name in ("o200k_base", "cl100k_base") else "o200k_base" if name == "o200k_harmony" else "cl100k_base"
 
 
+def vision_raises(width: int, height: int) -> bool:
+    """Whether calculate_vision_tokens raises ZeroDivisionError on this size: an image wider than
+    2,048 px and more than 2,048 times as wide as tall (5000 x 1) is scaled to a height of 0, which
+    it then divides by. (A tall thin image scales to a width of 0 and counts 85.)"""
+    return (width > 2048 or height > 2048) and width / height > 1 and int(2048 / (width / height)) == 0
+
+
 def vision_tokens(width: int, height: int) -> int:
-    """calculate_vision_tokens(image) with detail 'auto' (AutoGen never passes another detail)."""
+    """calculate_vision_tokens(image) with detail 'auto' (AutoGen never passes another detail).
+    Where AutoGen raises ZeroDivisionError (`vision_raises`), the formula's own value for a height
+    of 0 (no tile: 85) is returned, and the plan says AutoGen cannot count the image."""
+    if vision_raises(width, height):
+        return 85
     if width > 2048 or height > 2048:
         aspect_ratio = width / height
         if aspect_ratio > 1:
@@ -94,11 +143,15 @@ def vision_tokens(width: int, height: int) -> int:
     return 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
 
 
-def image_part_tokens(part: ImagePart) -> int:
-    """An image's tokens from its size; a remote image (AutoGen would have downloaded it) as 1024 x 1024."""
+def image_size(part: ImagePart) -> tuple[int, int]:
+    """An image's size; a remote image (AutoGen would have downloaded it) as 1024 x 1024."""
     size = data_uri_size(part.url)
-    width, height = size if size is not None and size[0] > 0 and size[1] > 0 else (1024, 1024)
-    return vision_tokens(width, height)
+    return size if size is not None and size[0] > 0 and size[1] > 0 else (1024, 1024)
+
+
+def image_part_tokens(part: ImagePart) -> int:
+    """An image's tokens from its size."""
+    return vision_tokens(*image_size(part))
 
 
 def _text(message: Message) -> str:
@@ -147,12 +200,65 @@ def measure_fields(message: Message, tokenizer: Tokenizer) -> int:
     return count(_text(message)) + count("system")
 
 
+def measure_for_family(message: Message, tokenizer: Tokenizer, kind: str) -> int:
+    """`measure_fields` after the family's transformers (_message_transform.py): for Claude a text
+    user or assistant message that is empty or whitespace-only is passed over (`pass_message`: it
+    adds no field, only its 3 per LLMMessage); for Gemini empty text becomes " "; for Mistral a user
+    message has no name; for all three an empty SystemMessage becomes " "."""
+    base = measure_fields(message, tokenizer)
+    if kind == OPENAI:
+        return base
+    role = message.role
+    text = _text(message)
+    if role == "system":
+        return base + (tokenizer.count(" ") if not text else 0)
+    if role == "user":
+        if kind == MISTRAL:
+            return base - tokenizer.count(source_name(message)) - TOKENS_PER_NAME
+        if not isinstance(user_content(message), str):
+            return base
+        if kind == CLAUDE and (not text or text.isspace()):
+            return 0
+        return base + (tokenizer.count(" ") if kind == GEMINI and not text else 0)
+    if role == "assistant" and not message.tool_calls:
+        if kind == CLAUDE and (not text or text.isspace()):
+            return 0
+        return base + (tokenizer.count(" ") if kind == GEMINI and not text else 0)
+    return base
+
+
+def measure_session(session: Session, tokenizer: Tokenizer) -> list[int]:
+    """Every message's fields as the client for the session's model counts them (its family's transformers)."""
+    kind = family_kind(model_family(client_model(session)))
+    return [measure_for_family(m, tokenizer, kind) for m in session.messages]
+
+
+def passed_over(message: Message, kind: str) -> bool:
+    """Whether Claude's transformers leave this message out of the request (`pass_message`)."""
+    if kind != CLAUDE or message.role not in ("user", "assistant") or (message.role == "assistant" and message.tool_calls):
+        return False
+    text = _text(message)
+    return isinstance(user_content(message), str) and (not text or text.isspace())
+
+
 def tool_call_id(message: Message) -> str:
     return message.tool_call_id or next((getattr(p, "tool_call_id", "") for p in message.parts if getattr(p, "tool_call_id", "")), "")
 
 
-def tool_schema_tokens(tools: Sequence[ToolDefinition], tokenizer: Tokenizer) -> int:
-    """count_tokens_openai's tool formula over convert_tools(tools), plus 12 when there are any."""
+def _schema_text(value: Any, tool: str, field: str, problems: list[str] | None) -> str:
+    """A schema value count_tokens_openai passes to `encoding.encode` as it is: a string, else
+    AutoGen raises TypeError there; ctxviz then counts its JSON text and records the problem."""
+    if isinstance(value, str):
+        return value
+    if problems is not None:
+        problems.append(f"tool {tool!r}: {field} holds {json.dumps(value)[:40]}, not a string; autogen-ext's count_tokens raises "
+                        "TypeError on it (it tokenizes the value as text), so AutoGen cannot count this schema (ctxviz counts its JSON)")
+    return json.dumps(value)
+
+
+def tool_schema_tokens(tools: Sequence[ToolDefinition], tokenizer: Tokenizer, problems: list[str] | None = None) -> int:
+    """count_tokens_openai's tool formula over convert_tools(tools), plus 12 when there are any.
+    Values AutoGen cannot tokenize (an integer `enum`, a list `type`) are described in `problems`."""
     count = tokenizer.count
     total = 0
     for tool in tools:
@@ -164,9 +270,9 @@ def tool_schema_tokens(tools: Sequence[ToolDefinition], tokenizer: Tokenizer) ->
                 tokens += count(key)
                 for name in v:
                     if name == "type":
-                        tokens += 2 + count(v["type"])
+                        tokens += 2 + count(_schema_text(v["type"], tool.name, f"parameter {key!r} type", problems))
                     elif name == "description":
-                        tokens += 2 + count(v["description"])
+                        tokens += 2 + count(_schema_text(v["description"], tool.name, f"parameter {key!r} description", problems))
                     elif name == "anyOf":
                         tokens -= 3
                         for option in v["anyOf"]:
@@ -178,13 +284,27 @@ def tool_schema_tokens(tools: Sequence[ToolDefinition], tokenizer: Tokenizer) ->
                     elif name == "enum":
                         tokens -= 3
                         for option in v["enum"]:
-                            tokens += 3 + count(option)
+                            tokens += 3 + count(_schema_text(option, tool.name, f"parameter {key!r} enum", problems))
                     # Any other field (items, properties...) is skipped with a warning by AutoGen.
             tokens += 11
             if len(properties) == 0:
                 tokens -= 2
         total += tokens
     return total + (12 if tools else 0)
+
+
+def tool_schema_problems(tools: Sequence[ToolDefinition], tokenizer: Tokenizer) -> list[str]:
+    """What in the tool schemas makes AutoGen's count_tokens raise (one line each, first per tool)."""
+    problems: list[str] = []
+    tool_schema_tokens(tools, tokenizer, problems)
+    seen: set[str] = set()
+    out = []
+    for line in problems:
+        tool = line.split(":", 1)[0]
+        if tool not in seen:
+            seen.add(tool)
+            out.append(line)
+    return out
 
 
 @dataclass(frozen=True)
@@ -201,19 +321,26 @@ class Unit:
         return self.messages[0].index if self.messages else -1
 
 
-_units: dict[int, tuple[weakref.ref[Session], tuple[tuple[Message, ...], tuple[Unit, ...]]]] = {}
+_units: dict[tuple[int, bool], tuple[weakref.ref[Session], tuple[tuple[Message, ...], tuple[Unit, ...]]]] = {}
 _units_lock = threading.Lock()
 
 
-def model_context(session: Session) -> tuple[tuple[Message, ...], tuple[Unit, ...]]:
-    """(system messages, the model context's LLMMessages), computed once per session."""
-    key = id(session)
+def model_context(session: Session, system_in_context: bool = False) -> tuple[tuple[Message, ...], tuple[Unit, ...]]:
+    """(system messages the agent prepends, the model context's LLMMessages), computed once per session.
+
+    With `system_in_context` (AutoGen's Memory adds SystemMessages to the model context with
+    `update_context`), every system-role message is an LLMMessage of the context where it stands,
+    trimmed and counted like any other; only the session's own system prompt stays the agent's."""
+    key = (id(session), system_in_context)
     found = _units.get(key)
     if found is not None and found[0]() is session:
         return found[1]
     system = session.system_and_history[0]
     # A recorded summary stands where the messages it covers were, as a SystemMessage.
     entries, _covered, _superseded = history_with_summaries(session)
+    if system_in_context and system:
+        entries = _merge_system(entries, system)
+        system = ()
     units: list[Unit] = []
     for m in entries:
         if isinstance(m, int):
@@ -225,12 +352,30 @@ def model_context(session: Session) -> tuple[tuple[Message, ...], tuple[Unit, ..
             units.append(Unit("results", (m,)))
         elif m.role == "assistant":
             units.append(Unit("function_calls" if m.tool_calls else "assistant", (m,)))
+        elif m.role == "system":
+            units.append(Unit("system", (m,)))
         else:
             units.append(Unit("user", (m,)))
     result = (system, tuple(units))
     with _units_lock:
         _units[key] = (weakref.ref(session, lambda _ref, key=key, table=_units: table.pop(key, None)), result)
     return result
+
+
+def _merge_system(entries: list[Message | int], system: Sequence[Message]) -> list[Message | int]:
+    """The history entries with the system-role messages put back where they stand (a summary
+    entry keeps its place among the messages it is beside)."""
+    out: list[Message | int] = []
+    pending = list(system)
+    k = 0
+    for e in entries:
+        if not isinstance(e, int):
+            while k < len(pending) and pending[k].index < e.index:
+                out.append(pending[k])
+                k += 1
+        out.append(e)
+    out.extend(pending[k:])
+    return out
 
 
 _special: dict[int, tuple[weakref.ref[Session], bool]] = {}
@@ -288,7 +433,9 @@ def system_part(session: Session, system: Sequence[Message], counts: TokenCounts
 
 
 def placeholder_tokens(text: str, counts: TokenCounts) -> int:
-    """HeadAndTail's `UserMessage(content=text, source="System")`."""
+    """HeadAndTail's `UserMessage(content=text, source="System")` (without its name for Mistral models)."""
+    if family_kind(model_family(client_model(counts.session))) == MISTRAL:
+        return TOKENS_PER_MESSAGE + counts.text("user") + counts.text(text)
     return TOKENS_PER_MESSAGE + counts.text("user") + counts.text("System") + TOKENS_PER_NAME + counts.text(text)
 
 
@@ -298,7 +445,8 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     """A plan from the LLMMessages get_messages returns (a str is an inserted placeholder UserMessage)
     and a reason for every history message."""
     tokens = counts.message_tokens
-    system, _units = model_context(session)
+    in_context = bool(getattr(params, "system_messages_in_context", False))
+    system, _units = model_context(session, in_context)
     prompt, system_tokens, _ = system_part(session, system, counts)
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     for m in system:
@@ -359,9 +507,53 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     if spells_special_token(session):
         notes = [*notes, "a message spells a special token (such as <|endoftext|>): autogen-ext's count_tokens raises ValueError on it "
                          "(tiktoken's disallowed special token); ctxviz counts it as plain text"]
+    notes = [*notes, *client_notes(session, [u for u in sent if not isinstance(u, str)])]
     return Plan(policy=name, params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
                 system_prompt=prompt, messages=messages, context=tuple(context), context_index=tuple(context_index), totals=totals,
                 summaries=tuple(summary_plans), zones=("system", "context") + (("summarized",) if covered else ()), notes=tuple(notes), extra=dict(extra))
+
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def invalid_names(session: Session) -> list[str]:
+    """The sources (`name`s) autogen-ext's `assert_valid_name` refuses: only letters, digits, '_'
+    and '-', at most 64 characters. AutoGen raises ValueError on them when counting or sending."""
+    bad: dict[str, None] = {}
+    for m in session.messages:
+        if m.role in ("user", "assistant"):
+            name = source_name(m)
+            if not NAME_RE.match(name) or len(name) > 64:
+                bad[name] = None
+    return list(bad)
+
+
+def client_notes(session: Session, sent: Sequence[Unit]) -> list[str]:
+    """What AutoGen's OpenAI client does differently from the plain count, or cannot do at all."""
+    notes = []
+    names = invalid_names(session)
+    if names:
+        shown = ", ".join(repr(n[:40]) for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        notes.append(f"a message's source name {shown} is not one autogen-ext accepts (letters, digits, '_' and '-', at most 64): "
+                     "its count_tokens and create raise ValueError 'Invalid name'; ctxviz counts the name as given")
+    thin = [(m.index, image_size(p)) for m in session.messages if m.role == "user"
+            for p in m.parts if isinstance(p, ImagePart) and vision_raises(*image_size(p))]
+    if thin:
+        (index, (w, h)) = thin[0]
+        notes.append(f"{len(thin)} image(s) (the first a {w}x{h} px image in #{index}) are more than 2,048 times as wide as tall: autogen-ext's "
+                     "calculate_vision_tokens scales the height to 0 and raises ZeroDivisionError, so AutoGen cannot count them "
+                     "(ctxviz counts each 85 tokens, the formula's value with no tile)")
+    kind = family_kind(model_family(client_model(session)))
+    skipped = [m.index for u in sent for m in u.messages if passed_over(m, kind)]
+    if skipped:
+        notes.append(f"{len(skipped)} empty or whitespace-only message(s) (#{', #'.join(map(str, skipped[:5]))}) are left out of the request "
+                     "by autogen-ext's Claude transformers (pass_message); count_tokens counts only their 3 tokens per message")
+    if kind != OPENAI:
+        notes.append(f"counted as autogen-ext's client counts a {model_family(client_model(session))} model: its family's message "
+                     "transformers apply (" + {CLAUDE: "whitespace-only text messages left out, empty system text sent as ' '",
+                                               GEMINI: "empty text sent as ' '",
+                                               MISTRAL: "user messages without a name, empty system text sent as ' '"}[kind] + ")")
+    return notes
 
 
 def divide(budget: int, fixed: Mapping[str, int]) -> dict[str, int]:
@@ -383,12 +575,21 @@ def model_limit(session: Session) -> tuple[int, str]:
                                                f"ctxviz uses gpt-4o's {MODEL_TOKEN_LIMITS[DEFAULT_MODEL]:,} tokens")
 
 
+SYSTEM_IN_CONTEXT_HELP = ("System-role messages are part of the model context where they stand (as AutoGen's Memory adds them), "
+                          "trimmed and counted like any other; off: the agent's system message, prepended and never trimmed")
+
+
+def system_in_context_field() -> Any:
+    """The `system_messages_in_context` parameter all three model contexts take."""
+    return field(default=False, metadata={"help": SYSTEM_IN_CONTEXT_HELP})
+
+
 def autogen_policy(**fields: Any) -> Any:
     """A `Policy` for one of AutoGen's model contexts: they share the message mapping, the
     OpenAI client's counter and the framework's identity; each gives its name, plan and knobs."""
     from .base import Policy
 
-    return Policy(measure_name="autogen-openai-fields", measure=measure_fields, default_tokenizer="o200k_base",
+    return Policy(measure_name="autogen-openai-fields", measure=measure_fields, measure_session=measure_session, default_tokenizer="o200k_base",
                   tokenizer_for_model=tokenizer_for_model, zone_parts={"context": "messages"}, framework="AutoGen",
                   framework_version=FRAMEWORK_VERSION, **fields)
 

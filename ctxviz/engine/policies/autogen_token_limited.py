@@ -23,6 +23,8 @@ from .autogen_messages import (
     build_plan,
     model_context,
     model_limit,
+    system_in_context_field,
+    tool_schema_problems,
     tool_schema_tokens,
     unit_tokens,
 )
@@ -36,6 +38,13 @@ class TokenLimitedParams:
         "help": "Tokens the context may hold by the model client's count_tokens (default None: the model's limit, via remaining_tokens)",
         "min": 1, "step": 1000})
     tool_schema: bool = field(default=False, metadata={"help": "Pass the session's tools as tool_schema, so their schemas are counted too"})
+
+    system_messages_in_context: bool = system_in_context_field()
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer keeps system messages apart."""
+        return self.system_messages_in_context
 
     def __post_init__(self) -> None:
         if self.token_limit is not None and self.token_limit <= 0:
@@ -59,7 +68,7 @@ def middle_pops(n: int, fits_after: list[int] | None = None) -> list[int]:
 
 
 def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
-    _system, units = model_context(session)
+    _system, units = model_context(session, params.system_messages_in_context)
     notes: list[str] = []
     model_tokens, note = model_limit(session)
     if note:
@@ -67,6 +76,8 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
     limit = params.token_limit if params.token_limit is not None else model_tokens
     what = f"token_limit {limit:,}" if params.token_limit is not None else f"the model's {limit:,}-token limit (remaining_tokens < 0)"
     tools = tool_schema_tokens(session.tools, counts.tokenizer) if params.tool_schema else 0
+    if params.tool_schema:
+        notes.extend(tool_schema_problems(session.tools, counts.tokenizer))
     sizes = [unit_tokens(u, counts) for u in units]
     count = sum(sizes) + REPLY_PRIMING + tools
     removed: dict[int, int] = {}  # unit position -> the count when it was popped

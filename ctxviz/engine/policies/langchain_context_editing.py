@@ -37,17 +37,19 @@ DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
 
 @dataclass(frozen=True)
 class ClearToolUsesParams:
-    trigger: int = field(default=100_000, metadata={"unit": "tokens", "help": "Token count above which tool results are cleared", "min": 0, "step": 1000})
-    clear_at_least: int = field(default=0, metadata={"help": "Stop clearing once this many tokens are reclaimed (0: clear every candidate)", "min": 0, "step": 100})
-    keep: int = field(default=3, metadata={"unit": "tool_results", "help": "Newest tool results that are never cleared", "min": 0, "max": 1000})
+    trigger: int = field(default=100_000, metadata={"unit": "tokens", "help": "Token count above which tool results are cleared "
+                                                    "(a negative one always fires, as in LangChain)", "step": 1000})
+    clear_at_least: int = field(default=0, metadata={"help": "Stop clearing once this many tokens are reclaimed (0 or less: clear every candidate)", "step": 100})
+    keep: int = field(default=3, metadata={"unit": "tool_results", "help": "Newest tool results that are never cleared; a negative "
+                                            "keep is LangChain's slice candidates[:-keep]: keep=-1 clears only the first result", "max": 1000})
     clear_tool_inputs: bool = field(default=False, metadata={"help": "Also clear the call's arguments on the AI message"})
     exclude_tools: str = field(default="", metadata={"help": "Tool names never cleared, comma-separated"})
     placeholder: str = field(default=DEFAULT_TOOL_PLACEHOLDER, metadata={"help": "Text that replaces a cleared tool result"})
 
-    def __post_init__(self) -> None:
-        for name in ("trigger", "clear_at_least", "keep"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer expects keep and trigger >= 0."""
+        return self.keep < 0 or self.trigger < 0
 
     @property
     def excluded(self) -> frozenset[str]:
@@ -150,13 +152,17 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
             continue
         if i in cleared:
             decision, reason = Decision.REPLACED, (f"replaced: tool result cleared to {params.placeholder!r} ({tool_label(cleared[i])}): "
-                                                  f"{tokens:,} tokens > trigger {params.trigger:,}, and it is older than the newest {params.keep}")
+                                                  f"{tokens:,} tokens > trigger {params.trigger:,}, and "
+                                                  + (f"it is older than the newest {params.keep}" if params.keep >= 0 else
+                                                     f"it is among the first {-params.keep} (keep={params.keep})"))
         elif i in inputs_cleared:
             decision, reason = Decision.TRUNCATED, f"truncated: clear_tool_inputs set the arguments of {', '.join(inputs_cleared[i])} to {{}}"
         elif i in skipped:
             decision, reason = Decision.KEPT, skipped[i]
         elif types[i] == "tool" and fired and i in protected:
-            decision, reason = Decision.KEPT, f"kept: among the newest {params.keep} tool results (keep={params.keep})"
+            decision, reason = Decision.KEPT, (f"kept: among the newest {params.keep} tool results (keep={params.keep})" if params.keep >= 0 else
+                                               f"kept: keep={params.keep} makes only the first {-params.keep} tool result(s) candidates "
+                                               "(LangChain slices candidates[:-keep])")
         elif types[i] == "tool" and fired and stopped_at is not None:
             decision, reason = Decision.KEPT, f"kept: clear_at_least={params.clear_at_least:,} was reached after #{stopped_at}"
         elif fired:

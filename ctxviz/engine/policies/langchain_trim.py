@@ -12,6 +12,7 @@ same steps on the messages LangChain would hold (`langchain_counting`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -19,14 +20,18 @@ from typing import Any, NamedTuple
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Session
+from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
     MESSAGE_TYPES,
     SUMMARY_POS,
+    TOKENS_PER_IMAGE,
     LCMessage,
     cached_view,
+    chars_per_token,
     count_view,
+    counted_text,
     lc_type,
     measure,
     summary_view,
@@ -224,10 +229,15 @@ def parse_types(value: str, field_name: str) -> tuple[str, ...]:
     return names
 
 
+#: `token_counter` values: LangChain's "approximate" (count_tokens_approximately) and `len`.
+TOKEN_COUNTERS = ("approximate", "len")
+
+
 @dataclass(frozen=True)
 class TrimParams:
-    max_tokens: int = field(default=4000, metadata={"unit": "tokens",
-        "help": "Most tokens the trimmed history may count (LangChain requires it; no default there)", "min": 0, "step": 100})
+    max_tokens: float = field(default=4000, metadata={"unit": "tokens",
+        "help": "Most tokens the trimmed history may count (LangChain requires it; no default there). Counts are whole, so a "
+                "fraction acts as its floor and a negative value keeps nothing, as in LangChain", "step": 100})
     strategy: str = field(default="last", metadata={"help": "'last' keeps the newest messages, 'first' the oldest"})
     allow_partial: bool = field(default=False, metadata={
         "help": "Fit part of the next message: whole content blocks first, then pieces of its text"})
@@ -239,10 +249,18 @@ class TrimParams:
         "help": "Always keep a leading system message (strategy 'last' only)"})
     text_splitter: str = field(default="", metadata={
         "help": "Separator the partial text is cut at, kept on each piece (\\n for a newline); empty: LangChain's default (newlines)"})
+    token_counter: str = field(default="approximate", metadata={
+        "help": "'approximate': count_tokens_approximately; 'len': token_counter=len, every message counts 1 (max_tokens is then "
+                "a number of messages)"})
+    chars_per_token: float = field(default=4.0, metadata={
+        "help": "count_tokens_approximately(chars_per_token=...): characters per token (with the approximate counter)", "step": 0.1})
+    extra_tokens_per_message: float = field(default=3.0, metadata={
+        "help": "count_tokens_approximately(extra_tokens_per_message=...): tokens added per message; a fraction is summed "
+                "over the list and rounded up once", "step": 0.5})
 
     def __post_init__(self) -> None:
-        if self.max_tokens < 0:
-            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+        if isinstance(self.max_tokens, float) and self.max_tokens.is_integer():
+            object.__setattr__(self, "max_tokens", int(self.max_tokens))
         if self.strategy not in ("first", "last"):
             raise ValueError(f"strategy must be 'first' or 'last', got {self.strategy!r}")
         parse_types(self.end_on, "end_on")
@@ -250,6 +268,56 @@ class TrimParams:
             raise ValueError("start_on is only valid with strategy='last' (LangChain raises the same)")
         if self.include_system and self.strategy == "first":
             raise ValueError("include_system is only valid with strategy='last' (LangChain raises the same)")
+        if self.token_counter not in TOKEN_COUNTERS:
+            raise ValueError(f"token_counter must be 'approximate' or 'len', got {self.token_counter!r}")
+        if not self.chars_per_token > 0:
+            raise ValueError(f"chars_per_token must be greater than 0, got {self.chars_per_token}")
+        if self.extra_tokens_per_message < 0:
+            raise ValueError(f"extra_tokens_per_message must be >= 0, got {self.extra_tokens_per_message}")
+
+    @property
+    def default_counter(self) -> bool:
+        """count_tokens_approximately with its defaults: per-message counts add up (ctxviz's cached ones)."""
+        return self.token_counter == "approximate" and self.chars_per_token == 4.0 and self.extra_tokens_per_message == 3.0
+
+    @property
+    def budget(self) -> int:
+        """The whole-token bound the counts are held to: `count <= max_tokens` is `count <= floor(max_tokens)`."""
+        return math.floor(self.max_tokens)
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer adds cached counts against an integer budget."""
+        return not self.default_counter or not isinstance(self.max_tokens, int) or self.max_tokens < 0
+
+
+class Counter(NamedTuple):
+    """A list token counter as trim_messages calls it, and each message's own count.
+
+    With the approximate counter, `Entry.tokens` holds a message's characters / chars_per_token
+    (rounded up) plus its images, and a list counts `ceil(sum + extra_tokens_per_message x n)`,
+    as count_tokens_approximately accumulates; with `len` every entry is 1."""
+
+    count: ListCounter
+    one: Callable[[LCMessage], int]  # Entry.tokens of a message
+    alone: Callable[[LCMessage], int]  # count([message])
+
+
+def make_counter(params: TrimParams, tokenizer: Tokenizer) -> Counter:
+    if params.token_counter == "len":
+        return Counter(len, lambda _view: 1, lambda _view: 1)
+    extra = params.extra_tokens_per_message
+    chars = params.chars_per_token
+
+    def one(view: LCMessage) -> int:
+        text, images = counted_text(view)
+        text_tokens = math.ceil(len(text) / chars) if chars_per_token(tokenizer) is not None else tokenizer.count(text)
+        return text_tokens + TOKENS_PER_IMAGE * images
+
+    def count(entries: Sequence[Entry]) -> int:
+        return math.ceil(sum([e.tokens for e in entries]) + extra * len(entries))
+
+    return Counter(count, one, lambda view: math.ceil(one(view) + extra))
 
 
 def session_entries(session: Session, counts: TokenCounts) -> tuple[list[Entry], int]:
@@ -287,9 +355,20 @@ def sent_content(view: LCMessage) -> Any:
 def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     entries, prompt_tokens = session_entries(session, counts)
     tokenizer = counts.tokenizer
+    view_of = view_getter(session)
+    message_tokens: Sequence[int] = counts.message_tokens
+    count: ListCounter = additive
+    count_one: Callable[[LCMessage], int] = lambda v: count_view(v, tokenizer)  # noqa: E731
+    if not params.default_counter:  # another counter: each entry recounted, lists counted as LangChain counts them
+        counter = make_counter(params, tokenizer)
+        entries = [e._replace(tokens=counter.one(view_of(e.pos))) for e in entries]
+        count, count_one = counter.count, counter.one
+        message_tokens = [counter.alone(cached_view(m)) for m in session.messages]
+        prompt_tokens = counter.alone(view_of(-1)) if session.system_prompt else 0
+    budget = max(0, params.budget)
     end_on, start_on = parse_types(params.end_on, "end_on"), parse_types(params.start_on, "start_on")
-    kept, trace = trim(entries, max_tokens=params.max_tokens, count=additive, count_one=lambda v: count_view(v, tokenizer),
-                       view_of=view_getter(session), strategy=params.strategy, allow_partial=params.allow_partial,
+    kept, trace = trim(entries, max_tokens=params.budget, count=count, count_one=count_one,
+                       view_of=view_of, strategy=params.strategy, allow_partial=params.allow_partial,
                        end_on=end_on, start_on=start_on, include_system=params.include_system,
                        text_splitter=separator_splitter(params.text_splitter))
     by_pos = {e.pos: e for e in kept}
@@ -299,7 +378,7 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     usage = {"system": 0, "history": 0}
     covered = {c for s in session.summaries for c in s.covers}
     for m in session.messages:
-        t = counts.message_tokens[m.index]
+        t = message_tokens[m.index]
         e = by_pos.get(m.index)
         zone = "system" if trace.system_kept == m.index else "history"
         if m.id in covered:
@@ -309,12 +388,11 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
             reason = ("kept: include_system keeps the leading system message whatever it costs" if zone == "system"
                       else f"kept: among the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})")
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t))
-            usage[zone] += t
         elif e is not None:
             cut = "its newest" if params.strategy == "last" else "its first"
+            cut_tokens = count([e])
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.TRUNCATED, zone,
-                                         f"truncated: allow_partial keeps {cut} content that fits ({e.tokens:,} of {t:,} tokens)", e.tokens))
-            usage[zone] += e.tokens
+                                         f"truncated: allow_partial keeps {cut} content that fits ({cut_tokens:,} of {t:,} tokens)", cut_tokens))
         else:
             if m.index in trace.end_on:
                 reason = f"dropped: end_on={params.end_on!r}: the result must end on a {types_note(end_on)} message"
@@ -330,14 +408,15 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     prompt_entry = by_pos.get(-1)
     context: list[dict[str, Any]] = []
     context_index: list[int | None] = []
+    # The list as LangChain counts it (a fractional extra_tokens_per_message is rounded up once, over the list).
+    usage["system"] = count([e for e in kept if e.pos == trace.system_kept])
+    usage["history"] = count(kept) - usage["system"]
     for e in kept:
         if e.pos == -1:
-            usage["system" if trace.system_kept == -1 else "history"] += e.tokens
             context.append({"role": "system", "content": e.view.content if e.view else session.system_prompt})
             context_index.append(None)
             continue
         if e.pos <= SUMMARY_POS:
-            usage["history"] += e.tokens
             context.append({"role": "user", "content": (e.view or view_getter(session)(e.pos)).content})
             context_index.append(None)
             continue
@@ -358,10 +437,10 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
         entry = next(e for e in entries if e.pos == pos)
         got = by_pos.get(pos)
         if got is None:
-            summary_plans.append(SummaryPlan(k, entry.tokens, Decision.DROPPED, "dropped: trim_messages cut it like any message", summary.text))
+            summary_plans.append(SummaryPlan(k, count([entry]), Decision.DROPPED, "dropped: trim_messages cut it like any message", summary.text))
         else:
-            how = "kept" if got.view is None else f"truncated to {got.tokens:,} tokens"
-            summary_plans.append(SummaryPlan(k, entry.tokens, Decision.KEPT if got.view is None else Decision.TRUNCATED,
+            how = "kept" if got.view is None else f"truncated to {count([got]):,} tokens"
+            summary_plans.append(SummaryPlan(k, count([entry]), Decision.KEPT if got.view is None else Decision.TRUNCATED,
                                              f"{how}: passed as LangChain's summary HumanMessage, trimmed like any message", summary.text))
     if session.summaries:
         notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
@@ -370,10 +449,19 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     sent = [m for m in messages if m.sent]
     used = usage["system"] + usage["history"]
     system_allot = min(prompt_tokens if trace.system_kept == -1 else
-                       (counts.message_tokens[trace.system_kept] if trace.system_kept is not None else 0), params.max_tokens)
-    allocation = {"system": system_allot, "history": params.max_tokens - system_allot}
-    totals = Totals(budget=params.max_tokens, used=used, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
-                    fits=used <= params.max_tokens, kept_messages=len(sent), dropped_messages=len(messages) - len(sent))
+                       (message_tokens[trace.system_kept] if trace.system_kept is not None else 0), budget)
+    allocation = {"system": system_allot, "history": budget - system_allot}
+    totals = Totals(budget=budget, used=used, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in messages if not m.sent),
+                    fits=used <= budget, kept_messages=len(sent), dropped_messages=len(messages) - len(sent))
+    if params.token_counter == "len":
+        notes.append("token_counter=len: trim_messages counts messages, so max_tokens and every figure of this plan are numbers of messages")
+    elif not params.default_counter:
+        notes.append(f"count_tokens_approximately(chars_per_token={params.chars_per_token:g}, extra_tokens_per_message="
+                     f"{params.extra_tokens_per_message:g}): a list counts ceil(its messages' characters / {params.chars_per_token:g}, "
+                     f"each rounded up, + {params.extra_tokens_per_message:g} per message)")
+    if params.max_tokens != budget:
+        notes.append(f"max_tokens={params.max_tokens:g}: counts are whole numbers, so LangChain keeps what fits {budget:,}"
+                     + (" (a negative max_tokens keeps nothing)" if params.max_tokens < 0 else ""))
     return Plan(
         policy="langchain-trim", params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
         system_prompt=session.system_prompt, messages=messages, context=tuple(context), context_index=tuple(context_index),

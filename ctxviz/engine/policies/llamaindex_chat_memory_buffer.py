@@ -80,6 +80,15 @@ class ChatMemoryBufferParams:
         "get(initial_token_count=...): tokens counted before the history (default: the system prompt, as LlamaIndex's chat "
         "engines count their prefix messages)", min=0, step=100))
 
+    system_messages_in_memory: bool = field(default=False, metadata=_help(
+        "System-role messages are in the memory where they stand (memory.put(ChatMessage(role=SYSTEM, ...))), counted and "
+        "trimmed like any other; off: the chat engine's prefix messages, sent before the memory and never trimmed"))
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer keeps system messages apart."""
+        return self.system_messages_in_memory
+
     def __post_init__(self) -> None:
         if self.context_window is not None and self.context_window < 1:
             raise ValueError(f"context_window must be >= 1, got {self.context_window}")
@@ -187,7 +196,7 @@ class JoinedCounter:
         return sum(shares), shares
 
 
-_counters: dict[int, tuple[weakref.ref[TokenCounts], JoinedCounter]] = {}
+_counters: dict[tuple[int, bool], tuple[weakref.ref[TokenCounts], JoinedCounter]] = {}
 _counters_lock = threading.Lock()
 
 
@@ -198,13 +207,29 @@ def entry_text(session: Session, entry: Entry) -> str:
     return session.summaries[entry].text if isinstance(entry, int) else content_str(entry)
 
 
+def with_system_messages(entries: list[Entry], system: tuple[Message, ...] | list[Message]) -> list[Entry]:
+    """The chat store's entries with the system-role messages where they were put (a recorded
+    summary keeps its place beside the messages it stands for)."""
+    out: list[Entry] = []
+    k = 0
+    for e in entries:
+        if not isinstance(e, int):
+            while k < len(system) and system[k].index < e.index:
+                out.append(system[k])
+                k += 1
+        out.append(e)
+    out.extend(system[k:])
+    return out
+
+
 def entry_role(entry: Entry) -> str:
     return "system" if isinstance(entry, int) else entry.role
 
 
-def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts) -> JoinedCounter:
-    """The history's JoinedCounter, built once per counts (re-plans on a slider move reuse it)."""
-    key = id(counts)
+def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts, with_system: bool = False) -> JoinedCounter:
+    """The history's JoinedCounter, built once per counts (re-plans on a slider move reuse it);
+    `with_system`: the entries hold the system-role messages too (system_messages_in_memory)."""
+    key = (id(counts), with_system)
     found = _counters.get(key)
     if found is not None and found[0]() is counts:
         return found[1]
@@ -220,7 +245,8 @@ def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts) 
 def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) -> Plan:
     limit = params.limit
     tokens = counts.message_tokens
-    system_messages = list(session.system_and_history[0])
+    in_memory = params.system_messages_in_memory
+    system_messages = [] if in_memory else list(session.system_and_history[0])
     system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
     initial = system_tokens if params.initial_token_count is None else params.initial_token_count
     initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
@@ -234,8 +260,10 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
 
     # Recorded summaries stand in the chat store where the messages they cover were, as SYSTEM messages.
     entries, covered, superseded = history_with_summaries(session)
+    if in_memory and session.system_and_history[0]:
+        entries = with_system_messages(entries, session.system_and_history[0])
     roles = [entry_role(e) for e in entries]
-    counter = joined_counter(session, entries, counts)
+    counter = joined_counter(session, entries, counts, in_memory)
     n = len(entries)
     start = n  # index into entries of the first sent one (n: none)
     window_tokens = 0

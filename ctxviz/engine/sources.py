@@ -1,0 +1,116 @@
+"""Where each part of a context comes from, for `plan --json` and `simulate --json`.
+
+A plan's `context_index` names the session message of each context entry, or None for what the
+policy wrote itself: the system prompt, a summary (one the file records, or the one the policy
+writes now), or an inserted message (AutoGen's "Skipped N messages.", Gemini CLI's
+acknowledgement). Checking a plan meant rebuilding that mapping by hand; these functions give it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .plan import Decision, Plan
+from .session import Session, Summary
+
+
+def message_refs(session: Session, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """`{"index", "id"}` of each message id (index None for an id the file does not hold)."""
+    position: dict[str, int] = {}
+    for m in session.messages:
+        position.setdefault(m.id, m.index)
+    return [{"index": position.get(i), "id": i} for i in ids]
+
+
+def _text(entry: Mapping[str, Any]) -> str:
+    content = entry.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+def new_summary_covers(plan: Plan, session: Session) -> list[str]:
+    """The messages the policy's own new summary covers: those it marks summarised that no recorded
+    summary covers, and those of a recorded summary it folds into the new one."""
+    recorded = {c for s in session.summaries for c in s.covers}
+    folded = {c for sp in plan.summaries if sp.decision is Decision.SUMMARIZED and sp.index < len(session.summaries)
+              for c in session.summaries[sp.index].covers}
+    return [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED and (m.id not in recorded or m.id in folded)]
+
+
+def plan_sources(plan: Plan, session: Session) -> dict[str, Any]:
+    """`context_sources` (one per context entry: its kind, the message index and id; for a summary
+    the messages it covers; for the system prompt the system-role messages it includes) and
+    `summary_covers` (per entry of the plan's `summaries`)."""
+    sent_recorded = [(sp.index, session.summaries[sp.index]) for sp in plan.summaries
+                     if sp.index < len(session.summaries) and sp.decision in (Decision.KEPT, Decision.TRUNCATED)
+                     and session.summaries[sp.index].text.strip()]
+    new_covers = new_summary_covers(plan, session)
+    new_claimed = False
+    sources: list[dict[str, Any]] = []
+    index = plan.context_index if len(plan.context_index) == len(plan.context) else (None,) * len(plan.context)
+    for position, (entry, i) in enumerate(zip(plan.context, index, strict=True)):
+        if i is not None:
+            sources.append({"kind": "message", "index": i, "id": session.messages[i].id})
+            continue
+        text = _text(entry)
+        found = next((k for k, s in sent_recorded if s.text.strip()[:200] in text), None)
+        if found is not None:
+            sources.append({"kind": "summary", "index": None, "id": None, "summary": found,
+                            "covers": message_refs(session, session.summaries[found].covers)})
+        elif position == 0 and entry.get("role") in ("system", "developer"):
+            # The session's system-role messages the policy sends inside it (not as entries of their own).
+            inside = [m.id for m in plan.messages if m.sent and m.role == "system" and m.index not in set(index)]
+            sources.append({"kind": "system_prompt", "index": None, "id": None, "includes": message_refs(session, inside)})
+        elif new_covers and not new_claimed:
+            new_claimed = True
+            sources.append({"kind": "summary", "index": None, "id": None, "summary": None, "covers": message_refs(session, new_covers)})
+        else:
+            sources.append({"kind": "inserted", "index": None, "id": None})
+    covers = []
+    for sp in plan.summaries:
+        if sp.index < len(session.summaries):
+            covers.append(message_refs(session, session.summaries[sp.index].covers))
+        else:  # a summary the policy writes now
+            covers.append(message_refs(session, new_covers))
+    return {"context_sources": sources, "summary_covers": covers}
+
+
+def add_plan_sources(doc: dict[str, Any], plan: Plan, session: Session) -> dict[str, Any]:
+    """The plan's JSON document with `context_sources` and each summary's `covers` added."""
+    found = plan_sources(plan, session)
+    for summary, covers in zip(doc.get("summaries", []), found["summary_covers"], strict=False):
+        summary["covers"] = covers
+    out: dict[str, Any] = {}
+    for key, value in doc.items():  # beside `context`, which it describes entry by entry
+        out[key] = value
+        if key == "context":
+            out["context_sources"] = found["context_sources"]
+    return out
+
+
+def timeline_summaries(session: Session, turns: Sequence[Any], generated: Sequence[Summary],
+                       events_kinds: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
+    """Every summary a replay put in force (`source` "replay", in order) and every summary the file
+    records (`source` "recorded"), each with the turn it took effect and the messages it covers;
+    and, per turn position, the messages covered by the summaries that turn put in force."""
+    out: list[dict[str, Any]] = []
+    at_turn: dict[int, list[dict[str, Any]]] = {}
+    counts = [t.summaries for t in turns]
+    for k, summary in enumerate(generated):
+        # Made after the build of the last turn whose count of summaries is k or less.
+        turn = next((p for p in range(len(turns)) if counts[p] <= k and (p + 1 == len(turns) or counts[p + 1] > k)), None)
+        refs = message_refs(session, summary.covers)
+        out.append({"source": "replay", "index": k, "turn": turns[turn].index if turn is not None else None, "covers": refs})
+        if turn is not None:
+            at_turn.setdefault(turn, []).extend(refs)
+    for k, (summary, start) in enumerate(zip(session.summaries, session.summary_start_turns, strict=True)):
+        refs = message_refs(session, summary.covers)
+        turn = next((p for p, t in enumerate(turns) if t.index >= start), None)
+        out.append({"source": "recorded", "index": k, "turn": turns[turn].index if turn is not None else None, "covers": refs})
+        if turn is not None and start > 0:
+            at_turn.setdefault(turn, []).extend(refs)
+    return out, at_turn
