@@ -34,3 +34,19 @@ def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, open_win
     with qtbot.waitSignal(win.vm.planReady, timeout=30000):
         dialog.apply_button.click()
     assert win.vm.params.total == 20000
+
+
+def test_the_retention_axis_reads_in_percent_without_a_scale_prefix(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """`sweep --png` drew a 0-1 share as ticks 200-500 under "(x0.001)"."""
+    from ctxviz.gui.sweep_chart import SweepChart
+
+    rows = sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}) for t in (10000, 30000)], jobs=1))
+    assert all("retention_worst" in r.metrics for r in rows)
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.set_rows(rows, sweep.cheapest(rows), "t")
+    left = chart.plot.getAxis("left")
+    assert "%" in left.labelText and not left.autoSIPrefix and not chart.plot.getAxis("bottom").autoSIPrefix
+    ys = [y for item in chart.plot.listDataItems() for y in item.getData()[1]]
+    assert ys and all(0 <= y <= 100 for y in ys)
+    assert sorted(ys)[-1] == pytest.approx(100 * max(r.metrics["retention_worst"] for r in rows))
