@@ -354,3 +354,19 @@ def test_category_caps_are_named_caps_not_a_division(qtbot):
     pie.set_plan(missy)
     bars.set_plan(missy)
     assert not any("cap" in line for line in pie.legend_lines()) and "cap" not in bars.title_text
+
+
+def test_a_static_report_shows_no_input_field(qtbot):
+    """The report's PNG and HTML showed the app's empty "Where did it go?" search box."""
+    from PySide6.QtWidgets import QLineEdit, QPushButton
+
+    from ctxviz.gui.report import ReportWidget
+
+    session = load_session(CLAUDE)
+    params = get_policy("supyagent").default_params()
+    plan = plan_session(session, "supyagent", params, store=CountStore())
+    widget = ReportWidget(session, plan, simulate(session, "supyagent", params, store=CountStore()))
+    qtbot.addWidget(widget)
+    widget.settle()
+    assert not [w for kind in (QLineEdit, QPushButton) for w in widget.findChildren(kind) if w.isVisible()]
+    assert not widget.timeline_view.slider.isVisible() and widget.timeline_view.plot.isVisible()

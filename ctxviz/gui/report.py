@@ -68,9 +68,9 @@ class ReportWidget(QWidget):
             view = TimelineView()
             view.set_timeline(timeline)
             view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
-            view.run.hide()
-            view.latest.hide()
-            view.slider.hide()
+            for control in (view.run, view.latest, view.slider, view.find):  # a still has nothing to type in or drag
+                control.hide()
+            self.timeline_view = view
             layout.addWidget(view, 3, 0, 1, 2)
             layout.setRowStretch(3, 3)
         layout.setRowStretch(1, 3)
