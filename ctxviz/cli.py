@@ -125,6 +125,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", default="o200k_base", help=f"{', '.join(tokenizer_names())}, or a model name")
     p.add_argument("--messages", action="store_true", help="the input is a JSON list of chat messages: add OpenAI's chat-format overhead")
     p.add_argument("--model", default="gpt-4o", help="model whose chat overhead --messages uses")
+    p.add_argument("-v", "--verbose", action="store_true", help="also say on standard error what was counted and with which tokenizer")
 
     p = sub.add_parser("simulate", help="replay the session turn by turn, with each policy's triggers and summaries")
     _add_plan_options(p)
@@ -388,6 +389,9 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise LoadError(name, "a message is nested too deeply to count") from None
     else:
         print(tokenizer.count(text))
+    if args.verbose:  # standard output stays a bare number for pipes
+        what = f"{len(messages):,} chat messages with {args.model}'s chat-format overhead" if args.messages else "the text"
+        print(f"ctxviz count: {what}, counted with {tokenizer.name}", file=sys.stderr)
     return EXIT_OK
 
 

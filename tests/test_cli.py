@@ -197,3 +197,14 @@ def test_gui_rejects_a_bad_parameter_before_opening_a_window(capsys, tmp_path):
     code, _, err = run(capsys, "gui", NATIVE, "--set", "fresh_tail_count=-1", "--screenshot", str(tmp_path / "s.png"))
     assert code == 2 and "fresh_tail_count" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "s.png").exists()
+
+
+def test_count_stays_a_bare_number_and_names_its_tokenizer_when_asked(capsys, monkeypatch, tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("tiktoken is great!")
+    assert main(["count", str(text), "--tokenizer", "cl100k_base"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "6\n" and err == ""
+    assert main(["count", str(text), "--tokenizer", "cl100k_base", "--verbose"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "6\n" and "counted with cl100k_base" in err
