@@ -469,6 +469,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               "of the request made after that turn)")
     print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}" + (f" {'reported':>9}" if reported else "") + "  events")
     step = max(1, len(timeline.turns) // 40)
+    if step > 1:
+        print(f"(of {len(timeline.turns):,} turns, every {step}th is shown, with every turn that has an event and the last; "
+              "--json lists them all)")
     for t in timeline.turns:
         if t.events or t.index % step == 0 or t.index == len(timeline.turns) - 1:
             events = "; ".join(f"{e.kind}: {e.message}" for e in t.events)

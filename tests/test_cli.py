@@ -208,3 +208,11 @@ def test_count_stays_a_bare_number_and_names_its_tokenizer_when_asked(capsys, mo
     assert main(["count", str(text), "--tokenizer", "cl100k_base", "--verbose"]) == 0
     out, err = capsys.readouterr()
     assert out == "6\n" and "counted with cl100k_base" in err
+
+
+def test_simulate_says_when_it_shows_only_some_turns(capsys):
+    sample = str(Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml")
+    assert main(["simulate", sample, "--retention", "off"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line[:6].strip().isdigit()]
+    assert len(rows) < 230 and "every 5th is shown" in out and "--json lists them all" in out
