@@ -99,6 +99,13 @@ class Timeline:
     def events(self) -> list[Event]:
         return [e for t in self.turns for e in t.events]
 
+    def step_of(self, index: int) -> int:
+        """The first step whose request holds session message `index` (len(turns): none does).
+        A turn's events name its `index`, so this also finds the step of an event."""
+        from bisect import bisect_left
+
+        return bisect_left(self.turns, index, key=lambda t: t.index)
+
     def session_at(self, turn: int) -> Session:
         """The session as the agent held it when building the context at `turn`."""
         t = self.turns[turn]
@@ -390,6 +397,11 @@ def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
     static = f"{plan.totals.used:,} of {plan.totals.budget:,} tokens"
     if last.tokens_sent == plan.totals.used:
         return f"The replay's last turn sends the same {static} as the plan of the whole file."
+    if last.index < n - 1:  # the last step's request does not hold the file's last messages
+        answered = f", answered by #{last.reply}" if last.reply >= 0 else ""
+        return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once ({static}); the replay's last step is "
+                f"the request of messages #0-#{last.index}{answered}, the last model call in the file, and sends {last.tokens_sent:,}: "
+                f"the {n - 1 - last.index:,} message(s) after it were in no request. Both are right: they answer different questions.")
     made: dict[str, int] = {}
     for e in timeline.events:
         if e.kind in _SUMMARY_KINDS and not e.message.startswith("the session's recorded summary"):
