@@ -195,3 +195,47 @@ def test_langchain_summarization_runs_before_each_model_call(case: dict[str, Any
         covered += batch
         expected.append(sorted(covered))
     assert [sorted(x.covers) for x in tl.summaries] == expected
+
+
+LLAMA_CALLS = json.loads((HERE / "golden" / "llamaindex" / "calls.json").read_text(encoding="utf-8"))
+
+
+def _llama_session() -> Session:
+    from .test_policy_llamaindex import spec_message
+
+    spec = LLAMA_CALLS["session"]
+    messages = tuple(spec_message(i, m) for i, m in enumerate(spec["messages"]))
+    return Session(messages=messages, source="<golden calls>", format="test", system_prompt=spec["system"])
+
+
+@pytest.mark.parametrize("case", LLAMA_CALLS["cases"], ids=lambda c: json.dumps(c["params"], sort_keys=True))
+def test_llamaindex_summary_buffer_gets_once_per_model_call(case: dict[str, Any]):
+    """ChatSummaryMemoryBuffer driven as an agent drives it: every message put as it comes, get()
+    once before each model call (after a user message or a whole batch of parallel tool results).
+    Each replayed step keeps what that get() returned, and the summary get() wrote back is carried."""
+    assert LLAMA_CALLS["version"] == get_policy("llamaindex-chat-summary-memory-buffer").framework_version.split()[-1]
+    s = _llama_session()
+    params = {**case["params"], "context_window": 3900}
+    tl = simulate(s, "llamaindex-chat-summary-memory-buffer", params, store=CountStore(), summarizer=Fixed(LLAMA_CALLS["summary"]))
+    assert [t.index for t in tl.turns] == [c["request_ends_at"] for c in case["calls"]]
+    ids = [m.id for m in s.messages]
+    for k, call in enumerate(case["calls"]):
+        plan = tl.plan_at(k)
+        sent = [m.id for m in plan.messages if m.sent and m.role != "system"]
+        summaries = [e for e, i in zip(plan.context, plan.context_index, strict=True) if i is None and e.get("content") != s.system_prompt]
+        assert sent == ids[call["first"] : call["request_ends_at"] + 1], k
+        assert len(summaries) == int(call["summary_first"]), k  # (its text is ctxviz's stand-in where this get() summarised anew)
+
+def test_the_old_per_message_schedule_disagrees_with_the_recorded_calls():
+    """What the recordings catch: run once per message (per tool result), the summary buffer
+    summarises at other points and sends other messages at 23 of the 55 recorded calls."""
+    s = _llama_session()
+    ids = [m.id for m in s.messages]
+    wrong = 0
+    for case in LLAMA_CALLS["cases"]:
+        tl = simulate(s, "llamaindex-chat-summary-memory-buffer", {**case["params"], "context_window": 3900}, store=CountStore(),
+                      summarizer=Fixed(LLAMA_CALLS["summary"]), per_message=True)
+        for call in case["calls"]:
+            plan = tl.plan_at(call["request_ends_at"])
+            wrong += [m.id for m in plan.messages if m.sent and m.role != "system"] != ids[call["first"] : call["request_ends_at"] + 1]
+    assert wrong == 23
