@@ -32,7 +32,7 @@ from .tokenizers import Tokenizer
 
 ProgressCallback = Callable[[int, int], None]
 #: Called with the turns built so far (the replay's own list: read it, do not keep it) and the
-#: session's length, as often as the progress callback: the app draws the chart as it fills.
+#: number of steps the replay will make, as often as the progress callback: the app draws the chart as it fills.
 TurnsCallback = Callable[[list["Turn"], int], None]
 
 
@@ -215,7 +215,7 @@ def simulate(
             replay.absorb(i)
         if i % 50 == 0 or i == n - 1:
             if turns_so_far is not None:
-                turns_so_far(turns, n)
+                turns_so_far(turns, len(steps))
             if progress is not None:
                 progress(i + 1, n)
     return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options, plan)
