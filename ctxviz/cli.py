@@ -411,6 +411,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
                 print(f"  stand-in: {policy.stand_in}")
             if policy.description:
                 print(f"  {policy.description}")
+            print(f"  runs: {policy.schedule}")
             defaults = policy.default_params()
             for f in param_fields(policy.params_type):
                 help_text = f.metadata.get("help", "")

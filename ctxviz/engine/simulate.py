@@ -201,7 +201,7 @@ def simulate(
             from .pins import resolve_pins
 
             replay.pins = resolve_pins(session, pins)
-    plan = schedule(session, per_message)
+    plan = schedule(session, per_message, pol.step_points)
     turns: list[Turn] = []
     n = len(session.messages)
     at = 0  # the next step

@@ -21,6 +21,9 @@ the agent held when it sent it). Which messages end a request follows one of thr
   included, form one request, and a run of assistant messages is one reply. When the session
   does not end with an assistant message, a final step sends the trailing messages: the request
   the agent is about to make.
+- ``agent steps``: the log records no call and the policy's framework steps its agent elsewhere
+  than before each reply (`Policy.step_points`: OpenHands' agent steps once a batch of tool calls
+  is fully observed, even where the log shows a user message next).
 - ``messages`` (`--per-message`): the old view, one step per session message.
 
 A call whose request the file does not show (a lone response at message 0) cannot be replayed; a
@@ -29,12 +32,13 @@ session left without any step gets one over the whole file, so every replay has 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .session import Message, Session
 
 #: The rules, as `Timeline.step_rule` and `simulate --json` name them.
-CALLS, REPLIES, MESSAGES = "calls", "replies", "messages"
+CALLS, REPLIES, MESSAGES, AGENT = "calls", "replies", "messages", "agent steps"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class Schedule:
             trailing = n and self.replies[-1] < 0
             return (f"{n:,} steps, one per request before an assistant reply (the log records no calls)"
                     + ("; the last step sends the messages after the last reply" if trailing else ""))
+        if self.rule == AGENT:
+            return f"{n:,} steps, one per step of the framework's agent loop (the log records no calls)"
         return f"{n:,} steps, one per session message (--per-message)"
 
 
@@ -73,13 +79,17 @@ def recorded_call(message: Message) -> bool:
     return message.role == "assistant" and message.usage is not None and message.usage.window_fill > 0
 
 
-def schedule(session: Session, per_message: bool = False) -> Schedule:
-    """The steps of a replay of `session` (see the module docstring for the rules)."""
+def schedule(session: Session, per_message: bool = False, points: Callable[[Session], tuple[int, ...]] | None = None) -> Schedule:
+    """The steps of a replay of `session` (see the module docstring for the rules). `points` is the
+    policy's own agent loop (`Policy.step_points`), used where the log records no calls."""
     messages = session.messages
     n = len(messages)
     if per_message:
         return Schedule(MESSAGES, tuple(range(n)), (-1,) * n)
     recorded = sum(1 for m in messages if recorded_call(m))
+    if not recorded and points is not None:
+        found = tuple(points(session)) or (n - 1,) if n else ()
+        return Schedule(AGENT, found, tuple(i + 1 if i + 1 < n and messages[i + 1].role == "assistant" else -1 for i in found))
     rule = CALLS if recorded else REPLIES
     steps: list[int] = []
     replies: list[int] = []
