@@ -127,8 +127,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="gpt-4o", help="model whose chat overhead --messages uses")
     p.add_argument("-v", "--verbose", action="store_true", help="also say on standard error what was counted and with which tokenizer")
 
-    p = sub.add_parser("simulate", help="replay the session turn by turn, with each policy's triggers and summaries")
+    p = sub.add_parser("simulate", help="replay the session call by call, with each policy's triggers and summaries")
     _add_plan_options(p)
+    _add_step_option(p)
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.add_argument("--summarizer-url", default="", help="OpenAI-compatible endpoint for summaries (default: offline extractive)")
     p.add_argument("--summarizer-model", default="", help="model name for --summarizer-url")
@@ -152,6 +153,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("where", help="where a term went: the turns in which it was in the context, when it left, and what removed it")
     _add_plan_options(p)
     p.add_argument("term", help="text to follow (case-insensitive): a file path, an id, an error, a word of an instruction")
+    _add_step_option(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("gui", help="open the desktop app")
@@ -218,6 +220,11 @@ def _output(p: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> argparse.
     action = p.add_argument(*flags, **kwargs)
     action.writes_file = True  # type: ignore[attr-defined]
     return action
+
+
+def _add_step_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--per-message", action="store_true",
+                   help="step at every message (the old view) instead of at every model call (the log's calls, else the request before each reply)")
 
 
 def _parse_sets(sets: Sequence[str]) -> dict[str, str]:
@@ -426,6 +433,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
                 print(f"  stand-in: {policy.stand_in}")
             if policy.description:
                 print(f"  {policy.description}")
+            print(f"  runs: {policy.schedule}")
             defaults = policy.default_params()
             for f in param_fields(policy.params_type):
                 help_text = f.metadata.get("help", "")
@@ -443,7 +451,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from .engine.simulate import plan_versus_replay
 
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
-    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options)
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options, per_message=args.per_message)
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
     reported = reported_per_turn(session)
@@ -464,20 +472,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
+    if timeline.schedule is not None:
+        print(f"steps: {timeline.schedule.describe()}; a turn is named by the last message of its request")
     if reported:
         print(f"the log reports the provider's input for {len(reported):,} calls (column 'reported': input + cache read + cache write "
               "of the request made after that turn)")
-    print(f"{'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}" + (f" {'reported':>9}" if reported else "") + "  events")
+    print(f"{'step':>5} {'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}"
+          + (f" {'reported':>9}" if reported else "") + "  events")
     step = max(1, len(timeline.turns) // 40)
     if step > 1:
-        print(f"(of {len(timeline.turns):,} turns, every {step}th is shown, with every turn that has an event and the last; "
+        print(f"(of {len(timeline.turns):,} steps, every {step}th is shown, with every step that has an event and the last; "
               "--json lists them all)")
     for t in timeline.turns:
-        if t.events or t.index % step == 0 or t.index == len(timeline.turns) - 1:
+        if t.events or t.step % step == 0 or t.step == len(timeline.turns) - 1:
             events = "; ".join(f"{e.kind}: {e.message}" for e in t.events)
             over = "" if t.fits else " OVER"
             seen = (f" {reported[t.index]:>9,}" if t.index in reported else f" {'':>9}") if reported else ""
-            print(f"{t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{seen}{over}  {events}")
+            print(f"{t.step:>5} {t.index:>6} {t.tokens_sent:>9,} {t.budget:>9,} {t.kept:>6} {t.dropped:>8} {t.summarized:>6} {t.truncated:>6}{seen}{over}  {events}")
     kinds: dict[str, int] = {}
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
@@ -658,7 +669,7 @@ def cmd_where(args: argparse.Namespace) -> int:
     policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
     session = load_args(args)
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(getattr(args, "pin", ()) or ()))
-    timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options)
+    timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options, per_message=args.per_message)
     found = where(timeline, args.term)
     if args.json:
         write_stdout(json_text({"policy": policy_name, "params": dataclasses.asdict(timeline.params), **found.to_json()}) + "\n")

@@ -37,7 +37,8 @@ def test_a_sliding_window_rewrites_its_whole_prefix_every_turn_once_full() -> No
     # Window of 1,000 tokens = the newest 10 messages. Turn k sends messages max(0, k-9)..k.
     # Turns 0-9 only append: turn k shares all k x 100 tokens of the turn before. From turn 10 on the
     # oldest message goes, so the request starts differently: nothing is shared and the cache breaks.
-    timeline = simulate(chat(30), WINDOW, {"max_tokens": 1000, "min_messages": 0}, "chars")
+    # (per message, the old view: every message a request, so that the figures follow one message at a time)
+    timeline = simulate(chat(30), WINDOW, {"max_tokens": 1000, "min_messages": 0}, "chars", per_message=True)
     report = cache_costs(timeline, FLAT)
     assert [t.request for t in report.turns] == [min(k + 1, 10) * 100 for k in range(30)]
     assert [t.shared for t in report.turns] == [k * 100 if k < 10 else 0 for k in range(30)]
@@ -51,7 +52,7 @@ def test_a_summariser_rewrites_the_prefix_only_when_it_summarises() -> None:
     # missy's MemoryConsolidator (characters / 4: 25 per message; max_tokens 750, fires at 80 % = 600): it appends
     # until the trigger, then replaces all but the last 4 messages with one summary. Every turn
     # that is not a consolidation shares the whole previous request; a consolidation shares nothing.
-    timeline = simulate(chat(60), "missy-consolidator", {"max_tokens": 750})
+    timeline = simulate(chat(60), "missy-consolidator", {"max_tokens": 750}, per_message=True)  # one message at a time
     report = cache_costs(timeline, FLAT)
     consolidations = [e.turn for e in timeline.events if e.kind == "consolidation"]
     assert len(consolidations) >= 2
@@ -61,7 +62,7 @@ def test_a_summariser_rewrites_the_prefix_only_when_it_summarises() -> None:
     for t in report.turns[1:]:
         if t.turn not in report.breaks:
             assert t.shared == report.turns[t.turn - 1].request and t.cache_read == t.shared
-    window = cache_costs(simulate(chat(60), WINDOW, {"max_tokens": 2400, "min_messages": 0}, "chars"), FLAT)
+    window = cache_costs(simulate(chat(60), WINDOW, {"max_tokens": 2400, "min_messages": 0}, "chars", per_message=True), FLAT)
     assert report.hit_share > 2 * window.hit_share  # the summariser caches far better than the window
 
 
@@ -88,7 +89,7 @@ def test_an_expired_cache_serves_nothing() -> None:
     stamps = [f"2026-01-01T00:{m:02d}:00Z" for m in range(0, 24, 2)]  # a message every 2 minutes
     stamps[6] = "2026-01-01T00:30:00Z"  # then 18 minutes of silence before message 6 (TTL 5 minutes)
     stamps[7:] = [f"2026-01-01T00:{m:02d}:00Z" for m in range(31, 31 + len(stamps) - 7)]
-    report = cache_costs(simulate(chat(12, stamps), WINDOW, {"max_tokens": 100_000}, "chars"), FLAT)
+    report = cache_costs(simulate(chat(12, stamps), WINDOW, {"max_tokens": 100_000}, "chars", per_message=True), FLAT)
     assert [t.turn for t in report.turns if t.expired] == [6]
     assert report.turns[6].cache_read == 0 and report.turns[7].cache_read == 700
 

@@ -140,11 +140,11 @@ def test_the_chart_fills_turn_by_turn_while_the_replay_runs(qtbot, open_window, 
         win.simulate()
     assert len(seen) >= 5
     sizes = [done for done, *_ in seen]
-    assert sizes == sorted(sizes) and sizes[-1] < 600
+    assert sizes == sorted(sizes) and sizes[-1] < 300
     for done, total, label, enabled, value, right in seen:
-        assert total == 600 and f"{done:,} of 600 turns replayed" in label
+        assert total == 300 and f"{done:,} of 300 turns replayed" in label  # a step per request: before each of the 300 replies
         assert not enabled and value == done - 1 and right >= 590  # the whole turn axis, filling left to right
-    assert len(win.timeline.timeline.turns) == 600 and win.timeline.slider.isEnabled()
+    assert len(win.timeline.timeline.turns) == 300 and win.timeline.slider.isEnabled()
     assert "turns replayed" not in win.timeline.label.text()
 
 

@@ -112,7 +112,8 @@ def test_replay_fires_where_the_real_log_auto_compacted():
     timeline = simulate(session, "claude-code", store=CountStore())
     fired = [e for t in timeline.turns for e in t.events if e.kind == "compaction"]
     assert [e.turn for e in fired] == [2]
-    assert timeline.turns[2].tokens_sent >= 167_000 > max(t.tokens_sent for t in timeline.turns[:2])
+    at = timeline.step_of(2)  # the step whose request ends with #2 (steps are the log's calls)
+    assert timeline.turns[at].index == 2 and timeline.turns[at].tokens_sent >= 167_000 > max(t.tokens_sent for t in timeline.turns[:at])
     summary = timeline.summaries[0]
     assert summary.covers == tuple(m.id for m in session.messages[:3])
     assert summary.text.startswith(SUMMARY_PREFIX) and summary.text.endswith(SUMMARY_CONTINUE)
@@ -129,8 +130,8 @@ def test_replay_of_the_sample_never_auto_compacts_at_the_default_and_does_at_a_l
     fired = [e for t in timeline.turns for e in t.events if "auto-compact" in e.message]
     assert fired, "no auto-compaction at 90,000"
     first = fired[0].turn
-    assert session.messages[first].role in ("user", "tool") and timeline.turns[first].tokens_sent >= 90_000
-    assert all(t.tokens_sent < 90_000 for t in timeline.turns[:first] if session.messages[t.index].role in ("user", "tool"))
+    assert session.messages[first].role in ("user", "tool") and timeline.turns[timeline.step_of(first)].tokens_sent >= 90_000
+    assert all(t.tokens_sent < 90_000 for t in timeline.turns[: timeline.step_of(first)] if session.messages[t.index].role in ("user", "tool"))
     assert "90,000" in fired[0].message
 
 

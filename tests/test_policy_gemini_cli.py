@@ -332,12 +332,16 @@ def test_outputs_truncated_at_compression_stay_truncated(tmp_path):
                                   gemini(5, "done", 600_000), user(6, "more"), gemini(7, "fine", 10)])
     timeline = simulate(s, POLICY, {}, store=CountStore())
     compressed_at = next(e.turn for e in timeline.events if e.kind == "compaction")
-    assert s.messages[compressed_at].id == "g5"  # the response that reported 600,000: the next request is compressed
-    at = timeline.plan_at(compressed_at)
+    # g5 reported 600,000: the next request (#6, the user's "more") is compressed before it is sent
+    assert s.messages[compressed_at].id == "u6"
+    at = timeline.plan_at(timeline.step_of(compressed_at))
     assert [at.find(i).decision for i in ("u1", "g2", "u3")] == [Decision.SUMMARIZED, Decision.SUMMARIZED, Decision.KEPT]
     tool = next(m for m in s.messages if m.role == "tool")
     assert at.messages[tool.index].decision is Decision.TRUNCATED
-    later = timeline.plan_at(len(timeline.turns) - 1)  # the summary is in force; no new compression
+    from ctxviz.engine.simulate import prefix_counts, state
+
+    whole = state(s, POLICY, len(s.messages) - 1, timeline.summaries)  # the file with the answer: the summary is in force
+    later = get_policy(POLICY).plan(whole, timeline.params, prefix_counts(timeline.counts, whole))  # no new compression
     assert later.extra["compression_status"] == "NOOP"
     assert later.messages[tool.index].decision is Decision.TRUNCATED
     assert later.messages[tool.index].sent_tokens == at.messages[tool.index].sent_tokens < tool_tokens(s, tool)

@@ -156,7 +156,8 @@ def test_a_replay_carries_the_summary_get_wrote_into_the_next_get():
         turns += [("user", f"question {k}: " + "word " * 60), ("assistant", f"answer {k}: " + "text " * 60)]
     s = Session(messages=tuple(Message(id=f"m{i}", index=i, role=r, parts=(TextPart(t),), category=default_category(r))
                               for i, (r, t) in enumerate(turns)), source="<test>", format="test")
-    timeline = simulate(s, SUMMARY, {"token_limit": 400}, store=CountStore(), incremental=False)
+    # per message: the turns between two get() calls (the answers) carry the summary without writing a new one
+    timeline = simulate(s, SUMMARY, {"token_limit": 400}, store=CountStore(), incremental=False, per_message=True)
     events = [e for e in timeline.events if e.kind == "summary"]
     assert events and all(s.messages[e.turn].role == "user" for e in events)
     assert len(timeline.summaries) == len(events)

@@ -19,6 +19,7 @@ from ctxviz.engine.session import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    Usage,
     default_category,
 )
 from ctxviz.engine.simulate import simulate
@@ -52,6 +53,10 @@ def sessions(draw):
     kinds = draw(st.lists(st.tuples(KINDS, TEXT), min_size=size, max_size=size))
     messages: list[Message] = []
     open_calls: list[str] = []
+    # A quarter of the sessions are logs that record their calls (usage on some assistant
+    # messages): the replay then steps at those calls, two of them sometimes in a row.
+    usages = st.sampled_from([None, Usage(input_tokens=900, output_tokens=40), Usage(input_tokens=3, cache_read_input_tokens=2500)])
+    with_usage = draw(st.integers(0, 3)) == 0
     for i, (kind, text) in enumerate(kinds):
         parts: tuple = (TextPart(text),) if text else ()
         role, call_id = kind, ""
@@ -66,7 +71,8 @@ def sessions(draw):
             parts = (ToolResultPart(call_id, text or "ok"),)
         # A file may set a message's category (ERROR, INTERNAL... that Penguin's manager trims its own way).
         category = draw(st.sampled_from([default_category(role)] * 6 + [Category.ERROR, Category.INTERNAL, Category.UNKNOWN, Category.CONTEXT]))
-        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=category))
+        usage = draw(usages) if with_usage and role == "assistant" else None
+        messages.append(Message(id=f"m{i}", index=i, role=role, parts=parts, tool_call_id=call_id, category=category, usage=usage))
     summaries = []
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
         if draw(st.booleans()) and len(messages) > 1:
@@ -83,12 +89,15 @@ SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[Healt
 
 
 def same(s, name, params, options, tokenizer=None):
+    """The replayer equals the reference on both schedules: one step per model call (the steps
+    take several messages in between) and one per message (`--per-message`)."""
     store = CountStore()
-    fast = simulate(s, name, params, tokenizer, store=store, options=options)
-    reference = simulate(s, name, params, tokenizer, store=store, options=options, incremental=False)
-    assert fast.turns == reference.turns, (name, params)
-    assert fast.summaries == reference.summaries, (name, params)
-    assert fast.to_json() == reference.to_json()
+    for per_message in (False, True):
+        fast = simulate(s, name, params, tokenizer, store=store, options=options, per_message=per_message)
+        reference = simulate(s, name, params, tokenizer, store=store, options=options, incremental=False, per_message=per_message)
+        assert fast.turns == reference.turns, (name, params, per_message)
+        assert fast.summaries == reference.summaries, (name, params, per_message)
+        assert fast.to_json() == reference.to_json()
 
 
 @SETTINGS

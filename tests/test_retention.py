@@ -42,8 +42,10 @@ WINDOW = {"total": 1, "system_reserve": 0, "tool_definitions_reserve": 0, "memor
           "fresh_tail_count": 37}
 
 
-def missy_window(s: Session):
-    return simulate(s, "missy", get_policy("missy").make_params(WINDOW))
+def missy_window(s: Session, per_message: bool = False):
+    """Call by call, the requests end at the user messages (0, 3, 6...): at turn 42 the tail is
+    messages 5-41 and the user's #42, so the rule said at #3 is sent through turn 39 and leaves at 42."""
+    return simulate(s, "missy", get_policy("missy").make_params(WINDOW), per_message=per_message)
 
 
 def test_rule_said_at_turn_3_leaves_at_turn_40():
@@ -52,9 +54,12 @@ def test_rule_said_at_turn_3_leaves_at_turn_40():
     found = where(timeline, "push to MAIN")
     assert found.said == (3,) and found.exact
     assert found.spans == ((3, 39),)
-    assert [(e.turn, e.kind) for e in found.exits] == [(40, "window")]
+    assert [(e.turn, e.kind) for e in found.exits] == [(42, "window")]
     assert found.exits[0].message.startswith("#3: dropped")
-    assert not found.at_end
+    assert not found.at_end and found.last_turn == 57
+    # Per message (the old view), turn 40, an assistant's, is the first without it.
+    per_message = where(missy_window(s, per_message=True), "push to MAIN")
+    assert per_message.spans == ((3, 39),) and [(e.turn, e.kind) for e in per_message.exits] == [(40, "window")]
 
 
 def test_retention_per_turn_tracks_the_rule_and_the_opening_request():
@@ -63,7 +68,11 @@ def test_retention_per_turn_tracks_the_rule_and_the_opening_request():
     rule = next(a for a in index.anchors if a.kind == "instruction")
     opening = next(a for a in index.anchors if a.opening)
     assert (rule.value, rule.first_index, opening.first_index) == (RULE, 3, 0)
-    tr = timeline_retention(missy_window(s))
+    steps = timeline_retention(missy_window(s))  # call by call: a point per request, named by its last message
+    assert steps.exact and [p.turn for p in steps.points] == list(range(0, 60, 3))
+    leaving = {a.id: loss.turn for loss in steps.losses for a in loss.lost}
+    assert leaving[rule.id] == 42 and leaving[opening.id] == 39
+    tr = timeline_retention(missy_window(s, per_message=True))
     assert tr.exact and [p.turn for p in tr.points] == list(range(60))
     by_turn = {p.turn: p for p in tr.points}
     assert (by_turn[2].instructions, by_turn[3].instructions_kept, by_turn[39].instructions_kept, by_turn[40].instructions_kept) == (0, 1, 1, 0)
@@ -122,17 +131,17 @@ def test_what_a_summary_event_lost_and_what_its_text_kept():
     timeline = simulate(s, "supyagent", params)
     first = next(e for e in timeline.events if e.kind == "summary")
     assert "src/auth/session.py" in timeline.summaries[0].text and "CS-88412" not in timeline.summaries[0].text
-    t = first.turn + 1  # the summary is in force from the next turn
+    t = timeline.turns[timeline.step_of(first.turn) + 1].index  # the summary is in force from the next step
     tr = timeline_retention(timeline)
     loss = next(loss for loss in tr.losses if loss.turn == t)
     assert (loss.kind, loss.event_turn) == ("summary", first.turn)
     lost = {a.value for a in loss.lost}
     assert "CS-88412" in lost and "src/auth/session.py" not in lost
     assert "lost at turn" in loss.sentence() and "`CS-88412`" in loss.sentence()
-    gone = where(timeline, "cs-88412")
-    assert gone.spans == ((3, first.turn),) and [(e.turn, e.kind, e.event_turn) for e in gone.exits] == [(t, "summary", first.turn)]
+    gone = where(timeline, "cs-88412")  # said in #3, an answer: first sent in the request that ends with #4
+    assert gone.spans == ((4, first.turn),) and [(e.turn, e.kind, e.event_turn) for e in gone.exits] == [(t, "summary", first.turn)]
     kept = where(timeline, "src/auth/session.py")
-    assert kept.spans == ((1, len(s.messages) - 1),) and kept.exits == () and kept.at_end
+    assert kept.spans == ((2, timeline.turns[-1].index),) and kept.exits == () and kept.at_end  # first sent in the request of #0-#2
 
 
 def test_a_truncated_message_keeps_only_what_its_cut_text_holds():
@@ -159,10 +168,13 @@ def test_cli_where_plan_and_simulate(capsys, tmp_path):
     sets = [arg for k, v in WINDOW.items() for arg in ("--set", f"{k}={v}")]
     assert main(["where", str(path), "push to main", *sets]) == 0
     out = capsys.readouterr().out
-    assert "in the context at turns 3-39" in out and "left at turn 40: no event (plain trim): #3: dropped" in out
+    assert "in the context at turns 3-39" in out and "left at turn 42: no event (plain trim): #3: dropped" in out
+    assert "at the last turn (#57)" in out
     assert main(["where", str(path), "push to main", "--json", *sets]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["in_context"] == [{"from": 3, "to": 39}] and doc["exits"][0]["turn"] == 40
+    assert doc["in_context"] == [{"from": 3, "to": 39}] and doc["exits"][0]["turn"] == 42
+    assert main(["where", str(path), "push to main", "--json", "--per-message", *sets]) == 0
+    assert json.loads(capsys.readouterr().out)["exits"][0]["turn"] == 40
     assert main(["plan", str(path), "--json", *sets]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["retention"]["instructions"] == 1 and doc["retention"]["instructions_kept"] == 0
@@ -172,7 +184,7 @@ def test_cli_where_plan_and_simulate(capsys, tmp_path):
     assert main(["simulate", str(path), "--json", *sets]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"turns", "events", "versus_plan", "retention"} <= set(doc)
-    assert [p["instructions_kept"] for p in doc["retention"]["points"][38:41]] == [1, 1, 0]
+    assert [p["instructions_kept"] for p in doc["retention"]["points"] if 36 <= p["turn"] <= 42] == [1, 1, 0]
     assert main(["compare", str(path), "--policy", "missy", "--set-a", "fresh_tail_count=60", *sets]) == 0
     out = capsys.readouterr().out
     assert "instructions" in out and "lost by B only" in out
@@ -188,7 +200,7 @@ def test_large_replays_read_every_turn_from_the_counts_and_agree_with_planning_i
     assert read.points == planned.points and read.plans < planned.plans
     assert [(x.turn, x.lost) for x in read.losses] == [(x.turn, x.lost) for x in planned.losses]
     found = where(timeline, "push to main", exact_work=0, samples=8)
-    assert found.spans == ((3, 39),) and [e.turn for e in found.exits] == [40]
+    assert found.spans == ((3, 39),) and [e.turn for e in found.exits] == [42]
     supy = simulate(supyagent_session(), "supyagent", get_policy("supyagent").make_params({"max_messages_before_summary": 10,
                                                                                             "min_recent_messages": 4}))
     assert timeline_retention(supy, exact_work=0, samples=5).losses == timeline_retention(supy).losses

@@ -15,21 +15,26 @@ def chat(n, words=20):
 
 
 def test_supyagent_summary_fires_every_n_messages_since_the_last():
+    """The trigger is checked before each model call: the user messages 0, 2, 4... end the requests."""
     tl = simulate(chat(30), "supyagent", {"max_messages_before_summary": 10, "min_recent_messages": 2}, store=CountStore())
+    assert tl.step_rule == "replies" and [t.index for t in tl.turns] == list(range(0, 30, 2))
     summaries = [e.turn for e in tl.events if e.kind == "summary"]
-    # 10 messages (turn 9) -> summary up to index 7; since = n - 8 reaches 10 at n = 18 (turn 17); then turn 25.
-    assert summaries == [9, 17, 25]
-    assert tl.summaries[0].messages_covered == 8 and tl.summaries[0].text.startswith("## Files Modified")
-    after = tl.turns[10]
-    assert after.summarized == 8 and after.summaries == 1
+    # The request of 11 messages (turn 10) -> summary up to index 8; since = n - 9 reaches 10 at n = 19 (turn 18); then turn 26.
+    assert summaries == [10, 18, 26]
+    assert tl.summaries[0].messages_covered == 9 and tl.summaries[0].text.startswith("## Files Modified")
+    after = tl.turns[tl.step_of(12)]
+    assert after.summarized == 9 and after.summaries == 1
+    # Per message (the old view), the same trigger fires after the 10th message.
+    per_message = simulate(chat(30), "supyagent", {"max_messages_before_summary": 10, "min_recent_messages": 2}, per_message=True)
+    assert per_message.step_rule == "messages" and [e.turn for e in per_message.events if e.kind == "summary"] == [9, 17, 25]
 
 
 def test_plan_at_reproduces_each_turn():
     tl = simulate(chat(24), "supyagent", {"max_messages_before_summary": 8, "min_recent_messages": 2}, store=CountStore())
-    for t in (0, 7, 8, 15, 23):
+    for t in range(len(tl.turns)):
         plan = tl.plan_at(t)
         assert plan.totals.used == tl.turns[t].tokens_sent
-        assert len(tl.session_at(t).messages) == t + 1
+        assert len(tl.session_at(t).messages) == tl.turns[t].index + 1 == 2 * t + 1
 
 
 def test_consolidation_shrinks_the_context_and_turns_after_carry_it():
@@ -66,9 +71,16 @@ def test_cli_simulate_json(capsys, tmp_path):
     path.write_text(json.dumps([{"role": m.role, "content": m.text} for m in chat(30).messages]))
     assert main(["simulate", str(path), "--policy", "supyagent", "--set", "max_messages_before_summary=10", "--set", "min_recent_messages=2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert len(doc["turns"]) == 30 and [e["turn"] for e in doc["events"] if e["kind"] == "summary"] == [9, 17, 25]
+    assert len(doc["turns"]) == 15 and [e["turn"] for e in doc["events"] if e["kind"] == "summary"] == [10, 18, 26]
+    assert doc["step_rule"] == "replies" and [(t["step"], t["turn"], t["reply"]) for t in doc["turns"][:2]] == [(0, 0, 1), (1, 2, 3)]
     assert main(["simulate", str(path), "--policy", "supyagent"]) == 0
-    assert "events:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "events:" in out and "15 steps, one per request before an assistant reply" in out
+    assert main(["simulate", str(path), "--policy", "supyagent", "--set", "max_messages_before_summary=10", "--set", "min_recent_messages=2",
+                 "--json", "--per-message"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["step_rule"] == "messages" and len(doc["turns"]) == 30
+    assert [e["turn"] for e in doc["events"] if e["kind"] == "summary"] == [9, 17, 25]
 
 
 def test_a_recorded_summary_exists_only_from_the_turn_it_was_written():
@@ -84,11 +96,19 @@ def test_a_recorded_summary_exists_only_from_the_turn_it_was_written():
     compact = Summary(text="Summary of steps 0-7: edited modules 0 to 7.", depth=1, messages_covered=8, covers=covered)
     s = replace(base, summaries=(older, compact))
     assert s.summary_start_turns == (0, 8)
-    tl = simulate(s, "mnesis", store=CountStore())
+    tl = simulate(s, "mnesis", store=CountStore(), per_message=True)
     assert [len(tl.session_at(t).summaries) for t in (0, 7, 8, 11)] == [1, 1, 2, 2]
     assert tl.turns[7].summarized == 0 and tl.turns[8].summarized == 8
     assert tl.turns[8].tokens_sent < tl.turns[7].tokens_sent, "the sawtooth drops where the agent compacted"
     assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")]
+    # Call by call, the requests end at the user messages 0, 2, ..., 10: the first to hold the summary is #8's.
+    tl = simulate(s, "mnesis", store=CountStore())
+    assert [len(tl.session_at(t).summaries) for t in range(len(tl.turns))] == [1, 1, 1, 1, 2, 2]
+    assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")]
+    # A boundary between two requests (here after #8, the assistant's reply): the next request holds it and says so.
+    later = replace(s, summaries=(older, replace(compact, covers=tuple(m.id for m in base.messages[:9]))))
+    tl = simulate(later, "mnesis", store=CountStore())
+    assert [(e.turn, e.kind) for e in tl.events] == [(10, "compaction")]
 
 
 def test_the_count_store_given_is_the_one_used():
@@ -111,7 +131,7 @@ def test_each_turn_says_how_many_of_the_conversations_tokens_it_does_not_send():
     conversation = chat(40, words=60)
     for policy, params in (("missy", {"total": 2_600, "system_reserve": 100, "tool_definitions_reserve": 0, "fresh_tail_count": 4}), ("supyagent", {"max_messages_before_summary": 8})):
         tl = simulate(conversation, policy, params, store=CountStore())
-        for t in (0, 9, 20, 39):
+        for t in (0, 9, 14, 19):
             plan = tl.plan_at(t)
             assert tl.turns[t].not_sent == plan.totals.dropped == sum(m.tokens for m in plan.messages if not m.sent), (policy, t)
         assert tl.turns[0].not_sent == 0 and tl.turns[-1].not_sent > 0, policy

@@ -84,32 +84,38 @@ def _at_most(rule: str, what: str, value: int, limit: int) -> Outcome:
 
 def _survival(session: Session, rules: Any, timeline: Any) -> list[Outcome]:
     out: list[Outcome] = []
+    turns = timeline.turns
     for want in rules.survive:
-        last = min(want.through_turn, len(timeline.turns) - 1)
+        # The steps from the first that holds the message said through `through_turn` (turns are
+        # named by their session index: a step is the request of messages 0..index).
+        last = min(want.through_turn, len(timeline.session.messages) - 1)
         if want.message:
             from .pins import resolve_pins
 
             indices = sorted(resolve_pins(session, [want.message]))
             said = indices[0]
-            missing = next((k for k in range(said, last + 1) if not all(timeline.plan_at(k).messages[i].sent for i in indices if i <= k)), None)
+            steps = range(timeline.step_of(said), timeline.step_of(last + 1))
+            missing = next((k for k in steps if not all(timeline.plan_at(k).messages[i].sent for i in indices if i <= turns[k].index)), None)
         else:
             needle = want.text.lower()
             said = next((m.index for m in session.messages if needle in m.text.lower()), None)
             if said is None:
                 out.append(Outcome(f"survive {want.label}", False, f"{want.label} is never said in the session"))
                 continue
-            missing = next((k for k in range(said, last + 1) if not _sent_text_has(timeline.plan_at(k), needle)), None)
+            steps = range(timeline.step_of(said), timeline.step_of(last + 1))
+            missing = next((k for k in steps if not _sent_text_has(timeline.plan_at(k), needle)), None)
         rule = f"survive {want.label}"
         if missing is None:
             out.append(Outcome(rule, True, f"{want.label}, said at #{said}, is sent at every turn through {last}"))
             continue
+        at = turns[missing].index
         plan = timeline.plan_at(missing)
-        holders = indices if want.message else [m.index for m in session.messages[: missing + 1] if needle in m.text.lower()]
+        holders = indices if want.message else [m.index for m in session.messages[: at + 1] if needle in m.text.lower()]
         lost = next((plan.messages[i] for i in holders if i < len(plan.messages) and not plan.messages[i].sent), None)
-        event = next(iter(timeline.turns[missing].events), None)
+        event = next(iter(turns[missing].events), None)
         why = f": #{lost.index} {lost.reason}" if lost is not None else ""
         why += f" ({event.kind}: {event.message})" if event is not None else ""
-        out.append(Outcome(rule, False, f"{want.label}, said at #{said}, is no longer sent at turn {missing}, before turn {want.through_turn}{why}"))
+        out.append(Outcome(rule, False, f"{want.label}, said at #{said}, is no longer sent at turn {at}, before turn {want.through_turn}{why}"))
     return out
 
 

@@ -111,10 +111,13 @@ class MissyReplay(_GrowingReplay):
 
     pair_safe_incremental = True
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         self._grow(i)
         if self.pairs is not None:
             self.pairs.grow(i)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if (self.pair_safe and self.pairs is None) or self.first_covering <= i:
             return super().step(i)
         return self._fast(i)
@@ -361,13 +364,20 @@ class ConsolidatorReplay(_Replay):
         for k in range(i):
             self._add(k)
 
+    def absorb(self, i: int) -> None:
+        if self.usable and self.synced_to == i - 1:  # else the next step rebuilds the state
+            self._add(i)
+            self.synced_to = i
+
     def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.usable or (not self.generated and self.starts and self.starts[0] <= i):
+            self.synced_to = -2  # the reference may write a consolidation: rebuild the state from it
             return super().step(i)
-        if self.synced_to != i - 1:
+        if self.synced_to != i:
             self._resync(i)
-        self._add(i)
-        self.synced_to = i
+            self._add(i)
+            self.synced_to = i
         return self._fast(i)
 
     def _fast(self, i: int) -> Turn:
@@ -448,6 +458,9 @@ class MnesisReplay(_GrowingReplay):
         super()._grow(i)
         if self.session.messages[i].role != "system":
             self.carried.append(self.carrier[i] is not None)
+
+    def absorb(self, i: int) -> None:
+        self._grow(i)
 
     def step(self, i: int) -> Turn:
         self._grow(i)
@@ -586,12 +599,15 @@ class SupyagentReplay(_GrowingReplay):
 
     pair_safe_incremental = True
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         self._grow(i)
         if self.pairs is not None:
             self.pairs.grow(i)
         if self.session.messages[i].role != "system":
             self.charges.append(self.charges[-1] + self.tokens[i] + 3)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
             return super().step(i)
         if self.synced != len(self.generated):
@@ -696,10 +712,13 @@ class CategoriesReplay(_Replay):
         self.allocation = {c.value: m for c, m in zip(self.order, self.maxima, strict=True)}
         self.synced = True  # self.before holds the turn before's trimmed set (False while the fast turns keep it in `cut`)
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         k = self.position[self.session.messages[i].category]
         self.members[k].append(i)
         self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.usable or i >= self.first_covering:
             if not self.synced:  # the reference step reads the turn before's trimmed set
                 trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])

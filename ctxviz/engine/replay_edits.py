@@ -46,18 +46,27 @@ class _EditsReplay(_Replay):
         self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
         self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
 
+    def absorb(self, i: int) -> None:
+        if self.usable and i < self.first_summary:
+            self._take(i)
+
     def step(self, i: int) -> Turn:
         if not self.usable or i >= self.first_summary:
             if not self.handed_over:
                 self._hand_over()
                 self.handed_over = True
             return super().step(i)
+        self._take(i)
         return self._fast(i)
 
     def _hand_over(self) -> None:
         """Before the first turn the reference step plans: what it reads of the turn before."""
 
+    def _take(self, i: int) -> None:
+        """Take message `i` into the carried state (at a step or between two)."""
+
     def _fast(self, i: int) -> Turn:
+        """The turn at step `i`, message `i` already taken in."""
         raise NotImplementedError
 
     def _system(self, m: Message) -> None:
@@ -125,7 +134,7 @@ class ClearThinkingReplay(_AnthropicReplay):
         self.saved = 0
         self.truncated = 0
 
-    def _fast(self, i: int) -> Turn:
+    def _take(self, i: int) -> None:
         m = self._grow(i)
         if m.role == "user":
             if self.current:
@@ -133,6 +142,8 @@ class ClearThinkingReplay(_AnthropicReplay):
             self.current = []
         elif m.role == "assistant":
             self.current.append(i)
+
+    def _fast(self, i: int) -> Turn:
         if not self.keep_all:
             turns = len(self.closed) + (1 if self.current else 0)
             while self.cleared < turns - self.keep:
@@ -213,7 +224,7 @@ class ClearToolUsesReplay(_AnthropicReplay):
         self.result_delta.add(position, self.placeholder_tokens - self.tokens[r])
         self.result_freed.add(position, max(0, self.tokens[r] - self.placeholder_tokens))
 
-    def _fast(self, i: int) -> Turn:
+    def _take(self, i: int) -> None:
         m = self._grow(i)
         p: ae.ClearToolUses20250919 = self.params
         if m.role == "tool":
@@ -248,6 +259,9 @@ class ClearToolUsesReplay(_AnthropicReplay):
                 self.input_freed.append(self.input_freed[-1] + freed)
                 self.input_saved.append(self.input_saved[-1] + saved)
                 self.input_messages.append(self.input_messages[-1] + new_message)
+
+    def _fast(self, i: int) -> Turn:
+        p: ae.ClearToolUses20250919 = self.params
         if self.trigger_kind == "input_tokens":
             if self.last_usage >= 0:
                 u = self.session.messages[self.last_usage].usage
@@ -296,7 +310,7 @@ class LangChainContextEditingReplay(_EditsReplay):
         if self.cut:
             self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]))
 
-    def _fast(self, i: int) -> Turn:
+    def _take(self, i: int) -> None:
         p: ClearToolUsesParams = self.params
         m = self.session.messages[i]
         self.total += self.tokens[i]
@@ -306,6 +320,9 @@ class LangChainContextEditingReplay(_EditsReplay):
         elif kind == "tool":
             self._tool(i, m, p)
             self.tool_messages += 1
+
+    def _fast(self, i: int) -> Turn:
+        p: ClearToolUsesParams = self.params
         fired = self.total > p.trigger
         cut = 0
         if fired:
@@ -400,7 +417,7 @@ class ClaudeCodeReplay(_EditsReplay):
         self.summary_tokens = 0
         self.carried = _CarriedSnapshot() if type(summarizer) is ExtractiveSummarizer else summarizer
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
         self.history_sums.append(self.history_sums[-1] + (0 if m.role == "system" else self.tokens[i]))
@@ -408,6 +425,9 @@ class ClaudeCodeReplay(_EditsReplay):
             self.last_usage = i
             if m.role == "system":
                 self.last_system_usage = i
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.usable or (not self.generated and i >= self.first_summary):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
@@ -495,6 +515,9 @@ class CodexReplay(_EditsReplay):
         if m.role == "assistant" and m.usage is not None:
             self.last_usage = i
 
+    def absorb(self, i: int) -> None:
+        self._grow(i)
+
     def step(self, i: int) -> Turn:
         self._grow(i)
         if not self.usable or (not self.generated and i >= self.first_summary):
@@ -577,12 +600,15 @@ class GeminiCliReplay(_EditsReplay):
         self.history_sum = 0
         self.reported: int | None = None
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         m = self.session.messages[i]
         if m.role == "system":
             self._system(m)
         else:
             self._grow(i, m)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.usable or self.generated or i >= self.first_summary:
             return _Replay.step(self, i)
         return self._fast(i)

@@ -52,11 +52,14 @@ class _SummaryReplay(_Replay):
         self.ok = not pair_safe and not session.summaries and len(set(self.ids)) == len(self.ids)
         self.synced = 0  # len(generated) the state reflects
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         if self.ok and self.synced != len(self.generated):
             self._sync(i - 1)
             self.synced = len(self.generated)
         self._grow(i)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
         if not self.ok:
             return super().step(i)
         turn = self._fast(i)

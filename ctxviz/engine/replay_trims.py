@@ -88,6 +88,10 @@ class _AutoGenReplay(_Replay):
         self.sums.append(self.sums[-1] + TOKENS_PER_MESSAGE + t)
         self.members.append(self.members[-1] + 1)
 
+    def absorb(self, i: int) -> None:
+        if self.usable:
+            self._grow(i)
+
     def step(self, i: int) -> Turn:
         if not self.usable:
             return super().step(i)
@@ -223,9 +227,9 @@ class LlamaIndexReplay(_Replay):
         c, h = self.counter, self.h
         return c.window_total(j) - c.suffix[h] - c.fix_suffix[bisect_left(c.run_starts, h)]  # type: ignore[union-attr]
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
         if not self.usable:
-            return super().step(i)
+            return
         m = self.session.messages[i]
         if m.role == "system":
             self.system_messages.append(m)
@@ -234,6 +238,11 @@ class LlamaIndexReplay(_Replay):
                 self.initial, self.start = initial, 0
         else:
             self.h += 1
+
+    def step(self, i: int) -> Turn:
+        if not self.usable:
+            return super().step(i)
+        self.absorb(i)
         if self.initial < 0:
             self.initial = self._initial()
         c = self.counter
@@ -504,14 +513,17 @@ class StrandsSlidingReplay(_Replay):
         self.limit = context_window_limit(session, p.context_window_limit)[0]
         self.trimming = False  # whether the turn before trimmed (its plan's extra "trimmed")
         self.own: set[int] = set()  # what the turn before trimmed on its own (overflow trims, images replaced)
+        self.now: list[int] = []  # what the manager removed since the step before
 
     def _system_tokens(self) -> int:
         prompt = base_system_prompt(self.session, self.system_messages)
         return self.full.text(prompt) if prompt else 0
 
-    def step(self, i: int) -> Turn:
+    def absorb(self, i: int) -> None:
+        """Take message `i` in; at a management point (the end of an invocation) the manager
+        takes the messages up to it and trims, between steps, as Strands does."""
         if not self.usable:
-            return super().step(i)
+            return
         m = self.session.messages[i]
         tokens = self.full.message_tokens
         if m.role == "system":
@@ -522,7 +534,6 @@ class StrandsSlidingReplay(_Replay):
             if not (m.role == "tool" and self.previous_role == "tool"):  # strands_common.conversation's runs
                 self.count += 1
             self.previous_role = m.role
-        now: list[int] = []  # removed at this turn's management point
         point = self.point_at.get(i)
         if point is not None:
             mgr, ws = self.mgr, self.params.window_size
@@ -539,7 +550,15 @@ class StrandsSlidingReplay(_Replay):
                     c = self.session.messages[k].category.upper()
                     self.removed_count[c] = self.removed_count.get(c, 0) + 1
                     self.removed_tokens += tokens[k]
+                self.now += now
             self.held = mgr.holding()
+
+    def step(self, i: int) -> Turn:
+        if not self.usable:
+            return super().step(i)
+        self.absorb(i)
+        tokens = self.full.message_tokens
+        now, self.now = self.now, []  # removed at the management points since the step before
         fixed = self.system_tokens + self.tools_tokens
         used = fixed + self.held + self.seen_history - self.handed
         threshold = self.params.proactive_compression

@@ -295,7 +295,7 @@ class _Views:
         found = self.cache.get(turn)
         if found is None:
             self.plans += 1
-            found = view_of(self.timeline.plan_at(turn), turn)
+            found = view_of(self.timeline.plan_at(turn), self.timeline.turns[turn].index)
             if len(self.cache) > 256:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[turn] = found
@@ -303,9 +303,10 @@ class _Views:
 
 
 def _applies_at(timeline: Timeline, event: Event) -> int:
-    """The first turn whose context an event changes: a summary made after turn t's build is in
-    force from t + 1; a trim, a truncation or a recorded summary changes turn t itself."""
-    t = event.turn
+    """The first step whose context an event changes: a summary made after step t's build is in
+    force from t + 1; a trim, a truncation or a recorded summary changes step t itself. (Steps are
+    positions in `timeline.turns`; an event names its turn's session index.)"""
+    t = timeline.step_of(event.turn)
     turns = timeline.turns
     if event.kind in SUMMARY_KINDS and t + 1 < len(turns) and turns[t + 1].summaries > turns[t].summaries:
         return t + 1
@@ -319,18 +320,19 @@ def _causes(timeline: Timeline, turn: int) -> list[Event]:
 
 
 def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor]) -> Loss:
+    """What step `turn` lost; the loss names the step by its turn's session index, as events do."""
     causes = _causes(timeline, turn)
+    at = timeline.turns[turn].index
     if causes:
         first = causes[0]
         message = "; ".join(e.message for e in causes)
-        return Loss(turn, first.kind, first.turn, message, tuple(ordered(lost)))
-    return Loss(turn, "window", turn, f"no event: {timeline.policy} no longer sends them (plain trim)", tuple(ordered(lost)))
+        return Loss(at, first.kind, first.turn, message, tuple(ordered(lost)))
+    return Loss(at, "window", at, f"no event: {timeline.policy} no longer sends them (plain trim)", tuple(ordered(lost)))
 
 
 def work(timeline: Timeline) -> int:
     """Message-plans needed to plan every turn: the sum of the prefix lengths."""
-    n = len(timeline.turns)
-    return n * (n + 1) // 2
+    return sum(t.index + 1 for t in timeline.turns)
 
 
 def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[list[int], list[int]]:
@@ -366,7 +368,7 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
     planned = planned or {}
 
     def state(t: int) -> tuple[int, int]:
-        return turns[t].summaries, sum(1 for first in starts if first <= t)
+        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].index)
 
     by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
     for t in sorted(planned):
@@ -383,21 +385,24 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
         if turn.summaries:
             summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
         else:
-            summaries = tuple(x.text for x, first in zip(session.summaries, starts, strict=True) if first <= t)
+            summaries = tuple(x.text for x, first in zip(session.summaries, starts, strict=True) if first <= turn.index)
         return ((session.system_prompt,) if session.system_prompt else ()) + summaries
 
     def walk() -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]]:
         history: list[int] = []
         systems = 0
         start = end = 0
+        taken = 0  # messages taken in: a step takes those since the step before
         for t, turn in enumerate(turns):
             entered: list[int] = []
             left: list[int] = []
-            if messages[t].role == "system":
-                systems += 1
-                entered.append(t)
-            else:
-                history.append(t)
+            for k in range(taken, turn.index + 1):
+                if messages[k].role == "system":
+                    systems += 1
+                    entered.append(k)
+                else:
+                    history.append(k)
+            taken = turn.index + 1
             h = len(history)
             keep = min(max(turn.kept - systems, 0), h)
             new_start, new_end = h - keep, h
@@ -430,7 +435,8 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
     points: list[TurnRetention] = []
     losses: list[Loss] = []
     for t, entered, left, texts in walk:
-        grown = bisect_right(first, t)
+        at = timeline.turns[t].index
+        grown = bisect_right(first, at)
         for i in range(scope, grown):
             if count[i]:
                 kept += 1
@@ -460,7 +466,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
                     if i < scope:
                         kept -= 1
                         instructions_kept -= instruction[i]
-        points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
+        points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
         gone = [anchors[i] for i in dropped if not count[i] and i < before]
         if gone:
             losses.append(_loss(timeline, t, dict.fromkeys(gone)))
@@ -495,11 +501,12 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
     for t in turns:
         ids = present(index, views(t))
         presence[t] = ids
-        scope = bisect_right(index.first_indices, t)
+        at = timeline.turns[t].index
+        scope = bisect_right(index.first_indices, at)
         kept = sum(1 for i in ids if i < scope)
         instructions = bisect_right(instruction_ids, scope - 1)
         instructions_kept = sum(1 for i in instruction_ids[:instructions] if i in ids)
-        points.append(TurnRetention(t, scope, kept, instructions, instructions_kept))
+        points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
     losses: list[Loss] = []
     modelled = None if exact else _modelled(timeline, index, presence, views)
     if modelled is not None:
@@ -512,7 +519,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
             before, after = presence.get(t - 1), presence.get(t)
             if before is None or after is None:
                 continue
-            scope = bisect_right(index.first_indices, t - 1)
+            scope = bisect_right(index.first_indices, timeline.turns[t - 1].index)
             gone = [anchors[i] for i in before - after if i < scope]
             if gone:
                 losses.append(_loss(timeline, t, gone))
@@ -559,11 +566,14 @@ class Where:
     turns: int = 0
     #: How the turns were read, in a few words.
     method: str = "every turn planned"
+    #: The last turn's session index (-1: no turn).
+    last_turn: int = -1
 
     def to_json(self) -> dict[str, Any]:
         return {"term": self.term, "said_in": list(self.said), "anchors": [a.to_json() for a in self.anchors],
                 "in_context": [{"from": a, "to": b} for a, b in self.spans], "exits": [e.to_json() for e in self.exits],
-                "at_end": self.at_end, "exact": self.exact, "method": self.method, "in_system_prompt": self.in_system_prompt, "turns": self.turns}
+                "at_end": self.at_end, "exact": self.exact, "method": self.method, "in_system_prompt": self.in_system_prompt, "turns": self.turns,
+                "last_turn": self.last_turn}
 
 
 def _holds(view: View, needle: str, said: tuple[int, ...]) -> bool:
@@ -582,11 +592,14 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
     index = index or anchors_of(session)
     matching = tuple(index.search(term))
     n = len(timeline.turns)
+    last_turn = timeline.turns[-1].index if n else -1
     in_prompt = bool(needle) and needle in session.system_prompt.lower()
     if not n or (not said and not in_prompt):
-        return Where(term, said, matching, (), (), False, True, in_prompt, n)
+        return Where(term, said, matching, (), (), False, True, in_prompt, n, last_turn=last_turn)
     in_summary = any(needle in x.text.lower() for x in session.summaries)  # a recorded summary can hold it from turn 0
-    start = said[0] if said and not in_prompt and not in_summary else 0
+    start = timeline.step_of(said[0]) if said and not in_prompt and not in_summary else 0  # the first step that can hold it
+    if start >= n:  # said after the last step's request: no step sent it
+        return Where(term, said, matching, (), (), False, True, in_prompt, n, last_turn=last_turn)
     views = _Views(timeline)
     held: dict[int, bool] = {}
 
@@ -595,7 +608,7 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
             held[t] = _holds(views(t), needle, said)
         return held[t]
 
-    exact = (n - start) * (n + start) // 2 <= exact_work
+    exact = sum(t.index + 1 for t in timeline.turns[start:]) <= exact_work
     if exact:
         for t in range(start, n):
             at(t)
@@ -624,17 +637,18 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
     spans: list[tuple[int, int]] = []
     exits: list[Exit] = []
     open_at: int | None = None
+    index_of = [t.index for t in timeline.turns]  # spans and exits name steps by their turns' session indices
     for j, t in enumerate(known):
         if held[t] and open_at is None:
             open_at = t
         if not held[t] and open_at is not None:
-            spans.append((open_at, known[j - 1]))
+            spans.append((index_of[open_at], index_of[known[j - 1]]))
             open_at = None
             exits.append(_exit(timeline, t, said))
     if open_at is not None:
-        spans.append((open_at, known[-1]))
+        spans.append((index_of[open_at], index_of[known[-1]]))
     return Where(term, said, matching, tuple(spans), tuple(exits), held[known[-1]], exact, in_prompt, n,
-                 "every turn planned" if exact else method)
+                 "every turn planned" if exact else method, last_turn)
 
 
 def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:
@@ -656,7 +670,7 @@ def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], chec
         messages.difference_update(left)
         if texts != texts_seen:
             texts_seen, in_texts = texts, any(needle in x.lower() for x in texts)
-        if t >= first or in_texts:
+        if timeline.turns[t].index >= first or in_texts:
             held[t] = sent > 0 or in_texts
         view = checks.get(t)
         if view is not None and (view.partial or view.full != messages):
@@ -665,13 +679,15 @@ def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], chec
 
 
 def _exit(timeline: Timeline, turn: int, said: tuple[int, ...]) -> Exit:
+    """Why step `turn` no longer holds the term; the exit names the step by its turn's session index."""
     causes = _causes(timeline, turn)
+    at = timeline.turns[turn].index
     if causes:
         first = causes[0]
-        return Exit(turn, first.kind, first.turn, "; ".join(e.message for e in causes))
+        return Exit(at, first.kind, first.turn, "; ".join(e.message for e in causes))
     plan = timeline.plan_at(turn)
-    reasons = [f"#{k}: {plan.messages[k].reason}" for k in said if k <= turn and not plan.messages[k].sent]
-    return Exit(turn, "window", turn, reasons[-1] if reasons else f"no event: {timeline.policy} no longer sends it")
+    reasons = [f"#{k}: {plan.messages[k].reason}" for k in said if k <= at and not plan.messages[k].sent]
+    return Exit(at, "window", at, reasons[-1] if reasons else f"no event: {timeline.policy} no longer sends it")
 
 
 def where_in_plan(plan: Plan, session: Session, term: str) -> dict[str, Any]:

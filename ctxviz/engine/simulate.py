@@ -1,13 +1,17 @@
-"""Turn-by-turn replay: the context each policy would have built as the agent lived the session.
+"""Call-by-call replay: the context each policy would have built as the agent lived the session.
 
-At every message the policy plans the session so far (reusing the counts of the whole session, so
-nothing is re-tokenized), checks its own trigger, and when one fires applies a summary that later
-turns carry. The app's timeline and `ctxviz simulate` both read this.
+The replay steps at the agent's model calls (`steps.py`: the calls the log records, else the
+request before each assistant reply; `--per-message` steps at every message). At every step the
+policy plans the session so far (reusing the counts of the whole session, so nothing is
+re-tokenized), checks its own trigger, and when one fires applies a summary that later steps
+carry; the messages between two steps are taken in without a turn and without a trigger. The
+app's timeline and `ctxviz simulate` both read this.
 
 That from-scratch replay (`_Replay`, `simulate(..., incremental=False)`) is the reference. A policy
-with a replayer in `replay.py` carries its state from turn to turn instead and computes only what a
-`Turn` holds, with the same turns, events and summaries (tests/test_replay_incremental.py);
-`Timeline.plan_at` still rebuilds a turn's full plan on demand.
+with a replayer in `replay.py` carries its state from message to message instead (`absorb`) and
+computes only what a `Turn` holds at each step (`step`), with the same turns, events and
+summaries on every schedule (tests/test_replay_incremental.py); `Timeline.plan_at` still rebuilds
+a turn's full plan on demand.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ from .counting import CountStore, TokenCounts
 from .plan import Decision, Plan, Totals
 from .policies import get_policy
 from .session import Session, Summary
+from .steps import MESSAGES, Schedule, schedule
 from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import Tokenizer
 
 ProgressCallback = Callable[[int, int], None]
 #: Called with the turns built so far (the replay's own list: read it, do not keep it) and the
-#: session's length, as often as the progress callback: the app draws the chart as it fills.
+#: number of steps the replay will make, as often as the progress callback: the app draws the chart as it fills.
 TurnsCallback = Callable[[list["Turn"], int], None]
 
 
@@ -47,7 +52,9 @@ class Event:
 
 @dataclass(frozen=True)
 class Turn:
-    index: int  # the session message just added
+    """One step of a replay: the request the agent sent with messages 0..index."""
+
+    index: int  # the session index of the request's last message
     tokens_sent: int
     budget: int
     kept: int
@@ -60,9 +67,13 @@ class Turn:
     #: The measured tokens of the session's messages so far that this turn does not send (dropped
     #: or summarised; a truncated message is sent): the plan's `Totals.dropped` at this turn.
     not_sent: int = 0
+    #: The step's number in the replay (its position in `Timeline.turns`), and the assistant
+    #: message that answered the request (-1: no answer in the file, or the per-message view).
+    step: int = 0
+    reply: int = -1
 
     def to_json(self) -> dict[str, Any]:
-        return {"turn": self.index, "tokens_sent": self.tokens_sent, "budget": self.budget, "kept": self.kept,
+        return {"turn": self.index, "step": self.step, "reply": self.reply if self.reply >= 0 else None, "tokens_sent": self.tokens_sent, "budget": self.budget, "kept": self.kept,
                 "dropped": self.dropped, "summarized": self.summarized, "truncated": self.truncated, "fits": self.fits,
                 "not_sent": self.not_sent, "events": [e.to_json() for e in self.events]}
 
@@ -77,10 +88,23 @@ class Timeline:
     summaries: tuple[Summary, ...]  # every summary the simulation produced, in order
     #: ctxviz's own options applied to every turn (pair safety; the real count is not replayed).
     options: PlanOptions | None = None
+    #: Where the replay stepped (`steps.schedule`): its rule ("calls", "replies", "messages").
+    schedule: Schedule | None = None
+
+    @property
+    def step_rule(self) -> str:
+        return self.schedule.rule if self.schedule is not None else MESSAGES
 
     @property
     def events(self) -> list[Event]:
         return [e for t in self.turns for e in t.events]
+
+    def step_of(self, index: int) -> int:
+        """The first step whose request holds session message `index` (len(turns): none does).
+        A turn's events name its `index`, so this also finds the step of an event."""
+        from bisect import bisect_left
+
+        return bisect_left(self.turns, index, key=lambda t: t.index)
 
     def session_at(self, turn: int) -> Session:
         """The session as the agent held it when building the context at `turn`."""
@@ -108,7 +132,9 @@ class Timeline:
                 if event["kind"] in _SUMMARY_KINDS:
                     event["covers"] = covered_at.get(position, [])
         return {"policy": self.policy, "params": dataclasses.asdict(self.params),
-                "pair_safe": bool(self.options is not None and self.options.pair_safe), "turns": turns,
+                "pair_safe": bool(self.options is not None and self.options.pair_safe), "step_rule": self.step_rule,
+                "recorded_calls": self.schedule.recorded if self.schedule is not None else 0,
+                "unsent_messages": self.schedule.unsent if self.schedule is not None else 0, "turns": turns,
                 "events": [e for t in turns for e in t["events"]], "summaries": summaries}
 
 
@@ -159,14 +185,16 @@ def simulate(
     options: PlanOptions | None = None,
     incremental: bool = True,
     turns_so_far: TurnsCallback | None = None,
+    per_message: bool = False,
 ) -> Timeline:
-    """Replay the session turn by turn. Each turn's events are changes from the turn before (see
-    `Event`); with `options.pair_safe` every turn's context is made pair-safe after the policy's
-    own trigger has been checked on what the policy built.
+    """Replay the session call by call (`steps.schedule`; `per_message`: at every message). Each
+    turn's events are changes from the step before (see `Event`); with `options.pair_safe` every
+    turn's context is made pair-safe after the policy's own trigger has been checked on what the
+    policy built.
 
-    A policy with an incremental replayer (`ctxviz.engine.replay`) carries its state from turn to
-    turn; any other policy, and `incremental=False` (the reference the replayers are tested
-    against), plans the whole prefix at every turn. Both give the same turns and events."""
+    A policy with an incremental replayer (`ctxviz.engine.replay`) carries its state from message
+    to message; any other policy, and `incremental=False` (the reference the replayers are tested
+    against), plans the whole prefix at every step. Both give the same turns and events."""
     pol = get_policy(policy)
     pair_safe = options is not None and options.pair_safe
     params = params if params is not None and dataclasses.is_dataclass(params) else pol.make_params(params or {})
@@ -184,21 +212,33 @@ def simulate(
             from .pins import resolve_pins
 
             replay.pins = resolve_pins(session, pins)
+    plan = schedule(session, per_message, pol.step_points)
     turns: list[Turn] = []
     n = len(session.messages)
+    at = 0  # the next step
+    steps, replies = plan.steps, plan.replies
     for i in range(n):
-        turns.append(replay.step(i))
+        if at < len(steps) and steps[at] == i:
+            turns.append(dataclasses.replace(replay.step(i), step=at, reply=replies[at]))
+            replay.last_step = i
+            at += 1
+        else:
+            replay.absorb(i)
         if i % 50 == 0 or i == n - 1:
             if turns_so_far is not None:
-                turns_so_far(turns, n)
+                turns_so_far(turns, len(steps))
             if progress is not None:
                 progress(i + 1, n)
-    return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options)
+    return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options, plan)
 
 
 class _Replay:
-    """The reference replay: at every turn, plan the whole prefix from scratch. Incremental
-    replayers subclass it and fall back to `step` for the turns they do not compute themselves."""
+    """The reference replay: at every step, plan the whole prefix from scratch. Incremental
+    replayers subclass it and fall back to `step` for the turns they do not compute themselves.
+
+    The contract: `simulate` hands every session message once, in order, to `absorb` (take it into
+    the state: no turn, no trigger) or, at a step, to `step` (take it in, build the request's turn
+    and check the policy's trigger there), and sets `last_step` to the index of each step done."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.session = session
@@ -211,6 +251,11 @@ class _Replay:
         self.generated: list[Summary] = []
         self.before = _Cuts()
         self.pins: dict[int, str] = {}
+        self.last_step = -1  # the session index of the step before (set by `simulate`)
+
+    def absorb(self, i: int) -> None:
+        """Take message `i` in between two steps. The reference plans each step's prefix from
+        scratch, so it keeps nothing."""
 
     def step(self, i: int) -> Turn:
         session, policy, generated = self.session, self.policy, self.generated
@@ -221,9 +266,9 @@ class _Replay:
         new_summary = _trigger(policy, prefix, plan, self.params, counts, self.summarizer, i, events)
         if new_summary is not None:
             generated.append(new_summary)
-        if not generated:
+        if not generated:  # a summary the file records, written since the step before
             for k, start in enumerate(session.summary_start_turns):
-                if start == i and i > 0:
+                if self.last_step < start <= i and start > 0:
                     events.append(Event(i, "compaction", _recorded_summary_event(session, k, prefix, plan)))
         if self.pins:
             plan = apply_pins(plan, prefix, pins_up_to(session, self.pins, i), counts)
@@ -363,6 +408,11 @@ def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
     static = f"{plan.totals.used:,} of {plan.totals.budget:,} tokens"
     if last.tokens_sent == plan.totals.used:
         return f"The replay's last turn sends the same {static} as the plan of the whole file."
+    if last.index < n - 1:  # the last step's request does not hold the file's last messages
+        answered = f", answered by #{last.reply}" if last.reply >= 0 else ""
+        return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once ({static}); the replay's last step is "
+                f"the request of messages #0-#{last.index}{answered}, the last model call in the file, and sends {last.tokens_sent:,}: "
+                f"the {n - 1 - last.index:,} message(s) after it were in no request. Both are right: they answer different questions.")
     made: dict[str, int] = {}
     for e in timeline.events:
         if e.kind in _SUMMARY_KINDS and not e.message.startswith("the session's recorded summary"):

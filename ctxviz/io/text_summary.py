@@ -229,7 +229,7 @@ def where_summary(w: Where, source: str, policy: str) -> str:
     for e in w.exits:
         cause = f"{e.kind} at turn {e.event_turn}: {e.message}" if e.kind != "window" else f"no event (plain trim): {e.message}"
         lines.append(f"  left at turn {e.turn}: {_preview(cause, 300)}")
-    lines.append(f"  at the last turn (#{w.turns - 1}): {'in the context' if w.at_end else 'not in the context'}")
+    lines.append(f"  at the last turn (#{w.last_turn}): {'in the context' if w.at_end else 'not in the context'}")
     if not w.exact:
         lines.append(f"  (a large replay: {w.method})")
     return "\n".join(lines) + "\n"

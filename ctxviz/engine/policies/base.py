@@ -63,6 +63,12 @@ class Policy(Generic[P]):
     #: (params, session, trigger_tokens, keep_messages, keep_tokens) -> (params, lines it could not set).
     trigger_level: Callable[..., int | None] | None = None
     align: Callable[..., tuple[Any, list[str]]] | None = None
+    #: When the framework runs the policy, in a user's words: before each model call, once per
+    #: call, after each agent invocation... (`ctxviz policies` says it; engine/steps.py replays it).
+    schedule: str = "before each model call (the replay's steps: the log's calls, else the request before each reply)"
+    #: Where the framework's agent calls the model, for a log that records no calls, when that is not
+    #: simply before each assistant reply: (session) -> the session index of each request's last message.
+    step_points: Callable[[Session], tuple[int, ...]] | None = None
     #: Counts the whole session at once, where one message's count depends on others (mnesis: a
     #: tool call's part holds its output); `measure` still counts a message on its own.
     measure_session: SessionMeasure | None = None

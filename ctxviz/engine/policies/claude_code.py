@@ -269,6 +269,7 @@ def align(settings: AutoCompactSettings, session: Session, trigger_tokens: int |
 
 POLICY = Policy(
     name="claude-code",
+    schedule='auto-compact is checked before each API request',
     title="Claude Code auto-compact",
     params_type=AutoCompactSettings,
     measure_name="claude-code-rough",

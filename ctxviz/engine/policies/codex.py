@@ -438,6 +438,7 @@ def trigger_level(params: CodexCompaction, session: Session) -> int | None:
 
 POLICY = Policy(
     name=POLICY_NAME,
+    schedule='auto-compaction is checked before each model request (after the reported token_count)',
     title="Codex local auto-compaction",
     params_type=CodexCompaction,
     measure_name="codex-item",

@@ -466,6 +466,7 @@ def trigger_level(params: GeminiCompression, session: Session) -> int:
 
 POLICY = Policy(
     name=POLICY_NAME,
+    schedule='chat compression is tried before each request (sendMessageStream)',
     title="Gemini CLI chat compression",
     params_type=GeminiCompression,
     measure_name="gemini-cli-content",

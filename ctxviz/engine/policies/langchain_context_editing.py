@@ -216,6 +216,7 @@ def tool_label(name: str) -> str:
 
 POLICY = Policy(
     name="langchain-context-editing",
+    schedule='ContextEditingMiddleware.wrap_model_call: on every model call',
     title="LangChain ContextEditingMiddleware (ClearToolUsesEdit)",
     params_type=ClearToolUsesParams,
     measure_name="langchain-approx-message",

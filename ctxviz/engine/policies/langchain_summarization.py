@@ -460,6 +460,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
 
 POLICY = Policy(
     name="langchain-summarization",
+    schedule='SummarizationMiddleware.before_model: before each model call of the agent loop (never between parallel tool results)',
     title="LangChain SummarizationMiddleware",
     params_type=SummarizationParams,
     measure_name="langchain-approx-message",

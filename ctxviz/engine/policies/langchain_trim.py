@@ -479,6 +479,7 @@ def refresh(plan_: Plan, session: Session, counts: TokenCounts | None) -> Plan:
 
 POLICY = Policy(
     name="langchain-trim",
+    schedule='trim_messages wherever the agent calls it: ctxviz replays it before each model call',
     title="LangChain trim_messages",
     params_type=TrimParams,
     measure_name="langchain-approx-message",

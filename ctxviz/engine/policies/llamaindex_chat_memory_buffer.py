@@ -376,6 +376,7 @@ def _drop_reason(roles: list[str], k: int, counter: JoinedCounter, initial: int,
 
 POLICY = Policy(
     name=NAME,
+    schedule='memory.get(): once per LLM call, after a user message or a whole batch of tool results',
     title="LlamaIndex ChatMemoryBuffer",
     params_type=ChatMemoryBufferParams,
     measure_name="llamaindex-joined-content",

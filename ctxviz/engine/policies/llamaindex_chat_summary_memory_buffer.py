@@ -270,6 +270,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
 
 POLICY = Policy(
     name=NAME,
+    schedule='memory.get(): once per LLM call, after a user message or a whole batch of tool results (BaseWorkflowAgent.aggregate_tool_results, then memory.aget())',
     title="LlamaIndex ChatSummaryMemoryBuffer",
     params_type=ChatSummaryMemoryBufferParams,
     measure_name="llamaindex-content",

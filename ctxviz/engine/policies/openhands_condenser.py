@@ -468,6 +468,27 @@ def agent_would_step(prefix: Session) -> bool:
     return all(c.id in answered for c in batch.tool_calls)
 
 
+def agent_steps(session: Session) -> tuple[int, ...]:
+    """Every message after which the agent steps (`agent_would_step` on each prefix, in one pass):
+    the replay's steps where the log records no calls, so that the condenser runs where the agent
+    runs it (a batch fully observed is a step even when the log shows a user message next)."""
+    out: list[int] = []
+    batch: set[str] | None = None
+    answered: set[str] = set()
+    for m in session.messages:
+        if m.role == "system":
+            continue
+        if m.role == "assistant" and m.tool_calls:
+            batch, answered = {c.id for c in m.tool_calls}, set()
+        elif m.role == "user":
+            out.append(m.index)
+        elif m.role == "tool":
+            answered.add(m.tool_call_id)
+            if batch is None or batch <= answered:
+                out.append(m.index)
+    return tuple(out)
+
+
 def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
     """The condensation the plan made, put in force for the turns after it (when the agent steps)."""
     ids = plan_.extra.get("summarized_ids") or []
@@ -512,6 +533,9 @@ POLICY = Policy(
     keep=("keep_first", "max_size"),
     stand_in=STAND_IN,
     compact=compact,
+    step_points=agent_steps,
+    schedule="the condenser runs at every agent step (CodeActAgent.step: after a user message, or once every call of the latest batch "
+             "has its observation); where the log records calls, before each of them",
 )
 
 

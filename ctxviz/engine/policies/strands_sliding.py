@@ -397,6 +397,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
 
 POLICY = Policy(
     name="strands-sliding-window",
+    schedule='apply_management after each agent invocation (the final reply); with per_turn before every (N-th) model call; overflow recovery before the call that overflowed',
     title="Strands SlidingWindowConversationManager",
     params_type=SlidingWindowParams,
     measure_name="strands-blocks",

@@ -233,6 +233,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: Tok
 
 POLICY = Policy(
     name="strands-summarizing",
+    schedule='reduce_context before the model call that overflows (or reaches the proactive threshold)',
     title="Strands SummarizingConversationManager",
     params_type=SummarizingParams,
     measure_name="strands-blocks",

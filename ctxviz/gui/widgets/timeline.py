@@ -48,6 +48,12 @@ LEGEND_COLUMNS = 3
 LEGEND_ROOM = 1.1
 
 
+#: The x axis of the replay, per step rule (`engine.steps`): a point per request, placed at its last message.
+STEP_AXIS = {"calls": "message index: a point per model call the log records (the request's last message)",
+             "replies": "message index: a point per request before an assistant reply (its last message)",
+             "messages": "turn (message index)"}
+
+
 class TimelineView(QWidget):
     turnChanged = Signal(int)
     simulateRequested = Signal()
@@ -198,7 +204,7 @@ class TimelineView(QWidget):
         self.slider.blockSignals(False)
         self._draw_series(timeline)
         self._draw_events(timeline)
-        self.plot.setXRange(0, finite(max(total - 1, 1)), padding=0.02)
+        self.plot.setXRange(0, finite(max(len(timeline.session.messages) - 1, 1)), padding=0.02)  # the steps sit at their messages
         self._lay_out_legend()
         self._fit_y(timeline, [])
         done = len(timeline.turns)
@@ -253,6 +259,7 @@ class TimelineView(QWidget):
             self.label.setText(idle_text)
             return
         self._draw_series(timeline)
+        self.plot.setLabel("bottom", STEP_AXIS.get(timeline.step_rule, STEP_AXIS["messages"]))
         reported = self.reported_usage(timeline)
         if reported:
             # What the provider reported was in the window for each call (input + cache), against the replay.
@@ -439,7 +446,8 @@ class TimelineView(QWidget):
         reported = (f" (the provider reported {usage.window_fill:,} for the call made after this turn, which produced #{after.index})"
                     if after is not None and usage is not None and usage.window_fill else "")
         recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions if c.before_index == t.index)
-        self.label.setText(f"Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
+        step = f"Step {turn + 1:,} of {len(self.timeline.turns):,}, " if self.timeline.step_rule != "messages" else ""
+        self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
                            f"{t.summarized} summarised, {t.truncated} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
 
     def _moved(self, turn: int) -> None:
