@@ -216,3 +216,21 @@ def test_simulate_says_when_it_shows_only_some_turns(capsys):
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line[:6].strip().isdigit()]
     assert len(rows) < 230 and "th is shown" in out and "--json lists them all" in out
+
+
+@pytest.mark.parametrize("name", ["langchain/messages_to_trim.dumpd.json", "otel/otel_genai_client_span_tool_calls.json",
+                                  "swe_agent/pydicom__pydicom-1458.traj"])
+def test_info_counts_a_system_prompt_carried_as_system_messages(capsys, name):
+    """`info` said "system prompt: 0 characters" for files whose system prompt is a system message."""
+    from ctxviz.io.loaders import load_session
+
+    path = Path(__file__).parent / "data" / "real" / name
+    session = load_session(path)
+    chars = len(session.system_prompt) + sum(len(m.text or "") for m in session.messages if m.role == "system")
+    assert main(["info", str(path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "system prompt:" in x)
+    if chars:
+        assert f"system prompt: {chars:,} characters" in line and "system message" in line
+    assert main(["info", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["system_prompt_chars"] + doc["system_message_chars"] == chars

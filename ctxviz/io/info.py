@@ -56,6 +56,10 @@ def session_facts(session: Session) -> dict[str, Any]:
             "cache_read_input_tokens": last.usage.cache_read_input_tokens,
             "cache_creation_input_tokens": last.usage.cache_creation_input_tokens, "output_tokens": last.usage.output_tokens},
         "system_prompt_chars": len(session.system_prompt),
+        # Most formats carry the system prompt as system-role messages, which every built-in policy
+        # folds into the prompt: counted here too, so a file with one never reads "0 characters".
+        "system_messages": sum(1 for m in session.messages if m.role == "system"),
+        "system_message_chars": sum(len(m.text or "") for m in session.messages if m.role == "system"),
         "tool_definitions": len(session.tools),
         "memory": len(session.memory),
         "learnings": len(session.learnings),
@@ -96,7 +100,11 @@ def info_text(session: Session) -> str:
                      f"in the window (input {c['input_tokens']:,} + cache read {c['cache_read_input_tokens']:,} + cache write {c['cache_creation_input_tokens']:,})")
     else:
         lines.append("  reported usage: none in the file")
-    lines.append(f"  system prompt: {f['system_prompt_chars']:,} characters; tool definitions: {f['tool_definitions']:,}; "
+    prompt = f"{f['system_prompt_chars'] + f['system_message_chars']:,} characters"
+    if f["system_messages"]:
+        where = f"in {f['system_messages']:,} system message{'s' if f['system_messages'] != 1 else ''}"
+        prompt += f" ({where}" + (f", {f['system_prompt_chars']:,} in the prompt field" if f["system_prompt_chars"] else "") + ")"
+    lines.append(f"  system prompt: {prompt}; tool definitions: {f['tool_definitions']:,}; "
                  f"memory: {f['memory']:,}; learnings: {f['learnings']:,}")
     if f["notes"]:
         lines.append("  notes:")
