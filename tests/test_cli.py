@@ -234,3 +234,14 @@ def test_info_counts_a_system_prompt_carried_as_system_messages(capsys, name):
     assert main(["info", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["system_prompt_chars"] + doc["system_message_chars"] == chars
+
+
+def test_the_readme_glossary_is_the_one_the_app_shows():
+    from ctxviz.glossary import define, readme_section
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert readme_section() in readme
+    # the words the issue asked to define, as the app and the README spell them
+    for term in ("anchor", "fresh tail", "evictable prefix", "zone", "caps", "Unseen", "summarised", "replaced"):
+        assert define(term), term
+    assert define("Summarized") == define("summarised") != ""
