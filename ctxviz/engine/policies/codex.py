@@ -259,7 +259,9 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     if window is None:
         notes.append(f"Codex does not know the model {session.model or '(none)'!r}: it has no context window, so it never auto-compacts "
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
-    system_messages = [m for m in session.messages if m.role == "system"]
+    # Developer messages before the conversation join the instructions; later ones stay where Codex
+    # sent them, in the history (moving them to the front would change the request's prefix).
+    system_messages = leading_system_messages(session)
     system_prompt = base_system_prompt(session, system_messages)
     initial = initial_context(session)
     initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
@@ -299,9 +301,13 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     summary_tokens = item_tokens(user_item(summary_text)) if summary is not None else 0
     initial_tokens = sum(tokens[m.index] for m in initial)
     instructions_tokens = approx_token_count(system_prompt) if system_prompt else 0
+    request_tokens: int | None = None
     if last_usage is not None and not generated and (summary is None or last_usage.id not in covered):
         total = reported_total(last_usage) or 0
         source = f"the usage reported for message #{last_usage.index} (input with cached tokens, plus output)"
+        # The next request as the provider counts it: that call's tokens and the items since (their
+        # estimate): what the cache prices, where the estimate of the whole history runs 13-93 % low.
+        request_tokens = total + sum(tokens[m.index] for m in history if m.id not in covered and m.index > last_usage.index)
     else:
         total = instructions_tokens + initial_tokens + retained_tokens + summary_tokens + sum(tokens[m.index] for m in live)
         source = "Codex's estimate of the history (JSON bytes / 4" + (", as after a compaction)" if generated else "; no usage reported)")
@@ -402,8 +408,17 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
         extra={"total_usage_tokens": total, "token_source": "reported" if "reported" in source else "estimate",
                "auto_compact_token_limit": limit, "compacts": fires, "summary_text": new_summary, "trimmed_items": trimmed,
                "effective_context_window": (window * EFFECTIVE_CONTEXT_WINDOW_PERCENT) // 100 if window is not None else None,
-               "retained_ids": [m.id for m, _ in retained]},
+               "retained_ids": [m.id for m, _ in retained],
+               **({"request_tokens": request_tokens} if request_tokens is not None and not fires else {})},
     )
+
+
+def leading_system_messages(session: Session) -> list[Message]:
+    """The system (developer) messages before the first other message: the ones Codex sends with
+    its instructions. A developer message written later (a changed sandbox or approval policy, a
+    model switch) is a history item, sent in its place."""
+    first_other = next((m.index for m in session.messages if m.role != "system"), len(session.messages))
+    return [m for m in session.messages[:first_other] if m.role == "system"]
 
 
 def _covered_messages(session: Session, summary: Summary | None) -> list[Message]:
@@ -421,8 +436,8 @@ def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: Token
     extra = plan_.extra
     if not extra.get("compacts"):
         return None
-    initial = {m.id for m in initial_context(prefix)}
-    covered = [m for m in prefix.messages if m.role != "system" and m.id not in initial]
+    initial = {m.id for m in initial_context(prefix)} | {m.id for m in leading_system_messages(prefix)}
+    covered = [m for m in prefix.messages if m.id not in initial]
     text = stand_in_summary(covered, summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"Codex auto-compacts: {extra['total_usage_tokens']:,} tokens >= model_auto_compact_token_limit "
                                             f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids'])} user message(s) kept"))
