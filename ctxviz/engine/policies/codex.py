@@ -259,9 +259,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     if window is None:
         notes.append(f"Codex does not know the model {session.model or '(none)'!r}: it has no context window, so it never auto-compacts "
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
-    # Developer messages before the conversation join the instructions; later ones stay where Codex
-    # sent them, in the history (moving them to the front would change the request's prefix).
-    system_messages = leading_system_messages(session)
+    system_messages = [m for m in session.messages if m.role == "system"]
     system_prompt = base_system_prompt(session, system_messages)
     initial = initial_context(session)
     initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
@@ -413,14 +411,6 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     )
 
 
-def leading_system_messages(session: Session) -> list[Message]:
-    """The system (developer) messages before the first other message: the ones Codex sends with
-    its instructions. A developer message written later (a changed sandbox or approval policy, a
-    model switch) is a history item, sent in its place."""
-    first_other = next((m.index for m in session.messages if m.role != "system"), len(session.messages))
-    return [m for m in session.messages[:first_other] if m.role == "system"]
-
-
 def _covered_messages(session: Session, summary: Summary | None) -> list[Message]:
     if summary is None:
         return []
@@ -436,8 +426,8 @@ def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: Token
     extra = plan_.extra
     if not extra.get("compacts"):
         return None
-    initial = {m.id for m in initial_context(prefix)} | {m.id for m in leading_system_messages(prefix)}
-    covered = [m for m in prefix.messages if m.id not in initial]
+    initial = {m.id for m in initial_context(prefix)}
+    covered = [m for m in prefix.messages if m.role != "system" and m.id not in initial]
     text = stand_in_summary(covered, summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"Codex auto-compacts: {extra['total_usage_tokens']:,} tokens >= model_auto_compact_token_limit "
                                             f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids'])} user message(s) kept"))
