@@ -207,6 +207,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
     p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
+    p = sub.add_parser("verify", help="replay a log under its own agent's policy and compare each real call with the provider's figures")
+    p.add_argument("session", metavar="LOG", help="a log with the provider's usage (Claude Code, Codex, Gemini CLI...; - for standard input)")
+    p.add_argument("--policy", default=None, help="replay under this policy instead of the log's own agent's")
+    p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
+    p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
+    p.add_argument("--json", action="store_true", help="print every call and the summary as JSON")
     p = sub.add_parser("calibrate", help="fit Claude Code's auto-compact trigger from the preTokens its logs record")
     p.add_argument("logs", nargs="+", metavar="LOG", help="Claude Code session files (- for standard input)")
     p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
@@ -933,7 +939,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"calibrate": cmd_calibrate, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export,
+def cmd_verify(args: argparse.Namespace) -> int:
+    """`ctxviz verify LOG`: how far the replay's requests, cache figures and cost are from the bill."""
+    from .engine.verify import report_text, verify
+
+    if args.policy:
+        get_policy(args.policy)  # a bad name fails before the file is read
+    result = verify(load_args(args), args.policy or None)
+    write_stdout(json_text(result.to_json()) + "\n" if args.json else report_text(result))
+    return EXIT_OK
+
+
+COMMANDS = {"calibrate": cmd_calibrate, "verify": cmd_verify, "info": cmd_info, "gui": cmd_gui, "report": cmd_report, "plan": cmd_plan, "export": cmd_export,
             "count": cmd_count, "policies": cmd_policies, "simulate": cmd_simulate, "compare": cmd_compare, "why": cmd_why,
             "sweep": cmd_sweep, "check": cmd_check, "where": cmd_where}
 

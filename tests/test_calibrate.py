@@ -31,13 +31,16 @@ def test_the_files_hold_what_the_expectations_say():
 def test_a_real_auto_compaction_gives_the_trigger_buffer_and_the_documented_default():
     code, out, err = run_cli(["calibrate", str(AUTO), *map(str, MANUAL)])
     assert code == 0, err
-    assert out.startswith("5 log(s): 7 compaction(s) recorded, 1 automatic, 6 manual")
+    assert out.startswith("5 log(s): 7 compaction(s) recorded, 1 automatic, 6 manual (/compact: counted only as checks that did not auto-compact)")
     assert "claude-opus-4-6: 1 automatic compaction(s)" in out
     assert "median 170,251, min 170,251, max 170,251" in out
     assert "trigger     170,251" in out
     assert "buffer      29,749 (window - trigger)" in out  # 200,000 - 170,251
-    # Claude Code's default for opus 4.6: 200,000 - min(128,000, 20,000) - 13,000 = 167,000
-    assert "documented  167,000 (window - 33,000" in out and "the fit is 3,251 above it" in out
+    # The interval the log supports: the call on lines 2-3 reports 163,346 + 1,484 + 1 input + 1 output = 164,832
+    # tokens and Claude Code did not compact after it; it did at 170,251 (issue 20: report the interval, not a point).
+    assert "interval    (164,832, 170,251]: the logs show a check at 164,832 tokens that did not compact and one at 170,251 that did" in out
+    # Claude Code's default for opus 4.6: 200,000 - min(128,000, 20,000) - 13,000 = 167,000, inside it
+    assert "documented  167,000 (window - 33,000" in out and "inside the interval the logs support (164,832, 170,251]" in out
     assert "--set calibrated_trigger=170251" in out
 
 
@@ -61,6 +64,24 @@ def test_json_per_model_with_several_compactions(tmp_path):
     assert (sonnet["model"], sonnet["n"], sonnet["median"], sonnet["trigger"], sonnet["window"], sonnet["buffer"]) == \
         ("claude-sonnet-4-5-20250929", 2, 166_700, 166_100, 200_000, 33_900)
     assert sonnet["documented_trigger"] == 167_000 and sonnet["set"] == "calibrated_trigger=166100"
+    # Every file has the check at 164,832 that did not compact: for sonnet, at 166,100 the documented
+    # 167,000 lies above the interval; for opus it lies inside (164,832, 168,500].
+    assert opus["interval"]["above"] == 164_832 and opus["interval"]["at_most"] == 168_500 and opus["interval"]["documented_inside"] is True
+    assert sonnet["interval"]["above"] == 164_832 and sonnet["interval"]["documented_inside"] is False
+
+
+def test_a_check_that_did_not_compact_above_one_that_did_is_a_contradiction(tmp_path):
+    """A manual /compact at 171,000 means auto-compact had not fired at 171,000; with an automatic one at
+    170,251 for the same model, no single trigger explains both, and calibrate says so."""
+    auto = AUTO.read_text().splitlines()
+    manual = [line.replace('"trigger":"auto","preTokens":170251', '"trigger":"manual","preTokens":171000') for line in auto]
+    assert manual != auto
+    (tmp_path / "a.jsonl").write_text("\n".join(auto) + "\n")
+    (tmp_path / "m.jsonl").write_text("\n".join(manual) + "\n")
+    code, out, err = run_cli(["calibrate", str(tmp_path / "a.jsonl"), str(tmp_path / "m.jsonl"), "--json"])
+    assert code == 0, err
+    (opus,) = json.loads(out)["models"]
+    assert opus["interval"]["contradicting_checks"] == [171_000] and opus["interval"]["above"] == 164_832
 
 
 def test_logs_without_an_auto_compaction_say_so():

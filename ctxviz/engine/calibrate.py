@@ -3,8 +3,12 @@
 Every `compact_boundary` records the context's size when Claude Code compacted
 (`compactMetadata.preTokens`) and whether it was automatic or `/compact` (`trigger`). Claude Code
 auto-compacts once its count is at or over the trigger, checked before each request, so every
-automatic preTokens is at or above the trigger and the smallest is the tightest bound on it: that is
-the fitted trigger, given per model with its spread and the gap to the window it implies.
+automatic preTokens is at or above the trigger: the smallest is the upper bound. Every check that
+did *not* compact was below it: the count after each reported call (its input, cache reads and
+writes, and output: what Claude Code counts from that usage) and a manual compaction's preTokens
+(auto-compact had not fired). The largest of those is the lower bound. So the logs support the
+interval (highest check that did not compact, lowest that did]; the fitted trigger is its upper
+end, and the report says whether Claude Code's documented default lies in it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,29 @@ class ModelFit:
     window: int | None
     pre_tokens: tuple[int, ...]
     documented_trigger: int | None  # Claude Code's default for this model (claude-code policy defaults)
+    #: Counts at checks that did not compact (after each reported call; manual compactions' preTokens).
+    not_compacted: tuple[int, ...] = ()
+
+    @property
+    def lower(self) -> int | None:
+        """The highest count that did not compact, below the lowest that did (None: no such check)."""
+        below = [c for c in self.not_compacted if c < self.trigger]
+        return max(below) if below else None
+
+    @property
+    def contradicted(self) -> tuple[int, ...]:
+        """Checks that did not compact at or above a count that did: one trigger cannot explain them."""
+        return tuple(sorted(c for c in self.not_compacted if c >= self.trigger))
+
+    @property
+    def documented_inside(self) -> bool | None:
+        if self.documented_trigger is None:
+            return None
+        return (self.lower is None or self.lower < self.documented_trigger) and self.documented_trigger <= self.trigger
+
+    def interval_text(self) -> str:
+        low = f"{self.lower:,}" if self.lower is not None else "-"
+        return f"({low}, {self.trigger:,}]"
 
     @property
     def n(self) -> int:
@@ -62,12 +89,23 @@ class ModelFit:
         return {"model": self.model, "n": self.n, "trigger": self.trigger, "median": self.median, "min": min(self.pre_tokens),
                 "max": max(self.pre_tokens), "window": self.window, "buffer": self.buffer,
                 "documented_trigger": self.documented_trigger, "pre_tokens": list(self.pre_tokens),
+                "interval": {"above": self.lower, "at_most": self.trigger, "checks_not_compacted": len(self.not_compacted),
+                             "documented_inside": self.documented_inside, "contradicting_checks": list(self.contradicted)},
                 "set": f"calibrated_trigger={self.trigger}"}
 
 
 def observations(session: Session) -> list[Observation]:
     return [Observation(session.source, session.model, c.trigger, c.pre_tokens, session.format_version, c.before_index)
             for c in session.compactions if c.pre_tokens > 0]
+
+
+def checks_not_compacted(session: Session) -> list[int]:
+    """Claude Code's count at checks that did not auto-compact: after each reported call (input,
+    cache reads and writes, and output: tokenCountWithEstimation's figure from that usage), and
+    each manual compaction's preTokens."""
+    counts = [m.usage.window_fill + m.usage.output_tokens for m in session.messages
+              if m.role == "assistant" and m.usage is not None and m.usage.window_fill > 0]
+    return counts + [c.pre_tokens for c in session.compactions if c.trigger == "manual" and c.pre_tokens > 0]
 
 
 def _window(model: str, sessions: Sequence[Session]) -> int | None:
@@ -85,17 +123,21 @@ def fit(sessions: Sequence[Session]) -> tuple[list[ModelFit], list[Observation]]
     for o in seen:
         if o.trigger == "auto":
             by_model.setdefault(o.model, []).append(o.pre_tokens)
+    quiet: dict[str, list[int]] = {}
+    for s in sessions:
+        if s.format == "claude-code":
+            quiet.setdefault(s.model, []).extend(checks_not_compacted(s))
     fits = []
     for model, values in sorted(by_model.items()):
         window = _window(model, sessions)
         documented = threshold(model, AutoCompactSettings(context_window=window)).trigger if window else None
-        fits.append(ModelFit(model or "(unknown model)", window, tuple(values), documented))
+        fits.append(ModelFit(model or "(unknown model)", window, tuple(values), documented, tuple(quiet.get(model, ()))))
     return fits, seen
 
 
 def report_text(fits: list[ModelFit], seen: list[Observation], files: int) -> str:
     manual = sum(1 for o in seen if o.trigger != "auto")
-    lines = [f"{files} log(s): {len(seen)} compaction(s) recorded, {len(seen) - manual} automatic, {manual} manual (/compact, not used for the fit)"]
+    lines = [f"{files} log(s): {len(seen)} compaction(s) recorded, {len(seen) - manual} automatic, {manual} manual (/compact: counted only as checks that did not auto-compact)"]
     if not fits:
         lines.append("no automatic compaction in these logs: nothing to calibrate (Claude Code records one as a "
                      "compact_boundary with compactMetadata.trigger \"auto\" when a session reaches its trigger)")
@@ -107,14 +149,23 @@ def report_text(fits: list[ModelFit], seen: list[Observation], files: int) -> st
             f"{f.model}: {f.n} automatic compaction(s)",
             f"  preTokens   median {f.median:,.0f}, min {min(f.pre_tokens):,}, max {max(f.pre_tokens):,}",
             f"  trigger     {f.trigger:,} (the smallest preTokens: Claude Code compacted at or above its trigger every time)",
+            f"  interval    {f.interval_text()}: " + (f"the logs show a check at {f.lower:,} tokens that did not compact and one at {f.trigger:,} that did"
+                                                      if f.lower is not None else
+                                                      f"no check below {f.trigger:,} that did not compact; the trigger is at most {f.trigger:,}")
+            + f" ({len(f.not_compacted):,} check(s) that did not compact in these logs)",
             f"  window      {window}",
         ]
+        if f.contradicted:
+            lines.append(f"  note        {len(f.contradicted)} check(s) did not compact at or above {f.trigger:,} (up to {max(f.contradicted):,}): "
+                         "one trigger cannot explain these logs (a different version or setting?)")
         if f.buffer is not None:
             lines.append(f"  buffer      {f.buffer:,} (window - trigger)")
         if f.documented_trigger is not None:
             gap = f.trigger - f.documented_trigger
-            lines.append(f"  documented  {f.documented_trigger:,} (window - {f.window - f.documented_trigger:,}, Claude Code's default); "
-                         f"the fit is {abs(gap):,} {'above' if gap >= 0 else 'below'} it")
+            inside = "inside" if f.documented_inside else "outside"
+            lines.append(f"  documented  {f.documented_trigger:,} (window - {f.window - f.documented_trigger:,}, Claude Code's default): "
+                         f"{inside} the interval the logs support {f.interval_text()}; the interval's top is {abs(gap):,} "
+                         f"{'above' if gap >= 0 else 'below'} it")
         lines.append(f"  replay with --policy claude-code --set calibrated_trigger={f.trigger}")
     return "\n".join(lines) + "\n"
 

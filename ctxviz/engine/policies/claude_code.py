@@ -32,6 +32,7 @@ from typing import Any
 from ..catalog import find_model
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ..reported import reported_usage
 from ..session import (
     Message,
     OpaquePart,
@@ -151,12 +152,18 @@ def _recorded(session: Session, summary: Summary) -> bool:
     """A summary the log recorded: it covers exactly the messages before one of its compaction
     boundaries (less a preserved segment), so the usage the log reports after it is the usage of
     the context Claude Code really had."""
+    return _boundary(session, summary) is not None
+
+
+def _boundary(session: Session, summary: Summary) -> int | None:
+    """The index of the first message after the recorded compaction that wrote `summary` (None: the
+    log records no such compaction)."""
     covers = set(summary.covers)
     for c in session.compactions:
         before = {m.id for m in session.messages[: c.before_index]} - set(c.preserved)
         if before and before == covers:
-            return True
-    return False
+            return c.before_index
+    return None
 
 
 def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -> Plan:
@@ -180,9 +187,14 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
                                          "kept: Claude Code sends the whole conversation since the last compaction", k))
 
     # tokenCountWithEstimation: the last reported usage in the live context, plus an estimate after it.
+    # After a recorded compaction only usage reported after it counts: a kept (preserved) message's
+    # usage measured the context before the compaction, which no longer exists.
     trusted = summary is None or _recorded(session, summary)
-    anchor = next((m for m in reversed(live) if m.usage is not None), None) if trusted else None
+    boundary = _boundary(session, summary) if summary is not None else None
+    anchor = next((m for m in reversed(live) if m.usage is not None and m.usage.window_fill > 0 and (boundary is None or m.index >= boundary)),
+                  None) if trusted else None
     estimated = sum(tokens[m.index] for m in live)
+    unseen = 0
     if anchor is not None and anchor.usage is not None:
         reported = anchor.usage.window_fill + anchor.usage.output_tokens
         after = sum(tokens[m.index] for m in live if m.index > anchor.index)
@@ -192,7 +204,16 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
     else:
         used = estimated + summary_tokens
         why = "no reported usage in the live context" if trusted else "the summary in force is ctxviz's, so the log's later usage does not apply"
+        if boundary is not None:
+            # The request after a compaction still opens with the system prompt and tool definitions:
+            # where the log lacks them, their size as the first call reported it (engine.reported).
+            found = reported_usage(session)
+            unseen = found.unseen if found is not None else 0
+            used += unseen
+            why = "no usage reported since the recorded compaction"
         counter = f"estimated ({why}): characters / 4 of the messages{' and the summary' if summary else ''}"
+        if unseen:
+            counter += f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from its first call)"
 
     notes = [f"trigger {t.trigger:,} = {t.how}", f"count: {counter}"]
     if used >= t.trigger:
@@ -220,7 +241,9 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
         context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=summaries, zones=ZONES, notes=tuple(notes),
         extra={"autocompact_threshold": t.trigger, "threshold_how": t.how, "effective_window": t.window - t.reserved_for_summary,
                "would_compact": used >= t.trigger, "counted": "reported" if anchor is not None else "estimated",
-               "anchor_index": anchor.index if anchor is not None else None},
+               "anchor_index": anchor.index if anchor is not None else None,
+               # the request as the provider counts it (system prompt and tools included): for the cache's price
+               **({"request_tokens": used} if anchor is not None or unseen else {})},
     )
 
 

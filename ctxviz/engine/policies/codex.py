@@ -299,9 +299,13 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     summary_tokens = item_tokens(user_item(summary_text)) if summary is not None else 0
     initial_tokens = sum(tokens[m.index] for m in initial)
     instructions_tokens = approx_token_count(system_prompt) if system_prompt else 0
+    request_tokens: int | None = None
     if last_usage is not None and not generated and (summary is None or last_usage.id not in covered):
         total = reported_total(last_usage) or 0
         source = f"the usage reported for message #{last_usage.index} (input with cached tokens, plus output)"
+        # The next request as the provider counts it: that call's tokens and the items since (their
+        # estimate): what the cache prices, where the estimate of the whole history runs 13-93 % low.
+        request_tokens = total + sum(tokens[m.index] for m in history if m.id not in covered and m.index > last_usage.index)
     else:
         total = instructions_tokens + initial_tokens + retained_tokens + summary_tokens + sum(tokens[m.index] for m in live)
         source = "Codex's estimate of the history (JSON bytes / 4" + (", as after a compaction)" if generated else "; no usage reported)")
@@ -402,7 +406,8 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
         extra={"total_usage_tokens": total, "token_source": "reported" if "reported" in source else "estimate",
                "auto_compact_token_limit": limit, "compacts": fires, "summary_text": new_summary, "trimmed_items": trimmed,
                "effective_context_window": (window * EFFECTIVE_CONTEXT_WINDOW_PERCENT) // 100 if window is not None else None,
-               "retained_ids": [m.id for m, _ in retained]},
+               "retained_ids": [m.id for m, _ in retained],
+               **({"request_tokens": request_tokens} if request_tokens is not None and not fires else {})},
     )
 
 

@@ -376,6 +376,11 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
 
     messages = tuple(decisions)  # type: ignore[arg-type]
     used = system_tokens + summary_tokens + history_tokens
+    # The next request as the provider counts it, for the cache's price: the last reported prompt
+    # and what was added since, as sent (the answer itself included), where nothing was compressed.
+    request_tokens = None
+    if reported is not None and last_with_usage is not None and status != "COMPRESSED":
+        request_tokens = reported + sum(m.sent_tokens for m in messages if m.index >= last_with_usage.index)
     sent_plans = [m for m in messages if m.sent]
     allocation = {"system": system_tokens, "summary": summary_tokens, "history": limit - system_tokens - summary_tokens}
     usage = {"system": system_tokens, "summary": summary_tokens, "history": history_tokens}
@@ -389,7 +394,8 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
         extra={"prompt_token_count": prompt_tokens, "prompt_token_source": "reported" if reported is not None else "estimate",
                "history_estimate": estimate, "threshold_tokens": threshold, "compression_status": status,
                "split_point": split, "compressed_ids": compressed_ids, "summary_text": new_summary_text,
-               "held_until": held_until, "truncated_ids": truncated_ids},
+               "held_until": held_until, "truncated_ids": truncated_ids,
+               **({"request_tokens": request_tokens} if request_tokens else {})},
     )
 
 

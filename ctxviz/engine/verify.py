@@ -1,0 +1,257 @@
+"""How far to trust a replay: the replay of a log beside the provider's own figures in that log.
+
+`verify` replays a log under its own agent's policy (Claude Code's auto-compact for a Claude Code
+log, Codex's for a rollout, Gemini CLI's compression for a Gemini CLI session), prices the request
+before each call the log records with the cache model (`engine.caching`), and puts each beside what
+the provider reported for that call: request tokens, cache reads and writes, and the input cost at
+the same prices (the bill). Where compactions fall, predicted and recorded, is compared in calls.
+It ends with three numbers: the pooled cost ratio (predicted input cost over billed, summed over the
+calls), the median per-call error of the cache hit share, in points, and the compaction timing error.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from .caching import CacheReport, TurnCache, cache_costs, call_steps, real_calls
+from .session import Message, Session
+from .simulate import Timeline, simulate
+
+#: The policy that replays each agent's own logs (by the session's format).
+AGENT_POLICIES = {"claude-code": "claude-code", "codex": "codex-compaction", "gemini-cli": "gemini-cli-compression"}
+#: For a format that is not an agent's log (one API request, a trace): a policy that sends the whole
+#: history and counts it from the reported usage, as the recorded request did.
+FALLBACK_POLICY = "claude-code"
+#: Event kinds by which a policy puts its own summary or compaction in force.
+COMPACTION_KINDS = ("compaction", "summary", "consolidation", "hard_threshold")
+
+
+def agent_policy(session: Session) -> tuple[str, str]:
+    """(policy, why) for replaying this log as its agent lived it."""
+    policy = AGENT_POLICIES.get(session.format)
+    if policy is not None:
+        return policy, f"the {session.format} log's own agent"
+    return FALLBACK_POLICY, (f"{session.format or 'this'} format has no agent policy: {FALLBACK_POLICY} sends the whole history and counts it "
+                             "from the reported usage, as the recorded request did")
+
+
+@dataclass(frozen=True)
+class CallCheck:
+    """One real call: the replay's request before it beside the provider's figures."""
+
+    call: int  # the index of the call's answer in the session
+    turn: int  # the replay's step (its last message) the request was built at
+    predicted: TurnCache
+    reported_request: int
+    reported_read: int
+    reported_write: int
+    billed: float | None  # USD, input side, at the catalogue's prices; None for an unknown model
+
+    @property
+    def predicted_hit(self) -> float:
+        return self.predicted.cache_read / self.predicted.request if self.predicted.request else 0.0
+
+    @property
+    def reported_hit(self) -> float:
+        return self.reported_read / self.reported_request if self.reported_request else 0.0
+
+    @property
+    def hit_error_points(self) -> float:
+        return abs(self.predicted_hit - self.reported_hit) * 100
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.predicted
+        return {"call": self.call, "turn": self.turn,
+                "predicted": {"request": p.request, "cache_read": p.cache_read, "cache_write": p.cache_write, "cost_usd": _usd(p.cost, self.billed),
+                              "cache_read_range": [p.read_low, p.read_high], "cold": p.cold, "expired": p.expired},
+                "reported": {"request": self.reported_request, "cache_read": self.reported_read, "cache_write": self.reported_write,
+                             "cost_usd": None if self.billed is None else round(self.billed, 8)},
+                "hit_share": {"predicted": round(self.predicted_hit, 4), "reported": round(self.reported_hit, 4),
+                              "error_points": round(self.hit_error_points, 2)}}
+
+
+def _usd(value: float, billed: float | None) -> float | None:
+    return None if billed is None else round(value, 8)
+
+
+@dataclass(frozen=True)
+class CompactionCheck:
+    """A compaction the log records or the replay predicts, placed at the real call it precedes."""
+
+    kind: str  # "recorded" or "predicted"
+    message: int  # the session index it comes before (recorded) or at (predicted)
+    call: int | None  # how many real calls came before it
+    trigger: str = ""  # "auto", "manual" or "" (recorded); the policy's event kind (predicted)
+    tokens: int = 0  # preTokens where recorded
+    error_calls: int | None = None  # recorded automatic: calls to the nearest predicted one
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "calls_before": self.call, "trigger": self.trigger, "tokens": self.tokens,
+                "error_calls": self.error_calls, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Verification:
+    session: Session
+    policy: str
+    why: str
+    cache: CacheReport
+    calls: tuple[CallCheck, ...]
+    compactions: tuple[CompactionCheck, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def known(self) -> bool:
+        return self.cache.known
+
+    @property
+    def cost_ratio(self) -> float | None:
+        """Predicted input cost over billed, pooled over the calls (None: nothing to compare)."""
+        billed = sum(c.billed or 0.0 for c in self.calls)
+        if not self.known or not billed:
+            return None
+        return sum(c.predicted.cost for c in self.calls) / billed
+
+    @property
+    def median_hit_error(self) -> float | None:
+        return statistics.median(c.hit_error_points for c in self.calls) if self.calls and self.known else None
+
+    @property
+    def request_ratio(self) -> float | None:
+        reported = sum(c.reported_request for c in self.calls)
+        return sum(c.predicted.request for c in self.calls) / reported if reported else None
+
+    @property
+    def compaction_error(self) -> float | None:
+        """The median distance, in calls, from each recorded automatic compaction to the nearest
+        predicted one (None: the log records no automatic compaction)."""
+        errors = [c.error_calls for c in self.compactions if c.kind == "recorded" and c.trigger != "manual" and c.error_calls is not None]
+        return statistics.median(errors) if errors else None
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        ratio, hit = self.cost_ratio, self.median_hit_error
+        if not self.known:
+            lines.append(f"no cache model for this model: {self.cache.model.name} is not in the model catalogue, so no cost or cache share "
+                         "is compared")
+        elif ratio is None:
+            lines.append("no billed cost to compare (the log's calls report no input)")
+        else:
+            lines.append(f"pooled cost ratio {ratio:.2f} (predicted ${sum(c.predicted.cost for c in self.calls):,.4f} over billed "
+                         f"${sum(c.billed or 0 for c in self.calls):,.4f}, input side, {len(self.calls)} calls)")
+        if hit is not None:
+            lines.append(f"median per-call cache hit-share error {hit:.1f} points")
+        req = self.request_ratio
+        if req is not None:
+            lines.append(f"request tokens: predicted {req:.2f}x reported, pooled")
+        recorded = [c for c in self.compactions if c.kind == "recorded"]
+        predicted = [c for c in self.compactions if c.kind == "predicted"]
+        automatic = [c for c in recorded if c.trigger != "manual"]
+        err = self.compaction_error
+        if err is not None:
+            lines.append(f"compaction timing error {err:g} call(s) (median over {len(automatic)} recorded automatic compaction(s))")
+        elif automatic:
+            lines.append(f"compaction timing: none of the {len(automatic)} recorded automatic compaction(s) was predicted")
+        else:
+            lines.append("compaction timing: the log records no automatic compaction" +
+                         (f" ({len(recorded)} manual)" if recorded else "") +
+                         (f"; the replay predicts {len(predicted)}" if predicted else "; the replay predicts none"))
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.session.source, "format": self.session.format, "model": self.session.model, "policy": self.policy,
+                "policy_reason": self.why, "known_model": self.known, "calls": [c.to_json() for c in self.calls],
+                "compactions": [c.to_json() for c in self.compactions],
+                "summary": {"calls": len(self.calls),
+                            "cost_ratio": None if self.cost_ratio is None else round(self.cost_ratio, 4),
+                            "predicted_cost_usd": round(sum(c.predicted.cost for c in self.calls), 8) if self.known else None,
+                            "billed_cost_usd": round(sum(c.billed or 0 for c in self.calls), 8) if self.known else None,
+                            "median_hit_error_points": None if self.median_hit_error is None else round(self.median_hit_error, 2),
+                            "request_ratio": None if self.request_ratio is None else round(self.request_ratio, 4),
+                            "compaction_error_calls": self.compaction_error, "sentences": self.summary_lines()},
+                "cache_notes": list(self.cache.notes), "notes": list(self.notes)}
+
+
+def billed(report: CacheReport, message: Message) -> float | None:
+    """What the provider charged for the call's input, at the catalogue's prices and the log's cache
+    lifetime (its reported input, cache reads and cache writes)."""
+    cm = report.cache
+    if cm is None or not cm.known or message.usage is None:
+        return None
+    u = message.usage
+    return cm.price(u.cache_read_input_tokens, u.cache_creation_input_tokens, u.input_tokens)
+
+
+def verify(session: Session, policy: str | None = None, params: Any = None, exclude: str = "", timeline: Timeline | None = None) -> Verification:
+    """Replay the log under its agent's policy (or `policy`) and put each real call beside the
+    replay's request before it. `exclude` leaves a file out of the measured hit rates (the test's
+    held-out check)."""
+    why = "chosen with --policy"
+    if policy is None:
+        policy, why = agent_policy(session)
+    timeline = timeline if timeline is not None else simulate(session, policy, params)
+    steps = call_steps(timeline)
+    report = cache_costs(timeline, steps=steps, exclude=exclude)
+    answers = {m.index - 1: m for m in real_calls(session)}
+    checks = []
+    for t in report.turns:
+        m = answers[t.turn]
+        u = m.usage
+        assert u is not None
+        checks.append(CallCheck(m.index, t.turn, t, u.window_fill, u.cache_read_input_tokens, u.cache_creation_input_tokens, billed(report, m)))
+    notes = []
+    skipped = [m.index for m in session.messages if m.role == "assistant" and m.usage is not None and m.usage.window_fill > 0 and m.index == 0]
+    if skipped:
+        notes.append("the call answering at message #0 shows no request in the log: not compared")
+    if not checks:
+        notes.append("the log records no call with usage: nothing to compare")
+    return Verification(session, policy, why, report, tuple(checks), tuple(_compactions(session, timeline)), tuple(notes))
+
+
+def _compactions(session: Session, timeline: Timeline) -> list[CompactionCheck]:
+    """Recorded compactions (the log's boundaries) and the replay's own, each placed by the number of
+    real calls made before it; each recorded automatic one gets its distance to the nearest predicted."""
+    call_indices = [m.index for m in real_calls(session)]
+
+    def calls_before(index: int) -> int:
+        return sum(1 for c in call_indices if c < index)
+
+    predicted = [CompactionCheck("predicted", e.turn, calls_before(e.turn + 1), e.kind, text=e.message) for e in timeline.events
+                 if e.kind in COMPACTION_KINDS and not e.message.startswith("the session's recorded summary")]
+    out: list[CompactionCheck] = []
+    for c in session.compactions:
+        at = calls_before(c.before_index)
+        nearest = min((abs(p.call - at) for p in predicted if p.call is not None), default=None)
+        trigger = c.trigger or "auto"
+        out.append(CompactionCheck("recorded", c.before_index, at, trigger, c.pre_tokens, nearest if trigger != "manual" else None,
+                                   f"{trigger} compaction recorded before message #{c.before_index}" +
+                                   (f" at {c.pre_tokens:,} tokens" if c.pre_tokens else "")))
+    return sorted(out + predicted, key=lambda c: (c.message, c.kind))
+
+
+def report_text(v: Verification) -> str:
+    """The per-call table and the summary, as `ctxviz verify` prints it."""
+    s = v.session
+    lines = [f"{s.source}: {len(v.calls)} real call(s) replayed under {v.policy} ({v.why}); model {s.model or '(none named)'}"]
+    for note in (*v.notes, *v.cache.notes):
+        lines.append(f"  note: {note}")
+    lines.append(f"{'call':>6} {'request':>9} {'reported':>9} {'read':>9} {'rep.read':>9} {'write':>8} {'rep.write':>9} "
+                 f"{'cost $':>9} {'billed $':>9} {'hit':>5} {'rep.':>5}")
+    for c in v.calls:
+        p = c.predicted
+        cost = f"{p.cost:>9.4f}" if v.known else f"{'-':>9}"
+        bill = f"{c.billed:>9.4f}" if c.billed is not None else f"{'-':>9}"
+        flag = "  cold start" if p.cold and p.turn != v.calls[0].turn else ""
+        lines.append(f"{c.call:>6} {p.request:>9,} {c.reported_request:>9,} {p.cache_read:>9,} {c.reported_read:>9,} {p.cache_write:>8,} "
+                     f"{c.reported_write:>9,} {cost} {bill} {c.predicted_hit:>5.0%} {c.reported_hit:>5.0%}{flag}")
+    if v.compactions:
+        lines.append("compactions:")
+        for c in v.compactions:
+            where = f"after {c.call} call(s)" if c.call is not None else ""
+            err = f", {c.error_calls} call(s) from the nearest predicted" if c.error_calls is not None else ""
+            lines.append(f"  {c.kind:<9} #{c.message:<5} {where}{err}: {c.text}")
+    lines += v.summary_lines()
+    return "\n".join(lines) + "\n"
