@@ -93,7 +93,7 @@ BAD_INPUTS = [
     ("empty.json", "", "empty.json: the file is empty"),
     ("blank.jsonl", "\n  \n", "blank.jsonl: the file is empty"),
     ("bad.json", '{"messages": [\n  {"role": "user", "content": "hi"},\n  {"role": \n', "bad.json:4: invalid JSON"),
-    ("trunc.jsonl", '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}\n{"role": "user", "cont', "trunc.jsonl:3: truncated JSON line"),
+    ("trunc.jsonl", '{"role": "user", "content": "a"}\n{"role": "user", "cont\n{"role": "assistant", "content": "b"}', "trunc.jsonl:2: truncated JSON line"),
     ("bad.yaml", "ctxviz: 1\nmessages:\n  - role: user\n    content: [unclosed\n", "bad.yaml:5: invalid YAML"),
     ("role.json", '{"messages": [\n  {"role": "user", "content": "hi"},\n  {"role": "wizard", "content": "x"}\n]}', "role.json:3: messages[1].role: unknown role 'wizard'"),
     ("type.yaml", "ctxviz: 1\nmessages:\n  - role: user\n    content: 42\n", "type.yaml:4: messages[0].content: expected a string or a list of parts, got a number"),
