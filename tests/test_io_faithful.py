@@ -6,11 +6,17 @@ compares with golden cases recorded by running the framework's own code (tests/g
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.session import TextPart
 from ctxviz.io.loaders import load_session
+
+STORE = CountStore()
 
 REAL = Path(__file__).parent / "data" / "real"
 
@@ -52,3 +58,128 @@ def test_a_cut_off_last_line_is_skipped_in_the_other_jsonl_formats(tmp_path, lin
     s = load_session(str(path))
     assert [m.text for m in s.messages] == ["a"]
     assert any(n.startswith("skipped the last line (2)") for n in s.notes)
+
+
+# -- LlamaIndex, through the loaders: empty text, the function role, several system messages ---------------
+
+LLAMA_DIR = Path(__file__).parent / "golden" / "llamaindex"
+LLAMA_LOADER_GOLDEN = json.loads((LLAMA_DIR / "loader_cases.json").read_text(encoding="utf-8"))
+
+
+def test_the_loader_golden_file_is_llamaindexs():
+    assert LLAMA_LOADER_GOLDEN["framework"] == "llama-index-core" and LLAMA_LOADER_GOLDEN["version"] == "0.14.25"
+    files = {c["file"] for c in LLAMA_LOADER_GOLDEN["cases"]}
+    assert files == {"openai_empty_content.json", "openai_function_role.json", "openai_several_system.json", "ctxviz_empty_content.yaml"}
+
+
+@pytest.mark.parametrize("case", LLAMA_LOADER_GOLDEN["cases"], ids=lambda c: f"{c['file']}@{c['token_limit']}")
+def test_chat_memory_buffer_through_the_loaders_keeps_what_llamaindex_keeps(case):
+    session = load_session(str(LLAMA_DIR / "loaders" / case["file"]))
+    plan = plan_session(session, "llamaindex-chat-memory-buffer", {"token_limit": case["token_limit"]}, None, store=STORE)
+    assert plan.params["initial_token_count"] == case["initial_token_count"]
+    assert [i for i in plan.context_index if i is not None] == case["kept"]
+    assert plan.extra["token_count"] == case["token_count"]
+
+
+def test_an_empty_content_is_an_empty_text_not_no_content():
+    session = load_session(str(LLAMA_DIR / "loaders" / "openai_empty_content.json"))
+    assert session.messages[2].parts == (TextPart(""),)
+    assert session.messages[10].parts[0].kind == "tool_call"  # "content": null stays no content
+
+
+# -- an empty history is planned as empty ---------------------------------------------------------------
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from ctxviz.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("text", ['{"messages": []}', "[]", "ctxviz: 1\nmessages: []\n"])
+def test_an_empty_history_loads_with_a_note(tmp_path, text):
+    path = tmp_path / ("empty.yaml" if text.startswith("ctxviz") else "empty.json")
+    path.write_text(text, encoding="utf-8")
+    s = load_session(str(path))
+    assert s.messages == () and "the session has no messages" in s.notes
+
+
+@pytest.mark.parametrize("policy", ["langchain-trim", "llamaindex-chat-memory-buffer", "llamaindex-chat-summary-memory-buffer", "missy",
+                                    "claude-code", "strands-sliding-window", "autogen-buffered"])
+def test_an_empty_history_plans_and_simulates_as_empty(tmp_path, capsys, policy):
+    # LangChain's trim_messages([]) and LlamaIndex's ChatMemoryBuffer over an empty store both return [].
+    path = tmp_path / "empty.json"
+    path.write_text('{"messages": []}', encoding="utf-8")
+    plan = plan_session(load_session(str(path)), policy, {}, None, store=STORE)
+    assert [i for i in plan.context_index if i is not None] == [] and plan.messages == ()
+    code, out, err = _cli(capsys, "simulate", str(path), "--policy", policy)
+    assert code == 0 and "internal error" not in err
+
+
+def test_exporting_an_empty_context_warns_and_strict_refuses(tmp_path, capsys):
+    path = tmp_path / "empty.json"
+    path.write_text('{"messages": []}', encoding="utf-8")
+    code, out, err = _cli(capsys, "export", str(path), "--policy", "langchain-trim", "--to", "openai", "-o", "-")
+    assert code == 0 and json.loads(out)["messages"] == []
+    assert 'warning: the exported context has no messages (`"messages": []`)' in err
+    code, out, err = _cli(capsys, "export", str(path), "--policy", "langchain-trim", "--to", "openai", "-o", "-", "--strict")
+    assert code == 1 and out == "" and "nothing written" in err
+
+
+def test_check_reads_past_an_empty_and_an_unreadable_file(tmp_path, capsys):
+    empty, bad, good = tmp_path / "a_empty.json", tmp_path / "b_bad.json", tmp_path / "c_good.json"
+    empty.write_text('{"messages": []}', encoding="utf-8")
+    bad.write_text('{"messages": [\n{"role": "wizard", "content": "x"}]}', encoding="utf-8")
+    good.write_text('{"messages": [{"role": "user", "content": "hello"}]}', encoding="utf-8")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  max_tokens: 1000\n", encoding="utf-8")
+    junit = tmp_path / "out.xml"
+    code, out, err = _cli(capsys, "check", str(empty), str(bad), str(good), "--rules", str(rules), "--junit", str(junit))
+    assert code == 2
+    assert out.strip() == f"{bad}: readable: line 2: messages[0].role: unknown role 'wizard' (expected one of system, user, assistant, tool)"
+    assert f"{empty}: the session has no messages" in err
+    assert "2 of 2 rule(s) hold over 2 session(s)" in err and "1 file(s) could not be read" in err
+    xml = junit.read_text(encoding="utf-8")
+    assert all(str(p) in xml for p in (empty, bad, good))
+
+
+# -- exports a provider would refuse: repaired as documented, or refused under --strict ----------------------
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+
+
+def _session(tmp_path, messages: list[dict]) -> str:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": messages}), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("to", ["openai", "jsonl", "anthropic"])
+def test_an_export_never_ends_with_an_unanswered_tool_call(tmp_path, capsys, to):
+    path = _session(tmp_path, [{"role": "user", "content": "look it up"}, {"role": "assistant", "content": "on it", "tool_calls": [CALL]}])
+    code, out, err = _cli(capsys, "export", path, "--policy", "langchain-trim", "--to", to, "-o", "-")
+    assert code == 0 and "call_1" not in out and "on it" in out
+    assert "fixed: dropped 1 tool" in err
+    code, out, err = _cli(capsys, "export", path, "--policy", "langchain-trim", "--to", to, "-o", "-", "--strict")
+    assert code == 1 and out == "" and "refused: dropped 1 tool" in err
+
+
+def test_an_openai_export_drops_a_tool_result_whose_call_was_trimmed(tmp_path, capsys):
+    big_call = {**CALL, "function": {"name": "lookup", "arguments": json.dumps({"q": "z" * 4000})}}
+    path = _session(tmp_path, [{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [big_call]},
+                               {"role": "tool", "tool_call_id": "call_1", "content": "y" * 4000}, {"role": "user", "content": "thanks"}])
+    code, out, err = _cli(capsys, "export", path, "--policy", "langchain-trim", "--set", "max_tokens=1100", "--to", "openai", "-o", "-")
+    sent = json.loads(out)["messages"]
+    assert code == 0 and [m["role"] for m in sent] == ["user"] and sent[0]["content"] == "thanks"
+    assert "fixed: dropped 1 tool message(s) that answer no tool call" in err
+
+
+# -- Anthropic's hosted tools are exported as they are ------------------------------------------------------
+
+def test_anthropic_server_tools_are_exported_as_they_are(capsys):
+    path = REAL / "anthropic" / "pydantic-ai-web-search-tool.request.json"
+    original = json.loads(path.read_text(encoding="utf-8"))
+    code, out, err = _cli(capsys, "export", str(path), "--policy", "langchain-trim", "--set", "max_tokens=100000", "--to", "anthropic", "-o", "-")
+    assert code == 0
+    assert json.loads(out)["tools"] == original["tools"]  # {"type": "web_search_20250305", "name": "web_search", ...}

@@ -274,6 +274,9 @@ class ToolDefinition:
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    #: A provider's hosted (server) tool as the file defines it (Anthropic `{"type": "web_search_20250305",
+    #: "name": ..., "max_uses": ...}`): it has no schema, and an export to that provider sends it as it is.
+    hosted: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_openai(self) -> dict[str, Any]:
         return {

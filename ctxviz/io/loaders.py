@@ -94,8 +94,8 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
             raise LoadError(src.path, "the document is nested too deeply") from None
         if conversation not in (None, 1) and src.conversations == 0:
             raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
-        if not session.messages:
-            raise LoadError(src.path, "the session has no messages")
+        if not session.messages:  # LangChain and LlamaIndex take an empty history and return []: so does a plan
+            src.notes.append("the session has no messages")
         notes = src.all_notes()
         if notes:
             session = dataclasses.replace(session, notes=(*session.notes, *notes))
