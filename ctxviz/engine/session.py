@@ -314,8 +314,8 @@ class Compaction:
     before_index: int
     trigger: str = ""
     pre_tokens: int = 0
-    #: The context's size right after the compaction, where the log says it (`postTokens`), else 0.
-    post_tokens: int = 0
+    #: The context's size right after the compaction, where the log says it (`postTokens`), else None (unknown).
+    post_tokens: int | None = None
     #: Ids of the messages kept verbatim after the summary (`preservedSegment`), oldest first.
     preserved: tuple[str, ...] = ()
 

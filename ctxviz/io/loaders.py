@@ -12,6 +12,7 @@ from ..errors import LoadError, UnknownNameError
 from . import unsupported
 from .anthropic import AnthropicLoader
 from .base import Loader, type_name
+from .bedrock import BedrockConverseLoader
 from .claude_code import ClaudeCodeLoader
 from .codex import CodexLoader
 from .gemini_cli import GeminiCliLoader
@@ -25,7 +26,8 @@ from .supyagent import SupyagentLoader
 from .swe_agent import SweAgentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), AnthropicLoader(),
+LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), BedrockConverseLoader(),
+                         AnthropicLoader(),
                          OpenAIChatLoader()]
 
 
