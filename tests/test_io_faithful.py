@@ -336,3 +336,22 @@ def test_input_items_before_a_compaction_item_are_not_context(tmp_path):
     assert any(n.startswith("left out the 2 input item(s) before the `compaction` item") for n in s.notes)
     real = load_session(str(REAL / "responses" / "pydantic-ai-compact-messages.request.json"))
     assert [m.role for m in real.messages] == ["assistant", "user"]  # the request as pydantic-ai sent it
+
+
+# -- Codex: ghost_snapshot items inside a compaction's replacement history are not sent -----------------------
+
+def test_ghost_snapshots_in_a_replacement_history_are_not_summary_text():
+    path = REAL / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    records = _records(path)
+    compacted = next(r for r in records if r["type"] == "compacted")
+    plain = _load_records(path, records)
+    # What newer Codex writes into replacement histories: its undo snapshots between the messages.
+    ghost = {"type": "ghost_snapshot", "ghost_commit": {"id": "4a64dbe748cb7517d3d4ba75fc65861104c63bab",
+                                                        "parent": "4272a68afdf63f79a34d5956e90413609dbcbeff",
+                                                        "preexisting_untracked_files": [], "preexisting_untracked_dirs": []}}
+    history = compacted["payload"]["replacement_history"]
+    compacted["payload"]["replacement_history"] = [history[0], ghost, *history[1:-1], ghost, history[-1]]
+    with_ghosts = _load_records(path, records)
+    assert [s.text for s in with_ghosts.summaries] == [s.text for s in plain.summaries]
+    assert "ghost" not in with_ghosts.summaries[0].text
+    assert any(n.startswith("left 2 `ghost_snapshot` item(s) out of replacement histories") for n in with_ghosts.notes)

@@ -336,6 +336,10 @@ class _Rollout:
         """
         reader = ItemReader(self.src)
         for i, item in enumerate(history):
+            if isinstance(item, dict) and item.get("type") in NOT_SENT_ITEMS:
+                # Codex never sends them, here as anywhere (they were read as summary text before).
+                self.src.tally(f"left {{n}} `{item['type']}` item(s) out of replacement histories ({NOT_SENT_ITEMS[item['type']]})")
+                continue
             reader.add(h.child(i, item))
         blocks = []
         for message in reader.messages():
