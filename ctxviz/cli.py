@@ -366,8 +366,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     if plan.orphans:
         print(f"warning: the exported context has {len(plan.orphans)} broken tool-call pair(s) (`ctxviz plan` lists them); "
               "--pair-safe keeps calls and results together", file=sys.stderr)
-    if args.strict and result.fixes:
-        print(f"export --strict: the {args.to} request would need the fixes above; nothing written", file=sys.stderr)
+    empty = result.messages == 0 and args.to != "markdown"
+    if empty:
+        print(f"{'refused' if args.strict else 'warning'}: the exported context has no messages (`\"messages\": []`), "
+              "which the provider refuses", file=sys.stderr)
+    if args.strict and (result.fixes or empty):
+        print(f"export --strict: the {args.to} request would be refused{' without the fixes above' if result.fixes else ''}; nothing written",
+              file=sys.stderr)
         return EXIT_OVER_BUDGET
     where = write_output(args.output, result.text, inputs=[args.session])
     if where != "standard output":
@@ -914,8 +919,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         check_output_path(args.junit, inputs=[*args.sessions, args.rules])
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))
     results: dict[str, Any] = {}
+    unreadable = 0
     for path in sweep_files(args.sessions):
-        session = load_session(path)
+        # One bad file does not stop the others: it is reported (and fails its JUnit suite), the rest are checked.
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            from .engine.gates import Outcome
+
+            unreadable += 1
+            where = (f"line {exc.line}: " if exc.line else "") + (f"{exc.field}: " if exc.field else "")
+            results[path] = [Outcome("readable", False, where + exc.message if exc.path == path else str(exc))]
+            continue
+        if not session.messages:
+            print(f"{path}: the session has no messages (checked as an empty history)", file=sys.stderr)
         results[path] = check(session, rules, policy_name, params, rules.tokenizer or None, STORE, options)
     broken = [(path, o) for path, outcomes in results.items() for o in outcomes if not o.passed]
     if args.junit:
@@ -924,10 +941,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_output(args.junit, junit_xml(results), inputs=[*args.sessions, args.rules])
     for path, outcome in broken:
         print(f"{path}: {outcome.rule}: {outcome.message}")
-    total = sum(len(o) for o in results.values())
-    print(f"ctxviz check: {total - len(broken)} of {total} rule(s) hold over {len(results)} session(s) under {policy.name}"
-          + (f"; {len(broken)} broken" if broken else ""), file=sys.stderr)
-    return EXIT_OVER_BUDGET if broken else EXIT_OK
+    total = sum(len(o) for o in results.values()) - unreadable
+    print(f"ctxviz check: {total - len(broken) + unreadable} of {total} rule(s) hold over {len(results) - unreadable} session(s) under {policy.name}"
+          + (f"; {len(broken) - unreadable} broken" if len(broken) > unreadable else "")
+          + (f"; {unreadable} file(s) could not be read" if unreadable else ""), file=sys.stderr)
+    return EXIT_USAGE if unreadable else EXIT_OVER_BUDGET if broken else EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -235,7 +235,7 @@ GOOD = user("u1", "hello")
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
-        ([GOOD, '{"type": "assistant", "message": {"role": "assist'], r"bad.jsonl:2: truncated JSON line: "),
+        ([GOOD, '{"type": "assistant", "message": {"role": "assist', GOOD], r"bad.jsonl:2: truncated JSON line: "),
         ([GOOD, "[1, 2]"], "bad.jsonl:2: expected an object, got a list"),
         ([GOOD, {"type": "assistant", "uuid": "a"}], "bad.jsonl:2: message: is required"),
         (

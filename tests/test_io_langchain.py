@@ -127,7 +127,6 @@ def test_detection_leaves_other_formats_alone(tmp_path):
 
 BAD = [
     ("type.json", [md("human", content="a"), {"type": "robot", "data": {"content": "x"}}], "type.json:14: [1].type: unknown message type 'robot'"),
-    ("role.json", [md("chat", content="x", role="wizard")], "role.json:11: [0].data.role: unknown chat role 'wizard'"),
     ("content.json", [md("human", content=5)], "content.json:10: [0].data.content: expected a string or a list of content blocks"),
     ("call.json", [md("ai", content="", tool_calls=[{"args": {}, "id": "c"}])], "call.json:12: [0].data.tool_calls[0].name: is required"),
     ("notmsg.json", [lc("HumanMessage", content="a"), {"lc": 1, "type": "constructor", "id": ["langchain", "prompts", "PromptTemplate"], "kwargs": {}}],

@@ -150,23 +150,24 @@ def test_request_with_every_common_item(tmp_path):
 
 def test_hosted_tools_compaction_references_and_unknown_items(tmp_path):
     s = load_session(write(tmp_path, {"model": "o4-mini", "input": [
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "e" * 1234},  # first: what came before one is not sent (issue 21)
         user("Search and ask the wiki"),
         {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "weather Paris"}},
         {"type": "mcp_call", "id": "mcp_1", "server_label": "deepwiki", "name": "ask_question", "arguments": "{}", "output": "Paris is sunny."},
-        {"type": "compaction", "id": "cmp_1", "encrypted_content": "e" * 1234},
         {"type": "item_reference", "id": "msg_earlier"},
         {"type": "computer_call", "id": "cu_1", "call_id": "cc1", "action": {"type": "screenshot"}, "status": "completed"},
         {"type": "computer_call_output", "call_id": "cc1", "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AA"}},
         {"type": "hologram_call_v9", "id": "h1", "payload": {"x": 1}},
     ]}))
-    assert [m.role for m in s.messages] == ["user", "assistant", "tool", "assistant"]
-    hosted = s.messages[1].parts
-    assert [p.type for p in hosted[:4]] == ["web_search_call", "mcp_call", "compaction", "item_reference"]
+    assert [m.role for m in s.messages] == ["assistant", "user", "assistant", "tool", "assistant"]
+    assert s.messages[0].parts[0].text == "[compaction: encrypted, 1,234 characters]"
+    hosted = s.messages[2].parts
+    assert [p.type for p in hosted[:3]] == ["web_search_call", "mcp_call", "item_reference"]
     assert "weather Paris" in hosted[0].text and "Paris is sunny." in hosted[1].text
-    assert hosted[2].text == "[compaction: encrypted, 1,234 characters]" and hosted[3].text == "[item_reference: msg_earlier]"
-    assert hosted[4] == ToolCallPart("cc1", "computer", '{"type": "screenshot"}')
-    assert s.messages[2].parts == (ToolResultPart("cc1", "[image]"),)
-    assert s.messages[3].parts[0].type == "hologram_call_v9"
+    assert hosted[2].text == "[item_reference: msg_earlier]"
+    assert hosted[3] == ToolCallPart("cc1", "computer", '{"type": "screenshot"}')
+    assert s.messages[3].parts == (ToolResultPart("cc1", "[image]"),)
+    assert s.messages[4].parts[0].type == "hologram_call_v9"
     notes = "\n".join(s.notes)
     assert "kept 1 `web_search_call` item(s)" in notes and "kept 1 `hologram_call_v9` item(s)" in notes
     assert "`item_reference` item(s) as a placeholder" in notes

@@ -148,7 +148,7 @@ TWO = [META, msg("user", "a"), msg("assistant", "b")]
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
-        ([META, msg("user", "a"), '{"type": "assistant", "content": "cut'], "ab12cd34.jsonl:3: truncated JSON line: "),
+        ([META, msg("user", "a"), '{"type": "assistant", "content": "cut', msg("user", "b")], "ab12cd34.jsonl:3: truncated JSON line: "),
         (
             [META, msg("user", "a"), msg("human", "b")],
             "ab12cd34.jsonl:3: type: unknown message type 'human' "

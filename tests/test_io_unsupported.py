@@ -52,6 +52,20 @@ CASES = [
     ("goose.jsonl", jsonl({"working_dir": "/w", "description": "fix", "message_count": 2, "total_tokens": 10},
                           {"role": "user", "created": 1, "content": [{"type": "text", "text": "hi"}]}),
      "a Goose session"),
+    # Issue 21: more tools named in the refusal (the shapes their documentation shows).
+    ("runs.jsonl", jsonl({"id": "r1", "trace_id": "r1", "dotted_order": "20240101T000000000000Zr1", "run_type": "llm",
+                          "inputs": {"messages": [[{"role": "user", "content": "hi"}]]}, "outputs": {"generations": []}}),
+     "a LangSmith run export"),
+    ("ollama.json", json.dumps({"model": "llama3.2", "created_at": "2023-12-12T14:13:43.416799Z",
+                                "message": {"role": "assistant", "content": "Hello! How are you today?"}, "done": True, "total_duration": 5191566416}),
+     "an Ollama /api/chat or /api/generate response"),
+    ("state.json", json.dumps({"type": "AssistantAgentState", "version": "1.0.0", "llm_context": {"messages": [
+        {"content": "hi", "source": "user", "type": "UserMessage"}]}}), "an AutoGen AgentChat saved state (AssistantAgentState"),
+    ("runtime.log", jsonl({"invocation_id": "5c1f", "client_id": 1, "wrapper_id": 2, "request": {"messages": [{"role": "user", "content": "hi"}]},
+                           "response": {"choices": []}, "is_cached": 0, "cost": 0.0, "start_time": "t", "end_time": "t"}),
+     "an AutoGen / AG2 runtime log"),
+    ("crew_log.json", json.dumps([{"timestamp": "2024-06-01 10:00:00", "task_name": "research", "task": "Find facts", "agent": "Researcher",
+                                   "status": "completed", "output": "facts"}]), "a CrewAI output log"),
 ]
 
 

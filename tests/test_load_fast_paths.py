@@ -35,8 +35,8 @@ def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):
         make_message(1, "assistant", [ToolCallPart("c1", "shell", "{\"cmd\": \"ls\"}")]),
         make_message(2, "tool", [TextPart("a.py\nb.py")], tool_call_id="c1", name="shell"),
         make_message(3, "assistant", [TextPart("two files"), ToolCallPart("c2", "read", "{}")]),
-        make_message(4, "tool", [], tool_call_id="c2", name="read"),
-        make_message(5, "assistant", []),
+        make_message(4, "tool", [TextPart("")], tool_call_id="c2", name="read"),  # "" is an empty text, not no content (issue 21)
+        make_message(5, "assistant", [TextPart("")]),
     ]
     assert list(s.messages) == expected
     assert [m.raw for m in s.messages] == records

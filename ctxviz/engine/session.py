@@ -274,6 +274,9 @@ class ToolDefinition:
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    #: A provider's hosted (server) tool as the file defines it (Anthropic `{"type": "web_search_20250305",
+    #: "name": ..., "max_uses": ...}`): it has no schema, and an export to that provider sends it as it is.
+    hosted: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -311,8 +314,8 @@ class Compaction:
     before_index: int
     trigger: str = ""
     pre_tokens: int = 0
-    #: The context's size right after the compaction, where the log says it (`postTokens`), else 0.
-    post_tokens: int = 0
+    #: The context's size right after the compaction, where the log says it (`postTokens`), else None (unknown).
+    post_tokens: int | None = None
     #: Ids of the messages kept verbatim after the summary (`preservedSegment`), oldest first.
     preserved: tuple[str, ...] = ()
 

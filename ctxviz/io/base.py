@@ -218,11 +218,17 @@ def type_name(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
+#: The token counts a usage object may report (OpenAI and Anthropic spellings).
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
 def parse_usage(f: Fields, key: str = "usage") -> Usage | None:
     """Provider usage in OpenAI (`prompt_tokens`) or Anthropic (`input_tokens`) spelling."""
     if not f.has(key) or f.get(key) is None:
         return None
     u = f.child(key, f.get(key))
+    if not any(u.get(k) is not None for k in USAGE_KEYS):
+        return None  # `usage: {}` reports nothing, not a call of 0 tokens
     cached = u.dict("prompt_tokens_details").get("cached_tokens", 0) if u.has("prompt_tokens_details") else 0
     if u.has("prompt_tokens") or u.has("completion_tokens"):
         prompt = u.int("prompt_tokens")

@@ -100,6 +100,13 @@ def _meta_int(meta: Fields | None, camel: str, snake: str) -> int:
     return meta.int(camel) if meta.has(camel) else meta.int(snake)
 
 
+def _meta_optional_int(meta: Fields | None, camel: str, snake: str) -> int | None:
+    """A count the record may not have: None (unknown) when it is absent, not 0."""
+    if meta is None or not any(meta.get(key) is not None for key in (camel, snake)):
+        return None
+    return _meta_int(meta, camel, snake)
+
+
 @dataclass
 class _Line:
     """One line of the file, parsed once (so a bad field anywhere is reported, chain or not)."""
@@ -149,7 +156,17 @@ class ClaudeCodeLoader:
         return isinstance(first, dict) and isinstance(first.get("type"), str) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
 
     def load(self, src: SourceFile) -> Session:
-        lines = [self._parse(src, lineno, record) for lineno, record in src.records()]
+        lines: list[_Line] = []
+        written: dict[str, dict[str, Any]] = {}  # uuid -> its line's record
+        for lineno, record in src.records():
+            line = self._parse(src, lineno, record)
+            if line.uuid and written.get(line.uuid) == record:
+                # Claude Code sometimes appends the same line again: one message, not a rewind to it.
+                src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
+                continue
+            if line.uuid:
+                written.setdefault(line.uuid, record)
+            lines.append(line)
         reader = _Reader(src, lines)
         session = reader.session(self.name)
         _slim_raw(session.messages)
@@ -178,7 +195,7 @@ class ClaudeCodeLoader:
             if line.subtype == "compact_boundary":
                 meta = _metadata(f, "compactMetadata", "compact_metadata")
                 line.compaction = Compaction(0, trigger="" if meta is None else meta.str("trigger"), pre_tokens=_meta_int(meta, "preTokens", "pre_tokens"),
-                                             post_tokens=_meta_int(meta, "postTokens", "post_tokens"))
+                                             post_tokens=_meta_optional_int(meta, "postTokens", "post_tokens"))
                 segment = meta.get("preservedSegment") or meta.get("preserved_segment") if meta is not None else None
                 if isinstance(segment, dict):
                     line.segment = {key: str(segment.get(key) or segment.get(snake) or "")
@@ -572,10 +589,29 @@ class _Reader:
             self.src.tally(f"replaced {{n}} attachment(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", attachments)
 
     def _empty_assistants(self) -> None:
-        """An assistant message all of whose lines were whitespace: Claude Code sends nothing of it."""
+        """An assistant message all of whose lines were whitespace: Claude Code sends nothing of it.
+
+        Its call still happened: the usage it reported moves to the next message (or, at the end of
+        the file, to the message before it), the usage of a message being read as the call that
+        produced it, made on the request just before it."""
         if not any(m.role == "assistant" and not m.parts for m in self.messages):
             return
-        keep = [m for m in self.messages if not (m.role == "assistant" and not m.parts)]
+        messages = list(self.messages)
+        moved = 0
+        for k, m in enumerate(messages):
+            if m.role != "assistant" or m.parts or m.usage is None:
+                continue
+            after = next((j for j in range(k + 1, len(messages)) if not (messages[j].role == "assistant" and not messages[j].parts)), None)
+            before = next((j for j in range(k - 1, -1, -1) if not (messages[j].role == "assistant" and not messages[j].parts)), None)
+            target = after if after is not None and messages[after].usage is None else (
+                before if after is None and before is not None and messages[before].usage is None else None)
+            if target is not None:
+                messages[target] = replace(messages[target], usage=m.usage)
+                moved += 1
+        if moved:
+            self.src.tally("kept the reported usage of {n} whitespace-only assistant message(s) Claude Code does not send "
+                           "(on the message next to it)", moved)
+        keep = [m for m in messages if not (m.role == "assistant" and not m.parts)]
         renumber = {m.index: k for k, m in enumerate(keep)}
         self.messages = [replace(m, index=k) for k, m in enumerate(keep)]
         self.compactions = [replace(c, before_index=_shift(renumber, c.before_index, len(keep))) for c in self.compactions]

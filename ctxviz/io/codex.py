@@ -23,19 +23,17 @@ content and a note says which was found:
 - `session_meta` gives the system prompt (`base_instructions.text`, older `instructions`) and
   `cli_version` (the format version); `turn_context` the model.
 
-A last line cut off mid-record (a rollout still being written) is skipped with a note; any other
+A last line cut off mid-record (a rollout still being written) is skipped with a note (source.py); any other
 line that is not JSON is an error naming its line.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 from typing import Any
 
 from ..engine.session import Category, Compaction, ImagePart, Message, Session, Summary, TextPart, ThinkingPart, Usage
-from ..errors import LoadError
 from .base import Fields, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
 from .source import SourceFile
@@ -50,7 +48,6 @@ EVENT_ITEM = {"user_message": "message:user", "agent_message": "message:assistan
 EVENT_ALIASES = {"agent_reasoning_raw_content": "agent_reasoning", "agent_reasoning_section_break": "agent_reasoning"}
 EVENT_WHAT = {"user_message": "user messages", "agent_message": "assistant messages", "agent_reasoning": "reasoning"}
 NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
-_NEWLINE = re.compile(r"\r\n?|\n")
 #: How the user messages Codex writes itself begin (the environment, AGENTS.md): context, not dialog.
 INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 
@@ -75,26 +72,8 @@ def looks_like_codex(record: Any) -> bool:
 
 
 def rollout_records(src: SourceFile) -> list[tuple[int, Any]]:
-    """The file's records; a last line cut off mid-record is dropped (with a note) when the rest is a rollout."""
-    try:
-        return src.jsonl_records
-    except LoadError as exc:
-        if "truncated JSON line" not in exc.message or exc.line is None or exc.path != src.path:
-            raise
-        lines = _NEWLINE.split(src.text)
-        if exc.line > len(lines) or any(line.strip() for line in lines[exc.line:]):
-            raise  # not the last line: a broken file, not one being written
-        head = "\n".join(lines[: exc.line - 1]) + "\n"
-        if not head.strip():
-            raise
-        partial = SourceFile(src.path, head, size=len(head))
-        records = partial.jsonl_records  # same line numbers; any other bad line raises here
-        if not looks_like_codex(records[0][1]):
-            raise exc from None
-        src.notes.extend(partial.notes)
-        src.notes.append(f"skipped the last line ({exc.line}): it ends mid-record, as a rollout still being written does")
-        src.__dict__["_jsonl_read"] = records  # what every later look at the file sees
-        return records
+    """The file's records (a last line cut off mid-record is skipped with a note, as in every JSONL log)."""
+    return src.jsonl_records
 
 
 class CodexLoader:
@@ -357,6 +336,10 @@ class _Rollout:
         """
         reader = ItemReader(self.src)
         for i, item in enumerate(history):
+            if isinstance(item, dict) and item.get("type") in NOT_SENT_ITEMS:
+                # Codex never sends them, here as anywhere (they were read as summary text before).
+                self.src.tally(f"left {{n}} `{item['type']}` item(s) out of replacement histories ({NOT_SENT_ITEMS[item['type']]})")
+                continue
             reader.add(h.child(i, item))
         blocks = []
         for message in reader.messages():

@@ -58,15 +58,71 @@ def json_text(value: Any, fixes: list[str] | None = None, indent: int | None = 2
         return json.dumps(cleaned, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
+def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[str]) -> list[dict[str, Any]]:
+    """The messages as Chat Completions accepts them. It refuses a `tool` message that does not
+    answer a call of the assistant message just before its run of tool messages, and an assistant
+    message whose `tool_calls` are not all answered right after it (at the end of the request too);
+    a trimmed context easily has both. The unpaired calls and results are removed (an assistant
+    message left with neither text nor calls goes too), and `fixes` says what was removed."""
+    messages = [dict(m) for m in context]
+    out: list[dict[str, Any]] = []
+    orphan_results = unanswered = emptied = 0
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if message.get("role") == "tool":  # not in the run after an assistant's calls
+            orphan_results += 1
+            i += 1
+            continue
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if not calls:
+            out.append(message)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(messages) and messages[j].get("role") == "tool":
+            j += 1
+        asked = {c.get("id") for c in calls if isinstance(c, Mapping)}
+        results: list[dict[str, Any]] = []
+        answered: set[Any] = set()
+        for result in messages[i + 1 : j]:
+            call_id = result.get("tool_call_id")
+            if call_id in asked and call_id not in answered:
+                answered.add(call_id)
+                results.append(result)
+            else:
+                orphan_results += 1
+        kept_calls = [c for c in calls if isinstance(c, Mapping) and c.get("id") in answered]
+        unanswered += len(calls) - len(kept_calls)
+        if kept_calls:
+            message["tool_calls"] = kept_calls
+            out.append(message)
+        else:
+            message.pop("tool_calls", None)
+            if message.get("content"):
+                out.append(message)
+            else:
+                emptied += 1
+        out += results
+        i = j
+    if orphan_results:
+        fixes.append(f"dropped {orphan_results} tool message(s) that answer no tool call of the assistant message before them")
+    if unanswered:
+        fixes.append(f"dropped {unanswered} tool call(s) that no tool message right after answers"
+                     + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""))
+    return out
+
+
 def to_openai(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
-    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": [dict(m) for m in plan.context]}
+    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(plan.context, fixes)}
     if session.tools:
         request["tools"] = [t.to_openai() for t in session.tools]
     return json_text(request, fixes) + "\n", len(request["messages"])
 
 
 def to_jsonl(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
-    return "".join(json_text(dict(m), fixes, indent=None) + "\n" for m in plan.context), len(plan.context)
+    messages = valid_for_chat_api(plan.context, fixes)
+    return "".join(json_text(m, fixes, indent=None) + "\n" for m in messages), len(messages)
 
 
 def _anthropic_content(content: Any) -> list[dict[str, Any]]:
@@ -81,7 +137,7 @@ def _anthropic_content(content: Any) -> list[dict[str, Any]]:
             match = _DATA_URI.match(url)
             source = {"type": "base64", "media_type": match["media"], "data": match["data"]} if match else {"type": "url", "url": url}
             blocks.append({"type": "image", "source": source})
-        elif part.get("type") == "text":
+        elif part.get("type") == "text" and part.get("text"):  # the Messages API refuses an empty text block
             blocks.append({"type": "text", "text": part.get("text", "")})
     return blocks
 
@@ -165,10 +221,8 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) ->
         else:
             following = messages[i + 1] if i + 1 < len(messages) else None
             answered = {b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"} if following else set()
+            # At the end of the request too: the Messages API wants every tool_use answered in the next turn.
             kept = [b for b in blocks if b.get("type") != "tool_use" or b.get("id") in answered]
-            # The last turn may end with tool calls the model is about to make: leave those alone.
-            if following is None:
-                kept = blocks
             unanswered += len(blocks) - len(kept)
         turns.append((turn["role"], kept))
     result = _merge_turns(turns)
@@ -219,7 +273,8 @@ def to_anthropic(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, i
     system, messages = anthropic_messages(list(plan.context), fixes, originals)
     request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096, "system": system, "messages": messages}
     if session.tools:
-        request["tools"] = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}} for t in session.tools]
+        request["tools"] = [dict(t.hosted) if t.hosted else {"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}}
+                            for t in session.tools]
     return json_text(request, fixes) + "\n", len(messages)
 
 

@@ -148,8 +148,10 @@ class LangChainLoader:
         if kind == "chat":
             raw_role = data.str("role", required=True)
             role = CHAT_ROLES.get(raw_role.lower(), "")
-            if not role:
-                raise data.error(f"unknown chat role {raw_role!r} (expected one of {', '.join(CHAT_ROLES)})", "role")
+            if not role:  # LangChain accepts any role (a critic, a named agent): kept, and sent as a user turn
+                role = "user"
+                src.tally(f"read {{n}} `ChatMessage`(s) with the custom role {raw_role[:40]!r} as user message(s) "
+                          "(LangChain counts them under that role)")
         calls = tool_calls(src, data) if role == "assistant" else []
         call_ids = {c.id for c in calls if c.id}
         parts = content_blocks(data, call_ids) + calls

@@ -12,6 +12,7 @@ from ..errors import LoadError, UnknownNameError
 from . import unsupported
 from .anthropic import AnthropicLoader
 from .base import Loader, type_name
+from .bedrock import BedrockConverseLoader
 from .claude_code import ClaudeCodeLoader
 from .codex import CodexLoader
 from .gemini_cli import GeminiCliLoader
@@ -25,7 +26,8 @@ from .supyagent import SupyagentLoader
 from .swe_agent import SweAgentLoader
 
 #: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), AnthropicLoader(),
+LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), BedrockConverseLoader(),
+                         AnthropicLoader(),
                          OpenAIChatLoader()]
 
 
@@ -94,8 +96,8 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
             raise LoadError(src.path, "the document is nested too deeply") from None
         if conversation not in (None, 1) and src.conversations == 0:
             raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
-        if not session.messages:
-            raise LoadError(src.path, "the session has no messages")
+        if not session.messages:  # LangChain and LlamaIndex take an empty history and return []: so does a plan
+            src.notes.append("the session has no messages")
         notes = src.all_notes()
         if notes:
             session = dataclasses.replace(session, notes=(*session.notes, *notes))

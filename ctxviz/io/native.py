@@ -50,6 +50,11 @@ def tool_definitions(f: Fields) -> tuple[ToolDefinition, ...]:
     raw = f.list("tools")
     for i, item in enumerate(raw):
         t = f.child("tools", raw).child(i, item)
+        kind = t.get("type")
+        if isinstance(kind, str) and kind not in ("function", "custom") and not (t.has("input_schema") or t.has("parameters") or t.has("function")):
+            # A hosted tool (Anthropic's web_search_20250305, code_execution...): the provider runs it, no schema.
+            out.append(ToolDefinition(t.str("name") or kind, t.str("description"), {}, hosted=dict(t.record)))
+            continue
         if t.has("function"):  # OpenAI {type: function, function: {...}}
             t = t.child("function", t.get("function"))
         params = t.get("parameters", t.get("input_schema", {}))

@@ -14,7 +14,6 @@ from ..engine.session import (
     ToolResultPart,
     built_message,
     default_category,
-    plain_text_message,
     text_part,
 )
 from .base import Fields, make_message, parse_usage
@@ -56,7 +55,7 @@ def _tool_message(index: int, record: dict[str, Any]) -> Message | None:
     content, call_id = record["content"], record["tool_call_id"]
     if type(content) is not str or type(call_id) is not str:
         return None
-    return plain_text_message(f"m{index}", index, "tool", content, _TOOL_CATEGORY, record, call_id)
+    return built_message(f"m{index}", index, "tool", (text_part(content),), _TOOL_CATEGORY, record, call_id)
 
 
 def _assistant_calls(index: int, record: dict[str, Any]) -> Message | None:
@@ -66,7 +65,7 @@ def _assistant_calls(index: int, record: dict[str, Any]) -> Message | None:
     content, calls = record.get("content"), record.get("tool_calls")
     if (content is not None and type(content) is not str) or type(calls) is not list:
         return None
-    parts: list[Part] = [text_part(content)] if content else []
+    parts: list[Part] = [text_part(content)] if content is not None else []
     for call in calls:
         fn = call.get("function") if type(call) is dict else None
         if type(fn) is not dict:
@@ -155,14 +154,10 @@ class OpenAIChatLoader:
                     role, content = record.get("role"), record.get("content")
                     if type(content) is str and type(role) is str and role in _PLAIN_CATEGORY:
                         message = new(Message)
-                        if content:
-                            part = new(TextPart)
-                            part.__dict__.update(text=content, kind="text")
-                            message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(part,),
-                                                    category=_PLAIN_CATEGORY[role], raw=record)
-                        else:
-                            message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(),
-                                                    category=_PLAIN_CATEGORY[role], raw=record)
+                        part = new(TextPart)  # "" too: an empty text is not a message without content
+                        part.__dict__.update(text=content, kind="text")
+                        message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(part,),
+                                                category=_PLAIN_CATEGORY[role], raw=record)
                         append(message)
                         continue
                 elif size == 3:

@@ -26,7 +26,9 @@ def openai_content(f: Fields, key: str = "content", read_part: Callable[[Fields]
     if value is None:
         return []
     if isinstance(value, str):
-        return [TextPart(value)] if value else []
+        # "" stays an empty text, not no content: LlamaIndex counts it as 0 tokens where a message
+        # without content counts as the text 'None'.
+        return [TextPart(value)]
     if not isinstance(value, list):
         raise f.error(f"expected a string or a list of parts, got {type_name(value)}", key)
     parts: list[Part] = []

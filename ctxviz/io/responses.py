@@ -338,6 +338,14 @@ def _is_request(record: Any) -> bool:
     return isinstance(value, str) and any(k in record for k in REQUEST_KEYS)
 
 
+def compaction_start(items: list[Any]) -> int:
+    """Where the context of an input list starts: at its last `compaction` item (0 when it has none)."""
+    for i in range(len(items) - 1, -1, -1):
+        if isinstance(items[i], dict) and items[i].get("type") == "compaction":
+            return i
+    return 0
+
+
 class ResponsesLoader:
     name = "openai-responses"
     title = "OpenAI Responses API (JSON/JSONL)"
@@ -359,7 +367,7 @@ class ResponsesLoader:
         else:
             doc = src.document
             if isinstance(doc, list):
-                state.items(Fields(src, doc, (), step=True), None, doc)
+                state.items(Fields(src, doc, (), step=True), None, doc, input_list=True)
             else:
                 top = Fields(src, doc)
                 if not (_is_response_like(doc) or top.has("input")):
@@ -393,9 +401,14 @@ class _Responses:
         else:  # one item per JSONL line
             self.reader.add(f)
 
-    def items(self, f: Fields, key: str | None, value: list[Any]) -> None:
+    def items(self, f: Fields, key: str | None, value: list[Any], input_list: bool = False) -> None:
         base = f.child(key, value) if key else f
-        for i, item in enumerate(value):
+        start = compaction_start(value) if input_list else 0
+        if start:
+            # The API drops what comes before a compaction item: the compaction stands for it.
+            self.src.notes.append(f"left out the {start:,} input item(s) before the `compaction` item: the API does not send them "
+                                  "(the compaction stands for them)")
+        for i, item in enumerate(value[start:], start=start):
             self.reader.add(base.child(i, item))
 
     def settings(self, f: Fields) -> None:
@@ -421,7 +434,7 @@ class _Responses:
             self.reader.new("user", [TextPart(value)] if value else [])
             self.reader.close()
         else:
-            self.items(f, "input", f.list("input", required=True))
+            self.items(f, "input", f.list("input", required=True), input_list=True)
 
     def response(self, f: Fields) -> None:
         self.settings(f)

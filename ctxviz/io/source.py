@@ -47,6 +47,8 @@ STDIN_NAME = "<stdin>"
 #: libyaml's parser (C, about 20x faster) when PyYAML was built with it.
 _FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NEWLINE = re.compile(r"\r\n?|\n")
+#: How the error for a JSONL line that ends mid-record begins.
+CUT_LINE = "truncated JSON line"
 
 @dataclass
 class SourceFile:
@@ -184,10 +186,19 @@ class SourceFile:
     def _jsonl_read(self) -> list[tuple[int, Any]]:
         records: list[tuple[int, Any]] = []
         append, loads = records.append, json.loads
+        #: A line that ends mid-record, held until we know whether it is the last one.
+        cut: LoadError | None = None
         if self.given_text is not None or "text" in self.__dict__:
             for lineno, line in enumerate(self._lines(), start=1):
                 if line and not line.isspace():
-                    append((lineno, self._jsonl_value(line, lineno)))
+                    if cut is not None:
+                        raise cut  # not the last line: a broken file, not one being written
+                    try:
+                        append((lineno, self._jsonl_value(line, lineno)))
+                    except LoadError as exc:
+                        if not exc.message.startswith(CUT_LINE):
+                            raise
+                        cut = exc
         else:
             # The hot loop of a 100 MB load, inlined (_lines' streamed branch, one line at a time):
             # json.loads first, and a line is only checked for being blank when it does not parse.
@@ -211,8 +222,20 @@ class SourceFile:
                                 if remaining <= 0:
                                     break
                                 continue
-                            value = self._jsonl_value(line, lineno)
+                            if cut is not None:
+                                raise cut from None
+                            try:
+                                value = self._jsonl_value(line, lineno)
+                            except LoadError as exc:
+                                if not exc.message.startswith(CUT_LINE):
+                                    raise
+                                cut = exc
+                                if remaining <= 0:
+                                    break
+                                continue
                         else:
+                            if cut is not None:
+                                raise cut
                             if "\\u" in line and has_surrogate_escape(line):
                                 value = self._fix_surrogates(value)
                         append((lineno, value))
@@ -220,6 +243,12 @@ class SourceFile:
                             break
             except UnicodeDecodeError as exc:
                 raise self.error(f"not UTF-8 text (bad byte 0x{exc.object[exc.start]:02x})", lineno + 1) from None
+        if cut is not None:
+            if not records:
+                raise cut
+            # What a live or crashed agent leaves: every JSONL log format is read up to it.
+            self.notes.append(f"skipped the last line ({cut.line}): it ends mid-record, as a session still being written "
+                              "(or one that crashed) leaves it")
         return records
 
     def _jsonl_value(self, line: str, lineno: int) -> Any:
@@ -229,7 +258,7 @@ class SourceFile:
         except json.JSONDecodeError as exc:
             # A last line cut off mid-record is what a crashed or still-running agent leaves.
             ran_out = exc.msg.startswith("Unterminated string") or (exc.msg != "Extra data" and exc.pos >= len(line.rstrip()))
-            what = "truncated JSON line" if ran_out else "invalid JSON"
+            what = CUT_LINE if ran_out else "invalid JSON"
             raise self.error(f"{what}: {exc.msg} (column {exc.colno})", lineno) from None
         except (ValueError, RecursionError):
             value = self._parse_json(line, lineno)  # raises the one-line error

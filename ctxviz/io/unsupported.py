@@ -20,6 +20,11 @@ itself writes, as its own files and public readers of them show:
 - Continue: a session file `{sessionId, title, workspaceDirectory, history: [{message, contextItems}]}`.
 - OpenHands: an event stream `[{id, timestamp, source, action | observation, message, ...}]`.
 - Goose: a session `.jsonl` whose first line is `{working_dir, description, message_count, ...}`.
+- LangSmith: exported runs `{id, trace_id, dotted_order, run_type, inputs, outputs, ...}`.
+- Ollama: an `/api/chat` or `/api/generate` response `{model, created_at, message | response, done}`.
+- AutoGen: AgentChat `save_state()` (`{type: "AssistantAgentState" | "TeamState" ..., version, ...}`) and
+  the AutoGen / AG2 runtime log (`{invocation_id, client_id, request, response, ...}` per call).
+- CrewAI: the `output_log_file` (`[{timestamp, task_name, task, agent, status, output}]`).
 """
 
 from __future__ import annotations
@@ -129,7 +134,46 @@ def _goose(src: SourceFile, first: Any) -> str | None:
     return None
 
 
-SNIFFERS: tuple[Callable[[SourceFile, Any], str | None], ...] = (_aider, _cursor, _cline, _copilot, _chat_exports, _continue, _goose)
+def _items(first: Any) -> list[Any]:
+    """The first record, or the first element of a list, as candidates for a signature."""
+    if isinstance(first, list):
+        return first[:1]
+    return [first]
+
+
+def _langsmith(src: SourceFile, first: Any) -> str | None:
+    for item in _items(first):
+        if isinstance(item, dict) and isinstance(item.get("run_type"), str) and ("inputs" in item or "outputs" in item) and (
+                "trace_id" in item or "dotted_order" in item or "id" in item):
+            return "a LangSmith run export (run_type, inputs, outputs)"
+    return None
+
+
+def _ollama(src: SourceFile, first: Any) -> str | None:
+    if isinstance(first, dict) and "created_at" in first and "done" in first and ("message" in first or "response" in first):
+        return "an Ollama /api/chat or /api/generate response"
+    return None
+
+
+def _autogen(src: SourceFile, first: Any) -> str | None:
+    if isinstance(first, dict):
+        kind = first.get("type")
+        if isinstance(kind, str) and kind.endswith("State") and ("version" in first or "agent_states" in first or "llm_context" in first):
+            return f"an AutoGen AgentChat saved state ({kind}, save_state())"
+        if "invocation_id" in first and "request" in first and ("response" in first or "client_id" in first):
+            return "an AutoGen / AG2 runtime log (runtime_logging, one LLM call per record)"
+    return None
+
+
+def _crewai(src: SourceFile, first: Any) -> str | None:
+    for item in _items(first):
+        if isinstance(item, dict) and "task_name" in item and "agent" in item and ("status" in item or "output" in item):
+            return "a CrewAI output log (output_log_file)"
+    return None
+
+
+SNIFFERS: tuple[Callable[[SourceFile, Any], str | None], ...] = (_aider, _cursor, _cline, _copilot, _chat_exports, _continue, _goose,
+                                                                 _langsmith, _ollama, _autogen, _crewai)
 
 
 def recognise(src: SourceFile) -> str | None:

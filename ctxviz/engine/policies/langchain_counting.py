@@ -177,8 +177,25 @@ def summary_view(summary: str) -> LCMessage:
 
 
 def lc_type(message: Message) -> str:
-    """`message.type` (start_on / end_on read it)."""
+    """The message's class as isinstance sees it (`human`, `ai`, `system`...): a chunk is its message."""
     return cached_view(message).type
+
+
+#: The `.type` of LangChain's message chunks, which is their class name, not their message's type.
+CHUNK_TYPES = {"AIMessageChunk": "ai", "HumanMessageChunk": "human", "SystemMessageChunk": "system", "ToolMessageChunk": "tool",
+               "FunctionMessageChunk": "function", "ChatMessageChunk": "chat"}
+
+
+def lc_type_name(message: Message) -> str:
+    """`message.type` as the string start_on / end_on compare: a chunk's is its class name
+    (`AIMessageChunk`), so `end_on="ai"` does not match it (langchain_core `_is_message_type`)."""
+    raw = message.raw
+    if isinstance(raw, dict):
+        ids = raw.get("id") if raw.get("lc") == 1 else None
+        name = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else raw.get("type")
+        if isinstance(name, str) and name in CHUNK_TYPES and _record_data(raw) is not None:
+            return name
+    return lc_type(message)
 
 
 def counted_text(view: LCMessage) -> tuple[str, int]:

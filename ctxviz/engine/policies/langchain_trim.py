@@ -24,6 +24,7 @@ from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
+    CHUNK_TYPES,
     MESSAGE_TYPES,
     SUMMARY_POS,
     TOKENS_PER_IMAGE,
@@ -32,7 +33,7 @@ from .langchain_counting import (
     chars_per_token,
     count_view,
     counted_text,
-    lc_type,
+    lc_type_name,
     measure,
     summary_view,
     text_message_tokens,
@@ -208,7 +209,7 @@ def trim(entries: Sequence[Entry], *, max_tokens: int, count: ListCounter, count
             else:
                 break
     system: Entry | None = None
-    if include_system and messages and messages[0].type == "system":
+    if include_system and messages and base_type(messages[0].type) == "system":  # isinstance(SystemMessage): chunks too
         system, messages = messages[0], messages[1:]
         trace.system_kept = system.pos
     remaining = max_tokens
@@ -220,10 +221,16 @@ def trim(entries: Sequence[Entry], *, max_tokens: int, count: ListCounter, count
     return ([system, *result] if system is not None else result), trace
 
 
+def base_type(type_name: str) -> str:
+    """The message class a `.type` belongs to (a chunk's is its message's)."""
+    return CHUNK_TYPES.get(type_name, type_name)
+
+
 def parse_types(value: str, field_name: str) -> tuple[str, ...]:
-    """`"human"` or `"human,tool"` -> the message types; "" -> none (LangChain's None)."""
+    """`"human"` or `"human,tool"` -> the message types; "" -> none (LangChain's None). A chunk's
+    type (`AIMessageChunk`) is its own: LangChain compares the strings."""
     names = tuple(t.strip() for t in value.split(",") if t.strip())
-    unknown = [t for t in names if t not in MESSAGE_TYPES]
+    unknown = [t for t in names if t not in MESSAGE_TYPES and t not in CHUNK_TYPES]
     if unknown:
         raise ValueError(f"{field_name}: unknown message type {unknown[0]!r}; use one or more of {', '.join(MESSAGE_TYPES)}, comma-separated")
     return names
@@ -242,7 +249,8 @@ class TrimParams:
     allow_partial: bool = field(default=False, metadata={
         "help": "Fit part of the next message: whole content blocks first, then pieces of its text"})
     end_on: str = field(default="", metadata={
-        "help": "Message type(s) the result must end on, comma-separated (human, ai, system, tool, function, chat); empty: none"})
+        "help": "Message type(s) the result must end on, comma-separated (human, ai, system, tool, function, chat; a chunk's "
+                "type is its class name, AIMessageChunk); empty: none"})
     start_on: str = field(default="", metadata={
         "help": "Message type(s) the result must start on (strategy 'last' only), comma-separated; empty: none"})
     include_system: bool = field(default=False, metadata={
@@ -332,8 +340,8 @@ def session_entries(session: Session, counts: TokenCounts) -> tuple[list[Entry],
         entries.append(Entry(-1, prompt_tokens, "system"))
     covered = {c for s in session.summaries for c in s.covers}
     tokens = counts.message_tokens
-    rest = [Entry(m.index, tokens[m.index], lc_type(m)) for m in session.messages if m.id not in covered]
-    lead = next((k for k, e in enumerate(rest) if e.type != "system"), len(rest))
+    rest = [Entry(m.index, tokens[m.index], lc_type_name(m)) for m in session.messages if m.id not in covered]
+    lead = next((k for k, e in enumerate(rest) if base_type(e.type) != "system"), len(rest))
     summaries = [Entry(SUMMARY_POS - k, count_view(summary_view(s.text), counts.tokenizer), "human") for k, s in enumerate(session.summaries)]
     return entries + rest[:lead] + summaries + rest[lead:], prompt_tokens
 

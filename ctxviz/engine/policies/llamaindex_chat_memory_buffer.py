@@ -104,11 +104,34 @@ class ChatMemoryBufferParams:
         return parse_token_limit(self.token_limit, self.context_window)
 
 
+def prefix_text(session: Session, system_messages: list[Message]) -> str:
+    """The text LlamaIndex's chat engines count before the memory: each system message is a prefix
+    message, and SimpleChatEngine counts `" ".join(m.content or "" for m in prefix_messages if
+    isinstance(m.content, str))` (a space between them, where ctxviz shows a blank line; a message
+    without a text block has content None and is left out)."""
+    pieces = [session.system_prompt] if session.system_prompt else []
+    for m in system_messages:
+        texts = [part_text(p) for p in m.parts if isinstance(p, TEXT_PARTS)]
+        if texts:
+            pieces.append("\n".join(texts))
+    return " ".join(pieces)
+
+
 def prefix_tokens(session: Session, counts: TokenCounts, system_messages: list[Message]) -> tuple[str, int]:
-    """The system prompt and its tokens as LlamaIndex's chat engines count prefix messages:
-    `len(tokenizer_fn(" ".join(m.content or "" for m in prefix_messages)))`, one prefix message."""
+    """The system prompt (as shown and sent) and its tokens as LlamaIndex's chat engines count
+    their prefix messages (`prefix_text`)."""
     system_prompt = base_system_prompt(session, system_messages)
-    return system_prompt, text_tokens(counts, system_prompt) if system_prompt else 0
+    counted = prefix_text(session, system_messages)
+    return system_prompt, text_tokens(counts, counted) if counted else 0
+
+
+def llama_role(message: Message) -> str:
+    """The role LlamaIndex gives the message: an OpenAI `function` message (read by ctxviz as a tool
+    result) is MessageRole.FUNCTION, which the buffers' window may start on (they skip only TOOL and
+    ASSISTANT there)."""
+    if message.role == "tool" and isinstance(message.raw, dict) and message.raw.get("role") == "function":
+        return "function"
+    return message.role
 
 
 def _ends_in_space(text: str) -> bool:
@@ -223,7 +246,7 @@ def with_system_messages(entries: list[Entry], system: tuple[Message, ...] | lis
 
 
 def entry_role(entry: Entry) -> str:
-    return "system" if isinstance(entry, int) else entry.role
+    return "system" if isinstance(entry, int) else llama_role(entry)
 
 
 def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts, with_system: bool = False) -> JoinedCounter:

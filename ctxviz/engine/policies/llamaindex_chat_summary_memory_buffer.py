@@ -28,6 +28,7 @@ from .llamaindex_chat_memory_buffer import (
     DEFAULT_TOKEN_LIMIT_RATIO,
     content_str,
     llama_count,
+    llama_role,
     prefix_tokens,
     text_tokens,
 )
@@ -113,7 +114,7 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     covered = set(covered_by)
     summaries = session.summaries
     summary_tokens_of = {k: text_tokens(counts, summaries[k].text) for k in range(len(summaries))}
-    entries: list[tuple[Message | int, str, int]] = [(e, "system", summary_tokens_of[e]) if isinstance(e, int) else (e, e.role, tokens[e.index])
+    entries: list[tuple[Message | int, str, int]] = [(e, "system", summary_tokens_of[e]) if isinstance(e, int) else (e, llama_role(e), tokens[e.index])
                                                      for e in raw]
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     notes: list[str] = []
