@@ -918,34 +918,43 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         check_output_path(args.junit, inputs=[*args.sessions, args.rules])
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))
+    from .engine.gates import Outcome
+
     results: dict[str, Any] = {}
-    unreadable = 0
+    seconds: dict[str, float] = {}
     for path in sweep_files(args.sessions):
-        # One bad file does not stop the others: it is reported (and fails its JUnit suite), the rest are checked.
+        # One bad file or one session a rule cannot apply to does not stop the others: it is an
+        # errored case (named, in the JUnit file too), and the rest are checked.
+        started = time.perf_counter()
         try:
             session = load_session(path)
         except LoadError as exc:
-            from .engine.gates import Outcome
-
-            unreadable += 1
             where = (f"line {exc.line}: " if exc.line else "") + (f"{exc.field}: " if exc.field else "")
-            results[path] = [Outcome("readable", False, where + exc.message if exc.path == path else str(exc))]
+            results[path] = [Outcome("readable", False, where + exc.message if exc.path == path else str(exc), errored=True)]
             continue
         if not session.messages:
             print(f"{path}: the session has no messages (checked as an empty history)", file=sys.stderr)
-        results[path] = check(session, rules, policy_name, params, rules.tokenizer or None, STORE, options)
-    broken = [(path, o) for path, outcomes in results.items() for o in outcomes if not o.passed]
+        try:
+            results[path] = check(session, rules, policy_name, params, rules.tokenizer or None, STORE, options)
+        except CtxvizError as exc:
+            results[path] = [Outcome("rules", False, one_line(str(exc)), errored=True)]
+        seconds[path] = time.perf_counter() - started
+    errored = [(path, o) for path, outcomes in results.items() for o in outcomes if getattr(o, "errored", False)]
+    broken = [(path, o) for path, outcomes in results.items() for o in outcomes if not o.passed and not getattr(o, "errored", False)]
     if args.junit:
         from .io.junit import junit_xml
 
-        write_output(args.junit, junit_xml(results), inputs=[*args.sessions, args.rules])
+        write_output(args.junit, junit_xml(results, seconds=seconds), inputs=[*args.sessions, args.rules])
+    for path, outcome in errored:
+        print(f"{path}: {outcome.rule}: could not be checked: {outcome.message}")
     for path, outcome in broken:
         print(f"{path}: {outcome.rule}: {outcome.message}")
-    total = sum(len(o) for o in results.values()) - unreadable
-    print(f"ctxviz check: {total - len(broken) + unreadable} of {total} rule(s) hold over {len(results) - unreadable} session(s) under {policy.name}"
-          + (f"; {len(broken) - unreadable} broken" if len(broken) > unreadable else "")
-          + (f"; {unreadable} file(s) could not be read" if unreadable else ""), file=sys.stderr)
-    return EXIT_USAGE if unreadable else EXIT_OVER_BUDGET if broken else EXIT_OK
+    total = sum(len(o) for o in results.values())
+    held = total - len(broken) - len(errored)
+    print(f"ctxviz check: {held} of {total} rule(s) hold over {len(results)} session(s) under {policy.name}"
+          + (f"; {len(broken)} broken" if broken else "") + (f"; {len(errored)} could not be checked" if errored else ""), file=sys.stderr)
+    # 2: something could not be checked (CI must not read that as a pass); 1: a rule was broken.
+    return EXIT_USAGE if errored else EXIT_OVER_BUDGET if broken else EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -72,8 +72,8 @@ def test_token_limits_tools_baseline_and_junit(tmp_path: Path, capsys: pytest.Ca
     assert f"{session}: max_part_tokens.history: history uses 925 tokens, over the limit of 924 by 1" in out
     assert "max_tokens_over_baseline: the context is +25 tokens from the baseline's 900: 925 tokens, over the limit of 920 by 5" in out
     assert "max_tokens:" not in out and "max_tool_definition_tokens" not in out  # those hold
-    suite = ET.parse(junit).getroot()
-    assert (suite.get("tests"), suite.get("failures")) == ("4", "2")
+    suite = ET.parse(junit).getroot().find("testsuite")  # the counts are per suite (Ant's schema allows none on the root)
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "2", "0")
     failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
     assert failed == {"max_part_tokens.history", "max_tokens_over_baseline"}
 
@@ -102,3 +102,45 @@ def test_a_bad_rules_file_is_one_line_naming_the_field(tmp_path: Path, capsys: p
     assert main(["check", str(session_file(tmp_path)), "--rules", str(rules)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and str(rules) in err
+
+
+SCHEMAS = Path(__file__).parent / "data" / "schemas"
+
+
+def test_one_bad_session_never_stops_the_check_and_the_junit_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session without a user message made `survive: {message: first-user}` abort the whole run,
+    with no session named and no JUnit file; the XML lacked the `errors` Jenkins requires."""
+    xmlschema = pytest.importorskip("xmlschema")
+    no_user = tmp_path / "a_no_user.yaml"
+    no_user.write_text("messages:\n  - role: assistant\n    content: hello\n")
+    unreadable = tmp_path / "b_garbage.json"
+    unreadable.write_text("garbage{")
+    good = session_file(tmp_path)
+    rules = write_rules(tmp_path, "rules:\n  max_tokens: 100000\n  survive:\n    - {message: first-user, through_turn: 5}\n")
+    junit = tmp_path / "junit.xml"
+    code = main(["check", str(no_user), str(unreadable), str(good), "--rules", str(rules), "--junit", str(junit)])
+    out, err = capsys.readouterr()
+    assert code == 2  # something could not be checked: never a pass
+    assert f"{no_user}: survive message first-user: could not be checked: message first-user: matches no message" in out
+    assert f"{unreadable}: readable: could not be checked:" in out
+    assert "2 could not be checked" in err and "over 3 session(s)" in err
+    root = ET.parse(junit).getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {str(no_user), str(unreadable), str(good)}
+    assert (suites[str(no_user)].get("errors"), suites[str(no_user)].get("failures")) == ("1", "0")
+    assert (suites[str(good)].get("errors"), suites[str(good)].get("failures"), suites[str(good)].get("tests")) == ("0", "0", "2")
+    for name in ("jenkins-xunit-junit-10.xsd", "ant-junit-windyroad.xsd"):
+        xmlschema.XMLSchema(str(SCHEMAS / name)).validate(str(junit))
+
+
+def test_the_junit_of_a_broken_rule_validates_against_both_schemas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    xmlschema = pytest.importorskip("xmlschema")
+    session = session_file(tmp_path)
+    rules = write_rules(tmp_path, "rules:\n  max_tokens: 10\n")
+    junit = tmp_path / "junit.xml"
+    assert main(["check", str(session), "--rules", str(rules), "--junit", str(junit)]) == 1
+    capsys.readouterr()
+    for name in ("jenkins-xunit-junit-10.xsd", "ant-junit-windyroad.xsd"):
+        xmlschema.XMLSchema(str(SCHEMAS / name)).validate(str(junit))
+    case = ET.parse(junit).getroot().find("testsuite/testcase")
+    assert case.find("failure").get("type") == "ctxviz.rule"

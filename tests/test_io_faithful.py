@@ -137,9 +137,10 @@ def test_check_reads_past_an_empty_and_an_unreadable_file(tmp_path, capsys):
     junit = tmp_path / "out.xml"
     code, out, err = _cli(capsys, "check", str(empty), str(bad), str(good), "--rules", str(rules), "--junit", str(junit))
     assert code == 2
-    assert out.strip() == f"{bad}: readable: line 2: messages[0].role: unknown role 'wizard' (expected one of system, user, assistant, tool)"
+    assert out.strip() == (f"{bad}: readable: could not be checked: line 2: messages[0].role: unknown role 'wizard' "
+                           "(expected one of system, user, assistant, tool)")
     assert f"{empty}: the session has no messages" in err
-    assert "2 of 2 rule(s) hold over 2 session(s)" in err and "1 file(s) could not be read" in err
+    assert "2 of 3 rule(s) hold over 3 session(s)" in err and "1 could not be checked" in err
     xml = junit.read_text(encoding="utf-8")
     assert all(str(p) in xml for p in (empty, bad, good))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ParameterError
 from .checks import PlanOptions
 from .counting import CountStore
 from .plan import Plan
@@ -26,6 +27,9 @@ class Outcome:
     rule: str
     passed: bool
     message: str
+    #: The rule could not be checked at all (an unreadable file, a premise the session cannot meet,
+    #: such as a first user message in a session without one): an error, not a broken rule.
+    errored: bool = False
 
 
 def check(session: Session, rules: Any, policy: str, params: Any, tokenizer: str | None, store: CountStore | None = None,
@@ -92,7 +96,11 @@ def _survival(session: Session, rules: Any, timeline: Any) -> list[Outcome]:
         if want.message:
             from .pins import resolve_pins
 
-            indices = sorted(resolve_pins(session, [want.message]))
+            try:
+                indices = sorted(resolve_pins(session, [want.message]))
+            except ParameterError as exc:  # the session has no such message: the rule cannot be checked here
+                out.append(Outcome(f"survive {want.label}", False, f"{want.label}: {str(exc).split(': ', 1)[-1]}", errored=True))
+                continue
             said = indices[0]
             steps = range(timeline.step_of(said), timeline.step_of(last + 1))
             missing = next((k for k in steps if not all(timeline.plan_at(k).messages[i].sent for i in indices if i <= turns[k].index)), None)
