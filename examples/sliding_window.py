@@ -1,7 +1,7 @@
-"""A sliding window in 40 lines: keep the system prompt and the newest messages that fit.
+"""A sliding window in 50 lines: keep the system prompt and the newest messages that fit.
 
     ctxviz plan sample_sessions/support_chat.yaml --policy examples/sliding_window.py:POLICY
-    ctxviz plan sample_sessions/support_chat.yaml --policy examples/sliding_window.py:POLICY --set max_tokens=800
+    ctxviz plan sample_sessions/support_chat.yaml --policy examples/sliding_window.py:POLICY --set max_tokens=2000
 """
 
 from dataclasses import dataclass, field
@@ -20,17 +20,25 @@ class WindowSettings:
 
 
 def plan(session, params: WindowSettings, counts):
+    # As every built-in policy does: system-role messages join the system prompt, always sent and
+    # counted first; the window slides over the rest.
+    system = [m.index for m in session.messages if m.role == "system"]
     room = params.max_tokens - (counts.text(session.system_prompt) if session.system_prompt else 0)
+    room -= sum(counts.message_tokens[i] for i in system)
     n = len(session.messages)
     decisions, reasons = [Decision.DROPPED] * n, [""] * n
-    for i in range(n - 1, -1, -1):  # newest first, stop at the first message that does not fit
-        tokens = counts.message_tokens[i]
-        if tokens <= room or n - i <= params.min_messages:
+    for i in system:
+        decisions[i], reasons[i] = Decision.KEPT, "kept: part of the system prompt (always sent)"
+    rest = [m.index for m in session.messages if m.role != "system"]
+    for k in range(len(rest) - 1, -1, -1):  # newest first, stop at the first message that does not fit
+        i, tokens = rest[k], counts.message_tokens[rest[k]]
+        if tokens <= room or len(rest) - k <= params.min_messages:
             decisions[i], room = Decision.KEPT, room - tokens
             reasons[i] = f"kept: fits in the window ({room:,} tokens left after it)"
         else:
-            reasons[i:i + 1] = [f"dropped: the window of {params.max_tokens:,} tokens is full"]
-            reasons[:i] = [f"dropped: older than message #{i}, where the window filled"] * i
+            reasons[i] = f"dropped: the window of {params.max_tokens:,} tokens is full"
+            for j in rest[:k]:
+                reasons[j] = f"dropped: older than message #{i}, where the window filled"
             break
     return plan_from_decisions("sliding-window", session, params, counts, decisions, reasons, params.max_tokens)
 

@@ -31,14 +31,16 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def test_the_readme_example_keeps_the_newest_messages_that_fit() -> None:
     session = load_session(str(SAMPLE))
-    plan = plan_session(session, EXAMPLE, {"max_tokens": 800, "min_messages": 0})
-    sent = [m for m in plan.messages if m.decision is Decision.KEPT]
-    assert sent and [m.index for m in sent] == list(range(sent[0].index, len(session.messages)))  # a contiguous tail
-    assert plan.totals.used <= 800 and plan.totals.fits
-    first_dropped = plan.messages[sent[0].index - 1]
+    plan = plan_session(session, EXAMPLE, {"max_tokens": 2000, "min_messages": 0})
+    rest = [m.index for m in session.messages if m.role != "system"]
+    sent = [i for i in rest if plan.messages[i].decision is Decision.KEPT]
+    assert sent and sent == rest[rest.index(sent[0]):]  # a contiguous tail of the conversation, after the system messages
+    assert all(plan.messages[m.index].sent for m in session.messages if m.role == "system")
+    assert plan.totals.used <= 2000 and plan.totals.fits
+    first_dropped = plan.messages[rest[rest.index(sent[0]) - 1]]
     # the newest message left out is the one that would not fit in what was left
-    assert plan.totals.used + first_dropped.tokens > 800
-    assert first_dropped.reason == "dropped: the window of 800 tokens is full"
+    assert plan.totals.used + first_dropped.tokens > 2000
+    assert first_dropped.reason == "dropped: the window of 2,000 tokens is full"
     assert sum(plan.usage.values()) == plan.totals.used
     assert plan.totals.kept + plan.totals.dropped == sum(m.tokens for m in plan.messages)
 
@@ -144,9 +146,28 @@ def test_an_entry_point_policy_is_found_and_a_broken_one_reported(tmp_path: Path
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
     monkeypatch.setattr(registry, "_PLUGIN_PROBLEMS", [])
     assert "team-window" in policy_names()
-    plan = plan_session(load_session(str(SAMPLE)), "team-window", {"max_tokens": 700})
-    assert plan.totals.used <= 700 and plan.totals.kept_messages > 0
+    plan = plan_session(load_session(str(SAMPLE)), "team-window", {"max_tokens": 2000})
+    assert plan.totals.used <= 2000 and plan.totals.kept_messages > 13  # the 13 system messages and some of the conversation
     code, out, err = run_cli(capsys, "policies")
     assert code == 0 and "team-window" in out
     assert "policy plugin broken (myteam_policies:NOPE, entry point of myteam-policies): loading raised AttributeError" in err
     sys.modules.pop("myteam_policies", None)
+
+
+def test_the_example_keeps_system_messages_as_every_built_in_does() -> None:
+    """A newcomer's first plugin silently dropped the system-role messages every built-in folds into the prompt."""
+    session = load_session(str(SAMPLE))
+    assert sum(m.role == "system" for m in session.messages) > 1
+    for budget in (800, 8000):
+        plan = plan_session(session, EXAMPLE, {"max_tokens": budget, "min_messages": 0})
+        system = [m for m in plan.messages if session.messages[m.index].role == "system"]
+        assert system and all(m.sent for m in system)
+        # the window counts the system messages first, then slides over the rest
+        prompt = sum(m.tokens for m in system)
+        rest = sum(m.sent_tokens for m in plan.messages if session.messages[m.index].role != "system")
+        assert prompt + rest <= budget or rest == 0
+
+
+def test_the_readme_shows_the_example_as_it_is() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert (ROOT / "examples" / "sliding_window.py").read_text() in readme
