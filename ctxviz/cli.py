@@ -74,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", help="session file (ctxviz YAML/JSON, OpenAI, Anthropic, Claude Code or supyagent), or - for standard input")
+    p.add_argument("session", help=f"session file in a format ctxviz reads ({_formats()}), or - for standard input")
     p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names(plugins=False))}, "
                    "installed plugins, or your own file.py:NAME); compare takes two")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter (repeatable)")
@@ -157,7 +157,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("gui", help="open the desktop app")
-    p.add_argument("session", nargs="?", help="session file to open")
+    p.add_argument("session", nargs="?", help=f"session file to open ({_formats()})")
     p.add_argument("--policy", default=None, help="policy to start with")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="start with this policy parameter (repeatable)")
     p.add_argument("--config", help="start with the parameters of this YAML preset")
@@ -175,13 +175,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
 
     p = sub.add_parser("info", help="what ctxviz read from a file: format, messages, tool pairs, summaries, reported usage, notes")
-    p.add_argument("session", help="session file, or - for standard input")
+    p.add_argument("session", help=f"session file ({_formats()}), or - for standard input")
     p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
 
     p = sub.add_parser("sweep", help="replay every combination of a policy's settings on every session and find the one to ship")
-    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files, or folders of them")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help=f"session files ({_formats()}), or folders of them")
     p.add_argument("--policy", default="missy", help="the policy to sweep (a name or file.py:NAME)")
     p.add_argument("--grid", action="append", default=[], metavar="NAME=START:STOP:STEP|V1,V2", help="a parameter's values (repeatable)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a fixed parameter (repeatable)")
@@ -197,7 +197,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     p = sub.add_parser("check", help="hold sessions to rules (token limits, what must survive, compactions, retention, cost) for CI")
-    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files, or folders of them")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help=f"session files ({_formats()}), or folders of them")
     p.add_argument("--rules", required=True, metavar="RULES.yaml", help="the rules (and the policy and settings they hold under)")
     p.add_argument("--policy", default=None, help="the policy (default: the rules file's, else missy)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a parameter over the rules file's (repeatable)")
@@ -208,7 +208,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("policies", help="list the policies (grouped by framework) and their parameters")
     p.add_argument("--policy", action="append", default=None, metavar="FILE.py:NAME", help="also list this policy of your own (repeatable)")
     p = sub.add_parser("verify", help="replay a log under its own agent's policy and compare each real call with the provider's figures")
-    p.add_argument("session", metavar="LOG", help="a log with the provider's usage (Claude Code, Codex, Gemini CLI...; - for standard input)")
+    p.add_argument("session", metavar="LOG", help=f"a log with the provider's usage, in a format ctxviz reads ({_formats()}); - for standard input")
     p.add_argument("--policy", default=None, help="replay under this policy instead of the log's own agent's")
     p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--conversation", type=int, metavar="N", help="the conversation to read from a file that holds several (1-based)")
@@ -218,6 +218,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-format", help="skip auto-detection (" + ", ".join(loader_names()) + ")")
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
     return parser
+
+
+def _formats() -> str:
+    """Every format a session argument takes, named as `--input-format` names it."""
+    return ", ".join(loader_names())
 
 
 def _output(p: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> argparse.Action:
