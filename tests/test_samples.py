@@ -109,3 +109,16 @@ def test_every_sample_renders_in_the_app(qtbot, tmp_path, name):
     image = window.grab().toImage()
     assert not image.isNull() and image.width() >= 1000
     window.vm.shutdown()
+
+
+def test_the_multimodal_preset_the_sample_readme_suggests_replaces_older_images():
+    """The sample README said the preset shows "older images replaced"; no message was replaced at its budget."""
+    from ctxviz.io.config import load_preset
+
+    readme = (SAMPLES / "README.md").read_text()
+    assert "--config resources/presets/categories-later.yaml --set max_tokens=100000" in readme
+    preset = load_preset(str(SAMPLES.parent / "resources" / "presets" / "categories-later.yaml"))
+    session = load_session(str(SAMPLES / "multimodal_review.yaml"))
+    plan = plan_session(session, "categories", {**preset.params, "max_tokens": 100000})
+    replaced = [m for m in plan.messages if m.decision is Decision.REPLACED]
+    assert len(replaced) == 4 and all(m.sent for m in plan.messages)  # every message still sent
