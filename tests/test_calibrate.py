@@ -103,3 +103,18 @@ def test_bad_files_are_refused_in_one_line(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         run_cli(["calibrate"])
     assert exit_info.value.code == 2
+
+
+def test_calibrate_can_be_tried_on_a_bundled_sample(capsys):
+    """Only a test fixture had an automatic compaction; the README now points at a bundled real excerpt."""
+    from pathlib import Path
+
+    from ctxviz.cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    sample = root / "sample_sessions" / "claude_code_autocompact.jsonl"
+    assert sample.read_bytes() == (root / "tests" / "data" / "claude_code" / "spotter-autocompact-excerpt.jsonl").read_bytes()
+    assert "ctxviz calibrate sample_sessions/claude_code_autocompact.jsonl" in (root / "README.md").read_text()
+    assert main(["calibrate", str(sample)]) == 0
+    out = capsys.readouterr().out
+    assert "(164,832, 170,251]" in out and "167,000" in out and "inside the interval" in out
