@@ -382,8 +382,37 @@ def cmd_export(args: argparse.Namespace) -> int:
     where = write_output(args.output, result.text, inputs=[args.session])
     if where != "standard output":
         where = args.output
-    print(f"wrote {where}: {result.messages:,} messages ({args.to})", file=sys.stderr)
+    print(f"wrote {where}: {result.messages:,} messages ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
     return EXIT_OK
+
+
+def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:
+    """Why the export's message count is not the plan's sent count: system messages folded into
+    the one system prompt, summaries added, and, for Anthropic, the prompt moved to `system` and
+    same-role turns merged."""
+    sent = plan.totals.kept_messages
+    in_context = {i for i in plan.context_index if i is not None}
+    folded = sum(1 for m in plan.messages if m.sent and m.index not in in_context)
+    inserted = [entry for entry, index in zip(plan.context, plan.context_index, strict=False) if index is None]
+    prompt = sum(1 for entry in inserted if entry.get("role") == "system")
+    added = len(inserted) - prompt
+    bits = [f"the plan sends {sent:,} message{'s' if sent != 1 else ''}"]
+    if folded:
+        bits.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the one system prompt")
+    if added:
+        bits.append(f"{added:,} summar{'ies' if added != 1 else 'y'} added")
+    count = len(plan.context)
+    if fmt == "anthropic":
+        if prompt:
+            bits.append("the system prompt sent as `system`, not as a message")
+            count -= prompt
+        if count > exported:
+            bits.append(f"{count - exported:,} turn{'s' if count - exported != 1 else ''} merged into the one before "
+                        "(the Messages API wants user and assistant turns to alternate)")
+    if fmt != "markdown" and exported != count and fmt != "anthropic":
+        bits.append(f"{abs(exported - count):,} message{'s' if abs(exported - count) != 1 else ''} "
+                    f"{'removed' if exported < count else 'added'} by the fixes above")
+    return "; ".join(bits)
 
 
 def _read_text(path: str) -> str:

@@ -262,3 +262,21 @@ def test_every_session_argument_names_every_format_and_the_synopsis_every_comman
             if action.dest in ("session", "sessions"):
                 assert all(name in action.help for name in names), (command, action.help)
     assert all(name in readme.split("## The command line", 1)[1] for name in names)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_export_says_why_its_count_is_not_the_plans(capsys, tmp_path, fmt):
+    """An export said "82 messages" where plan said "91 sent" and the Anthropic export "69", with no word of why."""
+    import re
+
+    sample = str(Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml")
+    assert main(["export", sample, "--to", fmt, "-o", str(tmp_path / "out.json")]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    numbers = {key: int(value.replace(",", "")) for value, key in re.findall(
+        r"([\d,]+) (messages \(|messages;|system messages folded|summaries added|turns merged)", line)}
+    exported, sent = numbers["messages ("], numbers["messages;"]
+    expected = sent - numbers["system messages folded"] + 1 + numbers["summaries added"]
+    if fmt == "anthropic":
+        assert "the system prompt sent as `system`" in line
+        expected -= 1 + numbers["turns merged"]
+    assert exported == expected == len(json.loads((tmp_path / "out.json").read_text())["messages"])
