@@ -349,3 +349,25 @@ def test_outputs_truncated_at_compression_stay_truncated(tmp_path):
 
 def tool_tokens(s, tool) -> int:
     return CountStore().get(s, get_policy(POLICY).scheme()).message_tokens[tool.index]
+
+
+def test_a_compression_that_frees_nothing_is_said_in_the_replay(tmp_path):
+    """Over the threshold in a long tool loop, findCompressSplitPoint finds no user message to split
+    before: Gemini CLI compresses nothing. The replay said nothing either; now each such call says why."""
+    calls = [gemini(2 + 2 * k, f"step {k}", 200 + 150 * k,
+                    calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}.py"}, "status": "success",
+                            "result": [{"functionResponse": {"id": f"c{k}", "name": "read_file", "response": {"output": "x" * 600}}}]}])
+             for k in range(8)]
+    s = record_session(tmp_path, [user(1, "fix every file"), *calls])
+    params = {"tokenLimit": 1500, "compressionThreshold": 0.5}
+    timeline = simulate(s, POLICY, params, store=CountStore())
+    noops = [e for e in timeline.events if e.kind == "compression_noop"]
+    assert noops and not [e for e in timeline.events if e.kind == "compaction"]
+    assert "frees nothing" in noops[0].message and "user message" in noops[0].message
+    # each said at a call whose plan tried and found no split
+    for e in noops:
+        plan = timeline.plan_at(next(k for k, t in enumerate(timeline.turns) if e in t.events))
+        assert plan.extra["split_point"] == 0 and plan.extra["prompt_token_count"] >= 750
+    # incremental and from-scratch replays say it alike
+    reference = simulate(s, POLICY, params, store=CountStore(), incremental=False)
+    assert [e for t in reference.turns for e in t.events] == timeline.events

@@ -450,6 +450,11 @@ def compact(prefix: Session, plan_: Plan, params: GeminiCompression, counts: Tok
 
     extra = plan_.extra
     if extra.get("compression_status") != "COMPRESSED":
+        if extra.get("split_point") == 0:  # tried, and nothing could be compressed: said, not silent
+            events.append(Event(turn, "compression_noop",
+                                f"Gemini CLI tries to compress (prompt {extra['prompt_token_count']:,} tokens >= {extra['threshold_tokens']:,.0f}) "
+                                "but frees nothing: findCompressSplitPoint splits only before a user message, and there is none "
+                                "in the older 70 % of the history (a long tool loop); the history stays whole until one is"))
         return None
     previous = prefix.summaries[-1] if prefix.summaries else None
     covered = [*(previous.covers if previous is not None else ()), *extra["compressed_ids"]]
