@@ -224,3 +224,63 @@ def test_each_model_call_of_a_real_agent_gets_what_the_plan_sends(case: dict[str
         prefix = dataclasses.replace(full, messages=full.messages[:size])
         plan = policy.plan(prefix, policy.make_params(params), prefix_counts(counts, prefix))
         assert [i for i in plan.context_index if i is not None] == [i for p in seen for i in members[p]]
+
+
+OVERFLOW = [c for c in GOLDEN["cases"] if c["manager"] == "Agent+SlidingWindowConversationManager+overflow"]
+
+
+def overflow_params(case: dict[str, Any]) -> dict[str, Any]:
+    params = {**case["params"], "context_window_limit": case["context_window_limit"]}
+    params["per_turn"] = int(params.get("per_turn", 0))  # Strands' True is 1
+    return params
+
+
+def test_the_overflow_goldens_cover_recoveries_that_last() -> None:
+    """Enough real overflows to matter: calls sent after an earlier recovery trimmed or cut,
+    per_turn agents whose retries are counted, and agents Strands could not rescue."""
+    assert len(OVERFLOW) >= 30
+    sent_after_recovery = 0
+    for case in OVERFLOW:
+        attempts = case["attempts"]
+        first = next((k for k, a in enumerate(attempts) if a["overflow"]), len(attempts))
+        sent_after_recovery += sum(1 for a in attempts[first + 1:] if not a["overflow"] and a["transcript"] > attempts[first]["transcript"])
+    assert sent_after_recovery >= 100
+    assert sum(1 for c in OVERFLOW if c["params"].get("per_turn") and any(a["overflow"] for a in c["attempts"])) >= 10
+    assert sum(1 for c in OVERFLOW if any("cut" in a for a in c["attempts"])) >= 15
+    assert sum(1 for c in OVERFLOW if c["error"]) >= 5
+
+
+@pytest.mark.parametrize("case", OVERFLOW, ids=[c["name"] for c in OVERFLOW])
+def test_what_an_agent_trimmed_at_an_overflow_stays_trimmed(case: dict[str, Any]) -> None:
+    """A real Strands agent whose model refuses requests over its window: at every call it made,
+    the plan of the transcript so far sends what the agent sent (the same messages, the same cut
+    tool results, the same count), the recoveries of earlier calls kept; and the replay steps at
+    those calls, incremental and reference alike."""
+    from ctxviz.engine.simulate import simulate
+
+    full, members = session_of(case)
+    policy = get_policy("strands-sliding-window")
+    params = policy.make_params(overflow_params(case))
+    counts = count_session(full, policy.scheme())
+    sizes = [0]
+    for m in members:
+        sizes.append(sizes[-1] + len(m))
+    made = [a for a in case["attempts"] if not a["overflow"]]
+    timeline = simulate(full, "strands-sliding-window", params)
+    assert timeline.turns == simulate(full, "strands-sliding-window", params, incremental=False).turns
+    for step, attempt in enumerate(made):
+        prefix = dataclasses.replace(full, messages=full.messages[: sizes[attempt["transcript"]]])
+        plan = policy.plan(prefix, params, prefix_counts(counts, prefix))
+        assert [i for i in plan.context_index if i is not None] == [i for p in attempt["sent"] for i in members[p]], step
+        assert plan.totals.used == attempt["tokens"]
+        for position, texts in attempt.get("cut", {}).items():
+            for k, index in enumerate(members[int(position)]):
+                sent = plan.context[plan.context_index.index(index)]["content"]
+                assert sent == "\n".join(texts[k]) or plan.messages[index].decision is Decision.KEPT and texts[k] == [
+                    p.text for p in full.messages[index].parts]
+        turn = timeline.turns[step]
+        assert (turn.index, turn.tokens_sent) == (len(prefix.messages) - 1, attempt["tokens"])
+    if case["error"]:  # the agent raised at its last request: the replay's last step says so
+        assert len(timeline.turns) == len(made) + 1
+        last = timeline.plan_at(len(made))
+        assert any("raises ContextWindowOverflowException" in n for n in last.notes)

@@ -82,14 +82,15 @@ IMAGE = ImagePart("data:image/png;base64," + "iVBORw0KGgo" * 8, "image/png")
 @given(s=agent_sessions(), data=st.data())
 def test_strands_replay_with_overflows_equals_the_reference(s, data):
     """Strands' overflow recovery (tool results cut to 200 + 200 characters, images replaced by a
-    placeholder, then trims) and proactive compression, run on the turn's own copy of the window."""
+    placeholder, then trims), proactive compression and per_turn, at every model call: what each
+    call did stays in the history the next one starts from."""
     long = "x" * 450 + " " + "y" * 30
     extras = st.sampled_from([(), (TextPart(long), IMAGE), (IMAGE,), (TextPart(long),)])
     messages = tuple(dataclasses.replace(m, parts=(*m.parts, *data.draw(extras))) if m.role == "tool" else m for m in s.messages)
     s = dataclasses.replace(s, messages=messages, summaries=())
     params = data.draw(st.builds(dict, window_size=st.integers(0, 10), pin_first=st.none() | st.integers(0, 4),
                                  context_window_limit=st.integers(20, 1500), should_truncate_results=st.booleans(),
-                                 proactive_compression=st.none() | st.floats(0.05, 1)))
+                                 proactive_compression=st.none() | st.floats(0.05, 1), per_turn=st.sampled_from([0, 0, 1, 2, 3])))
     same(s, "strands-sliding-window", params, PlanOptions())
 
 

@@ -14,7 +14,6 @@ an agent log without either, is incremental).
 from __future__ import annotations
 
 import copy
-import dataclasses
 from bisect import bisect_left, bisect_right
 from typing import Any
 
@@ -43,7 +42,7 @@ from .policies.langchain_trim import (
 )
 from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
 from .policies.strands_common import StrandsMessage, context_window_limit
-from .policies.strands_sliding import SlidingWindowParams, _Manager, management_points, request_overhead, split_window
+from .policies.strands_sliding import SlidingWindowParams, _Manager, request_overhead, split_window
 from .session import Session
 from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from .summarizers import Summarizer
@@ -472,178 +471,173 @@ class LangChainTrimReplay(_Replay):
 
 
 class StrandsSlidingReplay(_Replay):
-    """strands-sliding-window: apply_management's trims are carried, as the plan replays them: the
-    manager (the policy's own `_Manager` and `reduce_context`) takes the Strands messages up to each
-    management point (after a final reply) when the turn reaches it, and trims when it holds more
-    than window_size; the messages since the last point come on top. Between points a turn is the
-    running sums. Proactive compression and overflow recovery act on one turn's state only: they
-    run (the policy's own `reduce_context` again) on a copy of the manager's window and the
-    messages since the last point, never on the whole history.
+    """strands-sliding-window: the agent's history as the agent mutated it, carried from call to
+    call, as the plan replays it (the policy's own `_Manager`: `take` each Strands message, which
+    makes the model call before an assistant message, with its proactive compression, per_turn
+    count and overflow recoveries, and runs apply_management after a final reply). What one call
+    trimmed or cut stays so. A step is the request's own call, made on a copy of that history
+    (and the run of tool messages it may end inside) only when it would change something.
 
-    What is trimmed is the carried removals plus the turn's own (overflow trims, images replaced),
-    so a trim event's newly trimmed messages are this turn's removals and its own, less the turn
-    before's own.
+    The trim events follow `_changes`: a turn's trimmed messages are those the history has lost
+    or had images replaced in (`permanent`, which only grows) and those the step's own call does
+    (`own`), so the newly trimmed ones are the permanent additions since the step before and the
+    step's own, less what the step before trimmed.
 
-    Sessions with recorded summaries, per_turn (a point can be the turn's own end),
-    replay_history off (one point, the last), and pair safety, are replayed by the reference step."""
+    Sessions with recorded summaries, replay_history off (the file as it stands), and pair
+    safety, are replayed by the reference step."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         p: SlidingWindowParams = params
-        self.usable = not pair_safe and not session.summaries and p.per_turn == 0 and p.replay_history
+        self.usable = not pair_safe and not session.summaries and p.replay_history
         if not self.usable:
             return
         self.mgr = _Manager(session, p, full)
         self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
-        self.mgr.messages, self.mgr.owners = [], []
-        # The management points (prefix lengths in Strands messages) and the session message each is reached at.
-        self.points = management_points(self.pending, 0)
-        self.point_at = {self.pending[k - 1].members[-1]: k for k in self.points}
-        self.done = 0  # Strands messages handed to the manager
-        self.count = 0  # Strands messages so far (the last may be a run of tool messages still growing)
+        self.mgr.history([], [])
+        # The session message that completes each Strands message (the last of a run of tool messages).
+        self.completes = {sm.members[-1]: k for k, sm in enumerate(self.pending)}
+        self.count = 0  # Strands messages started so far (the last may be a run of tool messages still growing)
         self.previous_role = ""
-        self.held = 0  # the tokens of the messages the manager holds
-        self.seen_history = 0  # the tokens of the non-system messages so far
-        self.handed = 0  # ... of those handed to the manager
-        self.removed_tokens = 0
-        self.removed_count: dict[str, int] = {}
         self.system_messages: list[Any] = []
         self.system_tokens = self._system_tokens()
         self.tools_tokens = request_overhead(session, full, [])[2]
-        self.limit = context_window_limit(session, p.context_window_limit)[0]
-        self.trimming = False  # whether the turn before trimmed (its plan's extra "trimmed")
-        self.own: set[int] = set()  # what the turn before trimmed on its own (overflow trims, images replaced)
-        self.now: list[int] = []  # what the manager removed since the step before
+        self.mgr.fixed = self.system_tokens + self.tools_tokens
+        self.mgr.limit = self.limit = context_window_limit(session, p.context_window_limit)[0]
+        self.read = 0  # journal entries read
+        self.dropped: set[int] = set()  # removed from the history
+        self.cut: dict[int, Decision] = {}  # cut in the history (a message is cut once)
+        self.cut_alive = 0  # ... and not removed since
+        self.category_removed: dict[str, int] = {}
+        self.removed_tokens = 0
+        self.permanent: set[int] = set()  # removed, or had images replaced: only grows
+        self.fresh: list[int] = []  # added to `permanent` since the step before
+        self.trimmed_before = False  # whether the turn before trimmed (its plan's extra "trimmed")
+        self.own_before: set[int] = set()  # what the step before's own call trimmed
 
     def _system_tokens(self) -> int:
         prompt = base_system_prompt(self.session, self.system_messages)
         return self.full.text(prompt) if prompt else 0
 
+    def _read_journal(self) -> None:
+        """Take in what the history lost or had cut since the last look."""
+        journal, messages = self.mgr.journal, self.session.messages
+        for index, decision in journal[self.read:]:
+            if decision is Decision.DROPPED:
+                self.dropped.add(index)
+                c = messages[index].category.upper()
+                self.category_removed[c] = self.category_removed.get(c, 0) + 1
+                self.removed_tokens += self.full.message_tokens[index]
+                if index in self.cut:
+                    self.cut_alive -= 1
+            else:
+                self.cut[index] = decision
+                self.cut_alive += 1
+            if index not in self.permanent and (decision is Decision.DROPPED or decision is Decision.REPLACED):
+                self.permanent.add(index)
+                self.fresh.append(index)
+        self.read = len(journal)
+
     def absorb(self, i: int) -> None:
-        """Take message `i` in; at a management point (the end of an invocation) the manager
-        takes the messages up to it and trims, between steps, as Strands does."""
+        """Take message `i` in; a Strands message the agent appends when complete (the model call
+        before an assistant message, apply_management after a final reply: `_Manager.take`)."""
         if not self.usable:
             return
         m = self.session.messages[i]
-        tokens = self.full.message_tokens
         if m.role == "system":
             self.system_messages.append(m)
             self.system_tokens = self._system_tokens()
+            self.mgr.fixed = self.system_tokens + self.tools_tokens
         else:
-            self.seen_history += tokens[i]
             if not (m.role == "tool" and self.previous_role == "tool"):  # strands_common.conversation's runs
                 self.count += 1
             self.previous_role = m.role
-        point = self.point_at.get(i)
-        if point is not None:
-            mgr, ws = self.mgr, self.params.window_size
-            mgr.messages += self.pending[self.done:point]
-            mgr.owners += self.pending_owners[self.done:point]
-            self.done = point
-            self.handed = self.seen_history
-            if len(mgr.messages) > ws:
-                held = [k for sm in mgr.messages for k in sm.members]
-                mgr.reduce_context(None, "")
-                still = {k for sm in mgr.messages for k in sm.members}
-                now = [k for k in held if k not in still]
-                for k in now:
-                    c = self.session.messages[k].category.upper()
-                    self.removed_count[c] = self.removed_count.get(c, 0) + 1
-                    self.removed_tokens += tokens[k]
-                self.now += now
-            self.held = mgr.holding()
+        k = self.completes.get(i)
+        if k is not None:
+            self.mgr.take(self.pending[k], self.pending_owners[k])
+            self._read_journal()
 
     def step(self, i: int) -> Turn:
         if not self.usable:
             return super().step(i)
         self.absorb(i)
         tokens = self.full.message_tokens
-        now, self.now = self.now, []  # removed at the management points since the step before
-        fixed = self.system_tokens + self.tools_tokens
-        used = fixed + self.held + self.seen_history - self.handed
-        threshold = self.params.proactive_compression
-        own_removed: dict[int, str] = {}
-        replaced: set[int] = set()
-        truncated = 0
-        if used > self.limit or (threshold is not None and used / self.limit >= threshold):
-            work = self._own_turn(i, fixed, threshold)
-            own_removed = work.removed
-            cut = {k: d for k, (d, _) in work.cut.items() if k not in own_removed}
-            truncated = len(cut)
-            replaced = {k for k, d in cut.items() if d is Decision.REPLACED}
-            used = fixed + work.holding()
-        own = set(own_removed) | replaced
-        trimming = bool(self.mgr.removed) or bool(own_removed)
+        mgr, p = self.mgr, self.params
+        partial: tuple[StrandsMessage, list[int]] | None = None
+        if self._growing(i):
+            k = self.count - 1
+            sm, owners = self.pending[k], self.pending_owners[k]
+            members = tuple(x for x in sm.members if x <= i)  # one block per tool message
+            partial = (StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members)),
+                       owners[: len(members)])
+        held = mgr.held + (partial[0].tokens if partial else 0)
+        used = mgr.fixed + held
+        threshold = p.proactive_compression
+        acts = (used > self.limit or (threshold is not None and used / self.limit >= threshold)
+                or (p.per_turn and (mgr.calls + 1) % p.per_turn == 0 and len(mgr.messages) + (partial is not None) > p.window_size))
+        own_dropped: list[int] = []
+        own_cut: dict[int, Decision] = {}
+        if acts:  # the step's own call, on a copy of the history
+            work = copy.copy(mgr)
+            work.messages, work.owners = list(mgr.messages), list(mgr.owners)
+            work.removed, work.cut, work.sent_tokens, work.journal = {}, {}, {}, []
+            if partial:
+                work.messages.append(partial[0])
+                work.owners.append(partial[1])
+                work.held += partial[0].tokens
+            work.call("")
+            used = work.fixed + work.held
+            for index, decision in work.journal:
+                if decision is Decision.DROPPED:
+                    own_dropped.append(index)
+                else:
+                    own_cut[index] = decision
+        own_set = set(own_dropped)
+        cut_count = self.cut_alive - sum(1 for k in own_dropped if k in self.cut) + sum(1 for k in own_cut if k not in own_set)
+        dropped = len(self.dropped) + len(own_dropped)
         events: list[Event] = []
+        trimming = dropped > 0
+        own = own_set | {k for k, d in own_cut.items() if d is Decision.REPLACED and k not in own_set}
         if trimming:
-            if not self.trimming:
-                new = set(self.mgr.removed) | own
-            else:  # the turn before trimmed its carried removals (the manager's less `now`) and its own
-                carried = self.mgr.removed
-                fresh = set(now)
-                new = {k for k in now if k not in self.own} | {k for k in own if k not in self.own and (k not in carried or k in fresh)}
-            self._trim_events(i, sorted(new), replaced, own_removed, events)
-        self.trimming, self.own = trimming, own if trimming else set()
+            if not self.trimmed_before:
+                new = self.permanent | own
+            else:
+                fresh = set(self.fresh)
+                was = self.own_before
+                new = {k for k in fresh if k not in was} | {k for k in own if k not in was and (k not in self.permanent or k in fresh)}
+            self._trim_events(i, sorted(new), own_set, own_cut, events)
+        self.fresh = []
+        self.trimmed_before, self.own_before = trimming, own if trimming else set()
         fits = used <= self.limit
         if not fits and self.before.fits:
             allocation = split_window(self.limit, self.system_tokens, self.tools_tokens)
-            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": used - fixed}
+            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": used - mgr.fixed}
             self.before = _changes(i, light_plan(self.policy, allocation, usage, self.limit, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        dropped = len(self.mgr.removed) + len(own_removed)
-        not_sent = self.removed_tokens + sum(tokens[k] for k in own_removed)
-        return Turn(i, used, self.limit, i + 1 - dropped - truncated, dropped, 0, truncated, fits, 0, tuple(events), not_sent)
+        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped)
+        return Turn(i, used, self.limit, i + 1 - dropped - cut_count, dropped, 0, cut_count, fits, 0, tuple(events), not_sent)
 
-    def _own_turn(self, i: int, fixed: int, threshold: float | None) -> _Manager:
-        """strands_sliding.plan's steps 2 and 3 (proactive compression, overflow recovery) on a copy
-        of the manager holding the messages since the last point too (the last maybe a run of tool
-        messages cut at this turn); its `removed` and `cut` are this turn's own."""
-        mgr, tokens = self.mgr, self.full.message_tokens
-        work = copy.copy(mgr)
-        work.messages = list(mgr.messages)
-        work.owners = list(mgr.owners)
-        for k in range(self.done, self.count):
-            sm, owners = self.pending[k], self.pending_owners[k]
-            if sm.members[-1] > i:  # one block per tool message
-                members = tuple(x for x in sm.members if x <= i)
-                sm = StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members))
-                owners = owners[: len(members)]
-            work.messages.append(sm)
-            work.owners.append(owners)
-        # reduce_context changes messages in place where it pins them (its first call) and cuts tool
-        # results (overflow recovery): those are copies, the carried ones stay as they were.
-        msgs, p = work.messages, self.params
-        if p.pin_first and not mgr.pin_applied:
-            msgs[: p.pin_first] = [dataclasses.replace(sm) for sm in msgs[: p.pin_first]]
-        work.removed, work.cut, work.sent_tokens, work.notes, work.summary_removed = {}, {}, {}, [], ""
-        limit = self.limit
-        if threshold is not None and (fixed + work.holding()) / limit >= threshold:
-            work.reduce_context(None, "")
-        if p.should_truncate_results and fixed + work.holding() > limit:
-            work.messages = [dataclasses.replace(sm) if sm.has("toolResult") else sm for sm in work.messages]
-        while fixed + work.holding() > limit:
-            outcome = work.reduce_context("", "")
-            if outcome not in ("trimmed", "truncated") or self.params.window_size == 0:
-                break
-        return work
+    def _growing(self, i: int) -> bool:
+        """Whether the step ends inside a run of tool messages the agent has not appended yet."""
+        return self.count > 0 and self.pending[self.count - 1].members[-1] > i
 
-    def _trim_events(self, i: int, new: list[int], replaced: set[int], own_removed: dict[int, str], events: list[Event]) -> None:
+    def _trim_events(self, i: int, new: list[int], own_dropped: set[int], own_cut: dict[int, Decision], events: list[Event]) -> None:
         """`_changes`' trim events for the newly trimmed messages `new` (sorted)."""
         by_category: dict[str, list[int]] = {}
         messages, tokens = self.session.messages, self.full.message_tokens
         for k in new:
             by_category.setdefault(messages[k].category.upper(), []).append(k)
         own_count: dict[str, int] = {}
-        for k in own_removed:
+        for k in own_dropped:
             c = messages[k].category.upper()
             own_count[c] = own_count.get(c, 0) + 1
         for c, indices in by_category.items():
-            images = [k for k in indices if k in replaced]
-            removed = [k for k in indices if k not in replaced]
+            removed = [k for k in indices if k in self.dropped or k in own_dropped]
+            images = [k for k in indices if k not in self.dropped and k not in own_dropped]
             what = []
             if removed:
-                in_all = self.removed_count.get(c, 0) + own_count.get(c, 0)
+                in_all = self.category_removed.get(c, 0) + own_count.get(c, 0)
                 what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(tokens[k] for k in removed):,} tokens), "
                             f"{in_all} removed in all")
             if images:

@@ -1,24 +1,36 @@
 """Strands Agents' SlidingWindowConversationManager (strands-agents 1.62.0,
 strands/agent/conversation_manager/sliding_window_conversation_manager.py).
 
-A static plan replays what the manager does to the file's conversation before the next model call:
-1. `apply_management` (after every agent invocation): over `window_size` messages, `reduce_context`
-   trims the oldest, to the first valid trim point (a user message that is no toolResult and no
-   toolUse without its result next; else an assistant toolUse + user toolResult boundary).
-2. proactive compression (when configured): if the estimated input is at least the threshold share
-   of `context_window_limit`, one `reduce_context` without an error (trim only). ctxviz estimates
-   the whole request, as Strands does on a cold start; after a first call Strands adds its estimate
-   of the new messages to the usage the provider last reported, which a log may not hold.
-3. overflow recovery: while the estimate exceeds `context_window_limit`, `reduce_context(e)`: first
-   cut the oldest message holding tool results (first and last 200 characters of each long text,
-   images replaced by a placeholder); when that message has nothing left to cut, trim from index 2
-   (or to the window) instead. Strands learns of an overflow from the provider's error; ctxviz uses
-   Strands' own estimate (`Model.count_tokens`) in its place, and says so.
+A plan replays the agent's life over the file, model call by model call, on the history as the
+agent mutated it (everything Strands does to `agent.messages` is permanent: what one call trimmed
+or cut is gone from every later call):
+- before each model call (each assistant message of the file is one call), on every attempt:
+  1. proactive compression (when configured): if the estimated input is at least the threshold
+     share of `context_window_limit`, one `reduce_context` without an error (trim only). ctxviz
+     estimates the whole request, as Strands does on a cold start; after a first call Strands adds
+     its estimate of the new messages to the usage the provider last reported, which a log may not hold.
+  2. with `per_turn`, the call is counted and every N-th runs `apply_management`; a retried call
+     (after an overflow) is counted again, as Strands' BeforeModelCallEvent fires again.
+  3. overflow recovery: when the estimate exceeds `context_window_limit`, `reduce_context(e)` once
+     and the call is retried: first the oldest message holding tool results is cut (first and last
+     200 characters of each long text, images replaced by a placeholder); when that message has
+     nothing left to cut, the oldest messages are trimmed from index 2 (or to the window). Strands
+     learns of an overflow from the provider's error; ctxviz uses Strands' own estimate
+     (`Model.count_tokens`) in its place, and says so.
+- after each final reply (the end of an invocation), `apply_management`: over `window_size`
+  messages, `reduce_context` trims the oldest, to the first valid trim point (a user message that
+  is no toolResult and no toolUse without its result next; else an assistant toolUse + user
+  toolResult boundary).
+The plan is then the next model call's request: the history so far, through that call's steps 1-3.
+With `replay_history` off the file is taken as `agent.messages` as it stands: apply_management once
+where the agent last ran it, then steps 1 and 3 for the next call.
 Messages are Strands messages: one turn's tool results are one user message (strands_common).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +76,7 @@ class SlidingWindowParams:
     proactive_compression: float | None = field(default=None, metadata=_help("compression_threshold: trim before the model call when the estimate reaches this share of the window (Strands' True = 0.7; none: off)", min=0.01, max=1.0, step=0.05))
     context_window_limit: int | None = field(default=None, metadata=_help(unit="tokens", text="The model's context window (default: ctxviz's model catalogue, else Strands' 200,000)", min=1, step=1000))
     per_turn: int = field(default=0, metadata=_help("When the window applies: 0 (False) at the end of each invocation; 1 (True) before every model call; N before every N-th", min=0))
-    replay_history: bool = field(default=True, metadata=_help("ctxviz option: apply the window wherever the agent did as the history grew (on: a full log); off: the file is agent.messages as it stands"))
+    replay_history: bool = field(default=True, metadata=_help("ctxviz option: replay the agent call by call, keeping what each call trimmed or cut, as the history grew (on: a full log); off: the file is agent.messages as it stands"))
 
     def __post_init__(self) -> None:
         if self.per_turn < 0:
@@ -111,9 +123,85 @@ class _Manager:
         self.cut: dict[int, tuple[Decision, str]] = {}
         self.sent_tokens: dict[int, int] = {}
         self.notes: list[str] = []
+        #: The tokens of the messages held, kept as they change (a replay reads it at every step).
+        self.held = sum(m.tokens for m in self.messages)
+        #: Every removal (index, DROPPED) and cut (index, TRUNCATED or REPLACED), in order: what a replay reads back.
+        self.journal: list[tuple[int, Decision]] = []
 
     def holding(self) -> int:
-        return sum(m.tokens for m in self.messages)
+        return self.held
+
+    def history(self, messages: list[StrandsMessage], owners: list[list[int]]) -> None:
+        """Hold these messages (and their blocks' owners) instead."""
+        self.messages, self.owners = messages, owners
+        self.held = sum(m.tokens for m in messages)
+
+    # The agent's life (replay_history): `take` each Strands message in order, then `call` once
+    # more for the request the plan shows. `fixed` (system prompt and tool specs) and `limit` are
+    # set by the caller before the first call.
+    fixed = 0
+    limit = 1
+    calls = 0  # model call attempts, retries included: per_turn counts them
+    rounds = 0  # overflow recoveries (reduce_context(e))
+    recovered_at = 0  # model calls that needed at least one
+    managed = 0  # apply_management runs
+    since = 0  # Strands messages taken since apply_management last ran
+    failed = ""  # why apply_management could not trim, the last time it could not
+    raised = ""  # why Strands raised ContextWindowOverflowException, the last time it did
+    proactive = ""  # what proactive compression did, the last time it ran
+
+    def take(self, sm: StrandsMessage, owners: list[int]) -> None:
+        """The agent appends a message: an assistant message is the answer of a model call, so the
+        call is made first (on the history before it); a final reply ends an invocation, and
+        apply_management runs after it."""
+        if sm.role == "assistant":
+            self.call(f"at the model call answered by #{sm.members[0]}")
+        self.messages.append(sm)
+        self.owners.append(owners)
+        self.held += sm.tokens
+        self.since += 1
+        if sm.role == "assistant" and not sm.has("toolUse"):
+            self.manage()
+
+    def manage(self) -> None:
+        """apply_management: reduce_context (no error) when the history is over window_size."""
+        ws = self.params.window_size
+        self.managed += 1
+        self.since = 0
+        if len(self.messages) > ws:
+            outcome = self.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
+            if outcome not in ("trimmed", "truncated"):
+                self.failed = f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages"
+
+    def call(self, where: str) -> None:
+        """One model call as the agent makes it: each attempt fires the BeforeModelCallEvent hooks
+        (proactive compression, then per_turn's count), and an attempt that overflows is followed
+        by one reduce_context(e) and a retry, until the request fits or Strands raises."""
+        p, limit = self.params, self.limit
+        recovered = False
+        while True:
+            self.calls += 1
+            estimate = self.fixed + self.holding()
+            if p.proactive_compression is not None and estimate / limit >= p.proactive_compression:
+                why = (f"proactive compression {where}: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the "
+                       f"{limit:,}-token window, at least compression_threshold {p.proactive_compression:g}")
+                outcome = self.reduce_context(None, why)
+                self.proactive = why + (f"; {outcome}" if outcome not in ("trimmed", "truncated") else "; Strands trimmed once")
+            if p.per_turn and self.calls % p.per_turn == 0:
+                self.manage()
+            estimate = self.fixed + self.holding()
+            if estimate <= limit:
+                break
+            overflow = f"the context overflowed {where} ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+            outcome = self.reduce_context(overflow, overflow)
+            self.rounds += 1
+            recovered = True
+            if outcome not in ("trimmed", "truncated"):
+                self.raised = (f"{overflow} and Strands cannot reduce it further ({outcome}): "
+                               + ("window_size=0 never raises, so Strands retries a request that overflows again" if p.window_size == 0
+                                  else "it raises ContextWindowOverflowException"))
+                break
+        self.recovered_at += recovered
 
     def _remove(self, positions: list[int], reason: str, inside: str = "", start: int = 0) -> None:
         """Remove Strands messages; those at or after `start` (inside the window) get `inside`."""
@@ -123,6 +211,8 @@ class _Manager:
                 self.summary_removed = why
             for index in self.messages[i].members:
                 self.removed[index] = why
+                self.journal.append((index, Decision.DROPPED))
+            self.held -= self.messages[i].tokens
             del self.messages[i]
             del self.owners[i]
 
@@ -132,7 +222,7 @@ class _Manager:
         p, msgs = self.params, self.messages
         if p.pin_first and not self.pin_applied:
             for i in range(min(p.pin_first, len(msgs))):
-                msgs[i].pinned = True
+                msgs[i] = dataclasses.replace(msgs[i], pinned=True)  # a copy: a replay's messages may be shared
             self.pin_applied = True
         if p.window_size == 0:
             unpinned = [i for i in range(len(msgs)) if not is_pinned(msgs, i)]
@@ -189,12 +279,13 @@ class _Manager:
             new_content.append({"toolResult": {**{k: v for k, v in result.items() if k != "content"}, "content": items}} if changed else block)
         if not changed_members:
             return False
-        sm.content = new_content
         tok = self.counts.tokenizer
         per_owner: dict[int, int] = {}
-        for block, owner in zip(sm.content, self.owners[position], strict=True):
+        for block, owner in zip(new_content, self.owners[position], strict=True):
             per_owner[owner] = per_owner.get(owner, 0) + block_tokens(block, tok)
-        sm.tokens = sum(per_owner.values())
+        # Strands cuts the message in place; a copy here, as a replay's messages may be shared.
+        self.messages[position] = dataclasses.replace(sm, content=new_content, tokens=sum(per_owner.values()))
+        self.held += self.messages[position].tokens - sm.tokens
         for owner, kinds in changed_members.items():
             self.sent_tokens[owner] = per_owner[owner]
             what = []
@@ -203,6 +294,7 @@ class _Manager:
             if "image" in kinds:
                 what.append("its images replaced by an '[image: <format>, <n> bytes]' placeholder")
             decision = Decision.TRUNCATED if "text" in kinds else Decision.REPLACED
+            self.journal.append((owner, decision))
             self.cut[owner] = (decision, f"{decision.value}: {overflow}; Strands first cuts the oldest tool results: "
                                          f"{' and '.join(what)} ({per_owner[owner]:,} tokens sent)")
         return True
@@ -220,25 +312,6 @@ def request_overhead(session: Session, counts: TokenCounts, system_messages: lis
     system_tokens = counts.text(prompt) if prompt else 0
     tools = sum(json_tokens(spec, counts.tokenizer) for spec in tool_specs(session))
     return prompt, system_tokens, tools
-
-
-def management_points(messages: list[StrandsMessage], per_turn: int) -> list[int]:
-    """Every prefix length at which the agent ran apply_management, in order: after each final
-    reply (the end of an invocation) and, with per_turn, before every N-th model call (the call
-    that produced the N-th assistant message, and the next one when it is due)."""
-    points: set[int] = set()
-    calls = 0
-    for i, sm in enumerate(messages):
-        if sm.role != "assistant":
-            continue
-        calls += 1
-        if per_turn and calls % per_turn == 0:
-            points.add(i)
-        if not sm.has("toolUse"):
-            points.add(i + 1)
-    if messages and messages[-1].role != "assistant" and per_turn and (calls + 1) % per_turn == 0:
-        points.add(len(messages))
-    return sorted(p for p in points if p > 0)
 
 
 def management_point(messages: list[StrandsMessage], per_turn: int) -> tuple[int, str]:
@@ -265,6 +338,65 @@ def management_point(messages: list[StrandsMessage], per_turn: int) -> tuple[int
     return point, when
 
 
+def agent_notes(mgr: _Manager, limit: int, limit_source: str) -> list[str]:
+    """What the agent's life did to its history, for the plan's notes."""
+    p = mgr.params
+    notes: list[str] = []
+    if mgr.failed:
+        notes.append(mgr.failed)
+    per_turn = f", and before every {'' if p.per_turn == 1 else f'{p.per_turn}-th '}model call (retries counted)" if p.per_turn else ""
+    notes.append(f"apply_management ran {mgr.managed} time(s) as the history grew (at the end of every invocation{per_turn})"
+                 + (f"; the {mgr.since} Strands message(s) since then come on top of the window" if mgr.since else ""))
+    if mgr.proactive:
+        notes.append(mgr.proactive)
+    if mgr.rounds:
+        notes.append(f"overflow recovery ran reduce_context {mgr.rounds} time(s), at {mgr.recovered_at} model call(s), each followed by a retry; "
+                     "what it trimmed or cut stays out of every later call, as in the agent's history. Strands learns of an overflow from "
+                     f"the provider's error, ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
+    if mgr.raised:
+        notes.append(mgr.raised)
+    return notes
+
+
+def _as_it_stands(mgr: _Manager, fixed: int, limit: int, limit_source: str) -> int:
+    """replay_history off: the file is agent.messages as it stands. apply_management where the
+    agent last ran it, then the next call's proactive compression and overflow recovery; the
+    overflow rounds."""
+    params = mgr.params
+    ws = params.window_size
+    pending, pending_owners = mgr.messages, mgr.owners
+    point, when = management_point(pending, params.per_turn)
+    mgr.history(pending[:point], pending_owners[:point])
+    if len(mgr.messages) > ws:
+        outcome = mgr.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
+        if outcome not in ("trimmed", "truncated"):
+            mgr.notes.append(f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages")
+    mgr.history(mgr.messages + pending[point:], mgr.owners + pending_owners[point:])
+    mgr.notes.append(when + (f"; the {len(pending) - point} Strands message(s) since then come on top of the window" if point < len(pending) else ""))
+    if params.proactive_compression is not None:
+        estimate = fixed + mgr.holding()
+        if estimate / limit >= params.proactive_compression:
+            why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
+                   f"at least compression_threshold {params.proactive_compression:g}")
+            outcome = mgr.reduce_context(None, why)
+            mgr.notes.append(why + (f"; {outcome}" if outcome not in ("trimmed", "truncated") else "; Strands trimmed once"))
+    rounds = 0
+    while fixed + mgr.holding() > limit:
+        estimate = fixed + mgr.holding()
+        overflow = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+        outcome = mgr.reduce_context(overflow, overflow)
+        rounds += 1
+        if outcome not in ("trimmed", "truncated"):
+            mgr.notes.append(f"{overflow} and Strands cannot reduce it further ({outcome}): it raises ContextWindowOverflowException")
+            break
+        if ws == 0:
+            break
+    if rounds:
+        mgr.notes.append(f"overflow recovery ran reduce_context {rounds} time(s); Strands learns of an overflow from the provider's error, "
+                         f"ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
+    return rounds
+
+
 def split_window(limit: int, system_tokens: int, tools_tokens: int) -> dict[str, int]:
     """The window divided as the request fills it: system prompt, tool specs, then the messages
     (each part at most what is left, so the parts add up to the window and none is negative)."""
@@ -282,52 +414,26 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
     n_strands = len(mgr.messages)
     ws = params.window_size
 
-    # 1. apply_management wherever the agent ran it (over window_size only): trimming depends on
-    # the path (a fallback trim point keeps older messages), so a replay trims as the history grew.
-    points = management_points(mgr.messages, params.per_turn) if params.replay_history else [management_point(mgr.messages, params.per_turn)[0]]
-    pending, pending_owners = mgr.messages, mgr.owners
-    mgr.messages, mgr.owners = [], []
-    done = 0
-    failed = ""
-    for point in points:
-        mgr.messages += pending[done:point]
-        mgr.owners += pending_owners[done:point]
-        done = point
-        if len(mgr.messages) > ws:
-            outcome = mgr.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
-            if outcome not in ("trimmed", "truncated"):
-                failed = f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages"
-    mgr.messages += pending[done:]
-    mgr.owners += pending_owners[done:]
-    if failed:
-        mgr.notes.append(failed)
-    when = (f"apply_management ran {len(points)} time(s) as the history grew (at the end of every invocation"
-            + (f", and before every {'' if params.per_turn == 1 else f'{params.per_turn}-th '}model call" if params.per_turn else "") + ")"
-            if params.replay_history else management_point(pending, params.per_turn)[1])
-    mgr.notes.append(when + (f"; the {len(pending) - done} Strands message(s) since then come on top of the window" if done < len(pending) else ""))
-    # 2. proactive compression: one best-effort trim.
-    if params.proactive_compression is not None:
-        estimate = fixed + mgr.holding()
-        if estimate / limit >= params.proactive_compression:
-            why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
-                   f"at least compression_threshold {params.proactive_compression:g}")
-            outcome = mgr.reduce_context(None, why)
-            mgr.notes.append(why + (f"; {outcome}" if outcome not in ("trimmed", "truncated") else "; Strands trimmed once"))
-    # 3. overflow recovery, as often as the model would refuse the request.
     rounds = 0
-    while fixed + mgr.holding() > limit:
-        estimate = fixed + mgr.holding()
-        overflow = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
-        outcome = mgr.reduce_context(overflow, overflow)
-        rounds += 1
-        if outcome not in ("trimmed", "truncated"):
-            mgr.notes.append(f"{overflow} and Strands cannot reduce it further ({outcome}): it raises ContextWindowOverflowException")
-            break
-        if ws == 0:
-            break
-    if rounds:
-        mgr.notes.append(f"overflow recovery ran reduce_context {rounds} time(s); Strands learns of an overflow from the provider's error, "
-                         f"ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
+    if params.replay_history:
+        # The agent's life, call by call: what it trimmed or cut at one call stays so at the next.
+        pending, pending_owners = mgr.messages, mgr.owners
+        mgr.history([], [])
+        mgr.limit = limit
+        # Each call is made with the system prompt as the agent had it then (system-role messages so far).
+        system_at = [m.index for m in mgr.system]
+        known = -1
+        for sm, owners in zip(pending, pending_owners, strict=True):
+            if sm.members and bisect_left(system_at, sm.members[0]) != known:
+                known = bisect_left(system_at, sm.members[0])
+                mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
+            mgr.take(sm, owners)
+        mgr.fixed = fixed
+        mgr.call("at this request's model call")
+        rounds = mgr.rounds
+        mgr.notes += agent_notes(mgr, limit, limit_source)
+    else:
+        rounds = _as_it_stands(mgr, fixed, limit, limit_source)
     if any(len(sm.members) > 1 for sm in conversation(session, tokens)[1]):
         mgr.notes.append("consecutive tool results form one Strands message (one user message per turn), and window_size counts Strands messages")
 

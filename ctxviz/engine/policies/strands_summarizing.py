@@ -10,7 +10,10 @@ overflow summarises that summary again with the next oldest messages.
 
 A static plan shows that one pass when Strands' own estimate (`Model.count_tokens`) exceeds
 `context_window_limit` (or, with proactive compression, reaches its threshold); the replay
-(`compact`) puts the summary in force so later turns carry it. The summary text is ctxviz's offline
+(`compact`) puts the summary in force so later turns carry it: what Strands summarised stays
+summarised, as in the agent's history. Strands retries an overflowing call after each pass, so one
+call can make several passes; ctxviz makes one per model call (the next at the next step), and
+says so in the plan's notes. The summary text is ctxviz's offline
 stand-in (an extractive snapshot), not the model's: only its place and what it replaces are Strands'.
 """
 
@@ -170,7 +173,8 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                                              f"kept: Strands' new summary of {len(new_ids)} messages, a user message after the pinned ones ({STAND_IN})", new_text))
             notes.append(f"{why}: one reduce_context pass; the summary text is ctxviz's offline stand-in ({STAND_IN})")
             if fixed + sum(sm.tokens for sm in messages) > limit:
-                notes.append("still over the window after one pass: Strands would summarise again at the next overflow")
+                notes.append("still over the window after one pass: Strands retries the call at once, which overflows again and "
+                             "summarises again; ctxviz makes one pass per model call, so the replay shows the next pass at its next step")
 
     pinned_members = {i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members}
     sent_members = {i for sm in messages for i in sm.members}

@@ -282,6 +282,105 @@ def agent_case(rng: random.Random, name: str, invocations: int, params: dict[str
             "inputs": encode(transcript), "calls": calls}
 
 
+def key(message: dict[str, Any]) -> str:
+    """What tells a transcript message apart whatever Strands cut of it: its role, its tool ids
+    (tool calls and results), else its text (each prompt and reply is numbered)."""
+    ids = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]
+    ids += [b["toolResult"]["toolUseId"] for b in message["content"] if "toolResult" in b]
+    if ids:
+        return message["role"] + ":" + ",".join(ids)
+    return message["role"] + ":" + json.dumps([b.get("text") for b in message["content"]])
+
+
+class OverflowModel(ScriptedModel):
+    """A scripted model with a context window: it raises ContextWindowOverflowException, as a
+    provider does, when Strands' own count_tokens of the request (messages, tool specs, system
+    prompt) exceeds `context_window_limit`. Every attempt is recorded: what it was sent, its count,
+    whether it overflowed. A summarisation request (the summarizing manager's) is answered apart."""
+
+    def __init__(self, script: list[tuple[str, Any]], limit: int) -> None:
+        super().__init__(script)
+        self.config["context_window_limit"] = limit
+        self.attempts: list[dict[str, Any]] = []
+        self.transcript: list[dict[str, Any]] = []
+
+    async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        last = messages[-1]["content"][0].get("text") if messages and messages[-1]["content"] else None
+        if last == "Please summarize this conversation.":
+            self.summarised.append(messages[:-1])
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockDelta": {"delta": {"text": f"SUMMARY OF {len(messages) - 1} MESSAGES"}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+            return
+        tokens = await self.count_tokens(messages, tool_specs=tool_specs, system_prompt=system_prompt)
+        position = {key(m): i for i, m in enumerate(self.transcript)}
+        sent: list[int] = []
+        cut: dict[str, Any] = {}
+        summaries: list[str] = []
+        for m in messages:
+            k = key(m)
+            if k not in position:  # the summarizing manager's summary message
+                summaries.append(m["content"][0]["text"])
+                sent.append(-len(summaries))
+                continue
+            sent.append(position[k])
+            if m["content"] != self.transcript[position[k]]["content"]:
+                cut[str(position[k])] = [[item.get("text") for item in b["toolResult"]["content"]] for b in m["content"] if "toolResult" in b]
+        attempt = {"transcript": len(self.transcript), "sent": sent, "tokens": tokens, "overflow": tokens > self.config["context_window_limit"]}
+        if cut:
+            attempt["cut"] = cut
+        if summaries:
+            attempt["summaries"] = summaries
+        self.attempts.append(attempt)
+        if attempt["overflow"]:
+            raise ContextWindowOverflowException("the request is over the model's context window")
+        async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield event
+
+
+def script_for(rng: random.Random, invocations: int, sizes: tuple[int, ...]) -> tuple[list[str], list[tuple[str, Any]]]:
+    script: list[tuple[str, Any]] = []
+    prompts = []
+    for i in range(invocations):
+        prompts.append(f"prompt {i}: {words(rng, rng.randrange(2, 30))}")
+        for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            script.append(("tool", [rng.choice(sizes) for _ in range(rng.choice((1, 1, 2, 3)))]))
+        script.append(("text", f"reply {i}: {words(rng, rng.randrange(2, 40))}"))
+    return prompts, script
+
+
+def live(prompts: list[str], script: list[tuple[str, Any]], limit: int, manager: Any, system: str | None) -> tuple[OverflowModel, str | None]:
+    """A real Agent living the prompts with `manager`, against a model whose window is `limit`."""
+    model = OverflowModel(copy.deepcopy(script), limit)
+    agent = Agent(model=model, tools=[lookup], conversation_manager=manager, callback_handler=None, system_prompt=system)
+    # A copy: Strands cuts tool results in place, and the transcript keeps what the agent was given.
+    agent.hooks.add_callback(MessageAddedEvent, lambda event: model.transcript.append(copy.deepcopy(event.message)))
+    for prompt in prompts:
+        try:
+            agent(prompt)
+        except ContextWindowOverflowException as exc:
+            return model, str(exc)
+    return model, None
+
+
+def overflow_case(rng: random.Random, name: str, invocations: int, params: dict[str, Any], share: float,
+                  summarizing: bool = False) -> dict[str, Any]:
+    """A real Agent whose model overflows: each attempt, what it was sent (by transcript position,
+    with the text of every tool result Strands cut), and whether it overflowed (Strands then
+    reduces the context once and retries; with per_turn the retry is counted as a model call)."""
+    prompts, script = script_for(rng, invocations, (4, 30, 90, 150))
+    system = None if rng.random() < 0.4 else words(rng, rng.randrange(5, 60))
+    make = SummarizingConversationManager if summarizing else SlidingWindowConversationManager
+    free, _ = live(prompts, script, 10**9, make(**params), system)
+    limit = max(1, int(max(a["tokens"] for a in free.attempts) * share))
+    model, error = live(prompts, script, limit, make(**params), system)
+    specs = [dict(s) for s in Agent(model=FakeModel(1), tools=[lookup], callback_handler=None).tool_registry.get_all_tool_specs()]
+    return {"name": name, "session": name, "manager": f"Agent+{make.__name__}+overflow", "params": params,
+            "context_window_limit": limit, "system_prompt": system, "tool_specs": specs, "inputs": encode(model.transcript),
+            "attempts": model.attempts, "error": error}
+
+
 def main() -> None:
     rng = random.Random(20261123)
     cases: list[dict[str, Any]] = []
@@ -322,6 +421,14 @@ def main() -> None:
                     {"window_size": 5, "per_turn": 3, "pin_first": 1}, {"window_size": 2}, {"window_size": 8, "pin_first": 2}]
     for k in range(14):
         cases.append(agent_case(rng, f"agent{k}", rng.randrange(3, 8), agent_params[k % len(agent_params)]))
+    # Agents whose model overflows (issue 20): what Strands did at one call stays done at the next.
+    rng = random.Random(20261126)
+    overflow_params = [{"window_size": 40}, {"window_size": 10}, {"window_size": 6}, {"window_size": 40, "per_turn": True},
+                       {"window_size": 8, "per_turn": 2}, {"window_size": 12, "per_turn": 3, "pin_first": 1},
+                       {"window_size": 40, "should_truncate_results": False}, {"window_size": 7, "pin_first": 2, "per_turn": True}]
+    for k in range(32):
+        params = overflow_params[k % len(overflow_params)]
+        cases.append(overflow_case(rng, f"overflow{k}", rng.randrange(3, 9), params, (0.35, 0.5, 0.7, 0.9)[k // len(overflow_params)]))
     # Each session's messages are stored once; a case names its session.
     stored: dict[str, Any] = {}
     for case in cases:
