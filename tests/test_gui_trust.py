@@ -555,7 +555,8 @@ def test_window_with_a_huge_budget_and_timeline(qtbot, tmp_path):
 # --- 3 and 6 headless, in real processes: no crash, no plugin noise --------------------------------
 @pytest.fixture(scope="module")
 def headless_runs(tmp_path_factory):
-    """Each command once, all at the same time: {name: (exit code, stderr, output path)}."""
+    """Each command once, at most one per core at a time (six Qt processes at once took half the
+    fixture's timeout on a loaded 2-core machine): {name: (exit code, stderr, output path)}."""
     tmp = tmp_path_factory.mktemp("headless")
     huge = tmp / "huge.json"  # a two-message chat whose provider reported 10**20 input tokens
     huge.write_text('[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","usage":{"input_tokens":'
@@ -570,17 +571,18 @@ def headless_runs(tmp_path_factory):
     }
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONFAULTHANDLER": "1"}
     env.pop("CTXVIZ_DEBUG", None)
-    running = {}
-    for name, args in commands.items():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str, args: list[str]) -> tuple[int, str, Path]:
         out = str(tmp / name.replace("*", "x"))
         argv = [sys.executable, "-m", "ctxviz", *(a.replace("{out}", out) for a in args)]
         target = next(a for a in argv if a.startswith(out))
-        running[name] = (subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), target)
-    results = {}
-    for name, (process, target) in running.items():
-        _, err = process.communicate(timeout=240)
-        results[name] = (process.returncode, err, Path(target))
-    return results
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        return done.returncode, done.stderr, Path(target)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {name: pool.submit(one, name, args) for name, args in commands.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 @pytest.mark.parametrize("name", ["report-usage", "report-total", "shot-usage", "shot-total", "shot-2**40"])
