@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .session import Session
-from .voices import MACHINE_VOICES, own_words, voices_of
+from .voices import MACHINE_VOICES, own_words, split_template, voices_of
 
 #: Anchor kinds, in the order a "lost" list shows them (what the user asked for comes first).
 KINDS: tuple[str, ...] = ("request", "instruction", "requirement", "path", "lines", "url", "issue", "id", "commit", "error", "exception",
@@ -48,7 +48,7 @@ PATH_HOOK_RE = re.compile(r"/|\.(?:" + _EXT + r")(?![\w])")
 PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*/?")
 PATH_RUN_RE = re.compile(r"[\w.@+~/-]*")
 URL_HOOK_RE = re.compile(r"://")
-URL_TAIL_RE = re.compile(r"[^\s\"'<>`)\]}]+")
+URL_TAIL_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\])?[^\s\"'<>`)\]}]+")
 SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 UUID_HOOK_RE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -96,13 +96,16 @@ WANT_RE = re.compile(r"\bI(?:'d| would)? (?:want|need|like|expect) you to\b", re
 #: Lines that are code or headings, not sentences the user addresses to the agent.
 NOT_PROSE_PREFIXES = ("#", "//", "/*", "--", "$ ", ">>>")
 #: Line numbers and ranges: "lines 400-458", "line 17", SWE-agent's "edit 287:295" / "goto 583".
-LINES_RE = re.compile(r"(?:[Ll]ines?|edit|goto)[ \t]+(\d{1,6})(?:[ \t]*(?:-|–|to|:|,)[ \t]*(\d{1,6}))?(?![\w.:/])")
+LINES_RE = re.compile(r"(?:[Ll]ines?|edit|goto)[ \t]+(\d{1,6})(?:[ \t]*(?:-|–|to|:|,)[ \t]*(\d{1,6}))?(?![\w/]|[.:]\d)")
+LINES_HOOK_RE = re.compile(r"ines?[ \t]+\d")
+EDIT_HOOK_RE = re.compile(r"(?:edit|goto)[ \t]+\d")
+OID_HOOK_RE = re.compile(r"\.\d+\.\d+\.\d+\.\d")
 #: Dotted numeric ids (DICOM UIDs, OIDs: 1.2.840.10008.1.2.1): five parts or more, so no version or IP address.
 OID_RE = re.compile(r"\d+(?:\.\d+){4,}")
 #: Lowercase tracker ids with a dotted child number (beads' `spotter-dov.1`).
 LOWER_ID_RE = re.compile(r"-[a-z0-9]{2,12}(?:\.\d+)+")
 #: Headings under which an issue lists what must hold (read by a tool: the requirements arrive as tool output).
-REQUIREMENT_HEADING_RE = re.compile(r"^[ \t#*]*(?:acceptance (?:criteria|tests?)|requirements?|definition of done)\b.*$", re.I | re.M)
+REQUIREMENT_HEADING_RE = re.compile(r"^[ \t#*]*(?:acceptance (?:criteria|tests?)|definition of done|objectives?)\b.*$", re.I | re.M)
 BULLET_RE = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.+)$")
 SENTENCE_RE = re.compile(r"(?:[^\n.!?]|[.!?](?=\w))*(?:[.!?]+(?!\w)|\n|$)")
 
@@ -166,7 +169,9 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             tail = URL_TAIL_RE.match(text, m.end())
             if text[a:m.start()].lower() not in SCHEMES or tail is None:
                 continue
-            url = text[a:tail.end()].rstrip(".,;:!?'\"")
+            url = text[a:tail.end()].rstrip(".,;:!?'\"[")
+            if sum(c.isalnum() for c in url[m.end() - a:]) < 2:
+                continue  # `http://[`, `https://` alone: a pattern in code, no address
             add("url", url, a, a + len(url), url.lower().rstrip("/"))
     if "-" in text:
         for m in UUID_HOOK_RE.finditer(text):
@@ -200,7 +205,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         if (a, b) in seen:
             continue
         seen.add((a, b))
-        if a and text[a - 1] in ":@":  # user@host:path, a URL's tail
+        if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         path = text[a:b].rstrip(".,:-")
         p = PATH_RE.fullmatch(path)
@@ -233,8 +238,14 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 after_ok = b == n or text[b] not in WORD_CHARS and text[b] not in "-/" and not (text[b] == "." and text[b + 1:b + 2] in WORD_CHARS)
                 if before_ok and after_ok:
                     add("id", text[k:b], k, b)
-        for m in OID_RE.finditer(text):
-            a, b = m.span()
+        for hook in OID_HOOK_RE.finditer(text):
+            a = hook.start()
+            while a > 0 and "0" <= text[a - 1] <= "9":
+                a -= 1
+            m = OID_RE.match(text, a)
+            if m is None:
+                continue
+            b = m.end()
             if (a == 0 or text[a - 1] not in WORD_CHARS and text[a - 1] != ".") and (b == n or text[b] not in WORD_CHARS and text[b:b + 2] != ".0"):
                 add("id", m.group(0), a, b)
     for m in ID_RE.finditer(text):
@@ -268,16 +279,19 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 k -= 1
             if k < m.start() and text[k] in UPPER and (k == 0 or text[k - 1] != "."):
                 add("exception", text[k:m.end()], k, m.end(), text[k:m.end()])
-    if "ine" in text or "edit " in text or "goto " in text:
-        for m in LINES_RE.finditer(text):
-            a = m.start()
+    line_starts = [m.start() - 1 for m in LINES_HOOK_RE.finditer(text) if m.start() and text[m.start() - 1] in "lL"] if "ine" in text else []
+    if "edit " in text or "goto " in text:
+        line_starts += [m.start() for m in EDIT_HOOK_RE.finditer(text)]
+    for a in line_starts:
+        m = LINES_RE.match(text, a)
+        if m is not None:
             if a and text[a - 1] in WORD_CHARS:
                 continue
             first, last = m.group(1), m.group(2)
             value = f"lines {first}-{last}" if last else f"line {first}"
             add("lines", value, a, m.end(), value)
     if role == "tool":  # a tool's measurements (`Wall time: 1.0037 seconds`) are not values anyone asked about
-        if "cceptance" in text or "equirement" in text or "efinition of done" in text:
+        if "cceptance" in text or "efinition of done" in text or "bjective" in text:
             for sentence in requirements(text):
                 out.append(("requirement", norm(sentence), sentence))
     elif "$" in text or "€" in text or "£" in text:
@@ -324,7 +338,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
 
 
 def requirements(text: str) -> list[str]:
-    """The bullets under an "Acceptance criteria" / "Requirements" / "Definition of done" heading
+    """The bullets under an "Acceptance criteria" / "Acceptance tests" / "Definition of done" heading
     of a text a tool read (an issue, a ticket): what the work must satisfy, said by whoever filed it."""
     found: list[str] = []
     for heading in REQUIREMENT_HEADING_RE.finditer(text):
@@ -400,10 +414,12 @@ class Anchor:
     role: str
     #: Every session message index it appears in, in order.
     messages: tuple[int, ...]
-    #: Only for kind "request": the session's first user request.
+    #: The first user turn's request (or, for a turn that is only instructions, its instructions).
     opening: bool = False
     #: Whose words first said it (engine/voices.py): user, quoted, harness, observation, assistant, tool, system.
     voice: str = ""
+    #: The first message in which the user's own (or pasted) words name it, else -1.
+    user_named: int = -1
 
     @property
     def needle(self) -> str:
@@ -460,7 +476,7 @@ class AnchorIndex:
 
     def __init__(self, session: Session, anchors: tuple[Anchor, ...], by_message: tuple[tuple[int, ...], ...],
                  forms: dict[str, int] | None = None, aliases: dict[tuple[str, str], int] | None = None,
-                 voices: tuple[str, ...] = ()) -> None:
+                 voices: tuple[str, ...] = (), phrases: dict[str, list[tuple[int, str]]] | None = None) -> None:
         self.session = session
         self.anchors = anchors
         self.by_message = by_message
@@ -468,6 +484,9 @@ class AnchorIndex:
         self.by_key.update(aliases or {})
         #: Every single-token form (lower case) -> the anchor it names.
         self.forms: dict[str, int] = forms if forms is not None else {a.key: a.id for a in anchors if a.kind in TOKEN_KINDS and " " not in a.key}
+        #: Anchors that are no single token (`import re`, `super().__call__(value)`, an error line), by their
+        #: longest token: a text holding that token is searched for the whole value.
+        self.phrases: dict[str, list[tuple[int, str]]] = phrases if phrases is not None else phrases_of(anchors)
         self.voices = voices or voices_of(session)
         self.first_indices: tuple[int, ...] = tuple(a.first_index for a in anchors)
         self.user_anchors: tuple[Anchor, ...] = tuple(a for a in anchors if a.kind in USER_KINDS or a.kind == "requirement")
@@ -477,31 +496,30 @@ class AnchorIndex:
     def __len__(self) -> int:
         return len(self.anchors)
 
-    def token_hits(self, text: str) -> set[int]:
-        """The anchors a text names as tokens, in any form: set intersection at C speed, then the
-        few tokens with a trailing dot or a slash (a path's shorter forms) one by one."""
+    def token_hits(self, text: str, tails: bool = False) -> set[int]:
+        """The anchors a text names as tokens, in any form: a set intersection at C speed (the forms
+        include each with a trailing dot or dash, and a path's unambiguous tails), then the phrases
+        whose longest token the text holds. With `tails`, a path form never seen in the session
+        (a summary's) is looked up by its shorter tails too."""
         forms = self.forms
-        if not forms:
+        if not forms and not self.phrases:
             return set()
-        tokens = set(TOKEN_SPLIT_RE.split(text.lower()))
+        lowered = text.lower()
+        tokens = set(TOKEN_SPLIT_RE.split(lowered))
         hits = {forms[t] for t in tokens & forms.keys()}
-        for t in tokens:
-            if t[-1:] == "." or t[-1:] == "-":
-                k = forms.get(t.rstrip(".-"))
-                if k is not None:
-                    hits.add(k)
-            if "/" in t and t not in forms:
-                p = _path_forms(t.rstrip(".-"))
-                while "/" in p:
-                    k = forms.get(p)
-                    if k is not None:
-                        hits.add(k)
-                        break
-                    p = p.split("/", 1)[1]
-                else:
-                    k = forms.get(p)
-                    if k is not None:
-                        hits.add(k)
+        if self.phrases:
+            for t in tokens & self.phrases.keys():
+                hits.update(k for k, phrase in self.phrases[t] if phrase in lowered)
+        if tails:
+            for t in tokens - forms.keys():
+                if "/" in t:
+                    p = _path_forms(t.rstrip(".-"))
+                    while "/" in p:
+                        p = p.split("/", 1)[1]
+                        k = forms.get(p)
+                        if k is not None:
+                            hits.add(k)
+                            break
         return hits
 
     def mentions(self, text: str, role: str = "assistant") -> frozenset[int]:
@@ -513,7 +531,7 @@ class AnchorIndex:
             return found
         by_key = self.by_key
         ids = {by_key[(kind, key)] for kind, key, _ in extract(text, role) if (kind, key) in by_key}
-        ids |= self.token_hits(text)
+        ids |= self.token_hits(text, tails=True)
         if self.user_anchors:
             flat = norm(text)
             ids.update(a.id for a in self.user_anchors if a.needle and a.needle in flat)
@@ -546,6 +564,27 @@ class AnchorIndex:
         """Anchors whose value contains `term` (case-insensitive)."""
         needle = term.lower()
         return [a for a in self.anchors if needle in a.value.lower()]
+
+
+#: Words too common to pick the texts a phrase is searched in.
+COMMON_WORDS = frozenset("the and for with from that this not you are was but all can has have will its use get set run def let var".split())
+#: Kinds whose value, when it is more than one token, is searched for as it is written.
+PHRASE_KINDS = frozenset({"path", "url", "issue", "id", "commit", "exception", "quoted"})
+
+
+def phrases_of(anchors: Iterable[Anchor]) -> dict[str, list[tuple[int, str]]]:
+    """Multi-token anchors by their longest token (see `AnchorIndex.phrases`)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for a in anchors:
+        if a.kind not in PHRASE_KINDS:
+            continue
+        value = a.value.lower().rstrip("…")
+        tokens = [t for t in TOKEN_SPLIT_RE.split(value) if t]
+        if len(tokens) > 1 or (tokens and tokens[0] != value):
+            trigger = max(tokens, key=len)
+            if len(trigger) >= 3 and trigger not in COMMON_WORDS:
+                out.setdefault(trigger, []).append((a.id, value))
+    return out
 
 
 def _merge_paths(first: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str], tuple[str, str]]:
@@ -584,26 +623,35 @@ def build_index(session: Session) -> AnchorIndex:
     per_message: list[list[tuple[str, str]]] = []
     opening_done = False
     fmt = session.format
-    for m, voice in zip(session.messages, voices, strict=True):
-        text = m.text
+    texts = [m.text for m in session.messages]
+    for m, voice, text in zip(session.messages, voices, texts, strict=True):
         keys: list[tuple[str, str]] = []
         if text:
             role = "user" if voice == "user" else ("tool" if voice in MACHINE_VOICES else ("quoted" if voice == "quoted" else m.role))
-            found = extract(text, role)
+            task, template = split_template(text, fmt) if voice == "user" else (text, "")
+            found = extract(task, role)
             if voice in ("user", "quoted") and text.strip():
                 words = own_words(text, fmt).strip() if voice == "user" else ""
-                request = _clip(words or text, 160)
-                found.append(("request", norm(words or text)[:300], request))
-            for kind, key, value in found:
+                key = norm(words or text)[:300]
+                rules = [k for kind, k, _ in found if kind == "instruction"]
+                if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
+                    found.append(("request", key, _clip(words or text, 160)))
+            said = [(kind, key, value, voice) for kind, key, value in found]
+            if template:  # the task template wrapped around a coding agent's issue is the harness's
+                said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
+            for kind, key, value, by in said:
                 k = (kind, key)
                 entry = first.get(k)
                 if entry is None:
-                    first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], kind == "request" and not opening_done, voice]
-                    if kind == "request":
-                        opening_done = True
+                    opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
+                    entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
                 elif entry[6][-1] != m.index:
                     entry[6].append(m.index)
+                if entry[9] < 0 and by in ("user", "quoted"):
+                    entry[9] = m.index
                 keys.append(k)
+            if voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found):
+                opening_done = True
         per_message.append(keys)
     aliases = _merge_paths(first)
     for old, new in aliases.items():
@@ -611,6 +659,8 @@ def build_index(session: Session) -> AnchorIndex:
         b[6] = [*a[6], *b[6]]
         if a[3] < b[3]:
             b[3:6], b[8] = a[3:6], a[8]
+        if a[9] >= 0 and (b[9] < 0 or a[9] < b[9]):
+            b[9] = a[9]
     # The single-token forms of every anchor, then every message that names one in any form.
     forms: dict[str, list[Any]] = {}
     for (kind, key), entry in first.items():
@@ -621,31 +671,49 @@ def build_index(session: Session) -> AnchorIndex:
     for (_, key), new in aliases.items():
         forms[key] = first[new]
         forms[_path_forms(key)] = first[new]
+    tails: dict[str, list[Any]] = {}
+    for (kind, _), entry in first.items():
+        if kind == "path":
+            parts = _path_forms(entry[2]).lstrip("/").split("/")
+            for i in range(1, len(parts)):
+                if "." in parts[-1]:
+                    tail = "/".join(parts[i:])
+                    tails[tail] = entry if tails.get(tail, entry) is entry else []  # a tail two files share names neither
+    forms.update({tail: entry for tail, entry in tails.items() if entry and tail not in forms})
+    forms.update({f + end: entry for f, entry in list(forms.items()) for end in (".", "-")})  # "see src/a.py." 
     for entry in first.values():
         entry[6] = set(entry[6])
-    scratch = AnchorIndex(session, (), (), {f: i for i, f in enumerate(forms)}, voices=voices)
-    entries_by_form = list(forms.values())
-    for m in session.messages:
-        text = m.text
-        if not text:
-            continue
-        for k in scratch.token_hits(text):
-            entries_by_form[k][6].add(m.index)
-    ordered_entries = sorted(first.values(), key=lambda e: (min(e[6]), e[3]))
-    anchors = tuple(Anchor(i, kind, key, value, min(messages), mid if index == min(messages) else session.messages[min(messages)].id,
-                           role if index == min(messages) else session.messages[min(messages)].role, tuple(sorted(set(messages))),
-                           opening, voice if index == min(messages) else voices[min(messages)])
-                    for i, (kind, key, value, index, mid, role, messages, opening, voice) in enumerate(ordered_entries))
+    entries = list(first.values())
+    position = {id(e): i for i, e in enumerate(entries)}
+    form_ids = {f: position[id(e)] for f, e in forms.items()}
+    phrases = phrases_of(Anchor(i, e[0], e[1], e[2], 0, "", "", ()) for i, e in enumerate(entries))
+    scratch = AnchorIndex(session, (), (), form_ids, voices=voices, phrases=phrases)
+    for m, text in zip(session.messages, texts, strict=True):
+        if text:
+            for k in scratch.token_hits(text):
+                entries[k][6].add(m.index)
+    firsts = [min(e[6]) for e in entries]
+    order = sorted(range(len(entries)), key=lambda i: (firsts[i], entries[i][3]))
+    new_id = {old: new for new, old in enumerate(order)}
+    messages_of = session.messages
+    anchors = []
+    for i, old in enumerate(order):
+        kind, key, value, index, mid, role, said_in, opening, voice, user_named = entries[old]
+        lo = firsts[old]
+        if index != lo:  # first named in another form or unquoted before it was extracted
+            mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
+        anchors.append(Anchor(i, kind, key, value, lo, mid, role, tuple(sorted(said_in)), opening, voice, user_named))
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
-    token_forms = {f: ids[(e[0], e[1])] for f, e in forms.items()}
-    by_message_sets: list[set[int]] = [set() for _ in session.messages]
+    token_forms = {f: new_id[k] for f, k in form_ids.items()}
+    final_phrases = {t: [(new_id[k], v) for k, v in found] for t, found in phrases.items()}
+    by_message_sets: list[list[int]] = [[] for _ in messages_of]
     for a in anchors:
         for k in a.messages:
-            by_message_sets[k].add(a.id)
-    by_message = tuple(tuple(sorted(x)) for x in by_message_sets)
+            by_message_sets[k].append(a.id)
+    by_message = tuple(map(tuple, by_message_sets))
     del per_message
-    return AnchorIndex(session, anchors, by_message, token_forms, alias_ids, voices)
+    return AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
 
 
 class AnchorStore:

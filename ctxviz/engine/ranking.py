@@ -19,8 +19,6 @@ from .anchors import USER_KINDS, Anchor, AnchorIndex
 
 #: Tier -> its name, as the views head each group.
 TIERS: dict[int, str] = {1: "what the user asked", 2: "used again", 3: "tool-output debris"}
-#: Voices whose mention of a fact is the user's own (engine/voices.py).
-USER_VOICES = frozenset({"user", "quoted"})
 
 
 @dataclass(frozen=True)
@@ -37,16 +35,20 @@ def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
     a = anchor
     voices = index.voices
     if a.kind in USER_KINDS and a.voice == "user":
-        what = "your opening request" if a.opening else ("your instruction" if a.kind == "instruction" else "your request")
+        noun = "instruction" if a.kind == "instruction" else "request"
+        what = f"your opening {noun}" if a.opening else f"your {noun}"
         return Rank(1, f"{what} (#{a.first_index})", (0 if a.opening else (1 if a.kind == "instruction" else 3), a.first_index))
     if a.kind == "requirement":
         return Rank(1, f"a requirement the agent read with a tool (#{a.first_index})", (2, a.first_index))
     if a.kind in USER_KINDS:
         return Rank(2, f"text you pasted or forwarded (#{a.first_index})", (0, 0, a.first_index))
-    users = [k for k in a.messages if voices[k] in USER_VOICES]
-    if users:
-        return Rank(2, f"you named it (#{users[0]})", (0, -len(a.messages), a.first_index))
+    if a.kind == "quoted" and a.value.isalpha() and a.value.islower():
+        return Rank(3, f"a plain word in backticks (#{a.first_index})", (2, a.first_index))
+    if a.user_named >= 0:
+        return Rank(2, f"you named it (#{a.user_named})", (0, -len(a.messages), a.first_index))
     later = [k for k in a.messages if k > a.first_index and voices[k] == "assistant"]
+    if a.kind == "lines" and len(later) < 2:
+        return Rank(3, f"a line position visited once or twice (#{a.first_index})", (1, a.first_index))
     if later:
         return Rank(2, f"the agent used it again in #{later[-1]} ({len(a.messages)} messages)", (1, -len(later), -later[-1]))
     source = {"tool": "tool output", "observation": "tool output", "harness": "harness text", "assistant": "the agent's own message",

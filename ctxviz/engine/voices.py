@@ -116,6 +116,16 @@ def voice(message: Message) -> str:
     return "harness" if message.category is Category.CONTEXT else "user"
 
 
+def split_template(text: str, fmt: str = "") -> tuple[str, str]:
+    """(the task, the template a coding agent wraps it in): SWE-agent's "INSTRUCTIONS:" and
+    mini-swe-agent's rules after the issue are the harness's, not the user's."""
+    if fmt in SWE_AGENT_FORMATS or "ISSUE:" in text[:400] or "Please solve this issue:" in text[:100]:
+        cut = min((i for i in (text.find(s) for s in TEMPLATE_STARTS) if i >= 0), default=-1)
+        if cut >= 0:
+            return text[:cut], text[cut:]
+    return text, ""
+
+
 def own_words(text: str, fmt: str = "") -> str:
     """The part of a user turn the user wrote: without forwarded blocks, quoted (`>`) lines,
     fenced code, the files Codex lists before "My request", a slash command's wrapper, or the
@@ -125,10 +135,7 @@ def own_words(text: str, fmt: str = "") -> str:
     k = text.find(CODEX_REQUEST)
     if k >= 0:
         text = text[k + len(CODEX_REQUEST):]
-    if fmt in SWE_AGENT_FORMATS or "ISSUE:" in text[:400] or "Please solve this issue:" in text[:100]:
-        cut = min((i for i in (text.find(s) for s in TEMPLATE_STARTS) if i >= 0), default=-1)
-        if cut >= 0:
-            text = text[:cut]
+    text = split_template(text, fmt)[0]
     m = FORWARD_RE.search(text)
     if m:
         text = text[:m.start()]
