@@ -680,7 +680,7 @@ def build_index(session: Session) -> AnchorIndex:
                     tail = "/".join(parts[i:])
                     tails[tail] = entry if tails.get(tail, entry) is entry else []  # a tail two files share names neither
     forms.update({tail: entry for tail, entry in tails.items() if entry and tail not in forms})
-    forms.update({f + end: entry for f, entry in list(forms.items()) for end in (".", "-")})  # "see src/a.py." 
+    forms.update({f + end: entry for f, entry in list(forms.items()) for end in (".", "-")})  # "see src/a.py."
     for entry in first.values():
         entry[6] = set(entry[6])
     entries = list(first.values())

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from .anchors import USER_KINDS, Anchor, AnchorIndex
 
+#: Language constants quoted in prose: no fact of the session.
+KEYWORDS = frozenset({"None", "True", "False", "Null", "NULL", "Nil", "TODO", "Optional", "Any"})
 #: Tier -> its name, as the views head each group.
 TIERS: dict[int, str] = {1: "what the user asked", 2: "used again", 3: "tool-output debris"}
 
@@ -42,8 +44,8 @@ def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
         return Rank(1, f"a requirement the agent read with a tool (#{a.first_index})", (2, a.first_index))
     if a.kind in USER_KINDS:
         return Rank(2, f"text you pasted or forwarded (#{a.first_index})", (0, 0, a.first_index))
-    if a.kind == "quoted" and a.value.isalpha() and a.value.islower():
-        return Rank(3, f"a plain word in backticks (#{a.first_index})", (2, a.first_index))
+    if a.kind == "quoted" and (a.value.isalpha() and (a.value.islower() or a.value in KEYWORDS) or a.value[:1] in "|=<>!&+-*/%"):
+        return Rank(3, f"a plain word or code fragment in backticks (#{a.first_index})", (2, a.first_index))
     if a.user_named >= 0:
         return Rank(2, f"you named it (#{a.user_named})", (0, -len(a.messages), a.first_index))
     later = [k for k in a.messages if k > a.first_index and voices[k] == "assistant"]
