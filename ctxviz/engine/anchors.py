@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .session import Session
+from .voices import MACHINE_VOICES, own_words, split_template, voices_of
 
 #: Anchor kinds, in the order a "lost" list shows them (what the user asked for comes first).
-KINDS: tuple[str, ...] = ("request", "instruction", "path", "url", "issue", "id", "commit", "error", "exception", "quantity", "quoted")
+KINDS: tuple[str, ...] = ("request", "instruction", "requirement", "path", "lines", "url", "issue", "id", "commit", "error", "exception",
+                          "quantity", "quoted")
 #: Kinds that stand for what the user said, tracked whether or not anyone searches for them.
 USER_KINDS = frozenset({"request", "instruction"})
 
@@ -46,11 +48,14 @@ PATH_HOOK_RE = re.compile(r"/|\.(?:" + _EXT + r")(?![\w])")
 PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*/?")
 PATH_RUN_RE = re.compile(r"[\w.@+~/-]*")
 URL_HOOK_RE = re.compile(r"://")
-URL_TAIL_RE = re.compile(r"[^\s\"'<>`)\]}]+")
+URL_TAIL_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\])?[^\s\"'<>`)\]}]+")
 SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 UUID_HOOK_RE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-SHA_RE = re.compile(r"[0-9a-f]{7,40}")
+SHA_RE = re.compile(r"[0-9a-f]{7,64}")
+#: Git abbreviates a commit to 7-12 hex digits and writes it whole as 40 (SHA-1) or 64 (SHA-256);
+#: other lengths are someone else's ids (a Claude Code sub-agent's `agentId` has 17).
+SHA_LENGTHS = frozenset({*range(7, 13), 40, 64})
 HASH_ISSUE_RE = re.compile(r"#(\d{1,7})(?!\w)")
 GH_ISSUE_RE = re.compile(r"GH-(\d+)(?!\w)")
 WORD_ISSUE_RE = re.compile(r"(pr|mr|pull request|pull|issue|ticket|bug)[ \t]*#?[ \t]*(\d+)(?!\w)")
@@ -61,7 +66,7 @@ EXCEPTION_RE = re.compile(r"(?:Error|Exception|Warning|Interrupt|Exit)(?!\w)")
 UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 ERROR_LINE_RE = re.compile(
-    r"^[ \t>|]*(?:E[ \t]+)?(?:Traceback \(most recent call last\)|(?:[\w.]*(?:Error|Exception)|error|Error|ERROR|FAILED|FAIL|FATAL|Fatal|fatal|panic)"
+    r"^[ \t>|]*(?:E[ \t]+)?(?:(?:[\w.]*(?:Error|Exception)|error|Error|ERROR|FAILED|FAIL|FATAL|Fatal|fatal|panic)"
     r"(?:\[\w+\])?(?::|[ \t]+-[ \t]|!)).*$", re.M)
 _UNIT = (r"ms|milliseconds?|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
          r"[KMGTP]i?B|kB|bytes?|tokens?|req/(?:s|sec|min|h)|requests?/(?:s|sec|min|h)|rps|rpm|qps|kg|lbs?|km|cm|mm|USD|EUR|GBP")
@@ -71,8 +76,37 @@ UNIT_HOOK_RE = re.compile(r"\d(?P<pct>[ \t]?%)|\d[ \t]?(?P<unit>" + _UNIT + r")(
 NUMBER_CHARS = frozenset("0123456789.,")
 BACKTICK_RE = re.compile(r"`([^`\n]{1,80})`")
 QUOTED_RE = re.compile(r"(['\"])([A-Za-z_][\w.\-/]{1,80})\1(?!\s*:)")
-INSTRUCTION_RE = re.compile(r"\b(?:always|never|must(?:n't)?|don'?t|do not|make sure|only|ensure|avoid)\b", re.I)
-INSTRUCTION_HOOK_RE = re.compile(r"always|never|must|don|do not|make sure|only|ensure|avoid")
+#: Words that make a sentence a rule rather than a remark ("exactly ... and nothing else", "no tools").
+CONSTRAINT_RE = re.compile(r"\b(?:always|never|must(?:n't)?|don'?t|do not|make sure|only|ensure|avoid|exactly|nothing else|without|instead|"
+                           r"no (?!one\b)\w+|at (?:most|least)|should(?:n't)?|keep)\b", re.I)
+INSTRUCTION_HOOK_RE = re.compile(r"always|never|must|don|do not|make sure|only|ensure|avoid|exactly|nothing else|without|instead|no |"
+                                 r"at most|at least|should|keep|need|have to|has to|you to")
+#: How a rule begins: "Never ...", "Don't ...", "No tools, ...", "Make sure ...".
+RULE_START_RE = re.compile(r"(?:please[ ,]+)?(?:never|always|don'?t|do not|make sure|ensure|avoid|only|no (?!worries|problem|thanks|idea|way"
+                           r"|matter|luck|clue|rush|one)\w+)\b", re.I)
+#: Imperative verbs a rule with a constraint word starts with ("Reply with exactly the word ALPHA and nothing else.").
+IMPERATIVES = frozenset("""reply answer respond write use keep run fix add remove delete make create update change move put give tell say show
+list check read do stop start return include exclude call send commit push open close limit leave set print output format name rename
+test document follow prefer treat skip ignore wait ask confirm stay try build deploy merge""".split())
+#: "X must / should / needs to ..." with a subject other than the speaker: a rule about X.
+MODAL_RE = re.compile(r"\b(?:must(?:n't| not| never| always)?|should(?:n't| not| never| always)?|needs? to|has to|have to|cannot|can't)\b(?! have\b)",
+                      re.I)
+#: "I want you to ...", "I need you to ...".
+WANT_RE = re.compile(r"\bI(?:'d| would)? (?:want|need|like|expect) you to\b", re.I)
+#: Lines that are code or headings, not sentences the user addresses to the agent.
+NOT_PROSE_PREFIXES = ("#", "//", "/*", "--", "$ ", ">>>")
+#: Line numbers and ranges: "lines 400-458", "line 17", SWE-agent's "edit 287:295" / "goto 583".
+LINES_RE = re.compile(r"(?:[Ll]ines?|edit|goto)[ \t]+(\d{1,6})(?:[ \t]*(?:-|–|to|:|,)[ \t]*(\d{1,6}))?(?![\w/]|[.:]\d)")
+LINES_HOOK_RE = re.compile(r"ines?[ \t]+\d")
+EDIT_HOOK_RE = re.compile(r"(?:edit|goto)[ \t]+\d")
+OID_HOOK_RE = re.compile(r"\.\d+\.\d+\.\d+\.\d")
+#: Dotted numeric ids (DICOM UIDs, OIDs: 1.2.840.10008.1.2.1): five parts or more, so no version or IP address.
+OID_RE = re.compile(r"\d+(?:\.\d+){4,}")
+#: Lowercase tracker ids with a dotted child number (beads' `spotter-dov.1`).
+LOWER_ID_RE = re.compile(r"-[a-z0-9]{2,12}(?:\.\d+)+")
+#: Headings under which an issue lists what must hold (read by a tool: the requirements arrive as tool output).
+REQUIREMENT_HEADING_RE = re.compile(r"^[ \t#*]*(?:acceptance (?:criteria|tests?)|definition of done|objectives?)\b.*$", re.I | re.M)
+BULLET_RE = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.+)$")
 SENTENCE_RE = re.compile(r"(?:[^\n.!?]|[.!?](?=\w))*(?:[.!?]+(?!\w)|\n|$)")
 
 _UNITS = {"millisecond": "ms", "milliseconds": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min",
@@ -135,7 +169,9 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             tail = URL_TAIL_RE.match(text, m.end())
             if text[a:m.start()].lower() not in SCHEMES or tail is None:
                 continue
-            url = text[a:tail.end()].rstrip(".,;:!?'\"")
+            url = text[a:tail.end()].rstrip(".,;:!?'\"[")
+            if sum(c.isalnum() for c in url[m.end() - a:]) < 2:
+                continue  # `http://[`, `https://` alone: a pattern in code, no address
             add("url", url, a, a + len(url), url.lower().rstrip("/"))
     if "-" in text:
         for m in UUID_HOOK_RE.finditer(text):
@@ -169,7 +205,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         if (a, b) in seen:
             continue
         seen.add((a, b))
-        if a and text[a - 1] in ":@":  # user@host:path, a URL's tail
+        if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         path = text[a:b].rstrip(".,:-")
         p = PATH_RE.fullmatch(path)
@@ -182,9 +218,36 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 continue  # and/or, yes/no, read/write
             if path.strip("/") == "" or path.startswith("//"):
                 continue
+            last = path.rstrip("/").rsplit("/", 1)[-1]
+            if last.isdigit() and not path.startswith(("/", "~", "./")):
+                continue  # `Module.function/1`: an Elixir or Erlang function and its arity, not a file
+            if ("." not in path and not path.endswith("/") and not path.startswith(("/", "~", "./", "../"))
+                    and all(part.isalpha() for part in path.split("/"))):
+                continue  # message/type/tool: words joined by slashes in prose
         elif not PATH_HOOK_RE.search(path) or path.startswith(".") and path.count(".") == 1 and path != ".env":
             continue  # a bare extension (".py") names no file
         add("path", path, a, a + len(path))
+    if "." in text:
+        if "-" in text:
+            for m in LOWER_ID_RE.finditer(text):
+                k = m.start()
+                while k > 0 and ("a" <= text[k - 1] <= "z" or "0" <= text[k - 1] <= "9"):
+                    k -= 1
+                b = m.end()
+                before_ok = m.start() - k >= 2 and "a" <= text[k] <= "z" and (k == 0 or text[k - 1] not in WORD_CHARS and text[k - 1] not in "-./")
+                after_ok = b == n or text[b] not in WORD_CHARS and text[b] not in "-/" and not (text[b] == "." and text[b + 1:b + 2] in WORD_CHARS)
+                if before_ok and after_ok:
+                    add("id", text[k:b], k, b)
+        for hook in OID_HOOK_RE.finditer(text):
+            a = hook.start()
+            while a > 0 and "0" <= text[a - 1] <= "9":
+                a -= 1
+            m = OID_RE.match(text, a)
+            if m is None:
+                continue
+            b = m.end()
+            if (a == 0 or text[a - 1] not in WORD_CHARS and text[a - 1] != ".") and (b == n or text[b] not in WORD_CHARS and text[b:b + 2] != ".0"):
+                add("id", m.group(0), a, b)
     for m in ID_RE.finditer(text):
         a = m.start()
         if a and text[a - 1] in WORD_CHARS or m.group(0).split("-", 1)[0] in NOT_IDS:
@@ -202,7 +265,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         a, b = m.span()
         value = m.group(0)
         if (a and text[a - 1] in WORD_CHARS or text[a - 1:a] == "-" or b < len(text) and (text[b] in WORD_CHARS or text[b] == "-")
-                or value.isdigit() or value.isalpha()):
+                or value.isdigit() or value.isalpha() or len(value) not in SHA_LENGTHS):
             continue
         add("commit", value, a, b, value[:7])
     if "rror" in text or "xception" in text or "ERROR" in text or "FAIL" in text or "atal" in text or "panic" in text or "Traceback" in text:
@@ -216,14 +279,29 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 k -= 1
             if k < m.start() and text[k] in UPPER and (k == 0 or text[k - 1] != "."):
                 add("exception", text[k:m.end()], k, m.end(), text[k:m.end()])
-    if "$" in text or "€" in text or "£" in text:
+    line_starts = [m.start() - 1 for m in LINES_HOOK_RE.finditer(text) if m.start() and text[m.start() - 1] in "lL"] if "ine" in text else []
+    if "edit " in text or "goto " in text:
+        line_starts += [m.start() for m in EDIT_HOOK_RE.finditer(text)]
+    for a in line_starts:
+        m = LINES_RE.match(text, a)
+        if m is not None:
+            if a and text[a - 1] in WORD_CHARS:
+                continue
+            first, last = m.group(1), m.group(2)
+            value = f"lines {first}-{last}" if last else f"line {first}"
+            add("lines", value, a, m.end(), value)
+    if role == "tool":  # a tool's measurements (`Wall time: 1.0037 seconds`) are not values anyone asked about
+        if "cceptance" in text or "efinition of done" in text or "bjective" in text:
+            for sentence in requirements(text):
+                out.append(("requirement", norm(sentence), sentence))
+    elif "$" in text or "€" in text or "£" in text:
         for m in MONEY_RE.finditer(text):
             a = m.start()
             if a and text[a - 1] in WORD_CHARS:
                 continue
             value = m.group(0).replace(" ", "").replace("\t", "")
             add("quantity", value, a, m.end(), value.lower().replace(",", ""))
-    for m in UNIT_HOOK_RE.finditer(text):
+    for m in UNIT_HOOK_RE.finditer(text) if role != "tool" else ():
         a = m.start()
         while a > 0 and text[a - 1] in NUMBER_CHARS:
             a -= 1
@@ -251,32 +329,84 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             inner = m.group(2)
             if "_" in inner or "." in inner.strip(".") or "/" in inner or any(x.islower() and y.isupper() for x, y in zip(inner, inner[1:], strict=False)):
                 add("quoted", inner, m.start(2), m.end(2))
-    if role == "user" and INSTRUCTION_HOOK_RE.search(lowered):
-        for sentence in instructions(text):
-            out.append(("instruction", norm(sentence), sentence))
+    if role == "user":
+        words = own_words(text)
+        if INSTRUCTION_HOOK_RE.search(words.lower()):
+            for sentence in instructions(words):
+                out.append(("instruction", norm(sentence), sentence))
     return out
 
 
+def requirements(text: str) -> list[str]:
+    """The bullets under an "Acceptance criteria" / "Acceptance tests" / "Definition of done" heading
+    of a text a tool read (an issue, a ticket): what the work must satisfy, said by whoever filed it."""
+    found: list[str] = []
+    for heading in REQUIREMENT_HEADING_RE.finditer(text):
+        if len(heading.group(0)) > 80:
+            continue  # a sentence that mentions requirements, not a heading
+        lines = text[heading.end():heading.end() + 6000].split("\n")[1:]
+        for line in lines:
+            if not line.strip():
+                if found:
+                    break
+                continue
+            bullet = BULLET_RE.match(line)
+            if bullet is None:
+                break
+            item = _clip(bullet.group(1).strip(), 300)
+            if len(item) > 3 and item not in found:
+                found.append(item)
+    return found
+
+
 def instructions(text: str) -> list[str]:
-    """The sentences of a user's message that state a rule: "always", "never", "must", "don't"..."""
-    if not INSTRUCTION_RE.search(text):
+    """The sentences of a user's own words that state a rule: "Never push to main.", "Reply with
+    exactly the word ALPHA and nothing else.", "No tools, no files, just prose.", "Health checks
+    must never be limited.". Not a remark that happens to hold such a word ("I only placed one
+    order", "I must have typed it wrong"), a question, a heading or a code comment."""
+    if not INSTRUCTION_HOOK_RE.search(text.lower()):
         return []
+    if any(line.lstrip().startswith(NOT_PROSE_PREFIXES) for line in text.split("\n")):
+        text = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith(NOT_PROSE_PREFIXES))
     found: list[str] = []
     for m in SENTENCE_RE.finditer(text):
         sentence = _clip(m.group(0).strip(" \t\n-*•>"), 300)
-        if len(sentence) > 3 and INSTRUCTION_RE.search(sentence) and sentence not in found:
+        if len(sentence) > 3 and sentence not in found and is_instruction(sentence):
             found.append(sentence)
     return found
 
 
+def is_instruction(sentence: str) -> bool:
+    """Whether one sentence (of the user's own words) states a rule for the agent."""
+    s = sentence.strip()
+    if s.endswith("?") or len(s) > 300:
+        return False
+    if RULE_START_RE.match(s) or WANT_RE.search(s):
+        return True
+    first = s.split(None, 1)[0].lower().strip(",.:;!") if s else ""
+    if first == "please":
+        parts = s.split(None, 2)
+        first = parts[1].lower().strip(",.:;!") if len(parts) > 1 else ""
+    if first in IMPERATIVES and CONSTRAINT_RE.search(s):
+        return True
+    modal = MODAL_RE.search(s)
+    if modal is None:
+        return False
+    subject = s[:modal.start()].strip().lower()
+    # "I must have typed it wrong", "I can't promise": the speaker about themselves; "you must", "the tests must pass": a rule
+    return bool(subject) and subject.split()[-1].strip(",;:") not in ("i", "i'm", "i've", "i'd", "it", "that", "this", "there", "which", "what",
+                                                                     "if", "he", "she", "they", "who")
+
+
 @dataclass(frozen=True)
 class Anchor:
-    """One fact: where it was first said, and every message it appears in."""
+    """One fact: where it was first said, and every message it appears in (in any of its forms)."""
 
     id: int
     kind: str
     key: str
-    #: As first written (an instruction is its sentence; a request the start of the message).
+    #: As first written (an instruction is its sentence; a request the start of the user's own
+    #: words; a path its longest form).
     value: str
     first_index: int
     first_id: str
@@ -284,17 +414,21 @@ class Anchor:
     role: str
     #: Every session message index it appears in, in order.
     messages: tuple[int, ...]
-    #: Only for kind "request": the session's first user request.
+    #: The first user turn's request (or, for a turn that is only instructions, its instructions).
     opening: bool = False
+    #: Whose words first said it (engine/voices.py): user, quoted, harness, observation, assistant, tool, system.
+    voice: str = ""
+    #: The first message in which the user's own (or pasted) words name it, else -1.
+    user_named: int = -1
 
     @property
     def needle(self) -> str:
         """What a text must contain (normalised) to carry an instruction or request on."""
-        return self.key if self.kind == "instruction" else (norm(self.value.rstrip("…"))[:60] if self.kind == "request" else self.key)
+        return self.key if self.kind in ("instruction", "requirement") else (norm(self.value.rstrip("…"))[:60] if self.kind == "request" else self.key)
 
     def label(self, width: int = 72) -> str:
         """The anchor as a "lost" list shows it: `code`, #issue, 'what the user said'."""
-        if self.kind in USER_KINDS:
+        if self.kind in USER_KINDS or self.kind == "requirement":
             return f"'{_clip(self.value, width)}'"
         if self.kind in ("path", "quoted", "commit", "exception", "id", "url"):
             return f"`{self.value}`"
@@ -302,7 +436,7 @@ class Anchor:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "first_index": self.first_index, "first_id": self.first_id, "role": self.role,
-                "messages": list(self.messages), **({"opening": True} if self.opening else {})}
+                "voice": self.voice, "messages": list(self.messages), **({"opening": True} if self.opening else {})}
 
 
 def _order(anchor: Anchor) -> tuple[int, int, int]:
@@ -315,29 +449,89 @@ def ordered(anchors: Iterable[Anchor]) -> list[Anchor]:
     return sorted(anchors, key=_order)
 
 
-class AnchorIndex:
-    """Every anchor of one session, with the per-message lists retention reads on every re-plan."""
+#: Kinds a single token can carry, found in a text by its token set (`AnchorIndex.mentions`).
+TOKEN_KINDS = frozenset({"path", "url", "issue", "id", "commit", "exception", "quoted"})
+#: What separates tokens when a text is searched for anchors it names in any form (code included).
+TOKEN_SPLIT_RE = re.compile(r"[\s`'\"()\[\]{}<>,;!?=*|:]+")
 
-    def __init__(self, session: Session, anchors: tuple[Anchor, ...], by_message: tuple[tuple[int, ...], ...]) -> None:
+
+def _path_forms(path: str) -> str:
+    """A path's form for comparing: lower case, without `./`, `~/` or a trailing slash."""
+    p = path.lower().rstrip("/")
+    while p.startswith("./"):
+        p = p[2:]
+    if p.startswith("~/"):
+        p = p[2:]
+    return p
+
+
+class AnchorIndex:
+    """Every anchor of one session, with the per-message lists retention reads on every re-plan.
+
+    `mentions(text)` is the one matcher: it says which anchors a text carries, whether the text is
+    a message (`by_message`), a summary, the system prompt or a cut message's sent part, and `where`
+    asks it about a term that names an anchor. An anchor is carried by a text that yields the same
+    key, names it in any of its forms as a token (unquoted in code, a path's relative or absolute
+    form), or, for the user's words, repeats them."""
+
+    def __init__(self, session: Session, anchors: tuple[Anchor, ...], by_message: tuple[tuple[int, ...], ...],
+                 forms: dict[str, int] | None = None, aliases: dict[tuple[str, str], int] | None = None,
+                 voices: tuple[str, ...] = (), phrases: dict[str, list[tuple[int, str]]] | None = None) -> None:
         self.session = session
         self.anchors = anchors
         self.by_message = by_message
         self.by_key: dict[tuple[str, str], int] = {(a.kind, a.key): a.id for a in anchors}
+        self.by_key.update(aliases or {})
+        #: Every single-token form (lower case) -> the anchor it names.
+        self.forms: dict[str, int] = forms if forms is not None else {a.key: a.id for a in anchors if a.kind in TOKEN_KINDS and " " not in a.key}
+        #: Anchors that are no single token (`import re`, `super().__call__(value)`, an error line), by their
+        #: longest token: a text holding that token is searched for the whole value.
+        self.phrases: dict[str, list[tuple[int, str]]] = phrases if phrases is not None else phrases_of(anchors)
+        self.voices = voices or voices_of(session)
         self.first_indices: tuple[int, ...] = tuple(a.first_index for a in anchors)
-        self.user_anchors: tuple[Anchor, ...] = tuple(a for a in anchors if a.kind in USER_KINDS)
-        self._texts: dict[str, frozenset[int]] = {}
+        self.user_anchors: tuple[Anchor, ...] = tuple(a for a in anchors if a.kind in USER_KINDS or a.kind == "requirement")
+        self._texts: dict[tuple[str, str], frozenset[int]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.anchors)
 
-    def ids_in_text(self, text: str, role: str = "assistant") -> frozenset[int]:
-        """The anchors a text carries on: those it names (the same key), and the user requests and
-        instructions whose words it repeats. Memoised per text (summaries recur turn after turn)."""
-        found = self._texts.get(text)
+    def token_hits(self, text: str, tails: bool = False) -> set[int]:
+        """The anchors a text names as tokens, in any form: a set intersection at C speed (the forms
+        include each with a trailing dot or dash, and a path's unambiguous tails), then the phrases
+        whose longest token the text holds. With `tails`, a path form never seen in the session
+        (a summary's) is looked up by its shorter tails too."""
+        forms = self.forms
+        if not forms and not self.phrases:
+            return set()
+        lowered = text.lower()
+        tokens = set(TOKEN_SPLIT_RE.split(lowered))
+        hits = {forms[t] for t in tokens & forms.keys()}
+        if self.phrases:
+            for t in tokens & self.phrases.keys():
+                hits.update(k for k, phrase in self.phrases[t] if phrase in lowered)
+        if tails:
+            for t in tokens - forms.keys():
+                if "/" in t:
+                    p = _path_forms(t.rstrip(".-"))
+                    while "/" in p:
+                        p = p.split("/", 1)[1]
+                        k = forms.get(p)
+                        if k is not None:
+                            hits.add(k)
+                            break
+        return hits
+
+    def mentions(self, text: str, role: str = "assistant") -> frozenset[int]:
+        """The anchors a text carries (see the class docstring). Memoised per text (summaries and
+        the system prompt recur turn after turn)."""
+        memo = (role, text)
+        found = self._texts.get(memo)
         if found is not None:
             return found
-        ids = {self.by_key[(kind, key)] for kind, key, _ in extract(text, role) if (kind, key) in self.by_key}
+        by_key = self.by_key
+        ids = {by_key[(kind, key)] for kind, key, _ in extract(text, role) if (kind, key) in by_key}
+        ids |= self.token_hits(text, tails=True)
         if self.user_anchors:
             flat = norm(text)
             ids.update(a.id for a in self.user_anchors if a.needle and a.needle in flat)
@@ -345,8 +539,26 @@ class AnchorIndex:
         with self._lock:
             if len(self._texts) > 20_000:
                 self._texts.clear()
-            self._texts[text] = found
+            self._texts[memo] = found
         return found
+
+    #: The same matcher under its earlier name.
+    ids_in_text = mentions
+
+    def find(self, term: str) -> Anchor | None:
+        """The anchor a search term names exactly (its value, key or any form), else None."""
+        t = term.strip().lower()
+        if not t:
+            return None
+        k = self.forms.get(t)
+        if k is None and "/" in t:
+            k = self.forms.get(_path_forms(t))
+        if k is not None:
+            return self.anchors[k]
+        for a in self.anchors:
+            if a.value.lower() == t or a.key == t or (a.kind in USER_KINDS and a.key == norm(t)):
+                return a
+        return None
 
     def search(self, term: str) -> list[Anchor]:
         """Anchors whose value contains `term` (case-insensitive)."""
@@ -354,35 +566,154 @@ class AnchorIndex:
         return [a for a in self.anchors if needle in a.value.lower()]
 
 
+#: Words too common to pick the texts a phrase is searched in.
+COMMON_WORDS = frozenset("the and for with from that this not you are was but all can has have will its use get set run def let var".split())
+#: Kinds whose value, when it is more than one token, is searched for as it is written.
+PHRASE_KINDS = frozenset({"path", "url", "issue", "id", "commit", "exception", "quoted"})
+
+
+def phrases_of(anchors: Iterable[Anchor]) -> dict[str, list[tuple[int, str]]]:
+    """Multi-token anchors by their longest token (see `AnchorIndex.phrases`)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for a in anchors:
+        if a.kind not in PHRASE_KINDS:
+            continue
+        value = a.value.lower().rstrip("…")
+        tokens = [t for t in TOKEN_SPLIT_RE.split(value) if t]
+        if len(tokens) > 1 or (tokens and tokens[0] != value):
+            trigger = max(tokens, key=len)
+            if len(trigger) >= 3 and trigger not in COMMON_WORDS:
+                out.setdefault(trigger, []).append((a.id, value))
+    return out
+
+
+def _merge_paths(first: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str], tuple[str, str]]:
+    """One fact, one anchor: `spotter.css`, `priv/static/assets/spotter.css` and its absolute form
+    name one file. Each path whose form is a component suffix of longer paths that all end in the
+    same longest one is folded into it; a suffix two different files share (`config.ex` of two
+    folders) stays its own anchor. Returns old key -> new key."""
+    forms = {key: _path_forms(entry[2]) for (kind, key), entry in first.items() if kind == "path"}
+    if len(forms) < 2:
+        return {}
+    owners: dict[str, set[str]] = {}
+    for key, form in forms.items():
+        parts = form.lstrip("/").split("/")
+        for i in range(1, len(parts)):
+            owners.setdefault("/".join(parts[i:]), set()).add(key)
+    merged: dict[tuple[str, str], tuple[str, str]] = {}
+    for key, form in forms.items():
+        longer = owners.get(form.lstrip("/"))
+        if not longer:
+            continue
+        tops = {k for k in longer if not owners.get(forms[k].lstrip("/"))}
+        if len(tops) == 1:
+            top = next(iter(tops))
+            if top != key:
+                merged[("path", key)] = ("path", top)
+    return merged
+
+
 def build_index(session: Session) -> AnchorIndex:
-    """Read every message once. Requests are the user's messages with text (each its own anchor)."""
+    """Read every message once. Requests are the user's own words (each user turn its own anchor;
+    harness text and observations are not requests); anchors are then folded (one fact, one
+    anchor), every message that names one in any form is added to it, and they are ordered by the
+    message that first said them."""
+    voices = voices_of(session)
     first: dict[tuple[str, str], list[Any]] = {}
     per_message: list[list[tuple[str, str]]] = []
     opening_done = False
-    for m in session.messages:
-        text = m.text
+    fmt = session.format
+    texts = [m.text for m in session.messages]
+    for m, voice, text in zip(session.messages, voices, texts, strict=True):
         keys: list[tuple[str, str]] = []
         if text:
-            found = extract(text, m.role)
-            if m.role == "user" and text.strip():
-                request = _clip(text, 160)
-                found.append(("request", f"#{m.index}", request))
-            for kind, key, value in found:
+            role = "user" if voice == "user" else ("tool" if voice in MACHINE_VOICES else ("quoted" if voice == "quoted" else m.role))
+            task, template = split_template(text, fmt) if voice == "user" else (text, "")
+            found = extract(task, role)
+            if voice in ("user", "quoted") and text.strip():
+                words = own_words(text, fmt).strip() if voice == "user" else ""
+                key = norm(words or text)[:300]
+                rules = [k for kind, k, _ in found if kind == "instruction"]
+                if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
+                    found.append(("request", key, _clip(words or text, 160)))
+            said = [(kind, key, value, voice) for kind, key, value in found]
+            if template:  # the task template wrapped around a coding agent's issue is the harness's
+                said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
+            for kind, key, value, by in said:
                 k = (kind, key)
                 entry = first.get(k)
                 if entry is None:
-                    first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], kind == "request" and not opening_done]
-                    if kind == "request":
-                        opening_done = True
+                    opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
+                    entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
                 elif entry[6][-1] != m.index:
                     entry[6].append(m.index)
+                if entry[9] < 0 and by in ("user", "quoted"):
+                    entry[9] = m.index
                 keys.append(k)
+            if voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found):
+                opening_done = True
         per_message.append(keys)
-    anchors = tuple(Anchor(i, kind, key, value, index, mid, role, tuple(messages), opening)
-                    for i, (kind, key, value, index, mid, role, messages, opening) in enumerate(first.values()))
+    aliases = _merge_paths(first)
+    for old, new in aliases.items():
+        a, b = first.pop(old), first[new]
+        b[6] = [*a[6], *b[6]]
+        if a[3] < b[3]:
+            b[3:6], b[8] = a[3:6], a[8]
+        if a[9] >= 0 and (b[9] < 0 or a[9] < b[9]):
+            b[9] = a[9]
+    # The single-token forms of every anchor, then every message that names one in any form.
+    forms: dict[str, list[Any]] = {}
+    for (kind, key), entry in first.items():
+        if kind in TOKEN_KINDS and " " not in key:
+            forms[key] = entry
+            if kind == "path":
+                forms[_path_forms(entry[2])] = entry
+    for (_, key), new in aliases.items():
+        forms[key] = first[new]
+        forms[_path_forms(key)] = first[new]
+    tails: dict[str, list[Any]] = {}
+    for (kind, _), entry in first.items():
+        if kind == "path":
+            parts = _path_forms(entry[2]).lstrip("/").split("/")
+            for i in range(1, len(parts)):
+                if "." in parts[-1]:
+                    tail = "/".join(parts[i:])
+                    tails[tail] = entry if tails.get(tail, entry) is entry else []  # a tail two files share names neither
+    forms.update({tail: entry for tail, entry in tails.items() if entry and tail not in forms})
+    forms.update({f + end: entry for f, entry in list(forms.items()) for end in (".", "-")})  # "see src/a.py."
+    for entry in first.values():
+        entry[6] = set(entry[6])
+    entries = list(first.values())
+    position = {id(e): i for i, e in enumerate(entries)}
+    form_ids = {f: position[id(e)] for f, e in forms.items()}
+    phrases = phrases_of(Anchor(i, e[0], e[1], e[2], 0, "", "", ()) for i, e in enumerate(entries))
+    scratch = AnchorIndex(session, (), (), form_ids, voices=voices, phrases=phrases)
+    for m, text in zip(session.messages, texts, strict=True):
+        if text:
+            for k in scratch.token_hits(text):
+                entries[k][6].add(m.index)
+    firsts = [min(e[6]) for e in entries]
+    order = sorted(range(len(entries)), key=lambda i: (firsts[i], entries[i][3]))
+    new_id = {old: new for new, old in enumerate(order)}
+    messages_of = session.messages
+    anchors = []
+    for i, old in enumerate(order):
+        kind, key, value, index, mid, role, said_in, opening, voice, user_named = entries[old]
+        lo = firsts[old]
+        if index != lo:  # first named in another form or unquoted before it was extracted
+            mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
+        anchors.append(Anchor(i, kind, key, value, lo, mid, role, tuple(sorted(said_in)), opening, voice, user_named))
     ids = {(a.kind, a.key): a.id for a in anchors}
-    by_message = tuple(tuple(dict.fromkeys(ids[k] for k in keys)) for keys in per_message)
-    return AnchorIndex(session, anchors, by_message)
+    alias_ids = {old: ids[new] for old, new in aliases.items()}
+    token_forms = {f: new_id[k] for f, k in form_ids.items()}
+    final_phrases = {t: [(new_id[k], v) for k, v in found] for t, found in phrases.items()}
+    by_message_sets: list[list[int]] = [[] for _ in messages_of]
+    for a in anchors:
+        for k in a.messages:
+            by_message_sets[k].append(a.id)
+    by_message = tuple(map(tuple, by_message_sets))
+    del per_message
+    return AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
 
 
 class AnchorStore:

@@ -1,6 +1,11 @@
 """What a plan does not send, the way a person debugging a forgetful agent asks: how much, whose
 words, where the cut fell and how close it came, the user's own requests first, then the largest.
 
+Every kind of loss counts: messages not sent, a system prompt the policy dropped (named first),
+tool results cleared to a placeholder and messages truncated (sent, but not whole). The user's
+messages are the user's own words: harness text and observations sent as user turns
+(engine/voices.py) are counted apart and never listed as the user's.
+
 The app's overview card and `plan`'s text both read this; it is computed from the plan's columns in
 one pass, so it keeps up with re-plans of 100,000 messages.
 """
@@ -13,11 +18,16 @@ from itertools import compress
 
 from .plan import SENT_DECISIONS, Decision, Plan
 from .policies import get_policy
+from .retention import stand_in_of, system_prompt_sent
 from .session import Session
+from .voices import voices_of
 
 #: The user's own words first: they are what a person debugging a forgetful agent looks for.
-ROLE_ORDER = {"user": 0, "assistant": 1, "tool": 2, "system": 3}
-ROLE_NOUNS = {"user": "user", "assistant": "assistant", "tool": "tool results", "system": "system"}
+ROLE_ORDER = {"user": 0, "assistant": 1, "tool": 2, "system": 3, "harness": 4, "observation": 5}
+ROLE_NOUNS = {"user": "user", "assistant": "assistant", "tool": "tool results", "system": "system", "harness": "harness text",
+              "observation": "observations"}
+#: Voices of user turns the user did not write (counted apart from the user's).
+NOT_THE_USERS = frozenset({"harness", "observation"})
 
 
 @dataclass(frozen=True)
@@ -40,19 +50,52 @@ class Lost:
     largest: tuple[LostMessage, ...]
     summarized: int = 0
     users_lost: int = 0
+    #: Messages sent as a placeholder (a cleared tool result): how many, their tokens, what is sent.
+    replaced: int = 0
+    replaced_tokens: int = 0
+    replaced_sent: int = 0
+    #: Messages sent cut short: how many, their tokens, what is sent.
+    truncated: int = 0
+    truncated_tokens: int = 0
+    truncated_sent: int = 0
+    #: The policy does not send the system prompt.
+    system_prompt_dropped: bool = False
+    #: The policy's offline stand-in, when the plan's summary is ctxviz's text and not the agent's.
+    stand_in: str = ""
+
+    @property
+    def nothing(self) -> bool:
+        """Nothing at all is lost: every message is sent whole, and so is the system prompt."""
+        return not (self.messages or self.replaced or self.truncated or self.system_prompt_dropped)
+
+    def cuts(self) -> list[str]:
+        """The losses inside sent messages, one phrase each ("77 tool results cleared: 31,010 → 308 tokens")."""
+        out = []
+        if self.replaced:
+            out.append(f"{self.replaced:,} {'tool results' if self.replaced != 1 else 'tool result'} cleared: "
+                       f"{self.replaced_tokens:,} → {self.replaced_sent:,} tokens")
+        if self.truncated:
+            out.append(f"{self.truncated:,} message{'s' if self.truncated != 1 else ''} truncated: {self.truncated_tokens:,} → "
+                       f"{self.truncated_sent:,} tokens")
+        return out
 
     def headline(self) -> str:
-        if not self.messages:
+        if self.nothing:
             return "Every message is sent."
-        roles = ", ".join(f"{n:,} {ROLE_NOUNS.get(r, r)}" for r, n in self.by_role.items())
-        text = f"{self.messages:,} messages / {self.tokens:,} tokens not sent: {roles}"
-        if self.summarized:
-            text += f" ({self.summarized:,} of them summarised)"
-        if self.cut is not None:
-            text += f"; cut at #{self.cut}"
-            if self.missed_by is not None:
-                text += f", missed by {self.missed_by:,} token{'s' if self.missed_by != 1 else ''}"
-        return text
+        parts = ["the system prompt is not sent"] if self.system_prompt_dropped else []
+        if self.messages:
+            roles = ", ".join(f"{n:,} {ROLE_NOUNS.get(r, r)}" for r, n in self.by_role.items())
+            text = f"{self.messages:,} messages / {self.tokens:,} tokens not sent: {roles}"
+            if self.summarized:
+                text += f" ({self.summarized:,} of them summarised)"
+            if self.cut is not None:
+                text += f"; cut at #{self.cut}"
+                if self.missed_by is not None:
+                    text += f", missed by {self.missed_by:,} token{'s' if self.missed_by != 1 else ''}"
+            parts.append(text)
+        parts += self.cuts()
+        text = "; ".join(parts)
+        return text[0].upper() + text[1:]
 
 
 def first_line(text: str, width: int = 72) -> str:
@@ -64,16 +107,29 @@ def first_line(text: str, width: int = 72) -> str:
 def lost(plan: Plan, session: Session, shown: int = 5) -> Lost:
     cols = plan.columns
     if not plan.messages:
-        return Lost(0, 0, {}, None, None, (), ())
-    unsent = [d not in SENT_DECISIONS for d in cols.decision]
+        return Lost(0, 0, {}, None, None, (), (), system_prompt_dropped=bool(plan.system_prompt) and not system_prompt_sent(plan))
+    decisions = cols.decision
+    replaced = [d is Decision.REPLACED for d in decisions]
+    truncated = [d is Decision.TRUNCATED for d in decisions]
+    losses = {
+        "replaced": sum(replaced), "replaced_tokens": sum(compress(cols.tokens, replaced)), "replaced_sent": sum(compress(cols.sent_tokens, replaced)),
+        "truncated": sum(truncated), "truncated_tokens": sum(compress(cols.tokens, truncated)),
+        "truncated_sent": sum(compress(cols.sent_tokens, truncated)),
+        "system_prompt_dropped": bool(plan.system_prompt) and not system_prompt_sent(plan),
+    }
+    unsent = [d not in SENT_DECISIONS for d in decisions]
     indices = list(compress(cols.index, unsent))
     if not indices:
-        return Lost(0, 0, {}, None, None, (), ())
+        return Lost(0, 0, {}, None, None, (), (), **losses)
+    voices = voices_of(session)
     by_role: dict[str, int] = {}
-    for role in compress(cols.role, unsent):
+    for i in indices:
+        role = cols.role[i]
+        if role == "user" and voices[i] in NOT_THE_USERS:
+            role = voices[i]
         by_role[role] = by_role.get(role, 0) + 1
     tokens = sum(compress(cols.tokens, unsent))
-    summarized = sum(1 for d in compress(cols.decision, unsent) if d is Decision.SUMMARIZED)
+    summarized = sum(1 for d in compress(decisions, unsent) if d is Decision.SUMMARIZED)
     cut = indices[-1]
     messages = session.messages
 
@@ -81,11 +137,12 @@ def lost(plan: Plan, session: Session, shown: int = 5) -> Lost:
         return LostMessage(i, cols.role[i], cols.tokens[i], first_line(messages[i].text) or "(no text)")
 
     # Only the entries a view shows are made (a 10,000-message session can leave out thousands of user messages).
-    user_indices = [i for i in indices if cols.role[i] == "user"]
+    user_indices = [i for i in indices if cols.role[i] == "user" and voices[i] not in NOT_THE_USERS]
     users = tuple(entry(i) for i in user_indices[:shown])
     largest = tuple(entry(i) for i in heapq.nlargest(shown, indices, key=cols.tokens.__getitem__))
+    stand_in = stand_in_of(plan, session) if summarized else ""
     return Lost(len(indices), tokens, {r: by_role[r] for r in sorted(by_role, key=lambda r: (ROLE_ORDER.get(r, 9), r))}, cut, _missed_by(plan, cut),
-                users, largest, summarized, len(user_indices))
+                users, largest, summarized, len(user_indices), stand_in=stand_in, **losses)
 
 
 def _missed_by(plan: Plan, cut: int) -> int | None:

@@ -44,12 +44,13 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of, ordered
+from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
 from .plan import Decision, Plan
+from .ranking import Rank, ranked
 from .session import Session
 
 if TYPE_CHECKING:
@@ -90,6 +91,21 @@ def _entry_text(entry: Mapping[str, Any]) -> str:
     return text
 
 
+def system_prompt_sent(plan: Plan) -> bool:
+    """Whether the plan's context carries its system prompt. A policy can drop it (langchain-trim
+    without `include_system` trims it like any message); a plan without a context is taken at
+    its word."""
+    prompt = plan.system_prompt
+    if not prompt:
+        return False
+    if not plan.context:
+        return True
+    head = prompt[:200]
+    return any(entry.get("role") in ("system", "developer") and head in _entry_text(entry) for entry in plan.context[:3]) or \
+        any(head in _entry_text(entry) for entry, index in zip(plan.context, plan.context_index or (None,) * len(plan.context), strict=False)
+            if index is None)
+
+
 def view_of(plan: Plan, turn: int | None = None) -> View:
     """The view of a plan. Without `context_index` a cut message counts as sent (its cut text is
     unknown) and the summaries the plan sends stand for the texts beside the messages."""
@@ -102,7 +118,7 @@ def view_of(plan: Plan, turn: int | None = None) -> View:
         elif decision is Decision.TRUNCATED or decision is Decision.REPLACED:
             cut.add(index)
     partial: dict[int, str] = {}
-    extra: list[str] = [plan.system_prompt] if plan.system_prompt else []
+    extra: list[str] = [plan.system_prompt] if system_prompt_sent(plan) else []
     if plan.context_index and len(plan.context_index) == len(plan.context):
         for entry, index in zip(plan.context, plan.context_index, strict=True):
             if index is None:
@@ -148,6 +164,15 @@ class Retention:
     lost: tuple[Anchor, ...] = ()
     #: For a lost anchor's id: why its newest message is not sent (the plan's reason), when known.
     reasons: Mapping[int, str] = field(default_factory=dict)
+    #: For a lost anchor's id: its rank (engine/ranking.py): tier 1 what the user asked, 2 used again, 3 debris, and why.
+    ranks: Mapping[int, Rank] = field(default_factory=dict)
+    #: Set when what a summary still carries was measured against ctxviz's offline stand-in summary,
+    #: not the agent's own (the policy's `stand_in`).
+    stand_in: str = ""
+
+    def tier(self, tier: int) -> tuple[Anchor, ...]:
+        """The lost anchors of one rank tier, in order."""
+        return tuple(a for a in self.lost if a.id in self.ranks and self.ranks[a.id].tier == tier)
 
     @property
     def score(self) -> float:
@@ -163,8 +188,9 @@ class Retention:
                 "instruction_score": round(self.instruction_score, 4), "instructions": self.instructions,
                 "instructions_kept": self.instructions_kept, "by_kind": {k: {"kept": a, "total": b} for k, a, b in
                                                                          ((k, *v) for k, v in self.by_kind.items())},
-                "lost_count": len(self.lost),
-                "lost": [{**a.to_json(), **({"reason": self.reasons[a.id]} if a.id in self.reasons else {})} for a in lost]}
+                "lost_count": len(self.lost), **({"stand_in": self.stand_in} if self.stand_in else {}),
+                "lost": [{**a.to_json(), **({"rank": self.ranks[a.id].tier, "why": self.ranks[a.id].why} if a.id in self.ranks else {}),
+                          **({"reason": self.reasons[a.id]} if a.id in self.reasons else {})} for a in lost]}
 
 
 def _retention(index: AnchorIndex, ids: set[int], turn: int, reasons: Mapping[int, str] | None = None) -> Retention:
@@ -182,7 +208,8 @@ def _retention(index: AnchorIndex, ids: set[int], turn: int, reasons: Mapping[in
     by_kind = {k: (kinds[k][0], kinds[k][1]) for k in KINDS if k in kinds}
     kept = scope - len(lost)
     instructions = by_kind.get("instruction", (0, 0))
-    return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, tuple(ordered(lost)), dict(reasons or {}))
+    order, ranks = ranked(lost, index)
+    return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, order, dict(reasons or {}), ranks)
 
 
 def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None) -> Retention:
@@ -198,7 +225,23 @@ def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = Non
         if newest is not None:
             reasons[a.id] = f"#{newest}: {plans[newest].reason}"
     return Retention(retention.turn, retention.anchors, retention.kept, retention.instructions, retention.instructions_kept,
-                     retention.by_kind, retention.lost, reasons)
+                     retention.by_kind, retention.lost, reasons, retention.ranks, stand_in_of(plan, session))
+
+
+def stand_in_of(plan: Plan, session: Session) -> str:
+    """The policy's offline stand-in, when the plan summarises messages no recorded summary covers
+    (what is "lost" there is measured against ctxviz's text, not the agent's own summary)."""
+    from .policies import get_policy
+
+    try:
+        stand_in = get_policy(plan.policy).stand_in
+    except Exception:  # a plan built by hand, or a plugin not loaded
+        return ""
+    if not stand_in:
+        return ""
+    covered = {c for x in session.summaries for c in x.covers}
+    summarised = [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED]
+    return stand_in if any(i not in covered for i in summarised) else ""
 
 
 # --- turn by turn ------------------------------------------------------------------------------
@@ -238,18 +281,24 @@ class Loss:
     #: The event's own sentence, or what happened when no event did.
     message: str
     lost: tuple[Anchor, ...]
+    ranks: Mapping[int, Rank] = field(default_factory=dict)
+    #: Set when the event put ctxviz's offline stand-in summary in force (the policy's `stand_in`).
+    stand_in: str = ""
 
     def sentence(self, shown: int = 6) -> str:
         """`lost at turn 96 (summary at turn 95: ...): `src/auth/session.py`, #4512, 'never push to main'`."""
         names = ", ".join(a.label() for a in self.lost[:shown])
         more = f" and {len(self.lost) - shown} more" if len(self.lost) > shown else ""
         cause = f"{self.kind} at turn {self.event_turn}: {self.message}" if self.kind != "window" else self.message
-        return f"lost at turn {self.turn} ({cause}): {names}{more}"
+        against = " [lost against ctxviz's offline stand-in summary, not the agent's own]" if self.stand_in else ""
+        return f"lost at turn {self.turn} ({cause}){against}: {names}{more}"
 
     def to_json(self, limit: int | None = None) -> dict[str, Any]:
         lost = self.lost if limit is None else self.lost[:limit]
         return {"turn": self.turn, "kind": self.kind, "event_turn": self.event_turn, "message": self.message,
-                "lost_count": len(self.lost), "lost": [a.to_json() for a in lost]}
+                **({"stand_in": self.stand_in} if self.stand_in else {}), "lost_count": len(self.lost),
+                "lost": [{**a.to_json(), **({"rank": self.ranks[a.id].tier, "why": self.ranks[a.id].why} if a.id in self.ranks else {})}
+                         for a in lost]}
 
 
 @dataclass(frozen=True)
@@ -314,20 +363,44 @@ def _applies_at(timeline: Timeline, event: Event) -> int:
 
 
 def _causes(timeline: Timeline, turn: int) -> list[Event]:
-    """The events that changed the context between turn - 1 and turn."""
-    candidates = [*(timeline.turns[turn - 1].events if turn > 0 else ()), *timeline.turns[turn].events]
-    return [e for e in candidates if e.kind not in NEUTRAL_KINDS and _applies_at(timeline, e) == turn]
+    """The events that changed the context between turn - 1 and turn. A summary made after turn
+    t's build is in force from t + 1; one made before it (Codex compacts before the call, so the
+    turn that fires it already sends the compacted history) changes turn t itself: an event of
+    the turn is its cause when no earlier event explains the change."""
+    turns = timeline.turns
+    candidates = [*(turns[turn - 1].events if turn > 0 else ()), *turns[turn].events]
+    found = [e for e in candidates if e.kind not in NEUTRAL_KINDS and _applies_at(timeline, e) == turn]
+    return found or [e for e in turns[turn].events if e.kind not in NEUTRAL_KINDS]
 
 
-def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor]) -> Loss:
+def _writes_summary(timeline: Timeline, event: Event) -> bool:
+    """Whether the event put a summary the replay wrote (ctxviz's stand-in) in force."""
+    if event.kind not in SUMMARY_KINDS:
+        return False
+    turns, t = timeline.turns, timeline.step_of(event.turn)  # an event names its turn's session index
+    if t >= len(turns):
+        return False
+    return (t + 1 < len(turns) and turns[t + 1].summaries > turns[t].summaries) or (t > 0 and turns[t].summaries > turns[t - 1].summaries)
+
+
+def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor], index: AnchorIndex) -> Loss:
     """What step `turn` lost; the loss names the step by its turn's session index, as events do."""
+    order, ranks = ranked(lost, index)
     causes = _causes(timeline, turn)
     at = timeline.turns[turn].index
     if causes:
         first = causes[0]
         message = "; ".join(e.message for e in causes)
-        return Loss(at, first.kind, first.turn, message, tuple(ordered(lost)))
-    return Loss(at, "window", at, f"no event: {timeline.policy} no longer sends them (plain trim)", tuple(ordered(lost)))
+        stand_in = ""
+        if any(_writes_summary(timeline, e) for e in causes):
+            from .policies import get_policy
+
+            try:
+                stand_in = get_policy(timeline.policy).stand_in
+            except Exception:  # a plugin policy no longer registered
+                stand_in = ""
+        return Loss(at, first.kind, first.turn, message, order, ranks, stand_in)
+    return Loss(at, "window", at, f"no event: {timeline.policy} no longer sends them (plain trim)", order, ranks)
 
 
 def work(timeline: Timeline) -> int:
@@ -469,7 +542,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
         points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
         gone = [anchors[i] for i in dropped if not count[i] and i < before]
         if gone:
-            losses.append(_loss(timeline, t, dict.fromkeys(gone)))
+            losses.append(_loss(timeline, t, dict.fromkeys(gone), index))
         messages.update(entered)
         messages.difference_update(left)
         expected = checks.get(t)
@@ -522,7 +595,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
             scope = bisect_right(index.first_indices, timeline.turns[t - 1].index)
             gone = [anchors[i] for i in before - after if i < scope]
             if gone:
-                losses.append(_loss(timeline, t, gone))
+                losses.append(_loss(timeline, t, gone, index))
     final = None
     if n:
         last = n - 1
@@ -576,27 +649,46 @@ class Where:
                 "last_turn": self.last_turn}
 
 
-def _holds(view: View, needle: str, said: tuple[int, ...]) -> bool:
+#: Whether a text (sent beside the messages, or a cut message's sent part, with its role) holds what is searched.
+InText = Callable[[str, str], bool]
+
+
+def _holds(view: View, in_text: InText, said: tuple[int, ...], roles: Sequence[str]) -> bool:
     k = bisect_right(said, view.turn)
     if any(said[j] in view.full for j in range(k)):
         return True
-    return any(needle in text.lower() for text in view.partial.values()) or any(needle in text.lower() for text in view.extra)
+    return any(in_text(text, roles[i]) for i, text in view.partial.items()) or any(in_text(text, "assistant") for text in view.extra)
+
+
+def matcher(session: Session, term: str, index: AnchorIndex | None = None) -> tuple[Anchor | None, tuple[int, ...], InText]:
+    """(the anchor the term names, the messages that hold it, whether a text holds it). A term that
+    names an anchor is matched the way retention matches that anchor (`AnchorIndex.mentions`: any
+    form, unquoted in code, a path's other forms), so `where` and retention never disagree; any
+    other term is a case-insensitive substring."""
+    index = index or anchors_of(session)
+    anchor = index.find(term)
+    if anchor is not None:
+        ident, mentions = anchor.id, index.mentions
+        return anchor, anchor.messages, lambda text, role="assistant": ident in mentions(text, role)
+    needle = term.lower()
+    said = tuple(m.index for m in session.messages if needle in m.text.lower()) if needle else ()
+    return None, said, lambda text, role="assistant": bool(needle) and needle in text.lower()
 
 
 def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, samples: int = 30, exact_work: int = EXACT_WORK) -> Where:
-    """Where a term (case-insensitive substring) went: in which turns the context held it, when it
-    left, and which event (or plain trim) took it."""
+    """Where a term (an anchor it names, else a case-insensitive substring) went: in which turns
+    the context held it, when it left, and which event (or plain trim) took it."""
     session = timeline.session
-    needle = term.lower()
-    said = tuple(m.index for m in session.messages if needle in m.text.lower())
     index = index or anchors_of(session)
-    matching = tuple(index.search(term))
+    anchor, said, in_text = matcher(session, term, index)
+    matching = (anchor,) if anchor is not None else tuple(index.search(term))
     n = len(timeline.turns)
     last_turn = timeline.turns[-1].index if n else -1
-    in_prompt = bool(needle) and needle in session.system_prompt.lower()
+    roles = [m.role for m in session.messages]
+    in_prompt = bool(session.system_prompt) and in_text(session.system_prompt, "assistant")
     if not n or (not said and not in_prompt):
         return Where(term, said, matching, (), (), False, True, in_prompt, n, last_turn=last_turn)
-    in_summary = any(needle in x.text.lower() for x in session.summaries)  # a recorded summary can hold it from turn 0
+    in_summary = any(in_text(x.text, "assistant") for x in session.summaries)  # a recorded summary can hold it from turn 0
     start = timeline.step_of(said[0]) if said and not in_prompt and not in_summary else 0  # the first step that can hold it
     if start >= n:  # said after the last step's request: no step sent it
         return Where(term, said, matching, (), (), False, True, in_prompt, n, last_turn=last_turn)
@@ -605,7 +697,7 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
 
     def at(t: int) -> bool:
         if t not in held:
-            held[t] = _holds(views(t), needle, said)
+            held[t] = _holds(views(t), in_text, said, roles)
         return held[t]
 
     exact = sum(t.index + 1 for t in timeline.turns[start:]) <= exact_work
@@ -617,7 +709,7 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
         for t in grid:
             at(t)
         planned = sorted(set(grid) | {t for t in _sample_turns(timeline, 2, 20)[0] if t >= start})
-        modelled = _modelled_where(timeline, needle, said, {t: views(t) for t in planned})
+        modelled = _modelled_where(timeline, in_text, said, {t: views(t) for t in planned})
         method = f"a grid of {len(grid)} planned turns, each change located by bisection"
         if modelled is not None:
             held = modelled
@@ -651,7 +743,7 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
                  "every turn planned" if exact else method, last_turn)
 
 
-def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:
+def _modelled_where(timeline: Timeline, in_text: InText, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:
     """Whether each turn holds the term, from `_suffix_turns`; None when a planned turn sends other
     messages than the model says."""
     walk = _suffix_turns(timeline, {t: view.extra for t, view in checks.items()})
@@ -669,7 +761,7 @@ def _modelled_where(timeline: Timeline, needle: str, said: tuple[int, ...], chec
         messages.update(entered)
         messages.difference_update(left)
         if texts != texts_seen:
-            texts_seen, in_texts = texts, any(needle in x.lower() for x in texts)
+            texts_seen, in_texts = texts, any(in_text(x, "assistant") for x in texts)
         if timeline.turns[t].index >= first or in_texts:
             held[t] = sent > 0 or in_texts
         view = checks.get(t)
@@ -692,10 +784,9 @@ def _exit(timeline: Timeline, turn: int, said: tuple[int, ...]) -> Exit:
 
 def where_in_plan(plan: Plan, session: Session, term: str) -> dict[str, Any]:
     """Whether one plan sends a term, and the decisions of the messages that hold it."""
-    needle = term.lower()
     view = view_of(plan)
-    said = tuple(m.index for m in session.messages if needle in m.text.lower())
-    return {"term": term, "sent": _holds(view, needle, said),
+    _, said, in_text = matcher(session, term)
+    return {"term": term, "sent": _holds(view, in_text, said, [m.role for m in session.messages]),
             "messages": [{"index": k, "decision": plan.messages[k].decision.value, "reason": plan.messages[k].reason} for k in said]}
 
 

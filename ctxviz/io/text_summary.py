@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..engine.plan import Decision, Plan
+from ..engine.ranking import TIERS
 from ..engine.session import Session
 
 if TYPE_CHECKING:
@@ -90,6 +91,16 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
             lines.append(f"  #{m.index:<5} {m.role:<9} {m.tokens:>8,} tokens  {_preview(texts[m.index])}")
     else:
         lines.append("cut: nothing dropped; every message is sent")
+    from ..engine.lost import lost
+
+    found = lost(plan, session)
+    if found.system_prompt_dropped or found.replaced or found.truncated:
+        # Losses the "cut" line does not show: a dropped system prompt, cleared tool results, truncated messages.
+        lines.append("lost inside what is sent: " + "; ".join((["the system prompt is not sent"] if found.system_prompt_dropped else [])
+                                                              + found.cuts()))
+    if found.stand_in:
+        lines.append(f"the summary is ctxviz's offline stand-in ({found.stand_in}): what is lost is measured against it, "
+                     "not the agent's own summary")
     summarized = plan.by_decision(Decision.SUMMARIZED)
     if summarized:
         lines.append(f"{len(summarized):,} messages replaced by a summary")
@@ -166,20 +177,34 @@ def _percent(share: float) -> str:
 
 
 def retention_summary(retention: Retention, shown: int = 10) -> str:
-    """The retention of a plan: the score, the instructions' share, and the first anchors lost
-    (user requests and instructions first), each with why its newest message is not sent."""
+    """The retention of a plan: the score, the instructions' share, and what was lost, ranked
+    (what the user asked, then what was used again, each with why and why its newest message is
+    not sent); what only tool output said is folded into a count."""
     r = retention
     lines = ["", f"retention: {r.kept:,} of {r.anchors:,} anchors still reach the model ({_percent(r.score)}); "
                  f"user instructions {r.instructions_kept:,} of {r.instructions:,} ({_percent(r.instruction_score)})"]
     if r.by_kind:
         lines.append("  by kind: " + ", ".join(f"{kind} {kept}/{total}" for kind, (kept, total) in r.by_kind.items()))
     if r.lost:
-        lines.append(f"lost ({len(r.lost):,}; user requests and instructions first):")
-        for a in r.lost[:shown]:
+        against = "; measured against ctxviz's offline stand-in summary, not the agent's own" if r.stand_in else ""
+        folded = [a for a in r.lost if a.id in r.ranks and r.ranks[a.id].tier == 3]
+        folded_ids = {a.id for a in folded}
+        listed = [a for a in r.lost if a.id not in folded_ids]
+        lines.append(f"lost ({len(r.lost):,}; what the user asked first, then what was used again{against}):")
+        tier = 0
+        for a in listed[:shown]:
+            rank = r.ranks.get(a.id)
+            if rank is not None and rank.tier != tier:
+                tier = rank.tier
+                lines.append(f" {TIERS[tier]}:")
             why = r.reasons.get(a.id, "")
-            lines.append(f"  {a.kind:<11} {a.label(60)}  (first said in #{a.first_index} {a.role})" + (f"; {_preview(why, 90)}" if why else ""))
-        if len(r.lost) > shown:
-            lines.append(f"  ... and {len(r.lost) - shown:,} more (--json lists them)")
+            because = f" [{rank.why}]" if rank is not None else f" (first said in #{a.first_index} {a.role})"
+            lines.append(f"  {a.kind:<11} {a.label(60)}{because}" + (f"; {_preview(why, 90)}" if why else ""))
+        if len(listed) > shown:
+            lines.append(f"  ... and {len(listed) - shown:,} more (--json lists them)")
+        if folded:
+            lines.append(f"  ... and {len(folded):,} {TIERS[3]}, folded: only a tool's output or the harness said them and nobody used "
+                         "them again (--json lists them)")
     else:
         lines.append("lost: nothing; every anchor of the session still reaches the model")
     return "\n".join(lines) + "\n"
@@ -199,7 +224,7 @@ def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: in
     events = tr.event_losses
     window = [loss for loss in tr.losses if loss.kind == "window"]
     for loss in events[:losses]:
-        lines.append("  " + _preview(loss.sentence(shown), 400))
+        lines.append("  " + _preview(loss.sentence(shown), 480))
     if len(events) > losses:
         lines.append(f"  ... and {len(events) - losses:,} more events that lost anchors (--json lists them)")
     if window:

@@ -1,0 +1,66 @@
+"""Lost anchors in the order a person debugging a forgetful agent needs them, each with why.
+
+1. **What the user asked** — their requests, instructions and decisions in their own words, and
+   the requirements of an issue the agent read with a tool (acceptance criteria).
+2. **Used again** — paths, ids, errors and values the user named, or that the agent came back
+   to after it first met them (most used first, then the most recently used).
+3. **Debris** — what only a tool's output or the harness said, and nobody used again: listed
+   last, and folded by the views.
+
+Pure, no Qt; cheap (one pass over each anchor's message list), so every lost list is ranked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .anchors import USER_KINDS, Anchor, AnchorIndex
+
+#: Language constants quoted in prose: no fact of the session.
+KEYWORDS = frozenset({"None", "True", "False", "Null", "NULL", "Nil", "TODO", "Optional", "Any"})
+#: Tier -> its name, as the views head each group.
+TIERS: dict[int, str] = {1: "what the user asked", 2: "used again", 3: "tool-output debris"}
+
+
+@dataclass(frozen=True)
+class Rank:
+    tier: int
+    #: Why the anchor ranks there, in a few words ("your instruction (#3)", "the agent used it again in #41, 5 messages").
+    why: str
+    #: Sort key within the tier (smaller first).
+    order: tuple[int, ...]
+
+
+def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
+    """Where one anchor ranks among the lost, and why."""
+    a = anchor
+    voices = index.voices
+    if a.kind in USER_KINDS and a.voice == "user":
+        noun = "instruction" if a.kind == "instruction" else "request"
+        what = f"your opening {noun}" if a.opening else f"your {noun}"
+        return Rank(1, f"{what} (#{a.first_index})", (0 if a.opening else (1 if a.kind == "instruction" else 3), a.first_index))
+    if a.kind == "requirement":
+        return Rank(1, f"a requirement the agent read with a tool (#{a.first_index})", (2, a.first_index))
+    if a.kind in USER_KINDS:
+        return Rank(2, f"text you pasted or forwarded (#{a.first_index})", (0, 0, a.first_index))
+    if a.kind == "quoted" and (a.value.isalpha() and (a.value.islower() or a.value in KEYWORDS) or a.value[:1] in "|=<>!&+-*/%"):
+        return Rank(3, f"a plain word or code fragment in backticks (#{a.first_index})", (2, a.first_index))
+    if a.user_named >= 0:
+        return Rank(2, f"you named it (#{a.user_named})", (0, -len(a.messages), a.first_index))
+    later = [k for k in a.messages if k > a.first_index and voices[k] == "assistant"]
+    if a.kind == "lines" and len(later) < 2:
+        return Rank(3, f"a line position visited once or twice (#{a.first_index})", (1, a.first_index))
+    if later:
+        return Rank(2, f"the agent used it again in #{later[-1]} ({len(a.messages)} messages)", (1, -len(later), -later[-1]))
+    source = {"tool": "tool output", "observation": "tool output", "harness": "harness text", "assistant": "the agent's own message",
+              "system": "the system prompt's message"}.get(a.voice, "one message")
+    where = f"#{a.first_index}" + (f" and {len(a.messages) - 1} more" if len(a.messages) > 1 else "")
+    return Rank(3, f"only in {source} ({where}), never used again", (0 if a.voice == "assistant" else 1, a.first_index))
+
+
+def ranked(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
+    """The anchors in rank order, and each one's rank by anchor id."""
+    ranks = {a.id: rank(a, index) for a in anchors}
+    order = sorted(ranks, key=lambda i: (ranks[i].tier, ranks[i].order, i))
+    return tuple(index.anchors[i] for i in order), ranks  # an anchor's id is its position
