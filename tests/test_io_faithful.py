@@ -13,7 +13,9 @@ import pytest
 
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import langchain_counting as lc
 from ctxviz.engine.session import TextPart
+from ctxviz.engine.tokenizers import get_tokenizer
 from ctxviz.io.loaders import load_session
 
 STORE = CountStore()
@@ -218,6 +220,25 @@ def test_trim_messages_through_the_loader_keeps_what_langchain_keeps(case):
     assert len(session.messages) == len(case["types"])
     plan = plan_session(session, "langchain-trim", _trim_params(case), None, store=STORE)
     assert [i for i in plan.context_index if i is not None] == case["kept"]
+
+
+@pytest.mark.parametrize("name", sorted(LC_LOADER_GOLDEN["counts"]))
+def test_count_tokens_approximately_through_the_loader_is_langchains(name):
+    """Each message, custom roles included (a ChatMessage counts the characters of its own role,
+    `critic` or `Critic`), counts as LangChain's count_tokens_approximately([message]) does."""
+    session = load_session(str(LC_DIR / "loaders" / name))
+    four = get_tokenizer("langchain-approx")
+    per_message = [lc.measure(m, four) for m in session.messages]
+    assert per_message == LC_LOADER_GOLDEN["counts"][name]["per_message"]
+    assert sum(per_message) == LC_LOADER_GOLDEN["counts"][name]["total"]
+
+
+def test_the_custom_role_cases_cover_what_langchain_treats_apart():
+    files = {c["file"] for c in LC_LOADER_GOLDEN["cases"]}
+    assert {"custom_roles.messages_to_dict.json", "custom_roles.dumpd.json", "critic_loop.dumpd.json"} <= files
+    # A ChatMessage(role="system") first is no system message to include_system: LangChain drops it.
+    first_chat = [c for c in LC_LOADER_GOLDEN["cases"] if c["file"].startswith("custom_roles") and c["settings"] == {"include_system": True}]
+    assert first_chat and any(0 not in c["kept"] and c["kept"] for c in first_chat)
 
 
 def test_a_custom_chat_role_is_kept_with_a_note():

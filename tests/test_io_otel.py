@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxviz.engine.policies import policy_names
-from ctxviz.engine.session import ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
+from ctxviz.engine.session import ImagePart, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
 from ctxviz.errors import LoadError
 from ctxviz.io.loaders import load_session
 
@@ -100,6 +100,84 @@ def test_real_fixtures_read_the_same_conversation(name):
     assert reply.text == "The weather in Paris is currently rainy with a temperature of 57°F."
     assert reply.usage == Usage(input_tokens=97, output_tokens=52)
 
+
+
+# -- the Vercel AI SDK: `ai.prompt.messages`, `ai.response.*`, `ai.usage.*` ----------------------------------
+# Real captures of AI SDK 6.0.68 against OpenAI (openinference-vercel's fixtures, SOURCES.md) and the
+# SDK's own spans for a tool-using agent (tests/golden/vercel_ai, recorded by running the SDK).
+
+VERCEL_AGENT = Path(__file__).parent / "golden" / "vercel_ai" / "agent_tool_calls.spans.json"
+
+
+@pytest.mark.parametrize("name", ["vercel-ai-v6-ai-generateText-doGenerate.json", "vercel-ai-v6-all-spans.json"])
+def test_vercel_ai_sdk_prompt_messages_reply_and_usage(name):
+    """The file holds several calls, each its own trace: the multi-turn one (4 prompt messages) is read."""
+    s = load_session(str(REAL / name))
+    assert s.format == "otel" and s.model == "gpt-4o-mini-2024-07-18"
+    assert [(m.role, m.text) for m in s.messages] == [
+        ("system", "You are a helpful assistant."), ("user", "What is 2 + 2?"), ("assistant", "2 + 2 equals 4."),
+        ("user", "And what is 3 + 3?"), ("assistant", "3 + 3 equals 6.")]
+    assert s.messages[-1].usage == Usage(input_tokens=50, output_tokens=9)
+    assert [m.usage for m in s.messages[:-1]] == [None] * 4
+    assert any("Vercel AI SDK" in n for n in s.notes)
+    traces = 2 if "doGenerate" in name else 4  # all-spans: generateText (2), generateObject and streamText calls
+    assert any(n.startswith(f"{traces} conversations (traces)") for n in s.notes)
+
+
+def test_vercel_ai_sdk_streamed_call_with_v6_usage_names():
+    s = load_session(str(REAL / "vercel-ai-v6-ai-streamText-doStream.json"))
+    assert [m.role for m in s.messages] == ["user", "assistant"]
+    assert s.messages[0].text == "Write a short poem about TypeScript."
+    assert s.messages[1].text.startswith("In code’s embrace, where types align,") and s.messages[1].text.endswith("bright, safe strings.  ")
+    # ai.usage.inputTokens 15 (of which ai.usage.cachedInputTokens 0), ai.usage.outputTokens 112
+    assert s.messages[1].usage == Usage(input_tokens=15, output_tokens=112)
+
+
+def test_vercel_ai_sdk_agent_tool_calls_results_reasoning_and_errors():
+    """The SDK's own spans of a two-step agent: the second call's prompt holds the whole conversation,
+    the first call's reported usage goes on the turn it produced, the tool definition comes from
+    `ai.prompt.tools`, and a failed tool (`output.type` "error-text") is an error result."""
+    s = load_session(str(VERCEL_AGENT))
+    assert [m.role for m in s.messages] == ["system", "user", "assistant", "user", "assistant", "tool", "tool", "assistant"]
+    first = s.messages[4]
+    assert [type(p) for p in first.parts][:2] == [ThinkingPart, TextPart]
+    assert first.parts[0].text == "I need the order's status before I can answer." and first.parts[1].text == "Let me look up both orders."
+    assert first.tool_calls == (ToolCallPart("call_A1187", "lookup_order", '{"order_id": "A-1187"}'),
+                                ToolCallPart("call_B2204", "lookup_order", '{"order_id": "B-2204"}'))
+    assert first.usage == Usage(input_tokens=182, output_tokens=61)
+    ok, failed = s.messages[5], s.messages[6]
+    assert ok.tool_call_id == "call_A1187" and json.loads(ok.text) == {"status": "in_transit", "eta": "2026-06-15"}
+    assert failed.tool_call_id == "call_B2204" and failed.text == "no order B-2204"
+    assert isinstance(failed.parts[0], ToolResultPart) and failed.parts[0].is_error
+    assert s.tool_pairs == ((4, 5), (4, 6))
+    assert s.messages[7].text == "A-1187 is in transit and arrives on 15 June; B-2204 could not be found."
+    assert s.messages[7].usage == Usage(input_tokens=297, output_tokens=24)
+    assert [t.name for t in s.tools] == ["lookup_order"] and s.tools[0].parameters["required"] == ["order_id"]
+    assert any(n.startswith("read the largest of the trace's 2 LLM calls") for n in s.notes)
+
+
+@pytest.mark.parametrize("policy", ["missy", "langchain-trim", "claude-code", "openhands-llm-summarizing"])
+def test_vercel_agent_plans_simulates_and_exports(policy, tmp_path):
+    assert_plans_simulates_and_exports(str(VERCEL_AGENT), policy, tmp_path)
+
+
+def test_vercel_ai_sdk_older_spellings(tmp_path):
+    """ai 4: tool calls with `args`, results with `result` and `isError`, usage as promptTokens, an image part."""
+    messages = [{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image", "image": "https://x.test/a.png"}]},
+                {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "read", "args": {"p": 1}}]},
+                {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "read", "result": "boom", "isError": True}]}]
+    attrs = {"ai.prompt.messages": json.dumps(messages), "ai.response.text": "done", "ai.usage.promptTokens": 40, "ai.usage.completionTokens": 2}
+    s = load_session(write(tmp_path, "v4.json", otlp(span("t", "s", 10, attrs))))
+    assert [m.role for m in s.messages] == ["user", "assistant", "tool", "assistant"]
+    assert isinstance(s.messages[0].parts[1], ImagePart) and s.messages[0].parts[1].url == "https://x.test/a.png"
+    assert s.messages[1].tool_calls == (ToolCallPart("c1", "read", '{"p": 1}'),)
+    assert s.messages[2].parts[0] == ToolResultPart("c1", "boom", is_error=True)
+    assert s.messages[3].usage == Usage(input_tokens=40, output_tokens=2)
+
+
+def test_vercel_ai_sdk_bad_prompt_is_one_line(tmp_path):
+    path = write(tmp_path, "bad.json", otlp(span("t", "s", 10, {"ai.prompt.messages": json.dumps([{"role": "user", "content": [{"text": "x"}]}])})))
+    assert_refused_in_one_line(path, "bad.json:30: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.ai.prompt.messages[0].content[0].type: is required")
 
 
 @pytest.mark.parametrize("policy", policy_names())

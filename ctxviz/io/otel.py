@@ -24,6 +24,16 @@ input/output messages JSON schemas; Arize-ai/openinference semantic conventions)
   `...cache_write`). When the input is smaller than the cache figures, the instrumentation left
   them out, and input is read as it is (a note says so).
 - Tools: `gen_ai.tool.definitions`, `llm.tools.N.tool.json_schema`, `llm.request.functions.N.*`.
+- The Vercel AI SDK (`experimental_telemetry`, ai 4 to 6; ai-sdk.dev "Telemetry"): its provider-call
+  spans (`ai.generateText.doGenerate`, `ai.streamText.doStream`, ...) hold what the model was sent in
+  `ai.prompt.messages` (a JSON string of the SDK's own prompt: `{role, content}` with string content
+  or parts `text`, `reasoning`, `image`, `file`, `tool-call` (`input`, ai 4: `args`), `tool-result`
+  (`output: {type: text|json|error-text|error-json|content, value}`, ai 4: `result`)), the reply in
+  `ai.response.text`, `ai.response.reasoning` and `ai.response.toolCalls`, the usage in
+  `ai.usage.inputTokens` / `outputTokens` / `cachedInputTokens` (ai 4: `promptTokens` /
+  `completionTokens`) and the tools in `ai.prompt.tools`. Its outer spans (`ai.generateText`) repeat
+  the caller's `ai.prompt` and are not calls. Span lists as the JS SDK's `ReadableSpan` serialises
+  them (`spanContext.traceId`, `endTime: [seconds, nanoseconds]`) are read too.
 
 A trace is one conversation. A file with several traces is read for the largest one (the trace
 whose largest LLM call has the most input messages), and a note gives the number of conversations.
@@ -62,7 +72,9 @@ from .source import SourceFile
 ROLE_ALIASES = {"developer": "system", "human": "user", "ai": "assistant", "model": "assistant", "function": "tool"}
 _INDEXED = re.compile(r"^(gen_ai\.prompt|gen_ai\.completion|llm\.input_messages|llm\.output_messages|llm\.tools|llm\.request\.functions)\.(\d+)\.(.+)$")
 MESSAGE_PREFIXES = ("gen_ai.", "llm.", "openinference.")
-INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt", "gen_ai.system_instructions")
+#: The Vercel AI SDK's provider-call input (ai-sdk.dev, "Telemetry": call LLM span information).
+VERCEL_INPUT = "ai.prompt.messages"
+INPUT_KEYS = ("gen_ai.input.messages", "gen_ai.prompt", "gen_ai.system_instructions", VERCEL_INPUT)
 
 
 @dataclass
@@ -190,7 +202,7 @@ class OtelLoader:
             src.notes.append("the call's reported usage has no output message to go with, so it is not shown")
         messages = self._earlier_usage(src, messages, [c for c in trace_calls if c[0] is not span])
         messages = [replace(m, index=i, id=f"m{i}") for i, m in enumerate(messages)]
-        model = next((str(span.attrs[k]) for k in ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+        model = next((str(span.attrs[k]) for k in ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model", "ai.model.id")
                       if isinstance(span.attrs.get(k), str)), "")
         return Session(messages=tuple(messages), source=src.path, format=self.name, model=model, tools=self._tools(span))
 
@@ -226,10 +238,12 @@ class OtelLoader:
 
     def _span(self, src: SourceFile, record: Any, path: FieldPath, line: int | None) -> Span:
         s = Fields(src, record, path, line)
-        context = s.dict("context")
-        trace_id = s.str("traceId") or s.str("trace_id") or str(context.get("trace_id", "") or "")
-        span_id = s.str("spanId") or s.str("span_id") or str(context.get("span_id", "") or "")
-        end = s.get("endTimeUnixNano") or s.get("end_time") or 0
+        context = s.dict("context") or s.dict("spanContext")  # the Python SDK's to_json(); the JS SDK's ReadableSpan
+        trace_id = s.str("traceId") or s.str("trace_id") or str(context.get("trace_id", "") or context.get("traceId", "") or "")
+        span_id = s.str("spanId") or s.str("span_id") or str(context.get("span_id", "") or context.get("spanId", "") or "")
+        end = s.get("endTimeUnixNano") or s.get("end_time") or s.get("endTime") or 0
+        if isinstance(end, list) and len(end) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in end):
+            end = end[0] * 1_000_000_000 + end[1]  # the JS SDK's HrTime: [seconds, nanoseconds]
         try:
             end_key = int(end)
         except (TypeError, ValueError, OverflowError):
@@ -287,6 +301,9 @@ class OtelLoader:
                 out.append(make_message(0, "system", [TextPart(text)]))
         if "gen_ai.input.messages" in a:
             return out + self._json_messages(src, span, "gen_ai.input.messages")
+        if VERCEL_INPUT in a:
+            src.tally("read {n} Vercel AI SDK provider call(s) (`ai.prompt.messages`, `ai.response.*`, `ai.usage.*`)")
+            return out + self._vercel_messages(src, span)
         if any(k.startswith("gen_ai.prompt.") for k in a):
             return out + self._flat_messages(src, span, "gen_ai.prompt")
         if any(k.startswith("llm.input_messages.") for k in a):
@@ -309,6 +326,8 @@ class OtelLoader:
             messages = self._flat_messages(src, span, "llm.output_messages", default_role="assistant")
         elif "gen_ai.completion" in a:
             messages = self._json_messages(src, span, "gen_ai.completion", default_role="assistant")
+        elif any(k in a for k in VERCEL_OUTPUT):
+            messages = [self._vercel_reply(src, span)]
         else:
             for name, attrs in span.events:
                 if name == "gen_ai.content.completion" and "gen_ai.completion" in attrs:
@@ -343,6 +362,49 @@ class OtelLoader:
                 parts = self._openai_like(m)
             out += _split_results(role, parts, m.str("tool_call_id"), m.str("name"), len(out))
         return out
+
+    # -- the Vercel AI SDK ----------------------------------------------------------------------
+
+    def _vercel_messages(self, src: SourceFile, span: Span) -> list[Message]:
+        """`ai.prompt.messages`: the SDK's prompt as the provider was sent it (system text first)."""
+        value, holder = self._json_attr(src, span, VERCEL_INPUT)
+        assert holder is not None
+        if not isinstance(value, list):
+            raise holder.error(f"expected a list of messages, got {type_name(value)}", VERCEL_INPUT)
+        out: list[Message] = []
+        for i, item in enumerate(value):
+            m = holder.child(VERCEL_INPUT, value).child(i, item)
+            role = m.role(aliases=ROLE_ALIASES)
+            content = m.get("content")
+            if isinstance(content, str):
+                parts: list[Part] = [TextPart(content)] if content else []
+            elif isinstance(content, list):
+                parts = [_vercel_part(m.child("content", content).child(j, block)) for j, block in enumerate(content)]
+            elif content is None:
+                parts = []
+            else:
+                raise m.error(f"expected a string or a list of parts, got {type_name(content)}", "content")
+            out += _split_results(role, parts, "", "", len(out))
+        return out
+
+    def _vercel_reply(self, src: SourceFile, span: Span) -> Message:
+        """`ai.response.reasoning`, `ai.response.text` and `ai.response.toolCalls` as one assistant turn."""
+        a = span.attrs
+        parts: list[Part] = []
+        reasoning = a.get("ai.response.reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            parts.append(ThinkingPart(reasoning))
+        text = a.get("ai.response.text")
+        if isinstance(text, str) and text:
+            parts.append(TextPart(text))
+        if "ai.response.toolCalls" in a:
+            calls, holder = self._json_attr(src, span, "ai.response.toolCalls")
+            assert holder is not None
+            if not isinstance(calls, list):
+                raise holder.error(f"expected a list of tool calls, got {type_name(calls)}", "ai.response.toolCalls")
+            for i, call in enumerate(calls):
+                parts.append(_vercel_call(holder.child("ai.response.toolCalls", calls).child(i, call)))
+        return make_message(0, "assistant", parts)
 
     def _openai_like(self, m: Fields) -> list[Part]:
         content = m.get("content")
@@ -441,12 +503,16 @@ class OtelLoader:
                     return int(value)
             return None
 
-        prompt = number("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "llm.usage.prompt_tokens")
-        output = number("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion", "llm.usage.completion_tokens")
+        prompt = number("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "llm.usage.prompt_tokens",
+                        "ai.usage.inputTokens", "ai.usage.promptTokens")
+        output = number("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion", "llm.usage.completion_tokens",
+                        "ai.usage.outputTokens", "ai.usage.completionTokens")
+        # The AI SDK's inputTokens include the cached ones, as OpenTelemetry's input_tokens do.
         read = number("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-                      "llm.token_count.prompt_details.cache_read") or 0
+                      "llm.token_count.prompt_details.cache_read", "ai.usage.inputTokenDetails.cacheReadTokens",
+                      "ai.usage.cachedInputTokens") or 0
         write = number("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
-                       "llm.token_count.prompt_details.cache_write") or 0
+                       "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens") or 0
         if prompt is None and output is None:
             return None
         prompt = prompt or 0
@@ -487,6 +553,11 @@ class OtelLoader:
                 raw = None
         for item in raw if isinstance(raw, list) else []:
             out += _tool(item)
+        for item in _list(a.get("ai.prompt.tools")):  # the Vercel AI SDK: one JSON string per tool
+            try:
+                out += _tool(json.loads(item) if isinstance(item, str) else item)
+            except ValueError:
+                continue
         indexed: dict[tuple[str, int], dict[str, Any]] = {}
         for key, value in a.items():
             match = _INDEXED.match(key)
@@ -517,7 +588,7 @@ def _tool(item: Any) -> list[ToolDefinition]:
     name = fn.get("name")
     if not isinstance(name, str):
         return []
-    params = fn.get("parameters", fn.get("input_schema", {}))
+    params = fn.get("parameters", fn.get("input_schema", fn.get("inputSchema", {})))
     return [ToolDefinition(name, str(fn.get("description") or ""), params if isinstance(params, dict) else {})]
 
 
@@ -582,8 +653,61 @@ def _split_results(role: str, parts: list[Part], tool_call_id: str, name: str, s
     if role == "tool" and not results:
         text = "\n".join(p.text for p in rest if isinstance(p, TextPart))
         return [make_message(start, "tool", [TextPart(text)] if text else [], tool_call_id=tool_call_id, name=name)]
-    out = [make_message(start + k, "tool", [TextPart(r.text)] if r.text else [], tool_call_id=r.tool_call_id or tool_call_id)
+    out = [make_message(start + k, "tool", [ToolResultPart(r.tool_call_id or tool_call_id, r.text, is_error=True)] if r.is_error
+                        else [TextPart(r.text)] if r.text else [], tool_call_id=r.tool_call_id or tool_call_id)
            for k, r in enumerate(results)]
     if rest or not results:
         out.append(make_message(start + len(out), role if role != "tool" else "user", rest, name=name if role != "tool" else ""))
     return out
+
+
+#: The attributes of a Vercel AI SDK call's reply.
+VERCEL_OUTPUT = ("ai.response.text", "ai.response.toolCalls", "ai.response.reasoning")
+
+
+def _json_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _vercel_call(c: Fields) -> ToolCallPart:
+    """A tool call: `{toolCallId, toolName, input}` (ai 5 and 6; a JSON string or an object), ai 4's `args`."""
+    args = c.get("input", c.get("args", {}))
+    return ToolCallPart(c.str("toolCallId"), c.str("toolName", required=True), _json_text(args if args is not None else {}))
+
+
+def _vercel_result(p: Fields) -> ToolResultPart:
+    """A tool result: ai 5 and 6 `output: {type, value}` (text, json, error-text, error-json, content,
+    execution-denied), ai 4 `result` (any value) with `isError`."""
+    output = p.get("output")
+    if isinstance(output, dict) and isinstance(output.get("type"), str):
+        kind, value = output["type"], output.get("value")
+        if kind == "content" and isinstance(value, list):
+            text = "\n".join(str(v.get("text", "")) if isinstance(v, dict) and v.get("type") == "text" else _json_text(v) for v in value)
+        elif kind == "execution-denied":
+            text = "execution denied" + (f": {output['reason']}" if isinstance(output.get("reason"), str) else "")
+        else:
+            text = _json_text(value if value is not None else "")
+        return ToolResultPart(p.str("toolCallId"), text, is_error=kind.startswith("error") or kind == "execution-denied")
+    result = p.get("result", output)
+    return ToolResultPart(p.str("toolCallId"), _json_text(result if result is not None else ""), is_error=p.get("isError") is True)
+
+
+def _vercel_part(p: Fields) -> Part:
+    """One part of a message in `ai.prompt.messages`."""
+    kind = p.str("type", required=True)
+    if kind == "text":
+        return TextPart(p.str("text"))
+    if kind == "reasoning":
+        return ThinkingPart(p.str("text"))
+    if kind == "tool-call":
+        return _vercel_call(p)
+    if kind == "tool-result":
+        return _vercel_result(p)
+    if kind in ("image", "file"):
+        data = p.get("image", p.get("data"))
+        mime = p.str("mediaType") or p.str("mimeType")
+        if isinstance(data, str) and (kind == "image" or mime.startswith("image/")):
+            url = data if data.startswith(("http://", "https://", "data:")) else data_uri(mime or "image/png", data)
+            return ImagePart(url=url, media_type=mime)
+        return OpaquePart(kind, f"[{mime or kind}: {p.str('filename') or (data if isinstance(data, str) and data.startswith('http') else 'inline data')}]")
+    return OpaquePart(kind, json.dumps(p.record, ensure_ascii=False))
