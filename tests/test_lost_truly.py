@@ -196,8 +196,11 @@ def test_where_and_retention_never_disagree(turns, tail, total) -> None:  # type
         a = index.find(named.value)  # the anchor `where` follows for that term (a request can share its text with a path)
         assert a is not None
         found = where(timeline, a.value, index)
-        turns_held = {t for lo, hi in found.spans for t in range(lo, hi + 1)}
-        assert turns_held == {t for t, ids in held.items() if a.id in ids and t >= a.first_index} | {t for t in turns_held if t < a.first_index}
+        # spans name steps by their requests' last session index (a replay steps per model call)
+        steps = [t.index for t in timeline.turns]
+        turns_held = {k for k, at in enumerate(steps) for lo, hi in found.spans if lo <= at <= hi}
+        assert turns_held == ({t for t, ids in held.items() if a.id in ids and steps[t] >= a.first_index}
+                              | {t for t in turns_held if steps[t] < a.first_index})
         assert found.at_end == (a not in final.lost)
         assert where_in_plan(plan, s, a.value)["sent"] == (a.id not in lost_in_plan)
 
