@@ -4,6 +4,8 @@ tests/golden/openhands/cases.json was recorded by tests/golden/openhands/generat
 the SDK's View and LLMSummarizingCondenser (openhands-sdk 1.58.0) on its own events; nothing of the
 SDK is needed here. Static cases: the view and one `condense`; rolling cases: the conversation
 replayed message by message with `condense` whenever the agent steps, compared with `simulate`.
+tests/golden/openhands/cases_more.json (generate_more.py): rolling cases whose views had left events
+out before a condensation, with the view the agent sends after each one (the summary placed early).
 """
 
 from __future__ import annotations
