@@ -34,15 +34,16 @@ def tools_json(session: Session) -> str:
     return json.dumps([t.to_openai() for t in session.tools])
 
 
-def history_with_summaries(session: Session) -> tuple[list[Message | int], dict[str, int], frozenset[int]]:
-    """The non-system history as a framework's message store would hold it after the compactions
-    the file records: each recorded summary (by its index in `session.summaries`) in the place of the
-    messages it covers, at its first covered message (at the front when it covers only what came
-    before the file). Returns (entries, covered message id -> summary index, superseded summaries);
-    see missy.recorded_covers for which summaries are superseded."""
+def history_with_summaries(session: Session, with_system: bool = False) -> tuple[list[Message | int], dict[str, int], frozenset[int]]:
+    """The non-system history (`with_system`: every message, system-role ones where they stand) as a
+    framework's message store would hold it after the compactions the file records: each recorded
+    summary (by its index in `session.summaries`) in the place of the messages it covers, at its
+    first covered message (at the front when it covers only what came before the file). Returns
+    (entries, covered message id -> summary index, superseded summaries); see
+    missy.recorded_covers for which summaries are superseded."""
     from .missy import recorded_covers
 
-    history = session.system_and_history[1]
+    history = session.messages if with_system else session.system_and_history[1]
     if not session.summaries:
         return list(history), {}, frozenset()
     covered, superseded = recorded_covers(session)
