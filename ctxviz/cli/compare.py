@@ -35,10 +35,12 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--keep-tokens", type=int, metavar="T", help="set both policies' keep to the last T tokens")
     _add_cost_options(p, "also replay both sides turn by turn and compare their input cost with prompt caching")
     p.add_argument("--json", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every message decided differently, with both sentences (default: grouped by reason)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine.explain import compare
+    from ..engine.explain import compare, group_differences
+    from ..engine.reason_codes import CODES
 
     names = args.policy or []
     if len(names) > 2:
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
                      "retention": kept_a.to_json(LOST_IN_JSON) if kept_a is not None else None},
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict(),
                      "retention": kept_b.to_json(LOST_IN_JSON) if kept_b is not None else None},
-               "differences": [d.to_json() for d in diffs], **({"not_aligned": unaligned} if aligning else {})}
+               "differences": [d.to_json() for d in diffs], "difference_groups": [g.to_json() for g in group_differences(diffs)],
+               **({"not_aligned": unaligned} if aligning else {})}
         if caches is not None:
             doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
         write_stdout(json_text(doc) + "\n")
@@ -94,11 +97,20 @@ def run(args: argparse.Namespace) -> int:
     if caches is not None:
         for side, cache in zip("AB", caches, strict=True):
             print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
-    print(f"{len(diffs):,} messages decided differently")
-    for d in diffs:
-        print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
-        print(f"      A: {d.a.reason}")
-        print(f"      B: {d.b.reason}")
+    print(f"{len(diffs):,} messages decided differently" + (", grouped by reason (--verbose lists each)" if diffs and not args.verbose else ""))
+    if args.verbose:
+        for d in diffs:
+            print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
+            print(f"      A: {d.a.reason}")
+            print(f"      B: {d.b.reason}")
+        return EXIT_OK
+    for g in group_differences(diffs):
+        tokens = f"{g.a_tokens:,} tokens" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,} tokens"
+        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {g.a_decision} ({CODES[g.a_code].label}) / "
+              f"B {g.b_decision} ({CODES[g.b_code].label}): {g.span()}")
+        first = next(d for d in diffs if d.index == g.indices[0])
+        print(f"        e.g. #{first.index}: A: {first.a.reason}")
+        print(f"        {'':{len(str(first.index)) + 6}}B: {first.b.reason}")
     return EXIT_OK
 
 
