@@ -51,7 +51,7 @@ class _EditsReplay(_Replay):
             self._take(i)
 
     def step(self, i: int) -> Turn:
-        if not self.usable or i >= self.first_summary:
+        if not self.usable or self.recorded_until(i) >= self.first_summary:
             if not self.handed_over:
                 self._hand_over()
                 self.handed_over = True
@@ -428,7 +428,7 @@ class ClaudeCodeReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or (not self.generated and i >= self.first_summary):
+        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
             summary = self.generated[-1]
@@ -520,7 +520,7 @@ class CodexReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if not self.usable or (not self.generated and i >= self.first_summary):
+        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
             self._sync()
@@ -609,7 +609,7 @@ class GeminiCliReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or self.generated or i >= self.first_summary:
+        if not self.usable or self.generated or self.recorded_until(i) >= self.first_summary:
             return _Replay.step(self, i)
         return self._fast(i)
 
