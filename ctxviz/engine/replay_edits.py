@@ -408,8 +408,7 @@ class ClaudeCodeReplay(_EditsReplay):
         self.extra = {"autocompact_threshold": t.trigger, "threshold_how": t.how}
         self.sums = [0]  # all messages' tokens
         self.history_sums = [0]  # sums[k + 1] - the system messages' tokens: per session index
-        self.last_usage = -1  # the last message with usage (any role)
-        self.last_system_usage = -1
+        self.last_usage = -1  # the last message with usage (any role) that measured a window (`cc.plan`'s anchor)
         self.synced = 0  # len(generated) the summary state reflects
         self.covered = 0  # the messages the summary in force covers, and their tokens
         self.covered_tokens = 0
@@ -421,10 +420,8 @@ class ClaudeCodeReplay(_EditsReplay):
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
         self.history_sums.append(self.history_sums[-1] + (0 if m.role == "system" else self.tokens[i]))
-        if m.usage is not None:
+        if m.usage is not None and m.usage.window_fill > 0:  # a report of 0 tokens measured nothing
             self.last_usage = i
-            if m.role == "system":
-                self.last_system_usage = i
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
