@@ -441,7 +441,7 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
     planned = planned or {}
 
     def state(t: int) -> tuple[int, int]:
-        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].index)
+        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].horizon)
 
     by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
     for t in sorted(planned):

@@ -72,6 +72,14 @@ class Turn:
     step: int = 0
     reply: int = -1
 
+    @property
+    def horizon(self) -> int:
+        """How far into the session the agent was when the request went out: the answer's index when
+        the file has it, else the request's last message. A summary the file records from the answer
+        on (a compaction logged between the request's last message and its answer, as Claude Code
+        compacts before a call) was made before the call, so it is in this request."""
+        return self.reply if self.reply >= 0 else self.index
+
     def to_json(self) -> dict[str, Any]:
         return {"turn": self.index, "step": self.step, "reply": self.reply if self.reply >= 0 else None, "tokens_sent": self.tokens_sent, "budget": self.budget, "kept": self.kept,
                 "dropped": self.dropped, "summarized": self.summarized, "truncated": self.truncated, "fits": self.fits,
@@ -106,10 +114,18 @@ class Timeline:
 
         return bisect_left(self.turns, index, key=lambda t: t.index)
 
+    def step_after(self, index: int) -> int:
+        """The first step made once the session reached message `index`: its request holds it, or
+        #index is its answer (len(turns): none). A compaction the log records before #index is in
+        force from this step on (`Turn.horizon`)."""
+        from bisect import bisect_left
+
+        return bisect_left(self.turns, index, key=lambda t: t.horizon)
+
     def session_at(self, turn: int) -> Session:
         """The session as the agent held it when building the context at `turn`."""
         t = self.turns[turn]
-        return state(self.session, self.policy, t.index, self.summaries[: t.summaries])
+        return state(self.session, self.policy, t.index, self.summaries[: t.summaries], t.horizon)
 
     def plan_at(self, turn: int) -> Plan:
         session = self.session_at(turn)
@@ -138,15 +154,17 @@ class Timeline:
                 "events": [e for t in turns for e in t["events"]], "summaries": summaries}
 
 
-def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary]) -> Session:
+def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary], horizon: int | None = None) -> Session:
     """Messages 0..index plus the summaries in force: supyagent's latest summary (and missy's latest
     consolidation, and mnesis' condensed node, each absorb the earlier ones) replaces the rest.
-    The session's own summaries count from the turn they were written (`summary_start_turns`)."""
+    The session's own summaries count from the turn they were written (`summary_start_turns`), up to
+    `horizon` (`Turn.horizon`: the step's answer, when a compaction was logged just before it)."""
     if generated:
         summaries: tuple[Summary, ...] = (generated[-1],)
     else:
+        until = index if horizon is None else horizon
         starts = session.summary_start_turns  # `session` is the full session here: computed once
-        summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= index)
+        summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= until)
     return dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
 
 
@@ -219,8 +237,9 @@ def simulate(
     steps, replies = plan.steps, plan.replies
     for i in range(n):
         if at < len(steps) and steps[at] == i:
+            replay.horizon = replies[at] if replies[at] >= 0 else i
             turns.append(dataclasses.replace(replay.step(i), step=at, reply=replies[at]))
-            replay.last_step = i
+            replay.last_horizon = replay.horizon
             at += 1
         else:
             replay.absorb(i)
@@ -238,7 +257,8 @@ class _Replay:
 
     The contract: `simulate` hands every session message once, in order, to `absorb` (take it into
     the state: no turn, no trigger) or, at a step, to `step` (take it in, build the request's turn
-    and check the policy's trigger there), and sets `last_step` to the index of each step done."""
+    and check the policy's trigger there). Before each step it sets `horizon` (`Turn.horizon`: the
+    session's own summaries starting up to there are in force), and after it `last_horizon`."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.session = session
@@ -251,7 +271,12 @@ class _Replay:
         self.generated: list[Summary] = []
         self.before = _Cuts()
         self.pins: dict[int, str] = {}
-        self.last_step = -1  # the session index of the step before (set by `simulate`)
+        self.horizon = -1  # this step's `Turn.horizon` (set by `simulate` before `step`)
+        self.last_horizon = -1  # the step before's
+
+    def recorded_until(self, i: int) -> int:
+        """The last session index whose recorded summaries are in force at the step at `i`."""
+        return max(i, self.horizon)
 
     def absorb(self, i: int) -> None:
         """Take message `i` in between two steps. The reference plans each step's prefix from
@@ -259,7 +284,7 @@ class _Replay:
 
     def step(self, i: int) -> Turn:
         session, policy, generated = self.session, self.policy, self.generated
-        prefix = state(session, policy, i, generated)
+        prefix = state(session, policy, i, generated, self.recorded_until(i))
         counts = prefix_counts(self.full, prefix)
         plan = self.pol.plan(prefix, self.params, counts)
         events: list[Event] = []
@@ -268,7 +293,7 @@ class _Replay:
             generated.append(new_summary)
         if not generated:  # a summary the file records, written since the step before
             for k, start in enumerate(session.summary_start_turns):
-                if self.last_step < start <= i and start > 0:
+                if self.last_horizon < start <= self.recorded_until(i) and start > 0:
                     events.append(Event(i, "compaction", _recorded_summary_event(session, k, prefix, plan)))
         if self.pins:
             plan = apply_pins(plan, prefix, pins_up_to(session, self.pins, i), counts)
