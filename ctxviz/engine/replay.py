@@ -30,8 +30,8 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info, tool_parts
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
+from .replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
 from .session import Category, Session, Summary, ToolCallPart, ToolResultPart
-from .simulate import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import HEURISTICS
 

@@ -29,8 +29,8 @@ from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBuf
 from .policies.openhands_condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
+from .replay_contract import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .session import Session, Summary, ThinkingPart
-from .simulate import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
 
 

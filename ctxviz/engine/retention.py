@@ -54,7 +54,8 @@ from .ranking import Rank, ranked
 from .session import Session
 
 if TYPE_CHECKING:
-    from .simulate import Event, Timeline
+    from .replay_contract import Event
+    from .simulate import Timeline
 
 #: Replays up to this many message-plans in all (the sum of every turn's prefix length) are
 #: planned turn by turn; larger ones are read from the replay's counts (checked) or sampled.

@@ -16,7 +16,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Category, Message, Session, TextPart
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
-from .missy import recorded_covers
+from .common import recorded_covers
 
 IMAGE_TOKENS = 4000
 IMAGE_PLACEHOLDER = "[Image removed to save tokens]"

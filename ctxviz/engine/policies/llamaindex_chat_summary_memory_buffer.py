@@ -277,7 +277,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
     ids: list[str] = list(plan.extra.get("summarized_ids") or [])
     if not ids or not prefix.messages or prefix.messages[-1].role not in ("user", "tool"):
         return None
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]

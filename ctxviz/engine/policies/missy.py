@@ -19,7 +19,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
-from .common import base_system_prompt, split_new_message, tools_json
+from .common import base_system_prompt, recorded_covers, split_new_message, tools_json
 
 ZONES = ("system", "evictable", "fresh_tail", "new_message")
 
@@ -96,31 +96,6 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     key = id(session)
     _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
     return notes
-
-
-def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
-    """Which messages of this file a recorded summary replaces, and which summaries are superseded.
-
-    Returns (message id -> index of the summary that takes its place, indices of superseded
-    summaries). Only `covers` naming messages in this file count: a summary of what came before
-    the file replaces nothing in it, so a session without one gets ({}, frozenset()) and every
-    decision stays the framework's. A summary is superseded when a later one covers every message
-    of the file it covers (Claude Code's second compaction summarises the first summary's span
-    again); the later one then takes the place of both spans.
-    """
-    if not session.summaries:
-        return {}, frozenset()
-    ids = {m.id for m in session.messages}
-    spans = [frozenset(c for c in s.covers if c in ids) for s in session.summaries]
-    if not any(spans):
-        return {}, frozenset()
-    superseded = frozenset(i for i, span in enumerate(spans) if span and any(span <= later for later in spans[i + 1 :]))
-    owner: dict[str, int] = {}
-    for i, span in enumerate(spans):
-        if i not in superseded:
-            for message_id in span:
-                owner[message_id] = i
-    return owner, superseded
 
 
 def format_summary(summary: Summary) -> str:

@@ -295,7 +295,7 @@ def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: Token
     ids = plan_.extra.get("summarized_ids") or []
     if not ids or not agent_would_step(prefix):
         return None
-    from ..simulate import Event as SimEvent
+    from ..replay_contract import Event as SimEvent
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]
