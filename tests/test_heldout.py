@@ -91,7 +91,7 @@ def test_codex_held_out_hit_share_within_10_points() -> None:
 @pytest.mark.xfail(strict=True, reason=(
     "missed on held-out data and not tuned: pooled ratio 1.21 ($0.1137 predicted, $0.0937 billed) over 18 calls in 2 small "
     "rollouts. The two first calls are +$0.044: Codex's own size estimate (JSON bytes / 4, which the codex-compaction policy "
-    "reproduces, and which Codex 0.93 still applied to inline images; openai/codex #12419 and #12717 later replaced an image's "
+    "reproduces, and which Codex applied to inline images until openai/codex #12419 and #12717, February 2026, replaced an image's "
     "base64 by 7,373 bytes) counts a 63 KB screenshot as about 15,000 tokens, so the request before the first call is 25,400 "
     "where the provider counted 10,144 (+$0.027); and the user's other sessions had cached 6,656 tokens, all of the unseen "
     "prefix, where the 24 % measured on tests/data/real is priced (+$0.017). The later calls are -$0.024: best-effort misses "
