@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     base = {k: v for k, v in dataclasses.asdict(fixed).items() if k in _parse_sets(args.sets)}
     # Dask workers run in their own folders: a relative path would name another file there, or none.
     where = (lambda path: os.path.abspath(path)) if args.scheduler else (lambda path: path)
-    tasks = [sweep.Task(where(path), args.policy, {**base, **combination}, check_model(args.cost_model) if args.cost_model else "", args.tokenizer)
-             for combination in sweep.combinations(grid) for path in files]
+    tasks = [sweep.Task(where(path), args.policy, {**base, **combination}, check_model(args.cost_model) if args.cost_model else "", args.tokenizer,
+                        load=load_session) for combination in sweep.combinations(grid) for path in files]
     started = time.monotonic()
 
     def progress(done: int, total: int) -> None:
