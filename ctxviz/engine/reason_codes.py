@@ -54,6 +54,13 @@ _CODES = (
     ReasonCode("unpaired", False, "pair-safe", "Left out with its tool call or result, which is not sent (pair safety)."),
     ReasonCode("pushed_out", False, "pushed out by a pin", "Left out to make room for a pinned message."),
     ReasonCode("not_in_file", False, "not in the request", "Not part of the request the file records."),
+    # -- added for supyagent, mnesis, missy-consolidator, claude-code, codex-compaction,
+    #    gemini-cli-compression, anthropic-clear-tool-uses and anthropic-clear-thinking ---------------
+    ReasonCode("under_trigger", True, "under trigger", "The context is under the policy's trigger, so nothing is condensed yet."),
+    ReasonCode("initial_context", True, "initial context", "Instructions and environment the agent injects at the start and writes again after a compaction."),
+    ReasonCode("excluded_tool", True, "excluded tool", "Its tool is on the policy's exclude list, so its result is never cleared."),
+    ReasonCode("thinking_cleared", True, "thinking cleared", "Sent without its thinking blocks, which the policy clears from older assistant turns."),
+    ReasonCode("low_relevance", False, "low relevance", "Its relevance score is under the policy's threshold, so it is forgotten."),
 )
 
 CODES: dict[str, ReasonCode] = {c.code: c for c in _CODES}

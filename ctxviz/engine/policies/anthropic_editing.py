@@ -138,10 +138,10 @@ class _Build:
     summary_tokens: int = 0
     covered: frozenset[str] = frozenset()
 
-    def decide(self, m: Message, decision: Decision, zone: str, reason: str, sent: int | None = None) -> None:
+    def decide(self, m: Message, decision: Decision, zone: str, reason: str, code: str, sent: int | None = None) -> None:
         t = self.counts.message_tokens[m.index]
         sent_tokens = 0 if decision in (Decision.DROPPED, Decision.SUMMARIZED) else t if sent is None else sent
-        self.decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, sent_tokens)
+        self.decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, sent_tokens, code)
 
 
 def _start(session: Session, counts: TokenCounts) -> _Build:
@@ -151,7 +151,7 @@ def _start(session: Session, counts: TokenCounts) -> _Build:
     system_tokens = (counts.text(system_prompt) if system_prompt else 0) + (counts.text(tools) if tools else 0)
     build = _Build(session, counts, system_prompt, system_tokens, [None] * len(session.messages))
     for m in system_messages:
-        build.decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which context editing never clears")
+        build.decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which context editing never clears", "system_prompt")
     if session.summaries:
         # The API edits what the client sends; a client that compacted sends its summary instead.
         summary = session.summaries[-1]
@@ -159,7 +159,8 @@ def _start(session: Session, counts: TokenCounts) -> _Build:
         for m in session.messages:
             if m.id in build.covered and m.role != "system":
                 build.decide(m, Decision.SUMMARIZED, "summarized", "summarized: the client sends its compaction summary in its place "
-                                                                     "(the session's recorded summary), so the API never sees it")
+                                                                     "(the session's recorded summary), so the API never sees it",
+                             "before_compaction")
     return build
 
 
@@ -168,7 +169,7 @@ def _finish(build: _Build, policy: str, params: Any, notes: list[str], extra: di
     session, counts = build.session, build.counts
     for m in session.messages:
         if build.decisions[m.index] is None:
-            build.decide(m, Decision.KEPT, "history", "kept: context editing leaves it as it is")
+            build.decide(m, Decision.KEPT, "history", "kept: context editing leaves it as it is", "kept")
     messages = tuple(build.decisions)  # type: ignore[arg-type]
     history_used = sum(m.sent_tokens for m in messages if m.zone != "system")
     used = build.system_tokens + build.summary_tokens + history_used
@@ -280,7 +281,7 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
             assert u.result is not None
             build.decide(u.result, Decision.REPLACED, "history",
                          f"replaced: tool result cleared by clear_tool_uses_20250919 ({why}; it is older than the newest {keep} tool uses)",
-                         placeholder_tokens)
+                         "cleared", placeholder_tokens)
             texts[u.result.index] = {**u.result.to_openai(), "content": params.placeholder}
         by_message: dict[int, list[ToolUse]] = {}
         for u in cleared_inputs:
@@ -289,7 +290,8 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
             m = session.messages[index]
             cut = sum(counts.text(u.call.arguments or "{}") - counts.text("{}") for u in group)
             build.decide(m, Decision.REPLACED, "history",
-                         f"replaced: the input of {len(group)} tool call(s) cleared (clear_tool_inputs; {why})", max(0, tokens[index] - cut))
+                         f"replaced: the input of {len(group)} tool call(s) cleared (clear_tool_inputs; {why})", "replaced",
+                         max(0, tokens[index] - cut))
             sent = m.to_openai()
             ids = {u.call.id for u in group}
             sent["tool_calls"] = [{**c, "function": {**c["function"], "arguments": "{}"}} if c["id"] in ids else c for c in sent.get("tool_calls", [])]
@@ -303,11 +305,11 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts
         extra["cache_invalidated_from"] = first
     for u in uses:
         if u.call.name in excluded and u.result is not None and build.decisions[u.result.index] is None:
-            build.decide(u.result, Decision.KEPT, "history", f"kept: {u.call.name} is in exclude_tools, never cleared")
+            build.decide(u.result, Decision.KEPT, "history", f"kept: {u.call.name} is in exclude_tools, never cleared", "excluded_tool")
     kept_uses = eligible[len(to_clear):] if applied else []
     for u in kept_uses:
         if u.result is not None and build.decisions[u.result.index] is None:
-            build.decide(u.result, Decision.KEPT, "history", f"kept: one of the newest {keep} tool uses")
+            build.decide(u.result, Decision.KEPT, "history", f"kept: one of the newest {keep} tool uses", "fresh_tail")
     return _finish(build, POLICY_TOOLS, params, notes, extra, params.context_window, texts)
 
 
@@ -369,7 +371,7 @@ def plan_clear_thinking(session: Session, params: ClearThinking20251015, counts:
             first = m.index if first is None else first
             build.decide(m, Decision.TRUNCATED, "history",
                          f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep} assistant turn(s) keep theirs)",
-                         max(0, tokens[m.index] - cut))
+                         "thinking_cleared", max(0, tokens[m.index] - cut))
             rest = [p for p in m.parts if not isinstance(p, ThinkingPart)]
             texts[m.index] = {**m.to_openai(), "content": "\n".join(p.text for p in rest if isinstance(p, TextPart)) or None}
     if cleared_turns:
@@ -388,6 +390,7 @@ COUNTER = ("the prompt's input tokens as the API reports them for the last call,
            "without usage, o200k_base as a stand-in (Anthropic's tokenizer is not public)")
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "kept", "fresh_tail", "excluded_tool", "cleared", "replaced", "before_compaction"),
     name=POLICY_TOOLS,
     title="Anthropic API context editing: clear_tool_uses_20250919",
     params_type=ClearToolUses20250919,
@@ -408,6 +411,7 @@ POLICY = Policy(
 )
 
 THINKING_POLICY = Policy(
+    reason_codes=("system_prompt", "kept", "thinking_cleared", "before_compaction"),
     name=POLICY_THINKING,
     title="Anthropic API context editing: clear_thinking_20251015",
     params_type=ClearThinking20251015,

@@ -180,11 +180,11 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
         k = tokens[m.index]
         if m.id in covered:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.SUMMARIZED, "summarized",
-                                         "summarized: Claude Code's compact summary replaced every message before it"))
+                                         "summarized: Claude Code's compact summary replaced every message before it", 0, "before_compaction"))
         else:
             live.append(m)
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.KEPT, "context",
-                                         "kept: Claude Code sends the whole conversation since the last compaction", k))
+                                         "kept: Claude Code sends the whole conversation since the last compaction", k, "since_compaction"))
 
     # tokenCountWithEstimation: the last reported usage in the live context, plus an estimate after it.
     # After a recorded compaction only usage reported after it counts: a kept (preserved) message's
@@ -291,6 +291,7 @@ def align(settings: AutoCompactSettings, session: Session, trigger_tokens: int |
 
 
 POLICY = Policy(
+    reason_codes=("since_compaction", "before_compaction"),
     name="claude-code",
     schedule='auto-compact is checked before each API request',
     title="Claude Code auto-compact",

@@ -274,10 +274,10 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
 
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str, sent: int | None = None) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str, sent: int | None = None) -> None:
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason,
-                                         0 if decision in (Decision.DROPPED, Decision.SUMMARIZED) else (t if sent is None else sent))
+                                         0 if decision in (Decision.DROPPED, Decision.SUMMARIZED) else (t if sent is None else sent), code)
 
     def retained_for(compacted: list[Message]) -> list[tuple[Message, str]]:
         users = [(m, text) for m in compacted if (text := user_message_text(m)) is not None]
@@ -333,7 +333,7 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
         new_summary = stand_in_summary(seen)
         for m in history:
             decide(m, Decision.SUMMARIZED, "summarized",
-                   f"summarized: Codex compacts when the last call's {total:,} tokens reach model_auto_compact_token_limit {limit:,}")
+                   f"summarized: Codex compacts when the last call's {total:,} tokens reach model_auto_compact_token_limit {limit:,}", "summarised")
         retained, summary_text = new_retained, new_summary
         live = []
         notes.append(f"auto-compaction fires: {total:,} tokens ({source}) >= model_auto_compact_token_limit {limit:,}; the history becomes "
@@ -346,24 +346,26 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
         notes.append(f"no compaction: {total:,} tokens ({source}) are under model_auto_compact_token_limit {limit:,}")
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions")
+        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions", "system_prompt")
     for m in initial:
-        decide(m, Decision.KEPT, "initial_context", "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction")
+        decide(m, Decision.KEPT, "initial_context", "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction",
+               "initial_context")
     if not fires:
         for m in history:
             if m.id in covered:
                 decide(m, Decision.SUMMARIZED, "summarized",
-                       "summarized: replaced by the compaction summary" + (" (the compaction recorded in the rollout)" if not generated else ""))
+                       "summarized: replaced by the compaction summary" + (" (the compaction recorded in the rollout)" if not generated else ""),
+                       "before_compaction")
     for m, text in retained:
         sent = item_tokens(user_item(text))
         if text == user_message_text(m):
             decide(m, Decision.KEPT, "retained_user",
-                   f"kept: one of the newest user messages Codex keeps after compacting (within {params.compact_user_message_max_tokens:,} tokens)", sent)
+                   f"kept: one of the newest user messages Codex keeps after compacting (within {params.compact_user_message_max_tokens:,} tokens)", "retained", sent)
         else:
             decide(m, Decision.TRUNCATED, "retained_user",
-                   f"truncated: the oldest user message Codex keeps, cut to the tokens left of {params.compact_user_message_max_tokens:,}", sent)
+                   f"truncated: the oldest user message Codex keeps, cut to the tokens left of {params.compact_user_message_max_tokens:,}", "truncated", sent)
     for m in live:
-        decide(m, Decision.KEPT, "history", "kept: Codex sends the whole history until auto-compaction fires")
+        decide(m, Decision.KEPT, "history", "kept: Codex sends the whole history until auto-compaction fires", "since_compaction")
 
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
@@ -442,6 +444,7 @@ def trigger_level(params: CodexCompaction, session: Session) -> int | None:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "initial_context", "since_compaction", "retained", "truncated", "summarised", "before_compaction"),
     name=POLICY_NAME,
     schedule='auto-compaction is checked before each model request (after the reported token_count)',
     title="Codex local auto-compaction",

@@ -100,14 +100,16 @@ class _Item:
     covers: tuple[Message, ...] = ()
 
 
-def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tuple[list[_Item], dict[int, tuple[Decision, str]]]:
-    fate: dict[int, tuple[Decision, str]] = {}
+def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tuple[list[_Item], dict[int, tuple[Decision, str, str]]]:
+    """The condensers in missy's order; `fate`: what each one did to a message (decision, reason, reason code)."""
+    fate: dict[int, tuple[Decision, str, str]] = {}
     items = [_Item(m.role, content_text(m), m) for m in messages]
     # 1. ObservationMaskingCondenser(max_output_chars=2000)
     for item in items:
         if item.role == "tool" and len(item.content) > 2000:
             item.content = f"[Tool output masked: {len(item.content)} chars, preview: {item.content[:200].strip()}...]"
-            fate[item.source.index] = (Decision.REPLACED, "replaced: tool output over 2,000 characters masked to a preview (ObservationMaskingCondenser)")  # type: ignore[union-attr]
+            fate[item.source.index] = (  # type: ignore[union-attr]
+                Decision.REPLACED, "replaced: tool output over 2,000 characters masked to a preview (ObservationMaskingCondenser)", "replaced")
     # 2. AmortizedForgettingCondenser(forget_threshold=0.3, decay_rate=0.05, always_keep=4)
     kept: list[_Item] = []
     n = len(items)
@@ -116,7 +118,8 @@ def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tup
         if i == 0 or i >= n - 4 or score >= 0.3:
             kept.append(item)
         else:
-            fate[item.source.index] = (Decision.DROPPED, f"dropped: relevance score {score:.2f} below 0.3 (AmortizedForgettingCondenser)")  # type: ignore[union-attr]
+            fate[item.source.index] = (  # type: ignore[union-attr]
+                Decision.DROPPED, f"dropped: relevance score {score:.2f} below 0.3 (AmortizedForgettingCondenser)", "low_relevance")
     # 3. SummarizingCondenser(preserve_recent=6, chunk_size=10), keyword fallback (no LLM)
     older, recent = (kept[:-6], kept[-6:]) if len(kept) > 6 else ([], kept)
     summarized: list[_Item] = []
@@ -127,13 +130,13 @@ def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tup
         text = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
         summarized.append(_Item("user", "[Conversation Summary]\n" + text, None, tuple(sources)))
         for s in sources:
-            fate[s.index] = (Decision.SUMMARIZED, f"summarized: in chunk {start // 10 + 1} of the older messages (SummarizingCondenser, keyword fallback)")
+            fate[s.index] = (Decision.SUMMARIZED, f"summarized: in chunk {start // 10 + 1} of the older messages (SummarizingCondenser, keyword fallback)", "summarised")
     items = summarized + recent
     # 4. WindowCondenser(max_messages=max(10, max_tokens // 150))
     window = max(10, settings.max_tokens // 150)
     for item in items[:-window] if len(items) > window else []:
         for s in (item.covers or ((item.source,) if item.source else ())):
-            fate[s.index] = (Decision.DROPPED, f"dropped: outside the last {window} messages (WindowCondenser)")
+            fate[s.index] = (Decision.DROPPED, f"dropped: outside the last {window} messages (WindowCondenser)", "outside_window")
     return items[-window:], fate
 
 
@@ -161,7 +164,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
         return len(text) // 4 if chars_mode else counts.text(text)
 
     trigger = should_consolidate(current, settings)
-    fate: dict[int, tuple[Decision, str]] = {}
+    fate: dict[int, tuple[Decision, str, str]] = {}  # index -> decision, reason, reason code
     masked: dict[int, str] = {}
     system_prompt = base_system_prompt(session, system_messages)
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
@@ -170,7 +173,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     recent_ids: set[int] = set()
     for m in session.messages:
         if m.id in covered:
-            fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation")
+            fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation", "summarised")
     if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
         earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
         earlier = []  # the new consolidation absorbs the earlier ones
@@ -204,7 +207,7 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
             recent_ids = {m.index for m in recent}
             summary_plans.append(SummaryPlan(0, text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
             for m in older:
-                fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts")
+                fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts", "summarised")
     else:
         context += [m.to_openai() for m in messages]
         context_index += [m.index for m in messages]
@@ -215,20 +218,25 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     for m in session.messages:
         t = tokens_of(m)
         if m.role == "system":
-            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which consolidation never touches", t))
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which consolidation never touches", t,
+                                     "system_prompt"))
             continue
         if m.index in fate:
-            decision, reason = fate[m.index]
+            decision, reason, code = fate[m.index]
             sent = text_tokens(masked[m.index]) if decision is Decision.REPLACED else 0
-            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "consolidated", reason, sent))
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "consolidated", reason, sent, code))
             continue
+        # The pipeline's survivors are the newest it preserves (SummarizingCondenser's preserve_recent);
+        # with 4 messages or fewer, every one is among the last 4 consolidation keeps.
+        code = "fresh_tail"
         if trigger and len(messages) > RECENT_KEEP:
             reason = "kept: one of the last 4 messages, always kept verbatim" if not settings.pipeline else "kept: survived the condenser pipeline"
         elif trigger:
             reason = f"kept: only {len(messages)} messages, consolidation needs more than 4"
         else:
             reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
-        plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t))
+            code = "under_trigger"
+        plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t, code))
 
     # Each context entry as estimate_tokens sees it, str(content) (a tool-call-only message is
     # "None"), so a sent message's share is exactly its sent_tokens; estimate_tokens floors once
@@ -280,6 +288,7 @@ def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "under_trigger", "fresh_tail", "replaced", "summarised", "low_relevance", "outside_window"),
     name="missy-consolidator",
     title="missy MemoryConsolidator",
     params_type=ConsolidatorSettings,

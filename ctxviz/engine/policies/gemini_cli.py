@@ -279,16 +279,17 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
     # -- decisions ------------------------------------------------------------------------------
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str, sent: int | None = None) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str, sent: int | None = None) -> None:
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason,
-                                         0 if decision in (Decision.DROPPED, Decision.SUMMARIZED) else (t if sent is None else sent))
+                                         0 if decision in (Decision.DROPPED, Decision.SUMMARIZED) else (t if sent is None else sent), code)
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: part of the system instruction, which Gemini CLI sends with every request")
+        decide(m, Decision.KEPT, "system", "kept: part of the system instruction, which Gemini CLI sends with every request", "system_prompt")
     for m in history:
         if m.id in covered:
-            decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced by the summary turn (an earlier compression, or the summary the session records)")
+            decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced by the summary turn (an earlier compression, or the summary the session records)",
+                   "before_compaction")
 
     compressed_ids: list[str] = []
     summary_plans: list[SummaryPlan] = []
@@ -299,7 +300,7 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
                 compressed_ids.append(m.id)
                 decide(m, Decision.SUMMARIZED, "summarized",
                        f"summarized: before the split point, in the oldest ~{share} of the history by JSON characters, compressed because the "
-                       f"prompt ({prompt_tokens:,} tokens) reached {params.compressionThreshold:g} x {limit:,}")
+                       f"prompt ({prompt_tokens:,} tokens) reached {params.compressionThreshold:g} x {limit:,}", "summarised")
         if summary is not None:
             summary_plans.append(SummaryPlan(0, 0, Decision.SUMMARIZED, "summarized: the earlier summary turn is inside the part compressed again", summary.text))
         kept_contents = held[split:]
@@ -345,17 +346,18 @@ def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Pl
                 decide(m, Decision.TRUNCATED, "history",
                        f"truncated: past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token budget for function responses (counted newest "
                        f"first), so Gemini CLI keeps the first and last of its characters ({params.truncateToolOutputThreshold:,} at most) "
-                       "and saves the whole output to a file", sent)
+                       "and saves the whole output to a file", "truncated", sent)
                 text = hits[0].output
                 history_tokens += sent
             else:
                 if c is pending:
-                    reason = "kept: the request being sent, added to the history after any compression"
+                    reason, code = "kept: the request being sent, added to the history after any compression", "new_message"
                 elif status == "COMPRESSED":
                     reason = f"kept: after the split point, in the newest ~{COMPRESSION_PRESERVE_THRESHOLD:.0%} of the history by JSON characters"
+                    code = "fresh_tail"  # the part compression preserves
                 else:
-                    reason = "kept: Gemini CLI sends the whole history until compression fires"
-                decide(m, Decision.KEPT, "history", reason)
+                    reason, code = "kept: Gemini CLI sends the whole history until compression fires", "since_compaction"
+                decide(m, Decision.KEPT, "history", reason, code)
                 text = None
                 history_tokens += tokens[m.index]
             msg = m.to_openai()
@@ -476,6 +478,7 @@ def trigger_level(params: GeminiCompression, session: Session) -> int:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "since_compaction", "fresh_tail", "new_message", "truncated", "summarised", "before_compaction"),
     name=POLICY_NAME,
     schedule='chat compression is tried before each request (sendMessageStream)',
     title="Gemini CLI chat compression",

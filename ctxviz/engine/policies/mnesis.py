@@ -269,12 +269,12 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
 
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str) -> None:
         t = tokens[m.index]
-        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is Decision.KEPT else 0)
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is Decision.KEPT else 0, code)
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which mnesis counts against the budget")
+        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which mnesis counts against the budget", "system_prompt")
 
     # Summaries replace the messages they cover and are charged unconditionally (no fit check).
     heuristic = HEURISTICS["mnesis"]
@@ -290,7 +290,7 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
     raw_candidates = [m for m in raw if m.id not in covered]
     for m in raw:
         if m.id in covered:
-            decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced in context by the summary that covers it")
+            decide(m, Decision.SUMMARIZED, "summarized", "summarized: replaced in context by the summary that covers it", "summarised")
 
     # mnesis' unit is its message: an assistant message with the tool messages whose outputs its
     # ToolParts hold (counted 0 on their own) is kept or dropped whole.
@@ -304,7 +304,9 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
         elif carrier in candidate:
             units[-1].append(m)
         else:
-            decide(m, Decision.DROPPED, "raw", f"dropped: its output belongs to the tool part of #{carrier}, which is not a raw message here")
+            # The carrier is covered by a summary (a non-system message that is not a raw candidate):
+            # its tool part, this output included, went into that summary.
+            decide(m, Decision.DROPPED, "raw", f"dropped: its output belongs to the tool part of #{carrier}, which is not a raw message here", "summarised")
 
     def label(unit: list[Message]) -> str:
         return f" (with its tool outputs #{', #'.join(str(c.index) for c in unit[1:])})" if len(unit) > 1 else ""
@@ -321,21 +323,21 @@ def plan(session: Session, budget: MnesisBudget, counts: TokenCounts) -> Plan:
             included.append(m)
             for c in unit:
                 decide(c, Decision.KEPT, "raw", f"kept: {t:,} tokens{label(unit)} fit in the {available - used + t:,} left of the {usable:,} usable (newest first)"
-                       if c is m else f"kept: its output is sent inside the tool part of #{m.index}, which mnesis counts there")
+                       if c is m else f"kept: its output is sent inside the tool part of #{m.index}, which mnesis counts there", "fits")
             continue
         if budget.always_include_latest and not included:
             used += t
             included.append(m)
             for c in unit:
-                decide(c, Decision.KEPT, "raw", f"kept: the most recent message is always included (option), even though its {t:,} tokens exceed the {max(available, 0):,} left")
+                decide(c, Decision.KEPT, "raw", f"kept: the most recent message is always included (option), even though its {t:,} tokens exceed the {max(available, 0):,} left", "fresh_tail")
             continue
         cut = m
         for c in unit:
             decide(c, Decision.DROPPED, "raw", f"dropped: {t:,} tokens{label(unit)} did not fit in the {max(available - used, 0):,} left of the {usable:,} usable"
-                   if c is m else f"dropped with #{m.index}: its output is part of that message's tool part")
+                   if c is m else f"dropped with #{m.index}: its output is part of that message's tool part", "missed")
         for older in units[:position]:
             for c in older:
-                decide(c, Decision.DROPPED, "raw", f"dropped: mnesis stops at the first message that does not fit (#{m.index})")
+                decide(c, Decision.DROPPED, "raw", f"dropped: mnesis stops at the first message that does not fit (#{m.index})", "after_cut")
         break
     if units and not included:
         notes.append("no raw message is included: the newest alone does not fit (mnesis does not enforce its 'most recent always included' invariant)")
@@ -451,6 +453,7 @@ def compact(prefix: Session, plan: Plan, budget: MnesisBudget, counts: TokenCoun
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "summarised", "fits", "fresh_tail", "missed", "after_cut"),
     name="mnesis",
     title="mnesis ContextBuilder",
     params_type=MnesisBudget,

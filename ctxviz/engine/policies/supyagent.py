@@ -183,19 +183,20 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
 
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str, sent: int = -1) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str, sent: int = -1) -> None:
         # A sent message costs its own count in the final total (count_messages_tokens(result)
         # adds the list's 3 once); only the fitting loop below charges it 3 more.
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason,
-                                         (t if sent < 0 else sent) if decision is not Decision.DROPPED and decision is not Decision.SUMMARIZED else 0)
+                                         (t if sent < 0 else sent) if decision is not Decision.DROPPED and decision is not Decision.SUMMARIZED else 0,
+                                         code)
 
     def charged(m: Message) -> str:
         return (f"{tokens[m.index] + 3:,} tokens as supyagent charges it (its {tokens[m.index]:,} plus 3: "
                 "it measures each message as a one-message list)")
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which supyagent always sends first")
+        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which supyagent always sends first", "system_prompt")
 
     summary = session.summaries[-1] if session.summaries else None
     summary_idx = summary_last_index(summary, history) if summary else None
@@ -220,7 +221,8 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     for i, s in enumerate(session.summaries[:-1]):
         summary_plans.insert(i, SummaryPlan(i, 0, Decision.DROPPED, "dropped: supyagent keeps only the latest summary", s.text))
     for m in history[:start]:
-        decide(m, Decision.SUMMARIZED, "summarized", f"summarized: covered by the summary of {summary.messages_covered if summary else 0} messages sent in its place")
+        decide(m, Decision.SUMMARIZED, "summarized", f"summarized: covered by the summary of {summary.messages_covered if summary else 0} messages sent in its place",
+               "summarised")
 
     recent: list[Message] = []
     cut: Message | None = None
@@ -233,20 +235,21 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
             zone = "recent" if len(recent) < settings.min_recent_messages else "evictable"
             reason = (f"kept: one of the {settings.min_recent_messages} most recent messages, always included"
                       + (f" even though the {charged(m)} exceed the {max(available, 0):,} left" if forced else ""))
+            code = "fresh_tail"
             if zone == "evictable":
-                reason = f"kept: the {charged(m)} fit in the {available:,} left (filled newest first)"
-            decide(m, Decision.KEPT, zone, reason)
+                reason, code = f"kept: the {charged(m)} fit in the {available:,} left (filled newest first)", "fits"
+            decide(m, Decision.KEPT, zone, reason, code)
             recent.append(m)
             available -= t
             position -= 1
             continue
         cut = m
-        decide(m, Decision.DROPPED, "evictable", f"dropped: the {charged(m)} did not fit in the {max(available, 0):,} left of the {limit:,}-token context limit after reserves")
+        decide(m, Decision.DROPPED, "evictable", f"dropped: the {charged(m)} did not fit in the {max(available, 0):,} left of the {limit:,}-token context limit after reserves", "missed")
         break
     if cut is not None:
         older = f"dropped: supyagent stops at the first message that does not fit (#{cut.index})"
         for m in history[start:position]:
-            decide(m, Decision.DROPPED, "evictable", older)
+            decide(m, Decision.DROPPED, "evictable", older, "after_cut")
     recent.reverse()
     result += [llm_dict(m) for m in recent]
     result_tokens += [tokens[m.index] for m in recent]
@@ -259,8 +262,8 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
     if emergency:
         notes.append(f"emergency truncation: {total:,} tokens exceed the {target:,} left after the response reserve")
         result, result_tokens, sources, outcome = emergency_truncate(result, result_tokens, sources, target - tools_tokens, settings, tok, counts)
-        for index, (decision, sent, reason) in outcome.items():
-            decide(session.messages[index], decision, decisions[index].zone, reason, sent)  # type: ignore[union-attr]
+        for index, (decision, sent, reason, code) in outcome.items():
+            decide(session.messages[index], decision, decisions[index].zone, reason, code, sent)  # type: ignore[union-attr]
         total = 3 + sum(result_tokens) + tools_tokens
         if total > target:
             notes.append(f"still {total - target:,} tokens over after emergency truncation: the protected messages alone are too big")
@@ -299,12 +302,13 @@ def plan(session: Session, settings: ContextSettings, counts: TokenCounts) -> Pl
 
 def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], sources: list[Message | None], target: int,
                        settings: ContextSettings, tok: Tokenizer, counts: TokenCounts
-                       ) -> tuple[list[dict[str, Any]], list[int], list[Message | None], dict[int, tuple[Decision, int, str]]]:
+                       ) -> tuple[list[dict[str, Any]], list[int], list[Message | None], dict[int, tuple[Decision, int, str, str]]]:
     """_emergency_truncate: index 0 and 1 protected (1 even when it is no summary: supyagent's quirk),
     the last min_recent_messages protected; strip images and middle-cut long texts in between, then
-    drop the oldest unprotected messages one by one until the list fits."""
+    drop the oldest unprotected messages one by one until the list fits. Each outcome: (decision,
+    tokens sent, reason, reason code)."""
     result, result_tokens, sources = list(result), list(result_tokens), list(sources)
-    outcome: dict[int, tuple[Decision, int, str]] = {}
+    outcome: dict[int, tuple[Decision, int, str, str]] = {}
     protected_start = 2 if len(result) > 2 else 1
     protected_end = min(settings.min_recent_messages, len(result) - protected_start)
 
@@ -328,7 +332,8 @@ def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], s
             source = sources[i]
             if source is not None:
                 what = "its images replaced by [image]" if changed is Decision.REPLACED else "cut to its first 1,000 and last 500 characters"
-                outcome[source.index] = (changed, result_tokens[i], f"{changed.value}: emergency truncation, {what} ({result_tokens[i]:,} tokens sent)")
+                outcome[source.index] = (changed, result_tokens[i], f"{changed.value}: emergency truncation, {what} ({result_tokens[i]:,} tokens sent)",
+                                         changed.value)  # the decision's own code: "replaced" or "truncated"
     if total() <= target:
         return result, result_tokens, sources, outcome
     while total() > target and len(result) > protected_start + protected_end:
@@ -336,7 +341,7 @@ def emergency_truncate(result: list[dict[str, Any]], result_tokens: list[int], s
         result_tokens.pop(protected_start)
         source = sources.pop(protected_start)
         if source is not None:
-            outcome[source.index] = (Decision.DROPPED, 0, "dropped: emergency truncation removes the oldest unprotected messages until the list fits")
+            outcome[source.index] = (Decision.DROPPED, 0, "dropped: emergency truncation removes the oldest unprotected messages until the list fits", "dropped")
     return result, result_tokens, sources, outcome
 
 
@@ -364,6 +369,9 @@ def compact(prefix: Session, plan: Plan, settings: ContextSettings, counts: Toke
 
 
 POLICY = Policy(
+    # Emergency truncation's codes are the generic ones (replaced, truncated, dropped) and are not
+    # declared: in a build only the protected messages can overflow, so it never changes a message.
+    reason_codes=("system_prompt", "summarised", "fresh_tail", "fits", "missed", "after_cut"),
     name="supyagent",
     title="supyagent ContextManager",
     params_type=ContextSettings,
