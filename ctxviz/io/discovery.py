@@ -49,8 +49,9 @@ HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 256 * 1024
 #: The raw bytes each agent writes once per compaction.
 COMPACTION_MARKERS: Mapping[str, tuple[bytes, ...]] = {
-    "claude-code": (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"'),
-    "codex": (b'"type":"compacted"', b'"type": "compacted"'),
+    # A JSON string value: inside a message's text the quotes are escaped (\\"), so text about it does not count.
+    "claude-code": (b'"compact_boundary"',),
+    "codex": (b'"type":"compacted"',),  # Codex writes compact JSON (serde_json)
     "gemini-cli": (),  # its chat file records no compression
 }
 _SUBAGENT = re.compile(r"^agent[-_].+\.jsonl$", re.IGNORECASE)
@@ -184,32 +185,51 @@ def _ends(path: Path) -> tuple[bytes, bytes, int]:
         return head, tail, size
 
 
-def _lines(chunk: bytes, cut_start: bool) -> list[dict[str, Any]]:
-    """The JSON objects of a chunk's complete lines (the first dropped when the chunk starts mid-line)."""
+def _lines(chunk: bytes, cut_start: bool) -> list[bytes]:
+    """The complete lines of a chunk (the first dropped when the chunk starts mid-line), undecoded."""
     lines = chunk.split(b"\n")
     if cut_start and lines:
         lines = lines[1:]
-    out = []
+    return [line for line in lines if line.strip()]
+
+
+def _last_lines(chunk: bytes, cut_start: bool) -> Iterator[bytes]:
+    """The chunk's complete lines, last first, found one at a time (the line wanted is usually near the end)."""
+    end = len(chunk)
+    while end > 0:
+        start = chunk.rfind(b"\n", 0, end) + 1  # where the line ending at `end` starts
+        if start == 0 and cut_start:
+            return  # the chunk's first line is cut: not a line
+        line = chunk[start:end]
+        if line.strip():
+            yield line
+        end = start - 1
+
+
+def _records(lines: Iterable[bytes], *needles: bytes) -> Iterator[dict[str, Any]]:
+    """The JSON objects of the lines that contain one of `needles`, decoded only then (most lines of a
+    log are not what the listing needs, and decoding is what costs)."""
     for line in lines:
-        line = line.strip()
-        if not line:
+        if needles and not any(n in line for n in needles):
             continue
         try:
             value = json.loads(line)
         except (ValueError, RecursionError):
             continue  # a line cut by the chunk's end, or one being written
         if isinstance(value, dict):
-            out.append(value)
-    return out
+            yield value
 
 
-def _claude(head: list[dict[str, Any]], tail: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+def _claude(head: list[bytes], tail: bytes, cut: bool, path: Path) -> dict[str, Any]:
     info: dict[str, Any] = {}
-    cwd = next((r["cwd"] for r in head + tail if isinstance(r.get("cwd"), str) and r["cwd"]), "")
+    sub = bool(_SUBAGENT.match(path.name))
+    first = next(_records(head, b'"sessionId"', b'"cwd"'), {})
+    cwd = next((r["cwd"] for r in _records(head, b'"cwd"') if isinstance(r.get("cwd"), str) and r["cwd"]), "")
     info["project"] = cwd or path.parent.name
-    for r in reversed(tail):
+    info["session_id"] = first.get("sessionId") if isinstance(first.get("sessionId"), str) else ""
+    for r in _records(_last_lines(tail, cut), b'"assistant"'):
         message = r.get("message")
-        if r.get("type") != "assistant" or not isinstance(message, dict) or r.get("isSidechain") and not _SUBAGENT.match(path.name):
+        if r.get("type") != "assistant" or not isinstance(message, dict) or (r.get("isSidechain") and not sub):
             continue
         model = message.get("model")
         usage = message.get("usage")
@@ -222,21 +242,20 @@ def _claude(head: list[dict[str, Any]], tail: list[dict[str, Any]], path: Path) 
                 info["fill"] = fill
         if info.get("model") and "fill" in info:
             break
-    title = next((r.get("title") or r.get("customTitle") or r.get("summary") for r in reversed(tail)
-                  if r.get("type") in ("custom-title", "ai-title", "summary")), "")
+    title = next((r.get("title") or r.get("customTitle") or r.get("aiTitle") or r.get("summary")
+                  for r in _records(_last_lines(tail[-HEAD_BYTES:], True), b'-title"', b'"summary"') if r.get("type") in ("custom-title", "ai-title", "summary")), "")
     info["title"] = title if isinstance(title, str) else ""
-    info["session_id"] = next((r["sessionId"] for r in head if isinstance(r.get("sessionId"), str)), "")
     return info
 
 
-def _codex(head: list[dict[str, Any]], tail: list[dict[str, Any]], path: Path) -> dict[str, Any]:
+def _codex(head: list[bytes], tail: bytes, cut: bool, path: Path) -> dict[str, Any]:
     info: dict[str, Any] = {"project": ""}
-    for r in head:
+    for r in _records(head[:3], b'"session_meta"'):
         payload = r.get("payload") if isinstance(r.get("payload"), dict) else {}
-        if r.get("type") == "session_meta" and isinstance(payload.get("cwd"), str):
+        if isinstance(payload.get("cwd"), str):
             info["project"] = payload["cwd"]
             break
-    for r in reversed(head + tail):
+    for r in _records(_last_lines(tail, cut), b'"turn_context"', b'"token_count"'):
         payload = r.get("payload") if isinstance(r.get("payload"), dict) else {}
         if not info.get("model") and r.get("type") == "turn_context" and isinstance(payload.get("model"), str):
             info["model"] = payload["model"]
@@ -325,9 +344,9 @@ class SessionIndex:
                 agent = agent or "unknown"
         cut = size > HEAD_BYTES + TAIL_BYTES
         if agent == "claude-code":
-            extra = _claude(_lines(head, False), _lines(tail, cut), path)
+            extra = _claude(_lines(head, False), tail, cut, path)
         elif agent == "codex":
-            extra = _codex(_lines(head, False), _lines(tail, cut), path)
+            extra = _codex(_lines(head, False), tail, cut, path)
         elif agent == "gemini-cli":
             extra = _gemini(head, tail, path)
         else:
