@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from ctxviz.cli import main
+from ctxviz.engine.session import Session
+from ctxviz.engine.simulate import Timeline
+from ctxviz.engine.steps import recorded_call
 from ctxviz.errors import LoadError
 from ctxviz.io.loaders import load_session
 
@@ -42,3 +45,19 @@ def assert_refused_in_one_line(path: str | Path, prefix: str) -> None:
         load_session(path)
     message = str(err.value)
     assert "\n" not in message and message.startswith(os.path.join(str(path.parent), prefix)), message
+
+
+def assert_one_step_per_call(s: Session, timeline: Timeline) -> None:
+    """One step per model call: each step's request ends right before the assistant message that
+    answered it; every assistant reply to new input (and every call the log records) answers a
+    step; a step without an answer is the trailing request, holding the file's last message."""
+    messages = s.messages
+    replies = [t.reply for t in timeline.turns if t.reply >= 0]
+    assert replies == sorted(set(replies))
+    for t in timeline.turns:
+        if t.reply >= 0:
+            assert t.reply == t.index + 1 and messages[t.reply].role == "assistant"
+        else:
+            assert t is timeline.turns[-1] and t.index == len(messages) - 1 and messages[-1].role != "assistant"
+    answering = {m.index for m in messages[1:] if m.role == "assistant" and (messages[m.index - 1].role != "assistant" or recorded_call(m))}
+    assert answering == set(replies)

@@ -280,3 +280,21 @@ def test_export_says_why_its_count_is_not_the_plans(capsys, tmp_path, fmt):
         assert "the system prompt sent as `system`" in line
         expected -= 1 + numbers["turns merged"]
     assert exported == expected == len(json.loads((tmp_path / "out.json").read_text())["messages"])
+
+
+def test_compare_groups_its_differences_by_reason(capsys):
+    """compare printed 119-224 lines, the same three for every differing message."""
+    sample = str(Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml")
+    argv = ["compare", sample, "--policy", "missy", "--set-a", "total=30000", "--set-b", "total=12000"]
+    assert main(argv) == 0
+    grouped = capsys.readouterr().out
+    assert main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    groups, diffs = doc["difference_groups"], doc["differences"]
+    assert sum(g["messages"] for g in groups) == len(diffs) > len(groups)
+    assert len(grouped.splitlines()) < len(verbose.splitlines()) - len(diffs)
+    for g in groups:
+        assert f"{g['messages']:>5,} message" in grouped
+    assert all(f"  #{d['index']} " in verbose for d in diffs)

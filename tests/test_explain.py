@@ -108,3 +108,27 @@ def test_why_never_offers_a_change_that_only_sends_the_message_over_budget():
     smaller = plan_session(chat, "missy-consolidator", dataclasses.replace(params, max_tokens=change.value - 1), store=CountStore())
     assert not (smaller.messages[target].sent and smaller.totals.fits)
     assert result.over_budget == () and "<= 0" not in describe(result)
+
+
+def test_differences_group_by_both_sides_reason_codes():
+    """`compare` printed the same three lines for each of 139 messages; grouped, one line per kind."""
+    from pathlib import Path
+
+    from ctxviz.engine.explain import compare, group_differences
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml"))
+    a = plan_session(session, "missy", {"total": 30000})
+    b = plan_session(session, "missy", {"total": 12000})
+    diffs = compare(a, b)
+    groups = group_differences(diffs)
+    assert sum(g.count for g in groups) == len(diffs) and len(groups) < len(diffs)
+    assert sorted(i for g in groups for i in g.indices) == sorted(d.index for d in diffs)
+    for g in groups:
+        members = [d for d in diffs if d.index in g.indices]
+        assert {(d.a.reason_code, d.b.reason_code) for d in members} == {(g.a_code, g.b_code)}
+        assert g.a_tokens == sum(d.a.tokens for d in members)
+    biggest = groups[0]
+    assert (biggest.a_decision, biggest.b_decision) == ("kept", "dropped") and biggest.b_code == "after_cut"
+    assert biggest.span().startswith("#")

@@ -18,6 +18,8 @@ from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.viewmodel import ContextViewModel  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
+from .loader_checks import assert_one_step_per_call  # noqa: E402
+
 NATIVE = str(Path(__file__).parent / "data" / "native_small.yaml")
 
 
@@ -191,12 +193,13 @@ def test_timeline_scrub_shows_the_context_at_a_turn(qtbot, window, session_file)
     with qtbot.waitSignal(window.vm.timelineReady, timeout=30000):
         window.simulate()
     timeline = window.vm.timeline
-    assert len(timeline.turns) == len(window.vm.session.messages)
+    assert_one_step_per_call(window.vm.session, timeline)  # the slider's positions are the model calls
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
         window.timeline.slider.setValue(10)
-    assert window.model.rowCount() == 11
-    assert window.shown_plan.totals.used == timeline.turns[10].tokens_sent
-    assert "Turn 10" in window.timeline.label.text()
+    turn = timeline.turns[10]
+    assert window.model.rowCount() == turn.index + 1  # the request's messages
+    assert window.shown_plan.totals.used == turn.tokens_sent
+    assert f"Step 11 of {len(timeline.turns)}, Turn {turn.index}: " in window.timeline.label.text()
 
 
 def test_timeline_overlays_what_the_provider_reported(qtbot, window):
@@ -210,8 +213,9 @@ def test_timeline_overlays_what_the_provider_reported(qtbot, window):
     assert "reported by the provider" in names and "compaction" in names
     boundary = window.vm.session.compactions[0].before_index
     call = next(m.index for m in window.vm.session.messages if m.index > boundary and m.usage is not None)
+    (step,) = [k for k, t in enumerate(window.vm.timeline.turns) if t.reply == call]  # the step that call answered
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
-        window.timeline.slider.setValue(call - 1)
+        window.timeline.slider.setValue(step)
     usage = window.vm.session.messages[call].usage
     assert f"the provider reported {usage.window_fill:,} for the call made after this turn, which produced #{call}" in window.timeline.label.text()
 

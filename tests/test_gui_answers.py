@@ -266,7 +266,8 @@ def test_reported_usage_is_drawn_at_the_turn_its_call_saw(qtbot, name):
     xs, ys = item.getData()
     assert dict(zip(xs.tolist(), ys.tolist(), strict=True)) == {float(k): float(v) for k, v in expected.items()}
     turn, fill = next(iter(expected.items()))
-    view.slider.setValue(turn)
+    assert timeline.turns[timeline.step_of(turn)].index == turn  # the call's request is a step
+    view.slider.setValue(timeline.step_of(turn))
     assert f"the provider reported {fill:,} for the call made after this turn, which produced #{turn + 1}" in view.label.text()
 
 
@@ -302,16 +303,22 @@ def test_the_logs_compactions_are_marked_on_the_timeline(qtbot, window):
     (compaction,) = window.vm.session.compactions
     assert compaction.trigger == "manual" and compaction.pre_tokens == 107_264
     ((c, line, tick),) = window.timeline.compaction_marks
-    assert c is compaction and line.value() == compaction.before_index
+    # Claude Code compacted before its answer #95: the call that answered is the first step it is in force at.
+    step = window.vm.timeline.step_after(compaction.before_index)
+    x = window.vm.timeline.turns[step].index
+    assert window.vm.timeline.turns[step].reply == compaction.before_index
+    assert c is compaction and line.value() == x
     assert "compacted (manual)" in line.label.toPlainText() and "107,264" in line.label.toPlainText()
     assert "manual" in plain(line.toolTip()) and "107,264" in plain(line.toolTip())
     xs, ys = tick.getData()
-    assert (xs.tolist(), ys.tolist()) == ([compaction.before_index], [compaction.pre_tokens])
+    assert (xs.tolist(), ys.tolist()) == ([x], [compaction.pre_tokens])
     assert tick.name() == RECORDED_COMPACTION_NAME
     assert window.timeline.plot.getViewBox().viewRange()[1][1] >= compaction.pre_tokens  # the tick is in view
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
-        window.timeline.slider.setValue(compaction.before_index)
+        window.timeline.slider.setValue(step)
     assert "in the log: the agent compacted its context before #95 (manual): 107,264 tokens before" in window.timeline.label.text()
+    window.timeline.slider.setValue(step - 1)
+    assert "in the log" not in window.timeline.label.text()
 
 
 def test_a_compaction_quoting_markup_and_braces_is_plain_text(qtbot):

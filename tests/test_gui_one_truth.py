@@ -25,20 +25,23 @@ def window(open_window):  # type: ignore[no-untyped-def]
 def test_copy_and_export_give_the_scrubbed_turn(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.vm.timelineReady, timeout=60000):
         window.tabs.setCurrentIndex(1)
+    step = window.vm.timeline.step_of(60)  # the first model call whose request holds #60
+    turn = window.vm.timeline.turns[step].index
+    assert 0 < step < len(window.vm.timeline.turns) - 1
     with qtbot.waitSignal(window.vm.planReady, timeout=10000):
-        window.timeline.slider.setValue(60)
+        window.timeline.slider.setValue(step)
     window.context_format.setCurrentText("openai")
     window.tabs.setCurrentIndex(CONTEXT_TAB)
-    assert "the replay at turn 60" in window.context_scope.text()
+    assert f"the replay at turn {turn}" in window.context_scope.text()
     window.copy_context()
     copied = json.loads(QGuiApplication.clipboard().text())
     target = tmp_path / "context.json"
     window.write_export(str(target), "openai")
     exported = json.loads(target.read_text())
     assert exported == copied
-    sent_at_60 = sum(1 for m in window.vm.timeline.plan_at(60).messages if m.sent)
+    sent_there = sum(1 for m in window.vm.timeline.plan_at(step).messages if m.sent)
     whole_file = sum(1 for m in window.vm.plan.messages if m.sent)
-    assert sent_at_60 != whole_file and f"({sent_at_60:,} of 61 messages sent)" in window.context_scope.text()
+    assert sent_there != whole_file and f"({sent_there:,} of {turn + 1:,} messages sent)" in window.context_scope.text()
 
 
 def test_a_comparison_says_when_it_is_of_an_earlier_view_and_a_row_opens_the_message(qtbot, window) -> None:  # type: ignore[no-untyped-def]

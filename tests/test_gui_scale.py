@@ -19,6 +19,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QSettings  # noqa: E402
 
 from ctxviz import cli  # noqa: E402
+from ctxviz.cli import gui as gui_command  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 from ctxviz.gui import viewmodel  # noqa: E402
@@ -180,7 +181,7 @@ def test_screenshot_of_the_timeline_loads_and_simulates_once(tmp_path, monkeypat
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(loaders, "load_session", load_session)
-    monkeypatch.setattr(cli, "load_session", load_session)
+    monkeypatch.setattr(gui_command, "load_session", load_session)
     monkeypatch.setattr(viewmodel, "load_session", load_session)
     source = tmp_path / "agent.jsonl"
     source.write_text("".join(json.dumps(m.to_openai()) + "\n" for m in agent_session(200).messages))

@@ -9,8 +9,9 @@ import pytest
 pytest.importorskip("PySide6")
 
 
-from ctxviz.engine import sweep  # noqa: E402
+from ctxviz.engine import sweep
 from ctxviz.gui.sweep_dialog import default_grid  # noqa: E402
+from ctxviz.io.loaders import load_session  # noqa: E402
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
 
@@ -26,7 +27,7 @@ def test_the_sweep_dialog_finds_and_applies_the_cheapest_setting(qtbot, open_win
         dialog.run()
     rows, best, message = got.args
     assert message == "" and len(rows) == 3
-    expected = sweep.cheapest(sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}) for t in (10000, 15000, 20000)], jobs=1),
+    expected = sweep.cheapest(sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}, load=load_session) for t in (10000, 15000, 20000)], jobs=1),
                                               [sweep.parse_requirement("overflows=0")]))
     assert best.params["total"] == expected.params["total"] == 20000
     assert "Cheapest meeting overflows=0: total=20000" in dialog.result.text()
@@ -40,7 +41,7 @@ def test_the_retention_axis_reads_in_percent_without_a_scale_prefix(qtbot) -> No
     """`sweep --png` drew a 0-1 share as ticks 200-500 under "(x0.001)"."""
     from ctxviz.gui.sweep_chart import SweepChart
 
-    rows = sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}) for t in (10000, 30000)], jobs=1))
+    rows = sweep.summarise(sweep.run([sweep.Task(SAMPLE, "missy", {"total": t}, load=load_session) for t in (10000, 30000)], jobs=1))
     assert all("retention_worst" in r.metrics for r in rows)
     chart = SweepChart()
     qtbot.addWidget(chart)

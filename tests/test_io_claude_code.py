@@ -628,11 +628,14 @@ def test_simulate_says_what_the_replay_does_at_the_compaction(policy):
     boundary = s.compactions[0].before_index
     tl = simulate(s, policy, store=CountStore())
     (event,) = [e for e in tl.events if e.kind == "compaction"]
-    assert event.turn == boundary
+    # Claude Code compacted between #boundary-1 and the answer #boundary: the call that answer came
+    # from (the request of messages 0..boundary-1) is the first to send the summary.
+    (after,) = [k for k, t in enumerate(tl.turns) if t.reply == boundary]
+    assert event.turn == tl.turns[after].index == boundary - 1 and tl.turns[after].events == (event,)
     assert event.message.startswith(f"the session's recorded summary #1 takes over messages #0-#{boundary - 1}, as the agent compacted here: "
                                     "they are no longer sent; the summary is sent (kept: ")
-    assert tl.turns[boundary - 1].summarized == 0 and tl.turns[boundary].summarized == boundary
-    assert tl.turns[boundary].tokens_sent < tl.turns[boundary - 1].tokens_sent
+    assert tl.turns[after - 1].summarized == 0 and tl.turns[after].summarized == boundary
+    assert tl.turns[after].tokens_sent < tl.turns[after - 1].tokens_sent
 
 
 # --- real Claude Code logs (tests/data/real/claude_code/SOURCES.md) ---------------------------------

@@ -22,6 +22,8 @@ from ctxviz.io.codex import CodexLoader
 from ctxviz.io.loaders import detect, load_session
 from ctxviz.io.source import read_source
 
+from .loader_checks import assert_one_step_per_call
+
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "real" / "codex"
 REAL_FILES = sorted(p.name for p in REAL.glob("*.jsonl"))
@@ -346,8 +348,9 @@ def test_every_policy_sends_the_summary_instead_of_what_it_covers(tmp_path, poli
 
 def test_the_replay_drops_at_the_compaction(tmp_path):
     s = load_session(compacted_rollout(tmp_path, {"message": SUMMARY}))
-    turns = simulate(s, "mnesis").turns
-    assert turns[5].tokens_sent < turns[4].tokens_sent / 4
+    timeline = simulate(s, "mnesis")
+    after = timeline.step_of(s.compactions[0].before_index)  # the first call after the compaction
+    assert after == 2 and timeline.turns[after].tokens_sent < timeline.turns[after - 1].tokens_sent / 4
 
 
 # -- bad input: one line naming file, line and field ------------------------------------------------------
@@ -541,7 +544,7 @@ def test_real_rollouts_plan_simulate_and_export(name, tmp_path, capsys):
     for policy in policy_names():
         plan = plan_session(s, policy, store=CountStore())
         assert len(plan.messages) == len(s.messages) and plan.totals.used > 0
-    assert simulate(s, "missy").turns[-1].index == len(s.messages) - 1
+    assert_one_step_per_call(s, simulate(s, "missy"))
     for to in ("openai", "anthropic"):
         out = tmp_path / f"out.{to}.json"
         assert main(["export", str(REAL / name), "--to", to, "-o", str(out)]) == 0

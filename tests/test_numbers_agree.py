@@ -174,7 +174,9 @@ def test_consolidator_says_when_the_context_passes_the_threshold_without_consoli
     past the 80 % threshold only with the system prompt, which the consolidator does not measure."""
     timeline = simulate(sample(SUPPORT), "missy-consolidator", store=STORE)
     assert all(t.fits for t in timeline.turns) and not [e for e in timeline.events if e.kind == "overflow"]
-    plan = timeline.plan_at(118)
+    step = timeline.step_of(118)  # the request whose last message is #118
+    assert timeline.turns[step].index == 118
+    plan = timeline.plan_at(step)
     assert plan.totals.used >= 24_000 > plan.extra["current_tokens"] and not plan.extra["should_consolidate"]
     assert any("does not consolidate" in note for note in plan.notes)
 
@@ -191,24 +193,30 @@ def test_the_plan_and_the_replay_say_why_they_differ(capsys):
         assert f"its last turn sends {timeline.turns[-1].tokens_sent:,}" in sentence and summaries in sentence
     missy = plan_versus_replay(plan_session(session, "missy", store=STORE), simulate(session, "missy", store=STORE))
     assert missy == "The replay's last turn sends the same 22,792 of 30,000 tokens as the plan of the whole file."
+    last = simulate(session, "supyagent", store=STORE).turns[-1].tokens_sent
+    assert last < 67_444 // 4  # the replay's own summaries keep its last request far below the whole file's plan
     assert main(["simulate", SUPPORT, "--policy", "supyagent"]) == 0
     out = capsys.readouterr().out
-    assert "67,444 of 128,000" in out.splitlines()[-1] and "sends 14,286" in out.splitlines()[-1]
+    assert "67,444 of 128,000" in out.splitlines()[-1] and f"sends {last:,}" in out.splitlines()[-1]
     assert main(["simulate", SUPPORT, "--policy", "supyagent", "--json"]) == 0
     versus = json.loads(capsys.readouterr().out)["versus_plan"]
-    assert (versus["plan_used"], versus["replay_used"]) == (67444, 14286) and "8 summaries" in versus["sentence"]
+    assert (versus["plan_used"], versus["replay_used"]) == (67444, last) and "8 summaries" in versus["sentence"]
 
 
 def test_replay_and_plan_agree_under_pair_safety(capsys):
     session = sample(str(SAMPLES / "coding_agent.yaml"))
     options = PlanOptions(pair_safe=True)
     timeline = simulate(session, "categories", store=STORE, options=options)
-    plan = plan_session(session, "categories", store=STORE, options=options)
-    assert timeline.turns[-1].tokens_sent == plan.totals.used
-    assert timeline.plan_at(len(timeline.turns) - 1).totals == plan.totals
-    assert main(["simulate", str(SAMPLES / "coding_agent.yaml"), "--policy", "categories", "--pair-safe", "--json"]) == 0
+    last = len(timeline.turns) - 1  # the last model call's request (messages 0..#143 of 146)
+    plan = plan_session(timeline.session_at(last), "categories", store=STORE, options=options)
+    assert timeline.turns[last].tokens_sent == plan.totals.used
+    assert timeline.plan_at(last).totals == plan.totals
+    # Per message, the last turn holds the whole file: it is the plan of the whole file.
+    whole = plan_session(session, "categories", store=STORE, options=options)
+    assert simulate(session, "categories", store=STORE, options=options, per_message=True).turns[-1].tokens_sent == whole.totals.used
+    assert main(["simulate", str(SAMPLES / "coding_agent.yaml"), "--policy", "categories", "--pair-safe", "--per-message", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["pair_safe"] is True and doc["versus_plan"]["plan_used"] == doc["versus_plan"]["replay_used"]
+    assert doc["pair_safe"] is True and doc["versus_plan"]["plan_used"] == doc["versus_plan"]["replay_used"] == whole.totals.used
 
 
 def test_why_answers_for_the_pair_safe_plan():
@@ -227,8 +235,9 @@ def test_categories_replay_reports_a_trim_only_when_it_removes_something_new():
     trims = [e for e in timeline.events if e.kind == "trim"]
     assert 0 < len(trims) < 30
     for event in trims:
-        now = {m.index for m in timeline.plan_at(event.turn).messages if m.decision is Decision.DROPPED}
-        before = {m.index for m in timeline.plan_at(event.turn - 1).messages if m.decision is Decision.DROPPED}
+        step = timeline.step_of(event.turn)  # an event names its step's session index
+        now = {m.index for m in timeline.plan_at(step).messages if m.decision is Decision.DROPPED}
+        before = {m.index for m in timeline.plan_at(step - 1).messages if m.decision is Decision.DROPPED}
         assert now - before, event
         assert f"{len(now - before)} more message(s) removed" in event.message
 
@@ -256,8 +265,9 @@ def test_an_emergency_truncation_that_goes_on_is_one_event():
     timeline = simulate(s, "supyagent", {"context_limit": 2000, "response_reserve": 0, "min_recent_messages": 4,
                                          "auto_summarize": False}, store=CountStore())
     over = [t.index for t in timeline.turns if not t.fits]
-    assert over == [4, 5, 6, 7], "the big message overflows while it is one of the 4 most recent"
-    assert [(e.turn, e.kind) for e in timeline.events] == [(4, "emergency_truncation"), (4, "overflow")]
+    # The requests are the user messages #1, #3, ..., #11: the big one is among the 4 most recent in #5 and #7.
+    assert over == [5, 7], "the big message overflows while it is one of the 4 most recent"
+    assert [(e.turn, e.kind) for e in timeline.events] == [(5, "emergency_truncation"), (5, "overflow")]
     assert timeline.events[1].message == "the context stops fitting (3,038 of 2,000 tokens): OVER by 1,038; history is over its 1,992 allotment by 1,038"
 
 

@@ -55,7 +55,13 @@ def test_a_file_policy_plans_simulates_compares_and_exports_through_the_cli(caps
     code, out, _ = run_cli(capsys, "plan", str(SAMPLE), "--policy", EXAMPLE, "--set", "max_tokens=900", "--json")
     assert code == 0 and json.loads(out)["policy"] == "sliding-window"
     code, out, _ = run_cli(capsys, "simulate", str(SAMPLE), "--policy", EXAMPLE, "--json")
-    assert code == 0 and len(json.loads(out)["turns"]) == len(load_session(str(SAMPLE)).messages)
+    doc = json.loads(out)
+    session = load_session(str(SAMPLE))
+    replies = [m.index for m in session.messages[1:] if m.role == "assistant" and session.messages[m.index - 1].role != "assistant"]
+    # Like a built-in policy, it runs before each model call: one step per request before a reply.
+    assert code == 0 and doc["step_rule"] == "replies" and [t["reply"] for t in doc["turns"] if t["reply"] is not None] == replies
+    code, out, _ = run_cli(capsys, "simulate", str(SAMPLE), "--policy", EXAMPLE, "--per-message", "--json")
+    assert code == 0 and len(json.loads(out)["turns"]) == len(session.messages)
     code, out, _ = run_cli(capsys, "compare", str(SAMPLE), "--policy", EXAMPLE, "--policy", "missy", "--json")
     assert code == 0 and json.loads(out)
     target = tmp_path / "context.json"

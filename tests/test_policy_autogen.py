@@ -248,4 +248,9 @@ def test_a_replay_with_system_messages_in_the_context_is_the_reference_replay():
     fast = simulate(session, "autogen-token-limited", params, store=STORE)
     reference = simulate(session, "autogen-token-limited", params, store=STORE, incremental=False)
     assert fast.turns == reference.turns
-    assert fast.turns[-1].tokens_sent == plan_session(session, "autogen-token-limited", params, store=STORE).totals.used
+    last = len(fast.turns) - 1  # the last call's request (the file ends with its answer)
+    assert fast.turns[last].tokens_sent == plan_session(fast.session_at(last), "autogen-token-limited", params, store=STORE).totals.used
+    # Per message, the last turn holds the whole file: the plan of the whole file.
+    per_message = simulate(session, "autogen-token-limited", params, store=STORE, per_message=True)
+    assert per_message.turns == simulate(session, "autogen-token-limited", params, store=STORE, incremental=False, per_message=True).turns
+    assert per_message.turns[-1].tokens_sent == plan_session(session, "autogen-token-limited", params, store=STORE).totals.used

@@ -6,6 +6,7 @@ llama-index-core 0.14.25 installed in a scratch venv; these tests need nothing o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from pathlib import Path
@@ -223,3 +224,56 @@ def test_system_messages_stay_the_prefix_by_default_and_the_replay_follows_the_p
     params = get_policy("llamaindex-chat-memory-buffer").make_params({"token_limit": 150, "system_messages_in_memory": True})
     assert (simulate(session, "llamaindex-chat-memory-buffer", params).turns
             == simulate(session, "llamaindex-chat-memory-buffer", params, incremental=False).turns)
+
+
+# ChatSummaryMemoryBuffer with system messages put into the memory (generate_more.py's summary_cases):
+# get() before each LLM call; each step is what it returned, an LLM summary named summary<k>.
+
+def store_before(case: dict[str, Any], step: int) -> tuple[int, tuple[Summary, ...]]:
+    """(index of the first message the store still holds, the summary at its head) before step `step`'s
+    get(): what the previous get() returned, and every message put since."""
+    if step == 0:
+        return 0, ()
+    ids = [m["id"] for m in MORE["sessions"][case["session"]]["messages"]]
+    previous = case["steps"][step - 1]
+    kept = [name for name in previous["returned"] if not name.startswith("summary")]
+    first = ids.index(kept[0]) if kept else previous["turn"] + 1
+    head = previous["returned"][0] if previous["returned"] else ""
+    if not head.startswith("summary"):
+        return first, ()
+    return first, (Summary(text=case["summaries"][int(head[len("summary"):]) - 1], covers=tuple(ids[:first])),)
+
+
+@pytest.mark.parametrize("case", MORE["summary_cases"], ids=lambda c: f"{c['session']}-{json.dumps(c['params'], sort_keys=True)}")
+def test_system_messages_in_the_summary_memory_are_kept_summarised_or_passed_through_as_llamaindex_does(case):
+    full = more_session(case["session"])
+    params = get_policy(SUMMARY).make_params({**case["params"], **({"context_window": 3900} if case["params"].get("llm", True) else {})})
+    for step, expected in enumerate(case["steps"]):
+        first, summaries = store_before(case, step)
+        session = dataclasses.replace(full, messages=full.messages[: expected["turn"] + 1], summaries=summaries)
+        plan = plan_session(session, SUMMARY, params, store=CountStore())
+        entries = list(zip(plan.context, plan.context_index, strict=True))[1 if plan.system_prompt else 0:]
+        got = ["summary" if i is None else session.messages[i].id for _, i in entries]
+        assert got == ["summary" if n.startswith("summary") else n for n in expected["returned"]], f"turn {expected['turn']}"
+        gone = {m.id for m in session.messages[first:]} - set(got)
+        decided = {m.id: m.decision.value for m in plan.messages}
+        assert all(decided[i] == ("summarized" if params.llm else "dropped") for i in gone), f"turn {expected['turn']}"
+
+
+def test_the_summary_memory_covers_system_messages_and_passes_a_lone_one_through():
+    steps = [(c, s) for c in MORE["summary_cases"] for s in c["steps"]]
+    roles = {(c["session"], m["id"]): m["role"] for c in MORE["summary_cases"] for m in MORE["sessions"][c["session"]]["messages"]}
+    # get() summarised system messages of the memory, and passed a lone one through as the store's head
+    assert any(s["returned"] and s["returned"][0].startswith("summary") and any(
+        roles[c["session"], f"m{k}"] == "system" for k in range(int(next(n for n in s["returned"] if not n.startswith("summary"))[1:])
+                                                                if len(s["returned"]) > 1 else 0)) for c, s in steps)
+    assert any(s["returned"] and not s["returned"][0].startswith("summary") and roles[c["session"], s["returned"][0]] == "system"
+               for c, s in steps)
+    params = get_policy(SUMMARY).make_params({"token_limit": 120, "system_messages_in_memory": True})
+    assert params.needs_full_replay and not get_policy(SUMMARY).make_params({"token_limit": 120}).needs_full_replay
+    from ctxviz.engine.simulate import simulate
+
+    session = more_session(MORE["summary_cases"][0]["session"])
+    timeline = simulate(session, SUMMARY, params)
+    assert timeline.summaries and any(session.messages[[m.id for m in session.messages].index(c)].role == "system"
+                                      for s in timeline.summaries for c in s.covers)

@@ -4,11 +4,14 @@ tests/golden/openhands/cases.json was recorded by tests/golden/openhands/generat
 the SDK's View and LLMSummarizingCondenser (openhands-sdk 1.58.0) on its own events; nothing of the
 SDK is needed here. Static cases: the view and one `condense`; rolling cases: the conversation
 replayed message by message with `condense` whenever the agent steps, compared with `simulate`.
+tests/golden/openhands/cases_more.json (generate_more.py): rolling cases whose views had left events
+out before a condensation, with the view the agent sends after each one (the summary placed early).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,8 +41,12 @@ STORE = CountStore()  # each conversation is counted once for all its cases
 
 @cache
 def session_of(name: str) -> Session:
+    return build_session(GOLDEN["conversations"][name])
+
+
+def build_session(messages: list[dict[str, Any]]) -> Session:
     out = []
-    for i, m in enumerate(GOLDEN["conversations"][name]):
+    for i, m in enumerate(messages):
         parts: list[Any] = []
         if m.get("thinking"):
             parts.append(ThinkingPart("let me think"))
@@ -142,3 +149,67 @@ def test_keep_first_must_leave_room() -> None:
 
     with pytest.raises(ParameterError, match="keep_first must be less than max_size // 2"):
         get_policy(POLICY).make_params({"max_size": 8, "keep_first": 3})
+
+
+# cases_more.json (generate_more.py): views that left events out (an observation written twice, a
+# broken thinking tool loop) before a condensation; the SDK then puts its summary early.
+MORE = json.loads((Path(__file__).parent / "golden" / "openhands" / "cases_more.json").read_text(encoding="utf-8"))
+
+
+@cache
+def more_session_of(name: str) -> Session:
+    return build_session(MORE["conversations"][name])
+
+
+def sent_order(names: list[str]) -> list[int | None]:
+    """A view's event names as the context's entries: a message once (a batch's calls are one
+    assistant message), the system prompt and every summary as None."""
+    out: list[int | None] = []
+    previous = ""
+    for name in names:
+        message = name.split("#")[0]
+        index = None if name == "system" or name.startswith("summary") else int(message)
+        if index is None or message != previous:
+            out.append(index)
+        previous = message
+    return out
+
+
+def placed_early(case: dict[str, Any]) -> list[int]:
+    """The condensations (1-based) whose summary the SDK put before the span it forgot."""
+    return [k for k, c in enumerate(case["condensations"], start=1)
+            if f"summary{k}" in c["view_after"] and c["view_after"].index(f"summary{k}") < c["summary_offset"]]
+
+
+def test_the_more_golden_file_has_summaries_placed_early() -> None:
+    assert MORE["version"] == GOLDEN["version"]
+    assert sum(len(placed_early(c)) for c in MORE["cases"]) >= 30
+    # ... some of them inside the head, where the next condensation keeps them: two summaries in one view
+    assert sum(1 for c in MORE["cases"] for s in c["condensations"] if sum(n.startswith("summary") for n in s["view_after"]) > 1) >= 30
+    # ... and in sessions without thinking blocks too (the incremental replayer's sessions)
+    assert any(placed_early(c) for c in MORE["cases"] if not any(m.get("thinking") for m in MORE["conversations"][c["name"].split("/")[0]]))
+
+
+@pytest.mark.parametrize("case", MORE["cases"], ids=[c["name"] for c in MORE["cases"]])
+def test_the_summary_goes_where_openhands_puts_it_after_the_view_left_events_out(case: dict[str, Any]) -> None:
+    session = more_session_of(case["name"].split("/")[0])
+    policy = get_policy(POLICY)
+    params = policy.make_params(params_of(case))
+    timeline = simulate(session, POLICY, params, store=STORE)
+    assert [e.turn for e in timeline.events if e.kind == "summary"] == [c["after"] for c in case["condensations"]]
+    covers: dict[str, set[int]] = {}
+    early = placed_early(case)
+    for k, (summary, condensation) in enumerate(zip(timeline.summaries, case["condensations"], strict=True), start=1):
+        gone = condensation["forgotten"]
+        covers[f"summary{k}"] = {int(n.split("#")[0]) for n in gone if n != "system" and not n.startswith("summary")}.union(
+            *(covers[n] for n in gone if n.startswith("summary")))
+        assert {int(c[1:]) for c in summary.covers} == covers[f"summary{k}"]
+        # The view the agent sends next: the summaries where the SDK put them.
+        prefix = replace(session, messages=session.messages[: condensation["after"] + 1], summaries=(summary,))
+        plan = policy.plan(prefix, params, STORE.get(prefix, policy.scheme()))
+        assert list(plan.context_index) == sent_order(condensation["view_after"]), condensation["after"]
+        said = any("not where the span it forgot began" in n for n in plan.notes)
+        assert said == (k in early), plan.notes
+    final = timeline.plan_at(len(timeline.turns) - 1)
+    if len(case["final_view"]) <= case["params"]["max_size"]:
+        assert list(final.context_index) == sent_order(case["final_view"])

@@ -23,8 +23,15 @@ def test_the_codes_carry_the_numbers_of_the_sentence() -> None:
     over = next(m for m in categories.messages if m.decision.value == "dropped")
     assert short(over) == "over SYSTEM_OUTPUT 7,500" and "over its 7,500 maximum" in over.reason
     assert short_reason("dropped: 12,000 tokens did not fit in the 1,500 left of the usable") == "missed by 10,500"
-    assert short_reason("kept: pinned (first-user); missy would have dropped it (...)") == "pinned"
-    assert short_reason("dropped: a rule nobody phrased like this before, with many words") == "a rule nobody phrased…"
+    # The words come from the reason code, not the sentence: a pin says "pinned", and a phrasing no
+    # code knows is said by the decision (it used to be the sentence's first words, which could
+    # contradict the decision).
+    from ctxviz.engine.checks import PlanOptions
+
+    pinned = plan_session(SUPPORT, "missy", options=PlanOptions(pins=("#1",)))
+    assert short(pinned.messages[1]) == "pinned"
+    unknown = plan.messages[1]._replace(code="", reason="dropped: a rule nobody phrased like this before, with many words")
+    assert short(unknown) == "dropped"
 
 
 def test_the_table_shows_the_code_and_the_sentence_on_hover(qtbot) -> None:  # type: ignore[no-untyped-def]

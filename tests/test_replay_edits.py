@@ -125,3 +125,19 @@ def test_edits_replay_equals_the_reference_with_default_params(name, s, pair_saf
 def test_the_edit_policies_replay_incrementally():
     for name in REPLAYERS:
         assert replays_incrementally(name) == "incremental"
+
+
+def test_a_reported_usage_of_zero_tokens_is_counted_from_in_neither_replay():
+    """Claude Code's count starts from the last usage that measured a window: a report of 0 tokens
+    (a message Claude Code wrote itself) measured nothing. The replayer counted from it and sent 0
+    tokens where the reference sent the messages' estimate (hypothesis found it)."""
+    from .builders import session
+
+    s = session(("user", "please go on"), ("assistant", "meanwhile"), ("user", "please go on"), ("user", "and on"))
+    zero = Usage(input_tokens=0, output_tokens=0)
+    s = dataclasses.replace(s, messages=tuple(dataclasses.replace(m, usage=zero) if m.role == "assistant" else m for m in s.messages))
+    params = {"context_window": 1000, "autocompact_buffer": 0, "max_output_tokens_for_summary": 0}  # no compaction
+    same(s, "claude-code", params, PlanOptions())
+    from ctxviz.engine.simulate import simulate
+
+    assert all(t.tokens_sent > 0 for t in simulate(s, "claude-code", params).turns)

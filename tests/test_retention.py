@@ -211,9 +211,10 @@ def test_retention_is_skipped_beyond_the_automatic_size_and_forced_on_request(ca
     from pathlib import Path as _Path
 
     import ctxviz.cli as cli
+    import ctxviz.cli.retention as retention_options
 
     sample = str(_Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
-    monkeypatch.setattr(cli, "RETENTION_AUTO_CHARS", 1000)
+    monkeypatch.setattr(retention_options, "RETENTION_AUTO_CHARS", 1000)
     assert cli.main(["plan", sample, "--json"]) == 0
     doc = _json.loads(capsys.readouterr().out)
     assert doc["retention"] is None and "the automatic limit is" in doc["retention_note"]

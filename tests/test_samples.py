@@ -14,6 +14,8 @@ from ctxviz.engine.session import ImagePart
 from ctxviz.engine.simulate import simulate
 from ctxviz.io.loaders import load_session
 
+from .loader_checks import assert_one_step_per_call
+
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 FILES = sorted(p.name for p in SAMPLES.iterdir() if p.suffix in (".yaml", ".yml", ".json", ".jsonl", ".traj"))
 _loaded: dict[str, object] = {}
@@ -57,10 +59,12 @@ def test_claude_code_sample_has_a_compaction_and_its_summary():
     assert s.format == "claude-code"
     assert s.compactions and s.summaries
     assert any(m.usage is not None for m in s.messages)
-    # Replayed turn by turn, the context drops where Claude Code compacted, as the real session did.
+    # Replayed call by call, the context drops at the first call Claude Code made after compacting
+    # (the one its boundary's next message answers), as the real session did.
     boundary = s.compactions[0].before_index
     turns = simulate(s, "mnesis").turns
-    assert turns[boundary].tokens_sent < turns[boundary - 1].tokens_sent / 10
+    after = next(k for k, t in enumerate(turns) if t.index >= boundary or t.reply == boundary)
+    assert after > 0 and turns[after].tokens_sent < turns[after - 1].tokens_sent / 10
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -80,7 +84,8 @@ def test_every_sample_simulates(name):
     s = sample(name)
     timeline = simulate(s, "missy")
     assert [t.index for t in timeline.turns] == sorted({t.index for t in timeline.turns})
-    assert timeline.turns[-1].index == len(s.messages) - 1
+    assert_one_step_per_call(s, timeline)
+    assert [t.index for t in simulate(s, "missy", per_message=True).turns] == list(range(len(s.messages)))  # the old view: one per message
     assert all(t.tokens_sent > 0 and t.kept + t.dropped + t.summarized + t.truncated >= 1 for t in timeline.turns)
 
 

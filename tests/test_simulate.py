@@ -105,8 +105,15 @@ def test_a_recorded_summary_exists_only_from_the_turn_it_was_written():
     tl = simulate(s, "mnesis", store=CountStore())
     assert [len(tl.session_at(t).summaries) for t in range(len(tl.turns))] == [1, 1, 1, 1, 2, 2]
     assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")]
-    # A boundary between two requests (here after #8, the assistant's reply): the next request holds it and says so.
-    later = replace(s, summaries=(older, replace(compact, covers=tuple(m.id for m in base.messages[:9]))))
+    # A boundary between a request's last message and its answer (after #8, before the reply #9): the
+    # call that answered was made after the compaction, so that request (#0-#8) holds it, as the real
+    # Claude Code log shows (its call after such a boundary reported the compacted size).
+    before_answer = replace(s, summaries=(older, replace(compact, covers=tuple(m.id for m in base.messages[:9]))))
+    tl = simulate(before_answer, "mnesis", store=CountStore())
+    assert [(e.turn, e.kind) for e in tl.events] == [(8, "compaction")] and tl.turns[4].reply == 9
+    assert tl.turns[4].summarized == 9 and len(tl.session_at(4).summaries) == 2 and len(tl.session_at(3).summaries) == 1
+    # A boundary between two requests (after the reply #9): the next request (#0-#10) holds it and says so.
+    later = replace(s, summaries=(older, replace(compact, covers=tuple(m.id for m in base.messages[:10]))))
     tl = simulate(later, "mnesis", store=CountStore())
     assert [(e.turn, e.kind) for e in tl.events] == [(10, "compaction")]
 

@@ -13,6 +13,7 @@ from ctxviz.cli import main
 from ctxviz.engine import sweep
 from ctxviz.engine.session import Message, Session, TextPart, default_category
 from ctxviz.errors import ParameterError
+from ctxviz.io.loaders import load_session
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [str(ROOT / "sample_sessions" / n) for n in ("support_chat.yaml", "coding_agent.yaml")]
@@ -45,7 +46,7 @@ def test_the_summary_counts_overflows_and_marks_the_front(tmp_path: Path) -> Non
     path.write_text(json.dumps({"format": "ctxviz", "model": "gpt-4o",
                                 "messages": [{"role": m.role, "content": m.text} for m in chat(40).messages]}))
     grid = sweep.parse_grid("missy", ["total=4400,4600,8000"])
-    tasks = [sweep.Task(str(path), "missy", {"system_reserve": 0, "tool_definitions_reserve": 0, **c}) for c in sweep.combinations(grid)]
+    tasks = [sweep.Task(str(path), "missy", {"system_reserve": 0, "tool_definitions_reserve": 0, **c}, load=load_session) for c in sweep.combinations(grid)]
     rows = sweep.summarise(sweep.run(tasks, jobs=1), [sweep.parse_requirement("overflows=0")])
     by_total = {r.params["total"]: r for r in rows}
     assert by_total[8000].metrics["overflows"] == 0
@@ -61,7 +62,7 @@ def test_the_summary_counts_overflows_and_marks_the_front(tmp_path: Path) -> Non
 def test_an_interrupted_sweep_resumes_without_replaying_what_it_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "results.jsonl"
     grid = sweep.parse_grid("missy", ["fresh_tail_count=4,8,12"])
-    tasks = [sweep.Task(SAMPLES[0], "missy", c) for c in sweep.combinations(grid)]
+    tasks = [sweep.Task(SAMPLES[0], "missy", c, load=load_session) for c in sweep.combinations(grid)]
     first = sweep.run(tasks[:2], jobs=1, results_path=str(results))
     with results.open("a") as f:
         f.write('{"key": "torn')  # an interruption mid-line
@@ -91,7 +92,7 @@ def test_the_cli_writes_csv_and_names_the_cheapest_setting(tmp_path: Path, capsy
 def test_a_dask_cluster_gives_the_local_results() -> None:
     distributed = pytest.importorskip("distributed")
     grid = sweep.parse_grid("missy", ["total=12000,20000"])
-    tasks = [sweep.Task(SAMPLES[0], "missy", c) for c in sweep.combinations(grid)]
+    tasks = [sweep.Task(SAMPLES[0], "missy", c, load=load_session) for c in sweep.combinations(grid)]
     local = sweep.run(tasks, jobs=1)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         remote = sweep.run(tasks, scheduler=cluster.scheduler_address)

@@ -110,7 +110,7 @@ def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None =
                 absent.add(o.index)
             why = f"#{o.partner} was not sent" if o.kind == "unsent" else o.message
             drops[o.index] = f"dropped: pair_safe keeps tool calls and results together, and {why}"
-            messages[o.index] = messages[o.index]._replace(decision=Decision.DROPPED, sent_tokens=0, reason=drops[o.index])
+            messages[o.index] = messages[o.index]._replace(decision=Decision.DROPPED, sent_tokens=0, reason=drops[o.index], code="unpaired")
     if not drops:
         return plan
     freed = sum(plan.messages[i].sent_tokens for i in drops)
@@ -118,10 +118,11 @@ def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None =
                       f"{len(absent)} whose partner is not in the file as the APIs need it" if absent else ""]
     note = (f"pair_safe dropped {len(drops)} message(s) ({freed:,} tokens) so that no tool call or result is sent without its partner: "
             + ", ".join(c for c in counts_by_kind if c))
-    return drop_messages(plan, drops, note, session, counts)
+    return drop_messages(plan, drops, note, session, counts, code="unpaired")
 
 
-def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Session, counts: TokenCounts | None = None) -> Plan:
+def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Session, counts: TokenCounts | None = None,
+                  code: str = "dropped") -> Plan:
     """The plan with the sent messages in `drops` (index -> reason) dropped after the policy ran,
     and every figure it reports brought up to date: context, totals, each allocation part's
     usage (through the policy's `zone_parts`), `fits` by the policy's own test, and the policy's
@@ -138,7 +139,7 @@ def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Sess
         usage[part] -= m.sent_tokens
         freed += m.sent_tokens
         tokens += m.tokens
-        messages[index] = m._replace(decision=Decision.DROPPED, sent_tokens=0, reason=reason)
+        messages[index] = m._replace(decision=Decision.DROPPED, sent_tokens=0, reason=reason, code=code)
     removed = {i for i in drops if plan.messages[i].sent}
     keep = [i for i, idx in enumerate(plan.context_index) if idx not in removed]
     used = plan.totals.used - freed

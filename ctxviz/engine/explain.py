@@ -41,6 +41,52 @@ def compare(a: Plan, b: Plan) -> list[Difference]:
 
 
 @dataclass(frozen=True)
+class DifferenceGroup:
+    """The differences that share both sides' decisions and reason codes: one line of `compare`
+    instead of the same three lines for each of 139 messages."""
+
+    a_decision: str
+    b_decision: str
+    a_code: str
+    b_code: str
+    indices: tuple[int, ...]
+    #: The messages' own measured tokens, by each side's estimator.
+    a_tokens: int
+    b_tokens: int
+
+    @property
+    def count(self) -> int:
+        return len(self.indices)
+
+    def span(self) -> str:
+        """The messages, as a short list of ranges ("#12-#40, #55")."""
+        runs: list[list[int]] = []
+        for i in self.indices:
+            if runs and i == runs[-1][1] + 1:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i])
+        text = ", ".join(f"#{lo}" if lo == hi else f"#{lo}-#{hi}" for lo, hi in runs[:6])
+        return text + (f" and {len(runs) - 6} more run(s)" if len(runs) > 6 else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": {"decision": self.a_decision, "reason_code": self.a_code, "tokens": self.a_tokens},
+                "b": {"decision": self.b_decision, "reason_code": self.b_code, "tokens": self.b_tokens},
+                "messages": self.count, "indices": list(self.indices)}
+
+
+def group_differences(diffs: list[Difference]) -> list[DifferenceGroup]:
+    """The differences grouped by (A's decision and reason code, B's), largest group first."""
+    groups: dict[tuple[str, str, str, str], list[Difference]] = {}
+    for d in diffs:
+        key = (d.a.decision.value, d.b.decision.value, d.a.reason_code, d.b.reason_code)
+        groups.setdefault(key, []).append(d)
+    out = [DifferenceGroup(*key, tuple(d.index for d in members), sum(d.a.tokens for d in members), sum(d.b.tokens for d in members))
+           for key, members in groups.items()]
+    return sorted(out, key=lambda g: (-g.count, g.indices[0]))
+
+
+@dataclass(frozen=True)
 class Change:
     """A parameter value that would send the message (the smallest such move from the current value)."""
 

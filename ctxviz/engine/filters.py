@@ -2,7 +2,8 @@
 
     role:user decision:dropped tokens>1000 "session.py" -zone:system
 
-Terms are ANDed. `field:value` matches a column exactly (role, decision, category, zone, id);
+Terms are ANDed. `field:value` matches a column exactly (role, decision, category, zone, id, and
+reason, which matches the reason code: `reason:after_cut`);
 `field>N`, `>=`, `<`, `<=`, `=` compare a number (tokens, sent, index); a bare word or a
 "quoted phrase" must appear in the message's id, reason or text (case-insensitive); a leading `-`
 negates any term. An unknown field or a malformed term is reported, not silently ignored.
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 
 from .plan import Plan
 
-TEXT_FIELDS = {"role": "role", "decision": "decision", "category": "category", "zone": "zone", "id": "id", "is": "decision"}
+TEXT_FIELDS = {"role": "role", "decision": "decision", "category": "category", "zone": "zone", "id": "id", "is": "decision",
+               "reason": "reason_code"}
 NUMBER_FIELDS = {"tokens": "tokens", "sent": "sent_tokens", "index": "index"}
 OPERATORS: dict[str, Callable[[int, int], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
                                                     "=": operator.eq, ":": operator.eq}
@@ -87,7 +89,7 @@ def matching(plan: Plan, texts: Sequence[str], query: Query, rows: Sequence[int]
             values, compare, number = getattr(cols, term.column), OPERATORS[term.op], int(term.value)
             keep = [compare(values[r], number) for r in selected]
         else:
-            values = getattr(cols, term.column)
+            values = plan.reason_codes if term.column == "reason_code" else getattr(cols, term.column)
             keep = [str(values[r]).lower() == term.value for r in selected]
         selected = [r for r, k in zip(selected, keep, strict=True) if k != term.negate]
     return selected

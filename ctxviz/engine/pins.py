@@ -71,7 +71,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
             continue
         part = usage_part(policy, m.zone, usage)
         usage[part] = usage.get(part, 0) + m.tokens
-        messages[i] = m._replace(decision=Decision.KEPT, sent_tokens=m.tokens,
+        messages[i] = m._replace(decision=Decision.KEPT, sent_tokens=m.tokens, code="pinned",
                                  reason=f"kept: pinned ({pinned[i]}); {policy.name} would have {m.decision.value} it ({m.reason})")
     if not added:
         return dataclasses.replace(plan, messages=tuple(messages))
@@ -113,7 +113,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         plan = dataclasses.replace(pinned_plan, notes=(*pinned_plan.notes, note))
         plan = dataclasses.replace(plan, totals=dataclasses.replace(plan.totals, fits=_fits(plan)))
         return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
-    return drop_messages(pinned_plan, drops, note, session, counts)
+    return drop_messages(pinned_plan, drops, note, session, counts, code="pushed_out")
 
 
 def _fits(plan: Plan) -> bool:

@@ -42,10 +42,20 @@ class MessagePlan(NamedTuple):
     zone: str
     reason: str
     sent_tokens: int = 0
+    #: The reason as a code (engine/reason_codes.py): "" means the decision's generic code.
+    code: str = ""
 
     @property
     def sent(self) -> bool:
         return self.decision in SENT_DECISIONS
+
+    @property
+    def reason_code(self) -> str:
+        """The code a program reads (the app's column, its filters, `plan --json`); never one that
+        says "sent" for a message that is not, or the other way round."""
+        from .reason_codes import code_of
+
+        return code_of(self.code, self.decision.value).code
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +67,7 @@ class MessagePlan(NamedTuple):
             "decision": self.decision.value,
             "zone": self.zone,
             "reason": self.reason,
+            "reason_code": self.reason_code,
             "sent_tokens": self.sent_tokens,
         }
 
@@ -77,6 +88,7 @@ class PlanColumns(NamedTuple):
     zone: tuple[str, ...]
     reason: tuple[str, ...]
     sent_tokens: tuple[int, ...]
+    code: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -189,6 +201,14 @@ class Plan:
         if not self.messages:
             return PlanColumns(*([()] * len(PlanColumns._fields)))
         return PlanColumns(*zip(*self.messages, strict=True))
+
+    @cached_property
+    def reason_codes(self) -> tuple[str, ...]:
+        """Every message's reason code (the policy's, else its decision's generic one)."""
+        from .reason_codes import CODES, GENERIC
+
+        cols = self.columns
+        return tuple(c if c in CODES else GENERIC[d.value] for c, d in zip(cols.code, cols.decision, strict=True))
 
     @cached_property
     def category_totals(self) -> Mapping[str, tuple[int, int]]:

@@ -30,8 +30,8 @@ from .policies.consolidator import (
 from .policies.missy import TokenBudget, enrich_system_prompt, format_summary
 from .policies.mnesis import MnesisBudget, model_info, tool_parts
 from .policies.supyagent import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
+from .replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
 from .session import Category, Session, Summary, ToolCallPart, ToolResultPart
-from .simulate import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import HEURISTICS
 
@@ -118,7 +118,7 @@ class MissyReplay(_GrowingReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if (self.pair_safe and self.pairs is None) or self.first_covering <= i:
+        if (self.pair_safe and self.pairs is None) or self.first_covering <= self.recorded_until(i):
             return super().step(i)
         return self._fast(i)
 
@@ -371,7 +371,7 @@ class ConsolidatorReplay(_Replay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or (not self.generated and self.starts and self.starts[0] <= i):
+        if not self.usable or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
             self.synced_to = -2  # the reference may write a consolidation: rebuild the state from it
             return super().step(i)
         if self.synced_to != i:
@@ -464,7 +464,7 @@ class MnesisReplay(_GrowingReplay):
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
+        if not self.ok or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
             return super().step(i)
         if self.synced_summaries != len(self.generated) and not self._sync():
             self.ok = False
@@ -608,7 +608,7 @@ class SupyagentReplay(_GrowingReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.ok or (not self.generated and self.starts and self.starts[0] <= i):
+        if not self.ok or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
             return super().step(i)
         if self.synced != len(self.generated):
             self._sync()
@@ -719,7 +719,7 @@ class CategoriesReplay(_Replay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or i >= self.first_covering:
+        if not self.usable or self.recorded_until(i) >= self.first_covering:
             if not self.synced:  # the reference step reads the turn before's trimmed set
                 trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])
                 self.before = _Cuts(self.before.fits, trimmed)

@@ -27,8 +27,8 @@ from .policies import gemini_cli as gc
 from .policies.gemini_history import message_content
 from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
 from .policies.langchain_counting import cached_view, count_view, lc_type
+from .replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
 from .session import Message, Session, ThinkingPart, ToolResultPart
-from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
 
 
@@ -51,7 +51,7 @@ class _EditsReplay(_Replay):
             self._take(i)
 
     def step(self, i: int) -> Turn:
-        if not self.usable or i >= self.first_summary:
+        if not self.usable or self.recorded_until(i) >= self.first_summary:
             if not self.handed_over:
                 self._hand_over()
                 self.handed_over = True
@@ -408,8 +408,7 @@ class ClaudeCodeReplay(_EditsReplay):
         self.extra = {"autocompact_threshold": t.trigger, "threshold_how": t.how}
         self.sums = [0]  # all messages' tokens
         self.history_sums = [0]  # sums[k + 1] - the system messages' tokens: per session index
-        self.last_usage = -1  # the last message with usage (any role)
-        self.last_system_usage = -1
+        self.last_usage = -1  # the last message with usage (any role) that measured a window (`cc.plan`'s anchor)
         self.synced = 0  # len(generated) the summary state reflects
         self.covered = 0  # the messages the summary in force covers, and their tokens
         self.covered_tokens = 0
@@ -421,14 +420,12 @@ class ClaudeCodeReplay(_EditsReplay):
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
         self.history_sums.append(self.history_sums[-1] + (0 if m.role == "system" else self.tokens[i]))
-        if m.usage is not None:
+        if m.usage is not None and m.usage.window_fill > 0:  # a report of 0 tokens measured nothing
             self.last_usage = i
-            if m.role == "system":
-                self.last_system_usage = i
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or (not self.generated and i >= self.first_summary):
+        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
             summary = self.generated[-1]
@@ -520,7 +517,7 @@ class CodexReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if not self.usable or (not self.generated and i >= self.first_summary):
+        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
             self._sync()
@@ -609,7 +606,7 @@ class GeminiCliReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or self.generated or i >= self.first_summary:
+        if not self.usable or self.generated or self.recorded_until(i) >= self.first_summary:
             return _Replay.step(self, i)
         return self._fast(i)
 

@@ -29,8 +29,8 @@ from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBuf
 from .policies.openhands_condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
+from .replay_contract import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .session import Session, Summary, ThinkingPart
-from .simulate import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
 from .summarizers import ExtractiveSummarizer, Summarizer
 
 
@@ -431,7 +431,9 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     tool message when it is its call's first observation and that batch is in, and a
     condensation never separates the two. Also from scratch: pair safety, summaries recorded in
     the file, ids on more than one message, another summarizer than the offline snapshot, and
-    (from that turn on) a condensation that keeps the earlier summary in its head."""
+    (from that turn on) a condensation that keeps the earlier summary in its head or whose view
+    has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
+    policies/openhands_log.py)."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -484,6 +486,9 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.answered: set[str] = set()
         self.snapshot = _Snapshot()
         self.snap_list: list[int] = []
+        self.talk_before = [0]  # talk_before[k]: messages before k that are not system messages
+        for m in messages:
+            self.talk_before.append(self.talk_before[-1] + (m.role != "system"))
 
     def _enter(self, k: int) -> None:
         insort(self.inview, k)
@@ -591,6 +596,10 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 forgot_summary = any(e.kind == "summary" for e in gone)
                 if has_summary and not forgot_summary:
                     self.ok = False  # the earlier summary stays in the head: the reference step from here on
+                    return None
+                began = min(forgotten[:1] + (self.covered[:1] if forgot_summary else []))
+                if self.talk_before[began] - bisect_left(self.covered, began) - bisect_left(self.inview, began):
+                    self.ok = False  # the view left messages out ahead of the span: OpenHands puts the summary early (openhands_log)
                     return None
                 what = []
                 if "events" in outcome.reasons:

@@ -43,8 +43,8 @@ from .policies.langchain_trim import (
 from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
 from .policies.strands_common import StrandsMessage, context_window_limit
 from .policies.strands_sliding import SlidingWindowParams, _Manager, request_overhead, split_window
+from .replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from .session import Session
-from .simulate import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from .summarizers import Summarizer
 
 

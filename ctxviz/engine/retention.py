@@ -54,7 +54,8 @@ from .ranking import Rank, ranked
 from .session import Session
 
 if TYPE_CHECKING:
-    from .simulate import Event, Timeline
+    from .replay_contract import Event
+    from .simulate import Timeline
 
 #: Replays up to this many message-plans in all (the sum of every turn's prefix length) are
 #: planned turn by turn; larger ones are read from the replay's counts (checked) or sampled.
@@ -441,7 +442,7 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
     planned = planned or {}
 
     def state(t: int) -> tuple[int, int]:
-        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].index)
+        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].horizon)
 
     by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
     for t in sorted(planned):

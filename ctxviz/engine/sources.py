@@ -109,7 +109,7 @@ def timeline_summaries(session: Session, turns: Sequence[Any], generated: Sequen
             at_turn.setdefault(turn, []).extend(refs)
     for k, (summary, start) in enumerate(zip(session.summaries, session.summary_start_turns, strict=True)):
         refs = message_refs(session, summary.covers)
-        turn = next((p for p, t in enumerate(turns) if t.index >= start), None)
+        turn = next((p for p, t in enumerate(turns) if t.horizon >= start), None)
         out.append({"source": "recorded", "index": k, "turn": turns[turn].index if turn is not None else None, "covers": refs})
         if turn is not None and start > 0:
             at_turn.setdefault(turn, []).extend(refs)

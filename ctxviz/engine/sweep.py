@@ -105,6 +105,9 @@ class Task:
     params: Mapping[str, Any]  # the sweep's fixed settings and this combination
     cost_model: str = ""
     tokenizer: str | None = None
+    #: Reads the session file (the caller's loader, `ctxviz.io.loaders.load_session`): the engine
+    #: reads no files itself. A module-level function, so the task still pickles to a worker.
+    load: Callable[[str], Any] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -115,12 +118,13 @@ class Task:
 def run_task(task: Task) -> dict[str, Any]:
     """One session under one combination: its simulation's figures. Pure and picklable, so a
     process pool and a Dask cluster run the same code."""
-    from ..io.loaders import load_session
     from .caching import cache_costs
     from .counting import CountStore
     from .simulate import simulate
 
-    session = _load_cached(task.path, load_session)
+    if task.load is None:
+        raise ValueError("a sweep task needs `load`, the function that reads its session file")
+    session = _load_cached(task.path, task.load)
     timeline = simulate(session, task.policy, dict(task.params), task.tokenizer, _STORE.setdefault("store", CountStore()))
     turns = len(timeline.turns)
     cache = cache_costs(timeline, task.cost_model or None)

@@ -818,7 +818,7 @@ class ContextViewModel(QObject):
         if not os.path.isfile(session.source):
             self.sweepReady.emit([], None, "a sweep re-reads the session from its file; this one has none (standard input)")
             return
-        tasks = [sweep.Task(session.source, policy, {**fixed, **c}, "", self.tokenizer) for c in sweep.combinations(parsed)]
+        tasks = [sweep.Task(session.source, policy, {**fixed, **c}, "", self.tokenizer, load=load_session) for c in sweep.combinations(parsed)]
         shown = throttled(lambda done, total: self._post(self.progress, done, total))
 
         def job() -> None:

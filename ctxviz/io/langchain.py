@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..engine.policies.langchain_counting import TYPES, _class, _dict_type
 from ..engine.session import (
     ImagePart,
     Message,
@@ -42,35 +43,9 @@ from .base import FieldPath, Fields, make_message, parse_usage, type_name
 from .parts import anthropic_image, data_uri, tool_result_text
 from .source import SourceFile
 
-#: `messages_to_dict` types -> ctxviz roles (`chat` takes its role from `data.role`).
-TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": "", "remove": ""}
-#: `dumpd` class names (chunks drop their `Chunk`) -> the same types.
-CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
-           "FunctionMessage": "tool", "ChatMessage": "chat", "RemoveMessage": "remove"}
 CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
               "developer": "system", "tool": "tool", "function": "tool"}
 PROMPT_VALUES = ("ChatPromptValue", "ChatPromptValueConcrete")
-
-
-def _class(record: Any) -> str:
-    """The message type of a `dumpd` constructor (`human`, `ai`...), or ""."""
-    if not (isinstance(record, dict) and record.get("lc") == 1 and record.get("type") == "constructor"):
-        return ""
-    ids = record.get("id")
-    if not isinstance(ids, list) or not ids or not isinstance(ids[-1], str):
-        return ""
-    name = ids[-1].removesuffix("Chunk")
-    return CLASSES.get(name, "")
-
-
-def _dict_type(record: Any) -> str:
-    """The message type of a `messages_to_dict` item, or ""."""
-    if not (isinstance(record, dict) and isinstance(record.get("data"), dict) and isinstance(record.get("type"), str)):
-        return ""
-    kind = record["type"]
-    if kind in TYPES:
-        return kind
-    return CLASSES.get(kind.removesuffix("Chunk"), "")
 
 
 def _is_message(record: Any) -> bool:

@@ -72,6 +72,9 @@ class Policy(Generic[P]):
     #: Counts the whole session at once, where one message's count depends on others (mnesis: a
     #: tool call's part holds its output); `measure` still counts a message on its own.
     measure_session: SessionMeasure | None = None
+    #: The reason codes the plan gives its messages (engine/reason_codes.py): its vocabulary, which
+    #: the app's filters offer. A message with no code gets its decision's generic one.
+    reason_codes: tuple[str, ...] = ()
 
     def scheme(self, tokenizer: Tokenizer | str | None = None, model: str = "") -> CountingScheme:
         """The policy's counting scheme; a tokenizer override swaps only the text estimator."""

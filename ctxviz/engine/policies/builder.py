@@ -32,6 +32,7 @@ def plan_from_decisions(
     system_tokens: int | None = None,
     notes: Sequence[str] = (),
     extra: Mapping[str, Any] | None = None,
+    codes: Sequence[str] | None = None,
 ) -> Plan:
     """Build the Plan of `session` in which message i gets `decisions[i]` for `reasons[i]`.
 
@@ -51,11 +52,12 @@ def plan_from_decisions(
     context: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     context_index: list[int | None] = [None] if system else []
     used_messages = kept = dropped = kept_n = 0
-    for m, decision, reason, zone, tokens in zip(session.messages, decisions, reasons, zone_names, counts.message_tokens, strict=True):
+    code_of = list(codes) if codes is not None else [""] * n  # reason codes (engine/reason_codes.py); "" is the decision's
+    for m, decision, reason, zone, tokens, code in zip(session.messages, decisions, reasons, zone_names, counts.message_tokens, code_of, strict=True):
         decision = Decision(decision)
         sent = decision in SENT_DECISIONS
         cost = sent_tokens.get(m.index, tokens) if sent else 0
-        messages.append(MessagePlan(m.index, m.id, m.role, m.category, tokens, decision, zone, reason, cost))
+        messages.append(MessagePlan(m.index, m.id, m.role, m.category, tokens, decision, zone, reason, cost, code))
         if sent:
             kept += tokens
             kept_n += 1

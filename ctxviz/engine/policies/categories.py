@@ -16,7 +16,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Category, Message, Session, TextPart
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
-from .missy import recorded_covers
+from .common import recorded_covers
 
 IMAGE_TOKENS = 4000
 IMAGE_PLACEHOLDER = "[Image removed to save tokens]"
@@ -138,6 +138,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
     over = [c for c in CATEGORY_ORDER if c is not Category.SYSTEM and before[c] > maxima[c]]
     decision = dict.fromkeys(range(len(messages)), Decision.KEPT)
     reasons: dict[int, str] = {}
+    codes: dict[int, str] = {}  # the reason code of each change the trimming makes
     for i in range(len(session.messages)):
         if i not in alive:
             decision[i] = Decision.SUMMARIZED
@@ -164,6 +165,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
             sent_content[m.index] = content
             tokens[m.index] = count_content(content, tok)
             decision[m.index] = Decision.REPLACED
+            codes[m.index] = "replaced"
             reasons[m.index] = f"replaced: its {m.image_count} image(s) became \"{IMAGE_PLACEHOLDER}\" ({counts[m.index]:,} -> {tokens[m.index]:,} tokens)"
 
         # 2. Categories over their own maximum, in trim order, oldest first, whole messages.
@@ -189,6 +191,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
                 alive.discard(m.index)
                 dropped_here += 1
                 decision[m.index] = Decision.DROPPED
+                codes[m.index] = "over_cap"
                 reasons[m.index] = (f"dropped: {category.name} held {cat_tokens:,} tokens, over its {cat_max:,} maximum; "
                                     f"the oldest are removed until {excess:,} are freed")
             to_trim -= removed
@@ -204,6 +207,7 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
                 if messages[i].category in OTHER:
                     alive.discard(i)
                     decision[i] = Decision.DROPPED
+                    codes[i] = "dropped"  # the seed's bug, not a rule: no code of its own
                     reasons[i] = f"dropped: the seed version loses {messages[i].category.name} messages whenever it trims (fixed in the later source)"
 
     final = usage_by_category(alive)
@@ -225,23 +229,26 @@ def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Pla
         d = decision[m.index]
         cat = m.category
         reason = reasons.get(m.index)
+        code = codes.get(m.index, "")
         if d is Decision.SUMMARIZED:
+            code = "summarised"
             k = covered[m.id]
             reason = (f"summarized: recorded summary #{k + 1} covers it" + (" and is sent in its place as a CONTEXT message"
                       if summary_plans[k].decision is Decision.KEPT else f"; the summary itself is not sent ({summary_plans[k].reason})"))
         elif reason is None:
             if cat is Category.SYSTEM:
-                reason = "kept: SYSTEM messages are never trimmed"
+                reason, code = "kept: SYSTEM messages are never trimmed", "system_prompt"
             elif not trimmed:
-                reason = f"kept: no category is over its maximum and the total {sum(before.values()):,} is within {budgets.max_tokens:,}"
+                reason, code = f"kept: no category is over its maximum and the total {sum(before.values()):,} is within {budgets.max_tokens:,}", "fits"
             elif before[cat] <= maxima[cat]:
                 reason = f"kept: {cat.name} ({before[cat]:,} tokens) is within its {maxima[cat]:,} maximum, and only categories over their own maximum are trimmed"
+                code = "within_cap"
             elif any(e["category"] == cat.name and e["messages_removed"] for e in events):
-                reason = f"kept: newer than the {cat.name} messages removed to bring the category within {maxima[cat]:,}"
+                reason, code = f"kept: newer than the {cat.name} messages removed to bring the category within {maxima[cat]:,}", "fits"
             else:
-                reason = f"kept: {cat.name} is within its {maxima[cat]:,} maximum once older images are replaced"
+                reason, code = f"kept: {cat.name} is within its {maxima[cat]:,} maximum once older images are replaced", "within_cap"
         sent = tokens[m.index] if d is not Decision.DROPPED and d is not Decision.SUMMARIZED else 0
-        plans.append(MessagePlan(m.index, m.id, m.role, cat, counts[m.index], d, cat.value, reason, sent))
+        plans.append(MessagePlan(m.index, m.id, m.role, cat, counts[m.index], d, cat.value, reason, sent, code))
 
     context: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}] if session.system_prompt else []
     context_index: list[int | None] = [None] * len(context)
@@ -317,6 +324,7 @@ def format_token_usage_table(plan: Plan) -> str:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "fits", "within_cap", "over_cap", "replaced", "summarised", "dropped"),
     name="categories",
     title="ContextWindowManager (category budgets)",
     params_type=CategoryBudgets,

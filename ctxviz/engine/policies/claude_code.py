@@ -263,7 +263,7 @@ def compact(session: Session, plan: Plan, settings: AutoCompactSettings, counts:
             events: list[Any]) -> Summary | None:
     """Auto-compact: checked before a request is sent (after a user message or a tool output); at
     or over the trigger, one summary replaces every message so far."""
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     if not session.messages or session.messages[-1].role not in ("user", "tool"):
         return None

@@ -421,7 +421,7 @@ def _covered_messages(session: Session, summary: Summary | None) -> list[Message
 def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
     """The compaction the plan shows, in force for the next turns: it covers the whole history but
     the initial context (the user messages it keeps are rebuilt from what it covers)."""
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     extra = plan_.extra
     if not extra.get("compacts"):

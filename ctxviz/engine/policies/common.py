@@ -34,15 +34,40 @@ def tools_json(session: Session) -> str:
     return json.dumps([t.to_openai() for t in session.tools])
 
 
-def history_with_summaries(session: Session) -> tuple[list[Message | int], dict[str, int], frozenset[int]]:
-    """The non-system history as a framework's message store would hold it after the compactions
-    the file records: each recorded summary (by its index in `session.summaries`) in the place of the
-    messages it covers, at its first covered message (at the front when it covers only what came
-    before the file). Returns (entries, covered message id -> summary index, superseded summaries);
-    see missy.recorded_covers for which summaries are superseded."""
-    from .missy import recorded_covers
+def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
+    """Which messages of this file a recorded summary replaces, and which summaries are superseded.
 
-    history = session.system_and_history[1]
+    Returns (message id -> index of the summary that takes its place, indices of superseded
+    summaries). Only `covers` naming messages in this file count: a summary of what came before
+    the file replaces nothing in it, so a session without one gets ({}, frozenset()) and every
+    decision stays the framework's. A summary is superseded when a later one covers every message
+    of the file it covers (Claude Code's second compaction summarises the first summary's span
+    again); the later one then takes the place of both spans.
+    """
+    if not session.summaries:
+        return {}, frozenset()
+    ids = {m.id for m in session.messages}
+    spans = [frozenset(c for c in s.covers if c in ids) for s in session.summaries]
+    if not any(spans):
+        return {}, frozenset()
+    superseded = frozenset(i for i, span in enumerate(spans) if span and any(span <= later for later in spans[i + 1 :]))
+    owner: dict[str, int] = {}
+    for i, span in enumerate(spans):
+        if i not in superseded:
+            for message_id in span:
+                owner[message_id] = i
+    return owner, superseded
+
+
+def history_with_summaries(session: Session, with_system: bool = False) -> tuple[list[Message | int], dict[str, int], frozenset[int]]:
+    """The non-system history (`with_system`: every message, system-role ones where they stand) as a
+    framework's message store would hold it after the compactions the file records: each recorded
+    summary (by its index in `session.summaries`) in the place of the messages it covers, at its
+    first covered message (at the front when it covers only what came before the file). Returns
+    (entries, covered message id -> summary index, superseded summaries); see
+    recorded_covers for which summaries are superseded."""
+
+    history = session.messages if with_system else session.system_and_history[1]
     if not session.summaries:
         return list(history), {}, frozenset()
     covered, superseded = recorded_covers(session)

@@ -268,7 +268,7 @@ def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts:
             events: list[Any]) -> Summary | None:
     """MemoryConsolidator's trigger after a build: the key facts it wrote replace what it consolidated
     (and everything the previous consolidation covered)."""
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     ids = plan.extra.get("consolidated_ids") or []
     if not (plan.extra.get("should_consolidate") and ids):

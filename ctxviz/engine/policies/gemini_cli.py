@@ -446,7 +446,7 @@ def _summarized_before(session: Session, summary: Summary | None) -> list[Messag
 
 def compact(prefix: Session, plan_: Plan, params: GeminiCompression, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
     """The compression the plan shows, put in force for the next turns (the new summary absorbs the old)."""
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     extra = plan_.extra
     if extra.get("compression_status") != "COMPRESSED":

@@ -8,6 +8,10 @@ oldest first, skipping results already cleared, results whose call is not on the
 preceding AI message, and tools named in `exclude_tools`; `clear_tool_inputs` also empties the
 call's `args`; with `clear_at_least` > 0 it stops as soon as that many tokens are reclaimed.
 Nothing is stored: the next call starts again from the full history.
+
+`token_count_method="model"` counts with the chat model's `get_num_tokens_from_messages` over the
+system message and the messages instead: ctxviz reproduces ChatOpenAI's (langchain_model_count.py)
+and says in one line why it cannot for other models (ChatAnthropic asks Anthropic's API).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Session
+from ..session import Message, Session
 from .base import Policy, params_dict
 from .langchain_counting import (
     APPROX,
@@ -30,8 +34,11 @@ from .langchain_counting import (
     summary_message_text,
     summary_view,
 )
+from .langchain_model_count import PRIMING, message_tokens, model_counter
 
 VERSION = "langchain 1.5.0"
+#: ContextEditingMiddleware's `token_count_method` values.
+TOKEN_COUNT_METHODS = ("approximate", "model")
 DEFAULT_TOOL_PLACEHOLDER = "[cleared]"
 
 
@@ -45,11 +52,20 @@ class ClearToolUsesParams:
     clear_tool_inputs: bool = field(default=False, metadata={"help": "Also clear the call's arguments on the AI message"})
     exclude_tools: str = field(default="", metadata={"help": "Tool names never cleared, comma-separated"})
     placeholder: str = field(default=DEFAULT_TOOL_PLACEHOLDER, metadata={"help": "Text that replaces a cleared tool result"})
+    token_count_method: str = field(default="approximate", metadata={
+        "help": "'approximate': count_tokens_approximately over the messages (the system prompt is not counted); 'model': the chat "
+                "model's get_num_tokens_from_messages over the system prompt and the messages, as ChatOpenAI counts it (OpenAI models)"})
+    model: str = field(default="", metadata={"help": "The agent's chat model that token_count_method=model counts with (empty: the session's)"})
+
+    def __post_init__(self) -> None:
+        if self.token_count_method not in TOKEN_COUNT_METHODS:
+            raise ValueError(f"token_count_method must be 'approximate' or 'model', got {self.token_count_method!r}")
 
     @property
     def needs_full_replay(self) -> bool:
-        """`simulate` plans every prefix from scratch: its incremental replayer expects keep and trigger >= 0."""
-        return self.keep < 0 or self.trigger < 0
+        """`simulate` plans every prefix from scratch: its incremental replayer expects keep and trigger >= 0
+        and the approximate count ctxviz caches per message."""
+        return self.keep < 0 or self.trigger < 0 or self.token_count_method != "approximate"
 
     @property
     def excluded(self) -> frozenset[str]:
@@ -69,12 +85,25 @@ def already_cleared(raw: Any) -> bool:
 def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> Plan:
     tokenizer = counts.tokenizer
     messages = session.messages
+    counter = model_counter(params.model or session.model) if params.token_count_method == "model" else None
+    problems: dict[int, list[str]] = {}
+
+    def count_one(view: LCMessage, message: Message | None = None, at: int | None = None) -> int:
+        """count_tokens([message])'s share: the approximate count, or the model's without the reply's priming."""
+        if counter is None:
+            return count_view(view, tokenizer)
+        return message_tokens(counter, view, message, problems.setdefault(at, []) if at is not None else None)
+
+    own_tokens = counts.message_tokens if counter is None else [count_one(cached_view(m), m, m.index) for m in messages]
+    # The model's count also holds the system message and the reply's priming; the approximate one neither.
+    system_tokens = count_one(LCMessage("system", session.system_prompt, role="system")) if counter is not None and session.system_prompt else 0
+    fixed = system_tokens + PRIMING if counter is not None else 0
     # Messages an earlier summary covers are not in the request; the summary is, as LangChain's
     # summary HumanMessage (it is never a tool result, nor an AI message a result could belong to).
     covered = {c for s in session.summaries for c in s.covers}
-    summary_tokens = [count_view(summary_view(s.text), tokenizer) for s in session.summaries]
-    current = [0 if m.id in covered else t for m, t in zip(messages, counts.message_tokens, strict=True)]
-    tokens = sum(current) + sum(summary_tokens)
+    summary_tokens = [count_one(summary_view(s.text)) for s in session.summaries]
+    current = [0 if m.id in covered else t for m, t in zip(messages, own_tokens, strict=True)]
+    tokens = fixed + sum(current) + sum(summary_tokens)
     types = ["" if m.id in covered else lc_type(m) for m in messages]
     views: dict[int, LCMessage] = {}
     cleared: dict[int, str] = {}
@@ -112,14 +141,14 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                 continue
             views[idx] = tool_view._replace(content=params.placeholder)
             running -= current[idx]
-            current[idx] = count_view(views[idx], tokenizer)
+            current[idx] = count_one(views[idx], messages[idx])
             running += current[idx]
             cleared[idx] = tool_name
             if params.clear_tool_inputs:
                 calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
                 views[ai] = ai_view._replace(tool_calls=calls)
                 running -= current[ai]
-                current[ai] = count_view(views[ai], tokenizer)
+                current[ai] = count_one(views[ai], messages[ai])
                 running += current[ai]
                 inputs_cleared.setdefault(ai, []).append(tool_view.tool_call_id)
             if params.clear_at_least > 0:
@@ -127,7 +156,7 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                 if reclaimed >= params.clear_at_least:
                     stopped_at = idx
                     break
-    reclaimed = max(0, tokens - sum(current) - sum(summary_tokens))
+    reclaimed = max(0, tokens - fixed - sum(current) - sum(summary_tokens))
     protected = set(i for i, t in enumerate(types) if t == "tool") - set(candidates)
     decisions: list[MessagePlan] = []
     context: list[dict[str, Any]] = []
@@ -139,7 +168,7 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
     summary_plans = []
     for m in messages:
         i = m.index
-        t = counts.message_tokens[i]
+        t = own_tokens[i]
         if i == lead:
             for k, summary in enumerate(session.summaries):
                 context.append({"role": "user", "content": summary_message_text(summary.text)})
@@ -186,12 +215,16 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
             context_index.append(None)
             summary_plans.append(SummaryPlan(k, summary_tokens[k], Decision.KEPT,
                                              "kept: passed as LangChain's summary HumanMessage; only tool results are cleared", summary.text))
-    used = sum(current) + sum(summary_tokens)
+    used = fixed + sum(current) + sum(summary_tokens)
     notes = []
     if session.summaries:
         notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
                      "in place of the messages they cover")
-    if session.system_prompt:
+    if counter is not None:
+        notes.append(f"token_count_method=model: counted as ChatOpenAI.get_num_tokens_from_messages counts for {counter.model} "
+                     f"({counter.encoding}), with the system prompt ({system_tokens:,} tokens) and the reply's priming ({PRIMING})")
+        notes += problem_notes(problems)
+    elif session.system_prompt:
         notes.append("the system prompt is sent but not counted: it is not among the request's messages, which the approximate counter counts")
     if fired:
         notes.append(f"{tokens:,} tokens > trigger {params.trigger:,}: cleared {len(cleared)} tool result(s), reclaiming {reclaimed:,} tokens")
@@ -200,7 +233,8 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
     totals = Totals(budget=params.trigger, used=used, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in out if not m.sent),
                     fits=used <= params.trigger, kept_messages=len(sent), dropped_messages=len(out) - len(sent))
     return Plan(
-        policy="langchain-context-editing", params=params_dict(params), tokenizer=counts.scheme.label,
+        policy="langchain-context-editing", params=params_dict(params),
+        tokenizer=counts.scheme.label if counter is None else f"chatopenai-message/{counter.encoding}",
         allocation={"summary": min(sum(summary_tokens), params.trigger), "history": params.trigger - min(sum(summary_tokens), params.trigger)},
         usage={"summary": sum(summary_tokens), "history": used - sum(summary_tokens)}, system_prompt=session.system_prompt, messages=out,
         context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans),
@@ -208,6 +242,16 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
         extra={"tokens_before": tokens, "fired": fired, "cleared_ids": [messages[i].id for i in sorted(cleared)],
                "cleared_tokens": reclaimed, "trimmed": bool(cleared)},
     )
+
+
+def problem_notes(problems: dict[int, list[str]]) -> list[str]:
+    """One note per thing ChatOpenAI's count raises on or cannot do offline, with the messages it concerns."""
+    where: dict[str, list[int]] = {}
+    for index, said in sorted(problems.items()):
+        for problem in dict.fromkeys(said):
+            where.setdefault(problem, []).append(index)
+    return [f"{', '.join(f'#{i}' for i in indices[:10])}{' and more' if len(indices) > 10 else ''}: {problem}"
+            for problem, indices in where.items()]
 
 
 def tool_label(name: str) -> str:

@@ -18,10 +18,39 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ...io.langchain import _class, _dict_type
 from ..catalog import find_model
 from ..session import ImagePart, Message, OpaquePart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
 from ..tokenizers import CharsPerTokenTokenizer, Tokenizer
+
+# LangChain's own serialised message shapes (what `messages_to_dict` and `dumpd` write): the loader
+# reads files with them and the counters read a message's original record with them.
+#: `messages_to_dict` types -> ctxviz roles (`chat` takes its role from `data.role`).
+TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": "", "remove": ""}
+#: `dumpd` class names (chunks drop their `Chunk`) -> the same types.
+CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+           "FunctionMessage": "tool", "ChatMessage": "chat", "RemoveMessage": "remove"}
+
+
+def _class(record: Any) -> str:
+    """The message type of a `dumpd` constructor (`human`, `ai`...), or ""."""
+    if not (isinstance(record, dict) and record.get("lc") == 1 and record.get("type") == "constructor"):
+        return ""
+    ids = record.get("id")
+    if not isinstance(ids, list) or not ids or not isinstance(ids[-1], str):
+        return ""
+    name = ids[-1].removesuffix("Chunk")
+    return CLASSES.get(name, "")
+
+
+def _dict_type(record: Any) -> str:
+    """The message type of a `messages_to_dict` item, or ""."""
+    if not (isinstance(record, dict) and isinstance(record.get("data"), dict) and isinstance(record.get("type"), str)):
+        return ""
+    kind = record["type"]
+    if kind in TYPES:
+        return kind
+    return CLASSES.get(kind.removesuffix("Chunk"), "")
+
 
 #: count_tokens_approximately's defaults.
 EXTRA_TOKENS_PER_MESSAGE = 3

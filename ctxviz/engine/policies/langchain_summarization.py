@@ -446,7 +446,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
     """Fire the middleware at this turn as its plan did; the summary covers everything it replaced."""
     if not plan_.extra.get("fired"):
         return None
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     run = run_pass(prefix, params, counts)
     text = summary_text(prefix, run, summarizer.supyagent_snapshot)

@@ -62,6 +62,14 @@ class ChatSummaryMemoryBufferParams:
     count_initial_tokens: bool = field(default=False, metadata=_help("Count the initial tokens (the system prompt) against token_limit"))
     initial_token_count: int | None = field(default=None, metadata=_help(
         "get(initial_token_count=...), counted only with count_initial_tokens (default: the system prompt's tokens)", min=0, step=100))
+    system_messages_in_memory: bool = field(default=False, metadata=_help(
+        "System-role messages are in the memory where they stand (memory.put(ChatMessage(role=SYSTEM, ...))): counted, kept as full "
+        "text or summarised like any other (a lone one that no longer fits is passed through); off: the chat engine's prefix messages"))
+
+    @property
+    def needs_full_replay(self) -> bool:
+        """`simulate` plans every prefix from scratch: its incremental replayer keeps system messages apart."""
+        return self.system_messages_in_memory
 
     def __post_init__(self) -> None:
         if self.context_window is not None and self.context_window < 1:
@@ -105,12 +113,13 @@ def stand_in_summary(messages: list[Message]) -> str:
 def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenCounts) -> Plan:
     limit = params.limit
     tokens = counts.message_tokens
-    system_messages, rest = (list(part) for part in session.system_and_history)
+    in_memory = params.system_messages_in_memory
+    system_messages, rest = ([], list(session.messages)) if in_memory else (list(part) for part in session.system_and_history)
     system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
     initial = system_tokens if params.initial_token_count is None else params.initial_token_count
     # The chat store as get() sees it: a summary an earlier get() wrote (or the file records) is a
     # SYSTEM message where the messages it covers were. Entries: (message or summary index, role, tokens).
-    raw, covered_by, superseded = history_with_summaries(session)
+    raw, covered_by, superseded = history_with_summaries(session, with_system=in_memory)
     covered = set(covered_by)
     summaries = session.summaries
     summary_tokens_of = {k: text_tokens(counts, summaries[k].text) for k in range(len(summaries))}
@@ -152,6 +161,7 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
     summary_tokens = 0
+    passed_through: Message | int | None = None
     new_summary_text = ""
     summarized_ids: list[str] = []
     for e in full:
@@ -169,6 +179,12 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
         context_index.append(None)
         summary_decisions[k] = (Decision.KEPT, "kept: the earlier summary no longer fits as full text, but LlamaIndex passes a lone SYSTEM "
                                                "message through unsummarised")
+    elif to_summarize and params.llm and len(to_summarize) == 1 and to_summarize[0][1] == "system":
+        # ... and so a lone system message of the memory's own (system_messages_in_memory).
+        passed = to_summarize.pop()
+        full.insert(0, passed)
+        full_tokens += passed[2]
+        passed_through = passed[0]
     elif to_summarize and params.llm:
         absorbed = set(earlier)
         # The messages to summarise, by identity (a scan of to_summarize per message made a plan quadratic).
@@ -220,7 +236,10 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
             reason = f"{verb.value}: older than the first message that did not fit, so it is {fate}"
         decide(m, verb, zone, reason)
     for e in full:
-        if isinstance(e[0], Message):
+        if e[0] is passed_through:
+            decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens no longer fit, but LlamaIndex passes a lone SYSTEM message "
+                                                     "through unsummarised")
+        elif isinstance(e[0], Message):
             decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens fit in the {limit_left:,}-token full-text budget (newest first)")
     if raised:
         for m in (e[0] for e in entries if isinstance(e[0], Message)):
@@ -258,7 +277,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
     ids: list[str] = list(plan.extra.get("summarized_ids") or [])
     if not ids or not prefix.messages or prefix.messages[-1].role not in ("user", "tool"):
         return None
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]

@@ -19,7 +19,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import Message, Session, Summary
 from ..tokenizers import Tokenizer
 from .base import Policy, params_dict
-from .common import base_system_prompt, split_new_message, tools_json
+from .common import base_system_prompt, recorded_covers, split_new_message, tools_json
 
 ZONES = ("system", "evictable", "fresh_tail", "new_message")
 
@@ -98,31 +98,6 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     return notes
 
 
-def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
-    """Which messages of this file a recorded summary replaces, and which summaries are superseded.
-
-    Returns (message id -> index of the summary that takes its place, indices of superseded
-    summaries). Only `covers` naming messages in this file count: a summary of what came before
-    the file replaces nothing in it, so a session without one gets ({}, frozenset()) and every
-    decision stays the framework's. A summary is superseded when a later one covers every message
-    of the file it covers (Claude Code's second compaction summarises the first summary's span
-    again); the later one then takes the place of both spans.
-    """
-    if not session.summaries:
-        return {}, frozenset()
-    ids = {m.id for m in session.messages}
-    spans = [frozenset(c for c in s.covers if c in ids) for s in session.summaries]
-    if not any(spans):
-        return {}, frozenset()
-    superseded = frozenset(i for i, span in enumerate(spans) if span and any(span <= later for later in spans[i + 1 :]))
-    owner: dict[str, int] = {}
-    for i, span in enumerate(spans):
-        if i not in superseded:
-            for message_id in span:
-                owner[message_id] = i
-    return owner, superseded
-
-
 def format_summary(summary: Summary) -> str:
     """missy's _format_summary: em dash header; the time range only when both ends are set."""
     time = ""
@@ -187,12 +162,12 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     KEPT, DROPPED = Decision.KEPT, Decision.DROPPED
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str) -> None:
         t = tokens[m.index]
-        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is KEPT else 0)
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is KEPT else 0, code)
 
     for m in system_messages:
-        decide(m, KEPT, "system", f"kept: part of the system prompt (missy never measures it; the {budget.system_reserve:,}-token system reserve stands in for it)")
+        decide(m, KEPT, "system", f"kept: part of the system prompt (missy never measures it; the {budget.system_reserve:,}-token system reserve stands in for it)", "system_prompt")
 
     # With no new user message ctxviz charges nothing for it (missy would charge 1 for "").
     used = tokens[new_message.index] if new_message else 0
@@ -202,7 +177,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         while fresh_tail and used > history_budget:
             oldest = fresh_tail.pop(0)
             used -= tokens[oldest.index]
-            decide(oldest, DROPPED, "fresh_tail", f"dropped: trim_protected_tail removes the oldest fresh-tail messages until the tail fits the {history_budget:,}-token history budget")
+            decide(oldest, DROPPED, "fresh_tail", f"dropped: trim_protected_tail removes the oldest fresh-tail messages until the tail fits the {history_budget:,}-token history budget", "missed")
         notes.append(f"trim_protected_tail dropped the oldest fresh-tail messages; {used:,} of {history_budget:,} history tokens remain")
         tail_over = used > history_budget
     tail_reason = f"kept: in the fresh tail (the last {n} messages are always included)"
@@ -210,7 +185,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         tail_reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
         notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {history_budget:,}-token history budget; missy sends them anyway")
     for m in fresh_tail:
-        decide(m, KEPT, "fresh_tail", tail_reason)
+        decide(m, KEPT, "fresh_tail", tail_reason, "fresh_tail")
 
     summary_plans: list[SummaryPlan] = []
     summary_messages: list[dict[str, Any]] = []
@@ -232,7 +207,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         k = covered[m.id]
         sent_instead = summary_plans[k].decision is KEPT
         decide(m, Decision.SUMMARIZED, "summarized", f"summarized: recorded summary #{k + 1} covers it"
-               + (" and is sent in its place" if sent_instead else f"; the summary itself is not sent ({summary_plans[k].reason})"))
+               + (" and is sent in its place" if sent_instead else f"; the summary itself is not sent ({summary_plans[k].reason})"), "summarised")
 
     remaining = max(0, history_budget - used)
     kept_evictable: list[Message] = []
@@ -243,9 +218,9 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
         t = tokens[m.index]
         if t > remaining:
             cut = m
-            decide(m, DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {remaining:,} left of the {history_budget:,}-token history budget")
+            decide(m, DROPPED, "evictable", f"dropped: {t:,} tokens did not fit in the {remaining:,} left of the {history_budget:,}-token history budget", "missed")
             break
-        decide(m, KEPT, "evictable", f"kept: {t:,} tokens fit in the {remaining:,} left of the {history_budget:,}-token history budget (filled newest first)")
+        decide(m, KEPT, "evictable", f"kept: {t:,} tokens fit in the {remaining:,} left of the {history_budget:,}-token history budget (filled newest first)", "fits")
         kept_evictable.append(m)
         remaining -= t
         used += t
@@ -253,7 +228,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     if cut is not None and covered:
         # Not a prefix of the session's history (the covered messages are out): no cached columns.
         for m in evictable[:position]:
-            decide(m, DROPPED, "evictable", f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered")
+            decide(m, DROPPED, "evictable", f"dropped: missy stops at the first message that does not fit (#{cut.index}), so older messages are not considered", "after_cut")
     elif cut is not None:
         # missy `break`s at the first misfit: older, smaller messages are never looked at.
         older = _older_records(session, position, cut.index, tokens)
@@ -265,7 +240,7 @@ def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
     kept_evictable.reverse()
 
     if new_message is not None:
-        decide(new_message, KEPT, "new_message", "kept: the new user message is always sent last")
+        decide(new_message, KEPT, "new_message", "kept: the new user message is always sent last", "new_message")
 
     messages = tuple(decisions)  # type: ignore[arg-type]
     context: list[dict[str, Any]] = [{"role": "system", "content": enriched}]
@@ -336,6 +311,7 @@ def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "fresh_tail", "new_message", "fits", "missed", "after_cut", "summarised"),
     name="missy",
     title="missy ContextManager",
     params_type=TokenBudget,
@@ -379,7 +355,7 @@ def _older_records(session: Session, position: int, cut_index: int, tokens: tupl
     indices, ids, roles, categories = (column[:position] for column in session.history_columns)
     make = partial(tuple.__new__, MessagePlan)  # skips the NamedTuple constructor's Python frame
     records = tuple(map(make, zip(indices, ids, roles, categories, map(tokens.__getitem__, indices), repeat(Decision.DROPPED),
-                                  repeat("evictable"), repeat(reason), repeat(0), strict=False)))
+                                  repeat("evictable"), repeat(reason), repeat(0), repeat("after_cut"), strict=False)))
     with _OLDER_LOCK:
         # Entries of sessions that are gone would only hold memory (a 100,000-message session's
         # records are tens of megabytes): drop them first, then the least recently used.

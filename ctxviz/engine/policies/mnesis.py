@@ -425,7 +425,7 @@ def compact(prefix: Session, plan: Plan, budget: MnesisBudget, counts: TokenCoun
             events: list[Any]) -> Summary | None:
     """mnesis' soft (60 % of usable) and hard thresholds: everything before the second-to-last user
     message is condensed, merged with the earlier node, into the Level 3 deterministic summary."""
-    from ..simulate import Event
+    from ..replay_contract import Event
     from ..summarizers import mnesis_fallback
 
     messages = prefix.messages

@@ -18,6 +18,11 @@ the rest of a partly missing batch or thinking tool loop), then:
 - the forgotten events become one CondensationSummaryEvent, sent as a plain *user* message holding
   the summary text, placed where the forgotten span began; fewer than `minimum_progress` of the
   view forgotten, or no span at all, means no condensation (the view is sent as it is).
+- read back from the log (`View.from_events`), a summary goes one event earlier for every event the
+  view had left out ahead of its span, sometimes inside the head, where the next condensation keeps
+  it (openhands_log.py). ctxviz plans the view as the SDK reads it from the log, as a resumed
+  conversation does; a running agent's incremental view enforces the properties only when it is
+  rebuilt (a resume, or a provider refusing the history).
 
 ctxviz's summary text is an offline stand-in. The token reason counts with ctxviz's chat-format
 count, not litellm's `token_counter`, and is not part of the golden cases.
@@ -31,10 +36,14 @@ from typing import Any
 from ..catalog import find_model
 from ..counting import TokenCounts
 from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary, ThinkingPart
+from ..session import Message, Session, Summary
 from ..tokenizers import Tokenizer, count_openai_chat
 from .base import Policy, params_dict
 from .common import base_system_prompt
+from .openhands_log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
+from .openhands_view import Event, _result_id, condensation, enforce_properties, events_of
+
+__all__ = ["DEFAULT_INPUT_TOKENS", "POLICY", "CondenserParams", "Event", "_result_id", "condensation", "events_of", "input_limit"]
 
 FRAMEWORK = "OpenHands"
 FRAMEWORK_VERSION = "openhands-sdk 1.58.0"
@@ -73,159 +82,6 @@ class CondenserParams:
             raise ValueError(f"max_input_tokens must be >= 0 (or none), got {self.max_input_tokens}")
 
 
-@dataclass(frozen=True)
-class Event:
-    """One event of the view: what the condenser and the View's properties look at."""
-
-    id: str
-    kind: str  # system, message, action, observation, summary
-    message: int | None  # the ctxviz message it comes from (None: the system prompt, a summary)
-    tool_call_id: str = ""
-    batch: str = ""  # llm_response_id of an action
-    thinking: bool = False  # an action carrying thinking blocks: it starts a tool loop
-
-
-def events_of(session: Session, skip: set[str]) -> list[Event]:
-    """The session as OpenHands' event log (messages whose ids are in `skip` left out)."""
-    out: list[Event] = []
-    if session.system_prompt or any(m.role == "system" for m in session.messages):
-        out.append(Event("system", "system", None))
-    for m in session.messages:
-        if m.role == "system" or m.id in skip:
-            continue
-        calls = m.tool_calls if m.role == "assistant" else ()
-        if calls:
-            thinking = any(isinstance(p, ThinkingPart) for p in m.parts)
-            for k, call in enumerate(calls):
-                out.append(Event(f"{m.id}#{k}", "action", m.index, call.id, m.id, thinking and k == 0))
-        elif m.role == "tool":
-            out.append(Event(m.id, "observation", m.index, m.tool_call_id or _result_id(m)))
-        else:
-            out.append(Event(m.id, "message", m.index))
-    return out
-
-
-def _result_id(m: Message) -> str:
-    return next((getattr(p, "tool_call_id", "") for p in m.parts if getattr(p, "tool_call_id", "")), "")
-
-
-def _tool_loops(events: list[Event]) -> list[set[str]]:
-    loops: list[set[str]] = []
-    current: set[str] | None = None
-    for e in events:
-        if e.kind == "action" and e.thinking:
-            if current is not None:
-                loops.append(current)
-            current = {e.id}
-        elif e.kind in ("action", "observation"):
-            if current is not None:
-                current.add(e.id)
-        elif current is not None:
-            loops.append(current)
-            current = None
-    if current is not None:
-        loops.append(current)
-    return loops
-
-
-def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str], str]:
-    """The first property (in ALL_PROPERTIES order) that wants events gone, and what it is."""
-    seen: set[str] = set()
-    duplicates = set()
-    for e in view:
-        if e.kind == "observation":
-            if e.tool_call_id in seen:
-                duplicates.add(e.id)
-            seen.add(e.tool_call_id)
-    if duplicates:
-        return duplicates, "a second observation of the same tool call (ObservationUniquenessProperty)"
-    batches_all: dict[str, set[str]] = {}
-    for e in all_events:
-        if e.kind == "action":
-            batches_all.setdefault(e.batch, set()).add(e.id)
-    batches_view: dict[str, set[str]] = {}
-    for e in view:
-        if e.kind == "action":
-            batches_view.setdefault(e.batch, set()).add(e.id)
-    partial = {i for b, ids in batches_view.items() if ids != batches_all.get(b, set()) for i in ids}
-    if partial:
-        return partial, "part of a batch of tool calls whose other calls are not in the view (BatchAtomicityProperty)"
-    actions = {e.tool_call_id for e in view if e.kind == "action"}
-    observations = {e.tool_call_id for e in view if e.kind == "observation"}
-    unmatched = {e.id for e in view if (e.kind == "action" and e.tool_call_id not in observations)
-                 or (e.kind == "observation" and e.tool_call_id not in actions)}
-    if unmatched:
-        return unmatched, "a tool call without its observation, or an observation without its call (ToolCallMatchingProperty)"
-    ids = {e.id for e in view}
-    loops = _tool_loops(all_events)
-    partial_loops: set[str] = set()
-    for e in view:
-        if e.id in partial_loops:
-            continue
-        for loop in loops:
-            if e.id in loop:
-                if not loop <= ids:
-                    partial_loops |= ids & loop
-                break
-    if partial_loops:
-        return partial_loops, "part of a thinking tool loop that is not whole in the view (ToolLoopAtomicityProperty)"
-    return set(), ""
-
-
-def enforce_properties(view: list[Event], all_events: list[Event]) -> tuple[list[Event], dict[str, str]]:
-    """View.enforce_properties: drop, property by property, until nothing changes."""
-    removed: dict[str, str] = {}
-    while True:
-        gone, why = _enforce_once(view, all_events)
-        if not gone:
-            return view, removed
-        removed.update(dict.fromkeys(gone, why))
-        view = [e for e in view if e.id not in gone]
-
-
-def manipulation_indices(view: list[Event]) -> set[int]:
-    """View.manipulation_indices: the boundaries every property allows."""
-    indices = set(range(len(view) + 1))
-    for i in range(len(view) - 1):
-        left, right = view[i], view[i + 1]
-        if left.kind == "action" and right.kind == "action" and left.batch == right.batch:
-            indices.discard(i + 1)
-    pending: set[str] = set()
-    for i, e in enumerate(view):
-        if e.kind == "action":
-            pending.add(e.tool_call_id)
-        elif e.kind == "observation":
-            pending.discard(e.tool_call_id)
-        if pending:
-            indices.discard(i + 1)
-    in_loop = False
-    for i, e in enumerate(view):
-        if e.kind == "action" and e.thinking:
-            in_loop = True
-        elif e.kind in ("action", "observation"):
-            if in_loop:
-                indices.discard(i)
-        else:
-            in_loop = False
-    return indices
-
-
-def find_next(indices: set[int], threshold: int) -> int | None:
-    found = [i for i in indices if i >= threshold]
-    return min(found) if found else None
-
-
-@dataclass(frozen=True)
-class Condensing:
-    """What get_condensation decided (or why it could not)."""
-
-    reasons: tuple[str, ...]
-    forgotten: tuple[int, ...] = ()  # view positions
-    start: int = 0
-    events_from_tail: int = 0
-    error: str = ""
-
-
 def measure_message(message: Message, tokenizer: Tokenizer) -> int:
     """A message's share of an OpenAI chat request (ctxviz's stand-in for litellm's token_counter)."""
     return count_openai_chat([message.to_openai()], model="gpt-4o", tokenizer=tokenizer) - 3
@@ -238,74 +94,24 @@ def input_limit(session: Session, params: CondenserParams) -> int | None:
     return entry.context_window if entry is not None else None
 
 
-def condensation(view: list[Event], params: CondenserParams, event_tokens: list[int], token_limit: int | None) -> Condensing | None:
-    """get_condensation_reasons and _get_forgotten_events (None: no reason to condense)."""
-    reasons: list[str] = []
-    total = sum(event_tokens)
-    if token_limit is not None and total > token_limit:
-        reasons.append("tokens")
-    if len(view) > params.max_size:
-        reasons.append("events")
-    if not reasons:
-        return None
-    tails: list[int] = []
-    if "events" in reasons:
-        tails.append(params.max_size // 2 - params.keep_first - 1)
-    if "tokens" in reasons:
-        assert token_limit is not None
-        reduce = total - token_limit // 2
-        rest = event_tokens[params.keep_first:]
-        # get_suffix_length_for_token_reduction: shortest prefix whose tokens exceed `reduce`.
-        running, prefix = 0, len(rest)
-        if sum(rest) > reduce:
-            for k, t in enumerate(rest, start=1):
-                running += t
-                if running > reduce:
-                    prefix = k
-                    break
-        tails.append(len(rest) - prefix)
-    events_from_tail = min(tails)
-    naive_end = len(view) - events_from_tail
-    protected = params.keep_first
-    system = next((i for i, e in enumerate(view) if e.kind == "system"), None)
-    if system is not None:
-        protected = max(protected, system + 1)
-    indices = manipulation_indices(view)
-    start = find_next(indices, protected)
-    end = find_next(indices, naive_end)
-    if start is None or end is None:
-        return Condensing(tuple(reasons), events_from_tail=events_from_tail, error="Unable to compute forgotten events (no manipulation index past the threshold)")
-    forgotten = tuple(range(start, end))
-    if not forgotten:
-        return Condensing(tuple(reasons), start=start, events_from_tail=events_from_tail,
-                          error="Cannot condense 0 events (a tool loop spans almost the entire view)")
-    if len(forgotten) < len(view) * params.minimum_progress:
-        return Condensing(tuple(reasons), forgotten, start, events_from_tail,
-                          error="events forgotten below the minimum progress threshold")
-    return Condensing(tuple(reasons), forgotten, start, events_from_tail)
-
-
-def with_condensation_marks(events: list[Event], summary: Summary | None, session: Session) -> list[Event]:
-    """The log with a mark where OpenHands' log holds a Condensation event: after the message at
-    which each condensation fired (a replay's `written_after`) and, for a summary that does not
-    say, where its forgotten span begins and ends. A Condensation event ends a tool loop, so a
-    loop that went on after a condensation is a new one."""
+def log_of(session: Session, all_events: list[Event], params: CondenserParams, counts: TokenCounts, prompt_tokens: int,
+           token_limit: int | None) -> Log:
+    """The event log with the session's summary in place as View.from_events puts it (openhands_log)."""
+    summary = session.summaries[-1] if session.summaries else None
     if summary is None:
-        return events
-    covered = set(summary.covers)
-    after = set(summary.written_after)
-    out: list[Event] = []
-    previous = None
-    for k, e in enumerate(events):
-        state = e.message is not None and session.messages[e.message].id in covered
-        if previous is not None and state != previous and not after:
-            out.append(Event(f"mark{len(out)}", "mark", None))
-        out.append(e)
-        previous = state
-        last_of_message = k + 1 == len(events) or events[k + 1].message != e.message
-        if e.message is not None and last_of_message and session.messages[e.message].id in after:
-            out.append(Event(f"mark{len(out)}", "mark", None))
-    return out
+        return recorded_log(session, all_events, None)
+    tokens = counts.message_tokens
+
+    def event_tokens(e: Event) -> int:
+        if e.kind == "system":
+            return prompt_tokens
+        assert e.message is not None
+        return tokens[e.message] if e.kind != "action" or e.id.endswith("#0") else 0
+
+    measure = Measure(session, event_tokens, counts.text, _snapshot)
+    key = (params, counts.scheme.label, prompt_tokens, token_limit)
+    replayed = replayed_log(session, summary, all_events, params, measure, token_limit, key)
+    return replayed if replayed is not None else recorded_log(session, all_events, summary)
 
 
 def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan:
@@ -313,36 +119,29 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
     system_messages = [m for m in session.messages if m.role == "system"]
     prompt = base_system_prompt(session, system_messages)
     prompt_tokens = counts.text(prompt) if prompt else 0
+    limit_in = input_limit(session, params)
+    limits = [x for x in (params.max_tokens, limit_in) if x is not None]
+    token_limit = min(limits) if limits else None
     summary = session.summaries[-1] if session.summaries else None
-    covered = set(summary.covers) if summary is not None else set()
     all_events = events_of(session, set())
-    view = [e for e in all_events if e.message is None or session.messages[e.message].id not in covered]
+    log = log_of(session, all_events, params, counts, prompt_tokens, token_limit)
     summary_plans: list[SummaryPlan] = []
     notes: list[str] = []
-    if summary is not None:
-        # Condensation.apply: the summary goes where the forgotten span began.
-        first = next((i for i, e in enumerate(all_events) if e.message is not None and session.messages[e.message].id in covered), len(all_events))
-        offset = sum(1 for e in all_events[:first] if e.message is None or session.messages[e.message].id not in covered)
-        view.insert(offset, Event("summary", "summary", None))
-        for i, s in enumerate(session.summaries[:-1]):
-            summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: OpenHands' latest summary forgot this one with its events", s.text))
-    view, left_out = enforce_properties(view, with_condensation_marks(all_events, summary, session))
+    for i, s in enumerate(session.summaries[:-1]):
+        summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: OpenHands' latest summary forgot this one with its events", s.text))
+    view, left_out = enforce_properties(log.events, log.marked)
     summary_text = summary.text if summary is not None else ""
+    summary_tokens = {name: counts.text(text) for name, text in log.texts.items()}
 
     def event_tokens(e: Event) -> int:
         if e.kind == "system":
             return prompt_tokens
         if e.kind == "summary":
-            return counts.text(summary_text)
+            return summary_tokens[e.id]
         assert e.message is not None
-        m = session.messages[e.message]
-        first_of_message = e.kind != "action" or e.id.endswith("#0")
-        return tokens[m.index] if first_of_message else 0
+        return tokens[e.message] if e.kind != "action" or e.id.endswith("#0") else 0
 
     per_event = [event_tokens(e) for e in view]
-    limit_in = input_limit(session, params)
-    limits = [x for x in (params.max_tokens, limit_in) if x is not None]
-    token_limit = min(limits) if limits else None
     outcome = condensation(view, params, per_event, token_limit)
     forgotten_messages: set[int] = set()
     new_ids: tuple[str, ...] = ()
@@ -363,18 +162,19 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
         else:
             gone = [view[i] for i in outcome.forgotten]
             forgotten_messages = {e.message for e in gone if e.message is not None}
-            forgot_summary = any(e.kind == "summary" for e in gone)
-            previous = [m.index for m in session.messages if m.id in covered] if forgot_summary else []
-            all_covered = sorted({*previous, *forgotten_messages})
+            folded = {e.id for e in gone if e.kind == "summary"}
+            all_covered = sorted(forgotten_messages.union(*(log.covers[name] for name in folded)))
             new_ids = tuple(session.messages[i].id for i in all_covered)
             new_text = _snapshot([session.messages[i] for i in all_covered])
             forgotten = set(outcome.forgotten)  # once: a set per event made a plan quadratic
             remaining = [e for k, e in enumerate(view) if k not in forgotten]
             remaining.insert(outcome.start, Event("new-summary", "summary", None))
-            per_event = [counts.text(new_text) if e.id == "new-summary" else (counts.text(summary_text) if e.kind == "summary" else event_tokens(e)) for e in remaining]
+            summary_tokens["new-summary"] = counts.text(new_text)
+            per_event = [event_tokens(e) for e in remaining]
             view = remaining
             if summary is not None:
-                state = (Decision.SUMMARIZED, "summarized: forgotten with the events the new summary covers") if forgot_summary else (Decision.KEPT, "kept: in the head the condensation keeps")
+                state = ((Decision.SUMMARIZED, "summarized: forgotten with the events the new summary covers") if LATEST in folded
+                         else (Decision.KEPT, "kept: in the head the condensation keeps"))
                 summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary_text), state[0], state[1], summary_text))
             summary_plans.append(SummaryPlan(len(session.summaries), counts.text(new_text), Decision.KEPT,
                                              f"kept: the CondensationSummaryEvent of {len(outcome.forgotten)} forgotten events, a user message at event {outcome.start} ({STAND_IN})", new_text))
@@ -383,6 +183,7 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
     if summary is not None and not any(sp.index == len(session.summaries) - 1 for sp in summary_plans):
         summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary_text), Decision.KEPT,
                                          "kept: OpenHands sends its summary as a user message where the forgotten events were", summary_text))
+    notes += placement_notes(log, view)
     if "tokens" in (outcome.reasons if outcome else ()) or token_limit is not None:
         notes.append(f"token limit {token_limit:,} counted with ctxviz's chat-format count, not litellm's token_counter" if token_limit else "")
     notes = [n for n in notes if n]
@@ -403,7 +204,7 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten",
                                          f"summarized: {why}; OpenHands forgets the events after the first {head_end} and keeps the newest "
                                          f"{outcome.events_from_tail if outcome else 0} (max_size // 2 - keep_first - 1), moved to safe boundaries", 0))
-        elif m.id in covered:
+        elif m.index in log.forgotten:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten", "summarized: forgotten by an earlier condensation; its summary is sent in its place", 0))
         elif m.index in message_left_out and m.index not in in_view:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "left_out", f"dropped: the View leaves out {message_left_out[m.index]}", 0))
@@ -423,7 +224,7 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
             context.append({"role": "system", "content": prompt})
             context_index.append(None)
         elif e.kind == "summary":
-            context.append({"role": "user", "content": new_text if e.id == "new-summary" else summary_text})
+            context.append({"role": "user", "content": new_text if e.id == "new-summary" else log.texts[e.id]})
             context_index.append(None)
         elif e.message is not None and (e.kind != "action" or e.id.endswith("#0")):
             context.append(session.messages[e.message].to_openai())
@@ -494,7 +295,7 @@ def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: Token
     ids = plan_.extra.get("summarized_ids") or []
     if not ids or not agent_would_step(prefix):
         return None
-    from ..simulate import Event as SimEvent
+    from ..replay_contract import Event as SimEvent
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]

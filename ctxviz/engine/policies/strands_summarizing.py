@@ -226,7 +226,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: Tok
     ids = plan_.extra.get("summarized_ids") or []
     if not ids:
         return None
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]

@@ -344,7 +344,7 @@ def compact(prefix: Session, plan: Plan, settings: ContextSettings, counts: Toke
             events: list[Any]) -> Summary | None:
     """supyagent's trigger after a build: N messages or K tokens since the last summary; it always
     re-summarises the history from index 0 up to the recent messages it keeps."""
-    from ..simulate import Event
+    from ..replay_contract import Event
 
     messages = prefix.messages
     history = [m for m in messages if m.role != "system"]

@@ -365,25 +365,35 @@ class TimelineView(QWidget):
         trigger = f" ({c.trigger})" if c.trigger else ""
         return f"the agent compacted its context before #{c.before_index}{trigger}" + (f": {sizes}" if sizes else "")
 
+    @staticmethod
+    def compaction_step(timeline: Timeline, c: Compaction) -> int | None:
+        """The step a compaction the log records is first in force at (None: after the last step):
+        the first request made after it, which is the answer #before_index's when that is a reply."""
+        k = timeline.step_after(c.before_index)
+        return k if k < len(timeline.turns) else None
+
     def _mark_compactions(self, timeline: Timeline) -> None:
-        """Each compaction the log records: a dashed line at its turn, labelled with its trigger and
-        sizes, and a short tick at the tokens it had before, against the replay."""
+        """Each compaction the log records: a dashed line at the turn it is first in force at (the
+        first request made after it), labelled with its trigger and sizes, and a short tick at the
+        tokens it had before, against the replay."""
         color = RECORDED_COMPACTION_COLOR
         named = False
         for c in timeline.session.compactions:
+            step = self.compaction_step(timeline, c)
+            x = timeline.turns[step].index if step is not None else c.before_index
             trigger = c.trigger if len(c.trigger) <= TRIGGER_CHARS else c.trigger[: TRIGGER_CHARS - 1] + "…"
             sizes = f"{short_number(c.pre_tokens)} → {short_number(c.post_tokens)}" if c.post_tokens else short_number(c.pre_tokens) if c.pre_tokens else ""
             label = "compacted" + (f" ({trigger})" if trigger else "") + (f"\n{sizes} tokens" if sizes else "")
             # InfLineLabel formats its text with str.format: braces from the file must stay literal.
             label = label.replace("{", "{{").replace("}", "}}")
-            line = pg.InfiniteLine(pos=finite(c.before_index), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
+            line = pg.InfiniteLine(pos=finite(x), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
                                    label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)],
                                                          "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)
             tick = pg.PlotDataItem()
             if c.pre_tokens:
-                tick = self.plot.plot(plot_values([c.before_index]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=26,
+                tick = self.plot.plot(plot_values([x]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=26,
                                       symbolPen=pg.mkPen(color, width=3), symbolBrush=color, name=None if named else RECORDED_COMPACTION_NAME)
                 set_plain_tooltip(tick, self.compaction_text(c))
                 named = True
@@ -445,7 +455,8 @@ class TimelineView(QWidget):
         usage = after.usage if after is not None else None
         reported = (f" (the provider reported {usage.window_fill:,} for the call made after this turn, which produced #{after.index})"
                     if after is not None and usage is not None and usage.window_fill else "")
-        recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions if c.before_index == t.index)
+        recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions
+                           if self.compaction_step(self.timeline, c) == turn)
         step = f"Step {turn + 1:,} of {len(self.timeline.turns):,}, " if self.timeline.step_rule != "messages" else ""
         self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
                            f"{t.summarized} summarised, {t.truncated} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")

@@ -1,4 +1,5 @@
-"""More golden cases for ctxviz's LlamaIndex policies (issue 21): system messages inside the memory.
+"""More golden cases for ctxviz's LlamaIndex policies (issue 21): system messages inside the memory,
+of ChatMemoryBuffer and of ChatSummaryMemoryBuffer.
 
 Run by hand in generate.py's scratch venv (never by the tests):
 
@@ -8,6 +9,9 @@ Run by hand in generate.py's scratch venv (never by the tests):
 Sessions from generate.py's builder get SYSTEM messages among their turns (as an application that
 calls `memory.put(ChatMessage(role=SYSTEM, ...))` has them); every message goes into a
 ChatMemoryBuffer, and what `get()` returns is recorded for several limits, into cases_more.json.
+Into `summary_cases`: each message put into a ChatSummaryMemoryBuffer (generate.py's fake LLM) and
+get() called before each LLM call (after a user or tool message), as generate.py's rolling cases
+do; each step records what get() returned, a summary the LLM wrote named `summary<k>`.
 """
 
 from __future__ import annotations
@@ -19,12 +23,51 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.memory import ChatMemoryBuffer, ChatSummaryMemoryBuffer
+from llama_index.core.utils import get_tokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from generate import build_session, text, to_llama  # noqa: E402
+from generate import FakeLLM, build_session, text, to_llama  # noqa: E402
 
 OUT = Path(__file__).with_name("cases_more.json")
+
+
+SUMMARY_PARAMS: list[dict[str, Any]] = [{"token_limit": 40}, {"token_limit": 120}, {"token_limit": 300}, {"token_limit": 700},
+                                         {"token_limit": 120, "llm": False}, {"token_limit": 300, "count_initial_tokens": True}]
+
+
+def summary_case(name: str, spec: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """get() before each LLM call of an agent whose system messages are put into the memory."""
+    tokenizer = get_tokenizer()
+    system_tokens = len(tokenizer(spec["system"])) if spec["system"] else 0
+    llama = [to_llama(m) for m in spec["messages"]]
+    ids = [m["id"] for m in spec["messages"]]
+    memory = ChatSummaryMemoryBuffer.from_defaults(llm=FakeLLM() if params.get("llm", True) else None, token_limit=params["token_limit"],
+                                                   count_initial_tokens=params.get("count_initial_tokens", False))
+    summaries: list[str] = []
+    steps: list[dict[str, Any]] = []
+    for i, (message, source) in enumerate(zip(llama, spec["messages"], strict=True)):
+        memory.put(message)
+        if source["role"] not in ("user", "tool"):
+            continue
+        try:
+            got, error = memory.get(initial_token_count=system_tokens), None
+        except ValueError as exc:
+            got, error = [], str(exc)
+        returned = []
+        for g in got:
+            k = next((k for k, m in enumerate(llama[: i + 1]) if m is g), None)
+            if k is not None:
+                returned.append(ids[k])
+                continue
+            if g.content not in summaries:
+                summaries.append(g.content)
+            returned.append(f"summary{summaries.index(g.content) + 1}")
+        steps.append({"turn": i, "returned": returned, "error": error})
+        if error is not None:
+            break
+    return {"class": "ChatSummaryMemoryBuffer", "session": name, "params": {**params, "system_messages_in_memory": True},
+            "initial_token_count": system_tokens, "summaries": summaries, "steps": steps}
 
 
 def main() -> None:
@@ -51,10 +94,11 @@ def main() -> None:
             kept = [ids[next(k for k, m in enumerate(llama) if m is g)] for g in got]
             cases.append({"class": "ChatMemoryBuffer", "session": name, "params": {**params, "system_messages_in_memory": True},
                           "kept": kept, "token_count": memory._token_count_for_messages(got)})
+    summary_cases = [summary_case(name, spec, params) for name, spec in sessions.items() for params in SUMMARY_PARAMS]
     doc = {"framework": "llama-index-core", "version": version("llama-index-core"), "tiktoken": version("tiktoken"),
-           "generator": "tests/golden/llamaindex/generate_more.py", "sessions": sessions, "cases": cases}
+           "generator": "tests/golden/llamaindex/generate_more.py", "sessions": sessions, "cases": cases, "summary_cases": summary_cases}
     OUT.write_text(json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases over {len(sessions)} sessions -> {OUT} ({OUT.stat().st_size:,} bytes)")
+    print(f"{len(cases)} + {len(summary_cases)} cases over {len(sessions)} sessions -> {OUT} ({OUT.stat().st_size:,} bytes)")
 
 
 if __name__ == "__main__":

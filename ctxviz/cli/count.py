@@ -1,0 +1,55 @@
+"""`ctxviz count`: the tokens of a text or a list of chat messages (a quick tokenizer check)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..engine.tokenizers import count_openai_chat, get_tokenizer, tokenizer_names
+from ..errors import LoadError
+from ..io.source import STDIN, read_source
+from .exits import EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("count", help="count the tokens of a text (a quick tokenizer check)")
+    p.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
+    p.add_argument("--tokenizer", default="o200k_base", help=f"{', '.join(tokenizer_names())}, or a model name")
+    p.add_argument("--messages", action="store_true", help="the input is a JSON list of chat messages: add OpenAI's chat-format overhead")
+    p.add_argument("--model", default="gpt-4o", help="model whose chat overhead --messages uses")
+    p.add_argument("-v", "--verbose", action="store_true", help="also say on standard error what was counted and with which tokenizer")
+
+
+def _read_text(path: str) -> str:
+    """A text file or standard input, with the same checks as a session file (regular file, size)."""
+    return read_source(path, what="text file").text
+
+
+def run(args: argparse.Namespace) -> int:
+    text = _read_text(args.file)
+    tokenizer = get_tokenizer(args.tokenizer)
+    if args.messages:
+        name = "<stdin>" if args.file == STDIN else args.file
+        try:
+            messages = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LoadError(name, f"invalid JSON: {exc.msg}", exc.lineno) from None
+        except (ValueError, RecursionError) as exc:
+            raise LoadError(name, "the document is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}") from None
+        if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
+            messages = messages["messages"]
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise LoadError(name, "expected a JSON list of messages (or an object with `messages`)")
+        try:
+            print(count_openai_chat(messages, args.model, tokenizer))
+        except RecursionError:
+            raise LoadError(name, "a message is nested too deeply to count") from None
+    else:
+        print(tokenizer.count(text))
+    if args.verbose:  # standard output stays a bare number for pipes
+        what = f"{len(messages):,} chat messages with {args.model}'s chat-format overhead" if args.messages else "the text"
+        print(f"ctxviz count: {what}, counted with {tokenizer.name}", file=sys.stderr)
+    return EXIT_OK
+

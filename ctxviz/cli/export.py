@@ -1,0 +1,79 @@
+"""`ctxviz export`: the trimmed context written as the provider's API receives it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..io.exporters import EXPORTERS, export
+from ..io.output import check_output_path, write_output
+from .exits import EXIT_OK, EXIT_OVER_BUDGET
+from .options import _add_plan_options, _output
+from .session import resolve_plan
+
+if TYPE_CHECKING:
+    from ..engine.plan import Plan
+    from ..engine.session import Session
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("export", help="write the trimmed context as the model receives it")
+    _add_plan_options(p)
+    p.add_argument("--to", required=True, choices=list(EXPORTERS), help="output format")
+    _output(p, "-o", "--output", default="-", help="output file (a regular file or a new path, written atomically), or - for stdout")
+    p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of fixing a request the API would reject")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
+    session, plan = resolve_plan(args)
+    result = export(plan, session, args.to)
+    for fix in result.fixes:
+        print(f"{'refused' if args.strict else 'fixed'}: {fix}", file=sys.stderr)
+    if plan.orphans:
+        print(f"warning: the exported context has {len(plan.orphans)} broken tool-call pair(s) (`ctxviz plan` lists them); "
+              "--pair-safe keeps calls and results together", file=sys.stderr)
+    empty = result.messages == 0 and args.to != "markdown"
+    if empty:
+        print(f"{'refused' if args.strict else 'warning'}: the exported context has no messages (`\"messages\": []`), "
+              "which the provider refuses", file=sys.stderr)
+    if args.strict and (result.fixes or empty):
+        print(f"export --strict: the {args.to} request would be refused{' without the fixes above' if result.fixes else ''}; nothing written",
+              file=sys.stderr)
+        return EXIT_OVER_BUDGET
+    where = write_output(args.output, result.text, inputs=[args.session])
+    if where != "standard output":
+        where = args.output
+    print(f"wrote {where}: {result.messages:,} messages ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:
+    """Why the export's message count is not the plan's sent count: system messages folded into
+    the one system prompt, summaries added, and, for Anthropic, the prompt moved to `system` and
+    same-role turns merged."""
+    sent = plan.totals.kept_messages
+    in_context = {i for i in plan.context_index if i is not None}
+    folded = sum(1 for m in plan.messages if m.sent and m.index not in in_context)
+    inserted = [entry for entry, index in zip(plan.context, plan.context_index, strict=False) if index is None]
+    prompt = sum(1 for entry in inserted if entry.get("role") == "system")
+    added = len(inserted) - prompt
+    bits = [f"the plan sends {sent:,} message{'s' if sent != 1 else ''}"]
+    if folded:
+        bits.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the one system prompt")
+    if added:
+        bits.append(f"{added:,} summar{'ies' if added != 1 else 'y'} added")
+    count = len(plan.context)
+    if fmt == "anthropic":
+        if prompt:
+            bits.append("the system prompt sent as `system`, not as a message")
+            count -= prompt
+        if count > exported:
+            bits.append(f"{count - exported:,} turn{'s' if count - exported != 1 else ''} merged into the one before "
+                        "(the Messages API wants user and assistant turns to alternate)")
+    if fmt != "markdown" and exported != count and fmt != "anthropic":
+        bits.append(f"{abs(exported - count):,} message{'s' if abs(exported - count) != 1 else ''} "
+                    f"{'removed' if exported < count else 'added'} by the fixes above")
+    return "; ".join(bits)
+

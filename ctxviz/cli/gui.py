@@ -1,0 +1,66 @@
+"""`ctxviz gui`: the desktop app, or a screenshot of it rendered offscreen.
+
+Qt is imported only when this command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..engine.policies import get_policy
+from ..errors import CtxvizError, ParameterError
+from ..io.loaders import load_session
+from ..io.output import check_output_path
+from .options import _formats, _output
+from .params import _parse_sets, resolve_params
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("gui", help="open the desktop app")
+    p.add_argument("session", nargs="?", help=f"session file to open ({_formats()})")
+    p.add_argument("--policy", default=None, help="policy to start with")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="start with this policy parameter (repeatable)")
+    p.add_argument("--config", help="start with the parameters of this YAML preset")
+    p.add_argument("--tokenizer", help="start with this tokenizer instead of the policy's own estimator")
+    p.add_argument("--compare", metavar="POLICY", help="fill the Compare tab with this policy as B (and run it for --screenshot)")
+    p.add_argument("--compare-set", action="append", default=[], metavar="KEY=VALUE", help="a parameter of B (repeatable)")
+    _output(p, "--screenshot", metavar="FILE.png", help="render the main window offscreen to a PNG and exit")
+    p.add_argument("--theme", choices=["auto", "light", "dark"], default="auto", help="colour scheme (default: follow the system)")
+    p.add_argument("--tab", type=int, default=0, choices=range(4), help="tab to show in the screenshot (0 overview, 1 timeline, 2 compare, 3 context)")
+    p.add_argument("--size", default="1440x900", metavar="WxH", help="window size for the screenshot (default 1440x900)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..gui.app import has_display, run
+
+    if not args.screenshot and not has_display():
+        raise CtxvizError("gui: no display to open a window on (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
+                          "use --screenshot FILE.png, `ctxviz report`, or run under xvfb-run")
+    # A policy file of the user's is loaded here (a broken one is one line, before any window opens)
+    # and the app then knows it by its own name, in the policy selector like any other.
+    policy = get_policy(args.policy).name if args.policy else None
+    params, tokenizer = None, args.tokenizer
+    if args.compare:
+        args.compare = get_policy(args.compare).name
+    if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
+        policy, params, tokenizer = resolve_params(args, policy)
+    session: Any = args.session
+    if args.screenshot:
+        check_output_path(args.screenshot, inputs=[args.session] if args.session else [])  # before any window, not after
+    if args.session and args.screenshot:
+        session = load_session(args.session)  # a bad file is one line here (and the window shows this one: loaded once)
+    compare_with = None
+    if args.compare or args.compare_set:
+        compare_policy = args.compare or policy or "missy"
+        get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
+        compare_with = (compare_policy, " ".join(args.compare_set))
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        if not (320 <= width <= 8000 and 240 <= height <= 8000):
+            raise ValueError
+    except ValueError:
+        raise ParameterError(f"--size {args.size}: expected WIDTHxHEIGHT between 320x240 and 8000x8000, e.g. 1280x720") from None
+    return run(session, args.screenshot, args.theme, policy, args.tab, size=(width, height), params=params, tokenizer=tokenizer,
+               compare=compare_with)
+

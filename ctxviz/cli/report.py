@@ -1,0 +1,39 @@
+"""`ctxviz report`: the app's pie, strip, category bars and timeline rendered to HTML, PNG, SVG or PDF."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..io.output import check_output_path
+from .exits import EXIT_OK
+from .options import _add_plan_options, _output
+from .params import resolve_params
+from .session import STORE, _one_policy, _options, resolve_plan
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
+    _add_plan_options(p)
+    _output(p, "-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
+    p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..engine.simulate import simulate
+
+    check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
+    session, plan = resolve_plan(args)
+    timeline = None
+    if not args.no_timeline:
+        policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
+    from ..gui.app import application
+    from ..gui.report import write_report
+
+    application("light")
+    write_report(session, plan, timeline, args.output, inputs=[args.session])
+    print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
+

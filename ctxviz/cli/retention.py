@@ -1,0 +1,63 @@
+"""Which anchors still reach the model, for plan, simulate and compare: when to compute it, and how to print it.
+
+The retention engine and its text are imported when used: a command with `--retention off` never loads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..engine.plan import Plan
+    from ..engine.retention import Retention, TimelineRetention
+    from ..engine.session import Session
+    from ..engine.simulate import Timeline
+
+
+#: Anchors are extracted at about 1.5 MB of text a second: beyond this, `--retention on` asks for it.
+RETENTION_AUTO_CHARS = 20_000_000
+
+
+def retention_skipped(args: argparse.Namespace, session: Session) -> str:
+    """Why retention is not computed ("" when it is)."""
+    choice = getattr(args, "retention", "auto")
+    if choice == "on":
+        return ""
+    if choice == "off":
+        return "retention: not computed (--retention off)"
+    chars = sum(len(m.text) for m in session.messages)
+    if chars <= RETENTION_AUTO_CHARS:
+        return ""
+    return (f"retention: not computed for {chars / 1e6:,.0f} MB of session text (the automatic limit is "
+            f"{RETENTION_AUTO_CHARS / 1e6:.0f} MB; --retention on computes it, about a second per 1.5 MB)")
+
+
+#: Lost anchors listed in a --json document (its `lost_count` is the full count).
+LOST_IN_JSON = 500
+
+
+def plan_retention_of(plan: Plan, session: Session) -> Retention:
+    """Which anchors of the session the plan still sends (engine/retention.py)."""
+    from ..engine.retention import plan_retention
+
+    return plan_retention(plan, session)
+
+
+def timeline_retention_of(timeline: Timeline) -> TimelineRetention:
+    from ..engine.retention import timeline_retention
+
+    return timeline_retention(timeline)
+
+
+def retention_text(retention: Retention) -> str:
+    from ..io.text_summary import retention_summary
+
+    return retention_summary(retention)
+
+
+def timeline_retention_text(retention: TimelineRetention) -> str:
+    from ..io.text_summary import timeline_retention_summary
+
+    return timeline_retention_summary(retention)
+
