@@ -120,6 +120,7 @@ def test_written_by_another_process(tmp_path: Path) -> None:
     finally:
         writer.stdin.close()
         writer.wait(timeout=30)
+        writer.stdout.close()
     follower.poll()
     assert follower.session is not None and dataclasses.replace(follower.session, source=str(log)) == load_session(log)
 
