@@ -46,16 +46,18 @@ def commands() -> dict[str, ModuleType]:
         plan,
         policies,
         report,
+        sessions,
         simulate,
         sweep,
         verify,
+        watch,
         where,
         why,
     )
 
     return {"plan": plan, "export": export, "count": count, "simulate": simulate, "compare": compare, "why": why, "where": where,
             "gui": gui, "report": report, "info": info, "sweep": sweep, "check": check, "policies": policies, "verify": verify,
-            "calibrate": calibrate}
+            "calibrate": calibrate, "sessions": sessions, "watch": watch}
 
 
 def _load() -> None:

@@ -82,6 +82,39 @@ def count_session(session: Session, scheme: CountingScheme, progress: ProgressCa
     return TokenCounts(session, scheme, tokens)
 
 
+def extend_counts(previous: TokenCounts, session: Session, progress: ProgressCallback | None = None) -> TokenCounts:
+    """The counts of `session`, a later state of `previous.session` (a log that grew), measuring only
+    the messages that are new or changed.
+
+    A message is measured from itself alone (`MessageMeasure`: its fields and, for some schemes, the
+    record it was read from, `raw`), so one equal to the message at the same position before, record
+    included, has the same count; a loader that re-reads a growing log rebuilds equal
+    messages, and a message it changes (Gemini CLI fills in a tool call's result, Claude Code clears a
+    tool result) is measured again. Comparing is far cheaper than tokenizing. A scheme that measures
+    the whole session at once (`measure_session`, mnesis) is measured again whole. The memo of
+    extra texts (summaries, the system prompt) carries over.
+    """
+    scheme = previous.scheme
+    if scheme.measure_session is not None:
+        return count_session(session, scheme, progress)
+    old_messages, old_tokens = previous.session.messages, previous.message_tokens
+    kept = len(old_messages)
+    measure, tokenizer = scheme.measure, scheme.tokenizer
+    tokens: list[int] = []
+    total = len(session.messages)
+    for i, message in enumerate(session.messages):
+        old = old_messages[i] if i < kept else None
+        if old is not None and (old is message or (old == message and old.raw == message.raw)):
+            tokens.append(old_tokens[i])
+        else:
+            tokens.append(measure(message, tokenizer))
+    if progress is not None and total:
+        progress(total, total)
+    counts = TokenCounts(session, scheme, tokens)
+    counts._texts = dict(previous._texts)
+    return counts
+
+
 class CountStore:
     """Keeps each session's counts per scheme so that a re-plan never re-tokenizes.
 
@@ -104,6 +137,11 @@ class CountStore:
         with self._lock:
             self._entries[key] = counts
         return counts
+
+    def put(self, counts: TokenCounts) -> None:
+        """Keep counts made elsewhere (`extend_counts` for a log that grew), so plans of their session reuse them."""
+        with self._lock:
+            self._entries[(id(counts.session), counts.scheme.key)] = counts
 
     def forget(self, session: Session) -> None:
         with self._lock:

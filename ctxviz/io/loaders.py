@@ -87,21 +87,7 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        try:
-            loader = get_loader(input_format) if input_format else detect(src)
-            session: Any = loader.load(src)
-            if input_format:
-                src.notes.extend(forced_format_notes(src, loader))
-        except RecursionError:
-            raise LoadError(src.path, "the document is nested too deeply") from None
-        if conversation not in (None, 1) and src.conversations == 0:
-            raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
-        if not session.messages:  # LangChain and LlamaIndex take an empty history and return []: so does a plan
-            src.notes.append("the session has no messages")
-        notes = src.all_notes()
-        if notes:
-            session = dataclasses.replace(session, notes=(*session.notes, *notes))
-        session = with_tool_names(session)
+        session = load_source(src, input_format)
         del src  # the file's text and records (freed now: it holds no cycles)
         # The session is immutable and lives as long as it is shown: move it (and everything
         # older) out of the collector's generations, so later collections (a re-plan allocates
@@ -117,6 +103,27 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
         if gc_was_enabled:
             gc.enable()
     return session
+
+
+def load_source(src: SourceFile, input_format: str | None = None) -> Session:
+    """Detect and load an opened source: what `load_session` does once the file is read (and what a
+    follower of a growing file does with the records it already holds, io/follow.py)."""
+    conversation = src.conversation
+    try:
+        loader = get_loader(input_format) if input_format else detect(src)
+        session: Any = loader.load(src)
+        if input_format:
+            src.notes.extend(forced_format_notes(src, loader))
+    except RecursionError:
+        raise LoadError(src.path, "the document is nested too deeply") from None
+    if conversation not in (None, 1) and src.conversations == 0:
+        raise LoadError(src.path, f"--conversation {conversation}: the file holds one conversation")
+    if not session.messages:  # LangChain and LlamaIndex take an empty history and return []: so does a plan
+        src.notes.append("the session has no messages")
+    notes = src.all_notes()
+    if notes:
+        session = dataclasses.replace(session, notes=(*session.notes, *notes))
+    return with_tool_names(session)
 
 
 def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:

@@ -50,6 +50,12 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 #: How the error for a JSONL line that ends mid-record begins.
 CUT_LINE = "truncated JSON line"
 
+
+def cut_line_note(line: int | None) -> str:
+    """The note for a last JSONL line that ends mid-record (a live agent's log, read mid-write)."""
+    return f"skipped the last line ({line}): it ends mid-record, as a session still being written (or one that crashed) leaves it"
+
+
 @dataclass
 class SourceFile:
     """A session file, parsed lazily as JSON, JSONL or YAML.
@@ -247,8 +253,7 @@ class SourceFile:
             if not records:
                 raise cut
             # What a live or crashed agent leaves: every JSONL log format is read up to it.
-            self.notes.append(f"skipped the last line ({cut.line}): it ends mid-record, as a session still being written "
-                              "(or one that crashed) leaves it")
+            self.notes.append(cut_line_note(cut.line))
         return records
 
     def _jsonl_value(self, line: str, lineno: int) -> Any:

@@ -1,0 +1,281 @@
+"""Follow a session log while its agent writes it: read only the bytes appended since the last look.
+
+`Follower(path).poll()` reads what was appended, parses each new complete line once, and holds
+the parsed records. After each poll its `session` equals `load_session(the file so far)`, notes
+included, without reading the file again from the start:
+
+- **A half-written last line** (no newline yet) is not held: it is read again, with what follows
+  it, at the next poll. Meanwhile it counts as `load_session` counts it: a record if it already
+  parses, else skipped with the same note.
+- **A file replaced** (another inode at the path: an agent that rewrites its log, an editor's
+  atomic save) **or truncated** (smaller than what was read) is read again whole, with a note.
+- **A file deleted** keeps what was read, with a note; if a file appears at the path again, it is
+  read whole.
+- **A file that is not JSON lines** (a Gemini CLI `.json` chat, which its agent rewrites whole at
+  every turn) is read whole again when its size, time or inode changes.
+
+What is incremental and what is not, honestly: bytes are read and JSON is decoded once per line.
+The loader (Claude Code's chain of `parentUuid`s, Codex's vocabulary choice, Gemini CLI's upserts
+and rewinds all depend on the whole file) is run again over the records already held, with no
+re-read and no re-decoding; this costs about the loader's share of a load (a third to a half of
+it, the rest being the JSON decoding spared). Token counts are incremental: only new or changed
+messages are measured (`engine.counting.extend_counts`), and `plan()` reuses them.
+
+Files are only ever opened for reading (`source.open_regular`), under the same size limit as
+`load_session`.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.counting import CountingScheme, CountStore, TokenCounts, count_session, extend_counts
+from ..engine.plan import Plan
+from ..engine.planner import plan_session
+from ..engine.policies import get_policy
+from ..engine.session import Session
+from ..engine.tokenizers import Tokenizer
+from ..errors import LoadError
+from .loaders import load_session, load_source
+from .source import CUT_LINE, DEFAULT_MAX_BYTES, JSONL_SUFFIXES, SourceFile, check_head, cut_line_note, open_regular
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Update:
+    """What one poll found."""
+
+    session: Session
+    appended_bytes: int
+    #: Messages the session has now that it did not have before this poll (negative: it lost some).
+    new_messages: int
+    #: The file was read again whole (replaced, truncated, or a whole-document format rewritten).
+    reread: bool = False
+    notes: tuple[str, ...] = ()
+
+
+class Follower:
+    """The session of one growing log file, read as it grows. Not thread-safe: poll from one thread."""
+
+    def __init__(self, path: str | os.PathLike[str], input_format: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.path = os.fspath(path)
+        self.input_format = input_format
+        self.max_bytes = max_bytes
+        self.jsonl = self.path.lower().endswith(JSONL_SUFFIXES)
+        self.session: Session | None = None
+        #: What happened to the file while it was followed (replaced, truncated, deleted), oldest first.
+        self.notes: list[str] = []
+        self.store = CountStore()
+        self._counts: dict[tuple[str, str], TokenCounts] = {}
+        self._reset()
+        self._deleted = False
+
+    def _reset(self) -> None:
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file read
+        self._offset = 0  # bytes consumed (complete lines)
+        self._pending = b""  # a last line without its newline yet
+        self._lines = 0  # lines consumed (blank ones included: line numbers count them)
+        self._records: list[tuple[int, Any]] = []
+        self._line_notes: list[str] = []  # notes made while decoding held lines (replaced surrogates)
+        self._stamp: tuple[int, int] | None = None  # (size, mtime_ns) of a whole-document file
+        #: A complete line that ends mid-record: fine as the file's last line (skipped with a note, as
+        #: load_session does), a broken file once another line follows it.
+        self._cut: LoadError | None = None
+        self._broken: LoadError | None = None
+
+    # --- reading -------------------------------------------------------------------------------
+    def poll(self) -> Update | None:
+        """Read what changed since the last poll; None when nothing did. Raises LoadError (one line)
+        when the file so far cannot be read as `load_session` would refuse it."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self.session is not None and not self._deleted:
+                self._deleted = True
+                self._note(f"the file was deleted; keeping the {len(self.session.messages):,} message(s) read from it")
+                return Update(self.session, 0, 0, notes=(self.notes[-1],))
+            if self.session is None:
+                raise LoadError(self.path, "no such file") from None
+            return None
+        identity = (st.st_dev, st.st_ino)
+        notes: list[str] = []
+        if self._deleted:
+            self._deleted = False
+            notes.append(self._note("a file appeared again at the path: read whole"))
+            self._reset()
+        elif self._identity is not None and identity != self._identity:
+            notes.append(self._note("the file was replaced (another file at the path): read again whole"))
+            self._reset()
+        elif st.st_size < self._offset + len(self._pending):
+            notes.append(self._note(f"the file was truncated ({st.st_size:,} bytes, {self._offset + len(self._pending):,} read): read again whole"))
+            self._reset()
+        if self._broken is not None:
+            raise self._broken
+        if st.st_size > self.max_bytes:
+            raise LoadError(self.path, f"the file is {st.st_size / 1e6:,.0f} MB, over the {self.max_bytes / 1e6:,.0f} MB limit "
+                                       "(set CTXVIZ_MAX_FILE_MB to raise it)")
+        if not self.jsonl:
+            return self._poll_whole(st, identity, notes)
+        reread = self._identity is None
+        if not reread and st.st_size == self._offset + len(self._pending):
+            return None
+        appended = self._read_from(self._offset + len(self._pending), identity)
+        if appended is None:  # replaced between the stat and the open
+            notes.append(self._note("the file was replaced while it was read: read again whole"))
+            self._reset()
+            appended = self._read_from(0, None) or b""
+            reread = True
+        if not appended and not reread:
+            return None
+        self._consume(appended)
+        return self._update(len(appended), reread, notes)
+
+    def _read_from(self, offset: int, identity: tuple[int, int] | None) -> bytes | None:
+        """The bytes from `offset` to the end (None: the opened file is not the one held)."""
+        with open_regular(self.path) as handle:
+            st = os.fstat(handle.fileno())
+            if identity is not None and (st.st_dev, st.st_ino) != identity:
+                return None
+            self._identity = (st.st_dev, st.st_ino)
+            handle.seek(offset)
+            return handle.read(max(0, st.st_size - offset))
+
+    def _consume(self, data: bytes) -> None:
+        """Hold the complete lines of `self._pending + data`; keep the unfinished rest pending."""
+        data = self._pending + data
+        if self._offset == 0 and self._lines == 0:
+            check_head(self.path, data[: 1 << 20], complete=False)
+        end = data.rfind(b"\n") + 1
+        complete, self._pending = data[:end], data[end:]
+        start = self._offset
+        self._offset += len(complete)
+        if not complete:
+            return
+        if start == 0 and complete.startswith(_BOM):
+            complete = complete[len(_BOM):]
+        text = self._decode(complete, start)
+        lines = text.split("\n")[:-1]
+        src = self._source()
+        for line in lines:
+            self._lines += 1
+            if not line or line.isspace():
+                continue
+            if self._cut is not None:  # a line after a line cut mid-record: the file is broken, as load_session says
+                self._broken = self._cut
+                raise self._cut
+            before = len(src.notes)
+            try:
+                value = src._jsonl_value(line, self._lines)
+            except LoadError as exc:
+                if not exc.message.startswith(CUT_LINE):
+                    self._broken = exc
+                    raise
+                self._cut = exc
+                continue
+            self._records.append((self._lines, value))
+            self._line_notes += src.notes[before:]
+
+    def _decode(self, data: bytes, start: int) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = self._lines + data.count(b"\n", 0, exc.start) + 1
+            raise LoadError(self.path, f"not UTF-8 text (bad byte 0x{data[exc.start]:02x} at byte {start + exc.start})", line) from None
+
+    def _tail(self) -> tuple[list[tuple[int, Any]], list[str]]:
+        """The pending last line as `load_session` reads it: a record when it parses already, else a
+        note; and the note for a held line cut mid-record when it is still the last."""
+        tail = self._pending
+        if self._offset == 0 and tail.startswith(_BOM):
+            tail = tail[len(_BOM):]
+        if not tail or tail.isspace():
+            return [], [cut_line_note(self._cut.line)] if self._cut is not None else []
+        if self._cut is not None:  # the cut line is no longer the last: load_session refuses the file
+            raise self._cut
+        try:
+            line = tail.decode("utf-8")
+        except UnicodeDecodeError:  # a multi-byte character cut in two: the rest is on its way
+            return [], [cut_line_note(self._lines + 1)]
+        src = self._source()
+        number = self._lines + 1
+        try:
+            return [(number, src._jsonl_value(line, number))], list(src.notes)
+        except LoadError:
+            # Unfinished, whatever the parser says (a line cut after a minus sign reads as "invalid
+            # JSON", which load_session would refuse): it waits for its newline.
+            return [], [cut_line_note(number)]
+
+    def _source(self) -> SourceFile:
+        return SourceFile(self.path, size=self._offset + len(self._pending))
+
+    def _poll_whole(self, st: os.stat_result, identity: tuple[int, int], notes: list[str]) -> Update | None:
+        stamp = (st.st_size, st.st_mtime_ns)
+        if self._identity == identity and self._stamp == stamp:
+            return None
+        reread = self._identity is not None
+        self._identity, self._stamp = identity, stamp
+        before = len(self.session.messages) if self.session is not None else 0
+        session = load_session(self.path, self.input_format, max_bytes=self.max_bytes)
+        if reread:
+            notes.append(self._note("the file changed: read again whole (a format its agent rewrites whole, not JSON lines)"))
+        self._set(session)
+        return Update(session, st.st_size, len(session.messages) - before, True, tuple(notes))
+
+    def _update(self, appended: int, reread: bool, notes: list[str]) -> Update | None:
+        before = len(self.session.messages) if self.session is not None and not reread else 0
+        tail, tail_notes = self._tail()
+        if not self._records and not tail:
+            return None  # nothing complete yet (an empty file, or its first line still being written): wait
+        src = self._source()
+        records = [(n, dict(r) if type(r) is dict else r) for n, r in (*self._records, *tail)]  # loaders may slim the records they keep
+        src.__dict__["_jsonl_read"] = records
+        src.__dict__["kind"] = "jsonl"
+        src.notes.extend(self._line_notes)
+        src.notes.extend(tail_notes)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            session = load_source(src, self.input_format)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        self._set(session)
+        return Update(session, appended, len(session.messages) - before, reread, tuple(notes))
+
+    def _set(self, session: Session) -> None:
+        previous, self.session = self.session, session
+        if previous is not None:
+            self.store.forget(previous)
+        for key, counts in list(self._counts.items()):
+            grown = extend_counts(counts, session) if previous is not None else count_session(session, counts.scheme)
+            self._counts[key] = grown
+            self.store.put(grown)
+
+    def _note(self, text: str) -> str:
+        self.notes.append(text)
+        return text
+
+    # --- counting and planning -----------------------------------------------------------------
+    def counts(self, scheme: CountingScheme) -> TokenCounts:
+        """The session's counts under `scheme`, kept up to date as the file grows: after the first
+        count, each poll measures only the new or changed messages."""
+        if self.session is None:
+            raise LoadError(self.path, "nothing read yet: poll() first")
+        found = self._counts.get(scheme.key)
+        if found is None or found.session is not self.session:
+            found = count_session(self.session, scheme)
+            self._counts[scheme.key] = found
+            self.store.put(found)
+        return found
+
+    def plan(self, policy: str, params: Any = None, tokenizer: Tokenizer | str | None = None, **options: Any) -> Plan:
+        """`plan_session` of the session so far, with the follower's incremental counts."""
+        if self.session is None:
+            raise LoadError(self.path, "nothing read yet: poll() first")
+        self.counts(get_policy(policy).scheme(tokenizer, self.session.model))
+        return plan_session(self.session, policy, params, tokenizer, store=self.store, **options)
+

@@ -1,0 +1,92 @@
+"""`ctxviz sessions` and `ctxviz watch`, run as a user runs them (a child process, a fake home)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT / "tests" / "data" / "claude_code" / "spotter-8463c716-autocompact.jsonl"
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
+    return {**env, "HOME": str(home), "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+
+
+def _ctxviz(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxviz", *args], capture_output=True, text=True, env=_env(home), timeout=120)
+
+
+def test_sessions_lists_a_claude_code_session_in_a_fake_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    target = home / ".claude" / "projects" / "-home-USER-spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(LOG, target)
+    done = _ctxviz("sessions", "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    sessions = json.loads(done.stdout)["sessions"]
+    assert [(s["path"], s["agent"], s["model"], s["compactions"]) for s in sessions] == [(str(target), "claude-code", "claude-opus-4-6", 1)]
+    text = _ctxviz("sessions", home=home)
+    assert str(target) in text.stdout and "1 compaction(s)" in text.stdout
+
+
+def _cut(lines: list[str], calls_left: int) -> int:
+    """The line before which the log had `calls_left` calls to make before its compaction."""
+    ids: list[str] = []
+    starts: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == "assistant" and record["message"].get("usage"):
+            mid = record["message"]["id"]
+            if mid not in starts:
+                ids.append(mid)
+                starts[mid] = k
+    return starts[ids[len(ids) - calls_left]]
+
+
+def test_watch_once_prints_the_last_call_and_the_calls_left(tmp_path: Path) -> None:
+    lines = LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(lines[: _cut(lines, 3)]), encoding="utf-8")
+    done = _ctxviz("watch", str(live), "--once", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0].startswith(f"{live}: ") and "claude-code" in out[0]
+    assert out[1].startswith("call #") and "trigger 167,000" in out[1] and "call(s) to compaction" in out[1]
+
+
+def test_watch_prints_a_line_per_new_call_and_ends_on_ctrl_c(tmp_path: Path) -> None:
+    lines = LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "live.jsonl"
+    start, end = _cut(lines, 3), _cut(lines, 1)
+    live.write_text("".join(lines[:start]), encoding="utf-8")
+    watcher = subprocess.Popen([sys.executable, "-m", "ctxviz", "watch", str(live), "--interval", "0.05"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    assert watcher.stdout is not None
+    try:
+        assert watcher.stdout.readline().startswith(str(live))
+        assert watcher.stdout.readline().startswith("call #")
+        with open(live, "a", encoding="utf-8") as handle:  # two more calls' lines
+            handle.write("".join(lines[start:end]))
+        got: list[str] = []
+        for _ in range(10):  # warning lines may come between the call lines
+            line = watcher.stdout.readline()
+            if line.startswith("call #"):
+                got.append(line)
+            if len(got) == 2:
+                break
+        assert len(got) == 2 and "compaction" in got[-1], got
+        time.sleep(0.2)
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(timeout=30) == 0
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+        watcher.communicate()  # closes the pipes
