@@ -29,7 +29,7 @@ def test_plan_json_document_is_stable(capsys):
                          "context", "context_sources", "totals", "notes", "orphans", "extra", "reported", "retention"]
     assert doc["policy"] == "missy" and doc["tokenizer"] == "missy-content/missy"
     assert doc["allocation"] == {"system_reserve": 2000, "tool_definitions_reserve": 2000, "memory": 3900, "learnings": 1300, "history": 20800}
-    assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason", "sent_tokens"}
+    assert set(doc["messages"][0]) == {"index", "id", "role", "category", "tokens", "decision", "zone", "reason", "reason_code", "sent_tokens"}
     assert all(m["sent_tokens"] == (m["tokens"] if m["decision"] == "kept" else 0) for m in doc["messages"])
     assert [m["zone"] for m in doc["messages"]] == ["fresh_tail"] * 4 + ["new_message"]
     assert doc["context"][0]["role"] == "system" and "## Relevant Memory" in doc["context"][0]["content"]
