@@ -230,8 +230,6 @@ def test_codex_prices_the_reported_usage_not_its_json_estimate() -> None:
     assert abs(sum(t.request for t in later) - real) <= 0.03 * real  # what is priced now
 
 
-@pytest.mark.xfail(strict=True, reason="needs policies/codex.py and replay_edits.py CodexReplay changed together (issue 20): "
-                   "Codex sends a developer message written mid-conversation in its place; ctxviz still joins it to the instructions")
 def test_codex_developer_messages_stay_where_they_were_sent() -> None:
     from ctxviz.engine.counting import CountStore
     from ctxviz.engine.planner import plan_session

@@ -141,3 +141,31 @@ def test_a_reported_usage_of_zero_tokens_is_counted_from_in_neither_replay():
     from ctxviz.engine.simulate import simulate
 
     assert all(t.tokens_sent > 0 for t in simulate(s, "claude-code", params).turns)
+
+
+def test_codex_developer_messages_written_mid_conversation_replay_as_history_items():
+    """A real rollout whose developer messages after the first user message (a changed sandbox or
+    approval policy) Codex sent in place: the replayer takes them into the history as the policy
+    does, and a compaction covers those before it like any history item (issue 20)."""
+    from pathlib import Path
+
+    from ctxviz.engine.plan import Decision
+    from ctxviz.engine.simulate import simulate
+    from ctxviz.io.loaders import load_session
+
+    path = Path(__file__).parent / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
+    s = load_session(str(path))
+    first_other = next(m.index for m in s.messages if m.role != "system")
+    later = [m.index for m in s.messages if m.role == "system" and m.index > first_other]
+    assert len(later) >= 10
+    compacting = {"model_auto_compact_token_limit": 20_000}
+    for params in ({}, compacting):
+        same(s, "codex-compaction", params, PlanOptions())
+    tl = simulate(s, "codex-compaction", compacting)
+    (at,) = [e.turn for e in tl.events if e.kind == "compaction"]
+    plan = tl.plan_at(len(tl.turns) - 1)
+    decided = {i: plan.messages[i] for i in later if i < len(plan.messages)}  # those the last call's request holds
+    assert any(i <= at for i in decided) and any(i > at for i in decided)
+    assert {d.decision for i, d in decided.items() if i <= at} == {Decision.SUMMARIZED}
+    assert all(d.decision is Decision.KEPT and d.zone == "history" for i, d in decided.items() if i > at)
+    assert [i for i in plan.context_index if i is not None and i > at] == sorted(i for i in plan.context_index if i is not None and i > at)

@@ -464,8 +464,9 @@ class ClaudeCodeReplay(_EditsReplay):
 
 
 class CodexReplay(_EditsReplay):
-    """Codex's auto-compaction: the history (what is neither a developer message nor the initial
-    context, decided as each message arrives) is sent whole until the trigger fires; its running
+    """Codex's auto-compaction: the history (what is neither a leading developer message nor the
+    initial context, decided as each message arrives; a developer message after the conversation
+    began is a history item, sent in its place) is sent whole until the trigger fires; its running
     sums, the last reported usage and, after a compaction, the user messages it keeps and its
     summary give each turn's count. The turns that compact (the compaction request, its trimming
     and the new summary are built from the whole history anyway) are planned by the reference
@@ -482,7 +483,8 @@ class CodexReplay(_EditsReplay):
         self.window, self.limit = cx._limits(session, params)
         self.budget = self.window if self.window is not None else (session.context_window or cx.CONTEXT_WINDOW_272K)
         self.instructions = cx.approx_token_count(session.system_prompt) if session.system_prompt else 0
-        self.system_count = 0
+        self.system_count = 0  # the leading developer messages, sent with the instructions
+        self.conversation = False  # a message of another role seen: later developer messages are history items
         self.real_user = False  # a real user message seen: no later message is initial context
         self.initial_count = self.initial_tokens = 0
         self.history: list[int] = []  # session indices
@@ -495,12 +497,13 @@ class CodexReplay(_EditsReplay):
 
     def _grow(self, i: int) -> None:
         m = self.session.messages[i]
-        if m.role == "system":
+        if m.role == "system" and not self.conversation:  # cx.leading_system_messages
             self.system_count += 1
             if m.text:
                 self.system_texts.append(m.text)
                 self.instructions = cx.approx_token_count("\n\n".join(self.system_texts))
             return
+        self.conversation = True
         if m.role == "user" and not self.real_user:
             if cx.user_message_text(m) is None:  # initial context (before the first real user message)
                 self.initial_count += 1

@@ -17,6 +17,12 @@ and never compacts). It then asks the model for a summary and replaces the histo
 If the compaction request itself overflows the window, Codex removes the oldest history item from
 that request and retries (the summary then covers less; the rebuilt history is unchanged).
 
+Developer messages before the conversation go with the instructions; one written later (a changed
+sandbox or approval policy, a model switch) is a history item, sent where Codex sent it: moving it
+to the front would change every later request's prefix (the replayed cache broke at 41 calls where
+the real one held) and the exported context would differ from what Codex sent. A compaction covers
+it like any other history item.
+
 The summary is written by the model; ctxviz writes an offline extractive snapshot in its place.
 """
 
@@ -259,7 +265,9 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     if window is None:
         notes.append(f"Codex does not know the model {session.model or '(none)'!r}: it has no context window, so it never auto-compacts "
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
-    system_messages = [m for m in session.messages if m.role == "system"]
+    # Developer messages before the conversation join the instructions; later ones stay where Codex
+    # sent them, in the history (moving them to the front would change the request's prefix).
+    system_messages = leading_system_messages(session)
     system_prompt = base_system_prompt(session, system_messages)
     initial = initial_context(session)
     initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
@@ -365,7 +373,8 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
             decide(m, Decision.TRUNCATED, "retained_user",
                    f"truncated: the oldest user message Codex keeps, cut to the tokens left of {params.compact_user_message_max_tokens:,}", "truncated", sent)
     for m in live:
-        decide(m, Decision.KEPT, "history", "kept: Codex sends the whole history until auto-compaction fires", "since_compaction")
+        decide(m, Decision.KEPT, "history", "kept: a developer message written during the conversation, sent where Codex sent it"
+               if m.role == "system" else "kept: Codex sends the whole history until auto-compaction fires", "since_compaction")
 
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
@@ -413,6 +422,14 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
     )
 
 
+def leading_system_messages(session: Session) -> list[Message]:
+    """The system (developer) messages before the first other message: the ones Codex sends with
+    its instructions, at the front of every request. A developer message written later (a changed
+    sandbox or approval policy, a model switch) is a history item, sent in its place."""
+    first_other = next((m.index for m in session.messages if m.role != "system"), len(session.messages))
+    return [m for m in session.messages[:first_other] if m.role == "system"]
+
+
 def _covered_messages(session: Session, summary: Summary | None) -> list[Message]:
     if summary is None:
         return []
@@ -428,8 +445,8 @@ def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: Token
     extra = plan_.extra
     if not extra.get("compacts"):
         return None
-    initial = {m.id for m in initial_context(prefix)}
-    covered = [m for m in prefix.messages if m.role != "system" and m.id not in initial]
+    initial = {m.id for m in initial_context(prefix)} | {m.id for m in leading_system_messages(prefix)}
+    covered = [m for m in prefix.messages if m.id not in initial]
     text = stand_in_summary(covered, summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"Codex auto-compacts: {extra['total_usage_tokens']:,} tokens >= model_auto_compact_token_limit "
                                             f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids'])} user message(s) kept"))
