@@ -233,7 +233,7 @@ def test_notes_follow_every_replan(qtbot, window):
     assert any(n.startswith("pair_safe dropped") for n in after)
     assert window.notes_panel.notes.text() == "\n".join(f"• {n}" for n in after)
     assert window.notes_button.text() == f"{len(after)} notes"
-    assert window.status_label.text().split(SEPARATOR)[0].startswith("missy: ")
+    assert window.status_label.text().split(SEPARATOR)[0].startswith("missy budget: ")
     # The context at a turn of the replay keeps the file's notes.
     simulate_and_wait(qtbot, window)
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):

@@ -121,8 +121,10 @@ class CompareView(QWidget):
         if (a.policy, dict(a.params)) != (plan.policy, dict(plan.params)) or len(a.messages) != len(plan.messages):
             self.stale_label.setText(f"This comparison is of an earlier A ({settings_text(a)}); the current view is {settings_text(plan)}.")
             self.stale.show()
+            self.label_a.setText(f"A: {settings_text(a)} (an earlier view, not the current one)")
         else:
             self.stale.hide()
+            self.label_a.setText(f"A: {settings_text(a)} (the current view)")
 
     def _open_row(self, row: int, _column: int = 0) -> None:
         item = self.table.item(row, 0)

@@ -40,6 +40,8 @@ class StripItem(pg.GraphicsObject):
         self.styles: np.ndarray = np.zeros(0, dtype=np.int32)
         self.style_keys: list[tuple[str, Decision]] = []
         self.highlight: set[int] = set()
+        #: Under a search: which messages match (the others are dimmed); None without a search.
+        self.matched: np.ndarray | None = None
         self.selected: int | None = None
         self._tokens: tuple[int, ...] = ()
         self._counted: np.ndarray = np.zeros(0)
@@ -51,7 +53,8 @@ class StripItem(pg.GraphicsObject):
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
         tokens, n = cols.tokens, len(cols.tokens)
-        if (by_tokens == self._by_tokens and len(self.starts) == n and (highlight or set()) == self.highlight
+        if (by_tokens == self._by_tokens and len(self.starts) == n and (highlight is None) == (self.matched is None)
+                and (highlight or set()) == self.highlight
                 and cols.decision == self.decisions and tokens == self._tokens and cols.category == self.categories
                 and (Decision.TRUNCATED not in cols.decision or cols.sent_tokens == getattr(self, "_sent", None))):
             return  # a re-plan that changed no segment (the cut stayed put): nothing to draw again
@@ -86,6 +89,12 @@ class StripItem(pg.GraphicsObject):
         categories, decisions = list(self._category_ids), list(decision_ids)
         self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
+        if highlight is None:
+            self.matched = None
+        else:
+            self.matched = np.zeros(n, dtype=bool)
+            hits = [i for i in highlight if 0 <= i < n]
+            self.matched[hits] = True
         self.prepareGeometryChange()
         end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
         self._bounds = QRectF(0, 0, max(end, 1.0), 1.0)
@@ -95,7 +104,7 @@ class StripItem(pg.GraphicsObject):
         """Show `other`'s segments (its arrays shared, not copied), without its outlines: the overview."""
         for name in ("starts", "widths", "decisions", "categories", "fractions", "styles", "style_keys", "_sent"):
             setattr(self, name, getattr(other, name, None))
-        self.highlight, self.selected = set(), None
+        self.highlight, self.selected, self.matched = set(), None, None
         self.prepareGeometryChange()
         self._bounds = QRectF(other._bounds)
         self.update()
@@ -149,12 +158,49 @@ class StripItem(pg.GraphicsObject):
         if exact is not None:
             self._paint_truncated(painter, cosmetic, exact)
             self._paint_separators(painter, xs)
+        if self.matched is not None:
+            self._dim_unmatched(painter, cosmetic)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        for i in sorted(self.highlight):
-            if i < len(self.starts):
-                self._outline(painter, i, "#d62728", 2, 0.08)
         if self.selected is not None and 0 <= self.selected < len(self.starts):
             self._outline(painter, self.selected, "#ff2d95", 3, 0.12)
+
+    def dim_runs(self) -> list[tuple[float, float]]:
+        """(x, width) of the visible runs of messages the search does not match: drawn veiled, so
+        the hits stand out without outlining hundreds of them in red (a red wall at 545 hits)."""
+        if self.matched is None or not len(self.starts):
+            return []
+        n = len(self.starts)
+        view = self.getViewBox()
+        pixel = (self.pixelWidth() or 0.0) if view is not None else 0.0
+        if view is None or pixel <= 0:
+            x0, x1, pixel = 0.0, self._bounds.width(), 0.0
+        else:
+            x0, x1 = view.viewRange()[0]
+        first = max(0, int(np.searchsorted(self.starts, x0, side="right")) - 1)
+        last = min(n, int(np.searchsorted(self.starts, x1, side="right")))
+        columns = int((x1 - x0) / pixel) + 1 if pixel > 0 else n
+        if last - first <= 2 * columns:
+            miss = ~self.matched[first:last]
+            edges = np.flatnonzero(np.diff(np.concatenate(([False], miss, [False])).astype(np.int8)))
+            runs = []
+            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+                start = float(self.starts[first + a])
+                end = float(self.starts[first + b - 1] + self.widths[first + b - 1])
+                runs.append((start, end - start))
+            return runs
+        lo, hi = max(x0, 0.0), min(x1, self._bounds.width())
+        centres = lo + (np.arange(int((hi - lo) / pixel) + 1) + 0.5) * pixel
+        index = np.clip(np.searchsorted(self.starts, centres, side="right") - 1, 0, n - 1)
+        miss = ~self.matched[index]
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], miss, [False])).astype(np.int8)))
+        return [(lo + a * pixel, (b - a) * pixel) for a, b in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True)]
+
+    def _dim_unmatched(self, painter: QPainter, cosmetic: QPen) -> None:
+        veil = QColor(plot_colors()[0])
+        veil.setAlpha(185)
+        painter.setPen(cosmetic)
+        painter.setBrush(QBrush(veil))
+        painter.drawRects([QRectF(x, -0.05, w, 1.1) for x, w in self.dim_runs()])
 
     @staticmethod
     def _fill(painter: QPainter, rects: list[QRectF], color: QColor, decision: Decision, cosmetic: QPen) -> None:
@@ -212,6 +258,33 @@ class StripItem(pg.GraphicsObject):
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return QRectF(self._bounds.x(), -0.2, self._bounds.width(), 1.4)
+
+
+def sent_span(plan: Plan) -> tuple[int, int] | None:
+    """(first, last) index of the messages sent, leaving out the leading system message(s): the
+    system prompt at #0 is always sent, and zooming to "what is sent" from it showed everything."""
+    cols = plan.columns
+    sent = [i for i, d in enumerate(cols.decision) if d in SENT_DECISIONS]
+    if not sent:
+        return None
+    lead = 0
+    while lead < len(cols.role) and cols.role[lead] == "system":
+        lead += 1
+    rest = [i for i in sent if i >= lead]
+    return (rest[0], rest[-1]) if rest else (sent[0], sent[-1])
+
+
+def cut_index(plan: Plan) -> int | None:
+    """Where the cut falls: the policy's own (missy's and mnesis' first misfit) or, for every other
+    policy, the newest message not sent (as the lost card and Jump to the cut name it)."""
+    cut = plan.extra.get("cut_index")
+    if cut is not None:
+        return int(cut)
+    decisions = plan.columns.decision
+    for i in range(len(decisions) - 1, -1, -1):
+        if decisions[i] not in SENT_DECISIONS:
+            return i
+    return None
 
 
 #: The lane of user messages above the segments: where the user's own words are, and which are lost.
@@ -291,7 +364,30 @@ class MessageStrip(pg.PlotWidget):
             self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
             self.setXRange(0, width, padding=0.01)
             self.getAxis("bottom").setLabel("cumulative tokens" if self.by_tokens else "message index")
+            if new_session:
+                self.fit_to_sent_if_small()
         self.drawn.emit()
+
+    #: A session opens zoomed to what is sent when that is under this share of the strip.
+    FIT_SHARE = 0.05
+
+    def sent_width(self) -> float:
+        """The strip's width from the first to the last message sent (the leading system message left out)."""
+        span = sent_span(self.plan) if self.plan is not None else None
+        if span is None:
+            return 0.0
+        first, last = span
+        return self._x_of(last) + float(self.item.widths[last]) - self._x_of(first)
+
+    def fit_to_sent_if_small(self) -> bool:
+        """Zoom to what is sent when it is under FIT_SHARE of the strip: 91 messages sent of 10,000
+        were a sliver at the right edge. True when it zoomed."""
+        width = self.item._bounds.width()
+        span = sent_span(self.plan) if self.plan is not None else None
+        if span is None or not width or self.sent_width() >= self.FIT_SHARE * width:
+            return False
+        self.zoom_to(*span)
+        return True
 
     def _x_of(self, index: int) -> float:
         return float(self.item.starts[index]) if index < len(self.item.starts) else self.item._bounds.width()
@@ -302,7 +398,7 @@ class MessageStrip(pg.PlotWidget):
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
             self.tail_line.setPos(self._x_of(protected))
-        cut = plan.extra.get("cut_index")
+        cut = cut_index(plan)
         has_cut = cut is not None and cut < len(plan.messages)
         self.cut_line.setVisible(has_cut)
         if has_cut:
@@ -329,18 +425,30 @@ class MessageStrip(pg.PlotWidget):
     LEFT_OF_LINE, RIGHT_OF_LINE = [(1, 0.5), (1, 0.5)], [(0, 0.5), (0, 0.5)]
 
     def _separate_labels(self, *_: object) -> None:
-        """The tail's label moves right of its line when it would run into the cut's (both end at
-        their lines, so a cut a few pixels before the tail wrote "cuprotected tail")."""
-        anchors = self.LEFT_OF_LINE
-        if self.tail_line.isVisible() and self.cut_line.isVisible():
-            pixel = self.getViewBox().viewPixelSize()[0] or 1.0
-            gap = (self.tail_line.value() - self.cut_line.value()) / pixel
-            if 0 <= gap < self.tail_line.label.boundingRect().width() + 8:
-                anchors = self.RIGHT_OF_LINE
-        label = self.tail_line.label
-        if label.anchors != anchors:
-            label.anchors = anchors
-            label.updatePosition()
+        """Each line's label sits where it is whole: left of its line, or right of it when the
+        view's left edge would clip it (a cut near the start read "▸"), and the tail's label moves
+        right of its line when it would run into the cut's ("cuprotected tail") unless the right
+        edge would then clip it ("pro")."""
+        view = self.getViewBox()
+        pixel = view.viewPixelSize()[0] or 1.0
+        x0, x1 = view.viewRange()[0]
+        for line in (self.cut_line, self.tail_line):
+            if not line.isVisible():
+                continue
+            width = line.label.boundingRect().width() + 6
+            room_left = (line.value() - x0) / pixel
+            room_right = (x1 - line.value()) / pixel
+            anchors = self.LEFT_OF_LINE if room_left >= width or room_left >= room_right else self.RIGHT_OF_LINE
+            if line is self.tail_line and self.cut_line.isVisible() and anchors == self.LEFT_OF_LINE:
+                gap = (self.tail_line.value() - self.cut_line.value()) / pixel
+                cut_right = self.cut_line.label.anchors == self.RIGHT_OF_LINE
+                crowded = (0 <= gap < width) or (cut_right and 0 <= gap < width + self.cut_line.label.boundingRect().width() + 6)
+                if crowded and room_right >= width:
+                    anchors = self.RIGHT_OF_LINE
+            label = line.label
+            if label.anchors != anchors:
+                label.anchors = anchors
+                label.updatePosition()
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
@@ -391,7 +499,7 @@ class MessageStrip(pg.PlotWidget):
         self.by_tokens = by_tokens
         self._extent = 0.0
         if self.plan is not None:
-            self.set_plan(None, self.plan, self.item.highlight)
+            self.set_plan(None, self.plan, self.item.highlight if self.item.matched is not None else None)
 
     def _clicked(self, event) -> None:
         if self.plan is None:
