@@ -46,7 +46,7 @@ from ..engine.tokenizers import tokenizer_names
 from ..engine.vocabulary import trigger_level
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
-from ..io.exporters import EXPORTERS, export_text, write_atomic
+from ..io.exporters import EXPORTERS, export, export_text, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
@@ -75,7 +75,7 @@ def strip_legend_html() -> str:
     swatches = " ".join(f'<span style="color:{CATEGORY_COLORS[c]};">■</span>&nbsp;{CATEGORY_LABELS[c]}'
                         for c in ("system", "context", "dialog", "system_output", "error"))
     return (f"<small>{swatches} &nbsp;·&nbsp; faint and short: not sent; hatched: summarised; part-filled: truncated; "
-            f'<span style="color:{USER_LOST};">■</span> user message not sent; searching dims what does not match</small>')
+            f'<span style="color:{USER_LOST};">■</span> user message not sent; a search dims the rest</small>')
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
 SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
@@ -265,6 +265,8 @@ class MainWindow(QMainWindow):
         cl.addLayout(buttons)
         # Which context this is: the plan of the whole file, or a turn of the replay scrubbed to.
         self.context_scope = plain_label()
+        self.context_scope.setWordWrap(True)  # however long, it never widens the window
+        self.context_scope.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         cl.addWidget(self.context_scope)
         cl.addWidget(self.context_view)
 
@@ -930,10 +932,35 @@ class MainWindow(QMainWindow):
         if plan is None or session is None:
             return "nothing yet"
         sent = sum(1 for m in plan.messages if m.sent)
+        counted = f"{sent:,} of {len(plan.messages):,} messages sent{self._entries_note(plan, session, sent)}"
         if session is self.vm.session:
-            return f"the plan of the whole file ({sent:,} of {len(plan.messages):,} messages sent)"
-        return (f"the replay at turn {len(session.messages) - 1} ({sent:,} of {len(plan.messages):,} messages sent); "
+            return f"the plan of the whole file ({counted})"
+        return (f"the replay at turn {len(session.messages) - 1} ({counted}); "
                 "Back to latest on the Timeline returns to the whole file")
+
+    def _entries_note(self, plan: Plan, session: Session, sent: int) -> str:
+        """Why the request below has another number of entries than messages sent: system messages
+        folded into the system prompt, a system prompt or summaries added, turns merged (the
+        Anthropic form). "" when the two agree."""
+        try:
+            entries = export(plan, session, self.context_format.currentText()).messages
+        except CtxvizError:
+            return ""
+        if entries == sent:
+            return ""
+        from_messages = {i for i in plan.context_index if i is not None}
+        folded = sum(1 for m in plan.messages if m.sent and m.index not in from_messages)
+        added = sum(1 for i in plan.context_index if i is None)
+        why = []
+        if folded:
+            why.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the system prompt")
+        if added:
+            why.append(f"{added:,} added by the policy (the system prompt and what it writes, such as summaries)")
+        merged = len(plan.context) - entries
+        if self.context_format.currentText() == "anthropic" and merged:
+            why.append(f"{merged:,} {'fewer' if merged > 0 else 'more'} after the Messages API's turns are merged "
+                       "(the system prompt apart, tool results in user turns)")
+        return f"; the request below has {entries:,} entries" + (f": {', '.join(why)}" if why else "")
 
     def _context_text(self) -> str:
         if self.shown_plan is None or self.shown_session is None:

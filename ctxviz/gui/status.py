@@ -40,7 +40,7 @@ def status_text(plan: Plan) -> str:
         if r.input_cost is not None:
             parts.append(f"next call ≈ ${r.input_cost:.4f}")
     if plan.orphans:
-        parts.append(f"{len(plan.orphans)} broken tool-call pair(s)")
+        parts.append(f"{len(plan.orphans):,} broken tool-call pair(s)")
     return SEPARATOR.join(parts)
 
 

@@ -70,6 +70,8 @@ class CategoryBars(pg.PlotWidget):
         self.getAxis("bottom").setTicks([[(i, category_label(c)) for i, c in enumerate(names)]])
         self.setXRange(-0.6, len(names) - 0.4, padding=0)
         self.setYRange(0, top * 1.12, padding=0)
+        # Wide enough for the largest tick whole ("2,000,000" was dropped from a 64-pixel axis).
+        self.getAxis("left").setWidth(max(48, self.fontMetrics().horizontalAdvance(f"{int(top * 1.12):,}") + 14))
         self._show_title()
 
     def _title_width(self, text: str) -> float:
