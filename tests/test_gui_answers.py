@@ -342,8 +342,9 @@ def test_category_caps_are_named_caps_not_a_division(qtbot):
     pie.set_plan(plan)
     pie.grab()
     lines = pie.legend_lines()
-    assert lines[0] == "Category caps, % of the budget (they add up to 115 %)"
-    assert "Dialog" in lines[3] and "/ cap 75,000  (50.0%)" in lines[3]
+    assert lines[0] == "Category caps (they add up to 115 % of the budget)"
+    dialog = plan.usage["dialog"]
+    assert lines[3] == f"Dialog  {dialog:,} / cap 75,000  ({dialog / 75_000 * 100:.0f} % full)"  # used / allotted (x % full)
     assert "a cap of 75,000 tokens (50.0% of the budget" in pie.tooltip_html(2)
     bars = CategoryBars()
     qtbot.addWidget(bars)

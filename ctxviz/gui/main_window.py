@@ -74,8 +74,8 @@ def strip_legend_html() -> str:
     """One line under the strip: the category colours (the same everywhere) and how decisions are drawn."""
     swatches = " ".join(f'<span style="color:{CATEGORY_COLORS[c]};">■</span>&nbsp;{CATEGORY_LABELS[c]}'
                         for c in ("system", "context", "dialog", "system_output", "error"))
-    return (f"<small>{swatches} &nbsp;·&nbsp; faint and short: not sent; hatched: summarised; part-filled: truncated; "
-            f'<span style="color:{USER_LOST};">■</span> user message not sent; a search dims the rest</small>')
+    return (f"<small>{swatches} · faint: not sent · hatched: summarised · part-filled: truncated · "
+            f'<span style="color:{USER_LOST};">■</span> user msg. not sent · a search dims the rest</small>')
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
 SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
@@ -218,7 +218,11 @@ class MainWindow(QMainWindow):
         strip_box.setMinimumHeight(self.strip.minimumHeight() + self.strip_overview.height() + 2 * self.fontMetrics().lineSpacing() + 6)
         overview.addWidget(strip_box)
         overview.addWidget(lower)
-        overview.setSizes([250, 150, 460])
+        overview.setSizes([190, 130, 540])
+        # A taller window gives its extra height to the table first (at 1024x700 it showed four rows).
+        overview.setStretchFactor(0, 0)
+        overview.setStretchFactor(1, 0)
+        overview.setStretchFactor(2, 1)
         self.overview = overview
         # What the provider's log says beside the plan, and the notes, above the charts (not in the
         # splitter: a layout gives them the height their wrapped text needs).
@@ -292,8 +296,8 @@ class MainWindow(QMainWindow):
         scroll.setWidget(side)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(300)
-        side.setMinimumWidth(280)
+        scroll.setMinimumWidth(250)
+        side.setMinimumWidth(230)
 
         self.params_panel = scroll
         main = QSplitter(Qt.Orientation.Horizontal)
@@ -458,14 +462,44 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        self._overview_fitted = False  # the overview's split follows the window until the user or saved state sets it
         for name, splitter in self.splitters.items():
             sizes = self.settings.value(f"splitters/{name}")
             if sizes is not None:
                 splitter.restoreState(sizes)
+                if name == "overview":
+                    self._overview_fitted = True
+        self.overview.splitterMoved.connect(self._overview_moved)
+
+    def _fit_overview_once_laid_out(self) -> None:
+        if not self._overview_fitted:
+            self.overview.blockSignals(True)
+            self.fit_overview()
+            self.overview.blockSignals(False)
+
+    def _overview_moved(self, *_: object) -> None:
+        self._overview_fitted = True
+
+    def fit_overview(self) -> None:
+        """Split the overview's height: the donut and the strip at what they need (a little more
+        on a tall window), the table the rest, so a 700-pixel window shows more than four rows."""
+        total = sum(self.overview.sizes())
+        if total <= 0:
+            return
+        main = self.splitters["main"]
+        width = sum(main.sizes())
+        if width > 0:  # the parameters take less of a narrow window (340 of 1024 pixels squeezed the charts)
+            side = min(340, max(250, int(width * 0.24)))
+            main.setSizes([side, width - side])
+        pie = min(max(int(total * 0.3), self.pie.minimumHeight()), 280)
+        strip = self.overview.widget(1).minimumHeight() + max(0, min(60, int((total - 560) * 0.15)))
+        self.overview.setSizes([pie, strip, max(total - pie - strip, 1)])
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         """On a short screen the notes start folded (one click opens them): the table keeps its rows."""
         super().resizeEvent(event)
+        if not getattr(self, "_overview_fitted", True):
+            QTimer.singleShot(0, self._fit_overview_once_laid_out)
         short = self.height() < 800
         if short != getattr(self, "_short_screen", None):
             self._short_screen = short

@@ -85,7 +85,7 @@ class BudgetPie(QWidget):
         self.setMouseTracking(True)
         # It paints its own background, so an update repaints the pie alone, not the window under it.
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.setMinimumSize(QSize(320, 170))
+        self.setMinimumSize(QSize(320, 150))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.parts: list[tuple[str, int, int]] = []  # (name, allotted as the plan reports it, used)
         self.total = 0
@@ -300,12 +300,12 @@ class BudgetPie(QWidget):
         """The entries drawn and the pixels per line: roomy when they fit, tight when not, and the
         parts that use nothing folded together when even tight lines would not fit."""
         fm = self.fontMetrics()
-        room = self.height() - 8
+        room = self.height() - 4
         entries = self.legend_entries()
-        for spacing in (6, 1):
+        for spacing in (6, 2, 0):
             if (fm.height() + spacing) * len(entries) <= room:
                 return entries, fm.height() + spacing
-        return self.legend_entries(merge_empty=True), fm.height() + 1
+        return self.legend_entries(merge_empty=True), fm.height()
 
     def _paint_legend(self, painter: QPainter, x: float) -> None:
         pal = self.palette()

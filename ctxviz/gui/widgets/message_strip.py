@@ -261,16 +261,15 @@ class StripItem(pg.GraphicsObject):
 
 
 def sent_span(plan: Plan) -> tuple[int, int] | None:
-    """(first, last) index of the messages sent, leaving out the leading system message(s): the
-    system prompt at #0 is always sent, and zooming to "what is sent" from it showed everything."""
+    """(first, last) index of the messages sent, system messages left out: they are folded into
+    the system prompt, which is always sent, and zooming to "what is sent" from #0 (or from a
+    system note in the middle of the session) showed everything. The system messages themselves
+    when nothing else is sent."""
     cols = plan.columns
     sent = [i for i, d in enumerate(cols.decision) if d in SENT_DECISIONS]
     if not sent:
         return None
-    lead = 0
-    while lead < len(cols.role) and cols.role[lead] == "system":
-        lead += 1
-    rest = [i for i in sent if i >= lead]
+    rest = [i for i in sent if cols.role[i] != "system"]
     return (rest[0], rest[-1]) if rest else (sent[0], sent[-1])
 
 
@@ -311,7 +310,7 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
         self.setYRange(-0.25, 1.6, padding=0)  # segments in 0-1, the user lane at 1.12, labels above
-        self.setMinimumHeight(98)  # segments, the user lane, labels and the tick numbers
+        self.setMinimumHeight(90)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0
