@@ -6,8 +6,8 @@ import pyqtgraph as pg
 
 from ...engine.plan import Plan
 from ..safe import finite, plot_values
-from .axes import ThousandsAxis
 from ..theme import CATEGORY_COLORS, WARNING, category_label, plot_colors
+from .axes import ThousandsAxis
 
 MAIN = ("system", "context", "dialog", "system_output")
 
