@@ -140,7 +140,7 @@ def test_the_donut_never_says_fits_while_claude_code_is_over_its_trigger(qtbot, 
     plan = win.vm.plan
     assert plan.totals.fits and plan.totals.used > 27_000  # fits the window, past the trigger (60,000 - 20,000 - 13,000)
     assert "fits the budget" not in win.pie.legend_lines()
-    assert win.pie.alarming and "over the policy's trigger (27,000 tokens)" in win.pie.verdict
+    assert win.pie.alarming and win.pie.verdict == f"over the policy's trigger (27,000) by {plan.totals.used - 27_000:,}"
     with qtbot.waitSignal(win.vm.planReady, timeout=30000):
         win.vm.set_param("context_window", 200_000)
     assert "fits the budget" in win.pie.legend_lines()
@@ -369,7 +369,7 @@ def test_line_labels_are_never_clipped(qtbot) -> None:  # type: ignore[no-untype
     strip.resize(700, 130)
     strip.show()
     # A cut near the start and the fresh tail at the very end: the labels' worst places.
-    for params in ({"total": 30_000}, {"total": 4_000}, {"total": 200_000}):
+    for params in ({"total": 30_000}, {"total": 4_000}, {"total": 200_000}, OVERSUBSCRIBED):  # the last: cut and tail at one place
         plan = plan_session(session, "missy", get_policy("missy").make_params(params), store=CountStore())
         strip.set_plan(session, plan)
         for first, last in ((0, len(plan.messages) - 1), (0, 20), (len(plan.messages) - 25, len(plan.messages) - 1)):
@@ -382,6 +382,10 @@ def test_line_labels_are_never_clipped(qtbot) -> None:  # type: ignore[no-untype
                     continue
                 label = line.label.sceneBoundingRect()
                 assert box.left() - 1 <= label.left() and label.right() <= box.right() + 1, (params, first, line.label.toPlainText())
+            (x0, x1), _ = strip.getViewBox().viewRange()
+            if all(line.isVisible() and x0 <= line.value() <= x1 for line in (strip.cut_line, strip.tail_line)):
+                cut, tail = strip.cut_line.label.sceneBoundingRect(), strip.tail_line.label.sceneBoundingRect()
+                assert not cut.adjusted(1, 1, -1, -1).intersects(tail.adjusted(1, 1, -1, -1)), (params, first)  # never "cuprotected tail"
 
 
 def test_axes_have_thousands_separators_and_whole_ticks(qtbot) -> None:  # type: ignore[no-untyped-def]

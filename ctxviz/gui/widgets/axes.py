@@ -13,6 +13,8 @@ class ThousandsAxis(pg.AxisItem):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.enableAutoSIPrefix(False)
+        # A tick label that would run past the axis' end is left out, not drawn cut ("40,0").
+        self.setStyle(hideOverlappingLabels=True)
 
     def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:  # noqa: N802, N803
         levels = super().tickSpacing(minVal, maxVal, size)

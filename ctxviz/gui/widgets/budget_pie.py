@@ -132,7 +132,7 @@ class BudgetPie(QWidget):
         if not plan.totals.fits or plan.parts_over():
             return plan.fit_verdict()
         if self.trigger is not None and plan.totals.used > self.trigger:
-            return f"fits the window, but is over the policy's trigger ({self.trigger:,} tokens) by {plan.totals.used - self.trigger:,}"
+            return f"over the policy's trigger ({self.trigger:,}) by {plan.totals.used - self.trigger:,}"
         return "fits the budget"
 
     @property

@@ -19,6 +19,8 @@ from ..theme import CATEGORY_COLORS, plot_colors
 from .axes import ThousandsAxis
 
 ROW_TOP, ROW_HEIGHT = 0.0, 1.0
+#: The lines' labels; shorter ones where the cut and the tail are too close for both whole.
+TAIL_LABEL, TAIL_SHORT, CUT_LABEL, CUT_AND_TAIL = "protected tail ▸", "tail ▸", "cut ▸", "cut, tail ▸"
 
 
 class StripItem(pg.GraphicsObject):
@@ -316,8 +318,8 @@ class MessageStrip(pg.PlotWidget):
         self._extent = 0.0
         self._session: Session | None = None
         # The markers live as long as the widget; a re-plan moves them or hides them.
-        self.tail_line = self._line("protected tail ▸", foreground, 0.93)
-        self.cut_line = self._line("cut ▸", "#d62728", 0.93)
+        self.tail_line = self._line(TAIL_LABEL, foreground, 0.93)
+        self.cut_line = self._line(CUT_LABEL, "#d62728", 0.93)
         self.summary_region = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(23, 190, 207, 40), pen=pg.mkPen("#17becf"))
         self.summary_region.setZValue(-10)
         self.summary_label = pg.TextItem("summarised", color="#17becf", anchor=(0, 0))
@@ -425,29 +427,58 @@ class MessageStrip(pg.PlotWidget):
 
     def _separate_labels(self, *_: object) -> None:
         """Each line's label sits where it is whole: left of its line, or right of it when the
-        view's left edge would clip it (a cut near the start read "▸"), and the tail's label moves
-        right of its line when it would run into the cut's ("cuprotected tail") unless the right
-        edge would then clip it ("pro")."""
+        view's left edge would clip it (a cut near the start read "▸"). With both lines shown, the
+        first placement (left/right of each) that clips neither label and runs neither into the
+        other wins: "cuprotected tail" ran them together, and "pro" was all the right edge left."""
         view = self.getViewBox()
         pixel = view.viewPixelSize()[0] or 1.0
         x0, x1 = view.viewRange()[0]
-        for line in (self.cut_line, self.tail_line):
-            if not line.isVisible():
-                continue
+        L, R = self.LEFT_OF_LINE, self.RIGHT_OF_LINE
+
+        def fits(line: pg.InfiniteLine, anchors: list[tuple[int, float]]) -> bool:
             width = line.label.boundingRect().width() + 6
-            room_left = (line.value() - x0) / pixel
-            room_right = (x1 - line.value()) / pixel
-            anchors = self.LEFT_OF_LINE if room_left >= width or room_left >= room_right else self.RIGHT_OF_LINE
-            if line is self.tail_line and self.cut_line.isVisible() and anchors == self.LEFT_OF_LINE:
-                gap = (self.tail_line.value() - self.cut_line.value()) / pixel
-                cut_right = self.cut_line.label.anchors == self.RIGHT_OF_LINE
-                crowded = (0 <= gap < width) or (cut_right and 0 <= gap < width + self.cut_line.label.boundingRect().width() + 6)
-                if crowded and room_right >= width:
-                    anchors = self.RIGHT_OF_LINE
+            room = (line.value() - x0) / pixel if anchors is L else (x1 - line.value()) / pixel
+            return room >= width
+
+        shown = sorted((line for line in (self.cut_line, self.tail_line) if line.isVisible()), key=lambda line: line.value())
+        chosen: dict[pg.InfiniteLine, list[tuple[int, float]]] = {}
+        # Shorter words when the full ones cannot be placed apart; one label for both at last.
+        for cut_text, tail_text in ((CUT_LABEL, TAIL_LABEL), (CUT_LABEL, TAIL_SHORT), (CUT_AND_TAIL, "")):
+            self._label_text(self.cut_line, cut_text)
+            self._label_text(self.tail_line, tail_text)
+            chosen = self._place_labels(shown if tail_text else [line for line in shown if line is self.cut_line] or shown, fits)
+            if chosen or len(shown) < 2:
+                break
+        if not chosen and shown:
+            chosen = {line: L if fits(line, L) else R for line in shown}
+        for line, anchors in chosen.items():
             label = line.label
             if label.anchors != anchors:
                 label.anchors = anchors
                 label.updatePosition()
+
+    @staticmethod
+    def _label_text(line: pg.InfiniteLine, text: str) -> None:
+        if line.label.format != text:
+            line.label.setFormat(text)
+
+    def _place_labels(self, shown: list[pg.InfiniteLine], fits) -> dict[pg.InfiniteLine, list[tuple[int, float]]]:  # type: ignore[no-untyped-def]
+        """Left/right of each line for labels that are whole and apart, or {} when there is none."""
+        L, R = self.LEFT_OF_LINE, self.RIGHT_OF_LINE
+        if len(shown) == 1:
+            return {shown[0]: L if fits(shown[0], L) or not fits(shown[0], R) else R}
+        if len(shown) != 2:
+            return {}
+        pixel = self.getViewBox().viewPixelSize()[0] or 1.0
+        a, b = shown
+        gap = (b.value() - a.value()) / pixel
+        wa, wb = a.label.boundingRect().width() + 6, b.label.boundingRect().width() + 6
+        clear = {(0, 0): gap >= wb, (0, 1): True, (1, 1): gap >= wa, (1, 0): gap >= wa + wb}
+        for sa, sb in ((0, 0), (0, 1), (1, 1), (1, 0)):
+            pa, pb = (L, R)[sa], (L, R)[sb]
+            if clear[(sa, sb)] and fits(a, pa) and fits(b, pb):
+                return {a: pa, b: pb}
+        return {}
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
