@@ -129,6 +129,7 @@ class TimelineView(QWidget):
         self.run = QPushButton("Simulate")
         self.run.clicked.connect(self.simulateRequested)
         self.latest = QPushButton("Back to latest")
+        self.latest.clicked.connect(self._drop_pending_turn)  # a turn still to be published must not follow it
         self.latest.clicked.connect(self.latestRequested)
         row = QHBoxLayout()
         row.addWidget(self.run)
@@ -544,6 +545,10 @@ class TimelineView(QWidget):
         self._describe(turn)
         self._pending_turn = turn
         self._publish_timer.start(REST_MS if self.slider.isSliderDown() else 0)
+
+    def _drop_pending_turn(self) -> None:
+        self._publish_timer.stop()
+        self._pending_turn = None
 
     def _publish_turn(self) -> None:
         self._publish_timer.stop()
