@@ -300,6 +300,14 @@ def test_dense_events_are_counted_per_bin_not_marked_one_by_one(qtbot) -> None: 
     busiest = max(density, key=lambda x: density[x][0])
     text = view.slider.tooltip_at(busiest)
     assert "events near here" in text or text.count("\n") <= 8
+    # The cache broken at hundreds of turns: counts per bin under the answers, not a wall of markers.
+    from ctxviz.engine.catalog import find_model
+
+    broken = tuple(TurnCache(t.index, 100, 0, 0, 100, 0, 0.0, True) for t in timeline.turns)
+    view.set_answers(timeline, None, CacheReport(find_model("gpt-4o"), broken), "")
+    assert not any((item.name() or "").startswith("cache broken") for item in view.answers_plot.listDataItems())
+    answers_legend = [label.text for _, label in view.answers_plot.getPlotItem().legend.items]
+    assert f"cache broken ({len(broken):,} turns; count per bin)" in answers_legend
 
 
 def test_search_dims_what_does_not_match_instead_of_outlining_hits(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]

@@ -386,7 +386,21 @@ class TimelineView(QWidget):
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
                                    pen=pg.mkPen("#0072b2", width=1), name="request served from the cache")
             broke = [t for t in cache.turns if t.broke_cache]
-            if broke:
+            if len(broke) > DENSE_EVENTS:  # counts per bin along the bottom, not an orange wall of markers
+                first, last = cache.turns[0].turn, cache.turns[-1].turn
+                bins = max(1, min(DENSITY_BINS, last - first + 1))
+                width = (last - first + 1) / bins
+                counts = [0] * bins
+                for t in broke:
+                    counts[min(bins - 1, int((t.turn - first + 0.5) / width))] += 1
+                peak = max(max(counts), 1)
+                bar = pg.BarGraphItem(x0=plot_values(first - 0.5 + k * width for k in range(bins)), width=width, y0=0,
+                                      height=[100 * DENSITY_HEIGHT * c / peak for c in counts], brush=pg.mkBrush("#d55e00"), pen=pg.mkPen(None))
+                self.answers_plot.addItem(bar)
+                legend = self.answers_plot.getPlotItem().legend
+                if legend is not None:
+                    legend.addItem(bar, f"cache broken ({len(broke):,} turns; count per bin)")
+            elif broke:
                 self.answers_plot.plot(plot_values(t.turn for t in broke), plot_values(0 for _ in broke), pen=None, symbol="t1",
                                        symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turns)")
             lines.append(f"Prompt caching ({cache.model.name}): {cache.sentence()}")
