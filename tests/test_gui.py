@@ -72,7 +72,7 @@ def test_open_shows_the_engines_plan_everywhere(qtbot, window, session_file):
     assert window.model.rowCount() == len(expected.messages)
     assert window.pie.parts == [(k, v, expected.usage[k]) for k, v in expected.allocation.items()]
     assert len(window.strip.item.starts) == len(expected.messages)
-    assert "missy:" in window.status_label.text() and f"{expected.totals.used:,}" in window.status_label.text()
+    assert "missy budget:" in window.status_label.text() and f"{expected.totals.used:,}" in window.status_label.text()
     assert window.windowTitle().startswith("coding.json")
 
 

@@ -233,7 +233,7 @@ def test_notes_follow_every_replan(qtbot, window):
     assert any(n.startswith("pair_safe dropped") for n in after)
     assert window.notes_panel.notes.text() == "\n".join(f"• {n}" for n in after)
     assert window.notes_button.text() == f"{len(after)} notes"
-    assert window.status_label.text().split(SEPARATOR)[0].startswith("missy: ")
+    assert window.status_label.text().split(SEPARATOR)[0].startswith("missy budget: ")
     # The context at a turn of the replay keeps the file's notes.
     simulate_and_wait(qtbot, window)
     with qtbot.waitSignal(window.vm.planReady, timeout=5000):
@@ -349,8 +349,9 @@ def test_category_caps_are_named_caps_not_a_division(qtbot):
     pie.set_plan(plan)
     pie.grab()
     lines = pie.legend_lines()
-    assert lines[0] == "Category caps, % of the budget (they add up to 115 %)"
-    assert "Dialog" in lines[3] and "/ cap 75,000  (50.0%)" in lines[3]
+    assert lines[0] == "Category caps (they add up to 115 % of the budget)"
+    dialog = plan.usage["dialog"]
+    assert lines[3] == f"Dialog  {dialog:,} / cap 75,000  ({dialog / 75_000 * 100:.0f} % full)"  # used / allotted (x % full)
     assert "a cap of 75,000 tokens (50.0% of the budget" in pie.tooltip_html(2)
     bars = CategoryBars()
     qtbot.addWidget(bars)

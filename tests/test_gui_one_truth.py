@@ -41,7 +41,8 @@ def test_copy_and_export_give_the_scrubbed_turn(qtbot, window, tmp_path) -> None
     assert exported == copied
     sent_there = sum(1 for m in window.vm.timeline.plan_at(step).messages if m.sent)
     whole_file = sum(1 for m in window.vm.plan.messages if m.sent)
-    assert sent_there != whole_file and f"({sent_there:,} of {turn + 1:,} messages sent)" in window.context_scope.text()
+    # (followed by why the request has another number of entries, when it has: issue 24)
+    assert sent_there != whole_file and f"({sent_there:,} of {turn + 1:,} messages sent" in window.context_scope.text()
 
 
 def test_a_comparison_says_when_it_is_of_an_earlier_view_and_a_row_opens_the_message(qtbot, window) -> None:  # type: ignore[no-untyped-def]

@@ -613,7 +613,7 @@ def test_the_message_filter_passes_every_other_qt_message_through():
 
 
 # --- 7. the status bar says what plan.totals says --------------------------------------------------
-STATUS = re.compile(r"^(?P<policy>[\w-]+): (?P<used>[\d,]+) of (?P<budget>[\d,]+) tokens \((?P<tokenizer>[^)]*)\)$")
+STATUS = re.compile(r"^(?P<policy>[\w-]+) budget: (?P<used>[\d,]+) of (?P<budget>[\d,]+) tokens \((?P<tokenizer>[^)]*)\)$")
 TOTAL_ROW = re.compile(r"^  total\s+(?P<budget>[\d,]+)\s+(?P<used>[\d,]+)\s+(?P<verdict>.+)$", re.M)
 
 

@@ -118,6 +118,23 @@ def settle(window) -> None:
         QApplication.processEvents()
 
 
+#: How long a screenshot waits for the "why" answer of the selected message (a search of settings).
+WHY_WAIT_S = 120.0
+
+
+def wait_for_why(window, timeout: float = WHY_WAIT_S) -> bool:
+    """Process events until the selected message's "What would keep it" answer is on screen: a
+    re-plan arriving after the selection restarts the search after a pause (`_why_timer`), and a
+    screenshot taken in between showed "Searching…" or nothing. True when the answer is in."""
+    from PySide6.QtWidgets import QApplication
+
+    deadline = time.monotonic() + timeout
+    while window.why_pending() and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.02)
+    return not window.why_pending()
+
+
 def run(session: Session | str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
         tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None,
         compare: tuple[str, str] | None = None) -> int:
@@ -164,6 +181,7 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
             app.processEvents()
             time.sleep(0.02)
         window.vm.wait()
+        wait_for_why(window)
         source = window.vm.session.source if window.vm.session is not None else ""
         render_window(window, screenshot, (source,) if source else ())
         window.close()

@@ -43,22 +43,23 @@ from ..engine.policies.base import params_dict
 from ..engine.reasons import short_reason
 from ..engine.session import Session, ToolCallPart, part_text
 from ..engine.tokenizers import tokenizer_names
+from ..engine.vocabulary import trigger_level
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
-from ..io.exporters import EXPORTERS, export_text, write_atomic
+from ..io.exporters import EXPORTERS, export, export_text, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import MessageTableModel
-from .safe import message_box, plain_label, qt_int, set_plain_tooltip
+from .safe import FittingLabel, message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
-from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING
+from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, category_label
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.compare_view import CompareView
 from .widgets.lost_card import LostCard
-from .widgets.message_strip import USER_LOST, MessageStrip
+from .widgets.message_strip import USER_LOST, MessageStrip, sent_span
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
@@ -73,8 +74,11 @@ def strip_legend_html() -> str:
     """One line under the strip: the category colours (the same everywhere) and how decisions are drawn."""
     swatches = " ".join(f'<span style="color:{CATEGORY_COLORS[c]};">■</span>&nbsp;{CATEGORY_LABELS[c]}'
                         for c in ("system", "context", "dialog", "system_output", "error"))
-    return (f"<small>{swatches} &nbsp;·&nbsp; faint and short: not sent; hatched: summarised; part-filled: truncated; "
-            f'<span style="color:{USER_LOST};">■</span> user message not sent; outlined: search hits</small>')
+    return (f"<small>{swatches} · faint: not sent · hatched: summarised · part-filled: truncated · "
+            f'<span style="color:{USER_LOST};">■</span> user msg. not sent · a search dims the rest</small>')
+#: Where the "why" answer goes in the detail's head: after the decision, before the reason.
+DETAIL_SPLIT = "<!--why-->"
+SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
 CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
 SESSION_FILTER = "Sessions (*.yaml *.yml *.json *.jsonl *.ndjson);;All files (*)"
 TIMELINE_TAB = 1
@@ -120,7 +124,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for col, width in enumerate((42, 58, 62, 92, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
+        for col, width in enumerate((42, 58, 62, 112, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
             header.resizeSection(col, width)
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 
@@ -173,9 +177,9 @@ class MainWindow(QMainWindow):
         detail_box = QSplitter(Qt.Orientation.Vertical)
         detail_box.addWidget(head_scroll)
         detail_box.addWidget(self.detail)
-        detail_box.setStretchFactor(0, 2)
-        detail_box.setStretchFactor(1, 3)
-        detail_box.setSizes([200, 300])  # scaled to the space it gets: two fifths for the decision and why
+        detail_box.setStretchFactor(0, 3)
+        detail_box.setStretchFactor(1, 2)
+        detail_box.setSizes([300, 200])  # scaled to the space it gets: three fifths for the decision and why
         detail_box.setChildrenCollapsible(False)
         # The message whose body the panel shows: the session itself, not its id (ids are reused once freed).
         self._detail_session: Session | None = None
@@ -214,7 +218,11 @@ class MainWindow(QMainWindow):
         strip_box.setMinimumHeight(self.strip.minimumHeight() + self.strip_overview.height() + 2 * self.fontMetrics().lineSpacing() + 6)
         overview.addWidget(strip_box)
         overview.addWidget(lower)
-        overview.setSizes([250, 150, 460])
+        overview.setSizes([190, 130, 540])
+        # A taller window gives its extra height to the table first (at 1024x700 it showed four rows).
+        overview.setStretchFactor(0, 0)
+        overview.setStretchFactor(1, 0)
+        overview.setStretchFactor(2, 1)
         self.overview = overview
         # What the provider's log says beside the plan, and the notes, above the charts (not in the
         # splitter: a layout gives them the height their wrapped text needs).
@@ -261,6 +269,8 @@ class MainWindow(QMainWindow):
         cl.addLayout(buttons)
         # Which context this is: the plan of the whole file, or a turn of the replay scrubbed to.
         self.context_scope = plain_label()
+        self.context_scope.setWordWrap(True)  # however long, it never widens the window
+        self.context_scope.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         cl.addWidget(self.context_scope)
         cl.addWidget(self.context_view)
 
@@ -286,8 +296,8 @@ class MainWindow(QMainWindow):
         scroll.setWidget(side)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(300)
-        side.setMinimumWidth(280)
+        scroll.setMinimumWidth(250)
+        side.setMinimumWidth(230)
 
         self.params_panel = scroll
         main = QSplitter(Qt.Orientation.Horizontal)
@@ -300,7 +310,7 @@ class MainWindow(QMainWindow):
         self.splitters = {"main": main, "overview": overview, "charts": top, "table": lower, "detail": detail_box}
 
         # Shows file paths and error messages (which quote the file): plain text, never HTML.
-        self.status_label = plain_label("Open a session (Ctrl+O) or drop a file here.")
+        self.status_label = FittingLabel("Open a session (Ctrl+O) or drop a file here.", SEPARATOR)
         self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(220)
@@ -452,14 +462,44 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        self._overview_fitted = False  # the overview's split follows the window until the user or saved state sets it
         for name, splitter in self.splitters.items():
             sizes = self.settings.value(f"splitters/{name}")
             if sizes is not None:
                 splitter.restoreState(sizes)
+                if name == "overview":
+                    self._overview_fitted = True
+        self.overview.splitterMoved.connect(self._overview_moved)
+
+    def _fit_overview_once_laid_out(self) -> None:
+        if not self._overview_fitted:
+            self.overview.blockSignals(True)
+            self.fit_overview()
+            self.overview.blockSignals(False)
+
+    def _overview_moved(self, *_: object) -> None:
+        self._overview_fitted = True
+
+    def fit_overview(self) -> None:
+        """Split the overview's height: the donut and the strip at what they need (a little more
+        on a tall window), the table the rest, so a 700-pixel window shows more than four rows."""
+        total = sum(self.overview.sizes())
+        if total <= 0:
+            return
+        main = self.splitters["main"]
+        width = sum(main.sizes())
+        if width > 0:  # the parameters take less of a narrow window (340 of 1024 pixels squeezed the charts)
+            side = min(340, max(250, int(width * 0.24)))
+            main.setSizes([side, width - side])
+        pie = min(max(int(total * 0.3), self.pie.minimumHeight()), 280)
+        strip = self.overview.widget(1).minimumHeight() + max(0, min(60, int((total - 560) * 0.15)))
+        self.overview.setSizes([pie, strip, max(total - pie - strip, 1)])
 
     def resizeEvent(self, event) -> None:  # noqa: N802
         """On a short screen the notes start folded (one click opens them): the table keeps its rows."""
         super().resizeEvent(event)
+        if not getattr(self, "_overview_fitted", True):
+            QTimer.singleShot(0, self._fit_overview_once_laid_out)
         short = self.height() < 800
         if short != getattr(self, "_short_screen", None):
             self._short_screen = short
@@ -577,7 +617,7 @@ class MainWindow(QMainWindow):
         if self.shown_plan is before:
             self.shown_plan = plan
             self._update_status(plan)
-            self.pie.set_plan(plan, unseen=self._unseen())  # the real count beside the policy's
+            self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))  # the real count beside the policy's
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -661,10 +701,10 @@ class MainWindow(QMainWindow):
             self.strip.zoom_to(max(0, cut - 20), min(len(plan.messages) - 1, cut + 20))  # type: ignore[union-attr]
 
     def zoom_to_sent(self) -> None:
-        plan = self.shown_plan
-        sent = [m.index for m in plan.messages if m.sent] if plan is not None else []
-        if sent:
-            self.strip.zoom_to(sent[0], sent[-1])
+        """The strip from the first to the last message sent, the leading system message left out."""
+        span = sent_span(self.shown_plan) if self.shown_plan is not None else None
+        if span is not None:
+            self.strip.zoom_to(*span)
 
     def zoom_all(self) -> None:
         if self.shown_plan is not None and self.shown_plan.messages:
@@ -813,7 +853,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
-        self.pie.set_plan(plan, unseen=self._unseen())
+        self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))
         self.lost_card.set_plan(session, plan)
         if latest:
             self.compare.check_current(plan)
@@ -835,6 +875,15 @@ class MainWindow(QMainWindow):
         elif self.selected is not None:  # a shorter session or an earlier turn: nothing to explain
             self._why_timer.stop()
             self.vm.cancel_explanation()
+
+    def _trigger(self, plan: Plan) -> int | None:
+        """The token count at which the plan's policy acts (engine.vocabulary), for the donut's verdict."""
+        if plan.policy != self.vm.policy or self.vm.session is None:
+            return None
+        try:
+            return trigger_level(get_policy(plan.policy), self.vm.params, self.vm.session)
+        except Exception:  # a policy that cannot say (a plugin): no trigger mark, the plan's own verdict
+            return None
 
     def _unseen(self) -> int:
         """The estimate of what the log does not record: a fact of the file, whatever turn is shown."""
@@ -917,10 +966,35 @@ class MainWindow(QMainWindow):
         if plan is None or session is None:
             return "nothing yet"
         sent = sum(1 for m in plan.messages if m.sent)
+        counted = f"{sent:,} of {len(plan.messages):,} messages sent{self._entries_note(plan, session, sent)}"
         if session is self.vm.session:
-            return f"the plan of the whole file ({sent:,} of {len(plan.messages):,} messages sent)"
-        return (f"the replay at turn {len(session.messages) - 1} ({sent:,} of {len(plan.messages):,} messages sent); "
+            return f"the plan of the whole file ({counted})"
+        return (f"the replay at turn {len(session.messages) - 1} ({counted}); "
                 "Back to latest on the Timeline returns to the whole file")
+
+    def _entries_note(self, plan: Plan, session: Session, sent: int) -> str:
+        """Why the request below has another number of entries than messages sent: system messages
+        folded into the system prompt, a system prompt or summaries added, turns merged (the
+        Anthropic form). "" when the two agree."""
+        try:
+            entries = export(plan, session, self.context_format.currentText()).messages
+        except CtxvizError:
+            return ""
+        if entries == sent:
+            return ""
+        from_messages = {i for i in plan.context_index if i is not None}
+        folded = sum(1 for m in plan.messages if m.sent and m.index not in from_messages)
+        added = sum(1 for i in plan.context_index if i is None)
+        why = []
+        if folded:
+            why.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the system prompt")
+        if added:
+            why.append(f"{added:,} added by the policy (the system prompt and what it writes, such as summaries)")
+        merged = len(plan.context) - entries
+        if self.context_format.currentText() == "anthropic" and merged:
+            why.append(f"{merged:,} {'fewer' if merged > 0 else 'more'} after the Messages API's turns are merged "
+                       "(the system prompt apart, tool results in user turns)")
+        return f"; the request below has {entries:,} entries" + (f": {', '.join(why)}" if why else "")
 
     def _context_text(self) -> str:
         if self.shown_plan is None or self.shown_session is None:
@@ -931,11 +1005,11 @@ class MainWindow(QMainWindow):
         self.model.set_filters(**kwargs)
         self._restore_table_selection()
         self._update_count()
-        if self.shown_plan is not None and "search" in kwargs:  # the search's hits outlined in the strip too
+        if self.shown_plan is not None and "search" in kwargs:  # what the search does not match is dimmed in the strip too
             self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits())
 
     def _search_hits(self) -> set[int] | None:
-        """The messages the search box matches (None without a search: nothing outlined)."""
+        """The messages the search box matches (None without a search: nothing dimmed)."""
         if not self.model.search.strip() or self.model.query.error:
             return None
         return {self.model.message_index(r) for r in range(self.model.rowCount())}
@@ -985,14 +1059,15 @@ class MainWindow(QMainWindow):
             # decision and reason did not change: never leave it on screen as if it were current.
             self._detail_record = m
             self._detail_head_html = (
-                f"<h3>#{m.index} · {html.escape(m.role)} · {html.escape(str(m.category))}</h3>"
+                f"<p style='font-size:large'><b>#{m.index} · {html.escape(m.role)} · {html.escape(category_label(str(m.category)))}</b></p>"
                 f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
-                f"<p>{html.escape(m.reason)}</p>"
+                + DETAIL_SPLIT
+                + f"<p>{html.escape(m.reason)}</p>"
                 + self._detail_extras(m)
                 + (f'<p><a href="pin">{"Unpin" if f"#{m.index}" in self.vm.options.pins else "Pin"} this message</a> (Ctrl+K): '
                    "send it whatever the policy decides, and see what it pushes out</p>")
             )
-            self._why_html = "<p><i>Searching for the smallest change that would keep it…</i></p>" if searching else ""
+            self._why_html = SEARCHING_HTML if searching else ""
             self._render_detail_head()
         self.vm.cancel_explanation()
         if not searching:
@@ -1010,13 +1085,21 @@ class MainWindow(QMainWindow):
                 and plan is not None and self.selected < len(plan.messages)):
             self.vm.request_explanation(self.selected)
 
+    def why_pending(self) -> bool:
+        """The selected message's "why" answer is asked for (or about to be) and not in yet."""
+        return self._why_timer.isActive() or self._why_html == SEARCHING_HTML
+
     def _render_detail_head(self) -> None:
-        self.detail_head.setText(self._detail_head_html + self._why_html + "<hr>")
+        """The decision, then at once the "why" answer (on a 720-pixel screen it was below the
+        fold, under the reason and the pin link), then the rest."""
+        head, _, rest = self._detail_head_html.partition(DETAIL_SPLIT)
+        self.detail_head.setText(head + self._why_html + rest + "<hr>")
 
     def detail_text(self) -> str:
         """The detail panel as plain text: decision, reason, the "why" answer, then the message."""
         document = QTextDocument()
-        document.setHtml(self._detail_head_html + self._why_html)
+        head, _, rest = self._detail_head_html.partition(DETAIL_SPLIT)
+        document.setHtml(head + self._why_html + rest)
         return document.toPlainText() + "\n" + self.detail.toPlainText()
 
     def _show_explanation(self, explanation: Explanation) -> None:

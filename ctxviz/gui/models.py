@@ -24,7 +24,7 @@ from ..engine.plan import Plan
 from ..engine.reasons import short
 from ..engine.session import Session
 from .safe import tooltip_html
-from .theme import CATEGORY_COLORS, DECISION_COLORS
+from .theme import CATEGORY_COLORS, DECISION_COLORS, category_label
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
 #: The MessagePlan field each column shows (also the PlanColumns field it sorts by).
@@ -235,7 +235,7 @@ class MessageTableModel(QAbstractTableModel):
             value = getattr(m, FIELDS[col])
             if col in (4, 5):
                 return f"{value:,}"
-            return value.value if col == 6 else (str(value) if col == 3 else value)
+            return value.value if col == 6 else (category_label(str(value)) if col == 3 else value)
         if role == _ALIGN:
             return _RIGHT if col in NUMERIC else None
         if role == _FOREGROUND:

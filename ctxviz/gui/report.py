@@ -41,6 +41,18 @@ def provider_html(plan: Plan) -> str:
     return "".join(f"<p class='provider'>{html.escape(line)}</p>" for line in lines)
 
 
+def plan_trigger(plan: Plan, session: Session) -> int | None:
+    """The token count at which the plan's policy acts, from the plan's own parameters (or None)."""
+    from ..engine.policies import get_policy
+    from ..engine.vocabulary import trigger_level
+
+    try:
+        policy = get_policy(plan.policy)
+        return trigger_level(policy, policy.make_params(dict(plan.params)), session)
+    except Exception:  # a plugin policy, or parameters it resolved into a form it does not take back
+        return None
+
+
 class ReportWidget(QWidget):
     def __init__(self, session: Session, plan: Plan, timeline: Timeline | None) -> None:
         super().__init__()
@@ -54,7 +66,7 @@ class ReportWidget(QWidget):
                        f"{said} · "
                        f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>" + provider_html(plan))
         self.pie = BudgetPie()
-        self.pie.set_plan(plan)
+        self.pie.set_plan(plan, trigger=plan_trigger(plan, session))  # the app's verdict, past the trigger included
         self.bars = CategoryBars()
         self.bars.set_plan(plan)
         self.strip = MessageStrip()

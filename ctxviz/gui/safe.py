@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -118,3 +119,52 @@ def clipped(values: Iterable[Any], limit: float = PLOT_LIMIT) -> bool:
         if not math.isfinite(number) or abs(number) > limit:
             return True
     return False
+
+
+class FittingLabel(QLabel):
+    """A plain-text label of " • "-separated parts that, when narrower than its text, shows the
+    leading parts that fit and " • …" (whole parts dropped from the end, never a part cut in the
+    middle), with the whole text in its tooltip. `text()` is always the whole text."""
+
+    def __init__(self, text: str = "", separator: str = "  •  ", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.separator = separator
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+
+    def shown_text(self) -> str:
+        """What is drawn at the current width."""
+        text = self.text()
+        fm = self.fontMetrics()
+        room = self.contentsRect().width() - 4
+        if fm.horizontalAdvance(text) <= room:
+            return text
+        parts = text.split(self.separator)
+        more = self.separator + "…"
+        for n in range(len(parts) - 1, 0, -1):
+            head = self.separator.join(parts[:n]) + more
+            if fm.horizontalAdvance(head) <= room:
+                return head
+        return fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        super().setText(text)
+        self._update_tip()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._update_tip()
+
+    def _update_tip(self) -> None:
+        tip = tooltip_html(self.text()) if self.shown_text() != self.text() else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(40, super().minimumSizeHint().height())
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), self.shown_text())
+        painter.end()

@@ -20,20 +20,27 @@ def verdict(plan: Plan) -> str:
 
 
 def status_text(plan: Plan) -> str:
-    """policy: used of budget tokens (tokenizer) • verdict • sent / not sent • real count • cost • pairs."""
+    """policy budget: used of budget tokens (tokenizer) • verdict • sent / not sent • real count
+    against the model's window • cost • pairs. Two windows are never side by side unlabelled: the
+    policy's is its budget, the real count's is the model's (named only when it differs)."""
     t = plan.totals
-    parts = [f"{plan.policy}: {t.used:,} of {t.budget:,} tokens ({plan.tokenizer})", verdict(plan),
+    parts = [f"{plan.policy} budget: {t.used:,} of {t.budget:,} tokens ({plan.tokenizer})", verdict(plan),
              f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent"]
     if plan.real is not None:
         r = plan.real
-        window = f"{r.window:,}" if r.window else "unknown window"
-        fits = "" if r.fits is None else ("fits" if r.fits else f"OVER by {max(0, r.tokens - (r.window or 0)):,}")
-        kind = "real" if r.exact else "est."
-        parts.append(f"{kind} {r.tokens:,} / {window} {fits} (heuristic {r.heuristic_error * 100:+.1f}%)")
+        kind = "real count" if r.exact else "est. real count"
+        if not r.window:
+            window = " (model's window unknown)"
+        elif r.window == t.budget:
+            window = ""
+        else:
+            window = f" of the model's {r.window:,}-token window"
+        fits = "" if r.fits is None or not r.window else (": fits" if r.fits else f": OVER by {max(0, r.tokens - r.window):,}")
+        parts.append(f"{kind} {r.tokens:,}{window}{fits} (policy's estimate {r.heuristic_error * 100:+.1f}%)")
         if r.input_cost is not None:
             parts.append(f"next call ≈ ${r.input_cost:.4f}")
     if plan.orphans:
-        parts.append(f"{len(plan.orphans)} broken tool-call pair(s)")
+        parts.append(f"{len(plan.orphans):,} broken tool-call pair(s)")
     return SEPARATOR.join(parts)
 
 

@@ -23,12 +23,55 @@ CATEGORY_COLORS = {
 CATEGORY_LABELS = {"system": "System", "context": "Context", "dialog": "Dialog", "system_output": "Tool output",
                    "error": "Error", "internal": "Internal", "unknown": "Unknown"}
 DECISION_COLORS = {"kept": "#009e73", "dropped": "#b8b8b8", "summarized": "#56b4e9", "truncated": "#e69f00", "replaced": "#0072b2"}
-PART_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#e15759", "#9c755f", "#ff9da7", "#bab0ac"]
+#: Allocation parts that are not categories (memory, history, a reserve...): hues apart from every
+#: category colour and from each other, for normal vision and simulated deuteranopia and protanopia
+#: (tests/test_colours.py), so that the donut's orange is never mistaken for the strip's tool output.
+PART_COLORS = ["#5a4fcf", "#117733", "#f0e442"]
+#: The part that holds the conversation (most of most budgets): the calmest of those hues.
+CONVERSATION_COLOR = "#ddcc77"
+CONVERSATION_PARTS = frozenset({"history", "messages", "events", "full_text", "below_threshold"})
+#: Parts that hold the system prompt under another name: drawn and named as the System category.
+SYSTEM_PARTS = frozenset({"system", "system_reserve", "instructions", "initial"})
 WARNING = "#d62728"
 
 
 def category_color(name: str) -> QColor:
     return QColor(CATEGORY_COLORS.get(name, "#b0b0b0"))
+
+
+def category_label(name: str) -> str:
+    """A category's one name everywhere ("Tool output", never "System output" or "system_output")."""
+    return CATEGORY_LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+def parts_are_categories(names: list[str] | tuple[str, ...]) -> bool:
+    """The allocation divides the budget by category (the category policy): every part is one.
+    Claude Code's part "context" is its context below the trigger, not the Context category."""
+    return bool(names) and all(n in CATEGORY_COLORS for n in names)
+
+
+def part_colors(names: list[str]) -> list[str]:
+    """One colour per allocation part: a category's own colour when the parts are categories (or
+    hold the system prompt), the conversation's for the history, else the next of PART_COLORS."""
+    out, k = [], 0
+    categories = parts_are_categories(names)
+    for name in names:
+        if categories:
+            out.append(CATEGORY_COLORS[name])
+        elif name in CONVERSATION_PARTS:
+            out.append(CONVERSATION_COLOR)
+        elif name in SYSTEM_PARTS:
+            out.append(CATEGORY_COLORS["system"])
+        else:
+            out.append(PART_COLORS[k % len(PART_COLORS)])
+            k += 1
+    return out
+
+
+def part_label(name: str, categories: bool = True) -> str:
+    """A part's name as the legend shows it: a category's one name (when the parts are
+    categories), else the policy's own words."""
+    return CATEGORY_LABELS[name] if categories and name in CATEGORY_LABELS else name.replace("_", " ").capitalize()
 
 
 def is_dark(palette: QPalette | None = None) -> bool:

@@ -245,7 +245,8 @@ class TrimParams:
     max_tokens: float = field(default=4000, metadata={"unit": "tokens",
         "help": "Most tokens the trimmed history may count (LangChain requires it; no default there). Counts are whole, so a "
                 "fraction acts as its floor and a negative value keeps nothing, as in LangChain", "step": 100})
-    strategy: str = field(default="last", metadata={"help": "'last' keeps the newest messages, 'first' the oldest"})
+    strategy: str = field(default="last", metadata={"help": "'last' keeps the newest messages, 'first' the oldest",
+                                                     "choices": ("last", "first")})
     allow_partial: bool = field(default=False, metadata={
         "help": "Fit part of the next message: whole content blocks first, then pieces of its text"})
     end_on: str = field(default="", metadata={
@@ -259,7 +260,7 @@ class TrimParams:
         "help": "Separator the partial text is cut at, kept on each piece (\\n for a newline); empty: LangChain's default (newlines)"})
     token_counter: str = field(default="approximate", metadata={
         "help": "'approximate': count_tokens_approximately; 'len': token_counter=len, every message counts 1 (max_tokens is then "
-                "a number of messages)"})
+                "a number of messages)", "choices": TOKEN_COUNTERS})
     chars_per_token: float = field(default=4.0, metadata={
         "help": "count_tokens_approximately(chars_per_token=...): characters per token (with the approximate counter)", "step": 0.1})
     extra_tokens_per_message: float = field(default=3.0, metadata={

@@ -1,20 +1,28 @@
-"""The budget donut: each part of the allocation as a slice, used versus allotted inside it.
+"""The budget donut: the whole ring is the budget; each part's use is a slice, the rest is free space.
 
 pyqtgraph has no pie item and QtCharts is not in PySide6-Essentials, so it is painted with QPainter.
-Reserves (parts the policy sets aside, not fills) are hatched; usage is the solid arc inside each
-slice; a part used beyond its allotment shows its overflow in the warning colour.
 
-When the plan's allocation is `caps` (the category policy's maxima, which add up to more than the
-budget), the slices are each cap's share of their sum, and the legend says so: its head names them
-caps and how far past the budget they add up, and each part gives its cap as a share of the budget.
-What the provider's log suggests is missing (`plan.reported.unseen`, a system prompt and tools it
-does not record) is a line of its own under the legend, never added into the policy's figures.
+- The ring is drawn to the budget's scale. Each allocation part takes, in order, what it uses
+  (solid) and, for a division of the budget, what it is allotted but does not use (faint: free
+  space inside that part; reserves hatched). What no part is allotted, or for category caps
+  whatever the parts do not use, is one grey **free space** slice.
+- Use beyond a part's allotment, including any use of a zero or negative allotment, is overflow in
+  the warning colour. The allotment is the plan's own (a missy history of -10,400 tokens is
+  -10,400 here as in `ctxviz plan`). When what is drawn adds up to more than the budget, the ring
+  grows to hold it and a tick marks where the budget ends.
+- A part that is a category (the category policy's) has the category's one colour and name, the
+  same as the bars, the strip and the legends (theme.py).
+- The legend reads `used / allotted (x % full)` per part; its names are shortened before its
+  numbers are. What the provider's log suggests is missing (`plan.reported.unseen`) is a line of its
+  own, never added into the policy's figures. The verdict is the plan's own, and says so when the
+  context is past the policy's trigger even though it fits the window.
 """
 
 from __future__ import annotations
 
 import html
 import math
+from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
@@ -22,13 +30,53 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ...engine.plan import Plan
 from ..safe import short_number
-from ..theme import PART_COLORS, WARNING
+from ..theme import WARNING, part_colors, part_label, parts_are_categories
 
 RESERVE_WORDS = ("reserve", "buffer", "headroom")
+FREE_SPACE = "Free space"
 
 
-def pretty(name: str) -> str:
-    return name.replace("_", " ").capitalize()
+def pretty(name: str, categories: bool = True) -> str:
+    return part_label(name, categories)
+
+
+class Segment(NamedTuple):
+    """One arc of the ring: `part` (index into the parts, None for free space), its tokens, and
+    what it is: "used", "over" (use beyond the allotment), "unused" (allotted, not used) or "free"."""
+
+    part: int | None
+    tokens: int
+    kind: str
+
+
+def segments(parts: list[tuple[str, int, int]], budget: int, caps: bool) -> list[Segment]:
+    """The ring's arcs, in drawing order. For a division each part is max(allotted, used) wide; for
+    caps (maxima that add up past the budget) each part is its use; the free space is the budget
+    not drawn otherwise."""
+    out: list[Segment] = []
+    for i, (_, allotted, used) in enumerate(parts):
+        room = max(allotted, 0)
+        within = min(max(used, 0), room)
+        if within:
+            out.append(Segment(i, within, "used"))
+        if used > room:
+            out.append(Segment(i, used - room, "over"))
+        if not caps and room > used:
+            out.append(Segment(i, room - max(used, 0), "unused"))
+    drawn = sum(s.tokens for s in out)
+    if budget > drawn:
+        out.append(Segment(None, budget - drawn, "free"))
+    return out
+
+
+class LegendEntry(NamedTuple):
+    """One legend line: a name (shortened first), its figures (never shortened), the swatches
+    before it ("free" for free space) and its tone: "part", "over", "alarm" or "muted"."""
+
+    name: str
+    figures: str
+    swatches: tuple[str, ...]
+    tone: str
 
 
 class BudgetPie(QWidget):
@@ -37,77 +85,151 @@ class BudgetPie(QWidget):
         self.setMouseTracking(True)
         # It paints its own background, so an update repaints the pie alone, not the window under it.
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.setMinimumSize(QSize(360, 170))
+        self.setMinimumSize(QSize(320, 150))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.parts: list[tuple[str, int, int]] = []  # (name, allotted, used)
+        self.parts: list[tuple[str, int, int]] = []  # (name, allotted as the plan reports it, used)
         self.total = 0
         self.used = 0
         self.fits = True
+        self.verdict = ""
         self.title = ""
         self.caps = False
         self.unseen = 0
+        self.trigger: int | None = None
         self.real: tuple[str, int, str] | None = None  # ("real" or "est.", tokens, encoding): the real count beside the policy's
 
-    def set_plan(self, plan: Plan | None, unseen: int | None = None) -> None:
+    def set_plan(self, plan: Plan | None, unseen: int | None = None, trigger: int | None = None) -> None:
         """Show `plan`; `unseen` is the provider's estimate of what its log does not record (by
-        default the plan's own, `plan.reported.unseen`)."""
-        before = (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real)
+        default the plan's own, `plan.reported.unseen`); `trigger` is the token count at which the
+        policy acts (engine.vocabulary.trigger_level), when it has one below the budget."""
+        before = self._state()
         if plan is None:
-            self.parts, self.total, self.caps, self.unseen, self.real = [], 0, False, 0, None
+            self.parts, self.total, self.caps, self.unseen, self.real, self.trigger, self.verdict = [], 0, False, 0, None, None, ""
         else:
-            self.parts = [(k, max(0, v), plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
+            self.parts = [(k, v, plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
             self.total = plan.totals.budget
             self.used = plan.totals.used
             self.fits = plan.totals.fits
             self.title = plan.policy
             self.caps = plan.totals.allocation_kind == "caps"
+            self.trigger = trigger if trigger is not None and 0 < trigger < self.total else None
+            self.verdict = self._verdict(plan)
             if unseen is None:
                 unseen = plan.reported.unseen if plan.reported is not None else 0
             self.unseen = max(0, unseen)
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
-        if (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real) != before:
+        if self._state() != before:
             self.update()  # a re-plan that changed nothing here paints nothing
+
+    def _state(self) -> tuple[object, ...]:
+        return (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real, self.trigger, self.verdict)
+
+    def _verdict(self, plan: Plan) -> str:
+        """The plan's own verdict (`ctxviz plan`'s total row), and, when the context fits but is past
+        the policy's trigger, that it is: "fits the budget" never stands beside a context the agent
+        is about to compact."""
+        if not plan.totals.fits or plan.parts_over():
+            return plan.fit_verdict()
+        if self.trigger is not None and plan.totals.used > self.trigger:
+            return f"over the policy's trigger ({self.trigger:,}) by {plan.totals.used - self.trigger:,}"
+        return "fits the budget"
+
+    @property
+    def alarming(self) -> bool:
+        """The verdict is bad news: drawn in the warning colour."""
+        return self.verdict != "fits the budget"
+
+    @property
+    def categories(self) -> bool:
+        """The parts are categories: named and coloured as the strip and the bars name and colour them."""
+        return parts_are_categories([name for name, _, _ in self.parts])
+
+    @property
+    def colors(self) -> list[str]:
+        return part_colors([name for name, _, _ in self.parts])
 
     def caps_heading(self) -> str:
         """For caps: what they are, and how far past the budget they add up."""
         allotted = sum(a for _, a, _ in self.parts)
         share = f"{allotted / self.total * 100:.0f} %" if self.total else "more than all"
-        return f"Category caps, % of the budget (they add up to {share})"
+        return f"Category caps (they add up to {share} of the budget)"
 
-    def legend_lines(self) -> list[str]:
-        """The legend's text, top to bottom (a cap's share is of the budget, a division's of the whole)."""
-        lines = [self.caps_heading()] if self.caps else []
-        allotted_total = sum(a for _, a, _ in self.parts) or 1
-        for name, allotted, used in self.parts:
-            if self.caps:
-                share = f"{allotted / self.total * 100:.1f}%" if self.total else "no budget"
-                lines.append(f"{pretty(name)}  {short_number(used)} / cap {short_number(allotted)}  ({share})")
-            else:
-                lines.append(f"{pretty(name)}  {short_number(used)} / {short_number(allotted)}  ({allotted / allotted_total * 100:.1f}%)")
-        lines.append("fits the budget" if self.fits else "does NOT fit the budget")
+    @staticmethod
+    def fullness(allotted: int, used: int) -> str:
+        """How full a part is: "97 % full", or its overflow when it has no room at all."""
+        if allotted <= 0:
+            return f"over by {used - allotted:,}" if used > allotted else "empty"
+        return f"{used / allotted * 100:.0f} % full"
+
+    def legend_entries(self, merge_empty: bool = False) -> list[LegendEntry]:
+        """The legend, top to bottom; the figures are never shortened. `merge_empty` (a legend
+        short of room) folds the parts that use nothing under one allotment into one line."""
+        entries: list[LegendEntry] = [LegendEntry(self.caps_heading(), "", (), "muted")] if self.caps else []
+        colors = self.colors
+        cap = "cap " if self.caps else ""
+        empty: dict[int, list[int]] = {}
+        if merge_empty:
+            for i, (_, allotted, used) in enumerate(self.parts):
+                if used == 0 and allotted > 0:
+                    empty.setdefault(allotted, []).append(i)
+        merged = {i for group in empty.values() if len(group) > 1 for i in group}
+        for i, (name, allotted, used) in enumerate(self.parts):
+            if i in merged:
+                group = empty[allotted]
+                if i == group[0]:
+                    entries.append(LegendEntry(", ".join(pretty(self.parts[j][0], self.categories) for j in group),
+                                               f"0 / {cap}{short_number(allotted)} each", tuple(colors[j] for j in group), "part"))
+                continue
+            entries.append(LegendEntry(pretty(name, self.categories), f"{short_number(used)} / {cap}{short_number(allotted)}  ({self.fullness(allotted, used)})",
+                                       (colors[i],), "over" if used > allotted else "part"))
+        if self.total:
+            free = max(self.total - self.used, 0)
+            grey = any(s.kind == "free" for s in segments(self.parts, self.total, self.caps))
+            entries.append(LegendEntry(FREE_SPACE,
+                                       f"{short_number(free)} of {short_number(self.total)}  ({free / self.total * 100:.0f} %)",
+                                       ("free",) if grey else ("faint",), "part"))
+        entries.append(LegendEntry(self.verdict, "", (), "alarm" if self.alarming else "muted"))
         if self.real is not None:
             kind, tokens, encoding = self.real
-            lines.append(f"{kind} count: {short_number(tokens)} ({encoding})")
+            entries.append(LegendEntry(f"{kind} count: {short_number(tokens)} ({encoding})", "", (), "muted"))
         if self.unseen:
-            lines.append(f"Unseen ≈ {short_number(self.unseen)} (not in the log, not counted above)")
-        return lines
+            entries.append(LegendEntry(f"Unseen ≈ {short_number(self.unseen)} (not in the log, not counted above)", "", (), "muted"))
+        return entries
+
+    def legend_lines(self, merge_empty: bool = False) -> list[str]:
+        """The legend's text, top to bottom."""
+        return [f"{e.name}  {e.figures}" if e.figures else e.name for e in self.legend_entries(merge_empty)]
 
     # geometry shared by painting and hit-testing
+    def legend_width(self) -> int:
+        """The pixels the legend needs for its parts' names and figures whole."""
+        fm = self.fontMetrics()
+        widest = 0
+        for e in self.legend_entries():
+            if e.figures:
+                widest = max(widest, 14 * len(e.swatches) + 4 + fm.horizontalAdvance(f"{e.name}  {e.figures}"))
+        return widest + 8
+
     def _ring(self) -> tuple[QRectF, float]:
-        side = min(self.height() - 16, self.width() * 0.46)
-        rect = QRectF(12, (self.height() - side) / 2, side, side)
+        # The ring gives way to the legend's figures (at 1024 px the legend lost them), down to 90 px.
+        side = max(40.0, min(self.height() - 16, self.width() * 0.45, max(90.0, self.width() - self.legend_width() - 30)))
+        rect = QRectF(10, (self.height() - side) / 2, side, side)
         return rect, side * 0.22
 
-    def _spans(self) -> list[tuple[float, float]]:
-        allotted = sum(a for _, a, _ in self.parts) or 1
-        start = 90.0
-        spans = []
-        for _, a, _ in self.parts:
-            span = -360.0 * a / allotted
-            spans.append((start, span))
+    def _arcs(self) -> list[tuple[Segment, float, float]]:
+        """(segment, start angle, span) clockwise from the top, the ring holding max(budget, drawn)."""
+        segs = segments(self.parts, self.total, self.caps)
+        whole = max(self.total, sum(s.tokens for s in segs), 1)
+        start, out = 90.0, []
+        for s in segs:
+            span = -360.0 * s.tokens / whole
+            out.append((s, start, span))
             start += span
-        return spans
+        return out
+
+    def _scale(self) -> float:
+        return float(max(self.total, sum(s.tokens for s in segments(self.parts, self.total, self.caps)), 1))
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         painter = QPainter(self)
@@ -121,63 +243,108 @@ class BudgetPie(QWidget):
             return
         rect, thickness = self._ring()
         inner = rect.adjusted(thickness, thickness, -thickness, -thickness)
-        for i, ((name, allotted, used), (start, span)) in enumerate(zip(self.parts, self._spans(), strict=True)):
-            color = QColor(PART_COLORS[i % len(PART_COLORS)])
-            reserve = any(w in name for w in RESERVE_WORDS)
-            faint = QColor(color)
-            faint.setAlpha(70)
-            painter.setPen(QPen(pal.color(pal.ColorRole.Window), 1.5))
-            painter.setBrush(QBrush(faint))
+        colors = self.colors
+        free = QColor(pal.color(pal.ColorRole.Mid))
+        for seg, start, span in self._arcs():
+            name = self.parts[seg.part][0] if seg.part is not None else ""
+            color = QColor(colors[seg.part]) if seg.part is not None else free
+            painter.setPen(QPen(pal.color(pal.ColorRole.Window), 1.0))
+            if seg.kind == "used":
+                painter.setBrush(QBrush(color))
+            elif seg.kind == "over":
+                painter.setBrush(QBrush(QColor(WARNING)))
+            else:
+                faint = QColor(color)
+                faint.setAlpha(70 if seg.kind == "unused" else 110)
+                painter.setBrush(QBrush(faint))
             painter.drawPath(_slice(rect, inner, start, span))
-            if reserve:
+            if seg.kind == "unused" and any(w in name for w in RESERVE_WORDS):
                 painter.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern))
                 painter.drawPath(_slice(rect, inner, start, span))
-            if allotted > 0 and used > 0:
-                fill = min(1.0, used / allotted)
-                painter.setBrush(QBrush(color))
-                band = thickness * 0.55
-                used_outer = rect.adjusted(thickness - band, thickness - band, band - thickness, band - thickness)
-                painter.drawPath(_slice(used_outer, inner, start, span * fill))
-                if used > allotted:
-                    painter.setBrush(QBrush(QColor(WARNING)))
-                    painter.drawPath(_slice(rect, rect.adjusted(thickness * 0.3, thickness * 0.3, -thickness * 0.3, -thickness * 0.3), start, span))
-        # centre: used / budget, red when the plan does not fit
+            elif seg.kind == "over":
+                painter.setBrush(QBrush(QColor(text), Qt.BrushStyle.BDiagPattern))
+                painter.drawPath(_slice(rect, inner, start, span))
+        scale = self._scale()
+        if scale > self.total > 0:  # the ring holds more than the budget: where the budget ends
+            self._tick(painter, rect, thickness, self.total / scale, QColor(text), "budget")
+        if self.trigger is not None:
+            self._tick(painter, rect, thickness, self.trigger / scale, QColor(WARNING), "trigger")
+        # centre: used / budget, red when the plan does not fit; the font shrinks to the hole
         painter.setPen(text if self.fits else QColor(WARNING))
-        font = QFont(self.font())
-        font.setPointSizeF(font.pointSizeF() * 1.25)
-        font.setBold(True)
-        painter.setFont(font)
         pct = self.used / self.total * 100 if self.total else 0
-        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, f"{short_number(self.used)}\nof {short_number(self.total)}\n{pct:.0f}%")
-        self._paint_legend(painter, rect.right() + 18)
+        figures = f"{short_number(self.used)}\nof {short_number(self.total)}\n{pct:.0f}%"
+        font = QFont(self.font())
+        font.setBold(True)
+        base = font.pointSizeF()
+        for factor in (1.25, 1.1, 1.0, 0.9, 0.8, 0.7):
+            font.setPointSizeF(base * factor)
+            painter.setFont(font)
+            fm = painter.fontMetrics()
+            if max(fm.horizontalAdvance(line) for line in figures.split("\n")) <= inner.width() * 0.85 and 3 * fm.height() <= inner.height():
+                break
+        else:
+            figures = f"{pct:.0f}%"  # a tiny ring keeps the share; the legend and the status bar have the figures
+        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, figures)
+        self._paint_legend(painter, rect.right() + 14)
+
+    def _tick(self, painter: QPainter, rect: QRectF, thickness: float, share: float, color: QColor, _what: str) -> None:
+        """A radial line across the ring at `share` of the way round (clockwise from the top)."""
+        angle = math.radians(90.0 - 360.0 * share)
+        c, r = rect.center(), rect.width() / 2
+        outer = QPointF(c.x() + (r + 4) * math.cos(angle), c.y() - (r + 4) * math.sin(angle))
+        inner = QPointF(c.x() + (r - thickness - 4) * math.cos(angle), c.y() - (r - thickness - 4) * math.sin(angle))
+        painter.setPen(QPen(color, 2.5))
+        painter.drawLine(outer, inner)
+
+    def legend_layout(self) -> tuple[list[LegendEntry], int]:
+        """The entries drawn and the pixels per line: roomy when they fit, tight when not, and the
+        parts that use nothing folded together when even tight lines would not fit."""
+        fm = self.fontMetrics()
+        room = self.height() - 4
+        entries = self.legend_entries()
+        for spacing in (6, 2, 0):
+            if (fm.height() + spacing) * len(entries) <= room:
+                return entries, fm.height() + spacing
+        return self.legend_entries(merge_empty=True), fm.height()
 
     def _paint_legend(self, painter: QPainter, x: float) -> None:
         pal = self.palette()
         painter.setFont(self.font())
         fm = painter.fontMetrics()
-        line = fm.height() + 6
-        lines = self.legend_lines()
-        y = max(8.0, (self.height() - line * len(lines)) / 2)
-        width = int(self.width() - x - 24)
-        text = pal.color(pal.ColorRole.WindowText)
-        muted = pal.color(pal.ColorRole.PlaceholderText)
-        offset = 1 if self.caps else 0
-        for k, label in enumerate(lines):
-            i = k - offset
-            if 0 <= i < len(self.parts):
-                name, allotted, used = self.parts[i]
+        entries, line = self.legend_layout()
+        y = max(4.0, (self.height() - line * len(entries)) / 2)
+        width = int(self.width() - x - 8)
+        tones = {"part": pal.color(pal.ColorRole.WindowText), "over": QColor(WARNING), "alarm": QColor(WARNING),
+                 "muted": pal.color(pal.ColorRole.PlaceholderText)}
+        for entry in entries:
+            baseline = y + fm.ascent() + 2
+            indent = 0.0
+            for color in entry.swatches:
+                swatch = QColor(pal.color(pal.ColorRole.Mid)) if color in ("free", "faint") else QColor(color)
+                if color == "faint":
+                    swatch.setAlpha(110)
                 painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(QColor(PART_COLORS[i % len(PART_COLORS)]))
-                painter.drawRoundedRect(QRectF(x, y + 3, 12, 12), 2, 2)
-                painter.setPen(QColor(WARNING) if used > allotted else text)
-                painter.drawText(QPointF(x + 18, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, width - 18))
+                painter.setBrush(swatch)
+                painter.drawRoundedRect(QRectF(x + indent, y + 3, 12, 12), 2, 2)
+                indent += 14
+            indent += 4 if entry.swatches else 0
+            painter.setPen(tones[entry.tone])
+            if entry.figures:
+                self._name_and_figures(painter, x + indent, baseline, int(width - indent), entry.name, entry.figures)
             else:
-                verdict = i == len(self.parts)
-                painter.setPen(QColor(WARNING) if verdict and not self.fits else (muted if verdict or i > 0 else text))
-                painter.drawText(QPointF(x, y + fm.ascent() + 2), fm.elidedText(label, Qt.TextElideMode.ElideRight, width))
+                painter.drawText(QPointF(x + indent, baseline), fm.elidedText(entry.name, Qt.TextElideMode.ElideRight, int(width - indent)))
             y += line
 
+    @staticmethod
+    def _name_and_figures(painter: QPainter, x: float, baseline: float, width: int, name: str, figures: str) -> None:
+        """The figures whole, right after the name; the name alone is shortened when room runs out."""
+        fm = painter.fontMetrics()
+        room = width - fm.horizontalAdvance("  " + figures)
+        shown = fm.elidedText(name, Qt.TextElideMode.ElideRight, max(room, fm.horizontalAdvance("M…")))
+        painter.drawText(QPointF(x, baseline), f"{shown}  {figures}")
+
     def part_at(self, pos: QPointF) -> int | None:
+        """The part under `pos` on the ring (-1 for free space), or None off the ring."""
         rect, thickness = self._ring()
         c = rect.center()
         dx, dy = pos.x() - c.x(), c.y() - pos.y()
@@ -185,11 +352,10 @@ class BudgetPie(QWidget):
         if not (rect.width() / 2 - thickness <= r <= rect.width() / 2):
             return None
         angle = math.degrees(math.atan2(dy, dx))
-        for i, (start, span) in enumerate(self._spans()):
-            # spans run clockwise (negative) from `start`
-            delta = (start - angle) % 360
+        for seg, start, span in self._arcs():
+            delta = (start - angle) % 360  # spans run clockwise (negative) from `start`
             if 0 <= delta <= -span:
-                return i
+                return -1 if seg.part is None else seg.part
         return None
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802
@@ -200,19 +366,22 @@ class BudgetPie(QWidget):
         QToolTip.showText(event.globalPosition().toPoint(), self.tooltip_html(i), self)
 
     def tooltip_html(self, index: int) -> str:
+        if index < 0:
+            free = max(self.total - self.used, 0)
+            return f"<b>{FREE_SPACE}</b><br>{free:,} of the budget's {self.total:,} tokens not used"
         name, allotted, used = self.parts[index]
-        pct = used / allotted * 100 if allotted else 0
         if self.caps:
             share = allotted / self.total * 100 if self.total else 0
             what = f"a cap of {allotted:,} tokens ({share:.1f}% of the budget; the caps add up to more than the budget)"
         else:
-            share = allotted / (sum(a for _, a, _ in self.parts) or 1) * 100
+            share = allotted / self.total * 100 if self.total else 0
             what = f"allotted {allotted:,} tokens ({share:.1f}% of the budget)"
-        return f"<b>{html.escape(pretty(name))}</b><br>{what}<br>used {used:,} ({pct:.0f}%)"
+        over = f"<br><b>over its allotment by {used - allotted:,}</b>" if used > allotted else ""
+        return f"<b>{html.escape(pretty(name, self.categories))}</b><br>{what}<br>used {used:,} ({html.escape(self.fullness(allotted, used))}){over}"
 
     def tooltip_for(self, index: int) -> str:
         name, allotted, used = self.parts[index]
-        return f"{pretty(name)}: {used:,} / {'cap ' if self.caps else ''}{allotted:,}"
+        return f"{pretty(name, self.categories)}: {used:,} / {'cap ' if self.caps else ''}{allotted:,}"
 
 
 def _slice(outer: QRectF, inner: QRectF, start: float, span: float) -> QPainterPath:

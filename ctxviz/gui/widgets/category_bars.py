@@ -6,7 +6,8 @@ import pyqtgraph as pg
 
 from ...engine.plan import Plan
 from ..safe import finite, plot_values
-from ..theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, plot_colors
+from ..theme import CATEGORY_COLORS, WARNING, category_label, plot_colors
+from .axes import ThousandsAxis
 
 MAIN = ("system", "context", "dialog", "system_output")
 
@@ -18,6 +19,7 @@ class CategoryBars(pg.PlotWidget):
         self.foreground = foreground
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
+        self.setAxisItems({"left": ThousandsAxis("left")})
         self.getAxis("left").setWidth(64)
         for axis in ("left", "bottom"):
             self.getAxis(axis).setPen(foreground)
@@ -65,10 +67,40 @@ class CategoryBars(pg.PlotWidget):
         if layout == self._layout:  # a re-plan usually moves the bars only
             return
         self._layout = layout
-        self.getAxis("bottom").setTicks([[(i, CATEGORY_LABELS.get(c, c)) for i, c in enumerate(names)]])
+        self.getAxis("bottom").setTicks([[(i, category_label(c)) for i, c in enumerate(names)]])
         self.setXRange(-0.6, len(names) - 0.4, padding=0)
         self.setYRange(0, top * 1.12, padding=0)
-        self.setTitle(self.title_text, color=self.foreground, size="9pt")  # our words only: pyqtgraph draws titles as HTML
+        # Wide enough for the largest tick whole ("2,000,000" was dropped from a 64-pixel axis).
+        self.getAxis("left").setWidth(max(48, self.fontMetrics().horizontalAdvance(f"{int(top * 1.12):,}") + 14))
+        self._show_title()
+
+    def _title_width(self, text: str) -> float:
+        """The width pyqtgraph draws `text` at as the title (its own HTML font, not the widget's)."""
+        label = self.getPlotItem().titleLabel
+        label.setText(text, color=self.foreground, size="9pt")  # our words only: pyqtgraph draws titles as HTML
+        return float(label.item.boundingRect().width())
+
+    def shown_title(self) -> str:
+        """The title as drawn: whole when it fits the width, else its head (the whole in the
+        tooltip). A title wider than the widget widened the plot past its edge, clipping the last
+        bar's label ("Tool o")."""
+        room = self.width() - 16
+        head = self.title_text.split(" (", 1)[0]
+        for text in (self.title_text, head):
+            if self._title_width(text) <= room:
+                return text
+        return ""
+
+    def _show_title(self) -> None:
+        shown = self.shown_title()
+        self._title_shown = shown
+        self.setTitle(shown or None, color=self.foreground, size="9pt")
+        self.setToolTip(self.title_text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if getattr(self, "title_text", ""):
+            self._show_title()
 
     @staticmethod
     def title_for(plan: Plan, caps: bool, budgets: bool) -> str:

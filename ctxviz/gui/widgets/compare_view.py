@@ -121,8 +121,10 @@ class CompareView(QWidget):
         if (a.policy, dict(a.params)) != (plan.policy, dict(plan.params)) or len(a.messages) != len(plan.messages):
             self.stale_label.setText(f"This comparison is of an earlier A ({settings_text(a)}); the current view is {settings_text(plan)}.")
             self.stale.show()
+            self.label_a.setText(f"A: {settings_text(a)} (an earlier view, not the current one)")
         else:
             self.stale.hide()
+            self.label_a.setText(f"A: {settings_text(a)} (the current view)")
 
     def _open_row(self, row: int, _column: int = 0) -> None:
         item = self.table.item(row, 0)
@@ -168,9 +170,9 @@ class CompareView(QWidget):
         # One token axis for both strips, so the same position is the same message's tokens.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
-        self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages} sent  |  "
-                             f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages} sent  |  "
-                             f"{len(diffs)} messages decided differently (marked in the lane between the strips)")
+        self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages:,} sent  |  "
+                             f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
+                             f"{len(diffs):,} messages decided differently (marked in the lane between the strips)")
         self.strips.setVisible(True)
         self.table.setRowCount(len(diffs))
         for row, d in enumerate(diffs):

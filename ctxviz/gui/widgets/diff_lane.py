@@ -1,8 +1,8 @@
 """Compare's difference lane: a thin band between the two strips marking the messages decided differently.
 
 Outlining every differing segment in both strips buried them under red walls once a few hundred
-messages differed; the lane says the same at a glance, in three kinds (only A sends it, only B
-sends it, both send it but differently), on the strips' own token axis, and a click on a mark opens
+messages differed; the lane says the same at a glance, in four kinds (only A sends it, only B
+sends it, both send it but differently, neither sends it but they differ: dropped against summarised), on the strips' own token axis, and a click on a mark opens
 the message.
 """
 
@@ -19,8 +19,10 @@ from ..safe import set_plain_tooltip
 from ..theme import plot_colors
 from .message_strip import MessageStrip
 
-#: (kind, colour, legend words). Okabe and Ito's orange and sky blue, and a neutral grey.
-KINDS = (("a", "#e69f00", "only A sends it"), ("b", "#56b4e9", "only B sends it"), ("both", "#8a919e", "both send it, differently"))
+#: (kind, colour, legend words). Okabe and Ito's orange and sky blue, a neutral grey, and a pale one
+#: for a message neither side sends (dropped by one, summarised by the other): it is not "sent".
+KINDS = (("a", "#e69f00", "only A sends it"), ("b", "#56b4e9", "only B sends it"), ("both", "#8a919e", "both send it, differently"),
+         ("neither", "#8a919e", "neither sends it, differently (short mark)"))
 LANE_HEIGHT = 18
 
 
@@ -29,7 +31,7 @@ def kind_of(d: Difference) -> str:
         return "a"
     if d.b.sent and not d.a.sent:
         return "b"
-    return "both"  # kept against truncated, dropped against summarised...
+    return "both" if d.a.sent else "neither"  # kept against truncated; dropped against summarised
 
 
 class DiffLane(pg.PlotWidget):
@@ -59,7 +61,7 @@ class DiffLane(pg.PlotWidget):
         self._starts = np.zeros(0)
         self._ends = np.zeros(0)
         self.help_text = "Messages decided differently: " + "; ".join(f"{words} ({colour_name})" for (_, _, words), colour_name
-                                                                        in zip(KINDS, ("orange", "blue", "grey"), strict=True))
+                                                                        in zip(KINDS, ("orange", "blue", "grey", "grey, short"), strict=True))
         self.setToolTip(self.help_text)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
@@ -82,7 +84,9 @@ class DiffLane(pg.PlotWidget):
             x0 = self._starts[chosen]
             width = self._ends[chosen] - x0
             # A message too narrow to see at this zoom still gets a mark: a pen a pixel wide.
-            bar = pg.BarGraphItem(x0=x0, width=width, y0=0.1, height=0.8, brush=pg.mkBrush(colour), pen=pg.mkPen(colour, width=1))
+            # Neither side sends it: a short mark, as the strip draws a message not sent.
+            y0, height = (0.3, 0.4) if kind == "neither" else (0.1, 0.8)
+            bar = pg.BarGraphItem(x0=x0, width=width, y0=y0, height=height, brush=pg.mkBrush(colour), pen=pg.mkPen(colour, width=1))
             self.addItem(bar)
             self.bars[kind] = bar
 
@@ -121,5 +125,5 @@ class DiffLane(pg.PlotWidget):
 
 def lane_legend_html(count: int) -> str:
     """The line above the lane: how many differ, and the three colours (no session text in it)."""
-    swatches = " ".join(f"<span style='color:{colour}'>■</span> {words}" for _, colour, words in KINDS)
+    swatches = " ".join(f"<span style='color:{colour}'>{'▪' if kind == 'neither' else '■'}</span> {words}" for kind, colour, words in KINDS)
     return f"{count:,} messages decided differently: {swatches}"

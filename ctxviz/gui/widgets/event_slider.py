@@ -14,6 +14,9 @@ from ..safe import tooltip_html
 
 #: How far (pixels) from a tick the pointer may be for its tooltip.
 HOVER_PIXELS = 4
+#: Past this many events the groove shows how many fall at each pixel (a density strip), not a
+#: tick each: 9,762 ticks merged into one bar.
+DENSE_MARKS = 300
 
 
 class EventSlider(QSlider):
@@ -45,9 +48,21 @@ class EventSlider(QSlider):
         start, span, upside_down = scale or self._scale()
         return start + QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span, upside_down)
 
+    def density(self) -> dict[int, tuple[int, str]]:
+        """Per pixel column: (events there, the colour of the most frequent kind)."""
+        scale = self._scale()
+        per_x: dict[int, dict[str, int]] = {}
+        for value, color, _ in self.marks:
+            colors = per_x.setdefault(self.mark_x(value, scale), {})
+            colors[color] = colors.get(color, 0) + 1
+        return {x: (sum(c.values()), max(c, key=c.__getitem__)) for x, c in per_x.items()}
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         super().paintEvent(event)
         if not self.marks or self.maximum() <= self.minimum():
+            return
+        if len(self.marks) > DENSE_MARKS:
+            self._paint_density()
             return
         painter = QPainter(self)
         drawn: set[tuple[int, str]] = set()  # thousands of trims at one pixel are one tick
@@ -63,10 +78,26 @@ class EventSlider(QSlider):
             painter.drawLine(x, height - height // 4 - 2, x, height - 2)
         painter.end()
 
+    def _paint_density(self) -> None:
+        """A tick per pixel column whose height grows with the events there (square root: one
+        summary still shows beside a column of hundreds)."""
+        density = self.density()
+        peak = max(n for n, _ in density.values())
+        quarter = self.height() // 4
+        painter = QPainter(self)
+        for x, (n, color) in density.items():
+            tall = max(2, round(quarter * (n / peak) ** 0.5))
+            painter.setPen(QPen(QColor(color), 1))
+            painter.drawLine(x, quarter + 1 - tall, x, quarter + 1)
+            painter.drawLine(x, self.height() - quarter - 2, x, self.height() - quarter - 2 + tall)
+        painter.end()
+
     def tooltip_at(self, x: int) -> str:
         """What the tooltip at `x` says (the events ticked there), or ""."""
         near = self.marks_near(x)
-        lines = [text for _, _, text in near[:8]] + ([f"… and {len(near) - 8} more"] if len(near) > 8 else [])
+        if len(self.marks) > DENSE_MARKS and len(near) > 8:
+            return f"{len(near):,} events near here; the first:\n" + "\n".join(text for _, _, text in near[:5])
+        lines = [text for _, _, text in near[:8]] + ([f"… and {len(near) - 8:,} more"] if len(near) > 8 else [])
         return "\n".join(lines)
 
     def marks_near(self, x: int) -> list[tuple[int, str, str]]:

@@ -19,6 +19,8 @@ from ..theme import CATEGORY_COLORS, plot_colors
 from .axes import ThousandsAxis
 
 ROW_TOP, ROW_HEIGHT = 0.0, 1.0
+#: The lines' labels; shorter ones where the cut and the tail are too close for both whole.
+TAIL_LABEL, TAIL_SHORT, CUT_LABEL, CUT_AND_TAIL = "protected tail ▸", "tail ▸", "cut ▸", "cut, tail ▸"
 
 
 class StripItem(pg.GraphicsObject):
@@ -40,6 +42,8 @@ class StripItem(pg.GraphicsObject):
         self.styles: np.ndarray = np.zeros(0, dtype=np.int32)
         self.style_keys: list[tuple[str, Decision]] = []
         self.highlight: set[int] = set()
+        #: Under a search: which messages match (the others are dimmed); None without a search.
+        self.matched: np.ndarray | None = None
         self.selected: int | None = None
         self._tokens: tuple[int, ...] = ()
         self._counted: np.ndarray = np.zeros(0)
@@ -51,7 +55,8 @@ class StripItem(pg.GraphicsObject):
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
         tokens, n = cols.tokens, len(cols.tokens)
-        if (by_tokens == self._by_tokens and len(self.starts) == n and (highlight or set()) == self.highlight
+        if (by_tokens == self._by_tokens and len(self.starts) == n and (highlight is None) == (self.matched is None)
+                and (highlight or set()) == self.highlight
                 and cols.decision == self.decisions and tokens == self._tokens and cols.category == self.categories
                 and (Decision.TRUNCATED not in cols.decision or cols.sent_tokens == getattr(self, "_sent", None))):
             return  # a re-plan that changed no segment (the cut stayed put): nothing to draw again
@@ -86,6 +91,12 @@ class StripItem(pg.GraphicsObject):
         categories, decisions = list(self._category_ids), list(decision_ids)
         self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
+        if highlight is None:
+            self.matched = None
+        else:
+            self.matched = np.zeros(n, dtype=bool)
+            hits = [i for i in highlight if 0 <= i < n]
+            self.matched[hits] = True
         self.prepareGeometryChange()
         end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
         self._bounds = QRectF(0, 0, max(end, 1.0), 1.0)
@@ -95,7 +106,7 @@ class StripItem(pg.GraphicsObject):
         """Show `other`'s segments (its arrays shared, not copied), without its outlines: the overview."""
         for name in ("starts", "widths", "decisions", "categories", "fractions", "styles", "style_keys", "_sent"):
             setattr(self, name, getattr(other, name, None))
-        self.highlight, self.selected = set(), None
+        self.highlight, self.selected, self.matched = set(), None, None
         self.prepareGeometryChange()
         self._bounds = QRectF(other._bounds)
         self.update()
@@ -149,12 +160,49 @@ class StripItem(pg.GraphicsObject):
         if exact is not None:
             self._paint_truncated(painter, cosmetic, exact)
             self._paint_separators(painter, xs)
+        if self.matched is not None:
+            self._dim_unmatched(painter, cosmetic)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        for i in sorted(self.highlight):
-            if i < len(self.starts):
-                self._outline(painter, i, "#d62728", 2, 0.08)
         if self.selected is not None and 0 <= self.selected < len(self.starts):
             self._outline(painter, self.selected, "#ff2d95", 3, 0.12)
+
+    def dim_runs(self) -> list[tuple[float, float]]:
+        """(x, width) of the visible runs of messages the search does not match: drawn veiled, so
+        the hits stand out without outlining hundreds of them in red (a red wall at 545 hits)."""
+        if self.matched is None or not len(self.starts):
+            return []
+        n = len(self.starts)
+        view = self.getViewBox()
+        pixel = (self.pixelWidth() or 0.0) if view is not None else 0.0
+        if view is None or pixel <= 0:
+            x0, x1, pixel = 0.0, self._bounds.width(), 0.0
+        else:
+            x0, x1 = view.viewRange()[0]
+        first = max(0, int(np.searchsorted(self.starts, x0, side="right")) - 1)
+        last = min(n, int(np.searchsorted(self.starts, x1, side="right")))
+        columns = int((x1 - x0) / pixel) + 1 if pixel > 0 else n
+        if last - first <= 2 * columns:
+            miss = ~self.matched[first:last]
+            edges = np.flatnonzero(np.diff(np.concatenate(([False], miss, [False])).astype(np.int8)))
+            runs = []
+            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+                start = float(self.starts[first + a])
+                end = float(self.starts[first + b - 1] + self.widths[first + b - 1])
+                runs.append((start, end - start))
+            return runs
+        lo, hi = max(x0, 0.0), min(x1, self._bounds.width())
+        centres = lo + (np.arange(int((hi - lo) / pixel) + 1) + 0.5) * pixel
+        index = np.clip(np.searchsorted(self.starts, centres, side="right") - 1, 0, n - 1)
+        miss = ~self.matched[index]
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], miss, [False])).astype(np.int8)))
+        return [(lo + a * pixel, (b - a) * pixel) for a, b in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True)]
+
+    def _dim_unmatched(self, painter: QPainter, cosmetic: QPen) -> None:
+        veil = QColor(plot_colors()[0])
+        veil.setAlpha(185)
+        painter.setPen(cosmetic)
+        painter.setBrush(QBrush(veil))
+        painter.drawRects([QRectF(x, -0.05, w, 1.1) for x, w in self.dim_runs()])
 
     @staticmethod
     def _fill(painter: QPainter, rects: list[QRectF], color: QColor, decision: Decision, cosmetic: QPen) -> None:
@@ -214,6 +262,32 @@ class StripItem(pg.GraphicsObject):
         return QRectF(self._bounds.x(), -0.2, self._bounds.width(), 1.4)
 
 
+def sent_span(plan: Plan) -> tuple[int, int] | None:
+    """(first, last) index of the messages sent, system messages left out: they are folded into
+    the system prompt, which is always sent, and zooming to "what is sent" from #0 (or from a
+    system note in the middle of the session) showed everything. The system messages themselves
+    when nothing else is sent."""
+    cols = plan.columns
+    sent = [i for i, d in enumerate(cols.decision) if d in SENT_DECISIONS]
+    if not sent:
+        return None
+    rest = [i for i in sent if cols.role[i] != "system"]
+    return (rest[0], rest[-1]) if rest else (sent[0], sent[-1])
+
+
+def cut_index(plan: Plan) -> int | None:
+    """Where the cut falls: the policy's own (missy's and mnesis' first misfit) or, for every other
+    policy, the newest message not sent (as the lost card and Jump to the cut name it)."""
+    cut = plan.extra.get("cut_index")
+    if cut is not None:
+        return int(cut)
+    decisions = plan.columns.decision
+    for i in range(len(decisions) - 1, -1, -1):
+        if decisions[i] not in SENT_DECISIONS:
+            return i
+    return None
+
+
 #: The lane of user messages above the segments: where the user's own words are, and which are lost.
 USER_SENT, USER_LOST = "#8a919e", "#d55e00"
 
@@ -238,14 +312,14 @@ class MessageStrip(pg.PlotWidget):
         self.getAxis("bottom").setPen(foreground)
         self.getAxis("bottom").setTextPen(foreground)
         self.setYRange(-0.25, 1.6, padding=0)  # segments in 0-1, the user lane at 1.12, labels above
-        self.setMinimumHeight(98)  # segments, the user lane, labels and the tick numbers
+        self.setMinimumHeight(90)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
         self._extent = 0.0
         self._session: Session | None = None
         # The markers live as long as the widget; a re-plan moves them or hides them.
-        self.tail_line = self._line("protected tail ▸", foreground, 0.93)
-        self.cut_line = self._line("cut ▸", "#d62728", 0.93)
+        self.tail_line = self._line(TAIL_LABEL, foreground, 0.93)
+        self.cut_line = self._line(CUT_LABEL, "#d62728", 0.93)
         self.summary_region = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(23, 190, 207, 40), pen=pg.mkPen("#17becf"))
         self.summary_region.setZValue(-10)
         self.summary_label = pg.TextItem("summarised", color="#17becf", anchor=(0, 0))
@@ -291,7 +365,30 @@ class MessageStrip(pg.PlotWidget):
             self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
             self.setXRange(0, width, padding=0.01)
             self.getAxis("bottom").setLabel("cumulative tokens" if self.by_tokens else "message index")
+            if new_session:
+                self.fit_to_sent_if_small()
         self.drawn.emit()
+
+    #: A session opens zoomed to what is sent when that is under this share of the strip.
+    FIT_SHARE = 0.05
+
+    def sent_width(self) -> float:
+        """The strip's width from the first to the last message sent (the leading system message left out)."""
+        span = sent_span(self.plan) if self.plan is not None else None
+        if span is None:
+            return 0.0
+        first, last = span
+        return self._x_of(last) + float(self.item.widths[last]) - self._x_of(first)
+
+    def fit_to_sent_if_small(self) -> bool:
+        """Zoom to what is sent when it is under FIT_SHARE of the strip: 91 messages sent of 10,000
+        were a sliver at the right edge. True when it zoomed."""
+        width = self.item._bounds.width()
+        span = sent_span(self.plan) if self.plan is not None else None
+        if span is None or not width or self.sent_width() >= self.FIT_SHARE * width:
+            return False
+        self.zoom_to(*span)
+        return True
 
     def _x_of(self, index: int) -> float:
         return float(self.item.starts[index]) if index < len(self.item.starts) else self.item._bounds.width()
@@ -302,7 +399,7 @@ class MessageStrip(pg.PlotWidget):
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
             self.tail_line.setPos(self._x_of(protected))
-        cut = plan.extra.get("cut_index")
+        cut = cut_index(plan)
         has_cut = cut is not None and cut < len(plan.messages)
         self.cut_line.setVisible(has_cut)
         if has_cut:
@@ -329,18 +426,59 @@ class MessageStrip(pg.PlotWidget):
     LEFT_OF_LINE, RIGHT_OF_LINE = [(1, 0.5), (1, 0.5)], [(0, 0.5), (0, 0.5)]
 
     def _separate_labels(self, *_: object) -> None:
-        """The tail's label moves right of its line when it would run into the cut's (both end at
-        their lines, so a cut a few pixels before the tail wrote "cuprotected tail")."""
-        anchors = self.LEFT_OF_LINE
-        if self.tail_line.isVisible() and self.cut_line.isVisible():
-            pixel = self.getViewBox().viewPixelSize()[0] or 1.0
-            gap = (self.tail_line.value() - self.cut_line.value()) / pixel
-            if 0 <= gap < self.tail_line.label.boundingRect().width() + 8:
-                anchors = self.RIGHT_OF_LINE
-        label = self.tail_line.label
-        if label.anchors != anchors:
-            label.anchors = anchors
-            label.updatePosition()
+        """Each line's label sits where it is whole: left of its line, or right of it when the
+        view's left edge would clip it (a cut near the start read "▸"). With both lines shown, the
+        first placement (left/right of each) that clips neither label and runs neither into the
+        other wins: "cuprotected tail" ran them together, and "pro" was all the right edge left."""
+        view = self.getViewBox()
+        pixel = view.viewPixelSize()[0] or 1.0
+        x0, x1 = view.viewRange()[0]
+        L, R = self.LEFT_OF_LINE, self.RIGHT_OF_LINE
+
+        def fits(line: pg.InfiniteLine, anchors: list[tuple[int, float]]) -> bool:
+            width = line.label.boundingRect().width() + 6
+            room = (line.value() - x0) / pixel if anchors is L else (x1 - line.value()) / pixel
+            return room >= width
+
+        shown = sorted((line for line in (self.cut_line, self.tail_line) if line.isVisible()), key=lambda line: line.value())
+        chosen: dict[pg.InfiniteLine, list[tuple[int, float]]] = {}
+        # Shorter words when the full ones cannot be placed apart; one label for both at last.
+        for cut_text, tail_text in ((CUT_LABEL, TAIL_LABEL), (CUT_LABEL, TAIL_SHORT), (CUT_AND_TAIL, "")):
+            self._label_text(self.cut_line, cut_text)
+            self._label_text(self.tail_line, tail_text)
+            chosen = self._place_labels(shown if tail_text else [line for line in shown if line is self.cut_line] or shown, fits)
+            if chosen or len(shown) < 2:
+                break
+        if not chosen and shown:
+            chosen = {line: L if fits(line, L) else R for line in shown}
+        for line, anchors in chosen.items():
+            label = line.label
+            if label.anchors != anchors:
+                label.anchors = anchors
+                label.updatePosition()
+
+    @staticmethod
+    def _label_text(line: pg.InfiniteLine, text: str) -> None:
+        if line.label.format != text:
+            line.label.setFormat(text)
+
+    def _place_labels(self, shown: list[pg.InfiniteLine], fits) -> dict[pg.InfiniteLine, list[tuple[int, float]]]:  # type: ignore[no-untyped-def]
+        """Left/right of each line for labels that are whole and apart, or {} when there is none."""
+        L, R = self.LEFT_OF_LINE, self.RIGHT_OF_LINE
+        if len(shown) == 1:
+            return {shown[0]: L if fits(shown[0], L) or not fits(shown[0], R) else R}
+        if len(shown) != 2:
+            return {}
+        pixel = self.getViewBox().viewPixelSize()[0] or 1.0
+        a, b = shown
+        gap = (b.value() - a.value()) / pixel
+        wa, wb = a.label.boundingRect().width() + 6, b.label.boundingRect().width() + 6
+        clear = {(0, 0): gap >= wb, (0, 1): True, (1, 1): gap >= wa, (1, 0): gap >= wa + wb}
+        for sa, sb in ((0, 0), (0, 1), (1, 1), (1, 0)):
+            pa, pb = (L, R)[sa], (L, R)[sb]
+            if clear[(sa, sb)] and fits(a, pa) and fits(b, pb):
+                return {a: pa, b: pb}
+        return {}
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
@@ -391,7 +529,7 @@ class MessageStrip(pg.PlotWidget):
         self.by_tokens = by_tokens
         self._extent = 0.0
         if self.plan is not None:
-            self.set_plan(None, self.plan, self.item.highlight)
+            self.set_plan(None, self.plan, self.item.highlight if self.item.matched is not None else None)
 
     def _clicked(self, event) -> None:
         if self.plan is None:

@@ -13,13 +13,15 @@ slider to its end while the field shows the real value.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import enum
+from typing import Any, Literal, get_args, get_origin
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
@@ -50,6 +52,7 @@ class IntSpinBox(QAbstractSpinBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._value = 0
+        self.unset = False
         self._minimum: int | None = None
         self._maximum: int | None = None
         self._step = 1
@@ -60,8 +63,14 @@ class IntSpinBox(QAbstractSpinBox):
     def value(self) -> int:
         return self._value
 
+    def set_unset(self, unset: bool) -> None:
+        """An optional field with no value: it says "unset" (never 0, which would mean something else)."""
+        self.unset = unset
+        self.lineEdit().setText("unset" if unset else self.textFromValue(self._value))
+
     def setValue(self, value: int) -> None:  # noqa: N802
         value = int(value)
+        self.unset = False
         self.lineEdit().setText(self.textFromValue(value))
         if value != self._value:
             self._value = value
@@ -99,13 +108,15 @@ class IntSpinBox(QAbstractSpinBox):
 
     # QAbstractSpinBox
     def validate(self, text: str, pos: int) -> QValidator.State:
+        if self.unset and text == "unset":
+            return QValidator.State.Acceptable
         cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "")
         if cleaned in ("", "-", "+"):
             return QValidator.State.Intermediate
         return QValidator.State.Acceptable if self.valueFromText(text) is not None else QValidator.State.Invalid
 
     def fixup(self, text: str) -> str:
-        return self.textFromValue(self._value)
+        return "unset" if self.unset else self.textFromValue(self._value)
 
     def stepBy(self, steps: int) -> None:  # noqa: N802
         value = self._value + steps * self._step
@@ -125,6 +136,8 @@ class IntSpinBox(QAbstractSpinBox):
         return flags
 
     def _commit(self) -> None:
+        if self.unset and self.lineEdit().text() == "unset":
+            return
         value = self.valueFromText(self.lineEdit().text())
         self.setValue(self._value if value is None else value)
 
@@ -165,6 +178,55 @@ class SliderScale:
         if self.is_float:
             return self.lo + (self.hi - self.lo) * position / SLIDER_STEPS
         return int(self.lo) + (int(self.hi) - int(self.lo)) * position // SLIDER_STEPS  # exact for ints of any size
+
+
+def field_choices(kind: Any, metadata: dict[str, Any]) -> tuple[Any, ...]:
+    """The fixed set of values a parameter takes, when it has one: a `Literal[...]`, an Enum, or
+    the field's `choices` metadata (a str field whose framework accepts only a few words)."""
+    args = tuple(a for a in get_args(kind) if a is not type(None))
+    if get_origin(kind) is Literal:
+        return args
+    base = args[0] if get_origin(kind) is not None and len(args) == 1 else kind
+    if get_origin(base) is Literal:
+        return tuple(get_args(base))
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        return tuple(m.value for m in base)
+    return tuple(metadata.get("choices", ()))
+
+
+class UnsetDoubleSpinBox(QDoubleSpinBox):
+    """A float field whose value may be unset: it says "unset" (never 0.000, which would mean
+    something else) until a value is given."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.unset = False
+
+    def set_unset(self, unset: bool) -> None:
+        self.unset = unset
+        self.lineEdit().setText(self.textFromValue(self.value()))
+
+    def setValue(self, value: float) -> None:  # noqa: N802
+        was = self.unset
+        self.unset = False
+        super().setValue(value)
+        if was:
+            self.lineEdit().setText(self.textFromValue(self.value()))
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802
+        return "unset" if self.unset else super().textFromValue(value)
+
+    def validate(self, text: str, pos: int) -> Any:
+        if self.unset and text == "unset":
+            return QValidator.State.Acceptable, text, pos
+        return super().validate(text, pos)
+
+    def valueFromText(self, text: str) -> float:  # noqa: N802
+        return self.value() if text == "unset" else super().valueFromText(text)
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802
+        self.unset = False
+        super().stepBy(steps)
 
 
 class ParamForm(QWidget):
@@ -219,6 +281,15 @@ class ParamForm(QWidget):
                 hint.setStyleSheet("color: palette(placeholder-text);")
                 line.addWidget(hint, 1)
                 self.editors[f.name] = (editor,)
+            elif field_choices(kind, meta):
+                choices = field_choices(kind, meta)
+                combo = QComboBox()
+                combo.addItems([str(c) for c in choices])
+                combo.setCurrentIndex(next((i for i, c in enumerate(choices) if c == value or str(c) == str(value)), 0))
+                combo.setToolTip(meta.get("help", ""))
+                combo.currentIndexChanged.connect(lambda i, n=f.name, cs=choices: self._emit(n, cs[i]))
+                line.addWidget(combo, 1)
+                self.editors[f.name] = (combo,)
             elif base is str:
                 text = QLineEdit("" if value is None else str(value))
                 text.setPlaceholderText(meta.get("placeholder", "unset" if optional else ""))
@@ -228,7 +299,7 @@ class ParamForm(QWidget):
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
                 if base is float:
-                    spin: IntSpinBox | QDoubleSpinBox = QDoubleSpinBox()
+                    spin: IntSpinBox | QDoubleSpinBox = UnsetDoubleSpinBox()
                     spin.setDecimals(3)
                     spin.setSingleStep(meta.get("step", 0.01))
                     lo, hi = meta.get("min", 0.0), meta.get("max", 1.0)
@@ -275,6 +346,8 @@ class ParamForm(QWidget):
                     self.unsets[f.name] = unset
                 if optional and getattr(params, f.name) is None:
                     spin.setToolTip("default for the model; change it to set it explicitly")
+                    if value is None:  # no value at all, not even the model's: "unset", never a 0 that means something else
+                        spin.set_unset(True)  # type: ignore[union-attr]
             box.addLayout(line)
             error = plain_label()  # the framework's message quotes the value
             error.setStyleSheet(f"color: {WARNING};")
@@ -309,16 +382,26 @@ class ParamForm(QWidget):
                 if name in self.unsets:
                     self.unsets[name].setEnabled(value is not None)
                 widgets = self.editors.get(name)
-                if not widgets or value is None:
+                if not widgets:
                     continue
-                if isinstance(widgets[0], QCheckBox):
+                if value is None:
+                    if len(widgets) == 2 and hasattr(widgets[1], "set_unset"):
+                        widgets[1].set_unset(True)  # type: ignore[attr-defined]
+                    continue
+                if isinstance(widgets[0], QComboBox):
+                    index = widgets[0].findText(str(value.value if isinstance(value, enum.Enum) else value))
+                    if index >= 0:
+                        widgets[0].setCurrentIndex(index)
+                elif isinstance(widgets[0], QCheckBox):
                     widgets[0].setChecked(bool(value))
                 elif isinstance(widgets[0], QLineEdit):
                     widgets[0].setText(str(value))
                 else:
                     slider, spin = widgets
-                    if spin.value() == value:  # the field that changed it, or an unchanged one: a slider drag sets one field per step
+                    if spin.value() == value and not getattr(spin, "unset", False):  # the field that changed it, or an unchanged one: a slider drag sets one field per step
                         continue
+                    if hasattr(spin, "unset"):
+                        spin.unset = False  # type: ignore[union-attr]
                     if isinstance(spin, QDoubleSpinBox):
                         spin.setRange(min(spin.minimum(), value), max(spin.maximum(), value))  # show the real value
                     spin.setValue(value)  # type: ignore[attr-defined]

@@ -17,9 +17,9 @@ from bisect import bisect_left
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from ...engine.policies import get_policy
 from ...engine.session import Compaction
@@ -43,6 +43,15 @@ IDLE_TEXT = "Simulate to replay the session turn by turn."
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
 SERIES_COLORS = {"tokens sent": "#1f77b4", "budget": "#888888", "trigger": "#d62728", "reported by the provider": "#ff7f0e"}
 NOT_SENT_NAME = "not sent (right axis)"
+#: Past this many events of one kind, the chart draws their counts per bin in a band along its
+#: bottom instead of a marker each (9,762 summary markers hid the curve).
+DENSE_EVENTS = 300
+#: Bins of the density band (about one per 4 pixels of a full-width chart).
+DENSITY_BINS = 200
+#: The band's height, as a share of the chart's.
+DENSITY_HEIGHT = 0.12
+#: While the turn slider is dragged, the context at a turn is published once the handle rests this long.
+REST_MS = 120
 #: The legend's entries per row, and the least room above the highest value (see `_room`).
 LEGEND_COLUMNS = 3
 LEGEND_ROOM = 1.1
@@ -93,9 +102,25 @@ class TimelineView(QWidget):
         legend_pen = QColor(self.foreground)
         legend_pen.setAlpha(90)
         self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
+        # Dense events as counts per bin, in a band of their own along the chart's bottom.
+        self.density_box = pg.ViewBox(enableMouse=False)
+        self.density_box.setZValue(-40)
+        item.scene().addItem(self.density_box)
+        self.density_box.setXLink(item)
+        self.density_box.setYRange(0, 1, padding=0)
+        self.density_items: list[pg.BarGraphItem] = []
         self.slider = EventSlider()
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._moved)
+        self.slider.sliderReleased.connect(self._publish_turn)
+        # The context at a turn is published once per frame at most, and during a drag only where
+        # the handle rests: a plan per mouse move took 0.4-0.8 s at 10,000 messages.
+        self._pending_turn: int | None = None
+        self._publish_timer = QTimer(self)
+        self._publish_timer.setSingleShot(True)
+        self._publish_timer.timeout.connect(self._publish_turn)
+        #: Turns published (for tests: a drag publishes the turn it rests on, not every step).
+        self.published: list[int] = []
         self.label = plain_label(IDLE_TEXT)  # event messages quote the session
         self.label.setWordWrap(True)
         # However long a turn's description (events, a 300-digit budget), it never widens the window.
@@ -110,6 +135,7 @@ class TimelineView(QWidget):
         self.run = QPushButton("Simulate")
         self.run.clicked.connect(self.simulateRequested)
         self.latest = QPushButton("Back to latest")
+        self.latest.clicked.connect(self._drop_pending_turn)  # a turn still to be published must not follow it
         self.latest.clicked.connect(self.latestRequested)
         row = QHBoxLayout()
         row.addWidget(self.run)
@@ -117,13 +143,18 @@ class TimelineView(QWidget):
         row.addWidget(self.latest)
         # Below the tokens: what the context still holds (retention) and what the provider's cache
         # could serve, per turn, on the same turn axis.
-        self.answers_plot = pg.PlotWidget(background=background)
+        self.answers_plot = pg.PlotWidget(background=background, axisItems={"bottom": ThousandsAxis("bottom"), "left": ThousandsAxis("left")})
         self.answers_plot.setLabel("left", "%")
         self.answers_plot.getAxis("left").setWidth(70)
         for axis in ("left", "bottom"):
             self.answers_plot.getAxis(axis).setPen(self.foreground)
             self.answers_plot.getAxis(axis).setTextPen(self.foreground)
         self.answers_plot.setYRange(0, 100, padding=0.02)
+        # An empty right axis as wide as the chart's: the same turn at the same x in both.
+        self.answers_plot.showAxis("right")
+        self.answers_plot.getAxis("right").setWidth(70)
+        self.answers_plot.getAxis("right").setStyle(showValues=False)
+        self.answers_plot.getAxis("right").setPen(self.foreground)
         self.answers_plot.setMouseEnabled(y=False)
         self.answers_plot.setXLink(self.plot)
         self.answers_plot.addLegend(offset=(-10, 5), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
@@ -143,10 +174,20 @@ class TimelineView(QWidget):
         self.find_result.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.find_result.hide()
         self.find_regions: list[pg.LinearRegionItem] = []
+        # Before a replay: a sentence where the chart will be, not bare axes.
+        self.empty = QLabel(IDLE_TEXT)
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty.setObjectName("timeline-empty")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
+        self.empty.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
         layout.addWidget(self.find)
         layout.addWidget(self.find_result)
+        layout.addWidget(self.empty, 1)
         layout.addWidget(self.plot, 1)
+        self.plot.hide()
         layout.addWidget(self.answers_plot)
         layout.addLayout(row)
         layout.addWidget(self.label)
@@ -178,16 +219,22 @@ class TimelineView(QWidget):
         vb = self.plot.getPlotItem().vb
         self.not_sent_box.setGeometry(vb.sceneBoundingRect())
         self.not_sent_box.linkedViewChanged(vb, self.not_sent_box.XAxis)
+        self.density_box.setGeometry(vb.sceneBoundingRect())
+        self.density_box.linkedViewChanged(vb, self.density_box.XAxis)
         self._leave_room()
 
     def _clear(self) -> None:
         legend = self.plot.getPlotItem().legend
         if self.not_sent_curve is not None and legend is not None:
             legend.removeItem(self.not_sent_curve)  # not the plot's item: plot.clear() leaves its entry
+        for bar in self.density_items if legend is not None else ():
+            legend.removeItem(bar)
         self.plot.clear()
         self._y_peak = None
         self.not_sent_box.clear()
         self.not_sent_curve = None
+        self.density_box.clear()
+        self.density_items = []
         self.slider.set_marks([])
 
     def set_partial(self, timeline: Timeline, total: int) -> None:
@@ -197,6 +244,7 @@ class TimelineView(QWidget):
             return
         self._clear()
         self.timeline = None
+        self._show_chart(True)
         self.slider.setEnabled(False)
         self.slider.blockSignals(True)
         self.slider.setRange(0, qt_int(total - 1, 0))
@@ -230,19 +278,50 @@ class TimelineView(QWidget):
         self._align_not_sent_box()
 
     def _draw_events(self, timeline: Timeline) -> None:
-        """Every event the replay recorded, marked at its turn on the tokens-sent curve."""
+        """Every event the replay recorded, marked at its turn on the tokens-sent curve; a kind
+        with more than DENSE_EVENTS events is drawn as its count per bin along the chart's bottom."""
         by_kind: dict[str, tuple[list[int], list[int]]] = {}
         for t in timeline.turns:
             for e in t.events:
                 by_kind.setdefault(e.kind, ([], []))
                 by_kind[e.kind][0].append(t.index)
                 by_kind[e.kind][1].append(t.tokens_sent)
+        dense = {kind: xs for kind, (xs, _) in by_kind.items() if len(xs) > DENSE_EVENTS}
         for kind, (ex, ey) in by_kind.items():
+            if kind in dense:
+                continue
             # Legend names are drawn as HTML by pyqtgraph.
             name = "the context stops fitting" if kind == "overflow" else kind.replace("_", " ")
             self.plot.plot(plot_values(ex), plot_values(ey), pen=None, symbol="x" if kind == "overflow" else "t", symbolSize=11,
                            symbolBrush=EVENT_COLORS.get(kind, "#ff7f0e"), symbolPen=EVENT_COLORS.get(kind, "#ff7f0e") if kind == "overflow" else None,
                            name=html.escape(name))
+        if dense:
+            self._draw_density(timeline, dense)
+
+    def _draw_density(self, timeline: Timeline, dense: dict[str, list[int]]) -> None:
+        """Counts per bin of the dense kinds, stacked, in a band DENSITY_HEIGHT of the chart tall;
+        the legend names each kind with its total."""
+        first, last = timeline.turns[0].index, timeline.turns[-1].index
+        bins = max(1, min(DENSITY_BINS, last - first + 1))
+        width = (last - first + 1) / bins
+        edges = [first - 0.5 + k * width for k in range(bins)]
+        counts = {kind: [0] * bins for kind in dense}
+        for kind, xs in dense.items():
+            for x in xs:
+                counts[kind][min(bins - 1, int((x - first + 0.5) / width))] += 1
+        peak = max(max(sum(c[k] for c in counts.values()) for k in range(bins)), 1)
+        base = [0.0] * bins
+        legend = self.plot.getPlotItem().legend
+        for kind, per_bin in counts.items():
+            heights = [DENSITY_HEIGHT * c / peak for c in per_bin]
+            color = EVENT_COLORS.get(kind, "#ff7f0e")
+            bar = pg.BarGraphItem(x0=plot_values(edges), width=width, y0=base, height=heights, brush=pg.mkBrush(color), pen=pg.mkPen(None))
+            self.density_box.addItem(bar)
+            self.density_items.append(bar)
+            base = [b + h for b, h in zip(base, heights, strict=True)]
+            if legend is not None:
+                word = "the context stops fitting" if kind == "overflow" else kind.replace("_", " ")
+                legend.addItem(bar, html.escape(f"{word}: {len(dense[kind]):,} (count per bin, at the bottom)"))
 
     def set_timeline(self, timeline: Timeline | None, idle_text: str = IDLE_TEXT) -> None:
         self._clear()
@@ -254,10 +333,15 @@ class TimelineView(QWidget):
         self.compaction_marks = []
         self.timeline = timeline
         self.set_versus("")
+        self._pending_turn = None
+        self._publish_timer.stop()
         if timeline is None or not timeline.turns:
             self.slider.setEnabled(False)
             self.label.setText(idle_text)
+            self.empty.setText(idle_text)
+            self._show_chart(False)
             return
+        self._show_chart(True)
         self._draw_series(timeline)
         self.plot.setLabel("bottom", STEP_AXIS.get(timeline.step_rule, STEP_AXIS["messages"]))
         reported = self.reported_usage(timeline)
@@ -297,18 +381,39 @@ class TimelineView(QWidget):
             last = retention.points[-1]
             lines.append(f"Retention at turn {last.turn}: {last.score:.0%} of anchors, {last.instruction_score:.0%} of user instructions"
                          + ("" if retention.exact else " (turns sampled: " + retention.method + ")"))
-        if cache is not None and cache.turns:
+        cached = cache is not None and cache.turns and cache.caches
+        if cache is not None and cache.turns and not cache.caches:
+            # No cache prices for the model: "0 % cached" over every turn would read as a fact about the replay.
+            model = self.timeline.session.model if self.timeline is not None else ""
+            lines.append(f"Prompt caching: no cache model for this model ({model or 'none named'}: "
+                         + ("not in the catalogue" if cache.model.name == "(unknown model)" else "the catalogue has no cache price for it")
+                         + "); `ctxviz simulate --cost --cost-model MODEL` prices it as another model")
+        if cached:
             xs = plot_values(t.turn for t in cache.turns)
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
                                    pen=pg.mkPen("#0072b2", width=1), name="request served from the cache")
             broke = [t for t in cache.turns if t.broke_cache]
-            if broke:
+            if len(broke) > DENSE_EVENTS:  # counts per bin along the bottom, not an orange wall of markers
+                first, last = cache.turns[0].turn, cache.turns[-1].turn
+                bins = max(1, min(DENSITY_BINS, last - first + 1))
+                width = (last - first + 1) / bins
+                counts = [0] * bins
+                for t in broke:
+                    counts[min(bins - 1, int((t.turn - first + 0.5) / width))] += 1
+                peak = max(max(counts), 1)
+                bar = pg.BarGraphItem(x0=plot_values(first - 0.5 + k * width for k in range(bins)), width=width, y0=0,
+                                      height=[100 * DENSITY_HEIGHT * c / peak for c in counts], brush=pg.mkBrush("#d55e00"), pen=pg.mkPen(None))
+                self.answers_plot.addItem(bar)
+                legend = self.answers_plot.getPlotItem().legend
+                if legend is not None:
+                    legend.addItem(bar, f"cache broken ({len(broke):,} turns; count per bin)")
+            elif broke:
                 self.answers_plot.plot(plot_values(t.turn for t in broke), plot_values(0 for _ in broke), pen=None, symbol="t1",
                                        symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turns)")
             lines.append(f"Prompt caching ({cache.model.name}): {cache.sentence()}")
         if note:
             lines.append(note)
-        self.answers_plot.setVisible(bool((retention is not None and retention.points) or (cache is not None and cache.turns)))
+        self.answers_plot.setVisible(bool((retention is not None and retention.points) or cached))
         self.answers_label.setText("\n".join(lines))
         self.answers_label.setVisible(bool(lines))
 
@@ -458,9 +563,30 @@ class TimelineView(QWidget):
         recorded = "".join(f"; in the log: {self.compaction_text(c)}" for c in self.timeline.session.compactions
                            if self.compaction_step(self.timeline, c) == turn)
         step = f"Step {turn + 1:,} of {len(self.timeline.turns):,}, " if self.timeline.step_rule != "messages" else ""
-        self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept} kept, {t.dropped} dropped, "
-                           f"{t.summarized} summarised, {t.truncated} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
+        self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept:,} kept, {t.dropped:,} dropped, "
+                           f"{t.summarized:,} summarised, {t.truncated:,} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
+
+    def _show_chart(self, shown: bool) -> None:
+        """The chart, or (before any replay) a sentence in its place."""
+        self.plot.setVisible(shown)
+        self.empty.setVisible(not shown)
 
     def _moved(self, turn: int) -> None:
+        """The label and the cursor follow the handle at once; the context at the turn is published
+        at the next frame (a few moves in one frame publish one), and during a drag only once the
+        handle rests or is released."""
         self._describe(turn)
+        self._pending_turn = turn
+        self._publish_timer.start(REST_MS if self.slider.isSliderDown() else 0)
+
+    def _drop_pending_turn(self) -> None:
+        self._publish_timer.stop()
+        self._pending_turn = None
+
+    def _publish_turn(self) -> None:
+        self._publish_timer.stop()
+        if self._pending_turn is None or self.timeline is None:
+            return
+        turn, self._pending_turn = self._pending_turn, None
+        self.published.append(turn)
         self.turnChanged.emit(turn)
