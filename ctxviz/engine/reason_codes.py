@@ -54,6 +54,11 @@ _CODES = (
     ReasonCode("unpaired", False, "pair-safe", "Left out with its tool call or result, which is not sent (pair safety)."),
     ReasonCode("pushed_out", False, "pushed out by a pin", "Left out to make room for a pinned message."),
     ReasonCode("not_in_file", False, "not in the request", "Not part of the request the file records."),
+    # -- added for langchain-*, llamaindex-*, autogen-*, strands-*, openhands-llm-summarizing -----
+    ReasonCode("under_trigger", True, "under trigger", "Sent whole: the context is under the point where the policy starts to trim, clear or summarise."),
+    ReasonCode("inputs_cleared", True, "inputs cleared", "Sent with the arguments of its tool call(s) cleared to {}."),
+    ReasonCode("popped_middle", False, "popped (middle)", "Removed from the middle of the context while it was over the limit; the oldest and newest go last."),
+    ReasonCode("overflow", False, "overflow trim", "Removed, oldest first, because the request overflowed the context window (or reached the proactive-compression threshold)."),
 )
 
 CODES: dict[str, ReasonCode] = {c.code: c for c in _CODES}
