@@ -32,7 +32,7 @@ _CODES = (
     ReasonCode("system_prompt", True, "system prompt", "Part of the system prompt, which every request sends."),
     ReasonCode("fresh_tail", True, "fresh tail", "Among the newest messages the policy always sends (its protected tail)."),
     ReasonCode("new_message", True, "new message", "The message the request is being made for."),
-    ReasonCode("fits", True, "fits", "Fits in what the budget leaves (filled newest first)."),
+    ReasonCode("fits", True, "fits", "Fits in what the budget leaves."),
     ReasonCode("in_window", True, "in window", "Inside the policy's window of the newest messages."),
     ReasonCode("head", True, "head", "Among the first messages the policy always keeps."),
     ReasonCode("within_cap", True, "within cap", "Its category is within its own maximum."),
@@ -44,7 +44,7 @@ _CODES = (
     ReasonCode("cleared", True, "cleared", "Sent with its tool result cleared (a short placeholder instead of the output)."),
     # -- not sent --------------------------------------------------------------------------------
     ReasonCode("dropped", False, "dropped", "Not sent."),
-    ReasonCode("after_cut", False, "after cut", "Older than the newest message that did not fit: the policy stops there."),
+    ReasonCode("after_cut", False, "after cut", "Beyond the first message that did not fit: the policy stops there."),
     ReasonCode("missed", False, "missed", "Too large for what the budget left (the table says by how much)."),
     ReasonCode("over_cap", False, "over cap", "Its category is over its own maximum; the oldest go first."),
     ReasonCode("outside_window", False, "outside window", "Older than the policy's window of the newest messages."),
@@ -54,16 +54,19 @@ _CODES = (
     ReasonCode("unpaired", False, "pair-safe", "Left out with its tool call or result, which is not sent (pair safety)."),
     ReasonCode("pushed_out", False, "pushed out by a pin", "Left out to make room for a pinned message."),
     ReasonCode("not_in_file", False, "not in the request", "Not part of the request the file records."),
-    # -- added for supyagent, mnesis, missy-consolidator, claude-code, codex-compaction,
-    #    gemini-cli-compression, anthropic-clear-tool-uses and anthropic-clear-thinking ---------------
-    ReasonCode("under_trigger", True, "under trigger", "The context is under the policy's trigger, so nothing is condensed yet."),
+    # -- codes the framework policies added (both sets of helpers' policies) ------------------------
+    ReasonCode("under_trigger", True, "under trigger", "Sent whole: the context is under the point where the policy starts to trim, clear or summarise."),
     ReasonCode("initial_context", True, "initial context", "Instructions and environment the agent injects at the start and writes again after a compaction."),
     ReasonCode("excluded_tool", True, "excluded tool", "Its tool is on the policy's exclude list, so its result is never cleared."),
     ReasonCode("thinking_cleared", True, "thinking cleared", "Sent without its thinking blocks, which the policy clears from older assistant turns."),
+    ReasonCode("inputs_cleared", True, "inputs cleared", "Sent with the arguments of its tool call(s) cleared to {}."),
     ReasonCode("low_relevance", False, "low relevance", "Its relevance score is under the policy's threshold, so it is forgotten."),
+    ReasonCode("popped_middle", False, "popped (middle)", "Removed from the middle of the context while it was over the limit; the oldest and newest go last."),
+    ReasonCode("overflow", False, "overflow trim", "Removed, oldest first, because the request overflowed the context window (or reached the proactive-compression threshold)."),
 )
 
 CODES: dict[str, ReasonCode] = {c.code: c for c in _CODES}
+assert len(CODES) == len(_CODES), "a reason code is defined twice"
 
 #: The code a message gets when its policy set none: its decision's.
 GENERIC = {"kept": "kept", "dropped": "dropped", "summarized": "summarised", "truncated": "truncated", "replaced": "replaced"}

@@ -44,21 +44,21 @@ def plan(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
     _system, units = model_context(session, params.system_messages_in_context)
     n = params.buffer_size
     kept = list(units[-n:])
-    reasons: dict[int, tuple[Decision, str]] = {}
+    reasons: dict[int, tuple[Decision, str, str]] = {}
     notes: list[str] = []
     for unit in units[: max(0, len(units) - n)]:
         for m in unit.messages:
-            reasons[m.index] = (Decision.DROPPED, f"dropped: older than the last {n} messages (buffer_size={n})")
+            reasons[m.index] = (Decision.DROPPED, f"dropped: older than the last {n} messages (buffer_size={n})", "outside_window")
     if kept and kept[0].kind == "results":
         # AutoGen: a FunctionExecutionResultMessage may not start the context (its call is gone).
         first = kept.pop(0)
         for m in first.messages:
             reasons[m.index] = (Decision.DROPPED, f"dropped: a tool result would start the last {n} messages without its call, "
-                                                  "so AutoGen removes it")
+                                                  "so AutoGen removes it", "start_rule")
         notes.append(f"the buffer's first message was a tool result (#{first.first}) and is removed, so {len(kept)} messages are sent")
     for unit in kept:
         for m in unit.messages:
-            reasons[m.index] = (Decision.KEPT, f"kept: among the last {n} messages (buffer_size={n})")
+            reasons[m.index] = (Decision.KEPT, f"kept: among the last {n} messages (buffer_size={n})", "in_window")
     budget, note = model_limit(session)
     if note:
         notes.append(note)
@@ -67,6 +67,7 @@ def plan(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
 
 
 POLICY = autogen_policy(
+    reason_codes=("system_prompt", "in_window", "outside_window", "start_rule", "summarised"),
     name=NAME,
     title="AutoGen BufferedChatCompletionContext",
     params_type=BufferedParams,

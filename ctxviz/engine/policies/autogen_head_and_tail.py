@@ -50,7 +50,7 @@ def placeholder_text(num_skipped: int) -> str:
 def plan(session: Session, params: HeadAndTailParams, counts: TokenCounts) -> Plan:
     _system, units = model_context(session, params.system_messages_in_context)
     h, t = params.head_size, params.tail_size
-    reasons: dict[int, tuple[Decision, str]] = {}
+    reasons: dict[int, tuple[Decision, str, str]] = {}
     notes: list[str] = []
     budget, note = model_limit(session)
     if note:
@@ -59,30 +59,31 @@ def plan(session: Session, params: HeadAndTailParams, counts: TokenCounts) -> Pl
     if num_skipped <= 0:
         for unit in units:
             for m in unit.messages:
-                reasons[m.index] = (Decision.KEPT, f"kept: {len(units)} messages fit in head_size {h} + tail_size {t}, so all are sent")
+                reasons[m.index] = (Decision.KEPT, f"kept: {len(units)} messages fit in head_size {h} + tail_size {t}, so all are sent",
+                                    "in_window")
         return build_plan(NAME, session, params, counts, list(units), reasons, budget, notes, {"llm_messages": len(units), "num_skipped": 0})
     head: list[Unit] = list(units[:h])
     tail: list[Unit] = list(units[-t:])
     for unit in units[h : len(units) - t]:
         for m in unit.messages:
             reasons[m.index] = (Decision.DROPPED, f"dropped: between the first {h} and the last {t} messages; the placeholder "
-                                                  f"'{placeholder_text(num_skipped)}' stands in its place")
+                                                  f"'{placeholder_text(num_skipped)}' stands in its place", "outside_window")
     if head and head[-1].kind == "function_calls":
         # AutoGen: a head that ends on a function call would send it without its result.
         last = head.pop()
         reasons[last.first] = (Decision.DROPPED, "dropped: the head would end on this function call without its result, so AutoGen "
-                                                  "removes it (the placeholder's count still includes it as head)")
+                                                  "removes it (the placeholder's count still includes it as head)", "start_rule")
     if tail and tail[0].kind == "results":
         first = tail.pop(0)
         for m in first.messages:
             reasons[m.index] = (Decision.DROPPED, "dropped: a tool result would start the tail without its call, so AutoGen removes it "
-                                                  "(the placeholder's count still includes it as tail)")
+                                                  "(the placeholder's count still includes it as tail)", "start_rule")
     for unit in head:
         for m in unit.messages:
-            reasons[m.index] = (Decision.KEPT, f"kept: among the first {h} messages (head_size={h})")
+            reasons[m.index] = (Decision.KEPT, f"kept: among the first {h} messages (head_size={h})", "head")
     for unit in tail:
         for m in unit.messages:
-            reasons[m.index] = (Decision.KEPT, f"kept: among the last {t} messages (tail_size={t})")
+            reasons[m.index] = (Decision.KEPT, f"kept: among the last {t} messages (tail_size={t})", "in_window")
     text = placeholder_text(num_skipped)
     notes.append(f"'{text}' is inserted as a user message named System between the head and the tail (num_skipped counts "
                  "LLMMessages, and ignores a head or tail message AutoGen then removes)")
@@ -91,6 +92,7 @@ def plan(session: Session, params: HeadAndTailParams, counts: TokenCounts) -> Pl
 
 
 POLICY = autogen_policy(
+    reason_codes=("system_prompt", "head", "in_window", "outside_window", "start_rule", "summarised"),
     name=NAME,
     title="AutoGen HeadAndTailChatCompletionContext",
     params_type=HeadAndTailParams,

@@ -440,10 +440,10 @@ def placeholder_tokens(text: str, counts: TokenCounts) -> int:
 
 
 def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, sent: Sequence[Unit | str],
-               reasons: Mapping[int, tuple[Decision, str]], budget: int, notes: Sequence[str], extra: Mapping[str, Any],
+               reasons: Mapping[int, tuple[Decision, str, str]], budget: int, notes: Sequence[str], extra: Mapping[str, Any],
                tools_tokens: int = 0) -> Plan:
     """A plan from the LLMMessages get_messages returns (a str is an inserted placeholder UserMessage)
-    and a reason for every history message."""
+    and a decision, reason and reason code for every history message."""
     tokens = counts.message_tokens
     in_context = bool(getattr(params, "system_messages_in_context", False))
     system, _units = model_context(session, in_context)
@@ -452,7 +452,8 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     for m in system:
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system",
-                                         "kept: a SystemMessage, which the agent prepends to what the model context returns", t + TOKENS_PER_MESSAGE)
+                                         "kept: a SystemMessage, which the agent prepends to what the model context returns", t + TOKENS_PER_MESSAGE,
+                                         "system_prompt")
     context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] * len(context)
     message_tokens = 0
@@ -475,12 +476,12 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
             context_index.append(m.index)
             share = tokens[m.index] + (TOKENS_PER_MESSAGE if k == 0 else 0)
             message_tokens += share
-            decision, reason = reasons[m.index]
-            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], decision, "context", reason, share)
-    for index, (decision, reason) in reasons.items():
+            decision, reason, code = reasons[m.index]
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], decision, "context", reason, share, code)
+    for index, (decision, reason, code) in reasons.items():
         if decisions[index] is None:
             m = session.messages[index]
-            decisions[index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[index], decision, "context", reason, 0)
+            decisions[index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[index], decision, "context", reason, 0, code)
     _entries, covered, superseded = history_with_summaries(session)
     summary_plans = []
     for k, summary in enumerate(session.summaries):
@@ -496,7 +497,8 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
             k = covered[m.id]
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], Decision.SUMMARIZED, "summarized",
                                              f"summarized: recorded summary #{k + 1} covers it"
-                                             + (" and is sent in its place" if k in sent_summaries else "; the summary itself is not sent"))
+                                             + (" and is sent in its place" if k in sent_summaries else "; the summary itself is not sent"),
+                                             0, "summarised")
     messages = tuple(decisions)  # type: ignore[arg-type]
     kept = [m for m in messages if m.sent]
     usage = {"system": system_tokens, "messages": message_tokens + REPLY_PRIMING, "placeholder": placeholder, "tools": tools_tokens}

@@ -87,22 +87,23 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
         removed[position] = count
         count -= sizes[position]
     kept = [u for k, u in enumerate(units) if k not in removed]
-    reasons: dict[int, tuple[Decision, str]] = {}
+    reasons: dict[int, tuple[Decision, str, str]] = {}
     order = {p: k for k, p in enumerate(removed)}
     for k, unit in enumerate(units):
         for m in unit.messages:
             if k in removed:
                 reasons[m.index] = (Decision.DROPPED, f"dropped: pop #{order[k] + 1} from the middle of the context, whose "
-                                                      f"{removed[k]:,} tokens exceeded {what}")
+                                                      f"{removed[k]:,} tokens exceeded {what}", "popped_middle")
             else:
-                reasons[m.index] = (Decision.KEPT, f"kept: the context fits {what} once {len(removed)} messages are popped from its middle")
+                reasons[m.index] = (Decision.KEPT, f"kept: the context fits {what} once {len(removed)} messages are popped from its middle",
+                                    "fits")
     if count > limit:
         notes.append(f"even with every message popped the count ({count:,}: the reply priming and tool schemas) exceeds {what}")
     if kept and kept[0].kind == "results":
         first = kept.pop(0)
         for m in first.messages:
             reasons[m.index] = (Decision.DROPPED, "dropped: a tool result would start the context without its call, so AutoGen removes it "
-                                                  "after trimming")
+                                                  "after trimming", "start_rule")
         notes.append(f"the trimmed context started with a tool result (#{first.first}), which AutoGen removes")
     if tools:
         notes.append(f"the session's {len(session.tools)} tool schemas count {tools:,} tokens (tool_schema)")
@@ -112,6 +113,7 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
 
 
 POLICY = autogen_policy(
+    reason_codes=("system_prompt", "fits", "popped_middle", "start_rule", "summarised"),
     name=NAME,
     title="AutoGen TokenLimitedChatCompletionContext",
     params_type=TokenLimitedParams,

@@ -177,18 +177,22 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
                                                  "kept: passed as LangChain's summary HumanMessage; only tool results are cleared", summary.text))
         if m.id in covered:
             decisions.append(MessagePlan(i, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0))
+                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0, "summarised"))
             continue
+        code = "kept"  # skipped by ClearToolUsesEdit, or not a tool result
         if i in cleared:
+            code = "cleared"
             decision, reason = Decision.REPLACED, (f"replaced: tool result cleared to {params.placeholder!r} ({tool_label(cleared[i])}): "
                                                   f"{tokens:,} tokens > trigger {params.trigger:,}, and "
                                                   + (f"it is older than the newest {params.keep}" if params.keep >= 0 else
                                                      f"it is among the first {-params.keep} (keep={params.keep})"))
         elif i in inputs_cleared:
+            code = "inputs_cleared"
             decision, reason = Decision.TRUNCATED, f"truncated: clear_tool_inputs set the arguments of {', '.join(inputs_cleared[i])} to {{}}"
         elif i in skipped:
             decision, reason = Decision.KEPT, skipped[i]
         elif types[i] == "tool" and fired and i in protected:
+            code = "fresh_tail"
             decision, reason = Decision.KEPT, (f"kept: among the newest {params.keep} tool results (keep={params.keep})" if params.keep >= 0 else
                                                f"kept: keep={params.keep} makes only the first {-params.keep} tool result(s) candidates "
                                                "(LangChain slices candidates[:-keep])")
@@ -197,8 +201,9 @@ def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> 
         elif fired:
             decision, reason = Decision.KEPT, "kept: ClearToolUsesEdit only clears tool results"
         else:
+            code = "under_trigger"
             decision, reason = Decision.KEPT, f"kept: the messages' {tokens:,} tokens are not above trigger {params.trigger:,}"
-        decisions.append(MessagePlan(i, m.id, m.role, m.category, t, decision, "history", reason, current[i]))
+        decisions.append(MessagePlan(i, m.id, m.role, m.category, t, decision, "history", reason, current[i], code))
         item = m.to_openai()
         if i in views:
             view = views[i]
@@ -259,6 +264,7 @@ def tool_label(name: str) -> str:
 
 
 POLICY = Policy(
+    reason_codes=("cleared", "inputs_cleared", "fresh_tail", "under_trigger", "kept", "summarised"),
     name="langchain-context-editing",
     schedule='ContextEditingMiddleware.wrap_model_call: on every model call',
     title="LangChain ContextEditingMiddleware (ClearToolUsesEdit)",

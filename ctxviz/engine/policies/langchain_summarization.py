@@ -175,6 +175,8 @@ class Pass:
     summary_input: list[Entry] = field(default_factory=list)
     summary_input_note: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The reason code of the messages the pass keeps: after the cutoff, under the trigger, or just kept.
+    kept_code: str = "kept"
 
 
 def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts) -> Pass:
@@ -259,6 +261,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
             break
     if not met_why:
         result.why = f"trigger {params.trigger!r} not met ({total:,} tokens, {len(state)} messages)"
+        result.kept_code = "under_trigger"
         return result
     cutoff, cutoff_why = determine_cutoff(state, params, limit, total, view_of)
     result.cutoff, result.cutoff_why = cutoff, cutoff_why
@@ -267,6 +270,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
         return result
     result.fired = True
     result.why = f"trigger met ({met_why})"
+    result.kept_code = "fresh_tail"
     to_summarize = state[:cutoff]
     if params.trim_tokens_to_summarize is None:
         result.summary_input = to_summarize
@@ -400,13 +404,13 @@ def plan(session: Session, params: SummarizationParams, counts: TokenCounts) -> 
         t = counts.message_tokens[m.index]
         if m.id in covered:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: an earlier pass replaced it with the summary message", 0))
+                                         "summarized: an earlier pass replaced it with the summary message", 0, "summarised"))
         elif m.index in cut:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         f"summarized: before the cutoff ({run.cutoff_why}); {run.why}", 0))
+                                         f"summarized: before the cutoff ({run.cutoff_why}); {run.why}", 0, "summarised"))
         else:
             reason = f"kept: after the cutoff ({run.cutoff_why})" if run.fired else f"kept: no summarization ({run.why})"
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t, run.kept_code))
             usage["messages"] += t
             context.append(m.to_openai())
             context_index.append(m.index)
@@ -459,6 +463,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
 
 
 POLICY = Policy(
+    reason_codes=("fresh_tail", "under_trigger", "kept", "summarised"),
     name="langchain-summarization",
     schedule='SummarizationMiddleware.before_model: before each model call of the agent loop (never between parallel tool results)',
     title="LangChain SummarizationMiddleware",

@@ -87,6 +87,8 @@ class TrimTrace:
     budget: set[int] = field(default_factory=set)
     system_kept: int | None = None
     partial: int | None = None
+    #: The first entry the budget could not take whole (the newest for 'last'): the cut.
+    cut: int | None = None
 
 
 def _first_max_tokens(messages: list[Entry], max_tokens: int, count: ListCounter, count_one: Callable[[LCMessage], int],
@@ -114,6 +116,8 @@ def _first_max_tokens(messages: list[Entry], max_tokens: int, count: ListCounter
         else:
             right = mid - 1
     idx = left
+    if idx < len(messages):
+        trace.cut = messages[idx].pos
     if partial_strategy and idx < len(messages):
         included_partial = False
         target = messages[idx]
@@ -392,27 +396,30 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
         zone = "system" if trace.system_kept == m.index else "history"
         if m.id in covered:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0))
+                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0, "summarised"))
         elif e is not None and e.view is None:
-            reason = ("kept: include_system keeps the leading system message whatever it costs" if zone == "system"
-                      else f"kept: among the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})")
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t))
+            reason, code = (("kept: include_system keeps the leading system message whatever it costs", "system_prompt") if zone == "system"
+                            else (f"kept: among the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})", "fits"))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t, code))
         elif e is not None:
             cut = "its newest" if params.strategy == "last" else "its first"
             cut_tokens = count([e])
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.TRUNCATED, zone,
-                                         f"truncated: allow_partial keeps {cut} content that fits ({cut_tokens:,} of {t:,} tokens)", cut_tokens))
+                                         f"truncated: allow_partial keeps {cut} content that fits ({cut_tokens:,} of {t:,} tokens)", cut_tokens,
+                                         "truncated"))
         else:
             if m.index in trace.end_on:
-                reason = f"dropped: end_on={params.end_on!r}: the result must end on a {types_note(end_on)} message"
+                reason, code = f"dropped: end_on={params.end_on!r}: the result must end on a {types_note(end_on)} message", "start_rule"
             elif m.index in trace.start_on:
-                reason = f"dropped: start_on={params.start_on!r}: the result must start on a {types_note(start_on)} message"
+                reason, code = f"dropped: start_on={params.start_on!r}: the result must start on a {types_note(start_on)} message", "start_rule"
             elif m.index == trace.partial:
-                reason = "dropped: allow_partial found no part of it that fits"
+                reason, code = "dropped: allow_partial found no part of it that fits", "missed"
             else:
                 older = "older than" if params.strategy == "last" else "after"
                 reason = f"dropped: {older} the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})"
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, zone, reason, 0))
+                # The first message the budget could not take missed it; the ones beyond go with it (one unbroken run is kept).
+                code = "missed" if m.index == trace.cut else "after_cut"
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, zone, reason, 0, code))
     notes: list[str] = []
     prompt_entry = by_pos.get(-1)
     context: list[dict[str, Any]] = []
@@ -487,6 +494,7 @@ def refresh(plan_: Plan, session: Session, counts: TokenCounts | None) -> Plan:
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "fits", "truncated", "missed", "after_cut", "start_rule", "summarised"),
     name="langchain-trim",
     schedule='trim_messages wherever the agent calls it: ctxviz replays it before each model call',
     title="LangChain trim_messages",

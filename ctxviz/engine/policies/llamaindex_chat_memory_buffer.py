@@ -279,7 +279,7 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     for m in system_messages:
         t = tokens[m.index]
         decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system",
-                                         "kept: part of the system prompt, which the chat engine sends before the memory", t)
+                                         "kept: part of the system prompt, which the chat engine sends before the memory", t, "system_prompt")
 
     # Recorded summaries stand in the chat store where the messages they cover were, as SYSTEM messages.
     entries, covered, superseded = history_with_summaries(session)
@@ -316,7 +316,9 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     if cut_reason == "last":
         notes.append(f"even the newest message alone ({window_tokens:,} tokens, plus {initial:,} initial) exceeds token_limit {limit:,}: "
                      "ChatMemoryBuffer returns it anyway, so the LLM call fails loudly")
+    kept_code = "fits"
     if cut_reason == "last":
+        kept_code = "fresh_tail"  # LlamaIndex always returns the newest message
         kept_reason = (f"kept: the newest message is returned alone even though the window ({window_tokens:,} tokens + {initial:,} initial) "
                        f"exceeds token_limit {limit:,} (LlamaIndex lets the LLM raise the error)")
     else:
@@ -324,6 +326,9 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     summary_decisions: dict[int, tuple[Decision, str]] = {k: (Decision.DROPPED, "dropped: superseded by a later recorded summary, which "
                                                                                "covers every message of the file this one covers")
                                                           for k in superseded}
+    # The newest entry left out that the window could not take (older ones go with it): the one
+    # _drop_reason does not put down to the start rule.
+    missed_at = next((k for k in range(start - 1, -1, -1) if not _start_rule(roles, k)), -1)
     for k, entry in enumerate(entries):
         if isinstance(entry, int):
             if k >= start:
@@ -333,18 +338,20 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
                 summary_decisions[entry] = (Decision.DROPPED, f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
             else:
                 summary_decisions[entry] = (Decision.DROPPED, "dropped: a recorded summary (a SYSTEM message in the chat store); "
-                                            + _drop_reason(roles, k, counter, initial, limit, cut_reason).removeprefix("dropped: "))
+                                            + _drop_reason(roles, k, counter, initial, limit, cut_reason, missed_at)[0].removeprefix("dropped: "))
             continue
         m = entry
         t = tokens[m.index]
         if k >= start:
-            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", kept_reason, shares[k - start])
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", kept_reason, shares[k - start],
+                                             kept_code)
         elif raised:
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
-                                             f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
+                                             f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}",
+                                             0, "dropped")
         else:
-            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history",
-                                             _drop_reason(roles, k, counter, initial, limit, cut_reason))
+            reason, code = _drop_reason(roles, k, counter, initial, limit, cut_reason, missed_at)
+            decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "history", reason, 0, code)
     summary_plans = []
     for k, summary in enumerate(session.summaries):
         decision, reason = summary_decisions.get(k, (Decision.DROPPED, "dropped: not in the chat store"))
@@ -355,7 +362,7 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
             sent = summary_decisions[k][0] is Decision.KEPT
             decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, tokens[m.index], Decision.SUMMARIZED, "summarized",
                                              f"summarized: recorded summary #{k + 1} covers it"
-                                             + (" and is sent in its place" if sent else "; the summary itself is not sent"))
+                                             + (" and is sent in its place" if sent else "; the summary itself is not sent"), 0, "summarised")
 
     messages = tuple(decisions)  # type: ignore[arg-type]
     sent_messages = [m for m in messages if m.sent]
@@ -384,20 +391,30 @@ def plan(session: Session, params: ChatMemoryBufferParams, counts: TokenCounts) 
     )
 
 
-def _drop_reason(roles: list[str], k: int, counter: JoinedCounter, initial: int, limit: int, cut_reason: str) -> str:
-    """Why get() leaves entry k out: the window starting there was over the limit, or it was
-    skipped because the history may not start with an assistant or tool message."""
+def _start_rule(roles: list[str], k: int) -> bool:
+    """Whether get() leaves entry k out for the start rule (the history may not start with an
+    assistant or tool message) rather than for the limit."""
+    return k > 0 and roles[k] in ("tool", "assistant")
+
+
+def _drop_reason(roles: list[str], k: int, counter: JoinedCounter, initial: int, limit: int, cut_reason: str,
+                 missed_at: int) -> tuple[str, str]:
+    """Why get() leaves entry k out, and its reason code: the window starting there was over the
+    limit (`missed_at`, the newest such entry, missed it; older ones go with it), or it was skipped
+    because the history may not start with an assistant or tool message."""
     role = roles[k]
-    if k > 0 and role in ("tool", "assistant"):
+    if _start_rule(roles, k):
         return (f"dropped: the buffer may not start with {'an' if role == 'assistant' else 'a'} {role} message, so it goes with the older "
-                "message that did not fit (LlamaIndex keeps tool results with their call)")
+                "message that did not fit (LlamaIndex keeps tool results with their call)"), "start_rule"
+    code = "missed" if k == missed_at else "after_cut"
     if cut_reason == "last":
-        return f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
+        return f"dropped: no window of whole turns fits token_limit {limit:,}; only the newest message is returned", code
     return (f"dropped: the newest {len(roles) - k} messages from here join to {counter.window_total(k):,} tokens, over token_limit {limit:,} "
-            f"with {initial:,} initial (oldest dropped first)")
+            f"with {initial:,} initial (oldest dropped first)"), code
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "fits", "fresh_tail", "missed", "after_cut", "start_rule", "summarised", "dropped"),
     name=NAME,
     schedule='memory.get(): once per LLM call, after a user message or a whole batch of tool results',
     title="LlamaIndex ChatMemoryBuffer",

@@ -128,12 +128,12 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     notes: list[str] = []
 
-    def decide(m: Message, decision: Decision, zone: str, reason: str) -> None:
+    def decide(m: Message, decision: Decision, zone: str, reason: str, code: str) -> None:
         t = tokens[m.index]
-        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is Decision.KEPT else 0)
+        decisions[m.index] = MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, t if decision is Decision.KEPT else 0, code)
 
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which the chat engine sends before the memory")
+        decide(m, Decision.KEPT, "system", "kept: part of the system prompt, which the chat engine sends before the memory", "system_prompt")
 
     raised = params.count_initial_tokens and initial > limit
     token_count = initial if params.count_initial_tokens else 0
@@ -219,31 +219,35 @@ def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenC
             k = covered_by[m.id]
             fate = {Decision.KEPT: "which is sent in its place", Decision.SUMMARIZED: "which is summarised again",
                     Decision.DROPPED: "which is not sent"}[summary_decisions.get(k, (Decision.DROPPED, ""))[0]]
-            decide(m, Decision.SUMMARIZED, "summarized", f"summarized: summary #{k + 1} (written by an earlier get(), or recorded) covers it, {fate}")
+            decide(m, Decision.SUMMARIZED, "summarized", f"summarized: summary #{k + 1} (written by an earlier get(), or recorded) covers it, {fate}",
+                   "summarised")
     for e in to_summarize:
         m = e[0]
         if isinstance(m, int) or raised:
             continue
         verb, zone = (Decision.SUMMARIZED, "summarized") if params.llm else (Decision.DROPPED, "full_text")
         fate = "summarised by the llm" if params.llm else "removed (no llm)"
+        # With an llm all of them are summarised; without one, why each is removed.
         if id(m) in moved_ids:
-            reason = (f"{verb.value}: the full text may not start with {'an' if m.role == 'assistant' else 'a'} {m.role} message, so it is "
-                      f"{fate} with the older ones")
+            reason, code = (f"{verb.value}: the full text may not start with {'an' if m.role == 'assistant' else 'a'} {m.role} message, so it is "
+                            f"{fate} with the older ones"), "start_rule"
         elif e is misfit:
-            reason = (f"{verb.value}: its {e[2]:,} tokens did not fit in the {limit - token_count:,} left of token_limit {limit:,} "
-                      f"(newest first; stops at the first misfit), so it is {fate}")
+            reason, code = (f"{verb.value}: its {e[2]:,} tokens did not fit in the {limit - token_count:,} left of token_limit {limit:,} "
+                            f"(newest first; stops at the first misfit), so it is {fate}"), "missed"
         else:
-            reason = f"{verb.value}: older than the first message that did not fit, so it is {fate}"
-        decide(m, verb, zone, reason)
+            reason, code = f"{verb.value}: older than the first message that did not fit, so it is {fate}", "after_cut"
+        decide(m, verb, zone, reason, "summarised" if params.llm else code)
     for e in full:
         if e[0] is passed_through:
             decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens no longer fit, but LlamaIndex passes a lone SYSTEM message "
-                                                     "through unsummarised")
+                                                     "through unsummarised", "kept")
         elif isinstance(e[0], Message):
-            decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens fit in the {limit_left:,}-token full-text budget (newest first)")
+            decide(e[0], Decision.KEPT, "full_text", f"kept: its {e[2]:,} tokens fit in the {limit_left:,}-token full-text budget (newest first)",
+                   "fits")
     if raised:
         for m in (e[0] for e in entries if isinstance(e[0], Message)):
-            decide(m, Decision.DROPPED, "full_text", f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
+            decide(m, Decision.DROPPED, "full_text", f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}",
+                   "dropped")
 
     messages = tuple(decisions)  # type: ignore[arg-type]
     sent = [m for m in messages if m.sent]
@@ -289,6 +293,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "fits", "kept", "summarised", "missed", "after_cut", "start_rule", "dropped"),
     name=NAME,
     schedule='memory.get(): once per LLM call, after a user message or a whole batch of tool results (BaseWorkflowAgent.aggregate_tool_results, then memory.aget())',
     title="LlamaIndex ChatSummaryMemoryBuffer",

@@ -41,7 +41,7 @@ from ..tokenizers import Tokenizer, count_openai_chat
 from .base import Policy, params_dict
 from .common import base_system_prompt
 from .openhands_log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
-from .openhands_view import Event, _result_id, condensation, enforce_properties, events_of
+from .openhands_view import Event, LeftOut, _result_id, condensation, enforce_properties, events_of
 
 __all__ = ["DEFAULT_INPUT_TOKENS", "POLICY", "CondenserParams", "Event", "_result_id", "condensation", "events_of", "input_limit"]
 
@@ -191,7 +191,7 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
     in_view = {e.message for e in view if e.message is not None}
     head_end = outcome.start if outcome is not None and not outcome.error else params.keep_first
     position = {e.message: k for k, e in enumerate(view) if e.message is not None}
-    message_left_out: dict[int, str] = {}
+    message_left_out: dict[int, LeftOut] = {}
     for e in all_events:
         if e.id in left_out and e.message is not None:
             message_left_out[e.message] = left_out[e.id]
@@ -199,15 +199,19 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
     for m in session.messages:
         t = tokens[m.index]
         if m.role == "system":
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the SystemPromptEvent, which OpenHands never forgets", t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the SystemPromptEvent, which OpenHands never forgets", t,
+                                         "system_prompt"))
         elif m.index in forgotten_messages:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten",
                                          f"summarized: {why}; OpenHands forgets the events after the first {head_end} and keeps the newest "
-                                         f"{outcome.events_from_tail if outcome else 0} (max_size // 2 - keep_first - 1), moved to safe boundaries", 0))
+                                         f"{outcome.events_from_tail if outcome else 0} (max_size // 2 - keep_first - 1), moved to safe boundaries", 0,
+                                         "summarised"))
         elif m.index in log.forgotten:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten", "summarized: forgotten by an earlier condensation; its summary is sent in its place", 0))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "forgotten", "summarized: forgotten by an earlier condensation; its summary is sent in its place", 0,
+                                         "summarised"))
         elif m.index in message_left_out and m.index not in in_view:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "left_out", f"dropped: the View leaves out {message_left_out[m.index]}", 0))
+            left = message_left_out[m.index]
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "left_out", f"dropped: the View leaves out {left.why}", 0, left.code))
         else:
             k = position[m.index]
             zone = "head" if k < head_end else "tail"
@@ -215,7 +219,9 @@ def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan
                       else "kept: before the first safe boundary after keep_first" if zone == "head"
                       else "kept: in the tail the condensation keeps" if forgotten_messages
                       else f"kept: the view ({len(view)} events) is within max_size={params.max_size}" + (f" and the token limit {token_limit:,}" if token_limit else ""))
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t))
+            # The head and the tail a condensation keeps; with none, under its trigger (or over it, where it could not condense).
+            code = ("head" if zone == "head" else "fresh_tail" if forgotten_messages else "under_trigger" if outcome is None else "kept")
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, zone, reason, t, code))
 
     context: list[dict[str, Any]] = []
     context_index: list[int | None] = []
@@ -316,6 +322,7 @@ def align(params: Any, session: Session, trigger_tokens: int | None, keep_messag
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "head", "fresh_tail", "under_trigger", "kept", "summarised", "unpaired", "dropped"),
     name="openhands-llm-summarizing",
     title="OpenHands LLMSummarizingCondenser",
     params_type=CondenserParams,

@@ -8,7 +8,7 @@ until nothing changes) and the manipulation indices a condensation may cut at. T
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..session import Message, Session, ThinkingPart
 
@@ -68,7 +68,15 @@ def _tool_loops(events: list[Event]) -> list[set[str]]:
     return loops
 
 
-def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str], str]:
+class LeftOut(NamedTuple):
+    """Why the View leaves an event out: the property's words, and the reason code
+    (engine/reason_codes.py) of a message it leaves out."""
+
+    why: str
+    code: str
+
+
+def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str], LeftOut]:
     """The first property (in ALL_PROPERTIES order) that wants events gone, and what it is."""
     seen: set[str] = set()
     duplicates = set()
@@ -78,7 +86,7 @@ def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str],
                 duplicates.add(e.id)
             seen.add(e.tool_call_id)
     if duplicates:
-        return duplicates, "a second observation of the same tool call (ObservationUniquenessProperty)"
+        return duplicates, LeftOut("a second observation of the same tool call (ObservationUniquenessProperty)", "dropped")
     batches_all: dict[str, set[str]] = {}
     for e in all_events:
         if e.kind == "action":
@@ -89,13 +97,13 @@ def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str],
             batches_view.setdefault(e.batch, set()).add(e.id)
     partial = {i for b, ids in batches_view.items() if ids != batches_all.get(b, set()) for i in ids}
     if partial:
-        return partial, "part of a batch of tool calls whose other calls are not in the view (BatchAtomicityProperty)"
+        return partial, LeftOut("part of a batch of tool calls whose other calls are not in the view (BatchAtomicityProperty)", "unpaired")
     actions = {e.tool_call_id for e in view if e.kind == "action"}
     observations = {e.tool_call_id for e in view if e.kind == "observation"}
     unmatched = {e.id for e in view if (e.kind == "action" and e.tool_call_id not in observations)
                  or (e.kind == "observation" and e.tool_call_id not in actions)}
     if unmatched:
-        return unmatched, "a tool call without its observation, or an observation without its call (ToolCallMatchingProperty)"
+        return unmatched, LeftOut("a tool call without its observation, or an observation without its call (ToolCallMatchingProperty)", "unpaired")
     ids = {e.id for e in view}
     loops = _tool_loops(all_events)
     partial_loops: set[str] = set()
@@ -108,13 +116,13 @@ def _enforce_once(view: list[Event], all_events: list[Event]) -> tuple[set[str],
                     partial_loops |= ids & loop
                 break
     if partial_loops:
-        return partial_loops, "part of a thinking tool loop that is not whole in the view (ToolLoopAtomicityProperty)"
-    return set(), ""
+        return partial_loops, LeftOut("part of a thinking tool loop that is not whole in the view (ToolLoopAtomicityProperty)", "unpaired")
+    return set(), LeftOut("", "")
 
 
-def enforce_properties(view: list[Event], all_events: list[Event]) -> tuple[list[Event], dict[str, str]]:
+def enforce_properties(view: list[Event], all_events: list[Event]) -> tuple[list[Event], dict[str, LeftOut]]:
     """View.enforce_properties: drop, property by property, until nothing changes."""
-    removed: dict[str, str] = {}
+    removed: dict[str, LeftOut] = {}
     while True:
         gone, why = _enforce_once(view, all_events)
         if not gone:

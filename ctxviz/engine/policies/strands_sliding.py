@@ -119,7 +119,7 @@ class _Manager:
             self.owners.append(owners)
         self.pin_applied = False
         self.summary_removed = ""
-        self.removed: dict[int, str] = {}
+        self.removed: dict[int, tuple[str, str]] = {}  # index -> reason, reason code
         self.cut: dict[int, tuple[Decision, str]] = {}
         self.sent_tokens: dict[int, int] = {}
         self.notes: list[str] = []
@@ -203,14 +203,15 @@ class _Manager:
                 break
         self.recovered_at += recovered
 
-    def _remove(self, positions: list[int], reason: str, inside: str = "", start: int = 0) -> None:
-        """Remove Strands messages; those at or after `start` (inside the window) get `inside`."""
+    def _remove(self, positions: list[int], reason: str, code: str, inside: str = "", start: int = 0) -> None:
+        """Remove Strands messages for `reason` (reason code `code`); those at or after `start`
+        (inside the window) get `inside`, which the start rule (a valid trim point) removes."""
         for i in reversed(positions):
-            why = inside if inside and i >= start else reason
+            why, why_code = (inside, "start_rule") if inside and i >= start else (reason, code)
             if not self.messages[i].members:
                 self.summary_removed = why
             for index in self.messages[i].members:
-                self.removed[index] = why
+                self.removed[index] = (why, why_code)
                 self.journal.append((index, Decision.DROPPED))
             self.held -= self.messages[i].tokens
             del self.messages[i]
@@ -226,7 +227,7 @@ class _Manager:
             self.pin_applied = True
         if p.window_size == 0:
             unpinned = [i for i in range(len(msgs)) if not is_pinned(msgs, i)]
-            self._remove(unpinned, "dropped: window_size=0 removes every message that is not pinned")
+            self._remove(unpinned, "dropped: window_size=0 removes every message that is not pinned", "outside_window")
             return "trimmed" if unpinned else "nothing to remove: every message is pinned"
         if overflow is not None:
             oldest = next((i for i in range(len(msgs)) if not is_pinned(msgs, i) and msgs[i].has("toolResult")), None)
@@ -247,10 +248,10 @@ class _Manager:
             return "every message before the trim point is pinned"
         target = f"message #{msgs[trim].members[0]}" if msgs[trim].members else "the summary message"
         if overflow is None and len(msgs) > p.window_size:  # apply_management's window
-            self._remove(remove, f"dropped: {why}", f"dropped: inside the newest {p.window_size} messages, but Strands trims on "
-                         f"to {target}, {how}", start)
+            self._remove(remove, f"dropped: {why}", "outside_window", f"dropped: inside the newest {p.window_size} messages, but Strands "
+                         f"trims on to {target}, {how}", start)
         else:
-            self._remove(remove, f"dropped: {why}; Strands trims the oldest messages up to {target}, {how}")
+            self._remove(remove, f"dropped: {why}; Strands trims the oldest messages up to {target}, {how}", "overflow")
         return "trimmed"
 
     def _truncate(self, position: int, overflow: str) -> bool:
@@ -444,22 +445,27 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
     for m in session.messages:
         t = tokens[m.index]
         if m.role == "system":
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
+                                         "system_prompt"))
         elif m.id in mgr.covered:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: covered by the session's summary, which Strands holds as one user message in their place", 0))
+                                         "summarized: covered by the session's summary, which Strands holds as one user message in their place", 0,
+                                         "summarised"))
         elif m.index in mgr.removed:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "trimmed", mgr.removed[m.index], 0))
+            reason, code = mgr.removed[m.index]
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "trimmed", reason, 0, code))
         elif m.index in mgr.cut:
-            decision, reason = mgr.cut[m.index]
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "window", reason, mgr.sent_tokens[m.index]))
+            decision, reason = mgr.cut[m.index]  # TRUNCATED (text cut) or REPLACED (images): the decision's own code
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "window", reason, mgr.sent_tokens[m.index],
+                                         "truncated" if decision is Decision.TRUNCATED else "replaced"))
         elif m.index in pinned_members:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never evicted", t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never evicted", t,
+                                         "head"))
         else:
             where = (f"within the newest {ws} messages (window_size={ws})" if n_strands > ws
                      else f"the history has {n_strands} messages, within window_size={ws}")
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "window",
-                                         f"kept: {where}; Strands message {position[m.index] + 1} of {remaining}", t))
+                                         f"kept: {where}; Strands message {position[m.index] + 1} of {remaining}", t, "in_window"))
 
     context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] if prompt else []
@@ -502,6 +508,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "head", "in_window", "truncated", "replaced", "outside_window", "start_rule", "overflow", "summarised"),
     name="strands-sliding-window",
     schedule='apply_management after each agent invocation (the final reply); with per_turn before every (N-th) model call; overflow recovery before the call that overflowed',
     title="Strands SlidingWindowConversationManager",

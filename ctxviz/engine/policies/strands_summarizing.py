@@ -182,17 +182,21 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
     for m in session.messages:
         t = tokens[m.index]
         if m.role == "system":
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
+                                         "system_prompt"))
         elif m.index in fate:
-            decision, zone, reason = fate[m.index]
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, 0))
+            decision, zone, reason = fate[m.index]  # always SUMMARIZED
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, 0, "summarised"))
         elif m.index in pinned_members:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never summarised", t))
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never summarised", t,
+                                         "head"))
         else:
             assert m.index in sent_members
             reason = ("kept: after the summarised span" if why and new_ids else
                       f"kept: the context fits ({estimate:,} of {limit:,} estimated tokens); Strands summarises only when the model overflows")
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, t))
+            # Kept by the pass; under its trigger; or over it, where Strands could not summarise.
+            code = "fresh_tail" if why and new_ids else "kept" if why else "under_trigger"
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, t, code))
 
     context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] if prompt else []
@@ -236,6 +240,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: Tok
 
 
 POLICY = Policy(
+    reason_codes=("system_prompt", "head", "fresh_tail", "under_trigger", "kept", "summarised"),
     name="strands-summarizing",
     schedule='reduce_context before the model call that overflows (or reaches the proactive threshold)',
     title="Strands SummarizingConversationManager",
