@@ -210,6 +210,9 @@ def test_the_summary_goes_where_openhands_puts_it_after_the_view_left_events_out
         assert list(plan.context_index) == sent_order(condensation["view_after"]), condensation["after"]
         said = any("not where the span it forgot began" in n for n in plan.notes)
         assert said == (k in early), plan.notes
-    final = timeline.plan_at(len(timeline.turns) - 1)
+    # The view at the end of the log: the whole file with the last summary in force (the replay's last
+    # step is the request before the last call, and events after it are in no request).
+    whole = replace(session, summaries=timeline.summaries[-1:])
+    final = policy.plan(whole, params, STORE.get(whole, policy.scheme()))
     if len(case["final_view"]) <= case["params"]["max_size"]:
         assert list(final.context_index) == sent_order(case["final_view"])
