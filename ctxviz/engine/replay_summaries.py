@@ -24,13 +24,13 @@ from .counting import TokenCounts
 from .plan import Plan
 from .policies.langchain_counting import cached_view, count_view, max_input_tokens, model_provider, summary_view
 from .policies.langchain_summarization import SummarizationParams, parse_trigger, provider_matches
-from .policies.llamaindex_chat_memory_buffer import text_tokens
+from .policies.llamaindex_chat_memory_buffer import prefix_tokens, text_tokens
 from .policies.llamaindex_chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 from .policies.openhands_condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .policies.strands_common import context_window_limit, conversation, json_tokens, tool_specs
 from .policies.strands_summarizing import StrandsMessage, SummarizingParams, summarize_oldest
 from .replay_contract import FITS, Event, Turn, _Replay, light_plan, untrimmed_cuts
-from .session import Session, Summary, ThinkingPart
+from .session import Message, Session, Summary, ThinkingPart
 from .summarizers import ExtractiveSummarizer, Summarizer
 
 
@@ -322,8 +322,8 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         self.ok = self.ok and type(summarizer) is ExtractiveSummarizer
         p: ChatSummaryMemoryBufferParams = params
         self.limit = p.limit
-        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
-        self.system_tokens = text_tokens(full, session.system_prompt) if session.system_prompt else 0
+        self.system_messages: list[Message] = []
+        self.system_tokens = prefix_tokens(session, full, [])[1]  # as LlamaIndex's chat engines count their prefix
         self.system_count = 0
         self.history: list[int] = []  # session indices of the non-system messages so far
         self.history_ids: list[str] = []
@@ -343,9 +343,8 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         m = self.session.messages[i]
         if m.role == "system":
             self.system_count += 1
-            if m.text:
-                self.system_texts.append(m.text)
-                self.system_tokens = text_tokens(self.full, "\n\n".join(self.system_texts))
+            self.system_messages.append(m)
+            self.system_tokens = prefix_tokens(self.session, self.full, self.system_messages)[1]
             return
         self.history.append(i)
         self.history_ids.append(m.id)

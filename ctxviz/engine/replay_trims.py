@@ -40,7 +40,7 @@ from .policies.langchain_trim import (
     separator_splitter,
     view_getter,
 )
-from .policies.llamaindex_chat_memory_buffer import joined_counter, text_tokens
+from .policies.llamaindex_chat_memory_buffer import joined_counter, prefix_tokens
 from .policies.strands_common import StrandsMessage, context_window_limit
 from .policies.strands_sliding import SlidingWindowParams, _Manager, request_overhead, split_window
 from .replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
@@ -218,8 +218,7 @@ class LlamaIndexReplay(_Replay):
     def _initial(self) -> int:
         if self.params.initial_token_count is not None:
             return self.params.initial_token_count
-        prompt = base_system_prompt(self.session, self.system_messages)
-        return text_tokens(self.full, prompt) if prompt else 0
+        return prefix_tokens(self.session, self.full, self.system_messages)[1]  # counted as the chat engines count it
 
     def _total(self, j: int) -> int:
         """`len(tokenizer(" ".join(strs[j:h])))` for this turn's h (no run of joins crosses h)."""
