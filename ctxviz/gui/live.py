@@ -131,6 +131,9 @@ class LiveController(QObject):
         self._expected: Session | None = None  # the followed session the view-model is about to load
         self._adopt: Session | None = None  # the session on screen a first read of the same file continues
         self._notes: list[str] = []
+        #: The states of the followed log shown lately, oldest first: their counts stay in the store
+        #: while a worker may still be busy with one (a plan, a forecast), then are forgotten.
+        self._states: list[Session] = []
         self._messages_before = 0
         self.polls = 0  # polls that found something (tests, the indicator)
         self.watcher = QFileSystemWatcher(self)
@@ -203,7 +206,7 @@ class LiveController(QObject):
         self.path = os.path.abspath(path)
         shown = self.vm.session
         self._adopt = shown if shown is not None and shown.source and os.path.abspath(shown.source) == self.path else None
-        self.follower = Follower(self.path, store=self.vm.store)
+        self.follower = Follower(self.path, store=self.vm.store, forget_previous=False)
         self._notes = []
         self.polls = 0
         if self._adopt is None:
@@ -224,6 +227,10 @@ class LiveController(QObject):
         if self.watcher.files():
             self.watcher.removePaths(self.watcher.files())
         self._poll_running = self._poll_again = False
+        for state in self._states:
+            if state is not self.vm.session:
+                self.vm.store.forget(state)
+        self._states = []
         if was and not quiet:
             self.followChanged.emit(False, self.path)
 
@@ -307,11 +314,13 @@ class LiveController(QObject):
                 self._expected = polled.session
                 self._messages_before = len(polled.session.messages)
                 vm.set_session(polled.session)
+                self._keep(polled.session)
             elif polled.grown:
                 before = len(vm.session.messages) if vm.session is not None else 0
                 self._messages_before = before
                 vm.grow(polled.session, polled.real_model)
                 self._adopt = None
+                self._keep(polled.session)
                 if vm.timeline is not None and vm.timeline_state != "running":
                     vm.request_timeline(quiet=True)
             if polled.grown or polled.notes:
@@ -322,6 +331,14 @@ class LiveController(QObject):
         if self._poll_again:
             self._poll_again = False
             self.poke()
+
+    #: States of the followed log whose counts are kept (the one on screen and those just before it).
+    KEPT_STATES = 3
+
+    def _keep(self, session: Session) -> None:
+        self._states.append(session)
+        while len(self._states) > self.KEPT_STATES:
+            self.vm.store.forget(self._states.pop(0))
 
     def _say(self, polled: Polled) -> None:
         session = polled.session
@@ -378,8 +395,8 @@ class LiveController(QObject):
         key = (session.source, policy, repr(params), tokenizer, tuple((c.before_index, c.trigger, c.pre_tokens) for c in session.compactions))
 
         def job() -> None:
-            if generation != self._forecast_generation:
-                return  # a newer plan superseded it before it started
+            if generation != self._forecast_generation or session is not self.vm.session:
+                return  # a newer plan (or a later state of a followed log) superseded it before it started
             try:
                 counts = store.get(session, get_policy(policy).scheme(tokenizer, session.model))
                 kept = self._backtests.get(key)

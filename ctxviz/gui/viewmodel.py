@@ -412,6 +412,9 @@ class ContextViewModel(QObject):
         progress = throttled(report)
 
         def job() -> None:
+            if session is not self.session:  # a followed log grew meanwhile: a plan of the state before is of no use
+                self._post(self._planned, generation, session, None)
+                return
             try:
                 plan = plan_session(session, policy, params, tokenizer, self.store, progress, options)
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
@@ -462,6 +465,8 @@ class ContextViewModel(QObject):
 
         def job() -> None:
             try:
+                if self.session is not session:
+                    raise Cancelled  # another session (or a later state of a followed log) is on screen
                 self.store.get(session, real_count_scheme(model), progress)
                 if self.session is not session:  # another file was opened as the last messages were counted
                     self.store.forget(session)

@@ -149,13 +149,13 @@ class SessionFilterProxy(QSortFilterProxyModel):
         self._shown: set[int] = set()
 
     def set_query(self, query: str) -> None:
+        self.beginFilterChange()
         self.query = query.strip()
         self._recompute()
-        self.invalidateFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def setSourceModel(self, model: Any) -> None:  # noqa: N802
         super().setSourceModel(model)
-        model.modelReset.connect(self._recompute)
         self._recompute()
 
     def _recompute(self) -> None:
