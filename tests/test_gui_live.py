@@ -354,3 +354,54 @@ def test_the_card_after_a_real_compaction_and_under_a_policy_that_never_compacts
     qtbot.waitUntil(lambda: win.live.forecast is not None and win.live.forecast.policy == "missy", timeout=30000)
     assert card.isVisible() and card.forecast is None
     assert "missy does not compact" in card.label.text() and "<br>" not in card.label.text()
+
+
+# --- gui --latest and --follow ----------------------------------------------------------------------
+def test_gui_latest_and_follow_choose_the_session_and_say_when_there_is_none(fake_home, tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.cli import main
+    from ctxviz.gui import app
+
+    opened: list[tuple[object, object]] = []
+    monkeypatch.setattr(app, "run", lambda session, *args, **kwargs: opened.append((session, kwargs.get("live"))) or 0)
+    assert main(["gui", "--latest"]) == 0
+    assert opened[-1] == (str(fake_home["claude_live"]), ("claude-code", None))  # the newest; followed if written lately
+    assert main(["gui", "--latest", "--agent", "codex"]) == 0
+    assert opened[-1] == (str(fake_home["codex"]), ("codex", None))
+    assert main(["gui", "--follow", str(fake_home["gemini"])]) == 0
+    assert opened[-1] == (str(fake_home["gemini"]), (None, True))
+    assert main(["gui", "--agent", "codex"]) == 2
+    assert "--agent chooses among the sessions --latest looks at" in capsys.readouterr().err
+    assert main(["gui", str(fake_home["codex"]), "--latest"]) == 2
+    assert "give one of SESSION, --latest and --follow FILE" in capsys.readouterr().err
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    monkeypatch.setenv("HOME", str(empty))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert main(["gui", "--latest", "--agent", "gemini-cli"]) == 2
+    err = capsys.readouterr().err
+    assert "gui --latest: no gemini-cli session found (looked in " in err and str(empty / ".gemini" / "tmp") in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_gui_latest_screenshot_shows_the_agents_policy_and_the_card(fake_home, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QImage
+
+    from ctxviz.cli import main
+    from ctxviz.gui import app
+
+    seen = {}
+    render = app.render_window
+
+    def spy(window, path, inputs=()):  # type: ignore[no-untyped-def]
+        seen.update(policy=window.vm.policy, source=window.vm.session.source, card=window.next_card.forecast,
+                    visible=not window.next_card.isHidden())
+        render(window, path, inputs)
+
+    monkeypatch.setattr(app, "render_window", spy)
+    out = tmp_path / "latest.png"
+    assert main(["gui", "--latest", "--agent", "claude-code", "--screenshot", str(out), "--size", "1280x800"]) == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1280, 800)
+    assert seen["policy"] == "claude-code" and seen["source"] == str(fake_home["claude_live"])
+    expected = forecast(load_session(fake_home["claude_live"]), "claude-code")
+    assert seen["visible"] and seen["card"].to_json() == expected.to_json()  # the card is in the still, with forecast()'s figures

@@ -40,6 +40,9 @@ from .viewmodel import ContextViewModel, real_count_scheme
 
 #: The fallback's interval: a write is seen within this long even when the watcher misses it.
 POLL_INTERVAL_MS = 500
+#: Polls start at most this often: an agent writing ten lines a second gets two updates a second on
+#: screen, not ten (each update re-plans and repaints; more would only hold up the window).
+POLL_GAP_S = 0.5
 #: A session written this recently is followed by default when opened from the browser or a live folder.
 FOLLOW_RECENT_S = 300.0
 #: The forecast waits this long after a plan (a slider drag re-plans every frame; a forecast plans several times).
@@ -136,6 +139,10 @@ class LiveController(QObject):
         self._states: list[Session] = []
         self._messages_before = 0
         self.polls = 0  # polls that found something (tests, the indicator)
+        self._last_poll = 0.0
+        self._gap_timer = QTimer(self)
+        self._gap_timer.setSingleShot(True)
+        self._gap_timer.timeout.connect(self.poke)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(lambda _p: self.poke())
         self.timer = QTimer(self)
@@ -143,6 +150,7 @@ class LiveController(QObject):
         self.timer.timeout.connect(self.poke)
         # the forecast
         self._forecast_generation = 0
+        self._forecast_running = False  # one forecast at a time: a plan made meanwhile is forecast after it
         self._backtests: dict[Any, Any] = {}
         self.forecast: ForecastResult | None = None
         self._forecast_timer = QTimer(self)
@@ -224,6 +232,7 @@ class LiveController(QObject):
         self.follower = None
         self._expected = self._adopt = None
         self.timer.stop()
+        self._gap_timer.stop()
         if self.watcher.files():
             self.watcher.removePaths(self.watcher.files())
         self._poll_running = self._poll_again = False
@@ -241,7 +250,13 @@ class LiveController(QObject):
         if self._poll_running:
             self._poll_again = True
             return
+        wait = self._last_poll + POLL_GAP_S - time.perf_counter()
+        if wait > 0:
+            if not self._gap_timer.isActive():
+                self._gap_timer.start(int(wait * 1000) + 1)
+            return
         self._poll_running = True
+        self._last_poll = time.perf_counter()
         self._submit_poll()
 
     def _wanted(self) -> tuple[list[CountingScheme], str | None]:
@@ -381,6 +396,8 @@ class LiveController(QObject):
             self._forecast_timer.start()
 
     def _start_forecast(self) -> None:
+        if self._forecast_running:
+            return  # the running one's end starts the next (of the plan on screen then)
         vm = self.vm
         session, plan = vm.session, vm.plan
         if session is None or plan is None:
@@ -392,10 +409,12 @@ class LiveController(QObject):
         if why_not:
             self._on_forecasted(generation, ForecastResult(session, plan, policy, None, why_not))
             return
+        self._forecast_running = True
         key = (session.source, policy, repr(params), tokenizer, tuple((c.before_index, c.trigger, c.pre_tokens) for c in session.compactions))
 
         def job() -> None:
             if generation != self._forecast_generation or session is not self.vm.session:
+                self._post(self._forecasted, generation, None)
                 return  # a newer plan (or a later state of a followed log) superseded it before it started
             try:
                 counts = store.get(session, get_policy(policy).scheme(tokenizer, session.model))
@@ -417,14 +436,25 @@ class LiveController(QObject):
         vm = self.vm
         if vm.session is None or vm.plan is None:
             return False
-        return self._forecast_timer.isActive() or self.forecast is None or self.forecast.session is not vm.session
+        return self._forecast_timer.isActive() or self.forecast is None or not _same_plan(self.forecast.plan, vm.plan)
 
-    def _on_forecasted(self, generation: int, result: ForecastResult) -> None:
-        if generation != self._forecast_generation or result.session is not self.vm.session:
-            return
-        self.forecast = result
-        self.forecastReady.emit(result)
+    def _on_forecasted(self, generation: int, result: ForecastResult | None) -> None:
+        """A forecast is in (None: skipped, superseded before it started). It goes on the card when it
+        is of the plan on screen; when the plan changed while it ran, the plan on screen is forecast
+        now (one at a time: a log growing ten times a second gets the latest state's, not each one's)."""
+        self._forecast_running = False
+        vm = self.vm
+        if result is not None and _same_plan(result.plan, vm.plan):
+            self.forecast = result
+            self.forecastReady.emit(result)
+        elif vm.plan is not None and not self._forecast_timer.isActive() and not (self.forecast is not None and _same_plan(self.forecast.plan, vm.plan)):
+            self._start_forecast()
 
     def agent_policy_for(self, agent: str) -> str | None:
         """The policy that replays an agent's own context management (None: not an agent ctxviz knows)."""
         return AGENT_POLICIES.get(agent)
+
+
+def _same_plan(a: Plan | None, b: Plan | None) -> bool:
+    """The same plan, or it with its real count filled in (the same decisions, another object)."""
+    return a is not None and b is not None and (a is b or a.messages is b.messages)
