@@ -13,6 +13,15 @@ warm/cold ratio per round. Goal: warm well under a second for 1,000 sessions.
 **Following.** A Claude Code log is grown call by call from a real session tiled to `--megabytes`
 (fresh ids, one chain); the time of each `Follower.poll()` after an append of one call's lines is
 reported beside the time of a full `load_session` of the file as it then is, in the same rounds.
+
+**The app following a large log** (`--app-megabytes`, default 200; 0 skips it). The window (offscreen)
+follows a tiled Claude Code log while another process appends one call's lines `--rate` times a
+second. The GUI thread's frame time is measured as a 60 Hz display would see it: frames fall due
+every 16.7 ms, the window is repainted for the first due frame the event loop gets to, and a frame's
+time is from when it fell due to when its repaint ended (a frame the GUI thread could not get to for
+50 ms counts 50, 33 and 17 ms for the three frames it held up). Rounds interleave "idle" (the same
+window, nothing written) and "following"; p50/p90/p99 of each are printed with the updates the
+window showed and the write-to-screen delay. Goal: p90 ≤ 16.7 ms while following.
 """
 
 from __future__ import annotations
@@ -169,15 +178,153 @@ def bench_follow(megabytes: float, appends: int) -> None:
               f"(poll/load median {statistics.median([p / q for p, q in zip(polls, loads, strict=True)]):.2f})")
 
 
+FRAME_S = 1 / 60
+
+APPENDER = r"""
+import sys, time
+path, rate, count = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+chunks = open(sys.argv[4], encoding="utf-8").read().split("\x00")
+start = time.perf_counter()
+for k, chunk in enumerate(chunks[:count]):
+    wait = start + k / rate - time.perf_counter()
+    if wait > 0:
+        time.sleep(wait)
+    with open(path, "a", encoding="utf-8") as h:
+        h.write(chunk)
+    print(time.time(), flush=True)
+"""
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
+
+
+def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float) -> None:
+    """The window following a large log while it grows (see the module docstring)."""
+    import subprocess
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from ctxviz.gui.app import application
+    from ctxviz.gui.main_window import MainWindow
+
+    lines = tiled_claude_log(megabytes)
+    calls = [k for k, line in enumerate(lines) if '"type":"assistant"' in line]
+    appends_needed = int(rate * seconds * rounds) + 2
+    start_at = calls[-appends_needed - 1]
+    chunks = ["".join(lines[a:b]) for a, b in zip(calls[-appends_needed - 1:-1], calls[-appends_needed:], strict=True)]
+    app = application("light")
+    if os.environ.get("SWITCH"):
+        sys.setswitchinterval(float(os.environ["SWITCH"]))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "live.jsonl"
+        path.write_text("".join(lines[:start_at]), encoding="utf-8")
+        del lines
+        window = MainWindow(settings=QSettings(str(Path(folder) / "s.ini"), QSettings.Format.IniFormat))
+        window.resize(1440, 900)
+        window.show()
+        t = time.perf_counter()
+        window.open_live(str(path), agent="claude-code", follow=True)
+        while window.vm.plan is None or window.vm.real_count_pending or window.live.forecast_pending():
+            app.processEvents()
+            time.sleep(0.005)
+        first = time.perf_counter() - t
+        n0 = len(window.vm.session.messages)
+        print(f"the app following a {path.stat().st_size / 1e6:,.0f} MB Claude Code log ({n0:,} messages; first plan, real count and "
+              f"forecast in {first:.1f} s), {rate:g} appends of one call per second, {rounds} interleaved rounds of {seconds:g} s")
+
+        frames: list[float] = []
+        state = {"next_due": 0.0}
+
+        def tick() -> None:
+            now = time.perf_counter()
+            if now < state["next_due"]:
+                return
+            window.statusBar().repaint()  # a frame: what the event loop holds up, plus a small paint of its own
+            end = time.perf_counter()
+            due = state["next_due"]
+            while due <= now:
+                frames.append(end - due)
+                due += FRAME_S
+            state["next_due"] = due
+
+        timer = QTimer()
+        timer.setTimerType(Qt.TimerType.PreciseTimer)
+        timer.setInterval(2)
+        timer.timeout.connect(tick)
+        timer.start()
+        shown: list[tuple[float, int]] = []  # (time.time() the window showed a new state, messages)
+        window.vm.planReady.connect(lambda s, _p: shown.append((time.time(), len(s.messages))) if s is window.vm.session else None)
+        results: dict[str, list[float]] = {"idle": [], "following": []}
+        delays: list[float] = []
+        written = 0
+        for r in range(rounds * 2):
+            mode = ("idle", "following")[(r + (r // 2)) % 2]  # idle, following, following, idle, idle, following...
+            frames.clear()
+            state["next_due"] = time.perf_counter() + FRAME_S
+            if mode == "following":
+                count = int(rate * seconds)
+                round_file = Path(folder) / f"chunks-{r}.txt"  # this round's calls, in a file of its own before the writer starts
+                round_file.write_text("\x00".join(chunks[:count]), encoding="utf-8")
+                chunks = chunks[count:]
+                writer = subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(rate), str(count), str(round_file)],
+                                          stdout=subprocess.PIPE, text=True)
+            loop = QEventLoop()  # the window's own event loop, as `app.exec()` runs it
+            QTimer.singleShot(int(seconds * 1000), loop.quit)
+            loop.exec()
+            if mode == "following":
+                out, _ = writer.communicate(timeout=60)
+                stamps = [float(x) for x in out.split()]
+                written += len(stamps)
+                # Let the last write reach the screen, outside the measured window.
+                settle = time.perf_counter() + 30
+                while time.perf_counter() < settle:
+                    app.processEvents()
+                    time.sleep(0.005)
+                    if window.live.follower is not None and window.live.follower.session is window.vm.session and not window.live._poll_running:
+                        if os.path.getsize(path) == window.live.follower._offset + len(window.live.follower._pending):
+                            break
+                for stamp in stamps:
+                    after = [when for when, _n in shown if when >= stamp]
+                    if after:
+                        delays.append(after[0] - stamp)
+            results[mode].append(list(frames))
+        timer.stop()
+        n1 = len(window.vm.session.messages)
+        for mode in ("idle", "following"):
+            every = [f * 1000 for batch in results[mode] for f in batch]
+            per_round = ", ".join(f"{_percentile([f * 1000 for f in b], 0.9):.1f}" for b in results[mode])
+            goal = "" if mode == "idle" else (f"  (goal p90 <= {FRAME_S * 1000:.1f} ms: "
+                                              + ("met" if _percentile(every, 0.9) <= FRAME_S * 1000 else
+                                                 f"NOT met, by {_percentile(every, 0.9) - FRAME_S * 1000:.1f} ms") + ")")
+            print(f"  {mode:9s} frame time p50 {_percentile(every, 0.5):5.1f} ms  p90 {_percentile(every, 0.9):5.1f} ms  "
+                  f"p99 {_percentile(every, 0.99):6.1f} ms  max {max(every):6.1f} ms  ({len(every):,} frames; p90 per round {per_round}){goal}")
+        print(f"  {written} appends, {n1 - n0:+,} messages; the window showed {len(shown)} new states; write -> window "
+              + (f"median {statistics.median(delays):.2f} s, p90 {_percentile(delays, 0.9):.2f} s, max {max(delays):.2f} s" if delays else "-"))
+        window.close()
+        QApplication.processEvents()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--megabytes", type=float, default=20.0)
     parser.add_argument("--appends", type=int, default=5)
+    parser.add_argument("--app-megabytes", type=float, default=200.0, help="the log the app follows (0: skip)")
+    parser.add_argument("--rate", type=float, default=10.0, help="appends per second while the app follows")
+    parser.add_argument("--app-rounds", type=int, default=2, help="rounds of each: idle, following")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of a round")
+    parser.add_argument("--only-app", action="store_true", help="only the app's row")
     args = parser.parse_args()
-    bench_listing(args.sessions, args.rounds)
-    bench_follow(args.megabytes, args.appends)
+    if not args.only_app:
+        bench_listing(args.sessions, args.rounds)
+        bench_follow(args.megabytes, args.appends)
+    if args.app_megabytes > 0:
+        bench_app_follow(args.app_megabytes, args.rate, args.app_rounds, args.seconds)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,11 @@ from .params import _parse_sets, resolve_params
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("gui", help="open the desktop app")
     p.add_argument("session", nargs="?", help=f"session file to open ({_formats()})")
+    p.add_argument("--latest", action="store_true",
+                   help="open the newest agent session on this machine (see `ctxviz sessions`), under its agent's own policy")
+    p.add_argument("--agent", choices=["claude-code", "codex", "gemini-cli"], help="with --latest: the newest session of this agent")
+    p.add_argument("--root", action="append", default=[], metavar="DIR", help="with --latest: also look in DIR (repeatable)")
+    p.add_argument("--follow", metavar="FILE", help="open FILE and follow it as its agent writes it (only appended lines are read)")
     p.add_argument("--policy", default=None, help="policy to start with")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="start with this policy parameter (repeatable)")
     p.add_argument("--config", help="start with the parameters of this YAML preset")
@@ -31,6 +36,18 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--size", default="1440x900", metavar="WxH", help="window size for the screenshot (default 1440x900)")
 
 
+def latest_session(agent: str | None, roots: list[str]) -> tuple[str, str]:
+    """(path, agent) of the newest session on this machine; a CtxvizError naming where it looked when there is none."""
+    from ..io.discovery import discover
+
+    listing = discover(roots)
+    found = listing.latest(agent)
+    if found is None:
+        looked = ", ".join(loc.folder for loc in listing.locations)
+        raise CtxvizError(f"gui --latest: no {agent + ' ' if agent else ''}session found (looked in {looked})")
+    return found.path, found.agent
+
+
 def run(args: argparse.Namespace) -> int:
     from ..gui.app import has_display, run
 
@@ -40,6 +57,17 @@ def run(args: argparse.Namespace) -> int:
     # A policy file of the user's is loaded here (a broken one is one line, before any window opens)
     # and the app then knows it by its own name, in the policy selector like any other.
     policy = get_policy(args.policy).name if args.policy else None
+    live: tuple[str | None, bool | None] | None = None  # (agent, follow) for an agent's log opened live
+    if sum(bool(x) for x in (args.session, args.latest, args.follow)) > 1:
+        raise ParameterError("gui: give one of SESSION, --latest and --follow FILE")
+    if args.agent and not args.latest:
+        raise ParameterError("gui: --agent chooses among the sessions --latest looks at; add --latest")
+    if args.latest:
+        args.session, agent = latest_session(args.agent, args.root)
+        live = (agent, None)  # followed when written in the last few minutes
+    elif args.follow:
+        args.session = args.follow
+        live = (None, True)
     params, tokenizer = None, args.tokenizer
     if args.compare:
         args.compare = get_policy(args.compare).name
@@ -62,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise ParameterError(f"--size {args.size}: expected WIDTHxHEIGHT between 320x240 and 8000x8000, e.g. 1280x720") from None
     return run(session, args.screenshot, args.theme, policy, args.tab, size=(width, height), params=params, tokenizer=tokenizer,
-               compare=compare_with)
+               compare=compare_with, live=live)
 

@@ -138,6 +138,13 @@ class CountStore:
             self._entries[key] = counts
         return counts
 
+    def find(self, session: Session, scheme: CountingScheme) -> TokenCounts | None:
+        """The counts held for `session` under `scheme`, or None: never counts (a follower asks
+        which counts to carry forward to the log's next state)."""
+        with self._lock:
+            found = self._entries.get((id(session), scheme.key))
+        return found if found is not None and found.session is session else None
+
     def put(self, counts: TokenCounts) -> None:
         """Keep counts made elsewhere (`extend_counts` for a log that grew), so plans of their session reuse them."""
         with self._lock:

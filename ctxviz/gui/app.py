@@ -135,9 +135,25 @@ def wait_for_why(window, timeout: float = WHY_WAIT_S) -> bool:
     return not window.why_pending()
 
 
+def wait_for_live(window, timeout: float = WHY_WAIT_S) -> None:
+    """For a still: the session listing (on the welcome page) and the "Next compaction" card are in."""
+    from PySide6.QtWidgets import QApplication
+
+    live = window.live
+    if window.vm.session is None and live.listing is None:
+        live.refresh_listing()
+    deadline = time.monotonic() + timeout
+    while (live.listing is None if window.vm.session is None else live.forecast_pending()) and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.02)
+    window.vm.wait()
+    QApplication.processEvents()
+
+
 def run(session: Session | str | None, screenshot: str | None = None, scheme: str = "auto", policy: str | None = None,
         tab: int = 0, size: tuple[int, int] = (1440, 900), params: Any = None, tokenizer: str | None = None,
-        compare: tuple[str, str] | None = None) -> int:
+        compare: tuple[str, str] | None = None, live: tuple[str | None, bool | None] | None = None) -> int:
+    """`live`: (agent, follow) for an agent's log opened with `gui --latest` or `--follow` (gui/live_window.py)."""
     app = application(scheme)
     from PySide6.QtCore import QSettings
 
@@ -162,6 +178,10 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
                 from ..io.loaders import load_session
 
                 session = load_session(session)
+            if live is not None and not policy:  # the agent's own policy, as the live window would open it
+                from ..engine.verify import agent_policy
+
+                window.vm.set_policy(agent_policy(session)[0] if live[0] is None else window.live.agent_policy_for(live[0]) or window.vm.policy)
             window.vm.set_session(session)  # loaded once (the CLI hands over the session it checked)
             settle(window)  # the first plan, then the real count and the plan that shows it
             if compare is not None:
@@ -182,6 +202,7 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
             time.sleep(0.02)
         window.vm.wait()
         wait_for_why(window)
+        wait_for_live(window)
         source = window.vm.session.source if window.vm.session is not None else ""
         render_window(window, screenshot, (source,) if source else ())
         window.close()
@@ -191,6 +212,8 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
     window.show()
     if isinstance(session, Session):
         window.vm.set_session(session)
+    elif session and live is not None:
+        window.open_live(session, agent=live[0], follow=live[1], keep_policy=bool(policy))
     elif session:
         window.open_path(session)
     return app.exec()

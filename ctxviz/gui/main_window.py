@@ -50,6 +50,8 @@ from ..io.exporters import EXPORTERS, export, export_text, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
+from .live import LiveController
+from .live_window import LiveWindow
 from .models import MessageTableModel
 from .safe import FittingLabel, message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
@@ -61,8 +63,10 @@ from .widgets.compare_view import CompareView
 from .widgets.lost_card import LostCard
 from .widgets.message_strip import USER_LOST, MessageStrip, sent_span
 from .widgets.message_table import MessageTableView
+from .widgets.next_compaction import NextCompactionCard
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
+from .widgets.session_browser import SessionBrowser
 from .widgets.strip_overview import StripOverview
 from .widgets.timeline import TimelineView
 from .widgets.welcome import WelcomePanel
@@ -86,7 +90,7 @@ TIMELINE_TAB = 1
 AUTO_SIMULATE_MESSAGES = 3000
 
 
-class MainWindow(QMainWindow):
+class MainWindow(LiveWindow, QMainWindow):
     def __init__(self, vm: ContextViewModel | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
         self.vm = vm or ContextViewModel(self)
@@ -99,10 +103,13 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(resource_path("icons", "ctxviz.svg"))))
         self.setAcceptDrops(True)
         self.resize(1400, 900)
+        # The sessions on this machine, a followed log, the next compaction (gui/live.py).
+        self.live = LiveController(self.vm, self.session_roots, self)
         self._build_views()
         self._build_actions()
         self._build_toolbar()
         self._connect()
+        self._connect_live()
         self._history_changed(False, False)
         self._restore()
 
@@ -235,10 +242,15 @@ class MainWindow(QMainWindow):
         self.lost_card = LostCard()
         self.lost_card.messageClicked.connect(self.select_message)
         ol.addWidget(self.lost_card)
+        self.next_card = NextCompactionCard()
+        self.next_card.messageClicked.connect(self.select_message)
+        ol.addWidget(self.next_card)
         ol.addWidget(overview, 1)
         # Before a session is open, the overview is a welcome page (samples, recent files), not bare axes.
         self.welcome = WelcomePanel()
         self.welcome.openRequested.connect(self.open_path)
+        self.browser = SessionBrowser()
+        self.welcome.set_browser(self.browser)
         self.overview_stack = QStackedWidget()
         self.overview_stack.addWidget(self.welcome)
         self.overview_stack.addWidget(overview_page)
@@ -330,6 +342,11 @@ class MainWindow(QMainWindow):
         self.notes_button.hide()
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.notes_button)
+        # While a log is followed: how many messages, what the last write added, what happened to the file.
+        self.follow_label = QLabel()
+        self.follow_label.setObjectName("follow-status")
+        self.follow_label.hide()
+        self.statusBar().addPermanentWidget(self.follow_label)
         self.statusBar().addPermanentWidget(self.progress_bar)
         self.statusBar().addPermanentWidget(self.cancel_button)
         # A change of inputs while the timeline is shown replays again once the values settle.
@@ -366,6 +383,8 @@ class MainWindow(QMainWindow):
         S = QKeySequence.StandardKey
         specs = [
             ActionSpec("open", "&Open…", "File", self.open_dialog, S.Open),
+            ActionSpec("browse", "&Browse sessions on this machine…", "File", self.browse_sessions, "Ctrl+Shift+O"),
+            ActionSpec("follow", "&Follow the file as it grows", "File", self.toggle_follow, "Ctrl+Shift+F"),
             ActionSpec("export", "&Export context…", "File", self.export_context, "Ctrl+E"),
             ActionSpec("report", "Export &report…", "File", self.export_report, "Ctrl+Shift+R"),
             ActionSpec("save-preset", "&Save parameters as preset…", "File", self.save_preset, S.Save),
@@ -398,6 +417,7 @@ class MainWindow(QMainWindow):
         ]
         for spec in specs:
             r.add(spec)
+        r.actions["follow"].setCheckable(True)
         menus = {}
         for name in ("File", "Edit", "View", "Tools", "Help"):
             menus[name] = self.menuBar().addMenu(f"&{name}")
@@ -511,6 +531,7 @@ class MainWindow(QMainWindow):
         for name, splitter in self.splitters.items():
             self.settings.setValue(f"splitters/{name}", splitter.saveState())
         self.settings.sync()
+        self.live.stop(quiet=True)
         self.vm.shutdown()
         super().closeEvent(event)
 
@@ -551,9 +572,15 @@ class MainWindow(QMainWindow):
 
     # --- commands -----------------------------------------------------------------------------
     def open_path(self, path: str) -> None:
+        """Open a file; one an agent is writing now (in its own folder, written in the last few
+        minutes) is followed as it grows."""
         self.status_label.setText(f"Loading {path}…")
         self._pending_path = path
-        self.vm.open(path)
+        if self.live.should_follow(path):
+            self.live.follow(path)
+        else:
+            self.live.stop()
+            self.vm.open(path)
 
     def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open session", "", SESSION_FILTER)

@@ -81,6 +81,8 @@ def _shutdown_when_destroyed(ref: weakref.ref[ContextViewModel]) -> Any:
 
 class ContextViewModel(QObject):
     sessionLoaded = Signal(object)  # Session
+    #: A later state of the open session (a followed log grew): planned again with the same inputs.
+    sessionGrown = Signal(object)  # Session
     planReady = Signal(object, object)  # (Session shown, Plan)
     timelineReady = Signal(object)  # Timeline
     #: (Plan, Retention): which of the session's anchors the plan on screen still sends (after each plan, off the GUI thread).
@@ -173,6 +175,8 @@ class ContextViewModel(QObject):
         self._answer_executor = Worker("answers")
         self._sim_executor = Worker("sim")  # a long replay never holds up a "why" answer
         self._count_executor = Worker("count")  # the real count's tokenizing, after the first plan
+        #: Workers others start through `add_worker` (following a log, listing sessions, the forecast).
+        self._extra_workers: list[Worker] = []
         #: (session id, model) whose real-count per-message counts are in the store; the one being counted.
         self._real_ready: set[tuple[int, str]] = set()
         self._real_counting: tuple[int, str] | None = None
@@ -246,6 +250,29 @@ class ContextViewModel(QObject):
     def set_session(self, session: Session) -> None:
         self._load_generation += 1
         self._on_loaded(self._load_generation, session)
+
+    def add_worker(self, name: str) -> Worker:
+        """A worker thread of the view-model's own: waited for by `wait` and stopped by `shutdown`
+        with the others (what follows a log, lists sessions or forecasts runs on these)."""
+        worker = Worker(name)
+        self._extra_workers.append(worker)
+        return worker
+
+    def grow(self, session: Session, real_model: str | None = None) -> None:
+        """Show `session`, a later state of the open one (a followed log grew, or was re-read),
+        planned with the same policy, parameters and options. Unlike opening a file nothing is
+        reset: the counts were extended in `store` by whoever read it (io/follow.py), so nothing
+        counted is counted again; `real_model` names the model whose real count is in the store
+        for `session` too. The timeline on screen stays until a replay of the new state replaces it."""
+        if self._closed or self.session is None or session is self.session:
+            return
+        self._real_ready.discard(self._real_key())  # (keyed by id: a freed session's successor may reuse it)
+        self.session = session
+        if real_model is not None and real_model == self._real_key()[1]:
+            self._real_ready.add(self._real_key())
+        gc.freeze()  # as after a load: the collector on this thread never rescans the session (see _on_loaded)
+        self.sessionGrown.emit(session)
+        self.replan()
 
     # --- undo and redo of parameter changes ---------------------------------------------------------
     #: Changes of one parameter closer together than this are one step (a slider drag is one undo).
@@ -385,6 +412,9 @@ class ContextViewModel(QObject):
         progress = throttled(report)
 
         def job() -> None:
+            if session is not self.session:  # a followed log grew meanwhile: a plan of the state before is of no use
+                self._post(self._planned, generation, session, None)
+                return
             try:
                 plan = plan_session(session, policy, params, tokenizer, self.store, progress, options)
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
@@ -435,6 +465,8 @@ class ContextViewModel(QObject):
 
         def job() -> None:
             try:
+                if self.session is not session:
+                    raise Cancelled  # another session (or a later state of a followed log) is on screen
                 self.store.get(session, real_count_scheme(model), progress)
                 if self.session is not session:  # another file was opened as the last messages were counted
                     self.store.forget(session)
@@ -507,14 +539,19 @@ class ContextViewModel(QObject):
         load = self._load_thread
         if load is not None:
             load.join(timeout)
-        for worker in (self._executor, self._count_executor, self._sim_executor, self._side_executor, self._answer_executor):
+        for worker in (self._executor, self._count_executor, self._sim_executor, self._side_executor, self._answer_executor,
+                       *self._extra_workers):
             worker.submit(lambda: None).result(timeout)
 
     # --- timeline, why, compare ---------------------------------------------------------------
-    def request_timeline(self) -> None:
+    def request_timeline(self, quiet: bool = False) -> None:
         """Replay the current inputs turn by turn on the simulation worker, with progress. A
         replay of these inputs already running or done is not started again (the Timeline tab,
-        Simulate and `--screenshot` may all ask); `cancel_timeline` stops a running one."""
+        Simulate and `--screenshot` may all ask); `cancel_timeline` stops a running one.
+
+        `quiet`: a replay of a followed log that grew: the timeline on screen stays until the new
+        one is in (no "Simulating…", no partial drawing, no progress bar), so it does not flicker
+        at every write."""
         if self.session is None or self._closed:
             return
         inputs = self._inputs()
@@ -527,10 +564,11 @@ class ContextViewModel(QObject):
         self.timeline_state = "running"
         self.simulations += 1
         self._sim_progress = (0, len(session.messages))
-        self.busy.emit(True, "Simulating turn by turn…")
-        self.simulating.emit(True)
+        if not quiet:
+            self.busy.emit(True, "Simulating turn by turn…")
+            self.simulating.emit(True)
 
-        shown = throttled(lambda done, total: self._post(self.progress, done, total))
+        shown = throttled(lambda done, total: None if quiet else self._post(self.progress, done, total))
 
         def progress(done: int, total: int) -> None:
             if generation != self._sim_generation:
@@ -545,7 +583,7 @@ class ContextViewModel(QObject):
             # make a 100,000-turn replay quadratic; the GUI thread draws each as it arrives.
             nonlocal last_partial
             now = time.perf_counter()
-            if now - last_partial >= PARTIAL_INTERVAL_S and len(turns) < total and generation == self._sim_generation:
+            if not quiet and now - last_partial >= PARTIAL_INTERVAL_S and len(turns) < total and generation == self._sim_generation:
                 last_partial = now
                 self._post(self._sim_partial, generation, Timeline(session, policy, params, None, tuple(turns), (), options), total)  # type: ignore[arg-type]
 
@@ -909,7 +947,10 @@ class ContextViewModel(QObject):
         self._side_executor.shutdown(SHUTDOWN_WAIT_S)
         self._count_executor.shutdown(SHUTDOWN_WAIT_S)
         self._answer_executor.shutdown(SHUTDOWN_WAIT_S)
-        workers = (self._executor, self._sim_executor, self._side_executor, self._count_executor, self._answer_executor)
+        for worker in self._extra_workers:
+            worker.shutdown(SHUTDOWN_WAIT_S)
+        workers = (self._executor, self._sim_executor, self._side_executor, self._count_executor, self._answer_executor,
+                   *self._extra_workers)
         threads = [t for t in (*(w.thread for w in workers), *self._load_threads) if t is not None]
         # gc is restored once no worker thread is left; this object lives until its own have ended.
         COLLECTOR.release(self, threads)

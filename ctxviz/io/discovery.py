@@ -439,7 +439,7 @@ def discover(roots: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str
 def listing_text(listing: Listing, query: str = "") -> str:
     """The listing as `ctxviz sessions` prints it: grouped by project, newest first."""
     lines: list[str] = []
-    shown = [s for s in listing.sessions if _matches(s, query)]
+    shown = [s for s in listing.sessions if matches(s, query)]
     groups: dict[tuple[str, str], list[SessionInfo]] = {}
     for s in shown:
         groups.setdefault((s.agent, s.project), []).append(s)
@@ -465,7 +465,9 @@ def _row(s: SessionInfo) -> str:
     return "  ".join(parts)
 
 
-def _matches(s: SessionInfo, query: str) -> bool:
+def matches(s: SessionInfo, query: str) -> bool:
+    """Whether a search for `query` finds the session (in its path, project, model, agent or title;
+    case-insensitive): `ctxviz sessions QUERY` and the app's session browser filter alike."""
     if not query:
         return True
     q = query.lower()

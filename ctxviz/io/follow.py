@@ -61,7 +61,8 @@ class Update:
 class Follower:
     """The session of one growing log file, read as it grows. Not thread-safe: poll from one thread."""
 
-    def __init__(self, path: str | os.PathLike[str], input_format: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, path: str | os.PathLike[str], input_format: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                 store: CountStore | None = None, forget_previous: bool = True) -> None:
         self.path = os.fspath(path)
         self.input_format = input_format
         self.max_bytes = max_bytes
@@ -69,7 +70,11 @@ class Follower:
         self.session: Session | None = None
         #: What happened to the file while it was followed (replaced, truncated, deleted), oldest first.
         self.notes: list[str] = []
-        self.store = CountStore()
+        #: Where the counts are kept; the app passes its own, so that its plans find the extended counts.
+        self.store = store if store is not None else CountStore()
+        #: Drop a state's counts from the store once the next is read (off for a store others still
+        #: plan earlier states from: they forget those themselves).
+        self.forget_previous = forget_previous
         self._counts: dict[tuple[str, str], TokenCounts] = {}
         self._reset()
         self._deleted = False
@@ -248,7 +253,7 @@ class Follower:
 
     def _set(self, session: Session) -> None:
         previous, self.session = self.session, session
-        if previous is not None:
+        if previous is not None and self.forget_previous:
             self.store.forget(previous)
         for key, counts in list(self._counts.items()):
             grown = extend_counts(counts, session) if previous is not None else count_session(session, counts.scheme)
@@ -267,9 +272,9 @@ class Follower:
             raise LoadError(self.path, "nothing read yet: poll() first")
         found = self._counts.get(scheme.key)
         if found is None or found.session is not self.session:
-            found = count_session(self.session, scheme)
+            # A shared store may hold them already (the app counted this session for its plan): not counted twice.
+            found = self.store.get(self.session, scheme)
             self._counts[scheme.key] = found
-            self.store.put(found)
         return found
 
     def plan(self, policy: str, params: Any = None, tokenizer: Tokenizer | str | None = None, **options: Any) -> Plan:

@@ -40,8 +40,19 @@ class WelcomePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(40, 30, 40, 30)
         layout.addWidget(self.label)
+        self._layout = layout
+        self.browser: QWidget | None = None
         layout.addStretch(1)
         self.set_recent([])
+
+    def set_browser(self, browser: QWidget) -> None:
+        """The agent sessions on this machine, under the samples and recent files, taking the room left."""
+        heading = QLabel("<h3>Agent sessions on this machine</h3>")
+        heading.setTextFormat(Qt.TextFormat.RichText)
+        self._layout.takeAt(self._layout.count() - 1)  # the stretch: the browser takes the room instead
+        self._layout.addWidget(heading)
+        self._layout.addWidget(browser, 1)
+        self.browser = browser
 
     def set_recent(self, recent: list[str]) -> None:
         parts = ["<h2>See what your agent's context manager keeps, drops and summarises</h2>",
