@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -94,7 +95,8 @@ def test_the_parser_marks_every_option_that_writes_a_file():
         for action in command._actions:
             takes_a_path = action.option_strings and action.nargs != 0
             words = (action.help or "").lower()
-            if takes_a_path and any(w in words for w in ("write", "draw", "render", "keep each", "output file", "png")):
+            someone_else_writes = re.search(r"(agent|tool|provider) writes|written by|being written", words)  # an input: a log its agent writes
+            if takes_a_path and not someone_else_writes and any(w in words for w in ("write", "draw", "render", "keep each", "output file", "png")):
                 assert (name, max(action.option_strings, key=len)) in marked, f"{name} {action.option_strings} writes a file but is not marked"
     assert {("export", "--output"), ("report", "--output"), ("sweep", "--output"), ("sweep", "--png"), ("sweep", "--results"),
             ("check", "--junit"), ("gui", "--screenshot")} <= marked
