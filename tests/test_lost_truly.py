@@ -201,7 +201,8 @@ def test_where_and_retention_never_disagree(turns, tail, total) -> None:  # type
         turns_held = {k for k, at in enumerate(steps) for lo, hi in found.spans if lo <= at <= hi}
         assert turns_held == ({t for t, ids in held.items() if a.id in ids and steps[t] >= a.first_index}
                               | {t for t in turns_held if steps[t] < a.first_index})
-        assert found.at_end == (a not in final.lost)
+        if a.first_index <= timeline.turns[-1].index:  # an anchor said after the last call's request is in no step of the replay
+            assert found.at_end == (a not in final.lost)
         assert where_in_plan(plan, s, a.value)["sent"] == (a.id not in lost_in_plan)
 
 
