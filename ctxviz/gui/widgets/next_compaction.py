@@ -127,11 +127,16 @@ class NextCompactionCard(QFrame):
         if f is None:  # not a policy that compacts: one line, no frame
             self._style(False, framed=False)
             self.label.setText(f'<small style="color: palette(placeholder-text);">Next compaction: {html.escape(result.why_not)}</small>')
+            # One line, as thin as a line: at 1024x700 every pixel goes to the message table.
+            self.layout().setContentsMargins(8, 0, 8, 0)
+            self.scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.setMinimumHeight(0)
-            self.setMaximumHeight(self.fontMetrics().lineSpacing() + 12)
+            self.setMaximumHeight(self.fontMetrics().lineSpacing() + 2)
         else:
             self._style(bool(f.next_drop is not None and f.next_drop.user_losses), framed=True)
             self.label.setText(card_html(f))
+            self.layout().setContentsMargins(8, 4, 8, 4)
+            self.scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
             self.setMinimumHeight(46)
             self.setMaximumHeight(118)
         self.show()
