@@ -833,17 +833,26 @@ class MainWindow(QMainWindow):
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self._show_policy_title(self.vm.policy)
         self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
     def _policy_changed(self, name: str) -> None:
+        self._show_policy_title(name)
         policy = get_policy(name)
-        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>")
         effective = dict(self.vm.plan.params) if self.vm.plan is not None and self.vm.plan.policy == name else {}
         self.params.build(self.vm.params, effective, policy.trigger, policy.keep, self._limits())
         if self.policy_box.currentText() != name:
             self.policy_box.blockSignals(True)
             self.policy_box.setCurrentText(name)
             self.policy_box.blockSignals(False)
+
+    def _show_policy_title(self, name: str) -> None:
+        """The policy's title and what it does, and, when the open log chose it, why (its agent's own)."""
+        policy = get_policy(name)
+        opened = self.vm.opened
+        why = (f"<br><small><i>Opened under {html.escape(opened.reason)}; the Policy box chooses another.</i></small>"
+               if opened is not None and opened.agents_own and opened.policy == name else "")
+        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>{why}")
 
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy

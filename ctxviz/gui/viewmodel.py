@@ -22,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..engine.agent_policies import DEFAULT_POLICY, OpenedUnder, opened_under
 from ..engine.catalog import find_model
 from ..engine.checks import PlanOptions, chat_scheme, real_count
 from ..engine.counting import CountStore, ProgressCallback
@@ -153,8 +154,13 @@ class ContextViewModel(QObject):
         self.destroyed.connect(_shutdown_when_destroyed(weakref.ref(self)))  # a parent deleted it
         self.store = CountStore()
         self.session: Session | None = None
-        self.policy = "missy"
+        self.policy = DEFAULT_POLICY
         self.params: Any = get_policy(self.policy).default_params()
+        #: The user chose the policy (the Policy box, --policy, a preset): a file opened later keeps it.
+        #: Until then each file opens under its agent's own policy (`engine.agent_policies`).
+        self.policy_chosen = False
+        #: Why the open session's policy is the one it opened under (None: the user's choice).
+        self.opened: OpenedUnder | None = None
         self.tokenizer: str | None = None
         self.options = PlanOptions(real_count=True)
         self.plan: Plan | None = None
@@ -296,6 +302,7 @@ class ContextViewModel(QObject):
         self.replan()
 
     def set_policy(self, name: str) -> None:
+        self.policy_chosen = True
         if name == self.policy:
             return
         self._remember()
@@ -315,6 +322,8 @@ class ContextViewModel(QObject):
         return True
 
     def set_params(self, params: Any, policy: str | None = None) -> None:
+        if policy:
+            self.policy_chosen = True
         if params != self.params or (policy and policy != self.policy):
             self._remember()
         self._apply(policy or self.policy, params)
@@ -676,6 +685,7 @@ class ContextViewModel(QObject):
         self.session = session
         self.plan = None
         self.timeline = None
+        self._open_under_agents_policy(session)
         self._sim_generation += 1  # a replay of the previous session still running is of no use now
         self._end_simulation("")
         self._real_ready.clear()  # (keyed by the session's id, which a freed session's successor may reuse)
@@ -690,6 +700,19 @@ class ContextViewModel(QObject):
             self._running = False
             self._pending = False
         self.replan()
+
+    def _open_under_agents_policy(self, session: Session) -> None:
+        """Unless the user chose a policy, a log opens under its agent's own (a Claude Code log under
+        claude-code, with the window Claude Code uses for its model), else missy, and `opened` says so."""
+        if self.policy_chosen:
+            self.opened = None
+            return
+        self.opened = opened_under(session.format, session.model)
+        if self.opened.policy != self.policy:
+            self.policy, self.params = self.opened.policy, get_policy(self.opened.policy).default_params()
+            self._replay_inputs_changed()
+            self.policyChanged.emit(self.policy)
+            self.paramsChanged.emit(self.params)
 
     def _on_planned(self, generation: int, session: Session, plan: Plan) -> None:
         with self._lock:
