@@ -63,6 +63,7 @@ from .widgets.message_strip import USER_LOST, MessageStrip, sent_span
 from .widgets.message_table import MessageTableView
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
+from .widgets.reason_groups import ReasonFilter, ReasonGroupView
 from .widgets.strip_overview import StripOverview
 from .widgets.timeline import TimelineView
 from .widgets.welcome import WelcomePanel
@@ -139,10 +140,20 @@ class MainWindow(QMainWindow):
                                "a leading - negates a term.")
         self.search.setToolTip(self.search_help)
         self.search.setClearButtonEnabled(True)
+        # The policy's reason codes, and the table grouped by them (counts and tokens per reason).
+        self.reason_filter = ReasonFilter()
+        self.group_button = QToolButton()
+        self.group_button.setText("By reason")
+        self.group_button.setObjectName("group-by-reason")
+        self.group_button.setCheckable(True)
+        self.group_button.setToolTip("Show the messages the filters select as one row per reason, with counts and tokens")
+        self.reason_groups = ReasonGroupView()
         filters = QHBoxLayout()
         filters.addWidget(self.role_filter)
         filters.addWidget(self.decision_filter)
+        filters.addWidget(self.reason_filter)
         filters.addWidget(self.search, 1)
+        filters.addWidget(self.group_button)
         self.count_label = plain_label()
         # Labels that change on every re-plan get a fixed size policy, so new text repaints the
         # label alone instead of re-laying out (and repainting) the whole window.
@@ -153,7 +164,10 @@ class MainWindow(QMainWindow):
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addLayout(filters)
-        tl.addWidget(self.table)
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.reason_groups)
+        tl.addWidget(self.table_stack)
 
         # The decision and the "why" answer change on every re-plan; the message body does not, and
         # laying out a long tool output again on each slider step would stall the drag.
@@ -443,6 +457,9 @@ class MainWindow(QMainWindow):
         self.role_filter.currentTextChanged.connect(lambda t: self._filter(role="" if t.startswith("all") else t))
         self.decision_filter.currentTextChanged.connect(lambda t: self._filter(decision="" if t.startswith("all") else t))
         self.search.textChanged.connect(lambda t: self._filter(search=t))
+        self.reason_filter.codeChanged.connect(lambda code: self._filter(reason=code))
+        self.group_button.toggled.connect(self._group_by_reason)
+        self.reason_groups.groupOpened.connect(self._open_reason_group)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.strip.messageClicked.connect(self.select_message)
         self.timeline.simulateRequested.connect(self.simulate)
@@ -871,6 +888,8 @@ class MainWindow(QMainWindow):
         self.model.set_plan(session, plan)
         self._restore_table_selection()
         self._update_count()
+        self.reason_filter.set_plan(self._policy_codes(plan), plan)
+        self._update_reason_groups()
         if first_for_policy:
             shown = get_policy(self.vm.policy)
             self.params.build(self.vm.params, dict(plan.params), shown.trigger, shown.keep, self._limits(plan))
@@ -1014,6 +1033,7 @@ class MainWindow(QMainWindow):
         self.model.set_filters(**kwargs)
         self._restore_table_selection()
         self._update_count()
+        self._update_reason_groups()
         if self.shown_plan is not None and "search" in kwargs:  # what the search does not match is dimmed in the strip too
             self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits())
 
@@ -1032,6 +1052,26 @@ class MainWindow(QMainWindow):
             self.search.setToolTip(error or self.search_help)
             if error:
                 self.statusBar().showMessage(f"search: {error}", 8000)
+
+    def _policy_codes(self, plan: Plan) -> tuple[str, ...]:
+        try:
+            return get_policy(plan.policy).reason_codes
+        except CtxvizError:  # a plan of a policy no longer registered (a plugin): the codes it carries
+            return ()
+
+    def _group_by_reason(self, grouped: bool) -> None:
+        """The table, or the same messages as one row per reason (counts and tokens)."""
+        self.table_stack.setCurrentIndex(1 if grouped else 0)
+        self._update_reason_groups()
+
+    def _update_reason_groups(self) -> None:
+        if self.group_button.isChecked():
+            self.reason_groups.groups.set_groups(self.shown_plan, self.model.rows_by_other_filters())
+
+    def _open_reason_group(self, code: str) -> None:
+        """A group opened: the table lists its messages (the reason filter set to its code)."""
+        self.group_button.setChecked(False)
+        self.reason_filter.set_code(code)
 
     def _row_selected(self, current, _previous) -> None:
         if current.isValid():

@@ -58,6 +58,8 @@ class MessageTableModel(QAbstractTableModel):
         self._texts_of: Session | None = None
         self.role = ""
         self.decision = ""
+        #: A reason code (engine/reason_codes.py): only the messages with it ("" all).
+        self.reason = ""
         self.search = ""
         #: The search box's last parsed query (its `error` is shown beside the box).
         self.query = Query()
@@ -72,7 +74,7 @@ class MessageTableModel(QAbstractTableModel):
     @property
     def _identity(self) -> bool:
         """No filter and the default order: row r shows message r."""
-        return not (self.role or self.decision or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
+        return not (self.role or self.decision or self.reason or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
 
     def set_plan(self, session: Session | None, plan: Plan | None) -> None:
         old, rows = self.plan, None
@@ -123,9 +125,12 @@ class MessageTableModel(QAbstractTableModel):
         for top, bottom in runs:
             self.dataChanged.emit(self.index(top, left), self.index(bottom, right))
 
-    def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None) -> None:
+    def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None,
+                    reason: str | None = None) -> None:
         if role is not None:
             self.role = role
+        if reason is not None:
+            self.reason = reason
         if decision is not None:
             self.decision = decision
         if search is not None:
@@ -168,11 +173,25 @@ class MessageTableModel(QAbstractTableModel):
             rows = [r for r in rows if cols.role[r] == self.role]
         if self.decision:
             rows = [r for r in rows if cols.decision[r].value == self.decision]
+        if self.reason:
+            codes = plan.reason_codes
+            rows = [r for r in rows if codes[r] == self.reason]
         if self.search:
             self.query = parse_query(self.search)
             if not self.query.empty:
                 rows = matching(plan, self.texts, self.query, rows)
         return list(rows)
+
+    def rows_by_other_filters(self) -> list[int] | None:
+        """The messages the role, decision and search filters accept, whatever the reason filter
+        (what the grouped view groups by reason); None when those filters accept every message."""
+        if self.plan is None or not (self.role or self.decision or self.search):
+            return None
+        reason, self.reason = self.reason, ""
+        try:
+            return self._accepted(self.plan)
+        finally:
+            self.reason = reason
 
     @property
     def texts(self) -> list[str]:
