@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QIcon, QKeySequence, QTextDocument
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QIcon, QKeySequence, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,13 +40,14 @@ from ..engine.explain import Explanation, describe
 from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.policies.base import params_dict
+from ..engine.ranges import range_summary
 from ..engine.reasons import short_reason
 from ..engine.session import Session, ToolCallPart, part_text
 from ..engine.tokenizers import tokenizer_names
 from ..engine.vocabulary import trigger_level
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
-from ..io.exporters import EXPORTERS, export, export_text, write_atomic
+from ..io.exporters import EXPORTERS, GAP_MARK, export, export_text, marked_markdown, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
@@ -223,6 +224,16 @@ class MainWindow(QMainWindow):
         sb.setSpacing(0)
         sb.addWidget(self.strip, 1)
         sb.addWidget(self.strip_overview)
+        # The span selected on the strip (Shift+drag), summed up: tokens, roles, tool pairs.
+        self.range_label = plain_label()
+        self.range_label.setObjectName("strip-range")
+        self.range_label.setContentsMargins(6, 0, 6, 0)
+        self.range_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.range_label.setWordWrap(True)
+        self.range_label.setToolTip("Shift+drag on the strip selects a span of messages; Esc on the strip clears it")
+        self.range_label.hide()
+        self.strip.rangeChanged.connect(lambda _first, _last: self._show_range())
+        sb.addWidget(self.range_label)
         self.strip_legend = QLabel(strip_legend_html())
         self.strip_legend.setTextFormat(Qt.TextFormat.RichText)
         self.strip_legend.setWordWrap(True)  # one line at 1280 px; two at 1024 rather than a window wider than the screen
@@ -262,6 +273,7 @@ class MainWindow(QMainWindow):
         self.context_view = QPlainTextEdit()
         self.context_view.setReadOnly(True)
         self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.context_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))  # JSON and fences line up
         context_box = QWidget()
         cl = QVBoxLayout(context_box)
         buttons = QHBoxLayout()
@@ -885,6 +897,7 @@ class MainWindow(QMainWindow):
             self.compare.check_current(plan)
         self.bars.set_plan(plan)
         self.strip.set_plan(session, plan, self._search_hits())
+        self._show_range()
         self.model.set_plan(session, plan)
         self._restore_table_selection()
         self._update_count()
@@ -985,8 +998,14 @@ class MainWindow(QMainWindow):
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
         self._context_stale = True
         if self.tabs.currentIndex() == CONTEXT_TAB:
-            self.context_view.setPlainText(self._context_text())
-            self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}")
+            marked = self.context_format.currentText() == "markdown" and self.shown_plan is not None
+            # The markdown view marks each section's #index and the gaps between sent runs; copy and
+            # export give the request itself. The JSON forms are shown exactly as they are copied.
+            self.context_view.setPlainText(marked_markdown(self.shown_plan) if marked else self._context_text())  # type: ignore[arg-type]
+            self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}"
+                                       + (f". Shown with each section's #index and a {GAP_MARK} line where messages are not sent "
+                                          "(copy and export leave both out)" if marked else
+                                          f". The markdown format marks each section's #index and the messages not sent ({GAP_MARK})"))
             self._context_stale = False
 
     def _context_scope(self) -> str:
@@ -1052,6 +1071,15 @@ class MainWindow(QMainWindow):
             self.search.setToolTip(error or self.search_help)
             if error:
                 self.statusBar().showMessage(f"search: {error}", 8000)
+
+    def _show_range(self) -> None:
+        """The strip's selected span in one line (hidden without one): what a DevTools range says."""
+        span, plan, session = self.strip.selected_range, self.shown_plan, self.shown_session
+        if span is None or plan is None or session is None or span[1] >= len(plan.messages):
+            self.range_label.hide()
+            return
+        self.range_label.setText(f"Span {range_summary(plan, session, *span).sentence()}")
+        self.range_label.show()
 
     def _policy_codes(self, plan: Plan) -> tuple[str, ...]:
         try:

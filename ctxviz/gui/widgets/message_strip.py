@@ -299,6 +299,8 @@ class MessageStrip(pg.PlotWidget):
     messageClicked = Signal(int)
     #: A plan (or none) was drawn: the overview mirrors it.
     drawn = Signal()
+    #: (first, last) messages of the span selected with Shift+drag (or `select_range`); (-1, -1): none.
+    rangeChanged = Signal(int, int)
 
     def __init__(self, parent=None) -> None:
         background, foreground = plot_colors()
@@ -334,11 +336,23 @@ class MessageStrip(pg.PlotWidget):
             lane.setZValue(5)
             self.addItem(lane)
         self._lane_key: tuple[object, ...] = ()
+        # A span selected with Shift+drag, summarised beside the strip ("12,300 tokens, 5 user, 3 tool pairs").
+        self.range_region = pg.LinearRegionItem((0, 0), movable=True, brush=pg.mkBrush(255, 45, 149, 45),
+                                                pen=pg.mkPen("#ff2d95", width=2))
+        self.range_region.setZValue(8)
+        self.range_region.setVisible(False)
+        self.range_region.sigRegionChanged.connect(self._range_moved)
+        self.addItem(self.range_region)
+        self.selected_range: tuple[int, int] | None = None
+        self._range_anchor: float | None = None
+        view = self.getViewBox()
+        self._pan = view.mouseDragEvent
+        view.mouseDragEvent = self._drag  # Shift+drag selects a span; a plain drag pans as before
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self.getViewBox().sigXRangeChanged.connect(self._separate_labels)
         self.help_text = ("Each segment is one message, as wide as its tokens; the ticks above are the user's messages, red where "
-                          "they are not sent. Scroll to zoom, drag to pan, click to select.")
+                          "they are not sent. Scroll to zoom, drag to pan, click to select, Shift+drag to sum up a span (Esc clears it).")
         self.setToolTip(self.help_text)
 
     @property
@@ -359,6 +373,10 @@ class MessageStrip(pg.PlotWidget):
         self._separate_labels()
         width = self.item._bounds.width()
         new_session = session is not None and session is not self._session
+        if new_session:
+            self.clear_range()
+        elif self.selected_range is not None:  # the same messages, wherever the new geometry puts them
+            self.select_range(*self.selected_range)
         if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
             self._extent = width
             self._session = session or self._session
@@ -524,6 +542,59 @@ class MessageStrip(pg.PlotWidget):
 
     def select(self, index: int | None) -> None:
         self.item.set_selected(index)
+
+    # --- a span of messages ---------------------------------------------------------------------
+    def select_range(self, first: int, last: int) -> None:
+        """Select messages first..last (in either order) as one span."""
+        n = len(self.item.starts)
+        if self.plan is None or not n:
+            return
+        first, last = sorted((max(0, min(first, n - 1)), max(0, min(last, n - 1))))
+        self.range_region.setVisible(True)
+        self.range_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
+
+    def clear_range(self) -> None:
+        self._range_anchor = None
+        if self.selected_range is not None or self.range_region.isVisible():
+            self.range_region.setVisible(False)
+            self.selected_range = None
+            self.rangeChanged.emit(-1, -1)
+
+    def _range_moved(self) -> None:
+        """The span's messages: those the region overlaps, at least one."""
+        if not self.range_region.isVisible() or not len(self.item.starts):
+            return
+        lo, hi = self.range_region.getRegion()
+        n = len(self.item.starts)
+        first = max(0, int(np.searchsorted(self.item.starts, lo, side="right")) - 1)
+        ends = self.item.starts + self.item.widths
+        first = min(first + int(ends[first] <= lo), n - 1)  # a region starting at a segment's end is not in it
+        last = max(first, min(n - 1, int(np.searchsorted(self.item.starts, hi, side="left")) - 1))
+        if (first, last) != self.selected_range:
+            self.selected_range = (first, last)
+            self.rangeChanged.emit(first, last)
+
+    def _drag(self, event, axis=None) -> None:  # type: ignore[no-untyped-def]
+        """Shift+drag draws the span; any other drag pans (the view box's own handling)."""
+        if not (event.modifiers() & Qt.KeyboardModifier.ShiftModifier) or event.button() != Qt.MouseButton.LeftButton or self.plan is None:
+            self._pan(event, axis) if axis is not None else self._pan(event)
+            return
+        event.accept()
+        view = self.getViewBox()
+        x = view.mapSceneToView(event.scenePos()).x()
+        if event.isStart() or self._range_anchor is None:
+            self._range_anchor = view.mapSceneToView(event.buttonDownScenePos()).x()
+        self.range_region.setVisible(True)
+        self.range_region.setRegion(tuple(sorted((self._range_anchor, x))))
+        if event.isFinish():
+            self._range_anchor = None
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape and self.selected_range is not None:
+            self.clear_range()
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def set_by_tokens(self, by_tokens: bool) -> None:
         self.by_tokens = by_tokens
