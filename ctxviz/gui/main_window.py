@@ -45,13 +45,14 @@ from ..engine.reasons import short_reason
 from ..engine.session import Session, ToolCallPart, part_text
 from ..engine.tokenizers import tokenizer_names
 from ..engine.vocabulary import trigger_level
+from ..engine.voices import voices_of
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
 from ..io.exporters import EXPORTERS, GAP_MARK, export, export_text, marked_markdown, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
-from .models import MessageTableModel
+from .models import VOICE_MEANINGS, MessageTableModel, role_shown
 from .safe import FittingLabel, message_box, plain_label, qt_int, set_plain_tooltip
 from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
 from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, category_label
@@ -131,7 +132,9 @@ class MainWindow(QMainWindow):
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 
         self.role_filter = QComboBox()
-        self.role_filter.addItems(["all roles", "system", "user", "assistant", "tool"])
+        # "user" lists the user's own turns; what the harness sent as user turns (reminders,
+        # attachments, command output) and the observations of coding agents are listed apart.
+        self.role_filter.addItems(["all roles", "system", "user", "harness", "observation", "assistant", "tool"])
         self.decision_filter = QComboBox()
         self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
         self.search = QLineEdit()
@@ -896,9 +899,10 @@ class MainWindow(QMainWindow):
         if latest:
             self.compare.check_current(plan)
         self.bars.set_plan(plan)
-        self.strip.set_plan(session, plan, self._search_hits())
+        voices = self._voices(session)
+        self.strip.set_plan(session, plan, self._search_hits(), voices=voices)
         self._show_range()
-        self.model.set_plan(session, plan)
+        self.model.set_plan(session, plan, voices)
         self._restore_table_selection()
         self._update_count()
         self.reason_filter.set_plan(self._policy_codes(plan), plan)
@@ -1054,7 +1058,7 @@ class MainWindow(QMainWindow):
         self._update_count()
         self._update_reason_groups()
         if self.shown_plan is not None and "search" in kwargs:  # what the search does not match is dimmed in the strip too
-            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits())
+            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits(), voices=self.model.voices)
 
     def _search_hits(self) -> set[int] | None:
         """The messages the search box matches (None without a search: nothing dimmed)."""
@@ -1071,6 +1075,15 @@ class MainWindow(QMainWindow):
             self.search.setToolTip(error or self.search_help)
             if error:
                 self.statusBar().showMessage(f"search: {error}", 8000)
+
+    def _voices(self, session: Session) -> tuple[str, ...]:
+        """Each message's voice (engine/voices.py: a user turn may be the harness's). A turn of the
+        replay holds a prefix of the file's messages: its voices are the file's, not worked out again."""
+        full = self.vm.session
+        n = len(session.messages)
+        if full is not None and session is not full and n <= len(full.messages) and (n == 0 or session.messages[-1] is full.messages[n - 1]):
+            return voices_of(full)[:n]
+        return voices_of(session)
 
     def _show_range(self) -> None:
         """The strip's selected span in one line (hidden without one): what a DevTools range says."""
@@ -1135,9 +1148,12 @@ class MainWindow(QMainWindow):
             # After a re-plan the answer belongs to the old parameters even when this message's
             # decision and reason did not change: never leave it on screen as if it were current.
             self._detail_record = m
+            voice = self.model.voices[index] if index < len(self.model.voices) else ""
+            who = role_shown(m.role, voice)
             self._detail_head_html = (
-                f"<p style='font-size:large'><b>#{m.index} · {html.escape(m.role)} · {html.escape(category_label(str(m.category)))}</b></p>"
-                f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+                f"<p style='font-size:large'><b>#{m.index} · {html.escape(who)} · {html.escape(category_label(str(m.category)))}</b></p>"
+                + (f"<p><i>{html.escape(VOICE_MEANINGS[voice])}</i></p>" if who != m.role else "")
+                + f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
                 + DETAIL_SPLIT
                 + f"<p>{html.escape(m.reason)}</p>"
                 + self._detail_extras(m)

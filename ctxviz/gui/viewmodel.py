@@ -34,6 +34,7 @@ from ..engine.policies.base import params_dict
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay, simulate
 from ..engine.tokenizers import TiktokenTokenizer, real_encoding_for_model
+from ..engine.voices import voices_of
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
 from .threads import COLLECTOR, Worker, start_daemon
@@ -399,6 +400,7 @@ class ContextViewModel(QObject):
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
+                voices_of(session)  # whose words each message holds (cached per session): the table and strip show it
             except CtxvizError as exc:
                 self._post(self._failed, generation, str(exc))
             except Exception as exc:

@@ -317,6 +317,7 @@ class MessageStrip(pg.PlotWidget):
         self.setMinimumHeight(90)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
+        self.voices: tuple[str, ...] = ()
         self._extent = 0.0
         self._session: Session | None = None
         # The markers live as long as the widget; a re-plan moves them or hides them.
@@ -360,8 +361,12 @@ class MessageStrip(pg.PlotWidget):
         """The markers currently shown (tail boundary, cut, summarised span)."""
         return [m for m in (self.tail_line, self.cut_line, self.summary_region, self.summary_label) if m.isVisible()]
 
-    def set_plan(self, session: Session | None, plan: Plan | None, highlight: set[int] | None = None) -> None:
+    def set_plan(self, session: Session | None, plan: Plan | None, highlight: set[int] | None = None,
+                 voices: tuple[str, ...] = ()) -> None:
+        """Draw `plan`. `voices` (engine/voices.py, one per message): the user lane ticks only the
+        user's own turns, not the reminders and attachments the harness sends as user turns."""
         self.plan = plan
+        self.voices = voices if plan is not None and len(voices) == len(plan.messages) else ()
         if plan is None:
             for marker in self.markers:
                 marker.setVisible(False)
@@ -500,7 +505,8 @@ class MessageStrip(pg.PlotWidget):
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
-        users = [i for i, role in enumerate(cols.role) if role == "user"]
+        voices = self.voices
+        users = [i for i, role in enumerate(cols.role) if role == "user" and not (voices and voices[i] in ("harness", "observation"))]
         lost = tuple(i for i in users if cols.decision[i] not in SENT_DECISIONS)
         key = (id(self.item.starts), len(self.item.starts), self.by_tokens, tuple(users), lost)
         if key == self._lane_key:
@@ -529,8 +535,10 @@ class MessageStrip(pg.PlotWidget):
             self.setToolTip(self.help_text)
             return
         m = self.plan.messages[index]
+        voice = self.voices[index] if self.voices else ""
+        who = f"{voice} (a user turn the user did not write)" if m.role == "user" and voice in ("harness", "observation") else m.role
         # Plain text (the message's role and the plan's own words), escaped for Qt's rich-text detection.
-        set_plain_tooltip(self, f"#{m.index} {m.role} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
+        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.
