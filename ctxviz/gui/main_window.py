@@ -444,6 +444,7 @@ class MainWindow(QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.answersReady.connect(self.timeline.set_answers)
+        vm.compositionReady.connect(self.timeline.set_composition)
         vm.retentionReady.connect(self.lost_card.set_retention)
         vm.whereReady.connect(self.timeline.set_found)
         self.timeline.findRequested.connect(vm.find_term)

@@ -93,6 +93,8 @@ class ContextViewModel(QObject):
     whereReady = Signal(object, str, object, str)
     #: (Timeline, TimelineRetention | None, CacheReport | None, note): the replay's answers, computed after it.
     answersReady = Signal(object, object, object, str)
+    #: (Timeline, Composition): tokens sent per category at each (sampled) step, computed after the answers.
+    compositionReady = Signal(object, object)
     #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
     timelineStale = Signal()
     #: A simulation started (True) or ended, finished or not (False): the window's Cancel button.
@@ -128,6 +130,7 @@ class ContextViewModel(QObject):
     _simulated = Signal(int, object)
     _sim_partial = Signal(int, object, int)
     _answered = Signal(int, object, object, object, str)
+    _composed = Signal(int, object, object)
     _found = Signal(object, str, object, str)
     _swept = Signal(object, object, str)
     _retained = Signal(object, object)
@@ -206,6 +209,7 @@ class ContextViewModel(QObject):
         self._sim_partial.connect(self._on_sim_partial)
         self._simulated.connect(self._on_simulated)
         self._answered.connect(self._on_answered)
+        self._composed.connect(self._on_composed)
         self._found.connect(self._on_found)
         self._swept.connect(self.sweepReady.emit)
         self._retained.connect(self._on_retained)
@@ -821,7 +825,18 @@ class ContextViewModel(QObject):
                              "(`ctxviz simulate --cost` prices any)")
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
+        def bands() -> None:  # after the answers, on the same worker: a plan per (sampled) step
+            from ..engine.composition import composition
+
+            try:
+                found = composition(timeline, should_stop=lambda: generation != self._sim_generation or self._closed)
+            except Exception:  # the bands are an extra: the timeline keeps its total line
+                return
+            if found is not None:
+                self._post(self._composed, generation, timeline, found)
+
         self._answer_executor.submit(job)
+        self._answer_executor.submit(bands)
 
     def run_sweep(self, grid: list[str], requirements: list[str]) -> None:
         """Replay every combination of `grid` (NAME=START:STOP:STEP or NAME=V1,V2) on the open session,
@@ -880,6 +895,10 @@ class ContextViewModel(QObject):
         if generation == self._sim_generation and timeline is self.timeline:
             self.answers = (retention, cache, note)
             self.answersReady.emit(timeline, retention, cache, note)
+
+    def _on_composed(self, generation: int, timeline: Timeline, composition: Any) -> None:
+        if generation == self._sim_generation and timeline is self.timeline:
+            self.compositionReady.emit(timeline, composition)
 
     def _on_sim_failed(self, generation: int, message: str) -> None:
         if generation != self._sim_generation:

@@ -36,11 +36,13 @@ from ...engine.session import Compaction
 from ...engine.simulate import Timeline
 from ...engine.vocabulary import token_trigger_fields, trigger_level
 from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
-from ..theme import plot_colors
+from ..theme import CATEGORY_COLORS, category_label, plot_colors
 from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
 
+#: The composition band of what a request holds beyond the session's messages.
+ADDED_COLOR = "#b0b0b0"
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
 #: The compactions the log records (the real agent's), apart from the replay's own events.
@@ -65,6 +67,8 @@ DENSITY_HEIGHT = 0.12
 REST_MS = 120
 #: The legend's entries per row, and the room above the highest value (see `_room`).
 LEGEND_COLUMNS = 4
+#: About one legend entry's width in pixels, for the number of columns a width holds.
+LEGEND_COLUMN_WIDTH = 240
 LEGEND_ROOM = 1.1
 #: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
 LEGEND_ROW = 4
@@ -119,6 +123,10 @@ class TimelineView(QWidget):
         self.not_sent_box.setXLink(item)
         item.vb.sigResized.connect(self._align_not_sent_box)
         self.not_sent_curve: pg.PlotDataItem | None = None
+        #: The composition bands (`set_composition`) and their legend samples.
+        self.band_items: list[pg.GraphicsObject] = []
+        self.band_samples: list[pg.BarGraphItem] = []
+        self.composition_note = ""
         self._not_sent_peak = 1.0
         self._y_peak: float | None = None  # the highest value the y range is fitted to
         self._applied_top: float | None = None  # the top it was given (a different top: the user zoomed)
@@ -269,6 +277,7 @@ class TimelineView(QWidget):
         lines), and no more than they need."""
         super().resizeEvent(event)
         self._fit_words()
+        self._lay_out_legend()
 
     def _fit_words(self) -> None:
         line = self.fontMetrics().lineSpacing()
@@ -277,10 +286,12 @@ class TimelineView(QWidget):
         self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
 
     def _lay_out_legend(self) -> None:
-        """The legend in rows of LEGEND_COLUMNS, under the chart."""
-        legend = self.plot.getPlotItem().legend
-        if legend is not None:
-            legend.setColumnCount(LEGEND_COLUMNS)
+        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart)."""
+        columns = max(2, min(6, self.width() // LEGEND_COLUMN_WIDTH)) if self.width() > 0 else LEGEND_COLUMNS
+        for plot in (self.plot, self.answers_plot):
+            legend = plot.getPlotItem().legend
+            if legend is not None and legend.columnCount != columns:
+                legend.setColumnCount(columns)
 
     def _room(self) -> float:
         """How far above the highest value the y range reaches. The legend sits under the chart, in
@@ -296,7 +307,54 @@ class TimelineView(QWidget):
         self.density_box.linkedViewChanged(vb, self.density_box.XAxis)
         self._leave_room()
 
+    def set_composition(self, timeline: Timeline, composition: Any) -> None:
+        """Stacked bands under the tokens-sent line: what each (sampled) step sent, per category
+        (claude-devtools' per-turn attribution). Computed on a worker after the replay."""
+        if timeline is not self.timeline or composition is None or not composition.steps:
+            return
+        self._clear_bands()
+        legend = self.plot.getPlotItem().legend
+        xs = plot_values(composition.indices)
+        # Curves (not PlotDataItems): a PlotDataItem without a pen has no path to fill between.
+        below = pg.PlotCurveItem(xs, [0.0] * len(xs), pen=pg.mkPen(None))
+        self.plot.addItem(below)
+        self.band_items.append(below)
+        running = [0.0] * len(xs)
+        for category, sent in composition.bands.items():
+            running = [r + v for r, v in zip(running, plot_values(sent), strict=True)]
+            above = pg.PlotCurveItem(xs, running, pen=pg.mkPen(None))
+            color = QColor(CATEGORY_COLORS.get(category, ADDED_COLOR))
+            color.setAlpha(110)
+            fill = pg.FillBetweenItem(below, above, brush=pg.mkBrush(color))
+            fill.setZValue(-30)
+            self.plot.addItem(above)
+            self.plot.addItem(fill)
+            self.band_items += [above, fill]
+            below = above
+            if legend is not None:
+                sample = pg.BarGraphItem(x=[0], height=[0], width=0, brush=pg.mkBrush(color), pen=pg.mkPen(None))
+                name = category_label(category) if category in CATEGORY_COLORS else category
+                legend.addItem(sample, html.escape(f"{name} (sent)"))
+                self.band_samples.append(sample)
+        self.composition_note = "Bands: tokens sent per category at each step; " + composition.describe()
+        set_plain_tooltip(self.plot, self.composition_note)
+        if composition.sampled:
+            text = self.answers_label.text()
+            self.answers_label.setText((text + "\n" if text else "") + self.composition_note)
+            self.answers_label.show()
+            self._fit_words()
+        self._lay_out_legend()
+
+    def _clear_bands(self) -> None:
+        legend = self.plot.getPlotItem().legend
+        for item in self.band_items:
+            self.plot.removeItem(item)
+        for sample in self.band_samples if legend is not None else ():
+            legend.removeItem(sample)
+        self.band_items, self.band_samples = [], []
+
     def _clear(self) -> None:
+        self._clear_bands()
         legend = self.plot.getPlotItem().legend
         if self.not_sent_curve is not None and legend is not None:
             legend.removeItem(self.not_sent_curve)  # not the plot's item: plot.clear() leaves its entry
