@@ -279,8 +279,10 @@ def test_the_overview_shows_the_last_calls_fill_and_the_unseen_estimate_apart(qt
     facts = window.notes_panel.facts
     assert facts.isVisible() and facts.textFormat() == Qt.TextFormat.PlainText
     lines = facts.text().split("\n")
-    assert lines[0].startswith(f"Reported by the provider: {rep.last_window_fill:,} tokens in the window at the last call in the log "
-                               f"(#{rep.last_index}, {rep.calls} calls with usage); this plan sends {plan.totals.used:,}")
+    # (issue 24: one fill figure to quote, the provider's last reported fill, and the plan's figure explained beside it)
+    assert lines[0].startswith(f"Fill to quote: {rep.last_window_fill:,} of ")
+    assert (f"reported by the provider at the last call in the log (#{rep.last_index}, {rep.calls} calls with usage)" in lines[0]
+            and f"plan sends {plan.totals.used:,} of its {plan.totals.budget:,}" in lines[0])
     assert lines[1].startswith("Unseen: about 18,500 tokens of system prompt and tools the log does not record")
     # In the donut: a labelled line of its own; the policy's parts and figures are the plan's, unchanged.
     assert window.pie.unseen == 18_500 and any(line.startswith("Unseen ≈ 18,500") for line in window.pie.legend_lines())

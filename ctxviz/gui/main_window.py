@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from ..engine.catalog import load_catalog
 from ..engine.explain import Explanation, describe
+from ..engine.fill import fill
 from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.policies.base import params_dict
@@ -54,7 +55,7 @@ from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .models import VOICE_MEANINGS, MessageTableModel, role_shown
 from .safe import FittingLabel, message_box, plain_label, qt_int, set_plain_tooltip
-from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .status import SEPARATOR, notes_count, reported_turn_text, status_text, unseen_text
 from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, category_label
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
@@ -651,6 +652,8 @@ class MainWindow(QMainWindow):
             self.shown_plan = plan
             self._update_status(plan)
             self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))  # the real count beside the policy's
+            if self.shown_session is not None:
+                self._show_notes(self.shown_session, plan, self.shown_session is self.vm.session)
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -944,8 +947,8 @@ class MainWindow(QMainWindow):
     def _show_notes(self, session: Session, plan: Plan, latest: bool) -> None:
         notes = self.plan_notes(session, plan, latest)
         facts = []
-        if latest:
-            facts.append(reported_text(plan))
+        if latest:  # the one fill figure to quote, the others explained beside it
+            facts.append(fill(plan, session).sentence())
         elif self.vm.session is not None:  # the context at a turn: the call made after it
             full = self.vm.session.messages
             turn = len(session.messages) - 1
