@@ -947,7 +947,7 @@ class MainWindow(QMainWindow):
     def _show_notes(self, session: Session, plan: Plan, latest: bool) -> None:
         notes = self.plan_notes(session, plan, latest)
         facts = []
-        if latest:  # the one fill figure to quote, the others explained beside it
+        if latest and plan.reported is not None:  # the one fill figure to quote, the others explained beside it
             facts.append(fill(plan, session).sentence())
         elif self.vm.session is not None:  # the context at a turn: the call made after it
             full = self.vm.session.messages

@@ -442,7 +442,8 @@ class MessageStrip(pg.PlotWidget):
 
     def resizeEvent(self, event: object) -> None:  # noqa: N802
         super().resizeEvent(event)  # type: ignore[arg-type]
-        if getattr(self, "item", None) is not None:  # not while pyqtgraph is still building the plot
+        # Not while pyqtgraph is still building the plot, nor once `close` has let its plot item go.
+        if getattr(self, "item", None) is not None and getattr(self, "plotItem", None) is not None:
             self.getAxis("bottom").showLabel(self.height() >= self.AXIS_TITLE_MIN_HEIGHT)
 
     #: Label anchors: ending at the line (left of it), or starting at it (right of it).

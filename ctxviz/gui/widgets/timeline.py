@@ -280,8 +280,14 @@ class TimelineView(QWidget):
         self._lay_out_legend()
 
     def _fit_words(self) -> None:
+        """Every line of the sentences in the scroll area (wrapped labels asked their height for the
+        width they get), the area itself at most a fifth of the tab."""
+        inner = self.words.widget()
+        width = self.words.viewport().width() if self.words.viewport().width() > 50 else max(50, self.width() - 20)
+        needed = inner.layout().heightForWidth(width)
+        needed = needed if needed > 0 else inner.sizeHint().height()
+        inner.setMinimumHeight(needed)
         line = self.fontMetrics().lineSpacing()
-        needed = self.words.widget().sizeHint().height()
         self.words.setMaximumHeight(max(4 * line + 8, min(needed + 4, int(self.height() * 0.2))))
         self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
 
@@ -701,6 +707,7 @@ class TimelineView(QWidget):
         step = f"Step {turn + 1:,} of {len(self.timeline.turns):,}, " if self.timeline.step_rule != "messages" else ""
         self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept:,} kept, {t.dropped:,} dropped, "
                            f"{t.summarized:,} summarised, {t.truncated:,} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
+        self._fit_words()
 
     def _show_chart(self, shown: bool) -> None:
         """The chart, or (before any replay) a sentence in its place."""
