@@ -735,6 +735,10 @@ class ContextViewModel(QObject):
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
         self._start_real_count()  # after the plan is on screen (a no-op unless asked for and not counted yet)
+        if self.options.real_count and plan.real is None and self._real_key() in self._real_ready:
+            # Submitted while the count was still running (a policy switched meanwhile): fill it in now,
+            # or this plan would never get its real count.
+            self._on_counted(session, self._real_key()[1])
         self._start_retention(session, plan)
 
     #: Retention waits for the parameters to settle: during a drag every step would start a search

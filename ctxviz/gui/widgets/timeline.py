@@ -243,7 +243,7 @@ class TimelineView(QWidget):
         self.split.addWidget(charts)
         self.split.addWidget(self.answers_plot)
         self.split.addWidget(self.calls_box)
-        for pane, stretch in enumerate((5, 3, 2)):
+        for pane, stretch in enumerate((5, 2, 3)):
             self.split.setStretchFactor(pane, stretch)
         self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
