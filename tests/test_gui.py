@@ -226,7 +226,7 @@ def test_compare_highlights_differences(qtbot, window, session_file):
     window.compare.overrides.setText("total=120000 fresh_tail_count=4")
     with qtbot.waitSignal(window.vm.compareReady, timeout=20000):
         window.compare.request()
-    assert window.compare.table.rowCount() > 0
+    assert window.compare.table.topLevelItemCount() > 0
     # marked once, in the lane between the strips, not outlined in both strips
     a, b = window.compare.shown
     differing = [x.index for x, y in zip(a.messages, b.messages, strict=True) if x.decision != y.decision]

@@ -53,12 +53,15 @@ def test_a_comparison_says_when_it_is_of_an_earlier_view_and_a_row_opens_the_mes
     assert not window.compare.stale.isVisible()
     assert window.compare.label_a.text() == "A: missy (defaults) (the current view)"
     assert window.compare.label_b.text() == "B: supyagent (context_limit=128000)"  # its limit for gpt-4o, resolved
-    first = window.compare.table.item(0, 0).text()
+    # Grouped by both sides' decisions and reasons (issue 24): a group opens to its messages.
+    group = window.compare.group_items()[0]
+    group.setExpanded(True)
+    first = group.child(0).text(0).lstrip("#")
     with qtbot.waitSignal(window.vm.planReady, timeout=30000):
         window.vm.set_param("total", 12_000)
     assert window.compare.stale.isVisible() and "an earlier A (missy (defaults))" in window.compare.stale_label.text()
     assert "missy (total=12000)" in window.compare.stale_label.text()
-    window.compare._open_row(0)
+    window.compare._open_item(group.child(0))
     assert window.tabs.currentIndex() == 0 and window.selected == int(first)
 
 

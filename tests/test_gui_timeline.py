@@ -149,7 +149,7 @@ def test_the_chart_fills_turn_by_turn_while_the_replay_runs(qtbot, open_window, 
 
 
 @pytest.mark.parametrize("size", [(1000, 420), (1600, 900)])
-def test_the_legend_sits_above_the_curves_and_the_budget_at_any_height(qtbot, size) -> None:  # type: ignore[no-untyped-def]
+def test_the_legend_never_covers_the_curves_and_the_budget_at_any_height(qtbot, size) -> None:  # type: ignore[no-untyped-def]
     view = TimelineView()
     qtbot.addWidget(view)
     view.resize(*size)
@@ -158,9 +158,13 @@ def test_the_legend_sits_above_the_curves_and_the_budget_at_any_height(qtbot, si
     view.set_timeline(timeline)
     qtbot.wait(50)
     item = view.plot.getPlotItem()
-    legend_bottom = item.legend.sceneBoundingRect().bottom()
+    # (issue 24: the legend has a row of its own under the chart, so no curve can run under it)
+    legend = item.legend.sceneBoundingRect()
+    assert legend.height() > 0 and not legend.intersects(item.vb.sceneBoundingRect())
+    assert not legend.intersects(view.not_sent_box.sceneBoundingRect())
     highest = max(max(t.tokens_sent for t in timeline.turns), max(t.budget for t in timeline.turns),
                   max((v for _, v in view.reported_usage(timeline)), default=0))
-    assert item.vb.mapViewToScene(QPointF(0, highest)).y() > legend_bottom  # scene y grows downwards
+    top = item.vb.sceneBoundingRect().top()
+    assert item.vb.mapViewToScene(QPointF(0, highest)).y() >= top  # every curve inside the chart
     peak_not_sent = max(t.not_sent for t in timeline.turns)
-    assert view.not_sent_box.mapViewToScene(QPointF(0, peak_not_sent)).y() > legend_bottom
+    assert view.not_sent_box.mapViewToScene(QPointF(0, peak_not_sent)).y() >= top

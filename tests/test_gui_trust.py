@@ -415,13 +415,16 @@ def test_session_text_is_plain_text_everywhere(qtbot, tmp_path):
     # Compare: reasons in tooltips.
     with qtbot.waitSignal(win.vm.compareReady, timeout=20000):
         win.vm.request_compare("missy", {"total": "6000"})
-    table = win.compare.table
-    assert table.rowCount() > 0
+    groups = win.compare.group_items()
+    assert groups
     a, b = win.compare.shown
-    for row in range(table.rowCount()):
-        index = int(table.item(row, 0).text())
-        for col, side in ((3, a), (4, b)):  # the short reason in the cell, the plan's whole sentence on hover
-            assert_literal_tooltip(table.item(row, col).toolTip(), side.messages[index].reason)
+    for group in groups:  # (grouped by reason since issue 24: a group's messages are its children)
+        group.setExpanded(True)
+        for row in range(group.childCount()):
+            item = group.child(row)
+            index = int(item.text(0).lstrip("#"))
+            for col, side in ((3, a), (4, b)):  # the short reason in the cell, the plan's whole sentence on hover
+                assert_literal_tooltip(item.toolTip(col), side.messages[index].reason)
     # The timeline's turn label quotes event messages.
     with qtbot.waitSignal(win.vm.timelineReady, timeout=30000):
         win.simulate()

@@ -195,7 +195,9 @@ def test_simulate_reports_the_providers_figure_after_each_turn(capsys):
     assert [(t["turn"], t["reported_input"]) for t in answered] == [(m.index - 1, m.usage.window_fill) for m in with_usage]
     assert all(t["reported_input"] is None for t in turns if t not in answered)
     code, out, _ = run(capsys, "simulate", str(sample))
-    assert "reported" in out.splitlines()[2]
+    # (line 1 says the log opened under its agent's own policy, claude-code)
+    assert "opened under claude-code" in out.splitlines()[1]
+    assert "reported" in out.splitlines()[3]
 
 
 def test_decisions_on_opaque_parts_are_ordinary(tmp_path):

@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..engine.agent_policies import opened_under
 from ..engine.policies import get_policy
+from ..engine.tokenizers import get_tokenizer
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
 from ..io.output import check_output_path
 from .options import _formats, _output
 from .params import _parse_sets, resolve_params
+from .session import _preset_policy
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -71,16 +74,23 @@ def run(args: argparse.Namespace) -> int:
     params, tokenizer = None, args.tokenizer
     if args.compare:
         args.compare = get_policy(args.compare).name
-    if args.sets or args.config or args.tokenizer:  # bad values are one line here, before any window opens
-        policy, params, tokenizer = resolve_params(args, policy)
     session: Any = args.session
     if args.screenshot:
         check_output_path(args.screenshot, inputs=[args.session] if args.session else [])  # before any window, not after
-    if args.session and args.screenshot:
-        session = load_session(args.session)  # a bad file is one line here (and the window shows this one: loaded once)
+    if args.session and (args.screenshot or ((args.sets or args.config or (args.compare_set and not args.compare)) and policy is None)):
+        # A bad file is one line here (and the window shows this one: loaded once). Parameters set
+        # without --policy are the parameters of the policy the log opens under: its agent's own.
+        session = load_session(args.session)
+        if policy is None and (args.sets or args.config) and not _preset_policy(args):
+            policy = opened_under(session.format, session.model).policy
+    if args.sets or args.config:  # bad values are one line here, before any window opens
+        policy, params, tokenizer = resolve_params(args, policy)
+    elif args.tokenizer:
+        get_tokenizer(args.tokenizer)
     compare_with = None
     if args.compare or args.compare_set:
-        compare_policy = args.compare or policy or "missy"
+        compare_policy = args.compare or policy or (opened_under(session.format, session.model).policy
+                                                    if not isinstance(session, str | None) else "missy")
         get_policy(compare_policy).make_params(_parse_sets(args.compare_set))  # one line now, not a box later
         compare_with = (compare_policy, " ".join(args.compare_set))
     try:

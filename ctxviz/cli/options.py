@@ -21,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help=f"session file in a format ctxviz reads ({_formats()}), or - for standard input")
-    p.add_argument("--policy", action="append", default=None, help=f"context policy (default missy; available: {', '.join(policy_names(plugins=False))}, "
+    p.add_argument("--policy", action="append", default=None, help=f"context policy (default: the log's own agent's for a Claude Code, Codex or Gemini CLI log, else missy; available: {', '.join(policy_names(plugins=False))}, "
                    "installed plugins, or your own file.py:NAME); compare takes two")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter (repeatable)")
     p.add_argument("--config", help="YAML preset with the policy's parameters")

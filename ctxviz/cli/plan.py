@@ -11,7 +11,7 @@ from ..io.text_summary import plan_summary
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
 from .options import _add_plan_options
 from .retention import LOST_IN_JSON, plan_retention_of, retention_skipped, retention_text
-from .session import resolve_plan
+from .session import opened_line, resolve_plan_opened
 from .stdout import write_stdout
 
 
@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    session, plan = resolve_plan(args)
+    session, plan, opened = resolve_plan_opened(args)
     skipped = retention_skipped(args, session)
     retention = None if skipped else plan_retention_of(plan, session)
     if args.json:
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             doc["retention_note"] = skipped
         write_stdout(json_text(doc) + "\n")
     else:
-        sys.stdout.write(plan_summary(plan, session))
+        sys.stdout.write(plan_summary(plan, session, policy_note=opened_line(opened).rstrip("\n")))
         sys.stdout.write(retention_text(retention) if retention is not None else skipped + "\n")
     if args.fail_over_budget and not plan.totals.fits:
         return EXIT_OVER_BUDGET

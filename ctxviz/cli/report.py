@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+from ..engine.planner import plan_session
 from ..io.output import check_output_path
 from .exits import EXIT_OK
 from .options import _add_plan_options, _output
-from .params import resolve_params
-from .session import STORE, _one_policy, _options, resolve_plan
+from .session import STORE, _options, load_with_policy
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -24,10 +24,10 @@ def run(args: argparse.Namespace) -> int:
     from ..engine.simulate import simulate
 
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
-    session, plan = resolve_plan(args)
+    session, policy_name, params, tokenizer, _opened = load_with_policy(args)
+    plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
     timeline = None
     if not args.no_timeline:
-        policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
         timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
     from ..gui.app import application
     from ..gui.report import write_report

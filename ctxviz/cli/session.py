@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..engine.agent_policies import OpenedUnder, opened_under
 from ..engine.checks import PlanOptions
 from ..engine.counting import CountStore
 from ..engine.planner import plan_session
@@ -38,11 +39,51 @@ def load_args(args: argparse.Namespace) -> Session:
     return load_session(args.session, args.input_format, conversation=getattr(args, "conversation", None))
 
 
-def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
-    """Load the session and plan it from the command-line options (config first, then --set)."""
-    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+def _preset_policy(args: argparse.Namespace) -> str:
+    """The policy the --config preset names ("" without a preset or a policy in it)."""
+    if not getattr(args, "config", None):
+        return ""
+    from ..io.config import load_preset
+
+    return load_preset(args.config).policy or ""
+
+
+def load_with_policy(args: argparse.Namespace) -> tuple[Session, str, Any, str | None, OpenedUnder | None]:
+    """The session and its policy, parameters and tokenizer. A policy named by --policy or the
+    preset is resolved first (a bad value is one line before a big file is read); without one, the
+    session is read first and opens under its agent's own policy (`engine.agent_policies`: a Claude
+    Code log under claude-code ...), else missy. The last item says why, when the policy was chosen so."""
+    named = _one_policy(args) or _preset_policy(args)
+    if named:
+        policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
+        return load_args(args), policy_name, params, tokenizer, None
     session = load_args(args)
-    return session, plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
+    opened = opened_under(session.format, session.model)
+    try:
+        policy_name, params, tokenizer = resolve_params(args, opened.policy)
+    except ParameterError as exc:
+        if not opened.agents_own:
+            raise
+        raise ParameterError(f"{opened.policy} (the policy this log's agent runs; name another with --policy): {exc}") from None
+    return session, policy_name, params, tokenizer, opened
+
+
+def resolve_plan(args: argparse.Namespace) -> tuple[Session, Plan]:
+    """Load the session and plan it from the command-line options (config first, then --set),
+    under its agent's own policy when none is named (`load_with_policy`)."""
+    session, plan, _opened = resolve_plan_opened(args)
+    return session, plan
+
+
+def resolve_plan_opened(args: argparse.Namespace) -> tuple[Session, Plan, OpenedUnder | None]:
+    """`resolve_plan`, with why the policy was chosen when the command line named none."""
+    session, policy_name, params, tokenizer, opened = load_with_policy(args)
+    return session, plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args)), opened
+
+
+def opened_line(opened: OpenedUnder | None) -> str:
+    """The line the text outputs print under the policy's when it is the log's agent's own ("" otherwise)."""
+    return f"  opened under {opened.reason}; --policy NAME for another\n" if opened is not None and opened.agents_own else ""
 
 
 def sweep_files(paths: Sequence[str]) -> list[str]:

@@ -13,9 +13,8 @@ from ..io.exporters import json_text
 from .cost import _cache_report, print_cache
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options, _add_step_option
-from .params import resolve_params
 from .retention import LOST_IN_JSON, retention_skipped, timeline_retention_of, timeline_retention_text
-from .session import STORE, _one_policy, load_args
+from .session import STORE, load_with_policy, opened_line
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -36,8 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..engine.simulate import simulate
 
-    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_args(args)
+    session, policy_name, params, tokenizer, opened = load_with_policy(args)
     summarizer = endpoint_summarizer(args, policy_name)
     from ..engine.simulate import plan_versus_replay
 
@@ -63,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
+    if opened_line(opened):
+        print(opened_line(opened), end="")
     if timeline.schedule is not None:
         print(f"steps: {timeline.schedule.describe()}; a turn is named by the last message of its request")
     if reported:

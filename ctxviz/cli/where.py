@@ -11,8 +11,7 @@ from ..errors import ParameterError
 from ..io.exporters import json_text
 from .exits import EXIT_OK
 from .options import _add_plan_options, _add_step_option
-from .params import resolve_params
-from .session import STORE, _one_policy, load_args
+from .session import STORE, load_with_policy
 from .stdout import write_stdout
 
 
@@ -32,8 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.term.strip():
         raise ParameterError("where: the term is empty")
-    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_args(args)
+    session, policy_name, params, tokenizer, _opened = load_with_policy(args)
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(getattr(args, "pin", ()) or ()))
     timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options, per_message=args.per_message)
     found = where(timeline, args.term)

@@ -11,8 +11,7 @@ from ..errors import ParameterError
 from ..io.exporters import json_text
 from .exits import EXIT_OK
 from .options import _add_plan_options
-from .params import resolve_params
-from .session import STORE, _one_policy, load_args
+from .session import STORE, load_with_policy
 from .stdout import write_stdout
 
 
@@ -26,8 +25,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..engine.explain import describe, why
 
-    policy_name, params, tokenizer = resolve_params(args, _one_policy(args))
-    session = load_args(args)
+    session, policy_name, params, tokenizer, _opened = load_with_policy(args)
     index = next((m.index for m in session.messages if m.id == args.message), None)
     if index is None and args.message.isdigit() and int(args.message) < len(session.messages):
         index = int(args.message)

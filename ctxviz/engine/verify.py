@@ -15,12 +15,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .agent_policies import AGENT_POLICIES
 from .caching import CacheReport, TurnCache, cache_costs, call_steps, real_calls
 from .session import Message, Session
 from .simulate import Timeline, simulate
 
-#: The policy that replays each agent's own logs (by the session's format).
-AGENT_POLICIES = {"claude-code": "claude-code", "codex": "codex-compaction", "gemini-cli": "gemini-cli-compression"}
 #: For a format that is not an agent's log (one API request, a trace): a policy that sends the whole
 #: history and counts it from the reported usage, as the recorded request did.
 FALLBACK_POLICY = "claude-code"

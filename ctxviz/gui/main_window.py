@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QIcon, QKeySequence, QTextDocument
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QIcon, QKeySequence, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,24 +37,27 @@ from PySide6.QtWidgets import (
 
 from ..engine.catalog import load_catalog
 from ..engine.explain import Explanation, describe
+from ..engine.fill import fill
 from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.policies.base import params_dict
+from ..engine.ranges import range_summary
 from ..engine.reasons import short_reason
 from ..engine.session import Session, ToolCallPart, part_text
 from ..engine.tokenizers import tokenizer_names
 from ..engine.vocabulary import trigger_level
+from ..engine.voices import voices_of
 from ..errors import CtxvizError
 from ..io.config import dump_preset, load_preset
-from ..io.exporters import EXPORTERS, export, export_text, write_atomic
+from ..io.exporters import EXPORTERS, GAP_MARK, export, export_text, marked_markdown, write_atomic
 from ..resources import resource_path
 from ..terminal import one_line
 from .actions import ActionRegistry, ActionSpec, CommandPalette, PaletteEntry
 from .live import LiveController
 from .live_window import LiveWindow
-from .models import MessageTableModel
+from .models import VOICE_MEANINGS, MessageTableModel, role_shown
 from .safe import FittingLabel, message_box, plain_label, qt_int, set_plain_tooltip
-from .status import SEPARATOR, notes_count, reported_text, reported_turn_text, status_text, unseen_text
+from .status import SEPARATOR, notes_count, reported_turn_text, status_text, unseen_text
 from .theme import CATEGORY_COLORS, CATEGORY_LABELS, WARNING, category_label
 from .viewmodel import ContextViewModel
 from .widgets.budget_pie import BudgetPie
@@ -66,6 +69,7 @@ from .widgets.message_table import MessageTableView
 from .widgets.next_compaction import NextCompactionCard
 from .widgets.notes import NotesPanel
 from .widgets.param_form import ParamForm
+from .widgets.reason_groups import ReasonFilter, ReasonGroupView
 from .widgets.session_browser import SessionBrowser
 from .widgets.strip_overview import StripOverview
 from .widgets.timeline import TimelineView
@@ -136,7 +140,9 @@ class MainWindow(LiveWindow, QMainWindow):
         header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
 
         self.role_filter = QComboBox()
-        self.role_filter.addItems(["all roles", "system", "user", "assistant", "tool"])
+        # "user" lists the user's own turns; what the harness sent as user turns (reminders,
+        # attachments, command output) and the observations of coding agents are listed apart.
+        self.role_filter.addItems(["all roles", "system", "user", "harness", "observation", "assistant", "tool"])
         self.decision_filter = QComboBox()
         self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
         self.search = QLineEdit()
@@ -146,10 +152,20 @@ class MainWindow(LiveWindow, QMainWindow):
                                "a leading - negates a term.")
         self.search.setToolTip(self.search_help)
         self.search.setClearButtonEnabled(True)
+        # The policy's reason codes, and the table grouped by them (counts and tokens per reason).
+        self.reason_filter = ReasonFilter()
+        self.group_button = QToolButton()
+        self.group_button.setText("By reason")
+        self.group_button.setObjectName("group-by-reason")
+        self.group_button.setCheckable(True)
+        self.group_button.setToolTip("Show the messages the filters select as one row per reason, with counts and tokens")
+        self.reason_groups = ReasonGroupView()
         filters = QHBoxLayout()
         filters.addWidget(self.role_filter)
         filters.addWidget(self.decision_filter)
+        filters.addWidget(self.reason_filter)
         filters.addWidget(self.search, 1)
+        filters.addWidget(self.group_button)
         self.count_label = plain_label()
         # Labels that change on every re-plan get a fixed size policy, so new text repaints the
         # label alone instead of re-laying out (and repainting) the whole window.
@@ -160,7 +176,10 @@ class MainWindow(LiveWindow, QMainWindow):
         tl = QVBoxLayout(table_box)
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addLayout(filters)
-        tl.addWidget(self.table)
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.reason_groups)
+        tl.addWidget(self.table_stack)
 
         # The decision and the "why" answer change on every re-plan; the message body does not, and
         # laying out a long tool output again on each slider step would stall the drag.
@@ -216,6 +235,16 @@ class MainWindow(LiveWindow, QMainWindow):
         sb.setSpacing(0)
         sb.addWidget(self.strip, 1)
         sb.addWidget(self.strip_overview)
+        # The span selected on the strip (Shift+drag), summed up: tokens, roles, tool pairs.
+        self.range_label = plain_label()
+        self.range_label.setObjectName("strip-range")
+        self.range_label.setContentsMargins(6, 0, 6, 0)
+        self.range_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.range_label.setWordWrap(True)
+        self.range_label.setToolTip("Shift+drag on the strip selects a span of messages; Esc on the strip clears it")
+        self.range_label.hide()
+        self.strip.rangeChanged.connect(lambda _first, _last: self._show_range())
+        sb.addWidget(self.range_label)
         self.strip_legend = QLabel(strip_legend_html())
         self.strip_legend.setTextFormat(Qt.TextFormat.RichText)
         self.strip_legend.setWordWrap(True)  # one line at 1280 px; two at 1024 rather than a window wider than the screen
@@ -260,6 +289,7 @@ class MainWindow(LiveWindow, QMainWindow):
         self.context_view = QPlainTextEdit()
         self.context_view.setReadOnly(True)
         self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.context_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))  # JSON and fences line up
         context_box = QWidget()
         cl = QVBoxLayout(context_box)
         buttons = QHBoxLayout()
@@ -435,6 +465,7 @@ class MainWindow(LiveWindow, QMainWindow):
         vm.planReady.connect(self._show_plan)
         vm.timelineReady.connect(self._timeline_ready)
         vm.answersReady.connect(self.timeline.set_answers)
+        vm.compositionReady.connect(self.timeline.set_composition)
         vm.retentionReady.connect(self.lost_card.set_retention)
         vm.whereReady.connect(self.timeline.set_found)
         self.timeline.findRequested.connect(vm.find_term)
@@ -463,6 +494,9 @@ class MainWindow(LiveWindow, QMainWindow):
         self.role_filter.currentTextChanged.connect(lambda t: self._filter(role="" if t.startswith("all") else t))
         self.decision_filter.currentTextChanged.connect(lambda t: self._filter(decision="" if t.startswith("all") else t))
         self.search.textChanged.connect(lambda t: self._filter(search=t))
+        self.reason_filter.codeChanged.connect(lambda code: self._filter(reason=code))
+        self.group_button.toggled.connect(self._group_by_reason)
+        self.reason_groups.groupOpened.connect(self._open_reason_group)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.strip.messageClicked.connect(self.select_message)
         self.timeline.simulateRequested.connect(self.simulate)
@@ -645,6 +679,8 @@ class MainWindow(LiveWindow, QMainWindow):
             self.shown_plan = plan
             self._update_status(plan)
             self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))  # the real count beside the policy's
+            if self.shown_session is not None:
+                self._show_notes(self.shown_session, plan, self.shown_session is self.vm.session)
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -860,17 +896,26 @@ class MainWindow(LiveWindow, QMainWindow):
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self._show_policy_title(self.vm.policy)
         self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
     def _policy_changed(self, name: str) -> None:
+        self._show_policy_title(name)
         policy = get_policy(name)
-        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>")
         effective = dict(self.vm.plan.params) if self.vm.plan is not None and self.vm.plan.policy == name else {}
         self.params.build(self.vm.params, effective, policy.trigger, policy.keep, self._limits())
         if self.policy_box.currentText() != name:
             self.policy_box.blockSignals(True)
             self.policy_box.setCurrentText(name)
             self.policy_box.blockSignals(False)
+
+    def _show_policy_title(self, name: str) -> None:
+        """The policy's title and what it does, and, when the open log chose it, why (its agent's own)."""
+        policy = get_policy(name)
+        opened = self.vm.opened
+        why = (f"<br><small><i>Opened under {html.escape(opened.reason)}; the Policy box chooses another.</i></small>"
+               if opened is not None and opened.agents_own and opened.policy == name else "")
+        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>{why}")
 
     def _show_plan(self, session: Session, plan: Plan) -> None:
         first_for_policy = self.shown_plan is None or self.shown_plan.policy != plan.policy
@@ -885,10 +930,14 @@ class MainWindow(LiveWindow, QMainWindow):
         if latest:
             self.compare.check_current(plan)
         self.bars.set_plan(plan)
-        self.strip.set_plan(session, plan, self._search_hits())
-        self.model.set_plan(session, plan)
+        voices = self._voices(session)
+        self.strip.set_plan(session, plan, self._search_hits(), voices=voices)
+        self._show_range()
+        self.model.set_plan(session, plan, voices)
         self._restore_table_selection()
         self._update_count()
+        self.reason_filter.set_plan(self._policy_codes(plan), plan)
+        self._update_reason_groups()
         if first_for_policy:
             shown = get_policy(self.vm.policy)
             self.params.build(self.vm.params, dict(plan.params), shown.trigger, shown.keep, self._limits(plan))
@@ -925,8 +974,8 @@ class MainWindow(LiveWindow, QMainWindow):
     def _show_notes(self, session: Session, plan: Plan, latest: bool) -> None:
         notes = self.plan_notes(session, plan, latest)
         facts = []
-        if latest:
-            facts.append(reported_text(plan))
+        if latest and plan.reported is not None:  # the one fill figure to quote, the others explained beside it
+            facts.append(fill(plan, session).sentence())
         elif self.vm.session is not None:  # the context at a turn: the call made after it
             full = self.vm.session.messages
             turn = len(session.messages) - 1
@@ -984,8 +1033,14 @@ class MainWindow(LiveWindow, QMainWindow):
         """The context text is the whole trimmed conversation: build it only when its tab is shown."""
         self._context_stale = True
         if self.tabs.currentIndex() == CONTEXT_TAB:
-            self.context_view.setPlainText(self._context_text())
-            self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}")
+            marked = self.context_format.currentText() == "markdown" and self.shown_plan is not None
+            # The markdown view marks each section's #index and the gaps between sent runs; copy and
+            # export give the request itself. The JSON forms are shown exactly as they are copied.
+            self.context_view.setPlainText(marked_markdown(self.shown_plan) if marked else self._context_text())  # type: ignore[arg-type]
+            self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}"
+                                       + (f". Shown with each section's #index and a {GAP_MARK} line where messages are not sent "
+                                          "(copy and export leave both out)" if marked else
+                                          f". The markdown format marks each section's #index and the messages not sent ({GAP_MARK})"))
             self._context_stale = False
 
     def _context_scope(self) -> str:
@@ -1032,8 +1087,9 @@ class MainWindow(LiveWindow, QMainWindow):
         self.model.set_filters(**kwargs)
         self._restore_table_selection()
         self._update_count()
+        self._update_reason_groups()
         if self.shown_plan is not None and "search" in kwargs:  # what the search does not match is dimmed in the strip too
-            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits())
+            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits(), voices=self.model.voices)
 
     def _search_hits(self) -> set[int] | None:
         """The messages the search box matches (None without a search: nothing dimmed)."""
@@ -1050,6 +1106,44 @@ class MainWindow(LiveWindow, QMainWindow):
             self.search.setToolTip(error or self.search_help)
             if error:
                 self.statusBar().showMessage(f"search: {error}", 8000)
+
+    def _voices(self, session: Session) -> tuple[str, ...]:
+        """Each message's voice (engine/voices.py: a user turn may be the harness's). A turn of the
+        replay holds a prefix of the file's messages: its voices are the file's, not worked out again."""
+        full = self.vm.session
+        n = len(session.messages)
+        if full is not None and session is not full and n <= len(full.messages) and (n == 0 or session.messages[-1] is full.messages[n - 1]):
+            return voices_of(full)[:n]
+        return voices_of(session)
+
+    def _show_range(self) -> None:
+        """The strip's selected span in one line (hidden without one): what a DevTools range says."""
+        span, plan, session = self.strip.selected_range, self.shown_plan, self.shown_session
+        if span is None or plan is None or session is None or span[1] >= len(plan.messages):
+            self.range_label.hide()
+            return
+        self.range_label.setText(f"Span {range_summary(plan, session, *span).sentence()}")
+        self.range_label.show()
+
+    def _policy_codes(self, plan: Plan) -> tuple[str, ...]:
+        try:
+            return get_policy(plan.policy).reason_codes
+        except CtxvizError:  # a plan of a policy no longer registered (a plugin): the codes it carries
+            return ()
+
+    def _group_by_reason(self, grouped: bool) -> None:
+        """The table, or the same messages as one row per reason (counts and tokens)."""
+        self.table_stack.setCurrentIndex(1 if grouped else 0)
+        self._update_reason_groups()
+
+    def _update_reason_groups(self) -> None:
+        if self.group_button.isChecked():
+            self.reason_groups.groups.set_groups(self.shown_plan, self.model.rows_by_other_filters())
+
+    def _open_reason_group(self, code: str) -> None:
+        """A group opened: the table lists its messages (the reason filter set to its code)."""
+        self.group_button.setChecked(False)
+        self.reason_filter.set_code(code)
 
     def _row_selected(self, current, _previous) -> None:
         if current.isValid():
@@ -1085,9 +1179,12 @@ class MainWindow(LiveWindow, QMainWindow):
             # After a re-plan the answer belongs to the old parameters even when this message's
             # decision and reason did not change: never leave it on screen as if it were current.
             self._detail_record = m
+            voice = self.model.voices[index] if index < len(self.model.voices) else ""
+            who = role_shown(m.role, voice)
             self._detail_head_html = (
-                f"<p style='font-size:large'><b>#{m.index} · {html.escape(m.role)} · {html.escape(category_label(str(m.category)))}</b></p>"
-                f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+                f"<p style='font-size:large'><b>#{m.index} · {html.escape(who)} · {html.escape(category_label(str(m.category)))}</b></p>"
+                + (f"<p><i>{html.escape(VOICE_MEANINGS[voice])}</i></p>" if who != m.role else "")
+                + f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
                 + DETAIL_SPLIT
                 + f"<p>{html.escape(m.reason)}</p>"
                 + self._detail_extras(m)

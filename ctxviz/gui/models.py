@@ -27,13 +27,28 @@ from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS, category_label
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
+#: Voices (engine/voices.py) of user turns the user did not write, shown in the role column as what they are.
+MACHINE_USER_VOICES = frozenset({"harness", "observation"})
+#: What each such voice is, for the role column's hover and the detail panel.
+VOICE_MEANINGS = {
+    "harness": "A user turn the agent's harness wrote (a system reminder, an attachment, command output, injected "
+               "instructions): sent to the model as a user message, but not the user's words.",
+    "observation": "A command's output the agent sends back as a user turn (SWE-agent, mini-swe-agent): not the user's words.",
+}
+
+
+def role_shown(role: str, voice: str) -> str:
+    """The role column's word: the voice for a user turn the harness or a tool wrote, else the role."""
+    return voice if role == "user" and voice in MACHINE_USER_VOICES else role
+
 #: The MessagePlan field each column shows (also the PlanColumns field it sorts by).
 FIELDS = ("index", "id", "role", "category", "tokens", "sent_tokens", "decision", "zone", "reason")
 NUMERIC = {0, 4, 5}
 HEADER_TIPS = (
     "The message's position in the session (0 is the first).",
     "The message's id in the file.",
-    "Who wrote it: system, user, assistant, or tool (a tool's result).",
+    "Who wrote it: system, user, assistant, or tool (a tool's result); harness or observation for a user turn the "
+    "agent's harness or a command wrote (Claude Code's reminders and attachments, Codex's environment context).",
     "Its category: the colour it has in the strip, the bars and the reports.",
     "Its tokens as the policy's own estimator measures it, before any cut.",
     "What it costs as sent: 0 when not sent; less than 'tokens' when truncated or replaced by a placeholder; "
@@ -58,12 +73,16 @@ class MessageTableModel(QAbstractTableModel):
         self._texts_of: Session | None = None
         self.role = ""
         self.decision = ""
+        #: A reason code (engine/reason_codes.py): only the messages with it ("" all).
+        self.reason = ""
         self.search = ""
         #: The search box's last parsed query (its `error` is shown beside the box).
         self.query = Query()
         self.sort_column = 0
         self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[int] = []  # message indices in view order
+        #: Each message's voice (engine/voices.py), or () when unknown: harness turns show as such.
+        self.voices: tuple[str, ...] = ()
         self._position: dict[int, int] | None = None  # message index -> view row, built on demand
         #: (first, last) row the view can show, set by a `MessageTableView`; None: compare every row.
         self.shown_rows: Callable[[], tuple[int, int]] | None = None
@@ -72,9 +91,10 @@ class MessageTableModel(QAbstractTableModel):
     @property
     def _identity(self) -> bool:
         """No filter and the default order: row r shows message r."""
-        return not (self.role or self.decision or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
+        return not (self.role or self.decision or self.reason or self.search) and self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder
 
-    def set_plan(self, session: Session | None, plan: Plan | None) -> None:
+    def set_plan(self, session: Session | None, plan: Plan | None, voices: tuple[str, ...] = ()) -> None:
+        self.voices = voices if plan is not None and len(voices) == len(plan.messages) else ()
         old, rows = self.plan, None
         if plan is not None and session is not None and session is self._texts_of:
             same_length = old is not None and len(old.messages) == len(plan.messages)
@@ -123,9 +143,12 @@ class MessageTableModel(QAbstractTableModel):
         for top, bottom in runs:
             self.dataChanged.emit(self.index(top, left), self.index(bottom, right))
 
-    def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None) -> None:
+    def set_filters(self, role: str | None = None, decision: str | None = None, search: str | None = None,
+                    reason: str | None = None) -> None:
         if role is not None:
             self.role = role
+        if reason is not None:
+            self.reason = reason
         if decision is not None:
             self.decision = decision
         if search is not None:
@@ -158,6 +181,8 @@ class MessageTableModel(QAbstractTableModel):
         rows = self._accepted(plan)
         if rows and not (self.sort_column == 0 and self.sort_order == Qt.SortOrder.AscendingOrder):
             keys = self.sort_keys(plan, self.sort_column)
+            if self.sort_column == 2 and self.voices:  # by the role as shown
+                keys = list(map(role_shown, keys, self.voices))
             rows.sort(key=keys.__getitem__, reverse=self.sort_order == Qt.SortOrder.DescendingOrder)
         return rows
 
@@ -165,14 +190,34 @@ class MessageTableModel(QAbstractTableModel):
         rows: range | list[int] = range(len(plan.messages))
         cols = plan.columns
         if self.role:
-            rows = [r for r in rows if cols.role[r] == self.role]
+            voices = self.voices
+            if self.role in MACHINE_USER_VOICES:
+                rows = [r for r in rows if voices and voices[r] == self.role and cols.role[r] == "user"]
+            elif self.role == "user" and voices:  # the user's own turns, not the harness's
+                rows = [r for r in rows if cols.role[r] == "user" and voices[r] not in MACHINE_USER_VOICES]
+            else:
+                rows = [r for r in rows if cols.role[r] == self.role]
         if self.decision:
             rows = [r for r in rows if cols.decision[r].value == self.decision]
+        if self.reason:
+            codes = plan.reason_codes
+            rows = [r for r in rows if codes[r] == self.reason]
         if self.search:
             self.query = parse_query(self.search)
             if not self.query.empty:
                 rows = matching(plan, self.texts, self.query, rows)
         return list(rows)
+
+    def rows_by_other_filters(self) -> list[int] | None:
+        """The messages the role, decision and search filters accept, whatever the reason filter
+        (what the grouped view groups by reason); None when those filters accept every message."""
+        if self.plan is None or not (self.role or self.decision or self.search):
+            return None
+        reason, self.reason = self.reason, ""
+        try:
+            return self._accepted(self.plan)
+        finally:
+            self.reason = reason
 
     @property
     def texts(self) -> list[str]:
@@ -235,16 +280,22 @@ class MessageTableModel(QAbstractTableModel):
             value = getattr(m, FIELDS[col])
             if col in (4, 5):
                 return f"{value:,}"
+            if col == 2 and self.voices:
+                return role_shown(value, self.voices[m.index])
             return value.value if col == 6 else (category_label(str(value)) if col == 3 else value)
         if role == _ALIGN:
             return _RIGHT if col in NUMERIC else None
         if role == _FOREGROUND:
+            if col == 2 and self.voices and role_shown(m.role, self.voices[m.index]) != m.role:
+                return _MACHINE_BRUSH
             return _decision_brush(m.decision.value) if col == 6 else None
         if role == _DECORATION:
             return _category_color(str(m.category)) if col == 3 else None
         # Tooltips are auto-detected as rich text: the reason or message text, escaped (safe.py).
         if col == 8:
             return _tooltip(m.reason)
+        if col == 2 and self.voices and role_shown(m.role, self.voices[m.index]) != m.role:
+            return _tooltip(VOICE_MEANINGS[self.voices[m.index]])
         return _tooltip(self._texts[m.index][:600] if self._texts is not None else self._texts_of.messages[m.index].text[:600]
                         if self._texts_of is not None else "")
 
@@ -255,6 +306,8 @@ _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
 _DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
 _ROLES = frozenset({_DISPLAY, _ALIGN, _FOREGROUND, _DECORATION, int(Qt.ItemDataRole.ToolTipRole.value)})
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+#: A harness turn's role, greyed: not the user's words.
+_MACHINE_BRUSH = QBrush(QColor("#8a8a8a"))
 
 
 def _tooltip(text: str) -> str | None:

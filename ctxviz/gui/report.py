@@ -82,6 +82,7 @@ class ReportWidget(QWidget):
             view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
             for control in (view.run, view.latest, view.slider, view.find):  # a still has nothing to type in or drag
                 control.hide()
+            view.calls_box.hide()  # a scrolling table of calls has no place in a still (`ctxviz verify` lists them)
             self.timeline_view = view
             layout.addWidget(view, 3, 0, 1, 2)
             layout.setRowStretch(3, 3)

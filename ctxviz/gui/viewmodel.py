@@ -22,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..engine.agent_policies import DEFAULT_POLICY, OpenedUnder, opened_under
 from ..engine.catalog import find_model
 from ..engine.checks import PlanOptions, chat_scheme, real_count
 from ..engine.counting import CountStore, ProgressCallback
@@ -33,6 +34,7 @@ from ..engine.policies.base import params_dict
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay, simulate
 from ..engine.tokenizers import TiktokenTokenizer, real_encoding_for_model
+from ..engine.voices import voices_of
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
 from .threads import COLLECTOR, Worker, start_daemon
@@ -93,6 +95,8 @@ class ContextViewModel(QObject):
     whereReady = Signal(object, str, object, str)
     #: (Timeline, TimelineRetention | None, CacheReport | None, note): the replay's answers, computed after it.
     answersReady = Signal(object, object, object, str)
+    #: (Timeline, Composition): tokens sent per category at each (sampled) step, computed after the answers.
+    compositionReady = Signal(object, object)
     #: The inputs changed since the timeline on screen was simulated: it no longer replays this plan.
     timelineStale = Signal()
     #: A simulation started (True) or ended, finished or not (False): the window's Cancel button.
@@ -128,6 +132,7 @@ class ContextViewModel(QObject):
     _simulated = Signal(int, object)
     _sim_partial = Signal(int, object, int)
     _answered = Signal(int, object, object, object, str)
+    _composed = Signal(int, object, object)
     _found = Signal(object, str, object, str)
     _swept = Signal(object, object, str)
     _retained = Signal(object, object)
@@ -155,8 +160,13 @@ class ContextViewModel(QObject):
         self.destroyed.connect(_shutdown_when_destroyed(weakref.ref(self)))  # a parent deleted it
         self.store = CountStore()
         self.session: Session | None = None
-        self.policy = "missy"
+        self.policy = DEFAULT_POLICY
         self.params: Any = get_policy(self.policy).default_params()
+        #: The user chose the policy (the Policy box, --policy, a preset): a file opened later keeps it.
+        #: Until then each file opens under its agent's own policy (`engine.agent_policies`).
+        self.policy_chosen = False
+        #: Why the open session's policy is the one it opened under (None: the user's choice).
+        self.opened: OpenedUnder | None = None
         self.tokenizer: str | None = None
         self.options = PlanOptions(real_count=True)
         self.plan: Plan | None = None
@@ -203,6 +213,7 @@ class ContextViewModel(QObject):
         self._sim_partial.connect(self._on_sim_partial)
         self._simulated.connect(self._on_simulated)
         self._answered.connect(self._on_answered)
+        self._composed.connect(self._on_composed)
         self._found.connect(self._on_found)
         self._swept.connect(self.sweepReady.emit)
         self._retained.connect(self._on_retained)
@@ -323,6 +334,7 @@ class ContextViewModel(QObject):
         self.replan()
 
     def set_policy(self, name: str) -> None:
+        self.policy_chosen = True
         if name == self.policy:
             return
         self._remember()
@@ -342,6 +354,8 @@ class ContextViewModel(QObject):
         return True
 
     def set_params(self, params: Any, policy: str | None = None) -> None:
+        if policy:
+            self.policy_chosen = True
         if params != self.params or (policy and policy != self.policy):
             self._remember()
         self._apply(policy or self.policy, params)
@@ -420,6 +434,7 @@ class ContextViewModel(QObject):
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
+                voices_of(session)  # whose words each message holds (cached per session): the table and strip show it
             except CtxvizError as exc:
                 self._post(self._failed, generation, str(exc))
             except Exception as exc:
@@ -714,6 +729,7 @@ class ContextViewModel(QObject):
         self.session = session
         self.plan = None
         self.timeline = None
+        self._open_under_agents_policy(session)
         self._sim_generation += 1  # a replay of the previous session still running is of no use now
         self._end_simulation("")
         self._real_ready.clear()  # (keyed by the session's id, which a freed session's successor may reuse)
@@ -728,6 +744,19 @@ class ContextViewModel(QObject):
             self._running = False
             self._pending = False
         self.replan()
+
+    def _open_under_agents_policy(self, session: Session) -> None:
+        """Unless the user chose a policy, a log opens under its agent's own (a Claude Code log under
+        claude-code, with the window Claude Code uses for its model), else missy, and `opened` says so."""
+        if self.policy_chosen:
+            self.opened = None
+            return
+        self.opened = opened_under(session.format, session.model)
+        if self.opened.policy != self.policy:
+            self.policy, self.params = self.opened.policy, get_policy(self.opened.policy).default_params()
+            self._replay_inputs_changed()
+            self.policyChanged.emit(self.policy)
+            self.paramsChanged.emit(self.params)
 
     def _on_planned(self, generation: int, session: Session, plan: Plan) -> None:
         with self._lock:
@@ -744,6 +773,10 @@ class ContextViewModel(QObject):
         self.busy.emit(False, "")
         self.planReady.emit(session, plan)
         self._start_real_count()  # after the plan is on screen (a no-op unless asked for and not counted yet)
+        if self.options.real_count and plan.real is None and self._real_key() in self._real_ready:
+            # Submitted while the count was still running (a policy switched meanwhile): fill it in now,
+            # or this plan would never get its real count.
+            self._on_counted(session, self._real_key()[1])
         self._start_retention(session, plan)
 
     #: Retention waits for the parameters to settle: during a drag every step would start a search
@@ -834,7 +867,18 @@ class ContextViewModel(QObject):
                              "(`ctxviz simulate --cost` prices any)")
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
+        def bands() -> None:  # after the answers, on the same worker: a plan per (sampled) step
+            from ..engine.composition import composition
+
+            try:
+                found = composition(timeline, should_stop=lambda: generation != self._sim_generation or self._closed)
+            except Exception:  # the bands are an extra: the timeline keeps its total line
+                return
+            if found is not None:
+                self._post(self._composed, generation, timeline, found)
+
         self._answer_executor.submit(job)
+        self._answer_executor.submit(bands)
 
     def run_sweep(self, grid: list[str], requirements: list[str]) -> None:
         """Replay every combination of `grid` (NAME=START:STOP:STEP or NAME=V1,V2) on the open session,
@@ -893,6 +937,10 @@ class ContextViewModel(QObject):
         if generation == self._sim_generation and timeline is self.timeline:
             self.answers = (retention, cache, note)
             self.answersReady.emit(timeline, retention, cache, note)
+
+    def _on_composed(self, generation: int, timeline: Timeline, composition: Any) -> None:
+        if generation == self._sim_generation and timeline is self.timeline:
+            self.compositionReady.emit(timeline, composition)
 
     def _on_sim_failed(self, generation: int, message: str) -> None:
         if generation != self._sim_generation:

@@ -10,6 +10,7 @@ import copy
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -287,14 +288,50 @@ def _fence(text: str) -> str:
 def to_markdown(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
     (or as the HTML a Markdown viewer would pass through)."""
+    return _markdown(plan, marked=False), len(plan.context)
+
+
+def marked_markdown(plan: Plan) -> str:
+    """The markdown export as the app's Context tab shows it: each section headed with the session
+    message it comes from (`#12`), and between runs of sent messages a line saying what is not sent
+    there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying and exporting give the
+    request itself (`to_markdown`)."""
+    return _markdown(plan, marked=True)
+
+
+#: The line between two runs of sent messages, for the messages between them that are not sent.
+GAP_MARK = "⋯"
+
+
+def gap_line(plan: Plan, first: int, last: int) -> str:
+    """What is not sent among messages first..last ("" when all of them are: folded into the
+    system prompt, say), as the Context tab marks it."""
+    gone = [m for m in plan.messages[first:last + 1] if not m.sent]
+    if not gone:
+        return ""
+    decisions = Counter(m.decision.value for m in gone)
+    how = "" if len(decisions) == 1 and "dropped" in decisions else " (" + ", ".join(f"{n:,} {d}" for d, n in decisions.items()) + ")"
+    span = f"#{gone[0].index}" if len(gone) == 1 else f"#{gone[0].index}-#{gone[-1].index}"
+    return (f"{GAP_MARK} {len(gone):,} message{'s' if len(gone) != 1 else ''} ({sum(m.tokens for m in gone):,} tokens) "
+            f"not sent here: {span}{how}")
+
+
+def _markdown(plan: Plan, marked: bool) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
+    previous = -1  # the last session message a section came from
     for i, message in enumerate(plan.context):
+        source = plan.context_index[i] if i < len(plan.context_index) else None
+        if marked and source is not None and source > previous + 1 and (gap := gap_line(plan, previous + 1, source - 1)):
+            lines += [gap, ""]
         content = message.get("content")
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
-        lines.append(f"## {i}. {message.get('role')}")
+        origin = "" if not marked else f" · #{source}" if source is not None else " · added by the policy"
+        lines.append(f"## {i}. {message.get('role')}{origin}")
         lines.append("")
+        if source is not None:
+            previous = max(previous, source)
         body = str(content or "")
         calls = [f"tool call {call['function']['name']} ({call['id']}): {call['function']['arguments']}" for call in message.get("tool_calls") or []]
         if message.get("tool_call_id"):
@@ -302,7 +339,9 @@ def to_markdown(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, in
         body = "\n".join([*([body] if body or not calls else []), *calls])
         fence = _fence(body)
         lines += [fence, body, fence, ""]
-    return "\n".join(lines), len(plan.context)
+    if marked and (gap := gap_line(plan, previous + 1, len(plan.messages) - 1)):
+        lines += [gap, ""]
+    return "\n".join(lines)
 
 
 EXPORTERS: dict[str, Callable[[Plan, Session, list[str]], tuple[str, int]]] = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..engine.agent_policies import opened_under
 from ..engine.session import ImagePart, OpaquePart, Session, ThinkingPart, ToolResultPart
 from .loaders import LOADERS
 
@@ -34,6 +35,9 @@ def session_facts(session: Session) -> dict[str, Any]:
         "format_title": format_title(session.format),
         "format_version": session.format_version,
         "model": session.model,
+        # The policy `plan`, `simulate` and the app open it under without --policy (the agent's own, else missy).
+        "policy": opened_under(session.format, session.model).policy,
+        "agents_own_policy": opened_under(session.format, session.model).agents_own,
         "context_window": session.context_window or None,
         "title": session.title,
         "messages": len(session.messages),
@@ -76,6 +80,9 @@ def info_text(session: Session) -> str:
         lines.append(f"  model: {f['model'] or 'not recorded'}{window}")
     if f["title"]:
         lines.append(f"  title: {f['title']}")
+    opened = opened_under(session.format, session.model)
+    lines.append(f"  policy: {opened.policy}" + (" (the policy of the agent that wrote this log: plan, simulate and the app open it under it)"
+                                                 if opened.agents_own else " (ctxviz's reference policy: no agent's own policy belongs to this format)"))
     roles = ", ".join(f"{role} {count:,}" for role, count in sorted(f["roles"].items(), key=lambda kv: -kv[1]))
     lines.append(f"  messages: {f['messages']:,} ({roles})")
     extras = [f"{f['images']:,} image(s)" if f["images"] else "", f"{f['thinking']:,} thinking block(s)" if f["thinking"] else "",

@@ -26,13 +26,16 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
-def plan_summary(plan: Plan, session: Session, largest: int = 5) -> str:
+def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: str = "") -> str:
+    """The plan as text. `policy_note`: a line under the policy's saying why it was chosen (the log's agent's own)."""
     lines: list[str] = []
     header = f"{session.source} ({session.format}, {len(session.messages):,} messages"
     header += f", model {session.model})" if session.model else ")"
     lines.append(header)
     params = ", ".join(f"{k}={v}" for k, v in plan.params.items())
     lines.append(f"policy {plan.policy} ({params}); tokens counted with {plan.tokenizer}")
+    if policy_note:
+        lines.append(policy_note)
     lines.append("")
 
     t = plan.totals

@@ -12,18 +12,19 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from ...engine.explain import compare
+from ...engine.explain import Difference, DifferenceGroup, compare, group_differences
 from ...engine.plan import Plan
 from ...engine.policies import get_policy, policy_names
 from ...engine.policies.base import params_dict
+from ...engine.reason_codes import code_of
 from ...engine.reasons import short
-from ..safe import plain_label, set_plain_tooltip
+from ..safe import plain_label, tooltip_html
 from ..theme import WARNING
 from .diff_lane import DiffLane, lane_legend_html
 from .message_strip import MessageStrip
@@ -34,6 +35,14 @@ def settings_text(plan: Plan) -> str:
     defaults = params_dict(get_policy(plan.policy).default_params()) if plan.policy in policy_names() else {}
     changed = [f"{k}={v}" for k, v in plan.params.items() if defaults.get(k, v) != v]
     return f"{plan.policy} ({', '.join(changed) if changed else 'defaults'})"
+
+
+#: The tree's columns: a group row fills them for its messages, a message row for itself.
+TREE_COLUMNS = ("messages", "A", "B", "A's reason", "B's reason", "tokens (A / B)")
+#: Where a message row keeps its message's index.
+MESSAGE_ROLE = int(Qt.ItemDataRole.UserRole.value)
+#: Where a group row keeps its number (its messages are made when it is opened).
+GROUP_ROLE = MESSAGE_ROLE + 1
 
 
 class CompareView(QWidget):
@@ -73,16 +82,24 @@ class CompareView(QWidget):
         stale.addWidget(refresh)
         self.stale.hide()
         self.shown: tuple[Plan, Plan] | None = None
+        self.groups: list[DifferenceGroup] = []
+        self._group_members: dict[int, list[Difference]] = {}
         self.strip_a = MessageStrip()
         self.strip_b = MessageStrip()
-        self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels(["#", "A", "B", "A's reason", "B's reason"])
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.cellDoubleClicked.connect(self._open_row)
-        self.table.cellActivated.connect(self._open_row)
-        self.table.setToolTip("Differences grouped by their reasons; double-click (or Enter) opens the message on the overview")
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
+        # One row per group of differences (both sides' decisions and reason codes), with its count
+        # and tokens; a group opens to its messages (139 identical rows were one reason said 139 times).
+        self.table = QTreeWidget()
+        self.table.setColumnCount(len(TREE_COLUMNS))
+        self.table.setHeaderLabels(list(TREE_COLUMNS))
+        self.table.setRootIsDecorated(True)
+        self.table.setUniformRowHeights(True)
+        self.table.setAlternatingRowColors(True)
+        self.table.itemExpanded.connect(self._fill_group)
+        self.table.itemActivated.connect(self._open_item)
+        self.table.setToolTip("Differences grouped by both sides' decisions and reasons; open a group for its messages, "
+                              "double-click (or Enter) a message to show it on the overview")
+        header = self.table.header()
+        header.setStretchLastSection(False)
         for col in (3, 4):  # the reasons share the width; hover shows a long one whole
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         # The strips stay out of the way until there is something to compare.
@@ -126,10 +143,32 @@ class CompareView(QWidget):
             self.stale.hide()
             self.label_a.setText(f"A: {settings_text(a)} (the current view)")
 
-    def _open_row(self, row: int, _column: int = 0) -> None:
-        item = self.table.item(row, 0)
-        if item is not None and item.text().isdigit():
-            self.messageRequested.emit(int(item.text()))
+    def _open_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        """A message row opens the message on the overview (a group row opens or closes itself)."""
+        index = item.data(0, MESSAGE_ROLE)
+        if index is not None:
+            self.messageRequested.emit(int(index))
+
+    def _fill_group(self, item: QTreeWidgetItem) -> None:
+        """A group's message rows, made when it is first opened (a group may hold 10,000)."""
+        group = item.data(0, GROUP_ROLE)
+        diffs = self._group_members.pop(group, None) if group is not None else None
+        if diffs is None:
+            return
+        item.takeChildren()
+        children = []
+        for d in diffs:
+            tokens = f"{d.a.tokens:,}" if d.a.tokens == d.b.tokens else f"{d.a.tokens:,} / {d.b.tokens:,}"
+            child = QTreeWidgetItem([f"#{d.index}", d.a.decision.value, d.b.decision.value, short(d.a), short(d.b), tokens])
+            child.setData(0, MESSAGE_ROLE, d.index)
+            child.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            child.setToolTip(3, tooltip_html(d.a.reason))
+            child.setToolTip(4, tooltip_html(d.b.reason))
+            children.append(child)
+        item.addChildren(children)
+
+    def group_items(self) -> list[QTreeWidgetItem]:
+        return [self.table.topLevelItem(i) for i in range(self.table.topLevelItemCount())]
 
     def set_request(self, policy: str, overrides: str) -> None:
         """Fill in B (the app's `--compare` options) without running it."""
@@ -161,8 +200,6 @@ class CompareView(QWidget):
         self.costs.setText("Replaying both sides to price them with prompt caching…")
         self.costs.show()
         diffs = compare(a, b)
-        # Grouped by what happened on each side, so "A dropped after the cut, B kept: fresh tail" reads as one block.
-        diffs.sort(key=lambda d: (short(d.a), short(d.b), d.index))
         self.strip_a.set_plan(None, a)
         self.strip_b.set_plan(None, b)
         self.lane.set_differences(diffs)
@@ -174,12 +211,35 @@ class CompareView(QWidget):
                              f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
                              f"{len(diffs):,} messages decided differently (marked in the lane between the strips)")
         self.strips.setVisible(True)
-        self.table.setRowCount(len(diffs))
-        for row, d in enumerate(diffs):
-            for col, text in enumerate((str(d.index), d.a.decision.value, d.b.decision.value, short(d.a), short(d.b))):
-                item = QTableWidgetItem(text)
-                if col >= 3:
-                    set_plain_tooltip(item, (d.a if col == 3 else d.b).reason)
-                self.table.setItem(row, col, item)
-        for col in (0, 1, 2):
+        self.groups = group_differences(diffs)
+        by_index = {d.index: d for d in diffs}
+        self.table.clear()
+        self._group_members = {}
+        items = []
+        for number, g in enumerate(self.groups):
+            item = self._group_item(g)
+            item.setData(0, GROUP_ROLE, number)
+            self._group_members[number] = [by_index[i] for i in g.indices]
+            items.append(item)
+        self.table.addTopLevelItems(items)
+        for col in (0, 1, 2, 5):
             self.table.resizeColumnToContents(col)
+        if len(items) == 1:  # one group: its messages at once
+            items[0].setExpanded(True)
+
+    @staticmethod
+    def _group_item(g: DifferenceGroup) -> QTreeWidgetItem:
+        """A group's row: how many, which, both sides' decisions and reasons, and the tokens at stake."""
+        a, b = code_of(g.a_code, g.a_decision), code_of(g.b_code, g.b_decision)
+        tokens = f"{g.a_tokens:,}" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,}"
+        item = QTreeWidgetItem([f"{g.count:,} message{'s' if g.count != 1 else ''}: {g.span()}", g.a_decision, g.b_decision,
+                                a.label, b.label, tokens])
+        item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
+        item.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        font = item.font(0)
+        font.setBold(True)
+        item.setFont(0, font)
+        item.setToolTip(3, tooltip_html(f"A: {a.meaning}"))
+        item.setToolTip(4, tooltip_html(f"B: {b.meaning}"))
+        item.setToolTip(0, tooltip_html(f"{g.count:,} messages: {g.span()}"))
+        return item

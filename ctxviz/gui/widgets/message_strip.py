@@ -299,6 +299,8 @@ class MessageStrip(pg.PlotWidget):
     messageClicked = Signal(int)
     #: A plan (or none) was drawn: the overview mirrors it.
     drawn = Signal()
+    #: (first, last) messages of the span selected with Shift+drag (or `select_range`); (-1, -1): none.
+    rangeChanged = Signal(int, int)
 
     def __init__(self, parent=None) -> None:
         background, foreground = plot_colors()
@@ -315,6 +317,7 @@ class MessageStrip(pg.PlotWidget):
         self.setMinimumHeight(90)  # segments, the user lane, labels and the tick numbers
         self.getPlotItem().getViewBox().setLimits(yMin=-0.3, yMax=1.7)
         self.plan: Plan | None = None
+        self.voices: tuple[str, ...] = ()
         self._extent = 0.0
         self._session: Session | None = None
         # The markers live as long as the widget; a re-plan moves them or hides them.
@@ -334,11 +337,23 @@ class MessageStrip(pg.PlotWidget):
             lane.setZValue(5)
             self.addItem(lane)
         self._lane_key: tuple[object, ...] = ()
+        # A span selected with Shift+drag, summarised beside the strip ("12,300 tokens, 5 user, 3 tool pairs").
+        self.range_region = pg.LinearRegionItem((0, 0), movable=True, brush=pg.mkBrush(255, 45, 149, 45),
+                                                pen=pg.mkPen("#ff2d95", width=2))
+        self.range_region.setZValue(8)
+        self.range_region.setVisible(False)
+        self.range_region.sigRegionChanged.connect(self._range_moved)
+        self.addItem(self.range_region)
+        self.selected_range: tuple[int, int] | None = None
+        self._range_anchor: float | None = None
+        view = self.getViewBox()
+        self._pan = view.mouseDragEvent
+        view.mouseDragEvent = self._drag  # Shift+drag selects a span; a plain drag pans as before
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self.getViewBox().sigXRangeChanged.connect(self._separate_labels)
         self.help_text = ("Each segment is one message, as wide as its tokens; the ticks above are the user's messages, red where "
-                          "they are not sent. Scroll to zoom, drag to pan, click to select.")
+                          "they are not sent. Scroll to zoom, drag to pan, click to select, Shift+drag to sum up a span (Esc clears it).")
         self.setToolTip(self.help_text)
 
     @property
@@ -346,8 +361,12 @@ class MessageStrip(pg.PlotWidget):
         """The markers currently shown (tail boundary, cut, summarised span)."""
         return [m for m in (self.tail_line, self.cut_line, self.summary_region, self.summary_label) if m.isVisible()]
 
-    def set_plan(self, session: Session | None, plan: Plan | None, highlight: set[int] | None = None) -> None:
+    def set_plan(self, session: Session | None, plan: Plan | None, highlight: set[int] | None = None,
+                 voices: tuple[str, ...] = ()) -> None:
+        """Draw `plan`. `voices` (engine/voices.py, one per message): the user lane ticks only the
+        user's own turns, not the reminders and attachments the harness sends as user turns."""
         self.plan = plan
+        self.voices = voices if plan is not None and len(voices) == len(plan.messages) else ()
         if plan is None:
             for marker in self.markers:
                 marker.setVisible(False)
@@ -359,6 +378,10 @@ class MessageStrip(pg.PlotWidget):
         self._separate_labels()
         width = self.item._bounds.width()
         new_session = session is not None and session is not self._session
+        if new_session:
+            self.clear_range()
+        elif self.selected_range is not None:  # the same messages, wherever the new geometry puts them
+            self.select_range(*self.selected_range)
         if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
             self._extent = width
             self._session = session or self._session
@@ -419,7 +442,8 @@ class MessageStrip(pg.PlotWidget):
 
     def resizeEvent(self, event: object) -> None:  # noqa: N802
         super().resizeEvent(event)  # type: ignore[arg-type]
-        if getattr(self, "item", None) is not None:  # not while pyqtgraph is still building the plot
+        # Not while pyqtgraph is still building the plot, nor once `close` has let its plot item go.
+        if getattr(self, "item", None) is not None and getattr(self, "plotItem", None) is not None:
             self.getAxis("bottom").showLabel(self.height() >= self.AXIS_TITLE_MIN_HEIGHT)
 
     #: Label anchors: ending at the line (left of it), or starting at it (right of it).
@@ -482,7 +506,8 @@ class MessageStrip(pg.PlotWidget):
 
     def _place_user_lane(self, plan: Plan) -> None:
         cols = plan.columns
-        users = [i for i, role in enumerate(cols.role) if role == "user"]
+        voices = self.voices
+        users = [i for i, role in enumerate(cols.role) if role == "user" and not (voices and voices[i] in ("harness", "observation"))]
         lost = tuple(i for i in users if cols.decision[i] not in SENT_DECISIONS)
         key = (id(self.item.starts), len(self.item.starts), self.by_tokens, tuple(users), lost)
         if key == self._lane_key:
@@ -511,8 +536,10 @@ class MessageStrip(pg.PlotWidget):
             self.setToolTip(self.help_text)
             return
         m = self.plan.messages[index]
+        voice = self.voices[index] if self.voices else ""
+        who = f"{voice} (a user turn the user did not write)" if m.role == "user" and voice in ("harness", "observation") else m.role
         # Plain text (the message's role and the plan's own words), escaped for Qt's rich-text detection.
-        set_plain_tooltip(self, f"#{m.index} {m.role} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
+        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.
@@ -524,6 +551,59 @@ class MessageStrip(pg.PlotWidget):
 
     def select(self, index: int | None) -> None:
         self.item.set_selected(index)
+
+    # --- a span of messages ---------------------------------------------------------------------
+    def select_range(self, first: int, last: int) -> None:
+        """Select messages first..last (in either order) as one span."""
+        n = len(self.item.starts)
+        if self.plan is None or not n:
+            return
+        first, last = sorted((max(0, min(first, n - 1)), max(0, min(last, n - 1))))
+        self.range_region.setVisible(True)
+        self.range_region.setRegion((self._x_of(first), self._x_of(last) + float(self.item.widths[last])))
+
+    def clear_range(self) -> None:
+        self._range_anchor = None
+        if self.selected_range is not None or self.range_region.isVisible():
+            self.range_region.setVisible(False)
+            self.selected_range = None
+            self.rangeChanged.emit(-1, -1)
+
+    def _range_moved(self) -> None:
+        """The span's messages: those the region overlaps, at least one."""
+        if not self.range_region.isVisible() or not len(self.item.starts):
+            return
+        lo, hi = self.range_region.getRegion()
+        n = len(self.item.starts)
+        first = max(0, int(np.searchsorted(self.item.starts, lo, side="right")) - 1)
+        ends = self.item.starts + self.item.widths
+        first = min(first + int(ends[first] <= lo), n - 1)  # a region starting at a segment's end is not in it
+        last = max(first, min(n - 1, int(np.searchsorted(self.item.starts, hi, side="left")) - 1))
+        if (first, last) != self.selected_range:
+            self.selected_range = (first, last)
+            self.rangeChanged.emit(first, last)
+
+    def _drag(self, event, axis=None) -> None:  # type: ignore[no-untyped-def]
+        """Shift+drag draws the span; any other drag pans (the view box's own handling)."""
+        if not (event.modifiers() & Qt.KeyboardModifier.ShiftModifier) or event.button() != Qt.MouseButton.LeftButton or self.plan is None:
+            self._pan(event, axis) if axis is not None else self._pan(event)
+            return
+        event.accept()
+        view = self.getViewBox()
+        x = view.mapSceneToView(event.scenePos()).x()
+        if event.isStart() or self._range_anchor is None:
+            self._range_anchor = view.mapSceneToView(event.buttonDownScenePos()).x()
+        self.range_region.setVisible(True)
+        self.range_region.setRegion(tuple(sorted((self._range_anchor, x))))
+        if event.isFinish():
+            self._range_anchor = None
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape and self.selected_range is not None:
+            self.clear_range()
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def set_by_tokens(self, by_tokens: bool) -> None:
         self.by_tokens = by_tokens

@@ -19,17 +19,30 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...engine.policies import get_policy
 from ...engine.session import Compaction
 from ...engine.simulate import Timeline
 from ...engine.vocabulary import token_trigger_fields, trigger_level
 from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
-from ..theme import plot_colors
+from ..theme import CATEGORY_COLORS, category_label, plot_colors
 from .axes import ThousandsAxis
+from .calls_table import CallsView
 from .event_slider import EventSlider
 
+#: The composition band of what a request holds beyond the session's messages.
+ADDED_COLOR = "#b0b0b0"
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
 #: The compactions the log records (the real agent's), apart from the replay's own events.
@@ -52,9 +65,24 @@ DENSITY_BINS = 200
 DENSITY_HEIGHT = 0.12
 #: While the turn slider is dragged, the context at a turn is published once the handle rests this long.
 REST_MS = 120
-#: The legend's entries per row, and the least room above the highest value (see `_room`).
-LEGEND_COLUMNS = 3
+#: The legend's entries per row, and the room above the highest value (see `_room`).
+LEGEND_COLUMNS = 4
+#: About one legend entry's width in pixels, for the number of columns a width holds.
+LEGEND_COLUMN_WIDTH = 240
 LEGEND_ROOM = 1.1
+#: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
+LEGEND_ROW = 4
+
+
+def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem:
+    """The plot's legend in a row of its own under the chart, never over it: a legend floating in
+    the view covered the curves of a short chart (at 1280x720, and the lower chart at any size).
+    Items plotted with a name join it as with `addLegend`."""
+    legend = pg.LegendItem(offset=None, colCount=columns, **style)
+    item.legend = legend
+    item.layout.addItem(legend, LEGEND_ROW, 1)
+    item.layout.setRowStretchFactor(LEGEND_ROW, 1)
+    return legend
 
 
 #: The x axis of the replay, per step rule (`engine.steps`): a point per request, placed at its last message.
@@ -95,13 +123,17 @@ class TimelineView(QWidget):
         self.not_sent_box.setXLink(item)
         item.vb.sigResized.connect(self._align_not_sent_box)
         self.not_sent_curve: pg.PlotDataItem | None = None
+        #: The composition bands (`set_composition`) and their legend samples.
+        self.band_items: list[pg.GraphicsObject] = []
+        self.band_samples: list[pg.BarGraphItem] = []
+        self.composition_note = ""
         self._not_sent_peak = 1.0
         self._y_peak: float | None = None  # the highest value the y range is fitted to
         self._applied_top: float | None = None  # the top it was given (a different top: the user zoomed)
         # Opaque, so the budget line or the curve never runs through the legend's text.
         legend_pen = QColor(self.foreground)
         legend_pen.setAlpha(90)
-        self.plot.addLegend(offset=(10, 10), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
+        legend_below(self.plot.getPlotItem(), LEGEND_COLUMNS, labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
         # Dense events as counts per bin, in a band of their own along the chart's bottom.
         self.density_box = pg.ViewBox(enableMouse=False)
         self.density_box.setZValue(-40)
@@ -149,7 +181,7 @@ class TimelineView(QWidget):
         for axis in ("left", "bottom"):
             self.answers_plot.getAxis(axis).setPen(self.foreground)
             self.answers_plot.getAxis(axis).setTextPen(self.foreground)
-        self.answers_plot.setYRange(0, 100, padding=0.02)
+        self.answers_plot.setYRange(0, 105, padding=0)
         # An empty right axis as wide as the chart's: the same turn at the same x in both.
         self.answers_plot.showAxis("right")
         self.answers_plot.getAxis("right").setWidth(70)
@@ -157,8 +189,8 @@ class TimelineView(QWidget):
         self.answers_plot.getAxis("right").setPen(self.foreground)
         self.answers_plot.setMouseEnabled(y=False)
         self.answers_plot.setXLink(self.plot)
-        self.answers_plot.addLegend(offset=(-10, 5), labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
-        self.answers_plot.setMaximumHeight(170)
+        legend_below(self.answers_plot.getPlotItem(), 4, labelTextColor=self.foreground, brush=pg.mkBrush(background), pen=pg.mkPen(legend_pen))
+
         self.answers_plot.hide()
         self.answers_label = plain_label()
         self.answers_label.setWordWrap(True)
@@ -182,38 +214,96 @@ class TimelineView(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
         self.empty.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        # The agent's calls under the charts (a splitter: the user decides how much each gets).
+        self.calls = CallsView()
+        self.calls.setObjectName("agent-calls")
+        self.calls.stepChosen.connect(self.slider.setValue)
+        self.calls_title = plain_label()
+        self.calls_title.setWordWrap(True)
+        self.calls_title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.calls_box = QWidget()
+        calls_layout = QVBoxLayout(self.calls_box)
+        calls_layout.setContentsMargins(0, 0, 0, 0)
+        calls_layout.setSpacing(2)
+        calls_layout.addWidget(self.calls_title)
+        calls_layout.addWidget(self.calls, 1)
+        self.calls_box.hide()
+        charts = QWidget()
+        charts_layout = QVBoxLayout(charts)
+        charts_layout.setContentsMargins(0, 0, 0, 0)
+        charts_layout.addWidget(self.empty, 1)
+        charts_layout.addWidget(self.plot, 1)
+        self.plot.hide()
+        self.plot.setMinimumHeight(150)
+        self.answers_plot.setMinimumHeight(110)
+        self.calls_box.setMinimumHeight(80)
+        # The tokens, the answers and the calls share the height as the user drags them (the
+        # tokens first); each legend has a row of its own under its chart.
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(charts)
+        self.split.addWidget(self.answers_plot)
+        self.split.addWidget(self.calls_box)
+        for pane, stretch in enumerate((5, 2, 3)):
+            self.split.setStretchFactor(pane, stretch)
+        self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.find)
         layout.addWidget(self.find_result)
-        layout.addWidget(self.empty, 1)
-        layout.addWidget(self.plot, 1)
-        self.plot.hide()
-        layout.addWidget(self.answers_plot)
+        layout.addWidget(self.split, 1)
         layout.addLayout(row)
-        layout.addWidget(self.label)
-        layout.addWidget(self.answers_label)
-        layout.addWidget(self.versus)
+        # What the turn, the answers and the replay-versus-plan say, scrolling rather than taking
+        # the charts' height on a short screen (`resizeEvent` caps it).
+        words = QWidget()
+        words_layout = QVBoxLayout(words)
+        words_layout.setContentsMargins(0, 0, 0, 0)
+        words_layout.addWidget(self.label)
+        words_layout.addWidget(self.answers_label)
+        words_layout.addWidget(self.versus)
+        words_layout.addStretch(1)
+        self.words = QScrollArea()
+        self.words.setWidget(words)
+        self.words.setWidgetResizable(True)
+        self.words.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.words.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        layout.addWidget(self.words)
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(self.foreground, width=1))
         self.timeline: Timeline | None = None
         #: (compaction, its line, its tick) for every compaction the log records, as drawn.
         self.compaction_marks: list[tuple[Compaction, pg.InfiniteLine, pg.PlotDataItem]] = []
 
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        """The sentences under the charts take at most a fifth of the tab's height (at least four
+        lines), and no more than they need."""
+        super().resizeEvent(event)
+        self._fit_words()
+        self._lay_out_legend()
+
+    def _fit_words(self) -> None:
+        """Every line of the sentences in the scroll area (wrapped labels asked their height for the
+        width they get), the area itself at most a fifth of the tab."""
+        inner = self.words.widget()
+        width = self.words.viewport().width() if self.words.viewport().width() > 50 else max(50, self.width() - 20)
+        needed = inner.layout().heightForWidth(width)
+        needed = needed if needed > 0 else inner.sizeHint().height()
+        inner.setMinimumHeight(needed)
+        line = self.fontMetrics().lineSpacing()
+        self.words.setMaximumHeight(max(4 * line + 8, min(needed + 4, int(self.height() * 0.2))))
+        self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
+
     def _lay_out_legend(self) -> None:
-        """The legend in rows of three along the top, so it covers little of the curve (the y range
-        leaves it room)."""
-        legend = self.plot.getPlotItem().legend
-        if legend is not None:
-            legend.setColumnCount(LEGEND_COLUMNS)
+        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart)."""
+        columns = max(2, min(6, self.width() // LEGEND_COLUMN_WIDTH)) if self.width() > 0 else LEGEND_COLUMNS
+        for plot in (self.plot, self.answers_plot):
+            legend = plot.getPlotItem().legend
+            if legend is not None and legend.columnCount != columns:
+                legend.setColumnCount(columns)
 
     def _room(self) -> float:
-        """How far above the highest value the y range reaches: the share of the chart's height the
-        legend takes (its rows, measured), at least LEGEND_ROOM."""
-        legend = self.plot.getPlotItem().legend
-        height = self.plot.getPlotItem().vb.height()
-        if legend is None or not legend.items or height <= 0:
-            return LEGEND_ROOM
-        taken = (legend.boundingRect().height() + 16) / height
-        return max(LEGEND_ROOM, min(1.0 / max(1.0 - taken, 0.25), 4.0))
+        """How far above the highest value the y range reaches. The legend sits under the chart, in
+        a row of its own (`legend_below`): at any height it covers no curve, so a little headroom
+        for the compactions' labels is all the range needs."""
+        return LEGEND_ROOM
 
     def _align_not_sent_box(self) -> None:
         vb = self.plot.getPlotItem().vb
@@ -223,7 +313,54 @@ class TimelineView(QWidget):
         self.density_box.linkedViewChanged(vb, self.density_box.XAxis)
         self._leave_room()
 
+    def set_composition(self, timeline: Timeline, composition: Any) -> None:
+        """Stacked bands under the tokens-sent line: what each (sampled) step sent, per category
+        (claude-devtools' per-turn attribution). Computed on a worker after the replay."""
+        if timeline is not self.timeline or composition is None or not composition.steps:
+            return
+        self._clear_bands()
+        legend = self.plot.getPlotItem().legend
+        xs = plot_values(composition.indices)
+        # Curves (not PlotDataItems): a PlotDataItem without a pen has no path to fill between.
+        below = pg.PlotCurveItem(xs, [0.0] * len(xs), pen=pg.mkPen(None))
+        self.plot.addItem(below)
+        self.band_items.append(below)
+        running = [0.0] * len(xs)
+        for category, sent in composition.bands.items():
+            running = [r + v for r, v in zip(running, plot_values(sent), strict=True)]
+            above = pg.PlotCurveItem(xs, running, pen=pg.mkPen(None))
+            color = QColor(CATEGORY_COLORS.get(category, ADDED_COLOR))
+            color.setAlpha(110)
+            fill = pg.FillBetweenItem(below, above, brush=pg.mkBrush(color))
+            fill.setZValue(-30)
+            self.plot.addItem(above)
+            self.plot.addItem(fill)
+            self.band_items += [above, fill]
+            below = above
+            if legend is not None:
+                sample = pg.BarGraphItem(x=[0], height=[0], width=0, brush=pg.mkBrush(color), pen=pg.mkPen(None))
+                name = category_label(category) if category in CATEGORY_COLORS else category
+                legend.addItem(sample, html.escape(f"{name} (sent)"))
+                self.band_samples.append(sample)
+        self.composition_note = "Bands: tokens sent per category at each step; " + composition.describe()
+        set_plain_tooltip(self.plot, self.composition_note)
+        if composition.sampled:
+            text = self.answers_label.text()
+            self.answers_label.setText((text + "\n" if text else "") + self.composition_note)
+            self.answers_label.show()
+            self._fit_words()
+        self._lay_out_legend()
+
+    def _clear_bands(self) -> None:
+        legend = self.plot.getPlotItem().legend
+        for item in self.band_items:
+            self.plot.removeItem(item)
+        for sample in self.band_samples if legend is not None else ():
+            legend.removeItem(sample)
+        self.band_items, self.band_samples = [], []
+
     def _clear(self) -> None:
+        self._clear_bands()
         legend = self.plot.getPlotItem().legend
         if self.not_sent_curve is not None and legend is not None:
             legend.removeItem(self.not_sent_curve)  # not the plot's item: plot.clear() leaves its entry
@@ -336,12 +473,14 @@ class TimelineView(QWidget):
         self._pending_turn = None
         self._publish_timer.stop()
         if timeline is None or not timeline.turns:
+            self._show_calls(None, None)
             self.slider.setEnabled(False)
             self.label.setText(idle_text)
             self.empty.setText(idle_text)
             self._show_chart(False)
             return
         self._show_chart(True)
+        self._show_calls(timeline, None)
         self._draw_series(timeline)
         self.plot.setLabel("bottom", STEP_AXIS.get(timeline.step_rule, STEP_AXIS["messages"]))
         reported = self.reported_usage(timeline)
@@ -370,6 +509,7 @@ class TimelineView(QWidget):
         """Retention and cache hits per turn under the tokens, and the replay's cost in a sentence."""
         if timeline is not self.timeline:
             return  # the answers of a replay no longer shown
+        self._show_calls(timeline, cache)
         self.answers_plot.clear()
         lines: list[str] = []
         if retention is not None and retention.points:
@@ -416,6 +556,7 @@ class TimelineView(QWidget):
         self.answers_plot.setVisible(bool((retention is not None and retention.points) or cached))
         self.answers_label.setText("\n".join(lines))
         self.answers_label.setVisible(bool(lines))
+        self._fit_words()
 
     def set_found(self, timeline: Timeline, term: str, found: Any, message: str) -> None:
         """Shade the turns the term was in the context, and say when it left and why."""
@@ -454,6 +595,7 @@ class TimelineView(QWidget):
         """The engine's sentence comparing the replay's last turn with the plan of the whole file."""
         self.versus.setText(text)
         self.versus.setVisible(bool(text))
+        self._fit_words()
 
     @staticmethod
     def reported_usage(timeline: Timeline) -> list[tuple[int, int]]:
@@ -565,17 +707,33 @@ class TimelineView(QWidget):
         step = f"Step {turn + 1:,} of {len(self.timeline.turns):,}, " if self.timeline.step_rule != "messages" else ""
         self.label.setText(f"{step}Turn {t.index}: {t.tokens_sent:,} of {t.budget:,} tokens sent{reported}, {t.kept:,} kept, {t.dropped:,} dropped, "
                            f"{t.summarized:,} summarised, {t.truncated:,} cut; {t.not_sent:,} tokens of the conversation not sent — {events}{recorded}")
+        self._fit_words()
 
     def _show_chart(self, shown: bool) -> None:
         """The chart, or (before any replay) a sentence in its place."""
         self.plot.setVisible(shown)
         self.empty.setVisible(not shown)
 
+    def _show_calls(self, timeline: Timeline | None, cache: Any) -> None:
+        """The agent's calls, a row each (priced once the replay's cache report is in)."""
+        self.calls.calls.set_calls(timeline, cache)
+        rows = self.calls.calls.rows
+        self.calls_box.setVisible(bool(rows))
+        if not rows:
+            return
+        reported = sum(1 for r in rows if not r.estimated)
+        source = (f"{reported:,} with the provider's figures" + (f", {len(rows) - reported:,} estimated by the cache model" if reported < len(rows) else "")
+                  if reported else "figures estimated by the cache model (the log records no usage)")
+        self.calls_title.setText(f"The agent's calls: {len(rows):,} ({source}{'' if cache is not None else '; pricing…'}). "
+                                 "Click one to move the turn slider there.")
+        self.calls.show_step(self.slider.value())
+
     def _moved(self, turn: int) -> None:
         """The label and the cursor follow the handle at once; the context at the turn is published
         at the next frame (a few moves in one frame publish one), and during a drag only once the
         handle rests or is released."""
         self._describe(turn)
+        self.calls.show_step(turn)
         self._pending_turn = turn
         self._publish_timer.start(REST_MS if self.slider.isSliderDown() else 0)
 
