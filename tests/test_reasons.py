@@ -48,3 +48,27 @@ def test_the_table_shows_the_code_and_the_sentence_on_hover(qtbot) -> None:  # t
     assert "689 tokens did not fit in the 685 left" in model.data(cell, Qt.ItemDataRole.ToolTipRole)
     tips = [model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) for c in range(len(COLUMNS))]
     assert all(tips) and "more when the policy charges extra" in tips[5]
+
+
+def test_the_app_defines_the_glossarys_words_on_hover(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The README's glossary and the app's hover help are one text (ctxviz/glossary.py)."""
+    pytest.importorskip("PySide6")
+    from PySide6.QtCore import Qt
+
+    from ctxviz.glossary import define
+    from ctxviz.gui.models import COLUMNS, MessageTableModel
+    from ctxviz.gui.widgets.message_strip import MessageStrip
+    from ctxviz.gui.widgets.notes import NotesPanel
+
+    model = MessageTableModel()
+    zone_tip = model.headerData(COLUMNS.index("zone"), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    decision_tip = model.headerData(COLUMNS.index("decision"), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert define("zone") in zone_tip and define("fresh tail") in zone_tip and define("evictable prefix") in zone_tip
+    assert define("summarised") in decision_tip and define("replaced") in decision_tip
+    strip = MessageStrip()
+    qtbot.addWidget(strip)
+    assert strip.cut_line.label.toolTip() == define("cut") and strip.tail_line.label.toolTip() == define("fresh tail")
+    notes = NotesPanel()
+    qtbot.addWidget(notes)
+    notes.set_content(["Unseen: about 18,500 tokens of system prompt and tools the log does not record"], [])
+    assert define("unseen") in notes.facts.toolTip()

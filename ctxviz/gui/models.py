@@ -23,6 +23,7 @@ from ..engine.filters import Query, matching, parse_query
 from ..engine.plan import Plan
 from ..engine.reasons import short
 from ..engine.session import Session
+from ..glossary import define
 from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS, category_label
 
@@ -53,8 +54,10 @@ HEADER_TIPS = (
     "Its tokens as the policy's own estimator measures it, before any cut.",
     "What it costs as sent: 0 when not sent; less than 'tokens' when truncated or replaced by a placeholder; "
     "more when the policy charges extra for it as sent (supyagent adds 3 for measuring it as a one-message list).",
-    "What the policy did with it: kept, dropped, summarized, truncated or replaced.",
-    "The part of the context the policy placed it in (fresh tail, evictable prefix, ...).",
+    "What the policy did with it: kept, dropped, summarized, truncated or replaced.\n"
+    f"Summarised: {define('summarised')}\nReplaced: {define('replaced')}\nTruncated: {define('truncated')}",
+    f"The part of the context the policy placed it in (fresh tail, evictable prefix, ...).\nZone: {define('zone')}\n"
+    f"Fresh tail: {define('fresh tail')}\nEvictable prefix: {define('evictable prefix')}",
     "Why, in a few words; hover a cell (or select the message) for the policy's full sentence.",
 )
 Index = QModelIndex | QPersistentModelIndex

@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
 from ...engine.plan import SENT_DECISIONS, Decision, Plan
 from ...engine.session import Session
+from ...glossary import define
 from ..safe import set_plain_tooltip
 from ..theme import CATEGORY_COLORS, plot_colors
 from .axes import ThousandsAxis
@@ -546,6 +547,7 @@ class MessageStrip(pg.PlotWidget):
         line = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine),
                                label=text, labelOpts={"position": position, "color": color, "anchors": [(1, 0.5), (1, 0.5)]})
         line.setVisible(False)
+        line.label.setToolTip(define("cut") if text == CUT_LABEL else define("fresh tail"))  # the README glossary's words
         self.addItem(line)
         return line
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from ...glossary import define
 from ..safe import plain_label
 from ..status import notes_count
 
@@ -76,6 +77,9 @@ class NotesPanel(QScrollArea):
         self._content = content
         self.facts.setText("\n".join(facts))
         self.facts.setVisible(bool(facts))
+        # The words the glossary defines, defined on hover (the README's glossary, the same text).
+        terms = [t for t in ("unseen",) if any(f.lower().startswith(f"{t}:") for f in facts)]
+        self.facts.setToolTip("\n".join(f"{t.capitalize()}: {define(t)}" for t in terms))
         self.note_lines = tuple(notes)
         self.notes.setText("\n".join(f"• {n}" for n in notes))
         count = notes_count(notes)
