@@ -73,9 +73,9 @@ def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -
     if isinstance(text, str):
         return float(text_counter.count(text)) if text_counter is not None else estimate_text(text)
     response = part.get("functionResponse")
-    if response:
-        name = response.get("name") or ""
-        total = js_length(name) / CHARS_PER_TOKEN
+    if isinstance(response, dict) and response:
+        name = response.get("name")
+        total = (js_length(name) if isinstance(name, str) else 0) / CHARS_PER_TOKEN  # a name that is no string has no length
         body = response.get("response")
         if isinstance(body, str):
             total += js_length(body) / CHARS_PER_TOKEN
