@@ -32,7 +32,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import TEXT_PARTS, ImagePart, Message, Session, ToolDefinition, part_text
 from ..tokenizers import Tokenizer, encoding_name_for_model
 from .base import params_dict
-from .common import base_system_prompt, history_with_summaries
+from .common import base_system_prompt, history_with_summaries, with_system_messages
 
 FRAMEWORK_VERSION = "autogen-core 0.7.5 / autogen-ext 0.7.5"
 TOKENS_PER_MESSAGE = 3
@@ -339,7 +339,7 @@ def model_context(session: Session, system_in_context: bool = False) -> tuple[tu
     # A recorded summary stands where the messages it covers were, as a SystemMessage.
     entries, _covered, _superseded = history_with_summaries(session)
     if system_in_context and system:
-        entries = _merge_system(entries, system)
+        entries = with_system_messages(entries, system)
         system = ()
     units: list[Unit] = []
     for m in entries:
@@ -360,22 +360,6 @@ def model_context(session: Session, system_in_context: bool = False) -> tuple[tu
     with _units_lock:
         _units[key] = (weakref.ref(session, lambda _ref, key=key, table=_units: table.pop(key, None)), result)
     return result
-
-
-def _merge_system(entries: list[Message | int], system: Sequence[Message]) -> list[Message | int]:
-    """The history entries with the system-role messages put back where they stand (a summary
-    entry keeps its place among the messages it is beside)."""
-    out: list[Message | int] = []
-    pending = list(system)
-    k = 0
-    for e in entries:
-        if not isinstance(e, int):
-            while k < len(pending) and pending[k].index < e.index:
-                out.append(pending[k])
-                k += 1
-        out.append(e)
-    out.extend(pending[k:])
-    return out
 
 
 _special: dict[int, tuple[weakref.ref[Session], bool]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from ..session import Message, Session
 
@@ -82,3 +83,19 @@ def history_with_summaries(session: Session, with_system: bool = False) -> tuple
             emitted.add(k)
             entries.append(k)
     return entries, covered, superseded
+
+
+def with_system_messages(entries: list[Message | int], system: Sequence[Message]) -> list[Message | int]:
+    """A message store's entries (messages, and recorded summaries by index) with the system-role
+    messages put back where they stand (LlamaIndex's memory and AutoGen's model context hold them in
+    place); a summary keeps its place beside the messages it stands for."""
+    out: list[Message | int] = []
+    k = 0
+    for e in entries:
+        if not isinstance(e, int):
+            while k < len(system) and system[k].index < e.index:
+                out.append(system[k])
+                k += 1
+        out.append(e)
+    out.extend(system[k:])
+    return out

@@ -23,7 +23,7 @@ from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ..session import TEXT_PARTS, Message, Session, part_text
 from ..tokenizers import TiktokenTokenizer, Tokenizer, load_encoding
 from .base import Policy, params_dict
-from .common import base_system_prompt, history_with_summaries
+from .common import base_system_prompt, history_with_summaries, with_system_messages
 
 ZONES = ("system", "history")
 DEFAULT_TOKEN_LIMIT = 3000
@@ -228,21 +228,6 @@ Entry = Message | int  # a session message, or a recorded summary by its index i
 
 def entry_text(session: Session, entry: Entry) -> str:
     return session.summaries[entry].text if isinstance(entry, int) else content_str(entry)
-
-
-def with_system_messages(entries: list[Entry], system: tuple[Message, ...] | list[Message]) -> list[Entry]:
-    """The chat store's entries with the system-role messages where they were put (a recorded
-    summary keeps its place beside the messages it stands for)."""
-    out: list[Entry] = []
-    k = 0
-    for e in entries:
-        if not isinstance(e, int):
-            while k < len(system) and system[k].index < e.index:
-                out.append(system[k])
-                k += 1
-        out.append(e)
-    out.extend(system[k:])
-    return out
 
 
 def entry_role(entry: Entry) -> str:
