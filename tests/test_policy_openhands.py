@@ -216,3 +216,24 @@ def test_the_summary_goes_where_openhands_puts_it_after_the_view_left_events_out
     final = policy.plan(whole, params, STORE.get(whole, policy.scheme()))
     if len(case["final_view"]) <= case["params"]["max_size"]:
         assert list(final.context_index) == sent_order(case["final_view"])
+
+
+def test_a_replay_does_not_depend_on_the_replays_run_before_it():
+    """The log at each replayed condensation is cached across plans. A prefix that ends before an
+    empty system message has no system-prompt event; the same messages followed by it have one. A
+    replay that stepped over the system message (one per model call) must not hand its log to a
+    replay that steps just before it (one per message): the found-by-hypothesis CI failure."""
+    from ctxviz.engine.policies import openhands_log
+    from ctxviz.engine.simulate import simulate
+
+    roles = ["user", "assistant"] * 3 + ["system"] + ["user", "assistant"] * 3
+    s = Session(messages=tuple(Message(id=f"m{i}", index=i, role=r, parts=() if r == "system" else (TextPart(f"word {i} " * 20),))
+                               for i, r in enumerate(roles)), source="<t>", format="test")
+    params = {"max_size": 4, "keep_first": 0}
+    openhands_log._CACHE.clear()
+    alone = simulate(s, "openhands-llm-summarizing", params, incremental=False, per_message=True)
+    openhands_log._CACHE.clear()
+    simulate(s, "openhands-llm-summarizing", params, incremental=False)  # steps at #4 then #7, past the system message at #6
+    after = simulate(s, "openhands-llm-summarizing", params, incremental=False, per_message=True)
+    assert [t.summaries for t in alone.turns][:8] == [0, 0, 0, 0, 0, 1, 1, 1]
+    assert after.turns == alone.turns

@@ -141,6 +141,10 @@ _CACHE_SIZE = 8
 def _log_at(session: Session, written_after: tuple[str, ...], points: list[int], all_events: list[Event], params: Sizes,
             measure: Measure, token_limit: int | None, cache_key: tuple[object, ...]) -> Log | None:
     """The log right after the last of the condensations (the latest summary named LATEST)."""
+    # Whether the log starts with the system prompt's event is part of what a cached log was made
+    # from: a prefix whose only system message is empty has one, the same messages before it do not.
+    cache_key = (any(e.kind == "system" for e in all_events[:1]), *cache_key)
+
     def cached(n: int) -> tuple[bool, Log | None]:
         hit = _CACHE.get((written_after[:n], *cache_key))
         if hit is not None and hit[0] == session.messages[: points[n - 1] + 1]:
