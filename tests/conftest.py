@@ -5,6 +5,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# CI runs the property tests on the same examples every time (`CTXVIZ_HYPOTHESIS=ci`, set by
+# .ci/run): a red CI then names a failure anyone can rerun, never one a random draw happened on.
+# A developer's run draws new examples each time, which is where new failures are found.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("CTXVIZ_HYPOTHESIS", "dev"))
 
 
 @pytest.fixture(autouse=True)
