@@ -15,7 +15,7 @@ from typing import Any
 from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore, TokenCounts
 from .images import image_costs
-from .plan import Decision, MessagePlan, Plan
+from .plan import Context, Decision, MessagePlan, Plan
 from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
@@ -149,7 +149,7 @@ def drop_messages(plan: Plan, drops: Mapping[int, str], note: str, session: Sess
         kept_messages=plan.totals.kept_messages - len(removed), dropped_messages=plan.totals.dropped_messages + len(removed),
     )
     plan = dataclasses.replace(
-        plan, messages=tuple(messages), context=tuple(plan.context[i] for i in keep),
+        plan, messages=tuple(messages), context=Context(plan.context.entries[i] for i in keep),
         context_index=tuple(plan.context_index[i] for i in keep), totals=totals, usage=usage, notes=(*plan.notes, note),
     )
     return policy.refresh(plan, session, counts) if policy.refresh is not None else plan

@@ -76,11 +76,11 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
     if not added:
         return dataclasses.replace(plan, messages=tuple(messages))
     extra_tokens = sum(plan.messages[i].tokens for i in added)
-    context = list(plan.context)
+    context = list(plan.context.entries)
     context_index = list(plan.context_index)
     for i in added:
         at = next((k for k, idx in enumerate(context_index) if idx is not None and idx > i), len(context))
-        context.insert(at, session.messages[i].to_openai())
+        context.insert(at, session.messages[i])
         context_index.insert(at, i)
     used = plan.totals.used + extra_tokens
     totals = dataclasses.replace(plan.totals, used=used, kept=plan.totals.kept + extra_tokens, dropped=plan.totals.dropped - extra_tokens,

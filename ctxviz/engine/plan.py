@@ -6,7 +6,7 @@ always agree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -91,6 +91,64 @@ class PlanColumns(NamedTuple):
     code: tuple[str, ...]
 
 
+class Context(Sequence[Mapping[str, Any]]):
+    """The messages as sent, each built in OpenAI chat form when it is first read.
+
+    A policy hands over a session message itself (anything with `to_openai()`) for a message sent
+    as it is, and a built mapping for what it rewrote (a truncated text, a placeholder, the system
+    prompt). Building 100,000 request dicts on every re-plan cost more than the policy's decisions;
+    the export, the context tab and `--json` read them, the strip and the tables never do.
+    """
+
+    __slots__ = ("_entries", "_built")
+
+    def __init__(self, entries: Iterable[Any] = ()) -> None:
+        self._entries: tuple[Any, ...] = entries._entries if isinstance(entries, Context) else tuple(entries)
+        self._built: dict[int, Mapping[str, Any]] = {}
+
+    @property
+    def entries(self) -> tuple[Any, ...]:
+        """The entries as the policy gave them (messages not yet built): what a plan rewriting
+        step (pins, pair safety) moves around without building them."""
+        return self._entries
+
+    def _build(self, k: int) -> Mapping[str, Any]:
+        entry = self._entries[k]
+        if isinstance(entry, Mapping):
+            return entry
+        built = self._built.get(k)
+        if built is None:
+            built = self._built[k] = entry.to_openai()
+        return built
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, k: int | slice) -> Any:  # type: ignore[override]
+        if isinstance(k, slice):
+            return tuple(self._build(i) for i in range(*k.indices(len(self._entries))))
+        if k < 0:
+            k += len(self._entries)
+        if not 0 <= k < len(self._entries):
+            raise IndexError("context index out of range")
+        return self._build(k)
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return (self._build(k) for k in range(len(self._entries)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Context) and other._entries is self._entries:
+            return True
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # like the dicts it holds
+
+    def __repr__(self) -> str:
+        return f"Context({len(self._entries)} entries)"
+
+
 @dataclass(frozen=True)
 class SummaryPlan:
     """An earlier summary the session carried, and whether the policy included it."""
@@ -158,8 +216,9 @@ class Plan:
     usage: Mapping[str, int]
     system_prompt: str
     messages: tuple[MessagePlan, ...]
-    #: The messages exactly as sent, in OpenAI chat form, enriched system prompt first.
-    context: tuple[Mapping[str, Any], ...]
+    #: The messages exactly as sent, in OpenAI chat form, enriched system prompt first (a policy
+    #: may give a session message itself: `Context` builds its form when it is read).
+    context: Context
     totals: Totals
     #: For each `context` entry, the session message it comes from (None: system prompt, summaries).
     context_index: tuple[int | None, ...] = ()
@@ -175,6 +234,10 @@ class Plan:
     real: Any = None
     #: What the provider reported for the log's calls (engine.reported.Reported), when it has usage.
     reported: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.context, Context):
+            object.__setattr__(self, "context", Context(self.context))
 
     def parts_over(self) -> dict[str, int]:
         """The allocation parts that use more than they are allotted, and by how much."""

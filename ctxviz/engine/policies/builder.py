@@ -49,7 +49,7 @@ def plan_from_decisions(
     system = session.system_prompt
     system_cost = system_tokens if system_tokens is not None else (counts.text(system) if system else 0)
     messages: list[MessagePlan] = []
-    context: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    context: list[Any] = [{"role": "system", "content": system}] if system else []
     context_index: list[int | None] = [None] if system else []
     used_messages = kept = dropped = kept_n = 0
     code_of = list(codes) if codes is not None else [""] * n  # reason codes (engine/reason_codes.py); "" is the decision's
@@ -62,7 +62,7 @@ def plan_from_decisions(
             kept += tokens
             kept_n += 1
             used_messages += cost
-            context.append(m.to_openai())
+            context.append(m)
             context_index.append(m.index)
         else:
             dropped += tokens
