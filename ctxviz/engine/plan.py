@@ -8,68 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cached_property
 from itertools import compress
 from typing import Any, NamedTuple
 
+from .plan_rows import DECISIONS, SENT_DECISIONS, Decision, MessagePlan, Reasons, Rows
 
-class Decision(StrEnum):
-    KEPT = "kept"
-    DROPPED = "dropped"
-    SUMMARIZED = "summarized"
-    TRUNCATED = "truncated"
-    REPLACED = "replaced"
-
-
-#: Decisions after which some version of the message still reaches the model.
-SENT_DECISIONS = frozenset({Decision.KEPT, Decision.TRUNCATED, Decision.REPLACED})
-
-
-class MessagePlan(NamedTuple):
-    """One session message: its measured tokens, what the policy decided, where, and why.
-
-    A NamedTuple rather than a frozen dataclass: a plan of 100,000 messages is rebuilt on every
-    slider move, and tuple construction is several times cheaper.
-    """
-
-    index: int
-    id: str
-    role: str
-    category: str
-    tokens: int
-    decision: Decision
-    zone: str
-    reason: str
-    sent_tokens: int = 0
-    #: The reason as a code (engine/reason_codes.py): "" means the decision's generic code.
-    code: str = ""
-
-    @property
-    def sent(self) -> bool:
-        return self.decision in SENT_DECISIONS
-
-    @property
-    def reason_code(self) -> str:
-        """The code a program reads (the app's column, its filters, `plan --json`); never one that
-        says "sent" for a message that is not, or the other way round."""
-        from .reason_codes import code_of
-
-        return code_of(self.code, self.decision.value).code
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "id": self.id,
-            "role": self.role,
-            "category": self.category,
-            "tokens": self.tokens,
-            "decision": self.decision.value,
-            "zone": self.zone,
-            "reason": self.reason,
-            "reason_code": self.reason_code,
-            "sent_tokens": self.sent_tokens,
-        }
+__all__ = ["DECISIONS", "SENT_DECISIONS", "Context", "Decision", "MessagePlan", "Plan", "PlanColumns", "Rows", "SummaryPlan", "Totals"]
 
 
 class PlanColumns(NamedTuple):
@@ -79,16 +24,16 @@ class PlanColumns(NamedTuple):
     the plans attribute by attribute.
     """
 
-    index: tuple[int, ...]
-    id: tuple[str, ...]
-    role: tuple[str, ...]
-    category: tuple[str, ...]
-    tokens: tuple[int, ...]
-    decision: tuple[Decision, ...]
-    zone: tuple[str, ...]
-    reason: tuple[str, ...]
-    sent_tokens: tuple[int, ...]
-    code: tuple[str, ...]
+    index: Sequence[int]
+    id: Sequence[str]
+    role: Sequence[str]
+    category: Sequence[str]
+    tokens: Sequence[int]
+    decision: Sequence[Decision]
+    zone: Sequence[str]
+    reason: Sequence[str]  # built when read, for a plan decided in columns
+    sent_tokens: Sequence[int]
+    code: Sequence[str]
 
 
 class Context(Sequence[Mapping[str, Any]]):
@@ -215,7 +160,8 @@ class Plan:
     #: Tokens actually used in each allocation part (same keys).
     usage: Mapping[str, int]
     system_prompt: str
-    messages: tuple[MessagePlan, ...]
+    #: One record per session message: a tuple, or `Rows` over the columns a policy decided in.
+    messages: Sequence[MessagePlan]
     #: The messages exactly as sent, in OpenAI chat form, enriched system prompt first (a policy
     #: may give a session message itself: `Context` builds its form when it is read).
     context: Context
@@ -261,6 +207,13 @@ class Plan:
 
     @cached_property
     def columns(self) -> PlanColumns:
+        if isinstance(self.messages, Rows):  # a policy that decided in columns: no record is built
+            c = self.messages.columns
+            n = len(c.decision)
+            ids, roles, categories = c.session.message_columns
+            return PlanColumns(range(n), ids, roles, categories, tuple(c.tokens.tolist()),
+                               tuple(map(DECISIONS.__getitem__, c.decision.tolist())), tuple(map(c.zone_names.__getitem__, c.zone.tolist())),
+                               Reasons(c.reason, n), tuple(c.sent_tokens.tolist()), tuple(map(c.code_names.__getitem__, c.code.tolist())))
         if not self.messages:
             return PlanColumns(*([()] * len(PlanColumns._fields)))
         return PlanColumns(*zip(*self.messages, strict=True))

@@ -346,6 +346,14 @@ class Session:
         return tuple(m for m in self.messages if m.role == "system"), tuple(m for m in self.messages if m.role != "system")
 
     @cached_property
+    def message_columns(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """(ids, roles, categories) of every message: a plan's rows read them from here, so a
+        re-plan builds no per-message record."""
+        if not self.messages:
+            return (), (), ()
+        return tuple(zip(*((m.id, m.role, m.category) for m in self.messages), strict=True))  # type: ignore[return-value]
+
+    @cached_property
     def history_columns(self) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """(indices, ids, roles, categories) of the non-system messages, for policies that build
         thousands of records at C speed."""
