@@ -56,24 +56,37 @@ class ProviderCount:
         self.session = session
         self.model = model or session.model or "gpt-4o"
         self.tokenizer = provider_tokenizer(self.model)
-        self._messages: dict[int, int] = {}
+        self._messages: dict[int, tuple[dict[str, Any], int]] = {}
+        self._texts: dict[tuple[str, str], int] = {}
         self._tools: int | None = None
 
     def entry(self, item: Mapping[str, Any]) -> int:
-        """One chat entry (a summary, the system prompt, a rewritten message), without the priming."""
+        """One chat entry (a summary, the system prompt, a rewritten message), without the priming;
+        a plain-text entry is counted once (the same system prompt opens every request)."""
+        role, content = item.get("role"), item.get("content")
+        if len(item) == 2 and isinstance(role, str) and isinstance(content, str):
+            found = self._texts.get((role, content))
+            if found is None:
+                found = self._texts[(role, content)] = count_openai_chat([item], model=self.model, tokenizer=self.tokenizer) - PRIMING
+            return found
         return count_openai_chat([item], model=self.model, tokenizer=self.tokenizer) - PRIMING
 
-    def message(self, index: int) -> int:
+    def _message(self, index: int) -> tuple[dict[str, Any], int]:
         found = self._messages.get(index)
         if found is None:
-            found = self._messages[index] = self.entry(self.session.messages[index].to_openai())
+            whole = self.session.messages[index].to_openai()
+            found = self._messages[index] = (whole, self.entry(whole))
         return found
+
+    def message(self, index: int) -> int:
+        return self._message(index)[1]
 
     def sent(self, plan: Plan, index: int, item: Mapping[str, Any]) -> int:
         """Message `index` as the request holds it (`item`): its own count where it is sent unchanged,
         else the count of what is sent (a cut-down or rewritten message)."""
-        if plan.messages[index].decision is Decision.KEPT and item == self.session.messages[index].to_openai():
-            return self.message(index)
+        whole, tokens = self._message(index)
+        if plan.messages[index].decision is Decision.KEPT and item == whole:
+            return tokens
         return self.entry(item)
 
     @property
