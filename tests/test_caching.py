@@ -243,3 +243,49 @@ def test_codex_developer_messages_stay_where_they_were_sent() -> None:
     order = [i for i in plan.context_index if i is not None]
     assert all(i in order for i in later) and order == sorted(order)  # in place, in the session's order
     assert not cache_costs(simulate(session, "codex-compaction")).breaks  # the replayed cache holds where the real one did
+
+
+def screenshot(width: int, height: int, size: int) -> str:
+    """A base64 PNG data URI of about `size` bytes whose header says width x height."""
+    import base64
+    import struct
+
+    head = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", width, height) + b"\x08\x06\x00\x00\x00"
+    return "data:image/png;base64," + base64.b64encode(head + bytes(range(256)) * (size * 3 // 4 // 256)).decode()
+
+
+def test_an_agent_s_request_no_usage_covers_is_priced_at_the_provider_s_count() -> None:
+    """Codex sizes a request as JSON bytes / 4, base64 images included, and compacts on that; the
+    provider bills text tokens and the image by its tile rule. A held-out rollout's first request came
+    out 25,400 tokens against 10,144 billed. The policy keeps its estimate (what it decides on); the
+    price is the provider's count: before any usage the whole request, after one the reported figure
+    plus the messages since."""
+    from ctxviz.engine.images import tile_tokens
+    from ctxviz.engine.session import ImagePart, Usage
+    from ctxviz.engine.tokenizers import TiktokenTokenizer
+
+    image = screenshot(1298, 614, 63_000)
+    o200k = TiktokenTokenizer("o200k_base")
+    ask = "What is wrong with this page? " * 20
+
+    def user(i: int, text: str, with_image: bool) -> Message:
+        return Message(id=f"m{i}", index=i, role="user", parts=(TextPart(text), *((ImagePart(image),) if with_image else ())),
+                       category=default_category("user"))
+
+    answer = Message(id="m1", index=1, role="assistant", parts=(TextPart("The header overlaps the menu."),), category=default_category("assistant"),
+                     usage=Usage(input_tokens=1_000, cache_read_input_tokens=0, output_tokens=40))
+    session = Session(messages=(user(0, ask, True), answer, user(2, "And this one?", True),
+                                Message(id="m3", index=3, role="assistant", parts=(TextPart("Fine."),), category=default_category("assistant"),
+                                        usage=Usage(input_tokens=2_200, output_tokens=5))),
+                      source="<hand>", format="codex", model="gpt-5.2-codex")
+    timeline = simulate(session, "codex-compaction")
+    report = cache_costs(timeline)
+    first, second = report.turns
+    assert (first.turn, second.turn) == (0, 2)
+    estimate = timeline.turns[timeline.step_of(0)].tokens_sent
+    assert estimate > 15_000  # the policy's own size (what it would compact on): the base64 as text
+    picture = tile_tokens(1298, 614)  # 6 tiles: 1,105
+    per_message = 3 + o200k.count("user")  # the chat format's overhead and the role
+    assert first.request == per_message + o200k.count(ask) + picture + 3  # one message, its text, the image, the priming
+    # After the first call: its reported input and output, plus the new message at the provider's count.
+    assert second.request == 1_000 + 40 + per_message + o200k.count("And this one?") + picture

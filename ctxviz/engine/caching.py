@@ -50,6 +50,7 @@ from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
+from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import UNSEEN_THRESHOLD, reported_usage
 from .session import Message, Session, Usage
 
@@ -59,7 +60,6 @@ ProgressCallback = Callable[[int, int], None]
 NO_MODEL = ModelEntry(name="(unknown model)", provider="", context_window=0)
 #: Providers whose caching is best effort (automatic, served when the provider can).
 BEST_EFFORT = ("openai", "google")
-UNSEEN_KEY = ("unseen prefix",)
 
 
 @dataclass(frozen=True)
@@ -350,9 +350,8 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
             others.append(len(keys) - 1)
             weights.append(max(1, text_tokens(text)))
         else:
-            m = plan.messages[index]
-            keys.append(("m", index, m.decision, m.sent_tokens))
-            tokens.append(m.sent_tokens)
+            keys.append(message_key(plan, index))
+            tokens.append(plan.messages[index].sent_tokens)
     residue = max(0, plan.totals.used - sum(tokens))
     if others and spread_residue:
         total = sum(weights)
@@ -365,11 +364,23 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
     return list(zip(keys, tokens, strict=True))
 
 
-def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int) -> tuple[int, list[tuple[Any, int]]]:
-    """(request tokens, its items with the unseen prefix first). A plan that counts the request from
-    the provider's reported usage (`extra["request_tokens"]`) holds the unseen prefix already: it is
-    what that count has beyond the items. Any other plan counts what the log shows: the unseen
-    prefix is added."""
+def message_key(plan: Plan, index: int) -> tuple[Any, ...]:
+    """A session message's identity in a request: its index and what was sent of it."""
+    m = plan.messages[index]
+    return ("m", index, m.decision, m.sent_tokens)
+
+
+def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
+                   provider: ProviderCount | None = None) -> tuple[int, list[tuple[Any, int]]]:
+    """(request tokens, its items with the unseen prefix first).
+
+    An agent's policy (one that counts from the log's reported usage) is priced with the provider's
+    count where no reported usage covers the request (`engine.provider_count`): its own estimate is
+    for its trigger. Any other plan is priced as the policy counts it: a plan that counts the
+    request from the provider's reported usage (`extra["request_tokens"]`) holds the unseen prefix
+    already (it is what that count has beyond the items); otherwise the unseen prefix is added."""
+    if provider is not None and counts_from_usage(plan):
+        return provider_request(plan, provider.session, provider, unseen, message_key)
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     if isinstance(anchored, int) and anchored > 0:
         items = request_items(plan, text_tokens, spread_residue=False)
@@ -445,6 +456,7 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         unit = f"{len(steps):,} chosen steps"
     reported = {m.index - 1: m.usage for m in real_calls(session)}
     text_tokens = timeline.counts.text
+    provider = ProviderCount(session, entry.name if cm.known else session.model)
     turns: list[TurnCache] = []
     previous: list[tuple[Any, int]] = []
     previous_time: float | None = None
@@ -455,7 +467,7 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
-        request, items = priced_request(plan, text_tokens, cm.unseen)
+        request, items = priced_request(plan, text_tokens, cm.unseen, provider)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)

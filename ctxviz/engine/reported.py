@@ -14,6 +14,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from .provider_count import tools_tokens
 from .session import Session
 from .tokenizers import TiktokenTokenizer, count_openai_chat
 
@@ -77,7 +78,7 @@ def _measure(session: Session) -> Reported | None:
             before.insert(0, {"role": "system", "content": session.system_prompt})
         visible = count_openai_chat(before, tokenizer=tokenizer) if before else 0
         if session.tools:
-            visible += tokenizer.count(str([t.to_openai() for t in session.tools]))
+            visible += tools_tokens(session, tokenizer)  # as the cache model prices them
         gap = first.usage.window_fill - visible  # type: ignore[union-attr]
         if not session.system_prompt and not session.tools and gap >= UNSEEN_THRESHOLD:
             unseen = round(gap, -2)

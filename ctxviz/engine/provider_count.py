@@ -1,0 +1,141 @@
+"""The request as the provider counts it, for the part of it no reported usage covers.
+
+An agent's policy sizes its next request the agent's way, because that size decides when the agent
+compacts: Codex takes the last call's reported tokens plus JSON bytes / 4 of every item since (the
+whole history before any call), Claude Code the last reported usage plus characters / 4, Gemini CLI
+its own character rule. The replay keeps that estimate for the policy's decisions. The provider bills
+its own count, and the two can be far apart: a 63 KB base64 screenshot is about 15,000 tokens by
+bytes / 4 and about 1,000 by OpenAI's tile rule, so a rollout's first request came out 25,400 tokens
+where the provider counted 10,144.
+
+So the cache model prices what no reported usage covers with the provider's count: the model's
+encoding (o200k_base where the provider publishes none: for Claude and Gemini it is an estimate),
+the chat format's per-message overhead, and images by the model's tile rule (`engine.images`), the
+same count `engine.reported` measures the first call's unseen prefix with. What the log reports
+stays the reported figure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .catalog import find_model
+from .plan import Decision, Plan
+from .session import Session
+from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
+
+#: The policies that count the next request from the log's reported usage, and whether the figure
+#: they anchor on holds the anchoring call's answer (its output tokens: Claude Code and Codex add
+#: them) or only its prompt (Gemini CLI then adds the answer's own estimate).
+COUNTS_FROM_USAGE: Mapping[str, bool] = {"claude-code": True, "codex-compaction": True, "gemini-cli-compression": False}
+#: The chat format's priming: every request costs it once (the cookbook's count).
+PRIMING = 3
+UNSEEN_KEY = ("unseen prefix",)
+TOOLS_KEY = ("tool definitions",)
+
+
+def provider_tokenizer(model: str) -> Tokenizer:
+    """The model's encoding as the catalogue or tiktoken names it; o200k_base for a model whose
+    provider publishes none."""
+    entry = find_model(model)
+    return TiktokenTokenizer(entry.encoding if entry is not None and entry.encoding else real_encoding_for_model(model))
+
+
+def tools_tokens(session: Session, tokenizer: Tokenizer) -> int:
+    """The tool definitions the log records, as one text (0 without them)."""
+    return tokenizer.count(json.dumps([t.to_openai() for t in session.tools])) if session.tools else 0
+
+
+class ProviderCount:
+    """The provider's count of one session's messages and of the other entries a request holds,
+    measured once each, on demand (a replay prices many requests that share most messages)."""
+
+    def __init__(self, session: Session, model: str) -> None:
+        self.session = session
+        self.model = model or session.model or "gpt-4o"
+        self.tokenizer = provider_tokenizer(self.model)
+        self._messages: dict[int, tuple[dict[str, Any], int]] = {}
+        self._texts: dict[tuple[str, str], int] = {}
+        self._tools: int | None = None
+
+    def entry(self, item: Mapping[str, Any]) -> int:
+        """One chat entry (a summary, the system prompt, a rewritten message), without the priming;
+        a plain-text entry is counted once (the same system prompt opens every request)."""
+        role, content = item.get("role"), item.get("content")
+        if len(item) == 2 and isinstance(role, str) and isinstance(content, str):
+            found = self._texts.get((role, content))
+            if found is None:
+                found = self._texts[(role, content)] = count_openai_chat([item], model=self.model, tokenizer=self.tokenizer) - PRIMING
+            return found
+        return count_openai_chat([item], model=self.model, tokenizer=self.tokenizer) - PRIMING
+
+    def _message(self, index: int) -> tuple[dict[str, Any], int]:
+        found = self._messages.get(index)
+        if found is None:
+            whole = self.session.messages[index].to_openai()
+            found = self._messages[index] = (whole, self.entry(whole))
+        return found
+
+    def message(self, index: int) -> int:
+        return self._message(index)[1]
+
+    def sent(self, plan: Plan, index: int, item: Mapping[str, Any]) -> int:
+        """Message `index` as the request holds it (`item`): its own count where it is sent unchanged,
+        else the count of what is sent (a cut-down or rewritten message)."""
+        whole, tokens = self._message(index)
+        if plan.messages[index].decision is Decision.KEPT and item == whole:
+            return tokens
+        return self.entry(item)
+
+    @property
+    def tools(self) -> int:
+        if self._tools is None:
+            self._tools = tools_tokens(self.session, self.tokenizer)
+        return self._tools
+
+
+def counts_from_usage(plan: Plan) -> bool:
+    return plan.policy in COUNTS_FROM_USAGE
+
+
+def anchor_index(plan: Plan, session: Session) -> int | None:
+    """The message whose reported usage the policy counted the request from, or None where it
+    counted no usage (`extra["request_tokens"]` absent, or only the unseen prefix added)."""
+    extra = plan.extra if isinstance(plan.extra, dict) else {}
+    if not isinstance(extra.get("request_tokens"), int):
+        return None
+    if "anchor_index" in extra:  # Claude Code names it (usage after a compaction only)
+        found = extra["anchor_index"]
+        return found if isinstance(found, int) else None
+    sent = [m.index for m in plan.messages if m.sent and m.role == "assistant"]
+    return next((i for i in reversed(sent) if session.messages[i].usage is not None), None)
+
+
+def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen: int, item_key: Callable[[Plan, int], Any]) -> tuple[int, list[tuple[Any, int]]]:
+    """(request tokens, its items, the unseen prefix and tool definitions first) as the provider
+    counts them. Counted from usage: the policy's request with each message after the anchor
+    recounted (the anchor's reported figure already holds the system prompt, the tools and every
+    earlier message). Otherwise: every entry counted, plus the tools, the unseen prefix and the
+    priming. `item_key(plan, index)` names a message item as the rest of the cache model does."""
+    items: list[tuple[Any, int]] = []
+    recount: dict[int, int] = {}
+    for entry, index in zip(plan.context, plan.context_index or [None] * len(plan.context), strict=False):
+        if index is None:
+            items.append((("x", entry.get("role"), str(entry.get("content", ""))), count.entry(entry)))
+        else:
+            n = count.sent(plan, index, entry)
+            recount[index] = n
+            items.append((item_key(plan, index), n))
+    anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
+    anchor = anchor_index(plan, session)
+    if isinstance(anchored, int) and anchor is not None:
+        after = [i for i in recount if i > anchor or (i == anchor and not COUNTS_FROM_USAGE.get(plan.policy, True))]
+        request = max(0, anchored + sum(recount[i] - plan.messages[i].sent_tokens for i in after))
+        return request, [(UNSEEN_KEY, max(0, request - sum(n for _, n in items))), *items]
+    head: list[tuple[Any, int]] = [(UNSEEN_KEY, unseen)] if unseen else []
+    if count.tools:
+        head.append((TOOLS_KEY, count.tools))
+    items = head + items
+    return sum(n for _, n in items) + PRIMING, items
