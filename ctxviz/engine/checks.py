@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore, TokenCounts
 from .images import image_costs
 from .plan import Context, Decision, MessagePlan, Plan
+from .plan_rows import sent_flags
 from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
@@ -75,19 +76,20 @@ class RealCount:
                 "input_cost_usd": None if self.input_cost is None else round(self.input_cost, 6)}
 
 
-def find_orphans(session: Session, messages: tuple[MessagePlan, ...]) -> list[Orphan]:
+def find_orphans(session: Session, messages: Sequence[MessagePlan]) -> list[Orphan]:
     """Sent tool results whose call is not sent, sent calls whose result is not sent, and sent
     calls or results whose partner is not in the file as the APIs need it (see
     `Session.tool_call_problems`)."""
     orphans: list[Orphan] = []
+    sent = sent_flags(messages)
     for call, result in session.tool_pairs:
-        call_sent, result_sent = messages[call].sent, messages[result].sent
+        call_sent, result_sent = sent[call], sent[result]
         if result_sent and not call_sent:
             orphans.append(Orphan(result, call, f"tool result #{result} is sent but its tool call #{call} is not"))
         elif call_sent and not result_sent:
             orphans.append(Orphan(call, result, f"tool call #{call} is sent but its result #{result} is not"))
     for index, partner, problem in session.tool_call_problems:
-        if messages[index].sent:
+        if sent[index]:
             orphans.append(Orphan(index, partner, problem, "absent"))
     orphans.sort(key=lambda o: (o.index, -1 if o.partner is None else o.partner))
     return orphans

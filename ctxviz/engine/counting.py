@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .session import Message, Session
 from .tokenizers import Tokenizer
 
@@ -48,6 +50,7 @@ class TokenCounts:
         self.message_tokens: tuple[int, ...] = tuple(message_tokens)
         self._texts: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._array: tuple[tuple[int, ...], np.ndarray] | None = None
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -55,6 +58,17 @@ class TokenCounts:
 
     def __getitem__(self, index: int) -> int:
         return self.message_tokens[index]
+
+    @property
+    def token_array(self) -> np.ndarray:
+        """The message counts as a read-only int64 array, made once: a policy that decides in
+        columns (engine/plan_rows.py) sums and cuts on it at C speed on every re-plan."""
+        made = self._array
+        if made is None or made[0] is not self.message_tokens:
+            array = np.fromiter(self.message_tokens, dtype=np.int64, count=len(self.message_tokens))
+            array.flags.writeable = False
+            made = self._array = (self.message_tokens, array)
+        return made[1]
 
     def text(self, text: str) -> int:
         cached = self._texts.get(text)

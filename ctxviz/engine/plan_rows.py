@@ -176,6 +176,26 @@ class Reasons(Sequence[str]):
         return self._reason(k)
 
 
+def sent_flags(messages: Sequence[MessagePlan]) -> Sequence[bool]:
+    """Whether each message is sent, read without building a row of a plan decided in columns."""
+    if isinstance(messages, Rows):
+        return messages.columns.sent.tolist()
+    return _Sent(messages)
+
+
+class _Sent(Sequence[bool]):
+    __slots__ = ("_messages",)
+
+    def __init__(self, messages: Sequence[MessagePlan]) -> None:
+        self._messages = messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._messages[k].sent
+
+
 def names(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
     """A column of a few distinct strings as (positions, the distinct strings in first-seen order)."""
     distinct = tuple(dict.fromkeys(values))

@@ -346,6 +346,13 @@ class Session:
         return tuple(m for m in self.messages if m.role == "system"), tuple(m for m in self.messages if m.role != "system")
 
     @cached_property
+    def derived(self) -> dict[tuple[Any, ...], Any]:
+        """What a policy derives from this session alone and reuses on every re-plan (which
+        messages a recorded summary covers, where the last reported usage is...), keyed by the
+        computing module's own key. The session is immutable, so nothing here goes stale."""
+        return {}
+
+    @cached_property
     def message_columns(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """(ids, roles, categories) of every message: a plan's rows read them from here, so a
         re-plan builds no per-message record."""
