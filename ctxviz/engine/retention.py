@@ -541,9 +541,9 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
                         kept -= 1
                         instructions_kept -= instruction[i]
         points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
-        gone = [anchors[i] for i in dropped if not count[i] and i < before]
+        gone = [anchors[i] for i in dict.fromkeys(i for i in dropped if not count[i] and i < before)]  # by id: hashing an Anchor hashes its messages
         if gone:
-            losses.append(_loss(timeline, t, dict.fromkeys(gone), index))
+            losses.append(_loss(timeline, t, gone, index))
         messages.update(entered)
         messages.difference_update(left)
         expected = checks.get(t)
