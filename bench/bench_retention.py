@@ -39,7 +39,7 @@ def unique_agent_session(messages: int):  # noqa: ANN201
     """`bench_engine.agent_session` with every text unique (its outputs and prose repeat)."""
     from bench_engine import agent_session
 
-    from ctxviz.engine.session import TextPart, ToolResultPart
+    from ctxviz.engine.session import TextPart, ToolCallPart, ToolResultPart
 
     session = agent_session(messages, seed=11)
     out = []
@@ -48,6 +48,8 @@ def unique_agent_session(messages: int):  # noqa: ANN201
         for p in m.parts:
             if isinstance(p, TextPart):
                 p = dataclasses.replace(p, text=f"{p.text}\n(step {m.index})")
+            elif isinstance(p, ToolCallPart):
+                p = dataclasses.replace(p, arguments=json.dumps({**json.loads(p.arguments), "step": m.index}))
             elif isinstance(p, ToolResultPart):
                 p = dataclasses.replace(p, text=f"{p.text}\n(step {m.index})")
             parts.append(p)

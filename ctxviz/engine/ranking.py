@@ -64,10 +64,12 @@ def ranked(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor,
     index: `AnchorIndex.rank_memo`)."""
     memo = index.rank_memo
     ranks: dict[int, Rank] = {}
+    keys: dict[int, tuple[int, tuple[int, ...], int]] = {}
     for a in anchors:
         found = memo.get(a.id)
         if found is None:
-            found = memo[a.id] = rank(a, index)
-        ranks[a.id] = found
-    order = sorted(ranks, key=lambda i: (ranks[i].tier, ranks[i].order, i))
+            r = rank(a, index)
+            found = memo[a.id] = (r, (r.tier, r.order, a.id))
+        ranks[a.id], keys[a.id] = found
+    order = sorted(keys, key=keys.__getitem__)
     return tuple(index.anchors[i] for i in order), ranks  # an anchor's id is its position
