@@ -94,6 +94,7 @@ def main() -> None:
     import bench_counting
     import bench_engine
     import bench_load
+    import bench_retention
     import bench_slow_inputs
     import bench_startup
 
@@ -106,6 +107,7 @@ def main() -> None:
     rows += bench_engine.run(messages=10_000 if args.quick else 100_000, sim_messages=300 if args.quick else 1000, rounds=rounds,
                              matrix_messages=3_000 if args.quick else 5_000)
     rows += bench_slow_inputs.run(rounds=rounds)
+    rows += bench_retention.run(rounds=rounds, messages=2_000 if args.quick else 10_000)
     rows += simulate_rows(args.quick, rounds)
     if not args.no_gui:
         rows += gui_rows(args.quick, rounds)

@@ -9,10 +9,13 @@ them still reach the model.
 
 API (pure, no Qt; the app reads it):
 
-- `anchors_of(session) -> AnchorIndex`: extracted once per session and cached by the session's
-  identity (`STORE`, an `AnchorStore`, like counting.CountStore): ~0.7 µs per character of text,
-  so 7-9 s for 10,000 messages of a coding agent holding 12 MB (5 s for a 9 MB support chat),
-  0.1-0.4 s for a bundled sample; instant afterwards (worth a worker thread in the app).
+- `anchors_of(session) -> AnchorIndex`: built once per session and cached by the session's
+  identity (`STORE`, an `AnchorStore`, like counting.CountStore). What each message says is kept
+  per message text (engine/anchor_cache.py, `MESSAGE_STORE`), so only messages no index has read
+  before are extracted: a session read for the first time costs ~0.3 µs per character of text
+  (2-3 s for 10,000 messages of a coding agent holding 8.5 MB, 0.1-0.4 s for a bundled sample); a
+  grown session (a followed log after an append), a log re-read whole, or a replay's prefixes cost
+  the new messages and one pass over the per-message lists (worth a worker thread in the app).
 - `AnchorIndex.anchors`: every `Anchor` (kind, value, first_index, first_id, messages, role),
   ordered by the message that first said it; `by_message[i]`: the anchor ids message i holds;
   `ids_in_text(text)`: the anchors a text (a summary, the system prompt, a truncated message)
@@ -29,8 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .anchor_cache import MESSAGE_STORE, MessageAnchors, Said
 from .session import Session
-from .voices import MACHINE_VOICES, own_words, split_template, voices_of
+from .voices import MACHINE_VOICES, SWE_AGENT_FORMATS, own_words, split_template, voices_of
 
 #: Anchor kinds, in the order a "lost" list shows them (what the user asked for comes first).
 KINDS: tuple[str, ...] = ("request", "instruction", "requirement", "path", "lines", "url", "issue", "id", "commit", "error", "exception",
@@ -195,16 +199,15 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             a = m.start()
             if a == 0 or text[a - 1] not in "&#/" and text[a - 1] not in WORD_CHARS:
                 add("issue", m.group(0), a, m.end())
-    seen: set[tuple[int, int]] = set()
+    run_end = -1
     reverse = ""
     for m in PATH_HOOK_RE.finditer(text):
+        if m.start() < run_end:
+            continue  # another hook of the run just read (`src/a/b.py` has three): the same run, the same answer
         if not reverse:
             reverse = text[::-1]
         a = n - PATH_RUN_RE.match(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
-        b = PATH_RUN_RE.match(text, m.end()).end()  # type: ignore[union-attr]
-        if (a, b) in seen:
-            continue
-        seen.add((a, b))
+        b = run_end = PATH_RUN_RE.match(text, m.end()).end()  # type: ignore[union-attr]
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         path = text[a:b].rstrip(".,:-")
@@ -491,6 +494,9 @@ class AnchorIndex:
         self.first_indices: tuple[int, ...] = tuple(a.first_index for a in anchors)
         self.user_anchors: tuple[Anchor, ...] = tuple(a for a in anchors if a.kind in USER_KINDS or a.kind == "requirement")
         self._texts: dict[tuple[str, str], frozenset[int]] = {}
+        #: Each anchor's rank among the lost and its sort key (engine/ranking.py), by anchor id, once asked:
+        #: a replay ranks the same anchors at every loss.
+        self.rank_memo: dict[int, Any] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -613,46 +619,58 @@ def _merge_paths(first: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str
     return merged
 
 
-def build_index(session: Session) -> AnchorIndex:
-    """Read every message once. Requests are the user's own words (each user turn its own anchor;
-    harness text and observations are not requests); anchors are then folded (one fact, one
-    anchor), every message that names one in any form is added to it, and they are ordered by the
-    message that first said them."""
+def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
+    """What one message says: each (kind, key, value, voice that said it), and whether it is a user
+    turn holding a request or instruction. Depends only on its arguments, so it is kept per message
+    (engine/anchor_cache.py). Requests are the user's own words (each user turn its own anchor;
+    harness text and observations are not requests)."""
+    if not text:
+        return (), False
+    fmt = "swe-agent" if swe else ""
+    role = "user" if voice == "user" else ("tool" if voice in MACHINE_VOICES else ("quoted" if voice == "quoted" else role))
+    task, template = split_template(text, fmt) if voice == "user" else (text, "")
+    found = extract(task, role)
+    if voice in ("user", "quoted") and text.strip():
+        words = own_words(text, fmt).strip() if voice == "user" else ""
+        key = norm(words or text)[:300]
+        rules = [k for kind, k, _ in found if kind == "instruction"]
+        if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
+            found.append(("request", key, _clip(words or text, 160)))
+    said = [(kind, key, value, voice) for kind, key, value in found]
+    if template:  # the task template wrapped around a coding agent's issue is the harness's
+        said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
+    return tuple(said), voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
+
+
+def _tokens(lowered: str) -> set[str]:
+    return set(TOKEN_SPLIT_RE.split(lowered))
+
+
+def build_index(session: Session, store: MessageAnchors | None = None) -> AnchorIndex:
+    """Read every message once (or take what it says from `store`, where an earlier index of any
+    session read it: see engine/anchor_cache.py). Anchors are then folded (one fact, one anchor),
+    every message that names one in any form is added to it, and they are ordered by the message
+    that first said them."""
+    store = store if store is not None else MESSAGE_STORE
     voices = voices_of(session)
     first: dict[tuple[str, str], list[Any]] = {}
-    per_message: list[list[tuple[str, str]]] = []
     opening_done = False
-    fmt = session.format
+    swe = session.format in SWE_AGENT_FORMATS
     texts = [m.text for m in session.messages]
-    for m, voice, text in zip(session.messages, voices, texts, strict=True):
-        keys: list[tuple[str, str]] = []
-        if text:
-            role = "user" if voice == "user" else ("tool" if voice in MACHINE_VOICES else ("quoted" if voice == "quoted" else m.role))
-            task, template = split_template(text, fmt) if voice == "user" else (text, "")
-            found = extract(task, role)
-            if voice in ("user", "quoted") and text.strip():
-                words = own_words(text, fmt).strip() if voice == "user" else ""
-                key = norm(words or text)[:300]
-                rules = [k for kind, k, _ in found if kind == "instruction"]
-                if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
-                    found.append(("request", key, _clip(words or text, 160)))
-            said = [(kind, key, value, voice) for kind, key, value in found]
-            if template:  # the task template wrapped around a coding agent's issue is the harness's
-                said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
-            for kind, key, value, by in said:
-                k = (kind, key)
-                entry = first.get(k)
-                if entry is None:
-                    opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
-                    entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
-                elif entry[6][-1] != m.index:
-                    entry[6].append(m.index)
-                if entry[9] < 0 and by in ("user", "quoted"):
-                    entry[9] = m.index
-                keys.append(k)
-            if voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found):
-                opening_done = True
-        per_message.append(keys)
+    keys = [(voice, m.role, swe, text) for m, voice, text in zip(session.messages, voices, texts, strict=True)]
+    for m, (said, user_turn) in zip(session.messages, store.said(keys, said_in), strict=True):
+        for kind, key, value, by in said:
+            k = (kind, key)
+            entry = first.get(k)
+            if entry is None:
+                opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
+                entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
+            elif entry[6][-1] != m.index:
+                entry[6].append(m.index)
+            if entry[9] < 0 and by in ("user", "quoted"):
+                entry[9] = m.index
+        if user_turn:
+            opening_done = True
     aliases = _merge_paths(first)
     for old, new in aliases.items():
         a, b = first.pop(old), first[new]
@@ -687,22 +705,31 @@ def build_index(session: Session) -> AnchorIndex:
     position = {id(e): i for i, e in enumerate(entries)}
     form_ids = {f: position[id(e)] for f, e in forms.items()}
     phrases = phrases_of(Anchor(i, e[0], e[1], e[2], 0, "", "", ()) for i, e in enumerate(entries))
-    scratch = AnchorIndex(session, (), (), form_ids, voices=voices, phrases=phrases)
-    for m, text in zip(session.messages, texts, strict=True):
-        if text:
-            for k in scratch.token_hits(text):
-                entries[k][6].add(m.index)
+    form_words, phrase_words = set(form_ids), set(phrases)
+    if form_words or phrase_words:
+        said_at = [(p, m.index) for p, (m, text) in enumerate(zip(session.messages, texts, strict=True)) if text]
+        found = store.token_hits([texts[p] for p, _ in said_at], form_words | phrase_words, _tokens)
+        for (p, i), words in zip(said_at, found, strict=True):
+            for w in words & form_words:
+                entries[form_ids[w]][6].add(i)
+            triggers = words & phrase_words
+            if triggers:
+                lowered = texts[p].lower()
+                for t in triggers:
+                    for k, phrase in phrases[t]:
+                        if phrase in lowered:
+                            entries[k][6].add(i)
     firsts = [min(e[6]) for e in entries]
     order = sorted(range(len(entries)), key=lambda i: (firsts[i], entries[i][3]))
     new_id = {old: new for new, old in enumerate(order)}
     messages_of = session.messages
     anchors = []
     for i, old in enumerate(order):
-        kind, key, value, index, mid, role, said_in, opening, voice, user_named = entries[old]
+        kind, key, value, index, mid, role, named_in, opening, voice, user_named = entries[old]
         lo = firsts[old]
         if index != lo:  # first named in another form or unquoted before it was extracted
             mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
-        anchors.append(Anchor(i, kind, key, value, lo, mid, role, tuple(sorted(said_in)), opening, voice, user_named))
+        anchors.append(Anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
     token_forms = {f: new_id[k] for f, k in form_ids.items()}
@@ -712,7 +739,6 @@ def build_index(session: Session) -> AnchorIndex:
         for k in a.messages:
             by_message_sets[k].append(a.id)
     by_message = tuple(map(tuple, by_message_sets))
-    del per_message
     return AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
 
 

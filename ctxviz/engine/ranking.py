@@ -7,7 +7,7 @@
 3. **Debris** — what only a tool's output or the harness said, and nobody used again: listed
    last, and folded by the views.
 
-Pure, no Qt; cheap (one pass over each anchor's message list), so every lost list is ranked.
+Pure, no Qt; cheap (one pass over each anchor's message list, once per index), so every lost list is ranked.
 """
 
 from __future__ import annotations
@@ -60,7 +60,16 @@ def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
 
 
 def ranked(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
-    """The anchors in rank order, and each one's rank by anchor id."""
-    ranks = {a.id: rank(a, index) for a in anchors}
-    order = sorted(ranks, key=lambda i: (ranks[i].tier, ranks[i].order, i))
+    """The anchors in rank order, and each one's rank by anchor id (each anchor ranked once per
+    index: `AnchorIndex.rank_memo`)."""
+    memo = index.rank_memo
+    ranks: dict[int, Rank] = {}
+    keys: dict[int, tuple[int, tuple[int, ...], int]] = {}
+    for a in anchors:
+        found = memo.get(a.id)
+        if found is None:
+            r = rank(a, index)
+            found = memo[a.id] = (r, (r.tier, r.order, a.id))
+        ranks[a.id], keys[a.id] = found
+    order = sorted(keys, key=keys.__getitem__)
     return tuple(index.anchors[i] for i in order), ranks  # an anchor's id is its position

@@ -11,8 +11,7 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 - `plan_retention(plan, session) -> Retention`: score (`kept / anchors`), `instruction_score`,
   `by_kind`, and `lost` (user requests and instructions first). Cost: one pass over the sent
   messages' anchor lists, well under 10 ms for a 10,000-message plan once the anchors are
-  extracted (`anchors_of`, once per session and cached: ~0.7 µs per character of text, 7-9 s
-  for 10,000 messages of a coding agent holding 12 MB, 0.1-0.4 s for a bundled sample).
+  extracted (`anchors_of`, once per session, each message once: engine/anchor_cache.py).
 - `timeline_retention(timeline) -> TimelineRetention`: `points` (a `TurnRetention` per turn:
   anchors said so far, kept, instructions, instructions kept, score), `losses` (each change that
   lost anchors: the turn, the event that caused it or "window" for a plain trim, the anchors),
@@ -541,9 +540,9 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
                         kept -= 1
                         instructions_kept -= instruction[i]
         points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
-        gone = [anchors[i] for i in dropped if not count[i] and i < before]
+        gone = [anchors[i] for i in dict.fromkeys(i for i in dropped if not count[i] and i < before)]  # by id: hashing an Anchor hashes its messages
         if gone:
-            losses.append(_loss(timeline, t, dict.fromkeys(gone), index))
+            losses.append(_loss(timeline, t, gone, index))
         messages.update(entered)
         messages.difference_update(left)
         expected = checks.get(t)

@@ -1,0 +1,149 @@
+"""Anchors are extracted once per message: a re-plan, a replay's turns, a grown session and a log
+re-read whole reuse what the old messages said, and a changed text is read again."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine import anchors as anchors_module
+from ctxviz.engine.anchor_cache import MessageAnchors
+from ctxviz.engine.anchors import AnchorIndex, AnchorStore, anchors_of, build_index
+from ctxviz.engine.planner import plan_session
+from ctxviz.engine.policies import get_policy
+from ctxviz.engine.retention import plan_retention, timeline_retention
+from ctxviz.engine.session import Message, Session, TextPart, default_category
+from ctxviz.engine.simulate import simulate
+from ctxviz.io.loaders import load_session
+from tests.builders import session
+
+SAMPLES = Path(__file__).parent.parent / "sample_sessions"
+
+
+@pytest.fixture
+def extracted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every text the extractor reads, in order (the real extractor, wrapped)."""
+    seen: list[str] = []
+    real = anchors_module.extract
+
+    def counting(text: str, role: str = "user") -> list[tuple[str, str, str]]:
+        seen.append(text)
+        return real(text, role)
+
+    monkeypatch.setattr(anchors_module, "extract", counting)
+    yield seen
+
+
+def same(a: AnchorIndex, b: AnchorIndex) -> None:
+    """Two indexes of one session say the same: anchors, per-message lists, forms and phrases."""
+    assert a.anchors == b.anchors
+    assert a.by_message == b.by_message
+    assert a.forms == b.forms and a.by_key == b.by_key and a.phrases == b.phrases
+
+
+def grown(s: Session, *turns: tuple[str, str]) -> Session:
+    """A new Session object holding the same Message objects and new ones (a followed log after an append)."""
+    start = len(s.messages)
+    new = tuple(Message(id=f"m{start + i}", index=start + i, role=role, parts=(TextPart(text),), category=default_category(role))
+                for i, (role, text) in enumerate(turns))
+    return dataclasses.replace(s, messages=s.messages + new)
+
+
+def test_a_grown_session_reads_only_its_new_messages(extracted: list[str]) -> None:
+    s = load_session(str(SAMPLES / "coding_agent.yaml"))
+    store = MessageAnchors()
+    build_index(s, store)
+    old = {m.text for m in s.messages if m.text}
+    assert old <= set(extracted)  # the first index read every message
+    extracted.clear()
+    bigger = grown(s, ("user", "Now also fix app/api/orders.py and never touch `cursor_secret`."), ("assistant", "Looking at ORD-4411."))
+    index = build_index(bigger, store)
+    assert extracted == ["Now also fix app/api/orders.py and never touch `cursor_secret`.", "Looking at ORD-4411."]
+    same(index, build_index(bigger, MessageAnchors()))  # what a fresh read of the grown session says
+
+
+def test_a_log_read_again_into_new_message_objects_is_not_extracted_again(extracted: list[str]) -> None:
+    path = str(SAMPLES / "claude_code_compaction.jsonl")
+    store = MessageAnchors()
+    first = build_index(load_session(path), store)
+    extracted.clear()
+    again = load_session(path)  # new Session and Message objects, the same texts
+    index = build_index(again, store)
+    assert extracted == []
+    assert index.anchors == first.anchors and index.by_message == first.by_message
+
+
+def test_re_plans_and_a_replay_extract_no_message_again(extracted: list[str]) -> None:
+    s = load_session(str(SAMPLES / "coding_agent.yaml"))
+    index = anchors_of(s, AnchorStore())
+    texts = {m.text for m in s.messages if m.text}
+    extracted.clear()
+    for total in (20_000, 30_000, 45_000):  # the budget dragged: one re-plan each
+        plan_retention(plan_session(s, "missy", {"total": total}), s, index)
+    timeline = simulate(s, "supyagent", get_policy("supyagent").make_params({"max_messages_before_summary": 12}))
+    timeline_retention(timeline, index)
+    # what is read again is text sent beside the messages (summaries, the system prompt, cut parts), never a message
+    assert not texts & set(extracted)
+
+
+def test_the_same_id_with_other_words_is_read_again() -> None:
+    store = MessageAnchors()
+    before = session(("user", "Please fix src/old_name.py before Friday."), ("assistant", "Done, see ORD-1111."))
+    after = session(("user", "Please fix src/new_name.py before Friday."), ("assistant", "Done, see ORD-1111."))
+    assert [m.id for m in before.messages] == [m.id for m in after.messages]
+    old = build_index(before, store)
+    new = build_index(after, store)
+    assert "src/old_name.py" in {a.value for a in old.anchors}
+    values = {a.value for a in new.anchors}
+    assert "src/new_name.py" in values and "src/old_name.py" not in values
+    same(new, build_index(after, MessageAnchors()))
+
+
+def test_a_new_anchor_finds_its_unquoted_mentions_in_old_messages(extracted: list[str]) -> None:
+    """A grown session's new anchor (`session_cwd`, quoted) is named unquoted in an old message: the
+    old message is searched for the new word only, and is added to the anchor as a fresh read adds it."""
+    s = session(("user", "The render function takes session_cwd as a keyword."), ("assistant", "Noted, it lives in src/render.py."))
+    store = MessageAnchors()
+    build_index(s, store)
+    assert store.split == 2
+    extracted.clear()
+    bigger = grown(s, ("user", "Rename `session_cwd` to cwd everywhere."))
+    index = build_index(bigger, store)
+    assert extracted == ["Rename `session_cwd` to cwd everywhere."]
+    assert store.split == 3  # only the new text was read whole; the old ones were searched for the new words
+    cwd = index.find("session_cwd")
+    assert cwd is not None and cwd.messages == (0, 2) and cwd.first_index == 0
+    same(index, build_index(bigger, MessageAnchors()))
+
+
+def test_a_store_past_its_limit_forgets_and_reads_again(extracted: list[str]) -> None:
+    s = session(("user", "Fix src/a.py now."), ("assistant", "See ORD-2231 " + "x" * 200), ("user", "Never push to main."))
+    store = MessageAnchors(limit_chars=100)
+    first = build_index(s, store)
+    assert store._said_chars <= 100
+    extracted.clear()
+    again = build_index(s, store)
+    assert extracted  # some were forgotten and read again, with the same answers
+    same(again, first)
+
+
+WORDS = ["Fix src/app/main.py", "see ORD-2231", "use `cache_key`", "Never push to main.", "lines 10-20", "app/main.py is done",
+         "cache_key = build()", "/srv/repo/src/app/main.py", "ValueError: bad", "spotter-dov.1 closed", "ok", "Reply with exactly OK.",
+         "import re", "`import re`", "main.py", "see #4512", "https://example.com/a/b", "3f2a9c1d"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+                min_size=2, max_size=12),
+       st.lists(st.integers(1, 12), min_size=1, max_size=4))
+def test_an_index_built_as_the_session_grows_equals_one_read_from_scratch(turns, cuts) -> None:  # type: ignore[no-untyped-def]
+    full = session(*[(role, " ".join(words)) for role, words in turns])
+    store = MessageAnchors()
+    for cut in sorted({min(c, len(full.messages)) for c in cuts} | {len(full.messages)}):
+        prefix = dataclasses.replace(full, messages=full.messages[:cut])
+        same(build_index(prefix, store), build_index(prefix, MessageAnchors()))
