@@ -493,6 +493,8 @@ class AnchorIndex:
         self.voices = voices or voices_of(session)
         self.first_indices: tuple[int, ...] = tuple(a.first_index for a in anchors)
         self.user_anchors: tuple[Anchor, ...] = tuple(a for a in anchors if a.kind in USER_KINDS or a.kind == "requirement")
+        # Each user anchor's needle, normalised once (a replay asks every summary text for all of them).
+        self._needles: tuple[tuple[int, str], ...] = tuple((a.id, n) for a in self.user_anchors if (n := a.needle))
         self._texts: dict[tuple[str, str], frozenset[int]] = {}
         #: Each anchor's rank among the lost and its sort key (engine/ranking.py), by anchor id, once asked:
         #: a replay ranks the same anchors at every loss.
@@ -538,9 +540,9 @@ class AnchorIndex:
         by_key = self.by_key
         ids = {by_key[(kind, key)] for kind, key, _ in extract(text, role) if (kind, key) in by_key}
         ids |= self.token_hits(text, tails=True)
-        if self.user_anchors:
+        if self._needles:
             flat = norm(text)
-            ids.update(a.id for a in self.user_anchors if a.needle and a.needle in flat)
+            ids.update(k for k, needle in self._needles if needle in flat)
         found = frozenset(ids)
         with self._lock:
             if len(self._texts) > 20_000:
