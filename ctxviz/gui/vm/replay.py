@@ -110,8 +110,8 @@ class ReplayResults:
         """Retention per turn and the prompt-caching cost of the replay, on the simulation's worker."""
 
         def job() -> None:
-            from ..engine.caching import cache_costs
-            from ..engine.retention import timeline_retention
+            from ...engine.caching import cache_costs
+            from ...engine.retention import timeline_retention
 
             notes: list[str] = []
             try:
@@ -130,7 +130,7 @@ class ReplayResults:
             self._post(self._answered, generation, timeline, retention, cache, "; ".join(notes))
 
         def bands() -> None:  # after the answers, on the same worker: a plan per (sampled) step
-            from ..engine.composition import composition
+            from ...engine.composition import composition
 
             try:
                 found = composition(timeline, should_stop=lambda: generation != self._sim_generation or self._closed)
@@ -165,7 +165,7 @@ class ReplayResults:
             return
 
         def job() -> None:
-            from ..engine.retention import where
+            from ...engine.retention import where
 
             try:
                 found, message = where(timeline, term), ""
@@ -182,7 +182,7 @@ class ReplayResults:
     def run_sweep(self, grid: list[str], requirements: list[str]) -> None:
         """Replay every combination of `grid` (NAME=START:STOP:STEP or NAME=V1,V2) on the open session,
         priced with caching, on a worker (one process: the window's), with progress."""
-        from ..engine import sweep
+        from ...engine import sweep
 
         session, policy, params = self.session, self.policy, self.params
         if session is None:

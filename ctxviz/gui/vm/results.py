@@ -136,7 +136,7 @@ class PlanResults:
             if not self._current(plan) or self._closed:
                 return
             try:
-                from ..engine.retention import plan_retention
+                from ...engine.retention import plan_retention
 
                 found = plan_retention(plan, session)
             except Exception:  # an answer it cannot give: the card keeps its other lines
