@@ -26,7 +26,7 @@ from .window.context_tab import CONTEXT_TAB, ContextTab
 from .window.detail import DetailPanel
 from .window.files import FileOpening
 from .window.menus import Menus
-from .window.overview import OverviewTab
+from .window.overview import SHORT_WINDOW, OverviewTab
 from .window.parameters import ParametersDock
 from .window.plan_table import PlanTable
 from .window.status_bar import StatusBar
@@ -153,14 +153,16 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self.overview.splitterMoved.connect(self._overview_moved)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """On a short screen the notes start folded (one click opens them): the table keeps its rows."""
+        """On a short screen the notes start folded (one click opens them) and the cards sit beside
+        the donut (`place_cards`): the table keeps its rows."""
         super().resizeEvent(event)
         if not getattr(self, "_overview_fitted", True):
             QTimer.singleShot(0, self._fit_overview_once_laid_out)
-        short = self.height() < 800
+        short = self.height() < SHORT_WINDOW
         if short != getattr(self, "_short_screen", None):
             self._short_screen = short
             self.notes_panel.expand(not short)
+            self.place_cards(short)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("window/geometry", self.saveGeometry())

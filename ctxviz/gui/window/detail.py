@@ -22,6 +22,8 @@ from ..theme import category_label
 
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
+#: Where a long name may wrap (a zero-width space: never in the text copied out).
+BREAK = "\u200b"
 SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
 
 
@@ -143,13 +145,16 @@ class DetailPanel:
         document = QTextDocument()
         head, _, rest = self._detail_head_html.partition(DETAIL_SPLIT)
         document.setHtml(head + self._why_html + rest)
-        return document.toPlainText() + "\n" + self.detail.toPlainText()
+        return document.toPlainText().replace(BREAK, "") + "\n" + self.detail.toPlainText()
 
     def _show_explanation(self, explanation: Explanation) -> None:
         if self.selected != explanation.message.index or explanation.message != self._detail_record:
             return  # an answer about another message, or about a plan no longer on screen
         text = describe(explanation).split("\n", 1)
         answer = "<br>".join(html.escape(line) for line in text[1].split("\n")) if len(text) > 1 else ""
+        # A parameter's name may break after its underscores: in a narrow panel one long name
+        # otherwise widened the text past the panel's edge, cutting every line.
+        answer = answer.replace("_", "_" + BREAK)
         self._why_html = f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else ""
         self._render_detail_head()
 

@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import (
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...engine.fill import fill
 from ...engine.plan import Plan
@@ -24,13 +32,56 @@ from ..status import notes_count, reported_turn_text, unseen_text
 from ..theme import CATEGORY_COLORS, CATEGORY_LABELS
 from ..widgets.budget_pie import BudgetPie
 from ..widgets.category_bars import CategoryBars
-from ..widgets.lost_card import LostCard
+from ..widgets.lost_card import LOST_CARD_MAX, LostCard
 from ..widgets.message_strip import USER_LOST, MessageStrip, sent_span
 from ..widgets.next_compaction import NextCompactionCard
 from ..widgets.notes import NotesPanel
 from ..widgets.session_browser import SessionBrowser
 from ..widgets.strip_overview import StripOverview
 from ..widgets.welcome import WelcomePanel
+
+#: A window less tall than this folds the notes and puts the cards beside the donut (`place_cards`).
+SHORT_WINDOW = 800
+QWIDGETSIZE_MAX = (1 << 24) - 1
+
+
+class _CardPage(QObject):
+    """A card's tab beside the donut (on a short window): the card on a page of its own, the tab
+    shown while the card is (each card hides itself when it has nothing to say)."""
+
+    def __init__(self, card: QWidget, title: str, tip: str, tabs: QTabWidget) -> None:
+        super().__init__(tabs)
+        self.card, self.title, self.tip, self.tabs = card, title, tip, tabs
+        self.page = QWidget()
+        self.page.setObjectName(f"card-page-{title.lower()}")
+        self.layout = QVBoxLayout(self.page)
+        self.layout.setContentsMargins(2, 2, 2, 2)
+        self.layout.addStretch(0)  # below a card that stops at its own cap
+        self.hidden = card.isHidden()
+        card.installEventFilter(self)
+
+    def enter(self, position: int) -> None:
+        self.hidden = self.card.isHidden()
+        self.layout.insertWidget(0, self.card, 1)  # as tall as the page allows (a card's own cap still holds)
+        index = self.tabs.insertTab(position, self.page, self.title)
+        self.tabs.setTabToolTip(index, self.tip)
+        self._follow()
+
+    def leave(self) -> None:
+        self.layout.removeWidget(self.card)
+        self.tabs.removeTab(self.tabs.indexOf(self.page))
+        self.card.setVisible(not self.hidden)
+
+    def _follow(self) -> None:
+        index = self.tabs.indexOf(self.page)
+        if index >= 0:
+            self.tabs.setTabVisible(index, not self.hidden)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.card and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self.hidden = event.type() == QEvent.Type.HideToParent
+            self._follow()
+        return False
 
 
 def strip_legend_html() -> str:
@@ -62,7 +113,16 @@ class OverviewTab:
         """The Overview laid out (`overview_stack`: the welcome page, then the session's page)."""
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.pie)
-        top.addWidget(self.bars)
+        # Beside the donut: the bars; on a short window the cards too, as tabs before them
+        # (`place_cards`). With one page the tab bar hides itself.
+        self.cards_tabs = QTabWidget()
+        self.cards_tabs.setObjectName("cards-tabs")
+        self.cards_tabs.setDocumentMode(True)
+        self.cards_tabs.setTabBarAutoHide(True)
+        self.bars_page = self.bars
+        self.cards_tabs.addTab(self.bars, "Categories")
+        self.cards_tabs.setTabToolTip(0, "Sent and all tokens per category")
+        top.addWidget(self.cards_tabs)
         top.setSizes([560, 440])
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(table_box)
@@ -105,16 +165,28 @@ class OverviewTab:
         # splitter: a layout gives them the height their wrapped text needs).
         self.notes_panel = NotesPanel()
         overview_page = QWidget()
-        ol = QVBoxLayout(overview_page)
+        self.overview_layout = ol = QVBoxLayout(overview_page)
         ol.setContentsMargins(0, 0, 0, 0)
         ol.setSpacing(2)
-        ol.addWidget(self.notes_panel)
         self.lost_card = LostCard()
         self.lost_card.messageClicked.connect(self.select_message)
-        ol.addWidget(self.lost_card)
         self.next_card = NextCompactionCard()
         self.next_card.messageClicked.connect(self.select_message)
-        ol.addWidget(self.next_card)
+        # The provider's fill and the notes, what was lost, the next compaction: one column of cards.
+        self.cards = QWidget()
+        self.cards.setObjectName("cards")
+        self.cards_layout = QVBoxLayout(self.cards)
+        self.cards_layout.setContentsMargins(0, 0, 0, 0)
+        self.cards_layout.setSpacing(2)
+        for card in (self.notes_panel, self.lost_card, self.next_card):
+            self.cards_layout.addWidget(card)
+        # On a short window each card is a tab beside the donut, shown while the card has something to say.
+        self.card_pages = [_CardPage(card, title, tip, self.cards_tabs) for card, title, tip in (
+            (self.lost_card, "Lost", "What the plan does not send, the user's own words first"),
+            (self.next_card, "Next", "The next compaction: when, and what it would lose"),
+            (self.notes_panel, "Fill", "The fill figure to quote, and the notes from reading and planning the file"))]
+        self.cards_beside = False
+        ol.addWidget(self.cards)
         ol.addWidget(overview, 1)
         # Before a session is open, the overview is a welcome page (samples, recent files), not bare axes.
         self.welcome = WelcomePanel()
@@ -126,6 +198,31 @@ class OverviewTab:
         self.overview_stack.addWidget(overview_page)
         self.charts_splitter = top
         self.table_splitter = lower
+
+    def place_cards(self, beside: bool) -> None:
+        """Above the charts (a tall window), or beside the donut as tabs before the bars (a window
+        under `SHORT_WINDOW` pixels): above, the three cards took the height of five table rows, and
+        a real Claude Code log at 1024x700 showed three. Beside the donut, what was lost is the
+        first tab and shown; a card with nothing to say has no tab."""
+        if beside == self.cards_beside:
+            return
+        self.cards_beside = beside
+        for position, page in enumerate(self.card_pages):
+            if beside:
+                self.cards_layout.removeWidget(page.card)
+                page.enter(position)
+            else:
+                page.leave()
+                self.cards_layout.insertWidget(position, page.card)
+        self.cards.setVisible(not beside)
+        # Above the charts the lost card is capped (it scrolls); in its own tab it takes the page.
+        self.lost_card.setMaximumHeight(QWIDGETSIZE_MAX if beside else LOST_CARD_MAX)
+        self.cards_tabs.setCurrentIndex(0)
+
+    def show_cards(self) -> None:
+        """The notes in view (their tab, on a short window)."""
+        if self.cards_beside:
+            self.cards_tabs.setCurrentWidget(self.card_pages[-1].page)
 
     def _fit_overview_once_laid_out(self) -> None:
         if not self._overview_fitted:
@@ -218,4 +315,5 @@ class OverviewTab:
 
     def show_notes(self) -> None:
         self.tabs.setCurrentIndex(0)
+        self.show_cards()
         self.notes_panel.expand(True)
