@@ -184,8 +184,11 @@ def test_the_report_prints_the_same_sentence(qtbot):
     page = render_html(session, plan, b"", timeline)
     assert f"<p class='versus'>{html.escape(sentence)}</p>" in page
     assert "class='versus'" not in render_html(session, plan, b"")  # no timeline, no sentence
-    # What the provider reported, and the unseen estimate, as the overview says them.
-    assert f"{plan.reported.last_window_fill:,} tokens in the window at the last call in the log" in page
+    # What the provider reported, and the unseen estimate, as the overview says them (issue 24: the
+    # one fill figure to quote, in the overview's sentence, where the report had a wording of its own).
+    from ctxviz.engine.fill import fill
+
+    assert f"Fill to quote: {plan.reported.last_window_fill:,} of" in page and html.escape(fill(plan, session).sentence()) in page
     assert "Unseen: about 18,500 tokens of system prompt and tools the log does not record" in page
     assert "Unseen: about 18,500 tokens" in plain(widget.findChildren(QLabel)[0].text())
 

@@ -20,12 +20,13 @@ from PySide6.QtGui import QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QWidget
 
+from ..engine.fill import fill
 from ..engine.plan import Decision, MessagePlan, Plan
 from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
 from ..io.output import check_output_path, stream_of, write_output
-from .status import reported_text, unseen_text, verdict
+from .status import unseen_text, verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.message_strip import MessageStrip
@@ -34,10 +35,12 @@ from .widgets.timeline import TimelineView
 SIZE = QSize(1400, 980)
 
 
-def provider_html(plan: Plan) -> str:
-    """What the provider's log says beside the plan (the overview's lines), escaped, or ""."""
-    unseen = plan.reported.unseen if plan.reported is not None else 0
-    lines = [line for line in (reported_text(plan), unseen_text(unseen)) if line]
+def provider_html(plan: Plan, session: Session) -> str:
+    """What the provider's log says beside the plan, in the overview's words (the one fill figure
+    to quote with the others explained beside it, then what the log does not record), escaped, or ""."""
+    if plan.reported is None:
+        return ""
+    lines = [line for line in (fill(plan, session).sentence(), unseen_text(plan.reported.unseen)) if line]
     return "".join(f"<p class='provider'>{html.escape(line)}</p>" for line in lines)
 
 
@@ -64,7 +67,7 @@ class ReportWidget(QWidget):
         title = QLabel(f"<h2>{html.escape(session.title or os.path.basename(session.source))}</h2>"
                        f"<p>{len(session.messages):,} messages · policy <b>{html.escape(plan.policy)}</b> · {t.used:,} of {t.budget:,} tokens · "
                        f"{said} · "
-                       f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>" + provider_html(plan))
+                       f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>" + provider_html(plan, session))
         self.pie = BudgetPie()
         self.pie.set_plan(plan, trigger=plan_trigger(plan, session))  # the app's verdict, past the trigger included
         self.bars = CategoryBars()
@@ -263,7 +266,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 <h1>{title}</h1>
 <p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
 {t.used:,} of {t.budget:,} tokens · {esc(verdict(plan))} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
-{provider_html(plan)}
+{provider_html(plan, session)}
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
 {versus}
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>

@@ -49,16 +49,6 @@ def notes_count(notes: tuple[str, ...] | list[str]) -> str:
     return f"{len(notes):,} note{'' if len(notes) == 1 else 's'}" if notes else ""
 
 
-def reported_text(plan: Plan) -> str:
-    """The last call's real window fill beside this plan's figure (as `ctxviz plan` prints it), or ""."""
-    rep = plan.reported
-    if rep is None:
-        return ""
-    calls = f"{rep.calls:,} call{'' if rep.calls == 1 else 's'} with usage"
-    return (f"Reported by the provider: {rep.last_window_fill:,} tokens in the window at the last call in the log (#{rep.last_index}, {calls}); "
-            f"this plan sends {plan.totals.used:,} (a replay of what the log records).")
-
-
 def reported_turn_text(index: int, fill: int, sent: int) -> str:
     """For the context at one turn of the replay: what the call made after it really had in the window."""
     return (f"Reported by the provider for the call made after this turn (which produced #{index + 1}): {fill:,} tokens in the window, "

@@ -246,3 +246,22 @@ def start_daemon(name: str, target: Callable[[], None]) -> threading.Thread:
     thread = threading.Thread(target=target, name=f"{WORKER_PREFIX}{name}", daemon=True)
     thread.start()
     return thread
+
+
+#: A worker's progress reaches the GUI thread at most this often (each report is a queued event).
+PROGRESS_INTERVAL_S = 0.05
+
+
+def throttled(report: Callable[[int, int], None], interval: float = PROGRESS_INTERVAL_S) -> Callable[[int, int], None]:
+    """`report`, called at most every `interval` seconds (and always for the last step), so that a
+    worker counting or replaying 100,000 messages does not flood the GUI thread's event queue."""
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if done >= total or now - last >= interval:
+            last = now
+            report(done, total)
+
+    return progress

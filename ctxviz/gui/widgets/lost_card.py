@@ -22,6 +22,8 @@ from ...engine.session import Session
 from ..theme import WARNING
 
 SHOWN = 4
+#: Above the charts the card is at most this tall, and scrolls.
+LOST_CARD_MAX = 104
 
 
 def _link(m: LostMessage, with_tokens: bool = False) -> str:
@@ -102,7 +104,7 @@ class LostCard(QFrame):
         layout.setContentsMargins(8, 4, 8, 4)
         layout.addWidget(scroll)
         self.setMinimumHeight(46)
-        self.setMaximumHeight(104)
+        self.setMaximumHeight(LOST_CARD_MAX)
         self.found: Lost | None = None
         self.retention: Any = None
         self.plan: Plan | None = None

@@ -1,0 +1,220 @@
+"""The Overview's message table: its filters (role, decision, reason, search), the table grouped
+by reason, and moving the selection (find, go to, jump to the cut, the next dropped user message).
+
+A mixin of `MainWindow` (gui/main_window.py); the detail panel shows what it selects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLineEdit,
+    QSizePolicy,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...engine.plan import Plan
+from ...engine.policies import get_policy
+from ...engine.session import Session
+from ...engine.voices import voices_of
+from ...errors import CtxvizError
+from ..models import MessageTableModel
+from ..safe import plain_label
+from ..theme import WARNING
+from ..widgets.message_table import MessageTableView
+from ..widgets.reason_groups import ReasonFilter, ReasonGroupView
+
+
+class PlanTable:
+    """The table of the plan's messages and its filters, for `MainWindow`."""
+
+    vm: Any
+    shown_plan: Plan | None
+    shown_session: Session | None
+    selected: int | None
+    strip: Any
+    tabs: Any
+
+    def _build_table(self) -> QWidget:
+        """The filters above the table (or its groups by reason), in one box."""
+        self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
+        self.table = MessageTableView()
+        self.table.setModel(self.model)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for col, width in enumerate((42, 58, 62, 112, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
+
+        self.role_filter = QComboBox()
+        # "user" lists the user's own turns; what the harness sent as user turns (reminders,
+        # attachments, command output) and the observations of coding agents are listed apart.
+        self.role_filter.addItems(["all roles", "system", "user", "harness", "observation", "assistant", "tool"])
+        self.decision_filter = QComboBox()
+        self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
+        self.search = QLineEdit()
+        self.search.setPlaceholderText('Search (Ctrl+F): words, "a phrase", role:user decision:dropped tokens>1000 -zone:system')
+        self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id; tokens, sent and index "
+                               "compare with > >= < <= =; a word or \"quoted phrase\" must be in the id, reason or text; "
+                               "a leading - negates a term.")
+        self.search.setToolTip(self.search_help)
+        self.search.setClearButtonEnabled(True)
+        # The policy's reason codes, and the table grouped by them (counts and tokens per reason).
+        self.reason_filter = ReasonFilter()
+        self.group_button = QToolButton()
+        self.group_button.setText("By reason")
+        self.group_button.setObjectName("group-by-reason")
+        self.group_button.setCheckable(True)
+        self.group_button.setToolTip("Show the messages the filters select as one row per reason, with counts and tokens")
+        self.reason_groups = ReasonGroupView()
+        filters = QHBoxLayout()
+        filters.addWidget(self.role_filter)
+        filters.addWidget(self.decision_filter)
+        filters.addWidget(self.reason_filter)
+        filters.addWidget(self.search, 1)
+        filters.addWidget(self.group_button)
+        self.count_label = plain_label()
+        # Labels that change on every re-plan get a fixed size policy, so new text repaints the
+        # label alone instead of re-laying out (and repainting) the whole window.
+        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("100,000 of 100,000") + 8)
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        filters.addWidget(self.count_label)
+        table_box = QWidget()
+        tl = QVBoxLayout(table_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addLayout(filters)
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.reason_groups)
+        tl.addWidget(self.table_stack)
+        return table_box
+
+    def _filter(self, **kwargs: Any) -> None:
+        self.model.set_filters(**kwargs)
+        self._restore_table_selection()
+        self._update_count()
+        self._update_reason_groups()
+        if self.shown_plan is not None and "search" in kwargs:  # what the search does not match is dimmed in the strip too
+            self.strip.set_plan(self.shown_session, self.shown_plan, self._search_hits(), voices=self.model.voices)
+
+    def _search_hits(self) -> set[int] | None:
+        """The messages the search box matches (None without a search: nothing dimmed)."""
+        if not self.model.search.strip() or self.model.query.error:
+            return None
+        return {self.model.message_index(r) for r in range(self.model.rowCount())}
+
+    def _update_count(self) -> None:
+        self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
+        error = self.model.query.error if self.model.search else ""
+        if error != self.search.property("query_error"):  # a malformed term is said, not silently ignored
+            self.search.setProperty("query_error", error)
+            self.search.setStyleSheet(f"QLineEdit {{ border: 1px solid {WARNING}; }}" if error else "")
+            self.search.setToolTip(error or self.search_help)
+            if error:
+                self.statusBar().showMessage(f"search: {error}", 8000)
+
+    def _voices(self, session: Session) -> tuple[str, ...]:
+        """Each message's voice (engine/voices.py: a user turn may be the harness's). A turn of the
+        replay holds a prefix of the file's messages: its voices are the file's, not worked out again."""
+        full = self.vm.session
+        n = len(session.messages)
+        if full is not None and session is not full and n <= len(full.messages) and (n == 0 or session.messages[-1] is full.messages[n - 1]):
+            return voices_of(full)[:n]
+        return voices_of(session)
+
+    def _policy_codes(self, plan: Plan) -> tuple[str, ...]:
+        try:
+            return get_policy(plan.policy).reason_codes
+        except CtxvizError:  # a plan of a policy no longer registered (a plugin): the codes it carries
+            return ()
+
+    def _group_by_reason(self, grouped: bool) -> None:
+        """The table, or the same messages as one row per reason (counts and tokens)."""
+        self.table_stack.setCurrentIndex(1 if grouped else 0)
+        self._update_reason_groups()
+
+    def _update_reason_groups(self) -> None:
+        if self.group_button.isChecked():
+            self.reason_groups.groups.set_groups(self.shown_plan, self.model.rows_by_other_filters())
+
+    def _open_reason_group(self, code: str) -> None:
+        """A group opened: the table lists its messages (the reason filter set to its code)."""
+        self.group_button.setChecked(False)
+        self.reason_filter.set_code(code)
+
+    def _row_selected(self, current, _previous) -> None:
+        if current.isValid():
+            self._show_detail(self.model.message_index(current.row()))
+
+    def select_message(self, index: int) -> None:
+        row = self.model.view_row(index)
+        if row is not None:
+            cell = self.model.index(row, 0)
+            self.table.setCurrentIndex(cell)
+            self.table.scrollTo(cell)
+        self._show_detail(index)
+
+    def _restore_table_selection(self) -> None:
+        """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
+        if self.selected is None:
+            return
+        row = self.model.view_row(self.selected)
+        current = self.table.currentIndex()
+        if row is not None and not (current.isValid() and current.row() == row and self.table.selectionModel().isRowSelected(row)):
+            selection = self.table.selectionModel()
+            selection.blockSignals(True)
+            self.table.setCurrentIndex(self.model.index(row, 0))
+            selection.blockSignals(False)
+
+    def focus_search(self) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def go_to_dialog(self) -> None:
+        if self.shown_plan is None or not self.shown_plan.messages:
+            return
+        last = len(self.shown_plan.messages) - 1
+        number, ok = QInputDialog.getInt(self, "Go to message", f"Message number (0-{last:,}):", self.selected or 0, 0, last)
+        if ok:
+            self.select_message(number)
+
+    def jump_to_cut(self) -> None:
+        """Select the newest message the plan does not send: where the cut falls."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None)
+        if cut is None:
+            self.statusBar().showMessage("every message is sent: there is no cut", 4000)
+        else:
+            self.select_message(cut)
+
+    def next_dropped_user(self) -> None:
+        """Select the next user message the plan does not send, after the selected one (wrapping)."""
+        plan = self.shown_plan
+        if plan is None:
+            return
+        lost = [m.index for m in plan.messages if m.role == "user" and not m.sent]
+        if not lost:
+            self.statusBar().showMessage("every user message is sent", 4000)
+            return
+        current = self.selected if self.selected is not None else -1
+        self.select_message(next((i for i in lost if i > current), lost[0]))
