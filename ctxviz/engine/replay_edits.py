@@ -18,12 +18,12 @@ from bisect import bisect_left
 from types import SimpleNamespace
 from typing import Any
 
-from .carried import _Snapshot
 from .counting import TokenCounts
 from .policies import anthropic_editing as ae
 from .policies import claude_code as cc
 from .policies import codex as cx
 from .policies import gemini_cli as gc
+from .policies.carried import _Snapshot
 from .policies.gemini_history import message_content
 from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
 from .policies.langchain_counting import cached_view, count_view, lc_type

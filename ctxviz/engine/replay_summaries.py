@@ -19,9 +19,9 @@ import math
 from bisect import bisect_left, insort
 from typing import Any
 
-from .carried import IdPrefix, _Snapshot
 from .counting import TokenCounts
 from .plan import Plan
+from .policies.carried import IdPrefix, _Snapshot
 from .policies.langchain_counting import cached_view, count_view, max_input_tokens, model_provider, summary_view
 from .policies.langchain_summarization import SummarizationParams, parse_trigger, provider_matches
 from .policies.llamaindex_chat_memory_buffer import prefix_tokens, text_tokens

@@ -18,11 +18,11 @@ from .base import Policy
 #: imported the first time its policy is asked for, so `ctxviz plan` with missy imports missy alone
 #: (importing all 21 took longer than planning a sample).
 _BUILT_IN: dict[str, tuple[str, str]] = {
-    "missy": ("missy", "POLICY"),
-    "supyagent": ("supyagent", "POLICY"),
-    "categories": ("categories", "POLICY"),
-    "missy-consolidator": ("consolidator", "POLICY"),
-    "mnesis": ("mnesis", "POLICY"),
+    "missy": ("missy.context_manager", "POLICY"),
+    "supyagent": ("supyagent.context_manager", "POLICY"),
+    "categories": ("penguin.context_window", "POLICY"),
+    "missy-consolidator": ("missy.consolidator", "POLICY"),
+    "mnesis": ("mnesis.context_builder", "POLICY"),
     "claude-code": ("claude_code", "POLICY"),
     "langchain-trim": ("langchain_trim", "POLICY"),
     "langchain-summarization": ("langchain_summarization", "POLICY"),

@@ -1,23 +1,18 @@
-"""What an incremental replay carries from turn to turn: the covers of a summary as a view of the
-growing list of ids, and supyagent's extractive snapshot built up as messages arrive (with its
-token count), so a summary fired on every turn costs what the new messages add.
-
-Its own module so that every replayer module can use it without importing `replay.py`, which
-registers them.
+"""What the incremental replays of several frameworks carry from turn to turn: the covers of a
+summary as a view of the growing list of ids, and the offline summarizer's snapshot
+(`summarizers.supyagent_snapshot`) built up as messages arrive (with its token count), so a summary
+fired on every turn costs what the new messages add. supyagent's count of its summary message,
+which sums the snapshot's line counts, is `_SummaryCounter` in supyagent/replay.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache
 from itertools import islice
 from typing import Any
 
-from .policies.supyagent import count_message_dict, summary_message
-from .session import Message, Summary
-from .summarizers import WORD_LIMIT, _features, render_snapshot
-from .tokenizers import TiktokenTokenizer, Tokenizer
+from ..session import Message
+from ..summarizers import WORD_LIMIT, _features, render_snapshot
 
 
 class IdPrefix(Sequence[str]):
@@ -78,59 +73,6 @@ class IdPrefix(Sequence[str]):
         return tuple(self)
 
 
-class _SummaryCounter:
-    """supyagent's count of its summary message, `count_message_dict(summary_message(s))`, at a
-    cost that does not grow with the summary's text at every trigger.
-
-    tiktoken's cl100k_base and o200k_base cut text into pre-tokens with a pattern under which a
-    newline followed by "-" or "#" always ends a pre-token (no alternative of either pattern takes
-    a newline and then a "-" or "#" after it), and the count is the sum over pre-tokens. So the
-    snapshot is counted as the sum of its lines (`_Snapshot.pieces`), each line's count memoised,
-    and the header "[Context Summary - N previous messages]" as its fixed parts plus N's digits in
-    threes (both patterns take digits as `\\p{N}{1,3}`, each run after a lone space).
-    tests/test_replay_incremental.py checks both sums against the whole count. Other tokenizers
-    count the whole text."""
-
-    def __init__(self, tok: Tokenizer) -> None:
-        self.tok = tok
-        self.piecewise = isinstance(tok, TiktokenTokenizer) and tok.encoding_name in ("cl100k_base", "o200k_base")
-        self.memo: dict[str, int] = {}
-        self.base = 4 + tok.count("system")  # count_message_dict: 4, and the role string
-        self.fixed = sum(map(self.count, ("[Context Summary -", " ", " previous messages]\n\n"))) if self.piecewise else 0
-        self.digit_groups_are_tokens = self.piecewise and _digit_groups_are_tokens(tok.name)
-
-    def count(self, piece: str) -> int:
-        c = self.memo.get(piece)
-        if c is None:
-            c = self.memo[piece] = self.tok.count(piece)
-        return c
-
-    def size(self, summary: Summary, text_count: int | None = None) -> int:
-        """The summary message's count; `text_count`, when given, is the sum of `count` over the
-        text's lines (`_Snapshot.counted`)."""
-        if not self.piecewise or summary.text[:1] not in ("-", "#"):  # the header's last newline ends a pre-token only before "-" or "#"
-            return count_message_dict(summary_message(summary), self.tok)
-        if text_count is None:
-            text_count = sum(self.count(piece) for piece in _LINE_START.split(summary.text))
-        n = summary.messages_covered
-        if n >= 0 and self.digit_groups_are_tokens:
-            header = self.fixed + (len(str(n)) + 2) // 3  # each group of up to three digits is one token
-        else:  # the header whole
-            header = self.count(f"[Context Summary - {n} previous messages]\n\n")
-        return self.base + header + text_count
-
-
-@cache
-def _digit_groups_are_tokens(encoding: str) -> bool:
-    """Whether every run of one to three ASCII digits is a single token of the encoding (checked,
-    not assumed: both patterns cut a number into such runs, so a number's count is then its runs)."""
-    tok = TiktokenTokenizer(encoding)
-    return all(tok.count(str(k).zfill(width)) == 1 for width in (1, 2, 3) for k in range(10**width))
-
-
-_LINE_START = re.compile(r"(?<=\n)(?=[-#])")
-
-
 class _Snapshot:
     """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
     features are gathered once; each section keeps its unique items in first-seen order and the
@@ -138,7 +80,7 @@ class _Snapshot:
 
     With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
     line with the newlines after it, the last one as the word limit cuts it): each line is made,
-    counted and measured in spaces once (see `_SummaryCounter` for why the sum is the count)."""
+    counted and measured in spaces once (see supyagent/replay.py's `_SummaryCounter` for why the sum is the count)."""
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 

@@ -14,12 +14,12 @@ from functools import partial
 from itertools import repeat
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt, recorded_covers, split_new_message, tools_json
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
 
 ZONES = ("system", "evictable", "fresh_tail", "new_message")
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt, tools_json
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt, tools_json
 
 ZONES = ("system", "summarized", "evictable", "recent")
 IMAGE_TOKENS = 765  # supyagent's flat "low-detail 85+170*4" charge per image_url part
@@ -349,7 +349,7 @@ def compact(prefix: Session, plan: Plan, settings: ContextSettings, counts: Toke
             events: list[Any]) -> Summary | None:
     """supyagent's trigger after a build: N messages or K tokens since the last summary; it always
     re-summarises the history from index 0 up to the recent messages it keeps."""
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     messages = prefix.messages
     history = [m for m in messages if m.role != "system"]

@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import (
     FileRefPart,
     Message,
     Part,
@@ -34,9 +34,9 @@ from ..session import (
     ToolResultPart,
     render_file_ref,
 )
-from ..tokenizers import ENCODINGS, HEURISTICS, Tokenizer, load_encoding
-from .base import Policy, params_dict
-from .common import base_system_prompt
+from ...tokenizers import ENCODINGS, HEURISTICS, Tokenizer, load_encoding
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
 
 ZONES = ("system", "summarized", "raw")
 DEFAULT_COMPACTION_BUFFER = 20_000
@@ -427,8 +427,8 @@ def compact(prefix: Session, plan: Plan, budget: MnesisBudget, counts: TokenCoun
             events: list[Any]) -> Summary | None:
     """mnesis' soft (60 % of usable) and hard thresholds: everything before the second-to-last user
     message is condensed, merged with the earlier node, into the Level 3 deterministic summary."""
-    from ..replay_contract import Event
-    from ..summarizers import mnesis_fallback
+    from ...replay_contract import Event
+    from ...summarizers import mnesis_fallback
 
     messages = prefix.messages
     usable = plan.extra["usable"]

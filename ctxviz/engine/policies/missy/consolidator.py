@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
 
 RECENT_KEEP = 4  # _RECENT_KEEP
 FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
@@ -276,7 +276,7 @@ def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts:
             events: list[Any]) -> Summary | None:
     """MemoryConsolidator's trigger after a build: the key facts it wrote replace what it consolidated
     (and everything the previous consolidation covered)."""
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     ids = plan.extra.get("consolidated_ids") or []
     if not (plan.extra.get("should_consolidate") and ids):

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Category, Message, Session, TextPart
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import recorded_covers
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Category, Message, Session, TextPart
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import recorded_covers
 
 IMAGE_TOKENS = 4000
 IMAGE_PLACEHOLDER = "[Image removed to save tokens]"
