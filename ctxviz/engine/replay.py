@@ -16,15 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 from .counting import TokenCounts
+from .policies.autogen.replay import REPLAYERS as AUTOGEN
+from .policies.langchain.replay import REPLAYERS as LANGCHAIN
+from .policies.llamaindex.replay import REPLAYERS as LLAMAINDEX
 from .policies.missy.replay import REPLAYERS as MISSY
 from .policies.mnesis.replay import REPLAYERS as MNESIS
+from .policies.openhands.replay import REPLAYERS as OPENHANDS
 from .policies.penguin.replay import REPLAYERS as PENGUIN
+from .policies.strands.replay import REPLAYERS as STRANDS
 from .policies.supyagent.replay import REPLAYERS as SUPYAGENT
 from .replay_contract import _Replay
 from .session import Session
 from .summarizers import Summarizer
 
-REPLAYERS: dict[str, type[_Replay]] = {**MISSY, **MNESIS, **SUPYAGENT, **PENGUIN}
+REPLAYERS: dict[str, type[_Replay]] = {**MISSY, **MNESIS, **SUPYAGENT, **PENGUIN, **AUTOGEN, **LLAMAINDEX, **LANGCHAIN, **STRANDS, **OPENHANDS}
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
@@ -47,9 +52,5 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
 
 # The replayers of the policies added for issue 12 (their modules import this one's helpers, so last).
 from .replay_edits import REPLAYERS as _EDITS  # noqa: E402
-from .replay_summaries import REPLAYERS as _SUMMARIES  # noqa: E402
-from .replay_trims import REPLAYERS as _TRIMS  # noqa: E402
 
-REPLAYERS.update(_TRIMS)
-REPLAYERS.update(_SUMMARIES)
 REPLAYERS.update(_EDITS)

@@ -25,8 +25,8 @@ from .policies import codex as cx
 from .policies import gemini_cli as gc
 from .policies.carried import _Snapshot
 from .policies.gemini_history import message_content
-from .policies.langchain_context_editing import ClearToolUsesParams, already_cleared
-from .policies.langchain_counting import cached_view, count_view, lc_type
+from .policies.langchain.context_editing import ClearToolUsesParams, already_cleared
+from .policies.langchain.counting import cached_view, count_view, lc_type
 from .replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
 from .session import Message, Session, ThinkingPart, ToolResultPart
 from .summarizers import ExtractiveSummarizer, Summarizer

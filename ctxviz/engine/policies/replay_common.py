@@ -11,7 +11,7 @@ from bisect import bisect_left, insort
 from typing import Any
 
 from ..counting import TokenCounts
-from ..replay_contract import _Replay
+from ..replay_contract import Turn, _Replay
 from ..session import Session, ToolCallPart, ToolResultPart
 from ..summarizers import Summarizer
 
@@ -174,3 +174,50 @@ class _PairSafety:
 
 
 _NO_DROPS: frozenset[int] = frozenset()
+
+
+class _SummaryReplay(_Replay):
+    """What the three replayers share: prefix sums of the counts, the session's ids, and the
+    reference step for the turns (or whole replays) they do not compute."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        messages = session.messages
+        self.ids = [m.id for m in messages]
+        sums = [0]
+        for t in self.tokens[: len(messages)]:
+            sums.append(sums[-1] + t)
+        self.sums = sums  # sums[k]: tokens of messages 0..k-1
+        # The reference state() is what the fast turns reproduce: no recorded summary, one message
+        # per id (covers name ids), no pair safety applied after the policy.
+        self.ok = not pair_safe and not session.summaries and len(set(self.ids)) == len(self.ids)
+        self.synced = 0  # len(generated) the state reflects
+
+    def absorb(self, i: int) -> None:
+        if self.ok and self.synced != len(self.generated):
+            self._sync(i - 1)
+            self.synced = len(self.generated)
+        self._grow(i)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if not self.ok:
+            return super().step(i)
+        turn = self._fast(i)
+        if turn is None:
+            turn = super().step(i)
+            if self.ok and self.synced != len(self.generated):
+                self._sync(i)
+                self.synced = len(self.generated)
+        return turn
+
+    def _grow(self, i: int) -> None:
+        """Take message `i` into the running state."""
+
+    def _sync(self, i: int) -> None:
+        """Take over the summary the reference step generated at turn `i` (or clear `ok`)."""
+        self.ok = False
+
+    def _fast(self, i: int) -> Turn | None:
+        return None

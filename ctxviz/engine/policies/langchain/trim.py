@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Session
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .langchain_counting import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Session
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from .counting import (
     APPROX,
     CHUNK_TYPES,
     MESSAGE_TYPES,

@@ -33,15 +33,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..catalog import find_model
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import Tokenizer, count_openai_chat
-from .base import Policy, params_dict
-from .common import base_system_prompt
-from .openhands_log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
-from .openhands_view import Event, LeftOut, _result_id, condensation, enforce_properties, events_of
+from ...catalog import find_model
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer, count_openai_chat
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
+from .log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
+from .view import Event, LeftOut, _result_id, condensation, enforce_properties, events_of
 
 __all__ = ["DEFAULT_INPUT_TOKENS", "POLICY", "CondenserParams", "Event", "_result_id", "condensation", "events_of", "input_limit"]
 
@@ -301,7 +301,7 @@ def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: Token
     ids = plan_.extra.get("summarized_ids") or []
     if not ids or not agent_would_step(prefix):
         return None
-    from ..replay_contract import Event as SimEvent
+    from ...replay_contract import Event as SimEvent
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]
@@ -349,6 +349,6 @@ POLICY = Policy(
 
 def _snapshot(messages: list[Message]) -> str:
     """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
-    from ..summarizers import supyagent_snapshot
+    from ...summarizers import supyagent_snapshot
 
     return supyagent_snapshot(messages)

@@ -26,13 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..images import data_uri_size
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import TEXT_PARTS, ImagePart, Message, Session, ToolDefinition, part_text
-from ..tokenizers import Tokenizer, encoding_name_for_model
-from .base import params_dict
-from .common import base_system_prompt, history_with_summaries, with_system_messages
+from ...counting import TokenCounts
+from ...images import data_uri_size
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import TEXT_PARTS, ImagePart, Message, Session, ToolDefinition, part_text
+from ...tokenizers import Tokenizer, encoding_name_for_model
+from ..base import params_dict
+from ..common import base_system_prompt, history_with_summaries, with_system_messages
 
 FRAMEWORK_VERSION = "autogen-core 0.7.5 / autogen-ext 0.7.5"
 TOKENS_PER_MESSAGE = 3
@@ -573,7 +573,7 @@ def system_in_context_field() -> Any:
 def autogen_policy(**fields: Any) -> Any:
     """A `Policy` for one of AutoGen's model contexts: they share the message mapping, the
     OpenAI client's counter and the framework's identity; each gives its name, plan and knobs."""
-    from .base import Policy
+    from ..base import Policy
 
     return Policy(measure_name="autogen-openai-fields", measure=measure_fields, measure_session=measure_session, default_tokenizer="o200k_base",
                   tokenizer_for_model=tokenizer_for_model, zone_parts={"context": "messages"}, framework="AutoGen",

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Category, Message, Session, Summary, TextPart
-from .base import Policy, params_dict
-from .langchain_counting import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Category, Message, Session, Summary, TextPart
+from ..base import Policy, params_dict
+from .counting import (
     APPROX,
     SUMMARY_POS,
     SUMMARY_PREFIX,
@@ -49,7 +49,7 @@ from .langchain_counting import (
     text_message_tokens,
     tokenizer_for_model,
 )
-from .langchain_trim import Entry, default_text_splitter, trim
+from .trim import Entry, default_text_splitter, trim
 
 VERSION = "langchain 1.5.0"
 NO_HISTORY = "No previous conversation history."
@@ -362,7 +362,7 @@ def summary_sources(session: Session, entries: Sequence[Entry]) -> list[Message]
 def summary_text(session: Session, run: Pass, write: Any = None) -> str:
     """LangChain's own texts where it has them, else the stand-in on what the summarizer is given."""
     if write is None:
-        from ..summarizers import supyagent_snapshot as write  # lazily: summarizers imports urllib
+        from ...summarizers import supyagent_snapshot as write  # lazily: summarizers imports urllib
     if run.cutoff <= 0:
         return NO_HISTORY
     if not run.summary_input:
@@ -450,7 +450,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
     """Fire the middleware at this turn as its plan did; the summary covers everything it replaced."""
     if not plan_.extra.get("fired"):
         return None
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     run = run_pass(prefix, params, counts)
     text = summary_text(prefix, run, summarizer.supyagent_snapshot)

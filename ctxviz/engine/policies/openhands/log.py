@@ -23,8 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..session import Message, Session, Summary
-from .openhands_view import Event, Sizes, condensation, enforce_properties
+from ...session import Message, Session, Summary
+from .view import Event, Sizes, condensation, enforce_properties
 
 LATEST = "summary"  # the event id of the summary the session holds (the latest condensation's)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from ..session import Message, Session, ThinkingPart
+from ...session import Message, Session, ThinkingPart
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,12 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session
-from .base import Policy, params_dict
-from .common import base_system_prompt
-from .strands_common import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
+from .messages import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
@@ -302,7 +302,7 @@ class _Manager:
 
 
 def _block_count(message: Message) -> int:
-    from .strands_common import blocks
+    from .messages import blocks
 
     return len(blocks(message))
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import find_model
-from ..session import (
+from ...catalog import find_model
+from ...session import (
     FileRefPart,
     ImagePart,
     Message,
@@ -36,7 +36,7 @@ from ..session import (
     ToolResultPart,
     part_text,
 )
-from ..tokenizers import Tokenizer
+from ...tokenizers import Tokenizer
 
 FRAMEWORK = "Strands"
 FRAMEWORK_VERSION = "strands-agents 1.62.0"

@@ -18,12 +18,12 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import TEXT_PARTS, Message, Session, part_text
-from ..tokenizers import TiktokenTokenizer, Tokenizer, load_encoding
-from .base import Policy, params_dict
-from .common import base_system_prompt, history_with_summaries, with_system_messages
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import TEXT_PARTS, Message, Session, part_text
+from ...tokenizers import TiktokenTokenizer, Tokenizer, load_encoding
+from ..base import Policy, params_dict
+from ..common import base_system_prompt, history_with_summaries, with_system_messages
 
 ZONES = ("system", "history")
 DEFAULT_TOKEN_LIMIT = 3000

@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session
-from .base import Policy, params_dict
-from .langchain_counting import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session
+from ..base import Policy, params_dict
+from .counting import (
     APPROX,
     LCMessage,
     _record_data,
@@ -34,7 +34,7 @@ from .langchain_counting import (
     summary_message_text,
     summary_view,
 )
-from .langchain_model_count import PRIMING, message_tokens, model_counter
+from .model_count import PRIMING, message_tokens, model_counter
 
 VERSION = "langchain 1.5.0"
 #: ContextEditingMiddleware's `token_count_method` values.

@@ -25,11 +25,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import ParameterError
-from ..images import data_uri_size
-from ..session import Message, ToolCallPart
-from ..tokenizers import TiktokenTokenizer, encoding_name_for_model, load_encoding
-from .langchain_counting import LCMessage, _record_data
+from ....errors import ParameterError
+from ...images import data_uri_size
+from ...session import Message, ToolCallPart
+from ...tokenizers import TiktokenTokenizer, encoding_name_for_model, load_encoding
+from .counting import LCMessage, _record_data
 
 #: The model names get_num_tokens_from_messages counts (it raises NotImplementedError for others).
 COUNTED_PREFIXES = ("gpt-3.5-turbo", "gpt-4", "gpt-5", "gpt-6", "o1", "o3", "o4")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..counting import TokenCounts
-from ..plan import Decision, Plan
-from ..session import Session
-from .autogen_messages import (
+from ...counting import TokenCounts
+from ...plan import Decision, Plan
+from ...session import Session
+from .messages import (
     COUNTER,
     REPLY_PRIMING,
     autogen_policy,

@@ -18,9 +18,9 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ..catalog import find_model
-from ..session import ImagePart, Message, OpaquePart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
-from ..tokenizers import CharsPerTokenTokenizer, Tokenizer
+from ...catalog import find_model
+from ...session import ImagePart, Message, OpaquePart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
+from ...tokenizers import CharsPerTokenTokenizer, Tokenizer
 
 # LangChain's own serialised message shapes (what `messages_to_dict` and `dumpd` write): the loader
 # reads files with them and the counters read a message's original record with them.

@@ -18,13 +18,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import history_with_summaries
-from .llamaindex_chat_memory_buffer import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import history_with_summaries
+from .chat_memory_buffer import (
     DEFAULT_TOKEN_LIMIT_RATIO,
     content_str,
     llama_count,
@@ -100,7 +100,7 @@ def stand_in_summary(messages: list[Message]) -> str:
         if hit is not None:
             _snapshots.move_to_end(key)
             return hit[1]
-    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which the engine need not load
+    from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which the engine need not load
 
     text = supyagent_snapshot(messages)
     with _snapshots_lock:
@@ -281,7 +281,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
     ids: list[str] = list(plan.extra.get("summarized_ids") or [])
     if not ids or not prefix.messages or prefix.messages[-1].role not in ("user", "tool"):
         return None
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from .base import Policy, params_dict
-from .strands_common import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ..base import Policy, params_dict
+from .messages import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
@@ -39,7 +39,7 @@ from .strands_common import (
     measure_message,
     with_summary,
 )
-from .strands_sliding import request_overhead, split_window
+from .sliding_window import request_overhead, split_window
 
 ZONES = ("system", "pinned", "summarized", "history")
 STAND_IN = "extractive snapshot written offline, sent as Strands' unwrapped user-role summary message"
@@ -230,7 +230,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: Tok
     ids = plan_.extra.get("summarized_ids") or []
     if not ids:
         return None
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]
@@ -264,6 +264,6 @@ POLICY = Policy(
 
 def _snapshot(messages: list[Message]) -> str:
     """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
-    from ..summarizers import supyagent_snapshot
+    from ...summarizers import supyagent_snapshot
 
     return supyagent_snapshot(messages)
