@@ -1,4 +1,5 @@
-"""The incremental replays of the summarising policies (in ctxviz/engine/policies/<framework>/replay.py) give exactly
+"""The incremental replays of the summarising policies (each in
+ctxviz/engine/policies/<framework>/replay.py) give exactly
 the reference replay's turns, events and summaries (hypothesis), and compute the common case
 themselves.
 

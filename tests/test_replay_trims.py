@@ -1,4 +1,5 @@
-"""The incremental replays of the trimming policies (in ctxviz/engine/policies/<framework>/replay.py) give exactly the
+"""The incremental replays of the trimming policies (each in
+ctxviz/engine/policies/<framework>/replay.py) give exactly the
 reference replay's turns and events (hypothesis), on random sessions with small budgets (trims,
 pops and overflows at most turns) and on the wide ranges of test_properties."""
 

@@ -16,7 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from .counting import TokenCounts
+from .policies.anthropic.replay import REPLAYERS as ANTHROPIC
 from .policies.autogen.replay import REPLAYERS as AUTOGEN
+from .policies.claude_code.replay import REPLAYERS as CLAUDE_CODE
+from .policies.codex.replay import REPLAYERS as CODEX
+from .policies.gemini.replay import REPLAYERS as GEMINI
 from .policies.langchain.replay import REPLAYERS as LANGCHAIN
 from .policies.llamaindex.replay import REPLAYERS as LLAMAINDEX
 from .policies.missy.replay import REPLAYERS as MISSY
@@ -29,7 +33,8 @@ from .replay_contract import _Replay
 from .session import Session
 from .summarizers import Summarizer
 
-REPLAYERS: dict[str, type[_Replay]] = {**MISSY, **MNESIS, **SUPYAGENT, **PENGUIN, **AUTOGEN, **LLAMAINDEX, **LANGCHAIN, **STRANDS, **OPENHANDS}
+REPLAYERS: dict[str, type[_Replay]] = {**MISSY, **MNESIS, **SUPYAGENT, **PENGUIN, **AUTOGEN, **LLAMAINDEX, **LANGCHAIN, **STRANDS, **OPENHANDS,
+                                       **ANTHROPIC, **CLAUDE_CODE, **CODEX, **GEMINI}
 
 
 def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
@@ -49,8 +54,3 @@ def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
         return "from scratch (pair safety)"
     return "incremental"
 
-
-# The replayers of the policies added for issue 12 (their modules import this one's helpers, so last).
-from .replay_edits import REPLAYERS as _EDITS  # noqa: E402
-
-REPLAYERS.update(_EDITS)

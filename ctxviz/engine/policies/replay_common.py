@@ -3,6 +3,13 @@
 counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent), and the
 fall-back rules of the replayers that write summaries (LangChain, LlamaIndex, Strands, OpenHands)
 and of those that edit or compact the history (Anthropic, LangChain, Claude Code, Codex, Gemini CLI).
+
+The summary in force in the summarising frameworks covers a prefix of the conversation (each folds
+the previous summary into the next; OpenHands after its kept head), so a turn needs only the
+messages after it and running sums of the counts; a turn whose trigger fires builds only the part
+after the summary in force, or is handed to the reference step. The editing and compacting
+replayers hand pair safety, and the turns from the first one where a summary recorded in the file
+is in force, to the reference step.
 """
 
 from __future__ import annotations
@@ -11,8 +18,8 @@ from bisect import bisect_left, insort
 from typing import Any
 
 from ..counting import TokenCounts
-from ..replay_contract import Turn, _Replay
-from ..session import Session, ToolCallPart, ToolResultPart
+from ..replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ..session import Message, Session, ToolCallPart, ToolResultPart
 from ..summarizers import Summarizer
 
 
@@ -221,3 +228,51 @@ class _SummaryReplay(_Replay):
 
     def _fast(self, i: int) -> Turn | None:
         return None
+
+
+class _EditsReplay(_Replay):
+    """What the replayers here share: the fall-back rule (pair safety for the whole replay; the
+    turns from the first recorded summary in force on), the growing system prompt, and the
+    overflow event."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
+        self.usable = not pair_safe
+        self.handed_over = False
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
+
+    def absorb(self, i: int) -> None:
+        if self.usable and i < self.first_summary:
+            self._take(i)
+
+    def step(self, i: int) -> Turn:
+        if not self.usable or self.recorded_until(i) >= self.first_summary:
+            if not self.handed_over:
+                self._hand_over()
+                self.handed_over = True
+            return super().step(i)
+        self._take(i)
+        return self._fast(i)
+
+    def _hand_over(self) -> None:
+        """Before the first turn the reference step plans: what it reads of the turn before."""
+
+    def _take(self, i: int) -> None:
+        """Take message `i` into the carried state (at a step or between two)."""
+
+    def _fast(self, i: int) -> Turn:
+        """The turn at step `i`, message `i` already taken in."""
+        raise NotImplementedError
+
+    def _system(self, m: Message) -> None:
+        """A system message joins the system prompt (`common.base_system_prompt`)."""
+        if m.text:
+            self.system_texts.append(m.text)
+            self.system_prompt_tokens = self.full.text("\n\n".join(self.system_texts))
+
+    def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
+        """The overflow event of a turn without trims, and the cuts it leaves (`untrimmed_cuts`)."""
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, budget, used, fits))

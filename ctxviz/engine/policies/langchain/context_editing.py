@@ -10,7 +10,7 @@ call's `args`; with `clear_at_least` > 0 it stops as soon as that many tokens ar
 Nothing is stored: the next call starts again from the full history.
 
 `token_count_method="model"` counts with the chat model's `get_num_tokens_from_messages` over the
-system message and the messages instead: ctxviz reproduces ChatOpenAI's (langchain_model_count.py)
+system message and the messages instead: ctxviz reproduces ChatOpenAI's (model_count.py)
 and says in one line why it cannot for other models (ChatAnthropic asks Anthropic's API).
 """
 

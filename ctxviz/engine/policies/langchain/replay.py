@@ -1,5 +1,6 @@
-"""LangChain's incremental replayers: trim_messages (`langchain-trim`) and the SummarizationMiddleware
-(`langchain-summarization`), each carrying the prefix sums of LangChain's counts from turn to turn.
+"""LangChain's incremental replayers: trim_messages (`langchain-trim`), the SummarizationMiddleware
+(`langchain-summarization`) and the ContextEditingMiddleware (`langchain-context-editing`), each
+carrying the prefix sums of LangChain's counts from turn to turn.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Plan
-from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
-from ...session import Session
+from ...replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
+from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _SummaryReplay
+from ..replay_common import _EditsReplay, _SummaryReplay
+from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     cached_view,
     count_view,
@@ -337,4 +339,98 @@ class LangchainSummarizationReplay(_SummaryReplay):
         return Turn(i, used, budget, i + 1 - c, 0, c, 0, fits, len(self.generated), tuple(events), P[c])
 
 
-REPLAYERS: dict[str, type[_Replay]] = {"langchain-trim": LangChainTrimReplay, "langchain-summarization": LangchainSummarizationReplay}
+class LangChainContextEditingReplay(_EditsReplay):
+    """LangChain's ClearToolUsesEdit: whether a tool message can be cleared (not cleared before,
+    an AI message before it carrying its call, its tool not excluded) and what clearing it changes
+    in the count (its placeholder, and with clear_tool_inputs its AI message's emptied arguments)
+    are fixed when it arrives, and the request's count only grows, so once the trigger fires the
+    cleared results are the first clearable ones among all but the newest `keep` tool messages (up
+    to where clear_at_least is reached: a bisection over the running maximum of what is reclaimed)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.total = 0
+        self.tool_messages = 0
+        self.last_ai = -1
+        self.clearable: list[int] = []  # session indices of the clearable tool messages
+        self.ordinal: list[int] = []  # each one's position among the tool messages
+        self.delta = [0]  # prefix sums: what clearing the first k clearable ones changes in the count
+        self.reclaimed_max = [0]  # prefix maxima of -delta (clear_at_least stops at the first reach)
+        self.ai_messages = [0]  # prefix sums: AI messages with an argument emptied
+        self.ai_view: dict[int, Any] = {}  # an AI message's view with the arguments emptied so far
+        self.ai_tokens: dict[int, int] = {}
+        self.emptied: set[int] = set()  # AI messages with an argument emptied
+        self.cut = 0  # the clearable ones cleared at the turn before
+
+    def _hand_over(self) -> None:
+        if self.cut:
+            self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]))
+
+    def _take(self, i: int) -> None:
+        p: ClearToolUsesParams = self.params
+        m = self.session.messages[i]
+        self.total += self.tokens[i]
+        kind = lc_type(m)
+        if kind == "ai":
+            self.last_ai = i
+        elif kind == "tool":
+            self._tool(i, m, p)
+            self.tool_messages += 1
+
+    def _fast(self, i: int) -> Turn:
+        p: ClearToolUsesParams = self.params
+        fired = self.total > p.trigger
+        cut = 0
+        if fired:
+            available = bisect_left(self.ordinal, self.tool_messages - p.keep) if p.keep < self.tool_messages else 0
+            cut = available
+            if p.clear_at_least > 0 and available:
+                reach = bisect_left(self.reclaimed_max, p.clear_at_least, 1, available + 1)
+                cut = min(reach, available)
+        used = self.total + self.delta[cut]
+        events: list[Event] = []
+        if cut > self.cut:
+            by_category: dict[str, list[int]] = {}
+            for k in self.clearable[self.cut : cut]:
+                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
+            for category, indices in by_category.items():
+                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+        fits = used <= p.trigger
+        if not fits and self.before.fits:
+            plan = light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits)
+            _changes(i, plan, _Cuts(), events)
+        self.before = _Cuts(fits)
+        self.cut = cut
+        edited = cut + self.ai_messages[cut]
+        return Turn(i, used, p.trigger, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+
+    def _tool(self, i: int, m: Message, p: ClearToolUsesParams) -> None:
+        """ClearToolUsesEdit.apply's tests for one tool message, and its change to the count."""
+        ai = self.last_ai
+        if already_cleared(m.raw) or ai < 0:
+            return
+        tool_view = cached_view(m)
+        ai_view = self.ai_view.get(ai) or cached_view(self.session.messages[ai])
+        call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
+        if call is None or (tool_view.name or call["name"]) in p.excluded:
+            return
+        tok = self.full.tokenizer
+        change = count_view(tool_view._replace(content=p.placeholder), tok) - self.tokens[i]
+        if p.clear_tool_inputs:
+            calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
+            before = self.ai_tokens.get(ai, self.tokens[ai])
+            self.ai_view[ai] = ai_view._replace(tool_calls=calls)
+            self.ai_tokens[ai] = count_view(self.ai_view[ai], tok)
+            change += self.ai_tokens[ai] - before
+            self.ai_messages.append(self.ai_messages[-1] + (ai not in self.emptied))
+            self.emptied.add(ai)
+        else:
+            self.ai_messages.append(self.ai_messages[-1])
+        self.clearable.append(i)
+        self.ordinal.append(self.tool_messages)
+        self.delta.append(self.delta[-1] + change)
+        self.reclaimed_max.append(max(self.reclaimed_max[-1], -self.delta[-1]))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"langchain-trim": LangChainTrimReplay, "langchain-summarization": LangchainSummarizationReplay,
+                                       "langchain-context-editing": LangChainContextEditingReplay}

@@ -7,7 +7,7 @@ count fits `max_tokens`, found by LangChain's own binary search; `allow_partial`
 of the next message (first dropping whole content blocks, then whole pieces of its text as the
 text splitter cuts it); `end_on` / `start_on` drop messages from the end / start until one of the
 named types; `include_system` keeps a leading system message whatever it costs. ctxviz runs the
-same steps on the messages LangChain would hold (`langchain_counting`).
+same steps on the messages LangChain would hold (`counting.py`).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
     stops at the first misfit is one bisection over the history's prefix sums; the assistant and
     tool messages that may not start the full text are skipped with a precomputed jump. The
     summarised part only grows, so its offline snapshot is carried from turn to turn
-    (`replay._Snapshot`), whether get() writes it back (compact) or not.
+    (`carried._Snapshot`), whether get() writes it back (compact) or not.
 
     From scratch: pair safety, summaries recorded in the file, ids on more than one message,
     another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens

@@ -20,7 +20,7 @@ the rest of a partly missing batch or thinking tool loop), then:
   view forgotten, or no span at all, means no condensation (the view is sent as it is).
 - read back from the log (`View.from_events`), a summary goes one event earlier for every event the
   view had left out ahead of its span, sometimes inside the head, where the next condensation keeps
-  it (openhands_log.py). ctxviz plans the view as the SDK reads it from the log, as a resumed
+  it (log.py). ctxviz plans the view as the SDK reads it from the log, as a resumed
   conversation does; a running agent's incremental view enforces the properties only when it is
   rebuilt (a resume, or a provider refusing the history).
 
@@ -96,7 +96,7 @@ def input_limit(session: Session, params: CondenserParams) -> int | None:
 
 def log_of(session: Session, all_events: list[Event], params: CondenserParams, counts: TokenCounts, prompt_tokens: int,
            token_limit: int | None) -> Log:
-    """The event log with the session's summary in place as View.from_events puts it (openhands_log)."""
+    """The event log with the session's summary in place as View.from_events puts it (log.py)."""
     summary = session.summaries[-1] if session.summaries else None
     if summary is None:
         return recorded_log(session, all_events, None)

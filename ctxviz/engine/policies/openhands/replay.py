@@ -22,7 +22,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     the view's event count and tokens, so a turn under max_size and the token limit reads running
     sums; a turn over them builds the view of the messages not forgotten only (bounded by
     max_size after the first condensation) and asks the module's `condensation` where to cut. The
-    forgotten part only grows, so its offline snapshot is carried (`replay._Snapshot`).
+    forgotten part only grows, so its offline snapshot is carried (`carried._Snapshot`).
 
     The View's properties are carried under these conditions on the session, else the whole
     replay is from scratch: every tool call id of an assistant message is set and on one call,
@@ -34,7 +34,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     the file, ids on more than one message, another summarizer than the offline snapshot, and
     (from that turn on) a condensation that keeps the earlier summary in its head or whose view
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
-    policies/openhands_log.py)."""
+    openhands/log.py)."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -200,7 +200,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                     return None
                 began = min(forgotten[:1] + (self.covered[:1] if forgot_summary else []))
                 if self.talk_before[began] - bisect_left(self.covered, began) - bisect_left(self.inview, began):
-                    self.ok = False  # the view left messages out ahead of the span: OpenHands puts the summary early (openhands_log)
+                    self.ok = False  # the view left messages out ahead of the span: OpenHands puts the summary early (log.py)
                     return None
                 what = []
                 if "events" in outcome.reasons:

@@ -2,7 +2,7 @@
 events, the properties that leave events out (ObservationUniquenessProperty,
 BatchAtomicityProperty, ToolCallMatchingProperty, ToolLoopAtomicityProperty, enforced in that order
 until nothing changes) and the manipulation indices a condensation may cut at. The condenser
-(openhands_condenser.py) decides on this view.
+(condenser.py) decides on this view.
 """
 
 from __future__ import annotations

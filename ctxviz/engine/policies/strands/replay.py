@@ -100,7 +100,7 @@ class StrandsSlidingReplay(_Replay):
             self.system_tokens = self._system_tokens()
             self.mgr.fixed = self.system_tokens + self.tools_tokens
         else:
-            if not (m.role == "tool" and self.previous_role == "tool"):  # strands_common.conversation's runs
+            if not (m.role == "tool" and self.previous_role == "tool"):  # messages.conversation's runs
                 self.count += 1
             self.previous_role = m.role
         k = self.completes.get(i)
@@ -201,7 +201,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
     absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
     prefix sums after it. A turn that overflows (or reaches the proactive threshold) runs
     `summarize_oldest` on the Strands messages after the summary only, and the new summary's
-    text is the offline snapshot carried from turn to turn (`replay._Snapshot`).
+    text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
 
     From scratch: pair safety, summaries recorded in the file, ids on more than one message,
     pin_first (pinned messages stay in front of the summary), another summarizer than the

@@ -24,7 +24,7 @@ or cut is gone from every later call):
 The plan is then the next model call's request: the history so far, through that call's steps 1-3.
 With `replay_history` off the file is taken as `agent.messages` as it stands: apply_management once
 where the agent last ran it, then steps 1 and 3 for the next call.
-Messages are Strands messages: one turn's tool results are one user message (strands_common).
+Messages are Strands messages: one turn's tool results are one user message (messages.py).
 """
 
 from __future__ import annotations

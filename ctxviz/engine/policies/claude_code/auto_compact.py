@@ -29,11 +29,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..catalog import find_model
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..reported import reported_usage
-from ..session import (
+from ...catalog import find_model
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...reported import reported_usage
+from ...session import (
     Message,
     OpaquePart,
     Session,
@@ -43,8 +43,8 @@ from ..session import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
 
 MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
@@ -263,7 +263,7 @@ def compact(session: Session, plan: Plan, settings: AutoCompactSettings, counts:
             events: list[Any]) -> Summary | None:
     """Auto-compact: checked before a request is sent (after a user message or a tool output); at
     or over the trigger, one summary replaces every message so far."""
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     if not session.messages or session.messages[-1].role not in ("user", "tool"):
         return None

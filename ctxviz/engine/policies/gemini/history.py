@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ..session import (
+from ...session import (
     FileRefPart,
     ImagePart,
     Message,
@@ -34,7 +34,7 @@ from ..session import (
     ToolResultPart,
     render_file_ref,
 )
-from ..tokenizers import Tokenizer, gemini_text_estimate
+from ...tokenizers import Tokenizer, gemini_text_estimate
 
 IMAGE_TOKEN_ESTIMATE = 3000
 PDF_TOKEN_ESTIMATE = 25800

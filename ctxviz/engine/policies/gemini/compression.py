@@ -26,13 +26,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary
-from ..tokenizers import GeminiCliEstimator, Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt
-from .gemini_history import (
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import GeminiCliEstimator, Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
+from .history import (
     Content,
     build_contents,
     estimate_part,
@@ -191,7 +191,7 @@ def reported_prompt_tokens(message: Message) -> int | None:
 
 
 def stand_in_summary(messages: list[Message] | tuple[Message, ...], text: str | None = None) -> str:
-    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
+    from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
 
     body = text if text is not None else supyagent_snapshot(messages)
     return f"<state_snapshot>\n{body}\n</state_snapshot>"
@@ -448,7 +448,7 @@ def _summarized_before(session: Session, summary: Summary | None) -> list[Messag
 
 def compact(prefix: Session, plan_: Plan, params: GeminiCompression, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
     """The compression the plan shows, put in force for the next turns (the new summary absorbs the old)."""
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     extra = plan_.extra
     if extra.get("compression_status") != "COMPRESSED":

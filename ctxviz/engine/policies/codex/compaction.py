@@ -32,12 +32,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..counting import TokenCounts
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import Message, Session, Summary, TextPart
-from ..tokenizers import CodexApproxTokenizer, Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary, TextPart
+from ...tokenizers import CodexApproxTokenizer, Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
 
 ZONES = ("system", "initial_context", "summarized", "retained_user", "summary", "history")
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
@@ -243,7 +243,7 @@ class CodexCompaction:
 
 
 def stand_in_summary(messages: list[Message], text: str | None = None) -> str:
-    from ..summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
+    from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
 
     suffix = text if text is not None else supyagent_snapshot(messages)
     return f"{SUMMARY_PREFIX}\n{suffix}"
@@ -440,7 +440,7 @@ def _covered_messages(session: Session, summary: Summary | None) -> list[Message
 def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
     """The compaction the plan shows, in force for the next turns: it covers the whole history but
     the initial context (the user messages it keeps are rebuilt from what it covers)."""
-    from ..replay_contract import Event
+    from ...replay_contract import Event
 
     extra = plan_.extra
     if not extra.get("compacts"):

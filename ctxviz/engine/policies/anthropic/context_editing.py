@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..counting import TokenCounts
-from ..images import data_uri_size
-from ..plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ..session import ImagePart, Message, Session, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
-from ..tokenizers import Tokenizer
-from .base import Policy, params_dict
-from .common import base_system_prompt, tools_json
+from ...counting import TokenCounts
+from ...images import data_uri_size
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import ImagePart, Message, Session, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt, tools_json
 
 BETA = "context-management-2025-06-27"
 DEFAULT_TRIGGER_INPUT_TOKENS = 100_000
