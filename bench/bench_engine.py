@@ -33,7 +33,7 @@ from common import Row, interleaved, spread, timed, within  # noqa: E402
 
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
-from ctxviz.engine.policies import missy  # noqa: E402
+from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 
 WORDS = ("context window budget tail evict summary tool result assistant user token policy plan "
@@ -136,7 +136,7 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
 def clear_caches() -> None:
     """Nothing kept from an earlier plan: missy's records of the older messages, mnesis' rendered
     tool calls and results (a re-plan keeps them, a first plan has none)."""
-    from ctxviz.engine.policies import mnesis
+    from ctxviz.engine.policies.mnesis import context_builder as mnesis
 
     missy._OLDER_CACHE.clear()
     for name in ("_render_call", "_render_result"):

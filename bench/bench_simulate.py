@@ -37,7 +37,8 @@ from common import Row  # noqa: E402
 
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
-from ctxviz.engine.policies import get_policy, missy, policy_names  # noqa: E402
+from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
+from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.replay import replays_incrementally  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 

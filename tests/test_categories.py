@@ -6,7 +6,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.categories import format_token_usage, format_token_usage_table
+from ctxviz.engine.policies.penguin.context_window import format_token_usage, format_token_usage_table
 from ctxviz.engine.session import Category, ImagePart, Message, Session, TextPart
 
 

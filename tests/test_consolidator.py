@@ -5,7 +5,7 @@ import pytest
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
-from ctxviz.engine.policies.consolidator import ConsolidatorSettings, extract_key_facts, should_consolidate
+from ctxviz.engine.policies.missy.consolidator import ConsolidatorSettings, extract_key_facts, should_consolidate
 from ctxviz.engine.session import Message, Session, TextPart
 
 from .builders import session

@@ -13,7 +13,7 @@ import pytest
 
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.planner import plan_session
-from ctxviz.engine.policies import langchain_counting as lc
+from ctxviz.engine.policies.langchain import counting as lc
 from ctxviz.engine.session import TextPart
 from ctxviz.engine.tokenizers import get_tokenizer
 from ctxviz.io.loaders import load_session

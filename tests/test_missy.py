@@ -6,7 +6,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.missy import TokenBudget, format_summary
+from ctxviz.engine.policies.missy.context_manager import TokenBudget, format_summary
 from ctxviz.engine.session import Summary
 from ctxviz.engine.tokenizers import get_tokenizer
 from ctxviz.errors import ParameterError
@@ -187,7 +187,7 @@ def test_trim_protected_tail_option_trims_oldest_first():
 def test_shared_records_for_the_messages_older_than_the_cut_stay_correct():
     """Records older than the cut are memoised per (session, counts, cut): a re-plan may share
     them, but a different tokenizer or a different cut must never see another plan's records."""
-    from ctxviz.engine.policies import missy
+    from ctxviz.engine.policies.missy import context_manager as missy
 
     s = session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * (40 + i % 13)) for i in range(400)])
     store = CountStore()
@@ -209,7 +209,7 @@ def test_records_of_a_forgotten_session_are_not_kept():
     import gc
     import weakref
 
-    from ctxviz.engine.policies import missy
+    from ctxviz.engine.policies.missy import context_manager as missy
 
     def long_session(n):
         return session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * 60) for i in range(n)])

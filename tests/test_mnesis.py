@@ -5,7 +5,7 @@ import pytest
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
-from ctxviz.engine.policies.mnesis import estimate_message, model_info
+from ctxviz.engine.policies.mnesis.context_builder import estimate_message, model_info
 from ctxviz.engine.session import FileRefPart, Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart
 from ctxviz.engine.tokenizers import get_tokenizer
 

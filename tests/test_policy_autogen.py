@@ -17,8 +17,8 @@ import pytest
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.autogen_messages import TOKENS_PER_MESSAGE, model_context, vision_tokens
-from ctxviz.engine.policies.autogen_token_limited import middle_pops
+from ctxviz.engine.policies.autogen.messages import TOKENS_PER_MESSAGE, model_context, vision_tokens
+from ctxviz.engine.policies.autogen.token_limited import middle_pops
 from ctxviz.engine.session import Message, Session, ToolDefinition
 from ctxviz.errors import ParameterError
 
@@ -233,7 +233,7 @@ def test_where_autogen_raises_ctxviz_plans_and_says_why_in_one_line(case):
 
 
 def test_a_thin_image_counts_as_the_formula_without_a_tile_and_tall_ones_as_autogen_does():
-    from ctxviz.engine.policies.autogen_messages import vision_raises
+    from ctxviz.engine.policies.autogen.messages import vision_raises
 
     assert vision_raises(5000, 1) and vision_raises(4097, 2) and not vision_raises(1, 5000) and not vision_raises(3000, 2)
     assert vision_tokens(5000, 1) == 85

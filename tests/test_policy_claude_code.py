@@ -16,7 +16,12 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.claude_code import SUMMARY_CONTINUE, SUMMARY_PREFIX, AutoCompactSettings, threshold
+from ctxviz.engine.policies.claude_code.auto_compact import (
+    SUMMARY_CONTINUE,
+    SUMMARY_PREFIX,
+    AutoCompactSettings,
+    threshold,
+)
 from ctxviz.engine.simulate import simulate
 from ctxviz.errors import ParameterError
 from ctxviz.io.loaders import load_session

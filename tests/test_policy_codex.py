@@ -22,7 +22,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.codex import (
+from ctxviz.engine.policies.codex.compaction import (
     SUMMARY_PREFIX,
     approx_token_count,
     default_auto_compact_limit,

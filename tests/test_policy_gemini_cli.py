@@ -22,14 +22,14 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.gemini_cli import (
+from ctxviz.engine.policies.gemini.compression import (
     ACK_TEXT,
     find_compress_split_point,
     format_truncated_tool_output,
     token_limit,
     truncate_history_to_budget,
 )
-from ctxviz.engine.policies.gemini_history import Content, estimate_parts, js_length, stringify
+from ctxviz.engine.policies.gemini.history import Content, estimate_parts, js_length, stringify
 from ctxviz.engine.simulate import simulate
 from ctxviz.errors import ParameterError
 from ctxviz.io.loaders import load_session
@@ -315,7 +315,7 @@ def client_history(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("path", [SAMPLE, *sorted(p for p in REAL.glob("*.json") if not p.name.startswith("SOURCES"))], ids=lambda p: p.name)
 def test_contents_match_convert_session_to_client_history(path):
-    from ctxviz.engine.policies.gemini_history import build_contents
+    from ctxviz.engine.policies.gemini.history import build_contents
 
     records = json.loads(path.read_text(encoding="utf-8"))["messages"]
     expected = [len(json.dumps(c, ensure_ascii=False, separators=(",", ":")).encode("utf-16-le")) // 2 for c in client_history(records)]

@@ -16,8 +16,8 @@ import pytest
 from ctxviz.engine.counting import TokenCounts, count_session
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies import langchain_counting as lc
-from ctxviz.engine.policies.langchain_summarization import SUMMARY_PREFIX, TOO_LONG, run_pass
+from ctxviz.engine.policies.langchain import counting as lc
+from ctxviz.engine.policies.langchain.summarization import SUMMARY_PREFIX, TOO_LONG, run_pass
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart, message_with
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.tokenizers import get_tokenizer
@@ -466,7 +466,7 @@ def test_model_count_cases_come_from_the_versions_the_policy_names_and_cover_the
 @pytest.mark.parametrize("case", [c for c in MODEL_COUNT["counts"] if c["model"] != "chatgpt-4o-latest"],
                          ids=lambda c: f"{c['session']}-{c['model']}")
 def test_chatopenai_counts_every_message_as_langchain_does(case):
-    from ctxviz.engine.policies.langchain_model_count import PRIMING, message_tokens, model_counter
+    from ctxviz.engine.policies.langchain.model_count import PRIMING, message_tokens, model_counter
 
     counter = model_counter(case["model"])
     session = model_count_session(case["session"])

@@ -223,7 +223,7 @@ def test_a_replay_does_not_depend_on_the_replays_run_before_it():
     empty system message has no system-prompt event; the same messages followed by it have one. A
     replay that stepped over the system message (one per model call) must not hand its log to a
     replay that steps just before it (one per message): the found-by-hypothesis CI failure."""
-    from ctxviz.engine.policies import openhands_log
+    from ctxviz.engine.policies.openhands import log as openhands_log
     from ctxviz.engine.simulate import simulate
 
     roles = ["user", "assistant"] * 3 + ["system"] + ["user", "assistant"] * 3

@@ -1,4 +1,5 @@
-"""The incremental replayers of ctxviz.engine.replay_edits give exactly the reference replay's
+"""The incremental replayers of the policies that edit or compact the history (each in
+ctxviz/engine/policies/<framework>/replay.py) give exactly the reference replay's
 turns, events and summaries (hypothesis), on sessions with thinking blocks, reported usage, tool
 names an exclusion can name, and budgets small enough that triggers, clearings and overflows
 happen often."""
@@ -10,8 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.policies.anthropic.replay import REPLAYERS as ANTHROPIC
+from ctxviz.engine.policies.claude_code.replay import ClaudeCodeReplay
+from ctxviz.engine.policies.codex.replay import CodexReplay
+from ctxviz.engine.policies.gemini.replay import GeminiCliReplay
+from ctxviz.engine.policies.langchain.replay import LangChainContextEditingReplay
 from ctxviz.engine.replay import replays_incrementally
-from ctxviz.engine.replay_edits import REPLAYERS
 from ctxviz.engine.session import (
     Message,
     Session,
@@ -27,6 +32,8 @@ from ctxviz.engine.session import (
 from .test_properties import PARAMS as WIDE
 from .test_replay_incremental import SETTINGS, same, sessions
 
+REPLAYERS = {**ANTHROPIC, "langchain-context-editing": LangChainContextEditingReplay, "claude-code": ClaudeCodeReplay,
+             "codex-compaction": CodexReplay, "gemini-cli-compression": GeminiCliReplay}
 SMALL = {
     "anthropic-clear-thinking": st.builds(dict, keep=st.sampled_from(["thinking_turns:1", "thinking_turns:2", "thinking_turns:3", "all"]),
                                           context_window=st.integers(1, 4000)),

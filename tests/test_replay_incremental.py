@@ -127,7 +127,7 @@ def test_the_carried_snapshot_is_supyagents_snapshot():
     summarizer's text for every prefix (paths, decisions, errors, URLs, requests, the word cap)."""
     import random
 
-    from ctxviz.engine.replay import _Snapshot
+    from ctxviz.engine.policies.carried import _Snapshot
     from ctxviz.engine.summarizers import supyagent_snapshot
 
     rng = random.Random(5)
@@ -159,8 +159,8 @@ def test_the_summary_count_by_lines_is_the_whole_count(pieces, covered):
     """supyagent's summary message counted as the sum of its lines (cut before each "-" or "#" that
     starts a line) and its header's number in threes is tiktoken's count of the whole message, in
     both encodings the line sum is used for."""
-    from ctxviz.engine.policies.supyagent import count_message_dict, summary_message
-    from ctxviz.engine.replay import _SummaryCounter
+    from ctxviz.engine.policies.supyagent.context_manager import count_message_dict, summary_message
+    from ctxviz.engine.policies.supyagent.replay import _SummaryCounter
     from ctxviz.engine.tokenizers import TiktokenTokenizer
 
     summary = Summary(text="".join(pieces), messages_covered=covered)
@@ -175,7 +175,8 @@ def test_the_carried_snapshot_counts_as_the_whole_text():
     """`_Snapshot.counted`'s line sum is the whole text's count, cut by the word limit or not."""
     import random
 
-    from ctxviz.engine.replay import _Snapshot, _SummaryCounter
+    from ctxviz.engine.policies.carried import _Snapshot
+    from ctxviz.engine.policies.supyagent.replay import _SummaryCounter
     from ctxviz.engine.summarizers import supyagent_snapshot
     from ctxviz.engine.tokenizers import TiktokenTokenizer
 
@@ -207,7 +208,7 @@ def test_covers_shared_with_the_history_behave_as_the_tuple():
     import copy
     import pickle
 
-    from ctxviz.engine.replay import IdPrefix
+    from ctxviz.engine.policies.carried import IdPrefix
 
     ids = ["a", "b", "c"]
     view = IdPrefix(ids, 2)
@@ -233,7 +234,7 @@ def test_pair_safe_replay_equals_the_reference(s, data, short):
     """missy's and supyagent's replays with pair safety carried from turn to turn (short and long
     pairs, problems that end when a call's result or a result's call arrives) give the reference's
     turns, events and summaries."""
-    from ctxviz.engine.replay import _PairSafety
+    from ctxviz.engine.policies.replay_common import _PairSafety
 
     saved, _PairSafety.SHORT = _PairSafety.SHORT, short  # pairs farther apart than SHORT take the other path
     try:

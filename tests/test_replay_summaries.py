@@ -1,4 +1,5 @@
-"""The incremental replays of the summarising policies (ctxviz.engine.replay_summaries) give exactly
+"""The incremental replays of the summarising policies (each in
+ctxviz/engine/policies/<framework>/replay.py) give exactly
 the reference replay's turns, events and summaries (hypothesis), and compute the common case
 themselves.
 
@@ -12,14 +13,19 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
+from ctxviz.engine.policies.langchain.replay import LangchainSummarizationReplay
+from ctxviz.engine.policies.llamaindex.replay import LlamaindexSummaryReplay
+from ctxviz.engine.policies.openhands.replay import OpenhandsCondenserReplay
+from ctxviz.engine.policies.strands.replay import StrandsSummarizingReplay
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
-from ctxviz.engine.replay_summaries import REPLAYERS as SUMMARY_REPLAYERS
 from ctxviz.engine.session import Message, Session, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
 from ctxviz.engine.simulate import _Replay, simulate
 
 from .test_properties import PARAMS as WIDE
 from .test_replay_incremental import SETTINGS, same, sessions
 
+SUMMARY_REPLAYERS = {"langchain-summarization": LangchainSummarizationReplay, "strands-summarizing": StrandsSummarizingReplay,
+                     "llamaindex-chat-summary-memory-buffer": LlamaindexSummaryReplay, "openhands-llm-summarizing": OpenhandsCondenserReplay}
 # Budgets on the scale of the test sessions (a few hundred to a few thousand tokens), so that the
 # triggers fire, summaries absorb summaries and contexts overflow often.
 SMALL = {

@@ -1,4 +1,5 @@
-"""The incremental replays of the trimming policies (ctxviz.engine.replay_trims) give exactly the
+"""The incremental replays of the trimming policies (each in
+ctxviz/engine/policies/<framework>/replay.py) give exactly the
 reference replay's turns and events (hypothesis), on random sessions with small budgets (trims,
 pops and overflows at most turns) and on the wide ranges of test_properties."""
 
@@ -8,16 +9,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
-from ctxviz.engine.policies.autogen_token_limited import middle_pops
+from ctxviz.engine.policies.autogen.replay import REPLAYERS as AUTOGEN
+from ctxviz.engine.policies.autogen.replay import AutoGenTokenLimitedReplay
+from ctxviz.engine.policies.autogen.token_limited import middle_pops
+from ctxviz.engine.policies.langchain.replay import LangChainTrimReplay
+from ctxviz.engine.policies.llamaindex.replay import LlamaIndexReplay
+from ctxviz.engine.policies.strands.replay import StrandsSlidingReplay
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
-from ctxviz.engine.replay_trims import REPLAYERS as TRIMS
-from ctxviz.engine.replay_trims import AutoGenTokenLimitedReplay
 from ctxviz.engine.session import ImagePart, Message, Session, TextPart, ToolDefinition
 from ctxviz.engine.simulate import simulate
 
 from .test_properties import PARAMS as WIDE
 from .test_replay_incremental import SETTINGS, same, sessions
 
+TRIMS = {**AUTOGEN, "llamaindex-chat-memory-buffer": LlamaIndexReplay, "langchain-trim": LangChainTrimReplay, "strands-sliding-window": StrandsSlidingReplay}
 SMALL = {
     "autogen-buffered": st.builds(dict, buffer_size=st.integers(1, 8)),
     "autogen-head-and-tail": st.builds(dict, head_size=st.integers(1, 5), tail_size=st.integers(1, 6)),

@@ -7,7 +7,7 @@ import pytest
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.supyagent import (
+from ctxviz.engine.policies.supyagent.context_manager import (
     ContextSettings,
     count_message_dict,
     emergency_truncate,
@@ -131,7 +131,7 @@ def test_trim_protected_tail_option():
 def test_a_summary_of_messages_before_the_file_covers_none_of_it():
     """covers naming ids that are not in the session means the summary predates it: every message
     here is "since the summary", none is summarised; without covers, messages_covered is the index."""
-    from ctxviz.engine.policies.supyagent import summary_last_index
+    from ctxviz.engine.policies.supyagent.context_manager import summary_last_index
 
     s = session(*[("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(12)])
     history = list(s.messages)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import find_model
-from .policies.claude_code import AutoCompactSettings, threshold
+from .policies.claude_code.auto_compact import AutoCompactSettings, threshold
 from .session import Session
 
 

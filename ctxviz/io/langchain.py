@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine.policies.langchain_counting import TYPES, _class, _dict_type
+from ..engine.policies.langchain.counting import TYPES, _class, _dict_type
 from ..engine.session import (
     ImagePart,
     Message,

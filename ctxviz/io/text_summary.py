@@ -108,7 +108,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
     if summarized:
         lines.append(f"{len(summarized):,} messages replaced by a summary")
     if plan.policy == "categories":
-        from ..engine.policies.categories import format_token_usage, format_token_usage_table
+        from ..engine.policies.penguin.context_window import format_token_usage, format_token_usage_table
 
         lines += ["", format_token_usage(plan), "", format_token_usage_table(plan)]
     trigger = plan.extra.get("trigger")

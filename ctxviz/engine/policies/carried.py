@@ -1,0 +1,229 @@
+"""What the incremental replays of several frameworks carry from turn to turn: the covers of a
+summary as a view of the growing list of ids, and the offline summarizer's snapshot
+(`summarizers.supyagent_snapshot`) built up as messages arrive (with its token count), so a summary
+fired on every turn costs what the new messages add. supyagent's count of its summary message,
+which sums the snapshot's line counts, is `_SummaryCounter` in supyagent/replay.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+from ..session import Message
+from ..summarizers import WORD_LIMIT, _features, render_snapshot
+
+
+class IdPrefix(Sequence[str]):
+    """The first `n` ids of a list that only grows at the end, as a read-only tuple-like view.
+
+    supyagent re-summarises from message 0 at nearly every turn of a long session, so its
+    summaries' `covers` are ever longer prefixes of the same history: copying each into a tuple
+    made the replay quadratic in time and memory. A view compares, hashes, pickles and prints as
+    the tuple it stands for."""
+
+    __slots__ = ("_ids", "_n")
+
+    def __init__(self, ids: list[str], n: int) -> None:
+        self._ids = ids
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self._ids[: self._n][k])
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError("IdPrefix index out of range")
+        return self._ids[k]
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._ids, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IdPrefix) and other._ids is self._ids:
+            return other._n == self._n
+        if isinstance(other, (tuple, IdPrefix)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))  # noqa: B905 (lengths checked)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(self) + tuple(other)
+
+    def __radd__(self, other: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(other) + tuple(self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __copy__(self) -> IdPrefix:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+
+class _Snapshot:
+    """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
+    features are gathered once; each section keeps its unique items in first-seen order and the
+    lines it shows (the last few), with their counts, as a window that slides when an item is new.
+
+    With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
+    line with the newlines after it, the last one as the word limit cuts it): each line is made,
+    counted and measured in spaces once (see supyagent/replay.py's `_SummaryCounter` for why the sum is the count)."""
+
+    LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
+
+    def __init__(self, count: Callable[[str], int] | None = None) -> None:
+        self.count = count
+        self.seen: list[Message] = []
+        self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
+        self.last_action = ""
+        self.last_request = ""
+        self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        # Per section: the shown items but the last, their lines, counts and spaces, and the last.
+        self.mid: list[list[str]] = [[] for _ in range(5)]
+        self.mid_lines: list[list[str]] = [[] for _ in range(5)]
+        self.mid_sums = [[0, 0] for _ in range(5)]
+        self.last: list[str | None] = [None] * 5
+        self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
+        self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
+
+    def text(self, messages: list[Message]) -> str:
+        if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
+            self.__init__(self.count)  # type: ignore[misc]  # not the list seen before, grown: start again
+        self.advance(messages[len(self.seen):])
+        return self.render()
+
+    def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
+        entry = self.cache.get((item, ending))
+        if entry is None:
+            line = line if line is not None else f"- {item}{ending}"
+            entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
+        return entry
+
+    def _add(self, s: int, item: str) -> None:
+        """A new unique item of section `s`: it becomes the last line, the oldest shown goes."""
+        mid, lines, sums = self.mid[s], self.mid_lines[s], self.mid_sums[s]
+        last = self.last[s]
+        if last is not None:
+            line, c, n = self._entry(last, "\n")
+            mid.append(last)
+            lines.append(line)
+            sums[0] += c
+            sums[1] += n
+        self.last[s] = item
+        if len(mid) >= self.LIMITS[s]:
+            _, c, n = self._entry(mid.pop(0), "\n")
+            lines.pop(0)
+            sums[0] -= c
+            sums[1] -= n
+        self.parts[s] = None
+
+    def advance(self, messages: list[Message]) -> None:
+        """Gather the messages that follow those seen so far."""
+        unique, add = self.unique, self._add
+        for m in messages:
+            f, d, v, action, request = _features(m)
+            for s, items in ((0, f), (1, d), (2, v)):
+                for item in items:
+                    if item and item not in unique[s]:
+                        unique[s][item] = None
+                        add(s, item)
+            if action and action != self.last_action:
+                self.last_action = action
+                self.parts[3] = None
+            if request:
+                if request not in unique[4]:
+                    unique[4][request] = None
+                    add(4, request)
+                if request != self.last_request:
+                    self.last_request = request
+                    self.parts[3] = None
+            self.seen.append(m)
+
+    def render(self) -> str:
+        return self.counted()[0]
+
+    def _lines(self, s: int) -> list[tuple[str, int, int]]:
+        """Section `s`'s lines: (line, count, spaces), its heading first."""
+        heading = self._entry(s, "#", _HEADINGS[s])
+        if s == 3:
+            items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
+                     f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
+            return [heading, self._entry(items[0], "\n"), self._entry(items[1], "\n\n")]
+        return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+
+    def _part(self, s: int) -> tuple[str, int, int]:
+        part = self.parts[s]
+        if part is None:
+            if s == 3:
+                lines = self._lines(3)
+                part = ("".join([e[0] for e in lines]), sum(e[1] for e in lines), sum(e[2] for e in lines))
+            else:  # a blank line after a section's last item; strip() ends the text after the last section's
+                heading = self._entry(s, "#", _HEADINGS[s])
+                last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
+                sums = self.mid_sums[s]
+                part = (heading[0] + "".join(self.mid_lines[s]) + last[0], heading[1] + sums[0] + last[1], heading[2] + sums[1] + last[2])
+            self.parts[s] = part
+        return part
+
+    def counted(self) -> tuple[str, int]:
+        """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
+        parts = [self._part(s) for s in range(5)]
+        text = "".join([part[0] for part in parts])
+        if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
+            text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
+                                   self.last_request, _last(self.unique[4], 4))
+            return text, self.count(text) if self.count is not None else -1
+        spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
+        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1]
+        seen = start = total = 0  # the WORD_LIMIT-th space: in which section
+        for s, part in enumerate(parts):
+            if seen + part[2] < WORD_LIMIT:
+                seen += part[2]
+                start += len(part[0])
+                total += part[1]
+                continue
+            cut = self.cuts.get((part, WORD_LIMIT - seen))  # the section as cut, its count
+            if cut is None:
+                cut = self.cuts[(part, WORD_LIMIT - seen)] = self._cut(s, WORD_LIMIT - seen)
+            return text[:start] + cut[0], total + cut[1]
+        raise AssertionError("unreachable: the spaces were counted")
+
+    def _cut(self, s: int, need: int) -> tuple[str, int]:
+        """Section `s` up to its `need`-th space, then " …"; the sum of `count` over its lines."""
+        seen = total = 0
+        kept: list[str] = []
+        for line, c, n in self._lines(s):
+            if seen + n >= need:
+                at = -1
+                for _ in range(need - seen):
+                    at = line.index(" ", at + 1)
+                cut = line[:at] + " \u2026"
+                return "".join(kept) + cut, total + (self.count(cut) if self.count is not None else -1)
+            kept.append(line)
+            seen += n
+            total += c
+        raise AssertionError("unreachable: the section has the spaces")
+
+
+_HEADINGS = tuple(f"## {title}\n" for title in ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks"))
+
+
+def _last(unique: dict[str, None], limit: int) -> list[str]:
+    """The last `limit` keys of an insertion-ordered dict (what `_unique(items, limit)` returns)."""
+    out = list(islice(reversed(unique), limit))
+    out.reverse()
+    return out

@@ -1,0 +1,316 @@
+"""Claude Code's auto-compact: when the context reaches a trigger, a summary replaces everything before.
+
+Claude Code is closed source; its TypeScript was published with the npm package's source map and is
+mirrored publicly (read here in Esonhugh/claude-code @5a9162e3, `src/services/compact/autoCompact.ts`,
+`getEffectiveContextWindowSize` / `getAutoCompactThreshold` / `calculateTokenWarningState`, and
+`src/utils/tokens.ts` `tokenCountWithEstimation`):
+
+- effective window = context window - min(the model's max output tokens, MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20,000)
+- trigger = effective window - AUTOCOMPACT_BUFFER_TOKENS (13,000); with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
+  set (0 < pct <= 100): min(floor(effective window * pct / 100), that trigger): the variable can only
+  lower the threshold.
+- auto-compact fires when the count is >= the trigger, checked before a request is sent.
+- the count is the last API response's usage (input + cache writes + cache reads + output) plus a
+  rough estimate of the messages after it; with no usage at all, the estimate alone.
+
+For a 200k-window model that gives 167,000, a 33,000-token gap to the window, the figure users
+report since late 2025 (earlier versions left about 45,000). Real logs record the count at each
+compaction (`compactMetadata.preTokens`): `ctxviz calibrate` fits the trigger from them, and
+`calibrated_trigger` replays it.
+
+What survives: Claude Code replaces every earlier message with one user message, "This session is
+being continued from a previous conversation that ran out of context. ..." (the wording below is
+the one real 2.1.x logs record) followed by the model's summary and a request to continue.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...catalog import find_model
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...reported import reported_usage
+from ...session import (
+    Message,
+    OpaquePart,
+    Session,
+    Summary,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+
+MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000
+AUTOCOMPACT_BUFFER_TOKENS = 13_000
+DEFAULT_CONTEXT_WINDOW = 200_000
+ZONES = ("summarized", "context")
+
+# The compact summary message as Claude Code 2.1.x writes it (tests/data/claude_code/spotter-autocompact-excerpt.jsonl).
+SUMMARY_PREFIX = ("This session is being continued from a previous conversation that ran out of context. "
+                  "The summary below covers the earlier portion of the conversation.\n\n")
+SUMMARY_CONTINUE = ("\nPlease continue the conversation from where we left off without asking the user any further questions. "
+                    "Continue with the last task that you were asked to work on.")
+STAND_IN = "ctxviz's offline extractive snapshot in Claude Code's compact-summary message (Claude Code asks the model)"
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class AutoCompactSettings:
+    context_window: int | None = field(default=None, metadata=_help("The model's context window (default: the catalogue's for the model, else 200,000)", min=1000, step=1000))
+    max_output_tokens_for_summary: int = field(default=MAX_OUTPUT_TOKENS_FOR_SUMMARY, metadata=_help(
+        "MAX_OUTPUT_TOKENS_FOR_SUMMARY: kept free for the summary (or the model's max output if smaller)", min=0, max=200_000, step=1000))
+    autocompact_buffer: int = field(default=AUTOCOMPACT_BUFFER_TOKENS, metadata=_help(
+        "AUTOCOMPACT_BUFFER_TOKENS: the trigger sits this far below the effective window", min=0, max=500_000, step=1000))
+    autocompact_pct_override: float | None = field(default=None, metadata=_help(
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0-100]: compact at this % of the effective window, only ever lowering the trigger", min=0.0, max=100.0, step=1.0))
+    calibrated_trigger: int | None = field(default=None, metadata=_help(
+        "A trigger fitted from real logs (`ctxviz calibrate`): replaces the computed one", min=1, step=1000))
+
+    def __post_init__(self) -> None:
+        if self.context_window is not None and self.context_window <= 0:
+            raise ValueError(f"context_window must be > 0, got {self.context_window}")
+        if self.max_output_tokens_for_summary < 0:
+            raise ValueError(f"max_output_tokens_for_summary must be >= 0, got {self.max_output_tokens_for_summary}")
+        if self.autocompact_buffer < 0:
+            raise ValueError(f"autocompact_buffer must be >= 0, got {self.autocompact_buffer}")
+        pct = self.autocompact_pct_override
+        if pct is not None and not 0 < pct <= 100:
+            raise ValueError(f"autocompact_pct_override must be in (0, 100] (Claude Code ignores any other value), got {pct}")
+        if self.calibrated_trigger is not None and self.calibrated_trigger <= 0:
+            raise ValueError(f"calibrated_trigger must be > 0, got {self.calibrated_trigger}")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    window: int
+    reserved_for_summary: int
+    trigger: int
+    how: str
+
+
+def context_window(model: str, settings: AutoCompactSettings, reported_window: int = 0) -> int:
+    if settings.context_window is not None:
+        return settings.context_window
+    entry = find_model(model)
+    return entry.context_window if entry else reported_window or DEFAULT_CONTEXT_WINDOW
+
+
+def threshold(model: str, settings: AutoCompactSettings, reported_window: int = 0) -> Threshold:
+    """getAutoCompactThreshold, with ctxviz's calibrated override on top."""
+    window = context_window(model, settings, reported_window)
+    entry = find_model(model)
+    max_output = entry.max_output if entry and entry.max_output else settings.max_output_tokens_for_summary
+    reserved = min(max_output, settings.max_output_tokens_for_summary)
+    effective = window - reserved
+    trigger = effective - settings.autocompact_buffer
+    how = f"{window:,} window - {reserved:,} kept for the summary - {settings.autocompact_buffer:,} autocompact buffer"
+    pct = settings.autocompact_pct_override
+    if pct is not None:
+        by_pct = math.floor(effective * (pct / 100))  # Claude Code: Math.floor(effectiveContextWindow * (parsed / 100))
+        if by_pct < trigger:
+            trigger, how = by_pct, f"{pct:g}% (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) of the {effective:,}-token effective window"
+        else:
+            how += f" (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={pct:g} would be {by_pct:,}: it can only lower the trigger)"
+    if settings.calibrated_trigger is not None:
+        trigger, how = settings.calibrated_trigger, "calibrated from real logs (calibrated_trigger)"
+    return Threshold(window, reserved, trigger, how)
+
+
+def message_text(message: Message) -> str:
+    """The text a rough estimate sees in a message: text, thinking, tool calls and outputs."""
+    pieces: list[str] = []
+    for part in message.parts:
+        if isinstance(part, (TextPart, ThinkingPart, ToolResultPart, OpaquePart)):
+            pieces.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            pieces.append(part.name)
+            pieces.append(part.arguments)
+    return "\n".join(pieces)  # images: not estimated (their data URIs are not their token cost)
+
+
+def estimate_message(message: Message, tokenizer: Tokenizer) -> int:
+    """roughTokenCountEstimation's idea (characters / 4) over the message's content: the estimate
+    Claude Code adds for messages after the last reported usage."""
+    return tokenizer.count(message_text(message))
+
+
+def summary_message(snapshot: str) -> str:
+    """Claude Code's compact-summary user message around a summary text."""
+    return SUMMARY_PREFIX + snapshot + SUMMARY_CONTINUE
+
+
+def _recorded(session: Session, summary: Summary) -> bool:
+    """A summary the log recorded: it covers exactly the messages before one of its compaction
+    boundaries (less a preserved segment), so the usage the log reports after it is the usage of
+    the context Claude Code really had."""
+    return _boundary(session, summary) is not None
+
+
+def _boundary(session: Session, summary: Summary) -> int | None:
+    """The index of the first message after the recorded compaction that wrote `summary` (None: the
+    log records no such compaction)."""
+    covers = set(summary.covers)
+    for c in session.compactions:
+        before = {m.id for m in session.messages[: c.before_index]} - set(c.preserved)
+        if before and before == covers:
+            return c.before_index
+    return None
+
+
+def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -> Plan:
+    t = threshold(session.model, settings, session.context_window)
+    tokens = counts.message_tokens
+    summary = session.summaries[-1] if session.summaries else None  # the latest absorbs the earlier ones
+    covered = set(summary.covers) if summary else set()
+    summary_text = summary.text if summary else ""
+    summary_tokens = counts.text(summary_text) if summary else 0
+
+    decisions: list[MessagePlan] = []
+    live: list[Message] = []
+    for m in session.messages:
+        k = tokens[m.index]
+        if m.id in covered:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.SUMMARIZED, "summarized",
+                                         "summarized: Claude Code's compact summary replaced every message before it", 0, "before_compaction"))
+        else:
+            live.append(m)
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.KEPT, "context",
+                                         "kept: Claude Code sends the whole conversation since the last compaction", k, "since_compaction"))
+
+    # tokenCountWithEstimation: the last reported usage in the live context, plus an estimate after it.
+    # After a recorded compaction only usage reported after it counts: a kept (preserved) message's
+    # usage measured the context before the compaction, which no longer exists.
+    trusted = summary is None or _recorded(session, summary)
+    boundary = _boundary(session, summary) if summary is not None else None
+    anchor = next((m for m in reversed(live) if m.usage is not None and m.usage.window_fill > 0 and (boundary is None or m.index >= boundary)),
+                  None) if trusted else None
+    estimated = sum(tokens[m.index] for m in live)
+    unseen = 0
+    if anchor is not None and anchor.usage is not None:
+        reported = anchor.usage.window_fill + anchor.usage.output_tokens
+        after = sum(tokens[m.index] for m in live if m.index > anchor.index)
+        used = reported + after
+        counter = (f"reported usage of #{anchor.index} ({reported:,}: input + cache writes + cache reads + output) "
+                   f"+ an estimate of the {sum(1 for m in live if m.index > anchor.index)} message(s) after it ({after:,})")
+    else:
+        used = estimated + summary_tokens
+        why = "no reported usage in the live context" if trusted else "the summary in force is ctxviz's, so the log's later usage does not apply"
+        if boundary is not None:
+            # The request after a compaction still opens with the system prompt and tool definitions:
+            # where the log lacks them, their size as the first call reported it (engine.reported).
+            found = reported_usage(session)
+            unseen = found.unseen if found is not None else 0
+            used += unseen
+            why = "no usage reported since the recorded compaction"
+        counter = f"estimated ({why}): characters / 4 of the messages{' and the summary' if summary else ''}"
+        if unseen:
+            counter += f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from its first call)"
+
+    notes = [f"trigger {t.trigger:,} = {t.how}", f"count: {counter}"]
+    if used >= t.trigger:
+        notes.append(f"{used:,} tokens >= the trigger {t.trigger:,}: Claude Code auto-compacts before its next request")
+    if summary and not _recorded(session, summary):
+        notes.append(f"summary text: {STAND_IN}")
+
+    context: list[dict[str, Any]] = []
+    context_index: list[int | None] = []
+    if summary:
+        context.append({"role": "user", "content": summary_text})
+        context_index.append(None)
+    for m in live:
+        context.append(m.to_openai())
+        context_index.append(m.index)
+
+    sent = [d for d in decisions if d.sent]
+    cap = max(0, min(t.trigger, t.window))  # the part of the window below the trigger
+    totals = Totals(budget=t.window, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
+                    fits=used <= t.window, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
+    summaries = (SummaryPlan(0, summary_tokens, Decision.KEPT, "kept: the compact summary opens the context", summary_text),) if summary else ()
+    return Plan(
+        policy="claude-code", params={**params_dict(settings), "context_window": t.window}, tokenizer=counts.scheme.label,
+        allocation={"context": cap, "autocompact_buffer": t.window - cap}, usage=_split(used, cap), system_prompt=session.system_prompt, messages=tuple(decisions),
+        context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=summaries, zones=ZONES, notes=tuple(notes),
+        extra={"autocompact_threshold": t.trigger, "threshold_how": t.how, "effective_window": t.window - t.reserved_for_summary,
+               "would_compact": used >= t.trigger, "counted": "reported" if anchor is not None else "estimated",
+               "anchor_index": anchor.index if anchor is not None else None,
+               # the request as the provider counts it (system prompt and tools included): for the cache's price
+               **({"request_tokens": used} if anchor is not None or unseen else {})},
+    )
+
+
+def _split(used: int, cap: int) -> dict[str, int]:
+    """The count below the trigger, and what reaches into the buffer (the part that makes Claude Code compact)."""
+    below = min(used, cap)
+    return {"context": below, "autocompact_buffer": used - below}
+
+
+def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages (pair safety): the count split again at the trigger."""
+    return replace(plan, usage=_split(plan.totals.used, plan.allocation["context"]),
+                   extra={**plan.extra, "would_compact": plan.totals.used >= plan.extra["autocompact_threshold"]})
+
+
+def compact(session: Session, plan: Plan, settings: AutoCompactSettings, counts: TokenCounts, summarizer: Any, turn: int,
+            events: list[Any]) -> Summary | None:
+    """Auto-compact: checked before a request is sent (after a user message or a tool output); at
+    or over the trigger, one summary replaces every message so far."""
+    from ...replay_contract import Event
+
+    if not session.messages or session.messages[-1].role not in ("user", "tool"):
+        return None
+    used, trigger = plan.totals.used, plan.extra["autocompact_threshold"]
+    if used < trigger:
+        return None
+    covered = [m for m in session.messages if m.role != "system"]
+    # The new summary covers every message so far, those of earlier summaries too (it absorbs them).
+    text = summary_message(summarizer.supyagent_snapshot(covered))
+    events.append(Event(turn, "compaction", f"auto-compact: {used:,} tokens >= the trigger {trigger:,} ({plan.extra['threshold_how']}): "
+                                            f"{len(covered)} message(s) replaced by the summary"))
+    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=session.messages[-1].timestamp)
+
+
+def trigger_level(settings: AutoCompactSettings, session: Session) -> int:
+    return threshold(session.model, settings, session.context_window).trigger
+
+
+def align(settings: AutoCompactSettings, session: Session, trigger_tokens: int | None, keep_messages: int | None,
+          keep_tokens: int | None) -> tuple[AutoCompactSettings, list[str]]:
+    """Firing at N tokens is a calibrated trigger of N; a compaction keeps nothing verbatim."""
+    skipped = [f"claude-code: a compaction keeps no recent {unit} verbatim (the summary replaces them all)"
+               for unit, wanted in (("messages", keep_messages), ("tokens", keep_tokens)) if wanted is not None]
+    return (replace(settings, calibrated_trigger=trigger_tokens) if trigger_tokens is not None else settings), skipped
+
+
+POLICY = Policy(
+    reason_codes=("since_compaction", "before_compaction"),
+    name="claude-code",
+    schedule='auto-compact is checked before each API request',
+    title="Claude Code auto-compact",
+    params_type=AutoCompactSettings,
+    measure_name="claude-code-rough",
+    measure=estimate_message,
+    default_tokenizer="chars4",
+    plan=plan,
+    zone_parts={"context": "context"},
+    refresh=refresh,
+    compact=compact,
+    description="Sends everything since the last compaction; at the trigger (window - 20k - 13k) a summary replaces it all.",
+    framework="Claude Code",
+    framework_version="2.1.x (source as published, March 2026)",
+    source="src/services/compact/autoCompact.ts getAutoCompactThreshold; src/utils/tokens.ts tokenCountWithEstimation",
+    counter="the log's reported usage (input + cache writes + cache reads + output) plus characters / 4 for later messages; characters / 4 alone without usage",
+    trigger=("autocompact_buffer", "autocompact_pct_override", "calibrated_trigger"),
+    trigger_level=trigger_level,
+    align=align,
+    keep=(),
+    stand_in=STAND_IN,
+)

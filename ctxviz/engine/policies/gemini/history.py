@@ -1,0 +1,306 @@
+"""A session's history as Gemini CLI holds it: `Content` objects, their JSON.stringify lengths and
+Gemini CLI's token estimate (google-gemini/gemini-cli at 5411f11).
+
+Gemini CLI decides where to split a history by `JSON.stringify(content).length` (UTF-16 code units,
+no spaces), so the Contents must be rebuilt the way Gemini CLI rebuilds them from its session file
+(`utils/sessionUtils.ts` `convertSessionToClientHistory`): one `user` Content per user record (all
+its parts), one `model` Content per `gemini` record (text and function calls; the live history
+keeps no thoughts), and one `user` Content holding the function responses of that record's tool
+calls. The log has no `thoughtSignature`s, which the live history carries on some parts. A message loaded from
+another format has no such record, and its Content is built from its parts.
+
+The token estimate is `utils/tokenCalculation.ts` `estimateTokenCountSync`: per text part 0.25 per
+ASCII UTF-16 unit and 1.5 per other unit (length / 4 above 100,000 units), per function response
+(name + JSON of the response) / 4, 3,000 per image, 25,800 per PDF, JSON of any other part / 4,
+floored once over all the parts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ...session import (
+    FileRefPart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    render_file_ref,
+)
+from ...tokenizers import Tokenizer, gemini_text_estimate
+
+IMAGE_TOKEN_ESTIMATE = 3000
+PDF_TOKEN_ESTIMATE = 25800
+CHARS_PER_TOKEN = 4
+
+
+def js_length(text: str) -> int:
+    """JavaScript's `string.length`: UTF-16 code units (a character beyond U+FFFF counts 2)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _js_numbers(value: Any) -> Any:
+    """JSON.stringify writes an integral number without `.0`."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def stringify(value: Any, indent: int | None = None) -> str:
+    """`JSON.stringify(value)` (or with `null, indent`): keys in insertion order, no spaces."""
+    if indent is None:
+        return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(_js_numbers(value), ensure_ascii=False, indent=indent)
+
+
+estimate_text = gemini_text_estimate
+
+
+def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -> float:
+    """One part's share of estimateTokenCountSync (before the final floor)."""
+    text = part.get("text")
+    if isinstance(text, str):
+        return float(text_counter.count(text)) if text_counter is not None else estimate_text(text)
+    response = part.get("functionResponse")
+    if isinstance(response, dict) and response:
+        name = response.get("name")
+        total = (js_length(name) if isinstance(name, str) else 0) / CHARS_PER_TOKEN  # a name that is no string has no length
+        body = response.get("response")
+        if isinstance(body, str):
+            total += js_length(body) / CHARS_PER_TOKEN
+        elif body is not None:
+            total += js_length(stringify(body)) / CHARS_PER_TOKEN
+        nested = response.get("parts")
+        if isinstance(nested, list) and nested:
+            total += math.floor(sum(estimate_part(p, text_counter) for p in nested if isinstance(p, dict)))
+        return total
+    media = part.get("inlineData") or part.get("fileData")
+    mime = media.get("mimeType", "") if isinstance(media, dict) else ""
+    if mime.startswith("image/"):
+        return IMAGE_TOKEN_ESTIMATE
+    if mime.startswith("application/pdf"):
+        return PDF_TOKEN_ESTIMATE
+    return js_length(stringify(part)) / CHARS_PER_TOKEN
+
+
+def estimate_parts(parts: list[dict[str, Any]], text_counter: Tokenizer | None = None) -> int:
+    return math.floor(sum(estimate_part(p, text_counter) for p in parts))
+
+
+def response_string(response: Any) -> str:
+    """truncateHistoryToBudget's string for a response: its `output`, else `content`, else its JSON."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        if isinstance(response.get("output"), str):
+            return response["output"]
+        if isinstance(response.get("content"), str):
+            return response["content"]
+    return stringify(response, indent=2)
+
+
+# -- Contents from messages ---------------------------------------------------------------------
+
+def ensure_part_array(content: Any) -> list[dict[str, Any]]:
+    """sessionUtils.ensurePartArray: a string is one text part, strings in a list become text parts."""
+    if isinstance(content, list):
+        return [{"text": p} if isinstance(p, str) else p for p in content if isinstance(p, (str, dict))]
+    if isinstance(content, str):
+        return [{"text": content}]
+    return [content] if isinstance(content, dict) else []
+
+
+def _model_parts(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `gemini` record's model Content as the live history holds it: convertSessionToClientHistory's
+    parts without the thoughts (geminiChat keeps `!part.thought` parts only; a resumed session would
+    carry them as `thought` parts)."""
+    content = record.get("content")
+    parts = [p for p in (ensure_part_array(content) if content else []) if not p.get("thought")]
+    if any(p.get("functionCall") for p in parts) or any(p.get("thought") for p in ensure_part_array(content or [])):
+        return parts  # a modern record: its content is the whole turn
+    for call in record.get("toolCalls") or []:
+        if isinstance(call, dict):
+            parts.append({"functionCall": {"id": call.get("id"), "name": call.get("name"), "args": call.get("args")}})
+    return parts
+
+
+def _response_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function response parts a recorded tool call contributes."""
+    result = call.get("result")
+    if not result:
+        return []
+    if isinstance(result, str):
+        return [{"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"output": result}}}]
+    if isinstance(result, list):
+        return ensure_part_array(result)
+    return [result] if isinstance(result, dict) else []
+
+
+def _synthesized(message: Message, tool_name: str) -> list[dict[str, Any]]:
+    """A message from another format as Gemini parts."""
+    out: list[dict[str, Any]] = []
+    for p in message.parts:
+        if isinstance(p, TextPart):
+            out.append({"text": p.text})
+        elif isinstance(p, ThinkingPart):
+            continue  # the live history keeps no thoughts
+        elif isinstance(p, ToolCallPart):
+            try:
+                args = json.loads(p.arguments or "{}")
+            except json.JSONDecodeError:
+                args = p.arguments
+            out.append({"functionCall": {**({"id": p.id} if p.id else {}), "name": p.name, "args": args}})
+        elif isinstance(p, ToolResultPart):
+            body = {"error": p.text} if p.is_error else {"output": p.text}
+            out.append({"functionResponse": {**({"id": p.tool_call_id} if p.tool_call_id else {}), "name": tool_name or message.name, "response": body}})
+        elif isinstance(p, ImagePart):
+            if p.url.startswith("data:") and "," in p.url:
+                out.append({"inlineData": {"mimeType": p.media_type or "image/png", "data": p.url.split(",", 1)[1]}})
+            else:
+                out.append({"fileData": {"mimeType": p.media_type or "image/png", "fileUri": p.url}})
+        elif isinstance(p, FileRefPart):
+            out.append({"text": render_file_ref(p)})
+        elif isinstance(p, OpaquePart):
+            out.append({"text": p.text})
+    return out
+
+
+@dataclass(frozen=True)
+class MessageContent:
+    """One message's place in Gemini CLI's history: the Content it belongs to (`key`), that
+    Content's role, the parts the message contributes and what they measure."""
+
+    key: tuple[Any, ...]
+    role: str
+    parts: tuple[dict[str, Any], ...]
+    part_lengths: tuple[int, ...]
+    estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
+    whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
+
+
+_CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
+_LOCK = threading.Lock()
+
+
+def _raw_record(message: Message) -> dict[str, Any] | None:
+    raw = message.raw
+    return raw if isinstance(raw, dict) and raw.get("type") in ("user", "gemini") else None
+
+
+def _record_parts(message: Message, tool_name: str) -> tuple[str, str, list[dict[str, Any]]]:
+    """(kind, role, parts): kind is "model", "response" or "user" for a message read from a Gemini
+    CLI record (a user record's parts are the whole record's), "" for one built from its parts."""
+    record = _raw_record(message)
+    if record is not None and record["type"] == "gemini" and message.role == "assistant":
+        return "model", "model", _model_parts(record)
+    if record is not None and record["type"] == "gemini" and message.role == "tool":
+        call = next((c for c in record.get("toolCalls") or [] if isinstance(c, dict) and c.get("id") == message.tool_call_id), None)
+        return "response", "user", _response_parts(call) if call is not None else _synthesized(message, tool_name)
+    if record is not None and record["type"] == "user":
+        return "user", "user", ensure_part_array(record.get("content"))
+    return "", "model" if message.role == "assistant" else "user", _synthesized(message, tool_name)
+
+
+def message_content(message: Message, previous: Message | None, tool_name: str) -> MessageContent:
+    """Cached per message object (sessions are immutable; a replay's prefixes share the messages)."""
+    anchor = f"{id(previous)}" if message.role == "tool" else ""
+    with _LOCK:
+        hit = _CACHE.get(id(message))
+    if hit is not None and hit[0] is message and hit[1] == anchor:
+        return hit[2]
+    kind, role, parts = _record_parts(message, tool_name)
+    record = _raw_record(message)
+    if kind:
+        key: tuple[Any, ...] = (kind, id(record))
+    elif message.role == "tool":
+        key = ("tools", anchor)  # consecutive tool messages share one Content
+    else:
+        key = ("message", id(message))
+    content = MessageContent(key, role, tuple(parts), tuple(js_length(stringify(p)) for p in parts),
+                             sum(estimate_part(p) for p in parts), kind == "user")
+    with _LOCK:
+        if len(_CACHE) > 500_000:
+            _CACHE.clear()
+        _CACHE[id(message)] = (message, anchor, content)
+    return content
+
+
+@dataclass
+class Content:
+    """One Gemini `Content` of the history and the session messages it holds (none: ctxviz's
+    summary turn and its acknowledgement)."""
+
+    role: str
+    parts: list[dict[str, Any]]
+    part_lengths: list[int]
+    estimate: float
+    messages: list[Message]
+
+    @property
+    def json_length(self) -> int:
+        """len(JSON.stringify({role, parts})): the wrapper, the parts and the commas between them."""
+        wrapper = len('{"role":"') + len(self.role) + len('","parts":[') + len("]}")
+        return wrapper + sum(self.part_lengths) + max(0, len(self.part_lengths) - 1)
+
+    @property
+    def has_function_response(self) -> bool:
+        return any("functionResponse" in p for p in self.parts)
+
+    @property
+    def has_function_call(self) -> bool:
+        return any(p.get("functionCall") for p in self.parts)
+
+
+def text_content(role: str, text: str) -> Content:
+    part = {"text": text}
+    return Content(role, [part], [js_length(stringify(part))], estimate_text(text), [])
+
+
+def build_contents(history: list[Message], call_names: dict[str, str]) -> list[Content]:
+    """The history's Contents in order, each message in the Content it belongs to."""
+    out: list[Content] = []
+    keys: list[tuple[Any, ...]] = []
+    previous: Message | None = None
+    for m in history:
+        mc = message_content(m, previous, call_names.get(m.tool_call_id, m.name))
+        if out and keys[-1] == mc.key:
+            content = out[-1]
+            content.messages.append(m)
+            if not mc.whole_record:
+                content.parts += mc.parts
+                content.part_lengths += mc.part_lengths
+                content.estimate += mc.estimate
+        else:
+            out.append(Content(mc.role, list(mc.parts), list(mc.part_lengths), mc.estimate, [m]))
+            keys.append(mc.key)
+        if m.role != "tool":
+            previous = m
+    return out
+
+
+def own_parts(message: Message, tool_name: str) -> list[dict[str, Any]]:
+    """The parts that are this message's own (a user record's function responses go to its tool
+    messages, the rest to its user message): what the message's token count measures."""
+    kind, _, parts = _record_parts(message, tool_name)
+    if kind != "user":
+        return parts
+    if message.role != "tool":
+        return [p for p in parts if "functionResponse" not in p]
+    responses = [p for p in parts if "functionResponse" in p]
+    same = [p for p in responses if isinstance(p["functionResponse"], dict) and p["functionResponse"].get("id") == message.tool_call_id]
+    if same:
+        return same[:1]
+    tail = message.id.rsplit("#", 1)[-1]
+    k = int(tail) if "#" in message.id and tail.isdigit() else 0
+    return responses[k:k + 1]

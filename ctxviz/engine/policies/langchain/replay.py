@@ -1,0 +1,436 @@
+"""LangChain's incremental replayers: trim_messages (`langchain-trim`), the SummarizationMiddleware
+(`langchain-summarization`) and the ContextEditingMiddleware (`langchain-context-editing`), each
+carrying the prefix sums of LangChain's counts from turn to turn.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Plan
+from ...replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
+from ...session import Message, Session
+from ...summarizers import Summarizer
+from ..replay_common import _EditsReplay, _SummaryReplay
+from .context_editing import ClearToolUsesParams, already_cleared
+from .counting import (
+    cached_view,
+    count_view,
+    lc_type,
+    max_input_tokens,
+    model_provider,
+    summary_view,
+    text_message_tokens,
+)
+from .summarization import SummarizationParams, parse_trigger, provider_matches
+from .trim import (
+    Entry,
+    TrimParams,
+    TrimTrace,
+    _first_max_tokens,
+    additive,
+    parse_types,
+    separator_splitter,
+    view_getter,
+)
+
+
+class LangChainTrimReplay(_Replay):
+    """langchain-trim: trim_messages over the messages so far (the session's system prompt first),
+    from the prefix sums of their counts: end_on is the last message of its types so far,
+    include_system the first entry, the longest suffix (strategy "last") or prefix ("first") that
+    fits is LangChain's own binary search (its bounded number of steps included) read off the sums,
+    start_on the next message of its types from the cut. allow_partial cuts the one message past
+    the cut by LangChain's own code (`_first_max_tokens` on that message after one entry that
+    stands for everything kept before it: the count is additive). What is trimmed is a few runs
+    of positions, so the trim events (the newly trimmed messages per category) come from per-category
+    sorted indices and sums.
+
+    Sessions with recorded summaries (LangChain's summary message among the entries), and pair
+    safety, are replayed by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.usable = not pair_safe and not session.summaries
+        if not self.usable:
+            return
+        p: TrimParams = params
+        tokenizer = full.tokenizer
+        self.off = 1 if session.system_prompt else 0
+        tokens: list[int] = [text_message_tokens(session.system_prompt, "system", tokenizer)] if self.off else []
+        types: list[str] = ["system"] if self.off else []
+        tokens += full.message_tokens
+        types += [lc_type(m) for m in session.messages]
+        self.T, self.types = tokens, types
+        self.P = [0]
+        for t in tokens:
+            self.P.append(self.P[-1] + t)
+        n = len(tokens)
+        end_on, start_on = set(parse_types(p.end_on, "end_on")), set(parse_types(p.start_on, "start_on"))
+        self.end_on, self.start_on = end_on, start_on
+        # prev_end[q]: 1 + the last position < q whose type is in end_on (0: none); next_start[q]: the
+        # first position >= q whose type is in start_on (n: none).
+        self.prev_end = [0] * (n + 1)
+        for q in range(n):
+            self.prev_end[q + 1] = q + 1 if types[q] in end_on else self.prev_end[q]
+        self.next_start = [n] * (n + 1)
+        for q in range(n - 1, -1, -1):
+            self.next_start[q] = q if types[q] in start_on else self.next_start[q + 1]
+        self.count_one = lambda view: count_view(view, tokenizer)
+        self.view_of = view_getter(session)
+        self.splitter = separator_splitter(p.text_splitter)
+        # Per category (as the trim event spells it): its messages' indices and the prefix sums of their counts.
+        self.category_of = [m.category.upper() for m in session.messages]
+        self.members: dict[str, list[int]] = {}
+        self.member_sums: dict[str, list[int]] = {}
+        for m in session.messages:
+            c = self.category_of[m.index]
+            self.members.setdefault(c, []).append(m.index)
+            sums = self.member_sums.setdefault(c, [0])
+            sums.append(sums[-1] + full.message_tokens[m.index])
+        self.trimmed: list[tuple[int, int]] = []  # the turn before's trimmed messages, as runs [a, b) of indices
+
+    def step(self, i: int) -> Turn:
+        return self._fast(i) if self.usable else super().step(i)
+
+    def _search(self, size: int, fits: Any) -> int:
+        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops)."""
+        left, right = 0, size
+        for _ in range(size.bit_length()):
+            if left >= right:
+                break
+            mid = (left + right + 1) // 2
+            if fits(mid):
+                left = mid
+            else:
+                right = mid - 1
+        return left
+
+    def _partial(self, before: int, q: int, budget: int, strategy: str) -> Entry | None:
+        """The part of entry q allow_partial keeps after `before` tokens of kept entries, or None."""
+        target = Entry(q - self.off, self.T[q], self.types[q])
+        kept, trace = [Entry(_AGGREGATE, before, "human"), target], TrimTrace()
+        out = _first_max_tokens(kept, budget, additive, self.count_one, self.view_of, self.splitter, strategy, (), trace, set())
+        return out[1] if len(out) > 1 else None
+
+    def _fast(self, i: int) -> Turn:
+        p: TrimParams = self.params
+        P, T, off, budget = self.P, self.T, self.off, p.max_tokens
+        L = off + i + 1  # entries so far
+        sys = -1
+        partial: Entry | None = None
+        partial_at = -1
+        if p.strategy == "last":
+            end = self.prev_end[L] if self.end_on else L
+            rs = 0
+            if p.include_system and end > 0 and self.types[0] == "system":
+                sys, rs = 0, 1
+            remaining = max(0, budget - T[0]) if sys == 0 else budget
+            m = end - rs
+            if P[end] - P[rs] <= remaining:
+                idx = m
+            else:
+                idx = self._search(m, lambda k: P[end] - P[end - k] <= remaining)
+                if p.allow_partial and idx < m:
+                    partial = self._partial(P[end] - P[end - idx], end - idx - 1, remaining, "last")
+                    partial_at = end - idx - 1 if partial is not None else -1
+            ks = end - idx
+            if self.start_on and (partial is None or partial.type not in self.start_on):
+                partial, partial_at = None, -1
+                ks = min(self.next_start[ks], end)
+            ke = end
+        else:
+            if P[L] <= budget:
+                idx = L
+            else:
+                idx = self._search(L, lambda k: P[k] <= budget)
+                if p.allow_partial and idx < L:
+                    partial = self._partial(P[idx], idx, budget, "first")
+                    partial_at = idx if partial is not None else -1
+            ks, ke = 0, idx
+            if self.end_on and (partial is None or partial.type not in self.end_on):
+                partial, partial_at = None, -1
+                ke = self.prev_end[idx]
+        kept_points = sorted(q for q in (sys, partial_at) if q >= 0)
+        used = (T[sys] if sys >= 0 else 0) + (partial.tokens if partial is not None else 0) + P[ke] - P[ks]
+        # What is sent, as runs of entry positions; what is not (messages only), as runs of indices.
+        sent = [(q, q + 1) for q in kept_points if not ks <= q < ke] + ([(ks, ke)] if ks < ke else [])
+        sent.sort()
+        trimmed: list[tuple[int, int]] = []
+        at = off
+        for a, b in sent:
+            if a > at:
+                trimmed.append((at - off, a - off))
+            at = max(at, b)
+        if at < L:
+            trimmed.append((at - off, L - off))
+        tokens_all = P[L] - P[off]
+        sent_messages = sum(min(b, L) - max(a, off) for a, b in sent if b > off)
+        sent_tokens = sum(P[b] - P[max(a, off)] for a, b in sent if b > off)
+        truncated = 1 if partial_at >= off else 0
+        events: list[Event] = []
+        if sent_messages < i + 1:
+            self._trim_events(i, trimmed, events)
+        else:
+            trimmed = []
+        self.trimmed = trimmed
+        fits = used <= budget
+        if not fits and self.before.fits:
+            system_tokens = T[0] if sys == 0 else 0
+            allot = min(system_tokens, budget)
+            self.before = _changes(i, light_plan(self.policy, {"system": allot, "history": budget - allot},
+                                    {"system": system_tokens, "history": used - system_tokens}, budget, used, fits), self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        kept = sent_messages - truncated
+        return Turn(i, used, budget, kept, i + 1 - sent_messages, 0, truncated, fits, 0, tuple(events), tokens_all - sent_tokens)
+
+    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
+        """`_changes`' trim events: per category, in the order of its first newly trimmed message,
+        the messages trimmed now and not the turn before."""
+        new: list[tuple[int, int]] = []
+        for a, b in trimmed:  # minus the turn before's runs
+            for c, d in self.trimmed:
+                if d <= a or c >= b:
+                    continue
+                if c > a:
+                    new.append((a, c))
+                a = max(a, d)
+                if a >= b:
+                    break
+            if a < b:
+                new.append((a, b))
+        if not new:
+            return
+        found: dict[str, tuple[int, list[int], int, int]] = {}  # category -> (first new, indices shown, count, tokens)
+        for c, members in self.members.items():
+            sums = self.member_sums[c]
+            first, shown, count, tokens = -1, [], 0, 0
+            for a, b in new:
+                lo, hi = bisect_left(members, a), bisect_left(members, b)
+                if lo < hi:
+                    if first < 0:
+                        first = members[lo]
+                    if len(shown) < 6:
+                        shown += members[lo : min(hi, lo + 6)]
+                    count += hi - lo
+                    tokens += sums[hi] - sums[lo]
+            if count:
+                found[c] = (first, shown, count, tokens)
+        for c, (_first, shown, count, tokens) in sorted(found.items(), key=lambda item: item[1][0]):
+            members = self.members[c]
+            in_all = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed)
+            listed = ", ".join(f"#{k}" for k in shown[:5]) + (f" and {count - 5} more" if count > 5 else "")
+            events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
+
+
+_AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
+
+
+class LangchainSummarizationReplay(_SummaryReplay):
+    """SummarizationMiddleware: the state is the summary in force (its covers are a prefix of the
+    session) and the messages after it; the trigger reads the running count of that state
+    (`scaled_total`'s usage scaling carried: the AI messages' providers and the last reported
+    total). A turn whose trigger is met (it fires, or keep leaves nothing to summarise) is planned
+    by the reference step, which writes the summary.
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SummarizationParams = params
+        self.clauses = parse_trigger(p.trigger)
+        self.ls_provider = p.model_provider or model_provider(session.model)
+        self.limit = max_input_tokens(session.model, p.max_input_tokens)
+        self.tokenizer = full.tokenizer
+        self.c = 0  # messages 0..c-1 are covered by the summary in force
+        self.summary_tokens: int | None = None  # its state entry's count (None: no summary)
+        self._reset_scaling()
+
+    def _reset_scaling(self) -> None:
+        self.provider: str | None = None
+        self.invalid = False
+        self.last_total: int | None = None
+        self.at_last = 0  # tokens of the state's messages up to the last AI message reporting a total
+        self.last_ai: Any = None
+
+    def _scale(self, k: int) -> None:
+        """scaled_total's walk and run_pass' last AI message, one message on."""
+        m = self.session.messages[k]
+        view = cached_view(m)
+        if view.type != "ai":
+            return
+        if view.provider is None and m.raw is None and view.total_tokens is not None:
+            view = view._replace(provider=self.ls_provider or None)  # run_pass: not a LangChain dump
+        if self.provider is None:
+            self.provider = view.provider
+        elif view.provider != self.provider:
+            self.invalid = True
+        if view.total_tokens is not None:
+            self.last_total = view.total_tokens
+            self.at_last = self.sums[k + 1] - self.sums[self.c]
+        self.last_ai = view
+
+    def _grow(self, i: int) -> None:
+        self._scale(i)
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > i + 1 or tuple(summary.covers) != tuple(self.ids[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_tokens = count_view(summary_view(summary.text), self.tokenizer)
+        self._reset_scaling()
+        for k in range(c, i + 1):
+            self._scale(k)
+
+    def _met(self, n_state: int, total: int) -> bool:
+        """run_pass' trigger test (any doubt counts as met: the reference step then decides)."""
+        last_ai, limit = self.last_ai, self.limit
+
+        def reported(threshold: float) -> bool:
+            return bool(last_ai is not None and last_ai.total_tokens and last_ai.total_tokens >= threshold
+                        and last_ai.provider and provider_matches(last_ai.provider, self.ls_provider))
+
+        for clause in self.clauses:
+            met = True
+            for kind, value in clause.items():
+                if kind == "messages":
+                    met = n_state >= value
+                elif kind == "fraction" and limit is None:
+                    met = False
+                else:
+                    threshold = int(value) if kind == "tokens" else max(1, int(limit * value))  # type: ignore[operator]
+                    met = total >= threshold or reported(float(threshold))
+                if not met:
+                    break
+            if met:
+                return True
+        return False
+
+    def _fast(self, i: int) -> Turn | None:
+        c, P = self.c, self.sums
+        S = self.summary_tokens or 0
+        messages_tokens = P[i + 1] - P[c]
+        n_state = (i + 1 - c) + (self.summary_tokens is not None)
+        token_count = float(S + messages_tokens)
+        if n_state > 1 and not self.invalid and self.provider is not None and self.last_total is not None:
+            at_last = float(S + self.at_last)
+            if at_last:
+                token_count *= min(1.25, max(1.0, self.last_total / at_last))
+        total = math.ceil(token_count)
+        if self.clauses and self._met(n_state, total):
+            return None
+        used = S + messages_tokens
+        budget = self.limit if self.limit is not None else max(used, total)
+        fits = used <= budget
+        events: list[Event] = []
+
+        def light() -> Plan:
+            allot = min(S, budget)
+            return light_plan(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
+
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
+        return Turn(i, used, budget, i + 1 - c, 0, c, 0, fits, len(self.generated), tuple(events), P[c])
+
+
+class LangChainContextEditingReplay(_EditsReplay):
+    """LangChain's ClearToolUsesEdit: whether a tool message can be cleared (not cleared before,
+    an AI message before it carrying its call, its tool not excluded) and what clearing it changes
+    in the count (its placeholder, and with clear_tool_inputs its AI message's emptied arguments)
+    are fixed when it arrives, and the request's count only grows, so once the trigger fires the
+    cleared results are the first clearable ones among all but the newest `keep` tool messages (up
+    to where clear_at_least is reached: a bisection over the running maximum of what is reclaimed)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.total = 0
+        self.tool_messages = 0
+        self.last_ai = -1
+        self.clearable: list[int] = []  # session indices of the clearable tool messages
+        self.ordinal: list[int] = []  # each one's position among the tool messages
+        self.delta = [0]  # prefix sums: what clearing the first k clearable ones changes in the count
+        self.reclaimed_max = [0]  # prefix maxima of -delta (clear_at_least stops at the first reach)
+        self.ai_messages = [0]  # prefix sums: AI messages with an argument emptied
+        self.ai_view: dict[int, Any] = {}  # an AI message's view with the arguments emptied so far
+        self.ai_tokens: dict[int, int] = {}
+        self.emptied: set[int] = set()  # AI messages with an argument emptied
+        self.cut = 0  # the clearable ones cleared at the turn before
+
+    def _hand_over(self) -> None:
+        if self.cut:
+            self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]))
+
+    def _take(self, i: int) -> None:
+        p: ClearToolUsesParams = self.params
+        m = self.session.messages[i]
+        self.total += self.tokens[i]
+        kind = lc_type(m)
+        if kind == "ai":
+            self.last_ai = i
+        elif kind == "tool":
+            self._tool(i, m, p)
+            self.tool_messages += 1
+
+    def _fast(self, i: int) -> Turn:
+        p: ClearToolUsesParams = self.params
+        fired = self.total > p.trigger
+        cut = 0
+        if fired:
+            available = bisect_left(self.ordinal, self.tool_messages - p.keep) if p.keep < self.tool_messages else 0
+            cut = available
+            if p.clear_at_least > 0 and available:
+                reach = bisect_left(self.reclaimed_max, p.clear_at_least, 1, available + 1)
+                cut = min(reach, available)
+        used = self.total + self.delta[cut]
+        events: list[Event] = []
+        if cut > self.cut:
+            by_category: dict[str, list[int]] = {}
+            for k in self.clearable[self.cut : cut]:
+                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
+            for category, indices in by_category.items():
+                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+        fits = used <= p.trigger
+        if not fits and self.before.fits:
+            plan = light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits)
+            _changes(i, plan, _Cuts(), events)
+        self.before = _Cuts(fits)
+        self.cut = cut
+        edited = cut + self.ai_messages[cut]
+        return Turn(i, used, p.trigger, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+
+    def _tool(self, i: int, m: Message, p: ClearToolUsesParams) -> None:
+        """ClearToolUsesEdit.apply's tests for one tool message, and its change to the count."""
+        ai = self.last_ai
+        if already_cleared(m.raw) or ai < 0:
+            return
+        tool_view = cached_view(m)
+        ai_view = self.ai_view.get(ai) or cached_view(self.session.messages[ai])
+        call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
+        if call is None or (tool_view.name or call["name"]) in p.excluded:
+            return
+        tok = self.full.tokenizer
+        change = count_view(tool_view._replace(content=p.placeholder), tok) - self.tokens[i]
+        if p.clear_tool_inputs:
+            calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
+            before = self.ai_tokens.get(ai, self.tokens[ai])
+            self.ai_view[ai] = ai_view._replace(tool_calls=calls)
+            self.ai_tokens[ai] = count_view(self.ai_view[ai], tok)
+            change += self.ai_tokens[ai] - before
+            self.ai_messages.append(self.ai_messages[-1] + (ai not in self.emptied))
+            self.emptied.add(ai)
+        else:
+            self.ai_messages.append(self.ai_messages[-1])
+        self.clearable.append(i)
+        self.ordinal.append(self.tool_messages)
+        self.delta.append(self.delta[-1] + change)
+        self.reclaimed_max.append(max(self.reclaimed_max[-1], -self.delta[-1]))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"langchain-trim": LangChainTrimReplay, "langchain-summarization": LangchainSummarizationReplay,
+                                       "langchain-context-editing": LangChainContextEditingReplay}

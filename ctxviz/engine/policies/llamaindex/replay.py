@@ -1,0 +1,223 @@
+"""LlamaIndex's incremental replayers: the ChatMemoryBuffer (`llamaindex-chat-memory-buffer`) and the
+ChatSummaryMemoryBuffer (`llamaindex-chat-summary-memory-buffer`), carried from turn to turn.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+from ...counting import TokenCounts
+from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan, untrimmed_cuts
+from ...session import Message, Session, Summary
+from ...summarizers import ExtractiveSummarizer, Summarizer
+from ..carried import IdPrefix, _Snapshot
+from ..replay_common import _SummaryReplay
+from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
+from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
+
+
+class LlamaIndexReplay(_Replay):
+    """llamaindex-chat-memory-buffer: ChatMemoryBuffer.get tries windows newest-last from the oldest
+    (a window may not start on an assistant or tool message, but the first and the last may) and
+    takes the first that fits. A new message adds its count to every window's (when the join
+    before it is a plain one), so a window that did not fit still does not: the search goes on
+    from the turn before's start, and every message is passed over once. The windows' counts come
+    from the whole session's `JoinedCounter`, less what lies after the turn.
+
+    Turns whose last message is joined to the next by whitespace meeting whitespace (the joined
+    count of the run differs from the whole session's), sessions with recorded summaries, and pair
+    safety, are planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.usable = not pair_safe and not session.summaries
+        self.limit = params.limit
+        history = list(session.system_and_history[1]) if self.usable else []
+        self.counter = joined_counter(session, history, full) if self.usable else None  # type: ignore[arg-type]
+        self.roles = [m.role for m in history]
+        self.sums = [0]
+        for m in history:
+            self.sums.append(self.sums[-1] + full.message_tokens[m.index])
+        self.h = 0  # history messages so far
+        self.system_messages: list[Any] = []
+        self.initial = -1
+        self.start = 0  # where the search for the window goes on from
+        self.dirty = True
+
+    def _initial(self) -> int:
+        if self.params.initial_token_count is not None:
+            return self.params.initial_token_count
+        return prefix_tokens(self.session, self.full, self.system_messages)[1]  # counted as the chat engines count it
+
+    def _total(self, j: int) -> int:
+        """`len(tokenizer(" ".join(strs[j:h])))` for this turn's h (no run of joins crosses h)."""
+        c, h = self.counter, self.h
+        return c.window_total(j) - c.suffix[h] - c.fix_suffix[bisect_left(c.run_starts, h)]  # type: ignore[union-attr]
+
+    def absorb(self, i: int) -> None:
+        if not self.usable:
+            return
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_messages.append(m)
+            initial = self._initial()
+            if initial != self.initial:
+                self.initial, self.start = initial, 0
+        else:
+            self.h += 1
+
+    def step(self, i: int) -> Turn:
+        if not self.usable:
+            return super().step(i)
+        self.absorb(i)
+        if self.initial < 0:
+            self.initial = self._initial()
+        c = self.counter
+        # A run of whitespace joins crossing the turn's end: its joined count is not the whole session's.
+        r = bisect_right(c.run_starts, self.h - 1)  # type: ignore[union-attr]
+        if r and c.runs[r - 1][1] >= self.h:  # type: ignore[union-attr]
+            self.dirty = True
+            return super().step(i)
+        if self.dirty:
+            self.start, self.dirty = 0, False
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        h, limit, initial, roles = self.h, self.limit, self.initial, self.roles
+        raised = initial > limit
+        window = 0
+        start = h
+        if not raised and h:
+            j = self.start
+            while True:
+                if j == 0 or j == h - 1 or roles[j] not in ("tool", "assistant"):
+                    window = self._total(j)
+                    if window + initial <= limit or j == h - 1:
+                        break
+                j += 1
+            start = self.start = j
+        total = initial + window
+        fits = total <= limit and not raised
+        events: list[Event] = []
+        if not fits and self.before.fits:
+            allocation = {"initial": min(initial, limit), "history": max(0, limit - initial)}
+            self.before = _changes(i, light_plan(self.policy, allocation, {"initial": initial, "history": window}, limit, total, fits, "parts"),
+                                    self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        kept = len(self.system_messages) + h - start
+        return Turn(i, total, limit, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), self.sums[start])
+
+
+class LlamaindexSummaryReplay(_SummaryReplay):
+    """ChatSummaryMemoryBuffer.get: the chat store is the summary in force (a SYSTEM entry whose
+    covers are a prefix of the history) and the history after it, so the newest-first fill that
+    stops at the first misfit is one bisection over the history's prefix sums; the assistant and
+    tool messages that may not start the full text are skipped with a precomputed jump. The
+    summarised part only grows, so its offline snapshot is carried from turn to turn
+    (`carried._Snapshot`), whether get() writes it back (compact) or not.
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
+    another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
+    with more initial tokens than token_limit) is planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.ok = self.ok and type(summarizer) is ExtractiveSummarizer
+        p: ChatSummaryMemoryBufferParams = params
+        self.limit = p.limit
+        self.system_messages: list[Message] = []
+        self.system_tokens = prefix_tokens(session, full, [])[1]  # as LlamaIndex's chat engines count their prefix
+        self.system_count = 0
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
+        self.hsums = [0]  # tokens of history[:k]
+        # skip[k]: the first history position >= k that is neither an assistant nor a tool message
+        # (LlamaIndex moves those from the start of the full text to the summarised part).
+        roles = [m.role for m in session.messages if m.role != "system"]
+        skip = [len(roles)] * (len(roles) + 1)
+        for k in range(len(roles) - 1, -1, -1):
+            skip[k] = skip[k + 1] if roles[k] in ("assistant", "tool") else k
+        self.skip = skip
+        self.c = 0  # history[:c] is covered by the summary in force
+        self.summary_tokens = 0
+        self.snapshot = _Snapshot()
+
+    def _grow(self, i: int) -> None:
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            self.system_messages.append(m)
+            self.system_tokens = prefix_tokens(self.session, self.full, self.system_messages)[1]
+            return
+        self.history.append(i)
+        self.history_ids.append(m.id)
+        self.hsums.append(self.hsums[-1] + self.tokens[i])
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > len(self.history) or tuple(summary.covers) != tuple(self.ids[k] for k in self.history[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_tokens = text_tokens(self.full, summary.text)
+
+    def _text(self, upto: int) -> str:
+        """The offline snapshot of history[:upto] (the summarised part only grows; else start again)."""
+        if upto < len(self.snapshot.seen):
+            self.snapshot = _Snapshot()
+        messages = self.session.messages
+        self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : upto]])
+        return self.snapshot.render()
+
+    def _fast(self, i: int) -> Turn | None:
+        p: ChatSummaryMemoryBufferParams = self.params
+        limit = self.limit
+        initial = self.system_tokens if p.initial_token_count is None else p.initial_token_count
+        if p.count_initial_tokens and initial > limit:
+            return None  # get() raises: the reference step says so
+        counted_initial = initial if p.count_initial_tokens else 0
+        uncounted_system = 0 if p.count_initial_tokens else self.system_tokens
+        H, h, c = self.hsums, len(self.history), self.c
+        has_summary = bool(self.generated)
+        room = limit - counted_initial
+        j = bisect_left(H, H[h] - room, c, h) if room >= 0 else h  # history[j:h] fits, newest first
+        summary_fits = has_summary and j == c and self.summary_tokens + H[h] - H[c] <= room
+        summary_tokens = 0
+        new_text = ""
+        if summary_fits:  # the whole store fits: nothing is summarised
+            summary_tokens = self.summary_tokens
+        else:
+            j = min(self.skip[j], h)  # the full text may not start with an assistant or tool message
+            if j == c and has_summary:  # a lone SYSTEM message is passed through
+                summary_tokens = self.summary_tokens
+            elif j > c and p.llm:
+                new_text = self._text(j)
+                summary_tokens = text_tokens(self.full, new_text)
+        full_tokens = H[h] - H[j]
+        summarized = j if p.llm else c
+        dropped = 0 if p.llm else j - c
+        kept = self.system_count + (h - j)
+        active = len(self.generated)
+        events: list[Event] = []
+        if new_text and self.session.messages[i].role in ("user", "tool"):  # compact: get() writes the summary back
+            # The covers are a prefix of the history ids: a view of the growing list, not a copy (a
+            # summary is written at nearly every user turn once the buffer is full).
+            ids = IdPrefix(self.history_ids, j)
+            events.append(Event(i, "summary", f"ChatSummaryMemoryBuffer summarised {j - (c if has_summary else 0)} more messages "
+                                              f"({j} in all) that no longer fit token_limit {limit:,} into one SYSTEM message"))
+            self.generated.append(Summary(text=new_text, messages_covered=j, covers=ids, created_at=self.session.messages[i].timestamp))  # type: ignore[arg-type]
+            self.synced = len(self.generated)
+            self.c, self.summary_tokens = j, summary_tokens
+        usage = {"initial": counted_initial, "system": uncounted_system, "summary": summary_tokens, "full_text": full_tokens}
+        allocation = {"initial": min(counted_initial, limit), "system": min(uncounted_system, limit), "summary": min(summary_tokens, limit),
+                      "full_text": max(0, limit - counted_initial)}
+        fits = all(usage[part] <= allotted for part, allotted in allocation.items())
+        used = counted_initial + uncounted_system + summary_tokens + full_tokens
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
+        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j])
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"llamaindex-chat-memory-buffer": LlamaIndexReplay, "llamaindex-chat-summary-memory-buffer": LlamaindexSummaryReplay}

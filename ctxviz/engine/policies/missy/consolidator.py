@@ -1,0 +1,310 @@
+"""missy's MemoryConsolidator ("Sleep Mode", missy/agent/consolidation.py and condensers.py).
+
+Seed page 003 and policies.md sections 1.4-1.5 are the specification. The default is the seed
+page's algorithm (keep the last 4 messages, replace everything older with one
+`[Session context consolidated]` message of key facts); `pipeline=true` runs the later four-stage
+condenser pipeline instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ...tokenizers import Tokenizer
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
+
+RECENT_KEEP = 4  # _RECENT_KEEP
+FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
+SCORE_KEYWORDS = ("error", "success", "result", "failed", "created", "updated", "deleted", "confirmed", "found", "output")
+NO_FACTS = "- (previous conversation context \u2014 no key facts extracted)"
+ZONES = ("system", "consolidated", "recent")
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class ConsolidatorSettings:
+    threshold_pct: float = field(default=0.8, metadata=_help("Fraction of max_tokens that triggers consolidation", unit="fraction", min=0.0, max=1.0, step=0.01))
+    max_tokens: int = field(default=30_000, metadata=_help("Total token budget for the context window", unit="tokens", min=0, step=1000))
+    pipeline: bool = field(default=False, metadata=_help("Later source: the four-stage condenser pipeline instead of the seed's key-fact summary"))
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold_pct <= 1.0:
+            raise ValueError(f"threshold_pct must be between 0.0 and 1.0, got {self.threshold_pct}")
+        if self.max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+
+
+def content_text(message: Message) -> str:
+    return str(message.openai_content())
+
+
+def measure_chars(message: Message, tokenizer: Tokenizer) -> int:
+    """estimate_tokens sums characters over all messages, then divides by 4 once; the cache holds
+    per-message counts from the tokenizer ("chars" by default, so the division happens in `plan`)."""
+    return tokenizer.count(content_text(message))
+
+
+def should_consolidate(current_tokens: int, settings: ConsolidatorSettings) -> bool:
+    if settings.max_tokens <= 0:
+        return False
+    return current_tokens / settings.max_tokens >= settings.threshold_pct  # inclusive
+
+
+def extract_key_facts(messages: list[Message]) -> list[str]:
+    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated."""
+    facts: list[str] = []
+    seen: set[str] = set()
+
+    def add(fact: str) -> None:
+        if fact not in seen:
+            seen.add(fact)
+            facts.append(fact)
+
+    for m in messages:
+        content = content_text(m) if m.openai_content() is not None else ""
+        if m.role == "tool":
+            snippet = content[:200].strip()
+            if snippet:
+                add(f"[{m.name or 'tool'}] {snippet}")
+            continue
+        for line in content.splitlines():
+            stripped = line.strip()
+            if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
+                add(stripped)
+        if m.role == "user" and 0 < len(content) <= 120:
+            add(content)
+    return facts
+
+
+def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None) -> str:
+    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages)]))
+    body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
+    return "[Session context consolidated]\n\n" + body
+
+
+@dataclass
+class _Item:
+    """A message moving through the condenser pipeline (or a summary chunk standing for several)."""
+
+    role: str
+    content: str
+    source: Message | None
+    covers: tuple[Message, ...] = ()
+
+
+def run_pipeline(messages: list[Message], settings: ConsolidatorSettings) -> tuple[list[_Item], dict[int, tuple[Decision, str, str]]]:
+    """The condensers in missy's order; `fate`: what each one did to a message (decision, reason, reason code)."""
+    fate: dict[int, tuple[Decision, str, str]] = {}
+    items = [_Item(m.role, content_text(m), m) for m in messages]
+    # 1. ObservationMaskingCondenser(max_output_chars=2000)
+    for item in items:
+        if item.role == "tool" and len(item.content) > 2000:
+            item.content = f"[Tool output masked: {len(item.content)} chars, preview: {item.content[:200].strip()}...]"
+            fate[item.source.index] = (  # type: ignore[union-attr]
+                Decision.REPLACED, "replaced: tool output over 2,000 characters masked to a preview (ObservationMaskingCondenser)", "replaced")
+    # 2. AmortizedForgettingCondenser(forget_threshold=0.3, decay_rate=0.05, always_keep=4)
+    kept: list[_Item] = []
+    n = len(items)
+    for i, item in enumerate(items):
+        score = max(0.0, 1 - 0.05 * (n - 1 - i)) + (0.2 if item.role == "tool" else 0) + (0.1 if any(k in item.content.lower() for k in SCORE_KEYWORDS) else 0)
+        if i == 0 or i >= n - 4 or score >= 0.3:
+            kept.append(item)
+        else:
+            fate[item.source.index] = (  # type: ignore[union-attr]
+                Decision.DROPPED, f"dropped: relevance score {score:.2f} below 0.3 (AmortizedForgettingCondenser)", "low_relevance")
+    # 3. SummarizingCondenser(preserve_recent=6, chunk_size=10), keyword fallback (no LLM)
+    older, recent = (kept[:-6], kept[-6:]) if len(kept) > 6 else ([], kept)
+    summarized: list[_Item] = []
+    for start in range(0, len(older), 10):
+        chunk = older[start:start + 10]
+        sources = [c.source for c in chunk if c.source is not None]
+        facts = extract_key_facts(sources)
+        text = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
+        summarized.append(_Item("user", "[Conversation Summary]\n" + text, None, tuple(sources)))
+        for s in sources:
+            fate[s.index] = (Decision.SUMMARIZED, f"summarized: in chunk {start // 10 + 1} of the older messages (SummarizingCondenser, keyword fallback)", "summarised")
+    items = summarized + recent
+    # 4. WindowCondenser(max_messages=max(10, max_tokens // 150))
+    window = max(10, settings.max_tokens // 150)
+    for item in items[:-window] if len(items) > window else []:
+        for s in (item.covers or ((item.source,) if item.source else ())):
+            fate[s.index] = (Decision.DROPPED, f"dropped: outside the last {window} messages (WindowCondenser)", "outside_window")
+    return items[-window:], fate
+
+
+def threshold_usage(used: int, threshold: int) -> dict[str, int]:
+    """The context's tokens split at the consolidation threshold (the parts add up to `used`)."""
+    return {"below_threshold": min(used, threshold), "headroom": max(0, used - threshold)}
+
+
+def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
+    raw = counts.message_tokens
+    chars_mode = counts.tokenizer.name == "chars"
+    # Messages an earlier consolidation already replaced (a simulation carries them as summaries).
+    covered = {c for s in session.summaries for c in s.covers}
+    earlier = [s.text for s in session.summaries]
+    messages = [m for m in session.messages if m.role != "system" and m.id not in covered]
+    system_messages = [m for m in session.messages if m.role == "system"]
+    total_raw = sum(raw[m.index] for m in messages)
+    earlier_raw = sum(len(t) if chars_mode else counts.text(t) for t in earlier)
+    current = (total_raw + earlier_raw) // 4 if chars_mode else total_raw + earlier_raw  # estimate_tokens: Σ len(str(content)) // 4
+
+    def tokens_of(m: Message) -> int:
+        return raw[m.index] // 4 if chars_mode else raw[m.index]
+
+    def text_tokens(text: str) -> int:
+        return len(text) // 4 if chars_mode else counts.text(text)
+
+    trigger = should_consolidate(current, settings)
+    fate: dict[int, tuple[Decision, str, str]] = {}  # index -> decision, reason, reason code
+    masked: dict[int, str] = {}
+    system_prompt = base_system_prompt(session, system_messages)
+    context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
+    summary_plans: list[SummaryPlan] = []
+    recent_ids: set[int] = set()
+    for m in session.messages:
+        if m.id in covered:
+            fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation", "summarised")
+    if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
+        earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+        earlier = []  # the new consolidation absorbs the earlier ones
+    else:
+        earlier_facts = []
+    for text in earlier:
+        context.append({"role": "user", "content": text})
+        context_index.append(None)
+        summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(text), Decision.KEPT, "kept: an earlier consolidation", text))
+    if trigger and len(messages) > RECENT_KEEP:
+        if settings.pipeline:
+            items, fate = run_pipeline(messages, settings)
+            for item in items:
+                if item.source is not None:
+                    recent_ids.add(item.source.index)
+                    msg = item.source.to_openai()
+                    if item.source.index in fate:
+                        msg["content"] = masked[item.source.index] = item.content
+                    context.append(msg)
+                    context_index.append(item.source.index)
+                else:
+                    context.append({"role": "user", "content": item.content})
+                    context_index.append(None)
+                    summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(item.content), Decision.KEPT, f"kept: condensed from {len(item.covers)} messages", item.content))
+        else:
+            older, recent = messages[:-RECENT_KEEP], messages[-RECENT_KEEP:]
+            text = consolidated_message(older, earlier_facts)
+            context.append({"role": "user", "content": text})
+            context += [m.to_openai() for m in recent]
+            context_index += [None] + [m.index for m in recent]
+            recent_ids = {m.index for m in recent}
+            summary_plans.append(SummaryPlan(0, text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
+            for m in older:
+                fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts", "summarised")
+    else:
+        context += [m.to_openai() for m in messages]
+        context_index += [m.index for m in messages]
+        recent_ids = {m.index for m in messages}
+
+    pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0
+    plans: list[MessagePlan] = []
+    for m in session.messages:
+        t = tokens_of(m)
+        if m.role == "system":
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which consolidation never touches", t,
+                                     "system_prompt"))
+            continue
+        if m.index in fate:
+            decision, reason, code = fate[m.index]
+            sent = text_tokens(masked[m.index]) if decision is Decision.REPLACED else 0
+            plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "consolidated", reason, sent, code))
+            continue
+        # The pipeline's survivors are the newest it preserves (SummarizingCondenser's preserve_recent);
+        # with 4 messages or fewer, every one is among the last 4 consolidation keeps.
+        code = "fresh_tail"
+        if trigger and len(messages) > RECENT_KEEP:
+            reason = "kept: one of the last 4 messages, always kept verbatim" if not settings.pipeline else "kept: survived the condenser pipeline"
+        elif trigger:
+            reason = f"kept: only {len(messages)} messages, consolidation needs more than 4"
+        else:
+            reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
+            code = "under_trigger"
+        plans.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "recent", reason, t, code))
+
+    # Each context entry as estimate_tokens sees it, str(content) (a tool-call-only message is
+    # "None"), so a sent message's share is exactly its sent_tokens; estimate_tokens floors once
+    # over all the characters, so the trigger's figure for the same messages can be a few higher.
+    used = sum(text_tokens(str(c.get("content"))) for c in context)
+    sent = [p for p in plans if p.sent]
+    # The budget is max_tokens; the threshold only decides when to consolidate.
+    totals = Totals(budget=settings.max_tokens, used=used, kept=sum(p.tokens for p in sent), dropped=sum(p.tokens for p in plans if not p.sent),
+                    fits=used <= settings.max_tokens, kept_messages=len(sent), dropped_messages=len(plans) - len(sent))
+    threshold = int(settings.max_tokens * settings.threshold_pct)
+    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
+    if settings.max_tokens <= 0 and used > 0:
+        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
+                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
+    elif not trigger and used >= threshold:
+        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
+                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
+    return Plan(
+        policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
+        allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
+        usage=threshold_usage(used, threshold),
+        system_prompt=system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
+        context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
+        notes=tuple(notes),
+        extra={"current_tokens": current, "should_consolidate": trigger and len(messages) > RECENT_KEEP, "threshold_tokens": threshold,
+               "after_tokens": used, "consolidated_ids": [m.id for m in messages if fate.get(m.index, (None,))[0] is Decision.SUMMARIZED]},
+    )
+
+
+def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:
+    """After ctxviz dropped messages from the plan (pair safety): the threshold split and `extra`."""
+    used = plan.totals.used
+    return replace(plan, usage=threshold_usage(used, plan.allocation["below_threshold"]), extra={**plan.extra, "after_tokens": used})
+
+
+def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts: TokenCounts, summarizer: Any, i: int,
+            events: list[Any]) -> Summary | None:
+    """MemoryConsolidator's trigger after a build: the key facts it wrote replace what it consolidated
+    (and everything the previous consolidation covered)."""
+    from ...replay_contract import Event
+
+    ids = plan.extra.get("consolidated_ids") or []
+    if not (plan.extra.get("should_consolidate") and ids):
+        return None
+    text = next((c["content"] for c in plan.context if str(c.get("content", "")).startswith("[Session context consolidated]")), "")
+    previous = {c for s in prefix.summaries for c in s.covers}
+    events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {plan.extra['current_tokens']:,} estimated tokens"))
+    return Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+
+
+POLICY = Policy(
+    reason_codes=("system_prompt", "under_trigger", "fresh_tail", "replaced", "summarised", "low_relevance", "outside_window"),
+    name="missy-consolidator",
+    title="missy MemoryConsolidator",
+    params_type=ConsolidatorSettings,
+    measure_name="missy-consolidator-chars",
+    measure=measure_chars,
+    default_tokenizer="chars",
+    plan=plan,
+    compact=compact,
+    zone_parts={"system": "below_threshold", "consolidated": "below_threshold", "recent": "below_threshold"},
+    refresh=refresh,
+    description="At >= 80 % of max_tokens, keep the last 4 messages and replace the rest with key facts.",
+    framework='missy',
+    framework_version='v0.1.0 (5632c314)',
+    source='missy/agent/consolidation.py MemoryConsolidator',
+    counter='characters / 4',
+    trigger=('threshold_pct', 'max_tokens'),
+    keep=(),
+    stand_in="key-fact summary written offline (missy's own format)",
+)

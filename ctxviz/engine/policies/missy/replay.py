@@ -1,0 +1,252 @@
+"""missy's incremental replayers: the ContextManager's fresh tail and evictable prefix (`MissyReplay`)
+and the MemoryConsolidator's pending messages (`ConsolidatorReplay`), carried from turn to turn.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from ...counting import TokenCounts
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ...session import Session, Summary
+from ...summarizers import Summarizer
+from ..common import tools_json
+from ..replay_common import _GrowingReplay, _PairSafety
+from .consolidator import (
+    RECENT_KEEP,
+    ConsolidatorSettings,
+    consolidated_message,
+    should_consolidate,
+    threshold_usage,
+)
+from .context_manager import TokenBudget, enrich_system_prompt, format_summary
+
+
+class MissyReplay(_GrowingReplay):
+    """missy: the fresh tail of K history messages, the new user message, and the evictable prefix
+    filled newest first until the first misfit. Token counts are never negative, so "the newest
+    messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
+    one bisection over the prefix sums of the history's counts.
+
+    Turns with a recorded summary in force (its covers take messages out of the history) are
+    planned by the reference step; pair safety is carried too (`_PairSafety`), except where a
+    tool call id is on more than one call."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        budget: TokenBudget = params
+        _, self.memory_tokens, self.learnings_tokens, _ = enrich_system_prompt("", session.memory, session.learnings, budget, full.text)
+        tools = tools_json(session)
+        self.tools_usage = full.text(tools) if tools else 0
+        self.allocation = {
+            "system_reserve": budget.system_reserve,
+            "tool_definitions_reserve": budget.tool_definitions_reserve,
+            "memory": budget.memory_budget,
+            "learnings": budget.learnings_budget,
+            "history": budget.history_budget,
+        }
+        # Recorded summaries of what came before the file (no cover names a message of it) are in
+        # force from the start and take no message out of the history: missy sends each that fits.
+        # One that covers messages of the file is in force from the turn after them: the reference
+        # step plans from there.
+        ids = {m.id for m in session.messages}
+        in_file = [any(c in ids for c in summary.covers) for summary in session.summaries]
+        starts = [start for start, covers in zip(session.summary_start_turns, in_file, strict=True) if covers]
+        self.first_covering = min(starts, default=len(session.messages))
+        self.summary_tokens = [full.text(format_summary(summary)) for summary, covers in zip(session.summaries, in_file, strict=True)
+                               if not covers] if self.first_covering else []
+        self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
+        self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
+                            "learnings": self.learnings_tokens}
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+
+    pair_safe_incremental = True
+
+    def absorb(self, i: int) -> None:
+        self._grow(i)
+        if self.pairs is not None:
+            self.pairs.grow(i)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if (self.pair_safe and self.pairs is None) or self.first_covering <= self.recorded_until(i):
+            return super().step(i)
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        P, tokens, history, n, hb = self.sums, self.tokens, self.history, self.tail_count, self.history_budget
+        h = len(history)
+        new = h > 0 and self.session.messages[history[-1]].role == "user"
+        H = h - 1 if new else h  # the history before the new message
+        E = H if n <= 0 else (H - n if H > n else 0)  # evictable: history[:E]; fresh tail: history[E:H]
+        used = (tokens[history[-1]] if new else 0) + P[H] - P[E]
+        tail_start = E
+        if used > hb and self.trim_tail:
+            # Oldest tail messages go until the rest fits: the first s whose sum from s on fits.
+            s = min(bisect_left(P, P[E] + used - hb, E, H + 1), H)
+            used -= P[s] - P[E]
+            tail_start = s
+        for t in self.summary_tokens:  # `continue`, not `break`: an oversized summary does not starve later ones
+            if used + t <= hb:
+                used += t
+        remaining = hb - used if used < hb else 0
+        j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
+        used += P[E] - P[j]
+        kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
+        not_sent = P[j] + P[tail_start] - P[E]
+        if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
+            dropped = self.pairs.drops(j, E, tail_start, h)
+            unpaired = sum(tokens[history[k]] for k in dropped)
+            used -= unpaired
+            not_sent += unpaired
+            kept -= len(dropped)
+        total = self.fixed_usage + used
+        fits = self.fixed_fit and used <= hb
+        events: list[Event] = []
+        usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
+        return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
+
+    @property
+    def fixed_usage(self) -> int:
+        return self.system_tokens + self.tools_usage + self.memory_tokens + self.learnings_tokens
+
+    @property
+    def fixed_fit(self) -> bool:
+        a = self.allocation
+        return (self.system_tokens <= a["system_reserve"] and self.tools_usage <= a["tool_definitions_reserve"]
+                and self.memory_tokens <= a["memory"] and self.learnings_tokens <= a["learnings"])
+
+
+class ConsolidatorReplay(_Replay):
+    """missy's MemoryConsolidator (the seed's key-fact summary; the pipeline is replayed from
+    scratch): the messages not yet consolidated and their token sums, carried from turn to turn;
+    at a consolidation only the messages since the last one are read.
+
+    The state is rebuilt from the summary in force after any turn the reference step planned
+    (pair safety, a recorded summary in force before the first consolidation)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        settings: ConsolidatorSettings = params
+        self.chars = full.tokenizer.name == "chars"
+        self.raw = full.message_tokens
+        self.starts = sorted(session.summary_start_turns)
+        ids = [m.id for m in session.messages]
+        # Ids shared by several messages make "covered" a matter of ids, not messages: from scratch.
+        # A system prompt that reads like a consolidation would be taken for it by the trigger: from scratch.
+        marker = "[Session context consolidated]"
+        odd_prompt = session.system_prompt.startswith(marker) or any(m.role == "system" and m.text.startswith(marker) for m in session.messages)
+        self.usable = not settings.pipeline and not pair_safe and len(set(ids)) == len(ids) and not odd_prompt
+        self.threshold = int(settings.max_tokens * settings.threshold_pct)
+        self.allocation = {"below_threshold": self.threshold, "headroom": settings.max_tokens - self.threshold}
+        self.synced_to = -1  # the state holds messages 0..synced_to
+        self.system_count = 0
+        # Each message's tokens as the plan measures it (`_measured`): the system messages', all
+        # messages' so far and the pending ones', for the tokens not sent.
+        self.system_t = self.seen_t = self.pending_t = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
+        self.covered: set[str] = set()
+        self.covered_count = 0
+        self.pending: list[int] = []  # non-system messages not consolidated yet, oldest first
+        self.pending_raw = 0
+        self.pending_sent = 0
+        self.sent_of: dict[int, int] = {}  # a pending message's tokens as sent
+
+    def _text_tokens(self, text: str) -> int:
+        return len(text) // 4 if self.chars else self.full.text(text)
+
+    def _measured(self, k: int) -> int:
+        return self.raw[k] // 4 if self.chars else self.raw[k]
+
+    def _add(self, i: int) -> None:
+        m = self.session.messages[i]
+        t = self._measured(i)
+        self.seen_t += t
+        if m.role == "system":
+            self.system_count += 1
+            self.system_t += t
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self._text_tokens("\n\n".join(self.system_texts))
+        elif m.id in self.covered:
+            self.covered_count += 1
+        else:
+            self.pending.append(i)
+            self.pending_raw += self.raw[i]
+            self.pending_t += t
+            self.sent_of[i] = sent = self._text_tokens(str(m.openai_content()))
+            self.pending_sent += sent
+
+    def _resync(self, i: int) -> None:
+        """The state after messages 0..i-1 with the generated summary in force."""
+        self.covered = set(self.generated[-1].covers) if self.generated else set()
+        self.covered_count = 0
+        self.pending, self.pending_raw, self.pending_sent = [], 0, 0
+        self.system_count = self.system_t = self.seen_t = self.pending_t = 0
+        self.system_texts = [self.session.system_prompt] if self.session.system_prompt else []
+        self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
+        for k in range(i):
+            self._add(k)
+
+    def absorb(self, i: int) -> None:
+        if self.usable and self.synced_to == i - 1:  # else the next step rebuilds the state
+            self._add(i)
+            self.synced_to = i
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if not self.usable or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
+            self.synced_to = -2  # the reference may write a consolidation: rebuild the state from it
+            return super().step(i)
+        if self.synced_to != i:
+            self._resync(i)
+            self._add(i)
+            self.synced_to = i
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        settings: ConsolidatorSettings = self.params
+        earlier = [self.generated[-1].text] if self.generated else []
+        earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in earlier)
+        current = (self.pending_raw + earlier_raw) // 4 if self.chars else self.pending_raw + earlier_raw
+        trigger = should_consolidate(current, settings)
+        events: list[Event] = []
+        active = len(self.generated)
+        consolidate = trigger and len(self.pending) > RECENT_KEEP
+        if consolidate:
+            messages = self.session.messages
+            earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            older, recent = self.pending[:-RECENT_KEEP], self.pending[-RECENT_KEEP:]
+            text = consolidated_message([messages[k] for k in older], earlier_facts)
+            recent_sent = sum(self.sent_of[k] for k in recent)
+            used = self.system_tokens + self._text_tokens(text) + recent_sent
+            kept = self.system_count + RECENT_KEEP
+            summarized = self.covered_count + len(older)
+            ids = [messages[k].id for k in older]
+            # The reference's `{c for s in prefix.summaries for c in s.covers}`: set() adds the same
+            # keys in the same order, so the set (and the new covers' order) is the same, at C speed.
+            previous = set(self.generated[-1].covers) if self.generated else set()
+            events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
+            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+            self.generated.append(summary)
+            self.covered.update(ids)
+            self.covered_count += len(older)
+            self.pending = recent
+            self.pending_raw = sum(self.raw[k] for k in recent)
+            self.pending_t = sum(self._measured(k) for k in recent)
+            self.pending_sent = recent_sent
+        else:
+            used = self.system_tokens + sum(self._text_tokens(t) for t in earlier) + self.pending_sent
+            kept = self.system_count + len(self.pending)
+            summarized = self.covered_count
+        fits = used <= settings.max_tokens
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
+            "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
+        not_sent = self.seen_t - self.system_t - self.pending_t
+        return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay}

@@ -1,0 +1,155 @@
+"""mnesis' incremental replayer: the raw messages after the compaction boundary and their prefix sums,
+carried from turn to turn; a compaction's fallback summary reads only the newly covered messages.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Plan
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ...session import Session, Summary
+from ...summarizers import Summarizer
+from ...tokenizers import HEURISTICS
+from ..replay_common import _GrowingReplay
+from .context_builder import MnesisBudget, model_info, tool_parts
+
+
+class MnesisReplay(_GrowingReplay):
+    """mnesis: the raw messages not compacted are the history after a boundary, so the newest-first
+    fill is one bisection over the history's prefix sums; a compaction's fallback summary reads only
+    the newest covered messages (its file-id footer is gathered as messages are covered). A tool
+    output carried in its call's ToolPart (counted 0) is a unit with that call: the cut moves past it.
+
+    Turns before the first compaction with a recorded summary in force, and pair safety, are
+    planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        budget: MnesisBudget = params
+        info = model_info(session.model)
+        self.limit = budget.context_limit if budget.context_limit is not None else info.context_limit
+        self.reserved = budget.reserved_output_tokens if budget.reserved_output_tokens is not None else info.max_output_tokens
+        self.usable = self.limit - self.reserved - budget.compaction_buffer
+        self.soft = int(self.usable * 0.6)
+        self.latest = budget.always_include_latest
+        self.allocation_fixed = {"reserved_output": self.reserved, "compaction_buffer": budget.compaction_buffer}
+        ids = [m.id for m in session.messages]
+        self.ok = not pair_safe and len(set(ids)) == len(ids)
+        self.starts = sorted(session.summary_start_turns)
+        self.covered = 0  # the first `covered` history messages are compacted (in phase with a generated summary)
+        self.synced_summaries = 0  # len(generated) the state reflects
+        self.file_ids: set[str] = set()
+        self.filed = 0  # history messages whose file ids are in `file_ids`
+        self.summary_tokens = 0
+        # mnesis' unit is its message: a tool message whose output an earlier message's ToolPart
+        # holds (counted 0) is kept only with that message.
+        self.carrier = tool_parts(session).carrier
+        self.carried: list[bool] = []  # per history message
+
+    def _grow(self, i: int) -> None:
+        super()._grow(i)
+        if self.session.messages[i].role != "system":
+            self.carried.append(self.carrier[i] is not None)
+
+    def absorb(self, i: int) -> None:
+        self._grow(i)
+
+    def step(self, i: int) -> Turn:
+        self._grow(i)
+        if not self.ok or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
+            return super().step(i)
+        if self.synced_summaries != len(self.generated) and not self._sync():
+            self.ok = False
+            return super().step(i)
+        return self._fast(i)
+
+    def _sync(self) -> bool:
+        """Take over a summary the reference step generated: it covers every history message before
+        its boundary (mnesis condenses the earlier node with the new span)."""
+        summary = self.generated[-1]
+        position = {message_id: k for k, message_id in enumerate(self.history_ids)}
+        found = [position.get(c) for c in summary.covers]
+        if any(k is None for k in found):
+            return False
+        covered = max(found, default=-1) + 1  # type: ignore[type-var]
+        if covered != len(found):
+            return False
+        self.covered = covered
+        self.summary_tokens = HEURISTICS["mnesis"].count(summary.text)
+        self.synced_summaries = len(self.generated)
+        return True
+
+    def _fast(self, i: int) -> Turn:
+        P, h, c0 = self.sums, len(self.history), self.covered
+        available = self.usable - self.system_tokens - self.summary_tokens
+        j = bisect_left(P, P[h] - available, c0, h) if available >= 0 else h  # history[j:h] fit, newest first
+        while j < h and self.carried[j]:  # a carried output without its message's call is not a unit
+            j += 1
+        used = P[h] - P[j]
+        included = h - j
+        if not included and self.latest and h > c0:
+            start = h - 1
+            while start > c0 and self.carried[start]:
+                start -= 1
+            used, included = P[h] - P[start], h - start
+        estimate = self.system_tokens + self.summary_tokens + used
+        usable = self.usable
+        fits = estimate <= usable
+        kept = self.system_count + included
+        summarized = c0
+        active = len(self.generated)
+        events: list[Event] = []
+        if usable > 0 and estimate >= self.soft and len(self.users) > 2:
+            boundary = self.users[-2]
+            b = bisect_left(self.history, boundary)  # history[:b] is before the boundary
+            if b > c0:
+                kind = "hard_threshold" if estimate >= usable else "compaction"
+                events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
+                                             f"({usable if kind == 'hard_threshold' else self.soft:,}): {b - c0} messages compacted"))
+                text = self._fallback(b, max(1, usable // 10))
+                self.generated.append(Summary(text=text, messages_covered=b, covers=tuple(self.history_ids[:b])))
+                self.covered = b
+                self.summary_tokens = HEURISTICS["mnesis"].count(text)
+                self.synced_summaries = len(self.generated)
+        def overflow() -> Plan:
+            system, summaries = self.system_tokens, self.summary_tokens if active else 0
+            allocation = {**self.allocation_fixed, "system": system, "summaries": summaries, "messages": usable - system - summaries}
+            usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system, "summaries": summaries, "messages": used}
+            return light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts")
+
+        self.before = untrimmed_cuts(i, self.before, fits, events, overflow)
+        return Turn(i, estimate, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), P[h] - used)
+
+    def _fallback(self, covered: int, budget_tokens: int) -> str:
+        """`summarizers.mnesis_fallback` over the first `covered` history messages, the file ids
+        gathered once per message."""
+        messages = self.session.messages
+        for k in range(self.filed, covered):
+            text = messages[self.history[k]].text
+            if "file_" in text:  # what the pattern needs before it can match
+                self.file_ids.update(FILE_ID_RE.findall(text))
+        self.filed = max(self.filed, covered)
+        header = "[CONTEXT TRUNCATED \u2014 DETERMINISTIC FALLBACK]\n\n## Kept Messages\n\n"
+        file_ids = sorted(self.file_ids)
+        footer = f"\n\n[LCM File IDs: {', '.join(file_ids)}]" if file_ids else ""
+        room = budget_tokens * 4 - len(header) - len(footer)
+        kept: list[str] = []
+        for k in range(covered - 1, -1, -1):
+            m = messages[self.history[k]]
+            line = f"[{'USER' if m.role == 'user' else 'ASSISTANT'}]: {m.text[:500]}"
+            if len(line) + 1 > room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+        kept.reverse()
+        return header + "\n".join(kept) + footer
+
+
+FILE_ID_RE = re.compile(r"\bfile_[0-9a-fA-F]{8,32}\b")
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"mnesis": MnesisReplay}

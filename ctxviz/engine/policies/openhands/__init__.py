@@ -1,0 +1,10 @@
+"""OpenHands (openhands-sdk 1.58.0): how ctxviz does it.
+
+- `view.py`: the session as the SDK's events, and the View's properties.
+- `log.py`: the event log as `View.from_events` reads it back.
+- `condenser.py`: the LLMSummarizingCondenser (`openhands-llm-summarizing`).
+- `replay.py`: its incremental replayer.
+
+Tests: tests/test_policy_openhands.py against goldens recorded from the SDK itself
+(tests/golden/openhands); replays in tests/test_replay_summaries.py.
+"""

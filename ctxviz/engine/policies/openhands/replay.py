@@ -1,0 +1,251 @@
+"""The incremental replayer of OpenHands' LLMSummarizingCondenser (`openhands-llm-summarizing`): the
+forgotten part only grows, so its offline snapshot is carried from turn to turn.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Plan
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ...session import Session, Summary, ThinkingPart
+from ...summarizers import ExtractiveSummarizer, Summarizer
+from ..carried import IdPrefix, _Snapshot
+from ..replay_common import _SummaryReplay
+from .condenser import DEFAULT_INPUT_TOKENS, CondenserParams
+
+
+class OpenhandsCondenserReplay(_SummaryReplay):
+    """LLMSummarizingCondenser: which messages the View keeps is carried from turn to turn, with
+    the view's event count and tokens, so a turn under max_size and the token limit reads running
+    sums; a turn over them builds the view of the messages not forgotten only (bounded by
+    max_size after the first condensation) and asks the module's `condensation` where to cut. The
+    forgotten part only grows, so its offline snapshot is carried (`carried._Snapshot`).
+
+    The View's properties are carried under these conditions on the session, else the whole
+    replay is from scratch: every tool call id of an assistant message is set and on one call,
+    every tool message names its call and comes after it, no assistant message with tool calls
+    has thinking blocks (no tool loops, so the Condensation marks change nothing). Then an
+    assistant message with calls is in the view once every call has its first observation, a
+    tool message when it is its call's first observation and that batch is in, and a
+    condensation never separates the two. Also from scratch: pair safety, summaries recorded in
+    the file, ids on more than one message, another summarizer than the offline snapshot, and
+    (from that turn on) a condensation that keeps the earlier summary in its head or whose view
+    has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
+    openhands/log.py)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        from .condenser import _result_id, events_of, input_limit
+
+        p: CondenserParams = params
+        messages = session.messages
+        self.calls: dict[int, tuple[str, ...]] = {}
+        self.owner: dict[str, int] = {}
+        self.observes: dict[int, str] = {}
+        usable = self.ok and type(summarizer) is ExtractiveSummarizer
+        for m in messages:
+            if m.role == "assistant" and m.tool_calls:
+                ids = tuple(call.id for call in m.tool_calls)
+                usable = usable and all(ids) and not any(isinstance(part, ThinkingPart) for part in m.parts)
+                for call_id in ids:
+                    usable = usable and call_id not in self.owner
+                    self.owner[call_id] = m.index
+                self.calls[m.index] = ids
+        for m in messages:
+            if m.role == "tool":
+                call_id = self.observes[m.index] = m.tool_call_id or _result_id(m)
+                usable = usable and bool(call_id) and self.owner.get(call_id, -1) < m.index
+        self.ok = usable
+        self.events: dict[int, list[Any]] = {}
+        if usable:
+            for e in events_of(session, set()):
+                if e.message is not None:
+                    self.events.setdefault(e.message, []).append(e)
+        limits = [x for x in (p.max_tokens, input_limit(session, p)) if x is not None]
+        self.token_limit = min(limits) if limits else None
+        self.budget = self.token_limit if self.token_limit is not None else DEFAULT_INPUT_TOKENS
+        self.has_system = bool(session.system_prompt)
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.prompt_tokens = full.text(session.system_prompt) if session.system_prompt else 0
+        self.system_count = 0
+        self.system_role_tokens = 0
+        self.first_obs: dict[str, int] = {}
+        self.unanswered: dict[int, int] = {}
+        self.inview: list[int] = []  # sorted session indices of the messages in the view
+        self.view_events = 0  # their events
+        self.view_tokens = 0  # their tokens
+        self.uncovered = 0  # non-system messages not forgotten
+        self.covered: list[int] = []  # sorted session indices forgotten by the summary in force
+        self.covered_ids: list[str] = []
+        self.summary_tokens = 0
+        self.written_after: tuple[str, ...] = ()
+        self.last_role = ""
+        self.batch: tuple[str, ...] | None = None  # the latest assistant message's calls, for agent_would_step
+        self.answered: set[str] = set()
+        self.snapshot = _Snapshot()
+        self.snap_list: list[int] = []
+        self.talk_before = [0]  # talk_before[k]: messages before k that are not system messages
+        for m in messages:
+            self.talk_before.append(self.talk_before[-1] + (m.role != "system"))
+
+    def _enter(self, k: int) -> None:
+        insort(self.inview, k)
+        self.view_events += len(self.events[k])
+        self.view_tokens += self.tokens[k]
+
+    def _grow(self, i: int) -> None:
+        if not self.ok:
+            return
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.has_system = True
+            self.system_count += 1
+            self.system_role_tokens += self.tokens[i]
+            if m.text:
+                self.system_texts.append(m.text)
+                self.prompt_tokens = self.full.text("\n\n".join(self.system_texts))
+            return
+        self.uncovered += 1
+        self.last_role = m.role
+        if m.role == "assistant" and m.tool_calls:
+            self.batch, self.answered = self.calls[i], set()
+        elif m.role == "tool":
+            self.answered.add(m.tool_call_id)
+        if i in self.calls:
+            self.unanswered[i] = len(self.calls[i])  # results come after their calls here
+        elif m.role == "tool":
+            call_id = self.observes[i]
+            if call_id in self.first_obs:
+                return  # a second observation of the call: ObservationUniquenessProperty
+            self.first_obs[call_id] = i
+            owner = self.owner.get(call_id)
+            if owner is None:
+                return  # an observation without its call: ToolCallMatchingProperty
+            self.unanswered[owner] -= 1
+            if not self.unanswered[owner]:  # the batch is whole: it and its observations join the view
+                self._enter(owner)
+                for c in self.calls[owner]:
+                    self._enter(self.first_obs[c])
+        else:
+            self._enter(i)
+
+    def _steps(self) -> bool:
+        """agent_would_step on the prefix."""
+        if self.last_role == "user":
+            return True
+        if self.last_role != "tool":
+            return False
+        return self.batch is None or all(c in self.answered for c in self.batch)
+
+    def _text(self, forgotten: list[int], extends: bool) -> str:
+        """The snapshot of the covered messages and `forgotten` (fed once each while the forgotten
+        part only grows; the snapshot starts again where it does not)."""
+        messages = self.session.messages
+        base = len(self.covered)
+        fed = self.snap_list[base:]  # the snapshot has seen covered + fed (fed: an earlier turn's forgotten messages)
+        if extends and len(self.snap_list) >= base and forgotten[: len(fed)] == fed:
+            new = forgotten[len(fed):]
+        else:
+            self.snapshot = _Snapshot()
+            self.snap_list = []
+            new = sorted({*self.covered, *forgotten})
+        self.snapshot.advance([messages[k] for k in new])
+        self.snap_list += new
+        return self.snapshot.render()
+
+    def _fast(self, i: int) -> Turn | None:
+        from .condenser import Event as ViewEvent
+        from .condenser import condensation
+
+        p: CondenserParams = self.params
+        has_summary = bool(self.generated)
+        system_used = self.prompt_tokens if self.has_system else 0
+        summary_used = self.summary_tokens if has_summary else 0
+        used = system_used + summary_used + self.view_tokens
+        n_view = self.view_events + self.has_system + has_summary
+        active = len(self.generated)
+        kept = self.system_count + len(self.inview)
+        dropped = self.uncovered - len(self.inview)
+        summarized = len(self.covered)
+        sent_tokens = self.view_tokens
+        events: list[Event] = []
+        limit = self.token_limit
+        if (limit is not None and used > limit) or n_view > p.max_size:
+            view: list[Any] = [ViewEvent("system", "system", None)] if self.has_system else []
+            per_event: list[int] = [self.prompt_tokens] if self.has_system else []
+            first = self.covered[0] if has_summary else -1
+            placed = not has_summary
+            tokens = self.tokens
+            for k in self.inview:
+                if not placed and k > first:
+                    view.append(ViewEvent("summary", "summary", None))
+                    per_event.append(self.summary_tokens)
+                    placed = True
+                for n, e in enumerate(self.events[k]):
+                    view.append(e)
+                    per_event.append(tokens[k] if n == 0 else 0)
+            if not placed:
+                view.append(ViewEvent("summary", "summary", None))
+                per_event.append(self.summary_tokens)
+            outcome = condensation(view, p, per_event, limit)
+            if outcome is not None and not outcome.error:
+                gone = [view[k] for k in outcome.forgotten]
+                forgotten = sorted({e.message for e in gone if e.message is not None})
+                forgot_summary = any(e.kind == "summary" for e in gone)
+                if has_summary and not forgot_summary:
+                    self.ok = False  # the earlier summary stays in the head: the reference step from here on
+                    return None
+                began = min(forgotten[:1] + (self.covered[:1] if forgot_summary else []))
+                if self.talk_before[began] - bisect_left(self.covered, began) - bisect_left(self.inview, began):
+                    self.ok = False  # the view left messages out ahead of the span: OpenHands puts the summary early (log.py)
+                    return None
+                what = []
+                if "events" in outcome.reasons:
+                    what.append(f"the view has {len(view)} events, over max_size={p.max_size}")
+                if "tokens" in outcome.reasons:
+                    what.append(f"its {sum(per_event):,} tokens exceed the token limit {limit:,}")
+                why = " and ".join(what)
+                extends = not forgotten or not self.covered or forgotten[0] > self.covered[-1]
+                text = self._text(forgotten, extends)
+                text_tokens_ = self.full.text(text)
+                forgotten_tokens = sum(tokens[k] for k in forgotten)
+                used = used - summary_used - forgotten_tokens + text_tokens_
+                kept -= len(forgotten)
+                summarized = len(self.covered) + len(forgotten)
+                sent_tokens -= forgotten_tokens
+                if self._steps():  # compact: the condensation is put in force
+                    if extends:  # the covers are a prefix of the growing list of covered ids: a view, not a copy
+                        self.covered += forgotten
+                        self.covered_ids += [self.ids[k] for k in forgotten]
+                    else:
+                        self.covered = sorted({*self.covered, *forgotten})
+                        self.covered_ids = [self.ids[k] for k in self.covered]
+                    covers = IdPrefix(self.covered_ids, len(self.covered_ids))
+                    events.append(Event(i, "summary", f"{why}: OpenHands condensed {len(outcome.forgotten)} events into one summary"))
+                    self.written_after = (*self.written_after, self.ids[i])
+                    self.generated.append(Summary(text=text, messages_covered=len(covers), covers=covers,  # type: ignore[arg-type]
+                                                  created_at=self.session.messages[i].timestamp, written_after=self.written_after))
+                    self.synced = len(self.generated)
+                    gone_set = set(forgotten)
+                    self.inview = [k for k in self.inview if k not in gone_set]
+                    self.view_events -= sum(len(self.events[k]) for k in forgotten)
+                    self.view_tokens -= forgotten_tokens
+                    self.uncovered -= len(forgotten)
+                    self.summary_tokens = text_tokens_
+        fits = used <= self.budget
+        budget = self.budget
+
+        def light() -> Plan:
+            allot = min(self.prompt_tokens, budget)
+            return light_plan(self.policy, {"system": allot, "events": budget - allot}, {"system": system_used, "events": used - system_used},
+                          budget, used, fits)
+
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
+        not_sent = self.sums[i + 1] - self.system_role_tokens - sent_tokens
+        return Turn(i, used, budget, kept, dropped, summarized, 0, fits, active, tuple(events), not_sent)
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"openhands-llm-summarizing": OpenhandsCondenserReplay}

@@ -1,0 +1,111 @@
+"""The incremental replayer of Penguin's ContextWindowManager (`categories`): each category's members
+and the prefix sums of their counts, carried from turn to turn.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from ...counting import TokenCounts
+from ...replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan
+from ...session import Category, Session
+from ...summarizers import Summarizer
+from .context_window import CATEGORY_ORDER, LATER_TRIM_ORDER, SEED_TRIM_ORDER, CategoryBudgets
+from .context_window import OTHER as CATEGORIES_OTHER
+
+
+class CategoriesReplay(_Replay):
+    """Penguin's ContextWindowManager (`categories`): each category over its own maximum loses its
+    oldest messages until the excess is freed, so each category carries its members and the
+    prefix sums of their counts, and a turn's cut in a category is one bisection (the cut of the
+    turn before tells which messages are newly trimmed, for the trim events).
+
+    Sessions with images (the image rule re-counts older messages) or timestamps out of order
+    (the manager orders a category by timestamp), turns with a recorded summary of file messages
+    in force, and pair safety are planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        budgets: CategoryBudgets = params
+        messages = session.messages
+        self.tokens = full.message_tokens
+        stamps = [m.timestamp for m in messages]
+        self.usable = not pair_safe and not any(m.image_count for m in messages) and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False))
+        ids = {m.id for m in messages}
+        starts = [start for summary, start in zip(session.summaries, session.summary_start_turns, strict=True) if any(c in ids for c in summary.covers)]
+        self.first_covering = min(starts, default=len(messages))
+        self.order = list(CATEGORY_ORDER)
+        self.position = {c: k for k, c in enumerate(self.order)}
+        self.members: list[list[int]] = [[] for _ in self.order]
+        self.sums: list[list[int]] = [[0] for _ in self.order]
+        self.maxima = [budgets.category_max(c) for c in self.order]
+        self.minima = [budgets.category_min(c) for c in self.order]
+        self.trim_order = [self.position[c] for c in (LATER_TRIM_ORDER if budgets.trim_other_categories else SEED_TRIM_ORDER)]
+        self.others = [] if budgets.trim_other_categories else [self.position[c] for c in CATEGORIES_OTHER]
+        self.system = self.position[Category.SYSTEM]
+        self.cut = [0] * len(self.order)  # the turn before's trimmed members per category (0 when it did not trim)
+        self.allocation = {c.value: m for c, m in zip(self.order, self.maxima, strict=True)}
+        self.synced = True  # self.before holds the turn before's trimmed set (False while the fast turns keep it in `cut`)
+
+    def absorb(self, i: int) -> None:
+        k = self.position[self.session.messages[i].category]
+        self.members[k].append(i)
+        self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if not self.usable or self.recorded_until(i) >= self.first_covering:
+            if not self.synced:  # the reference step reads the turn before's trimmed set
+                trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])
+                self.before = _Cuts(self.before.fits, trimmed)
+                self.synced = True
+            return super().step(i)
+        self.synced = False
+        return self._fast(i)
+
+    def _fast(self, i: int) -> Turn:
+        budgets: CategoryBudgets = self.params
+        sums, maxima = self.sums, self.maxima
+        usage = [S[-1] for S in sums]
+        total = sum(usage)
+        trimmed = total > budgets.max_tokens or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system)
+        cut = [0] * len(usage)
+        if trimmed:
+            total_over = total > budgets.max_tokens
+            to_trim = total - budgets.max_tokens
+            for k in self.trim_order:
+                if usage[k] <= maxima[k]:
+                    continue  # only a category over its own maximum is trimmed
+                excess = usage[k] - maxima[k]
+                if total_over:
+                    excess = max(excess, min(to_trim, usage[k] - self.minima[k]))
+                S = sums[k]
+                d = min(bisect_left(S, excess), len(S) - 1)  # the oldest members whose tokens reach the excess
+                cut[k] = d
+                to_trim -= S[d]
+                if to_trim <= 0:
+                    total_over = False
+            for k in self.others:  # the seed version loses ERROR/INTERNAL/UNKNOWN whenever it trims
+                cut[k] = len(self.members[k])
+        used = total - sum(S[d] for S, d in zip(sums, cut, strict=True))
+        fits = used <= budgets.max_tokens
+        events: list[Event] = []
+        if trimmed:
+            new = [(self.members[k][self.cut[k]], k) for k, d in enumerate(cut) if d > self.cut[k]]
+            for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
+                before, d, members = self.cut[k], cut[k], self.members[k]
+                shown = ", ".join(f"#{j}" for j in members[before : min(d, before + 5)]) + (f" and {d - before - 5} more" if d - before > 5 else "")
+                events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before} more message(s) removed ({shown}, "
+                                                f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
+        if not fits and self.before.fits:
+            final = {c.value: u - S[d] for c, u, S, d in zip(self.order, usage, sums, cut, strict=True)}
+            plan = light_plan("categories", self.allocation, final, budgets.max_tokens, used, fits, allocation_kind="caps")
+            _changes(i, plan, self.before, events)
+        self.before = FITS if fits else NOT_FITS
+        self.cut = cut
+        dropped = sum(cut)
+        return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"categories": CategoriesReplay}

@@ -1,0 +1,278 @@
+"""What the incremental replayers of several frameworks share (the contract itself is
+`engine/replay_contract.py`): a history that grows by one message a turn with the prefix sums of its
+counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent), and the
+fall-back rules of the replayers that write summaries (LangChain, LlamaIndex, Strands, OpenHands)
+and of those that edit or compact the history (Anthropic, LangChain, Claude Code, Codex, Gemini CLI).
+
+The summary in force in the summarising frameworks covers a prefix of the conversation (each folds
+the previous summary into the next; OpenHands after its kept head), so a turn needs only the
+messages after it and running sums of the counts; a turn whose trigger fires builds only the part
+after the summary in force, or is handed to the reference step. The editing and compacting
+replayers hand pair safety, and the turns from the first one where a summary recorded in the file
+is in force, to the reference step.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from typing import Any
+
+from ..counting import TokenCounts
+from ..replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ..session import Message, Session, ToolCallPart, ToolResultPart
+from ..summarizers import Summarizer
+
+
+class _GrowingReplay(_Replay):
+    """What missy, mnesis and supyagent carry alike from turn to turn: the history's session
+    indices, ids, user turns and prefix sums of its counts, and the system messages joined into the
+    prompt (each framework counts that prompt its own way: `_system_prompt_tokens`)."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
+        self.users: list[int] = []  # session indices of the user messages so far
+        self.sums: list[int] = [0]  # sums[k]: tokens of the first k history messages
+        self.system_count = 0
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts)) if self.system_texts else 0
+
+    def _system_prompt_tokens(self, prompt: str) -> int:
+        return self.full.text(prompt)
+
+    def _grow(self, i: int) -> None:
+        """Take message `i` into the state (before the turn that ends with it is computed)."""
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))
+            return
+        self.history.append(i)
+        self.history_ids.append(m.id)
+        self.sums.append(self.sums[-1] + self.tokens[i])
+        if m.role == "user":
+            self.users.append(i)
+
+
+class _PairSafety:
+    """`checks.apply_pair_safety` for a replay whose sent history is one or two runs of history
+    positions (missy: history[j:E] and history[tail_start:h]), carried from turn to turn.
+
+    Only for sessions where every tool call id is on one call: then the prefix's pairs are the
+    whole session's pairs with both ends seen, and each message is a "problem" (a sent call or
+    result whose partner is not in the file as the APIs need it) up to a turn known in advance
+    (an assistant's call until its first result, a result until its call). A turn's drops are
+    the closure apply_pair_safety reaches: the sent problems, the sent half of every pair that
+    crosses a boundary of the sent runs, and what loses its partner to those drops. Pairs are
+    found by the boundary they cross: short ones (up to SHORT positions apart) in an array by
+    their first end, the rest in a list read whole."""
+
+    SHORT = 64
+
+    def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
+        messages = session.messages
+        self.position: dict[int, int] = {}  # session index -> history position
+        for m in messages:
+            if m.role != "system":
+                self.position[m.index] = len(self.position)
+        owner: dict[str, int] = {}
+        first_result: dict[str, int] = {}
+        answers: dict[int, str] = {}  # a tool message's call id
+        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        for m in messages:
+            if m.role == "tool":
+                call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
+                if call_id:
+                    first_result.setdefault(call_id, m.index)
+            for call in calls[m.index]:
+                if call.id:
+                    owner[call.id] = m.index
+        until: dict[int, float] = {}
+        for m in messages:
+            limit = 0.0
+            if m.role == "tool":
+                call_id = answers[m.index]
+                caller = owner.get(call_id) if call_id else None
+                if caller is None or messages[caller].role != "assistant":
+                    limit = float("inf")
+                else:
+                    limit = max(limit, caller)
+                    a, b = sorted((self.position[caller], self.position[m.index]))
+                    self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
+            if calls[m.index] and m.role not in ("assistant", "system"):
+                limit = float("inf")
+            elif m.role == "assistant":
+                for call in calls[m.index]:
+                    answered = first_result.get(call.id) if call.id else None
+                    limit = max(limit, float("inf") if answered is None else answered)
+            if limit > m.index:
+                until[m.index] = limit
+        self.until = until
+        self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
+        self.problems: list[int] = []  # history positions of the problems so far, sorted
+        self.partners: dict[int, list[int]] = {}
+        self.short: list[int] = [-1] * len(self.position)  # first end -> the farthest second end of its short pairs
+        self.long: list[tuple[int, int]] = []
+
+    @staticmethod
+    def of(session: Session) -> _PairSafety | None:
+        """The carried pair safety, or None where a call id is on more than one call (the
+        owner of an id can change as the file goes on: the reference step decides)."""
+        calls = [m.tool_calls for m in session.messages]
+        ids = [call.id for c in calls for call in c if call.id]
+        return _PairSafety(session, calls) if len(set(ids)) == len(ids) else None
+
+    def grow(self, i: int) -> None:
+        """Take message `i` in: the pairs it completes, whether it is a problem, which stop being."""
+        for position in self.ends.pop(i, ()):
+            self.problems.pop(bisect_left(self.problems, position))
+        limit = self.until.get(i)
+        if limit is not None and i in self.position:
+            insort(self.problems, self.position[i])
+            if limit != float("inf"):
+                self.ends.setdefault(limit, []).append(self.position[i])
+        for a, b in self.edges_at.get(i, ()):
+            self.partners.setdefault(a, []).append(b)
+            self.partners.setdefault(b, []).append(a)
+            if b - a <= self.SHORT:
+                self.short[a] = max(self.short[a], b)
+            else:
+                self.long.append((a, b))
+
+    def drops(self, j: int, e: int, t: int, h: int) -> set[int] | frozenset[int]:
+        """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
+        problems, partners, short = self.problems, self.partners, self.short
+        runs = ((j, h),) if t == e else ((j, e), (t, h))
+        seeds: list[int] = []
+        for lo, hi in runs:
+            if lo < hi:
+                seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+
+        def sent(k: int) -> bool:
+            return j <= k < e or t <= k < h
+
+        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
+        # runs are apart (no pair crosses h, the end of what was seen).
+        for p in ((j, e, t) if t > e else (j,)):
+            lo = max(0, p - self.SHORT)
+            if lo < p and max(short[lo:p]) >= p:
+                for a in range(lo, p):
+                    if short[a] >= p:
+                        for b in partners[a]:
+                            if a < p <= b and sent(a) != sent(b):
+                                seeds.append(a if sent(a) else b)
+            for a, b in self.long:
+                if a < p <= b and sent(a) != sent(b):
+                    seeds.append(a if sent(a) else b)
+        if not seeds:
+            return _NO_DROPS
+        dropped: set[int] = set()
+        while seeds:
+            k = seeds.pop()
+            if k in dropped:
+                continue
+            dropped.add(k)
+            seeds += [x for x in partners.get(k, ()) if x not in dropped and sent(x)]
+        return dropped
+
+
+_NO_DROPS: frozenset[int] = frozenset()
+
+
+class _SummaryReplay(_Replay):
+    """What the three replayers share: prefix sums of the counts, the session's ids, and the
+    reference step for the turns (or whole replays) they do not compute."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        messages = session.messages
+        self.ids = [m.id for m in messages]
+        sums = [0]
+        for t in self.tokens[: len(messages)]:
+            sums.append(sums[-1] + t)
+        self.sums = sums  # sums[k]: tokens of messages 0..k-1
+        # The reference state() is what the fast turns reproduce: no recorded summary, one message
+        # per id (covers name ids), no pair safety applied after the policy.
+        self.ok = not pair_safe and not session.summaries and len(set(self.ids)) == len(self.ids)
+        self.synced = 0  # len(generated) the state reflects
+
+    def absorb(self, i: int) -> None:
+        if self.ok and self.synced != len(self.generated):
+            self._sync(i - 1)
+            self.synced = len(self.generated)
+        self._grow(i)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if not self.ok:
+            return super().step(i)
+        turn = self._fast(i)
+        if turn is None:
+            turn = super().step(i)
+            if self.ok and self.synced != len(self.generated):
+                self._sync(i)
+                self.synced = len(self.generated)
+        return turn
+
+    def _grow(self, i: int) -> None:
+        """Take message `i` into the running state."""
+
+    def _sync(self, i: int) -> None:
+        """Take over the summary the reference step generated at turn `i` (or clear `ok`)."""
+        self.ok = False
+
+    def _fast(self, i: int) -> Turn | None:
+        return None
+
+
+class _EditsReplay(_Replay):
+    """What the replayers here share: the fall-back rule (pair safety for the whole replay; the
+    turns from the first recorded summary in force on), the growing system prompt, and the
+    overflow event."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self.tokens = full.message_tokens
+        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
+        self.usable = not pair_safe
+        self.handed_over = False
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
+
+    def absorb(self, i: int) -> None:
+        if self.usable and i < self.first_summary:
+            self._take(i)
+
+    def step(self, i: int) -> Turn:
+        if not self.usable or self.recorded_until(i) >= self.first_summary:
+            if not self.handed_over:
+                self._hand_over()
+                self.handed_over = True
+            return super().step(i)
+        self._take(i)
+        return self._fast(i)
+
+    def _hand_over(self) -> None:
+        """Before the first turn the reference step plans: what it reads of the turn before."""
+
+    def _take(self, i: int) -> None:
+        """Take message `i` into the carried state (at a step or between two)."""
+
+    def _fast(self, i: int) -> Turn:
+        """The turn at step `i`, message `i` already taken in."""
+        raise NotImplementedError
+
+    def _system(self, m: Message) -> None:
+        """A system message joins the system prompt (`common.base_system_prompt`)."""
+        if m.text:
+            self.system_texts.append(m.text)
+            self.system_prompt_tokens = self.full.text("\n\n".join(self.system_texts))
+
+    def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
+        """The overflow event of a turn without trims, and the cuts it leaves (`untrimmed_cuts`)."""
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, budget, used, fits))

@@ -1,0 +1,10 @@
+"""Strands Agents (strands-agents 1.62.0): how ctxviz does it.
+
+- `messages.py`: how Strands holds a conversation (Bedrock-style messages) and estimates its tokens.
+- `sliding_window.py`: the SlidingWindowConversationManager (`strands-sliding-window`).
+- `summarizing.py`: the SummarizingConversationManager (`strands-summarizing`).
+- `replay.py`: the incremental replayers of both.
+
+Tests: tests/test_policy_strands.py against goldens recorded from Strands itself
+(tests/golden/strands); replays in tests/test_replay_trims.py and test_replay_summaries.py.
+"""

@@ -1,0 +1,289 @@
+"""How Strands Agents holds a conversation, and how it estimates its tokens (strands-agents 1.62.0).
+
+Strands keeps Bedrock-style messages: only `user` and `assistant` roles, content blocks (`text`,
+`image`, `toolUse`, `toolResult`, `reasoningContent`), the system prompt passed apart. Tool results
+come back to the model in one user message holding every result of the turn, so a run of ctxviz
+`tool` messages is one Strands message: its conversation managers count (and trim) that. Each Strands
+message remembers the ctxviz messages it was made of (`members`), so decisions map back.
+
+Its token estimate (strands/models/model.py `_estimate_tokens_with_heuristic`, what
+`Model.count_tokens` returns unless a provider overrides it): ceil(len / 4) per text,
+ceil(len(json.dumps(x)) / 2) per JSON value (tool inputs, tool specs); images are not counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...catalog import find_model
+from ...session import (
+    FileRefPart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    Session,
+    Summary,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    part_text,
+)
+from ...tokenizers import Tokenizer
+
+FRAMEWORK = "Strands"
+FRAMEWORK_VERSION = "strands-agents 1.62.0"
+#: strands/models/_defaults.py DEFAULT_CONTEXT_WINDOW_LIMIT: used when the model reports none.
+DEFAULT_CONTEXT_WINDOW_LIMIT = 200_000
+COUNTER = "messages (Strands messages: a turn's tool results are one); ceil(chars/4) text, ceil(JSON chars/2) for its overflow estimate"
+
+
+def _image_format(part: ImagePart) -> str:
+    if part.media_type:
+        return part.media_type.split("/")[-1]
+    if part.url.startswith("data:image/"):
+        return part.url[len("data:image/"):].split(";", 1)[0].split(",", 1)[0]
+    return ""
+
+
+def image_bytes(part: ImagePart) -> int:
+    """The image's size in bytes as Strands holds it (`source.bytes`): a data: URI decoded; a URL
+    ctxviz cannot fetch counts 0 (Strands would have read the bytes)."""
+    if not part.url.startswith("data:") or "," not in part.url:
+        return 0
+    header, data = part.url.split(",", 1)
+    if ";base64" not in header:
+        return len(data.encode())
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return 0
+
+
+def image_block(part: ImagePart) -> dict[str, Any]:
+    fmt = _image_format(part)
+    image: dict[str, Any] = {"source": {"size": image_bytes(part)}}
+    if fmt:
+        image["format"] = fmt
+    return {"image": image}
+
+
+def _arguments(call: ToolCallPart) -> Any:
+    try:
+        return json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return call.arguments
+
+
+def _tool_result(message: Message) -> dict[str, Any]:
+    """A ctxviz tool message as one Strands `toolResult` block: its texts and images are the items."""
+    results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+    tool_use_id = message.tool_call_id or (results[0].tool_call_id if results else "")
+    items: list[dict[str, Any]] = []
+    for p in message.parts:
+        if isinstance(p, ImagePart):
+            items.append(image_block(p))
+        elif isinstance(p, (TextPart, ToolResultPart, FileRefPart, OpaquePart)):
+            items.append({"text": part_text(p)})
+    error = any(p.is_error for p in results)
+    return {"toolResult": {"toolUseId": tool_use_id, "status": "error" if error else "success", "content": items}}
+
+
+def blocks(message: Message) -> list[dict[str, Any]]:
+    """The Strands content blocks of one ctxviz message."""
+    if message.role == "tool":
+        return [_tool_result(message)]
+    out: list[dict[str, Any]] = []
+    for p in message.parts:
+        if isinstance(p, ImagePart):
+            out.append(image_block(p))
+        elif isinstance(p, ToolCallPart):
+            out.append({"toolUse": {"toolUseId": p.id, "name": p.name, "input": _arguments(p)}})
+        elif isinstance(p, ToolResultPart):
+            out.append({"toolResult": {"toolUseId": p.tool_call_id, "status": "error" if p.is_error else "success",
+                                       "content": [{"text": p.text}]}})
+        elif isinstance(p, ThinkingPart):
+            out.append({"reasoningContent": {"reasoningText": {"text": p.text}}})
+        elif isinstance(p, (TextPart, FileRefPart, OpaquePart)):
+            out.append({"text": part_text(p)})
+    return out
+
+
+def json_tokens(value: Any, tokenizer: Tokenizer) -> int:
+    """`_heuristic_estimate_json`: ceil(len(json.dumps(value)) / 2); another tokenizer counts the JSON text."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        return 0
+    if tokenizer.name == "strands":
+        return math.ceil(len(text) / 2)
+    return tokenizer.count(text)
+
+
+def block_tokens(block: dict[str, Any], tokenizer: Tokenizer) -> int:
+    """`_count_content_block_tokens`: text, tool name + JSON input, tool result texts; images are free."""
+    total = 0
+    if "text" in block:
+        total += tokenizer.count(block["text"])
+    if "toolUse" in block:
+        total += tokenizer.count(block["toolUse"].get("name", "")) + json_tokens(block["toolUse"].get("input", {}), tokenizer)
+    if "toolResult" in block:
+        for item in block["toolResult"].get("content", []):
+            if "text" in item:
+                total += tokenizer.count(item["text"])
+            if "json" in item:
+                total += json_tokens(item["json"], tokenizer)
+    if "reasoningContent" in block:
+        total += tokenizer.count(block["reasoningContent"].get("reasoningText", {}).get("text", ""))
+    return total
+
+
+def measure_message(message: Message, tokenizer: Tokenizer) -> int:
+    return sum(block_tokens(b, tokenizer) for b in blocks(message))
+
+
+def tool_specs(session: Session) -> list[dict[str, Any]]:
+    """The session's tools as Strands ToolSpecs (name, description, inputSchema.json)."""
+    return [{"name": t.name, "description": t.description, "inputSchema": {"json": dict(t.parameters)}} for t in session.tools]
+
+
+@dataclass
+class StrandsMessage:
+    """One entry of `agent.messages`, with the ctxviz messages it stands for."""
+
+    role: str
+    content: list[dict[str, Any]]
+    members: tuple[int, ...]
+    pinned: bool = False
+    #: Tokens of its content as it stands now (after any truncation).
+    tokens: int = 0
+    #: The ctxviz messages whose tool result text Strands has cut or whose images it has replaced.
+    changed: dict[int, str] = field(default_factory=dict)
+
+    def has(self, key: str) -> bool:
+        return any(key in block for block in self.content)
+
+
+def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[list[Message], list[StrandsMessage]]:
+    """(system-role messages, agent.messages): consecutive tool messages become one user message."""
+    system: list[Message] = []
+    out: list[StrandsMessage] = []
+    previous_role = ""
+    for m in session.messages:
+        if m.role == "system":
+            system.append(m)
+            continue
+        joins = m.role == "tool" and previous_role == "tool"
+        previous_role = m.role
+        if joins:
+            last = out[-1]
+            last.content += blocks(m)
+            last.members += (m.index,)
+            last.tokens += message_tokens[m.index]
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        out.append(StrandsMessage(role, blocks(m), (m.index,), tokens=message_tokens[m.index]))
+    return system, out
+
+
+def with_summary(session: Session, message_tokens: tuple[int, ...], count_text: Callable[[str], int]
+                 ) -> tuple[list[Message], list[StrandsMessage], Summary | None, set[str], int]:
+    """(system-role messages, agent.messages, the summary in force, the ids it covers, its position).
+
+    The latest summary (a replay's, or one the file records) stands where Strands' summarizing
+    manager puts its summary: one user message in place of the messages it covers, after the
+    messages kept before them (pinned ones)."""
+    summary = session.summaries[-1] if session.summaries else None
+    covered = set(summary.covers) if summary is not None else set()
+    kept = session if not covered else dataclasses.replace(
+        session, messages=tuple(m for m in session.messages if m.id not in covered or m.role == "system"))
+    system, messages = conversation(kept, message_tokens)
+    at = 0
+    if summary is not None:
+        last = max((m.index for m in session.messages if m.id in covered), default=-1)
+        at = sum(1 for sm in messages if sm.members and max(sm.members) < last)
+        messages.insert(at, StrandsMessage("user", [{"text": summary.text}], (), tokens=count_text(summary.text)))
+    return system, messages, summary, covered, at
+
+
+def context_window_limit(session: Session, override: int | None) -> tuple[int, str]:
+    """The model's `context_window_limit`: the parameter, else ctxviz's model catalogue, else Strands'
+    own default (200,000), with where it came from."""
+    if override is not None:
+        return override, "context_window_limit parameter"
+    entry = find_model(session.model)
+    if entry is not None:
+        return entry.context_window, f"the {entry.name} context window in ctxviz's model catalogue"
+    return DEFAULT_CONTEXT_WINDOW_LIMIT, "Strands' DEFAULT_CONTEXT_WINDOW_LIMIT (the model is not in ctxviz's catalogue)"
+
+
+def check_positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{name} must be >= 1 (or none), got {value}")
+
+
+def _tool_ids(message: StrandsMessage) -> set[str]:
+    ids: set[str] = set()
+    for block in message.content:
+        if "toolUse" in block and block["toolUse"].get("toolUseId"):
+            ids.add(block["toolUse"]["toolUseId"])
+        elif "toolResult" in block and block["toolResult"].get("toolUseId"):
+            ids.add(block["toolResult"]["toolUseId"])
+    return ids
+
+
+def is_pinned(messages: list[StrandsMessage], index: int) -> bool:
+    """pin_message.is_pinned: pinned itself, or an adjacent pinned message shares a toolUseId."""
+    if messages[index].pinned:
+        return True
+    mine = _tool_ids(messages[index])
+    if not mine:
+        return False
+    for neighbour in (index - 1, index + 1):
+        if 0 <= neighbour < len(messages) and messages[neighbour].pinned and mine & _tool_ids(messages[neighbour]):
+            return True
+    return False
+
+
+def find_valid_trim_point(messages: list[StrandsMessage], start_index: int) -> int:
+    """context_compression.find_valid_trim_point: the first user message at or after start_index
+    that is no toolResult and no toolUse without its result next; len(messages) if none."""
+    trim = start_index
+    while trim < len(messages):
+        message = messages[trim]
+        if message.role != "user" or message.has("toolResult"):
+            trim += 1
+            continue
+        if message.has("toolUse") and not (trim + 1 < len(messages) and messages[trim + 1].has("toolResult")):
+            trim += 1
+            continue
+        break
+    return trim
+
+
+class NoSplitPoint(Exception):
+    """Strands raises ContextWindowOverflowException here."""
+
+
+def adjust_split_point_for_tool_pairs(messages: list[StrandsMessage], split_point: int) -> int:
+    """context_compression.adjust_split_point_for_tool_pairs: walk forward past toolResults and
+    toolUses not followed by their result; raise when it walks off the end."""
+    if split_point > len(messages):
+        raise NoSplitPoint("Split point exceeds message array length")
+    if split_point == len(messages):
+        return split_point
+    while split_point < len(messages):
+        here = messages[split_point]
+        if here.has("toolResult") or (here.has("toolUse") and split_point + 1 < len(messages)
+                                      and not messages[split_point + 1].has("toolResult")):
+            split_point += 1
+        else:
+            return split_point
+    raise NoSplitPoint("Unable to trim conversation context!")

@@ -1,0 +1,314 @@
+"""Strands Agents' incremental replayers: the SlidingWindowConversationManager (`strands-sliding-window`)
+and the SummarizingConversationManager (`strands-summarizing`), carried from turn to turn.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Decision, Plan
+from ...replay_contract import FITS, Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
+from ...session import Session, Summary
+from ...summarizers import ExtractiveSummarizer, Summarizer
+from ..carried import IdPrefix, _Snapshot
+from ..common import base_system_prompt
+from ..replay_common import _SummaryReplay
+from .messages import StrandsMessage, context_window_limit, conversation, json_tokens, tool_specs
+from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
+from .summarizing import SummarizingParams, summarize_oldest
+
+
+class StrandsSlidingReplay(_Replay):
+    """strands-sliding-window: the agent's history as the agent mutated it, carried from call to
+    call, as the plan replays it (the policy's own `_Manager`: `take` each Strands message, which
+    makes the model call before an assistant message, with its proactive compression, per_turn
+    count and overflow recoveries, and runs apply_management after a final reply). What one call
+    trimmed or cut stays so. A step is the request's own call, made on a copy of that history
+    (and the run of tool messages it may end inside) only when it would change something.
+
+    The trim events follow `_changes`: a turn's trimmed messages are those the history has lost
+    or had images replaced in (`permanent`, which only grows) and those the step's own call does
+    (`own`), so the newly trimmed ones are the permanent additions since the step before and the
+    step's own, less what the step before trimmed.
+
+    Sessions with recorded summaries, replay_history off (the file as it stands), and pair
+    safety, are replayed by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SlidingWindowParams = params
+        self.usable = not pair_safe and not session.summaries and p.replay_history
+        if not self.usable:
+            return
+        self.mgr = _Manager(session, p, full)
+        self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
+        self.mgr.history([], [])
+        # The session message that completes each Strands message (the last of a run of tool messages).
+        self.completes = {sm.members[-1]: k for k, sm in enumerate(self.pending)}
+        self.count = 0  # Strands messages started so far (the last may be a run of tool messages still growing)
+        self.previous_role = ""
+        self.system_messages: list[Any] = []
+        self.system_tokens = self._system_tokens()
+        self.tools_tokens = request_overhead(session, full, [])[2]
+        self.mgr.fixed = self.system_tokens + self.tools_tokens
+        self.mgr.limit = self.limit = context_window_limit(session, p.context_window_limit)[0]
+        self.read = 0  # journal entries read
+        self.dropped: set[int] = set()  # removed from the history
+        self.cut: dict[int, Decision] = {}  # cut in the history (a message is cut once)
+        self.cut_alive = 0  # ... and not removed since
+        self.category_removed: dict[str, int] = {}
+        self.removed_tokens = 0
+        self.permanent: set[int] = set()  # removed, or had images replaced: only grows
+        self.fresh: list[int] = []  # added to `permanent` since the step before
+        self.trimmed_before = False  # whether the turn before trimmed (its plan's extra "trimmed")
+        self.own_before: set[int] = set()  # what the step before's own call trimmed
+
+    def _system_tokens(self) -> int:
+        prompt = base_system_prompt(self.session, self.system_messages)
+        return self.full.text(prompt) if prompt else 0
+
+    def _read_journal(self) -> None:
+        """Take in what the history lost or had cut since the last look."""
+        journal, messages = self.mgr.journal, self.session.messages
+        for index, decision in journal[self.read:]:
+            if decision is Decision.DROPPED:
+                self.dropped.add(index)
+                c = messages[index].category.upper()
+                self.category_removed[c] = self.category_removed.get(c, 0) + 1
+                self.removed_tokens += self.full.message_tokens[index]
+                if index in self.cut:
+                    self.cut_alive -= 1
+            else:
+                self.cut[index] = decision
+                self.cut_alive += 1
+            if index not in self.permanent and (decision is Decision.DROPPED or decision is Decision.REPLACED):
+                self.permanent.add(index)
+                self.fresh.append(index)
+        self.read = len(journal)
+
+    def absorb(self, i: int) -> None:
+        """Take message `i` in; a Strands message the agent appends when complete (the model call
+        before an assistant message, apply_management after a final reply: `_Manager.take`)."""
+        if not self.usable:
+            return
+        m = self.session.messages[i]
+        if m.role == "system":
+            self.system_messages.append(m)
+            self.system_tokens = self._system_tokens()
+            self.mgr.fixed = self.system_tokens + self.tools_tokens
+        else:
+            if not (m.role == "tool" and self.previous_role == "tool"):  # messages.conversation's runs
+                self.count += 1
+            self.previous_role = m.role
+        k = self.completes.get(i)
+        if k is not None:
+            self.mgr.take(self.pending[k], self.pending_owners[k])
+            self._read_journal()
+
+    def step(self, i: int) -> Turn:
+        if not self.usable:
+            return super().step(i)
+        self.absorb(i)
+        tokens = self.full.message_tokens
+        mgr, p = self.mgr, self.params
+        partial: tuple[StrandsMessage, list[int]] | None = None
+        if self._growing(i):
+            k = self.count - 1
+            sm, owners = self.pending[k], self.pending_owners[k]
+            members = tuple(x for x in sm.members if x <= i)  # one block per tool message
+            partial = (StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members)),
+                       owners[: len(members)])
+        held = mgr.held + (partial[0].tokens if partial else 0)
+        used = mgr.fixed + held
+        threshold = p.proactive_compression
+        acts = (used > self.limit or (threshold is not None and used / self.limit >= threshold)
+                or (p.per_turn and (mgr.calls + 1) % p.per_turn == 0 and len(mgr.messages) + (partial is not None) > p.window_size))
+        own_dropped: list[int] = []
+        own_cut: dict[int, Decision] = {}
+        if acts:  # the step's own call, on a copy of the history
+            work = copy.copy(mgr)
+            work.messages, work.owners = list(mgr.messages), list(mgr.owners)
+            work.removed, work.cut, work.sent_tokens, work.journal = {}, {}, {}, []
+            if partial:
+                work.messages.append(partial[0])
+                work.owners.append(partial[1])
+                work.held += partial[0].tokens
+            work.call("")
+            used = work.fixed + work.held
+            for index, decision in work.journal:
+                if decision is Decision.DROPPED:
+                    own_dropped.append(index)
+                else:
+                    own_cut[index] = decision
+        own_set = set(own_dropped)
+        cut_count = self.cut_alive - sum(1 for k in own_dropped if k in self.cut) + sum(1 for k in own_cut if k not in own_set)
+        dropped = len(self.dropped) + len(own_dropped)
+        events: list[Event] = []
+        trimming = dropped > 0
+        own = own_set | {k for k, d in own_cut.items() if d is Decision.REPLACED and k not in own_set}
+        if trimming:
+            if not self.trimmed_before:
+                new = self.permanent | own
+            else:
+                fresh = set(self.fresh)
+                was = self.own_before
+                new = {k for k in fresh if k not in was} | {k for k in own if k not in was and (k not in self.permanent or k in fresh)}
+            self._trim_events(i, sorted(new), own_set, own_cut, events)
+        self.fresh = []
+        self.trimmed_before, self.own_before = trimming, own if trimming else set()
+        fits = used <= self.limit
+        if not fits and self.before.fits:
+            allocation = split_window(self.limit, self.system_tokens, self.tools_tokens)
+            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": used - mgr.fixed}
+            self.before = _changes(i, light_plan(self.policy, allocation, usage, self.limit, used, fits), self.before, events)
+        elif fits != self.before.fits:
+            self.before = _Cuts(fits)
+        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped)
+        return Turn(i, used, self.limit, i + 1 - dropped - cut_count, dropped, 0, cut_count, fits, 0, tuple(events), not_sent)
+
+    def _growing(self, i: int) -> bool:
+        """Whether the step ends inside a run of tool messages the agent has not appended yet."""
+        return self.count > 0 and self.pending[self.count - 1].members[-1] > i
+
+    def _trim_events(self, i: int, new: list[int], own_dropped: set[int], own_cut: dict[int, Decision], events: list[Event]) -> None:
+        """`_changes`' trim events for the newly trimmed messages `new` (sorted)."""
+        by_category: dict[str, list[int]] = {}
+        messages, tokens = self.session.messages, self.full.message_tokens
+        for k in new:
+            by_category.setdefault(messages[k].category.upper(), []).append(k)
+        own_count: dict[str, int] = {}
+        for k in own_dropped:
+            c = messages[k].category.upper()
+            own_count[c] = own_count.get(c, 0) + 1
+        for c, indices in by_category.items():
+            removed = [k for k in indices if k in self.dropped or k in own_dropped]
+            images = [k for k in indices if k not in self.dropped and k not in own_dropped]
+            what = []
+            if removed:
+                in_all = self.category_removed.get(c, 0) + own_count.get(c, 0)
+                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(tokens[k] for k in removed):,} tokens), "
+                            f"{in_all} removed in all")
+            if images:
+                what.append(f"images of {_indices(images)} replaced by the placeholder")
+            events.append(Event(i, "trim", f"{c}: " + "; ".join(what)))
+
+
+class StrandsSummarizingReplay(_SummaryReplay):
+    """SummarizingConversationManager: the summary in force covers a prefix of the history (it
+    absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
+    prefix sums after it. A turn that overflows (or reaches the proactive threshold) runs
+    `summarize_oldest` on the Strands messages after the summary only, and the new summary's
+    text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
+
+    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
+    pin_first (pinned messages stay in front of the summary), another summarizer than the
+    offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        p: SummarizingParams = params
+        self.ok = self.ok and not p.pin_first and type(summarizer) is ExtractiveSummarizer
+        self.limit, _ = context_window_limit(session, p.context_window_limit)
+        self.tools_tokens = sum(json_tokens(spec, full.tokenizer) for spec in tool_specs(session))
+        self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
+        self.system_tokens = full.text(session.system_prompt) if session.system_prompt else 0
+        self.system_count = 0
+        self.system_sums = [0]  # tokens of the system-role messages among 0..k-1
+        self.history: list[int] = []  # session indices of the non-system messages so far
+        self.history_ids: list[str] = []
+        self.c = 0  # history[:c] is covered by the summary in force
+        self.summary_tokens = 0
+        self.summary_text = ""
+        self.snapshot = _Snapshot()
+
+    def _grow(self, i: int) -> None:
+        m = self.session.messages[i]
+        self.system_sums.append(self.system_sums[-1] + (self.tokens[i] if m.role == "system" else 0))
+        if m.role == "system":
+            self.system_count += 1
+            if m.text:
+                self.system_texts.append(m.text)
+                self.system_tokens = self.full.text("\n\n".join(self.system_texts))
+            return
+        self.history.append(i)
+        self.history_ids.append(m.id)
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        c = len(summary.covers)
+        if c > len(self.history) or tuple(summary.covers) != tuple(self.ids[k] for k in self.history[:c]):
+            self.ok = False
+            return
+        self.c = c
+        self.summary_text = summary.text
+        self.summary_tokens = self.full.text(summary.text)
+
+    def _covered_tokens(self, c: int) -> int:
+        if not c:
+            return 0
+        last = self.history[c - 1]
+        return self.sums[last + 1] - self.system_sums[last + 1]
+
+    def _fast(self, i: int) -> Turn | None:
+        p: SummarizingParams = self.params
+        c = self.c
+        history_tokens = self.sums[i + 1] - self.system_sums[i + 1]
+        covered = self._covered_tokens(c)
+        fixed = self.system_tokens + self.tools_tokens
+        has_summary = bool(self.generated)
+        estimate = fixed + history_tokens - covered + (self.summary_tokens if has_summary else 0)
+        limit = self.limit
+        why = ""
+        if estimate > limit:
+            why = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+        elif p.proactive_compression is not None and estimate / limit >= p.proactive_compression:
+            why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
+                   f"at least compression_threshold {p.proactive_compression:g}")
+        active = len(self.generated)
+        events: list[Event] = []
+        if not why:  # Strands does nothing until the model overflows
+            self.before = FITS
+            return Turn(i, estimate, limit, i + 1 - c, 0, c, 0, True, active, (), covered)
+        # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
+        session = self.session
+        rest = dataclasses.replace(session, messages=tuple(session.messages[k] for k in self.history[c:]), summaries=())
+        _, strands = conversation(rest, self.tokens)
+        if has_summary:
+            strands.insert(0, StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens))
+        outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
+        if not outcome.ok:
+            return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
+        members = sorted(k for pos in outcome.summarized for k in strands[pos].members)
+        # The members are the history right after the summary (nothing is pinned): the new summary covers history[:c2].
+        c2 = c + len(members)
+        if members != self.history[c:c2]:
+            return None
+        if len(self.snapshot.seen) > c2:  # not a growing prefix (it always is here): start again
+            self.snapshot = _Snapshot()
+        self.snapshot.advance([session.messages[k] for k in self.history[len(self.snapshot.seen) : c2]])
+        text = self.snapshot.render()
+        text_count = self.full.text(text)
+        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count
+        used = fixed + held
+        fits = used <= limit
+        ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
+        events.append(Event(i, "summary", f"{why}: Strands summarised {c2} messages into one user message"))
+        summary = Summary(text=text, messages_covered=c2, covers=ids, created_at=session.messages[i].timestamp)  # type: ignore[arg-type]
+        self.generated.append(summary)
+        self.synced = len(self.generated)
+        self.c, self.summary_text, self.summary_tokens = c2, text, text_count
+
+        def light() -> Plan:
+            from .sliding_window import split_window
+
+            usage = {"system": self.system_tokens, "tool_definitions": self.tools_tokens, "messages": held}
+            return light_plan(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
+
+        self.before = untrimmed_cuts(i, self.before, fits, events, light)
+        return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"strands-sliding-window": StrandsSlidingReplay, "strands-summarizing": StrandsSummarizingReplay}

@@ -1,0 +1,528 @@
+"""Strands Agents' SlidingWindowConversationManager (strands-agents 1.62.0,
+strands/agent/conversation_manager/sliding_window_conversation_manager.py).
+
+A plan replays the agent's life over the file, model call by model call, on the history as the
+agent mutated it (everything Strands does to `agent.messages` is permanent: what one call trimmed
+or cut is gone from every later call):
+- before each model call (each assistant message of the file is one call), on every attempt:
+  1. proactive compression (when configured): if the estimated input is at least the threshold
+     share of `context_window_limit`, one `reduce_context` without an error (trim only). ctxviz
+     estimates the whole request, as Strands does on a cold start; after a first call Strands adds
+     its estimate of the new messages to the usage the provider last reported, which a log may not hold.
+  2. with `per_turn`, the call is counted and every N-th runs `apply_management`; a retried call
+     (after an overflow) is counted again, as Strands' BeforeModelCallEvent fires again.
+  3. overflow recovery: when the estimate exceeds `context_window_limit`, `reduce_context(e)` once
+     and the call is retried: first the oldest message holding tool results is cut (first and last
+     200 characters of each long text, images replaced by a placeholder); when that message has
+     nothing left to cut, the oldest messages are trimmed from index 2 (or to the window). Strands
+     learns of an overflow from the provider's error; ctxviz uses Strands' own estimate
+     (`Model.count_tokens`) in its place, and says so.
+- after each final reply (the end of an invocation), `apply_management`: over `window_size`
+  messages, `reduce_context` trims the oldest, to the first valid trim point (a user message that
+  is no toolResult and no toolUse without its result next; else an assistant toolUse + user
+  toolResult boundary).
+The plan is then the next model call's request: the history so far, through that call's steps 1-3.
+With `replay_history` off the file is taken as `agent.messages` as it stands: apply_management once
+where the agent last ran it, then steps 1 and 3 for the next call.
+Messages are Strands messages: one turn's tool results are one user message (messages.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session
+from ..base import Policy, params_dict
+from ..common import base_system_prompt
+from .messages import (
+    COUNTER,
+    FRAMEWORK,
+    FRAMEWORK_VERSION,
+    StrandsMessage,
+    block_tokens,
+    check_positive,
+    context_window_limit,
+    conversation,
+    find_valid_trim_point,
+    is_pinned,
+    json_tokens,
+    measure_message,
+    tool_specs,
+    with_summary,
+)
+
+PRESERVE_CHARS = 200  # _PRESERVE_CHARS
+TRUNCATION_MARKER = "... [truncated:"
+DEFAULT_COMPRESSION_THRESHOLD = 0.7
+ZONES = ("system", "summarized", "pinned", "window", "trimmed")
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class SlidingWindowParams:
+    """SlidingWindowConversationManager's arguments, plus the model's context_window_limit."""
+
+    window_size: int = field(default=40, metadata=_help(unit="messages", text="Maximum number of Strands messages kept in the history (0: every unpinned message is removed)", min=0))
+    should_truncate_results: bool = field(default=True, metadata=_help("On a context overflow, cut the oldest tool results (first and last 200 characters) before trimming messages"))
+    pin_first: int | None = field(default=None, metadata=_help(unit="messages", text="Messages at the start pinned at the first reduction, never evicted", min=0))
+    proactive_compression: float | None = field(default=None, metadata=_help("compression_threshold: trim before the model call when the estimate reaches this share of the window (Strands' True = 0.7; none: off)", min=0.01, max=1.0, step=0.05))
+    context_window_limit: int | None = field(default=None, metadata=_help(unit="tokens", text="The model's context window (default: ctxviz's model catalogue, else Strands' 200,000)", min=1, step=1000))
+    per_turn: int = field(default=0, metadata=_help("When the window applies: 0 (False) at the end of each invocation; 1 (True) before every model call; N before every N-th", min=0))
+    replay_history: bool = field(default=True, metadata=_help("ctxviz option: replay the agent call by call, keeping what each call trimmed or cut, as the history grew (on: a full log); off: the file is agent.messages as it stands"))
+
+    def __post_init__(self) -> None:
+        if self.per_turn < 0:
+            raise ValueError(f"per_turn must be a positive integer, True (1), or False (0), got {self.per_turn}")
+        if self.window_size < 0:
+            raise ValueError(f"window_size must be a non-negative integer, got {self.window_size}")
+        if self.pin_first is not None and self.pin_first < 0:
+            object.__setattr__(self, "pin_first", 0)  # Strands: max(0, pin_first)
+        t = self.proactive_compression
+        if t is not None and (t <= 0 or t > 1):
+            raise ValueError(f"proactive_compression (compression_threshold) must be between 0 (exclusive) and 1 (inclusive), got {t}")
+        check_positive("context_window_limit", self.context_window_limit)
+
+
+def truncate_text(text: str) -> str:
+    """_truncate_tool_results' text cut: first and last 200 characters around a notice."""
+    removed = len(text) - 2 * PRESERVE_CHARS
+    return f"{text[:PRESERVE_CHARS]}...\n\n... [truncated: {removed} chars removed] ...\n\n...{text[-PRESERVE_CHARS:]}"
+
+
+def image_placeholder(image: dict[str, Any]) -> str:
+    """_image_placeholder: `[image: <format>, <bytes> bytes]`."""
+    return f"[image: {image.get('format', 'unknown')}, {image.get('source', {}).get('size', 0)} bytes]"
+
+
+class _Manager:
+    """The manager's state over one plan: the messages it holds and what it did to each."""
+
+    def __init__(self, session: Session, params: SlidingWindowParams, counts: TokenCounts) -> None:
+        self.params = params
+        self.counts = counts
+        self.system, self.messages, self.summary, self.covered, _ = with_summary(session, counts.message_tokens, counts.text)
+        # Which ctxviz message each content block came from, to map cut blocks back (-1: the summary).
+        self.owners: list[list[int]] = []
+        for sm in self.messages:
+            owners: list[int] = [] if sm.members else [-1]
+            for index in sm.members:
+                m = session.messages[index]
+                owners += [index] * (1 if m.role == "tool" else _block_count(m))
+            self.owners.append(owners)
+        self.pin_applied = False
+        self.summary_removed = ""
+        self.removed: dict[int, tuple[str, str]] = {}  # index -> reason, reason code
+        self.cut: dict[int, tuple[Decision, str]] = {}
+        self.sent_tokens: dict[int, int] = {}
+        self.notes: list[str] = []
+        #: The tokens of the messages held, kept as they change (a replay reads it at every step).
+        self.held = sum(m.tokens for m in self.messages)
+        #: Every removal (index, DROPPED) and cut (index, TRUNCATED or REPLACED), in order: what a replay reads back.
+        self.journal: list[tuple[int, Decision]] = []
+
+    def holding(self) -> int:
+        return self.held
+
+    def history(self, messages: list[StrandsMessage], owners: list[list[int]]) -> None:
+        """Hold these messages (and their blocks' owners) instead."""
+        self.messages, self.owners = messages, owners
+        self.held = sum(m.tokens for m in messages)
+
+    # The agent's life (replay_history): `take` each Strands message in order, then `call` once
+    # more for the request the plan shows. `fixed` (system prompt and tool specs) and `limit` are
+    # set by the caller before the first call.
+    fixed = 0
+    limit = 1
+    calls = 0  # model call attempts, retries included: per_turn counts them
+    rounds = 0  # overflow recoveries (reduce_context(e))
+    recovered_at = 0  # model calls that needed at least one
+    managed = 0  # apply_management runs
+    since = 0  # Strands messages taken since apply_management last ran
+    failed = ""  # why apply_management could not trim, the last time it could not
+    raised = ""  # why Strands raised ContextWindowOverflowException, the last time it did
+    proactive = ""  # what proactive compression did, the last time it ran
+
+    def take(self, sm: StrandsMessage, owners: list[int]) -> None:
+        """The agent appends a message: an assistant message is the answer of a model call, so the
+        call is made first (on the history before it); a final reply ends an invocation, and
+        apply_management runs after it."""
+        if sm.role == "assistant":
+            self.call(f"at the model call answered by #{sm.members[0]}")
+        self.messages.append(sm)
+        self.owners.append(owners)
+        self.held += sm.tokens
+        self.since += 1
+        if sm.role == "assistant" and not sm.has("toolUse"):
+            self.manage()
+
+    def manage(self) -> None:
+        """apply_management: reduce_context (no error) when the history is over window_size."""
+        ws = self.params.window_size
+        self.managed += 1
+        self.since = 0
+        if len(self.messages) > ws:
+            outcome = self.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
+            if outcome not in ("trimmed", "truncated"):
+                self.failed = f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages"
+
+    def call(self, where: str) -> None:
+        """One model call as the agent makes it: each attempt fires the BeforeModelCallEvent hooks
+        (proactive compression, then per_turn's count), and an attempt that overflows is followed
+        by one reduce_context(e) and a retry, until the request fits or Strands raises."""
+        p, limit = self.params, self.limit
+        recovered = False
+        while True:
+            self.calls += 1
+            estimate = self.fixed + self.holding()
+            if p.proactive_compression is not None and estimate / limit >= p.proactive_compression:
+                why = (f"proactive compression {where}: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the "
+                       f"{limit:,}-token window, at least compression_threshold {p.proactive_compression:g}")
+                outcome = self.reduce_context(None, why)
+                self.proactive = why + (f"; {outcome}" if outcome not in ("trimmed", "truncated") else "; Strands trimmed once")
+            if p.per_turn and self.calls % p.per_turn == 0:
+                self.manage()
+            estimate = self.fixed + self.holding()
+            if estimate <= limit:
+                break
+            overflow = f"the context overflowed {where} ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+            outcome = self.reduce_context(overflow, overflow)
+            self.rounds += 1
+            recovered = True
+            if outcome not in ("trimmed", "truncated"):
+                self.raised = (f"{overflow} and Strands cannot reduce it further ({outcome}): "
+                               + ("window_size=0 never raises, so Strands retries a request that overflows again" if p.window_size == 0
+                                  else "it raises ContextWindowOverflowException"))
+                break
+        self.recovered_at += recovered
+
+    def _remove(self, positions: list[int], reason: str, code: str, inside: str = "", start: int = 0) -> None:
+        """Remove Strands messages for `reason` (reason code `code`); those at or after `start`
+        (inside the window) get `inside`, which the start rule (a valid trim point) removes."""
+        for i in reversed(positions):
+            why, why_code = (inside, "start_rule") if inside and i >= start else (reason, code)
+            if not self.messages[i].members:
+                self.summary_removed = why
+            for index in self.messages[i].members:
+                self.removed[index] = (why, why_code)
+                self.journal.append((index, Decision.DROPPED))
+            self.held -= self.messages[i].tokens
+            del self.messages[i]
+            del self.owners[i]
+
+    def reduce_context(self, overflow: str | None, why: str) -> str:
+        """One reduce_context call; returns "truncated", "trimmed", or why nothing changed.
+        `overflow` is the error's description when this is overflow recovery (e is set)."""
+        p, msgs = self.params, self.messages
+        if p.pin_first and not self.pin_applied:
+            for i in range(min(p.pin_first, len(msgs))):
+                msgs[i] = dataclasses.replace(msgs[i], pinned=True)  # a copy: a replay's messages may be shared
+            self.pin_applied = True
+        if p.window_size == 0:
+            unpinned = [i for i in range(len(msgs)) if not is_pinned(msgs, i)]
+            self._remove(unpinned, "dropped: window_size=0 removes every message that is not pinned", "outside_window")
+            return "trimmed" if unpinned else "nothing to remove: every message is pinned"
+        if overflow is not None:
+            oldest = next((i for i in range(len(msgs)) if not is_pinned(msgs, i) and msgs[i].has("toolResult")), None)
+            if oldest is not None and p.should_truncate_results and self._truncate(oldest, overflow):
+                return "truncated"
+        start = 2 if len(msgs) <= p.window_size else len(msgs) - p.window_size
+        trim = find_valid_trim_point(msgs, start)
+        how = "the first user message from there that is no tool result and no tool call without its result"
+        if trim >= len(msgs):
+            fallback = next((i for i in range(start, len(msgs)) if msgs[i].has("toolUse") and i + 1 < len(msgs)
+                             and msgs[i + 1].role == "user" and msgs[i + 1].has("toolResult")), None)
+            if fallback is None:
+                return "no valid trim point: no user message (nor tool call with its result next) after the trim start"
+            trim = fallback
+            how = "no plain user message follows, so the first tool call whose result comes next"
+        remove = [i for i in range(trim) if not is_pinned(msgs, i)]
+        if not remove:
+            return "every message before the trim point is pinned"
+        target = f"message #{msgs[trim].members[0]}" if msgs[trim].members else "the summary message"
+        if overflow is None and len(msgs) > p.window_size:  # apply_management's window
+            self._remove(remove, f"dropped: {why}", "outside_window", f"dropped: inside the newest {p.window_size} messages, but Strands "
+                         f"trims on to {target}, {how}", start)
+        else:
+            self._remove(remove, f"dropped: {why}; Strands trims the oldest messages up to {target}, {how}", "overflow")
+        return "trimmed"
+
+    def _truncate(self, position: int, overflow: str) -> bool:
+        sm = self.messages[position]
+        changed_members: dict[int, set[str]] = {}
+        new_content: list[dict[str, Any]] = []
+        for block, owner in zip(sm.content, self.owners[position], strict=True):
+            if "toolResult" not in block:
+                new_content.append(block)
+                continue
+            result = block["toolResult"]
+            items: list[dict[str, Any]] = []
+            changed = False
+            for item in result.get("content", []):
+                if "image" in item:
+                    items.append({"text": image_placeholder(item["image"])})
+                    changed_members.setdefault(owner, set()).add("image")
+                    changed = True
+                    continue
+                if "text" in item and TRUNCATION_MARKER not in item["text"] and len(item["text"]) > 2 * PRESERVE_CHARS:
+                    items.append({"text": truncate_text(item["text"])})
+                    changed_members.setdefault(owner, set()).add("text")
+                    changed = True
+                    continue
+                items.append(item)
+            new_content.append({"toolResult": {**{k: v for k, v in result.items() if k != "content"}, "content": items}} if changed else block)
+        if not changed_members:
+            return False
+        tok = self.counts.tokenizer
+        per_owner: dict[int, int] = {}
+        for block, owner in zip(new_content, self.owners[position], strict=True):
+            per_owner[owner] = per_owner.get(owner, 0) + block_tokens(block, tok)
+        # Strands cuts the message in place; a copy here, as a replay's messages may be shared.
+        self.messages[position] = dataclasses.replace(sm, content=new_content, tokens=sum(per_owner.values()))
+        self.held += self.messages[position].tokens - sm.tokens
+        for owner, kinds in changed_members.items():
+            self.sent_tokens[owner] = per_owner[owner]
+            what = []
+            if "text" in kinds:
+                what.append("its long text cut to the first and last 200 characters")
+            if "image" in kinds:
+                what.append("its images replaced by an '[image: <format>, <n> bytes]' placeholder")
+            decision = Decision.TRUNCATED if "text" in kinds else Decision.REPLACED
+            self.journal.append((owner, decision))
+            self.cut[owner] = (decision, f"{decision.value}: {overflow}; Strands first cuts the oldest tool results: "
+                                         f"{' and '.join(what)} ({per_owner[owner]:,} tokens sent)")
+        return True
+
+
+def _block_count(message: Message) -> int:
+    from .messages import blocks
+
+    return len(blocks(message))
+
+
+def request_overhead(session: Session, counts: TokenCounts, system_messages: list[Message]) -> tuple[str, int, int]:
+    """(system prompt, its tokens, the tool specs' tokens) as `count_tokens` adds them."""
+    prompt = base_system_prompt(session, system_messages)
+    system_tokens = counts.text(prompt) if prompt else 0
+    tools = sum(json_tokens(spec, counts.tokenizer) for spec in tool_specs(session))
+    return prompt, system_tokens, tools
+
+
+def management_point(messages: list[StrandsMessage], per_turn: int) -> tuple[int, str]:
+    """How many of the messages apply_management last saw, and when that was.
+
+    Strands runs it in the `finally` of every invocation (after the final reply), and with
+    per_turn before every (or every N-th) model call; the messages added since are not trimmed."""
+    n = len(messages)
+    if not messages or (messages[-1].role == "assistant" and not messages[-1].has("toolUse")):
+        return n, "the last invocation ended with the last reply, and apply_management ran then"
+    if per_turn == 1:
+        return n, "per_turn=True: apply_management runs before this model call"
+    plain = [i for i, sm in enumerate(messages) if sm.role == "user" and not sm.has("toolResult")]
+    point = plain[-1] if plain else 0
+    when = ("apply_management ran at the end of the previous invocation, before the current prompt" if plain
+            else "no invocation has ended yet, so apply_management has not run")
+    if per_turn > 1:
+        calls = [i for i, sm in enumerate(messages) if sm.role == "assistant"]
+        due = (len(calls) + 1) // per_turn * per_turn  # the latest model call whose number is a multiple of per_turn
+        if due == len(calls) + 1:
+            return n, f"per_turn={per_turn}: this is model call {due}, so apply_management runs before it"
+        if due >= 1 and calls[due - 1] > point:
+            point, when = calls[due - 1], f"per_turn={per_turn}: apply_management last ran before model call {due}"
+    return point, when
+
+
+def agent_notes(mgr: _Manager, limit: int, limit_source: str) -> list[str]:
+    """What the agent's life did to its history, for the plan's notes."""
+    p = mgr.params
+    notes: list[str] = []
+    if mgr.failed:
+        notes.append(mgr.failed)
+    per_turn = f", and before every {'' if p.per_turn == 1 else f'{p.per_turn}-th '}model call (retries counted)" if p.per_turn else ""
+    notes.append(f"apply_management ran {mgr.managed} time(s) as the history grew (at the end of every invocation{per_turn})"
+                 + (f"; the {mgr.since} Strands message(s) since then come on top of the window" if mgr.since else ""))
+    if mgr.proactive:
+        notes.append(mgr.proactive)
+    if mgr.rounds:
+        notes.append(f"overflow recovery ran reduce_context {mgr.rounds} time(s), at {mgr.recovered_at} model call(s), each followed by a retry; "
+                     "what it trimmed or cut stays out of every later call, as in the agent's history. Strands learns of an overflow from "
+                     f"the provider's error, ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
+    if mgr.raised:
+        notes.append(mgr.raised)
+    return notes
+
+
+def _as_it_stands(mgr: _Manager, fixed: int, limit: int, limit_source: str) -> int:
+    """replay_history off: the file is agent.messages as it stands. apply_management where the
+    agent last ran it, then the next call's proactive compression and overflow recovery; the
+    overflow rounds."""
+    params = mgr.params
+    ws = params.window_size
+    pending, pending_owners = mgr.messages, mgr.owners
+    point, when = management_point(pending, params.per_turn)
+    mgr.history(pending[:point], pending_owners[:point])
+    if len(mgr.messages) > ws:
+        outcome = mgr.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
+        if outcome not in ("trimmed", "truncated"):
+            mgr.notes.append(f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages")
+    mgr.history(mgr.messages + pending[point:], mgr.owners + pending_owners[point:])
+    mgr.notes.append(when + (f"; the {len(pending) - point} Strands message(s) since then come on top of the window" if point < len(pending) else ""))
+    if params.proactive_compression is not None:
+        estimate = fixed + mgr.holding()
+        if estimate / limit >= params.proactive_compression:
+            why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
+                   f"at least compression_threshold {params.proactive_compression:g}")
+            outcome = mgr.reduce_context(None, why)
+            mgr.notes.append(why + (f"; {outcome}" if outcome not in ("trimmed", "truncated") else "; Strands trimmed once"))
+    rounds = 0
+    while fixed + mgr.holding() > limit:
+        estimate = fixed + mgr.holding()
+        overflow = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+        outcome = mgr.reduce_context(overflow, overflow)
+        rounds += 1
+        if outcome not in ("trimmed", "truncated"):
+            mgr.notes.append(f"{overflow} and Strands cannot reduce it further ({outcome}): it raises ContextWindowOverflowException")
+            break
+        if ws == 0:
+            break
+    if rounds:
+        mgr.notes.append(f"overflow recovery ran reduce_context {rounds} time(s); Strands learns of an overflow from the provider's error, "
+                         f"ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
+    return rounds
+
+
+def split_window(limit: int, system_tokens: int, tools_tokens: int) -> dict[str, int]:
+    """The window divided as the request fills it: system prompt, tool specs, then the messages
+    (each part at most what is left, so the parts add up to the window and none is negative)."""
+    system = min(system_tokens, limit)
+    tools = min(tools_tokens, limit - system)
+    return {"system": system, "tool_definitions": tools, "messages": limit - system - tools}
+
+
+def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> Plan:
+    tokens = counts.message_tokens
+    mgr = _Manager(session, params, counts)
+    prompt, system_tokens, tools_tokens = request_overhead(session, counts, mgr.system)
+    fixed = system_tokens + tools_tokens
+    limit, limit_source = context_window_limit(session, params.context_window_limit)
+    n_strands = len(mgr.messages)
+    ws = params.window_size
+
+    rounds = 0
+    if params.replay_history:
+        # The agent's life, call by call: what it trimmed or cut at one call stays so at the next.
+        pending, pending_owners = mgr.messages, mgr.owners
+        mgr.history([], [])
+        mgr.limit = limit
+        # Each call is made with the system prompt as the agent had it then (system-role messages so far).
+        system_at = [m.index for m in mgr.system]
+        known = -1
+        for sm, owners in zip(pending, pending_owners, strict=True):
+            if sm.members and bisect_left(system_at, sm.members[0]) != known:
+                known = bisect_left(system_at, sm.members[0])
+                mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
+            mgr.take(sm, owners)
+        mgr.fixed = fixed
+        mgr.call("at this request's model call")
+        rounds = mgr.rounds
+        mgr.notes += agent_notes(mgr, limit, limit_source)
+    else:
+        rounds = _as_it_stands(mgr, fixed, limit, limit_source)
+    if any(len(sm.members) > 1 for sm in conversation(session, tokens)[1]):
+        mgr.notes.append("consecutive tool results form one Strands message (one user message per turn), and window_size counts Strands messages")
+
+    pinned_members = {i for pos, sm in enumerate(mgr.messages) if is_pinned(mgr.messages, pos) for i in sm.members}
+    position = {i: pos for pos, sm in enumerate(mgr.messages) for i in sm.members}
+    remaining = len(mgr.messages)
+    decisions: list[MessagePlan] = []
+    for m in session.messages:
+        t = tokens[m.index]
+        if m.role == "system":
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
+                                         "system_prompt"))
+        elif m.id in mgr.covered:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
+                                         "summarized: covered by the session's summary, which Strands holds as one user message in their place", 0,
+                                         "summarised"))
+        elif m.index in mgr.removed:
+            reason, code = mgr.removed[m.index]
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "trimmed", reason, 0, code))
+        elif m.index in mgr.cut:
+            decision, reason = mgr.cut[m.index]  # TRUNCATED (text cut) or REPLACED (images): the decision's own code
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "window", reason, mgr.sent_tokens[m.index],
+                                         "truncated" if decision is Decision.TRUNCATED else "replaced"))
+        elif m.index in pinned_members:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never evicted", t,
+                                         "head"))
+        else:
+            where = (f"within the newest {ws} messages (window_size={ws})" if n_strands > ws
+                     else f"the history has {n_strands} messages, within window_size={ws}")
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "window",
+                                         f"kept: {where}; Strands message {position[m.index] + 1} of {remaining}", t, "in_window"))
+
+    context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
+    context_index: list[int | None] = [None] if prompt else []
+    for sm, owners in zip(mgr.messages, mgr.owners, strict=True):
+        if not sm.members:
+            context.append({"role": "user", "content": sm.content[0]["text"]})
+            context_index.append(None)
+        for index in sm.members:
+            msg = session.messages[index].to_openai()
+            if index in mgr.cut:
+                texts = [item.get("text", "") for block, owner in zip(sm.content, owners, strict=True) if owner == index
+                         for item in block.get("toolResult", {}).get("content", [])]
+                msg["content"] = "\n".join(texts)
+            context.append(msg)
+            context_index.append(index)
+
+    summary_plans: list[SummaryPlan] = []
+    if mgr.summary is not None:
+        for i, s in enumerate(session.summaries[:-1]):
+            summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one", s.text))
+        tokens_of = counts.text(mgr.summary.text)
+        summary_plans.append(SummaryPlan(len(session.summaries) - 1, tokens_of, Decision.DROPPED if mgr.summary_removed else Decision.KEPT,
+                                         mgr.summary_removed or "kept: a user message in place of the messages it covers, counted as one of the window's messages",
+                                         mgr.summary.text))
+    used = fixed + mgr.holding()
+    messages_used = mgr.holding()
+    sent = [d for d in decisions if d.sent and d.zone != "system"]
+    allocation = split_window(limit, system_tokens, tools_tokens)
+    usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": messages_used}
+    totals = Totals(budget=limit, used=used, kept=sum(d.tokens for d in decisions if d.sent), dropped=sum(d.tokens for d in decisions if not d.sent),
+                    fits=used <= limit, kept_messages=sum(1 for d in decisions if d.sent), dropped_messages=sum(1 for d in decisions if not d.sent))
+    return Plan(
+        policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
+        allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
+        context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(mgr.notes),
+        extra={"strands_messages": n_strands, "strands_messages_kept": remaining, "context_window_limit": limit,
+               "context_window_source": limit_source, "overflow_rounds": rounds, "trimmed": bool(mgr.removed),
+               "sent_messages": len(sent)},
+    )
+
+
+POLICY = Policy(
+    reason_codes=("system_prompt", "head", "in_window", "truncated", "replaced", "outside_window", "start_rule", "overflow", "summarised"),
+    name="strands-sliding-window",
+    schedule='apply_management after each agent invocation (the final reply); with per_turn before every (N-th) model call; overflow recovery before the call that overflowed',
+    title="Strands SlidingWindowConversationManager",
+    params_type=SlidingWindowParams,
+    measure_name="strands-blocks",
+    measure=measure_message,
+    default_tokenizer="strands",
+    plan=plan,
+    zone_parts={"window": "messages", "pinned": "messages"},
+    description="The newest window_size messages, trimmed to a user message that starts a valid history; on overflow, old tool results cut first.",
+    framework=FRAMEWORK,
+    framework_version=FRAMEWORK_VERSION,
+    source="strands/agent/conversation_manager/sliding_window_conversation_manager.py apply_management, reduce_context",
+    counter=COUNTER,
+    trigger=("window_size", "context_window_limit"),
+    keep=("window_size", "pin_first"),
+)

@@ -1,0 +1,269 @@
+"""Strands Agents' SummarizingConversationManager (strands-agents 1.62.0,
+strands/agent/conversation_manager/summarizing_conversation_manager.py).
+
+It does nothing until the model overflows (`apply_management` is a no-op); then `reduce_context`
+runs `_summarize_oldest` once: max(1, int(len * summary_ratio)) oldest Strands messages, at most
+len - preserve_recent_messages, the split moved forward past toolResults and toolUses without
+their result; pinned messages (pin_first, at the first reduction) stay in front; the rest become one
+*user* message holding the model's summary text, unwrapped, placed after the pinned ones. A later
+overflow summarises that summary again with the next oldest messages.
+
+A static plan shows that one pass when Strands' own estimate (`Model.count_tokens`) exceeds
+`context_window_limit` (or, with proactive compression, reaches its threshold); the replay
+(`compact`) puts the summary in force so later turns carry it: what Strands summarised stays
+summarised, as in the agent's history. Strands retries an overflowing call after each pass, so one
+call can make several passes; ctxviz makes one per model call (the next at the next step), and
+says so in the plan's notes. The summary text is ctxviz's offline
+stand-in (an extractive snapshot), not the model's: only its place and what it replaces are Strands'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...counting import TokenCounts
+from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...session import Message, Session, Summary
+from ..base import Policy, params_dict
+from .messages import (
+    COUNTER,
+    FRAMEWORK,
+    FRAMEWORK_VERSION,
+    NoSplitPoint,
+    StrandsMessage,
+    adjust_split_point_for_tool_pairs,
+    check_positive,
+    context_window_limit,
+    is_pinned,
+    measure_message,
+    with_summary,
+)
+from .sliding_window import request_overhead, split_window
+
+ZONES = ("system", "pinned", "summarized", "history")
+STAND_IN = "extractive snapshot written offline, sent as Strands' unwrapped user-role summary message"
+
+
+def _help(text: str, **extra: Any) -> dict[str, Any]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class SummarizingParams:
+    """SummarizingConversationManager's arguments, plus the model's context_window_limit."""
+
+    summary_ratio: float = field(default=0.3, metadata=_help(unit="share", text="Share of the messages summarised at an overflow (Strands clamps it to 0.1-0.8)", min=0.0, max=1.0, step=0.05))
+    preserve_recent_messages: int = field(default=10, metadata=_help(unit="messages", text="Newest messages never summarised", min=0))
+    pin_first: int | None = field(default=None, metadata=_help(unit="messages", text="Messages at the start pinned at the first reduction, never summarised", min=0))
+    proactive_compression: float | None = field(default=None, metadata=_help(unit="fraction", text="compression_threshold: summarise before the model call when the estimate reaches this share of the window (Strands' True = 0.7; none: off)", min=0.01, max=1.0, step=0.05))
+    context_window_limit: int | None = field(default=None, metadata=_help(unit="tokens", text="The model's context window (default: ctxviz's model catalogue, else Strands' 200,000)", min=1, step=1000))
+
+    def __post_init__(self) -> None:
+        if self.preserve_recent_messages < 0:
+            raise ValueError(f"preserve_recent_messages must be >= 0, got {self.preserve_recent_messages}")
+        if self.pin_first is not None and self.pin_first < 0:
+            object.__setattr__(self, "pin_first", 0)  # Strands: max(0, pin_first)
+        t = self.proactive_compression
+        if t is not None and (t <= 0 or t > 1):
+            raise ValueError(f"proactive_compression (compression_threshold) must be between 0 (exclusive) and 1 (inclusive), got {t}")
+        check_positive("context_window_limit", self.context_window_limit)
+
+    @property
+    def ratio(self) -> float:
+        return max(0.1, min(0.8, self.summary_ratio))  # Strands clamps silently
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One `_summarize_oldest` on a Strands message list."""
+
+    ok: bool
+    split: int = 0  # messages_to_summarize_count after the tool-pair adjustment
+    asked: int = 0  # before it
+    protected: tuple[int, ...] = ()  # positions in [0, split) kept for being pinned
+    summarized: tuple[int, ...] = ()  # positions summarised
+    error: str = ""
+
+
+def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int, pin_first: int | None, pins_applied: bool) -> Outcome:
+    """`_summarize_oldest` up to the model call: where it splits and what it keeps, or why it raises."""
+    n = len(messages)
+    count = min(max(1, int(n * ratio)), n - preserve)
+    if count <= 0:
+        return Outcome(False, error="Cannot summarize: insufficient messages for summarization")
+    asked = count
+    try:
+        count = adjust_split_point_for_tool_pairs(messages, count)
+    except NoSplitPoint as exc:
+        return Outcome(False, asked=asked, error=str(exc))
+    if count <= 0:
+        return Outcome(False, asked=asked, error="Cannot summarize: insufficient messages for summarization")
+    if pin_first and not pins_applied:
+        for i in range(min(pin_first, n)):
+            messages[i].pinned = True
+    protected = tuple(i for i in range(count) if is_pinned(messages, i))
+    summarized = tuple(i for i in range(count) if i not in protected)
+    if not summarized:
+        return Outcome(False, count, asked, protected, error="Cannot summarize: all messages in summarize range are pinned")
+    return Outcome(True, count, asked, protected, summarized)
+
+
+def _summary_message(text: str, tokens: int) -> StrandsMessage:
+    return StrandsMessage("user", [{"text": text}], (), tokens=tokens)
+
+
+def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Plan:
+    tokens = counts.message_tokens
+    limit, limit_source = context_window_limit(session, params.context_window_limit)
+    system, messages, summary, covered, at = with_summary(session, tokens, counts.text)
+    prompt, system_tokens, tools_tokens = request_overhead(session, counts, system)
+    fixed = system_tokens + tools_tokens
+    notes: list[str] = []
+    summary_plans: list[SummaryPlan] = []
+    fate: dict[int, tuple[Decision, str, str]] = {}  # index -> decision, zone, reason
+    pins_applied = False
+    if summary is not None:
+        # Strands' list after an earlier pass: the pinned messages, the summary, the rest.
+        if params.pin_first:
+            for sm in messages[:at]:
+                sm.pinned = True
+            pins_applied = True
+        for i, s in enumerate(session.summaries[:-1]):
+            summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one", s.text))
+        summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary.text), Decision.KEPT,
+                                         "kept: Strands sends its summary as a user message in place of the messages it covers", summary.text))
+        for m in session.messages:
+            if m.id in covered and m.role != "system":
+                fate[m.index] = (Decision.SUMMARIZED, "summarized", f"summarized: covered by the summary of {len(covered)} messages, sent as a user message in their place")
+
+    estimate = fixed + sum(sm.tokens for sm in messages)
+    why = ""
+    if estimate > limit:
+        why = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
+    elif params.proactive_compression is not None and estimate / limit >= params.proactive_compression:
+        why = (f"proactive compression: the estimated {estimate:,} tokens are {estimate / limit:.0%} of the {limit:,}-token window, "
+               f"at least compression_threshold {params.proactive_compression:g}")
+    new_ids: tuple[str, ...] = ()
+    new_text = ""
+    if why:
+        n = len(messages)
+        outcome = summarize_oldest(messages, params.ratio, params.preserve_recent_messages, params.pin_first, pins_applied)
+        if not outcome.ok:
+            notes.append(f"{why}, but Strands cannot summarise: {outcome.error}"
+                         + (" (it raises ContextWindowOverflowException)" if estimate > limit else " (proactive: it carries on)"))
+        else:
+            moved = f", moved forward from {outcome.asked} past tool calls and results" if outcome.split != outcome.asked else ""
+            reason = (f"summarized: {why}; Strands summarises the oldest {outcome.split} of the {n} messages it holds "
+                      f"(summary_ratio={params.ratio:g}, preserve_recent_messages={params.preserve_recent_messages}{moved})")
+            gone = [messages[i] for i in outcome.summarized]
+            members = sorted(i for sm in gone for i in sm.members)
+            for i in members:
+                fate[i] = (Decision.SUMMARIZED, "summarized", reason)
+            previous = [m.index for m in session.messages if m.id in covered]
+            new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
+            new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
+            new_summary = _summary_message(new_text, counts.text(new_text))
+            messages[:] = [messages[i] for i in outcome.protected] + [new_summary] + messages[outcome.split:]
+            for plan_summary in summary_plans:
+                if plan_summary.decision is Decision.KEPT:
+                    summary_plans[summary_plans.index(plan_summary)] = SummaryPlan(
+                        plan_summary.index, plan_summary.tokens, Decision.SUMMARIZED, "summarized: the new summary covers it and its messages", plan_summary.text)
+            summary_plans.append(SummaryPlan(len(session.summaries), new_summary.tokens, Decision.KEPT,
+                                             f"kept: Strands' new summary of {len(new_ids)} messages, a user message after the pinned ones ({STAND_IN})", new_text))
+            notes.append(f"{why}: one reduce_context pass; the summary text is ctxviz's offline stand-in ({STAND_IN})")
+            if fixed + sum(sm.tokens for sm in messages) > limit:
+                notes.append("still over the window after one pass: Strands retries the call at once, which overflows again and "
+                             "summarises again; ctxviz makes one pass per model call, so the replay shows the next pass at its next step")
+
+    pinned_members = {i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members}
+    sent_members = {i for sm in messages for i in sm.members}
+    decisions: list[MessagePlan] = []
+    for m in session.messages:
+        t = tokens[m.index]
+        if m.role == "system":
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
+                                         "system_prompt"))
+        elif m.index in fate:
+            decision, zone, reason = fate[m.index]  # always SUMMARIZED
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, 0, "summarised"))
+        elif m.index in pinned_members:
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never summarised", t,
+                                         "head"))
+        else:
+            assert m.index in sent_members
+            reason = ("kept: after the summarised span" if why and new_ids else
+                      f"kept: the context fits ({estimate:,} of {limit:,} estimated tokens); Strands summarises only when the model overflows")
+            # Kept by the pass; under its trigger; or over it, where Strands could not summarise.
+            code = "fresh_tail" if why and new_ids else "kept" if why else "under_trigger"
+            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, t, code))
+
+    context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
+    context_index: list[int | None] = [None] if prompt else []
+    for sm in messages:
+        if not sm.members:
+            context.append({"role": "user", "content": sm.content[0]["text"]})
+            context_index.append(None)
+        for index in sm.members:
+            context.append(session.messages[index].to_openai())
+            context_index.append(index)
+    held = sum(sm.tokens for sm in messages)
+    summary_tokens = sum(sm.tokens for sm in messages if not sm.members)
+    used = fixed + held
+    allocation = split_window(limit, system_tokens, tools_tokens)
+    usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": held}
+    sent = [d for d in decisions if d.sent]
+    totals = Totals(budget=limit, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
+                    fits=used <= limit, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
+    return Plan(
+        policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
+        allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
+        context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
+        extra={"context_window_limit": limit, "context_window_source": limit_source, "estimate_before": estimate,
+               "summary_ratio_used": params.ratio, "summary_tokens": summary_tokens, "strands_messages": len(messages),
+               "summarized_ids": list(new_ids), "reduce_reason": why},
+    )
+
+
+def compact(prefix: Session, plan_: Plan, params: SummarizingParams, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:
+    """The overflow pass the plan made, put in force for the turns after it."""
+    ids = plan_.extra.get("summarized_ids") or []
+    if not ids:
+        return None
+    from ...replay_contract import Event
+
+    by_id = {m.id: m for m in prefix.messages}
+    covered = [by_id[i] for i in ids if i in by_id]
+    text = summarizer.supyagent_snapshot(covered)
+    events.append(Event(turn, "summary", f"{plan_.extra['reduce_reason']}: Strands summarised {len(covered)} messages into one user message"))
+    return Summary(text=text, messages_covered=len(covered), covers=tuple(ids), created_at=prefix.messages[-1].timestamp if prefix.messages else "")
+
+
+POLICY = Policy(
+    reason_codes=("system_prompt", "head", "fresh_tail", "under_trigger", "kept", "summarised"),
+    name="strands-summarizing",
+    schedule='reduce_context before the model call that overflows (or reaches the proactive threshold)',
+    title="Strands SummarizingConversationManager",
+    params_type=SummarizingParams,
+    measure_name="strands-blocks",
+    measure=measure_message,
+    default_tokenizer="strands",
+    plan=plan,
+    zone_parts={"history": "messages", "pinned": "messages"},
+    description="On a context overflow, the oldest summary_ratio of the messages (never the newest preserve_recent_messages) become one user-role summary.",
+    framework=FRAMEWORK,
+    framework_version=FRAMEWORK_VERSION,
+    source="strands/agent/conversation_manager/summarizing_conversation_manager.py reduce_context, _summarize_oldest",
+    counter=COUNTER,
+    trigger=("context_window_limit", "proactive_compression"),
+    keep=("summary_ratio", "preserve_recent_messages", "pin_first"),
+    stand_in=STAND_IN,
+    compact=compact,
+)
+
+
+def _snapshot(messages: list[Message]) -> str:
+    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
+    from ...summarizers import supyagent_snapshot
+
+    return supyagent_snapshot(messages)

@@ -1,0 +1,201 @@
+"""supyagent's incremental replayer: the summary in force, the newest messages that fit and the
+trigger's running totals, carried from turn to turn, with the summary message's count
+(`_SummaryCounter`) at a cost that does not grow with the summary.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from functools import cache
+from typing import Any
+
+from ...counting import TokenCounts
+from ...replay_contract import FITS, Event, Turn, _Replay
+from ...session import Session, Summary
+from ...summarizers import ExtractiveSummarizer, Summarizer
+from ...tokenizers import TiktokenTokenizer, Tokenizer
+from ..carried import IdPrefix, _Snapshot
+from ..common import tools_json
+from ..replay_common import _GrowingReplay, _PairSafety
+from .context_manager import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
+
+
+class SupyagentReplay(_GrowingReplay):
+    """supyagent: the summary in force covers the history up to an index; the newest messages fill
+    what is left (the first min_recent_messages whatever they cost), one bisection over the prefix
+    sums of the history's charges (count + 3); the trigger reads running totals.
+
+    Turns that need emergency truncation (the list does not fit: those are all the turns that do
+    not fit) and turns with a recorded summary in force before the first generated one are
+    planned by the reference step; pair safety is carried as missy's (`_PairSafety`), except
+    where a tool call id is on more than one call."""
+
+    def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
+        self.tok = full.tokenizer
+        super().__init__(session, policy, params, full, summarizer, pair_safe)
+        settings: ContextSettings = params
+        self.limit = settings.context_limit or get_context_limit(session.model)
+        tools = tools_json(session)
+        self.tools_tokens = full.text(tools) if tools else 0
+        ids = [m.id for m in session.messages]
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
+        self.starts = sorted(session.summary_start_turns)
+        self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
+        self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
+        self.synced = 0  # len(generated) the summary state reflects
+        self.summary_idx: int | None = None
+        self.summary_size = 0
+        # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
+        # from what it gathered the time before (any other summarizer is asked each time).
+        self.summary_counter = _SummaryCounter(self.tok)
+        counter = self.summary_counter.count if self.summary_counter.piecewise else None
+        self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
+        self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
+
+    def _system_prompt_tokens(self, prompt: str) -> int:
+        # supyagent counts the system message as a one-message list (3 for the list, its own count)
+        return 3 + count_message_dict({"role": "system", "content": prompt}, self.tok)
+
+    def _sync(self) -> None:
+        summary = self.generated[-1]
+        self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
+        size = self.sizes.pop(id(summary), None)
+        self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
+        self.synced = len(self.generated)
+
+    pair_safe_incremental = True
+
+    def absorb(self, i: int) -> None:
+        self._grow(i)
+        if self.pairs is not None:
+            self.pairs.grow(i)
+        if self.session.messages[i].role != "system":
+            self.charges.append(self.charges[-1] + self.tokens[i] + 3)
+
+    def step(self, i: int) -> Turn:
+        self.absorb(i)
+        if not self.ok or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
+            return super().step(i)
+        if self.synced != len(self.generated):
+            self._sync()
+        turn = self._fast(i)
+        if turn is None:  # emergency truncation: the reference plans this turn
+            turn = super().step(i)
+            if self.synced != len(self.generated):
+                self._sync()
+        return turn
+
+    def _fast(self, i: int) -> Turn | None:
+        settings: ContextSettings = self.params
+        P, Q, h = self.sums, self.charges, len(self.history)
+        available = self.limit - settings.response_reserve - self.tools_tokens - self.system_tokens
+        start = 0
+        summary_used = 0
+        if self.summary_idx is not None and self.summary_idx < h:
+            t = 3 + self.summary_size
+            if t < available * SUMMARY_SHARE:
+                available -= t
+                start = self.summary_idx + 1
+                summary_used = self.summary_size
+        forced = 0 if settings.trim_protected_tail else min(settings.min_recent_messages, h - start)
+        e = h - forced
+        available -= Q[h] - Q[e]
+        j = bisect_left(Q, Q[e] - available, start, e) if available >= 0 else e  # history[j:e] fit, newest first
+        total = self.system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
+        target = self.limit - settings.response_reserve
+        if total > target:
+            return None
+        kept = self.system_count + (h - j)
+        not_sent = P[j]
+        if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
+            dropped = self.pairs.drops(j, h, h, h)
+            unpaired = sum(self.tokens[self.history[k]] for k in dropped)
+            total -= unpaired
+            not_sent += unpaired
+            kept -= len(dropped)
+        active = len(self.generated)
+        events: list[Event] = []
+        # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
+        since = h - self.summary_idx - 1 if self.summary_idx is not None else h
+        history_total = 3 + P[h]
+        N, K = settings.max_messages_before_summary, settings.max_tokens_before_summary
+        if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
+            messages = self.session.messages
+            up_to = max(0, h - settings.min_recent_messages - 1)
+            text_count: int | None = None
+            if self.snapshot is not None:
+                self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
+                text, text_count = self.snapshot.counted()
+                text_count = text_count if self.snapshot.count is not None else None
+            else:
+                text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
+            last = self.history[up_to]
+            why = (f"{since} messages since the last summary >= {N}" if since >= N
+                   else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
+            events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
+            # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
+            summary = Summary(text=text, messages_covered=up_to + 1, covers=IdPrefix(self.history_ids, up_to + 1),  # type: ignore[arg-type]
+                              created_at=messages[i].timestamp)
+            self.generated.append(summary)
+            self.sizes.clear()
+            self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
+        self.before = FITS  # the list fits (emergency truncation would have taken this turn)
+        return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
+
+
+class _SummaryCounter:
+    """supyagent's count of its summary message, `count_message_dict(summary_message(s))`, at a
+    cost that does not grow with the summary's text at every trigger.
+
+    tiktoken's cl100k_base and o200k_base cut text into pre-tokens with a pattern under which a
+    newline followed by "-" or "#" always ends a pre-token (no alternative of either pattern takes
+    a newline and then a "-" or "#" after it), and the count is the sum over pre-tokens. So the
+    snapshot is counted as the sum of its lines (`_Snapshot.pieces`), each line's count memoised,
+    and the header "[Context Summary - N previous messages]" as its fixed parts plus N's digits in
+    threes (both patterns take digits as `\\p{N}{1,3}`, each run after a lone space).
+    tests/test_replay_incremental.py checks both sums against the whole count. Other tokenizers
+    count the whole text."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.tok = tok
+        self.piecewise = isinstance(tok, TiktokenTokenizer) and tok.encoding_name in ("cl100k_base", "o200k_base")
+        self.memo: dict[str, int] = {}
+        self.base = 4 + tok.count("system")  # count_message_dict: 4, and the role string
+        self.fixed = sum(map(self.count, ("[Context Summary -", " ", " previous messages]\n\n"))) if self.piecewise else 0
+        self.digit_groups_are_tokens = self.piecewise and _digit_groups_are_tokens(tok.name)
+
+    def count(self, piece: str) -> int:
+        c = self.memo.get(piece)
+        if c is None:
+            c = self.memo[piece] = self.tok.count(piece)
+        return c
+
+    def size(self, summary: Summary, text_count: int | None = None) -> int:
+        """The summary message's count; `text_count`, when given, is the sum of `count` over the
+        text's lines (`_Snapshot.counted`)."""
+        if not self.piecewise or summary.text[:1] not in ("-", "#"):  # the header's last newline ends a pre-token only before "-" or "#"
+            return count_message_dict(summary_message(summary), self.tok)
+        if text_count is None:
+            text_count = sum(self.count(piece) for piece in _LINE_START.split(summary.text))
+        n = summary.messages_covered
+        if n >= 0 and self.digit_groups_are_tokens:
+            header = self.fixed + (len(str(n)) + 2) // 3  # each group of up to three digits is one token
+        else:  # the header whole
+            header = self.count(f"[Context Summary - {n} previous messages]\n\n")
+        return self.base + header + text_count
+
+
+@cache
+def _digit_groups_are_tokens(encoding: str) -> bool:
+    """Whether every run of one to three ASCII digits is a single token of the encoding (checked,
+    not assumed: both patterns cut a number into such runs, so a number's count is then its runs)."""
+    tok = TiktokenTokenizer(encoding)
+    return all(tok.count(str(k).zfill(width)) == 1 for width in (1, 2, 3) for k in range(10**width))
+
+
+_LINE_START = re.compile(r"(?<=\n)(?=[-#])")
+
+
+REPLAYERS: dict[str, type[_Replay]] = {"supyagent": SupyagentReplay}
