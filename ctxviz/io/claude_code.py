@@ -246,6 +246,7 @@ class _Reader:
         self.moved_usages = 0
         # What carrying the load on needs (set by a full load; see `more`).
         self.resumable = False
+        self.why_full = ""  # why the last `more` could not carry the load on
         self.sub = False  # the whole file is a sub-agent's transcript
         self.agent_id = ""  # its `agentId`, from its first turn that has one
         self.agent_default = ""  # its id when no turn has one
@@ -265,6 +266,8 @@ class _Reader:
         self.calls: set[str] = set()
         self.answered: set[str] = set()
         self.off_results: set[str] = set()  # tool_use ids answered by lines left out
+        self.parallel_answers: set[str] = set()  # tool_use ids answered by parallel results taken in
+        self.has_segments = False  # a compaction kept a segment (its lines hang beside the chain)
         self.loop = _Loop()
 
     # --- reading lines --------------------------------------------------------------------------
@@ -388,10 +391,11 @@ class _Reader:
                         new_calls.add(p.id)
                     elif isinstance(p, ToolResultPart):
                         new_answers.add(p.tool_call_id)
-        if strict and (new_calls & self.off_results or new_answers & answered):
+        if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
+                       or any(a in self.parallel_answers for a in new_answers)):
             # A call whose result was left out (it would now be taken in), or a call answered again
-            # on the chain (a parallel result taken in before would now be left out).
-            return False
+            # on the chain that a parallel result answered (that result would now be left out).
+            return self._unsure("a call whose result was left out, or one answered again", False)
         calls |= new_calls
         answered |= new_answers
         for i in positions:
@@ -402,6 +406,7 @@ class _Reader:
             if all(r in calls and r not in answered for r in results):
                 included.add(i)
                 answered.update(results)
+                self.parallel_answers.update(results)
         grew = True
         while grew:
             grew = False
@@ -479,7 +484,7 @@ class _Reader:
         earlier left-out lines are counted."""
         self.src = src
         if not self.resumable:
-            return None
+            return self._unsure("not carried on (the last load could not be)")
         self.resumable = False  # until this carries on to the end (an error midway leaves it unusable)
         added = self.add_records(records)
         new_from = len(self.messages)
@@ -487,20 +492,20 @@ class _Reader:
             self.resumable = True
             return self._finish(format_name, new_from, new_from)
         if any(x.subtype in ("compact_boundary", "microcompact_boundary") or x.segment for x in added):
-            return None
+            return self._unsure("a compaction, a microcompaction or a preserved segment")
         # The scope: which lines are the conversation.
         turns = [x for x in added if _is_turn_line(x)]
         main_turns = sum(1 for x in turns if not x.sidechain)
         by_name = SUBAGENT_FILE.match(os.path.basename(src.path)) is not None
         if self.sub:
             if main_turns and not by_name:
-                return None  # a main-session turn: no longer a sub-agent's transcript
+                return self._unsure("a main-session turn in a sub-agent's transcript")  # a main-session turn: no longer a sub-agent's transcript
             if not self.agent_id:
                 self.agent_id = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
             new = list(added)
         else:
             if not self.main_turns and turns and not main_turns:
-                return None  # the first turns are a sub-agent's: the file becomes its transcript
+                return self._unsure("the first turns are a sub-agent's")  # the first turns are a sub-agent's: the file becomes its transcript
             self.sidechain += sum(1 for x in added if x.sidechain)
             new = [x for x in added if not x.sidechain]
         self.main_turns += main_turns
@@ -511,11 +516,16 @@ class _Reader:
             return None
         first_changed = self.loop.run(self, scope, positions)
         if first_changed is None:
-            return None  # an assistant message of whitespace only: it moves usage to its neighbours
+            return self._unsure("an assistant message of whitespace only (its usage moves to a neighbour)")
         if first_changed < new_from and (self.loop.cleared_tools or self.loop.cleared_lines):
-            return None  # a message read before changed, and a microcompaction may have cleared it
+            return self._unsure("a message read before changed, and a microcompaction may have cleared it")
         self.resumable = True
         return self._finish(format_name, first_changed, new_from)
+
+    def _unsure(self, why: str, value: Any = None) -> Any:
+        """Not carried on: a full load is needed; `why` says which case (for tests and curiosity)."""
+        self.why_full = why
+        return value
 
     def _grow_included(self, scope: list[_Line], positions: range) -> bool:
         """`_included` for lines appended to `scope` at `positions`, when the lines before keep
@@ -524,7 +534,7 @@ class _Reader:
         if self.in_order:
             if any((scope[i].parent is not _MISSING and scope[i].parent is not None) or scope[i].logical
                    for i in positions if self._is_turn(scope[i])):
-                return False
+                return self._unsure("a line gives its parent in a file whose lines gave none", False)
             included.update(i for i in positions if self._is_turn(scope[i]))
             return True
         by_uuid, missing = self.by_uuid, self.missing
@@ -535,7 +545,7 @@ class _Reader:
                 x.parent = previous
             if x.uuid:
                 if x.uuid in missing:
-                    return False  # an earlier line named it: what that line meant changes
+                    return self._unsure("a line an earlier line named as its parent (or cleared) was written after it", False)  # an earlier line named it: what that line meant changes
                 by_uuid.setdefault(x.uuid, i)
             if x.uuid and x.kind != "progress":
                 previous = x.uuid
@@ -546,20 +556,22 @@ class _Reader:
         if new_chained:
             old_tip = self.chained[-1] if self.chained else None
             if old_tip is None and any(x.role or x.kind == "attachment" for x in scope[: positions.start]):
-                return False  # the first chain: lines read before may hang beside it
+                return self._unsure("the first chain of the file", False)  # the first chain: lines read before may hang beside it
             self.chained += new_chained
             path: set[int] = set()
             at: int | None = new_chained[-1]
-            while at is not None and at >= positions.start and at not in path:
-                path.add(at)
+            while at is not None and at != old_tip and at not in path:
+                if at < positions.start and (at in chain or _chained(scope[at]) or at in self.verdict or self.has_segments):
+                    # An earlier turn (a rewind to it), or an earlier line whose place on the chain
+                    # changes how other lines were read.
+                    return self._unsure("the new last line does not hang from the previous one (a rewind, a new root)", False)
+                path.add(at)  # new lines, and earlier lines no turn hangs from (a progress line, a snapshot)
                 at = self._parent_position(scope, at)
-            if at is not None and at >= positions.start:
-                return False  # a loop among the new lines
             if at != old_tip:
-                return False  # the new last line hangs from another line than the last one: a rewind, a new root
+                return self._unsure("the new last line does not hang from the previous one (a rewind, a new root, a loop)", False)
             new_ids = {scope[i].message_id for i in path if scope[i].role == "assistant" and scope[i].message_id}
             if new_ids & self.off_ids:
-                return False  # it would take in a streamed part of a message left out before
+                return self._unsure("a streamed part of a message left out before", False)  # it would take in a streamed part of a message left out before
             chain |= path
             included |= path
         elif not self.chained:
@@ -574,6 +586,7 @@ class _Reader:
         self.scope = scope = self._scope()
         self.included = self._included(scope)
         self.missing = {u for x in scope for u in _references(x) if u not in self.by_uuid}
+        self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
         self.resumable = self.keep and not self.loop.empties
         return self._finish(format_name, 0, 0)

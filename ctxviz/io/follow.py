@@ -124,6 +124,8 @@ class Follower:
         #: Polls that read the appended records on top of the last state, and those that loaded all held records.
         self.incremental_loads = 0
         self.full_loads = 0
+        #: Why the last full load was needed ("" for the first read of a file).
+        self.why_full = ""
         self._reset()
         self._deleted = False
 
@@ -345,6 +347,7 @@ class Follower:
         except Exception:  # noqa: BLE001 - a full load says what is wrong, in its own words
             return None
         if result is None:
+            self.why_full = getattr(resume.state, "why_full", "") or "the loader could not carry its load on"
             return None
         built, state = result
         old = resume.built
