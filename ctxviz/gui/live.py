@@ -43,6 +43,8 @@ POLL_INTERVAL_MS = 500
 #: Polls start at most this often: an agent writing ten lines a second gets two updates a second on
 #: screen, not ten (each update re-plans and repaints; more would only hold up the window).
 POLL_GAP_S = 0.5
+#: A new state of a followed log waits at most this long for the plan of the one before it.
+HAND_OVER_WAIT_S = 10.0
 #: A session written this recently is followed by default when opened from the browser or a live folder.
 FOLLOW_RECENT_S = 300.0
 #: The forecast waits this long after a plan (a slider drag re-plans every frame; a forecast plans several times).
@@ -138,6 +140,11 @@ class LiveController(QObject):
         #: while a worker may still be busy with one (a plan, a forecast), then are forgotten.
         self._states: list[Session] = []
         self._messages_before = 0
+        #: The state handed to the view-model whose plan is not in yet, when it was handed, and the
+        #: newest state read meanwhile (handed over when that plan is in).
+        self._planning: Session | None = None
+        self._handed_at = 0.0
+        self._held: Polled | None = None
         self.polls = 0  # polls that found something (tests, the indicator)
         self._last_poll = 0.0
         self._gap_timer = QTimer(self)
@@ -163,6 +170,7 @@ class LiveController(QObject):
         self._forecasted.connect(self._on_forecasted)
         vm.sessionLoaded.connect(self._session_loaded)
         vm.planReady.connect(self._plan_ready)
+        vm.errorOccurred.connect(self._plan_failed)
         vm.timelineReady.connect(self._timeline_ready)
 
     def _post(self, signal: Any, *args: Any) -> None:
@@ -236,6 +244,9 @@ class LiveController(QObject):
         if self.watcher.files():
             self.watcher.removePaths(self.watcher.files())
         self._poll_running = self._poll_again = False
+        if self._held is not None and self._held.session is not self.vm.session:
+            self.vm.store.forget(self._held.session)
+        self._held = self._planning = None
         for state in self._states:
             if state is not self.vm.session:
                 self.vm.store.forget(state)
@@ -331,14 +342,16 @@ class LiveController(QObject):
                 vm.set_session(polled.session)
                 self._keep(polled.session)
             elif polled.grown:
-                before = len(vm.session.messages) if vm.session is not None else 0
-                self._messages_before = before
-                vm.grow(polled.session, polled.real_model)
-                self._adopt = None
-                self._keep(polled.session)
-                if vm.timeline is not None and vm.timeline_state != "running":
-                    vm.request_timeline(quiet=True)
-            if polled.grown or polled.notes:
+                if self._planning is not None and time.perf_counter() - self._handed_at < HAND_OVER_WAIT_S:
+                    # The state on screen is still being planned: this one waits for that plan (a newer
+                    # poll replaces it). Handing over every state would throw away each plan unfinished
+                    # when a log grows faster than it is planned, and repaint the window for each.
+                    if self._held is not None:
+                        self.vm.store.forget(self._held.session)
+                    self._held = polled
+                else:
+                    self._hand_over(polled)
+            elif polled.notes:
                 self.polls += 1
                 self._say(polled)
         if self.path and os.path.exists(self.path) and self.path not in self.watcher.files():
@@ -346,6 +359,20 @@ class LiveController(QObject):
         if self._poll_again:
             self._poll_again = False
             self.poke()
+
+    def _hand_over(self, polled: Polled) -> None:
+        """Show a new state of the followed log: the view-model plans it (and replays the timeline)."""
+        vm = self.vm
+        self._held = None
+        self._messages_before = len(vm.session.messages) if vm.session is not None else 0
+        self._planning, self._handed_at = polled.session, time.perf_counter()
+        vm.grow(polled.session, polled.real_model)
+        self._adopt = None
+        self._keep(polled.session)
+        if vm.timeline is not None and vm.timeline_state != "running":
+            vm.request_timeline(quiet=True)
+        self.polls += 1
+        self._say(polled)
 
     #: States of the followed log whose counts are kept (the one on screen and those just before it).
     KEPT_STATES = 3
@@ -392,8 +419,20 @@ class LiveController(QObject):
 
     # --- the forecast ---------------------------------------------------------------------------
     def _plan_ready(self, session: Session, plan: Plan) -> None:
+        if session is self._planning:
+            self._planning = None
+            if self._held is not None and self.follower is not None:
+                self._hand_over(self._held)
         if session is self.vm.session and plan is self.vm.plan:
             self._forecast_timer.start()
+
+    def _plan_failed(self, _message: str) -> None:
+        """The view-model said something failed (perhaps the plan of the state handed over): the
+        state held back goes on, rather than wait for a plan that will not come."""
+        if self._planning is not None:
+            self._planning = None
+            if self._held is not None and self.follower is not None:
+                self._hand_over(self._held)
 
     def _start_forecast(self) -> None:
         if self._forecast_running:
