@@ -43,6 +43,8 @@ POLL_INTERVAL_MS = 500
 #: Polls start at most this often: an agent writing ten lines a second gets two updates a second on
 #: screen, not ten (each update re-plans and repaints; more would only hold up the window).
 POLL_GAP_S = 0.5
+#: While a log is followed, forecasts take at most this share of the time (see `_plan_ready`).
+FORECAST_SHARE = 0.25
 #: A new state of a followed log waits at most this long for the plan of the one before it.
 HAND_OVER_WAIT_S = 10.0
 #: A session written this recently is followed by default when opened from the browser or a live folder.
@@ -159,6 +161,8 @@ class LiveController(QObject):
         self._forecast_generation = 0
         self._forecast_running = False  # one forecast at a time: a plan made meanwhile is forecast after it
         self._backtests: dict[Any, Any] = {}
+        self._forecast_started = 0.0
+        self._forecast_cost = 0.0  # how long the last forecast took
         self.forecast: ForecastResult | None = None
         self._forecast_timer = QTimer(self)
         self._forecast_timer.setSingleShot(True)
@@ -424,7 +428,10 @@ class LiveController(QObject):
             if self._held is not None and self.follower is not None:
                 self._hand_over(self._held)
         if session is self.vm.session and plan is self.vm.plan:
-            self._forecast_timer.start()
+            # A forecast holds the interpreter the window needs while it runs: while a log is followed,
+            # forecasts take at most FORECAST_SHARE of the time (a first forecast of a large log takes seconds).
+            wait = self._forecast_cost * (1 / FORECAST_SHARE - 1) if self.follower is not None else 0.0
+            self._forecast_timer.start(max(FORECAST_DELAY_MS, int(wait * 1000)))
 
     def _plan_failed(self, _message: str) -> None:
         """The view-model said something failed (perhaps the plan of the state handed over): the
@@ -446,9 +453,10 @@ class LiveController(QObject):
         policy, params, tokenizer, store = vm.policy, vm.params, vm.tokenizer, vm.store
         why_not = applies(policy)
         if why_not:
-            self._on_forecasted(generation, ForecastResult(session, plan, policy, None, why_not))
+            self._on_forecast_done(generation, ForecastResult(session, plan, policy, None, why_not))
             return
         self._forecast_running = True
+        self._forecast_started = time.perf_counter()
         key = (session.source, policy, repr(params), tokenizer, tuple((c.before_index, c.trigger, c.pre_tokens) for c in session.compactions))
 
         def job() -> None:
@@ -478,6 +486,11 @@ class LiveController(QObject):
         return self._forecast_timer.isActive() or self.forecast is None or not _same_plan(self.forecast.plan, vm.plan)
 
     def _on_forecasted(self, generation: int, result: ForecastResult | None) -> None:
+        if result is not None:
+            self._forecast_cost = time.perf_counter() - self._forecast_started
+        self._on_forecast_done(generation, result)
+
+    def _on_forecast_done(self, generation: int, result: ForecastResult | None) -> None:
         """A forecast is in (None: skipped, superseded before it started). It goes on the card when it
         is of the plan on screen; when the plan changed while it ran, the plan on screen is forecast
         now (one at a time: a log growing ten times a second gets the latest state's, not each one's)."""
