@@ -337,6 +337,19 @@ class Follower:
                                    _tool_names(session.messages), _unnamed(session.messages))
         return session
 
+    @staticmethod
+    def _names_hold(resume: _Resume, messages: tuple[Message, ...], first: int) -> bool:
+        """Whether naming only the new messages' tool results names every result as a full load
+        does: the calls of the messages that changed are still there, none renamed, and no new call
+        answers a result read before without its call."""
+        names = resume.names
+        kept = {(p.id, p.name) for m in messages[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+        for m in resume.built[first:]:
+            if any((p.id, p.name) not in kept for p in m.parts if isinstance(p, ToolCallPart) and p.id):
+                return False
+        return not any(p.id in resume.unnamed or names.get(p.id, p.name) != p.name
+                       for m in messages[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id)
+
     def _load_more(self, src: SourceFile, resume: _Resume) -> Session | None:
         """The session after the records appended since `resume`, from the loader's kept state;
         None when the loader cannot be sure to give what a full load gives (see each loader's
@@ -353,17 +366,21 @@ class Follower:
         old = resume.built
         first = _first_changed(old, built.messages)
         names = resume.names
-        for m in old[first:]:  # a message read before and changed: its calls must still be there, named as before
-            if any(names.get(p.id) != p.name for p in m.parts if isinstance(p, ToolCallPart) and p.id):
-                return None
-        kept_calls = {(p.id, p.name) for m in built.messages[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id}
-        if any((p.id, p.name) not in kept_calls for m in old[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id):
-            return None
+        if not self._names_hold(resume, built.messages, first):
+            # A call went (a rewind) or changed its name, or a result read before gets its call now:
+            # the names of all results again, keeping the messages whose name did not change.
+            names = _tool_names(built.messages)
+            src.notes.extend(resume.forced)
+            named = with_tool_names(dataclasses.replace(built, notes=())).messages
+            messages = tuple(resume.final[k] if k < first and resume.final[k] == m and resume.final[k].name == m.name else m
+                             for k, m in enumerate(named))
+            session = _finished(src, dataclasses.replace(built, messages=messages), [], named=False)
+            self._resume = _Resume(resume.loader, state, len(self._records), built.messages, messages, resume.forced, names,
+                                   _unnamed(messages))
+            return session
         for m in built.messages[first:]:
             for p in m.parts:
                 if isinstance(p, ToolCallPart) and p.id:
-                    if p.id in resume.unnamed or names.get(p.id, p.name) != p.name:
-                        return None  # a tool result read before would be named (or renamed)
                     names[p.id] = p.name
         src.notes.extend(resume.forced)
         tail = tuple(message_with(m, name=names[m.tool_call_id]) if m.role == "tool" and not m.name and m.tool_call_id in names else m
