@@ -14,12 +14,17 @@ included, without reading the file again from the start:
 - **A file that is not JSON lines** (a Gemini CLI `.json` chat, which its agent rewrites whole at
   every turn) is read whole again when its size, time or inode changes.
 
-What is incremental and what is not, honestly: bytes are read and JSON is decoded once per line.
-The loader (Claude Code's chain of `parentUuid`s, Codex's vocabulary choice, Gemini CLI's upserts
-and rewinds all depend on the whole file) is run again over the records already held, with no
-re-read and no re-decoding; this costs about the loader's share of a load (a third to a half of
-it, the rest being the JSON decoding spared). Token counts are incremental: only new or changed
-messages are measured (`engine.counting.extend_counts`), and `plan()` reuses them.
+What is incremental, honestly: bytes are read and JSON is decoded once per line. The Claude Code,
+Codex and Gemini CLI loaders carry their last load on (`load_resumable` / `load_more`): the records
+appended are read on top of the state the loader kept, the messages made before are reused as the
+same objects, and tool results are named from the new calls alone. Where the appended records could
+change what earlier ones mean (a Claude Code rewind or compaction, a parent written after the line
+naming it, a Codex rollout switching from `event_msg` to `response_item` messages; each loader's
+`load_more` lists its cases) the loader says it cannot be sure and the records held are loaded whole
+again, with no re-read and no re-decoding (`why_full` says why); so does a poll whose unfinished last
+line already parses (it is not kept). Other formats are always loaded whole from the records held.
+Token counts are incremental: only new or changed messages are measured
+(`engine.counting.extend_counts`), and `plan()` reuses them.
 
 Files are only ever opened for reading (`source.open_regular`), under the same size limit as
 `load_session`.
