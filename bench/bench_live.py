@@ -118,8 +118,17 @@ def bench_listing(sessions: int, rounds: int) -> None:
         print(f"  warm/cold median {statistics.median(ratios):.3f}  [{min(ratios):.3f}-{max(ratios):.3f}]")
 
 
+def _fresh_tool_ids(block: object, copy: int) -> object:
+    if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+        return {**block, "id": f"{block['id']}-{copy}"}
+    if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+        return {**block, "tool_use_id": f"{block['tool_use_id']}-{copy}"}
+    return block
+
+
 def tiled_claude_log(megabytes: float) -> list[str]:
-    """A Claude Code session repeated to about `megabytes`, with fresh uuids and one chain."""
+    """A Claude Code session repeated to about `megabytes`, with fresh uuids, message and tool call
+    ids, and one chain."""
     source = (DATA / "real" / "claude_code" / "spotter-4d5611e5.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in source]
     out: list[str] = []
@@ -131,11 +140,16 @@ def tiled_claude_log(megabytes: float) -> list[str]:
             r = dict(record)
             if r.get("isSidechain") or r.get("type") == "progress":
                 continue
-            r["uuid"] = f"{copy:06d}-{r.get('uuid', '')}"
-            r["parentUuid"] = previous
+            if r.get("uuid"):  # lines without one (file-history snapshots) stay without: one uuid per line
+                r["uuid"] = f"{copy:06d}-{r['uuid']}"
+                r["parentUuid"] = previous
             if isinstance(r.get("message"), dict) and isinstance(r["message"].get("id"), str):
                 r["message"] = {**r["message"], "id": f"{copy}-{r['message']['id']}"}
-            previous = r["uuid"]
+            if isinstance(r.get("message"), dict) and isinstance(r["message"].get("content"), list):
+                # Fresh tool call ids too: an agent never reuses one (a reused id answered again on the
+                # chain would leave an earlier parallel result out of a full load).
+                r["message"] = {**r["message"], "content": [_fresh_tool_ids(block, copy) for block in r["message"]["content"]]}
+            previous = r.get("uuid") or previous
             line = json.dumps(r, separators=(",", ":")) + "\n"
             out.append(line)
             size += len(line)

@@ -43,6 +43,10 @@ POLL_INTERVAL_MS = 500
 #: Polls start at most this often: an agent writing ten lines a second gets two updates a second on
 #: screen, not ten (each update re-plans and repaints; more would only hold up the window).
 POLL_GAP_S = 0.5
+#: While a log is followed, forecasts take at most this share of the time (see `_plan_ready`).
+FORECAST_SHARE = 0.25
+#: A new state of a followed log waits at most this long for the plan of the one before it.
+HAND_OVER_WAIT_S = 10.0
 #: A session written this recently is followed by default when opened from the browser or a live folder.
 FOLLOW_RECENT_S = 300.0
 #: The forecast waits this long after a plan (a slider drag re-plans every frame; a forecast plans several times).
@@ -138,6 +142,11 @@ class LiveController(QObject):
         #: while a worker may still be busy with one (a plan, a forecast), then are forgotten.
         self._states: list[Session] = []
         self._messages_before = 0
+        #: The state handed to the view-model whose plan is not in yet, when it was handed, and the
+        #: newest state read meanwhile (handed over when that plan is in).
+        self._planning: Session | None = None
+        self._handed_at = 0.0
+        self._held: Polled | None = None
         self.polls = 0  # polls that found something (tests, the indicator)
         self._last_poll = 0.0
         self._gap_timer = QTimer(self)
@@ -152,6 +161,8 @@ class LiveController(QObject):
         self._forecast_generation = 0
         self._forecast_running = False  # one forecast at a time: a plan made meanwhile is forecast after it
         self._backtests: dict[Any, Any] = {}
+        self._forecast_started = 0.0
+        self._forecast_cost = 0.0  # how long the last forecast took
         self.forecast: ForecastResult | None = None
         self._forecast_timer = QTimer(self)
         self._forecast_timer.setSingleShot(True)
@@ -163,6 +174,7 @@ class LiveController(QObject):
         self._forecasted.connect(self._on_forecasted)
         vm.sessionLoaded.connect(self._session_loaded)
         vm.planReady.connect(self._plan_ready)
+        vm.errorOccurred.connect(self._plan_failed)
         vm.timelineReady.connect(self._timeline_ready)
 
     def _post(self, signal: Any, *args: Any) -> None:
@@ -236,6 +248,9 @@ class LiveController(QObject):
         if self.watcher.files():
             self.watcher.removePaths(self.watcher.files())
         self._poll_running = self._poll_again = False
+        if self._held is not None and self._held.session is not self.vm.session:
+            self.vm.store.forget(self._held.session)
+        self._held = self._planning = None
         for state in self._states:
             if state is not self.vm.session:
                 self.vm.store.forget(state)
@@ -331,14 +346,16 @@ class LiveController(QObject):
                 vm.set_session(polled.session)
                 self._keep(polled.session)
             elif polled.grown:
-                before = len(vm.session.messages) if vm.session is not None else 0
-                self._messages_before = before
-                vm.grow(polled.session, polled.real_model)
-                self._adopt = None
-                self._keep(polled.session)
-                if vm.timeline is not None and vm.timeline_state != "running":
-                    vm.request_timeline(quiet=True)
-            if polled.grown or polled.notes:
+                if self._planning is not None and time.perf_counter() - self._handed_at < HAND_OVER_WAIT_S:
+                    # The state on screen is still being planned: this one waits for that plan (a newer
+                    # poll replaces it). Handing over every state would throw away each plan unfinished
+                    # when a log grows faster than it is planned, and repaint the window for each.
+                    if self._held is not None:
+                        self.vm.store.forget(self._held.session)
+                    self._held = polled
+                else:
+                    self._hand_over(polled)
+            elif polled.notes:
                 self.polls += 1
                 self._say(polled)
         if self.path and os.path.exists(self.path) and self.path not in self.watcher.files():
@@ -346,6 +363,20 @@ class LiveController(QObject):
         if self._poll_again:
             self._poll_again = False
             self.poke()
+
+    def _hand_over(self, polled: Polled) -> None:
+        """Show a new state of the followed log: the view-model plans it (and replays the timeline)."""
+        vm = self.vm
+        self._held = None
+        self._messages_before = len(vm.session.messages) if vm.session is not None else 0
+        self._planning, self._handed_at = polled.session, time.perf_counter()
+        vm.grow(polled.session, polled.real_model)
+        self._adopt = None
+        self._keep(polled.session)
+        if vm.timeline is not None and vm.timeline_state != "running":
+            vm.request_timeline(quiet=True)
+        self.polls += 1
+        self._say(polled)
 
     #: States of the followed log whose counts are kept (the one on screen and those just before it).
     KEPT_STATES = 3
@@ -392,8 +423,23 @@ class LiveController(QObject):
 
     # --- the forecast ---------------------------------------------------------------------------
     def _plan_ready(self, session: Session, plan: Plan) -> None:
+        if session is self._planning:
+            self._planning = None
+            if self._held is not None and self.follower is not None:
+                self._hand_over(self._held)
         if session is self.vm.session and plan is self.vm.plan:
-            self._forecast_timer.start()
+            # A forecast holds the interpreter the window needs while it runs: while a log is followed,
+            # forecasts take at most FORECAST_SHARE of the time (a first forecast of a large log takes seconds).
+            wait = self._forecast_cost * (1 / FORECAST_SHARE - 1) if self.follower is not None else 0.0
+            self._forecast_timer.start(max(FORECAST_DELAY_MS, int(wait * 1000)))
+
+    def _plan_failed(self, _message: str) -> None:
+        """The view-model said something failed (perhaps the plan of the state handed over): the
+        state held back goes on, rather than wait for a plan that will not come."""
+        if self._planning is not None:
+            self._planning = None
+            if self._held is not None and self.follower is not None:
+                self._hand_over(self._held)
 
     def _start_forecast(self) -> None:
         if self._forecast_running:
@@ -407,9 +453,10 @@ class LiveController(QObject):
         policy, params, tokenizer, store = vm.policy, vm.params, vm.tokenizer, vm.store
         why_not = applies(policy)
         if why_not:
-            self._on_forecasted(generation, ForecastResult(session, plan, policy, None, why_not))
+            self._on_forecast_done(generation, ForecastResult(session, plan, policy, None, why_not))
             return
         self._forecast_running = True
+        self._forecast_started = time.perf_counter()
         key = (session.source, policy, repr(params), tokenizer, tuple((c.before_index, c.trigger, c.pre_tokens) for c in session.compactions))
 
         def job() -> None:
@@ -439,6 +486,11 @@ class LiveController(QObject):
         return self._forecast_timer.isActive() or self.forecast is None or not _same_plan(self.forecast.plan, vm.plan)
 
     def _on_forecasted(self, generation: int, result: ForecastResult | None) -> None:
+        if result is not None:
+            self._forecast_cost = time.perf_counter() - self._forecast_started
+        self._on_forecast_done(generation, result)
+
+    def _on_forecast_done(self, generation: int, result: ForecastResult | None) -> None:
         """A forecast is in (None: skipped, superseded before it started). It goes on the card when it
         is of the plan on screen; when the plan changed while it ran, the plan on screen is forecast
         now (one at a time: a log growing ten times a second gets the latest state's, not each one's)."""

@@ -156,21 +156,22 @@ class ClaudeCodeLoader:
         return isinstance(first, dict) and isinstance(first.get("type"), str) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
 
     def load(self, src: SourceFile) -> Session:
-        lines: list[_Line] = []
-        written: dict[str, dict[str, Any]] = {}  # uuid -> its line's record
-        for lineno, record in src.records():
-            line = self._parse(src, lineno, record)
-            if line.uuid and written.get(line.uuid) == record:
-                # Claude Code sometimes appends the same line again: one message, not a rewind to it.
-                src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
-                continue
-            if line.uuid:
-                written.setdefault(line.uuid, record)
-            lines.append(line)
-        reader = _Reader(src, lines)
+        return self.load_resumable(src, keep=False)[0]
+
+    def load_resumable(self, src: SourceFile, keep: bool = True) -> tuple[Session, _Reader | None]:
+        """A full load, and (with `keep`) what `load_more` needs to carry it on as the file grows
+        (None when this state cannot be carried on: see `_Reader.more`)."""
+        reader = _Reader(src, keep)
+        reader.add_records(src.records())
         session = reader.session(self.name)
-        _slim_raw(session.messages)
-        return session
+        return session, reader if keep and reader.resumable else None
+
+    def load_more(self, src: SourceFile, state: _Reader, records: Sequence[tuple[int, Any]]) -> tuple[Session, _Reader] | None:
+        """The session of the file grown by `records` (complete lines appended since `state`),
+        equal to a full load of it, reusing the previous state's messages; None when it cannot be
+        sure of that (the caller loads the file whole). `state` is used up either way."""
+        session = state.more(src, records, self.name)
+        return None if session is None else (session, state)
 
     @staticmethod
     def _parse(src: SourceFile, lineno: int, record: Any) -> _Line:
@@ -216,11 +217,18 @@ _KNOWN_TYPES = frozenset(("user", "assistant", "system", "attachment", "summary"
 
 
 class _Reader:
-    """The conversation a Claude Code file holds, from its parsed lines."""
+    """The conversation a Claude Code file holds, from its parsed lines; kept (`keep`) so that the
+    lines a growing file appends can be read on top of it (`more`).
 
-    def __init__(self, src: SourceFile, lines: list[_Line]) -> None:
+    Tallies are kept per phase of the load (parsing, scope, chain, left-out lines, the messages,
+    clearing, empty assistants) and written to the source in that order at the end, so that a
+    load carried on over later lines names its notes in the order a full load does."""
+
+    def __init__(self, src: SourceFile, keep: bool = False) -> None:
         self.src = src
-        self.lines = lines
+        self.keep = keep
+        self.lines: list[_Line] = []
+        self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
         self.summaries: list[Summary] = []
         self.compactions: list[Compaction] = []
@@ -228,27 +236,88 @@ class _Reader:
         self.system_prompt = ""
         self.tools: tuple[ToolDefinition, ...] = ()
         self.breaks = 0  # times the chain reached a parent the file does not have
+        # Tallies by phase (see the class docstring).
+        self.parse_tallies: dict[str, int] = {}
+        self.loop_tallies: dict[str, int] = {}
+        self.sidechain = 0
+        self.continued = 0  # breaks after which the chain went on with the line before
+        self.left_out = {"rewind": 0, "compact": 0, "unlinked": 0}
+        self.cleared_counts = [0, 0]  # tool results, attachments
+        self.moved_usages = 0
+        # What carrying the load on needs (set by a full load; see `more`).
+        self.resumable = False
+        self.why_full = ""  # why the last `more` could not carry the load on
+        self.sub = False  # the whole file is a sub-agent's transcript
+        self.agent_id = ""  # its `agentId`, from its first turn that has one
+        self.agent_default = ""  # its id when no turn has one
+        self.main_turns = 0  # turns not marked `isSidechain`
+        self.scope: list[_Line] = []
+        self.by_uuid: dict[str, int] = {}
+        self.previous: str | None = None  # the line a line without `parentUuid` follows
+        self.in_order = False  # no line says what it follows: the file's order is the conversation
+        self.chained: list[int] = []
+        self.chain: set[int] = set()
+        self.included: set[int] = set()
+        self.missing: set[str] = set()  # uuids lines refer to that the file does not have (yet)
+        self.verdict: dict[int, str] = {}
+        self.compacted_after: set[str] = set()
+        self.included_ids: set[str] = set()  # message.id of included assistant lines
+        self.off_ids: set[str] = set()  # message.id of assistant lines left out
+        self.calls: set[str] = set()
+        self.answered: set[str] = set()
+        self.off_results: set[str] = set()  # tool_use ids answered by lines left out
+        self.parallel_answers: set[str] = set()  # tool_use ids answered by parallel results taken in
+        self.has_segments = False  # a compaction kept a segment (its lines hang beside the chain)
+        self.loop = _Loop()
+
+    # --- reading lines --------------------------------------------------------------------------
+    def add_records(self, records: Any) -> list[_Line]:
+        """Parse records into lines (a line written twice is skipped); returns the lines added."""
+        src, written, added = self.src, self.written, []
+        saved, src.tallies = src.tallies, self.parse_tallies
+        try:
+            for lineno, record in records:
+                line = ClaudeCodeLoader._parse(src, lineno, record)
+                if line.uuid and written.get(line.uuid) == record:
+                    # Claude Code sometimes appends the same line again: one message, not a rewind to it.
+                    src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
+                    continue
+                if line.uuid and line.uuid not in written:
+                    # A copy when kept: the record itself loses fields once loaded (_slim_raw).
+                    written[line.uuid] = dict(record) if self.keep else record
+                added.append(line)
+        finally:
+            src.tallies = saved
+        self.lines += added
+        return added
 
     # --- which lines are the conversation -----------------------------------------------------
-    def _scope(self) -> tuple[list[_Line], str]:
-        """The lines of the conversation this file is about, and the sub-agent's id when the file
-        is a sub-agent's own transcript (then its `isSidechain` lines are the conversation)."""
-        turns = [x for x in self.lines if x.uuid and (x.kind in MESSAGE_TYPES or x.role)]
+    def _scope(self) -> list[_Line]:
+        """The lines of the conversation this file is about; sets `agent` when the file is a
+        sub-agent's own transcript (then its `isSidechain` lines are the conversation)."""
+        turns = [x for x in self.lines if _is_turn_line(x)]
+        self.main_turns = sum(1 for x in turns if not x.sidechain)
         match = SUBAGENT_FILE.match(os.path.basename(self.src.path))
         if match or (turns and all(x.sidechain for x in turns)):
-            agent = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
-            return list(self.lines), agent or (match.group("id") if match else "unknown")
-        sidechain = sum(1 for x in self.lines if x.sidechain)
-        if sidechain:
-            self.src.tally("skipped {n} sub-agent (`isSidechain`) line(s): they were never in the main model's context", sidechain)
-        return [x for x in self.lines if not x.sidechain], ""
+            self.sub = True
+            self.agent_id = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
+            self.agent_default = match.group("id") if match else "unknown"
+            return list(self.lines)
+        self.sidechain = sum(1 for x in self.lines if x.sidechain)
+        return [x for x in self.lines if not x.sidechain]
+
+    @property
+    def agent(self) -> str:
+        """A sub-agent transcript's id ("" for a main session)."""
+        return (self.agent_id or self.agent_default) if self.sub else ""
 
     def _included(self, scope: list[_Line]) -> set[int]:
         """Positions (in `scope`) of the lines that make up the conversation."""
         turns = [i for i, x in enumerate(scope) if self._is_turn(x)]
         if all((scope[i].parent is _MISSING or scope[i].parent is None) and not scope[i].logical for i in turns):
+            self.in_order = True
             return set(turns)  # no line says what it follows (hand-made or stream output): the file's order is the conversation
-        by_uuid: dict[str, int] = {}
+        by_uuid = self.by_uuid
         previous = None
         for i, x in enumerate(scope):
             if x.parent is _MISSING:
@@ -257,27 +326,15 @@ class _Reader:
                 by_uuid.setdefault(x.uuid, i)
             if x.uuid and x.kind != "progress":
                 previous = x.uuid
-        chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in MESSAGE_TYPES or x.role or x.kind == "system")]
+        self.previous = previous
+        self.chained = chained = [i for i, x in enumerate(scope) if _chained(x)]
         if not chained:
             return set()
-        chain: set[int] = set()
+        chain = self.chain
         at: int | None = chained[-1]
         while at is not None and at not in chain:
             chain.add(at)
-            x = scope[at]
-            parent = x.parent if x.parent else (x.logical or None)  # a compaction starts a new root
-            if parent is None:
-                break
-            here, at = at, by_uuid.get(parent)
-            if at is None:
-                # A parent the file does not have: a compaction naming a last message Claude Code never
-                # wrote (2.1.x), or a file trimmed by hand. The conversation goes on with the line before.
-                before = bisect_left(chained, here)
-                at = chained[before - 1] if before else None
-                self.breaks += 1
-                if at is not None:
-                    self.src.tally("the chain of lines breaks {n} time(s) at a parent that is not in the file (a message Claude Code "
-                                   "did not write, or a trimmed file); each time it continues with the line just before")
+            at = self._parent_position(scope, at)
         included = set(chain)
         # A compaction that kept a segment verbatim: the lines after it continue from that segment's
         # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
@@ -292,35 +349,88 @@ class _Reader:
                     break
                 at = by_uuid.get(scope[at].parent) if scope[at].parent else None
             included.add(i)
-        # The streamed lines of one assistant message, and the results of parallel tool calls.
-        message_ids = {scope[i].message_id for i in included if scope[i].role == "assistant" and scope[i].message_id}
-        for i, x in enumerate(scope):
-            if i not in included and x.role == "assistant" and x.message_id in message_ids:
+        self._siblings(scope, range(len(scope)), included, chain)
+        self._count_left_out(scope, range(len(scope)), included)
+        return included
+
+    def _parent_position(self, scope: list[_Line], at: int) -> int | None:
+        """The next line up the chain from `at` (None at a root)."""
+        x = scope[at]
+        parent = x.parent if x.parent else (x.logical or None)  # a compaction starts a new root
+        if parent is None:
+            return None
+        found = self.by_uuid.get(parent)
+        if found is None:
+            # A parent the file does not have: a compaction naming a last message Claude Code never
+            # wrote (2.1.x), or a file trimmed by hand. The conversation goes on with the line before.
+            before = bisect_left(self.chained, at)
+            found = self.chained[before - 1] if before else None
+            self.breaks += 1
+            if found is not None:
+                self.continued += 1
+        return found
+
+    def _siblings(self, scope: list[_Line], positions: range, included: set[int], chain: set[int], strict: bool = False) -> bool:
+        """Add to `included` the lines at `positions` that hang beside the chain: the streamed lines
+        of one assistant message, the results of parallel tool calls, and what a parallel branch
+        brought with it (a hook's context after one of the parallel calls)."""
+        new_ids = {scope[i].message_id for i in positions if i in included and scope[i].role == "assistant" and scope[i].message_id}
+        self.included_ids |= new_ids
+        ids = self.included_ids
+        for i in positions:
+            x = scope[i]
+            if i not in included and x.role == "assistant" and x.message_id in ids:
                 included.add(i)
-        calls = {p.id for i in included for p in scope[i].parts if isinstance(p, ToolCallPart) and p.id}
-        answered = {p.tool_call_id for i in included for p in scope[i].parts if isinstance(p, ToolResultPart)}
-        for i, x in enumerate(scope):
+        calls, answered = self.calls, self.answered
+        new_calls: set[str] = set()
+        new_answers: set[str] = set()
+        for i in positions:
+            if i in included:
+                for p in scope[i].parts:
+                    if isinstance(p, ToolCallPart) and p.id:
+                        new_calls.add(p.id)
+                    elif isinstance(p, ToolResultPart):
+                        new_answers.add(p.tool_call_id)
+        if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
+                       or any(a in self.parallel_answers for a in new_answers)):
+            # A call whose result was left out (it would now be taken in), or a call answered again
+            # on the chain that a parallel result answered (that result would now be left out).
+            return self._unsure("a call whose result was left out, or one answered again", False)
+        calls |= new_calls
+        answered |= new_answers
+        for i in positions:
+            x = scope[i]
             results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)] if x.role == "user" else []
-            if i in included or not results or not all(r in calls and r not in answered for r in results):
+            if i in included or not results:
                 continue
-            included.add(i)
-            answered.update(results)
-        # What a parallel branch brought with it (a hook's context after one of the parallel calls).
+            if all(r in calls and r not in answered for r in results):
+                included.add(i)
+                answered.update(results)
+                self.parallel_answers.update(results)
         grew = True
         while grew:
             grew = False
-            for i, x in enumerate(scope):
-                if i not in included and x.kind == "attachment" and x.parent and by_uuid.get(x.parent) in included - chain:
+            for i in positions:
+                x = scope[i]
+                if i not in included and x.kind == "attachment" and x.parent and (at := self.by_uuid.get(x.parent)) in included and at not in chain:
                     included.add(i)
                     grew = True
-        self._count_left_out(scope, included, by_uuid)
-        return included
+        for i in positions:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+            x = scope[i]
+            if i not in included:
+                if x.role == "assistant" and x.message_id:
+                    self.off_ids.add(x.message_id)
+                if x.role == "user":
+                    self.off_results.update(p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart))
+        return True
 
-    def _count_left_out(self, scope: list[_Line], included: set[int], by_uuid: dict[str, int]) -> None:
+    def _count_left_out(self, scope: list[_Line], positions: range, included: set[int]) -> None:
         """Conversation lines off the chain: a branch a rewind abandoned, the `/compact` request a
         compaction took the place of, or lines whose parent is not in the file."""
-        compacted_after = {x.logical for x in scope if x.subtype == "compact_boundary" and x.logical}
-        verdict: dict[int, str] = {}  # position -> "rewind", "compact" or "unlinked"
+        by_uuid = self.by_uuid
+        self.compacted_after.update(x.logical for i in positions if (x := scope[i]).subtype == "compact_boundary" and x.logical)
+        compacted_after = self.compacted_after
+        verdict = self.verdict  # position -> "rewind", "compact" or "unlinked"
 
         def classify(i: int) -> str:
             path: list[int] = []
@@ -350,112 +460,186 @@ class _Reader:
                 verdict[p] = result
             return result
 
-        counts = {"rewind": 0, "compact": 0, "unlinked": 0}
-        for i, x in enumerate(scope):
+        for i in positions:
+            x = scope[i]
             if i not in included and x.uuid and (x.kind in MESSAGE_TYPES or x.role):
-                counts[classify(i)] += 1
-        if counts["rewind"]:
-            self.src.tally("left out {n} lines of abandoned branches (rewinds)", counts["rewind"])
-        if counts["compact"]:
-            self.src.tally("left out {n} line(s) of the `/compact` request(s) a compaction took the place of", counts["compact"])
-        if counts["unlinked"]:
-            self.src.tally("left out {n} line(s) whose parent is not in the file (not connected to the last line's chain)", counts["unlinked"])
+                self.left_out[classify(i)] += 1
+
+    # --- carrying a load on ---------------------------------------------------------------------
+    def more(self, src: SourceFile, records: Sequence[tuple[int, Any]], format_name: str) -> Session | None:
+        """The session after `records` were appended, reusing the messages read so far; None when
+        the appended lines could change what the lines before them mean. Then a full load is the
+        only sure answer; in a live log that happens at a compaction, a rewind, a line naming a
+        parent written after it (or one an earlier line named), a preserved segment, a
+        microcompaction, an assistant message with only whitespace, a file that turns out to be a
+        sub-agent's transcript (or stops being one), and in a file whose lines give no parents when
+        one starts giving them. Otherwise the appended lines only extend the chain the last line
+        hung from, and each earlier line keeps its place and its message.
+
+        Why each is needed, briefly: a full load walks the chain back from the file's last line, so
+        a new last line is read here only when its walk reaches the previous last line through new
+        lines alone (a rewind reaches an older one); lines beside the chain (streamed parts of one
+        message, parallel tool results, hook context) are taken in by what is on the chain, so new
+        chain lines must not take in an earlier line that was left out; and a compaction changes how
+        earlier left-out lines are counted."""
+        self.src = src
+        if not self.resumable:
+            return self._unsure("not carried on (the last load could not be)")
+        self.resumable = False  # until this carries on to the end (an error midway leaves it unusable)
+        added = self.add_records(records)
+        new_from = len(self.messages)
+        if not added:
+            self.resumable = True
+            return self._finish(format_name, new_from, new_from)
+        if any(x.subtype in ("compact_boundary", "microcompact_boundary") or x.segment for x in added):
+            return self._unsure("a compaction, a microcompaction or a preserved segment")
+        # The scope: which lines are the conversation.
+        turns = [x for x in added if _is_turn_line(x)]
+        main_turns = sum(1 for x in turns if not x.sidechain)
+        by_name = SUBAGENT_FILE.match(os.path.basename(src.path)) is not None
+        if self.sub:
+            if main_turns and not by_name:
+                return self._unsure("a main-session turn in a sub-agent's transcript")  # a main-session turn: no longer a sub-agent's transcript
+            if not self.agent_id:
+                self.agent_id = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
+            new = list(added)
+        else:
+            if not self.main_turns and turns and not main_turns:
+                return self._unsure("the first turns are a sub-agent's")  # the first turns are a sub-agent's: the file becomes its transcript
+            self.sidechain += sum(1 for x in added if x.sidechain)
+            new = [x for x in added if not x.sidechain]
+        self.main_turns += main_turns
+        scope, start = self.scope, len(self.scope)
+        scope += new
+        positions = range(start, len(scope))
+        if not self._grow_included(scope, positions):
+            return None
+        first_changed = self.loop.run(self, scope, positions)
+        if first_changed is None:
+            return self._unsure("an assistant message of whitespace only (its usage moves to a neighbour)")
+        if first_changed < new_from and (self.loop.cleared_tools or self.loop.cleared_lines):
+            return self._unsure("a message read before changed, and a microcompaction may have cleared it")
+        self.resumable = True
+        return self._finish(format_name, first_changed, new_from)
+
+    def _unsure(self, why: str, value: Any = None) -> Any:
+        """Not carried on: a full load is needed; `why` says which case (for tests and curiosity)."""
+        self.why_full = why
+        return value
+
+    def _grow_included(self, scope: list[_Line], positions: range) -> bool:
+        """`_included` for lines appended to `scope` at `positions`, when the lines before keep
+        their places (False when that is not sure)."""
+        included = self.included
+        if self.in_order:
+            if any((scope[i].parent is not _MISSING and scope[i].parent is not None) or scope[i].logical
+                   for i in positions if self._is_turn(scope[i])):
+                return self._unsure("a line gives its parent in a file whose lines gave none", False)
+            included.update(i for i in positions if self._is_turn(scope[i]))
+            return True
+        by_uuid, missing = self.by_uuid, self.missing
+        previous = self.previous
+        for i in positions:
+            x = scope[i]
+            if x.parent is _MISSING:
+                x.parent = previous
+            if x.uuid:
+                if x.uuid in missing:
+                    return self._unsure("a line an earlier line named as its parent (or cleared) was written after it", False)  # an earlier line named it: what that line meant changes
+                by_uuid.setdefault(x.uuid, i)
+            if x.uuid and x.kind != "progress":
+                previous = x.uuid
+        self.previous = previous
+        missing.update(u for i in positions for u in _references(scope[i]) if u not in by_uuid)
+        new_chained = [i for i in positions if _chained(scope[i])]
+        chain = self.chain
+        if new_chained:
+            old_tip = self.chained[-1] if self.chained else None
+            if old_tip is None and any(x.role or x.kind == "attachment" for x in scope[: positions.start]):
+                return self._unsure("the first chain of the file", False)  # the first chain: lines read before may hang beside it
+            self.chained += new_chained
+            path: set[int] = set()
+            at: int | None = new_chained[-1]
+            while at is not None and at != old_tip and at not in path:
+                if at < positions.start and (at in chain or _chained(scope[at]) or at in self.verdict or self.has_segments):
+                    # An earlier turn (a rewind to it), or an earlier line whose place on the chain
+                    # changes how other lines were read.
+                    return self._unsure("the new last line does not hang from the previous one (a rewind, a new root)", False)
+                path.add(at)  # new lines, and earlier lines no turn hangs from (a progress line, a snapshot)
+                at = self._parent_position(scope, at)
+            if at != old_tip:
+                return self._unsure("the new last line does not hang from the previous one (a rewind, a new root, a loop)", False)
+            new_ids = {scope[i].message_id for i in path if scope[i].role == "assistant" and scope[i].message_id}
+            if new_ids & self.off_ids:
+                return self._unsure("a streamed part of a message left out before", False)  # it would take in a streamed part of a message left out before
+            chain |= path
+            included |= path
+        elif not self.chained:
+            return True  # still no chain: nothing is included (as a full load finds)
+        if not self._siblings(scope, positions, included, chain, strict=True):
+            return False
+        self._count_left_out(scope, positions, included)
+        return True
 
     # --- the session ---------------------------------------------------------------------------
     def session(self, format_name: str) -> Session:
-        scope, agent = self._scope()
-        included = self._included(scope)
-        title = custom_title = ai_title = ""
-        versions: list[str] = []
-        model = ""
-        open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
-        open_id = ""  # its message.id
-        seen_blocks: dict[int, set[str]] = {}
-        pending_compaction: tuple[Compaction, frozenset[str]] | None = None
-        cleared_tools: set[str] = set()
-        cleared_lines: set[str] = set()
-        for i, x in enumerate(scope):
-            version = x.record.get("version")
-            if isinstance(version, str) and version and (not versions or versions[-1] != version):
-                versions.append(version)
-            if x.kind == "summary":
-                summary = x.record.get("summary")
-                title = summary if isinstance(summary, str) and summary else title
-            elif x.kind == "custom-title":
-                name = x.record.get("customTitle")
-                custom_title = name if isinstance(name, str) and name else custom_title
-            elif x.kind == "ai-title":
-                name = x.record.get("aiTitle")
-                ai_title = name if isinstance(name, str) and name else ai_title
-            if not self._is_turn(x):
-                self._tally_bookkeeping(x)
-                continue
-            if i not in included:
-                continue
-            if x.kind == "system":
-                open_assistant = None
-                if x.subtype == "compact_boundary":
-                    pending_compaction = self._compaction(x, scope)
-                    self.compactions.append(pending_compaction[0])
-                else:  # microcompact_boundary
-                    cleared_tools.update(x.cleared[0])
-                    cleared_lines.update(x.cleared[1])
-                continue
-            if x.kind == "attachment":
-                self._attachment(x)
-                continue
-            if x.kind not in ("user", "assistant"):
-                self.src.tally(f"read {{n}} line(s) of the unknown type `{x.kind}` as messages", 1)
-            if x.role == "assistant":
-                if x.model and x.model != SYNTHETIC_MODEL:
-                    model = x.model
-                parts = x.parts
-                if parts and all(isinstance(p, TextPart) and not p.text.strip() for p in parts):
-                    # Claude Code drops whitespace-only assistant lines before it sends the history.
-                    self.src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
-                    parts = []
-                target = open_assistant
-                if target is not None and x.message_id and x.message_id == open_id:
-                    seen = seen_blocks[target]
-                    new = [p for p in parts if _block_key(p) not in seen]
-                    seen.update(_block_key(p) for p in new)
-                    prev = self.messages[target]
-                    self.messages[target] = replace(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
-                    self.produced[x.uuid] = [prev.id]
-                    continue
-                open_assistant, open_id = len(self.messages), x.message_id
-                seen_blocks[open_assistant] = {_block_key(p) for p in parts}
-                self._add(x, make_message(len(self.messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
-                continue
-            # A user line.
-            if x.record.get("isCompactSummary") is True:
-                open_assistant = None
-                self._summary(x, pending_compaction)
-                pending_compaction = None
-                continue
-            results, rest = split_tool_results(x.parts)
-            if rest:
-                open_assistant = None  # a turn of the user's: the assistant message is over
-            self._user(x, results, rest)
-        if cleared_tools or cleared_lines:
-            self._clear(cleared_tools, cleared_lines)
-        self._empty_assistants()
-        messages = tuple(self.messages)
+        self.scope = scope = self._scope()
+        self.included = self._included(scope)
+        self.missing = {u for x in scope for u in _references(x) if u not in self.by_uuid}
+        self.has_segments = any(x.segment for x in scope)
+        self.loop.run(self, scope, range(len(scope)))
+        self.resumable = self.keep and not self.loop.empties
+        return self._finish(format_name, 0, 0)
+
+    def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
+        """The session from the messages read so far (those from `first_changed` on are new or
+        changed since the last time, those from `new_from` on new), and the tallies in the order a
+        full load makes them."""
+        loop = self.loop
+        if loop.cleared_tools or loop.cleared_lines:
+            self._clear(loop.cleared_tools, loop.cleared_lines, new_from)
+        if loop.empties:
+            self._empty_assistants()
+        _slim_raw(self.messages[first_changed:])
+        src = self.src
+        tallies: list[tuple[str, int]] = list(self.parse_tallies.items())
+        if self.sidechain:
+            tallies.append(("skipped {n} sub-agent (`isSidechain`) line(s): they were never in the main model's context", self.sidechain))
+        if self.continued:
+            tallies.append(("the chain of lines breaks {n} time(s) at a parent that is not in the file (a message Claude Code "
+                            "did not write, or a trimmed file); each time it continues with the line just before", self.continued))
+        for kind, template in (("rewind", "left out {n} lines of abandoned branches (rewinds)"),
+                               ("compact", "left out {n} line(s) of the `/compact` request(s) a compaction took the place of"),
+                               ("unlinked", "left out {n} line(s) whose parent is not in the file (not connected to the last line's chain)")):
+            if self.left_out[kind]:
+                tallies.append((template, self.left_out[kind]))
+        tallies += self.loop_tallies.items()
+        tools, attachments = self.cleared_counts
+        if tools:
+            tallies.append((f"replaced {{n}} tool result(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", tools))
+        if attachments:
+            tallies.append((f"replaced {{n}} attachment(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", attachments))
+        if self.moved_usages:
+            tallies.append(("kept the reported usage of {n} whitespace-only assistant message(s) Claude Code does not send "
+                            "(on the message next to it)", self.moved_usages))
+        for template, n in tallies:
+            src.tally(template, n)
         notes: list[str] = []
-        if agent:
-            notes.append(f"sub-agent transcript (agentId {agent})")
+        if self.agent:
+            notes.append(f"sub-agent transcript (agentId {self.agent})")
+        versions = loop.versions
         if len(versions) > 1:
             notes.append(f"written by Claude Code {versions[0]} to {versions[-1]}")
         return Session(
-            messages=messages,
-            source=self.src.path,
+            messages=tuple(self.messages),
+            source=src.path,
             format=format_name,
-            model=model,
+            model=loop.model,
             system_prompt=self.system_prompt,
             tools=self.tools,
             summaries=tuple(self.summaries),
             compactions=tuple(self.compactions),
-            title=custom_title or title or ai_title or (f"sub-agent {agent}" if agent else ""),
+            title=loop.custom_title or loop.title or loop.ai_title or (f"sub-agent {self.agent}" if self.agent else ""),
             format_version=versions[-1] if versions else "",
             notes=tuple(notes),
         )
@@ -571,22 +755,19 @@ class _Reader:
             )
         )
 
-    def _clear(self, tool_ids: set[str], line_uuids: set[str]) -> None:
-        """What a microcompaction cleared, as Claude Code sends it from then on."""
-        tools = attachments = 0
+    def _clear(self, tool_ids: set[str], line_uuids: set[str], start: int) -> None:
+        """What a microcompaction cleared, as Claude Code sends it from then on (in the messages
+        from `start` on: those before were cleared when they were read)."""
         cleared_ids = {mid for u in line_uuids for mid in self.produced.get(u, [])}
-        for k, m in enumerate(self.messages):
+        for k in range(start, len(self.messages)):
+            m = self.messages[k]
             if m.role == "tool" and m.tool_call_id in tool_ids:
                 parts = tuple(replace(p, text=CLEARED_TOOL_RESULT) if isinstance(p, ToolResultPart) else p for p in m.parts)
                 self.messages[k] = replace(m, parts=parts)
-                tools += 1
+                self.cleared_counts[0] += 1
             elif m.id in cleared_ids:
                 self.messages[k] = replace(m, parts=(TextPart(CLEARED_TOOL_RESULT),))
-                attachments += 1
-        if tools:
-            self.src.tally(f"replaced {{n}} tool result(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", tools)
-        if attachments:
-            self.src.tally(f"replaced {{n}} attachment(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", attachments)
+                self.cleared_counts[1] += 1
 
     def _empty_assistants(self) -> None:
         """An assistant message all of whose lines were whitespace: Claude Code sends nothing of it.
@@ -608,13 +789,132 @@ class _Reader:
             if target is not None:
                 messages[target] = replace(messages[target], usage=m.usage)
                 moved += 1
-        if moved:
-            self.src.tally("kept the reported usage of {n} whitespace-only assistant message(s) Claude Code does not send "
-                           "(on the message next to it)", moved)
+        self.moved_usages += moved
         keep = [m for m in messages if not (m.role == "assistant" and not m.parts)]
         renumber = {m.index: k for k, m in enumerate(keep)}
         self.messages = [replace(m, index=k) for k, m in enumerate(keep)]
         self.compactions = [replace(c, before_index=_shift(renumber, c.before_index, len(keep))) for c in self.compactions]
+
+
+
+def _is_turn_line(x: _Line) -> bool:
+    """A turn, for telling a sub-agent's transcript from a main session."""
+    return bool(x.uuid) and (x.kind in MESSAGE_TYPES or bool(x.role))
+
+
+def _chained(x: _Line) -> bool:
+    """A line the chain of `parentUuid`s runs through."""
+    return bool(x.uuid) and x.kind != "progress" and (x.kind in MESSAGE_TYPES or bool(x.role) or x.kind == "system")
+
+
+def _references(x: _Line) -> list[str]:
+    """The uuids a line names: its parent, its logical parent, its preserved segment's ends, the
+    attachments a microcompaction cleared."""
+    refs = [x.parent] if isinstance(x.parent, str) and x.parent else []
+    if x.logical:
+        refs.append(x.logical)
+    refs += [u for u in x.segment.values() if u]
+    refs += x.cleared[1]
+    return refs
+
+
+class _Loop:
+    """The walk over the conversation's lines that makes the messages, with what it carries from
+    one line to the next (so that lines appended later continue it)."""
+
+    def __init__(self) -> None:
+        self.title = self.custom_title = self.ai_title = ""
+        self.versions: list[str] = []
+        self.model = ""
+        self.open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
+        self.open_id = ""  # its message.id
+        self.open_seen: set[str] = set()  # its content blocks
+        self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
+        self.cleared_tools: set[str] = set()
+        self.cleared_lines: set[str] = set()
+        self.empties = False
+
+    def run(self, reader: _Reader, scope: list[_Line], positions: range) -> int | None:
+        """Read the lines at `positions`; returns the first message index they changed (None:
+        they left an assistant message with only whitespace, which moves usage between messages)."""
+        src = reader.src
+        saved, src.tallies = src.tallies, reader.loop_tallies
+        try:
+            first_changed = self._run(reader, scope, positions)
+        finally:
+            src.tallies = saved
+        return first_changed
+
+    def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int | None:
+        src, messages, included, versions = reader.src, reader.messages, reader.included, self.versions
+        first_changed = len(messages)
+        for i in positions:
+            x = scope[i]
+            version = x.record.get("version")
+            if isinstance(version, str) and version and (not versions or versions[-1] != version):
+                versions.append(version)
+            if x.kind == "summary":
+                summary = x.record.get("summary")
+                self.title = summary if isinstance(summary, str) and summary else self.title
+            elif x.kind == "custom-title":
+                name = x.record.get("customTitle")
+                self.custom_title = name if isinstance(name, str) and name else self.custom_title
+            elif x.kind == "ai-title":
+                name = x.record.get("aiTitle")
+                self.ai_title = name if isinstance(name, str) and name else self.ai_title
+            if not reader._is_turn(x):
+                reader._tally_bookkeeping(x)
+                continue
+            if i not in included:
+                continue
+            if x.kind == "system":
+                self.open_assistant = None
+                if x.subtype == "compact_boundary":
+                    self.pending_compaction = reader._compaction(x, scope)
+                    reader.compactions.append(self.pending_compaction[0])
+                else:  # microcompact_boundary
+                    self.cleared_tools.update(x.cleared[0])
+                    self.cleared_lines.update(x.cleared[1])
+                continue
+            if x.kind == "attachment":
+                reader._attachment(x)
+                continue
+            if x.kind not in ("user", "assistant"):
+                src.tally(f"read {{n}} line(s) of the unknown type `{x.kind}` as messages", 1)
+            if x.role == "assistant":
+                if x.model and x.model != SYNTHETIC_MODEL:
+                    self.model = x.model
+                parts = x.parts
+                if parts and all(isinstance(p, TextPart) and not p.text.strip() for p in parts):
+                    # Claude Code drops whitespace-only assistant lines before it sends the history.
+                    src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
+                    parts = []
+                target = self.open_assistant
+                if target is not None and x.message_id and x.message_id == self.open_id:
+                    seen = self.open_seen
+                    new = [p for p in parts if _block_key(p) not in seen]
+                    seen.update(_block_key(p) for p in new)
+                    prev = messages[target]
+                    messages[target] = replace(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
+                    reader.produced[x.uuid] = [prev.id]
+                    first_changed = min(first_changed, target)
+                    continue
+                self.open_assistant, self.open_id = len(messages), x.message_id
+                self.open_seen = {_block_key(p) for p in parts}
+                reader._add(x, make_message(len(messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
+                continue
+            # A user line.
+            if x.record.get("isCompactSummary") is True:
+                self.open_assistant = None
+                reader._summary(x, self.pending_compaction)
+                self.pending_compaction = None
+                continue
+            results, rest = split_tool_results(x.parts)
+            if rest:
+                self.open_assistant = None  # a turn of the user's: the assistant message is over
+            reader._user(x, results, rest)
+        self.empties = any(m.role == "assistant" and not m.parts for m in messages[first_changed:])
+        return None if self.empties else first_changed
 
 
 def _shift(renumber: dict[int, int], index: int, length: int) -> int:

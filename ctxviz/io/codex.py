@@ -30,11 +30,12 @@ line that is not JSON is an error naming its line.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..engine.session import Category, Compaction, ImagePart, Message, Session, Summary, TextPart, ThinkingPart, Usage
-from .base import Fields, type_name
+from .base import Fields, make_message, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
 from .source import SourceFile
 
@@ -88,6 +89,18 @@ class CodexLoader:
     def load(self, src: SourceFile) -> Session:
         return _Rollout(src).read()
 
+    def load_resumable(self, src: SourceFile) -> tuple[Session, _Rollout]:
+        """A full load, and what `load_more` needs to carry it on as the rollout grows."""
+        rollout = _Rollout(src)
+        return rollout.read(), rollout
+
+    def load_more(self, src: SourceFile, state: _Rollout, records: Sequence[tuple[int, Any]]) -> tuple[Session, _Rollout] | None:
+        """The session of the rollout grown by `records` (complete lines appended since `state`),
+        equal to a full load of it and reusing the messages that did not change; None when it
+        cannot be sure of that (the caller loads the file whole). `state` is used up either way."""
+        session = state.more(src, records)
+        return None if session is None else (session, state)
+
 
 class _Rollout:
     def __init__(self, src: SourceFile) -> None:
@@ -106,24 +119,84 @@ class _Rollout:
         #: event_msg types read as messages because the file has no response_item of their kind.
         self.from_events: set[str] = set()
         self.events_read: set[str] = set()
+        self.flat = False
+        self.kinds: set[str] = set()  # what the lines hold, for choosing the vocabulary (`_item_kind`)
+        #: Tallies of reading the lines, kept apart so that the notes come in the order of a full load.
+        self.line_tallies: dict[str, int] = {}
+        self.messages: list[Message] = []
+        self.injected_at: list[bool] = []  # per message: a user message Codex wrote itself (context)
+        self.injected = 0
+        self.resumable = True  # False once carrying on failed midway
 
     def read(self) -> Session:
         records = rollout_records(self.src)
-        flat = not _is_envelope(records[0][1])
+        self.flat = not _is_envelope(records[0][1])
+        self.kinds = {kind for _, r in records if (kind := self._item_kind(r))}
+        self.from_events = {event for event, item in EVENT_ITEM.items() if item not in self.kinds}
+        self._read_lines(records)
+        return self._session()
+
+    def more(self, src: SourceFile, records: Sequence[tuple[int, Any]]) -> Session | None:
+        """The session after `records` were appended, reusing the messages read before; None when
+        the appended lines change how earlier lines are read: the first `response_item` message of
+        a role (or reasoning) in a file that so far read those from `event_msg` lines (a full load
+        would then skip the events it read). Every other line only adds to what was read, or
+        extends the assistant turn still open and the one a usage report goes to."""
+        self.src = self.reader.src = src
+        if not self.resumable:
+            return None
+        self.resumable = False  # until this carries on to the end (an error midway leaves it unusable)
         kinds = {kind for _, r in records if (kind := self._item_kind(r))}
-        self.from_events = {event for event, item in EVENT_ITEM.items() if item not in kinds}
-        for lineno, record in records:
-            self.line(lineno, record)
-        self._vocabulary_note(flat)
+        if {event for event, item in EVENT_ITEM.items() if item not in self.kinds | kinds} != self.from_events:
+            return None
+        self.kinds |= kinds
+        drafts = self.reader.drafts
+        first_changed = len(drafts)
+        for open_draft in (self.reader.open, self.reader.latest_model):  # what later lines may change
+            if open_draft is not None:
+                first_changed = min(first_changed, next(k for k in range(len(drafts) - 1, -1, -1) if drafts[k] is open_draft))
+        self._read_lines(records)
+        self.resumable = True
+        return self._session(first_changed)
+
+    def _read_lines(self, records: Sequence[tuple[int, Any]]) -> None:
+        saved, self.src.tallies = self.src.tallies, self.line_tallies
+        try:
+            for lineno, record in records:
+                self.line(lineno, record)
+        finally:
+            self.src.tallies = saved
+
+    def _session(self, first_changed: int = 0) -> Session:
+        """The session from what was read; the messages before `first_changed` are those made
+        before (their drafts did not change), the tallies in the order a full load makes them."""
+        src = self.src
+        self._vocabulary_note(self.flat)
         if self.skipped_events:
             listed = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
-            self.src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({listed})")
+            src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({listed})")
         distinct = list(dict.fromkeys(self.models))
         if len(distinct) > 1:
-            self.src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")
+            src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")
+        del self.messages[first_changed:]
+        self.injected -= sum(self.injected_at[first_changed:])
+        del self.injected_at[first_changed:]
+        for i in range(first_changed, len(self.reader.drafts)):
+            d = self.reader.drafts[i]
+            message = make_message(i, d.role, d.parts, id=d.id, tool_call_id=d.tool_call_id, timestamp=d.timestamp, usage=d.usage,
+                                   raw=d.raw[0] if len(d.raw) == 1 else list(d.raw))  # a copy: the draft may grow
+            injected = message.role == "user" and message.text.lstrip().startswith(INJECTED_PREFIXES)
+            self.messages.append(replace(message, category=Category.CONTEXT) if injected else message)
+            self.injected_at.append(injected)
+            self.injected += injected
+        for template, n in self.line_tallies.items():
+            src.tally(template, n)
+        if self.injected:
+            src.tally("read {n} user message(s) Codex writes itself (`<environment_context>`, AGENTS.md instructions) "
+                      "as context, not dialog", self.injected)
         return Session(
-            messages=tuple(self.categorised(self.reader.messages())),
-            source=self.src.path,
+            messages=tuple(self.messages),
+            source=src.path,
             format=CodexLoader.name,
             model=distinct[-1] if distinct else "",
             system_prompt=self.system_prompt,
@@ -132,17 +205,6 @@ class _Rollout:
             format_version=self.version,
             context_window=self.context_window,
         )
-
-    def categorised(self, messages: list[Message]) -> list[Message]:
-        """The user messages Codex injects (environment, AGENTS.md) are context, as the user never typed them."""
-        out = []
-        for m in messages:
-            if m.role == "user" and m.text.lstrip().startswith(INJECTED_PREFIXES):
-                self.src.tally("read {n} user message(s) Codex writes itself (`<environment_context>`, AGENTS.md instructions) "
-                               "as context, not dialog")
-                m = replace(m, category=Category.CONTEXT)
-            out.append(m)
-        return out
 
     @staticmethod
     def _item_kind(record: Any) -> str:

@@ -14,12 +14,17 @@ included, without reading the file again from the start:
 - **A file that is not JSON lines** (a Gemini CLI `.json` chat, which its agent rewrites whole at
   every turn) is read whole again when its size, time or inode changes.
 
-What is incremental and what is not, honestly: bytes are read and JSON is decoded once per line.
-The loader (Claude Code's chain of `parentUuid`s, Codex's vocabulary choice, Gemini CLI's upserts
-and rewinds all depend on the whole file) is run again over the records already held, with no
-re-read and no re-decoding; this costs about the loader's share of a load (a third to a half of
-it, the rest being the JSON decoding spared). Token counts are incremental: only new or changed
-messages are measured (`engine.counting.extend_counts`), and `plan()` reuses them.
+What is incremental, honestly: bytes are read and JSON is decoded once per line. The Claude Code,
+Codex and Gemini CLI loaders carry their last load on (`load_resumable` / `load_more`): the records
+appended are read on top of the state the loader kept, the messages made before are reused as the
+same objects, and tool results are named from the new calls alone. Where the appended records could
+change what earlier ones mean (a Claude Code rewind or compaction, a parent written after the line
+naming it, a Codex rollout switching from `event_msg` to `response_item` messages; each loader's
+`load_more` lists its cases) the loader says it cannot be sure and the records held are loaded whole
+again, with no re-read and no re-decoding (`why_full` says why); so does a poll whose unfinished last
+line already parses (it is not kept). Other formats are always loaded whole from the records held.
+Token counts are incremental: only new or changed messages are measured
+(`engine.counting.extend_counts`), and `plan()` reuses them.
 
 Files are only ever opened for reading (`source.open_regular`), under the same size limit as
 `load_session`.
@@ -27,19 +32,20 @@ Files are only ever opened for reading (`source.open_regular`), under the same s
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.counting import CountingScheme, CountStore, TokenCounts, count_session, extend_counts
 from ..engine.plan import Plan
 from ..engine.planner import plan_session
 from ..engine.policies import get_policy
-from ..engine.session import Session
+from ..engine.session import Message, Session, ToolCallPart, message_with
 from ..engine.tokenizers import Tokenizer
 from ..errors import LoadError
-from .loaders import load_session, load_source
+from .loaders import detect, forced_format_notes, get_loader, load_session, load_source, with_tool_names
 from .source import CUT_LINE, DEFAULT_MAX_BYTES, JSONL_SUFFIXES, SourceFile, check_head, cut_line_note, open_regular
 
 _BOM = b"\xef\xbb\xbf"
@@ -56,6 +62,50 @@ class Update:
     #: The file was read again whole (replaced, truncated, or a whole-document format rewritten).
     reread: bool = False
     notes: tuple[str, ...] = ()
+
+
+@dataclass
+class _Resume:
+    """What carrying a load on needs: the loader's state after the records it read, and the
+    session it gave (as built, and finished: notes and tool names)."""
+
+    loader: Any
+    state: Any
+    records: int  # held records the state has read
+    built: tuple[Message, ...]  # the loader's messages
+    final: tuple[Message, ...]  # the session's (tool results named)
+    forced: list[str]  # notes of a format chosen by name
+    names: dict[str, str] = field(default_factory=dict)  # tool call id -> name
+    unnamed: set[str] = field(default_factory=set)  # call ids of tool results without a name
+
+
+def _finished(src: SourceFile, session: Session, forced: list[str], named: bool = True) -> Session:
+    """What `load_source` does after the loader: notes, and tool results named."""
+    src.notes.extend(forced)
+    if not session.messages:
+        src.notes.append("the session has no messages")
+    notes = src.all_notes()
+    if notes:
+        session = dataclasses.replace(session, notes=(*session.notes, *notes))
+    return with_tool_names(session) if named else session
+
+
+def _tool_names(messages: tuple[Message, ...]) -> dict[str, str]:
+    return {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+
+
+def _unnamed(messages: tuple[Message, ...]) -> set[str]:
+    return {m.tool_call_id for m in messages if m.role == "tool" and not m.name and m.tool_call_id}
+
+
+def _first_changed(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
+    """The first position where `new` holds another object than `old` (loaders carrying a load on
+    keep the messages they did not change)."""
+    n = min(len(old), len(new))
+    for k in range(n):
+        if old[k] is not new[k]:
+            return k
+    return n
 
 
 class Follower:
@@ -76,6 +126,11 @@ class Follower:
         #: plan earlier states from: they forget those themselves).
         self.forget_previous = forget_previous
         self._counts: dict[tuple[str, str], TokenCounts] = {}
+        #: Polls that read the appended records on top of the last state, and those that loaded all held records.
+        self.incremental_loads = 0
+        self.full_loads = 0
+        #: Why the last full load was needed ("" for the first read of a file).
+        self.why_full = ""
         self._reset()
         self._deleted = False
 
@@ -91,6 +146,7 @@ class Follower:
         #: load_session does), a broken file once another line follows it.
         self._cut: LoadError | None = None
         self._broken: LoadError | None = None
+        self._resume: _Resume | None = None
 
     # --- reading -------------------------------------------------------------------------------
     def poll(self) -> Update | None:
@@ -236,20 +292,109 @@ class Follower:
         if not self._records and not tail:
             return None  # nothing complete yet (an empty file, or its first line still being written): wait
         src = self._source()
-        records = [(n, dict(r) if type(r) is dict else r) for n, r in (*self._records, *tail)]  # loaders may slim the records they keep
-        src.__dict__["_jsonl_read"] = records
+        src.__dict__["_jsonl_read"] = self._records  # read by nothing that carries a load on (a full load gets its own)
         src.__dict__["kind"] = "jsonl"
         src.notes.extend(self._line_notes)
         src.notes.extend(tail_notes)
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            session = load_source(src, self.input_format)
+            session = None
+            resume, self._resume = self._resume, None
+            if resume is not None and not tail and not reread:
+                session = self._load_more(src, resume)
+            if session is None:
+                self.full_loads += 1
+                session = self._load_whole(self._source_again(tail, tail_notes), keep=not tail)
+            else:
+                self.incremental_loads += 1
         finally:
             if gc_was_enabled:
                 gc.enable()
         self._set(session)
         return Update(session, appended, len(session.messages) - before, reread, tuple(notes))
+
+    def _source_again(self, tail: list[tuple[int, Any]], tail_notes: list[str]) -> SourceFile:
+        """A source of the records held (and the pending tail) as `load_session` would read them."""
+        src = self._source()
+        records = [(n, dict(r) if type(r) is dict else r) for n, r in (*self._records, *tail)]  # loaders may slim the records they keep
+        src.__dict__["_jsonl_read"] = records
+        src.__dict__["kind"] = "jsonl"
+        src.notes.extend(self._line_notes)
+        src.notes.extend(tail_notes)
+        return src
+
+    def _load_whole(self, src: SourceFile, keep: bool) -> Session:
+        """`load_source` of the records held, keeping what carrying it on needs (`keep`, and a
+        loader that can: Claude Code, Codex, Gemini CLI)."""
+        loader = get_loader(self.input_format) if self.input_format else detect(src)
+        resumable = keep and hasattr(loader, "load_resumable")
+        if not resumable:
+            return load_source(src, self.input_format)
+        try:
+            built, state = loader.load_resumable(src)
+        except RecursionError:
+            raise LoadError(src.path, "the document is nested too deeply") from None
+        forced = forced_format_notes(src, loader) if self.input_format else []
+        session = _finished(src, built, forced)
+        if state is not None:
+            self._resume = _Resume(loader, state, len(self._records), built.messages, session.messages, forced,
+                                   _tool_names(session.messages), _unnamed(session.messages))
+        return session
+
+    @staticmethod
+    def _names_hold(resume: _Resume, messages: tuple[Message, ...], first: int) -> bool:
+        """Whether naming only the new messages' tool results names every result as a full load
+        does: the calls of the messages that changed are still there, none renamed, and no new call
+        answers a result read before without its call."""
+        names = resume.names
+        kept = {(p.id, p.name) for m in messages[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+        for m in resume.built[first:]:
+            if any((p.id, p.name) not in kept for p in m.parts if isinstance(p, ToolCallPart) and p.id):
+                return False
+        return not any(p.id in resume.unnamed or names.get(p.id, p.name) != p.name
+                       for m in messages[first:] for p in m.parts if isinstance(p, ToolCallPart) and p.id)
+
+    def _load_more(self, src: SourceFile, resume: _Resume) -> Session | None:
+        """The session after the records appended since `resume`, from the loader's kept state;
+        None when the loader cannot be sure to give what a full load gives (see each loader's
+        `load_more`), or the tool names of messages read before would change."""
+        records = [(n, dict(r) if type(r) is dict else r) for n, r in self._records[resume.records:]]
+        try:
+            result = resume.loader.load_more(src, resume.state, records)
+        except Exception:  # noqa: BLE001 - a full load says what is wrong, in its own words
+            return None
+        if result is None:
+            self.why_full = getattr(resume.state, "why_full", "") or "the loader could not carry its load on"
+            return None
+        built, state = result
+        old = resume.built
+        first = _first_changed(old, built.messages)
+        names = resume.names
+        if not self._names_hold(resume, built.messages, first):
+            # A call went (a rewind) or changed its name, or a result read before gets its call now:
+            # the names of all results again, keeping the messages whose name did not change.
+            names = _tool_names(built.messages)
+            src.notes.extend(resume.forced)
+            named = with_tool_names(dataclasses.replace(built, notes=())).messages
+            messages = tuple(resume.final[k] if k < first and resume.final[k] == m and resume.final[k].name == m.name else m
+                             for k, m in enumerate(named))
+            session = _finished(src, dataclasses.replace(built, messages=messages), [], named=False)
+            self._resume = _Resume(resume.loader, state, len(self._records), built.messages, messages, resume.forced, names,
+                                   _unnamed(messages))
+            return session
+        for m in built.messages[first:]:
+            for p in m.parts:
+                if isinstance(p, ToolCallPart) and p.id:
+                    names[p.id] = p.name
+        src.notes.extend(resume.forced)
+        tail = tuple(message_with(m, name=names[m.tool_call_id]) if m.role == "tool" and not m.name and m.tool_call_id in names else m
+                     for m in built.messages[first:])
+        messages = resume.final[:first] + tail
+        session = _finished(src, dataclasses.replace(built, messages=messages), [], named=False)
+        resume.unnamed |= _unnamed(tail)
+        self._resume = _Resume(resume.loader, state, len(self._records), built.messages, messages, resume.forced, names, resume.unnamed)
+        return session
 
     def _set(self, session: Session) -> None:
         previous, self.session = self.session, session

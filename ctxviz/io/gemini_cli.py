@@ -32,6 +32,7 @@ its tool definitions.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine.session import (
@@ -87,27 +88,28 @@ class GeminiCliLoader:
         return src.kind == "jsonl" or isinstance(first.get("messages"), list)
 
     def load(self, src: SourceFile) -> Session:
-        metadata: dict[str, Any] = {}
-        entries: dict[str, _Entry] = {}
+        return self.load_resumable(src)[0]
+
+    def load_resumable(self, src: SourceFile) -> tuple[Session, _Chat | None]:
+        """A full load, and (for a JSONL file) what `load_more` needs to carry it on as it grows."""
+        chat = _Chat(self)
         if src.kind == "jsonl":
-            self._replay_lines(src, metadata, entries)
+            chat.replay(src, src.records())
         else:
             top = Fields(src, src.document)
-            metadata.update(top.record)
+            chat.metadata.update(top.record)
             raw = top.list("messages", required=True)
             for i, record in enumerate(raw):
-                self._upsert(src, entries, record, ("messages", i), None)
-        messages, model = self._messages(src, list(entries.values()))
-        if metadata.get("kind") == "subagent":
-            src.notes.append("a subagent's session (kind: subagent): what the subagent saw, not the main conversation")
-        summary = metadata.get("summary")
-        return Session(
-            messages=tuple(messages),
-            source=src.path,
-            format=self.name,
-            model=model,
-            title=summary if isinstance(summary, str) else "",
-        )
+                self._upsert(src, chat.entries, record, ("messages", i), None)
+        return chat.session(src), chat if src.kind == "jsonl" else None
+
+    def load_more(self, src: SourceFile, state: _Chat, records: Sequence[tuple[int, Any]]) -> tuple[Session, _Chat] | None:
+        """The session of the file grown by `records` (complete lines appended since `state`),
+        equal to a full load of it. Gemini CLI's appends are upserts, rewinds and checkpoints of
+        whole records, so this is always sure: the messages of the records before the first one
+        that changed are reused, the rest made again. `state` is used up."""
+        state.replay(src, records)
+        return state.session(src), state
 
     # -- reading the file -------------------------------------------------------------------
 
@@ -116,8 +118,8 @@ class GeminiCliLoader:
         message_id = f.str("id", required=True)
         entries[message_id] = _Entry(record, path, line)  # a known id keeps its first place, as a Map's key does
 
-    def _replay_lines(self, src: SourceFile, metadata: dict[str, Any], entries: dict[str, _Entry]) -> None:
-        for lineno, record in src.records():
+    def _replay_lines(self, src: SourceFile, metadata: dict[str, Any], entries: dict[str, _Entry], records: Any) -> None:
+        for lineno, record in records:
             if not isinstance(record, dict):
                 raise src.error(f"expected an object, got {type_name(record)}", lineno)
             f = Fields(src, record, (), lineno)
@@ -154,11 +156,15 @@ class GeminiCliLoader:
 
     # -- building messages ------------------------------------------------------------------
 
-    def _messages(self, src: SourceFile, entries: list[_Entry]) -> tuple[list[Message], str]:
-        out: list[Message] = []
-        answered: set[str] = set()
-        model = ""
+    def _messages(self, src: SourceFile, entries: list[_Entry], out: list[Message] | None = None, model: str = "",
+                  after: Any = None) -> tuple[list[Message], str]:
+        """The messages of `entries`, appended to `out` (the messages of the entries before them,
+        which came to `model`); `after(entry, len(out), model)` is called after each entry."""
+        out = [] if out is None else out
+        answered: set[str] = {m.tool_call_id for m in out if m.role == "tool"}
         for entry in entries:
+            if after is not None:
+                after(entry, len(out), model)
             f = Fields(src, entry.record, entry.path, entry.line)
             kind = f.str("type", required=True)
             message_id = f.str("id")
@@ -248,6 +254,68 @@ class GeminiCliLoader:
                 text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
                 parts = [ToolResultPart(call_id, text, is_error=failed), *(p for p in parts if not isinstance(p, TextPart))]
         return _Result(f"{message_id}#{call_id}" if call_id else "", call_id, parts, c.str("timestamp") or timestamp)
+
+
+class _Chat:
+    """A Gemini CLI chat as it was read: the metadata and the message records in Gemini CLI's order
+    (`entries`), and the messages made of them, with where each record's messages start (`marks`),
+    so that after an append only the records from the first one that changed are made again."""
+
+    def __init__(self, loader: GeminiCliLoader) -> None:
+        self.loader = loader
+        self.metadata: dict[str, Any] = {}
+        self.entries: dict[str, _Entry] = {}
+        self.replay_tallies: dict[str, int] = {}
+        self.replay_notes: list[str] = []  # the rewinds, in file order
+        #: Per record made into messages: the record, the number of messages before it, the model
+        #: before it, and its tallies.
+        self.marks: list[tuple[_Entry, int, str, dict[str, int]]] = []
+        self.messages: list[Message] = []
+        self.model = ""
+
+    def replay(self, src: SourceFile, records: Any) -> None:
+        """Apply JSONL lines (upserts, `$set`, `$rewindTo`) to the records."""
+        saved_tallies, saved_notes = src.tallies, src.notes
+        src.tallies, src.notes = self.replay_tallies, self.replay_notes
+        try:
+            self.loader._replay_lines(src, self.metadata, self.entries, records)
+        finally:
+            src.tallies, src.notes = saved_tallies, saved_notes
+
+    def session(self, src: SourceFile) -> Session:
+        entries = list(self.entries.values())
+        k, n = 0, min(len(entries), len(self.marks))
+        while k < n and entries[k] is self.marks[k][0]:
+            k += 1
+        start, model = (self.marks[k][1], self.marks[k][2]) if k < len(self.marks) else (len(self.messages), self.model)
+        del self.marks[k:]
+        del self.messages[start:]
+        saved = src.tallies
+
+        def mark(entry: _Entry, count: int, model_before: str) -> None:
+            src.tallies = {}
+            self.marks.append((entry, count, model_before, src.tallies))
+
+        try:
+            _, self.model = self.loader._messages(src, entries[k:], self.messages, model, mark)
+        finally:
+            src.tallies = saved
+        src.notes.extend(self.replay_notes)
+        for template, count in self.replay_tallies.items():
+            src.tally(template, count)
+        for *_, tallies in self.marks:
+            for template, count in tallies.items():
+                src.tally(template, count)
+        if self.metadata.get("kind") == "subagent":
+            src.notes.append("a subagent's session (kind: subagent): what the subagent saw, not the main conversation")
+        summary = self.metadata.get("summary")
+        return Session(
+            messages=tuple(self.messages),
+            source=src.path,
+            format=self.loader.name,
+            model=self.model,
+            title=summary if isinstance(summary, str) else "",
+        )
 
 
 class _Result:
