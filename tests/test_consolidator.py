@@ -69,3 +69,21 @@ def test_pipeline_masks_large_tool_output():
     plan = plan_session(Session(messages=tuple(msgs), source="", format=""), "missy-consolidator", {"max_tokens": 10, "pipeline": True}, store=CountStore())
     assert plan.messages[4].decision is Decision.REPLACED
     assert any(str(c["content"]).startswith("[Tool output masked: 3000 chars, preview: " + "L" * 200) for c in plan.context)
+
+
+def test_simulate_json_is_the_same_whatever_the_hash_seed() -> None:
+    """A consolidation's covers list those of the one before in the order they were covered: the
+    same `simulate --json` on every run (a set's order changed with PYTHONHASHSEED)."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-m", "ctxviz", "simulate", "sample_sessions/coding_agent.yaml", "--policy", "missy-consolidator",
+                              "--set", "max_tokens=3000", "--json"], capture_output=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert b'"consolidation"' in out.stdout
+        outputs.add(hashlib.sha256(out.stdout).hexdigest())
+    assert len(outputs) == 1

@@ -282,9 +282,10 @@ def compact(prefix: Session, plan: Plan, settings: ConsolidatorSettings, counts:
     if not (plan.extra.get("should_consolidate") and ids):
         return None
     text = next((c["content"] for c in plan.context if str(c.get("content", "")).startswith("[Session context consolidated]")), "")
-    previous = {c for s in prefix.summaries for c in s.covers}
+    # In the order they were covered (a set's order changes with the hash seed, and `--json` prints it).
+    previous = tuple(dict.fromkeys(c for s in prefix.summaries for c in s.covers))
     events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {plan.extra['current_tokens']:,} estimated tokens"))
-    return Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+    return Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
 
 
 POLICY = Policy(

@@ -226,11 +226,10 @@ class ConsolidatorReplay(_Replay):
             kept = self.system_count + RECENT_KEEP
             summarized = self.covered_count + len(older)
             ids = [messages[k].id for k in older]
-            # The reference's `{c for s in prefix.summaries for c in s.covers}`: set() adds the same
-            # keys in the same order, so the set (and the new covers' order) is the same, at C speed.
-            previous = set(self.generated[-1].covers) if self.generated else set()
+            # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them.
+            previous = tuple(dict.fromkeys(self.generated[-1].covers)) if self.generated else ()
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
-            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=tuple(previous) + tuple(ids))
+            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
             self.generated.append(summary)
             self.covered.update(ids)
             self.covered_count += len(older)
