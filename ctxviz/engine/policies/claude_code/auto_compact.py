@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
+
+import numpy as np
 
 from ...catalog import find_model
 from ...counting import TokenCounts
-from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Plan, SummaryPlan, Totals
+from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...reported import reported_usage
 from ...session import (
     Message,
@@ -166,84 +170,143 @@ def _boundary(session: Session, summary: Summary) -> int | None:
     return None
 
 
-def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -> Plan:
-    t = threshold(session.model, settings, session.context_window)
-    tokens = counts.message_tokens
+SUMMARIZED_REASON = "summarized: Claude Code's compact summary replaced every message before it"
+KEPT_REASON = "kept: Claude Code sends the whole conversation since the last compaction"
+_ZONE_NAMES = ("summarized", "context")
+_CODE_NAMES = ("before_compaction", "since_compaction")
+
+
+@dataclass(frozen=True)
+class _Live:
+    """Everything a plan derives from the session and its counts alone: the settings move only
+    the trigger, so a re-plan after a parameter change reuses all of this (the messages are
+    decided in columns, engine/plan_rows.py)."""
+
+    columns: Columns
+    context: tuple[Any, ...]
+    context_index: tuple[int | None, ...]
+    used: int
+    counter: str
+    unseen: int
+    anchor: int | None
+    kept: int
+    dropped: int
+    kept_messages: int
+    summary_tokens: int
+    recorded: bool
+
+
+def _reason(covered: np.ndarray, i: int) -> str:
+    return SUMMARIZED_REASON if covered[i] else KEPT_REASON
+
+
+def _with_usage(session: Session) -> np.ndarray:
+    """Which messages carry a reported usage (the anchors tokenCountWithEstimation can start from)."""
+    key = ("claude-code", "with-usage")
+    found = session.derived.get(key)
+    if found is None:
+        found = session.derived[key] = np.fromiter((m.usage is not None and m.usage.window_fill > 0 for m in session.messages),
+                                                   dtype=bool, count=len(session.messages))
+    return found
+
+
+def _live(session: Session, counts: TokenCounts) -> _Live:
+    key = ("claude-code", counts.scheme.key)
+    found = session.derived.get(key)
+    if found is not None and found[0] is counts.message_tokens:
+        return found[1]
+    live = _derive(session, counts)
+    session.derived[key] = (counts.message_tokens, live)
+    return live
+
+
+def _derive(session: Session, counts: TokenCounts) -> _Live:
+    tokens = counts.token_array
+    n = len(tokens)
     summary = session.summaries[-1] if session.summaries else None  # the latest absorbs the earlier ones
-    covered = set(summary.covers) if summary else set()
     summary_text = summary.text if summary else ""
     summary_tokens = counts.text(summary_text) if summary else 0
-
-    decisions: list[MessagePlan] = []
-    live: list[Message] = []
-    for m in session.messages:
-        k = tokens[m.index]
-        if m.id in covered:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.SUMMARIZED, "summarized",
-                                         "summarized: Claude Code's compact summary replaced every message before it", 0, "before_compaction"))
-        else:
-            live.append(m)
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, k, Decision.KEPT, "context",
-                                         "kept: Claude Code sends the whole conversation since the last compaction", k, "since_compaction"))
+    if summary is not None and summary.covers:
+        covered_ids = set(summary.covers)
+        covered = np.fromiter((i in covered_ids for i in session.message_columns[0]), dtype=bool, count=n)
+    else:
+        covered = np.zeros(n, dtype=bool)
+    alive = ~covered
+    live_at = np.flatnonzero(alive)
+    sent_tokens = np.where(covered, 0, tokens)
+    decision = np.where(covered, np.int8(SUMMARIZED), np.int8(KEPT)).astype(np.int8)
+    place = alive.astype(np.int16)  # zone and code: 0 before the compaction, 1 since
+    columns = Columns(session, decision, tokens, sent_tokens, place, _ZONE_NAMES, place, _CODE_NAMES, partial(_reason, covered))
 
     # tokenCountWithEstimation: the last reported usage in the live context, plus an estimate after it.
     # After a recorded compaction only usage reported after it counts: a kept (preserved) message's
     # usage measured the context before the compaction, which no longer exists.
-    trusted = summary is None or _recorded(session, summary)
+    recorded = summary is None or _recorded(session, summary)
     boundary = _boundary(session, summary) if summary is not None else None
-    anchor = next((m for m in reversed(live) if m.usage is not None and m.usage.window_fill > 0 and (boundary is None or m.index >= boundary)),
-                  None) if trusted else None
-    estimated = sum(tokens[m.index] for m in live)
+    anchor: int | None = None
+    if recorded:
+        candidates = _with_usage(session) & alive
+        if boundary is not None:
+            candidates[:boundary] = False
+        found = np.flatnonzero(candidates)
+        anchor = int(found[-1]) if len(found) else None
+    estimated = int(sent_tokens.sum())
     unseen = 0
-    if anchor is not None and anchor.usage is not None:
-        reported = anchor.usage.window_fill + anchor.usage.output_tokens
-        after = sum(tokens[m.index] for m in live if m.index > anchor.index)
+    if anchor is not None:
+        usage = session.messages[anchor].usage
+        assert usage is not None
+        reported = usage.window_fill + usage.output_tokens
+        after = int(sent_tokens[anchor + 1:].sum())
         used = reported + after
-        counter = (f"reported usage of #{anchor.index} ({reported:,}: input + cache writes + cache reads + output) "
-                   f"+ an estimate of the {sum(1 for m in live if m.index > anchor.index)} message(s) after it ({after:,})")
+        counter = (f"reported usage of #{anchor} ({reported:,}: input + cache writes + cache reads + output) "
+                   f"+ an estimate of the {int(alive[anchor + 1:].sum())} message(s) after it ({after:,})")
     else:
         used = estimated + summary_tokens
-        why = "no reported usage in the live context" if trusted else "the summary in force is ctxviz's, so the log's later usage does not apply"
+        why = "no reported usage in the live context" if recorded else "the summary in force is ctxviz's, so the log's later usage does not apply"
         if boundary is not None:
             # The request after a compaction still opens with the system prompt and tool definitions:
             # where the log lacks them, their size as the first call reported it (engine.reported).
-            found = reported_usage(session)
-            unseen = found.unseen if found is not None else 0
+            found_usage = reported_usage(session)
+            unseen = found_usage.unseen if found_usage is not None else 0
             used += unseen
             why = "no usage reported since the recorded compaction"
         counter = f"estimated ({why}): characters / 4 of the messages{' and the summary' if summary else ''}"
         if unseen:
             counter += f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from its first call)"
 
-    notes = [f"trigger {t.trigger:,} = {t.how}", f"count: {counter}"]
+    messages = session.messages
+    head: tuple[Any, ...] = ({"role": "user", "content": summary_text},) if summary else ()
+    context = head + tuple(messages[i] for i in live_at.tolist())
+    context_index = (None,) * len(head) + tuple(live_at.tolist())
+    return _Live(columns, context, context_index, used, counter, unseen, anchor, estimated, int(tokens.sum()) - estimated,
+                 len(live_at), summary_tokens, recorded)
+
+
+def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -> Plan:
+    t = threshold(session.model, settings, session.context_window)
+    live = _live(session, counts)
+    summary = session.summaries[-1] if session.summaries else None
+    used = live.used
+    notes = [f"trigger {t.trigger:,} = {t.how}", f"count: {live.counter}"]
     if used >= t.trigger:
         notes.append(f"{used:,} tokens >= the trigger {t.trigger:,}: Claude Code auto-compacts before its next request")
-    if summary and not _recorded(session, summary):
+    if summary and not live.recorded:
         notes.append(f"summary text: {STAND_IN}")
-
-    context: list[dict[str, Any]] = []
-    context_index: list[int | None] = []
-    if summary:
-        context.append({"role": "user", "content": summary_text})
-        context_index.append(None)
-    for m in live:
-        context.append(m.to_openai())
-        context_index.append(m.index)
-
-    sent = [d for d in decisions if d.sent]
+    n = len(session.messages)
     cap = max(0, min(t.trigger, t.window))  # the part of the window below the trigger
-    totals = Totals(budget=t.window, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
-                    fits=used <= t.window, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
-    summaries = (SummaryPlan(0, summary_tokens, Decision.KEPT, "kept: the compact summary opens the context", summary_text),) if summary else ()
+    totals = Totals(budget=t.window, used=used, kept=live.kept, dropped=live.dropped, fits=used <= t.window,
+                    kept_messages=live.kept_messages, dropped_messages=n - live.kept_messages)
+    summaries = (SummaryPlan(0, live.summary_tokens, Decision.KEPT, "kept: the compact summary opens the context", summary.text),) if summary else ()
     return Plan(
         policy="claude-code", params={**params_dict(settings), "context_window": t.window}, tokenizer=counts.scheme.label,
-        allocation={"context": cap, "autocompact_buffer": t.window - cap}, usage=_split(used, cap), system_prompt=session.system_prompt, messages=tuple(decisions),
-        context=tuple(context), context_index=tuple(context_index), totals=totals, summaries=summaries, zones=ZONES, notes=tuple(notes),
+        allocation={"context": cap, "autocompact_buffer": t.window - cap}, usage=_split(used, cap), system_prompt=session.system_prompt,
+        messages=Rows(live.columns), context=Context(live.context), context_index=live.context_index, totals=totals, summaries=summaries,
+        zones=ZONES, notes=tuple(notes),
         extra={"autocompact_threshold": t.trigger, "threshold_how": t.how, "effective_window": t.window - t.reserved_for_summary,
-               "would_compact": used >= t.trigger, "counted": "reported" if anchor is not None else "estimated",
-               "anchor_index": anchor.index if anchor is not None else None,
+               "would_compact": used >= t.trigger, "counted": "reported" if live.anchor is not None else "estimated",
+               "anchor_index": live.anchor,
                # the request as the provider counts it (system prompt and tools included): for the cache's price
-               **({"request_tokens": used} if anchor is not None or unseen else {})},
+               **({"request_tokens": used} if live.anchor is not None or live.unseen else {})},
     )
 
 
