@@ -211,7 +211,7 @@ class Plan:
             c = self.messages.columns
             n = len(c.decision)
             ids, roles, categories = c.session.message_columns
-            return PlanColumns(range(n), ids, roles, categories, tuple(c.tokens.tolist()),
+            return PlanColumns(tuple(range(n)), ids, roles, categories, tuple(c.tokens.tolist()),
                                tuple(map(DECISIONS.__getitem__, c.decision.tolist())), tuple(map(c.zone_names.__getitem__, c.zone.tolist())),
                                Reasons(c.reason, n), tuple(c.sent_tokens.tolist()), tuple(map(c.code_names.__getitem__, c.code.tolist())))
         if not self.messages:

@@ -175,6 +175,13 @@ class Reasons(Sequence[str]):
             raise IndexError("reason index out of range")
         return self._reason(k)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != self._n:
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 def sent_flags(messages: Sequence[MessagePlan]) -> Sequence[bool]:
     """Whether each message is sent, read without building a row of a plan decided in columns."""

@@ -24,8 +24,6 @@ from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
 from .counting import (
     APPROX,
-    CHUNK_TYPES,
-    MESSAGE_TYPES,
     SUMMARY_POS,
     TOKENS_PER_IMAGE,
     LCMessage,
@@ -33,23 +31,13 @@ from .counting import (
     chars_per_token,
     count_view,
     counted_text,
-    lc_type_name,
     measure,
     summary_view,
-    text_message_tokens,
 )
+from .entries import Entry, base_type, parse_types, session_entries
+from .trim_columns import plan_columns
 
 VERSION = "langchain-core 1.8.2"
-
-
-class Entry(NamedTuple):
-    """One message as trim_messages sees it: `pos` in the caller's list, its count, its type, and
-    `view` when LangChain cut it (None: the message unchanged)."""
-
-    pos: int
-    tokens: int
-    type: str
-    view: LCMessage | None = None
 
 
 ListCounter = Callable[[Sequence[Entry]], int]
@@ -225,21 +213,6 @@ def trim(entries: Sequence[Entry], *, max_tokens: int, count: ListCounter, count
     return ([system, *result] if system is not None else result), trace
 
 
-def base_type(type_name: str) -> str:
-    """The message class a `.type` belongs to (a chunk's is its message's)."""
-    return CHUNK_TYPES.get(type_name, type_name)
-
-
-def parse_types(value: str, field_name: str) -> tuple[str, ...]:
-    """`"human"` or `"human,tool"` -> the message types; "" -> none (LangChain's None). A chunk's
-    type (`AIMessageChunk`) is its own: LangChain compares the strings."""
-    names = tuple(t.strip() for t in value.split(",") if t.strip())
-    unknown = [t for t in names if t not in MESSAGE_TYPES and t not in CHUNK_TYPES]
-    if unknown:
-        raise ValueError(f"{field_name}: unknown message type {unknown[0]!r}; use one or more of {', '.join(MESSAGE_TYPES)}, comma-separated")
-    return names
-
-
 #: `token_counter` values: LangChain's "approximate" (count_tokens_approximately) and `len`.
 TOKEN_COUNTERS = ("approximate", "len")
 
@@ -333,24 +306,6 @@ def make_counter(params: TrimParams, tokenizer: Tokenizer) -> Counter:
     return Counter(count, one, lambda view: math.ceil(one(view) + extra))
 
 
-def session_entries(session: Session, counts: TokenCounts) -> tuple[list[Entry], int]:
-    """The messages LangChain receives: the session's system prompt (when the log keeps it apart)
-    as a leading SystemMessage at position -1; the messages, except those an earlier summary
-    covers; that summary as LangChain's summary HumanMessage (positions -2, -3...) after the leading
-    system messages. Returns them and the prompt's count."""
-    entries: list[Entry] = []
-    prompt_tokens = 0
-    if session.system_prompt:
-        prompt_tokens = text_message_tokens(session.system_prompt, "system", counts.tokenizer)
-        entries.append(Entry(-1, prompt_tokens, "system"))
-    covered = {c for s in session.summaries for c in s.covers}
-    tokens = counts.message_tokens
-    rest = [Entry(m.index, tokens[m.index], lc_type_name(m)) for m in session.messages if m.id not in covered]
-    lead = next((k for k, e in enumerate(rest) if base_type(e.type) != "system"), len(rest))
-    summaries = [Entry(SUMMARY_POS - k, count_view(summary_view(s.text), counts.tokenizer), "human") for k, s in enumerate(session.summaries)]
-    return entries + rest[:lead] + summaries + rest[lead:], prompt_tokens
-
-
 def view_getter(session: Session) -> Callable[[int], LCMessage]:
     def view_of(pos: int) -> LCMessage:
         if pos == -1:
@@ -366,6 +321,14 @@ def sent_content(view: LCMessage) -> Any:
 
 
 def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
+    """The plan in columns where it can be (`trim_columns`), else LangChain's steps one by one."""
+    fast = plan_columns(session, params, counts)
+    return fast if fast is not None else plan_records(session, params, counts)
+
+
+def plan_records(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
+    """trim_messages step for step over one record per message: the reference `trim_columns` is
+    checked against, and the plan of another counter or of allow_partial."""
     entries, prompt_tokens = session_entries(session, counts)
     tokenizer = counts.tokenizer
     view_of = view_getter(session)
