@@ -22,7 +22,6 @@ import gc
 import json
 import os
 import random
-import statistics
 import sys
 import time
 
@@ -243,91 +242,36 @@ def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, 
 VENV_PYTHON = "/tmp/venv-bench/bin/python"
 FRAMEWORK_GOAL = 20.0
 
-LANGCHAIN_CHILD = r"""
-import json, sys, time
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately, trim_messages
-import langchain_core
-rows = json.load(open(sys.argv[1]))
-budget = int(sys.argv[2])
-msgs = []
-for r in rows:
-    if r["role"] == "system":
-        msgs.append(SystemMessage(r["content"]))
-    elif r["role"] == "user":
-        msgs.append(HumanMessage(r["content"]))
-    elif r["role"] == "tool":
-        msgs.append(ToolMessage(r["content"], tool_call_id=r["tool_call_id"]))
-    else:
-        msgs.append(AIMessage(r["content"], tool_calls=[{"name": c["name"], "args": json.loads(c["arguments"] or "{}"), "id": c["id"]} for c in r["tool_calls"]]))
-t = time.perf_counter()
-kept = trim_messages(msgs, max_tokens=budget, token_counter=count_tokens_approximately, strategy="last", start_on="human", include_system=True)
-print(json.dumps({"seconds": time.perf_counter() - t, "kept": len(kept), "version": langchain_core.__version__}))
-"""
-
-
 def bench_frameworks(n: int, rounds: int) -> list[Row]:
     """The frameworks' own builds on the same session, side by side with ctxviz's re-plan after a
-    parameter change (goal: ctxviz at least 20x faster). LangChain runs in a child process with
-    /tmp/venv-bench's python (`pip install langchain-core` there); the others are said when absent."""
+    parameter change (goal: ctxviz at least 20x faster). LangChain's `trim_messages` and ctxviz run
+    in one process (bench_langchain.py), here or, when this interpreter lacks langchain-core, in
+    /tmp/venv-bench's (made with --system-site-packages, so it has ctxviz too)."""
     import json
     import subprocess
-    import tempfile
 
-    from ctxviz.engine.policies import get_policy, policy_names
-
-    rows: list[Row] = []
     print("frameworks' own builds: supyagent: not installable: PyPI's supyagent (0.6.6) is a cloud CLI without "
           "supyagent/core/context_manager.py, so its ContextManager cannot be run here: skipped")
     print("frameworks' own builds: missy build_messages: not on PyPI (no package named missy): skipped")
-    if not os.path.exists(VENV_PYTHON):
-        print(f"LangChain trim_messages: not installed ({VENV_PYTHON} missing; python -m venv /tmp/venv-bench && "
-              "/tmp/venv-bench/bin/pip install langchain-core): skipped")
-        return rows
-    probe = subprocess.run([VENV_PYTHON, "-c", "import langchain_core"], capture_output=True)
-    if probe.returncode != 0:
-        print("LangChain trim_messages: not installed (langchain_core does not import in /tmp/venv-bench): skipped")
-        return rows
-    session = agent_session(n)
-    ours_policy = next((p for p in policy_names() if "langchain" in p), "missy")
-    store = CountStore()
-    first = plan_session(session, ours_policy, {}, None, store)
-    total = sum(m.tokens for m in first.messages)
-    budget = max(1, total // 2)
-    budget_name = budget_param(ours_policy, get_policy(ours_policy).default_params())
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump([{"role": m.role, "content": m.text, "tool_call_id": m.tool_call_id,
-                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]} for m in session.messages], f)
-        path = f.name
-    version = ""
-
-    def theirs() -> float:
-        nonlocal version
-        out = subprocess.run([VENV_PYTHON, "-c", LANGCHAIN_CHILD, path, str(budget)], capture_output=True, text=True, check=True)
-        answer = json.loads(out.stdout.strip().splitlines()[-1])
-        version = answer["version"]
-        return float(answer["seconds"])
-
-    budgets = iter(range(budget, budget - 1000 * (rounds + 2), -1000))
-
-    def ours() -> float:
-        missy._OLDER_CACHE.clear()
-        change = {budget_name: next(budgets)} if budget_name else {}
-        return timed(lambda: plan_session(session, ours_policy, change, None, store))
-
     try:
-        theirs_s, ours_s, ratios = interleaved(theirs, ours, rounds)
-    finally:
-        os.unlink(path)
-    speedups = [1 / r for r in ratios]
-    met = statistics.median(speedups) >= FRAMEWORK_GOAL
-    print(f"LangChain trim_messages (langchain-core {version}, count_tokens_approximately, strategy='last') on {n:,} messages: "
-          f"{spread(theirs_s, 1000, '{:.0f}')} ms per build; ctxviz re-plan ({ours_policy}"
-          f"{'' if 'langchain' in ours_policy else ', no LangChain policy registered: the nearest newest-first policy'}) "
-          f"{spread(ours_s, 1000, '{:.0f}')} ms -> ctxviz {spread(speedups, 1, '{:.1f}')}x faster (goal >= {FRAMEWORK_GOAL:.0f}x)", flush=True)
-    rows.append(Row(f"LangChain trim_messages build vs ctxviz re-plan ({ours_policy}), {n:,} messages: speed-up", speedups,
-                    f">= {FRAMEWORK_GOAL:.0f}x", met))
-    return rows
+        import bench_langchain
+        import langchain_core  # noqa: F401
+
+        return bench_langchain.run(n, rounds)
+    except ImportError:
+        pass
+    if not os.path.exists(VENV_PYTHON):
+        print(f"LangChain trim_messages: not installed ({VENV_PYTHON} missing; python -m venv --system-site-packages /tmp/venv-bench && "
+              "/tmp/venv-bench/bin/pip install langchain-core): skipped")
+        return []
+    script = os.path.join(os.path.dirname(__file__), "bench_langchain.py")
+    out = subprocess.run([VENV_PYTHON, script, "--messages", str(n), "--rounds", str(rounds), "--json"], text=True, capture_output=True)
+    if out.returncode != 0:
+        print(f"LangChain trim_messages: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else 'failed'}: skipped")
+        return []
+    lines = out.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]))
+    return [Row(r["name"], r["ratios"], r["goal"], r["met"]) for r in json.loads(lines[-1])]
 
 
 def run(messages: int = 100_000, sim_messages: int = 1000, rounds: int = 3, matrix_messages: int | None = None,
