@@ -12,7 +12,7 @@ from functools import cached_property
 from itertools import compress
 from typing import Any, NamedTuple
 
-from .plan_rows import DECISIONS, SENT_DECISIONS, Decision, MessagePlan, Reasons, Rows
+from .plan_rows import DECISIONS, SENT_DECISIONS, Decision, MessagePlan, Reasons, Rows, sent_flags
 
 __all__ = ["DECISIONS", "SENT_DECISIONS", "Context", "Decision", "MessagePlan", "Plan", "PlanColumns", "Rows", "SummaryPlan", "Totals"]
 
@@ -217,6 +217,17 @@ class Plan:
         if not self.messages:
             return PlanColumns(*([()] * len(PlanColumns._fields)))
         return PlanColumns(*zip(*self.messages, strict=True))
+
+    @cached_property
+    def sent_flags(self) -> tuple[bool, ...]:
+        """Whether each message is sent, read from the columns (no row is built for it)."""
+        return tuple(sent_flags(self.messages))
+
+    @cached_property
+    def last_unsent(self) -> int | None:
+        """The newest message not sent (where the cut line is drawn), or None."""
+        flags = self.sent_flags
+        return next((i for i in range(len(flags) - 1, -1, -1) if not flags[i]), None)
 
     @cached_property
     def reason_codes(self) -> tuple[str, ...]:
