@@ -573,3 +573,53 @@ def test_unhashable_or_odd_first_lines_never_crash(tmp_path, first):
         load_session(path)
     except LoadError as exc:
         assert "\n" not in str(exc)
+
+
+MODEL_SIDE_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+#: Events that stand between two responses rather than inside one.
+BETWEEN_RESPONSES = {"token_count", "user_message", "task_started", "task_complete", "turn_aborted", "context_compacted"}
+
+
+def _model_side(record: dict[str, Any]) -> bool:
+    payload = record.get("payload") or {}
+    if record.get("type") == "response_item":
+        return payload.get("type") in MODEL_SIDE_ITEMS or (payload.get("type") == "message" and payload.get("role") == "assistant")
+    return record.get("type") == "event_msg" and payload.get("type") not in BETWEEN_RESPONSES  # the response's UI copies and progress
+
+
+def as_codex_039(lines: list[str]) -> list[str]:
+    """A newer rollout in Codex 0.39's order: each call's `token_count` moved from after the
+    response's items (and their UI copies) to just before them; the version said to be 0.39.0."""
+    records = [json.loads(line) for line in lines if line.strip()]
+    out: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("type") == "session_meta":
+            record = {**record, "payload": {**record["payload"], "cli_version": "0.39.0"}}
+        payload = record.get("payload") or {}
+        if record.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+            at = len(out)
+            while at > 0 and _model_side(out[at - 1]):
+                at -= 1
+            out.insert(at, record)
+        else:
+            out.append(record)
+    return [json.dumps(r) + "\n" for r in out]
+
+
+@pytest.mark.parametrize("name", ["localpush-rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl",
+                                  "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
+                                  "codemie-rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"])
+def test_codex_039_writes_each_report_before_its_response(tmp_path: Path, name: str) -> None:
+    """Codex 0.39 writes turn_context, then token_count, then the response's items. A real newer
+    rollout rewritten into that order reads with every report on the same call as the original:
+    none credited to the call before, none lost at the start, the last on the final answer."""
+    lines = (REAL / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    original = load_session(str(REAL / name))
+    path = tmp_path / "rollout-039.jsonl"
+    path.write_text("".join(as_codex_039(lines)), encoding="utf-8")
+    old = load_session(str(path))
+    assert old.format_version == "0.39.0"
+    reported = [(m.index, m.role, m.usage) for m in original.messages if m.usage is not None]
+    assert len(reported) > 3
+    assert [(m.index, m.role, m.usage) for m in old.messages if m.usage is not None] == reported
+    assert [m.text for m in old.messages] == [m.text for m in original.messages]

@@ -15,7 +15,8 @@ content and a note says which was found:
   them); otherwise they are skipped, so no message counts twice.
 - `event_msg` `token_count` reports each model call's usage: it is attached to the assistant turn of
   that call (input without the cached tokens, cache_read the cached tokens; repeated reports are
-  skipped), and its `model_context_window` becomes the session's context window.
+  skipped), and its `model_context_window` becomes the session's context window. Codex writes it
+  after the response's items, except 0.39, which writes it before them (`USAGE_BEFORE_ITEMS`).
 - `compacted` is a compaction Codex made: what came before it is replaced by its
   `replacement_history` (or, in older files, by its `message` summary). The messages before it
   become covered by a `Summary` of that history and a `Compaction` marks the spot, so every policy
@@ -48,6 +49,9 @@ MESSAGE_EVENTS = frozenset(("user_message", "agent_message", "agent_reasoning", 
 EVENT_ITEM = {"user_message": "message:user", "agent_message": "message:assistant", "agent_reasoning": "reasoning"}
 EVENT_ALIASES = {"agent_reasoning_raw_content": "agent_reasoning", "agent_reasoning_section_break": "agent_reasoning"}
 EVENT_WHAT = {"user_message": "user messages", "agent_message": "assistant messages", "agent_reasoning": "reasoning"}
+#: Versions that write a call's `token_count` before the response's items (turn_context, token_count,
+#: then the items); later versions write it after them.
+USAGE_BEFORE_ITEMS = ("0.39.",)
 NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
 #: How the user messages Codex writes itself begin (the environment, AGENTS.md): context, not dialog.
 INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
@@ -110,6 +114,8 @@ class _Rollout:
         self.system_prompt = ""
         self.version = ""
         self.context_window = 0
+        #: A usage report waiting for the response it belongs to (Codex 0.39 writes it first).
+        self.pending: Usage | None = None
         self.summaries: list[Summary] = []
         self.compactions: list[Compaction] = []
         self.metas = 0
@@ -256,8 +262,10 @@ class _Rollout:
         timestamp = f.str("timestamp")
         if kind == "response_item":
             self.item(p, timestamp, lineno)
+            self._settle()
         elif kind == "event_msg":
             self.event(p, timestamp, lineno)
+            self._settle()
         elif kind == "compacted":
             self.compacted(p, timestamp, lineno)
         elif kind == "turn_context":
@@ -267,6 +275,12 @@ class _Rollout:
             self.session_meta(p)
         else:
             self.src.tally(f"skipped {{n}} `{kind}` line(s), a line type ctxviz does not read")
+
+    def _settle(self) -> None:
+        """A report written before its response (Codex 0.39) goes to the response's first item."""
+        latest = self.reader.latest_model
+        if self.pending is not None and latest is not None and latest.usage is None:
+            latest.usage, self.pending = self.pending, None
 
     def session_meta(self, p: Fields) -> None:
         self.metas += 1
@@ -354,6 +368,14 @@ class _Rollout:
         self.attach(usage)
 
     def attach(self, usage: Usage) -> None:
+        if self.version.startswith(USAGE_BEFORE_ITEMS):
+            if self.pending is not None:
+                self.src.tally("{n} reported usage(s) (`token_count`) had no response after them before the next report "
+                               "(an interrupted call) and were not attached")
+            self.pending = usage  # the response's items come next: `line` attaches it to them
+            self.reader.latest_model = None
+            self.reader.close()
+            return
         target: Draft | None = self.reader.latest_model
         if target is None or target.usage is not None:
             self.src.tally("{n} reported usage(s) (`token_count`) had no assistant turn of their own since the previous report "
