@@ -121,7 +121,7 @@ def run(quick: bool = False, rounds: int = 3, cap: float = 6.0, policies: list[s
         largest = measured[-1]
         ratios = [a / b for a, b in zip(sim[case][largest], plan[case][largest], strict=True)]
         ratio = statistics.median(ratios)
-        how = replays_incrementally(name, pair_safe)
+        how = replays_incrementally(name, options=PlanOptions(pair_safe=pair_safe))
         label = f"{name}, pair-safe" if pair_safe else name
         exp_met = exponent <= EXPONENT_GOAL and largest == sizes[-1]
         ratio_met = ratio <= RATIO_GOAL and largest == sizes[-1]

@@ -134,6 +134,23 @@ class _Replay:
         self.pins: dict[int, str] = {}
         self.horizon = -1  # this step's `Turn.horizon` (set by `simulate` before `step`)
         self.last_horizon = -1  # the step before's
+        #: The steps this replay planned from scratch (the reference `step`): `simulate` reports them.
+        self.scratch_steps = 0
+
+    #: Whether the replayer carries pair safety from turn to turn (else `--pair-safe` replays from scratch).
+    pair_safe_incremental = False
+    #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
+    #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
+    #: (from the first one in force that covers a message of the file), "" (carried).
+    recorded_summaries = "whole"
+    #: Whether an id on more than one message makes the replay from scratch.
+    unique_ids = False
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        """Why this replayer plans the whole replay from scratch for this session and these
+        parameters, beyond what the class attributes say (None: it does not)."""
+        return None
 
     def recorded_until(self, i: int) -> int:
         """The last session index whose recorded summaries are in force at the step at `i`."""
@@ -144,6 +161,7 @@ class _Replay:
         scratch, so it keeps nothing."""
 
     def step(self, i: int) -> Turn:
+        self.scratch_steps += 1
         session, policy, generated = self.session, self.policy, self.generated
         prefix = state(session, policy, i, generated, self.recorded_until(i))
         counts = prefix_counts(self.full, prefix)

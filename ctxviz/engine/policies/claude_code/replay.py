@@ -37,6 +37,12 @@ class ClaudeCodeReplay(_EditsReplay):
     the log's usage would count again), or with an id on more than one message, replays from
     scratch; so do the turns with a recorded summary in force before the first generated one."""
 
+    unique_ids = True
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        return "compactions recorded in the log" if session.compactions else None
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]
