@@ -37,12 +37,14 @@ def run(args: argparse.Namespace) -> int:
 
     session, policy_name, params, tokenizer, opened = load_with_policy(args)
     summarizer = endpoint_summarizer(args, policy_name)
+    from ..engine.replay import replays_incrementally
     from ..engine.simulate import plan_versus_replay
 
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
     timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options, per_message=args.per_message)
     plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
     versus = plan_versus_replay(plan, timeline)
+    how = replay_line(timeline, replays_incrementally(policy_name, session, options, params))
     reported = reported_per_turn(session)
     skipped = retention_skipped(args, session)
     retention = None if skipped else timeline_retention_of(timeline)
@@ -51,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus},
+               "replay": {"how": how, "scratch_steps": timeline.scratch_steps},
                "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None,
                **({"retention_note": skipped} if skipped else {})}
         if cache is not None:
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         print(opened_line(opened), end="")
     if timeline.schedule is not None:
         print(f"steps: {timeline.schedule.describe()}; a turn is named by the last message of its request")
+    if timeline.scratch_steps:
+        print(f"replay: {how}")
     if reported:
         print(f"the log reports the provider's input for {len(reported):,} calls (column 'reported': input + cache read + cache write "
               "of the request made after that turn)")
@@ -111,3 +116,10 @@ def endpoint_summarizer(args: argparse.Namespace, policy_name: str) -> EndpointS
 
     return EndpointSummarizer(args.summarizer_url, args.summarizer_model)
 
+
+
+def replay_line(timeline: Any, how: str) -> str:
+    """How the replay ran: incremental, or from scratch (why), with the steps it planned whole."""
+    if not timeline.scratch_steps:
+        return how
+    return f"{how}; {timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned the whole prefix"

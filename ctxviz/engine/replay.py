@@ -13,9 +13,12 @@ contract they follow is `replay_contract.py`); this module only collects them.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from .checks import PlanOptions
 from .counting import TokenCounts
+from .policies import get_policy
 from .policies.anthropic.replay import REPLAYERS as ANTHROPIC
 from .policies.autogen.replay import REPLAYERS as AUTOGEN
 from .policies.claude_code.replay import REPLAYERS as CLAUDE_CODE
@@ -46,11 +49,61 @@ def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summ
     return None if kind is None else kind(session, policy, params, full, summarizer, pair_safe)
 
 
-def replays_incrementally(policy: str, pair_safe: bool = False) -> str:
-    """How `simulate` replays the policy: 'incremental', 'incremental (pair safety: from scratch)', or 'from scratch'."""
-    if policy not in REPLAYERS:
-        return "from scratch"
-    if pair_safe and not getattr(REPLAYERS[policy], "pair_safe_incremental", False):
-        return "from scratch (pair safety)"
-    return "incremental"
+def replays_incrementally(policy: str, session: Session | None = None, options: PlanOptions | None = None, params: Any = None, *,
+                          pair_safe: bool = False) -> str:
+    """How `simulate` replays the policy for this session, with these options and parameters:
+    'incremental'; 'from scratch (why)', every step planning the whole prefix; or 'incremental,
+    then from scratch (why)', where the turns from some point on are handed to the reference step.
+    Without a session, what it does for a session with nothing unusual. (A replayer also hands
+    single turns to the reference step, such as the turn of a compaction; `Timeline.scratch_steps`
+    counts what a replay really planned from scratch.) `pair_safe=True` stands for options with pair safety."""
+    if pair_safe:
+        options = dataclasses.replace(options or PlanOptions(), pair_safe=True)
+    why = _scratch(policy, session, options, params)
+    if why is not None:
+        return f"from scratch ({why})"
+    kind = REPLAYERS[policy]
+    later: list[str] = []
+    if session is not None and session.summaries and kind.recorded_summaries:
+        if kind.recorded_summaries == "covering":
+            ids = {m.id for m in session.messages}
+            if any(c in ids for s in session.summaries for c in s.covers):
+                later.append("the turns from the first recorded summary of the file's messages on")
+        else:
+            later.append("the turns from the first recorded summary on")
+    after = getattr(kind, "after_trigger", "")
+    if after:
+        later.append(after)
+    return "incremental" + (f", then from scratch ({'; '.join(later)})" if later and session is not None else "")
 
+
+def _scratch(policy: str, session: Session | None, options: PlanOptions | None, params: Any) -> str | None:
+    """Why `simulate` plans every step of this replay from scratch (None: it does not)."""
+    pair_safe = options is not None and options.pair_safe
+    if options is not None and options.pins:
+        return "pins"
+    kind = REPLAYERS.get(policy)
+    if kind is None:
+        return "no incremental replayer"
+    if params is None or not dataclasses.is_dataclass(params):
+        params = get_policy(policy).make_params(params or {})
+    if getattr(params, "needs_full_replay", False):
+        return "parameters its replayer does not follow"
+    if pair_safe and not kind.pair_safe_incremental:
+        return "pair safety"
+    if session is None:
+        return None
+    if pair_safe and _call_ids_shared(session):
+        return "pair safety, with a tool call id on more than one call"
+    if session.summaries and kind.recorded_summaries == "whole":
+        return "summaries recorded in the file"
+    if kind.unique_ids:
+        ids = [m.id for m in session.messages]
+        if len(set(ids)) != len(ids):
+            return "an id on more than one message"
+    return kind.scratch_reason(session, params)
+
+
+def _call_ids_shared(session: Session) -> bool:
+    ids = [call.id for m in session.messages for call in m.tool_calls if call.id]
+    return len(set(ids)) != len(ids)

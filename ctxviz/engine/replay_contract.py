@@ -134,6 +134,23 @@ class _Replay:
         self.pins: dict[int, str] = {}
         self.horizon = -1  # this step's `Turn.horizon` (set by `simulate` before `step`)
         self.last_horizon = -1  # the step before's
+        #: The steps this replay planned from scratch (the reference `step`): `simulate` reports them.
+        self.scratch_steps = 0
+
+    #: Whether the replayer carries pair safety from turn to turn (else `--pair-safe` replays from scratch).
+    pair_safe_incremental = False
+    #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
+    #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
+    #: (from the first one in force that covers a message of the file), "" (carried).
+    recorded_summaries = "whole"
+    #: Whether an id on more than one message makes the replay from scratch.
+    unique_ids = False
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        """Why this replayer plans the whole replay from scratch for this session and these
+        parameters, beyond what the class attributes say (None: it does not)."""
+        return None
 
     def recorded_until(self, i: int) -> int:
         """The last session index whose recorded summaries are in force at the step at `i`."""
@@ -144,6 +161,7 @@ class _Replay:
         scratch, so it keeps nothing."""
 
     def step(self, i: int) -> Turn:
+        self.scratch_steps += 1
         session, policy, generated = self.session, self.policy, self.generated
         prefix = state(session, policy, i, generated, self.recorded_until(i))
         counts = prefix_counts(self.full, prefix)
@@ -171,22 +189,32 @@ def _recorded_summary_event(session: Session, k: int, prefix: Session, plan: Pla
     summary = session.summaries[k]
     position = {m.id: m.index for m in prefix.messages}
     covered = sorted(position[c] for c in summary.covers if c in position)
-    if covered == list(range(covered[0], covered[-1] + 1)):
-        span = f"message #{covered[0]}" if len(covered) == 1 else f"messages #{covered[0]}-#{covered[-1]}"
-    else:
-        span = f"{len(covered)} messages ({_indices(covered)})"
-    text = f"the session's recorded summary #{k + 1} takes over {span}, as the agent compacted here"
     summarized = sum(1 for j in covered if plan.messages[j].decision is Decision.SUMMARIZED)
-    if summarized == len(covered):
+    local = next((j for j, s in enumerate(prefix.summaries) if s is summary), None)
+    decided = next((sp for sp in plan.summaries if sp.index == local), None)
+    contiguous = covered == list(range(covered[0], covered[-1] + 1))
+    return recorded_summary_text(k, covered[:5], covered[0], covered[-1], len(covered), contiguous, summarized, plan.policy,
+                                 None if decided is None else (decided.decision, decided.reason))
+
+
+def recorded_summary_text(k: int, head: list[int], first: int, last: int, count: int, contiguous: bool, summarized: int, policy: str,
+                          decided: tuple[Decision, str] | None) -> str:
+    """The sentence of `_recorded_summary_event` from what it reads: the covered messages (the first
+    five, the first and last, how many, whether they are one run), how many of them the plan
+    summarised, and the plan's decision on the summary itself (None: the plan decides none)."""
+    if contiguous:
+        span = f"message #{first}" if count == 1 else f"messages #{first}-#{last}"
+    else:
+        span = f"{count} messages ({_indices(head, total=count)})"
+    text = f"the session's recorded summary #{k + 1} takes over {span}, as the agent compacted here"
+    if summarized == count:
         text += ": they are no longer sent"
     elif summarized:
         text += f": {summarized} of them are no longer sent"
     else:
-        text += f", but {plan.policy} still decides them as it would without it"
-    local = next((j for j, s in enumerate(prefix.summaries) if s is summary), None)
-    decided = next((sp for sp in plan.summaries if sp.index == local), None)
+        text += f", but {policy} still decides them as it would without it"
     if decided is not None:
-        text += f"; the summary is {'sent' if decided.decision is Decision.KEPT else 'not sent'} ({decided.reason})"
+        text += f"; the summary is {'sent' if decided[0] is Decision.KEPT else 'not sent'} ({decided[1]})"
     return text
 
 
@@ -256,9 +284,11 @@ def untrimmed_cuts(i: int, before: _Cuts, fits: bool, events: list[Event], plan:
     return FITS if fits else NOT_FITS
 
 
-def _indices(indices: list[int], shown: int = 5) -> str:
+def _indices(indices: list[int], shown: int = 5, total: int | None = None) -> str:
+    """The first `shown` indices, and how many more (`total`: the whole list's length, when only its head is given)."""
+    total = len(indices) if total is None else total
     text = ", ".join(f"#{k}" for k in indices[:shown])
-    return text + (f" and {len(indices) - shown} more" if len(indices) > shown else "")
+    return text + (f" and {total - shown} more" if total > shown else "")
 
 
 def _turn(i: int, plan: Plan, active: int, events: list[Event]) -> Turn:

@@ -66,6 +66,9 @@ class Timeline:
     options: PlanOptions | None = None
     #: Where the replay stepped (`steps.schedule`): its rule ("calls", "replies", "messages").
     schedule: Schedule | None = None
+    #: How many steps planned the whole prefix from scratch (all of them without an incremental
+    #: replayer; an incremental one hands some turns, or all from some point, to the reference step).
+    scratch_steps: int = 0
 
     @property
     def step_rule(self) -> str:
@@ -178,7 +181,7 @@ def simulate(
                 turns_so_far(turns, len(steps))
             if progress is not None:
                 progress(i + 1, n)
-    return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options, plan)
+    return Timeline(session, policy, params, full, tuple(turns), tuple(replay.generated), options, plan, replay.scratch_steps)
 
 
 #: Event kinds that put a summary in force, as the replay's sentence names them.

@@ -187,6 +187,8 @@ class _SummaryReplay(_Replay):
     """What the three replayers share: prefix sums of the counts, the session's ids, and the
     reference step for the turns (or whole replays) they do not compute."""
 
+    unique_ids = True
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self.tokens = full.message_tokens
@@ -234,6 +236,8 @@ class _EditsReplay(_Replay):
     """What the replayers here share: the fall-back rule (pair safety for the whole replay; the
     turns from the first recorded summary in force on), the growing system prompt, and the
     overflow event."""
+
+    recorded_summaries = "in force"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)

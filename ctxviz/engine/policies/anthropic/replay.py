@@ -121,6 +121,11 @@ class ClearToolUsesReplay(_AnthropicReplay):
 
     A session where a tool call id is on more than one call (or on none) replays from scratch."""
 
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        ids = [c.id for m in session.messages if m.role == "assistant" for c in m.tool_calls]
+        return None if len(set(ids)) == len(ids) and all(ids) else "a tool call id on more than one call, or on none"
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         p: ae.ClearToolUses20250919 = params

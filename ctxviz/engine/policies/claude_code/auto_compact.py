@@ -161,11 +161,41 @@ def _recorded(session: Session, summary: Summary) -> bool:
 
 def _boundary(session: Session, summary: Summary) -> int | None:
     """The index of the first message after the recorded compaction that wrote `summary` (None: the
-    log records no such compaction)."""
+    log records no such compaction): the first compaction whose messages before it, less its
+    preserved segment, are exactly the summary's covers (as sets of ids).
+
+    Read in one pass over the messages and each compaction's preserved ids, not one set of the ids
+    before it per compaction (a long log with many compactions made that cubic over a replay): the
+    ids before position m, less the preserved ones, are the covers when every cover is first seen
+    before m and is not preserved, and every position before m holds a cover or a preserved id."""
+    if not session.compactions or not summary.covers:
+        return None
     covers = set(summary.covers)
+    ids = [m.id for m in session.messages]
+    first: dict[str, int] = {}
+    for j, x in enumerate(ids):
+        first.setdefault(x, j)
+    lo = 0  # every cover is first seen before this position
+    for c in covers:
+        j = first.get(c)
+        if j is None:
+            return None
+        lo = max(lo, j + 1)
+    n = len(ids)
+    free = [n] * (n + 1)  # free[j]: the first position >= j whose id is not a cover
+    for j in range(n - 1, -1, -1):
+        free[j] = free[j + 1] if ids[j] in covers else j
     for c in session.compactions:
-        before = {m.id for m in session.messages[: c.before_index]} - set(c.preserved)
-        if before and before == covers:
+        m = len(range(n)[: c.before_index])  # the messages before it in this session, as the slice counts them
+        if m < lo:
+            continue
+        preserved = set(c.preserved)
+        if not preserved.isdisjoint(covers):
+            continue
+        j = free[0]
+        while j < m and ids[j] in preserved:
+            j = free[j + 1]
+        if j >= m:
             return c.before_index
     return None
 

@@ -4,12 +4,15 @@ reported usage or summary, carried from turn to turn, with the offline snapshot 
 
 from __future__ import annotations
 
+import dataclasses
+from bisect import bisect_left, bisect_right
 from types import SimpleNamespace
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
-from ...session import Message, Session
+from ...replay_contract import Event, Turn, _Replay, light_plan, prefix_counts, recorded_summary_text, untrimmed_cuts
+from ...reported import reported_usage
+from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import _Snapshot
 from ..replay_common import _EditsReplay
@@ -27,66 +30,231 @@ class _CarriedSnapshot:
         return self.snapshot.text(messages)
 
 
+class _InForce:
+    """A summary in force during a replay, as `cc.plan` reads it, in a form each step reads in O(1):
+    its covers are the positions [0, lo) less `holes` (sorted), and `cc._boundary` of a prefix of L
+    messages is the first of `candidates` (the compactions, in order, that can match) whose
+    window holds L: (before_index, the last L it matches at, or None: every L >= lo)."""
+
+    def __init__(self, summary: Summary, lo: int, holes: list[int], present: bool, candidates: list[tuple[int, int | None]], tokens: list[int]) -> None:
+        self.summary = summary
+        self.lo = lo
+        self.holes = holes
+        self.count = lo - len(holes)  # the covers in the session
+        self.present = present  # every cover is a message of the session
+        self.candidates = candidates
+        self.at = 0  # candidates before this one stopped matching (L only grows)
+        self.hole_sums = [0]
+        for h in holes:
+            self.hole_sums.append(self.hole_sums[-1] + tokens[h])
+
+    def covered(self, length: int) -> tuple[int, int]:
+        """How many of the first `length` messages it covers, and the bisection point in `holes`."""
+        m = min(length, self.lo)
+        k = bisect_left(self.holes, m)
+        return m - k, k
+
+    def boundary(self, length: int) -> int | None:
+        """`cc._boundary` of the session's first `length` messages (lengths asked in increasing order)."""
+        if length < self.lo:
+            return None
+        while self.at < len(self.candidates):
+            b, last = self.candidates[self.at]
+            if last is None or length <= last:
+                return b
+            self.at += 1
+        return None
+
+
+class _Covers:
+    """Each recorded summary's covers and candidate compactions, read once per session (kept in
+    `Session.derived`): a session with many compactions, each covering everything before it, has
+    covers whose total length grows as the square of the session's."""
+
+    def __init__(self, session: Session) -> None:
+        messages = session.messages
+        self.position = {m.id: m.index for m in messages}
+        self.ids = [m.id for m in messages]
+        self.preserved = [set(c.preserved) for c in session.compactions]
+        self.befores = [c.before_index for c in session.compactions]
+        self.sorted_befores = self.befores == sorted(self.befores)
+        self.shapes: list[tuple[int, list[int], bool, list[tuple[int, int | None]]] | None] = []
+        for summary in session.summaries:
+            positions = [self.position.get(c) for c in summary.covers]
+            present = [j for j in positions if j is not None]
+            if len(set(present)) != len(present):  # a cover named twice: the reference counts it twice
+                self.shapes.append(None)
+                continue
+            lo = max(present) + 1 if present else 0
+            holes: list[int] = []
+            if len(present) < lo:
+                taken = set(present)
+                holes = [j for j in range(lo) if j not in taken]
+            whole = len(present) == len(summary.covers)
+            self.shapes.append((lo, holes, whole, self.candidates(lo, holes, whole)))
+
+    def candidates(self, lo: int, holes: list[int], whole: bool) -> list[tuple[int, int | None]]:
+        """The compactions, in order, whose `_boundary` test the covers [0, lo) less `holes` can pass,
+        each with the last prefix length it passes at (None: every length from lo on)."""
+        if not whole or lo == 0:
+            return []
+        hole_set = set(holes)
+        found: list[tuple[int, int | None]] = []
+        start = bisect_left(self.befores, lo) if self.sorted_befores else 0
+        for k in range(start, len(self.befores)):
+            b, preserved = self.befores[k], self.preserved[k]
+            if b < lo or len(holes) > len(preserved):
+                continue
+            if any((j := self.position.get(p)) is not None and j < lo and j not in hole_set for p in preserved):
+                continue  # a preserved message is a cover
+            if any(self.ids[h] not in preserved for h in holes):
+                continue  # a message before the covers' end is neither a cover nor preserved
+            g = lo  # the first position from lo on whose id is not preserved
+            while g < len(self.ids) and self.ids[g] in preserved:
+                g += 1
+            found.append((b, None if b <= g else g))
+            if b <= g:
+                break  # it matches at every length from lo on: none after it is asked
+        return found
+
+
+def _covers(session: Session) -> _Covers:
+    key = ("claude_code.replay", "covers")
+    found = session.derived.get(key)
+    if found is None:
+        found = session.derived[key] = _Covers(session)
+    return found
+
+
 class ClaudeCodeReplay(_EditsReplay):
     """Claude Code's auto-compact: the count is the last reported usage plus the tokens after it
-    (prefix sums), or, with ctxviz's summary in force, the messages since it and the summary; the
-    policy's own `compact` runs at the turns that reach the trigger, with the snapshot gathered so
-    far carried over (its summary covers every message so far).
+    (prefix sums), or, with a summary in force, the messages it does not cover and the summary;
+    the policy's own `compact` runs at the turns that reach the trigger, with the snapshot gathered
+    so far carried over (its summary covers every message so far).
 
-    A session with compactions recorded (a generated summary could then coincide with one, and
-    the log's usage would count again), or with an id on more than one message, replays from
-    scratch; so do the turns with a recorded summary in force before the first generated one."""
+    The summaries the log records (its compactions) are in force from `Turn.horizon` on, the
+    latest in the file's order standing for all, as `cc.plan` takes them; whether the log's usage
+    after one counts (`cc._boundary`, the compaction that wrote it) is read from each summary's
+    candidate compactions, found once per session (`_Covers`). A session with an id on more than
+    one message, a cover named twice, a compaction before_index below 0 or the same summary
+    recorded twice replays from scratch."""
+
+    unique_ids = True
+    recorded_summaries = ""
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        if any(c.before_index < 0 for c in session.compactions):
+            return "a compaction before the start of the log"
+        if len({id(s) for s in session.summaries}) != len(session.summaries):
+            return "the same summary recorded twice"
+        if session.summaries and any(shape is None for shape in _covers(session).shapes):
+            return "a summary that names a message twice"
+        return None
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]
-        self.usable = self.usable and not session.compactions and len(set(ids)) == len(ids)
+        self.usable = self.usable and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
         self.position = {m.id: m.index for m in session.messages}
         self.threshold = cc.threshold(session.model, params, session.context_window)
         t = self.threshold
         self.cap = max(0, min(t.trigger, t.window))
         self.extra = {"autocompact_threshold": t.trigger, "threshold_how": t.how}
         self.sums = [0]  # all messages' tokens
-        self.history_sums = [0]  # sums[k + 1] - the system messages' tokens: per session index
         self.last_usage = -1  # the last message with usage (any role) that measured a window (`cc.plan`'s anchor)
         self.synced = 0  # len(generated) the summary state reflects
-        self.covered = 0  # the messages the summary in force covers, and their tokens
-        self.covered_tokens = 0
-        self.covered_upto = -1  # the session index of its last cover
-        self.summary_tokens = 0
         self.carried = _CarriedSnapshot() if type(summarizer) is ExtractiveSummarizer else summarizer
+        self.system_positions = [m.index for m in session.messages if m.role == "system"]
+        self.recorded: dict[int, _InForce] = {}
+        self.generated_in_force: _InForce | None = None
+        self.decisions: dict[int, tuple[Any, str]] = {}
+        if self.usable and session.summaries:
+            self.covers = _covers(session)
+            starts = session.summary_start_turns
+            order = sorted(range(len(starts)), key=lambda k: starts[k])
+            self.order = order  # the summaries by their start
+            self.starts = [starts[k] for k in order]
+            self.latest: list[int] = []  # latest[j]: the last summary in file order among the j + 1 starting first
+            for k in order:
+                self.latest.append(max(k, self.latest[-1]) if self.latest else k)
+            self.earlier_start: list[float] = []  # the first start among the summaries before k in the file
+            for k in range(len(starts)):
+                self.earlier_start.append(min(self.earlier_start[-1], starts[k - 1]) if k else float("inf"))
+            found = reported_usage(session)
+            self.first_call = found.first_index if found is not None else len(session.messages)
+            self.unseen = found.unseen if found is not None else 0
 
     def absorb(self, i: int) -> None:
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
-        self.history_sums.append(self.history_sums[-1] + (0 if m.role == "system" else self.tokens[i]))
         if m.usage is not None and m.usage.window_fill > 0:  # a report of 0 tokens measured nothing
             self.last_usage = i
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
+        if not self.usable:
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
-            summary = self.generated[-1]
-            self.covered = len(summary.covers)
-            self.covered_upto = self.position[summary.covers[-1]]
-            self.covered_tokens = self.history_sums[self.covered_upto + 1]
-            self.summary_tokens = self.full.text(summary.text)
+            self.generated_in_force = self._generated(self.generated[-1])
             self.synced = len(self.generated)
         return self._fast(i)
 
+    def _generated(self, summary: Summary) -> _InForce:
+        """ctxviz's summary: it covers every message so far but the system messages."""
+        lo = self.position[summary.covers[-1]] + 1
+        holes = self.system_positions[: bisect_left(self.system_positions, lo)]
+        candidates: list[tuple[int, int | None]] = []
+        if self.session.compactions:
+            candidates = _covers(self.session).candidates(lo, holes, True)
+        return _InForce(summary, lo, holes, True, candidates, self.tokens)
+
+    def _in_force(self, until: int) -> _InForce | None:
+        """The summary `cc.plan` reads at a step whose recorded summaries are in force up to `until`."""
+        if self.generated:
+            return self.generated_in_force
+        if not self.session.summaries:
+            return None
+        j = bisect_right(self.starts, until)
+        if not j:
+            return None
+        return self._recorded(self.latest[j - 1])
+
+    def _recorded(self, k: int) -> _InForce:
+        found = self.recorded.get(k)
+        if found is None:
+            shape = self.covers.shapes[k]
+            assert shape is not None
+            lo, holes, whole, candidates = shape
+            found = self.recorded[k] = _InForce(self.session.summaries[k], lo, holes, whole, candidates, self.tokens)
+        return found
+
     def _fast(self, i: int) -> Turn:
         t = self.threshold
-        total = self.sums[i + 1]
-        if self.generated:  # ctxviz's summary: the log's usage does not apply (cc._recorded is False without compactions)
-            used = total - self.covered_tokens + self.summary_tokens
-        elif self.last_usage >= 0:
-            u = self.session.messages[self.last_usage].usage
-            assert u is not None
-            used = u.window_fill + u.output_tokens + total - self.sums[self.last_usage + 1]
+        length = i + 1
+        total = self.sums[length]
+        until = self.recorded_until(i)
+        summary = self._in_force(until)
+        covered = covered_tokens = 0
+        if summary is None:
+            boundary = None
+            anchor = self.last_usage
         else:
-            used = total
+            covered, k = summary.covered(length)
+            m = min(length, summary.lo)
+            covered_tokens = self.sums[m] - summary.hole_sums[k]
+            boundary = summary.boundary(length) if summary.present else None
+            anchor = self.last_usage if boundary is not None and self.last_usage >= boundary else -1
+        if anchor >= 0:
+            u = self.session.messages[anchor].usage
+            assert u is not None
+            used = u.window_fill + u.output_tokens + total - self.sums[anchor + 1]
+        else:
+            used = total - covered_tokens
+            if summary is not None:
+                used += self._summary_tokens(summary)
+                if boundary is not None and self.first_call < length:
+                    used += self.unseen
         fits = used <= t.window
         events: list[Event] = []
         active = len(self.generated)
@@ -95,12 +263,75 @@ class ClaudeCodeReplay(_EditsReplay):
                           t.window, used, fits, extra=self.extra) if compacts or not fits else None
         if compacts:
             prefix = SimpleNamespace(messages=self.session.messages[: i + 1])
-            summary = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
-            if summary is not None:
-                self.generated.append(summary)
+            new = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
+            if new is not None:
+                self.generated.append(new)
+        if not self.generated and self.session.summaries:
+            recorded = self._recorded_events(i, until, summary)
+            if recorded is None:  # a summary written covers none of the messages so far: the reference step (nothing was generated)
+                return _Replay.step(self, i)
+            events += recorded
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
-        kept = i + 1 - self.covered if active else i + 1
-        return Turn(i, used, t.window, kept, 0, i + 1 - kept, 0, fits, active, tuple(events), self.covered_tokens if active else 0)
+        return Turn(i, used, t.window, length - covered, 0, covered, 0, fits, active, tuple(events), covered_tokens)
+
+    def _summary_tokens(self, summary: _InForce) -> int:
+        return self.full.text(summary.summary.text)
+
+    def _recorded_events(self, i: int, until: int, in_force: _InForce | None) -> list[Event] | None:
+        """The reference's events for the recorded summaries written since the step before (None:
+        one covers none of the messages so far, which the reference step handles)."""
+        starts = self.session.summary_start_turns
+        lo = bisect_right(self.starts, self.last_horizon)
+        hi = bisect_right(self.starts, until)
+        if lo >= hi:
+            return []
+        length = i + 1
+        written = sorted(k for k in self.order[lo:hi] if starts[k] > 0)
+        events: list[Event] = []
+        for k in written:
+            summary = self._recorded(k)
+            count, _ = summary.covered(length)
+            if not count:
+                return None
+            head, first, last = self._head(summary, min(length, summary.lo))
+            if in_force is summary:
+                summarized = count
+            else:
+                assert in_force is not None
+                m = min(length, summary.lo, in_force.lo)
+                out = set(summary.holes[: bisect_left(summary.holes, m)]) | set(in_force.holes[: bisect_left(in_force.holes, m)])
+                summarized = m - len(out)
+            decided = self._decided(k) if self.earlier_start[k] > until else None
+            events.append(Event(i, "compaction", recorded_summary_text(k, head, first, last, count, last - first + 1 == count, summarized,
+                                                                       self.policy, decided)))
+        return events
+
+    @staticmethod
+    def _head(summary: _InForce, m: int) -> tuple[list[int], int, int]:
+        """The first five covered positions below m, the first and the last."""
+        holes, head, j, h = summary.holes, [], 0, 0
+        while len(head) < 5 and j < m:
+            if h < len(holes) and holes[h] == j:
+                h += 1
+            else:
+                head.append(j)
+            j += 1
+        last = m - 1
+        k = bisect_left(holes, m) - 1
+        while k >= 0 and holes[k] == last:
+            last -= 1
+            k -= 1
+        return head, head[0], last
+
+    def _decided(self, k: int) -> tuple[Any, str]:
+        """The plan's decision on recorded summary k when it opens the summaries in force (the
+        plan decides the summary it sends as its first): `cc.plan` of no message under it."""
+        found = self.decisions.get(k)
+        if found is None:
+            alone = dataclasses.replace(self.session, messages=(), summaries=(self.session.summaries[k],))
+            decided = cc.plan(alone, self.params, prefix_counts(self.full, alone)).summaries[0]
+            found = self.decisions[k] = (decided.decision, decided.reason)
+        return found
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"claude-code": ClaudeCodeReplay}

@@ -26,6 +26,8 @@ class CodexReplay(_EditsReplay):
     A session with an id on more than one message replays from scratch; so do the turns with a
     recorded summary in force before the first generated one."""
 
+    unique_ids = True
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]

@@ -27,6 +27,9 @@ class GeminiCliReplay(_EditsReplay):
     force (the outputs truncated at the compression are truncated again at every turn, counted
     over the history held since)."""
 
+    #: Every turn from the first compression on is planned by the reference step.
+    after_trigger = "the turns from its first compression on"
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         settings: gc.GeminiCompression = params

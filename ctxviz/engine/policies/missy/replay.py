@@ -62,6 +62,7 @@ class MissyReplay(_GrowingReplay):
         self.pairs = _PairSafety.of(session) if pair_safe else None
 
     pair_safe_incremental = True
+    recorded_summaries = "covering"
 
     def absorb(self, i: int) -> None:
         self._grow(i)
@@ -126,6 +127,18 @@ class ConsolidatorReplay(_Replay):
 
     The state is rebuilt from the summary in force after any turn the reference step planned
     (pair safety, a recorded summary in force before the first consolidation)."""
+
+    recorded_summaries = "in force"
+    unique_ids = True
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        marker = "[Session context consolidated]"
+        if params.pipeline:
+            return "the consolidation pipeline"
+        if session.system_prompt.startswith(marker) or any(m.role == "system" and m.text.startswith(marker) for m in session.messages):
+            return "a system prompt that reads like a consolidation"
+        return None
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)

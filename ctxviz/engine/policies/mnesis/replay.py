@@ -27,6 +27,9 @@ class MnesisReplay(_GrowingReplay):
     Turns before the first compaction with a recorded summary in force, and pair safety, are
     planned by the reference step."""
 
+    recorded_summaries = "in force"
+    unique_ids = True
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         budget: MnesisBudget = params

@@ -36,6 +36,25 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
     openhands/log.py)."""
 
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        """The View's conditions above, as `__init__` checks them."""
+        from .condenser import _result_id
+
+        owner: dict[str, int] = {}
+        for m in session.messages:
+            if m.role == "assistant" and m.tool_calls:
+                ids = tuple(call.id for call in m.tool_calls)
+                if not all(ids) or any(isinstance(part, ThinkingPart) for part in m.parts) or any(c in owner for c in ids):
+                    return "tool calls without an id or with thinking blocks, or an id on more than one call"
+                owner.update(dict.fromkeys(ids, m.index))
+        for m in session.messages:
+            if m.role == "tool":
+                call_id = m.tool_call_id or _result_id(m)
+                if not call_id or owner.get(call_id, -1) >= m.index:
+                    return "a tool message without a call id, or before its call"
+        return None
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         from .condenser import _result_id, events_of, input_limit

@@ -25,6 +25,17 @@ class CategoriesReplay(_Replay):
     (the manager orders a category by timestamp), turns with a recorded summary of file messages
     in force, and pair safety are planned by the reference step."""
 
+    recorded_summaries = "covering"
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        stamps = [m.timestamp for m in session.messages]
+        if any(m.image_count for m in session.messages):
+            return "images (the image rule re-counts older messages)"
+        if not all(a <= b for a, b in zip(stamps, stamps[1:], strict=False)):
+            return "timestamps out of order"
+        return None
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         budgets: CategoryBudgets = params

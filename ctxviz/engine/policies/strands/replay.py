@@ -37,6 +37,10 @@ class StrandsSlidingReplay(_Replay):
     Sessions with recorded summaries, replay_history off (the file as it stands), and pair
     safety, are replayed by the reference step."""
 
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        return None if params.replay_history else "replay_history off"
+
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         p: SlidingWindowParams = params
@@ -206,6 +210,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
     From scratch: pair safety, summaries recorded in the file, ids on more than one message,
     pin_first (pinned messages stay in front of the summary), another summarizer than the
     offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        return "pin_first" if params.pin_first else None
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)

@@ -66,6 +66,8 @@ class SupyagentReplay(_GrowingReplay):
         self.synced = len(self.generated)
 
     pair_safe_incremental = True
+    recorded_summaries = "in force"
+    unique_ids = True
 
     def absorb(self, i: int) -> None:
         self._grow(i)

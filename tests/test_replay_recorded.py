@@ -1,0 +1,96 @@
+"""Replays of logs with recorded compactions equal the reference (hypothesis), and the rewritten
+`_boundary` is the set comparison it stands for.
+
+Claude Code's log records each compaction (`compact_boundary`, with a preserved segment) and the
+summary it wrote; the replay holds the summary from the turn it was written and trusts the log's
+usage after it only when the summary is the one that compaction wrote (`auto_compact._boundary`).
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.policies.claude_code.auto_compact import _boundary
+from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.session import Compaction, Message, Session, Summary, TextPart
+
+from .test_replay_incremental import SETTINGS, same, sessions
+
+
+def set_boundary(session: Session, summary: Summary) -> int | None:
+    """`_boundary` as it was written first: one set of ids per compaction."""
+    covers = set(summary.covers)
+    for c in session.compactions:
+        before = {m.id for m in session.messages[: c.before_index]} - set(c.preserved)
+        if before and before == covers:
+            return c.before_index
+    return None
+
+
+def test_boundary_is_the_set_comparison():
+    """On random prefixes, ids (repeated ones too), covers and preserved segments, before_index
+    past either end included."""
+    rng = random.Random(1)
+    found = 0
+    for _ in range(20_000):
+        n = rng.randint(0, 12)
+        pool = [f"i{k}" for k in range(rng.randint(1, 14))]
+        ids = [rng.choice(pool) if rng.random() < 0.3 else f"u{k}" for k in range(n)]
+        messages = tuple(Message(id=x, index=k, role="user", parts=(TextPart("x"),)) for k, x in enumerate(ids))
+        names = sorted(set(ids)) + ["elsewhere"]
+        compactions = tuple(Compaction(before_index=rng.randint(-3, n + 2), preserved=tuple(rng.sample(names, rng.randint(0, min(3, len(names))))))
+                            for _ in range(rng.randint(0, 4)))
+        if rng.random() < 0.5 and n:
+            covers = tuple(x for x in ids[: rng.randint(0, n)] if rng.random() < 0.9)
+        else:
+            covers = tuple(rng.sample(names, rng.randint(0, min(4, len(names)))))
+        session = Session(messages=messages, compactions=compactions)
+        summary = Summary(text="s", covers=covers)
+        expected = set_boundary(session, summary)
+        found += expected is not None
+        assert _boundary(session, summary) == expected, (ids, compactions, covers)
+    assert found > 500  # the comparison matched often enough to mean something
+
+
+@st.composite
+def compacted(draw):
+    """A session with compactions recorded as Claude Code writes them: a summary of every message
+    before the boundary but a preserved tail, and sometimes a compaction that matches no summary,
+    a summary that matches none, or two in one stretch."""
+    s = draw(sessions())
+    messages = s.messages
+    n = len(messages)
+    summaries: list[Summary] = []
+    compactions: list[Compaction] = []
+    for _ in range(draw(st.integers(0, 3))):
+        if n < 2:
+            break
+        end = draw(st.integers(1, n))  # the boundary: messages before it were compacted
+        keep = draw(st.integers(0, min(2, end - 1)))
+        preserved = tuple(m.id for m in messages[end - keep : end])
+        covered = tuple(m.id for m in messages[: end - keep])
+        shape = draw(st.sampled_from(["written", "written", "written", "no summary", "no compaction", "missing cover", "off by one"]))
+        if shape != "no summary":
+            covers = covered
+            if shape == "missing cover" and len(covers) > 1:
+                covers = covers[:-2] + covers[-1:]
+            summaries.append(Summary(text=draw(st.sampled_from(["the summary", "x " * 300])), messages_covered=len(covers), covers=covers))
+        if shape != "no compaction":
+            before = end + (1 if shape == "off by one" else 0)
+            compactions.append(Compaction(before_index=before, preserved=preserved))
+    if draw(st.booleans()):
+        summaries.sort(key=lambda x: -len(x.covers))  # the file's order need not be the order they were written
+    return Session(messages=messages, source=s.source, format=s.format, system_prompt=s.system_prompt, summaries=tuple(summaries),
+                   compactions=tuple(compactions))
+
+
+@settings(SETTINGS, max_examples=60)
+@given(s=compacted(), trigger=st.sampled_from([None, 50, 400, 2000, 10**6]))
+def test_claude_code_replay_with_recorded_compactions_equals_the_reference(s, trigger):
+    params = {} if trigger is None else {"calibrated_trigger": trigger}
+    same(s, "claude-code", params, PlanOptions())
+    assert not replays_incrementally("claude-code", s, PlanOptions(), params).startswith("from scratch")
