@@ -307,6 +307,79 @@ def test_file_browse_sessions_opens_one_with_enter_and_follows_one_written_just_
     assert not win.live.following and not win.follow_label.isVisible()
 
 
+def test_folders_added_and_removed_in_the_browser_are_listed_and_kept_in_the_settings(open_window, qtbot, fake_home, tmp_path,
+                                                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from ctxviz.gui.main_window import MainWindow
+    from ctxviz.gui.widgets import session_browser
+
+    extra = tmp_path / "elsewhere"
+    rollout = REAL / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    kept = _place(rollout, extra / "nightly" / "run-7.jsonl", 1_700_000_500)  # a Codex log kept where no agent looks
+    monkeypatch.setattr(session_browser, "choose_folder", lambda _parent: str(extra))
+    win = open_window()
+    qtbot.waitUntil(lambda: win.browser.listing is not None, timeout=20000)
+    assert str(kept) not in win.browser.shown_paths() and win.browser.folders == []
+
+    def choose(browser, *, add: bool = False, remove: str = "", ok: bool = True):  # type: ignore[no-untyped-def]
+        qtbot.mouseClick(browser.folders_button, Qt.MouseButton.LeftButton)
+        dialog = browser.folders_dialog
+        assert dialog is not None and dialog.isVisible()
+        # It says where ctxviz looks by itself (each agent's folder) before the user's own.
+        assert str(fake_home["codex"]).split("/.codex/")[0] + "/.codex/sessions" in dialog.findChildren(session_browser.QLabel)[0].text()
+        if add:
+            qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+        if remove:
+            item = dialog.list.findItems(remove, Qt.MatchFlag.MatchExactly)[0]
+            item.setSelected(True)
+            assert dialog.remove_button.isEnabled()
+            qtbot.mouseClick(dialog.remove_button, Qt.MouseButton.LeftButton)
+        box = dialog.findChild(QDialogButtonBox)
+        which = QDialogButtonBox.StandardButton.Ok if ok else QDialogButtonBox.StandardButton.Cancel
+        qtbot.mouseClick(box.button(which), Qt.MouseButton.LeftButton)
+        assert not dialog.isVisible()
+        return dialog
+
+    # Added, then Cancel: nothing changes.
+    dialog = choose(win.browser, add=True, ok=False)
+    assert dialog.folders() == [str(extra)] and win.browser.folders == [] and win.session_roots() == []
+    # Added, then OK: kept in the settings, listed at once, shown on the button.
+    listed_before = win.browser.listing
+    choose(win.browser, add=True)
+    assert win.session_roots() == [str(extra)] and win.browser.folders == [str(extra)]
+    assert "1 added" in win.browser.folders_button.text()
+    qtbot.waitUntil(lambda: win.browser.listing is not listed_before and str(kept) in win.browser.shown_paths(), timeout=20000)
+    listed = next(s for s in win.browser.listing.sessions if s.path == str(kept))
+    assert listed.agent == "codex"  # found by its content
+    # The same folder twice is not added twice.
+    dialog = session_browser.FoldersDialog([str(extra)])
+    assert not dialog.add_folder(str(extra)) and "already listed" in dialog.note.text()
+    assert not dialog.add_folder(str(tmp_path / "no-such-folder")) and "not a folder" in dialog.note.text()
+    assert dialog.folders() == [str(extra)]
+    # A new window with the same settings (the app started again) looks there too.
+    settings_file = win.settings.fileName()
+    again = MainWindow(settings=QSettings(settings_file, QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    again.show()
+    try:
+        assert again.browser.folders == [str(extra)]
+        qtbot.waitUntil(lambda: again.browser.listing is not None and str(kept) in again.browser.shown_paths(), timeout=20000)
+        # Removed in File > Browse sessions: out of the settings and of the listing.
+        again.registry.trigger("browse")
+        browser = again.browse_dialog.browser
+        assert browser.folders == [str(extra)]
+        qtbot.waitUntil(lambda: str(kept) in browser.shown_paths(), timeout=20000)
+        choose(browser, remove=str(extra))
+        assert again.session_roots() == [] and again.browser.folders == [] and "added" not in again.browser.folders_button.text()
+        qtbot.waitUntil(lambda: str(kept) not in browser.shown_paths() and str(kept) not in again.browser.shown_paths(), timeout=20000)
+        assert str(fake_home["codex"]) in browser.shown_paths()
+        assert QSettings(settings_file, QSettings.Format.IniFormat).value("sessions/roots", []) in ([], None, "")
+    finally:
+        again.vm.shutdown()
+
+
 # --- the Next compaction card ---------------------------------------------------------------------
 def _card(win, qtbot):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
