@@ -380,6 +380,44 @@ def test_folders_added_and_removed_in_the_browser_are_listed_and_kept_in_the_set
         again.vm.shutdown()
 
 
+def test_the_strip_keeps_the_users_zoom_and_span_while_a_followed_log_grows(open_window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A new state of the same log is no new session: a zoomed strip stays where the user put it, a
+    span stays selected, and a strip showing everything takes in what was appended."""
+    lines = LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:60]), encoding="utf-8")
+    win = open_window(str(path))
+    strip = win.strip
+    view = strip.getViewBox()
+
+    def grow(upto: int) -> None:
+        path.write_text("".join(lines[:upto]), encoding="utf-8")
+        session = load_session(path)
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.grow(session)
+        qtbot.waitUntil(lambda: win.shown_session is win.vm.session)
+
+    # The whole strip shown: after a write it still shows the whole strip, appended part included.
+    strip.setXRange(0, strip._extent, padding=0.01)
+    grow(80)
+    x0, x1 = view.viewRange()[0]
+    assert x0 <= 0.01 * strip._extent and x1 >= strip._extent
+    # Zoomed in on the first messages, a span selected: both stay through the next write.
+    strip.zoom_to(2, 8)
+    strip.select_range(3, 6)
+    zoomed = view.viewRange()[0]
+    grow(100)
+    assert view.viewRange()[0] == pytest.approx(zoomed)
+    assert strip.selected_range == (3, 6)
+    # Another file is a new session: the span goes, and the view is the new strip's.
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(lines[:50]), encoding="utf-8")
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(str(other))
+    qtbot.waitUntil(lambda: win.shown_session is win.vm.session)
+    assert strip.selected_range is None
+
+
 # --- the Next compaction card ---------------------------------------------------------------------
 def _card(win, qtbot):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
