@@ -411,10 +411,12 @@ def _summaries_before(session: Session, k: int) -> tuple[Summary, ...]:
 
 def forecast(session: Session, policy: str | None = None, params: Any = None, tokenizer: Tokenizer | str | None = None,
              store: CountStore | None = None, counts: TokenCounts | None = None, with_backtest: bool = True,
-             index: AnchorIndex | None = None) -> Forecast:
+             index: AnchorIndex | None = None, with_last: bool = True) -> Forecast:
     """When the next compaction comes, what it would drop now, what the last one dropped, and the
     forecast's error on this log's past compactions. `counts` (for this session, under the policy's
-    scheme) spares a count, as a follower that extends its counts passes them."""
+    scheme) spares a count, as a follower that extends its counts passes them. Without
+    `with_backtest` / `with_last` the back-tests and the last compaction's drop are left out (two
+    plans and one per back-test point): a follower keeps them while the log's compactions stay the same."""
     why = "chosen"
     if policy is None:
         policy, why = agent_policy(session)
@@ -431,7 +433,7 @@ def forecast(session: Session, policy: str | None = None, params: Any = None, to
     drop, reason = next_drop(pol, used_params, session, counts, plan, index)
     if reason:
         notes.append(reason)
-    last = last_compaction_drop(pol, params, session, counts, index)
+    last = last_compaction_drop(pol, params, session, counts, index) if with_last else None
     tests = tuple(backtest(pol, params, session, counts)) if with_backtest else ()
     return Forecast(policy, why, when, drop, last, tests, tuple(notes))
 

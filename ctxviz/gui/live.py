@@ -493,11 +493,13 @@ class LiveController(QObject):
             try:
                 counts = store.get(session, get_policy(policy).scheme(tokenizer, session.model))
                 kept = self._backtests.get(key)
-                found = forecast(session, policy, params, tokenizer, counts=counts, with_backtest=kept is None)
+                # The back-tests and the last compaction's drop depend only on what came before the
+                # log's compactions: kept while they stay the same (two plans and more per forecast).
+                found = forecast(session, policy, params, tokenizer, counts=counts, with_backtest=kept is None, with_last=kept is None)
                 if kept is not None:
-                    found = dataclasses.replace(found, backtests=kept)
+                    found = dataclasses.replace(found, backtests=kept[0], last_compaction=kept[1])
                 else:
-                    self._backtests = {key: found.backtests}
+                    self._backtests = {key: (found.backtests, found.last_compaction)}
                 result = ForecastResult(session, plan, policy, found)
             except Exception as exc:  # the card says it; the rest of the window is unaffected
                 result = ForecastResult(session, plan, policy, None, f"no forecast ({type(exc).__name__}: {exc})")
