@@ -51,9 +51,9 @@ POLL_GAP_S = 0.5
 FORECAST_SHARE = 0.25
 #: A new state of a followed log waits at most this long for the plan of the one before it.
 HAND_OVER_WAIT_S = 10.0
-#: New states of a followed log reach the window at most this often (each one re-plans and repaints
-#: the window: a quarter of a second of the GUI thread's time at 200 MB); those read meanwhile become
-#: the latest one.
+#: New states of a followed log reach the window at most this often (each one is planned again, 0.8 s
+#: of a worker's Python at 200 MB, and repaints the window, 50-60 ms of the GUI thread's); those read
+#: meanwhile become the latest one.
 HAND_OVER_GAP_S = 1.0
 #: A session written this recently is followed by default when opened from the browser or a live folder.
 FOLLOW_RECENT_S = 300.0
