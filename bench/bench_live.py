@@ -22,6 +22,9 @@ time is from when it fell due to when its repaint ended (a frame the GUI thread 
 50 ms counts 50, 33 and 17 ms for the three frames it held up). Rounds interleave "idle" (the same
 window, nothing written) and "following"; p50/p90/p99 of each are printed with the updates the
 window showed and the write-to-screen delay. Goal: p90 ≤ 16.7 ms while following.
+`--profile FILE` writes cProfile statistics of the GUI thread while following to FILE and of each
+worker's jobs to FILE.<worker>, and prints how long each worker ran: the Python that competes with
+the window for the interpreter (the GIL).
 """
 
 from __future__ import annotations
@@ -343,7 +346,8 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
         n1 = len(window.vm.session.messages)
         follower = window.live.follower
         if follower is not None:
-            print(f"  the follower's reads: {follower.incremental_loads} carried on, {follower.full_loads} whole (the first included)")
+            print(f"  the follower's reads: {follower.incremental_loads} carried on, {follower.full_loads} whole (the first included"
+                  + (f"; the last whole one because: {follower.why_full}" if follower.why_full else "") + ")")
         for mode in ("idle", "following"):
             every = [f * 1000 for batch in results[mode] for f in batch]
             per_round = ", ".join(f"{_percentile([f * 1000 for f in b], 0.9):.1f}" for b in results[mode])

@@ -418,6 +418,21 @@ def test_the_strip_keeps_the_users_zoom_and_span_while_a_followed_log_grows(open
     assert strip.selected_range is None
 
 
+def test_while_a_log_is_followed_the_lost_cards_retention_takes_a_share_of_the_time(open_window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Retention (an anchor index of the whole log, seconds at 200 MB) is spaced out while a log is
+    followed, as the forecast is; stopping gives it back its usual short delay."""
+    from ctxviz.gui import live
+
+    path = tmp_path / "live.jsonl"
+    shutil.copyfile(LOG, path)
+    win = open_window()
+    assert win.vm.retention_share is None
+    win.open_live(str(path), agent="claude-code", follow=True)
+    assert win.live.following and win.vm.retention_share == live.FORECAST_SHARE
+    win.registry.trigger("follow")  # File > Follow off
+    assert not win.live.following and win.vm.retention_share is None
+
+
 # --- the Next compaction card ---------------------------------------------------------------------
 def _card(win, qtbot):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
