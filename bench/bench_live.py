@@ -22,6 +22,9 @@ time is from when it fell due to when its repaint ended (a frame the GUI thread 
 50 ms counts 50, 33 and 17 ms for the three frames it held up). Rounds interleave "idle" (the same
 window, nothing written) and "following"; p50/p90/p99 of each are printed with the updates the
 window showed and the write-to-screen delay. Goal: p90 ≤ 16.7 ms while following.
+`--profile FILE` writes cProfile statistics of the GUI thread while following to FILE and of each
+worker's jobs to FILE.<worker>, and prints how long each worker ran: the Python that competes with
+the window for the interpreter (the GIL).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -214,7 +218,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
 
 
-def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float) -> None:
+def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float, profile: str = "") -> None:
     """The window following a large log while it grows (see the module docstring)."""
     import subprocess
 
@@ -273,6 +277,30 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float)
         shown: list[tuple[float, int]] = []  # (time.time() the window showed a new state, messages)
         window.vm.planReady.connect(lambda s, _p: shown.append((time.time(), len(s.messages))) if s is window.vm.session else None)
         results: dict[str, list[float]] = {"idle": [], "following": []}
+        profiler = None
+        worker_profiles: dict[str, Any] = {}
+        busy: dict[str, float] = {}
+        if profile:  # what the GUI thread runs while following (cProfile sees this thread only), and each worker's jobs
+            import cProfile
+
+            from ctxviz.gui import threads
+
+            profiler = cProfile.Profile()
+            submit = threads.Worker.submit
+
+            def profiled_submit(worker: Any, fn: Any) -> Any:
+                def job() -> Any:
+                    prof = worker_profiles.setdefault(worker.name, cProfile.Profile())
+                    t0 = time.perf_counter()
+                    prof.enable()
+                    try:
+                        return fn()
+                    finally:
+                        prof.disable()
+                        busy[worker.name] = busy.get(worker.name, 0.0) + time.perf_counter() - t0
+                return submit(worker, job)
+
+            threads.Worker.submit = profiled_submit  # type: ignore[method-assign]
         delays: list[float] = []
         written = 0
         for r in range(rounds * 2):
@@ -288,7 +316,15 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float)
                                           stdout=subprocess.PIPE, text=True)
             loop = QEventLoop()  # the window's own event loop, as `app.exec()` runs it
             QTimer.singleShot(int(seconds * 1000), loop.quit)
+            if profiler is not None and mode == "following":
+                if not state.get("profiling"):  # the workers' figures: while following only (not the first load)
+                    state["profiling"] = 1.0
+                    worker_profiles.clear()
+                    busy.clear()
+                profiler.enable()
             loop.exec()
+            if profiler is not None:
+                profiler.disable()
             if mode == "following":
                 out, _ = writer.communicate(timeout=60)
                 stamps = [float(x) for x in out.split()]
@@ -308,6 +344,10 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float)
             results[mode].append(list(frames))
         timer.stop()
         n1 = len(window.vm.session.messages)
+        follower = window.live.follower
+        if follower is not None:
+            print(f"  the follower's reads: {follower.incremental_loads} carried on, {follower.full_loads} whole (the first included"
+                  + (f"; the last whole one because: {follower.why_full}" if follower.why_full else "") + ")")
         for mode in ("idle", "following"):
             every = [f * 1000 for batch in results[mode] for f in batch]
             per_round = ", ".join(f"{_percentile([f * 1000 for f in b], 0.9):.1f}" for b in results[mode])
@@ -318,6 +358,12 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float)
                   f"p99 {_percentile(every, 0.99):6.1f} ms  max {max(every):6.1f} ms  ({len(every):,} frames; p90 per round {per_round}){goal}")
         print(f"  {written} appends, {n1 - n0:+,} messages; the window showed {len(shown)} new states; write -> window "
               + (f"median {statistics.median(delays):.2f} s, p90 {_percentile(delays, 0.9):.2f} s, max {max(delays):.2f} s" if delays else "-"))
+        if profiler is not None:
+            profiler.dump_stats(profile)
+            for name, prof in worker_profiles.items():
+                prof.dump_stats(f"{profile}.{name}")
+            print(f"  the GUI thread's profile while following: {profile}; the workers' busy seconds: "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in sorted(busy.items())) + " (from the first following round on)")
         window.close()
         QApplication.processEvents()
 
@@ -333,12 +379,13 @@ def main() -> None:
     parser.add_argument("--app-rounds", type=int, default=2, help="rounds of each: idle, following")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of a round")
     parser.add_argument("--only-app", action="store_true", help="only the app's row")
+    parser.add_argument("--profile", default="", metavar="FILE", help="cProfile the GUI thread while following, to FILE")
     args = parser.parse_args()
     if not args.only_app:
         bench_listing(args.sessions, args.rounds)
         bench_follow(args.megabytes, args.appends)
     if args.app_megabytes > 0:
-        bench_app_follow(args.app_megabytes, args.rate, args.app_rounds, args.seconds)
+        bench_app_follow(args.app_megabytes, args.rate, args.app_rounds, args.seconds, args.profile)
 
 
 if __name__ == "__main__":

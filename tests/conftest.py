@@ -3,6 +3,15 @@ import os
 # Qt must know it has no screen before any QApplication exists (pytest-qt creates one lazily).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# The session listing keeps its cache in the user's cache folder (io/discovery.py): tests keep
+# theirs in a folder of their own, never the user's.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ctxviz-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402

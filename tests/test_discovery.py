@@ -198,3 +198,116 @@ def test_the_text_listing_groups_by_project_and_filters(machine: dict[str, Path]
     only = listing_text(listing, "gemini")
     assert "gemini-cli" in only and "codex" not in only
     assert "no sessions found" in listing_text(listing, "no-such-thing")
+
+
+# --- the cache on disk ----------------------------------------------------------------------------
+
+def _counting_ends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    real_ends = discovery._ends
+
+    def counting(path: Path) -> tuple[bytes, bytes, int]:
+        read.append(str(path))
+        return real_ends(path)
+
+    monkeypatch.setattr(discovery, "_ends", counting)
+    return read
+
+
+def test_the_cache_file_is_in_the_users_cache_folder(tmp_path: Path) -> None:
+    assert discovery.cache_file({"XDG_CACHE_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}) == tmp_path / "xdg" / "ctxviz" / "sessions.json"
+    assert discovery.cache_file({"HOME": str(tmp_path)}) == tmp_path / ".cache" / "ctxviz" / "sessions.json"
+    # A relative XDG_CACHE_HOME is invalid (XDG base directory specification): the default is used.
+    assert discovery.cache_file({"XDG_CACHE_HOME": "relative/cache", "HOME": str(tmp_path)}) == tmp_path / ".cache" / "ctxviz" / "sessions.json"
+
+
+def test_a_listing_in_a_new_process_reads_only_the_files_that_changed(machine: dict[str, Path], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache" / "ctxviz" / "sessions.json"
+    cold = discover(index=SessionIndex(cache))
+    assert cache.is_file() and json.loads(cache.read_text(encoding="utf-8"))["format"] == discovery.CACHE_FORMAT
+    assert [p.name for p in cache.parent.iterdir()] == ["sessions.json"]  # written whole: no temporary file left
+    read = _counting_ends(monkeypatch)
+    assert discover(index=SessionIndex(cache)) == cold and read == []  # a new index: what it knows comes from the file
+    # A changed file is read again: grown (size), touched (mtime), replaced by a copy of the same size (inode).
+    grown, touched, replaced = machine["claude_compact"], machine["codex"], machine["gemini_json"]
+    with open(grown, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "user", "message": {"role": "user", "content": "more"}}) + "\n")
+    os.utime(touched, (1_700_000_301, 1_700_000_301))
+    copy = replaced.with_name("copy.tmp")
+    shutil.copy2(replaced, copy)
+    os.replace(copy, replaced)
+    warm = _by_path(discover(index=SessionIndex(cache)))
+    assert sorted(read) == sorted(map(str, (grown, touched, replaced)))
+    assert warm[str(touched)].modified == 1_700_000_301
+    assert warm[str(grown)].size == grown.stat().st_size
+    # What the new process wrote back is what the next one reads.
+    read.clear()
+    assert _by_path(discover(index=SessionIndex(cache))) == warm and read == []
+
+
+@pytest.mark.parametrize("content", [
+    b"\x00\xff not json at all",
+    b'{"format": "ctxviz-session-listing", "version": 1, "entries": {',  # cut off mid-write by another program
+    b'{"format": "something-else", "version": 1, "entries": {}}',
+    b'{"format": "ctxviz-session-listing", "version": 999, "entries": {}}',
+    b"[1, 2, 3]",
+    b'{"format": "ctxviz-session-listing", "version": 1, "entries": []}',
+    b"[" * 100_000,  # nested past the parser's depth
+])
+def test_a_corrupt_or_foreign_cache_file_is_ignored(machine: dict[str, Path], tmp_path: Path, content: bytes) -> None:
+    cache = tmp_path / "cache" / "sessions.json"
+    cache.parent.mkdir()
+    cache.write_bytes(content)
+    assert discover(index=SessionIndex(cache)) == discover(index=SessionIndex())
+    # And it is replaced by a cache this version can read.
+    assert json.loads(cache.read_text(encoding="utf-8"))["version"] == discovery.CACHE_VERSION
+
+
+def test_a_cache_entry_that_lies_is_not_believed(machine: dict[str, Path], tmp_path: Path) -> None:
+    """Entries with the wrong types, or filed under another path, are dropped one by one; the rest are used."""
+    cache = tmp_path / "sessions.json"
+    fresh = discover(index=SessionIndex(cache))
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    codex, gemini, claude = str(machine["codex"]), str(machine["gemini_json"]), str(machine["claude_compact"])
+    data["entries"][codex]["info"]["compactions"] = "many"
+    data["entries"][gemini]["info"]["path"] = "/elsewhere.json"
+    data["entries"][claude]["info"]["model"] = "a model the cache made up"  # well-formed: believed (the key matches)
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    listed = _by_path(discover(index=SessionIndex(cache)))
+    want = _by_path(fresh)
+    assert listed[codex] == want[codex] and listed[gemini] == want[gemini]
+    assert listed[claude].model == "a model the cache made up"  # (shows the entry was used, not re-read)
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_cache_path_that_is_no_file_is_neither_read_nor_written(machine: dict[str, Path], tmp_path: Path, kind: str) -> None:
+    cache = tmp_path / "sessions.json"
+    if kind == "directory":
+        cache.mkdir()
+    else:
+        os.mkfifo(cache)
+    assert discover(index=SessionIndex(cache)) == discover(index=SessionIndex())  # returns at once (a FIFO never blocks it)
+    assert cache.is_dir() if kind == "directory" else cache.is_fifo()
+
+
+def test_the_cache_is_never_written_next_to_the_logs(machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """XDG_CACHE_HOME pointing into a folder the listing reads: no cache is written there."""
+    home = machine["home"]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".claude" / "projects" / "-work-tugtool"))
+    before = _snapshot(home)
+    listing = discover()
+    assert listing.sessions and _snapshot(home) == before
+    assert not discovery.default_index().save([home / ".claude" / "projects"])
+
+
+def test_the_default_listing_keeps_its_cache_in_xdg_cache_home(machine: dict[str, Path], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ctxviz sessions` and the app's browser (no index given) use the user's cache file."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(discovery, "_INDEXES", {})
+    first = discover()
+    assert (tmp_path / "xdg" / "ctxviz" / "sessions.json").is_file()
+    monkeypatch.setattr(discovery, "_INDEXES", {})  # as a new process
+    read = _counting_ends(monkeypatch)
+    assert discover() == first and read == []

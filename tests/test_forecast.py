@@ -5,6 +5,7 @@ one dropped are checked against independent readings of the plans."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -136,3 +137,23 @@ def test_what_the_recorded_compaction_dropped_uses_its_summary() -> None:
     for a in last.anchors:
         assert a.value not in summary
         assert a.first_index < boundary
+
+
+def test_what_a_follower_keeps_is_what_the_forecast_of_the_grown_log_would_say(tmp_path: Path) -> None:
+    """The app keeps the back-tests and the last compaction's drop while a followed log grows past its
+    last compaction (gui/live.py): forecasting the grown log without them and putting back the kept
+    ones gives the whole forecast of the grown log (what it would drop now, and when, made afresh)."""
+    # A real Claude Code excerpt: an automatic compaction at line 14 of 38, calls after it.
+    lines = (ROOT / "tests" / "data" / "claude_code" / "spotter-autocompact-excerpt.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:26]), encoding="utf-8")
+    before = load_session(path)
+    earlier = forecast(before)
+    assert earlier.last_compaction is not None and earlier.last_compaction.summary == "recorded"
+    path.write_text("".join(lines), encoding="utf-8")
+    grown = load_session(path)
+    assert len(grown.messages) > len(before.messages) and grown.compactions == before.compactions
+    light = forecast(grown, with_backtest=False, with_last=False)
+    assert light.backtests == () and light.last_compaction is None
+    whole = forecast(grown)
+    assert dataclasses.replace(light, backtests=earlier.backtests, last_compaction=earlier.last_compaction) == whole

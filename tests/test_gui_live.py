@@ -307,6 +307,132 @@ def test_file_browse_sessions_opens_one_with_enter_and_follows_one_written_just_
     assert not win.live.following and not win.follow_label.isVisible()
 
 
+def test_folders_added_and_removed_in_the_browser_are_listed_and_kept_in_the_settings(open_window, qtbot, fake_home, tmp_path,
+                                                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from ctxviz.gui.main_window import MainWindow
+    from ctxviz.gui.widgets import session_browser
+
+    extra = tmp_path / "elsewhere"
+    rollout = REAL / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    kept = _place(rollout, extra / "nightly" / "run-7.jsonl", 1_700_000_500)  # a Codex log kept where no agent looks
+    monkeypatch.setattr(session_browser, "choose_folder", lambda _parent: str(extra))
+    win = open_window()
+    qtbot.waitUntil(lambda: win.browser.listing is not None, timeout=20000)
+    assert str(kept) not in win.browser.shown_paths() and win.browser.folders == []
+
+    def choose(browser, *, add: bool = False, remove: str = "", ok: bool = True):  # type: ignore[no-untyped-def]
+        qtbot.mouseClick(browser.folders_button, Qt.MouseButton.LeftButton)
+        dialog = browser.folders_dialog
+        assert dialog is not None and dialog.isVisible()
+        # It says where ctxviz looks by itself (each agent's folder) before the user's own.
+        assert str(fake_home["codex"]).split("/.codex/")[0] + "/.codex/sessions" in dialog.findChildren(session_browser.QLabel)[0].text()
+        if add:
+            qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+        if remove:
+            item = dialog.list.findItems(remove, Qt.MatchFlag.MatchExactly)[0]
+            item.setSelected(True)
+            assert dialog.remove_button.isEnabled()
+            qtbot.mouseClick(dialog.remove_button, Qt.MouseButton.LeftButton)
+        box = dialog.findChild(QDialogButtonBox)
+        which = QDialogButtonBox.StandardButton.Ok if ok else QDialogButtonBox.StandardButton.Cancel
+        qtbot.mouseClick(box.button(which), Qt.MouseButton.LeftButton)
+        assert not dialog.isVisible()
+        return dialog
+
+    # Added, then Cancel: nothing changes.
+    dialog = choose(win.browser, add=True, ok=False)
+    assert dialog.folders() == [str(extra)] and win.browser.folders == [] and win.session_roots() == []
+    # Added, then OK: kept in the settings, listed at once, shown on the button.
+    listed_before = win.browser.listing
+    choose(win.browser, add=True)
+    assert win.session_roots() == [str(extra)] and win.browser.folders == [str(extra)]
+    assert "1 added" in win.browser.folders_button.text()
+    qtbot.waitUntil(lambda: win.browser.listing is not listed_before and str(kept) in win.browser.shown_paths(), timeout=20000)
+    listed = next(s for s in win.browser.listing.sessions if s.path == str(kept))
+    assert listed.agent == "codex"  # found by its content
+    # The same folder twice is not added twice.
+    dialog = session_browser.FoldersDialog([str(extra)])
+    assert not dialog.add_folder(str(extra)) and "already listed" in dialog.note.text()
+    assert not dialog.add_folder(str(tmp_path / "no-such-folder")) and "not a folder" in dialog.note.text()
+    assert dialog.folders() == [str(extra)]
+    # A new window with the same settings (the app started again) looks there too.
+    settings_file = win.settings.fileName()
+    again = MainWindow(settings=QSettings(settings_file, QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    again.show()
+    try:
+        assert again.browser.folders == [str(extra)]
+        qtbot.waitUntil(lambda: again.browser.listing is not None and str(kept) in again.browser.shown_paths(), timeout=20000)
+        # Removed in File > Browse sessions: out of the settings and of the listing.
+        again.registry.trigger("browse")
+        browser = again.browse_dialog.browser
+        assert browser.folders == [str(extra)]
+        qtbot.waitUntil(lambda: str(kept) in browser.shown_paths(), timeout=20000)
+        choose(browser, remove=str(extra))
+        assert again.session_roots() == [] and again.browser.folders == [] and "added" not in again.browser.folders_button.text()
+        qtbot.waitUntil(lambda: str(kept) not in browser.shown_paths() and str(kept) not in again.browser.shown_paths(), timeout=20000)
+        assert str(fake_home["codex"]) in browser.shown_paths()
+        assert QSettings(settings_file, QSettings.Format.IniFormat).value("sessions/roots", []) in ([], None, "")
+    finally:
+        again.vm.shutdown()
+
+
+def test_the_strip_keeps_the_users_zoom_and_span_while_a_followed_log_grows(open_window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A new state of the same log is no new session: a zoomed strip stays where the user put it, a
+    span stays selected, and a strip showing everything takes in what was appended."""
+    lines = LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:60]), encoding="utf-8")
+    win = open_window(str(path))
+    strip = win.strip
+    view = strip.getViewBox()
+
+    def grow(upto: int) -> None:
+        path.write_text("".join(lines[:upto]), encoding="utf-8")
+        session = load_session(path)
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.grow(session)
+        qtbot.waitUntil(lambda: win.shown_session is win.vm.session)
+
+    # The whole strip shown: after a write it still shows the whole strip, appended part included.
+    strip.setXRange(0, strip._extent, padding=0.01)
+    grow(80)
+    x0, x1 = view.viewRange()[0]
+    assert x0 <= 0.01 * strip._extent and x1 >= strip._extent
+    # Zoomed in on the first messages, a span selected: both stay through the next write.
+    strip.zoom_to(2, 8)
+    strip.select_range(3, 6)
+    zoomed = view.viewRange()[0]
+    grow(100)
+    assert view.viewRange()[0] == pytest.approx(zoomed)
+    assert strip.selected_range == (3, 6)
+    # Another file is a new session: the span goes, and the view is the new strip's.
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(lines[:50]), encoding="utf-8")
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(str(other))
+    qtbot.waitUntil(lambda: win.shown_session is win.vm.session)
+    assert strip.selected_range is None
+
+
+def test_while_a_log_is_followed_the_lost_cards_retention_takes_a_share_of_the_time(open_window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Retention (an anchor index of the whole log, seconds at 200 MB) is spaced out while a log is
+    followed, as the forecast is; stopping gives it back its usual short delay."""
+    from ctxviz.gui import live
+
+    path = tmp_path / "live.jsonl"
+    shutil.copyfile(LOG, path)
+    win = open_window()
+    assert win.vm.retention_share is None
+    win.open_live(str(path), agent="claude-code", follow=True)
+    assert win.live.following and win.vm.retention_share == live.FORECAST_SHARE
+    win.registry.trigger("follow")  # File > Follow off
+    assert not win.live.following and win.vm.retention_share is None
+
+
 # --- the Next compaction card ---------------------------------------------------------------------
 def _card(win, qtbot):  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,9 @@ class Forecast:
     last_compaction: Drop | None
     backtests: tuple[Backtest, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: How long the back-tests and the last compaction's drop took: a follower keeps both while the
+    #: log's compactions stay the same, so a forecast of its next state costs the rest.
+    kept_seconds: float = field(default=0.0, compare=False)
 
     @property
     def error_calls(self) -> float | None:
@@ -411,10 +415,12 @@ def _summaries_before(session: Session, k: int) -> tuple[Summary, ...]:
 
 def forecast(session: Session, policy: str | None = None, params: Any = None, tokenizer: Tokenizer | str | None = None,
              store: CountStore | None = None, counts: TokenCounts | None = None, with_backtest: bool = True,
-             index: AnchorIndex | None = None) -> Forecast:
+             index: AnchorIndex | None = None, with_last: bool = True) -> Forecast:
     """When the next compaction comes, what it would drop now, what the last one dropped, and the
     forecast's error on this log's past compactions. `counts` (for this session, under the policy's
-    scheme) spares a count, as a follower that extends its counts passes them."""
+    scheme) spares a count, as a follower that extends its counts passes them. Without
+    `with_backtest` / `with_last` the back-tests and the last compaction's drop are left out (two
+    plans and one per back-test point): a follower keeps them while the log's compactions stay the same."""
     why = "chosen"
     if policy is None:
         policy, why = agent_policy(session)
@@ -431,9 +437,10 @@ def forecast(session: Session, policy: str | None = None, params: Any = None, to
     drop, reason = next_drop(pol, used_params, session, counts, plan, index)
     if reason:
         notes.append(reason)
-    last = last_compaction_drop(pol, params, session, counts, index)
+    started = time.perf_counter()
+    last = last_compaction_drop(pol, params, session, counts, index) if with_last else None
     tests = tuple(backtest(pol, params, session, counts)) if with_backtest else ()
-    return Forecast(policy, why, when, drop, last, tests, tuple(notes))
+    return Forecast(policy, why, when, drop, last, tests, tuple(notes), time.perf_counter() - started)
 
 
 def recorded_calls_before(session: Session, before_index: int) -> int:

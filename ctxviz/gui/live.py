@@ -13,6 +13,10 @@ next compaction's forecast, each worked out off the GUI thread.
 - **Forecast** (`engine.forecast.forecast`): after each plan of the whole session, for the policy on
   screen, on a worker; its back-test (re-planning before each recorded compaction) is kept while
   the log's compactions stay the same, as they do while a log only grows.
+- **Sharing the interpreter.** Every worker's Python holds the GIL the window needs to paint. Each
+  new state of a 200 MB log builds its anchor index again (seconds, shared by the forecast and the
+  lost card's retention), so while a log is followed both take at most FORECAST_SHARE of the time,
+  and a new state is handed to the window at most every HAND_OVER_GAP_S.
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ POLL_GAP_S = 0.5
 FORECAST_SHARE = 0.25
 #: A new state of a followed log waits at most this long for the plan of the one before it.
 HAND_OVER_WAIT_S = 10.0
+#: New states of a followed log reach the window at most this often (each one is planned again, 0.8 s
+#: of a worker's Python at 200 MB, and repaints the window, 50-60 ms of the GUI thread's); those read
+#: meanwhile become the latest one.
+HAND_OVER_GAP_S = 1.0
 #: A session written this recently is followed by default when opened from the browser or a live folder.
 FOLLOW_RECENT_S = 300.0
 #: The forecast waits this long after a plan (a slider drag re-plans every frame; a forecast plans several times).
@@ -147,6 +155,9 @@ class LiveController(QObject):
         self._planning: Session | None = None
         self._handed_at = 0.0
         self._held: Polled | None = None
+        self._hand_timer = QTimer(self)
+        self._hand_timer.setSingleShot(True)
+        self._hand_timer.timeout.connect(self._hand_over_held)
         self.polls = 0  # polls that found something (tests, the indicator)
         self._last_poll = 0.0
         self._gap_timer = QTimer(self)
@@ -234,6 +245,7 @@ class LiveController(QObject):
         if os.path.exists(self.path):
             self.watcher.addPath(self.path)
         self.timer.start()
+        self.vm.retention_share = FORECAST_SHARE  # the lost card's retention, too, takes a share of the time (gui/vm/results.py)
         self.followChanged.emit(True, self.path)
         self.poke()
 
@@ -242,6 +254,7 @@ class LiveController(QObject):
         was = self.follower is not None
         self._generation += 1
         self.follower = None
+        self.vm.retention_share = None
         self._expected = self._adopt = None
         self.timer.stop()
         self._gap_timer.stop()
@@ -251,6 +264,7 @@ class LiveController(QObject):
         if self._held is not None and self._held.session is not self.vm.session:
             self.vm.store.forget(self._held.session)
         self._held = self._planning = None
+        self._hand_timer.stop()
         for state in self._states:
             if state is not self.vm.session:
                 self.vm.store.forget(state)
@@ -346,13 +360,16 @@ class LiveController(QObject):
                 vm.set_session(polled.session)
                 self._keep(polled.session)
             elif polled.grown:
-                if self._planning is not None and time.perf_counter() - self._handed_at < HAND_OVER_WAIT_S:
+                since = time.perf_counter() - self._handed_at
+                if self._planning is not None and since < HAND_OVER_WAIT_S or since < HAND_OVER_GAP_S:
                     # The state on screen is still being planned: this one waits for that plan (a newer
                     # poll replaces it). Handing over every state would throw away each plan unfinished
                     # when a log grows faster than it is planned, and repaint the window for each.
                     if self._held is not None:
                         self.vm.store.forget(self._held.session)
                     self._held = polled
+                    if self._planning is None and not self._hand_timer.isActive():
+                        self._hand_timer.start(int((HAND_OVER_GAP_S - since) * 1000) + 1)
                 else:
                     self._hand_over(polled)
             elif polled.notes:
@@ -363,6 +380,12 @@ class LiveController(QObject):
         if self._poll_again:
             self._poll_again = False
             self.poke()
+
+    def _hand_over_held(self) -> None:
+        """The gap after the last new state is over: the state read meanwhile goes on (unless its
+        predecessor is still being planned: that plan's end hands it over)."""
+        if self._held is not None and self.follower is not None and self._planning is None:
+            self._hand_over(self._held)
 
     def _hand_over(self, polled: Polled) -> None:
         """Show a new state of the followed log: the view-model plans it (and replays the timeline)."""
@@ -425,8 +448,15 @@ class LiveController(QObject):
     def _plan_ready(self, session: Session, plan: Plan) -> None:
         if session is self._planning:
             self._planning = None
+            # The plan's records (one per message: 14,000 at 200 MB) out of the collector's young
+            # generations, as the poll's are: else each collection on this thread walks them (40 ms).
+            gc.freeze()
             if self._held is not None and self.follower is not None:
-                self._hand_over(self._held)
+                wait = HAND_OVER_GAP_S - (time.perf_counter() - self._handed_at)
+                if wait <= 0:
+                    self._hand_over(self._held)
+                elif not self._hand_timer.isActive():
+                    self._hand_timer.start(int(wait * 1000) + 1)
         if session is self.vm.session and plan is self.vm.plan:
             # A forecast holds the interpreter the window needs while it runs: while a log is followed,
             # forecasts take at most FORECAST_SHARE of the time (a first forecast of a large log takes seconds).
@@ -466,11 +496,13 @@ class LiveController(QObject):
             try:
                 counts = store.get(session, get_policy(policy).scheme(tokenizer, session.model))
                 kept = self._backtests.get(key)
-                found = forecast(session, policy, params, tokenizer, counts=counts, with_backtest=kept is None)
+                # The back-tests and the last compaction's drop depend only on what came before the
+                # log's compactions: kept while they stay the same (two plans and more per forecast).
+                found = forecast(session, policy, params, tokenizer, counts=counts, with_backtest=kept is None, with_last=kept is None)
                 if kept is not None:
-                    found = dataclasses.replace(found, backtests=kept)
+                    found = dataclasses.replace(found, backtests=kept[0], last_compaction=kept[1])
                 else:
-                    self._backtests = {key: found.backtests}
+                    self._backtests = {key: (found.backtests, found.last_compaction)}
                 result = ForecastResult(session, plan, policy, found)
             except Exception as exc:  # the card says it; the rest of the window is unaffected
                 result = ForecastResult(session, plan, policy, None, f"no forecast ({type(exc).__name__}: {exc})")
@@ -487,7 +519,9 @@ class LiveController(QObject):
 
     def _on_forecasted(self, generation: int, result: ForecastResult | None) -> None:
         if result is not None:
-            self._forecast_cost = time.perf_counter() - self._forecast_started
+            # What the next forecast will cost: not the back-tests and last compaction a first one made (kept after it).
+            kept = result.forecast.kept_seconds if result.forecast is not None else 0.0
+            self._forecast_cost = max(0.0, time.perf_counter() - self._forecast_started - kept)
         self._on_forecast_done(generation, result)
 
     def _on_forecast_done(self, generation: int, result: ForecastResult | None) -> None:

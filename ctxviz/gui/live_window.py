@@ -38,11 +38,25 @@ class LiveWindow:
             value = [value]
         return [v for v in (value or []) if isinstance(v, str)]
 
+    def set_session_roots(self, folders: list[str]) -> None:
+        """The browser's "Folders…" chose these: kept in the settings, every browser told, and listed again."""
+        self.settings.setValue("sessions/roots", list(folders))
+        self.settings.sync()
+        for browser in self._browsers():
+            browser.set_folders(folders)
+        self.live.refresh_listing()
+
+    def _browsers(self) -> list[SessionBrowser]:
+        dialog = getattr(self, "browse_dialog", None)
+        return [self.browser] + ([dialog.browser] if dialog is not None else [])
+
     def _connect_live(self) -> None:
         live = self.live
         live.listingReady.connect(self.browser.set_listing)
         self.browser.refreshRequested.connect(live.refresh_listing)
         self.browser.openRequested.connect(self.open_listed)
+        self.browser.set_folders(self.session_roots())
+        self.browser.foldersChanged.connect(self.set_session_roots)
         live.forecastReady.connect(self._forecast_ready)
         live.followChanged.connect(self._follow_changed)
         live.followUpdated.connect(self._follow_updated)
@@ -59,6 +73,8 @@ class LiveWindow:
         self.live.listingReady.connect(browser.set_listing)
         browser.refreshRequested.connect(self.live.refresh_listing)
         browser.openRequested.connect(self.open_listed)
+        browser.set_folders(self.session_roots())
+        browser.foldersChanged.connect(self.set_session_roots)
         if self.live.listing is not None:
             browser.set_listing(self.live.listing)
         self.browse_dialog = BrowseDialog(browser, self)  # type: ignore[arg-type]

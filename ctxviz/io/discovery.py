@@ -24,8 +24,13 @@ have no per-user default location: they are found through `roots`.
 parsed, never the whole log: the model and the last reported fill come from the tail, the project
 and start from the head. Compactions are counted by searching the raw bytes for the agent's marker
 (no JSON is parsed), only in the bytes appended since the file was last seen. Results are cached
-in memory by (path, size, modification time, inode). Files are only ever opened for reading;
-unreadable ones are skipped with a note.
+by (path, size, modification time, inode), in memory and on disk (`cache_file`: the user's cache
+folder, `$XDG_CACHE_HOME/ctxviz` or `~/.cache/ctxviz`), so a listing in a new process (`ctxviz
+sessions`, the app's browser) opens only the files that changed since the last one. The cache file
+is written atomically (`io.output.write_atomic`), never inside a folder the listing reads; one that
+is corrupt, foreign, or of another version is ignored (the listing is made from the files, as
+without a cache), never an error. Files are only ever opened for reading; unreadable ones are
+skipped with a note.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ COMPACTION_MARKERS: Mapping[str, tuple[bytes, ...]] = {
     "codex": (b'"type":"compacted"',),  # Codex writes compact JSON (serde_json)
     "gemini-cli": (),  # its chat file records no compression
 }
+#: What the cache file says it is: a file without this `format` and `version` is not ours (ignored).
+CACHE_FORMAT = "ctxviz-session-listing"
+CACHE_VERSION = 1
+#: A cache file larger than this is not read (a listing of 100,000 sessions is about 40 MB).
+CACHE_MAX_BYTES = 64 * 1024 * 1024
 _SUBAGENT = re.compile(r"^agent[-_].+\.jsonl$", re.IGNORECASE)
 _CODEX_ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
 _GEMINI_CHAT = re.compile(r"^session-.*\.jsonl?$")
@@ -312,7 +322,7 @@ def _sniff(head: bytes) -> str:
         return ""
 
 
-# --- the cache -------------------------------------------------------------------------------------
+# --- the cache ---------------------------------------------------------------------------------
 
 @dataclass
 class _Entry:
@@ -322,20 +332,109 @@ class _Entry:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: SessionInfo's fields a cache entry holds, with the types they must have (`parent`, `subagents`
+#: are the listing's, not the file's).
+_INFO_TYPES: Mapping[str, tuple[type, ...]] = {
+    "path": (str,), "agent": (str,), "project": (str,), "modified": (float, int), "size": (int,), "model": (str,),
+    "fill": (int, type(None)), "window": (int, type(None)), "compactions": (int,), "title": (str,)}
+_EXTRA_TYPES: tuple[type, ...] = (str, int, float, type(None))
+
+
+def _entry_to_json(entry: _Entry) -> dict[str, Any]:
+    info = {name: getattr(entry.info, name) for name in _INFO_TYPES}
+    extra = {k: v for k, v in entry.extra.items() if isinstance(v, _EXTRA_TYPES) and not isinstance(v, bool)}
+    return {"key": list(entry.key), "scanned": entry.scanned, "info": info, "extra": extra}
+
+
+def _entry_from_json(path: str, value: Any) -> _Entry | None:
+    """An entry read back from the cache file, or None when anything in it is not what we wrote."""
+    if not isinstance(value, dict):
+        return None
+    key, scanned, info, extra = value.get("key"), value.get("scanned"), value.get("info"), value.get("extra")
+    if (not isinstance(key, list) or len(key) != 3 or not all(type(k) is int for k in key) or type(scanned) is not int
+            or not isinstance(info, dict) or not isinstance(extra, dict)):
+        return None
+    fields: dict[str, Any] = {}
+    for name, types in _INFO_TYPES.items():
+        v = info.get(name)
+        if isinstance(v, bool) or not isinstance(v, types):
+            return None
+        fields[name] = v
+    if fields["path"] != path or not all(isinstance(k, str) and isinstance(v, _EXTRA_TYPES) for k, v in extra.items()):
+        return None
+    fields["modified"] = float(fields["modified"])
+    return _Entry((key[0], key[1], key[2]), SessionInfo(**fields), scanned, dict(extra))
+
+
+def cache_file(env: Mapping[str, str] | None = None, home: str | os.PathLike[str] | None = None) -> Path:
+    """Where the listing's cache is kept: `$XDG_CACHE_HOME/ctxviz/sessions.json`, else
+    `~/.cache/ctxviz/sessions.json` (the XDG base directory specification; a relative
+    XDG_CACHE_HOME is invalid there and ignored)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else (Path(home) if home is not None else Path(env.get("HOME") or Path.home())) / ".cache"
+    return base / "ctxviz" / "sessions.json"
+
+
 class SessionIndex:
     """What was read of each file, by path; a file whose size, time and inode are unchanged is not
-    opened again, and one that only grew is searched for compactions only in its new bytes."""
+    opened again, and one that only grew is searched for compactions only in its new bytes.
 
-    def __init__(self) -> None:
+    With a `cache` path, what was read is loaded from that file on first use and written back by
+    `save` when it changed."""
+
+    def __init__(self, cache: str | os.PathLike[str] | None = None) -> None:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
+        self.cache = Path(cache) if cache is not None else None
+        self._loaded = cache is None
+        self._dirty = False
+
+    def load(self) -> None:
+        """Read the cache file once (an entry already read in this process wins). A missing,
+        unreadable, corrupt or foreign file, or one of another version, gives an empty cache."""
+        with self._lock:
+            if self._loaded:
+                return
+            self._loaded = True
+        entries = _read_cache(self.cache) if self.cache is not None else {}
+        with self._lock:
+            for name, entry in entries.items():
+                self._entries.setdefault(name, entry)
+
+    def save(self, folders: Iterable[str | os.PathLike[str]] = ()) -> bool:
+        """Write the cache file if anything changed since it was read (atomically, in a folder made
+        private to the user); entries of files that no longer exist are dropped. Never inside one
+        of `folders` (the folders the listing read): the cache is not written next to the logs.
+        Returns whether it was written; a cache that cannot be written is not an error."""
+        target = self.cache
+        if target is None or not self._dirty:
+            return False
+        real = os.path.realpath(target.parent)
+        for folder in folders:
+            inside = os.path.realpath(folder).rstrip(os.sep) + os.sep
+            if (real + os.sep).startswith(inside):
+                return False
+        with self._lock:
+            entries = dict(self._entries)
+            self._dirty = False
+        payload = {"format": CACHE_FORMAT, "version": CACHE_VERSION,
+                   "entries": {name: _entry_to_json(e) for name, e in entries.items() if os.path.lexists(name)}}
+        from .output import write_atomic  # (the writer every output of ctxviz goes through)
+
+        try:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_atomic(target, json.dumps(payload, separators=(",", ":")))
+        except (CtxvizError, OSError):
+            return False
+        return True
 
     def info(self, path: Path, agent: str, st: os.stat_result) -> tuple[SessionInfo, dict[str, Any]]:
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
         name = str(path)
         with self._lock:
             found = self._entries.get(name)
-        if found is not None and found.key == key:
+        if found is not None and found.key == key and (not agent or found.info.agent == agent):
             return found.info, found.extra
         head, tail, size = _ends(path)
         if not agent:
@@ -351,7 +450,8 @@ class SessionIndex:
             extra = _gemini(head, tail, path)
         else:
             extra = {"project": str(path.parent)}
-        grew = found is not None and found.key[2] == st.st_ino and found.scanned <= size and found.key[0] <= size
+        grew = (found is not None and found.info.agent == agent and found.key[2] == st.st_ino and found.scanned <= size
+                and found.key[0] <= size)
         compactions, scanned = _count_markers(path, agent, found.info.compactions if grew and found else 0,
                                               found.scanned if grew and found else 0, size)
         model = str(extra.get("model") or "")
@@ -363,7 +463,30 @@ class SessionIndex:
                            compactions, str(extra.get("title") or ""))
         with self._lock:
             self._entries[name] = _Entry(key, info, scanned, extra)
+            self._dirty = True
         return info, extra
+
+
+def _read_cache(path: Path) -> dict[str, _Entry]:
+    """The entries of a cache file; {} for anything that is not a cache file this version wrote."""
+    try:
+        with open_regular(str(path), "cache file") as handle:
+            if os.fstat(handle.fileno()).st_size > CACHE_MAX_BYTES:
+                return {}
+            data = json.loads(handle.read())
+    except (CtxvizError, OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("version") != CACHE_VERSION:
+        return {}
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return {}
+    out: dict[str, _Entry] = {}
+    for name, value in entries.items():
+        entry = _entry_from_json(name, value) if isinstance(name, str) else None
+        if entry is not None:
+            out[name] = entry
+    return out
 
 
 def _count_markers(path: Path, agent: str, counted: int, scanned: int, size: int) -> tuple[int, int]:
@@ -382,15 +505,29 @@ def _count_markers(path: Path, agent: str, counted: int, scanned: int, size: int
     return total, size
 
 
-_INDEX = SessionIndex()
+#: The listing's cache of each cache file (one per user cache folder; tests change the folder).
+_INDEXES: dict[str, SessionIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def default_index(env: Mapping[str, str] | None = None, home: str | os.PathLike[str] | None = None) -> SessionIndex:
+    """The cache a listing without an `index` uses: kept in memory for the process, and on disk in `cache_file`."""
+    path = cache_file(env, home)
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(str(path))
+        if index is None:
+            index = _INDEXES[str(path)] = SessionIndex(path)
+    return index
 
 
 # --- the listing -----------------------------------------------------------------------------------
 
 def discover(roots: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str] | None = None, home: str | os.PathLike[str] | None = None,
              index: SessionIndex | None = None) -> Listing:
-    """The sessions on this machine (and under `roots`), newest first, sub-agents inside their parent."""
-    index = index if index is not None else _INDEX
+    """The sessions on this machine (and under `roots`), newest first, sub-agents inside their parent.
+    Without an `index`, the user's cache (`default_index`) is used and written back."""
+    index = index if index is not None else default_index(env, home)
+    index.load()
     notes: list[str] = []
     found: list[SessionInfo] = []
     session_ids: dict[tuple[str, str], str] = {}  # (project folder, session id) -> path
@@ -433,6 +570,7 @@ def discover(roots: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str
     sessions = [replace(s, subagents=tuple(sorted(children.get(s.path, ()), key=lambda c: -c.modified))) if s.path in children else s
                 for s in found]
     sessions.sort(key=lambda s: -max([s.modified, *(c.modified for c in s.subagents)]))
+    index.save([loc.folder for loc in locs])
     return Listing(tuple(sessions), tuple(locs), tuple(notes))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import time
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -118,11 +119,19 @@ class PlanResults:
     #: Retention waits for the parameters to settle: during a drag every step would start a search
     #: that competes with the next plan for the interpreter.
     RETENTION_DELAY_MS = 400
+    #: While a log is followed (gui/live.py sets it), retention takes at most this share of the time:
+    #: each new state of a 200 MB log builds its anchor index again (seconds), holding the interpreter
+    #: the window needs. None: as soon as the plan settles.
+    retention_share: float | None = None
+    _retention_cost = 0.0
 
     def _start_retention(self, session: Session, plan: Plan) -> None:
         """The plan's retention, once it has stayed on screen a moment (the job checks again that it
         is still the plan on screen before the work, which the first time includes extracting anchors)."""
-        QTimer.singleShot(self.RETENTION_DELAY_MS, lambda: self._retention_job(session, plan))
+        delay = self.RETENTION_DELAY_MS
+        if self.retention_share:
+            delay = max(delay, int(self._retention_cost * (1 / self.retention_share - 1) * 1000))
+        QTimer.singleShot(delay, lambda: self._retention_job(session, plan))
 
     def _current(self, plan: Plan) -> bool:
         """The plan on screen, or it with its real count filled in (the same decisions)."""
@@ -135,12 +144,15 @@ class PlanResults:
         def job() -> None:
             if not self._current(plan) or self._closed:
                 return
+            started = time.perf_counter()
             try:
                 from ...engine.retention import plan_retention
 
                 found = plan_retention(plan, session)
             except Exception:  # an answer it cannot give: the card keeps its other lines
                 return
+            finally:
+                self._retention_cost = time.perf_counter() - started
             self._post(self._retained, plan, found)
 
         self._answer_executor.submit(job)

@@ -378,12 +378,24 @@ class MessageStrip(pg.PlotWidget):
         self._place_user_lane(plan)
         self._separate_labels()
         width = self.item._bounds.width()
-        new_session = session is not None and session is not self._session
+        grown = session is not None and session is not self._session and _grew(self._session, session)
+        new_session = session is not None and session is not self._session and not grown
+        if grown:
+            self._session = session
         if new_session:
             self.clear_range()
         elif self.selected_range is not None:  # the same messages, wherever the new geometry puts them
             self.select_range(*self.selected_range)
-        if width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
+        if grown and width != self._extent:
+            # A followed log grew: the user's zoom and span stay; a view of the whole strip (or of its
+            # end) takes in what was appended.
+            x0, x1 = self.getViewBox().viewRange()[0]
+            old = self._extent
+            self._extent = width
+            self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
+            if x1 >= old * 0.999:
+                self.setXRange(x0 if x0 > old * 0.01 else 0, width, padding=0.01 if x0 <= old * 0.01 else 0)
+        elif width != self._extent or new_session:  # show it all; a re-plan of the same session keeps the user's zoom
             self._extent = width
             self._session = session or self._session
             self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
@@ -622,3 +634,14 @@ class MessageStrip(pg.PlotWidget):
         index = self.item.index_at(point.x())
         if index is not None:
             self.messageClicked.emit(index)
+
+
+def _grew(before: Session | None, after: Session) -> bool:
+    """`after` is a later state of the log `before` was read from (a followed log that grew): the same
+    file, and the messages before it had are still its first ones (checked at both ends, not read)."""
+    if before is None or not before.source or before.source != after.source:
+        return False
+    old, new = before.messages, after.messages
+    if not old or len(new) < len(old):
+        return False
+    return new[0].id == old[0].id and new[len(old) - 1].id == old[-1].id

@@ -6,6 +6,7 @@ item is "sent" or "not sent" as its code is, with the code's meaning on hover.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,9 +59,7 @@ class ReasonFilter(QComboBox):
         """The vocabulary of the policy (and any other code the plan carries), with counts; the
         chosen code stays chosen while it is in the vocabulary."""
         codes: list[ReasonCode] = vocabulary(tuple(policy_codes), plan)
-        counts: dict[str, int] = {}
-        for code in plan.reason_codes if plan is not None else ():
-            counts[code] = counts.get(code, 0) + 1
+        counts: dict[str, int] = Counter(plan.reason_codes) if plan is not None else {}  # (counted in C: 14,000 codes per re-plan of a followed log)
         shown = tuple((c.code, counts.get(c.code, 0)) for c in codes)
         if shown == self._shown:
             return  # a re-plan that moved no message to another reason (most slider steps)

@@ -5,6 +5,10 @@ session and sub-agent (sub-agents under their parent), `SessionFilterProxy` filt
 search box's words as `ctxviz sessions QUERY` does (`io.discovery.matches`), keeping a heading while
 any of its sessions shows and a parent while any of its sub-agents does. One click, or Enter, opens
 a session. The listing itself is made on a worker (gui/live.py); this view only shows it.
+
+"Folders…" opens `FoldersDialog`: the folders ctxviz looks in by itself (each agent's, with where that
+comes from) and the extra folders the user adds or removes (`--root DIR` in the terminal). The
+browser only says which folders were chosen (`foldersChanged`); the window keeps them in its settings.
 """
 
 from __future__ import annotations
@@ -18,18 +22,22 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from ...io.discovery import Listing, SessionInfo, matches
+from ...io.discovery import Listing, SessionInfo, locations, matches
 
 COLUMNS = ("Session", "Agent", "Last written", "Size", "Model", "Last fill", "Compactions")
 _Index = QModelIndex | QPersistentModelIndex
@@ -205,11 +213,89 @@ class SessionTable(QTableView):
         return False
 
 
+def choose_folder(parent: QWidget | None) -> str:
+    """Ask for a folder ("" when none is chosen); tests put their own in its place."""
+    return QFileDialog.getExistingDirectory(parent, "A folder with agent sessions", os.path.expanduser("~"))
+
+
+class FoldersDialog(QDialog):
+    """Where the browser looks: each agent's own folders (read-only, with where each comes from), and
+    the extra folders the user adds and removes. OK keeps the extra folders (`folders()`)."""
+
+    def __init__(self, folders: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Session folders")
+        builtin = QLabel("ctxviz looks in each agent's own folders:<br>" + "<br>".join(
+            f"<code>{html.escape(loc.folder)}</code> <small>({html.escape(loc.why)})</small>" for loc in locations()))
+        builtin.setTextFormat(Qt.TextFormat.RichText)
+        builtin.setWordWrap(True)
+        builtin.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        extra = QLabel("and in these folders (any log ctxviz reads, found by its content; <code>--root DIR</code> in the terminal):")
+        extra.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.list.addItems(folders)
+        self.add_button = QPushButton("Add folder…")
+        self.add_button.clicked.connect(self.add_folder)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.list.itemSelectionChanged.connect(self._enable)
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        side = QVBoxLayout()
+        side.addWidget(self.add_button)
+        side.addWidget(self.remove_button)
+        side.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.list, 1)
+        row.addLayout(side)
+        layout = QVBoxLayout(self)
+        layout.addWidget(builtin)
+        layout.addWidget(extra)
+        layout.addLayout(row, 1)
+        layout.addWidget(self.note)
+        layout.addWidget(buttons)
+        self._enable()
+        self.resize(680, 420)
+
+    def folders(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def add_folder(self, folder: str | None = None) -> bool:
+        """Add a folder (asked for when not given); one already listed, or no folder, is not added."""
+        chosen = folder if isinstance(folder, str) else choose_folder(self)
+        if not chosen:
+            return False
+        path = os.path.abspath(os.path.expanduser(chosen))
+        if not os.path.isdir(path):
+            self.note.setText(f"{path} is not a folder.")
+            return False
+        if path in self.folders():
+            self.note.setText(f"{path} is already listed.")
+            return False
+        self.list.addItem(path)
+        self.note.setText("")
+        return True
+
+    def remove_selected(self) -> None:
+        for item in self.list.selectedItems():
+            self.list.takeItem(self.list.row(item))
+        self._enable()
+
+    def _enable(self) -> None:
+        self.remove_button.setEnabled(bool(self.list.selectedItems()))
+
+
 class SessionBrowser(QWidget):
-    """A search box over the listing's table, what was skipped, and Refresh."""
+    """A search box over the listing's table, what was skipped, Refresh, and the folders it looks in."""
 
     openRequested = Signal(str)  # a session's path
     refreshRequested = Signal()
+    #: The extra folders chosen in "Folders…" (the window keeps them and lists again).
+    foldersChanged = Signal(list)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -226,6 +312,11 @@ class SessionBrowser(QWidget):
         self.refresh_button.setToolTip("List the sessions again (F5)")
         self.refresh_button.setShortcut("F5")
         self.refresh_button.clicked.connect(self.refresh)
+        self.folders: list[str] = []
+        self.folders_button = QPushButton("Folders…")
+        self.folders_button.setToolTip("Where to look for sessions: add or remove folders")
+        self.folders_button.clicked.connect(self.edit_folders)
+        self.folders_dialog: FoldersDialog | None = None
         self.table = SessionTable()
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
@@ -245,6 +336,7 @@ class SessionBrowser(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
+        top.addWidget(self.folders_button)
         top.addWidget(self.refresh_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -264,6 +356,26 @@ class SessionBrowser(QWidget):
         self._asked = True
         self.summary.setText("Looking for sessions…")
         self.refreshRequested.emit()
+
+    def set_folders(self, folders: list[str]) -> None:
+        """The extra folders the window keeps (shown on the button and in the dialog)."""
+        self.folders = list(folders)
+        self.folders_button.setText(f"Folders ({len(self.folders)} added)…" if self.folders else "Folders…")
+
+    def edit_folders(self) -> FoldersDialog:
+        """Folders…: the dialog, open (window-modal); OK with a change says `foldersChanged`."""
+        dialog = FoldersDialog(self.folders, self)
+        self.folders_dialog = dialog
+
+        def done(result: int) -> None:
+            chosen = dialog.folders()
+            if result == QDialog.DialogCode.Accepted and chosen != self.folders:
+                self.set_folders(chosen)
+                self.foldersChanged.emit(chosen)
+
+        dialog.finished.connect(done)
+        dialog.open()
+        return dialog
 
     def set_listing(self, listing: Listing) -> None:
         self.listing = listing
