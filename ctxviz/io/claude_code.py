@@ -140,11 +140,15 @@ def _slim_raw(messages: Sequence[Message]) -> None:
     """Drop from the lines kept as `Message.raw` what no reader uses after loading (the Anthropic
     exporter's original_blocks reads `message.content`; ids, type, time and usage stay): about
     half the memory of a loaded Claude Code session. The lines were parsed for this load alone."""
+    last = None  # the tool messages of one line share its record: slimmed once
     for m in messages:
-        for record in m.raw if isinstance(m.raw, list) else (m.raw,):
-            if isinstance(record, dict):
+        raw = m.raw
+        for record in raw if isinstance(raw, list) else (raw,):
+            if record is not last and isinstance(record, dict):
+                last = record
                 for key in _UNREAD_AFTER_LOAD:
-                    record.pop(key, None)
+                    if key in record:
+                        del record[key]
 
 
 class ClaudeCodeLoader:
@@ -509,10 +513,12 @@ class _Reader:
         for i, x in enumerate(scope):
             if x.parent is _MISSING:
                 x.parent = previous
-            if x.uuid:
-                by_uuid.setdefault(x.uuid, i)
-            if x.uuid and x.kind != "progress":
-                previous = x.uuid
+            uuid = x.uuid
+            if uuid:
+                if uuid not in by_uuid:
+                    by_uuid[uuid] = i
+                if x.kind != "progress":
+                    previous = uuid
         self.previous = previous
         # _chained, inlined
         self.chained = chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in _CHAINED_TYPES or x.role)]
@@ -520,9 +526,14 @@ class _Reader:
             return set()
         chain = self.chain
         at: int | None = chained[-1]
+        find = by_uuid.get
         while at is not None and at not in chain:
             chain.add(at)
-            at = self._parent_position(scope, at)
+            # _parent_position, with the common case (a parent the file has) inlined
+            x = scope[at]
+            parent = x.parent if x.parent else (x.logical or None)
+            found = find(parent) if parent is not None else None
+            at = found if found is not None or parent is None else self._parent_position(scope, at)
         included = set(chain)
         # A compaction that kept a segment verbatim: the lines after it continue from that segment's
         # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
@@ -878,9 +889,10 @@ class _Reader:
                 for item in inner if isinstance(inner, list) else ():
                     if isinstance(item, dict) and item.get("type") == "image":
                         self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
+        timestamp = _timestamp(x)
         for k, (role, parts, tool_call_id) in enumerate(groups):
             message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
-            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=_timestamp(x),
+            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=timestamp,
                                       category=category if role == "user" else None, raw=x.record))
 
     def _attachment(self, x: _Line) -> None:

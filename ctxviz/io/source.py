@@ -242,7 +242,9 @@ class SourceFile:
                         else:
                             if cut is not None:
                                 raise cut
-                            if "\\u" in line and has_surrogate_escape(line):
+                            # A backslash first (memchr): most lines of a real log have none, and a search
+                            # for "\\u" skips through text slowly ("u" is common).
+                            if "\\" in line and "\\u" in line and has_surrogate_escape(line):
                                 value = self._fix_surrogates(value)
                         append((lineno, value))
                         if remaining <= 0:
