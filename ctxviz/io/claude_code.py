@@ -1044,7 +1044,7 @@ class _Loop:
         self.model = ""
         self.open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
         self.open_id = ""  # its message.id
-        self.open_seen: set[str] = set()  # its content blocks
+        self.open_seen: set[tuple[str, str]] = set()  # its content blocks
         self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
         self.cleared_tools: set[str] = set()
         self.cleared_lines: set[str] = set()
@@ -1103,7 +1103,7 @@ class _Loop:
                 if x.model and x.model != SYNTHETIC_MODEL:
                     self.model = x.model
                 parts = x.parts
-                if parts and all(isinstance(p, TextPart) and not p.text.strip() for p in parts):
+                if parts and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):  # not .strip(): no copy
                     # Claude Code drops whitespace-only assistant lines before it sends the history.
                     src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
                     parts = []
@@ -1146,11 +1146,13 @@ def _timestamp(x: _Line) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _block_key(part: Part) -> str:
-    """Identifies a content block within one assistant message (a streamed line repeated)."""
+def _block_key(part: Part) -> tuple[str, str]:
+    """Identifies a content block within one assistant message (a streamed line repeated). A pair,
+    not one string: the text is not copied (a part's kind has no colon, so pairs tell apart exactly
+    what "kind:text" strings would)."""
     if isinstance(part, ToolCallPart) and part.id:
-        return f"tool_use:{part.id}"
-    return f"{part.kind}:{part_text(part)}"
+        return ("tool_use", part.id)
+    return (part.kind, part_text(part))
 
 
 def wrap_reminder(text: str) -> str:
