@@ -26,6 +26,7 @@ from .untrusted import (
     TOO_LONG_NUMBER,
     fix_surrogates,
     has_aliases,
+    has_json_surrogate_escape,
     has_surrogate_escape,
     long_integer_line,
     yaml_alias_problem,
@@ -244,7 +245,7 @@ class SourceFile:
                                 raise cut
                             # A backslash first (memchr): most lines of a real log have none, and a search
                             # for "\\u" skips through text slowly ("u" is common).
-                            if "\\" in line and "\\u" in line and has_surrogate_escape(line):
+                            if "\\" in line and "\\u" in line and has_json_surrogate_escape(line):
                                 value = self._fix_surrogates(value)
                         append((lineno, value))
                         if remaining <= 0:
