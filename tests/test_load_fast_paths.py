@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import glob
 import json
+import os
 
-from ctxviz.engine.session import Category, Message, TextPart, ToolCallPart, message_with
+import pytest
+
+from ctxviz.engine.session import Category, Message, Session, TextPart, ToolCallPart, message_with
+from ctxviz.errors import LoadError
+from ctxviz.io import claude_code
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
 from ctxviz.io.loaders import load_session
@@ -63,3 +69,41 @@ def test_claude_code_raw_keeps_what_the_exporter_and_readers_use():
     assert all("toolUseResult" not in r and "cwd" not in r for r in lines)
     assert all("uuid" in r and "message" in r for r in lines)
     assert any(original_blocks(m) for m in s.messages if m.role == "tool")
+
+
+CLAUDE_CODE_LOGS = sorted(glob.glob("tests/data/real/claude_code/*.jsonl") + glob.glob("tests/data/heldout/claude_code/*.jsonl")
+                          + glob.glob("sample_sessions/claude_code_*.jsonl"))
+
+
+def _every_field(session: Session) -> tuple:
+    """Everything a load gives, `raw` included (Message equality leaves it out)."""
+    return (session, [m.raw for m in session.messages])
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE_LOGS, ids=os.path.basename)
+def test_claude_code_fast_path_loads_what_the_checked_path_loads(path, monkeypatch):
+    """The Claude Code loader reads common lines straight from their dicts and leaves a sub-agent
+    line's parts unread until it is needed; with every line read through `Fields` instead, each real
+    log loads to the same messages, raw lines, notes, summaries and compactions."""
+    fast = load_session(path)
+    monkeypatch.setattr(claude_code, "_parse_common", lambda src, lineno, record: None)
+    checked = load_session(path)
+    assert _every_field(fast) == _every_field(checked)
+    assert fast.notes == checked.notes and fast.summaries == checked.summaries and fast.compactions == checked.compactions
+
+
+def test_claude_code_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path):
+    """A field of an unexpected type is still reported by file, line and field, and a block ctxviz
+    does not model still gets its counted note, on a main-session line and on a sub-agent's."""
+    head = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    odd = {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
+           "message": {"role": "assistant", "id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": ["shell"], "input": {}}]}}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(head) + "\n" + json.dumps(odd) + "\n", encoding="utf-8")
+    with pytest.raises(LoadError) as error:
+        load_session(path)
+    assert error.value.line == 2 and "message.content[0].name" in str(error.value)
+    for sidechain in (False, True):
+        block = {**odd, "isSidechain": sidechain, "message": {**odd["message"], "content": [{"type": "web_fetch", "url": "u"}]}}
+        path.write_text(json.dumps(head) + "\n" + json.dumps(block) + "\n", encoding="utf-8")
+        assert any("`web_fetch` block" in note for note in load_session(path).notes)

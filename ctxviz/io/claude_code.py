@@ -37,14 +37,16 @@ from ..engine.session import (
     Session,
     Summary,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolDefinition,
     ToolResultPart,
     Usage,
+    message_with,
     part_text,
 )
 from .base import Fields, make_message, parse_usage, type_name
-from .parts import anthropic_blocks, split_tool_results
+from .parts import anthropic_block, anthropic_blocks, dumps_parsed, split_tool_results, tool_result_content_text
 from .source import SourceFile
 
 #: Line types a Claude Code file may start with (B8, plus the title and prompt lines newer versions
@@ -107,7 +109,7 @@ def _meta_optional_int(meta: Fields | None, camel: str, snake: str) -> int | Non
     return _meta_int(meta, camel, snake)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     """One line of the file, parsed once (so a bad field anywhere is reported, chain or not)."""
 
@@ -121,7 +123,7 @@ class _Line:
     subtype: str = ""
     message_id: str = ""
     role: str = ""
-    parts: list[Part] = field(default_factory=list)
+    parts: list[Part] | None = field(default_factory=list)  # None: a sub-agent line's, not read yet (`_build_parts`)
     usage: Usage | None = None
     model: str = ""
     compaction: Compaction | None = None  # a compact_boundary's metadata (before_index is set when it is read)
@@ -138,11 +140,15 @@ def _slim_raw(messages: Sequence[Message]) -> None:
     """Drop from the lines kept as `Message.raw` what no reader uses after loading (the Anthropic
     exporter's original_blocks reads `message.content`; ids, type, time and usage stay): about
     half the memory of a loaded Claude Code session. The lines were parsed for this load alone."""
+    last = None  # the tool messages of one line share its record: slimmed once
     for m in messages:
-        for record in m.raw if isinstance(m.raw, list) else (m.raw,):
-            if isinstance(record, dict):
+        raw = m.raw
+        for record in raw if isinstance(raw, list) else (raw,):
+            if record is not last and isinstance(record, dict):
+                last = record
                 for key in _UNREAD_AFTER_LOAD:
-                    record.pop(key, None)
+                    if key in record:
+                        del record[key]
 
 
 class ClaudeCodeLoader:
@@ -175,6 +181,12 @@ class ClaudeCodeLoader:
 
     @staticmethod
     def _parse(src: SourceFile, lineno: int, record: Any) -> _Line:
+        line = _parse_common(src, lineno, record)
+        return line if line is not None else ClaudeCodeLoader._parse_checked(src, lineno, record)
+
+    @staticmethod
+    def _parse_checked(src: SourceFile, lineno: int, record: Any) -> _Line:
+        """Any line, every field checked through `Fields` (the errors name the line and field)."""
         f = line_fields(src, record, lineno)
         kind = f.str("type", required=True)
         parent: Any = _MISSING
@@ -210,10 +222,184 @@ class ClaudeCodeLoader:
         return line
 
 
+#: The note for a kind of bookkeeping line, by (type, subtype): made once, not once per line.
+_BOOKKEEPING_NOTES: dict[tuple[str, str], str] = {}
+#: `system` lines that are part of the conversation.
+_BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+#: Lines whose fields name the session.
+_TITLE_TYPES = frozenset(("summary", "custom-title", "ai-title"))
+#: Line types the chain of `parentUuid`s runs through (besides those with a message of an unknown type).
+_CHAINED_TYPES = MESSAGE_TYPES | {"system"}
 #: Line types ctxviz knows; any other type that carries a `message` is read as a message.
 _KNOWN_TYPES = frozenset(("user", "assistant", "system", "attachment", "summary", "custom-title", "progress", "queue-operation",
                           "file-history-snapshot", "file-history-delta", "last-prompt", "atis-latch", "agent-name", "tag", "mode",
                           "permission-mode", "ai-title", "pr-link"))
+
+
+def _parse_common(src: SourceFile, lineno: int, record: Any) -> _Line | None:
+    """`_parse_checked` for the lines a log is made of, reading the record's dicts directly; None
+    for anything else (a field of an unexpected type, a compaction, a line of an unknown type with
+    a `message`, a block with a number for its text...), which the checked path then reads and, if
+    it must, reports. It gives exactly what the checked path gives: it accepts a field only where
+    `Fields` would return it unchanged (a string, None for "", a bool, an int)."""
+    if type(record) is not dict:
+        return None
+    get = record.get
+    kind, uuid, logical, sidechain = get("type"), get("uuid"), get("logicalParentUuid"), get("isSidechain")
+    if type(kind) is not str:
+        return None
+    if type(uuid) is not str:
+        if uuid is not None:
+            return None
+        uuid = ""
+    if type(logical) is not str:
+        if logical is not None:
+            return None
+        logical = ""
+    if sidechain is None:
+        sidechain = False
+    elif type(sidechain) is not bool:
+        return None
+    parent: Any = _MISSING
+    if "parentUuid" in record:
+        parent = get("parentUuid")
+        if type(parent) is str:
+            parent = parent or None
+        elif parent is not None:
+            return None
+    if kind == "assistant" or kind == "user":
+        message = get("message")
+        if type(message) is not dict:
+            return None
+        content = message.get("content")
+        if sidechain and type(content) is list and _plain_blocks(content):
+            parts = None  # a sub-agent's line: built only if the file turns out to be its transcript (`_build_parts`)
+        else:
+            parts = _blocks_common(src, lineno, message)
+            if parts is None:
+                return None
+        if kind == "user":
+            return _Line(lineno, record, kind, uuid, parent, logical, sidechain, "", "", "user", parts)
+        message_id, model, usage = message.get("id"), message.get("model"), message.get("usage")
+        if type(message_id) is not str:
+            if message_id is not None:
+                return None
+            message_id = ""
+        if type(model) is not str:
+            if model is not None:
+                return None
+            model = ""
+        if usage is not None:
+            usage = _usage_common(usage)
+            if usage is False:
+                return None
+        return _Line(lineno, record, kind, uuid, parent, logical, sidechain, "", message_id, "assistant", parts, usage, model)
+    if kind == "system":
+        subtype = get("subtype")
+        if type(subtype) is not str:
+            if subtype is not None:
+                return None
+            subtype = ""
+        if subtype == "compact_boundary" or subtype == "microcompact_boundary":
+            return None
+        return _Line(lineno, record, kind, uuid, parent, logical, sidechain, subtype)
+    if kind not in _KNOWN_TYPES and get("message") is not None:
+        return None
+    return _Line(lineno, record, kind, uuid, parent, logical, sidechain)
+
+
+def _blocks_common(src: SourceFile, lineno: int, message: dict[str, Any]) -> list[Part] | None:
+    """`anthropic_blocks` of a line's `message`, the common blocks (text, tool_use, tool_result,
+    thinking) read from their dicts and any other block through `anthropic_block`; None when
+    `content` is neither a string, a list nor null."""
+    content = message.get("content")
+    if type(content) is str:
+        return [TextPart(content)] if content else []
+    if content is None:
+        return []
+    if type(content) is not list:
+        return None
+    parts: list[Part] = []
+    append = parts.append
+    for i, block in enumerate(content):
+        if type(block) is dict:
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    append(TextPart(text))
+                    continue
+                if text is None:
+                    append(TextPart(""))
+                    continue
+            elif kind == "tool_use":
+                call_id, name = block.get("id"), block.get("name")
+                if type(name) is str and (type(call_id) is str or call_id is None):
+                    append(ToolCallPart(call_id or "", name, dumps_parsed(block.get("input", {}))))
+                    continue
+            elif kind == "tool_result":
+                call_id, error = block.get("tool_use_id"), block.get("is_error")
+                if (type(call_id) is str or call_id is None) and (error is None or type(error) is bool):
+                    append(ToolResultPart(call_id or "", tool_result_content_text(block.get("content")), error or False))
+                    continue
+            elif kind == "thinking":
+                text = block.get("thinking")
+                if type(text) is str:
+                    append(ThinkingPart(text))
+                    continue
+        append(anthropic_block(Fields(src, message, ("message",), lineno).child("content", content).child(i, block)))
+    return parts
+
+
+def _plain_blocks(content: list[Any]) -> bool:
+    """Whether `_blocks_common` reads every block of `content` from its dict (so building them can
+    neither fail nor add a note, and may wait)."""
+    for block in content:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is not str and text is not None:
+                return False
+        elif kind == "tool_use":
+            call_id = block.get("id")
+            if type(block.get("name")) is not str or (type(call_id) is not str and call_id is not None):
+                return False
+        elif kind == "tool_result":
+            call_id, error = block.get("tool_use_id"), block.get("is_error")
+            if (type(call_id) is not str and call_id is not None) or (error is not None and type(error) is not bool):
+                return False
+        elif kind == "thinking":
+            if type(block.get("thinking")) is not str:
+                return False
+        else:
+            return False
+    return True
+
+
+def _build_parts(src: SourceFile, lines: Sequence[_Line]) -> None:
+    """The parts of sub-agent lines whose reading `_parse_common` left for later (they are in
+    the conversation after all: the file is that sub-agent's transcript)."""
+    for x in lines:
+        if x.parts is None:
+            x.parts = _blocks_common(src, x.lineno, x.record["message"]) or []
+
+
+def _usage_common(usage: Any) -> Usage | None | bool:
+    """`parse_usage` of an Anthropic usage object whose counts are integers; False for anything
+    else (OpenAI's spelling, a count of another type), which `parse_usage` then reads."""
+    if type(usage) is not dict or "prompt_tokens" in usage or "completion_tokens" in usage or "prompt_tokens_details" in usage:
+        return False
+    get = usage.get
+    read, written = get("input_tokens"), get("output_tokens")
+    cache_read, cache_written = get("cache_read_input_tokens"), get("cache_creation_input_tokens")
+    if read is None and written is None and cache_read is None and cache_written is None:
+        return None  # `usage: {}` reports nothing, not a call of 0 tokens
+    if ((type(read) is not int and read is not None) or (type(written) is not int and written is not None)
+            or (type(cache_read) is not int and cache_read is not None) or (type(cache_written) is not int and cache_written is not None)):
+        return False
+    return Usage(read or 0, written or 0, cache_read or 0, cache_written or 0)
 
 
 class _Reader:
@@ -269,6 +455,7 @@ class _Reader:
         self.parallel_answers: set[str] = set()  # tool_use ids answered by parallel results taken in
         self.has_segments = False  # a compaction kept a segment (its lines hang beside the chain)
         self.loop = _Loop()
+        self.last_by_uuid: tuple[list[_Line], int, dict[str, _Line]] | None = None  # see `_last_line_by_uuid`
 
     # --- reading lines --------------------------------------------------------------------------
     def add_records(self, records: Any) -> list[_Line]:
@@ -295,16 +482,20 @@ class _Reader:
     def _scope(self) -> list[_Line]:
         """The lines of the conversation this file is about; sets `agent` when the file is a
         sub-agent's own transcript (then its `isSidechain` lines are the conversation)."""
-        turns = [x for x in self.lines if _is_turn_line(x)]
-        self.main_turns = sum(1 for x in turns if not x.sidechain)
+        lines = self.lines
+        scope = [x for x in lines if not x.sidechain]
+        # _is_turn_line, inlined (one pass over a large file's lines costs what its checks cost)
+        self.main_turns = sum(1 for x in scope if x.uuid and (x.kind in MESSAGE_TYPES or x.role))
         match = SUBAGENT_FILE.match(os.path.basename(self.src.path))
-        if match or (turns and all(x.sidechain for x in turns)):
+        if match or (not self.main_turns and any(_is_turn_line(x) for x in lines)):
+            turns = [x for x in lines if _is_turn_line(x)]
             self.sub = True
             self.agent_id = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
             self.agent_default = match.group("id") if match else "unknown"
-            return list(self.lines)
-        self.sidechain = sum(1 for x in self.lines if x.sidechain)
-        return [x for x in self.lines if not x.sidechain]
+            _build_parts(self.src, lines)
+            return list(lines)
+        self.sidechain = len(lines) - len(scope)
+        return scope
 
     @property
     def agent(self) -> str:
@@ -313,34 +504,42 @@ class _Reader:
 
     def _included(self, scope: list[_Line]) -> set[int]:
         """Positions (in `scope`) of the lines that make up the conversation."""
-        turns = [i for i, x in enumerate(scope) if self._is_turn(x)]
-        if all((scope[i].parent is _MISSING or scope[i].parent is None) and not scope[i].logical for i in turns):
+        is_turn = self._is_turn
+        if not any(((x.parent is not _MISSING and x.parent is not None) or x.logical) and is_turn(x) for x in scope):
             self.in_order = True
-            return set(turns)  # no line says what it follows (hand-made or stream output): the file's order is the conversation
+            return {i for i, x in enumerate(scope) if is_turn(x)}  # no line says what it follows (hand-made or stream output): the file's order is the conversation
         by_uuid = self.by_uuid
         previous = None
         for i, x in enumerate(scope):
             if x.parent is _MISSING:
                 x.parent = previous
-            if x.uuid:
-                by_uuid.setdefault(x.uuid, i)
-            if x.uuid and x.kind != "progress":
-                previous = x.uuid
+            uuid = x.uuid
+            if uuid:
+                if uuid not in by_uuid:
+                    by_uuid[uuid] = i
+                if x.kind != "progress":
+                    previous = uuid
         self.previous = previous
-        self.chained = chained = [i for i, x in enumerate(scope) if _chained(x)]
+        # _chained, inlined
+        self.chained = chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in _CHAINED_TYPES or x.role)]
         if not chained:
             return set()
         chain = self.chain
         at: int | None = chained[-1]
+        find = by_uuid.get
         while at is not None and at not in chain:
             chain.add(at)
-            at = self._parent_position(scope, at)
+            # _parent_position, with the common case (a parent the file has) inlined
+            x = scope[at]
+            parent = x.parent if x.parent else (x.logical or None)
+            found = find(parent) if parent is not None else None
+            at = found if found is not None or parent is None else self._parent_position(scope, at)
         included = set(chain)
         # A compaction that kept a segment verbatim: the lines after it continue from that segment's
         # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
-        for i, x in enumerate(scope):
-            ends = x.segment
-            if i in included or not ends or not any(by_uuid.get(ends[k]) in chain for k in ("headUuid", "tailUuid")):
+        for i in [i for i, x in enumerate(scope) if x.segment]:
+            ends = scope[i].segment
+            if i in included or not any(by_uuid.get(ends[k]) in chain for k in ("headUuid", "tailUuid")):
                 continue
             at = by_uuid.get(ends["anchorUuid"])
             while at is not None and at not in included:
@@ -374,19 +573,19 @@ class _Reader:
         """Add to `included` the lines at `positions` that hang beside the chain: the streamed lines
         of one assistant message, the results of parallel tool calls, and what a parallel branch
         brought with it (a hook's context after one of the parallel calls)."""
-        new_ids = {scope[i].message_id for i in positions if i in included and scope[i].role == "assistant" and scope[i].message_id}
-        self.included_ids |= new_ids
+        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
+        assistants = [(i, x) for i, x in lines if x.role == "assistant" and x.message_id]
+        self.included_ids.update(x.message_id for i, x in assistants if i in included)
         ids = self.included_ids
-        for i in positions:
-            x = scope[i]
-            if i not in included and x.role == "assistant" and x.message_id in ids:
+        for i, x in assistants:
+            if i not in included and x.message_id in ids:
                 included.add(i)
         calls, answered = self.calls, self.answered
         new_calls: set[str] = set()
         new_answers: set[str] = set()
-        for i in positions:
-            if i in included:
-                for p in scope[i].parts:
+        for i, x in lines:
+            if x.parts and i in included:
+                for p in x.parts:
                     if isinstance(p, ToolCallPart) and p.id:
                         new_calls.add(p.id)
                     elif isinstance(p, ToolResultPart):
@@ -398,26 +597,24 @@ class _Reader:
             return self._unsure("a call whose result was left out, or one answered again", False)
         calls |= new_calls
         answered |= new_answers
-        for i in positions:
-            x = scope[i]
-            results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)] if x.role == "user" else []
-            if i in included or not results:
+        for i, x in lines:
+            if x.role != "user" or not x.parts or i in included:
                 continue
-            if all(r in calls and r not in answered for r in results):
+            results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)]
+            if results and all(r in calls and r not in answered for r in results):
                 included.add(i)
                 answered.update(results)
                 self.parallel_answers.update(results)
+        attachments = [(i, x) for i, x in lines if x.kind == "attachment" and x.parent]
         grew = True
         while grew:
             grew = False
-            for i in positions:
-                x = scope[i]
-                if i not in included and x.kind == "attachment" and x.parent and (at := self.by_uuid.get(x.parent)) in included and at not in chain:
+            for i, x in attachments:
+                if i not in included and (at := self.by_uuid.get(x.parent)) in included and at not in chain:
                     included.add(i)
                     grew = True
-        for i in positions:  # what a later line could still bring in (carrying on is then not sure: see `more`)
-            x = scope[i]
-            if i not in included:
+        for i, x in lines:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+            if x.role and i not in included:
                 if x.role == "assistant" and x.message_id:
                     self.off_ids.add(x.message_id)
                 if x.role == "user":
@@ -428,7 +625,8 @@ class _Reader:
         """Conversation lines off the chain: a branch a rewind abandoned, the `/compact` request a
         compaction took the place of, or lines whose parent is not in the file."""
         by_uuid = self.by_uuid
-        self.compacted_after.update(x.logical for i in positions if (x := scope[i]).subtype == "compact_boundary" and x.logical)
+        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
+        self.compacted_after.update(x.logical for i, x in lines if x.subtype == "compact_boundary" and x.logical)
         compacted_after = self.compacted_after
         verdict = self.verdict  # position -> "rewind", "compact" or "unlinked"
 
@@ -460,9 +658,8 @@ class _Reader:
                 verdict[p] = result
             return result
 
-        for i in positions:
-            x = scope[i]
-            if i not in included and x.uuid and (x.kind in MESSAGE_TYPES or x.role):
+        for i, x in lines:
+            if x.uuid and (x.kind in MESSAGE_TYPES or x.role) and i not in included:
                 self.left_out[classify(i)] += 1
 
     # --- carrying a load on ---------------------------------------------------------------------
@@ -503,6 +700,7 @@ class _Reader:
             if not self.agent_id:
                 self.agent_id = next((str(x.record["agentId"]) for x in turns if isinstance(x.record.get("agentId"), (str, int))), "")
             new = list(added)
+            _build_parts(src, new)
         else:
             if not self.main_turns and turns and not main_turns:
                 return self._unsure("the first turns are a sub-agent's")  # the first turns are a sub-agent's: the file becomes its transcript
@@ -585,7 +783,10 @@ class _Reader:
     def session(self, format_name: str) -> Session:
         self.scope = scope = self._scope()
         self.included = self._included(scope)
-        self.missing = {u for x in scope for u in _references(x) if u not in self.by_uuid}
+        by_uuid = self.by_uuid
+        # _references, with the common case (a line naming only its parent) inlined
+        self.missing = {x.parent for x in scope if type(x.parent) is str and x.parent and x.parent not in by_uuid}
+        self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
         self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
         self.resumable = self.keep and not self.loop.empties
@@ -648,16 +849,22 @@ class _Reader:
     def _is_turn(x: _Line) -> bool:
         """A line that is part of the conversation (as opposed to bookkeeping)."""
         if x.kind == "system":
-            return x.subtype in ("compact_boundary", "microcompact_boundary")
+            return x.subtype in _BOUNDARIES
         return x.kind == "attachment" or bool(x.role)
 
     def _tally_bookkeeping(self, x: _Line) -> None:
-        if x.kind == "system":
-            self.src.tally(f"skipped {{n}} `system` line(s) of subtype `{x.subtype or '(none)'}` (Claude Code's own bookkeeping, not sent)")
-        elif x.kind in _KNOWN_TYPES:
-            self.src.tally(f"skipped {{n}} `{x.kind}` line(s) (bookkeeping, not context)")
-        else:
-            self.src.tally(f"skipped {{n}} line(s) of the unknown type `{x.kind}` (no `message`)")
+        key = (x.kind, x.subtype)
+        template = _BOOKKEEPING_NOTES.get(key)
+        if template is None:
+            if x.kind == "system":
+                template = f"skipped {{n}} `system` line(s) of subtype `{x.subtype or '(none)'}` (Claude Code's own bookkeeping, not sent)"
+            elif x.kind in _KNOWN_TYPES:
+                template = f"skipped {{n}} `{x.kind}` line(s) (bookkeeping, not context)"
+            else:
+                template = f"skipped {{n}} line(s) of the unknown type `{x.kind}` (no `message`)"
+            if len(_BOOKKEEPING_NOTES) < 1000:  # a file may make up any number of types: only the first are kept
+                _BOOKKEEPING_NOTES[key] = template
+        self.src.tally(template)
 
     def _add(self, x: _Line, message: Message) -> None:
         self.messages.append(message)
@@ -682,9 +889,10 @@ class _Reader:
                 for item in inner if isinstance(inner, list) else ():
                     if isinstance(item, dict) and item.get("type") == "image":
                         self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
+        timestamp = _timestamp(x)
         for k, (role, parts, tool_call_id) in enumerate(groups):
             message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
-            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=_timestamp(x),
+            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=timestamp,
                                       category=category if role == "user" else None, raw=x.record))
 
     def _attachment(self, x: _Line) -> None:
@@ -720,11 +928,19 @@ class _Reader:
                                for t in tools if isinstance(t, dict) and t.get("name"))
         self.src.tally("took the system prompt and tool list from the last of {n} `prompt_snapshot` attachment(s)")
 
+    def _last_line_by_uuid(self, scope: list[_Line]) -> dict[str, _Line]:
+        """uuid -> the last line in `scope` with it; made once per state of `scope` (a log with many
+        compactions that kept a segment would otherwise build it once per compaction)."""
+        cached = self.last_by_uuid
+        if cached is None or cached[0] is not scope or cached[1] != len(scope):
+            cached = self.last_by_uuid = (scope, len(scope), {y.uuid: y for y in scope if y.uuid})
+        return cached[2]
+
     def _compaction(self, x: _Line, scope: list[_Line]) -> tuple[Compaction, frozenset[str]]:
         preserved: list[str] = []
         if x.segment:
             # The segment's lines, tail back to head, in file order.
-            by_uuid = {y.uuid: y for y in scope if y.uuid}
+            by_uuid = self._last_line_by_uuid(scope)
             uuids: list[str] = []
             at = by_uuid.get(x.segment["tailUuid"])
             while at is not None and at.uuid not in uuids:
@@ -741,7 +957,7 @@ class _Reader:
         """The summary Claude Code writes after a compaction: it covers every message before the
         boundary except a preserved segment (all messages so far when there is no boundary)."""
         end, keep = (pending[0].before_index, pending[1]) if pending is not None else (len(self.messages), frozenset())
-        before = [m for m in self.messages[:end] if m.id not in keep]
+        before = [m for m in self.messages[:end] if m.id not in keep] if keep else self.messages[:end]
         text = "\n".join(part_text(p) for p in x.parts if part_text(p))
         self.summaries.append(
             Summary(
@@ -750,7 +966,7 @@ class _Reader:
                 messages_covered=len(before),
                 time_range_start=before[0].timestamp if before else "",
                 time_range_end=before[-1].timestamp if before else "",
-                covers=tuple(m.id for m in before),
+                covers=tuple([m.id for m in before]),
                 created_at=_timestamp(x),
             )
         )
@@ -828,7 +1044,7 @@ class _Loop:
         self.model = ""
         self.open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
         self.open_id = ""  # its message.id
-        self.open_seen: set[str] = set()  # its content blocks
+        self.open_seen: set[tuple[str, str]] = set()  # its content blocks
         self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
         self.cleared_tools: set[str] = set()
         self.cleared_lines: set[str] = set()
@@ -851,18 +1067,20 @@ class _Loop:
         for i in positions:
             x = scope[i]
             version = x.record.get("version")
-            if isinstance(version, str) and version and (not versions or versions[-1] != version):
+            if version.__class__ is str and version and (not versions or versions[-1] != version):
                 versions.append(version)
-            if x.kind == "summary":
-                summary = x.record.get("summary")
-                self.title = summary if isinstance(summary, str) and summary else self.title
-            elif x.kind == "custom-title":
-                name = x.record.get("customTitle")
-                self.custom_title = name if isinstance(name, str) and name else self.custom_title
-            elif x.kind == "ai-title":
-                name = x.record.get("aiTitle")
-                self.ai_title = name if isinstance(name, str) and name else self.ai_title
-            if not reader._is_turn(x):
+            kind = x.kind
+            if kind in _TITLE_TYPES:
+                if kind == "summary":
+                    summary = x.record.get("summary")
+                    self.title = summary if isinstance(summary, str) and summary else self.title
+                elif kind == "custom-title":
+                    name = x.record.get("customTitle")
+                    self.custom_title = name if isinstance(name, str) and name else self.custom_title
+                else:
+                    name = x.record.get("aiTitle")
+                    self.ai_title = name if isinstance(name, str) and name else self.ai_title
+            if not (x.role or kind == "attachment" or (kind == "system" and x.subtype in _BOUNDARIES)):  # _is_turn, inlined
                 reader._tally_bookkeeping(x)
                 continue
             if i not in included:
@@ -885,7 +1103,7 @@ class _Loop:
                 if x.model and x.model != SYNTHETIC_MODEL:
                     self.model = x.model
                 parts = x.parts
-                if parts and all(isinstance(p, TextPart) and not p.text.strip() for p in parts):
+                if parts and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):  # not .strip(): no copy
                     # Claude Code drops whitespace-only assistant lines before it sends the history.
                     src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
                     parts = []
@@ -895,7 +1113,7 @@ class _Loop:
                     new = [p for p in parts if _block_key(p) not in seen]
                     seen.update(_block_key(p) for p in new)
                     prev = messages[target]
-                    messages[target] = replace(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
+                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
                     reader.produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
@@ -928,11 +1146,13 @@ def _timestamp(x: _Line) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _block_key(part: Part) -> str:
-    """Identifies a content block within one assistant message (a streamed line repeated)."""
+def _block_key(part: Part) -> tuple[str, str]:
+    """Identifies a content block within one assistant message (a streamed line repeated). A pair,
+    not one string: the text is not copied (a part's kind has no colon, so pairs tell apart exactly
+    what "kind:text" strings would)."""
     if isinstance(part, ToolCallPart) and part.id:
-        return f"tool_use:{part.id}"
-    return f"{part.kind}:{part_text(part)}"
+        return ("tool_use", part.id)
+    return (part.kind, part_text(part))
 
 
 def wrap_reminder(text: str) -> str:

@@ -35,7 +35,19 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..engine.session import Category, Compaction, ImagePart, Message, Session, Summary, TextPart, ThinkingPart, Usage
+from ..engine.session import (
+    Category,
+    Compaction,
+    ImagePart,
+    Message,
+    Session,
+    Summary,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
 from .base import Fields, make_message, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
 from .source import SourceFile
@@ -133,6 +145,7 @@ class _Rollout:
         self.injected_at: list[bool] = []  # per message: a user message Codex wrote itself (context)
         self.injected = 0
         self.resumable = True  # False once carrying on failed midway
+        self._lineno = 0  # the line being read
 
     def read(self) -> Session:
         records = rollout_records(self.src)
@@ -242,6 +255,11 @@ class _Rollout:
     # -- lines --------------------------------------------------------------------------------
 
     def line(self, lineno: int, record: Any) -> None:
+        self._lineno = lineno
+        if type(record) is dict and self._bookkeeping(record):
+            if self.pending is not None:
+                self._settle()
+            return
         if not isinstance(record, dict):
             raise self.src.error(f"expected an object, got {type_name(record)}", lineno)
         if _is_state(record):
@@ -281,6 +299,52 @@ class _Rollout:
         latest = self.reader.latest_model
         if self.pending is not None and latest is not None and latest.usage is None:
             latest.usage, self.pending = self.pending, None
+
+    def _bookkeeping(self, record: dict[str, Any]) -> bool:
+        """`line` for the lines that are most of a rollout and carry no message (events that are not
+        context, turn contexts), read from the dicts; False for any other line, or any field of an
+        unexpected type, which `line` then reads (and, if it must, reports)."""
+        payload, timestamp = record.get("payload"), record.get("timestamp")
+        if type(payload) is not dict or (type(timestamp) is not str and timestamp is not None) or record.get("record_type") == "state":
+            return False
+        kind = record.get("type")
+        if kind == "response_item":
+            return self._tool_item(record, payload, timestamp or "")
+        if kind == "event_msg":
+            event = payload.get("type")
+            if type(event) is not str or event in MESSAGE_EVENTS or event == "token_count" or event == "task_started":
+                return False
+            self.skipped_events[event] += 1
+            return True
+        if kind == "turn_context":
+            model = payload.get("model")
+            if model is None:
+                return True
+            if type(model) is not str:
+                return False
+            if model:
+                self.models.append(model)
+            return True
+        return False
+
+    def _tool_item(self, record: dict[str, Any], payload: dict[str, Any], timestamp: str) -> bool:
+        """A `function_call` or its `function_call_output` whose fields are strings, as `item` reads
+        it (`ItemReader.add`); False for any other item."""
+        item, call_id = payload.get("type"), payload.get("call_id")
+        if item == "function_call":
+            name, arguments = payload.get("name"), payload.get("arguments")
+            if type(call_id) is not str or not call_id or type(name) is not str or type(arguments) is not str:
+                return False
+            self.reader.model_side([ToolCallPart(call_id, name, arguments)], f"L{self._lineno}", timestamp, payload)
+            return True
+        if item == "function_call_output":
+            output = payload.get("output")
+            if type(call_id) is not str or type(output) is not str:
+                return False
+            self.reader.close()
+            self.reader.new("tool", [ToolResultPart(call_id, output, False)], f"L{self._lineno}", timestamp, payload, tool_call_id=call_id)
+            return True
+        return False
 
     def session_meta(self, p: Fields) -> None:
         self.metas += 1

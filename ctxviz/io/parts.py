@@ -123,6 +123,21 @@ def opaque_text(block: dict) -> str:
     return json.dumps(rest, ensure_ascii=False, default=str) if rest else f"[{block.get('type', 'block')}]"
 
 
+def _reusable_encoder() -> Callable[[object], str]:
+    """`json.dumps` (its default settings) with one C encoder made once: `json.dumps` builds an encoder
+    per call, which costs more than encoding a tool call's small input. Parsed JSON holds no cycles,
+    so the encoder does not look for them; without the C encoder, `json.dumps` itself."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.dumps
+    encode = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+#: `json.dumps(value)` for values parsed from JSON (no cycles), without an encoder built per call.
+dumps_parsed = _reusable_encoder()
+
+
 def data_uri(media_type: str, base64_data: str) -> str:
     return f"data:{media_type};base64,{base64_data}"
 
@@ -164,7 +179,7 @@ def anthropic_block(b: Fields) -> Part:
         source = b.dict("source")
         return TextPart(b.str("title") or f"[document: {source.get('media_type') or source.get('type') or 'attached'}]")
     if kind == "tool_use":
-        return ToolCallPart(id=b.str("id"), name=b.str("name", required=True), arguments=json.dumps(b.get("input", {})))
+        return ToolCallPart(id=b.str("id"), name=b.str("name", required=True), arguments=dumps_parsed(b.get("input", {})))
     if kind == "tool_result":
         return ToolResultPart(tool_call_id=b.str("tool_use_id"), text=tool_result_text(b), is_error=b.bool("is_error"))
     if kind in SERVER_TOOL_CALLS:
@@ -182,7 +197,12 @@ def anthropic_block(b: Fields) -> Part:
 
 def tool_result_text(b: Fields) -> str:
     """A tool_result's content as text: a string, or its text blocks joined (images noted)."""
-    content = b.get("content")
+    return tool_result_content_text(b.get("content"))
+
+
+def tool_result_content_text(content: object) -> str:
+    """`tool_result_text` of a block whose `content` is `content` (for loaders that read the block's
+    dict directly)."""
     if content is None:
         return ""
     if isinstance(content, str):
