@@ -230,6 +230,8 @@ class Held:
     is_covered: np.ndarray
     #: The tokens of all its Strands messages.
     tokens: int
+    #: What a policy found from these alone and keeps (the summarizing manager's summaries, by where it split).
+    found: dict[Any, Any] = field(default_factory=dict, compare=False)
 
     @cached_property
     def invocations(self) -> Invocations:
