@@ -23,10 +23,10 @@ from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session
 from ..base import Policy, params_dict
+from .context_editing_columns import already_cleared, plan_columns, tool_label
 from .counting import (
     APPROX,
     LCMessage,
-    _record_data,
     cached_view,
     count_view,
     lc_type,
@@ -72,17 +72,14 @@ class ClearToolUsesParams:
         return frozenset(t.strip() for t in self.exclude_tools.split(",") if t.strip())
 
 
-def already_cleared(raw: Any) -> bool:
-    """`response_metadata["context_editing"]["cleared"]` on a dumped ToolMessage."""
-    found = _record_data(raw)
-    if found is None:
-        return False
-    meta = found[1].get("response_metadata")
-    entry = meta.get("context_editing") if isinstance(meta, dict) else None
-    return bool(entry.get("cleared")) if isinstance(entry, dict) else False
-
-
 def plan(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> Plan:
+    """In columns where the count is a sum per message and only tool results change (context_editing_columns.py);
+    else message by message."""
+    return plan_columns(session, params, counts) or plan_records(session, params, counts)
+
+
+def plan_records(session: Session, params: ClearToolUsesParams, counts: TokenCounts) -> Plan:
+    """ClearToolUsesEdit step by step over the messages, one record each: what the columns are checked against."""
     tokenizer = counts.tokenizer
     messages = session.messages
     counter = model_counter(params.model or session.model) if params.token_count_method == "model" else None
@@ -257,10 +254,6 @@ def problem_notes(problems: dict[int, list[str]]) -> list[str]:
             where.setdefault(problem, []).append(index)
     return [f"{', '.join(f'#{i}' for i in indices[:10])}{' and more' if len(indices) > 10 else ''}: {problem}"
             for problem, indices in where.items()]
-
-
-def tool_label(name: str) -> str:
-    return f"tool {name!r}" if name else "unnamed tool"
 
 
 POLICY = Policy(

@@ -9,10 +9,14 @@ condenser pipeline instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
+import numpy as np
+
 from ...counting import TokenCounts
-from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
@@ -146,6 +150,12 @@ def threshold_usage(used: int, threshold: int) -> dict[str, int]:
 
 
 def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
+    """The seed's consolidation in columns (`plan_columns`); the condenser pipeline message by message."""
+    return plan_records(session, settings, counts) if settings.pipeline else plan_columns(session, settings, counts)
+
+
+def plan_records(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
+    """Both algorithms step by step, one record per message: what `plan_columns` is checked against."""
     raw = counts.message_tokens
     chars_mode = counts.tokenizer.name == "chars"
     # Messages an earlier consolidation already replaced (a simulation carries them as summaries).
@@ -264,6 +274,163 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
         extra={"current_tokens": current, "should_consolidate": trigger and len(messages) > RECENT_KEEP, "threshold_tokens": threshold,
                "after_tokens": used, "consolidated_ids": [m.id for m in messages if fate.get(m.index, (None,))[0] is Decision.SUMMARIZED]},
     )
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the seed's consolidation reads of a session under one counting, kept per session: a
+    re-plan after a parameter change only compares the estimate with the threshold."""
+
+    messages: tuple[int, ...]  # the messages it measures: not system, not covered by an earlier consolidation
+    covered: np.ndarray  # per message: an earlier consolidation replaced it
+    is_system: np.ndarray
+    tokens: np.ndarray  # per message: its estimate (characters / 4 by default)
+    current: int  # estimate_tokens of the messages and the earlier consolidations
+    system_prompt: str
+    earlier: tuple[str, ...]
+    #: Filled when first needed: the consolidation message replacing all but the last 4, and the
+    #: context's tokens when nothing is consolidated.
+    found: dict[str, Any]
+
+
+def _seen(session: Session, counts: TokenCounts) -> _Seen:
+    key = ("missy-consolidator", counts.scheme.key)
+    found = session.derived.get(key)
+    if found is not None and found[0] is counts.message_tokens:
+        return found[1]
+    raw = counts.token_array
+    chars_mode = counts.tokenizer.name == "chars"
+    covered_ids = {c for s in session.summaries for c in s.covers}
+    ids, roles, _ = session.message_columns
+    n = len(ids)
+    covered = np.fromiter((i in covered_ids for i in ids), dtype=bool, count=n) if covered_ids else np.zeros(n, dtype=bool)
+    is_system = np.fromiter((r == "system" for r in roles), dtype=bool, count=n)
+    messages = np.flatnonzero(~is_system & ~covered)
+    earlier = tuple(s.text for s in session.summaries)
+    total_raw = int(raw[messages].sum())
+    earlier_raw = sum(len(t) if chars_mode else counts.text(t) for t in earlier)
+    current = (total_raw + earlier_raw) // 4 if chars_mode else total_raw + earlier_raw
+    system_messages = [session.messages[i] for i in np.flatnonzero(is_system).tolist()]
+    made = _Seen(tuple(messages.tolist()), covered, is_system, raw // 4 if chars_mode else raw, current,
+                 base_system_prompt(session, system_messages), earlier, {})
+    session.derived[key] = (counts.message_tokens, made)
+    return made
+
+
+_ZONE_NAMES = ("system", "consolidated", "recent")
+_CODE_NAMES = ("system_prompt", "summarised", "fresh_tail", "under_trigger")
+
+
+class _Why:
+    """The reason sentence of message i, as `plan_records` words it."""
+
+    def __init__(self, code: np.ndarray, older: np.ndarray, kept: str) -> None:
+        self.code, self.older, self.kept = code, older, kept
+
+    def __call__(self, i: int) -> str:
+        code = self.code[i]
+        if code == 0:
+            return "kept: part of the system prompt, which consolidation never touches"
+        if code == 1:
+            if self.older[i]:
+                return "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts"
+            return "summarized: replaced by an earlier consolidation"
+        return self.kept
+
+
+def plan_columns(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
+    """The seed's consolidation (not the pipeline) in columns, its reasons built when read."""
+    seen = _seen(session, counts)
+    chars_mode = counts.tokenizer.name == "chars"
+
+    def text_tokens(text: str) -> int:
+        return len(text) // 4 if chars_mode else counts.text(text)
+
+    messages = seen.messages
+    current = seen.current
+    trigger = should_consolidate(current, settings)
+    consolidating = trigger and len(messages) > RECENT_KEEP
+    n = len(seen.tokens)
+    system_prompt = seen.system_prompt
+    context: list[Any] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    context_index: list[int | None] = [None] * len(context)
+    used = text_tokens(system_prompt) if system_prompt else 0
+    summary_plans: list[SummaryPlan] = []
+    earlier = () if consolidating else seen.earlier  # a new consolidation absorbs the earlier ones
+    for text in earlier:
+        context.append({"role": "user", "content": text})
+        context_index.append(None)
+        summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(text), Decision.KEPT, "kept: an earlier consolidation", text))
+        used += text_tokens(text)
+    older = np.zeros(n, dtype=bool)
+    if consolidating:
+        text = seen.found.get("text")
+        if text is None:
+            earlier_facts = [line[2:] for t in seen.earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            text = seen.found["text"] = consolidated_message([session.messages[i] for i in messages[:-RECENT_KEEP]], earlier_facts)
+        recent = messages[-RECENT_KEEP:]
+        context.append({"role": "user", "content": text})
+        context += [session.messages[i] for i in recent]
+        context_index += [None, *recent]
+        text_count = text_tokens(text)
+        summary_plans.append(SummaryPlan(0, text_count, Decision.KEPT, f"kept: replaces the {len(messages) - RECENT_KEEP} older messages", text))
+        used += text_count + sum(text_tokens(content_text(session.messages[i])) for i in recent)
+        older[list(messages[:-RECENT_KEEP])] = True
+    else:
+        context += [session.messages[i] for i in messages]
+        context_index += messages
+        sent_all = seen.found.get("sent")
+        if sent_all is None:
+            sent_all = seen.found["sent"] = sum(text_tokens(content_text(session.messages[i])) for i in messages)
+        used += sent_all
+
+    pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0
+    if consolidating:
+        kept_reason = "kept: one of the last 4 messages, always kept verbatim"
+    elif trigger:
+        kept_reason = f"kept: only {len(messages)} messages, consolidation needs more than 4"
+    else:
+        kept_reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
+    replaced = seen.covered | older
+    code = np.full(n, 2 if trigger else 3, dtype=np.int16)
+    code[replaced] = 1
+    code[seen.is_system] = 0
+    zone = np.full(n, 2, dtype=np.int16)
+    zone[replaced] = 1
+    zone[seen.is_system] = 0
+    not_sent = replaced & ~seen.is_system
+    decision = np.where(not_sent, np.int8(SUMMARIZED), np.int8(KEPT)).astype(np.int8)
+    tokens = seen.tokens
+    sent_tokens = np.where(not_sent, 0, tokens)
+    columns = Columns(session, decision, tokens, sent_tokens, zone, _ZONE_NAMES, code, _CODE_NAMES, partial(_reason, _Why(code, older, kept_reason)))
+
+    kept = int(sent_tokens.sum())
+    kept_messages = n - int(not_sent.sum())
+    totals = Totals(budget=settings.max_tokens, used=used, kept=kept, dropped=int(tokens.sum()) - kept,
+                    fits=used <= settings.max_tokens, kept_messages=kept_messages, dropped_messages=n - kept_messages)
+    threshold = int(settings.max_tokens * settings.threshold_pct)
+    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
+    if settings.max_tokens <= 0 and used > 0:
+        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
+                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
+    elif not trigger and used >= threshold:
+        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
+                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
+    ids = session.message_columns[0]
+    return Plan(
+        policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
+        allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
+        usage=threshold_usage(used, threshold),
+        system_prompt=system_prompt, messages=Rows(columns), context=Context(context), totals=totals,
+        context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
+        notes=tuple(notes),
+        extra={"current_tokens": current, "should_consolidate": consolidating, "threshold_tokens": threshold,
+               "after_tokens": used, "consolidated_ids": [ids[i] for i in messages[:-RECENT_KEEP]] if consolidating else []},
+    )
+
+
+def _reason(why: _Why, i: int) -> str:
+    return why(i)
 
 
 def refresh(plan: Plan, session: Session, counts: TokenCounts | None) -> Plan:

@@ -18,9 +18,13 @@ import binascii
 import dataclasses
 import json
 import math
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from ...catalog import find_model
 from ...session import (
@@ -166,9 +170,22 @@ class StrandsMessage:
     tokens: int = 0
     #: The ctxviz messages whose tool result text Strands has cut or whose images it has replaced.
     changed: dict[int, str] = field(default_factory=dict)
+    #: The block kinds it holds and its tool ids, found once (the managers ask at every trim);
+    #: not copied by `dataclasses.replace`, so a copy with other content finds its own.
+    _kinds: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _ids: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def has(self, key: str) -> bool:
-        return any(key in block for block in self.content)
+        kinds = self._kinds
+        if kinds is None:
+            kinds = self._kinds = frozenset(k for block in self.content for k in block)
+        return key in kinds
+
+    def tool_ids(self) -> frozenset[str]:
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = frozenset(_tool_ids(self))
+        return ids
 
 
 def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[list[Message], list[StrandsMessage]]:
@@ -191,6 +208,110 @@ def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[lis
         role = "assistant" if m.role == "assistant" else "user"
         out.append(StrandsMessage(role, blocks(m), (m.index,), tokens=message_tokens[m.index]))
     return system, out
+
+
+@dataclass(frozen=True)
+class Held:
+    """`with_summary` of a session under one counting, kept per session (`Session.derived`): the
+    managers start every plan from it, so a re-plan renders no message. Its Strands messages are
+    shared by every plan and never changed in place (a manager replaces one it pins or cuts)."""
+
+    system: tuple[Message, ...]
+    messages: tuple[StrandsMessage, ...]
+    summary: Summary | None
+    covered: frozenset[str]
+    at: int
+    #: Per Strands message, the ctxviz message each content block came from (-1: the summary).
+    owners: tuple[list[int], ...]
+    #: Whether `conversation` of the whole session joins consecutive tool results into one Strands message.
+    joined: bool
+    #: Per session message: a system message; covered by the summary in force (and no system message).
+    is_system: np.ndarray
+    is_covered: np.ndarray
+    #: The tokens of all its Strands messages.
+    tokens: int
+    #: What a policy found from these alone and keeps (the summarizing manager's summaries, by where it split).
+    found: dict[Any, Any] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def invocations(self) -> Invocations:
+        """Where the agent's invocations end in `messages`, found once (a replay of the agent's
+        life appends a whole invocation at a time when nothing in it can trim)."""
+        cumulative = [0]
+        for sm in self.messages:
+            cumulative.append(cumulative[-1] + sm.tokens)
+        system_at = [m.index for m in self.system]
+        ends: list[int] = []
+        last_call: list[int] = []
+        calls: list[int] = []
+        call, count = -1, 0
+        for k, sm in enumerate(self.messages):
+            if sm.role == "assistant":
+                call, count = k, count + 1
+                if not sm.has("toolUse"):
+                    ends.append(k)
+                    last_call.append(call)
+                    calls.append(count)
+                    call, count = -1, 0
+        if not ends or ends[-1] != len(self.messages) - 1:
+            ends.append(len(self.messages) - 1)
+            last_call.append(call)
+            calls.append(count)
+        systems_before = [bisect_left(system_at, sm.members[0]) if sm.members else -1 for sm in self.messages]
+        return Invocations(cumulative, ends, last_call, calls, systems_before)
+
+
+@dataclass(frozen=True)
+class Invocations:
+    """The agent's Strands messages cut into invocations, each ending with a final reply (the last
+    may not have ended yet)."""
+
+    #: cumulative[k]: the tokens of messages[:k].
+    cumulative: list[int]
+    #: Per invocation: the position of its last message, of its last assistant message (-1: none),
+    #: and how many assistant messages (model calls) it holds.
+    ends: list[int]
+    last_call: list[int]
+    calls: list[int]
+    #: Per message: the system-role messages before its first member (-1: the summary message).
+    systems_before: list[int]
+
+
+def held(session: Session, counts: Any) -> Held:
+    """The session's `Held` under `counts` (a TokenCounts), made once per session and counting."""
+    key = ("strands", counts.scheme.key)
+    found = session.derived.get(key)
+    if found is not None and found[0] is counts.message_tokens:
+        return found[1]
+    system, messages, summary, covered, at = with_summary(session, counts.message_tokens, counts.text)
+    owners: list[list[int]] = []
+    for sm in messages:
+        row: list[int] = [] if sm.members else [-1]
+        for index in sm.members:
+            m = session.messages[index]
+            row += [index] * (1 if m.role == "tool" else len(blocks(m)))
+        owners.append(row)
+    roles = session.message_columns[1]
+    is_system = np.fromiter((r == "system" for r in roles), dtype=bool, count=len(roles))
+    is_covered = (np.fromiter((i in covered for i in session.message_columns[0]), dtype=bool, count=len(roles)) & ~is_system
+                  if covered else np.zeros(len(roles), dtype=bool))
+    made = Held(tuple(system), tuple(messages), summary, frozenset(covered), at, tuple(owners), _joins(session), is_system, is_covered,
+                sum(sm.tokens for sm in messages))
+    session.derived[key] = (counts.message_tokens, made)
+    return made
+
+
+def _joins(session: Session) -> bool:
+    """Whether `conversation` of the whole session joins a run of tool messages (system messages
+    stand apart and do not break a run)."""
+    previous = ""
+    for role in session.message_columns[1]:
+        if role == "system":
+            continue
+        if role == "tool" and previous == "tool":
+            return True
+        previous = role
+    return False
 
 
 def with_summary(session: Session, message_tokens: tuple[int, ...], count_text: Callable[[str], int]
@@ -243,11 +364,11 @@ def is_pinned(messages: list[StrandsMessage], index: int) -> bool:
     """pin_message.is_pinned: pinned itself, or an adjacent pinned message shares a toolUseId."""
     if messages[index].pinned:
         return True
-    mine = _tool_ids(messages[index])
+    mine = messages[index].tool_ids()
     if not mine:
         return False
     for neighbour in (index - 1, index + 1):
-        if 0 <= neighbour < len(messages) and messages[neighbour].pinned and mine & _tool_ids(messages[neighbour]):
+        if 0 <= neighbour < len(messages) and messages[neighbour].pinned and mine & messages[neighbour].tool_ids():
             return True
     return False
 

@@ -30,12 +30,14 @@ Messages are Strands messages: one turn's tool results are one user message (mes
 from __future__ import annotations
 
 import dataclasses
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ...counting import TokenCounts
-from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Plan, SummaryPlan, Totals
+from ...plan_rows import DROPPED, KEPT, REPLACED, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
@@ -43,17 +45,17 @@ from .messages import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
+    Held,
     StrandsMessage,
     block_tokens,
     check_positive,
     context_window_limit,
-    conversation,
     find_valid_trim_point,
+    held,
     is_pinned,
     json_tokens,
     measure_message,
     tool_specs,
-    with_summary,
 )
 
 PRESERVE_CHARS = 200  # _PRESERVE_CHARS
@@ -108,15 +110,11 @@ class _Manager:
     def __init__(self, session: Session, params: SlidingWindowParams, counts: TokenCounts) -> None:
         self.params = params
         self.counts = counts
-        self.system, self.messages, self.summary, self.covered, _ = with_summary(session, counts.message_tokens, counts.text)
+        start = held(session, counts)  # the session's Strands messages, made once per session and counting
+        self.system, self.summary, self.covered = list(start.system), start.summary, start.covered
+        self.messages: list[StrandsMessage] = list(start.messages)
         # Which ctxviz message each content block came from, to map cut blocks back (-1: the summary).
-        self.owners: list[list[int]] = []
-        for sm in self.messages:
-            owners: list[int] = [] if sm.members else [-1]
-            for index in sm.members:
-                m = session.messages[index]
-                owners += [index] * (1 if m.role == "tool" else _block_count(m))
-            self.owners.append(owners)
+        self.owners: list[list[int]] = list(start.owners)
         self.pin_applied = False
         self.summary_removed = ""
         self.removed: dict[int, tuple[str, str]] = {}  # index -> reason, reason code
@@ -124,9 +122,9 @@ class _Manager:
         self.sent_tokens: dict[int, int] = {}
         self.notes: list[str] = []
         #: The tokens of the messages held, kept as they change (a replay reads it at every step).
-        self.held = sum(m.tokens for m in self.messages)
+        self.held = start.tokens
         #: Every removal (index, DROPPED) and cut (index, TRUNCATED or REPLACED), in order: what a replay reads back.
-        self.journal: list[tuple[int, Decision]] = []
+        self.journal: list[tuple[int, Decision]] | None = []  # None: nobody reads it back (a plan)
 
     def holding(self) -> int:
         return self.held
@@ -155,7 +153,11 @@ class _Manager:
         call is made first (on the history before it); a final reply ends an invocation, and
         apply_management runs after it."""
         if sm.role == "assistant":
-            self.call(f"at the model call answered by #{sm.members[0]}")
+            p = self.params
+            if p.proactive_compression is None and not p.per_turn and self.fixed + self.held <= self.limit:
+                self.calls += 1  # `call`'s one attempt, which neither hook nor an overflow changes
+            else:
+                self.call(f"at the model call answered by #{sm.members[0]}")
         self.messages.append(sm)
         self.owners.append(owners)
         self.held += sm.tokens
@@ -206,16 +208,25 @@ class _Manager:
     def _remove(self, positions: list[int], reason: str, code: str, inside: str = "", start: int = 0) -> None:
         """Remove Strands messages for `reason` (reason code `code`); those at or after `start`
         (inside the window) get `inside`, which the start rule (a valid trim point) removes."""
+        msgs, removed, journal = self.messages, self.removed, self.journal
+        outside, within = (reason, code), (inside, "start_rule")
         for i in reversed(positions):
-            why, why_code = (inside, "start_rule") if inside and i >= start else (reason, code)
-            if not self.messages[i].members:
-                self.summary_removed = why
-            for index in self.messages[i].members:
-                self.removed[index] = (why, why_code)
-                self.journal.append((index, Decision.DROPPED))
-            self.held -= self.messages[i].tokens
-            del self.messages[i]
-            del self.owners[i]
+            sm = msgs[i]
+            why = within if inside and i >= start else outside
+            if not sm.members:
+                self.summary_removed = why[0]
+            for index in sm.members:
+                removed[index] = why
+            if journal is not None:
+                journal += [(index, Decision.DROPPED) for index in sm.members]
+            self.held -= sm.tokens
+        if positions and positions[-1] == len(positions) - 1:  # the oldest run (positions ascend): one slice
+            del msgs[: len(positions)]
+            del self.owners[: len(positions)]
+        else:
+            for i in reversed(positions):
+                del msgs[i]
+                del self.owners[i]
 
     def reduce_context(self, overflow: str | None, why: str) -> str:
         """One reduce_context call; returns "truncated", "trimmed", or why nothing changed.
@@ -243,7 +254,7 @@ class _Manager:
                 return "no valid trim point: no user message (nor tool call with its result next) after the trim start"
             trim = fallback
             how = "no plain user message follows, so the first tool call whose result comes next"
-        remove = [i for i in range(trim) if not is_pinned(msgs, i)]
+        remove = [i for i in range(trim) if not is_pinned(msgs, i)] if self.pin_applied else list(range(trim))
         if not remove:
             return "every message before the trim point is pinned"
         target = f"message #{msgs[trim].members[0]}" if msgs[trim].members else "the summary message"
@@ -295,16 +306,11 @@ class _Manager:
             if "image" in kinds:
                 what.append("its images replaced by an '[image: <format>, <n> bytes]' placeholder")
             decision = Decision.TRUNCATED if "text" in kinds else Decision.REPLACED
-            self.journal.append((owner, decision))
+            if self.journal is not None:
+                self.journal.append((owner, decision))
             self.cut[owner] = (decision, f"{decision.value}: {overflow}; Strands first cuts the oldest tool results: "
                                          f"{' and '.join(what)} ({per_owner[owner]:,} tokens sent)")
         return True
-
-
-def _block_count(message: Message) -> int:
-    from .messages import blocks
-
-    return len(blocks(message))
 
 
 def request_overhead(session: Session, counts: TokenCounts, system_messages: list[Message]) -> tuple[str, int, int]:
@@ -406,14 +412,84 @@ def split_window(limit: int, system_tokens: int, tools_tokens: int) -> dict[str,
     return {"system": system, "tool_definitions": tools, "messages": limit - system - tools}
 
 
+_ZONE_NAMES = ("system", "summarized", "trimmed", "window", "pinned")
+Z_SYSTEM, Z_SUMMARIZED, Z_TRIMMED, Z_WINDOW, Z_PINNED = range(len(_ZONE_NAMES))
+_CODE_NAMES = ("system_prompt", "summarised", "outside_window", "start_rule", "overflow", "truncated", "replaced", "head", "in_window")
+_CODE = {name: k for k, name in enumerate(_CODE_NAMES)}
+SYSTEM_REASON = "kept: part of the system prompt, which Strands passes apart from the messages"
+SUMMARIZED_REASON = "summarized: covered by the session's summary, which Strands holds as one user message in their place"
+
+
+class _Why:
+    """The reason sentence of message i, built when someone reads that row."""
+
+    def __init__(self, mgr: _Manager, code: np.ndarray, n_strands: int) -> None:
+        self.removed, self.cut, self.code, self.params, self.n_strands = mgr.removed, mgr.cut, code, mgr.params, n_strands
+        self.position = {i: pos for pos, sm in enumerate(mgr.messages) for i in sm.members}
+        self.remaining = len(mgr.messages)
+
+    def __call__(self, i: int) -> str:
+        code = _CODE_NAMES[self.code[i]]
+        if code == "system_prompt":
+            return SYSTEM_REASON
+        if code == "summarised":
+            return SUMMARIZED_REASON
+        if i in self.removed:
+            return self.removed[i][0]
+        if i in self.cut:
+            return self.cut[i][1]
+        if code == "head":
+            return f"kept: pinned (pin_first={self.params.pin_first}), never evicted"
+        ws, n = self.params.window_size, self.n_strands
+        where = f"within the newest {ws} messages (window_size={ws})" if n > ws else f"the history has {n} messages, within window_size={ws}"
+        return f"kept: {where}; Strands message {self.position[i] + 1} of {self.remaining}"
+
+
+def _columns(session: Session, counts: TokenCounts, start: Held, mgr: _Manager, n_strands: int) -> Columns:
+    """Every message's decision from what the manager did, in the order of precedence of the
+    record each once had: system message, covered by the summary, removed, cut, pinned, in the window."""
+    tokens = counts.token_array
+    n = len(tokens)
+    decision = np.full(n, KEPT, dtype=np.int8)
+    zone = np.full(n, Z_WINDOW, dtype=np.int16)
+    code = np.full(n, _CODE["in_window"], dtype=np.int16)
+    sent_tokens = tokens.copy()
+    msgs = mgr.messages
+    pinned = ([i for pos, sm in enumerate(msgs) if is_pinned(msgs, pos) for i in sm.members]
+              if any(sm.pinned for sm in msgs) else [])
+    if pinned:
+        zone[pinned] = Z_PINNED
+        code[pinned] = _CODE["head"]
+    for index, (cut, _) in mgr.cut.items():  # a few: the oldest tool results an overflow cut
+        decision[index] = TRUNCATED if cut is Decision.TRUNCATED else REPLACED
+        code[index] = _CODE["truncated" if cut is Decision.TRUNCATED else "replaced"]
+        sent_tokens[index] = mgr.sent_tokens[index]
+        zone[index] = Z_WINDOW
+    if mgr.removed:
+        removed = np.fromiter(mgr.removed, dtype=np.int64, count=len(mgr.removed))
+        decision[removed] = DROPPED
+        zone[removed] = Z_TRIMMED
+        code[removed] = np.fromiter((_CODE[c] for _, c in mgr.removed.values()), dtype=np.int16, count=len(removed))
+        sent_tokens[removed] = 0
+    covered = start.is_covered
+    decision[covered] = SUMMARIZED
+    zone[covered] = Z_SUMMARIZED
+    code[covered] = _CODE["summarised"]
+    sent_tokens[covered] = 0
+    system = start.is_system
+    decision[system] = KEPT
+    zone[system] = Z_SYSTEM
+    code[system] = _CODE["system_prompt"]
+    sent_tokens[system] = tokens[system]
+    return Columns(session, decision, tokens, sent_tokens, zone, _ZONE_NAMES, code, _CODE_NAMES, _Why(mgr, code, n_strands))
+
+
 def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> Plan:
-    tokens = counts.message_tokens
     mgr = _Manager(session, params, counts)
     prompt, system_tokens, tools_tokens = request_overhead(session, counts, mgr.system)
     fixed = system_tokens + tools_tokens
     limit, limit_source = context_window_limit(session, params.context_window_limit)
     n_strands = len(mgr.messages)
-    ws = params.window_size
 
     rounds = 0
     if params.replay_history:
@@ -421,65 +497,59 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         pending, pending_owners = mgr.messages, mgr.owners
         mgr.history([], [])
         mgr.limit = limit
+        mgr.journal = None  # a replay's record: the plan reads `removed` and `cut`
         # Each call is made with the system prompt as the agent had it then (system-role messages so far).
-        system_at = [m.index for m in mgr.system]
         known = -1
-        for sm, owners in zip(pending, pending_owners, strict=True):
-            if sm.members and bisect_left(system_at, sm.members[0]) != known:
-                known = bisect_left(system_at, sm.members[0])
-                mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
-            mgr.take(sm, owners)
+        life = held(session, counts).invocations
+        before, cumulative = life.systems_before, life.cumulative
+        # An invocation none of whose model calls can trim (no proactive compression, no per_turn,
+        # its last call within the window) is appended whole, then apply_management runs.
+        whole = params.proactive_compression is None and not params.per_turn
+        begin = 0
+        for end, last_call, calls in zip(life.ends, life.last_call, life.calls, strict=True):
+            if (whole and known >= 0 and before[begin] == known == before[end] and min(before[begin:end + 1]) >= 0
+                    and (last_call < 0 or mgr.fixed + mgr.held + cumulative[last_call] - cumulative[begin] <= limit)):
+                mgr.messages += pending[begin:end + 1]
+                mgr.owners += pending_owners[begin:end + 1]
+                mgr.held += cumulative[end + 1] - cumulative[begin]
+                mgr.calls += calls
+                mgr.since += end + 1 - begin
+                if pending[end].role == "assistant" and not pending[end].has("toolUse"):
+                    mgr.manage()
+            else:
+                for k in range(begin, end + 1):
+                    # Each call is made with the system prompt as the agent had it then (system-role messages so far).
+                    if pending[k].members and before[k] != known:
+                        known = before[k]
+                        mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
+                    mgr.take(pending[k], pending_owners[k])
+            begin = end + 1
         mgr.fixed = fixed
         mgr.call("at this request's model call")
         rounds = mgr.rounds
         mgr.notes += agent_notes(mgr, limit, limit_source)
     else:
         rounds = _as_it_stands(mgr, fixed, limit, limit_source)
-    if any(len(sm.members) > 1 for sm in conversation(session, tokens)[1]):
+    start = held(session, counts)
+    if start.joined:
         mgr.notes.append("consecutive tool results form one Strands message (one user message per turn), and window_size counts Strands messages")
+    columns = _columns(session, counts, start, mgr, n_strands)
 
-    pinned_members = {i for pos, sm in enumerate(mgr.messages) if is_pinned(mgr.messages, pos) for i in sm.members}
-    position = {i: pos for pos, sm in enumerate(mgr.messages) for i in sm.members}
-    remaining = len(mgr.messages)
-    decisions: list[MessagePlan] = []
-    for m in session.messages:
-        t = tokens[m.index]
-        if m.role == "system":
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
-                                         "system_prompt"))
-        elif m.id in mgr.covered:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: covered by the session's summary, which Strands holds as one user message in their place", 0,
-                                         "summarised"))
-        elif m.index in mgr.removed:
-            reason, code = mgr.removed[m.index]
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, "trimmed", reason, 0, code))
-        elif m.index in mgr.cut:
-            decision, reason = mgr.cut[m.index]  # TRUNCATED (text cut) or REPLACED (images): the decision's own code
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, "window", reason, mgr.sent_tokens[m.index],
-                                         "truncated" if decision is Decision.TRUNCATED else "replaced"))
-        elif m.index in pinned_members:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never evicted", t,
-                                         "head"))
-        else:
-            where = (f"within the newest {ws} messages (window_size={ws})" if n_strands > ws
-                     else f"the history has {n_strands} messages, within window_size={ws}")
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "window",
-                                         f"kept: {where}; Strands message {position[m.index] + 1} of {remaining}", t, "in_window"))
-
-    context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
+    context: list[Any] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] if prompt else []
     for sm, owners in zip(mgr.messages, mgr.owners, strict=True):
         if not sm.members:
             context.append({"role": "user", "content": sm.content[0]["text"]})
             context_index.append(None)
         for index in sm.members:
-            msg = session.messages[index].to_openai()
             if index in mgr.cut:
+                msg = session.messages[index].to_openai()
                 texts = [item.get("text", "") for block, owner in zip(sm.content, owners, strict=True) if owner == index
                          for item in block.get("toolResult", {}).get("content", [])]
                 msg["content"] = "\n".join(texts)
-            context.append(msg)
+                context.append(msg)
+            else:
+                context.append(session.messages[index])  # sent as it is: built when read (plan.Context)
             context_index.append(index)
 
     summary_plans: list[SummaryPlan] = []
@@ -492,18 +562,20 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                                          mgr.summary.text))
     used = fixed + mgr.holding()
     messages_used = mgr.holding()
-    sent = [d for d in decisions if d.sent and d.zone != "system"]
+    sent = columns.sent
+    kept_messages = int(sent.sum())
+    kept = int(columns.tokens[sent].sum())
     allocation = split_window(limit, system_tokens, tools_tokens)
     usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": messages_used}
-    totals = Totals(budget=limit, used=used, kept=sum(d.tokens for d in decisions if d.sent), dropped=sum(d.tokens for d in decisions if not d.sent),
-                    fits=used <= limit, kept_messages=sum(1 for d in decisions if d.sent), dropped_messages=sum(1 for d in decisions if not d.sent))
+    totals = Totals(budget=limit, used=used, kept=kept, dropped=int(columns.tokens.sum()) - kept,
+                    fits=used <= limit, kept_messages=kept_messages, dropped_messages=len(sent) - kept_messages)
     return Plan(
         policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
-        allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
+        allocation=allocation, usage=usage, system_prompt=prompt, messages=Rows(columns), context=Context(context),
         context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(mgr.notes),
-        extra={"strands_messages": n_strands, "strands_messages_kept": remaining, "context_window_limit": limit,
+        extra={"strands_messages": n_strands, "strands_messages_kept": len(mgr.messages), "context_window_limit": limit,
                "context_window_source": limit_source, "overflow_rounds": rounds, "trimmed": bool(mgr.removed),
-               "sent_messages": len(sent)},
+               "sent_messages": kept_messages - int(start.is_system.sum())},
     )
 
 

@@ -19,25 +19,31 @@ stand-in (an extractive snapshot), not the model's: only its place and what it r
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import numpy as np
+
 from ...counting import TokenCounts
-from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Plan, SummaryPlan, Totals
+from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session, Summary
 from ..base import Policy, params_dict
 from .messages import (
     COUNTER,
     FRAMEWORK,
     FRAMEWORK_VERSION,
+    Held,
     NoSplitPoint,
     StrandsMessage,
     adjust_split_point_for_tool_pairs,
     check_positive,
     context_window_limit,
+    held,
     is_pinned,
     measure_message,
-    with_summary,
 )
 from .sliding_window import request_overhead, split_window
 
@@ -113,29 +119,76 @@ def _summary_message(text: str, tokens: int) -> StrandsMessage:
     return StrandsMessage("user", [{"text": text}], (), tokens=tokens)
 
 
+_ZONE_NAMES = ("system", "summarized", "pinned", "history")
+_CODE_NAMES = ("system_prompt", "summarised", "head", "fresh_tail", "kept", "under_trigger")
+K_SYSTEM, K_SUMMARISED, K_HEAD, K_FRESH, K_KEPT, K_UNDER = range(len(_CODE_NAMES))
+
+
+class _Why:
+    """The reason sentence of message i, built when someone reads that row."""
+
+    def __init__(self, start: Held, summarised_reason: str, kept_reason: str, covered: int, pin_first: int | None) -> None:
+        self.start, self.summarised_reason, self.kept_reason, self.covered, self.pin_first = start, summarised_reason, kept_reason, covered, pin_first
+        self.code: np.ndarray = np.zeros(0, dtype=np.int16)
+
+    def __call__(self, i: int) -> str:
+        code = self.code[i]
+        if code == K_SYSTEM:
+            return "kept: part of the system prompt, which Strands passes apart from the messages"
+        if code == K_SUMMARISED:
+            if self.start.is_covered[i]:
+                return f"summarized: covered by the summary of {self.covered} messages, sent as a user message in their place"
+            return self.summarised_reason
+        if code == K_HEAD:
+            return f"kept: pinned (pin_first={self.pin_first}), never summarised"
+        return self.kept_reason
+
+
+def _columns(session: Session, counts: TokenCounts, start: Held, summarised: list[int], pinned: list[int], kept_code: int, why: _Why) -> Columns:
+    """Every message's decision, in the order of precedence of the record each once had: system
+    message, summarised (earlier or now), pinned, kept."""
+    tokens = counts.token_array
+    n = len(tokens)
+    code = np.full(n, kept_code, dtype=np.int16)
+    zone = np.full(n, 3, dtype=np.int16)
+    code[pinned] = K_HEAD
+    zone[pinned] = 2
+    gone = start.is_covered.copy()
+    gone[summarised] = True
+    code[gone] = K_SUMMARISED
+    zone[gone] = 1
+    code[start.is_system] = K_SYSTEM
+    zone[start.is_system] = 0
+    gone &= ~start.is_system
+    decision = np.where(gone, np.int8(SUMMARIZED), np.int8(KEPT)).astype(np.int8)
+    why.code = code
+    return Columns(session, decision, tokens, np.where(gone, 0, tokens), zone, _ZONE_NAMES, code, _CODE_NAMES, partial(_reason, why))
+
+
+def _reason(why: _Why, i: int) -> str:
+    return why(i)
+
+
 def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Plan:
-    tokens = counts.message_tokens
     limit, limit_source = context_window_limit(session, params.context_window_limit)
-    system, messages, summary, covered, at = with_summary(session, tokens, counts.text)
+    start = held(session, counts)  # shared by every plan: a message is copied before it is pinned
+    system, messages, summary, covered, at = list(start.system), list(start.messages), start.summary, start.covered, start.at
     prompt, system_tokens, tools_tokens = request_overhead(session, counts, system)
     fixed = system_tokens + tools_tokens
     notes: list[str] = []
     summary_plans: list[SummaryPlan] = []
-    fate: dict[int, tuple[Decision, str, str]] = {}  # index -> decision, zone, reason
+    summarised: list[int] = []  # the messages the pass summarises now
+    summarised_reason = ""
     pins_applied = False
     if summary is not None:
         # Strands' list after an earlier pass: the pinned messages, the summary, the rest.
         if params.pin_first:
-            for sm in messages[:at]:
-                sm.pinned = True
+            messages[:at] = [dataclasses.replace(sm, pinned=True) for sm in messages[:at]]
             pins_applied = True
         for i, s in enumerate(session.summaries[:-1]):
             summary_plans.append(SummaryPlan(i, 0, Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one", s.text))
         summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary.text), Decision.KEPT,
                                          "kept: Strands sends its summary as a user message in place of the messages it covers", summary.text))
-        for m in session.messages:
-            if m.id in covered and m.role != "system":
-                fate[m.index] = (Decision.SUMMARIZED, "summarized", f"summarized: covered by the summary of {len(covered)} messages, sent as a user message in their place")
 
     estimate = fixed + sum(sm.tokens for sm in messages)
     why = ""
@@ -148,6 +201,8 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
     new_text = ""
     if why:
         n = len(messages)
+        if params.pin_first and not pins_applied:  # summarize_oldest pins these in place
+            messages[:params.pin_first] = [dataclasses.replace(sm) for sm in messages[:params.pin_first]]
         outcome = summarize_oldest(messages, params.ratio, params.preserve_recent_messages, params.pin_first, pins_applied)
         if not outcome.ok:
             notes.append(f"{why}, but Strands cannot summarise: {outcome.error}"
@@ -156,13 +211,17 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
             moved = f", moved forward from {outcome.asked} past tool calls and results" if outcome.split != outcome.asked else ""
             reason = (f"summarized: {why}; Strands summarises the oldest {outcome.split} of the {n} messages it holds "
                       f"(summary_ratio={params.ratio:g}, preserve_recent_messages={params.preserve_recent_messages}{moved})")
-            gone = [messages[i] for i in outcome.summarized]
-            members = sorted(i for sm in gone for i in sm.members)
-            for i in members:
-                fate[i] = (Decision.SUMMARIZED, "summarized", reason)
-            previous = [m.index for m in session.messages if m.id in covered]
-            new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
-            new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
+            # The pass summarises the same messages whenever it splits at the same place: kept per session.
+            found = start.found.get((outcome.split, outcome.protected))
+            if found is None:
+                gone = [messages[i] for i in outcome.summarized]
+                members = sorted(i for sm in gone for i in sm.members)
+                previous = [m.index for m in session.messages if m.id in covered]
+                new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
+                new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
+                found = start.found[(outcome.split, outcome.protected)] = (members, new_ids, new_text)
+            members, new_ids, new_text = found
+            summarised, summarised_reason = members, reason
             new_summary = _summary_message(new_text, counts.text(new_text))
             messages[:] = [messages[i] for i in outcome.protected] + [new_summary] + messages[outcome.split:]
             for plan_summary in summary_plans:
@@ -176,48 +235,38 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                 notes.append("still over the window after one pass: Strands retries the call at once, which overflows again and "
                              "summarises again; ctxviz makes one pass per model call, so the replay shows the next pass at its next step")
 
-    pinned_members = {i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members}
-    sent_members = {i for sm in messages for i in sm.members}
-    decisions: list[MessagePlan] = []
-    for m in session.messages:
-        t = tokens[m.index]
-        if m.role == "system":
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "system", "kept: part of the system prompt, which Strands passes apart from the messages", t,
-                                         "system_prompt"))
-        elif m.index in fate:
-            decision, zone, reason = fate[m.index]  # always SUMMARIZED
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, decision, zone, reason, 0, "summarised"))
-        elif m.index in pinned_members:
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "pinned", f"kept: pinned (pin_first={params.pin_first}), never summarised", t,
-                                         "head"))
-        else:
-            assert m.index in sent_members
-            reason = ("kept: after the summarised span" if why and new_ids else
-                      f"kept: the context fits ({estimate:,} of {limit:,} estimated tokens); Strands summarises only when the model overflows")
-            # Kept by the pass; under its trigger; or over it, where Strands could not summarise.
-            code = "fresh_tail" if why and new_ids else "kept" if why else "under_trigger"
-            decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.KEPT, "history", reason, t, code))
+    pinned_members = ([i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members]
+                      if any(sm.pinned for sm in messages) else [])
+    if why and new_ids:
+        kept_code, kept_reason = K_FRESH, "kept: after the summarised span"
+    else:
+        kept_code = K_KEPT if why else K_UNDER
+        kept_reason = f"kept: the context fits ({estimate:,} of {limit:,} estimated tokens); Strands summarises only when the model overflows"
+    columns = _columns(session, counts, start, summarised, pinned_members, kept_code,
+                       _Why(start, summarised_reason, kept_reason, len(covered), params.pin_first))
 
-    context: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
+    context: list[Any] = [{"role": "system", "content": prompt}] if prompt else []
     context_index: list[int | None] = [None] if prompt else []
     for sm in messages:
         if not sm.members:
             context.append({"role": "user", "content": sm.content[0]["text"]})
             context_index.append(None)
         for index in sm.members:
-            context.append(session.messages[index].to_openai())
+            context.append(session.messages[index])  # sent as it is: built when read (plan.Context)
             context_index.append(index)
-    held = sum(sm.tokens for sm in messages)
+    holding = sum(sm.tokens for sm in messages)
     summary_tokens = sum(sm.tokens for sm in messages if not sm.members)
-    used = fixed + held
+    used = fixed + holding
     allocation = split_window(limit, system_tokens, tools_tokens)
-    usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": held}
-    sent = [d for d in decisions if d.sent]
-    totals = Totals(budget=limit, used=used, kept=sum(d.tokens for d in sent), dropped=sum(d.tokens for d in decisions if not d.sent),
-                    fits=used <= limit, kept_messages=len(sent), dropped_messages=len(decisions) - len(sent))
+    usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": holding}
+    sent = columns.sent
+    kept_messages = int(sent.sum())
+    kept = int(columns.tokens[sent].sum())
+    totals = Totals(budget=limit, used=used, kept=kept, dropped=int(columns.tokens.sum()) - kept,
+                    fits=used <= limit, kept_messages=kept_messages, dropped_messages=len(sent) - kept_messages)
     return Plan(
         policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
-        allocation=allocation, usage=usage, system_prompt=prompt, messages=tuple(decisions), context=tuple(context),
+        allocation=allocation, usage=usage, system_prompt=prompt, messages=Rows(columns), context=Context(context),
         context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"context_window_limit": limit, "context_window_source": limit_source, "estimate_before": estimate,
                "summary_ratio_used": params.ratio, "summary_tokens": summary_tokens, "strands_messages": len(messages),
