@@ -207,6 +207,10 @@ def test_the_overview_shows_every_note_and_the_status_bar_counts_them(qtbot, win
     assert len(loader) == 2 and any(EVIL in n for n in loader)
     panel = window.notes_panel
     qtbot.waitUntil(lambda: panel.isVisible())
+    # Folded at first (issue 24: above the charts they took the lost card's room); the toggle opens them.
+    assert not panel.notes.isVisible() and not panel.toggle.isChecked()
+    panel.toggle.click()
+    assert panel.notes.isVisible()
     assert panel.notes.textFormat() == Qt.TextFormat.PlainText and panel.notes.wordWrap()
     assert panel.notes.text() == "\n".join(f"• {n}" for n in plan.notes)
     assert panel.toggle.text().startswith(f"{len(plan.notes)} notes")

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine.policies.base import field_type, param_fields
-from ..safe import INT32_MAX, INT32_MIN, plain_label, qt_int
+from ..safe import BREAK, INT32_MAX, INT32_MIN, plain_label, qt_int
 from ..theme import WARNING
 
 FLOAT_STEPS = 1000
@@ -356,7 +356,11 @@ class ParamForm(QWidget):
             box.addWidget(error)
             self.errors[f.name] = error
             role = roles.get(f.name)
-            label = QLabel(f"{f.name}  <span style='color: palette(placeholder-text);'>· {role}</span>" if role else f.name)
+            # The name may break after its underscores and the role go to the next line: at 1024 px
+            # the column cut "model_auto_compact_token_limit · trigger" to "… · tr".
+            name = f.name.replace("_", "_" + BREAK)
+            label = QLabel(f"{name}  <span style='color: palette(placeholder-text);'>· {role}</span>" if role else name)
+            label.setWordWrap(True)
             label.setToolTip((f"This policy's {'trigger: when it acts' if role == 'trigger' else 'keep: how much recent history survives'}. "
                               if role else "") + meta.get("help", ""))
             row.setToolTip(meta.get("help", ""))

@@ -1,0 +1,135 @@
+"""What the screenshot pass of issue 24 found, each measured in the window as it lays out.
+
+Screenshots of real logs of every format at 1024x700, 1280x720 and 1920x1080 showed: the parameter
+panel cut "model_auto_compact_token_limit · trigger" to "… · tr" at 1024 px (a Codex log); the
+lost card capped at 104 pixels and scrolling at 1920x1080 with half the window to spare (and 104
+pixels for a two-line "Every message is sent."); a "Next" tab under a policy that never compacts,
+holding only "missy does not compact"; and the detail panel an empty box over a placeholder cut
+to "Select a message to see it" before anything was selected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QPoint, QSettings  # noqa: E402
+from PySide6.QtWidgets import QLabel, QScrollArea  # noqa: E402
+
+from ctxviz.gui.main_window import MainWindow  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+#: A real Codex rollout: codex-compaction's parameters have the longest names of any policy.
+CODEX_LOG = DATA / "real" / "codex" / "codemie-rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+#: A real Claude Code log whose every message is sent under claude-code: a lost card of two lines.
+CLAUDE_ALL_SENT = DATA / "real" / "claude_code" / "spotter-4d5611e5.jsonl"
+SUPPORT = Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml"
+
+
+def window_at(qtbot, tmp_path, size, path):  # type: ignore[no-untyped-def]
+    win = MainWindow(settings=QSettings(str(tmp_path / f"s{size[0]}.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.open_path(str(path))
+    # The real count, the retention and the forecast fill the cards in after the first plan.
+    settle(qtbot, win)
+    return win
+
+
+def settle(qtbot, win) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(3):
+        win.vm.wait(30)
+        qtbot.wait(150)
+    qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
+    qtbot.wait(50)
+
+
+def test_at_1024_px_every_parameter_name_and_its_role_are_in_view(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1024, 700), CODEX_LOG)
+    try:
+        assert win.vm.policy == "codex-compaction"
+        viewport = win.params_panel.viewport()
+        labels = [win.params.layout_.itemAt(row, win.params.layout_.ItemRole.LabelRole).widget()
+                  for row in range(win.params.layout_.rowCount())]
+        assert any("model_auto_compact_token_limit" in label.text().replace("\u200b", "") for label in labels)
+        for label in labels:
+            assert isinstance(label, QLabel) and label.isVisible()
+            left = label.mapTo(viewport, QPoint(0, 0)).x()
+            # Inside the panel (nothing past its right edge) and as tall as its wrapped text.
+            assert left >= 0 and left + label.width() <= viewport.width(), label.text()
+            assert label.height() >= label.heightForWidth(label.width()), label.text()
+            assert "trigger" in label.text() or "keep" in label.text() or "·" not in label.text()
+    finally:
+        win.vm.shutdown()
+
+
+def test_at_1920x1080_the_lost_card_shows_all_of_its_text_and_no_more(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1920, 1080), SUPPORT)
+    try:
+        card = win.lost_card
+        assert not win.cards_beside and card.isVisible() and card.found is not None and not card.found.nothing
+        qtbot.waitUntil(lambda: card.retention is not None, timeout=30000)
+        qtbot.wait(50)
+        scroll = card.findChild(QScrollArea)
+        # Every line in view: nothing to scroll (it scrolled within 104 pixels, "Largest not sent" cut).
+        # (The sample's card is seven lines at this width: taller than the old cap.)
+        assert scroll.verticalScrollBar().maximum() == 0
+        assert card.label.height() <= scroll.viewport().height()
+        assert card.height() > 104
+        # And the charts still get their room below it.
+        assert card.mapTo(win, QPoint(0, 0)).y() + card.height() <= win.pie.mapTo(win, QPoint(0, 0)).y()
+        # A card of two lines is two lines tall, not 104 pixels.
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.open_path(str(CLAUDE_ALL_SENT))
+        settle(qtbot, win)
+        assert card.found is not None and card.found.nothing
+        qtbot.waitUntil(lambda: card.height() <= max(card.minimumHeight(), scroll.widget().heightForWidth(scroll.viewport().width()) + 10) + 2, timeout=5000)
+        assert card.height() < 104 and scroll.verticalScrollBar().maximum() == 0
+    finally:
+        win.vm.shutdown()
+
+
+def test_no_next_tab_under_a_policy_that_never_compacts(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1024, 700), SUPPORT)
+    try:
+        tabs = win.cards_tabs
+        assert win.cards_beside
+        page = win.card_pages[1]
+        index = tabs.indexOf(page.page)
+        assert tabs.tabText(index) == "Next"
+        assert win.next_card.result is not None and win.next_card.forecast is None  # missy: no forecast, one grey line
+        assert not tabs.isTabVisible(index)
+        assert tabs.isTabVisible(tabs.indexOf(win.card_pages[0].page))  # the lost card keeps its tab
+        # A policy that compacts brings the tab back, with its forecast; one that does not hides it again.
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.policy_box.setCurrentText("claude-code")
+        settle(qtbot, win)
+        assert win.next_card.forecast is not None and tabs.isTabVisible(index)
+        tabs.setCurrentIndex(index)
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.policy_box.setCurrentText("missy")
+        settle(qtbot, win)
+        assert not tabs.isTabVisible(index) and tabs.currentIndex() != index and tabs.isTabVisible(tabs.currentIndex())
+    finally:
+        win.vm.shutdown()
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_before_a_selection_the_detail_panel_says_what_it_is_for_in_full(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, size, CLAUDE_ALL_SENT)
+    try:
+        assert win.selected is None
+        head = win.detail_head
+        # No empty box over an empty body: the head says what the panel shows, wrapped, whole.
+        assert not win.detail.isVisible() and head.isVisible()
+        assert "Select a message" in head.text() and head.wordWrap()
+        viewport = head.parentWidget()
+        assert head.heightForWidth(viewport.width()) <= viewport.height()
+        win.select_message(3)
+        assert win.detail.isVisible() and win.detail_text().startswith("#3")
+    finally:
+        win.vm.shutdown()
