@@ -62,7 +62,9 @@ def test_at_1024_px_every_parameter_name_and_its_role_are_in_view(qtbot, tmp_pat
             # Inside the panel (nothing past its right edge) and as tall as its wrapped text.
             assert left >= 0 and left + label.width() <= viewport.width(), label.text()
             assert label.height() >= label.heightForWidth(label.width()), label.text()
-            assert "trigger" in label.text() or "keep" in label.text() or "·" not in label.text()
+        # A name that fits stays on one line (a word-wrapped label asked for ~100 pixels and broke those too).
+        short = next(label for label in labels if label.text().replace("\u200b", "").startswith("model_context_window"))
+        assert short.height() < 2 * short.fontMetrics().lineSpacing()
     finally:
         win.vm.shutdown()
 
@@ -131,5 +133,20 @@ def test_before_a_selection_the_detail_panel_says_what_it_is_for_in_full(qtbot, 
         assert head.heightForWidth(viewport.width()) <= viewport.height()
         win.select_message(3)
         assert win.detail.isVisible() and win.detail_text().startswith("#3")
+    finally:
+        win.vm.shutdown()
+
+
+def test_at_1024_px_the_search_box_keeps_its_first_words_and_the_count_is_whole(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1024, 700), CODEX_LOG)
+    try:
+        search, count = win.search, win.count_label
+        # The box showed "S…": the count beside it kept room for "100,000 of 100,000" in every session.
+        assert search.isVisible() and search.width() >= search.fontMetrics().horizontalAdvance("Search (Ctrl+F)") + 20
+        assert count.text() == "172 of 172" and count.width() >= count.fontMetrics().horizontalAdvance(count.text())
+        # Filtered, the count still fits (its width is the session's, set once, not per re-plan).
+        win.decision_filter.setCurrentText("dropped")
+        assert count.width() >= count.fontMetrics().horizontalAdvance(count.text())
+        assert count.mapTo(win, QPoint(0, 0)).x() + count.width() <= win.table.mapTo(win, QPoint(0, 0)).x() + win.table.width() + 4
     finally:
         win.vm.shutdown()

@@ -93,8 +93,12 @@ class PlanTable:
         self.count_label = plain_label()
         # Labels that change on every re-plan get a fixed size policy, so new text repaints the
         # label alone instead of re-laying out (and repainting) the whole window.
-        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("100,000 of 100,000") + 8)
+        # As wide as the session's own count needs (`_update_count`): "100,000 of 100,000" for every
+        # session squeezed the search box to "S…" at 1024 px.
         self.count_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        self._count_width_for = -1
+        # The search box keeps room for its first words.
+        self.search.setMinimumWidth(self.search.fontMetrics().horizontalAdvance("Search (Ctrl+F)") + 30)
         filters.addWidget(self.count_label)
         table_box = QWidget()
         tl = QVBoxLayout(table_box)
@@ -121,7 +125,11 @@ class PlanTable:
         return {self.model.message_index(r) for r in range(self.model.rowCount())}
 
     def _update_count(self) -> None:
-        self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
+        total = self.model.total_count()
+        if total != self._count_width_for:  # a new width only for a session of another size, never per re-plan
+            self._count_width_for = total
+            self.count_label.setFixedWidth(self.count_label.fontMetrics().horizontalAdvance(f"{total:,} of {total:,}") + 8)
+        self.count_label.setText(f"{self.model.rowCount():,} of {total:,}")
         error = self.model.query.error if self.model.search else ""
         if error != self.search.property("query_error"):  # a malformed term is said, not silently ignored
             self.search.setProperty("query_error", error)
