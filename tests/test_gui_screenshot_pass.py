@@ -23,6 +23,8 @@ from ctxviz.gui.main_window import MainWindow  # noqa: E402
 DATA = Path(__file__).parent / "data"
 #: A real Codex rollout: codex-compaction's parameters have the longest names of any policy.
 CODEX_LOG = DATA / "real" / "codex" / "codemie-rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+#: A real Claude Code log with a recorded compaction: summarised messages before it.
+CLAUDE_COMPACT = DATA / "heldout" / "claude_code" / "agentlogs-compact.jsonl"
 #: A real Claude Code log whose every message is sent under claude-code: a lost card of two lines.
 CLAUDE_ALL_SENT = DATA / "real" / "claude_code" / "spotter-4d5611e5.jsonl"
 SUPPORT = Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml"
@@ -148,5 +150,24 @@ def test_at_1024_px_the_search_box_keeps_its_first_words_and_the_count_is_whole(
         win.decision_filter.setCurrentText("dropped")
         assert count.width() >= count.fontMetrics().horizontalAdvance(count.text())
         assert count.mapTo(win, QPoint(0, 0)).x() + count.width() <= win.table.mapTo(win, QPoint(0, 0)).x() + win.table.width() + 4
+    finally:
+        win.vm.shutdown()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_table_shows_each_decision_and_reason_whole(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.reasons import short
+
+    win = window_at(qtbot, tmp_path, size, CLAUDE_COMPACT)
+    try:
+        table, plan = win.table, win.vm.plan
+        metrics, viewport = table.fontMetrics(), table.viewport()
+        # "summarized" read "summa…" and the reason "since …" (1280) even beside 500 idle pixels (1920).
+        for column, texts in ((6, {m.decision.value for m in plan.messages}), (8, {short(m) for m in plan.messages}),
+                              (7, {m.zone for m in plan.messages}), (2, {win.model.data(win.model.index(r, 2)) for r in range(win.model.rowCount())})):
+            widest = max(metrics.horizontalAdvance(t) for t in texts)
+            assert table.columnWidth(column) >= widest + 6, (column, texts)
+        # The reason is in view without scrolling (the zone may scroll out on a narrow window, not the reason).
+        assert table.columnViewportPosition(8) + table.columnWidth(8) <= viewport.width()
     finally:
         win.vm.shutdown()

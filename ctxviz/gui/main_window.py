@@ -204,6 +204,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self.strip.set_plan(session, plan, self._search_hits(), voices=voices)
         self._show_range()
         self.model.set_plan(session, plan, voices)
+        self._fit_columns(plan, voices)
         self._restore_table_selection()
         self._update_count()
         self.reason_filter.set_plan(self._policy_codes(plan), plan)
