@@ -171,3 +171,20 @@ def test_the_table_shows_each_decision_and_reason_whole(qtbot, tmp_path, size) -
         assert table.columnViewportPosition(8) + table.columnWidth(8) <= viewport.width()
     finally:
         win.vm.shutdown()
+
+
+def test_a_compaction_at_the_end_of_the_timeline_keeps_its_label_inside_the_chart(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1280, 720), CLAUDE_COMPACT)
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=60000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.wait(100)
+        ((_, line, _tick),) = win.timeline.compaction_marks
+        view = win.timeline.plot.getPlotItem().vb
+        label = line.label
+        assert "compacted (manual)" in label.toPlainText()
+        # The log's compaction is at the last message: its label ran off the chart ("compacted (manua").
+        box, chart = label.mapRectToScene(label.boundingRect()), view.sceneBoundingRect()
+        assert chart.left() <= box.left() and box.right() <= chart.right(), (box, chart)
+    finally:
+        win.vm.shutdown()

@@ -91,6 +91,15 @@ STEP_AXIS = {"calls": "message index: a point per model call the log records (th
              "messages": "turn (message index)"}
 
 
+
+def label_anchors(x: float, timeline: Timeline) -> list[tuple[float, float]]:
+    """Where a compaction's label sits: right of its line, or left of it when the line is in the
+    right half of the turns (a label right of a line at the last turn ran off the chart:
+    "compacted (manua")."""
+    first, last = min(timeline.turns[0].index, x), max(timeline.turns[-1].index, x)
+    side = (1.0, 0.5) if last > first and x > (first + last) / 2 else (0.0, 0.5)
+    return [side, side]
+
 class TimelineView(QWidget):
     turnChanged = Signal(int)
     simulateRequested = Signal()
@@ -634,7 +643,7 @@ class TimelineView(QWidget):
             # InfLineLabel formats its text with str.format: braces from the file must stay literal.
             label = label.replace("{", "{{").replace("}", "}}")
             line = pg.InfiniteLine(pos=finite(x), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)],
+                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": label_anchors(x, timeline),
                                                          "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)
