@@ -188,3 +188,32 @@ def test_a_compaction_at_the_end_of_the_timeline_keeps_its_label_inside_the_char
         assert chart.left() <= box.left() and box.right() <= chart.right(), (box, chart)
     finally:
         win.vm.shutdown()
+
+
+def test_compare_shows_both_strips_whole_and_says_when_nothing_differs(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1280, 720), CLAUDE_COMPACT)
+    try:
+        win.tabs.setCurrentIndex(2)
+        compare = win.compare
+        compare.policy.setCurrentText("missy")
+        with qtbot.waitSignal(win.vm.compareReady, timeout=30000):
+            compare.request()
+        qtbot.wait(100)
+        a, b = compare.shown
+        assert all(x.decision == y.decision for x, y in zip(a.messages, b.messages, strict=True))
+        # Each policy counts with its own counter: A's strip (349 tokens) was cut at B's width (241).
+        for strip in (compare.strip_a, compare.strip_b):
+            right = strip.getPlotItem().vb.viewRange()[0][1]
+            assert right >= strip.item._bounds.width(), (right, strip.item._bounds.width())
+        # No difference: a sentence, not an empty table under its headers and an empty lane.
+        same = compare.findChild(QLabel, "compare-same")
+        assert same is not None and same.isVisible() and "No message is decided differently" in same.text()
+        assert not compare.table.isVisible() and not compare.lane.isVisible()
+        assert "marked in the lane" not in compare.summary.text()
+        # A comparison that differs brings the table and the lane back.
+        compare.overrides.setText("total=4050 fresh_tail_count=0")
+        with qtbot.waitSignal(win.vm.compareReady, timeout=30000):
+            compare.request()
+        assert compare.table.topLevelItemCount() > 0 and compare.table.isVisible() and compare.lane.isVisible() and not same.isVisible()
+    finally:
+        win.vm.shutdown()

@@ -129,6 +129,13 @@ class CompareView(QWidget):
         layout.addWidget(self.stale)
         layout.addWidget(self.strips)
         layout.addWidget(self.table, 1)
+        # With no difference, a sentence where the table would be an empty box under its headers.
+        self.same = plain_label()
+        self.same.setObjectName("compare-same")
+        self.same.setWordWrap(True)
+        self.same.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.same.hide()
+        layout.addWidget(self.same, 1)
 
     def check_current(self, plan: Plan) -> None:
         """Say so when A has changed since the comparison shown (policy, parameters or the plan itself)."""
@@ -202,6 +209,11 @@ class CompareView(QWidget):
         diffs = compare(a, b)
         self.strip_a.set_plan(None, a)
         self.strip_b.set_plan(None, b)
+        # Linked, the strips showed B's width: A's messages past it were off the edge (each policy
+        # counts with its own counter, so the two totals differ). Both show the wider whole.
+        widest = max(self.strip_a.full_width(), self.strip_b.full_width())
+        self.strip_a.show_width(widest)
+        self.strip_b.show_width(widest)
         self.lane.set_differences(diffs)
         self.lane_label.setText(lane_legend_html(len(diffs)))
         # One token axis for both strips, so the same position is the same message's tokens.
@@ -209,7 +221,7 @@ class CompareView(QWidget):
         self.label_b.setText(f"B: {settings_text(b)}")
         self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages:,} sent  |  "
                              f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
-                             f"{len(diffs):,} messages decided differently (marked in the lane between the strips)")
+                             f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else ""))
         self.strips.setVisible(True)
         self.groups = group_differences(diffs)
         by_index = {d.index: d for d in diffs}
@@ -226,6 +238,11 @@ class CompareView(QWidget):
             self.table.resizeColumnToContents(col)
         if len(items) == 1:  # one group: its messages at once
             items[0].setExpanded(True)
+        self.table.setVisible(bool(items))
+        self.lane.setVisible(bool(items))
+        self.same.setVisible(not items)
+        if not items:
+            self.same.setText(f"No message is decided differently: A and B make the same decision on each of the {len(a.messages):,} messages.")
 
     @staticmethod
     def _group_item(g: DifferenceGroup) -> QTreeWidgetItem:
