@@ -217,3 +217,23 @@ def test_compare_shows_both_strips_whole_and_says_when_nothing_differs(qtbot, tm
         assert compare.table.topLevelItemCount() > 0 and compare.table.isVisible() and compare.lane.isVisible() and not same.isVisible()
     finally:
         win.vm.shutdown()
+
+
+def test_every_timeline_legend_entry_is_inside_the_chart(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1280, 720), CODEX_LOG)
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.waitUntil(lambda: len(win.timeline.band_samples) >= 4, timeout=60000)  # the composition's entries too
+        qtbot.wait(200)
+        for plot in (win.timeline.plot, win.timeline.answers_plot):
+            legend = plot.getPlotItem().legend
+            texts = [label.text for _, label in legend.items]
+            assert any("model_auto_compact_token_limit" in t for t in texts) or plot is win.timeline.answers_plot
+            for _, label in legend.items:
+                # Codex's trigger entry is 470 pixels: four fixed 240-pixel columns ran it, and the
+                # entries after it, past the chart's right edge.
+                box = label.item.mapRectToScene(label.item.boundingRect())
+                assert 0 <= box.left() and box.right() <= plot.width(), (label.text, box, plot.width())
+    finally:
+        win.vm.shutdown()

@@ -67,11 +67,28 @@ DENSITY_HEIGHT = 0.12
 REST_MS = 120
 #: The legend's entries per row, and the room above the highest value (see `_room`).
 LEGEND_COLUMNS = 4
-#: About one legend entry's width in pixels, for the number of columns a width holds.
+#: About one legend entry's width in pixels, before its entries are measured.
 LEGEND_COLUMN_WIDTH = 240
+#: Space around a legend entry (pyqtgraph's spacing between a sample, its text and the next column).
+LEGEND_GAP = 12
+#: A legend sample's width (pyqtgraph draws them 20 pixels wide).
+LEGEND_SAMPLE = 20
 LEGEND_ROOM = 1.1
 #: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
 LEGEND_ROW = 4
+
+
+def legend_columns(legend: pg.LegendItem, width: float) -> int:
+    """The most columns (up to 6) whose entries fit side by side in `width` pixels. The legend fills
+    its grid row by row, each column as wide as its widest entry (sample and text)."""
+    if width <= 0:
+        return LEGEND_COLUMNS
+    # The text's own width (a LabelItem's rectangle is its cell's, as wide as the column it sits in).
+    entries = [LEGEND_SAMPLE + label.item.boundingRect().width() + 2 * LEGEND_GAP for _sample, label in legend.items]
+    for columns in range(min(6, max(1, len(entries))), 1, -1):
+        if sum(max(entries[c::columns]) for c in range(columns)) <= width:
+            return columns
+    return 1
 
 
 def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem:
@@ -301,12 +318,22 @@ class TimelineView(QWidget):
         self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
 
     def _lay_out_legend(self) -> None:
-        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart)."""
-        columns = max(2, min(6, self.width() // LEGEND_COLUMN_WIDTH)) if self.width() > 0 else LEGEND_COLUMNS
+        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart):
+        as many of its widest entry as fit under the chart (a fixed 240 pixels a column ran Codex's
+        "trigger (model_auto_compact_token_limit, model_context_window)" and the entries after it
+        off the chart's right edge)."""
         for plot in (self.plot, self.answers_plot):
             legend = plot.getPlotItem().legend
-            if legend is not None and legend.columnCount != columns:
+            if legend is None:
+                continue
+            columns = legend_columns(legend, self._chart_width(plot))
+            if legend.columnCount != columns:
                 legend.setColumnCount(columns)
+
+    def _chart_width(self, plot: pg.PlotWidget) -> float:
+        """The width the legend has under a chart: the chart's, else the widget's less the axes'."""
+        view = plot.getPlotItem().vb.width()
+        return view if view > 100 else max(0.0, self.width() - 140.0)
 
     def _room(self) -> float:
         """How far above the highest value the y range reaches. The legend sits under the chart, in
