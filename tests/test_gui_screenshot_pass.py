@@ -237,3 +237,20 @@ def test_every_timeline_legend_entry_is_inside_the_chart(qtbot, tmp_path) -> Non
                 assert 0 <= box.left() and box.right() <= plot.width(), (label.text, box, plot.width())
     finally:
         win.vm.shutdown()
+
+
+def test_compare_says_no_cache_model_rather_than_a_zero_price(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    swe = DATA / "real" / "swe_agent" / "pydicom__pydicom-1458.traj"  # a trajectory that names no model
+    win = window_at(qtbot, tmp_path, (1280, 720), swe)
+    try:
+        assert not win.vm.session.model
+        win.tabs.setCurrentIndex(2)
+        win.compare.policy.setCurrentText("missy")
+        with qtbot.waitSignal(win.vm.compareCosted, timeout=60000):
+            win.compare.request()
+        text = win.compare.costs.text()
+        # It read "input $0.0000 with (no model named)'s prompt caching, cache hits 0%".
+        assert "$0.0000" not in text and "cache hits 0%" not in text
+        assert text.count("no cache model for this model (no model named)") == 2
+    finally:
+        win.vm.shutdown()

@@ -45,6 +45,18 @@ MESSAGE_ROLE = int(Qt.ItemDataRole.UserRole.value)
 GROUP_ROLE = MESSAGE_ROLE + 1
 
 
+def cost_text(c: Any) -> str:
+    """One side's replay priced with prompt caching, or why it is not: a model without cache prices
+    read "input $0.0000 with (no model named)'s prompt caching, cache hits 0%", a price and a share
+    the replay never had."""
+    if c is None:
+        return "could not be replayed"
+    if not c.caches:
+        name = c.model.name.strip("()")  # "(no model named)", "(unknown model)" or a name the catalogue lacks
+        return f"no cache model for this model ({name}): no price and no cache share"
+    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn(s)"
+
+
 class CompareView(QWidget):
     compareRequested = Signal(str, dict)
     #: A message index to show (a row of the differences was opened).
@@ -195,9 +207,7 @@ class CompareView(QWidget):
         """Each side replayed turn by turn and priced with prompt caching, under the totals."""
         if self.shown is None or self.shown[0] is not a or self.shown[1] is not b:
             return
-        lines = [f"{side} replayed: " + (f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, "
-                                          f"cache broken at {len(c.breaks):,} turn(s)" if c is not None else "could not be replayed")
-                 for side, c in (("A", cost_a), ("B", cost_b))]
+        lines = [f"{side} replayed: " + cost_text(c) for side, c in (("A", cost_a), ("B", cost_b))]
         self.costs.setText("\n".join(lines))
         self.costs.show()
 
