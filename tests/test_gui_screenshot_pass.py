@@ -186,6 +186,8 @@ def test_a_compaction_at_the_end_of_the_timeline_keeps_its_label_inside_the_char
         # The log's compaction is at the last message: its label ran off the chart ("compacted (manua").
         box, chart = label.mapRectToScene(label.boundingRect()), view.sceneBoundingRect()
         assert chart.left() <= box.left() and box.right() <= chart.right(), (box, chart)
+        # And it hangs from its point: centred on it, its first line ran above a short chart.
+        assert chart.top() <= box.top(), (box, chart)
     finally:
         win.vm.shutdown()
 
@@ -228,13 +230,16 @@ def test_every_timeline_legend_entry_is_inside_the_chart(qtbot, tmp_path) -> Non
         qtbot.wait(200)
         for plot in (win.timeline.plot, win.timeline.answers_plot):
             legend = plot.getPlotItem().legend
-            texts = [label.text for _, label in legend.items]
-            assert any("model_auto_compact_token_limit" in t for t in texts) or plot is win.timeline.answers_plot
             for _, label in legend.items:
-                # Codex's trigger entry is 470 pixels: four fixed 240-pixel columns ran it, and the
+                # Codex's trigger entry was 470 pixels: four fixed 240-pixel columns ran it, and the
                 # entries after it, past the chart's right edge.
                 box = label.item.mapRectToScene(label.item.boundingRect())
                 assert 0 <= box.left() and box.right() <= plot.width(), (label.text, box, plot.width())
+        # The trigger's parameters are named where they are marked, not in a 470-pixel entry that
+        # took a column of its own (the legend had five rows over a chart 60 pixels tall).
+        legend = win.timeline.plot.getPlotItem().legend
+        assert "trigger (the parameters marked · trigger)" in [label.text for _, label in legend.items]
+        assert legend.columnCount >= 3
     finally:
         win.vm.shutdown()
 

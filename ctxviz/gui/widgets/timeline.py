@@ -109,12 +109,28 @@ STEP_AXIS = {"calls": "message index: a point per model call the log records (th
 
 
 
+#: A trigger entry naming more characters of parameters than this says where to find them instead.
+TRIGGER_NAME_CHARS = 36
+
+
+def trigger_name(fields: tuple[str, ...] | list[str]) -> str:
+    """The trigger line's legend entry: the parameters that set it, or, when their names are long,
+    where they are marked (Codex's "trigger (model_auto_compact_token_limit, model_context_window)"
+    took a legend column of 470 pixels and left the chart 60 pixels tall at 1280x720)."""
+    names = ", ".join(fields)
+    if not names:
+        return "trigger (the policy)"
+    return f"trigger ({names})" if len(names) <= TRIGGER_NAME_CHARS else "trigger (the parameters marked · trigger)"
+
+
 def label_anchors(x: float, timeline: Timeline) -> list[tuple[float, float]]:
     """Where a compaction's label sits: right of its line, or left of it when the line is in the
     right half of the turns (a label right of a line at the last turn ran off the chart:
     "compacted (manua")."""
     first, last = min(timeline.turns[0].index, x), max(timeline.turns[-1].index, x)
-    side = (1.0, 0.5) if last > first and x > (first + last) / 2 else (0.0, 0.5)
+    # Hanging from its point (its top there), not centred on it: on a short chart a centred label's
+    # first line ran above the chart.
+    side = (1.0, 0.0) if last > first and x > (first + last) / 2 else (0.0, 0.0)
     return [side, side]
 
 class TimelineView(QWidget):
@@ -440,7 +456,7 @@ class TimelineView(QWidget):
         if trigger is not None and trigger != timeline.turns[-1].budget:
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
             self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen(SERIES_COLORS["trigger"], width=1, style=Qt.PenStyle.DashDotLine),
-                           name=html.escape(f"trigger ({', '.join(token_trigger_fields(get_policy(timeline.policy))) or 'the policy'})"))
+                           name=html.escape(trigger_name(token_trigger_fields(get_policy(timeline.policy)))))
         not_sent = [t.not_sent for t in timeline.turns]
         self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(self.foreground, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
