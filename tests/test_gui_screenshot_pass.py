@@ -257,5 +257,11 @@ def test_compare_says_no_cache_model_rather_than_a_zero_price(qtbot, tmp_path) -
         # It read "input $0.0000 with (no model named)'s prompt caching, cache hits 0%".
         assert "$0.0000" not in text and "cache hits 0%" not in text
         assert text.count("no cache model for this model (no model named)") == 2
+        # The timeline said of it "none named: the catalogue has no cache price for it".
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=60000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.waitUntil(lambda: "Prompt caching" in win.timeline.answers_label.text(), timeout=30000)
+        said = win.timeline.answers_label.text()
+        assert "no cache model for this model (the log names no model)" in said and "no cache price for it" not in said
     finally:
         win.vm.shutdown()

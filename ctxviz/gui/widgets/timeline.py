@@ -577,9 +577,10 @@ class TimelineView(QWidget):
         if cache is not None and cache.turns and not cache.caches:
             # No cache prices for the model: "0 % cached" over every turn would read as a fact about the replay.
             model = self.timeline.session.model if self.timeline is not None else ""
-            lines.append(f"Prompt caching: no cache model for this model ({model or 'none named'}: "
-                         + ("not in the catalogue" if cache.model.name == "(unknown model)" else "the catalogue has no cache price for it")
-                         + "); `ctxviz simulate --cost --cost-model MODEL` prices it as another model")
+            why = ("the log names no model" if not model else "not in the catalogue" if cache.model.name == "(unknown model)"
+                   else "the catalogue has no cache price for it")  # (no model named read "the catalogue has no cache price for it")
+            lines.append(f"Prompt caching: no cache model for this model ({model + ': ' if model else ''}{why}); "
+                         "`ctxviz simulate --cost --cost-model MODEL` prices it as another model")
         if cached:
             xs = plot_values(t.turn for t in cache.turns)
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
