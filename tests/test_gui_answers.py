@@ -207,6 +207,10 @@ def test_the_overview_shows_every_note_and_the_status_bar_counts_them(qtbot, win
     assert len(loader) == 2 and any(EVIL in n for n in loader)
     panel = window.notes_panel
     qtbot.waitUntil(lambda: panel.isVisible())
+    # Folded at first (issue 24: above the charts they took the lost card's room); the toggle opens them.
+    assert not panel.notes.isVisible() and not panel.toggle.isChecked()
+    panel.toggle.click()
+    assert panel.notes.isVisible()
     assert panel.notes.textFormat() == Qt.TextFormat.PlainText and panel.notes.wordWrap()
     assert panel.notes.text() == "\n".join(f"• {n}" for n in plan.notes)
     assert panel.toggle.text().startswith(f"{len(plan.notes)} notes")
@@ -214,7 +218,7 @@ def test_the_overview_shows_every_note_and_the_status_bar_counts_them(qtbot, win
     # Wrapped to the overview's width, never cut off at the right; taller than its box only when it scrolls.
     assert panel.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
     qtbot.waitUntil(lambda: panel.notes.width() <= panel.viewport().width())  # once the scroll area has laid it out
-    assert panel.notes.height() >= panel.notes.heightForWidth(panel.notes.width())
+    qtbot.waitUntil(lambda: panel.notes.height() >= panel.notes.heightForWidth(panel.notes.width()))  # (opened just now)
     qtbot.waitUntil(lambda: panel.height() >= panel.content_height())  # a few notes: all of them, nothing to scroll
     qtbot.waitUntil(lambda: panel.verticalScrollBar().maximum() == 0)  # (once the scroll area has laid the new text out)
     # The toggle hides them and the status bar's count brings them back.

@@ -56,6 +56,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self._build_toolbar()
         self._connect()
         self._connect_live()
+        self.live.forecastReady.connect(self._forecast_shown)  # after the card's own slot (`_connect_live`)
         self._history_changed(False, False)
         self._restore()
 
@@ -153,16 +154,16 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self.overview.splitterMoved.connect(self._overview_moved)
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        """On a short screen the notes start folded (one click opens them) and the cards sit beside
-        the donut (`place_cards`): the table keeps its rows."""
+        """On a short screen the cards sit beside the donut (`place_cards`): the table keeps its
+        rows. (The notes start folded at every size: one click, or the status bar's count, opens them.)"""
         super().resizeEvent(event)
         if not getattr(self, "_overview_fitted", True):
             QTimer.singleShot(0, self._fit_overview_once_laid_out)
         short = self.height() < SHORT_WINDOW
         if short != getattr(self, "_short_screen", None):
             self._short_screen = short
-            self.notes_panel.expand(not short)
             self.place_cards(short)
+        self.fit_cards()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -203,6 +204,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self.strip.set_plan(session, plan, self._search_hits(), voices=voices)
         self._show_range()
         self.model.set_plan(session, plan, voices)
+        self._fit_columns(plan, voices)
         self._restore_table_selection()
         self._update_count()
         self.reason_filter.set_plan(self._policy_codes(plan), plan)

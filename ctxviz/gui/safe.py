@@ -28,6 +28,8 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: Plotted values are clipped to this (a float64 holds every integer up to 2**53 exactly; Qt's
 #: geometry is comfortable far below where its int conversions overflow).
 PLOT_LIMIT = 1e15
+#: Where a long name may wrap (a zero-width space: never in the text copied out).
+BREAK = "\u200b"
 
 
 # --- text ------------------------------------------------------------------------------------------

@@ -45,6 +45,18 @@ MESSAGE_ROLE = int(Qt.ItemDataRole.UserRole.value)
 GROUP_ROLE = MESSAGE_ROLE + 1
 
 
+def cost_text(c: Any) -> str:
+    """One side's replay priced with prompt caching, or why it is not: a model without cache prices
+    read "input $0.0000 with (no model named)'s prompt caching, cache hits 0%", a price and a share
+    the replay never had."""
+    if c is None:
+        return "could not be replayed"
+    if not c.caches:
+        name = c.model.name.strip("()")  # "(no model named)", "(unknown model)" or a name the catalogue lacks
+        return f"no cache model for this model ({name}): no price and no cache share"
+    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn(s)"
+
+
 class CompareView(QWidget):
     compareRequested = Signal(str, dict)
     #: A message index to show (a row of the differences was opened).
@@ -129,6 +141,13 @@ class CompareView(QWidget):
         layout.addWidget(self.stale)
         layout.addWidget(self.strips)
         layout.addWidget(self.table, 1)
+        # With no difference, a sentence where the table would be an empty box under its headers.
+        self.same = plain_label()
+        self.same.setObjectName("compare-same")
+        self.same.setWordWrap(True)
+        self.same.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.same.hide()
+        layout.addWidget(self.same, 1)
 
     def check_current(self, plan: Plan) -> None:
         """Say so when A has changed since the comparison shown (policy, parameters or the plan itself)."""
@@ -188,9 +207,7 @@ class CompareView(QWidget):
         """Each side replayed turn by turn and priced with prompt caching, under the totals."""
         if self.shown is None or self.shown[0] is not a or self.shown[1] is not b:
             return
-        lines = [f"{side} replayed: " + (f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, "
-                                          f"cache broken at {len(c.breaks):,} turn(s)" if c is not None else "could not be replayed")
-                 for side, c in (("A", cost_a), ("B", cost_b))]
+        lines = [f"{side} replayed: " + cost_text(c) for side, c in (("A", cost_a), ("B", cost_b))]
         self.costs.setText("\n".join(lines))
         self.costs.show()
 
@@ -202,6 +219,11 @@ class CompareView(QWidget):
         diffs = compare(a, b)
         self.strip_a.set_plan(None, a)
         self.strip_b.set_plan(None, b)
+        # Linked, the strips showed B's width: A's messages past it were off the edge (each policy
+        # counts with its own counter, so the two totals differ). Both show the wider whole.
+        widest = max(self.strip_a.full_width(), self.strip_b.full_width())
+        self.strip_a.show_width(widest)
+        self.strip_b.show_width(widest)
         self.lane.set_differences(diffs)
         self.lane_label.setText(lane_legend_html(len(diffs)))
         # One token axis for both strips, so the same position is the same message's tokens.
@@ -209,7 +231,7 @@ class CompareView(QWidget):
         self.label_b.setText(f"B: {settings_text(b)}")
         self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages:,} sent  |  "
                              f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
-                             f"{len(diffs):,} messages decided differently (marked in the lane between the strips)")
+                             f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else ""))
         self.strips.setVisible(True)
         self.groups = group_differences(diffs)
         by_index = {d.index: d for d in diffs}
@@ -226,6 +248,11 @@ class CompareView(QWidget):
             self.table.resizeColumnToContents(col)
         if len(items) == 1:  # one group: its messages at once
             items[0].setExpanded(True)
+        self.table.setVisible(bool(items))
+        self.lane.setVisible(bool(items))
+        self.same.setVisible(not items)
+        if not items:
+            self.same.setText(f"No message is decided differently: A and B make the same decision on each of the {len(a.messages):,} messages.")
 
     @staticmethod
     def _group_item(g: DifferenceGroup) -> QTreeWidgetItem:

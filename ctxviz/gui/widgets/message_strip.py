@@ -405,6 +405,15 @@ class MessageStrip(pg.PlotWidget):
                 self.fit_to_sent_if_small()
         self.drawn.emit()
 
+    def full_width(self) -> float:
+        """The strip's whole width (tokens or messages)."""
+        return float(self.item._bounds.width())
+
+    def show_width(self, width: float) -> None:
+        """Show 0 to `width` (Compare: two strips on one axis show the wider one whole)."""
+        self.getPlotItem().getViewBox().setLimits(xMin=-width * 0.05, xMax=width * 1.05)
+        self.setXRange(0, width, padding=0.01)
+
     #: A session opens zoomed to what is sent when that is under this share of the strip.
     FIT_SHARE = 0.05
 

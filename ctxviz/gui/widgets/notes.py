@@ -4,7 +4,7 @@
   prompt and tools the log does not record, each a labelled line of its own (never added into the
   policy's figures).
 - Notes: what the loader skipped, kept as opaque text or repaired, the unseen-prompt estimate, and
-  the policy's remarks, one bullet each, behind a toggle that says how many there are.
+  the policy's remarks, one bullet each, folded behind a toggle that says how many there are.
 
 Everything here quotes the session file (a note names a block type or a line kind from it), so it
 is plain text, and it wraps: nothing is cut off at the right. The panel asks for the height of its
@@ -39,7 +39,7 @@ class NotesPanel(QScrollArea):
         self.toggle = QToolButton()
         self.toggle.setObjectName("notes-toggle")
         self.toggle.setCheckable(True)
-        self.toggle.setChecked(True)
+        self.toggle.setChecked(False)  # folded: above the charts five lines of notes took the lost card's room
         self.toggle.setAutoRaise(True)
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.toggle.toggled.connect(self._toggled)

@@ -16,8 +16,8 @@ import dataclasses
 import enum
 from typing import Any, Literal, get_args, get_origin
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QTextDocument, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine.policies.base import field_type, param_fields
-from ..safe import INT32_MAX, INT32_MIN, plain_label, qt_int
+from ..safe import BREAK, INT32_MAX, INT32_MIN, plain_label, qt_int
 from ..theme import WARNING
 
 FLOAT_STEPS = 1000
@@ -229,6 +229,30 @@ class UnsetDoubleSpinBox(QDoubleSpinBox):
         super().stepBy(steps)
 
 
+class NameLabel(QLabel):
+    """A parameter's name (and role) over its editor: on one line when the panel is wide enough,
+    else wrapped after an underscore, never cut. A form with wrapped rows gives a label the width
+    it asks for, even past the form's edge (at 1024 px "model_auto_compact_token_limit · trigger"
+    was cut to "… · tr"), and a word-wrapped QLabel asks for a narrow one (short names broke too):
+    this one asks for its text's width on one line, at most the form's."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+        document = QTextDocument()
+        document.setDefaultFont(self.font())
+        document.setHtml(text)
+        self.one_line = int(document.idealWidth()) + 2 * self.margin() + 2
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        form = self.parentWidget()
+        width = self.one_line
+        if form is not None and form.layout() is not None:
+            margins = form.layout().contentsMargins()
+            width = max(40, min(width, form.width() - margins.left() - margins.right()))
+        return QSize(width, self.heightForWidth(width))
+
+
 class ParamForm(QWidget):
     valueChanged = Signal(str, object)
 
@@ -356,11 +380,20 @@ class ParamForm(QWidget):
             box.addWidget(error)
             self.errors[f.name] = error
             role = roles.get(f.name)
-            label = QLabel(f"{f.name}  <span style='color: palette(placeholder-text);'>· {role}</span>" if role else f.name)
+            # The name may break after its underscores and the role go to the next line: at 1024 px
+            # the column cut "model_auto_compact_token_limit · trigger" to "… · tr".
+            name = f.name.replace("_", "_" + BREAK)
+            label = NameLabel(f"{name}  <span style='color: palette(placeholder-text);'>· {role}</span>" if role else name)
             label.setToolTip((f"This policy's {'trigger: when it acts' if role == 'trigger' else 'keep: how much recent history survives'}. "
                               if role else "") + meta.get("help", ""))
             row.setToolTip(meta.get("help", ""))
             self.layout_.addRow(label, row)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():  # the names wrap to the new width (`NameLabel`)
+            for label in self.findChildren(NameLabel):
+                label.updateGeometry()
 
     def show_error(self, name: str, message: str) -> None:
         """The framework's message beside the field, and the field back at the value in force: a

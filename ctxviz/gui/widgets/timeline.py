@@ -67,11 +67,28 @@ DENSITY_HEIGHT = 0.12
 REST_MS = 120
 #: The legend's entries per row, and the room above the highest value (see `_room`).
 LEGEND_COLUMNS = 4
-#: About one legend entry's width in pixels, for the number of columns a width holds.
+#: About one legend entry's width in pixels, before its entries are measured.
 LEGEND_COLUMN_WIDTH = 240
+#: Space around a legend entry (pyqtgraph's spacing between a sample, its text and the next column).
+LEGEND_GAP = 12
+#: A legend sample's width (pyqtgraph draws them 20 pixels wide).
+LEGEND_SAMPLE = 20
 LEGEND_ROOM = 1.1
 #: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
 LEGEND_ROW = 4
+
+
+def legend_columns(legend: pg.LegendItem, width: float) -> int:
+    """The most columns (up to 6) whose entries fit side by side in `width` pixels. The legend fills
+    its grid row by row, each column as wide as its widest entry (sample and text)."""
+    if width <= 0:
+        return LEGEND_COLUMNS
+    # The text's own width (a LabelItem's rectangle is its cell's, as wide as the column it sits in).
+    entries = [LEGEND_SAMPLE + label.item.boundingRect().width() + 2 * LEGEND_GAP for _sample, label in legend.items]
+    for columns in range(min(6, max(1, len(entries))), 1, -1):
+        if sum(max(entries[c::columns]) for c in range(columns)) <= width:
+            return columns
+    return 1
 
 
 def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem:
@@ -90,6 +107,31 @@ STEP_AXIS = {"calls": "message index: a point per model call the log records (th
              "replies": "message index: a point per request before an assistant reply (its last message)",
              "messages": "turn (message index)"}
 
+
+
+#: A trigger entry naming more characters of parameters than this says where to find them instead.
+TRIGGER_NAME_CHARS = 36
+
+
+def trigger_name(fields: tuple[str, ...] | list[str]) -> str:
+    """The trigger line's legend entry: the parameters that set it, or, when their names are long,
+    where they are marked (Codex's "trigger (model_auto_compact_token_limit, model_context_window)"
+    took a legend column of 470 pixels and left the chart 60 pixels tall at 1280x720)."""
+    names = ", ".join(fields)
+    if not names:
+        return "trigger (the policy)"
+    return f"trigger ({names})" if len(names) <= TRIGGER_NAME_CHARS else "trigger (the parameters marked · trigger)"
+
+
+def label_anchors(x: float, timeline: Timeline) -> list[tuple[float, float]]:
+    """Where a compaction's label sits: right of its line, or left of it when the line is in the
+    right half of the turns (a label right of a line at the last turn ran off the chart:
+    "compacted (manua")."""
+    first, last = min(timeline.turns[0].index, x), max(timeline.turns[-1].index, x)
+    # Hanging from its point (its top there), not centred on it: on a short chart a centred label's
+    # first line ran above the chart.
+    side = (1.0, 0.0) if last > first and x > (first + last) / 2 else (0.0, 0.0)
+    return [side, side]
 
 class TimelineView(QWidget):
     turnChanged = Signal(int)
@@ -292,12 +334,22 @@ class TimelineView(QWidget):
         self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
 
     def _lay_out_legend(self) -> None:
-        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart)."""
-        columns = max(2, min(6, self.width() // LEGEND_COLUMN_WIDTH)) if self.width() > 0 else LEGEND_COLUMNS
+        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart):
+        as many of its widest entry as fit under the chart (a fixed 240 pixels a column ran Codex's
+        "trigger (model_auto_compact_token_limit, model_context_window)" and the entries after it
+        off the chart's right edge)."""
         for plot in (self.plot, self.answers_plot):
             legend = plot.getPlotItem().legend
-            if legend is not None and legend.columnCount != columns:
+            if legend is None:
+                continue
+            columns = legend_columns(legend, self._chart_width(plot))
+            if legend.columnCount != columns:
                 legend.setColumnCount(columns)
+
+    def _chart_width(self, plot: pg.PlotWidget) -> float:
+        """The width the legend has under a chart: the chart's, else the widget's less the axes'."""
+        view = plot.getPlotItem().vb.width()
+        return view if view > 100 else max(0.0, self.width() - 140.0)
 
     def _room(self) -> float:
         """How far above the highest value the y range reaches. The legend sits under the chart, in
@@ -404,7 +456,7 @@ class TimelineView(QWidget):
         if trigger is not None and trigger != timeline.turns[-1].budget:
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
             self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen(SERIES_COLORS["trigger"], width=1, style=Qt.PenStyle.DashDotLine),
-                           name=html.escape(f"trigger ({', '.join(token_trigger_fields(get_policy(timeline.policy))) or 'the policy'})"))
+                           name=html.escape(trigger_name(token_trigger_fields(get_policy(timeline.policy)))))
         not_sent = [t.not_sent for t in timeline.turns]
         self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(self.foreground, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
@@ -525,9 +577,10 @@ class TimelineView(QWidget):
         if cache is not None and cache.turns and not cache.caches:
             # No cache prices for the model: "0 % cached" over every turn would read as a fact about the replay.
             model = self.timeline.session.model if self.timeline is not None else ""
-            lines.append(f"Prompt caching: no cache model for this model ({model or 'none named'}: "
-                         + ("not in the catalogue" if cache.model.name == "(unknown model)" else "the catalogue has no cache price for it")
-                         + "); `ctxviz simulate --cost --cost-model MODEL` prices it as another model")
+            why = ("the log names no model" if not model else "not in the catalogue" if cache.model.name == "(unknown model)"
+                   else "the catalogue has no cache price for it")  # (no model named read "the catalogue has no cache price for it")
+            lines.append(f"Prompt caching: no cache model for this model ({model + ': ' if model else ''}{why}); "
+                         "`ctxviz simulate --cost --cost-model MODEL` prices it as another model")
         if cached:
             xs = plot_values(t.turn for t in cache.turns)
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
@@ -634,7 +687,7 @@ class TimelineView(QWidget):
             # InfLineLabel formats its text with str.format: braces from the file must stay literal.
             label = label.replace("{", "{{").replace("}", "}}")
             line = pg.InfiniteLine(pos=finite(x), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": [(0, 0.5), (0, 0.5)],
+                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": label_anchors(x, timeline),
                                                          "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)

@@ -18,12 +18,14 @@ from ...engine.plan import Plan
 from ...engine.reasons import short_reason
 from ...engine.session import Session, ToolCallPart, part_text
 from ..models import VOICE_MEANINGS, role_shown
+from ..safe import BREAK
 from ..theme import category_label
 
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
-#: Where a long name may wrap (a zero-width space: never in the text copied out).
-BREAK = "\u200b"
+#: The panel before a message is selected.
+DETAIL_HINT = ("<p style='color: palette(placeholder-text);'>Select a message in the table or on the strip: it shows here "
+               "whole, with its decision, the reason, and the smallest change that would keep it.</p>")
 SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
 
 
@@ -50,7 +52,11 @@ class DetailPanel:
         self.detail_head.setContentsMargins(6, 2, 6, 2)
         self.detail = QTextBrowser()
         self.detail.setOpenExternalLinks(False)
-        self.detail.setPlaceholderText("Select a message to see it whole, and why.")
+        # Until a message is selected the head says what the panel is for (wrapped: the body's
+        # placeholder was cut to "Select a message to see it" at 1024 px) and the empty body is
+        # hidden (it left an empty box over the placeholder).
+        self.detail_head.setText(DETAIL_HINT)
+        self.detail.hide()
         # Head and body share the panel through a splitter, the head scrolling when a long
         # answer would otherwise squeeze the message out of sight on a small screen.
         head_scroll = QScrollArea()
@@ -89,6 +95,7 @@ class DetailPanel:
         message = self.shown_session.messages[index]
         if self.shown_session is not self._detail_session or index != self._detail_index:
             self._detail_session, self._detail_index, self._detail_record = self.shown_session, index, None
+            self.detail.show()
             # The tool calls once, as a list: `Message.text` renders them too, so the body is the other parts.
             other = "\n".join(filter(None, (part_text(p) for p in message.parts if not isinstance(p, ToolCallPart))))
             body = html.escape(other) or ("" if message.tool_calls else "<i>(no text)</i>")

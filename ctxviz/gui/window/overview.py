@@ -8,6 +8,7 @@ A mixin of `MainWindow` (gui/main_window.py); the table and the detail panel are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -42,6 +43,8 @@ from ..widgets.welcome import WelcomePanel
 
 #: A window less tall than this folds the notes and puts the cards beside the donut (`place_cards`).
 SHORT_WINDOW = 800
+#: Above the charts the lost card may take up to this fraction (1/n) of the window's height.
+LOST_CARD_SHARE = 4
 QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
@@ -49,9 +52,13 @@ class _CardPage(QObject):
     """A card's tab beside the donut (on a short window): the card on a page of its own, the tab
     shown while the card is (each card hides itself when it has nothing to say)."""
 
-    def __init__(self, card: QWidget, title: str, tip: str, tabs: QTabWidget) -> None:
+    def __init__(self, card: QWidget, title: str, tip: str, tabs: QTabWidget,
+                 says_something: Callable[[], bool] = lambda: True) -> None:
         super().__init__(tabs)
         self.card, self.title, self.tip, self.tabs = card, title, tip, tabs
+        # A card may be shown with nothing worth a tab: the next-compaction card under a policy
+        # that never compacts is one grey line ("missy does not compact"), a tab holding only that.
+        self.says_something = says_something
         self.page = QWidget()
         self.page.setObjectName(f"card-page-{title.lower()}")
         self.layout = QVBoxLayout(self.page)
@@ -65,22 +72,26 @@ class _CardPage(QObject):
         self.layout.insertWidget(0, self.card, 1)  # as tall as the page allows (a card's own cap still holds)
         index = self.tabs.insertTab(position, self.page, self.title)
         self.tabs.setTabToolTip(index, self.tip)
-        self._follow()
+        self.follow()
 
     def leave(self) -> None:
         self.layout.removeWidget(self.card)
         self.tabs.removeTab(self.tabs.indexOf(self.page))
         self.card.setVisible(not self.hidden)
 
-    def _follow(self) -> None:
+    def follow(self) -> None:
+        """The tab shown while the card is, and has something to say."""
         index = self.tabs.indexOf(self.page)
         if index >= 0:
-            self.tabs.setTabVisible(index, not self.hidden)
+            shown = not self.hidden and self.says_something()
+            self.tabs.setTabVisible(index, shown)
+            if not shown and self.tabs.currentIndex() == index:  # never left open on a hidden tab
+                self.tabs.setCurrentIndex(next(i for i in range(self.tabs.count()) if self.tabs.isTabVisible(i)))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if watched is self.card and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
             self.hidden = event.type() == QEvent.Type.HideToParent
-            self._follow()
+            self.follow()
         return False
 
 
@@ -185,6 +196,7 @@ class OverviewTab:
             (self.lost_card, "Lost", "What the plan does not send, the user's own words first"),
             (self.next_card, "Next", "The next compaction: when, and what it would lose"),
             (self.notes_panel, "Fill", "The fill figure to quote, and the notes from reading and planning the file"))]
+        self.card_pages[1].says_something = lambda: self.next_card.forecast is not None
         self.cards_beside = False
         ol.addWidget(self.cards)
         ol.addWidget(overview, 1)
@@ -215,9 +227,17 @@ class OverviewTab:
                 page.leave()
                 self.cards_layout.insertWidget(position, page.card)
         self.cards.setVisible(not beside)
-        # Above the charts the lost card is capped (it scrolls); in its own tab it takes the page.
-        self.lost_card.setMaximumHeight(QWIDGETSIZE_MAX if beside else LOST_CARD_MAX)
+        self.fit_cards()
         self.cards_tabs.setCurrentIndex(0)
+
+    def fit_cards(self) -> None:
+        """Above the charts the lost card is as tall as its text, up to a quarter of the window
+        (it scrolls beyond); in its own tab it takes the page."""
+        self.lost_card.set_room(QWIDGETSIZE_MAX if self.cards_beside else max(LOST_CARD_MAX, self.height() // LOST_CARD_SHARE))
+
+    def _forecast_shown(self, *_: object) -> None:
+        """A new forecast on the card (after the card took it): its tab follows what it says."""
+        self.card_pages[1].follow()
 
     def show_cards(self) -> None:
         """The notes in view (their tab, on a short window)."""

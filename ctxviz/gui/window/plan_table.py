@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLineEdit,
     QSizePolicy,
@@ -25,10 +24,11 @@ from PySide6.QtWidgets import (
 
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
+from ...engine.reason_codes import label as reason_label
 from ...engine.session import Session
 from ...engine.voices import voices_of
 from ...errors import CtxvizError
-from ..models import MessageTableModel
+from ..models import MACHINE_USER_VOICES, MessageTableModel
 from ..safe import plain_label
 from ..theme import WARNING
 from ..widgets.message_table import MessageTableView
@@ -59,9 +59,12 @@ class PlanTable:
         self.table.setAlternatingRowColors(True)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for col, width in enumerate((42, 58, 62, 112, 56, 56, 66, 72)):  # the reason (stretched) keeps the rest
+        for col, width in enumerate((42, 58, 62, 112, 56, 56, 66, 72, 130)):  # (role, decision, zone, reason: `_fit_columns`)
             header.resizeSection(col, width)
-        header.setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
+        # The reason beside the decision, the zone last (it keeps the rest of the width): on a narrow
+        # window the zone scrolls out of view, not the reason, which a stretched last column was
+        # squeezed to ("since …", "sinc") at 1024 and 1280 pixels.
+        header.moveSection(header.visualIndex(8), header.visualIndex(7))
 
         self.role_filter = QComboBox()
         # "user" lists the user's own turns; what the harness sent as user turns (reminders,
@@ -93,8 +96,12 @@ class PlanTable:
         self.count_label = plain_label()
         # Labels that change on every re-plan get a fixed size policy, so new text repaints the
         # label alone instead of re-laying out (and repainting) the whole window.
-        self.count_label.setMinimumWidth(self.count_label.fontMetrics().horizontalAdvance("100,000 of 100,000") + 8)
+        # As wide as the session's own count needs (`_update_count`): "100,000 of 100,000" for every
+        # session squeezed the search box to "S…" at 1024 px.
         self.count_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        self._count_width_for = -1
+        # The search box keeps room for its first words.
+        self.search.setMinimumWidth(self.search.fontMetrics().horizontalAdvance("Search (Ctrl+F)") + 30)
         filters.addWidget(self.count_label)
         table_box = QWidget()
         tl = QVBoxLayout(table_box)
@@ -120,8 +127,29 @@ class PlanTable:
             return None
         return {self.model.message_index(r) for r in range(self.model.rowCount())}
 
+    def _fit_columns(self, plan: Plan, voices: tuple[str, ...] = ()) -> None:
+        """Role, decision, reason and zone as wide as their longest word in this plan (at 66 and 72
+        pixels "summarized" read "summa…" and "initial_context" "initial_co…" even at 1920 px,
+        beside a stretched reason column of 500); the zone, last, keeps the rest. Only when the words
+        change (a "missed by 1,234" reason is wider than its label: it elides, the tooltip has it)."""
+        columns = plan.columns
+        decisions = frozenset(d.value for d in frozenset(columns.decision))
+        reasons = frozenset(reason_label(code, decision.value) for code, decision in frozenset(zip(columns.code, columns.decision, strict=True)))
+        words = ((frozenset(voices) & MACHINE_USER_VOICES) | frozenset(columns.role), decisions, frozenset(columns.zone), reasons)
+        if words == getattr(self, "_column_words", None):
+            return
+        self._column_words = words
+        header, metrics = self.table.horizontalHeader(), self.table.fontMetrics()
+        for column, shown, least, most in ((2, words[0], 62, 150), (6, words[1], 66, 150), (7, words[2], 72, 150), (8, words[3], 130, 240)):
+            widest = max((metrics.horizontalAdvance(w) for w in shown), default=0) + 14  # the cell's padding
+            header.resizeSection(column, max(least, min(widest, most)))
+
     def _update_count(self) -> None:
-        self.count_label.setText(f"{self.model.rowCount():,} of {self.model.total_count():,}")
+        total = self.model.total_count()
+        if total != self._count_width_for:  # a new width only for a session of another size, never per re-plan
+            self._count_width_for = total
+            self.count_label.setFixedWidth(self.count_label.fontMetrics().horizontalAdvance(f"{total:,} of {total:,}") + 8)
+        self.count_label.setText(f"{self.model.rowCount():,} of {total:,}")
         error = self.model.query.error if self.model.search else ""
         if error != self.search.property("query_error"):  # a malformed term is said, not silently ignored
             self.search.setProperty("query_error", error)
