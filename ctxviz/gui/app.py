@@ -191,7 +191,7 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
             window.tabs.setCurrentIndex(tab)
             settle(window)
             if window.vm.plan is not None:
-                dropped = next((m.index for m in window.vm.plan.messages if not m.sent), None)
+                dropped = next((i for i, is_sent in enumerate(window.vm.plan.sent_flags) if not is_sent), None)
                 if dropped is not None:
                     window.select_message(dropped)
                     window.vm.wait()

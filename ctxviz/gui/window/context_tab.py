@@ -91,7 +91,7 @@ class ContextTab:
         plan, session = self.shown_plan, self.shown_session
         if plan is None or session is None:
             return "nothing yet"
-        sent = sum(1 for m in plan.messages if m.sent)
+        sent = sum(plan.sent_flags)
         counted = f"{sent:,} of {len(plan.messages):,} messages sent{self._entries_note(plan, session, sent)}"
         if session is self.vm.session:
             return f"the plan of the whole file ({counted})"
@@ -109,7 +109,7 @@ class ContextTab:
         if entries == sent:
             return ""
         from_messages = {i for i in plan.context_index if i is not None}
-        folded = sum(1 for m in plan.messages if m.sent and m.index not in from_messages)
+        folded = sum(1 for i, is_sent in enumerate(plan.sent_flags) if is_sent and i not in from_messages)
         added = sum(1 for i in plan.context_index if i is None)
         why = []
         if folded:

@@ -274,7 +274,7 @@ class OverviewTab:
     def zoom_to_cut(self) -> None:
         """The strip around the newest message not sent: twenty messages either side."""
         plan = self.shown_plan
-        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None) if plan is not None else None
+        cut = plan.last_unsent if plan is not None else None
         if cut is not None:
             self.strip.zoom_to(max(0, cut - 20), min(len(plan.messages) - 1, cut + 20))  # type: ignore[union-attr]
 

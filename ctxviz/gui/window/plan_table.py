@@ -229,7 +229,7 @@ class PlanTable:
         plan = self.shown_plan
         if plan is None:
             return
-        cut = next((m.index for m in reversed(plan.messages) if not m.sent), None)
+        cut = plan.last_unsent
         if cut is None:
             self.statusBar().showMessage("every message is sent: there is no cut", 4000)
         else:
@@ -240,7 +240,8 @@ class PlanTable:
         plan = self.shown_plan
         if plan is None:
             return
-        lost = [m.index for m in plan.messages if m.role == "user" and not m.sent]
+        roles, sent = plan.columns.role, plan.sent_flags
+        lost = [i for i, role in enumerate(roles) if role == "user" and not sent[i]]
         if not lost:
             self.statusBar().showMessage("every user message is sent", 4000)
             return
