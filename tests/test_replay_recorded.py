@@ -98,7 +98,7 @@ def test_claude_code_replay_with_recorded_compactions_equals_the_reference(s, tr
 
 
 #: The policies whose replayers carry the recorded summaries in force from turn to turn.
-CARRIED = ("missy", "langchain-trim")
+CARRIED = ("missy", "langchain-trim", "supyagent")
 
 
 @settings(SETTINGS, max_examples=60)

@@ -300,8 +300,13 @@ class _RecordedShapes:
             position.setdefault(m.id, m.index)
         self.lo: list[int] = []
         self.why_not: str | None = None
+        ids = session.message_columns[0]
         for summary in session.summaries:
-            present = [position[c] for c in summary.covers if c in position]
+            covers = summary.covers
+            if len(covers) <= len(ids) and tuple(covers) == ids[: len(covers)]:  # the file's first messages, in order (at C speed)
+                self.lo.append(len(covers))
+                continue
+            present = [position[c] for c in covers if c in position]
             lo = max(present) + 1 if present else 0
             if len(present) != lo or (lo and len(set(present)) != lo):
                 self.why_not = "a recorded summary that covers the file's messages with gaps"
@@ -349,6 +354,8 @@ class _RecordedInForce:
         j = bisect_left(self.shapes.sorted_starts, until + 1)
         if j == self.j and not self.pending:
             return False
+        if self.j >= 0 and not self.pending and j > self.j and self._append(j, length):
+            return True
         self.j = j
         lo = self.shapes.lo
         self.in_force = sorted(self.shapes.order[:j])
@@ -364,6 +371,30 @@ class _RecordedInForce:
         self.superseded = superseded
         self.covered = later
         self.live = [k for k in self.in_force if k not in superseded]
+        return True
+
+    def _append(self, j: int, length: int) -> bool:
+        """`update` where the summaries coming into force follow every one in force in the file's
+        order and lie within the prefix (a log's compactions, one after the other): each
+        supersedes the newest ones not superseded whose spans it holds. False: recompute."""
+        lo = self.shapes.lo
+        new = sorted(self.shapes.order[self.j : j])
+        if (self.in_force and new[0] < self.in_force[-1]) or any(lo[k] > length for k in new):
+            return False
+        for k in new:
+            m = lo[k]
+            self.span[k] = m
+            if m:
+                live = self.live
+                while live and self.span[live[-1]] and self.span[live[-1]] <= m:
+                    self.superseded.add(live.pop())
+                if live and not self.span[live[-1]] and any(0 < self.span[x] <= m for x in live):
+                    self.j = -1  # a summary of nothing before the file stands between: recompute
+                    return False
+                self.covered = max(self.covered, m)
+            self.in_force.append(k)
+            self.live.append(k)
+        self.j = j
         return True
 
     def written(self, last_horizon: int, until: int) -> list[int]:
