@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.policies.claude_code.auto_compact import _boundary
-from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.policies.replay_common import _RecordedShapes
+from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.session import Compaction, Message, Session, Summary, TextPart
 
 from .test_replay_incremental import SETTINGS, same, sessions
@@ -94,3 +95,27 @@ def test_claude_code_replay_with_recorded_compactions_equals_the_reference(s, tr
     params = {} if trigger is None else {"calibrated_trigger": trigger}
     same(s, "claude-code", params, PlanOptions())
     assert not replays_incrementally("claude-code", s, PlanOptions(), params).startswith("from scratch")
+
+
+#: The policies whose replayers carry the recorded summaries in force from turn to turn.
+CARRIED = ("missy", "langchain-trim", "supyagent")
+
+
+@settings(SETTINGS, max_examples=60)
+@given(s=compacted(), data=st.data())
+def test_replays_with_recorded_compactions_equal_the_reference(s, data):
+    """Every replayer that carries recorded summaries equals the reference on logs with compactions
+    as Claude Code writes them, with and without pair safety, at small budgets and default ones;
+    and it says it replays incrementally where the summaries cover a prefix of the file."""
+    from .test_replay_incremental import SMALL
+
+    for name in CARRIED:
+        params = data.draw(SMALL[name]) if name in SMALL and data.draw(st.booleans()) else {}
+        pair_safe = data.draw(st.booleans())
+        same(s, name, params, PlanOptions(pair_safe=pair_safe))
+        how = replays_incrementally(name, s, PlanOptions(pair_safe=pair_safe), params)
+        if pair_safe and not REPLAYERS[name].pair_safe_incremental:
+            assert how == "from scratch (pair safety)"
+        elif _RecordedShapes.of(s).why_not is None:
+            assert not how.startswith("from scratch") or "tool call id" in how, how
+            assert "recorded summary" not in how, how

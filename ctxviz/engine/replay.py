@@ -30,6 +30,7 @@ from .policies.missy.replay import REPLAYERS as MISSY
 from .policies.mnesis.replay import REPLAYERS as MNESIS
 from .policies.openhands.replay import REPLAYERS as OPENHANDS
 from .policies.penguin.replay import REPLAYERS as PENGUIN
+from .policies.replay_common import _RecordedShapes
 from .policies.strands.replay import REPLAYERS as STRANDS
 from .policies.supyagent.replay import REPLAYERS as SUPYAGENT
 from .replay_contract import _Replay
@@ -65,7 +66,11 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
     kind = REPLAYERS[policy]
     later: list[str] = []
     if session is not None and session.summaries and kind.recorded_summaries:
-        if kind.recorded_summaries == "covering":
+        if kind.recorded_summaries == "shaped":
+            shapes = _RecordedShapes.of(session)
+            if shapes.why_not is not None and shapes.first_covering < len(session.messages):
+                later.append(f"the turns from the first recorded summary of the file's messages on: {shapes.why_not}")
+        elif kind.recorded_summaries == "covering":
             ids = {m.id for m in session.messages}
             if any(c in ids for s in session.summaries for c in s.covers):
                 later.append("the turns from the first recorded summary of the file's messages on")

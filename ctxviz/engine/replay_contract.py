@@ -141,7 +141,9 @@ class _Replay:
     pair_safe_incremental = False
     #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
     #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
-    #: (from the first one in force that covers a message of the file), "" (carried).
+    #: (from the first one in force that covers a message of the file), "shaped" (carried where
+    #: each covers a prefix of the file's messages, `replay_common._RecordedShapes`; else as
+    #: "covering"), "" (carried).
     recorded_summaries = "whole"
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False

@@ -47,6 +47,14 @@ def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
     """
     if not session.summaries:
         return {}, frozenset()
+    key = ("common", "recorded covers")
+    found = session.derived.get(key)
+    if found is None:  # every re-plan of the session reads it: each summary's covers are walked once
+        found = session.derived[key] = _recorded_covers(session)
+    return found
+
+
+def _recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
     ids = {m.id for m in session.messages}
     spans = [frozenset(c for c in s.covers if c in ids) for s in session.summaries]
     if not any(spans):

@@ -280,3 +280,125 @@ class _EditsReplay(_Replay):
     def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
         """The overflow event of a turn without trims, and the cuts it leaves (`untrimmed_cuts`)."""
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, budget, used, fits))
+
+
+class _RecordedShapes:
+    """The session's recorded summaries in the shape the replayers carry (kept in `Session.derived`,
+    read once per session): each summary's covers among the file's messages as the positions
+    [0, lo) (lo 0: it covers none of them), the summaries by the turn they start, and why a session
+    cannot be carried that way (`why_not`; then the replay hands the turns from the first summary
+    that covers a message of the file on to the reference step).
+
+    Claude Code's compactions cover every message before their boundary but a preserved tail, each
+    compaction the one before, so a summary's covers are a prefix of the file and the latest one in
+    force supersedes the earlier ones."""
+
+    def __init__(self, session: Session) -> None:
+        messages = session.messages
+        position: dict[str, int] = {}
+        for m in messages:
+            position.setdefault(m.id, m.index)
+        self.lo: list[int] = []
+        self.why_not: str | None = None
+        ids = session.message_columns[0]
+        for summary in session.summaries:
+            covers = summary.covers
+            if len(covers) <= len(ids) and tuple(covers) == ids[: len(covers)]:  # the file's first messages, in order (at C speed)
+                self.lo.append(len(covers))
+                continue
+            present = [position[c] for c in covers if c in position]
+            lo = max(present) + 1 if present else 0
+            if len(present) != lo or (lo and len(set(present)) != lo):
+                self.why_not = "a recorded summary that covers the file's messages with gaps"
+            self.lo.append(lo)
+        covering = any(self.lo)
+        if covering and len(position) != len(messages):
+            self.why_not = "an id on more than one message"
+        if len({id(s) for s in session.summaries}) != len(session.summaries):
+            self.why_not = "the same summary recorded twice"
+        starts = session.summary_start_turns
+        self.starts = starts
+        self.order = sorted(range(len(starts)), key=lambda k: starts[k])  # the summaries by their start
+        self.sorted_starts = [starts[k] for k in self.order]
+        self.first_covering = min((s for s, lo in zip(starts, self.lo, strict=True) if lo), default=len(messages))
+
+    @staticmethod
+    def of(session: Session) -> _RecordedShapes:
+        key = ("replay_common", "recorded shapes")
+        found = session.derived.get(key)
+        if found is None:
+            found = session.derived[key] = _RecordedShapes(session)
+        return found
+
+
+class _RecordedInForce:
+    """The session's recorded summaries in force at a step, as `state()` hands them to the plan (those
+    starting up to `Turn.horizon`, in the file's order) and as `common.recorded_covers` reads them:
+    each one's span is the positions [0, min(lo, L)) of the prefix of L messages; one is superseded
+    when a later one's span holds it. Recomputed only when a summary comes into force (or while
+    one in force reaches past the prefix), so a step reads it in O(1)."""
+
+    def __init__(self, shapes: _RecordedShapes) -> None:
+        self.shapes = shapes
+        self.j = -1  # how many summaries (by start) are in force
+        self.pending = False  # a summary in force reaches past the prefix: its span grows with L
+        self.in_force: list[int] = []  # summary indices, file order
+        self.live: list[int] = []  # those not superseded, file order
+        self.superseded: set[int] = set()
+        self.covered = 0  # C: the prefix's messages [0, C) are covered
+        self.span: dict[int, int] = {}
+
+    def update(self, length: int, until: int) -> bool:
+        """Bring the state to the prefix of `length` messages, summaries starting up to `until`;
+        whether what is in force changed."""
+        j = bisect_left(self.shapes.sorted_starts, until + 1)
+        if j == self.j and not self.pending:
+            return False
+        if self.j >= 0 and not self.pending and j > self.j and self._append(j, length):
+            return True
+        self.j = j
+        lo = self.shapes.lo
+        self.in_force = sorted(self.shapes.order[:j])
+        self.span = {k: min(lo[k], length) for k in self.in_force}
+        self.pending = any(lo[k] > length for k in self.in_force)
+        later = 0
+        superseded: set[int] = set()
+        for k in reversed(self.in_force):
+            m = self.span[k]
+            if m and later >= m:
+                superseded.add(k)
+            later = max(later, m)
+        self.superseded = superseded
+        self.covered = later
+        self.live = [k for k in self.in_force if k not in superseded]
+        return True
+
+    def _append(self, j: int, length: int) -> bool:
+        """`update` where the summaries coming into force follow every one in force in the file's
+        order and lie within the prefix (a log's compactions, one after the other): each
+        supersedes the newest ones not superseded whose spans it holds. False: recompute."""
+        lo = self.shapes.lo
+        new = sorted(self.shapes.order[self.j : j])
+        if (self.in_force and new[0] < self.in_force[-1]) or any(lo[k] > length for k in new):
+            return False
+        for k in new:
+            m = lo[k]
+            self.span[k] = m
+            if m:
+                live = self.live
+                while live and self.span[live[-1]] and self.span[live[-1]] <= m:
+                    self.superseded.add(live.pop())
+                if live and not self.span[live[-1]] and any(0 < self.span[x] <= m for x in live):
+                    self.j = -1  # a summary of nothing before the file stands between: recompute
+                    return False
+                self.covered = max(self.covered, m)
+            self.in_force.append(k)
+            self.live.append(k)
+        self.j = j
+        return True
+
+    def written(self, last_horizon: int, until: int) -> list[int]:
+        """The summaries written since the step before (the reference's compaction events), in the file's order."""
+        s = self.shapes
+        lo, hi = bisect_left(s.sorted_starts, last_horizon + 1), bisect_left(s.sorted_starts, until + 1)
+        return sorted(k for k in s.order[lo:hi] if s.starts[k] > 0)

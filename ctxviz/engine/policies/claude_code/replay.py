@@ -169,6 +169,11 @@ class ClaudeCodeReplay(_EditsReplay):
         self.recorded: dict[int, _InForce] = {}
         self.generated_in_force: _InForce | None = None
         self.decisions: dict[int, tuple[Any, str]] = {}
+        # The log's first call and the tokens before it no call saw: counted after a summary the
+        # log's compaction wrote, recorded or generated (a generated one can match a compaction too).
+        found = reported_usage(session) if self.usable and session.compactions else None
+        self.first_call = found.first_index if found is not None else len(session.messages)
+        self.unseen = found.unseen if found is not None else 0
         if self.usable and session.summaries:
             self.covers = _covers(session)
             starts = session.summary_start_turns
@@ -181,9 +186,6 @@ class ClaudeCodeReplay(_EditsReplay):
             self.earlier_start: list[float] = []  # the first start among the summaries before k in the file
             for k in range(len(starts)):
                 self.earlier_start.append(min(self.earlier_start[-1], starts[k - 1]) if k else float("inf"))
-            found = reported_usage(session)
-            self.first_call = found.first_index if found is not None else len(session.messages)
-            self.unseen = found.unseen if found is not None else 0
 
     def absorb(self, i: int) -> None:
         m = self.session.messages[i]

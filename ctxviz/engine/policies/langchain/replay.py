@@ -10,21 +10,34 @@ from bisect import bisect_left
 from typing import Any
 
 from ...counting import TokenCounts
-from ...plan import Plan
-from ...replay_contract import Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
+from ...plan import Decision, Plan
+from ...replay_contract import (
+    Event,
+    Turn,
+    _changes,
+    _Cuts,
+    _indices,
+    _Replay,
+    light_plan,
+    recorded_summary_text,
+    untrimmed_cuts,
+)
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _SummaryReplay
+from ..replay_common import _EditsReplay, _RecordedInForce, _RecordedShapes, _SummaryReplay
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
+    SUMMARY_POS,
     cached_view,
     count_view,
     lc_type,
+    lc_type_name,
     max_input_tokens,
     model_provider,
     summary_view,
     text_message_tokens,
 )
+from .entries import base_type
 from .summarization import SummarizationParams, parse_trigger, provider_matches
 from .trim import (
     Entry,
@@ -49,12 +62,18 @@ class LangChainTrimReplay(_Replay):
     of positions, so the trim events (the newly trimmed messages per category) come from per-category
     sorted indices and sums.
 
-    Sessions with recorded summaries (LangChain's summary message among the entries), and pair
-    safety, are replayed by the reference step."""
+    The recorded summaries in force (`_RecordedInForce`) cover the prefix's first C messages and
+    go in as LangChain's summary HumanMessages after the leading system messages that follow
+    (`entries.session_entries`): the entries are read as four runs (the prompt, those system
+    messages, the summaries, the other messages), each position mapped onto the sums. Where the
+    summaries do not cover a prefix of the file (`_RecordedShapes.why_not`), the turns from the
+    first one covering a message of it on, and pair safety, are replayed by the reference step."""
+
+    recorded_summaries = "shaped"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.usable = not pair_safe and not session.summaries
+        self.usable = not pair_safe
         if not self.usable:
             return
         p: TrimParams = params
@@ -92,9 +111,29 @@ class LangChainTrimReplay(_Replay):
             sums = self.member_sums.setdefault(c, [0])
             sums.append(sums[-1] + full.message_tokens[m.index])
         self.trimmed: list[tuple[int, int]] = []  # the turn before's trimmed messages, as runs [a, b) of indices
+        # The recorded summaries: which are in force, their entries' counts (file order) and their sums.
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        self.first_covering = len(session.messages)
+        if self.shapes is not None and self.shapes.why_not is not None:
+            self.first_covering = self.shapes.first_covering
+        self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
+        self.summary_tokens = [count_view(summary_view(x.text), tokenizer) for x in session.summaries]
+        self.in_force: list[int] = []
+        self.SS = [0]
+        # system_run[x]: how many messages from x on are system messages (`session_entries`' lead).
+        system_run = [0] * (len(session.messages) + 1)
+        for x in range(len(session.messages) - 1, -1, -1):
+            system_run[x] = system_run[x + 1] + 1 if base_type(lc_type_name(session.messages[x])) == "system" else 0
+        self.system_run = system_run
+        self.handed_over = False
 
     def step(self, i: int) -> Turn:
-        return self._fast(i) if self.usable else super().step(i)
+        if self.usable and self.recorded_until(i) < self.first_covering:
+            return self._fast(i)
+        if self.usable and not self.handed_over:  # the reference step reads the messages trimmed the turn before
+            self.before = _Cuts(self.before.fits, frozenset(k for a, b in self.trimmed for k in range(a, b)))
+        self.handed_over = True
+        return super().step(i)
 
     def _search(self, size: int, fits: Any) -> int:
         """LangChain's binary search over `size` entries (at most bit_length steps, as it loops)."""
@@ -109,84 +148,177 @@ class LangChainTrimReplay(_Replay):
                 right = mid - 1
         return left
 
-    def _partial(self, before: int, q: int, budget: int, strategy: str) -> Entry | None:
-        """The part of entry q allow_partial keeps after `before` tokens of kept entries, or None."""
-        target = Entry(q - self.off, self.T[q], self.types[q])
+    def _partial(self, before: int, target: Entry, budget: int, strategy: str) -> Entry | None:
+        """The part of entry `target` allow_partial keeps after `before` tokens of kept entries, or None."""
         kept, trace = [Entry(_AGGREGATE, before, "human"), target], TrimTrace()
-        out = _first_max_tokens(kept, budget, additive, self.count_one, self.view_of, self.splitter, strategy, (), trace, set())
+        out = _first_max_tokens(kept, budget, additive, self.count_one, self._view, self.splitter, strategy, (), trace, set())
         return out[1] if len(out) > 1 else None
+
+    def _view(self, pos: int) -> Any:
+        """The message view of an entry position (a recorded summary k is at SUMMARY_POS - k)."""
+        if pos <= SUMMARY_POS:
+            return summary_view(self.session.summaries[SUMMARY_POS - pos].text)
+        return self.view_of(pos)
 
     def _fast(self, i: int) -> Turn:
         p: TrimParams = self.params
         P, T, off, budget = self.P, self.T, self.off, p.max_tokens
-        L = off + i + 1  # entries so far
+        L = i + 1  # messages so far
+        C = 0
+        events: list[Event] = []
+        if self.recorded is not None:
+            until = self.recorded_until(i)
+            if self.recorded.update(L, until):
+                self.in_force = self.recorded.in_force
+                self.SS = [0]
+                for k in self.in_force:
+                    self.SS.append(self.SS[-1] + self.summary_tokens[k])
+            C = self.recorded.covered
+        SS, S = self.SS, len(self.in_force)
+        lead = min(self.system_run[C], L - C)
+        # The entries: the prompt [0, off), system messages C..C+lead-1 [off, B), the summaries [B, R),
+        # the messages C+lead..L-1 [R, N); a message entry q is the sums' position q + C (before the
+        # summaries) or q - S + C (after them).
+        B = off + lead
+        R = B + S
+        N = R + L - C - lead
+        base = P[off + C] - P[off]  # the covered messages' tokens
+
+        def PV(q: int) -> int:
+            if q <= off:
+                return P[q]
+            if q <= B:
+                return P[q + C] - base
+            if q <= R:
+                return P[B + C] - base + SS[q - B]
+            return P[q - S + C] - base + SS[S]
+
+        def type_of(q: int) -> str:
+            return "human" if B <= q < R else self.types[q if q < off else (q + C if q < B else q - S + C)]
+
+        def prev_end(q: int) -> int:
+            if q > R:
+                x = self.prev_end[q - S + C]
+                if x > B + C:
+                    return x - C + S
+                q = R
+            if q > B:
+                if "human" in self.end_on:
+                    return q
+                q = B
+            if q > off:
+                x = self.prev_end[q + C]
+                if x > off + C:
+                    return x - C
+                q = off
+            return self.prev_end[q]
+
+        def next_start(q: int) -> int:
+            if q < off:
+                if self.types[0] in self.start_on:
+                    return 0
+                q = off
+            if q < B:
+                x = self.next_start[q + C]
+                if x < B + C:
+                    return x - C
+                q = B
+            if q < R:
+                if "human" in self.start_on:
+                    return q
+                q = R
+            return self.next_start[q - S + C] - C + S
+
+        def entry(q: int) -> Entry:
+            if B <= q < R:
+                k = self.in_force[q - B]
+                return Entry(SUMMARY_POS - k, self.summary_tokens[k], "human")
+            x = q if q < off else (q + C if q < B else q - S + C)
+            return Entry(x - off, T[x], self.types[x])
+
         sys = -1
         partial: Entry | None = None
         partial_at = -1
         if p.strategy == "last":
-            end = self.prev_end[L] if self.end_on else L
+            end = prev_end(N) if self.end_on else N
             rs = 0
-            if p.include_system and end > 0 and self.types[0] == "system":
+            if p.include_system and end > 0 and type_of(0) == "system":
                 sys, rs = 0, 1
-            remaining = max(0, budget - T[0]) if sys == 0 else budget
+            remaining = max(0, budget - PV(1)) if sys == 0 else budget
             m = end - rs
-            if P[end] - P[rs] <= remaining:
+            if PV(end) - PV(rs) <= remaining:
                 idx = m
             else:
-                idx = self._search(m, lambda k: P[end] - P[end - k] <= remaining)
+                idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
                 if p.allow_partial and idx < m:
-                    partial = self._partial(P[end] - P[end - idx], end - idx - 1, remaining, "last")
+                    partial = self._partial(PV(end) - PV(end - idx), entry(end - idx - 1), remaining, "last")
                     partial_at = end - idx - 1 if partial is not None else -1
             ks = end - idx
             if self.start_on and (partial is None or partial.type not in self.start_on):
                 partial, partial_at = None, -1
-                ks = min(self.next_start[ks], end)
+                ks = min(next_start(ks), end)
             ke = end
         else:
-            if P[L] <= budget:
-                idx = L
+            if PV(N) <= budget:
+                idx = N
             else:
-                idx = self._search(L, lambda k: P[k] <= budget)
-                if p.allow_partial and idx < L:
-                    partial = self._partial(P[idx], idx, budget, "first")
+                idx = self._search(N, lambda k: PV(k) <= budget)
+                if p.allow_partial and idx < N:
+                    partial = self._partial(PV(idx), entry(idx), budget, "first")
                     partial_at = idx if partial is not None else -1
             ks, ke = 0, idx
             if self.end_on and (partial is None or partial.type not in self.end_on):
                 partial, partial_at = None, -1
-                ke = self.prev_end[idx]
+                ke = prev_end(idx)
         kept_points = sorted(q for q in (sys, partial_at) if q >= 0)
-        used = (T[sys] if sys >= 0 else 0) + (partial.tokens if partial is not None else 0) + P[ke] - P[ks]
-        # What is sent, as runs of entry positions; what is not (messages only), as runs of indices.
+        system_tokens = PV(1) if sys == 0 else 0
+        used = system_tokens + (partial.tokens if partial is not None else 0) + PV(ke) - PV(ks)
+        # What is sent, as runs of entry positions; as runs of message indices; what is not (messages only).
         sent = [(q, q + 1) for q in kept_points if not ks <= q < ke] + ([(ks, ke)] if ks < ke else [])
         sent.sort()
-        trimmed: list[tuple[int, int]] = []
-        at = off
+        sent_runs: list[tuple[int, int]] = []
         for a, b in sent:
+            for lo, hi, shift in ((off, B, C - off), (R, N, C - off - S)):
+                x, y = max(a, lo), min(b, hi)
+                if x < y:
+                    sent_runs.append((x + shift, y + shift))
+        trimmed: list[tuple[int, int]] = []
+        at = C
+        for a, b in sent_runs:
             if a > at:
-                trimmed.append((at - off, a - off))
+                trimmed.append((at, a))
             at = max(at, b)
         if at < L:
-            trimmed.append((at - off, L - off))
-        tokens_all = P[L] - P[off]
-        sent_messages = sum(min(b, L) - max(a, off) for a, b in sent if b > off)
-        sent_tokens = sum(P[b] - P[max(a, off)] for a, b in sent if b > off)
-        truncated = 1 if partial_at >= off else 0
-        events: list[Event] = []
-        if sent_messages < i + 1:
+            trimmed.append((at, L))
+        tokens_all = P[off + L] - P[off]
+        sent_messages = sum(b - a for a, b in sent_runs)
+        sent_tokens = sum(P[off + b] - P[off + a] for a, b in sent_runs)
+        truncated = 1 if partial_at >= 0 and not B <= partial_at < R and partial_at >= off else 0
+        if self.recorded is not None:
+            written = self.recorded.written(self.last_horizon, until)
+            for k in written:
+                q = B + self.in_force.index(k)
+                if q == partial_at:
+                    assert partial is not None
+                    decided = (Decision.TRUNCATED, f"truncated to {partial.tokens:,} tokens: passed as LangChain's summary HumanMessage, trimmed like any message")
+                elif ks <= q < ke:
+                    decided = (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage, trimmed like any message")
+                else:
+                    decided = (Decision.DROPPED, "dropped: trim_messages cut it like any message")
+                m_ = self.recorded.span[k]
+                events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m_, 5))), 0, m_ - 1, m_, True, m_, self.policy, decided)))
+        if trimmed:
             self._trim_events(i, trimmed, events)
-        else:
-            trimmed = []
         self.trimmed = trimmed
         fits = used <= budget
         if not fits and self.before.fits:
-            system_tokens = T[0] if sys == 0 else 0
             allot = min(system_tokens, budget)
             self.before = _changes(i, light_plan(self.policy, {"system": allot, "history": budget - allot},
                                     {"system": system_tokens, "history": used - system_tokens}, budget, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = sent_messages - truncated
-        return Turn(i, used, budget, kept, i + 1 - sent_messages, 0, truncated, fits, 0, tuple(events), tokens_all - sent_tokens)
+        return Turn(i, used, budget, kept, L - sent_messages - C, C, truncated, fits, 0, tuple(events), tokens_all - sent_tokens)
 
     def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
         """`_changes`' trim events: per category, in the order of its first newly trimmed message,

@@ -8,11 +8,12 @@ from bisect import bisect_left
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ...plan import Decision
+from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summary_text, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _PairSafety
+from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
@@ -29,8 +30,11 @@ class MissyReplay(_GrowingReplay):
     messages that fit, stopping at the first that does not" is the shortest suffix whose sum fits:
     one bisection over the prefix sums of the history's counts.
 
-    Turns with a recorded summary in force (its covers take messages out of the history) are
-    planned by the reference step; pair safety is carried too (`_PairSafety`), except where a
+    The recorded summaries in force (`_RecordedInForce`) cover a prefix of the history, which is
+    summarised; the history is what follows it, and each summary in force that no later one
+    supersedes is sent where it fits. Where the recorded summaries do not cover a prefix of the
+    file (`_RecordedShapes.why_not`), the turns from the first one covering a message of it are
+    planned by the reference step. Pair safety is carried too (`_PairSafety`), except where a
     tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
@@ -46,23 +50,19 @@ class MissyReplay(_GrowingReplay):
             "learnings": budget.learnings_budget,
             "history": budget.history_budget,
         }
-        # Recorded summaries of what came before the file (no cover names a message of it) are in
-        # force from the start and take no message out of the history: missy sends each that fits.
-        # One that covers messages of the file is in force from the turn after them: the reference
-        # step plans from there.
-        ids = {m.id for m in session.messages}
-        in_file = [any(c in ids for c in summary.covers) for summary in session.summaries]
-        starts = [start for start, covers in zip(session.summary_start_turns, in_file, strict=True) if covers]
-        self.first_covering = min(starts, default=len(session.messages))
-        self.summary_tokens = [full.text(format_summary(summary)) for summary, covers in zip(session.summaries, in_file, strict=True)
-                               if not covers] if self.first_covering else []
+        # The recorded summaries in force (`state()`): their covers take a prefix of the file's
+        # messages out of the history, and missy sends each summary not superseded that fits.
+        self.shapes = _RecordedShapes.of(session)
+        self.first_covering = self.shapes.first_covering if self.shapes.why_not else len(session.messages)
+        self.recorded = _RecordedInForce(self.shapes)
+        self.summary_size: dict[int, int] = {}
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
         self.pairs = _PairSafety.of(session) if pair_safe else None
 
     pair_safe_incremental = True
-    recorded_summaries = "covering"
+    recorded_summaries = "shaped"
 
     def absorb(self, i: int) -> None:
         self._grow(i)
@@ -75,12 +75,16 @@ class MissyReplay(_GrowingReplay):
             return super().step(i)
         return self._fast(i)
 
-    def _fast(self, i: int) -> Turn:
+    def _fast(self, i: int) -> Turn | None:
         P, tokens, history, n, hb = self.sums, self.tokens, self.history, self.tail_count, self.history_budget
+        recorded = self.recorded
+        until = self.recorded_until(i)
+        recorded.update(i + 1, until)
         h = len(history)
-        new = h > 0 and self.session.messages[history[-1]].role == "user"
+        c = bisect_left(history, recorded.covered)  # history[:c] is summarised
+        new = h > c and self.session.messages[history[-1]].role == "user"
         H = h - 1 if new else h  # the history before the new message
-        E = H if n <= 0 else (H - n if H > n else 0)  # evictable: history[:E]; fresh tail: history[E:H]
+        E = H if n <= 0 else (H - n if H - c > n else c)  # evictable: history[c:E]; fresh tail: history[E:H]
         used = (tokens[history[-1]] if new else 0) + P[H] - P[E]
         tail_start = E
         if used > hb and self.trim_tail:
@@ -88,14 +92,21 @@ class MissyReplay(_GrowingReplay):
             s = min(bisect_left(P, P[E] + used - hb, E, H + 1), H)
             used -= P[s] - P[E]
             tail_start = s
-        for t in self.summary_tokens:  # `continue`, not `break`: an oversized summary does not starve later ones
+        fitted: dict[int, tuple[int, int]] = {}  # summary -> (its tokens, the history tokens before it)
+        for k in recorded.live:  # `continue`, not `break`: an oversized summary does not starve later ones
+            t = self._summary_size(k)
+            fitted[k] = (t, used)
             if used + t <= hb:
                 used += t
         remaining = hb - used if used < hb else 0
-        j = bisect_left(P, P[E] - remaining, 0, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
+        j = bisect_left(P, P[E] - remaining, c, E)  # history[j:E] fit, newest first; history[j - 1] is the cut
         used += P[E] - P[j]
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
         not_sent = P[j] + P[tail_start] - P[E]
+        events: list[Event] = []
+        written = recorded.written(self.last_horizon, until)
+        if written:
+            events += [self._recorded_event(k, i, c, fitted) for k in written]
         if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
             dropped = self.pairs.drops(j, E, tail_start, h)
             unpaired = sum(tokens[history[k]] for k in dropped)
@@ -104,10 +115,32 @@ class MissyReplay(_GrowingReplay):
             kept -= len(dropped)
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
-        events: list[Event] = []
         usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
-        return Turn(i, total, self.total, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
+        return Turn(i, total, self.total, kept, i + 1 - kept - c, c, 0, fits, 0, tuple(events), not_sent)
+
+    def _summary_size(self, k: int) -> int:
+        found = self.summary_size.get(k)
+        if found is None:
+            found = self.summary_size[k] = self.full.text(format_summary(self.session.summaries[k]))
+        return found
+
+    def _recorded_event(self, k: int, i: int, c: int, fitted: dict[int, tuple[int, int]]) -> Event:
+        """The reference's compaction event for recorded summary k, written since the step before
+        (`replay_contract._recorded_summary_event`): its covers are the prefix's first m messages,
+        of which the history ones are summarised; the plan's decision on the summary itself."""
+        m = self.recorded.span[k]
+        hb = self.history_budget
+        if k in self.recorded.superseded:
+            decided = (Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers")
+        else:
+            t, before = fitted[k]
+            if before + t > hb:
+                decided = (Decision.DROPPED, f"dropped: {t:,} tokens did not fit in the {max(0, hb - before):,} left of the {hb:,}-token history budget")
+            else:
+                decided = (Decision.KEPT, f"kept: {t:,} tokens fit in the {hb - before:,} left of the {hb:,}-token history budget")
+        summarized = bisect_left(self.history, m)
+        return Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided))
 
     @property
     def fixed_usage(self) -> int:

@@ -11,13 +11,14 @@ from functools import cache
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import FITS, Event, Turn, _Replay
+from ...plan import Decision
+from ...replay_contract import FITS, Event, Turn, _Replay, recorded_summary_text
 from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _PairSafety
+from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
 from .context_manager import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 
 
@@ -41,7 +42,12 @@ class SupyagentReplay(_GrowingReplay):
         ids = [m.id for m in session.messages]
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
-        self.starts = sorted(session.summary_start_turns)
+        # The recorded summaries in force before the first generated one: supyagent reads the
+        # latest (file order); its covers are a prefix of the history (`_RecordedShapes`).
+        self.shapes = _RecordedShapes.of(session)
+        self.recorded = _RecordedInForce(self.shapes)
+        self.first_covering = self.shapes.first_covering if self.shapes.why_not else len(session.messages)
+        self.recorded_sizes: dict[int, int] = {}
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
         self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
         self.synced = 0  # len(generated) the summary state reflects
@@ -66,7 +72,7 @@ class SupyagentReplay(_GrowingReplay):
         self.synced = len(self.generated)
 
     pair_safe_incremental = True
-    recorded_summaries = "in force"
+    recorded_summaries = "shaped"
     unique_ids = True
 
     def absorb(self, i: int) -> None:
@@ -78,7 +84,7 @@ class SupyagentReplay(_GrowingReplay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.ok or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
+        if not self.ok or (not self.generated and self.first_covering <= self.recorded_until(i)):
             return super().step(i)
         if self.synced != len(self.generated):
             self._sync()
@@ -95,6 +101,10 @@ class SupyagentReplay(_GrowingReplay):
         available = self.limit - settings.response_reserve - self.tools_tokens - self.system_tokens
         start = 0
         summary_used = 0
+        recorded = None
+        if not self.generated:
+            recorded = self._recorded(i)
+        before_summary = available
         if self.summary_idx is not None and self.summary_idx < h:
             t = 3 + self.summary_size
             if t < available * SUMMARY_SHARE:
@@ -143,8 +153,55 @@ class SupyagentReplay(_GrowingReplay):
             self.generated.append(summary)
             self.sizes.clear()
             self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
+        if recorded is not None and not self.generated:
+            events += self._recorded_events(i, recorded, h, start, before_summary)
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
         return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
+
+
+    def _recorded(self, i: int) -> int | None:
+        """Bring the recorded summary in force up to this step (`summary_idx`, its size): the
+        latest in the file's order, its newest covered history message; the bisection point
+        of its covers' end in the history (None: no summary in force)."""
+        until = self.recorded_until(i)
+        rec = self.recorded
+        rec.update(i + 1, until)
+        if not rec.in_force:
+            self.summary_idx = None
+            return None
+        k = rec.in_force[-1]
+        summary = self.session.summaries[k]
+        if summary.covers:
+            self.summary_idx = bisect_left(self.history, rec.span[k]) - 1
+        else:
+            self.summary_idx = summary.messages_covered - 1
+        size = self.recorded_sizes.get(k)
+        if size is None:
+            size = self.recorded_sizes[k] = count_message_dict(summary_message(summary), self.tok)
+        self.summary_size = size
+        return k
+
+    def _recorded_events(self, i: int, latest: int, h: int, start: int, available: int) -> list[Event]:
+        """The reference's compaction events for the recorded summaries written since the step
+        before (`replay_contract._recorded_summary_event`), from the carried state."""
+        rec = self.recorded
+        events: list[Event] = []
+        for k in rec.written(self.last_horizon, self.recorded_until(i)):
+            m = rec.span[k]
+            decided: tuple[Decision, str] | None = (Decision.DROPPED, "dropped: supyagent keeps only the latest summary")
+            if k == latest:
+                decided = None
+                if self.summary_idx is not None and self.summary_idx < h:
+                    t = 3 + self.summary_size
+                    share = available * SUMMARY_SHARE
+                    charge = f"{t:,} tokens as supyagent charges it (its {self.summary_size:,} plus 3 for the one-message list)"
+                    if t < share:
+                        decided = (Decision.KEPT, f"kept: {charge} are under 30 % of the {max(0, available):,} available ({share:,.0f})")
+                    else:
+                        decided = (Decision.DROPPED, f"dropped: {charge} are not under 30 % of the {max(0, available):,} available ({share:,.0f})")
+            summarized = min(start, bisect_left(self.history, m))
+            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided)))
+        return events
 
 
 class _SummaryCounter:
