@@ -244,3 +244,28 @@ def test_pair_safe_replay_equals_the_reference(s, data, short):
             assert replays_incrementally(name, pair_safe=True) == "incremental"
     finally:
         _PairSafety.SHORT = saved
+
+
+def test_mnesis_overflow_at_a_hard_threshold_compaction_names_the_summary_sent() -> None:
+    """The overflow event at the turn mnesis compacts reads the allotment of the request that
+    overflowed (with the summary it sent), not of the next one (hypothesis found it)."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "data" / "regressions" / "mnesis_overflow_after_compaction.json").read_text())
+
+    def part(p: dict):  # type: ignore[no-untyped-def]
+        if "text" in p:
+            return TextPart(p["text"])
+        if "call" in p:
+            return ToolCallPart(*p["call"])
+        return ToolResultPart(*p["result"])
+
+    messages = tuple(Message(id=m["id"], index=k, role=m["role"], parts=tuple(part(p) for p in m["parts"]), tool_call_id=m["tool_call_id"],
+                             category=Category(m["category"])) for k, m in enumerate(doc["messages"]))
+    s = Session(messages=messages, source="<test>", format="test", system_prompt=doc["system_prompt"], memory=tuple(doc["memory"]),
+                summaries=tuple(Summary(text=x["text"], messages_covered=len(x["covers"]), covers=tuple(x["covers"])) for x in doc["summaries"]))
+    timeline = simulate(s, doc["policy"], doc["params"], store=CountStore())
+    overflow = [e.message for e in timeline.events if e.kind == "overflow"]
+    assert any("over its -99 allotment by 119" in m for m in overflow), overflow
+    same(s, doc["policy"], doc["params"], None)

@@ -100,6 +100,7 @@ class MnesisReplay(_GrowingReplay):
                 start -= 1
             used, included = P[h] - P[start], h - start
         estimate = self.system_tokens + self.summary_tokens + used
+        sent_summary = self.summary_tokens  # this request's summary: a compaction below replaces it for the next one
         usable = self.usable
         fits = estimate <= usable
         kept = self.system_count + included
@@ -119,7 +120,7 @@ class MnesisReplay(_GrowingReplay):
                 self.summary_tokens = HEURISTICS["mnesis"].count(text)
                 self.synced_summaries = len(self.generated)
         def overflow() -> Plan:
-            system, summaries = self.system_tokens, self.summary_tokens if active else 0
+            system, summaries = self.system_tokens, sent_summary if active else 0
             allocation = {**self.allocation_fixed, "system": system, "summaries": summaries, "messages": usable - system - summaries}
             usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system, "summaries": summaries, "messages": used}
             return light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts")
