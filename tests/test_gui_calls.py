@@ -91,7 +91,14 @@ def test_no_legend_covers_a_chart(qtbot, open_window, size) -> None:  # type: ig
     win.resize(*size)
     with qtbot.waitSignal(win.vm.answersReady, timeout=120000):
         win.tabs.setCurrentIndex(TIMELINE_TAB)
-    qtbot.wait(100)
+    def clear() -> bool:
+        items = [plot.getPlotItem() for plot in (win.timeline.plot, win.timeline.answers_plot)]
+        return all(i.legend is not None and i.legend.items and not i.legend.sceneBoundingRect().intersects(i.vb.sceneBoundingRect())
+                   for i in items)
+
+    # The legends are laid out in columns measured after the charts get their size: wait for the
+    # layout to settle (a loaded machine takes longer than 100 ms), then hold it to the rule.
+    qtbot.waitUntil(clear, timeout=10000)
     for plot in (win.timeline.plot, win.timeline.answers_plot):
         item = plot.getPlotItem()
         assert item.legend is not None and item.legend.items
