@@ -32,6 +32,7 @@ from ...session import Message, Session, Summary
 from ...tokenizers import GeminiCliEstimator, Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
+from .compression_columns import plan_columns
 from .history import (
     Content,
     build_contents,
@@ -101,6 +102,13 @@ def measure_message(message: Message, tokenizer: Tokenizer) -> int:
 # -- the plan -----------------------------------------------------------------------------------
 
 def plan(session: Session, params: GeminiCompression, counts: TokenCounts) -> Plan:
+    """The plan in columns (compression_columns.py): what depends on the session alone is derived once."""
+    return plan_columns(session, params, counts)
+
+
+def plan_records(session: Session, params: GeminiCompression, counts: TokenCounts) -> Plan:
+    """ChatCompressionService.compress step by step, a record per message: the reference the column
+    plan is checked against (tests/test_gemini_columns.py)."""
     tokens = counts.message_tokens
     limit = params.tokenLimit if params.tokenLimit is not None else token_limit(session.model)
     system_messages = [m for m in session.messages if m.role == "system"]
