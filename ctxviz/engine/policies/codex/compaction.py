@@ -37,6 +37,7 @@ from ...session import Message, Session, Summary
 from ...tokenizers import CodexApproxTokenizer, Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
+from .compaction_columns import plan_columns
 from .history import (  # noqa: F401 (they lived here before history.py; tests and the replayer read them here)
     APPROX_BYTES_PER_TOKEN,
     COMPACT_USER_MESSAGE_MAX_TOKENS,
@@ -106,6 +107,14 @@ def _limits(session: Session, params: CodexCompaction) -> tuple[int | None, int 
 
 
 def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan:
+    """The plan in columns (compaction_columns.py): what depends on the session alone is derived once."""
+    window, limit = _limits(session, params)
+    return plan_columns(session, params, counts, window, limit, params_dict(params))
+
+
+def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan:
+    """run_compact_task_inner and build_compacted_history step by step, a record per message: the
+    reference the column plan is checked against (tests/test_codex_columns.py)."""
     tokens = counts.message_tokens
     window, limit = _limits(session, params)
     budget = window if window is not None else (session.context_window or CONTEXT_WINDOW_272K)
