@@ -20,28 +20,23 @@ Clearing changes the prompt, so the cached prefix is invalid from the first clea
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...counting import TokenCounts
-from ...images import data_uri_size
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ...session import ImagePart, Message, Session, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
-from ...tokenizers import Tokenizer
+from ...session import Message, Session, TextPart, ThinkingPart
 from ..base import Policy, params_dict
 from ..common import base_system_prompt, tools_json
+from . import columns
+from .blocks import BETA, ToolUse, assistant_turns, measure_message, part_tokens, prompt_input_tokens, tool_uses  # noqa: F401 (their home before blocks.py)
 
-BETA = "context-management-2025-06-27"
 DEFAULT_TRIGGER_INPUT_TOKENS = 100_000
 DEFAULT_KEEP_TOOL_USES = 3
 #: The docs say only that "placeholder text" replaces a cleared result, not which: ctxviz uses the
 #: text LangChain's mirror of this strategy inserts (a parameter, so it can be changed).
 DEFAULT_PLACEHOLDER = "[cleared]"
 CONTEXT_WINDOW = 200_000
-IMAGE_MAX_EDGE = 1568
-UNKNOWN_IMAGE_TOKENS = 1600
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -83,46 +78,6 @@ def clear_thinking_align(params: Any, session: Session, trigger_tokens: int | No
     skipped += [f"anthropic-clear-thinking: it keeps thinking turns ({params.keep}), not a number of {unit}"
                 for unit, wanted in (("messages", keep_messages), ("tokens", keep_tokens)) if wanted is not None]
     return params, skipped
-
-
-def image_tokens(part: ImagePart) -> int:
-    """Anthropic's documented estimate, width x height / 750, after scaling the long edge to 1,568 px;
-    an image whose size is not in the data (a URL) is charged 1,600 (about the largest)."""
-    size = data_uri_size(part.url)
-    if size is None:
-        return UNKNOWN_IMAGE_TOKENS
-    w, h = size
-    scale = min(1.0, IMAGE_MAX_EDGE / max(w, h, 1))
-    return math.ceil((w * scale) * (h * scale) / 750)
-
-
-def part_tokens(part: Any, count: Callable[[str], int]) -> int:
-    """One block's tokens by `count`: the tokenizer's own when measuring a message, the session's
-    memo of texts (`TokenCounts.text`) when a plan needs a part again, so a re-plan never re-tokenizes."""
-    if isinstance(part, ImagePart):
-        return image_tokens(part)
-    if isinstance(part, ToolCallPart):
-        return count(part.name) + count(part.arguments or "{}")
-    return count(part_text(part))
-
-
-def measure_message(message: Message, tokenizer: Tokenizer) -> int:
-    """Anthropic's tokenizer is not public: each block's text (a tool call: its name and input
-    JSON) by the chosen encoding, images by width x height / 750."""
-    return sum(part_tokens(p, tokenizer.count) for p in message.parts)
-
-
-def prompt_input_tokens(session: Session, counts: TokenCounts, system_tokens: int) -> tuple[int, str]:
-    """The request's input tokens: the last call's reported prompt (input, cache reads and writes)
-    plus its output and what came after it, else ctxviz's count of the whole prompt."""
-    tokens = counts.message_tokens
-    for m in reversed(session.messages):
-        if m.role == "assistant" and m.usage is not None and m.usage.window_fill:
-            after = sum(tokens[x.index] for x in session.messages[m.index + 1:])
-            total = m.usage.window_fill + m.usage.output_tokens + after
-            return total, (f"the input reported for message #{m.index} ({m.usage.window_fill:,}), its output ({m.usage.output_tokens:,}) "
-                           f"and {after:,} counted after it")
-    return system_tokens + sum(tokens), "ctxviz's count of the whole prompt (no usage reported)"
 
 
 @dataclass
@@ -234,20 +189,17 @@ class ClearToolUses20250919:
         return tool in {t.strip() for t in value.split(",")}
 
 
-@dataclass
-class ToolUse:
-    call_message: Message
-    call: ToolCallPart
-    result: Message | None
-
-
-def tool_uses(session: Session) -> list[ToolUse]:
-    results = {m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), ""): m
-               for m in session.messages if m.role == "tool"}
-    return [ToolUse(m, c, results.get(c.id)) for m in session.messages if m.role == "assistant" for c in m.tool_calls]
-
-
 def plan_clear_tool_uses(session: Session, params: ClearToolUses20250919, counts: TokenCounts) -> Plan:
+    """clear_tool_uses in columns (columns.py): nothing built per message on a re-plan."""
+    trigger = parse_amount("trigger", params.trigger, ("input_tokens", "tool_uses"))
+    _, keep = parse_amount("keep", params.keep, ("tool_uses",))
+    at_least = parse_amount("clear_at_least", params.clear_at_least, ("input_tokens",))[1] if params.clear_at_least and params.clear_at_least.strip() else 0
+    return columns.plan_clear_tool_uses(session, params, counts, trigger, keep, at_least, POLICY_TOOLS)
+
+
+def plan_clear_tool_uses_records(session: Session, params: ClearToolUses20250919, counts: TokenCounts) -> Plan:
+    """clear_tool_uses step by step, a record per message: the reference the column plan is checked
+    against (tests/test_anthropic_columns.py)."""
     build = _start(session, counts)
     tokens = counts.message_tokens
     trigger_kind, trigger_value = parse_amount("trigger", params.trigger, ("input_tokens", "tool_uses"))
@@ -331,24 +283,16 @@ class ClearThinking20251015:
             raise ValueError(f"context_window must be >= 1, got {self.context_window}")
 
 
-def assistant_turns(session: Session) -> list[list[Message]]:
-    """The assistant messages answering each user message (tool calls and results in between are
-    the same turn): a new turn starts at every user message."""
-    turns: list[list[Message]] = []
-    current: list[Message] = []
-    for m in session.messages:
-        if m.role == "user":
-            if current:
-                turns.append(current)
-            current = []
-        elif m.role == "assistant":
-            current.append(m)
-    if current:
-        turns.append(current)
-    return turns
-
-
 def plan_clear_thinking(session: Session, params: ClearThinking20251015, counts: TokenCounts) -> Plan:
+    """clear_thinking in columns (columns.py): nothing built per message on a re-plan."""
+    keep_all = params.keep.strip().lower() == "all"
+    keep = 0 if keep_all else parse_amount("keep", params.keep, ("thinking_turns",))[1]
+    return columns.plan_clear_thinking(session, params, counts, keep_all, keep, POLICY_THINKING)
+
+
+def plan_clear_thinking_records(session: Session, params: ClearThinking20251015, counts: TokenCounts) -> Plan:
+    """clear_thinking step by step, a record per message: the reference the column plan is checked
+    against (tests/test_anthropic_columns.py)."""
     build = _start(session, counts)
     tokens = counts.message_tokens
     keep_all = params.keep.strip().lower() == "all"

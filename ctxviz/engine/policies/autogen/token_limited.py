@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...counting import TokenCounts
 from ...plan import Decision, Plan
 from ...session import Session
+from .columns import ModelContext, model_context_columns, plan_from_units
 from .messages import (
     COUNTER,
     REPLY_PRIMING,
@@ -67,7 +70,9 @@ def middle_pops(n: int, fits_after: list[int] | None = None) -> list[int]:
     return order
 
 
-def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
+def plan_records(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
+    """get_messages step by step, a record per message: the reference `plan` is checked against
+    (tests/test_autogen_columns.py)."""
     _system, units = model_context(session, params.system_messages_in_context)
     notes: list[str] = []
     model_tokens, note = model_limit(session)
@@ -110,6 +115,86 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
     budget = limit
     return build_plan(NAME, session, params, counts, kept, reasons, budget, notes,
                       {"token_count": count, "popped": [units[p].first for p in removed], "token_limit": limit}, tools_tokens=tools)
+
+
+_CODES = ("fits", "popped_middle", "start_rule")
+FITS, POPPED, START_RULE = range(len(_CODES))
+
+
+@dataclass(frozen=True)
+class _Pops:
+    """The pops of a model context of n LLMMessages, in order, and their counts: what every limit shares."""
+
+    order: np.ndarray  # the positions popped, first to last (`middle_pops`)
+    rank: np.ndarray  # per position: when it is popped
+    popped: np.ndarray  # popped[k]: the tokens of the first k pops
+
+
+def _pops(session: Session, mc: ModelContext, system_in_context: bool, scheme: tuple[str, str]) -> _Pops:
+    key = ("autogen-token-limited", system_in_context, scheme)
+    found = session.derived.get(key)
+    if found is not None and found[0] is mc:
+        return found[1]
+    order = np.array(middle_pops(len(mc.sizes)), dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    popped = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(mc.sizes[order], out=popped[1:])
+    made = _Pops(order, rank, popped)
+    session.derived[key] = (mc, made)
+    return made
+
+
+class _Why:
+    """The reason of an LLMMessage's messages, as `plan_records` words it."""
+
+    def __init__(self, code: np.ndarray, pops: _Pops, start: int, what: str, removed: int) -> None:
+        self.code, self.pops, self.start, self.what, self.removed = code, pops, start, what, removed
+
+    def __call__(self, p: int) -> str:
+        code = self.code[p]
+        if code == START_RULE:
+            return "dropped: a tool result would start the context without its call, so AutoGen removes it after trimming"
+        if code == POPPED:
+            k = int(self.pops.rank[p])
+            return (f"dropped: pop #{k + 1} from the middle of the context, whose {self.start - int(self.pops.popped[k]):,} tokens "
+                    f"exceeded {self.what}")
+        return f"kept: the context fits {self.what} once {self.removed} messages are popped from its middle"
+
+
+def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
+    """`plan_records` in columns: the pops are one run around the middle, so how many there are is a
+    binary search on their running count, and nothing per message is built."""
+    mc = model_context_columns(session, counts, params.system_messages_in_context)
+    notes: list[str] = []
+    model_tokens, note = model_limit(session)
+    if note:
+        notes.append(note)
+    limit = params.token_limit if params.token_limit is not None else model_tokens
+    what = f"token_limit {limit:,}" if params.token_limit is not None else f"the model's {limit:,}-token limit (remaining_tokens < 0)"
+    tools = tool_schema_tokens(session.tools, counts.tokenizer) if params.tool_schema else 0
+    if params.tool_schema:
+        notes.extend(tool_schema_problems(session.tools, counts.tokenizer))
+    pops = _pops(session, mc, params.system_messages_in_context, counts.scheme.key)
+    n = len(mc.sizes)
+    start = mc.total + REPLY_PRIMING + tools
+    # The loop pops while the count exceeds the limit: the first k whose count fits.
+    k = min(int(np.searchsorted(pops.popped, start - limit, side="left")), n)
+    count = start - int(pops.popped[k])
+    code = np.full(n, FITS, dtype=np.int16)
+    removed = pops.order[:k]
+    code[removed] = POPPED
+    if count > limit:
+        notes.append(f"even with every message popped the count ({count:,}: the reply priming and tool schemas) exceeds {what}")
+    if k < n:
+        first = 0 if k == 0 or int(removed.min()) > 0 else int(removed.max()) + 1
+        if mc.kinds[first] == "results":
+            code[first] = START_RULE
+            notes.append(f"the trimmed context started with a tool result (#{int(mc.unit_first[first])}), which AutoGen removes")
+    if tools:
+        notes.append(f"the session's {len(session.tools)} tool schemas count {tools:,} tokens (tool_schema)")
+    return plan_from_units(NAME, session, params, counts, mc, code == FITS, code, _CODES, _Why(code, pops, start, what, k), limit, notes,
+                           {"token_count": count, "popped": mc.unit_first[removed].tolist(), "token_limit": limit}, tools_tokens=tools)
 
 
 POLICY = autogen_policy(

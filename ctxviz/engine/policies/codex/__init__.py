@@ -1,8 +1,10 @@
 """Codex CLI (openai/codex, codex-rs/core/src/compact.rs): how ctxviz does it.
 
 - `compaction.py`: the local auto-compaction (`codex-compaction`): its limit, its bytes / 4
-  estimate and the compacted history.
+  estimate and the compacted history; `plan_records` step by step.
+- `compaction_columns.py`: the same decided in columns (what `plan` runs).
+- `history.py`: what Codex holds and rebuilds (truncate.rs, user messages, initial context, item counts).
 - `replay.py`: its incremental replayer.
 
-Tests: tests/test_policy_codex.py; replays in tests/test_replay_edits.py.
+Tests: tests/test_policy_codex.py, tests/test_codex_columns.py; replays in tests/test_replay_edits.py.
 """

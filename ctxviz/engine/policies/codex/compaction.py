@@ -28,175 +28,39 @@ The summary is written by the model; ctxviz writes an offline extractive snapsho
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ...session import Message, Session, Summary, TextPart
+from ...session import Message, Session, Summary
 from ...tokenizers import CodexApproxTokenizer, Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
-
-ZONES = ("system", "initial_context", "summarized", "retained_user", "summary", "history")
-COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
-APPROX_BYTES_PER_TOKEN = 4
-#: templates/compact/summary_prefix.md (two spaces before "assist" are Codex's).
-SUMMARY_PREFIX = ("Another language model started to solve this problem and produced a summary of its thinking process. You also have "
-                  "access to the state of the tools that were used by that language model. Use this to build on the work that has "
-                  "already been done and avoid duplicating work. Here is the summary produced by the other language model, use the "
-                  "information in this summary to  assist with your own analysis:")
-NO_SUMMARY = "(no summary available)"
-CONTEXT_WINDOW_272K = 272_000
-EFFECTIVE_CONTEXT_WINDOW_PERCENT = 95
-
-
-def family_context_window(slug: str) -> int | None:
-    """find_family_for_model's context window, by slug prefix in its order (None: an unknown model)."""
-    for prefix, window in (("o3", 200_000), ("o4-mini", 200_000), ("codex-mini-latest", 200_000), ("gpt-4.1", 1_047_576),
-                           ("gpt-oss", 96_000), ("openai/gpt-oss", 96_000), ("gpt-4o", 128_000), ("gpt-3.5", 16_385)):
-        if slug.startswith(prefix):
-            return window
-    if slug.startswith(("test-gpt-5", "exp-", "codex-", "gpt-5")):
-        return CONTEXT_WINDOW_272K
-    return None
-
-
-def default_auto_compact_limit(context_window: int) -> int:
-    """ModelFamily::default_auto_compact_limit: (context_window * 9) / 10, in integers."""
-    return (context_window * 9) // 10
-
-
-def approx_token_count(text: str) -> int:
-    """truncate.rs approx_token_count: UTF-8 bytes / 4, rounded up."""
-    return (len(text.encode("utf-8")) + APPROX_BYTES_PER_TOKEN - 1) // APPROX_BYTES_PER_TOKEN
-
-
-# -- truncate.rs (the version with TruncationSource) -------------------------------------------
-
-def _prefix_end(data: bytes, left_budget: int) -> int:
-    head = data[:left_budget]
-    i = head.rfind(b"\n")
-    if i >= 0 and _boundary(data, left_budget):
-        return i + 1
-    end = min(left_budget, len(data))
-    while end > 0 and not _boundary(data, end):
-        end -= 1
-    return end
-
-
-def _suffix_start(data: bytes, right_budget: int) -> int:
-    start = max(0, len(data) - right_budget)
-    if _boundary(data, start):
-        i = data.find(b"\n", start)
-        if i >= 0:
-            return i + 1
-    idx = start
-    while idx < len(data) and not _boundary(data, idx):
-        idx += 1
-    return idx
-
-
-def _boundary(data: bytes, i: int) -> bool:
-    """str::is_char_boundary on UTF-8 bytes (Rust's `s.get(..i)` is None off a boundary)."""
-    return i <= 0 or i >= len(data) or (data[i] & 0xC0) != 0x80
-
-
-def truncate_tokens(text: str, max_tokens: int) -> str:
-    """truncate_text(text, TruncationPolicy::Tokens(max_tokens)): truncate_with_token_budget."""
-    if not text:
-        return ""
-    data = text.encode("utf-8")
-    if max_tokens > 0:
-        small = (max_tokens // 4) * APPROX_BYTES_PER_TOKEN
-        if small > 0 and len(data) <= small:
-            return text
-    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
-    if max_bytes == 0:
-        return f"[…{(len(data) + 3) // 4} tokens truncated…]"
-    if len(data) <= max_bytes:
-        return text
-    removed = len(data) - max_bytes
-    marker = f"[…{(removed + 3) // 4} tokens truncated…]".encode()
-    if len(marker) >= max_bytes:
-        cut = max_bytes
-        while cut > 0 and not _boundary(marker, cut):
-            cut -= 1
-        return marker[:cut].decode("utf-8")
-    keep = max_bytes - len(marker)
-    left = keep // 2
-    right = keep - left
-    prefix_end = _prefix_end(data, left)
-    suffix_start = max(_suffix_start(data, right), prefix_end)
-    out = data[:prefix_end] + marker + b"\n" + data[suffix_start:]
-    if len(out) > max_bytes:
-        cut = max_bytes
-        while cut > 0 and not _boundary(out, cut):
-            cut -= 1
-        out = out[:cut]
-    return out.decode("utf-8")
-
-
-# -- what Codex counts as a user message -------------------------------------------------------
-
-def user_message_text(message: Message) -> str | None:
-    """event_mapping parse_user_message + UserMessageItem::message: the texts joined with nothing;
-    None for what is not the user's own words (AGENTS.md, the environment, skills, shell commands)."""
-    if message.role != "user":
-        return None
-    texts = [p.text for p in message.parts if isinstance(p, TextPart)]
-    if texts and (texts[0].startswith(("# AGENTS.md instructions for ", "<user_instructions>", "<skill"))):
-        return None
-    for t in texts:
-        lowered = t.lstrip().lower()
-        if lowered.startswith(("<environment_context>", "<user_shell_command>")):
-            return None
-    text = "".join(texts)
-    if text.startswith(f"{SUMMARY_PREFIX}\n"):
-        return None  # is_summary_message
-    return text
-
-
-def is_initial_context(message: Message) -> bool:
-    """Developer messages and the injected user messages build_initial_context writes again."""
-    return message.role == "system" or (message.role == "user" and user_message_text(message) is None)
-
-
-def initial_context(session: Session) -> list[Message]:
-    """The injected user messages before the first real one (developer messages join the
-    instructions): what build_initial_context writes again after a compaction."""
-    first_user = next((m.index for m in session.messages if m.role == "user" and user_message_text(m) is not None), len(session.messages))
-    return [m for m in session.messages[:first_user] if m.role == "user" and is_initial_context(m)]
-
-
-def select_user_messages(texts: list[str], max_tokens: int) -> list[tuple[int, str]]:
-    """build_compacted_history_with_limit's selection: (position, text sent), oldest first."""
-    selected: list[tuple[int, str]] = []
-    if max_tokens > 0:
-        remaining = max_tokens
-        for i in range(len(texts) - 1, -1, -1):
-            if remaining == 0:
-                break
-            tokens = approx_token_count(texts[i])
-            if tokens <= remaining:
-                selected.append((i, texts[i]))
-                remaining -= tokens
-            else:
-                selected.append((i, truncate_tokens(texts[i], remaining)))
-                break
-        selected.reverse()
-    return selected
-
-
-def user_item(text: str) -> dict[str, Any]:
-    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
-
-
-def item_tokens(item: Any) -> int:
-    """approx_token_count(serde_json::to_string(item))."""
-    return approx_token_count(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
-
+from .compaction_columns import plan_columns
+from .history import (  # noqa: F401 (they lived here before history.py; tests and the replayer read them here)
+    APPROX_BYTES_PER_TOKEN,
+    COMPACT_USER_MESSAGE_MAX_TOKENS,
+    CONTEXT_WINDOW_272K,
+    EFFECTIVE_CONTEXT_WINDOW_PERCENT,
+    NO_SUMMARY,
+    SUMMARY_PREFIX,
+    ZONES,
+    _covered_messages,
+    approx_token_count,
+    default_auto_compact_limit,
+    family_context_window,
+    initial_context,
+    is_initial_context,
+    item_tokens,
+    leading_system_messages,
+    reported_total,
+    select_user_messages,
+    stand_in_summary,
+    truncate_tokens,
+    user_item,
+    user_message_text,
+)
 
 # -- counting -----------------------------------------------------------------------------------
 
@@ -210,14 +74,6 @@ def measure_message(message: Message, tokenizer: Tokenizer) -> int:
     if items:
         return sum(item_tokens(i) for i in items if isinstance(i, dict) and i.get("type") != "ghost_snapshot")
     return item_tokens(message.to_openai())
-
-
-def reported_total(message: Message) -> int | None:
-    """last_token_usage.total_tokens: input (with its cached part) plus output."""
-    u = message.usage
-    if u is None:
-        return None
-    return u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens + u.output_tokens
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -242,13 +98,6 @@ class CodexCompaction:
             raise ValueError(f"compact_user_message_max_tokens must be >= 0, got {self.compact_user_message_max_tokens}")
 
 
-def stand_in_summary(messages: list[Message], text: str | None = None) -> str:
-    from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which ctxviz loads only to summarise
-
-    suffix = text if text is not None else supyagent_snapshot(messages)
-    return f"{SUMMARY_PREFIX}\n{suffix}"
-
-
 def _limits(session: Session, params: CodexCompaction) -> tuple[int | None, int | None]:
     window = params.model_context_window if params.model_context_window is not None else family_context_window(session.model)
     limit = params.model_auto_compact_token_limit
@@ -258,6 +107,14 @@ def _limits(session: Session, params: CodexCompaction) -> tuple[int | None, int 
 
 
 def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan:
+    """The plan in columns (compaction_columns.py): what depends on the session alone is derived once."""
+    window, limit = _limits(session, params)
+    return plan_columns(session, params, counts, window, limit, params_dict(params))
+
+
+def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan:
+    """run_compact_task_inner and build_compacted_history step by step, a record per message: the
+    reference the column plan is checked against (tests/test_codex_columns.py)."""
     tokens = counts.message_tokens
     window, limit = _limits(session, params)
     budget = window if window is not None else (session.context_window or CONTEXT_WINDOW_272K)
@@ -420,21 +277,6 @@ def plan(session: Session, params: CodexCompaction, counts: TokenCounts) -> Plan
                "retained_ids": [m.id for m, _ in retained],
                **({"request_tokens": request_tokens} if request_tokens is not None and not fires else {})},
     )
-
-
-def leading_system_messages(session: Session) -> list[Message]:
-    """The system (developer) messages before the first other message: the ones Codex sends with
-    its instructions, at the front of every request. A developer message written later (a changed
-    sandbox or approval policy, a model switch) is a history item, sent in its place."""
-    first_other = next((m.index for m in session.messages if m.role != "system"), len(session.messages))
-    return [m for m in session.messages[:first_other] if m.role == "system"]
-
-
-def _covered_messages(session: Session, summary: Summary | None) -> list[Message]:
-    if summary is None:
-        return []
-    ids = set(summary.covers)
-    return [m for m in session.messages if m.id in ids]
 
 
 def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: TokenCounts, summarizer: Any, turn: int, events: list[Any]) -> Summary | None:

@@ -13,8 +13,6 @@ get() that writes it.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,12 +30,9 @@ from .chat_memory_buffer import (
     prefix_tokens,
     text_tokens,
 )
+from .summary_columns import NAME, STAND_IN, ZONES, plan_columns, stand_in_summary
 
-NAME = "llamaindex-chat-summary-memory-buffer"
-ZONES = ("system", "summarized", "full_text")
 DEFAULT_TOKEN_LIMIT = 2000
-STAND_IN = ("ctxviz's offline extractive snapshot stands in for the LLM's answer to LlamaIndex's SUMMARIZE_PROMPT; it is sent "
-            "as LlamaIndex sends the answer: one SYSTEM message before the full-text messages")
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -86,31 +81,14 @@ class ChatSummaryMemoryBufferParams:
         return DEFAULT_TOKEN_LIMIT if self.token_limit is None else self.token_limit
 
 
-_snapshots: OrderedDict[tuple[int, ...], tuple[list[Message], str]] = OrderedDict()
-_snapshots_lock = threading.Lock()
-
-
-def stand_in_summary(messages: list[Message]) -> str:
-    """The offline snapshot of the messages to summarise. A slider move re-plans with the same
-    messages to summarise most of the time, so the last few snapshots are kept (with the messages,
-    so that their ids stay theirs)."""
-    key = tuple(map(id, messages))
-    with _snapshots_lock:
-        hit = _snapshots.get(key)
-        if hit is not None:
-            _snapshots.move_to_end(key)
-            return hit[1]
-    from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which the engine need not load
-
-    text = supyagent_snapshot(messages)
-    with _snapshots_lock:
-        _snapshots[key] = (messages, text)
-        while len(_snapshots) > 8:
-            _snapshots.popitem(last=False)
-    return text
-
-
 def plan(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenCounts) -> Plan:
+    """get() in columns (summary_columns.py): a binary search for the full text, nothing built per message."""
+    return plan_columns(session, params, counts)
+
+
+def plan_records(session: Session, params: ChatSummaryMemoryBufferParams, counts: TokenCounts) -> Plan:
+    """get() step by step, a record per message: the reference `plan` is checked against
+    (tests/test_llamaindex_summary_columns.py)."""
     limit = params.limit
     tokens = counts.message_tokens
     in_memory = params.system_messages_in_memory

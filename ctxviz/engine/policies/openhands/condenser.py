@@ -40,16 +40,15 @@ from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer, count_openai_chat
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
-from .log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
+from .columns import DEFAULT_INPUT_TOKENS, STAND_IN, ZONES, log_of, plan_columns
+from .columns import snapshot as _snapshot
+from .log import LATEST, placement_notes
 from .view import Event, LeftOut, _result_id, condensation, enforce_properties, events_of
 
 __all__ = ["DEFAULT_INPUT_TOKENS", "POLICY", "CondenserParams", "Event", "_result_id", "condensation", "events_of", "input_limit"]
 
 FRAMEWORK = "OpenHands"
 FRAMEWORK_VERSION = "openhands-sdk 1.58.0"
-STAND_IN = "extractive snapshot written offline, sent as OpenHands' CondensationSummaryEvent (a plain user message)"
-ZONES = ("system", "head", "forgotten", "tail", "left_out")
-DEFAULT_INPUT_TOKENS = 128_000
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -94,27 +93,14 @@ def input_limit(session: Session, params: CondenserParams) -> int | None:
     return entry.context_window if entry is not None else None
 
 
-def log_of(session: Session, all_events: list[Event], params: CondenserParams, counts: TokenCounts, prompt_tokens: int,
-           token_limit: int | None) -> Log:
-    """The event log with the session's summary in place as View.from_events puts it (log.py)."""
-    summary = session.summaries[-1] if session.summaries else None
-    if summary is None:
-        return recorded_log(session, all_events, None)
-    tokens = counts.message_tokens
-
-    def event_tokens(e: Event) -> int:
-        if e.kind == "system":
-            return prompt_tokens
-        assert e.message is not None
-        return tokens[e.message] if e.kind != "action" or e.id.endswith("#0") else 0
-
-    measure = Measure(session, event_tokens, counts.text, _snapshot)
-    key = (params, counts.scheme.label, prompt_tokens, token_limit)
-    replayed = replayed_log(session, summary, all_events, params, measure, token_limit, key)
-    return replayed if replayed is not None else recorded_log(session, all_events, summary)
-
-
 def plan(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan:
+    """The plan in columns (columns.py): the View of a log is derived once and kept."""
+    return plan_columns(session, params, counts, input_limit(session, params), params_dict(params))
+
+
+def plan_records(session: Session, params: CondenserParams, counts: TokenCounts) -> Plan:
+    """get_condensation step by step, a record per message: the reference the column plan is
+    checked against (tests/test_openhands_columns.py)."""
     tokens = counts.message_tokens
     system_messages = [m for m in session.messages if m.role == "system"]
     prompt = base_system_prompt(session, system_messages)
@@ -345,10 +331,3 @@ POLICY = Policy(
     schedule="the condenser runs at every agent step (CodeActAgent.step: after a user message, or once every call of the latest batch "
              "has its observation); where the log records calls, before each of them",
 )
-
-
-def _snapshot(messages: list[Message]) -> str:
-    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
-    from ...summarizers import supyagent_snapshot
-
-    return supyagent_snapshot(messages)

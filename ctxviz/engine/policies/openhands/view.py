@@ -187,8 +187,10 @@ class Condensing:
     error: str = ""
 
 
-def condensation(view: list[Event], params: Sizes, event_tokens: list[int], token_limit: int | None) -> Condensing | None:
-    """get_condensation_reasons and _get_forgotten_events (None: no reason to condense)."""
+def condensation(view: list[Event], params: Sizes, event_tokens: list[int], token_limit: int | None,
+                 indices: set[int] | None = None) -> Condensing | None:
+    """get_condensation_reasons and _get_forgotten_events (None: no reason to condense).
+    `indices`: the view's manipulation indices, where the caller keeps them per view."""
     reasons: list[str] = []
     total = sum(event_tokens)
     if token_limit is not None and total > token_limit:
@@ -219,7 +221,8 @@ def condensation(view: list[Event], params: Sizes, event_tokens: list[int], toke
     system = next((i for i, e in enumerate(view) if e.kind == "system"), None)
     if system is not None:
         protected = max(protected, system + 1)
-    indices = manipulation_indices(view)
+    if indices is None:
+        indices = manipulation_indices(view)
     start = find_next(indices, protected)
     end = find_next(indices, naive_end)
     if start is None or end is None:
