@@ -8,13 +8,16 @@ after a parameter change reuses the cached counts; nothing is re-tokenized.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from .session import Message, Session
 from .tokenizers import Tokenizer
+
+T = TypeVar("T")
 
 MessageMeasure = Callable[[Message, Tokenizer], int]
 #: For a framework whose unit is not ctxviz's message (mnesis keeps a tool call and its output in
@@ -77,6 +80,19 @@ class TokenCounts:
             with self._lock:
                 self._texts[text] = cached
         return cached
+
+
+def derived_from_counts(session: Session, counts: TokenCounts, key: Hashable, make: Callable[[Session, TokenCounts], T]) -> T:
+    """`make(session, counts)`, made once per session, key and counting scheme and kept in
+    `Session.derived` (made again when the counts changed): what a policy derives from the session
+    alone, which every re-plan after a parameter change reuses."""
+    full = (key, counts.scheme.key)
+    found = session.derived.get(full)
+    if found is not None and found[0] is counts.message_tokens:
+        return found[1]
+    made = make(session, counts)
+    session.derived[full] = (counts.message_tokens, made)
+    return made
 
 
 def count_session(session: Session, scheme: CountingScheme, progress: ProgressCallback | None = None) -> TokenCounts:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, REPLACED, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, TextPart, ThinkingPart
@@ -64,13 +64,7 @@ def base_of(session: Session, counts: TokenCounts) -> _Base:
 
 
 def _derived(session: Session, counts: TokenCounts, what: str, make: Any) -> Any:
-    key = ("anthropic-context-editing", what, counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
-    made = make(session, counts)
-    session.derived[key] = (counts.message_tokens, made)
-    return made
+    return derived_from_counts(session, counts, ("anthropic-context-editing", what), make)
 
 
 def _base(session: Session, counts: TokenCounts) -> _Base:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
@@ -93,13 +93,7 @@ class ModelContext:
 
 def model_context_columns(session: Session, counts: TokenCounts, system_in_context: bool) -> ModelContext:
     """The session's `ModelContext`, derived once per session, counts and `system_in_context`."""
-    key = ("autogen-context", system_in_context, counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
-    made = _derive(session, counts, system_in_context)
-    session.derived[key] = (counts.message_tokens, made)
-    return made
+    return derived_from_counts(session, counts, ("autogen-context", system_in_context), lambda s, c: _derive(s, c, system_in_context))
 
 
 def _derive(session: Session, counts: TokenCounts, system_in_context: bool) -> ModelContext:

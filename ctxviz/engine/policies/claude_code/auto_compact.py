@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...catalog import find_model
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...reported import reported_usage
@@ -241,13 +241,7 @@ def _with_usage(session: Session) -> np.ndarray:
 
 
 def _live(session: Session, counts: TokenCounts) -> _Live:
-    key = ("claude-code", counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
-    live = _derive(session, counts)
-    session.derived[key] = (counts.message_tokens, live)
-    return live
+    return derived_from_counts(session, counts, "claude-code", _derive)
 
 
 def _derive(session: Session, counts: TokenCounts) -> _Live:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, Summary
@@ -117,13 +117,7 @@ def _remember(cache: OrderedDict[Any, Any], key: Any, make: Any) -> Any:
 
 
 def held_of(session: Session, counts: TokenCounts) -> _Held:
-    key = (POLICY_NAME, counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
-    made = _derive(session, counts)
-    session.derived[key] = (counts.message_tokens, made)
-    return made
+    return derived_from_counts(session, counts, POLICY_NAME, _derive)
 
 
 def _derive(session: Session, counts: TokenCounts) -> _Held:

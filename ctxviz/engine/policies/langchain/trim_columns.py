@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Session
@@ -65,10 +65,10 @@ class _Entries:
 
 
 def entries_of(session: Session, counts: TokenCounts) -> _Entries:
-    key = ("langchain-trim", counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
+    return derived_from_counts(session, counts, "langchain-trim", _entries)
+
+
+def _entries(session: Session, counts: TokenCounts) -> _Entries:
     listed, prompt_tokens = session_entries(session, counts)
     covered_ids = {c for s in session.summaries for c in s.covers}
     n = len(session.messages)
@@ -77,10 +77,8 @@ def entries_of(session: Session, counts: TokenCounts) -> _Entries:
     tokens = np.fromiter((e.tokens for e in listed), dtype=np.int64, count=len(listed))
     cumulative = np.zeros(len(listed) + 1, dtype=np.int64)
     np.cumsum(tokens, out=cumulative[1:])
-    made = _Entries(np.fromiter((e.pos for e in listed), dtype=np.int64, count=len(listed)), tokens, tuple(e.type for e in listed),
+    return _Entries(np.fromiter((e.pos for e in listed), dtype=np.int64, count=len(listed)), tokens, tuple(e.type for e in listed),
                     cumulative, prompt_tokens, covered)
-    session.derived[key] = (counts.message_tokens, made)
-    return made
 
 
 @dataclass

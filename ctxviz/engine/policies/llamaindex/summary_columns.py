@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
@@ -103,13 +103,7 @@ class _Store:
 
 
 def chat_store(session: Session, counts: TokenCounts, in_memory: bool) -> _Store:
-    key = (NAME, in_memory, counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
-    made = _derive(session, counts, in_memory)
-    session.derived[key] = (counts.message_tokens, made)
-    return made
+    return derived_from_counts(session, counts, (NAME, in_memory), lambda s, c: _derive(s, c, in_memory))
 
 
 def _derive(session: Session, counts: TokenCounts, in_memory: bool) -> _Store:
