@@ -408,8 +408,11 @@ def test_blank_lines_are_not_handed_to_the_json_parser(tmp_path, monkeypatch):
     path = tmp_path / "blank.jsonl"
     path.write_text("\n" * 2_000_000 + json.dumps({"role": "user", "content": "hi"}) + "\n" + "   \n" * 1000)
     calls = []
-    real_loads = json.loads
+    real_loads, real_scan = json.loads, source._SCAN_JSON
+    # The loader parses a line with json.loads or, on its hot path, with the json module's scanner
+    # straight: every call to either is a line handed to the parser.
     monkeypatch.setattr(json, "loads", lambda text, *a, **k: calls.append(1) or real_loads(text, *a, **k))
+    monkeypatch.setattr(source, "_SCAN_JSON", lambda text, at: calls.append(1) or real_scan(text, at))
     records = source.read_source(str(path)).jsonl_records
     assert [r for _, r in records] == [{"role": "user", "content": "hi"}] and records[0][0] == 2_000_001
     assert len(calls) == 1
