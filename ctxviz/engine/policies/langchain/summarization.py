@@ -49,6 +49,7 @@ from .counting import (
     text_message_tokens,
     tokenizer_for_model,
 )
+from .summarization_columns import PlanFields, plan_columns, state_of
 from .trim import Entry, default_text_splitter, trim
 
 VERSION = "langchain 1.5.0"
@@ -211,8 +212,16 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
     def scaled(entries: Sequence[Entry]) -> int:
         return scaled_total([e.tokens for e in entries], [(e.view or views.get(e.pos)) if e.type == "ai" else None for e in entries])
 
-    total = scaled(state)
-    result = Pass(state, views, total, False, "")
+    return decide(Pass(state, views, scaled(state), False, ""), session, params, counts, limit, ls_provider, view_of, scaled)
+
+
+def decide(result: Pass, session: Session, params: SummarizationParams, counts: TokenCounts, limit: int | None, ls_provider: str,
+           view_of: Any, scaled: Any, suffix: Sequence[int] | None = None, trim_count: Any = None) -> Pass:
+    """The rest of before_model once the state is built and counted: the trigger, the cutoff and
+    what the summarizer is given. The columns plan hands over the state's suffix sums (the cutoff's
+    binary search) and a count that stops once a list is over the summarizer's budget."""
+    tokenizer = counts.tokenizer
+    state, total = result.state, result.total_tokens
     clauses = parse_trigger(params.trigger)
     if not clauses:
         result.why = "trigger is None (empty): SummarizationMiddleware never summarises"
@@ -263,7 +272,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
         result.why = f"trigger {params.trigger!r} not met ({total:,} tokens, {len(state)} messages)"
         result.kept_code = "under_trigger"
         return result
-    cutoff, cutoff_why = determine_cutoff(state, params, limit, total, view_of)
+    cutoff, cutoff_why = determine_cutoff(state, params, limit, total, view_of, suffix)
     result.cutoff, result.cutoff_why = cutoff, cutoff_why
     if cutoff <= 0:
         result.why = f"trigger met ({met_why}), but {cutoff_why}: nothing to summarise"
@@ -276,7 +285,7 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
         result.summary_input = to_summarize
         result.summary_input_note = "all of them (trim_tokens_to_summarize is None)"
     else:
-        trimmed, _ = trim(to_summarize, max_tokens=params.trim_tokens_to_summarize, count=scaled,
+        trimmed, _ = trim(to_summarize, max_tokens=params.trim_tokens_to_summarize, count=trim_count or scaled,
                           count_one=lambda v: count_view(v, tokenizer), view_of=view_of, strategy="last", allow_partial=True,
                           start_on=("human",), include_system=True, text_splitter=default_text_splitter)
         result.summary_input = trimmed
@@ -284,7 +293,9 @@ def run_pass(session: Session, params: SummarizationParams, counts: TokenCounts)
     return result
 
 
-def determine_cutoff(state: list[Entry], params: SummarizationParams, limit: int | None, total: int, view_of: Any) -> tuple[int, str]:
+def determine_cutoff(state: list[Entry], params: SummarizationParams, limit: int | None, total: int, view_of: Any,
+                     suffix: Sequence[int] | None = None) -> tuple[int, str]:
+    """_determine_cutoff_index; `suffix[i]`, the count of state[i:], is summed here unless given."""
     kind, value = parse_keep(params.keep)
     if kind in ("tokens", "fraction"):
         if kind == "fraction" and limit is None:
@@ -297,9 +308,10 @@ def determine_cutoff(state: list[Entry], params: SummarizationParams, limit: int
         if total <= target:
             return 0, f"all {total:,} tokens fit keep's {target:,}"
         n = len(state)
-        suffix = [0] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + state[i].tokens
+        if suffix is None:
+            suffix = [0] * (n + 1)
+            for i in range(n - 1, -1, -1):
+                suffix[i] = suffix[i + 1] + state[i].tokens
         left, right = 0, n
         candidate = n
         for _ in range(n.bit_length() + 1):
@@ -371,24 +383,34 @@ def summary_text(session: Session, run: Pass, write: Any = None) -> str:
 
 
 def plan(session: Session, params: SummarizationParams, counts: TokenCounts) -> Plan:
-    run = run_pass(session, params, counts)
-    tokenizer = counts.tokenizer
+    """The plan in columns: the state LangChain holds, its counts and scaled total are derived once
+    per session (`summarization_columns`), the pass decides on them (`decide`), and no record is
+    built per message. `plan_records` is the same plan step by step, its reference."""
+    ls_provider = params.model_provider or model_provider(session.model)
     limit = max_input_tokens(session.model, params.max_input_tokens)
-    cut = {e.pos for e in run.state[: run.cutoff]} if run.fired else set()
-    covered = {c for s in session.summaries for c in s.covers}
-    decisions: list[MessagePlan] = []
-    usage = {"summary": 0, "messages": 0}
-    context: list[dict[str, Any]] = []
-    context_index: list[int | None] = []
-    if session.system_prompt:
-        context.append({"role": "system", "content": session.system_prompt})
-        context_index.append(None)
+    held = state_of(session, counts, ls_provider)
+    trim_count = held.bounded_count(params.trim_tokens_to_summarize) if params.trim_tokens_to_summarize is not None else None
+    run = decide(Pass(held.state, held.views, held.total, False, ""), session, params, counts, limit, ls_provider, held.view_of,
+                 held.scaled, held.suffix, trim_count)
     new_text = summary_text(session, run) if run.fired else ""
+    summary_plans, head, summary_usage = _head(session, run, new_text, counts)
+    return plan_columns(session, counts, run, held, head, summary_usage, _notes(session, run, new_text), PlanFields(
+        params={**params_dict(params), "max_input_tokens": limit or 0}, limit=limit, summaries=tuple(summary_plans), summary_text=new_text))
+
+
+def _head(session: Session, run: Pass, new_text: str, counts: TokenCounts) -> tuple[list[SummaryPlan], list[dict[str, Any]], int]:
+    """What stands before the messages: the system prompt (sent, not counted), the new summary
+    message, the earlier summaries the cutoff left; their plans and the summary tokens sent."""
+    # The earlier summaries stand first in the state: those before the cutoff are folded in.
+    cut = {e.pos for e in run.state[: min(run.cutoff, len(session.summaries))]} if run.fired else set()
+    head: list[dict[str, Any]] = []
+    usage = 0
+    if session.system_prompt:
+        head.append({"role": "system", "content": session.system_prompt})
     if run.fired:
         wrapper = summary_message_text(new_text)
-        usage["summary"] = text_message_tokens(wrapper, "human", tokenizer)
-        context.append({"role": "user", "content": wrapper})
-        context_index.append(None)
+        usage = text_message_tokens(wrapper, "human", counts.tokenizer)
+        head.append({"role": "user", "content": wrapper})
     summary_plans: list[SummaryPlan] = []
     for k, s in enumerate(session.summaries):
         pos = SUMMARY_POS - k
@@ -397,9 +419,40 @@ def plan(session: Session, params: SummarizationParams, counts: TokenCounts) -> 
             summary_plans.append(SummaryPlan(k, t, Decision.SUMMARIZED, "summarized: folded into the new summary (it is before the cutoff)", s.text))
         else:
             summary_plans.append(SummaryPlan(k, t, Decision.KEPT, "kept: the earlier summary message stays first in the state", s.text))
-            usage["summary"] += t
-            context.append({"role": "user", "content": summary_message_text(s.text)})
-            context_index.append(None)
+            usage += t
+            head.append({"role": "user", "content": summary_message_text(s.text)})
+    return summary_plans, head, usage
+
+
+def _notes(session: Session, run: Pass, new_text: str) -> list[str]:
+    notes = list(run.notes)
+    if run.fired:
+        notes.append(f"SummarizationMiddleware fires: {run.why}; {run.cutoff} message(s) replaced by one HumanMessage "
+                     f"'{SUMMARY_PREFIX.strip()} ...'; the summarizer is given {run.summary_input_note}")
+        if new_text not in (NO_HISTORY, TOO_LONG):
+            notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot), where LangChain calls the model")
+    else:
+        notes.append(f"no summarization: {run.why}")
+    if session.system_prompt:
+        notes.append("the system prompt is sent but not counted: the middleware counts the state's messages only")
+    if session.summaries:
+        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) stand first in the state as LangChain's summary "
+                     "HumanMessage, replacing the messages they cover")
+    return notes
+
+
+def plan_records(session: Session, params: SummarizationParams, counts: TokenCounts) -> Plan:
+    """before_model step for step over one record per message: the reference `plan` is checked against."""
+    run = run_pass(session, params, counts)
+    limit = max_input_tokens(session.model, params.max_input_tokens)
+    cut = {e.pos for e in run.state[: run.cutoff]} if run.fired else set()
+    covered = {c for s in session.summaries for c in s.covers}
+    decisions: list[MessagePlan] = []
+    new_text = summary_text(session, run) if run.fired else ""
+    summary_plans, head, summary_usage = _head(session, run, new_text, counts)
+    usage = {"summary": summary_usage, "messages": 0}
+    context: list[dict[str, Any]] = list(head)
+    context_index: list[int | None] = [None] * len(head)
     for m in session.messages:
         t = counts.message_tokens[m.index]
         if m.id in covered:
@@ -414,19 +467,7 @@ def plan(session: Session, params: SummarizationParams, counts: TokenCounts) -> 
             usage["messages"] += t
             context.append(m.to_openai())
             context_index.append(m.index)
-    notes = list(run.notes)
-    if run.fired:
-        notes.append(f"SummarizationMiddleware fires: {run.why}; {run.cutoff} message(s) replaced by one HumanMessage "
-                     f"'{SUMMARY_PREFIX.strip()} ...'; the summarizer is given {run.summary_input_note}")
-        if new_text not in (NO_HISTORY, TOO_LONG):
-            notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot), where LangChain calls the model")
-    else:
-        notes.append(f"no summarization: {run.why}")
-    if session.system_prompt:
-        notes.append("the system prompt is sent but not counted: the middleware counts the state's messages only")
-    if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) stand first in the state as LangChain's summary "
-                     "HumanMessage, replacing the messages they cover")
+    notes = _notes(session, run, new_text)
     used = usage["summary"] + usage["messages"]
     budget = limit if limit is not None else max(used, run.total_tokens)
     summary_allot = min(usage["summary"], budget)

@@ -1,0 +1,31 @@
+"""What the column equivalence tests share: the files a plan in columns is checked on besides
+random sessions (every sample session and every real log in tests/data/real), and the check that
+a plan in columns is the step-by-step plan, field for field and row for row."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from ctxviz.engine.plan import Plan
+from ctxviz.engine.plan_rows import Rows
+from ctxviz.engine.session import Session
+from ctxviz.io.loaders import load_session
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@cache
+def file_sessions() -> tuple[tuple[str, Session], ...]:
+    """Every sample session and real log, loaded once per test run, by name."""
+    paths = sorted((ROOT / "sample_sessions").glob("*.yaml"))
+    paths += sorted(p for p in (ROOT / "tests" / "data" / "real").glob("*/*") if p.suffix in (".json", ".jsonl"))
+    return tuple((f"{p.parent.name}/{p.name}", load_session(p)) for p in paths)
+
+
+def assert_same_plan(fast: Plan, reference: Plan, where: object = "") -> None:
+    assert isinstance(fast.messages, Rows), where
+    assert fast.to_json() == reference.to_json(), where
+    assert fast.columns == reference.columns, where
+    assert fast.reason_codes == reference.reason_codes, where
+    assert fast.context_index == reference.context_index and fast.extra == reference.extra, where
