@@ -13,18 +13,21 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ...session import Category, Message, Session, TextPart
-from ...tokenizers import Tokenizer
+from ...session import Category, Message, Session
 from ..base import Policy, params_dict
 from ..common import recorded_covers
-
-IMAGE_TOKENS = 4000
-IMAGE_PLACEHOLDER = "[Image removed to save tokens]"
-CATEGORY_ORDER = (Category.SYSTEM, Category.CONTEXT, Category.DIALOG, Category.SYSTEM_OUTPUT,
-                  Category.ERROR, Category.INTERNAL, Category.UNKNOWN)
-SEED_TRIM_ORDER = (Category.SYSTEM_OUTPUT, Category.DIALOG, Category.CONTEXT)
-LATER_TRIM_ORDER = (Category.UNKNOWN, Category.INTERNAL, Category.ERROR, Category.SYSTEM_OUTPUT, Category.DIALOG, Category.CONTEXT)
-OTHER = (Category.ERROR, Category.INTERNAL, Category.UNKNOWN)
+from .content import (
+    CATEGORY_ORDER,
+    IMAGE_PLACEHOLDER,
+    LATER_TRIM_ORDER,
+    OTHER,
+    SEED_TRIM_ORDER,
+    count_content,
+    measure_message,
+    replace_images,
+    summary_message,
+)
+from .context_window_columns import plan_columns
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -65,47 +68,13 @@ class CategoryBudgets:
         return min(1000, self.category_max(category)) if category is Category.SYSTEM else 0
 
 
-def count_content(content: Any, tokenizer: Tokenizer) -> int:
-    """diagnostics.count_tokens: text encoded, 4,000 per image part, other dicts as their str()."""
-    if content is None:
-        return 0
-    if isinstance(content, str):
-        return tokenizer.count(content)
-    total = 0
-    for part in content:
-        if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
-            total += IMAGE_TOKENS
-        elif isinstance(part, dict) and "text" in part:
-            total += tokenizer.count(str(part["text"]))
-        else:
-            total += tokenizer.count(str(part))
-    return total
-
-
-def _content(message: Message) -> Any:
-    content = message.openai_content()
-    if content is None and message.tool_calls:  # Penguin stores the call as text; ctxviz counts its text form
-        return "\n".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
-    return content
-
-
-def measure_message(message: Message, tokenizer: Tokenizer) -> int:
-    return count_content(_content(message), tokenizer)
-
-
-def replace_images(content: Any) -> Any:
-    if not isinstance(content, list):
-        return content
-    return [{"type": "text", "text": IMAGE_PLACEHOLDER} if isinstance(p, dict) and p.get("type") in ("image", "image_url") else p for p in content]
-
-
-def summary_message(text: str, index: int, position: int, timestamp: str) -> Message:
-    """A recorded summary as the ContextWindowManager holds it: a CONTEXT message in the place of
-    what it covers. `index` is past the session's messages, so it never names one of them."""
-    return Message(f"summary-{position + 1}", index, "user", (TextPart(text),), timestamp=timestamp, category=Category.CONTEXT)
-
-
 def plan(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Plan:
+    """The plan in columns (`context_window_columns`): what the manager holds is kept per session."""
+    return plan_columns(session, budgets, counts, params_dict(budgets))
+
+
+def plan_records(session: Session, budgets: CategoryBudgets, counts: TokenCounts) -> Plan:
+    """The manager's steps one message at a time: the reference the plan in columns is checked against."""
     tok = counts.tokenizer
     tokens = list(counts.message_tokens)
     messages: Any = session.messages
