@@ -8,6 +8,7 @@ after a parameter change reuses the cached counts; nothing is re-tokenized.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -93,6 +94,25 @@ def derived_from_counts(session: Session, counts: TokenCounts, key: Hashable, ma
     made = make(session, counts)
     session.derived[full] = (counts.message_tokens, made)
     return made
+
+
+
+#: How many parameter settings `remember` keeps per cache: a slider moves among a few.
+REMEMBERED = 8
+
+
+def remember(cache: OrderedDict[Hashable, T], key: Hashable, make: Callable[[], T], keep: int = REMEMBERED) -> T:
+    """`make()`, kept in `cache` under `key` with the `keep` most recently used: what a policy
+    derives for one setting of a parameter (a budget) inside what `derived_from_counts` keeps for
+    the session, so moving a slider back and forth recomputes nothing."""
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make()
+        while len(cache) > keep:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return hit
 
 
 def count_session(session: Session, scheme: CountingScheme, progress: ProgressCallback | None = None) -> TokenCounts:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts, derived_from_counts
+from ...counting import TokenCounts, derived_from_counts, remember
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, Summary
@@ -45,7 +45,6 @@ POLICY_NAME = "codex-compaction"
 CODES = ("system_prompt", "initial_context", "summarised", "before_compaction", "retained", "truncated", "since_compaction")
 SYSTEM_PROMPT, INITIAL_CONTEXT, SUMMARISED, BEFORE_COMPACTION, RETAINED, TRUNCATED_CODE, SINCE_COMPACTION = range(len(CODES))
 SYSTEM_ZONE, INITIAL_ZONE, SUMMARIZED_ZONE, RETAINED_ZONE, _SUMMARY_ZONE, HISTORY_ZONE = range(len(ZONES))
-_KEEP = 8
 
 
 class CompactionParams(Protocol):
@@ -103,17 +102,6 @@ class _Held:
     fired: _State  # it fires: the whole history summarised
     retained: OrderedDict[tuple[bool, int], _Retained] = field(default_factory=OrderedDict)
     summaries: OrderedDict[int, str] = field(default_factory=OrderedDict)
-
-
-def _remember(cache: OrderedDict[Any, Any], key: Any, make: Any) -> Any:
-    hit = cache.get(key)
-    if hit is None:
-        hit = cache[key] = make()
-        while len(cache) > _KEEP:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return hit
 
 
 def held_of(session: Session, counts: TokenCounts) -> _Held:
@@ -218,7 +206,7 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
         notes.append(f"Codex does not know the model {session.model or '(none)'!r}: it has no context window, so it never auto-compacts "
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
     summary = h.summary
-    retained = (_remember(h.retained, (False, max_tokens), partial(_retained, h, False, max_tokens))
+    retained = (remember(h.retained, (False, max_tokens), partial(_retained, h, False, max_tokens))
                 if summary is not None and h.generated else None)
     summary_text = summary.text if summary is not None else ""
     if h.reported is not None and h.last_usage is not None:
@@ -234,7 +222,7 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
     trimmed = 0
     if fires:
         assert limit is not None
-        new_retained = _remember(h.retained, (True, max_tokens), partial(_retained, h, True, max_tokens))
+        new_retained = remember(h.retained, (True, max_tokens), partial(_retained, h, True, max_tokens))
         # The compaction request is the history as held (instructions, initial context, the earlier summary and
         # its user messages, the live items); past the window Codex drops the oldest item and retries.
         sizes = ([h.instructions_tokens] if h.instructions_tokens else []) + [counts.message_tokens[m.index] for m in h.initial]
@@ -249,7 +237,7 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
             np.cumsum(request, out=dropped[1:])
             trimmed = min(int(np.searchsorted(dropped, size - window, side="left")), len(request) - 1)
         live_from = max(0, trimmed - ahead)
-        new_summary = _remember(h.summaries, (trimmed == 0, live_from), partial(_new_summary, session, h, trimmed, live_from))
+        new_summary = remember(h.summaries, (trimmed == 0, live_from), partial(_new_summary, session, h, trimmed, live_from))
         retained, summary_text = new_retained, new_summary
         notes.append(f"auto-compaction fires: {total:,} tokens ({source}) >= model_auto_compact_token_limit {limit:,}; the history becomes "
                      f"the initial context, {len(retained.ids)} recent user message(s) and the summary")

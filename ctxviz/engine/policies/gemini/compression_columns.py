@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts, derived_from_counts
+from ...counting import TokenCounts, derived_from_counts, remember
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, Summary
@@ -52,7 +52,6 @@ POLICY_NAME = "gemini-cli-compression"
 CODES = ("system_prompt", "before_compaction", "summarised", "truncated", "new_message", "fresh_tail", "since_compaction")
 SYSTEM_PROMPT, BEFORE_COMPACTION, SUMMARISED, TRUNCATED_CODE, NEW_MESSAGE, FRESH_TAIL, SINCE_COMPACTION = range(len(CODES))
 SYSTEM_ZONE, SUMMARIZED_ZONE, _SUMMARY_ZONE, HISTORY_ZONE = range(len(ZONES))
-_KEEP = 8  # budgets remembered per session: a slider moves among a few
 
 
 class CompressionParams(Protocol):
@@ -122,17 +121,6 @@ class _History:
     summary_truncations: OrderedDict[int, tuple[dict[tuple[int, int], Truncation], float]] = field(default_factory=OrderedDict)
     attempts: OrderedDict[int, _Attempt] = field(default_factory=OrderedDict)
     outcomes: OrderedDict[tuple[Any, ...], _Outcome] = field(default_factory=OrderedDict)
-
-
-def _remember(cache: OrderedDict[Any, Any], key: Any, make: Any) -> Any:
-    hit = cache.get(key)
-    if hit is None:
-        hit = cache[key] = make()
-        while len(cache) > _KEEP:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return hit
 
 
 def history_of(session: Session, counts: TokenCounts) -> _History:
@@ -253,7 +241,7 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
     truncations_key: tuple[Any, ...] = ("none",)
     if h.upto is not None:
         max_chars = _max_chars(params, limit, None)
-        truncations, saved = _remember(h.summary_truncations, max_chars, partial(_summary_truncations, h, max_chars))
+        truncations, saved = remember(h.summary_truncations, max_chars, partial(_summary_truncations, h, max_chars))
         truncations_key = ("summary", max_chars)
     reported, last_with_usage = h.reported, h.last_with_usage
     # The outputs truncated at the last compression count as truncated.
@@ -268,7 +256,7 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
     new_summary_text = ""
     if held and prompt_tokens >= threshold:
         max_chars = _max_chars(params, limit, prompt_tokens)
-        attempt = _remember(h.attempts, max_chars, partial(_attempt, session, h, max_chars))
+        attempt = remember(h.attempts, max_chars, partial(_attempt, session, h, max_chars))
         split = attempt.split
         if split == 0:
             notes.append(f"the prompt ({prompt_tokens:,} tokens) reached {params.compressionThreshold:g} x {limit:,} = {threshold:,.0f}, "
@@ -287,7 +275,7 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
         notes.append(f"no compression: the prompt ({prompt_tokens:,} tokens, {source}) is under compressionThreshold "
                      f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}")
     compressed_at = split if status == "COMPRESSED" else None
-    out = _remember(h.outcomes, (*truncations_key, compressed_at), partial(_outcome, h, counts, truncations, compressed_at))
+    out = remember(h.outcomes, (*truncations_key, compressed_at), partial(_outcome, h, counts, truncations, compressed_at))
 
     summary_plans: list[SummaryPlan] = []
     if status == "COMPRESSED":

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, REPLACED, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
@@ -81,10 +81,10 @@ class _Request:
 
 
 def _request(session: Session, counts: TokenCounts) -> _Request:
-    key = ("langchain-context-editing", counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
+    return derived_from_counts(session, counts, "langchain-context-editing", _make_request)
+
+
+def _make_request(session: Session, counts: TokenCounts) -> _Request:
     messages = session.messages
     covered_ids = {c for s in session.summaries for c in s.covers}
     n = len(messages)
@@ -125,7 +125,6 @@ def _request(session: Session, counts: TokenCounts) -> _Request:
                     tuple(count_view(summary_view(s.text), counts.tokenizer) for s in session.summaries),
                     next((m.index for m in messages if not covered[m.index] and types[m.index] != "system"), n),
                     {t: k for k, t in enumerate(tools)}, {})
-    session.derived[key] = (counts.message_tokens, made)
     return made
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session, Summary
@@ -294,10 +294,10 @@ class _Seen:
 
 
 def _seen(session: Session, counts: TokenCounts) -> _Seen:
-    key = ("missy-consolidator", counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
+    return derived_from_counts(session, counts, "missy-consolidator", _make_seen)
+
+
+def _make_seen(session: Session, counts: TokenCounts) -> _Seen:
     raw = counts.token_array
     chars_mode = counts.tokenizer.name == "chars"
     covered_ids = {c for s in session.summaries for c in s.covers}
@@ -313,7 +313,6 @@ def _seen(session: Session, counts: TokenCounts) -> _Seen:
     system_messages = [session.messages[i] for i in np.flatnonzero(is_system).tolist()]
     made = _Seen(tuple(messages.tolist()), covered, is_system, raw // 4 if chars_mode else raw, current,
                  base_system_prompt(session, system_messages), earlier, {})
-    session.derived[key] = (counts.message_tokens, made)
     return made
 
 

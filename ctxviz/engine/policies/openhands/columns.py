@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...counting import TokenCounts
+from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
@@ -110,16 +110,15 @@ class _Session:
 
 
 def _session_of(session: Session, counts: TokenCounts) -> _Session:
-    key = (POLICY_NAME, counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
+    return derived_from_counts(session, counts, POLICY_NAME, _make_session_of)
+
+
+def _make_session_of(session: Session, counts: TokenCounts) -> _Session:
     system_messages = [m for m in session.messages if m.role == "system"]
     prompt = base_system_prompt(session, system_messages)
     system = np.zeros(len(session.messages), dtype=bool)
     system[[m.index for m in system_messages]] = True
     made = _Session(events_of(session, set()), prompt, counts.text(prompt) if prompt else 0, system, OrderedDict())
-    session.derived[key] = (counts.message_tokens, made)
     return made
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...catalog import find_model
+from ...counting import derived_from_counts
 from ...session import (
     FileRefPart,
     ImagePart,
@@ -279,10 +280,10 @@ class Invocations:
 
 def held(session: Session, counts: Any) -> Held:
     """The session's `Held` under `counts` (a TokenCounts), made once per session and counting."""
-    key = ("strands", counts.scheme.key)
-    found = session.derived.get(key)
-    if found is not None and found[0] is counts.message_tokens:
-        return found[1]
+    return derived_from_counts(session, counts, "strands", _make_held)
+
+
+def _make_held(session: Session, counts: Any) -> Held:
     system, messages, summary, covered, at = with_summary(session, counts.message_tokens, counts.text)
     owners: list[list[int]] = []
     for sm in messages:
@@ -297,7 +298,6 @@ def held(session: Session, counts: Any) -> Held:
                   if covered else np.zeros(len(roles), dtype=bool))
     made = Held(tuple(system), tuple(messages), summary, frozenset(covered), at, tuple(owners), _joins(session), is_system, is_covered,
                 sum(sm.tokens for sm in messages))
-    session.derived[key] = (counts.message_tokens, made)
     return made
 
 
