@@ -3,7 +3,8 @@
 - `counting.py`: LangChain's view of a message and its default counter, `count_tokens_approximately`.
 - `model_count.py`: `ChatOpenAI.get_num_tokens_from_messages`, for `token_count_method="model"`.
 - `trim.py`: `trim_messages` (`langchain-trim`).
-- `summarization.py`: the `SummarizationMiddleware` (`langchain-summarization`).
+- `summarization.py`: the `SummarizationMiddleware` (`langchain-summarization`); `summarization_columns.py`
+  keeps its state per session and hands the plan over as columns (tests/test_summarization_columns.py).
 - `context_editing.py`: the `ContextEditingMiddleware` with `ClearToolUsesEdit` (`langchain-context-editing`).
 - `replay.py`: the incremental replayers of the three policies.
 

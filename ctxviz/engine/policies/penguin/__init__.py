@@ -2,8 +2,10 @@
 how ctxviz does it. The policy is named `categories`.
 
 - `context_window.py`: the per-category budgets and trim order (`categories`), and the usage
-  tables the manager prints.
+  tables the manager prints; `plan_records` is its steps one message at a time.
+- `context_window_columns.py`: the same plan decided in columns, on what the manager holds kept per session.
+- `content.py`: the categories, trim orders, content count and placeholders both share.
 - `replay.py`: its incremental replayer.
 
-Tests: tests/test_categories.py; replays in tests/test_replay_incremental.py.
+Tests: tests/test_categories.py, tests/test_categories_columns.py (columns = records); replays in tests/test_replay_incremental.py.
 """
