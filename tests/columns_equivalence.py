@@ -28,4 +28,5 @@ def assert_same_plan(fast: Plan, reference: Plan, where: object = "") -> None:
     assert fast.to_json() == reference.to_json(), where
     assert fast.columns == reference.columns, where
     assert fast.reason_codes == reference.reason_codes, where
+    assert list(fast.context) == list(reference.context), where
     assert fast.context_index == reference.context_index and fast.extra == reference.extra, where

@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxviz.engine.counting import CountStore
-from ctxviz.engine.plan_rows import Rows
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.codex.compaction import SUMMARY_PREFIX, plan, plan_records
 from ctxviz.engine.session import TextPart
 
+from .columns_equivalence import assert_same_plan
 from .test_replay_incremental import SETTINGS, sessions
 
 PARAMS = st.builds(dict, model_context_window=st.one_of(st.none(), st.integers(30, 3000)),
@@ -43,9 +43,4 @@ def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer) -> 
     for p in params:  # one session re-planned: the later plans reuse what the first derived
         p = pol.make_params(p)
         fast, reference = plan(s, p, counts), plan_records(s, p, counts)
-        assert isinstance(fast.messages, Rows)
-        assert fast.to_json() == reference.to_json()
-        assert fast.columns == reference.columns
-        assert fast.reason_codes == reference.reason_codes
-        assert list(fast.context) == list(reference.context)
-        assert fast.context_index == reference.context_index and fast.extra == reference.extra
+        assert_same_plan(fast, reference)
