@@ -257,17 +257,9 @@ def plan_columns(session: Session, params: CondenserParams, counts: TokenCounts,
     start = end = 0  # the span forgotten (view positions)
     summaries_in_view = [e for _, e in v.summaries]
     if outcome is not None:
-        what = []
-        if "events" in outcome.reasons:
-            what.append(f"the view has {len(view)} events, over max_size={params.max_size}")
-        if "tokens" in outcome.reasons:
-            what.append(f"its {used:,} tokens exceed the token limit {token_limit:,}")
-        why = " and ".join(what)
+        why = outcome.why(len(view), params.max_size, used, token_limit)
         if outcome.error:
-            hard = "tokens" in outcome.reasons
-            notes.append(f"{why}, but OpenHands cannot condense: {outcome.error}"
-                         + ("; the requirement is hard, so it would reset the whole context (hard_context_reset)" if hard
-                            else "; the requirement is soft, so the view is sent as it is"))
+            notes.append(outcome.cannot_note(why))
         else:
             start, end = outcome.start, outcome.start + len(outcome.forgotten)
             new_text, new_ids, forgotten = _written(session, v, start, end)

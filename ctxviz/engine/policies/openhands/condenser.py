@@ -134,17 +134,9 @@ def plan_records(session: Session, params: CondenserParams, counts: TokenCounts)
     new_text = ""
     why = ""
     if outcome is not None:
-        what = []
-        if "events" in outcome.reasons:
-            what.append(f"the view has {len(view)} events, over max_size={params.max_size}")
-        if "tokens" in outcome.reasons:
-            what.append(f"its {sum(per_event):,} tokens exceed the token limit {token_limit:,}")
-        why = " and ".join(what)
+        why = outcome.why(len(view), params.max_size, sum(per_event), token_limit)
         if outcome.error:
-            hard = "tokens" in outcome.reasons
-            notes.append(f"{why}, but OpenHands cannot condense: {outcome.error}"
-                         + ("; the requirement is hard, so it would reset the whole context (hard_context_reset)" if hard
-                            else "; the requirement is soft, so the view is sent as it is"))
+            notes.append(outcome.cannot_note(why))
         else:
             gone = [view[i] for i in outcome.forgotten]
             forgotten_messages = {e.message for e in gone if e.message is not None}

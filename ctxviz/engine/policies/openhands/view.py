@@ -186,6 +186,22 @@ class Condensing:
     events_from_tail: int = 0
     error: str = ""
 
+    def why(self, events: int, max_size: int, used: int, token_limit: int | None) -> str:
+        """The sentence a plan gives for condensing (both plans, step by step and in columns, say it)."""
+        what = []
+        if "events" in self.reasons:
+            what.append(f"the view has {events} events, over max_size={max_size}")
+        if "tokens" in self.reasons:
+            what.append(f"its {used:,} tokens exceed the token limit {token_limit:,}")
+        return " and ".join(what)
+
+    def cannot_note(self, why: str) -> str:
+        """The note when OpenHands has a reason to condense but cannot (`error` is set)."""
+        hard = "tokens" in self.reasons
+        return (f"{why}, but OpenHands cannot condense: {self.error}"
+                + ("; the requirement is hard, so it would reset the whole context (hard_context_reset)" if hard
+                   else "; the requirement is soft, so the view is sent as it is"))
+
 
 def condensation(view: list[Event], params: Sizes, event_tokens: list[int], token_limit: int | None,
                  indices: set[int] | None = None) -> Condensing | None:
