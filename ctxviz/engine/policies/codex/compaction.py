@@ -36,8 +36,7 @@ from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, Summary
 from ...tokenizers import CodexApproxTokenizer, Tokenizer
 from ..base import Policy, params_dict
-from ..common import base_system_prompt
-from .compaction_columns import plan_columns
+from .compaction_columns import plan_columns, rollout_parts
 from .history import (  # noqa: F401 (they lived here before history.py; tests and the replayer read them here)
     APPROX_BYTES_PER_TOKEN,
     COMPACT_USER_MESSAGE_MAX_TOKENS,
@@ -124,18 +123,7 @@ def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts)
                      f"(ctxviz draws a {budget:,}-token window; set model_context_window to compare)")
     # Developer messages before the conversation join the instructions; later ones stay where Codex
     # sent them, in the history (moving them to the front would change the request's prefix).
-    system_messages = leading_system_messages(session)
-    system_prompt = base_system_prompt(session, system_messages)
-    initial = initial_context(session)
-    initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
-    summary = session.summaries[-1] if session.summaries else None
-    covered = set(summary.covers) if summary is not None else set()
-    generated = summary is not None and summary.text.startswith(f"{SUMMARY_PREFIX}\n")
-    if summary is not None and not generated:
-        # A compaction recorded in the rollout: its replacement history holds the initial context too.
-        initial = [m for m in initial if m.id not in covered]
-        initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
-    history = [m for m in session.messages if m.id not in initial_ids]
+    system_messages, system_prompt, initial, summary, covered, generated, history = rollout_parts(session)
 
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
 

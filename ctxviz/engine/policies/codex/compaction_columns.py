@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -104,13 +104,19 @@ class _Held:
     summaries: OrderedDict[int, str] = field(default_factory=OrderedDict)
 
 
-def held_of(session: Session, counts: TokenCounts) -> _Held:
-    return derived_from_counts(session, counts, POLICY_NAME, _derive)
+class RolloutParts(NamedTuple):
+    """How Codex splits a rollout before it plans (both plans, step by step and in columns, read it)."""
+
+    system_messages: list[Message]  # developer messages before the conversation: sent with the instructions
+    system_prompt: str
+    initial: list[Message]  # the initial context (environment, AGENTS.md) Codex re-sends after a compaction
+    summary: Summary | None  # the latest compaction's
+    covered: set[str]  # the ids it covers
+    generated: bool  # ctxviz's stand-in (after SUMMARY_PREFIX), not one the rollout recorded
+    history: list[Message]  # everything else, in order
 
 
-def _derive(session: Session, counts: TokenCounts) -> _Held:
-    tokens = counts.message_tokens
-    n = len(tokens)
+def rollout_parts(session: Session) -> RolloutParts:
     system_messages = leading_system_messages(session)
     system_prompt = base_system_prompt(session, system_messages)
     initial = initial_context(session)
@@ -123,6 +129,17 @@ def _derive(session: Session, counts: TokenCounts) -> _Held:
         initial = [m for m in initial if m.id not in covered]
         initial_ids = {m.id for m in initial} | {m.id for m in system_messages}
     history = [m for m in session.messages if m.id not in initial_ids]
+    return RolloutParts(system_messages, system_prompt, initial, summary, covered, generated, history)
+
+
+def held_of(session: Session, counts: TokenCounts) -> _Held:
+    return derived_from_counts(session, counts, POLICY_NAME, _derive)
+
+
+def _derive(session: Session, counts: TokenCounts) -> _Held:
+    tokens = counts.message_tokens
+    n = len(tokens)
+    system_messages, system_prompt, initial, summary, covered, generated, history = rollout_parts(session)
     compacted = [m for m in history if m.id in covered] if summary is not None else []
     live = [m for m in history if m.id not in covered]
     last_usage = next((m for m in reversed(session.messages) if m.role == "assistant" and reported_total(m) is not None), None)
