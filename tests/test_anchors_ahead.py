@@ -29,6 +29,7 @@ def _only_the_timeout_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest-timeout's thread waits on a timer the whole test (a real `simulate` has no other
     thread): it holds no lock a child could need, so a fork is as safe here as in the command."""
     monkeypatch.setattr(anchors_ahead, "_other_threads", lambda: False)
+    monkeypatch.setattr(anchors_ahead, "_idle_core", lambda: True)  # the machine's load is not the test's
 
 WORDS = ("auth", "session", "billing", "router", "cache", "parser", "queue", "worker", "schema", "client")
 
@@ -97,6 +98,9 @@ def test_no_fork_when_turned_off_or_with_threads_running(monkeypatch: pytest.Mon
     assert anchors_ahead.start(coding_session(60), min_messages=0).pid is None
     monkeypatch.delenv(anchors_ahead.ENV)
     monkeypatch.setattr(anchors_ahead, "_other_threads", lambda: True)
+    assert anchors_ahead.start(coding_session(60), min_messages=0).pid is None
+    monkeypatch.setattr(anchors_ahead, "_other_threads", lambda: False)
+    monkeypatch.setattr(anchors_ahead, "_idle_core", lambda: False)
     assert anchors_ahead.start(coding_session(60), min_messages=0).pid is None
 
 

@@ -11,9 +11,9 @@ when the caller is ready for it.
 The index is built in this process instead (`anchors_of`, the same answer) when no child can run:
 no `os.fork` (Windows), not Linux (macOS forks badly once system frameworks are loaded), threads
 running (a forked child holds only the forking thread, and a lock another thread held stays held),
-a small session (fork costs more than it saves), `CTXVIZ_FORK=0`, or a child that failed. A fork
-only helps with a second core free: on a machine where every core is busy it costs the fork and
-the pipe (tens of milliseconds at 10,000 messages) and saves nothing.
+a small session (fork costs more than it saves), every core busy (`_idle_core`: the child would
+only compete with the replay, and the fork's own cost makes the command slower), `CTXVIZ_FORK=0`,
+or a child that failed.
 
 The child's index is the one the parent would have built: same code, same session, same hash seed
 (a forked child inherits it), so the same anchors in the same order (tests/test_anchors_ahead.py
@@ -34,7 +34,8 @@ from .session import Session
 #: Sessions with fewer messages are indexed in this process: the fork and the pipe cost more than
 #: the extraction they would overlap.
 MIN_MESSAGES = 500
-#: Setting this environment variable to 0 keeps the index in this process.
+#: This environment variable set to 0 keeps the index in this process; set to 1 it forks even when
+#: every core looks busy (unset: fork when a core is free).
 ENV = "CTXVIZ_FORK"
 
 _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
@@ -42,11 +43,24 @@ _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
 
 def can_fork() -> bool:
     """Whether a child can build the index safely here (see the module docstring)."""
-    return hasattr(os, "fork") and sys.platform.startswith("linux") and os.environ.get(ENV, "1") != "0" and not _other_threads()
+    choice = os.environ.get(ENV, "")
+    return (hasattr(os, "fork") and sys.platform.startswith("linux") and choice != "0" and not _other_threads()
+            and (choice == "1" or _idle_core()))
 
 
 def _other_threads() -> bool:
     return threading.active_count() > 1
+
+
+def _idle_core() -> bool:
+    """Whether a core is free for the child: the last minute's load average leaves one. On a machine
+    whose cores are all busy the child only competes with the replay, and the fork's own cost (pages
+    copied as the child touches them, the pipe) can make the command slower (measured on 2 cores at a
+    load of 5-7: no faster in three interleaved rounds, slower in another)."""
+    try:
+        return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
 
 
 class AnchorsAhead:
