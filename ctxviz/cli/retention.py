@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..engine.anchors_ahead import AnchorsAhead
     from ..engine.plan import Plan
     from ..engine.retention import Retention, TimelineRetention
     from ..engine.session import Session
@@ -44,10 +45,23 @@ def plan_retention_of(plan: Plan, session: Session) -> Retention:
     return plan_retention(plan, session)
 
 
-def timeline_retention_of(timeline: Timeline) -> TimelineRetention:
-    from ..engine.retention import timeline_retention
+def timeline_retention_of(timeline: Timeline, ahead: AnchorsAhead | None = None) -> TimelineRetention:
+    """Retention turn by turn; with `ahead` (started by `anchors_ahead`), the anchors a child process
+    extracted while the replay ran, and the plans retention checks made before waiting for them."""
+    from ..engine.retention import planned_views, timeline_retention
 
-    return timeline_retention(timeline)
+    if ahead is None:
+        return timeline_retention(timeline)
+    views = planned_views(timeline)  # needs no anchors: made while the child extracts them
+    return timeline_retention(timeline, ahead.index(), views=views)
+
+
+def anchors_ahead(session: Session) -> AnchorsAhead:
+    """Start extracting the session's anchors in a child process (engine/anchors_ahead.py: in this
+    process when a fork cannot help); call before the replay, and `.close()` when done."""
+    from ..engine.anchors_ahead import start
+
+    return start(session)
 
 
 def retention_text(retention: Retention) -> str:

@@ -13,7 +13,7 @@ from ..io.exporters import json_text
 from .cost import _cache_report, print_cache
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options, _add_step_option
-from .retention import LOST_IN_JSON, retention_skipped, timeline_retention_of, timeline_retention_text
+from .retention import LOST_IN_JSON, anchors_ahead, retention_skipped, timeline_retention_of, timeline_retention_text
 from .session import STORE, load_with_policy, opened_line
 from .stdout import write_stdout
 
@@ -41,13 +41,18 @@ def run(args: argparse.Namespace) -> int:
     from ..engine.simulate import plan_versus_replay
 
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
-    timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options, per_message=args.per_message)
-    plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
+    skipped = retention_skipped(args, session)
+    ahead = None if skipped else anchors_ahead(session)  # the anchors are extracted while the session replays
+    try:
+        timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options, per_message=args.per_message)
+        plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
+        retention = None if ahead is None else timeline_retention_of(timeline, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
     versus = plan_versus_replay(plan, timeline)
     how = replay_line(timeline, replays_incrementally(policy_name, session, options, params))
     reported = reported_per_turn(session)
-    skipped = retention_skipped(args, session)
-    retention = None if skipped else timeline_retention_of(timeline)
     cache = _cache_report(args, timeline) if args.cost else None
     if args.json:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,

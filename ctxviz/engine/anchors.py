@@ -150,6 +150,38 @@ class _Spans:
         self.ends.insert(k, end)
 
 
+#: A run of path characters -> the path it names ("" for none): the verdict depends on the run alone, and
+#: a session names the same files again and again (most of extraction's time was these checks).
+_PATH_VERDICTS: dict[str, str] = {}
+_PATH_VERDICTS_LIMIT = 100_000
+_PATH_VERDICT_CHARS = 200
+
+
+def _path_in_run(run: str) -> str:
+    """The file path a run of path characters around a hook names, or "" (a fraction, a date, words
+    joined by slashes, a bare extension)."""
+    path = run.rstrip(".,:-")
+    p = PATH_RE.fullmatch(path)
+    if p is None or len(path) < 3:
+        return ""
+    if "/" in path:
+        if not any(c.isalpha() for c in path) or path.split("/", 1)[0].replace(".", "").replace(",", "").isdigit():
+            return ""  # 1/2, 2024/01/02, 12.99/month: fractions, dates, rates
+        if path.count("/") == 1 and "." not in path and not path.startswith(("/", "~", "./")):
+            return ""  # and/or, yes/no, read/write
+        if path.strip("/") == "" or path.startswith("//"):
+            return ""
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        if last.isdigit() and not path.startswith(("/", "~", "./")):
+            return ""  # `Module.function/1`: an Elixir or Erlang function and its arity, not a file
+        if ("." not in path and not path.endswith("/") and not path.startswith(("/", "~", "./", "../"))
+                and all(part.isalpha() for part in path.split("/"))):
+            return ""  # message/type/tool: words joined by slashes in prose
+    elif not PATH_HOOK_RE.search(path) or path.startswith(".") and path.count(".") == 1 and path != ".env":
+        return ""  # a bare extension (".py") names no file
+    return path
+
+
 def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     """The anchors of one text as (kind, key, value): `value` as shown, `key` its normalised form
     (two spellings of the same fact share a key). A stretch claimed by one kind is not read again
@@ -201,6 +233,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 add("issue", m.group(0), a, m.end())
     run_end = -1
     reverse = ""
+    verdicts = _PATH_VERDICTS
     for m in PATH_HOOK_RE.finditer(text):
         if m.start() < run_end:
             continue  # another hook of the run just read (`src/a/b.py` has three): the same run, the same answer
@@ -210,26 +243,16 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         b = run_end = PATH_RUN_RE.match(text, m.end()).end()  # type: ignore[union-attr]
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
-        path = text[a:b].rstrip(".,:-")
-        p = PATH_RE.fullmatch(path)
-        if p is None or len(path) < 3:
-            continue
-        if "/" in path:
-            if not any(c.isalpha() for c in path) or path.split("/", 1)[0].replace(".", "").replace(",", "").isdigit():
-                continue  # 1/2, 2024/01/02, 12.99/month: fractions, dates, rates
-            if path.count("/") == 1 and "." not in path and not path.startswith(("/", "~", "./")):
-                continue  # and/or, yes/no, read/write
-            if path.strip("/") == "" or path.startswith("//"):
-                continue
-            last = path.rstrip("/").rsplit("/", 1)[-1]
-            if last.isdigit() and not path.startswith(("/", "~", "./")):
-                continue  # `Module.function/1`: an Elixir or Erlang function and its arity, not a file
-            if ("." not in path and not path.endswith("/") and not path.startswith(("/", "~", "./", "../"))
-                    and all(part.isalpha() for part in path.split("/"))):
-                continue  # message/type/tool: words joined by slashes in prose
-        elif not PATH_HOOK_RE.search(path) or path.startswith(".") and path.count(".") == 1 and path != ".env":
-            continue  # a bare extension (".py") names no file
-        add("path", path, a, a + len(path))
+        run = text[a:b]
+        path = verdicts.get(run)
+        if path is None:
+            path = _path_in_run(run)
+            if len(run) <= _PATH_VERDICT_CHARS:  # a long run (a base64 blob) is rarely seen twice
+                if len(verdicts) >= _PATH_VERDICTS_LIMIT:
+                    verdicts.clear()
+                verdicts[run] = path
+        if path:
+            add("path", path, a, a + len(path))
     if "." in text:
         if "-" in text:
             for m in LOWER_ID_RE.finditer(text):

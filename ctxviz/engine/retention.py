@@ -24,8 +24,10 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
     other messages, and the texts a planned turn with the same summaries in force sends beside
     them. It is used only when it agrees with every planned turn (same messages, same anchors);
     otherwise (a policy that does not keep a suffix, like `categories`, or a turn that truncates)
-    `points` are the planned turns only. `method` says which. 10,000 messages: ~70 plans, 4-10 s
-    (each plan_at ~0.06 s), of which the counts walk is ~0.2 s.
+    `points` are the planned turns only. `method` says which. 10,000 messages of a coding agent:
+    31-71 plans, about 1-2 s of CPU (each plan_at ~0.03 s), then the counts walk, ~0.25 s.
+    The plans need no anchors: `planned_views(timeline)` makes them ahead, and `simulate` does so
+    while a child process extracts the anchors (engine/anchors_ahead.py); pass them as `views=`.
 - `where(timeline, term) -> Where`: `spans` (inclusive turn ranges in which the context held the
   term, a case-insensitive substring of a sent message, of a cut message's sent text, of a
   summary or the system prompt), `exits` (turn, the event kind or "window", and the event's
@@ -333,12 +335,20 @@ class TimelineRetention:
 
 
 class _Views:
-    """Turn views rebuilt from the replay (`Timeline.plan_at`), each planned once."""
+    """Turn views rebuilt from the replay (`Timeline.plan_at`), each planned once, and the last
+    turn's whole plan (`final_plan`)."""
 
     def __init__(self, timeline: Timeline) -> None:
         self.timeline = timeline
         self.cache: dict[int, View] = {}
         self.plans = 0
+        self._final: Plan | None = None
+
+    def final_plan(self) -> Plan:
+        """The last turn's plan (what `TimelineRetention.final` reads), planned once."""
+        if self._final is None:
+            self._final = self.timeline.plan_at(len(self.timeline.turns) - 1)
+        return self._final
 
     def __call__(self, turn: int) -> View:
         found = self.cache.get(turn)
@@ -553,12 +563,27 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
     return points, losses
 
 
+def planned_views(timeline: Timeline, samples: int = 30, max_events: int = 20, exact_work: int = EXACT_WORK) -> _Views:
+    """The plans `timeline_retention` makes, made now: the sampled turns' views and the last turn's
+    plan. They need no anchors, so `simulate` makes them while a child process extracts the anchors
+    (engine/anchors_ahead.py); pass the result as `timeline_retention(..., views=)` with the same
+    arguments. A replay small enough to plan every turn gets its views as they are asked for
+    (holding them all would outgrow the views' cache and plan some twice)."""
+    views = _Views(timeline)
+    if timeline.turns and work(timeline) > exact_work:
+        for t in _sample_turns(timeline, samples, max_events)[0]:
+            views(t)
+        views.final_plan()
+    return views
+
+
 def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 30, max_events: int = 20,
-                       exact_work: int = EXACT_WORK) -> TimelineRetention:
-    """Retention turn by turn and what each change lost (see the module docstring for the cost)."""
+                       exact_work: int = EXACT_WORK, views: _Views | None = None) -> TimelineRetention:
+    """Retention turn by turn and what each change lost (see the module docstring for the cost).
+    `views`: the plans already made by `planned_views` with the same arguments."""
     index = index or anchors_of(timeline.session)
     n = len(timeline.turns)
-    views = _Views(timeline)
+    views = views if views is not None and views.timeline is timeline else _Views(timeline)
     exact = work(timeline) <= exact_work
     if exact:
         turns, explained = list(range(n)), list(range(1, n))
@@ -598,9 +623,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
                 losses.append(_loss(timeline, t, gone, index))
     final = None
     if n:
-        last = n - 1
-        plan = timeline.plan_at(last)
-        final = plan_retention(plan, timeline.session, index)
+        final = plan_retention(views.final_plan(), timeline.session, index)
     return TimelineRetention(tuple(points), tuple(losses), final, exact, method, views.plans + (1 if n else 0))
 
 
@@ -791,7 +814,7 @@ def where_in_plan(plan: Plan, session: Session, term: str) -> dict[str, Any]:
 
 
 __all__ = ["USER_KINDS", "Exit", "Loss", "Retention", "TimelineRetention", "TurnRetention", "View", "Where", "plan_retention", "present",
-           "timeline_retention", "timeline_retention_score", "view_of", "where", "where_in_plan"]
+           "planned_views", "timeline_retention", "timeline_retention_score", "view_of", "where", "where_in_plan"]
 
 
 def timeline_retention_score(timeline: Timeline) -> float:

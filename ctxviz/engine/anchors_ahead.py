@@ -1,0 +1,172 @@
+"""A session's anchor index built ahead, in a forked child process, while the caller replays.
+
+`ctxviz simulate` with retention needs two things that do not depend on each other: the replay
+(with the turns retention plans to check its model) and the session's anchor index
+(engine/anchors.py). On a long session read for the first time the index is the larger part of
+retention's cost (10,000 messages of a coding agent: about 2 s, as long as the whole replay), so
+`start(session)` forks a child that builds it with the same `build_index` and sends it back through
+a pipe as plain data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it
+when the caller is ready for it.
+
+The index is built in this process instead (`anchors_of`, the same answer) when no child can run:
+no `os.fork` (Windows), not Linux (macOS forks badly once system frameworks are loaded), threads
+running (a forked child holds only the forking thread, and a lock another thread held stays held),
+a small session (fork costs more than it saves), every core busy (`_idle_core`: the child would
+only compete with the replay, and the fork's own cost makes the command slower), `CTXVIZ_FORK=0`,
+or a child that failed.
+
+The child's index is the one the parent would have built: same code, same session, same hash seed
+(a forked child inherits it), so the same anchors in the same order (tests/test_anchors_ahead.py
+compares them field by field, and `simulate`'s output with and without the fork byte for byte).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+from typing import Any
+
+from .anchors import AnchorIndex, anchors_of, build_index
+from .session import Session
+
+#: Sessions with fewer messages are indexed in this process: the fork and the pipe cost more than
+#: the extraction they would overlap.
+MIN_MESSAGES = 500
+#: This environment variable set to 0 keeps the index in this process; set to 1 it forks even when
+#: every core looks busy (unset: fork when a core is free).
+ENV = "CTXVIZ_FORK"
+
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+
+
+def can_fork() -> bool:
+    """Whether a child can build the index safely here (see the module docstring)."""
+    choice = os.environ.get(ENV, "")
+    return (hasattr(os, "fork") and sys.platform.startswith("linux") and choice != "0" and not _other_threads()
+            and (choice == "1" or _idle_core()))
+
+
+def _other_threads() -> bool:
+    return threading.active_count() > 1
+
+
+def _idle_core() -> bool:
+    """Whether a core is free for the child: the last minute's load average leaves one. On a machine
+    whose cores are all busy the child only competes with the replay, and the fork's own cost (pages
+    copied as the child touches them, the pipe) can make the command slower (measured on 2 cores at a
+    load of 5-7: no faster in three interleaved rounds, slower in another)."""
+    try:
+        return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
+
+
+class AnchorsAhead:
+    """The index of one session, being built in a child (`pid`, read from `fd`) or not yet built."""
+
+    def __init__(self, session: Session, pid: int | None = None, fd: int | None = None) -> None:
+        self.session = session
+        self.pid = pid
+        self.fd = fd
+        self._index: AnchorIndex | None = None
+        #: Whether the index came from the child (a test reads it).
+        self.forked = False
+
+    def index(self) -> AnchorIndex:
+        """The session's anchor index: the child's, or built here when there is none."""
+        if self._index is None:
+            state = self._receive()
+            if state is not None:
+                self._index = _rebuild(self.session, state)
+                self.forked = True
+            else:
+                self._index = anchors_of(self.session)
+        return self._index
+
+    def _receive(self) -> dict[str, Any] | None:
+        if self.pid is None or self.fd is None:
+            return None
+        fd, pid = self.fd, self.pid
+        self.fd = self.pid = None
+        try:
+            with os.fdopen(fd, "rb") as pipe:
+                data = pipe.read()
+            _, status = os.waitpid(pid, 0)
+        except OSError:
+            return None
+        if not data or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return None
+        try:
+            state = pickle.loads(data)
+        except Exception:  # a child killed mid-write: build it here
+            return None
+        return state if isinstance(state, dict) else None
+
+    def close(self) -> None:
+        """Stop a child whose index nobody will read (the command failed before it needed it)."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.pid = None
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+
+def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
+    """Begin building the session's anchor index in a child process when that can help; the caller
+    takes it with `.index()` (and calls `.close()` if it never does)."""
+    if len(session.messages) < min_messages or not can_fork():
+        return AnchorsAhead(session)
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return AnchorsAhead(session)
+    if pid == 0:  # the child: build, send, leave without running the parent's exit handlers
+        code = 1
+        try:
+            os.close(read)
+            data = pickle.dumps(_state(build_index(session)), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(data)
+            code = 0
+        except BaseException:  # noqa: BLE001 (the parent builds the index itself on any failure)
+            pass
+        finally:
+            os._exit(code)
+    os.close(write)
+    return AnchorsAhead(session, pid, read)
+
+
+def _state(index: AnchorIndex) -> dict[str, Any]:
+    """The index as plain data: every attribute but the session (the parent has it) and its locks."""
+    return {k: (_LockMark(type(v) is _LOCK_TYPES[1]) if isinstance(v, _LOCK_TYPES) else v)
+            for k, v in vars(index).items() if k != "session"}
+
+
+class _LockMark:
+    """Stands for a lock in the sent state (locks cannot be pickled); the parent makes a new one."""
+
+    def __init__(self, reentrant: bool) -> None:
+        self.reentrant = reentrant
+
+
+def _rebuild(session: Session, state: dict[str, Any]) -> AnchorIndex:
+    index = AnchorIndex.__new__(AnchorIndex)
+    for k, v in state.items():
+        if isinstance(v, _LockMark):
+            v = threading.RLock() if v.reentrant else threading.Lock()
+        setattr(index, k, v)
+    index.session = session
+    return index
