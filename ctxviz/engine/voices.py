@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 
 from .session import Category, Message, Session
 
@@ -90,10 +91,15 @@ def voices_of(session: Session) -> tuple[str, ...]:
 
 
 def _voices(session: Session) -> tuple[str, ...]:
+    return voices_from(session.messages, session.format in SWE_AGENT_FORMATS)
+
+
+def voices_from(messages: Iterable[Message], swe: bool, task_seen: bool = False) -> tuple[str, ...]:
+    """The voices of `messages`; for messages appended to a session, `task_seen` says whether the
+    messages before them hold a user turn (in a SWE-agent's log, the first is the task and the
+    others observations)."""
     out: list[str] = []
-    swe = session.format in SWE_AGENT_FORMATS
-    task_seen = False
-    for m in session.messages:
+    for m in messages:
         v = voice(m)
         if swe and v == "user":
             if task_seen or m.text.lstrip().startswith("<returncode>"):
