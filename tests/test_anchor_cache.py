@@ -19,6 +19,7 @@ from ctxviz.engine.policies import get_policy
 from ctxviz.engine.retention import plan_retention, timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, default_category
 from ctxviz.engine.simulate import simulate
+from ctxviz.engine.voices import SWE_AGENT_FORMATS, voices_from, voices_of
 from ctxviz.io.loaders import load_session
 from tests.builders import session
 
@@ -193,6 +194,8 @@ def test_an_index_carried_over_a_grown_log_equals_one_read_from_scratch(log: Pat
         carried += previous is not None and previous._growth is None  # used up: this one grew from it
         same(index, build_index(s, MessageAnchors()))
         assert index.voices == build_index(s, MessageAnchors()).voices
+        # The voices the app reads (voices_of, carried over from the session before) are a fresh read's.
+        assert voices_of(s) == voices_from(s.messages, s.format in SWE_AGENT_FORMATS)
         previous = index
     assert carried >= 5
 
