@@ -19,6 +19,7 @@ from ctxviz.engine.policies import get_policy
 from ctxviz.engine.retention import plan_retention, timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, default_category
 from ctxviz.engine.simulate import simulate
+from ctxviz.engine.voices import SWE_AGENT_FORMATS, voices_from, voices_of
 from ctxviz.io.loaders import load_session
 from tests.builders import session
 
@@ -147,3 +148,102 @@ def test_an_index_built_as_the_session_grows_equals_one_read_from_scratch(turns,
     for cut in sorted({min(c, len(full.messages)) for c in cuts} | {len(full.messages)}):
         prefix = dataclasses.replace(full, messages=full.messages[:cut])
         same(build_index(prefix, store), build_index(prefix, MessageAnchors()))
+
+
+# --- an index carried over a grown session (build_index's `previous`: a followed log) -------------
+
+REAL = Path(__file__).parent / "data" / "real"
+GROWING = [REAL / "claude_code" / "spotter-4d5611e5.jsonl", REAL / "claude_code" / "claude-code-viewer-fe5e1c67.jsonl",
+           REAL / "claude_code" / "tugtool-compact-native.jsonl", sorted((REAL / "codex").glob("codemie-rollout-*.jsonl"))[0],
+           sorted((REAL / "gemini_cli").glob("*.jsonl"))[0]]
+
+
+def _followed(log: Path, folder: Path, cuts: list[int]) -> Iterator[Session]:
+    """The sessions a follower reads from `log` written up to each cut (a fraction of its lines)."""
+    from ctxviz.io.follow import Follower
+
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = folder / log.name
+    path.write_text("", encoding="utf-8")
+    follower = Follower(path)
+    written = 0
+    for cut in [*cuts, 100]:
+        upto = len(lines) * cut // 100
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("".join(lines[written:upto]))
+        written = upto
+        try:
+            follower.poll()
+        except Exception:  # nothing loadable yet
+            continue
+        yield follower.session
+
+
+@pytest.mark.parametrize("tail", [anchors_module.TAIL, 1])
+@pytest.mark.parametrize("log", GROWING, ids=lambda p: p.stem[:30])
+def test_an_index_carried_over_a_grown_log_equals_one_read_from_scratch(log: Path, tail: int, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real log followed as it is written, split at several points: each index is built from the
+    one before (only the new messages read; the old ones searched only for new words and phrases)
+    and says what an index read from scratch says."""
+    monkeypatch.setattr(anchors_module, "TAIL", tail)
+    previous = None
+    carried = 0
+    for s in _followed(log, tmp_path, [5, 20, 21, 35, 50, 51, 52, 70, 90]):
+        index = build_index(s, MessageAnchors(), previous=previous)
+        carried += previous is not None and previous._growth is None  # used up: this one grew from it
+        same(index, build_index(s, MessageAnchors()))
+        assert index.voices == build_index(s, MessageAnchors()).voices
+        # The voices the app reads (voices_of, carried over from the session before) are a fresh read's.
+        assert voices_of(s) == voices_from(s.messages, s.format in SWE_AGENT_FORMATS)
+        previous = index
+    assert carried >= 5
+
+
+def test_a_grown_index_extracts_only_the_new_messages(extracted: list[str], tmp_path: Path) -> None:
+    """Counting: with a fresh message store each time (nothing remembered per text), building the
+    index of a grown log from the previous index extracts the new messages and the last few
+    (`TAIL`, which a loader may still change), never the others."""
+    log = next((REAL / "codex").glob("localpush-rollout-2026-02-23T12-54-34-*.jsonl"))  # 700 messages
+    sessions = list(_followed(log, tmp_path, [30, 45, 60, 61, 80]))
+    previous = build_index(sessions[0], MessageAnchors())
+    for s in sessions[1:]:
+        old = len(previous.session.messages)
+        extracted.clear()
+        store = MessageAnchors()
+        index = build_index(s, store, previous=previous)
+        start = max(0, old - anchors_module.TAIL)
+        # One extraction per distinct (voice, role, text) of the messages from `start` on: no other.
+        assert store.extracted == len({(v, m.role, m.text) for m, v in zip(s.messages[start:], index.voices[start:], strict=True)})
+        assert store.extracted < sum(1 for m in s.messages if m.text)  # fewer than a read from scratch
+        assert set(extracted) <= {m.text for m in s.messages[start:]}
+        previous = index
+
+
+def test_a_changed_old_message_is_read_from_scratch(tmp_path: Path) -> None:
+    """A session whose old messages are other objects (a log read again whole) is not carried on."""
+    log = next((REAL / "codex").glob("localpush-rollout-2026-02-23T12-54-34-*.jsonl"))
+    sessions = list(_followed(log, tmp_path, [50]))
+    first = build_index(sessions[0], MessageAnchors())
+    again = load_session(str(log))
+    index = build_index(again, MessageAnchors(), previous=first)
+    assert first._growth is not None  # not used
+    same(index, build_index(again, MessageAnchors()))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+                min_size=2, max_size=12),
+       st.lists(st.integers(1, 12), min_size=1, max_size=4), st.integers(0, 3))
+def test_an_index_carried_over_each_growth_equals_one_read_from_scratch(turns, cuts, tail) -> None:  # type: ignore[no-untyped-def]
+    full = session(*[(role, " ".join(words)) for role, words in turns])
+    previous = None
+    saved, anchors_module.TAIL = anchors_module.TAIL, tail
+    try:
+        for cut in sorted({min(c, len(full.messages)) for c in cuts} | {len(full.messages)}):
+            prefix = dataclasses.replace(full, messages=full.messages[:cut])
+            index = build_index(prefix, MessageAnchors(), previous=previous)
+            same(index, build_index(prefix, MessageAnchors()))
+            previous = index
+    finally:
+        anchors_module.TAIL = saved

@@ -33,9 +33,11 @@ def _assert_same(followed, expected) -> None:
     assert followed.notes == expected.notes
 
 
-#: A long log is compared with a full load after about this many of its appends (every append
-#: is still read; the comparisons are what makes a long log slow to test).
-CHECKS = 150
+#: A long log is compared with a full load after its first 20 appends, its last, and about this
+#: many spread between (every append is still read, and carried on from the state the one before
+#: left, so a wrong state shows at the next comparison; the comparisons, each a full load, are what
+#: makes a long log slow to test).
+CHECKS = 50
 
 
 def _follow(lines: list[str], path: Path, sizes: list[int]) -> Follower:
@@ -89,7 +91,7 @@ def test_line_by_line_and_in_random_pieces_it_equals_a_full_load(log: Path, tmp_
 def test_from_every_split_point_on(log: Path, tmp_path: Path) -> None:
     """The file up to line k read whole, then the rest in one append and line by line."""
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
-    step = max(1, len(lines) // 12)
+    step = max(1, len(lines) // 8)
     for k in range(1, len(lines), step):
         _follow(lines, tmp_path / f"split{k}-{log.name}", [k, len(lines) - k])
         _follow(lines, tmp_path / f"then{k}-{log.name}", [k, *([1] * min(15, len(lines) - k))])
@@ -230,3 +232,64 @@ def test_counts_carry_over_and_only_new_messages_are_measured(tmp_path: Path) ->
     assert same > 0
     assert len(measured) == len(follower.session.messages) - same  # only what is new or changed
     assert grown.message_tokens == count_session(follower.session, base).message_tokens
+
+
+def _whitespace_reply(after: dict, n: int, usage: bool) -> dict:
+    """An assistant line whose only block is whitespace, hanging from `after` (a message of its own,
+    with or without the usage its call reported)."""
+    record = json.loads(json.dumps(after)) if after.get("type") == "assistant" else {
+        k: v for k, v in after.items() if k in ("sessionId", "cwd", "version", "gitBranch", "userType", "isSidechain")}
+    message = {"id": f"msg_ws{n}", "type": "message", "role": "assistant", "model": "claude-opus-4-5",
+               "content": [{"type": "text", "text": "\n\n" if n % 2 else " \t\n"}]}
+    if usage:
+        message["usage"] = {"input_tokens": 10 + n, "output_tokens": 2, "cache_read_input_tokens": 1000 * n,
+                            "cache_creation_input_tokens": 0}
+    record.update(type="assistant", uuid=f"00000000-0000-4000-8000-{n:012d}", parentUuid=after["uuid"], message=message)
+    record.pop("toolUseResult", None)
+    return record
+
+
+def test_whitespace_only_assistant_lines_are_carried_on(tmp_path: Path) -> None:
+    """Claude Code leaves out an assistant line of whitespace only, and its reported usage moves to
+    the next message sent (to the one before it while it is the last): each such line appended, one
+    or several in a row, with or without usage, at the end of the file or followed by more, is read
+    on top of what was read and gives what a full load gives."""
+    records = _records(REAL / "claude_code" / "spotter-4d5611e5.jsonl")
+    turns = [k for k, r in enumerate(records) if r.get("type") in ("user", "assistant") and r.get("uuid")]
+    # After an assistant line answered by the user (the usage moves to the user's message), after a
+    # user line followed by an assistant one (it moves only while the reply is the last line).
+    before_user = [k for k, n in zip(turns, turns[1:], strict=False) if records[k]["type"] == "assistant" and records[n]["type"] == "user"]
+    before_assistant = [k for k, n in zip(turns, turns[1:], strict=False) if records[k]["type"] == "user" and records[n]["type"] == "assistant"]
+    at = set(before_user[1::4] + before_assistant[2::6])
+    out: list[dict] = []
+    n = 0
+    for k, r in enumerate(records):
+        out.append(r)
+        if k in at or k == len(records) - 1:  # one, two or three in a row; some at the very end
+            for j in range(1 + n % 3):
+                n += 1
+                out.append(_whitespace_reply(out[-1], n, usage=j != 1))
+            for x in records[k + 1:]:
+                if x.get("parentUuid") == r["uuid"]:
+                    x["parentUuid"] = out[-1]["uuid"]
+    lines = _lines(out)
+    follower = _follow(lines, tmp_path / "ws.jsonl", [1] * len(lines))
+    assert any("whitespace-only" in note for note in follower.session.notes)
+    assert any("kept the reported usage" in note for note in follower.session.notes)
+    # Read whole only where the log without them is (its rewinds), never for a whitespace-only line.
+    assert follower.full_loads == _full_loads(_lines(records), tmp_path / "plain.jsonl")
+    _follow(lines, tmp_path / "ws-pieces.jsonl", _pieces(len(lines), seed=3))
+
+
+def _full_loads(lines: list[str], path: Path) -> int:
+    """How many times following `lines` appended one by one reads the file whole."""
+    path.write_text("", encoding="utf-8")
+    follower = Follower(path)
+    for line in lines:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+        try:
+            follower.poll()
+        except LoadError:
+            continue
+    return follower.full_loads

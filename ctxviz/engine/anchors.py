@@ -25,16 +25,19 @@ API (pure, no Qt; the app reads it):
 
 from __future__ import annotations
 
+import operator
 import re
 import threading
+import time
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .anchor_cache import MESSAGE_STORE, MessageAnchors, Said
 from .session import Session
 from .voices import MACHINE_VOICES, SWE_AGENT_FORMATS, own_words, split_template, voices_of
+from .voices import voices_from as _voices
 
 #: Anchor kinds, in the order a "lost" list shows them (what the user asked for comes first).
 KINDS: tuple[str, ...] = ("request", "instruction", "requirement", "path", "lines", "url", "issue", "id", "commit", "error", "exception",
@@ -523,6 +526,8 @@ class AnchorIndex:
         #: a replay ranks the same anchors at every loss.
         self.rank_memo: dict[int, Any] = {}
         self._lock = threading.Lock()
+        #: What building the index of this session grown by appended messages starts from (`build_index`).
+        self._growth: _Growth | None = None
 
     def __len__(self) -> int:
         return len(self.anchors)
@@ -671,19 +676,116 @@ def _tokens(lowered: str) -> set[str]:
     return set(TOKEN_SPLIT_RE.split(lowered))
 
 
-def build_index(session: Session, store: MessageAnchors | None = None) -> AnchorIndex:
-    """Read every message once (or take what it says from `store`, where an earlier index of any
-    session read it: see engine/anchor_cache.py). Anchors are then folded (one fact, one anchor),
-    every message that names one in any form is added to it, and they are ordered by the message
-    that first said them."""
-    store = store if store is not None else MESSAGE_STORE
-    voices = voices_of(session)
-    first: dict[tuple[str, str], list[Any]] = {}
-    opening_done = False
-    swe = session.format in SWE_AGENT_FORMATS
-    texts = [m.text for m in session.messages]
-    keys = [(voice, m.role, swe, text) for m, voice, text in zip(session.messages, voices, texts, strict=True)]
-    for m, (said, user_turn) in zip(session.messages, store.said(keys, said_in), strict=True):
+#: Characters of lowered text per piece of a grown session's search corpus (`_Lowered`): one
+#: `str.find` over a piece holds the interpreter for about a millisecond.
+PIECE_CHARS = 4_000_000
+#: What separates tokens, one character at a time (`TOKEN_SPLIT_RE` without its `\\s`: white space
+#: is asked of `str.isspace`, as the pattern's `\\s` does).
+_SEPARATORS = frozenset("`'\"()[]{}<>,;!?=*|:")
+
+
+class _Lowered:
+    """A session's message texts in lower case, joined in pieces, so that a word new to a grown
+    session is looked for in every old text by one C-speed search per piece instead of lowering
+    each text again. Built the first time a grown session needs it; texts are added as it grows."""
+
+    def __init__(self) -> None:
+        self.pieces: list[list[str]] = []  # each piece's texts, joined when searched
+        self.joined: list[str | None] = []
+        self.starts: list[list[int]] = []  # where each text starts in its joined piece
+        self.owners: list[list[int]] = []  # the message position of each text
+        self.size = 0  # characters in the last piece
+
+    def add(self, position: int, lowered: str) -> None:
+        if not self.pieces or self.size > PIECE_CHARS:
+            self.pieces.append([])
+            self.joined.append(None)
+            self.starts.append([])
+            self.owners.append([])
+            self.size = 0
+        self.pieces[-1].append(lowered)
+        self.starts[-1].append(self.size)
+        self.owners[-1].append(position)
+        self.joined[-1] = None
+        self.size += len(lowered) + 1
+
+    def find(self, words: Iterable[str]) -> dict[int, set[str]]:
+        """Message position -> the words it holds as tokens (as `_tokens(lowered text)` would find
+        them). The interpreter is let go between pieces (a worker must not starve the window)."""
+        found: dict[int, set[str]] = {}
+        words = [w for w in words if w and TOKEN_SPLIT_RE.search(w) is None]  # one with a separator is never a token
+        if not words:
+            return found
+        seps = _SEPARATORS
+        for k, texts in enumerate(self.pieces):
+            piece = self.joined[k]
+            if piece is None:
+                piece = self.joined[k] = "\n".join(texts) + "\n"
+            starts, owners, end = self.starts[k], self.owners[k], len(piece)
+            for w in words:
+                at = piece.find(w)
+                n = len(w)
+                while at >= 0:
+                    before = piece[at - 1] if at else "\n"
+                    after = piece[at + n] if at + n < end else "\n"
+                    if (before in seps or before.isspace()) and (after in seps or after.isspace()):
+                        found.setdefault(owners[bisect_right(starts, at) - 1], set()).add(w)
+                    at = piece.find(w, at + 1)
+            time.sleep(0)
+        return found
+
+    def contain(self, values: Iterable[str]) -> dict[str, set[int]]:
+        """Value -> the message positions whose lower-case text contains it (anywhere)."""
+        out: dict[str, set[int]] = {v: set() for v in values}
+        for k, texts in enumerate(self.pieces):
+            piece = self.joined[k]
+            if piece is None:
+                piece = self.joined[k] = "\n".join(texts) + "\n"
+            starts, owners = self.starts[k], self.owners[k]
+            for v, where in out.items():
+                if "\n" in v or not v:  # could span two texts: each text of the piece on its own
+                    where.update(owners[j] for j, text in enumerate(texts) if v in text)
+                    continue
+                at = piece.find(v)
+                while at >= 0:
+                    where.add(owners[bisect_right(starts, at) - 1])
+                    at = piece.find(v, at + 1)
+            time.sleep(0)
+        return out
+
+
+class _Growth:
+    """What an index keeps so that the index of its session grown by appended messages (a followed
+    log) reads only the new messages: what messages[:covered] said (before anchors are folded), the
+    words each holds as tokens, and which words every one of them was searched for. The last few
+    messages (`TAIL`) are left out of it: a loader may still change them (an assistant message a
+    streamed line extends). Used up by the index built from it (extended in place)."""
+
+    def __init__(self) -> None:
+        self.messages: tuple[Any, ...] = ()  # the session's messages: those before `covered` must be the grown one's
+        self.covered = 0
+        self.first: dict[tuple[str, str], list[Any]] = {}
+        self.opening_done = False
+        self.hits: list[Any] = []  # per covered message: words it holds as tokens (None: no text)
+        self.searched: set[str] = set()  # every covered message was searched for each of these words
+        self.voices: tuple[str, ...] = ()
+        self.lowered: _Lowered | None = None
+        #: Phrase -> the messages[:phrases_upto] whose lower-case text contains it (`_phrases_in`).
+        self.phrases: dict[str, set[int]] = {}
+        self.phrases_upto = 0
+
+
+#: Messages at the end of a session an index's growth state leaves out (see `_Growth`).
+TAIL = 16
+
+
+def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], swe: bool, store: MessageAnchors, start: int, stop: int,
+          first: dict[tuple[str, str], list[Any]], opening_done: bool) -> bool:
+    """What messages[start:stop] say, added to `first` (kind, key -> the anchor's fields before
+    folding); returns whether the opening request has been said."""
+    rest = messages[start:stop]
+    keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
+    for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
         for kind, key, value, by in said:
             k = (kind, key)
             entry = first.get(k)
@@ -696,6 +798,50 @@ def build_index(session: Session, store: MessageAnchors | None = None) -> Anchor
                 entry[9] = m.index
         if user_turn:
             opening_done = True
+    return opening_done
+
+
+def _grows(previous: AnchorIndex | None, session: Session) -> bool:
+    """Whether `session` holds the messages `previous`'s growth state read (the same objects): the
+    last few messages may differ, or more may follow."""
+    growth = previous._growth if previous is not None else None
+    if growth is None or previous is None or previous.session.format != session.format:
+        return False
+    old, new, n = growth.messages, session.messages, growth.covered
+    return len(new) >= n and (not n or new[n - 1] is old[n - 1]) and all(map(operator.is_, old[:n], new))
+
+
+def build_index(session: Session, store: MessageAnchors | None = None, previous: AnchorIndex | None = None) -> AnchorIndex:
+    """Read every message once (or take what it says from `store`, where an earlier index of any
+    session read it: see engine/anchor_cache.py). Anchors are then folded (one fact, one anchor),
+    every message that names one in any form is added to it, and they are ordered by the message
+    that first said them.
+
+    With `previous`, the index of a session this one grew from by appended messages (a followed
+    log: the same message objects, then new ones), only the new messages are read, and the old ones
+    are searched only for the words the new ones made anchors of: the result is the same as
+    reading the session from scratch."""
+    store = store if store is not None else MESSAGE_STORE
+    swe = session.format in SWE_AGENT_FORMATS
+    messages = session.messages
+    texts = [m.text for m in messages]
+    growth: _Growth | None = None
+    if previous is not None and _grows(previous, session):
+        with previous._lock:
+            growth, previous._growth = previous._growth, None  # used up: extended in place below
+    kept = growth if growth is not None else _Growth()
+    n = kept.covered  # read before
+    covered = max(n, len(messages) - TAIL)  # read into the state kept for the next growth
+    if growth is not None:
+        before = kept.voices[:n]
+        voices = before + _voices(messages[n:], swe, "user" in before or "observation" in before)
+    else:
+        voices = voices_of(session)
+    kept.opening_done = _read(messages, texts, voices, swe, store, n, covered, kept.first, kept.opening_done)
+    # What the last messages say is read into a copy (a loader may still change them).
+    first = {k: [*e[:6], list(e[6]), *e[7:]] for k, e in kept.first.items()}
+    _read(messages, texts, voices, swe, store, covered, len(messages), first, kept.opening_done)
+    kept.messages, kept.voices = messages, voices[:covered]
     aliases = _merge_paths(first)
     for old, new in aliases.items():
         a, b = first.pop(old), first[new]
@@ -733,12 +879,28 @@ def build_index(session: Session, store: MessageAnchors | None = None) -> Anchor
     form_words, phrase_words = set(form_ids), set(phrases)
     if form_words or phrase_words:
         said_at = [(p, m.index) for p, (m, text) in enumerate(zip(session.messages, texts, strict=True)) if text]
-        found = store.token_hits([texts[p] for p, _ in said_at], form_words | phrase_words, _tokens)
+        wanted = form_words | phrase_words
+        if growth is not None:
+            every = _grown_hits(kept, texts, n, covered, wanted)
+            found = [every[p] or frozenset() for p, _ in said_at]
+        else:
+            found = store.token_hits([texts[p] for p, _ in said_at], wanted, _tokens)
+            hits: list[Any] = [None] * len(texts)
+            for (p, _), words in zip(said_at, found, strict=True):
+                hits[p] = words
+            kept.hits, kept.searched = hits[:covered], set(wanted)
+        within = _phrases_in(kept, texts, n, covered, phrases) if growth is not None else None
         for (p, i), words in zip(said_at, found, strict=True):
             for w in words & form_words:
                 entries[form_ids[w]][6].add(i)
             triggers = words & phrase_words
             if triggers:
+                if within is not None and p < covered:
+                    for t in triggers:
+                        for k, phrase in phrases[t]:
+                            if p in within[phrase]:
+                                entries[k][6].add(i)
+                    continue
                 lowered = texts[p].lower()
                 for t in triggers:
                     for k, phrase in phrases[t]:
@@ -764,7 +926,66 @@ def build_index(session: Session, store: MessageAnchors | None = None) -> Anchor
         for k in a.messages:
             by_message_sets[k].append(a.id)
     by_message = tuple(map(tuple, by_message_sets))
-    return AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
+    index = AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
+    if not (form_words or phrase_words):
+        _grown_hits(kept, texts, n, covered, set())
+    kept.covered = covered
+    index._growth = kept
+    return index
+
+
+def _grown_hits(growth: _Growth, texts: list[str], n: int, covered: int, wanted: set[str]) -> list[Any]:
+    """Each message's words of `wanted` it holds as tokens (and, for messages[:covered], of every
+    word searched before): texts[:n] from `growth`, searched only for the words none of them was
+    searched for; the others from their text. Brings `growth` up to `covered`."""
+    searched = growth.searched | wanted
+    new_words = wanted - growth.searched
+    hits: list[Any] = growth.hits
+    lowered = growth.lowered
+    if new_words and n:
+        if lowered is None:
+            lowered = growth.lowered = _Lowered()
+            for p in range(n):
+                if texts[p]:
+                    lowered.add(p, texts[p].lower())
+        for p, words in lowered.find(new_words).items():
+            hits[p] = (hits[p] or frozenset()) | words
+    tail: list[Any] = []
+    for p in range(n, len(texts)):
+        text = texts[p]
+        if not text:
+            (hits if p < covered else tail).append(None)
+        elif p < covered:
+            low = text.lower()
+            hits.append(_tokens(low) & searched)
+            if lowered is not None:
+                lowered.add(p, low)
+        else:
+            tail.append(_tokens(text.lower()) & wanted)
+    growth.searched = searched
+    return hits + tail
+
+
+def _phrases_in(growth: _Growth, texts: list[str], n: int, covered: int, phrases: dict[str, list[tuple[int, str]]]) -> dict[str, set[int]]:
+    """For each phrase, the messages[:covered] whose lower-case text contains it, kept in `growth`
+    per phrase: a phrase met before is looked for only in the messages read since, a new one in
+    the old texts by one search per piece (`_Lowered`)."""
+    memo = growth.phrases
+    values = {v for found in phrases.values() for _, v in found}
+    new_texts = [(p, texts[p].lower()) for p in range(growth.phrases_upto, covered) if texts[p]]
+    for v, where in memo.items():
+        where.update(p for p, low in new_texts if v in low)
+    fresh = [v for v in values if v not in memo]
+    if fresh:
+        lowered = growth.lowered
+        if lowered is None:
+            lowered = growth.lowered = _Lowered()
+            for p in range(covered):
+                if texts[p]:
+                    lowered.add(p, texts[p].lower())
+        memo.update(lowered.contain(fresh))
+    growth.phrases_upto = covered
+    return memo
 
 
 class AnchorStore:
@@ -780,9 +1001,12 @@ class AnchorStore:
     def get(self, session: Session) -> AnchorIndex:
         with self._lock:
             found = self._entries.get(id(session))
+            if found is None or found.session is not session:
+                # The newest index of a session this one grew from (a followed log): only the new messages are read.
+                previous = next((e for e in reversed(self._entries.values()) if _grows(e, session)), None)
         if found is not None and found.session is session:
             return found
-        index = build_index(session)
+        index = build_index(session, previous=previous)
         with self._lock:
             if len(self._entries) >= self.limit:
                 self._entries.pop(next(iter(self._entries)))

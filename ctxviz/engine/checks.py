@@ -16,7 +16,7 @@ from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore, TokenCounts
 from .images import image_costs
 from .plan import Context, Decision, MessagePlan, Plan
-from .plan_rows import sent_flags
+from .plan_rows import kept_flags, sent_flags
 from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
@@ -194,13 +194,22 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     per_message = store.get(session, chat_scheme(model, tokenizer))
     rate_model = image_rate_model(model)
     total = 3
-    for item, index in zip(plan.context, plan.context_index, strict=False):
+    context = plan.context
+    entries = context.entries if isinstance(context, Context) else tuple(context)
+    kept = kept_flags(plan.messages)
+    messages = session.messages
+    for given, index in zip(entries, plan.context_index, strict=False):
         # The cached count is of the message as the file has it: it serves only where the policy
-        # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text).
-        if index is not None and plan.messages[index].decision is Decision.KEPT and item == session.messages[index].to_openai():
-            total += per_message[index]
-        else:  # a summary, the system prompt, a cut-down or rewritten message
-            total += count_openai_chat([item], model=rate_model, tokenizer=tokenizer) - 3
+        # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text). A
+        # message handed over as itself is sent unchanged; anything else is compared in its sent
+        # form, built once per message (`sent_form`).
+        if index is not None and kept[index]:
+            m = messages[index]
+            if given is m or _form(given) == sent_form(m):
+                total += per_message[index]
+                continue
+        # A summary, the system prompt, a cut-down or rewritten message.
+        total += count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     if plan.reported is not None:  # the system prompt and tools the log does not record, as the first call suggests
@@ -208,6 +217,29 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     exact = encoding_is_exact(model)
     return RealCount(model or "(unknown)", encoding, total, entry.context_window if entry else None, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None)
+
+
+#: Where `sent_form` keeps a message's OpenAI form, in the message's own attributes.
+SENT_FORM = "_ctxviz_sent_form"
+
+
+def sent_form(message: Message) -> Mapping[str, Any]:
+    """The message in OpenAI chat form, built once per message object and kept on it: a followed
+    log's grown session holds the same message objects, so each plan's real count converts only
+    the new ones (the message is frozen, so the form never goes stale). Read-only: a caller that
+    changes it wants `to_openai()`, which builds a fresh one."""
+    found = message.__dict__.get(SENT_FORM)
+    if found is None:
+        found = message.__dict__[SENT_FORM] = message.to_openai()
+    return found
+
+
+def _form(given: Any) -> Mapping[str, Any]:
+    """A context entry in OpenAI chat form (a policy hands over a mapping, a message, or an entry
+    that builds its form: see `Context`)."""
+    if isinstance(given, Mapping):
+        return given
+    return sent_form(given) if isinstance(given, Message) else given.to_openai()
 
 
 def encoding_is_exact(model: str) -> bool:

@@ -190,6 +190,14 @@ def sent_flags(messages: Sequence[MessagePlan]) -> Sequence[bool]:
     return _Sent(messages)
 
 
+def kept_flags(messages: Sequence[MessagePlan]) -> list[bool]:
+    """Whether each message is sent as the file has it (KEPT), read without building a row of a
+    plan decided in columns."""
+    if isinstance(messages, Rows):
+        return (messages.columns.decision == KEPT).tolist()
+    return [m.decision is Decision.KEPT for m in messages]
+
+
 class _Sent(Sequence[bool]):
     __slots__ = ("_messages",)
 

@@ -19,8 +19,10 @@ Pure functions of the message text, its category and the session's format: no lo
 
 from __future__ import annotations
 
+import operator
 import re
 import threading
+from collections.abc import Iterable
 
 from .session import Category, Message, Session
 
@@ -79,9 +81,10 @@ def voices_of(session: Session) -> tuple[str, ...]:
     session identity (hashing a frozen session of 100,000 messages costs as much as reading it)."""
     with _LOCK:
         found = _CACHE.get(id(session))
+        known = list(_CACHE.values())
     if found is not None and found[0] is session:
         return found[1]
-    voices = _voices(session)
+    voices = _grown_voices(session, known) or _voices(session)
     with _LOCK:
         if len(_CACHE) >= 16:
             _CACHE.pop(next(iter(_CACHE)))
@@ -89,11 +92,40 @@ def voices_of(session: Session) -> tuple[str, ...]:
     return voices
 
 
+#: A session's last messages a loader may rebuild as its log grows (an assistant message a streamed
+#: line extends): compared one by one when a grown session's voices are carried over.
+_TAIL = 16
+
+
+def _grown_voices(session: Session, known: list[tuple[Session, tuple[str, ...]]]) -> tuple[str, ...] | None:
+    """The voices of a session grown from one already voiced (a followed log: the same message
+    objects, then new ones), the old ones carried over: a message's voice depends only on it and on
+    the messages before it. None when no known session is one it grew from."""
+    new = session.messages
+    for old_session, old_voices in reversed(known):
+        old = old_session.messages
+        sure = len(old) - _TAIL
+        if (old_session.format != session.format or sure <= 0 or len(new) < sure or new[sure - 1] is not old[sure - 1]
+                or not all(map(operator.is_, old[:sure], new))):
+            continue
+        k = sure
+        while k < min(len(old), len(new)) and new[k] is old[k]:
+            k += 1
+        before = old_voices[:k]
+        return before + voices_from(new[k:], session.format in SWE_AGENT_FORMATS, "user" in before or "observation" in before)
+    return None
+
+
 def _voices(session: Session) -> tuple[str, ...]:
+    return voices_from(session.messages, session.format in SWE_AGENT_FORMATS)
+
+
+def voices_from(messages: Iterable[Message], swe: bool, task_seen: bool = False) -> tuple[str, ...]:
+    """The voices of `messages`; for messages appended to a session, `task_seen` says whether the
+    messages before them hold a user turn (in a SWE-agent's log, the first is the task and the
+    others observations)."""
     out: list[str] = []
-    swe = session.format in SWE_AGENT_FORMATS
-    task_seen = False
-    for m in session.messages:
+    for m in messages:
         v = voice(m)
         if swe and v == "user":
             if task_seen or m.text.lstrip().startswith("<returncode>"):

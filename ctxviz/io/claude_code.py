@@ -429,7 +429,12 @@ class _Reader:
         self.continued = 0  # breaks after which the chain went on with the line before
         self.left_out = {"rewind": 0, "compact": 0, "unlinked": 0}
         self.cleared_counts = [0, 0]  # tool results, attachments
-        self.moved_usages = 0
+        # The messages as Claude Code sends them (`_sent`): `messages` without its whitespace-only
+        # assistant messages, renumbered; the position in `messages` each came from; whether each
+        # took the reported usage of such a message.
+        self.sent: list[Message] = []
+        self.sent_from: list[int] = []
+        self.moved: list[bool] = []
         # What carrying the load on needs (set by a full load; see `more`).
         self.resumable = False
         self.why_full = ""  # why the last `more` could not carry the load on
@@ -668,7 +673,7 @@ class _Reader:
         the appended lines could change what the lines before them mean. Then a full load is the
         only sure answer; in a live log that happens at a compaction, a rewind, a line naming a
         parent written after it (or one an earlier line named), a preserved segment, a
-        microcompaction, an assistant message with only whitespace, a file that turns out to be a
+        microcompaction, a file that turns out to be a
         sub-agent's transcript (or stops being one), and in a file whose lines give no parents when
         one starts giving them. Otherwise the appended lines only extend the chain the last line
         hung from, and each earlier line keeps its place and its message.
@@ -713,8 +718,6 @@ class _Reader:
         if not self._grow_included(scope, positions):
             return None
         first_changed = self.loop.run(self, scope, positions)
-        if first_changed is None:
-            return self._unsure("an assistant message of whitespace only (its usage moves to a neighbour)")
         if first_changed < new_from and (self.loop.cleared_tools or self.loop.cleared_lines):
             return self._unsure("a message read before changed, and a microcompaction may have cleared it")
         self.resumable = True
@@ -789,7 +792,7 @@ class _Reader:
         self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
         self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
-        self.resumable = self.keep and not self.loop.empties
+        self.resumable = self.keep
         return self._finish(format_name, 0, 0)
 
     def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
@@ -799,9 +802,8 @@ class _Reader:
         loop = self.loop
         if loop.cleared_tools or loop.cleared_lines:
             self._clear(loop.cleared_tools, loop.cleared_lines, new_from)
-        if loop.empties:
-            self._empty_assistants()
-        _slim_raw(self.messages[first_changed:])
+        rebuilt = self._sent(first_changed)
+        _slim_raw(self.sent[rebuilt:])
         src = self.src
         tallies: list[tuple[str, int]] = list(self.parse_tallies.items())
         if self.sidechain:
@@ -820,9 +822,10 @@ class _Reader:
             tallies.append((f"replaced {{n}} tool result(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", tools))
         if attachments:
             tallies.append((f"replaced {{n}} attachment(s) a `microcompact_boundary` cleared with \"{CLEARED_TOOL_RESULT}\"", attachments))
-        if self.moved_usages:
+        moved = sum(self.moved)
+        if moved:
             tallies.append(("kept the reported usage of {n} whitespace-only assistant message(s) Claude Code does not send "
-                            "(on the message next to it)", self.moved_usages))
+                            "(on the message next to it)", moved))
         for template, n in tallies:
             src.tally(template, n)
         notes: list[str] = []
@@ -831,15 +834,18 @@ class _Reader:
         versions = loop.versions
         if len(versions) > 1:
             notes.append(f"written by Claude Code {versions[0]} to {versions[-1]}")
+        compactions = self.compactions
+        if len(self.sent) != len(self.messages):  # a compaction's place among the messages sent
+            compactions = [replace(c, before_index=bisect_left(self.sent_from, c.before_index)) for c in compactions]
         return Session(
-            messages=tuple(self.messages),
+            messages=tuple(self.sent),
             source=src.path,
             format=format_name,
             model=loop.model,
             system_prompt=self.system_prompt,
             tools=self.tools,
             summaries=tuple(self.summaries),
-            compactions=tuple(self.compactions),
+            compactions=tuple(compactions),
             title=loop.custom_title or loop.title or loop.ai_title or (f"sub-agent {self.agent}" if self.agent else ""),
             format_version=versions[-1] if versions else "",
             notes=tuple(notes),
@@ -985,31 +991,49 @@ class _Reader:
                 self.messages[k] = replace(m, parts=(TextPart(CLEARED_TOOL_RESULT),))
                 self.cleared_counts[1] += 1
 
-    def _empty_assistants(self) -> None:
-        """An assistant message all of whose lines were whitespace: Claude Code sends nothing of it.
+    def _sent(self, first_changed: int) -> int:
+        """Bring `sent` up to date with `messages`, of which those from `first_changed` on are new
+        or changed; returns the first position in `sent` rebuilt (those before are the same objects).
 
+        An assistant message all of whose lines were whitespace: Claude Code sends nothing of it.
         Its call still happened: the usage it reported moves to the next message (or, at the end of
         the file, to the message before it), the usage of a message being read as the call that
-        produced it, made on the request just before it."""
-        if not any(m.role == "assistant" and not m.parts for m in self.messages):
-            return
-        messages = list(self.messages)
-        moved = 0
-        for k, m in enumerate(messages):
-            if m.role != "assistant" or m.parts or m.usage is None:
+        produced it, made on the request just before it. So what is sent for a message depends on
+        it and on the whitespace-only messages just before it (and, for the last one, just after
+        it): from the last message sent before `first_changed`, with the whitespace-only ones
+        before it, everything is rebuilt, and nothing earlier changes (a followed log that writes
+        such lines is carried on, not read again whole)."""
+        raw, sent, came_from, moved = self.messages, self.sent, self.sent_from, self.moved
+        at = bisect_left(came_from, first_changed) - 1  # the last message sent from before first_changed
+        if at < 0:
+            at = start = 0
+        else:
+            start = came_from[at - 1] + 1 if at else 0
+        del sent[at:], came_from[at:], moved[at:]
+        tail = raw[start:]
+        empty = [m.role == "assistant" and not m.parts for m in tail]
+        usages = [m.usage for m in tail]
+        took = [False] * len(tail)
+        if any(empty):
+            n = len(tail)
+            for k, m in enumerate(tail):
+                if not empty[k] or m.usage is None:
+                    continue
+                after = next((j for j in range(k + 1, n) if not empty[j]), None)
+                before = next((j for j in range(k - 1, -1, -1) if not empty[j]), None)
+                target = after if after is not None and usages[after] is None else (
+                    before if after is None and before is not None and usages[before] is None else None)
+                if target is not None:
+                    usages[target] = m.usage
+                    took[target] = True
+        for k, m in enumerate(tail):
+            if empty[k]:
                 continue
-            after = next((j for j in range(k + 1, len(messages)) if not (messages[j].role == "assistant" and not messages[j].parts)), None)
-            before = next((j for j in range(k - 1, -1, -1) if not (messages[j].role == "assistant" and not messages[j].parts)), None)
-            target = after if after is not None and messages[after].usage is None else (
-                before if after is None and before is not None and messages[before].usage is None else None)
-            if target is not None:
-                messages[target] = replace(messages[target], usage=m.usage)
-                moved += 1
-        self.moved_usages += moved
-        keep = [m for m in messages if not (m.role == "assistant" and not m.parts)]
-        renumber = {m.index: k for k, m in enumerate(keep)}
-        self.messages = [replace(m, index=k) for k, m in enumerate(keep)]
-        self.compactions = [replace(c, before_index=_shift(renumber, c.before_index, len(keep))) for c in self.compactions]
+            index = len(sent)
+            sent.append(m if m.index == index and not took[k] else message_with(m, index=index, usage=usages[k]))
+            came_from.append(start + k)
+            moved.append(took[k])
+        return at
 
 
 
@@ -1048,11 +1072,9 @@ class _Loop:
         self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
         self.cleared_tools: set[str] = set()
         self.cleared_lines: set[str] = set()
-        self.empties = False
 
-    def run(self, reader: _Reader, scope: list[_Line], positions: range) -> int | None:
-        """Read the lines at `positions`; returns the first message index they changed (None:
-        they left an assistant message with only whitespace, which moves usage between messages)."""
+    def run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
+        """Read the lines at `positions`; returns the first message index they changed."""
         src = reader.src
         saved, src.tallies = src.tallies, reader.loop_tallies
         try:
@@ -1061,7 +1083,7 @@ class _Loop:
             src.tallies = saved
         return first_changed
 
-    def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int | None:
+    def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
         src, messages, included, versions = reader.src, reader.messages, reader.included, self.versions
         first_changed = len(messages)
         for i in positions:
@@ -1131,14 +1153,7 @@ class _Loop:
             if rest:
                 self.open_assistant = None  # a turn of the user's: the assistant message is over
             reader._user(x, results, rest)
-        self.empties = any(m.role == "assistant" and not m.parts for m in messages[first_changed:])
-        return None if self.empties else first_changed
-
-
-def _shift(renumber: dict[int, int], index: int, length: int) -> int:
-    """Where a position between messages moves when some messages before it are taken out."""
-    later = [new for old, new in renumber.items() if old >= index]
-    return min(later) if later else length
+        return first_changed
 
 
 def _timestamp(x: _Line) -> str:
