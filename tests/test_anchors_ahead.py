@@ -62,7 +62,7 @@ def coding_session(n: int) -> Session:
 def same_index(a: anchors.AnchorIndex, b: anchors.AnchorIndex) -> None:
     assert b.session is a.session
     for name, value in vars(a).items():
-        if name in ("session", "_lock"):
+        if name in ("session", "_lock", "_growth"):  # the state kept to grow is not sent (anchors_ahead._state)
             continue
         assert getattr(b, name) == value, name
         if isinstance(value, dict):
@@ -82,6 +82,18 @@ def test_the_forked_index_is_the_one_built_here() -> None:
     assert got.ids_in_text("see src/auth/handler_1.py") == here.ids_in_text("see src/auth/handler_1.py")
     with got._lock:  # a working lock, not the child's
         pass
+
+
+@needs_fork
+def test_an_index_from_the_child_grows_like_one_built_here() -> None:
+    """The child does not send what an index keeps to grow: a session grown from it is read whole,
+    to the same index a from-scratch read gives."""
+    session = coding_session(700)
+    ahead = anchors_ahead.start(session, min_messages=0)
+    got = ahead.index()
+    assert ahead.forked and got._growth is None
+    grown = Session(messages=session.messages + coding_session(720).messages[700:], source="<test>", format="test")
+    same_index(build_index(grown, MessageAnchors()), build_index(grown, MessageAnchors(), previous=got))
 
 
 def test_a_small_session_is_indexed_here() -> None:

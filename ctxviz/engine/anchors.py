@@ -16,6 +16,9 @@ API (pure, no Qt; the app reads it):
   (2-3 s for 10,000 messages of a coding agent holding 8.5 MB, 0.1-0.4 s for a bundled sample); a
   grown session (a followed log after an append), a log re-read whole, or a replay's prefixes cost
   the new messages and one pass over the per-message lists (worth a worker thread in the app).
+  `build_index(session, previous=index)` carries the index of the session this one grew from
+  (`AnchorStore.get` finds it): only the new messages and the last `TAIL` (which a loader may
+  still rebuild) are read, and the older texts are searched only for the words the new anchors bring.
 - `AnchorIndex.anchors`: every `Anchor` (kind, value, first_index, first_id, messages, role),
   ordered by the message that first said it; `by_message[i]`: the anchor ids message i holds;
   `ids_in_text(text)`: the anchors a text (a summary, the system prompt, a truncated message)

@@ -150,8 +150,10 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
 
 
 def _state(index: AnchorIndex) -> dict[str, Any]:
-    """The index as plain data: every attribute but the session (the parent has it) and its locks."""
-    return {k: (_LockMark(type(v) is _LOCK_TYPES[1]) if isinstance(v, _LOCK_TYPES) else v)
+    """The index as plain data: every attribute but the session (the parent has it), its locks, and
+    what it keeps to grow (`_growth`: a copy of every text in lower case, as large as the session's
+    text; `simulate` never grows its session, and an index without it is read whole if one does)."""
+    return {k: (_LockMark(type(v) is _LOCK_TYPES[1]) if isinstance(v, _LOCK_TYPES) else None if k == "_growth" else v)
             for k, v in vars(index).items() if k != "session"}
 
 

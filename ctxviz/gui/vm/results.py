@@ -120,8 +120,9 @@ class PlanResults:
     #: that competes with the next plan for the interpreter.
     RETENTION_DELAY_MS = 400
     #: While a log is followed (gui/live.py sets it), retention takes at most this share of the time:
-    #: each new state of a 200 MB log builds its anchor index again (seconds), holding the interpreter
-    #: the window needs. None: as soon as the plan settles.
+    #: each new state of a 200 MB log carries its anchor index over (engine/anchors.py, `previous=`),
+    #: but still holds the interpreter the window needs for a tenth of a second or more. None: as
+    #: soon as the plan settles.
     retention_share: float | None = None
     _retention_cost = 0.0
 
