@@ -10,9 +10,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPoint, QSettings  # noqa: E402
+from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
 
 from ctxviz.gui.main_window import MainWindow  # noqa: E402
+from ctxviz.gui.safe import tooltip_html  # noqa: E402
 
 REAL = Path(__file__).parent / "data" / "real"
 #: A real Claude Code log with a recorded compaction: the provider's usage, a lost card and a forecast.
@@ -54,5 +55,54 @@ def test_at_1920x1080_the_next_compaction_card_shows_all_of_its_text(qtbot, tmp_
         # Within its quarter of the window, and the charts keep their place below it.
         assert card.height() <= win.height() // 4
         assert card.mapTo(win, QPoint(0, 0)).y() + card.height() <= win.pie.mapTo(win, QPoint(0, 0)).y()
+    finally:
+        win.vm.shutdown()
+
+
+SAMPLES = Path(__file__).parent.parent / "sample_sessions"
+#: Logs whose legend or status bar were cut at 1024x700: the sample's unseen prompt ("… not count…"),
+#: a real count with its cost, a Codex model window beside the policy's, Gemini's long policy name.
+WHOLE_AT_1024 = [SAMPLES / "claude_code_compaction.jsonl", CLAUDE_LOG,
+                 REAL / "codex" / "codemie-rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+                 REAL / "gemini_cli" / "aim_control_pro.json"]
+
+
+@pytest.mark.parametrize("path", WHOLE_AT_1024, ids=lambda p: p.name[:24])
+def test_at_1024x700_the_donut_legend_and_the_status_bar_are_whole(qtbot, tmp_path, path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1024, 700), path)
+    try:
+        qtbot.waitUntil(lambda: win.shown_plan is not None and win.shown_plan.real is not None, timeout=30000)
+        assert win.width() == 1024 and win.height() == 700
+        pie = win.pie
+        fm = pie.fontMetrics()
+        rows, line = pie.legend_rows()
+        x = pie._ring()[0].right() + 14
+        width = pie.width() - x - 8
+        # Every line inside the widget, above and below.
+        assert line * len(rows) <= pie.height()
+        for entry, text, first in rows:
+            indent = 14 * len(entry.swatches) + 4 if entry.swatches and first else 0
+            whole = f"{entry.name}  {entry.figures}" if entry.figures else text
+            # Drawn whole: as wide as the room at most, never shortened with "…".
+            assert fm.horizontalAdvance(whole) <= width - indent, whole
+            assert fm.elidedText(whole, Qt.TextElideMode.ElideRight, int(width - indent)) == whole
+        drawn = " ".join(text for entry, text, _ in rows if not entry.figures)
+        for entry in pie.legend_entries():  # each explanation is all there, over one or two lines
+            if not entry.figures:
+                assert entry.name in drawn or " ".join(t for e, t, _ in rows if e is entry) == entry.name
+        if pie.unseen:
+            assert "(not in the log, not counted above)" in drawn
+        # The status bar: every segment whole, no "…"; what the short wording leaves out is in the tooltip.
+        status = win.status_label
+        shown = status.shown_text()
+        assert "…" not in shown, shown
+        assert status.fontMetrics().horizontalAdvance(shown) <= status.contentsRect().width()
+        for segment in ("sent", "not sent", "budget"):
+            assert segment in shown
+        assert "real count" in shown
+        if shown != status.text():  # the whole line, with what the shorter wording leaves out, is one hover away
+            assert status.toolTip() == tooltip_html(status.text())
+            if win.shown_plan.real.input_cost is not None and "next call ≈ $" not in shown:
+                assert "next call ≈ $" in status.text()
     finally:
         win.vm.shutdown()
