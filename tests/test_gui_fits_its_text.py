@@ -11,6 +11,8 @@ import pytest
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
+from PySide6.QtGui import QTextDocument  # noqa: E402
+from PySide6.QtWidgets import QScrollArea  # noqa: E402
 
 from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.safe import tooltip_html  # noqa: E402
@@ -104,5 +106,45 @@ def test_at_1024x700_the_donut_legend_and_the_status_bar_are_whole(qtbot, tmp_pa
             assert status.toolTip() == tooltip_html(status.text())
             if win.shown_plan.real.input_cost is not None and "next call ≈ $" not in shown:
                 assert "next call ≈ $" in status.text()
+    finally:
+        win.vm.shutdown()
+
+
+def laid_out_height(label, text: str) -> float:  # type: ignore[no-untyped-def]
+    """The height of `text` laid out as the rich-text label lays it out (its font, its width)."""
+    document = QTextDocument()
+    document.setDefaultFont(label.font())
+    document.setTextWidth(label.contentsRect().width())
+    document.setHtml(text)
+    return document.size().height()
+
+
+def answer_in_view(head, scroll) -> bool:  # type: ignore[no-untyped-def]
+    """The "What would keep it" answer's first line is in the head's view, and all of it when it fits."""
+    bar, view = scroll.verticalScrollBar(), scroll.viewport().height()
+    before, _, after = head.text().partition("What would keep it")
+    top = head.contentsMargins().top() + laid_out_height(head, before)
+    bottom = head.contentsMargins().top() + laid_out_height(head, before + "What would keep it" + after.split("</p>")[0] + "</p>")
+    line = head.fontMetrics().lineSpacing()
+    return bar.value() <= top and top + line <= bar.value() + view and (bottom - top > view or bottom <= bar.value() + view + 1)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 720)])
+def test_what_would_keep_it_is_in_view_after_selecting_a_dropped_message(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """At 1024 px the detail panel is about 170 pixels wide: the message's title and decision took
+    the head's height and the answer sat partly below its fold."""
+    win = window_at(qtbot, tmp_path, size)
+    try:
+        plan = win.vm.plan
+        dropped = [i for i, sent in enumerate(plan.sent_flags) if not sent]
+        assert dropped
+        for index in (dropped[0], dropped[len(dropped) // 2]):
+            win.select_message(index)
+            qtbot.waitUntil(lambda: "What would keep it" in win.detail_text() and not win.why_pending(), timeout=60000)
+            head = win.detail_head
+            scroll = head.parentWidget().parentWidget()
+            assert isinstance(scroll, QScrollArea)
+            qtbot.waitUntil(lambda: answer_in_view(head, scroll), timeout=5000)  # noqa: B023 (waited for here)
+            assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
