@@ -148,3 +148,52 @@ def test_what_would_keep_it_is_in_view_after_selecting_a_dropped_message(qtbot, 
             assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
+
+
+def timeline_cramped(win) -> str:  # type: ignore[no-untyped-def]
+    """What is cramped on the Timeline tab ("" for nothing), as a user needs it: the tokens chart,
+    the answers chart and the calls each with usable room, the legends and the x axis's words whole
+    and off the data, the compaction's label inside the chart, the controls at their full height."""
+    view = win.timeline
+    chart, answers = view.plot.getPlotItem(), view.answers_plot.getPlotItem()
+    if not (view.plot.isVisible() and view.answers_plot.isVisible() and view.calls_box.isVisible()):
+        return "not shown yet"
+    if chart.vb.height() < 120 or answers.vb.height() < 50:  # 0-40 pixels of data before, under 5 rows of legend
+        return f"data heights {chart.vb.height():.0f} and {answers.vb.height():.0f}"
+    rows = view.calls.viewport().height() / view.calls.verticalHeader().defaultSectionSize()
+    if rows < 3:
+        return f"{rows:.1f} calls in view"
+    for plot, item in ((view.plot, chart), (view.answers_plot, answers)):
+        legend = item.legend.sceneBoundingRect()
+        if legend.intersects(item.vb.sceneBoundingRect()):
+            return "a legend over the data"
+        if legend.bottom() > plot.height() + 1 or legend.right() > plot.width() + 1:
+            return f"a legend cut off: {legend} in {plot.width()}x{plot.height()}"
+        axis = item.getAxis("bottom").sceneBoundingRect()
+        if axis.bottom() > plot.height() + 1:
+            return f"the x axis cut off: {axis} in {plot.width()}x{plot.height()}"
+    box = chart.vb.sceneBoundingRect()
+    for _c, line, _tick in view.compaction_marks:
+        rect = line.label.sceneBoundingRect()
+        if rect.left() < box.left() - 1 or rect.right() > box.right() + 1:
+            return f"a compaction's label {rect} off the chart {box}"
+    for control in (view.run, view.slider, view.latest):
+        if control.height() < control.minimumSizeHint().height():
+            return f"{control} squeezed"
+    return ""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 700)])
+def test_the_timeline_tab_at_720_pixels_gives_its_charts_and_calls_usable_height(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, size)
+    try:
+        assert win.vm.session.compactions, "a log with a recorded compaction: its label must be in the chart"
+        with qtbot.waitSignal(win.vm.answersReady, timeout=120000):
+            win.tabs.setCurrentIndex(1)
+        try:
+            qtbot.waitUntil(lambda: not timeline_cramped(win), timeout=10000)
+        except qtbot.TimeoutError:
+            pytest.fail(timeline_cramped(win))
+        assert win.width() == size[0] and win.height() == size[1]
+    finally:
+        win.vm.shutdown()
