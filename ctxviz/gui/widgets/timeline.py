@@ -337,7 +337,7 @@ class TimelineView(QWidget):
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         """The sentences under the charts take at most a fifth of the tab's height (at least four
-        lines), and no more than they need."""
+        lines; four on a short tab), and no more than they need; the legends and the split follow."""
         super().resizeEvent(event)
         self._fit_words()
         self._lay_out_legend()
@@ -347,7 +347,7 @@ class TimelineView(QWidget):
 
     def _fit_words(self) -> None:
         """Every line of the sentences in the scroll area (wrapped labels asked their height for the
-        width they get), the area itself at most a fifth of the tab."""
+        width they get), the area itself at most a fifth of the tab (four lines on a short tab)."""
         inner = self.words.widget()
         width = self.words.viewport().width() if self.words.viewport().width() > 50 else max(50, self.width() - 20)
         needed = inner.layout().heightForWidth(width)
