@@ -197,3 +197,24 @@ def test_the_timeline_tab_at_720_pixels_gives_its_charts_and_calls_usable_height
         assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
+
+
+def test_at_1024x700_a_comparison_keeps_the_window_1024_pixels_wide(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The screenshot pass found the Compare tab 1098 pixels wide at 1024x700: the key over the
+    lane between the strips was one unwrapped line of 820 pixels."""
+    win = window_at(qtbot, tmp_path, (1024, 700), SAMPLES / "claude_code_compaction.jsonl")
+    try:
+        win.tabs.setCurrentIndex(2)
+        win.compare.policy.setCurrentText("missy")
+        with qtbot.waitSignal(win.vm.compareReady, timeout=60000):
+            win.compare.request()
+        qtbot.waitUntil(lambda: win.compare.strips.isVisible(), timeout=10000)
+        qtbot.wait(50)
+        assert win.width() == 1024 and win.height() == 700
+        # Nothing asks for more than the window has (the window itself grew to 1098 when shown so).
+        assert win.minimumSizeHint().width() <= 1024 and win.compare.minimumSizeHint().width() <= win.compare.width()
+        for label in (win.compare.lane_label, win.compare.label_a, win.compare.label_b):
+            # Whole: as tall as its text wrapped to its width, and no wider than the tab.
+            assert label.height() >= label.heightForWidth(label.width()) and label.width() <= win.compare.width(), label.text()
+    finally:
+        win.vm.shutdown()
