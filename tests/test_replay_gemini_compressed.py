@@ -51,10 +51,29 @@ def test_a_real_log_after_its_compression_is_carried():
 
 @settings(SETTINGS, max_examples=25)
 @given(s=edit_sessions(), limit=st.integers(100, 6000), threshold=st.sampled_from([0.05, 0.3, 0.5, 0.9]),
-       budget=st.sampled_from([0, 20, 20, 200, 50_000]), chars=st.sampled_from([0, 50, 50, 40_000]))
-def test_replay_after_compressions_equals_the_reference(s, limit, threshold, budget, chars):
+       budget=st.sampled_from([0, 20, 20, 200, 50_000]), chars=st.sampled_from([0, 50, 50, 40_000]), pair_safe=st.booleans())
+def test_replay_after_compressions_equals_the_reference(s, limit, threshold, budget, chars, pair_safe):
     """Random agent logs at small token limits, so that they compress, often more than once, with
-    and without outputs truncated after each compression."""
+    and without outputs truncated after each compression, with and without pair safety (carried:
+    it drops what the compression's cut leaves without its partner, truncated outputs included)."""
     params = {"tokenLimit": limit, "compressionThreshold": threshold, "truncateToolOutputThreshold": chars}
     with mock.patch.object(service, "COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET", budget):
-        same(s, "gemini-cli-compression", params, PlanOptions())
+        same(s, "gemini-cli-compression", params, PlanOptions(pair_safe=pair_safe))
+
+
+def test_pair_safety_on_a_real_log_is_carried():
+    """aim_matrix_flash.json with pair safety, before and after its compression, one step per
+    message (so that a call is sent before its result is in): the replay equals the reference,
+    drops what pair safety drops, plans only the compression from scratch, and says it is
+    incremental."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(REAL / "aim_matrix_flash.json")
+    options = PlanOptions(pair_safe=True)
+    for params, compressions in (({}, 0), ({"tokenLimit": 80_000}, 1)):
+        store = CountStore()
+        fast = simulate(session, "gemini-cli-compression", params, store=store, options=options, per_message=True)
+        reference = simulate(session, "gemini-cli-compression", params, store=store, options=options, incremental=False, per_message=True)
+        assert fast.to_json() == reference.to_json()
+        assert any(t.dropped for t in fast.turns) and fast.scratch_steps == len(fast.summaries) == compressions
+        assert replays_incrementally("gemini-cli-compression", session, options, params) == "incremental"

@@ -13,7 +13,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay, recorded_summary_text
 from ...session import Session, Summary
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay
+from ..replay_common import _EditsReplay, _RecordedShapes
 from . import compaction as cx
 
 
@@ -28,7 +28,8 @@ class CodexReplay(_EditsReplay):
 
     Before the first generated summary, the latest recorded summary in force (in the file's order,
     as `state()` hands them to the plan) stands for all: the messages it covers are counted as they
-    arrive (`_Recorded`), and the turn a recorded summary is written carries the reference's
+    arrive (`_Recorded`; where each covers a prefix of the file, as a rollout's compactions do, read
+    from prefix sums: `_RecordedShapes`), and the turn a recorded summary is written carries the reference's
     compaction event. A session with an id on more than one message replays from scratch, and so
     does one with the same summary recorded twice; the turns where a recorded summary written as
     Codex's own (after SUMMARY_PREFIX, which the plan reads as generated) is in force are planned
@@ -69,6 +70,12 @@ class CodexReplay(_EditsReplay):
         self.retained_kept = self.retained_truncated = self.retained_sent = self.retained_tokens = 0
         self.summary_tokens = 0
         self.kinds: list[int] = []  # each message so far: LEADING, INITIAL or HISTORY
+        # Prefix sums over messages 0..k-1 of the initial-context and history messages' counts and tokens.
+        self.initial_sums: list[tuple[int, int]] = [(0, 0)]
+        self.history_sums: list[tuple[int, int]] = [(0, 0)]
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        if self.shapes is not None and self.shapes.why_not is not None:
+            self.shapes = None
         self.recorded: _Recorded | None = None  # the recorded summary in force at the last step
         starts = session.summary_start_turns
         self.order = sorted(range(len(starts)), key=lambda k: starts[k])  # the summaries by their start
@@ -79,9 +86,13 @@ class CodexReplay(_EditsReplay):
 
     def _grow(self, i: int) -> None:
         self._classify(i)
+        kind, t = self.kinds[i], self.tokens[i]
+        (ic, it), (hc, ht) = self.initial_sums[-1], self.history_sums[-1]
+        self.initial_sums.append((ic + 1, it + t) if kind == INITIAL else (ic, it))
+        self.history_sums.append((hc + 1, ht + t) if kind == HISTORY else (hc, ht))
         recorded = self.recorded
-        if recorded is not None and self.session.messages[i].id in recorded.covers:
-            recorded.add(i, self.kinds[i], self.tokens[i])
+        if recorded is not None and recorded.lo is None and self.session.messages[i].id in recorded.covers:
+            recorded.add(i, kind, t)
 
     def _classify(self, i: int) -> None:
         m = self.session.messages[i]
@@ -173,8 +184,14 @@ class CodexReplay(_EditsReplay):
         j = bisect_right(self.starts, until)
         k = self.latest[j - 1] if j else -1
         if self.recorded is None or self.recorded.k != k:
-            self.recorded = None if k < 0 else _Recorded(k, self.session.summaries[k], self.position, self.kinds, self.tokens, i)
-        return self.recorded
+            lo = self.shapes.lo[k] if self.shapes is not None and k >= 0 else None
+            self.recorded = None if k < 0 else _Recorded(k, self.session.summaries[k], self.position, self.kinds, self.tokens, i, lo)
+        rec = self.recorded
+        if rec is not None and rec.lo is not None:  # it covers messages [0, lo): what of them is here, from the prefix sums
+            m = min(rec.lo, i + 1)
+            (rec.initial_count, rec.initial_tokens), (rec.history_count, rec.history_tokens) = self.initial_sums[m], self.history_sums[m]
+            rec.length = m
+        return rec
 
     def _recorded_step(self, i: int) -> Turn:
         """A turn before any generated summary with a recorded one in force: `plan_records` with
@@ -188,7 +205,7 @@ class CodexReplay(_EditsReplay):
         live = len(self.history) - rec.history_count
         live_tokens = self.history_sum - rec.history_tokens
         sent_summary = rec.summary_tokens if rec.summary.text else 0
-        if self.last_usage >= 0 and self.session.messages[self.last_usage].id not in rec.covers:
+        if self.last_usage >= 0 and not rec.covering(self.last_usage, self.session.messages[self.last_usage].id):
             total = cx.reported_total(self.session.messages[self.last_usage]) or 0
         else:
             total = self.instructions + initial_tokens + rec.summary_tokens + live_tokens
@@ -221,20 +238,27 @@ class _Recorded:
     messages (the plan then summarises them with the history) and the history items; the leading
     developer messages it names stay with the instructions."""
 
-    def __init__(self, k: int, summary: Summary, position: dict[str, int], kinds: list[int], tokens: list[int], i: int) -> None:
+    def __init__(self, k: int, summary: Summary, position: dict[str, int], kinds: list[int], tokens: list[int], i: int, lo: int | None) -> None:
         self.k = k
         self.summary = summary
-        self.covers = frozenset(summary.covers)
+        self.lo = lo  # it covers exactly the file's messages [0, lo) (None: read from its covers)
+        self.length = 0  # with lo: how many of them are among the messages so far (set each step)
+        self.covers = frozenset(summary.covers) if lo is None else frozenset()
         self.generated_form = cx.generated_form(summary)
         self.summary_tokens = cx.item_tokens(cx.user_item(summary.text))
         self.initial_count = self.initial_tokens = self.history_count = self.history_tokens = 0
-        self.positions: list[int] = []  # the covered messages among 0..i, in order
-        for j in sorted(p for c in self.covers if (p := position.get(c)) is not None and p <= i):
-            self.add(j, kinds[j], tokens[j])
+        self.positions: list[int] = []  # without lo: the covered messages among 0..i, in order
+        if lo is None:
+            for j in sorted(p for c in self.covers if (p := position.get(c)) is not None and p <= i):
+                self.add(j, kinds[j], tokens[j])
 
     @property
     def count(self) -> int:
-        return len(self.positions)
+        return self.length if self.lo is not None else len(self.positions)
+
+    def covering(self, j: int, id_: str) -> bool:
+        """Whether it covers message j (whose id is id_)."""
+        return j < self.lo if self.lo is not None else id_ in self.covers
 
     def add(self, j: int, kind: int, tokens: int) -> None:
         """Message j, a cover, is among the messages so far."""
@@ -248,6 +272,8 @@ class _Recorded:
 
     def head(self) -> tuple[list[int], int, int]:
         """The first five covered positions, the first and the last."""
+        if self.lo is not None:
+            return list(range(min(5, self.length))), 0, self.length - 1
         return self.positions[:5], self.positions[0], self.positions[-1]
 
 

@@ -11,7 +11,7 @@ from ...counting import TokenCounts
 from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay
+from ..replay_common import _EditsReplay, _PairSafety
 from . import compression as gc
 from .history import build_contents, estimate_part, message_content, own_parts, text_content
 
@@ -28,7 +28,14 @@ class GeminiCliReplay(_EditsReplay):
     truncates again the outputs up to the message held when it compressed (`Summary.held_until`):
     `_sync` rebuilds that once (those Contents no longer change), and the later turns add the new
     messages to running sums as before. (Every estimate is a multiple of 1/4: the sums are exact
-    in floating point, in any order.)"""
+    in floating point, in any order.)
+
+    Pair safety is carried too (`_PairSafety`): the history sent is one run, all of it before a
+    compression and what the summary does not cover after one, so a turn drops what
+    `apply_pair_safety` would from the problems and the pairs crossing the run's start. A session
+    with a tool call id on more than one call replays from scratch with pair safety."""
+
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -52,8 +59,14 @@ class GeminiCliReplay(_EditsReplay):
         self.truncated = 0
         self.truncated_extra = 0  # what the truncated outputs send less than their tokens (<= 0)
         self.truncated_estimate = 0.0  # what they estimate less
+        self.truncated_sent: dict[int, int] = {}  # session index -> what a truncated output sends
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.usable = not pair_safe or self.pairs is not None
+        self.run_start: int | None = 0  # the history position the sent run starts at (None: not one run)
 
     def absorb(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
         m = self.session.messages[i]
         if m.role == "system":
             self._system(m)
@@ -102,6 +115,7 @@ class GeminiCliReplay(_EditsReplay):
         rest = [m for m in self.seen if m.id not in covered]
         gone = [m for m in self.seen if m.id in covered]
         self.covered, self.covered_tokens = len(gone), sum(self.tokens[m.index] for m in gone)
+        self.run_start = self.covered if all(m.id in covered for m in self.seen[: self.covered]) else None
         self.previous, self.key, self.role = None, None, ""
         self.contents, self.last_estimate, self.estimate, self.history_sum = 0, 0.0, 0.0, 0
         for m in rest:
@@ -112,6 +126,7 @@ class GeminiCliReplay(_EditsReplay):
         self.summary_tokens = self.full.text(summary.text) + self.full.text(gc.ACK_TEXT) if summary.text else 0
         self.truncated = self.truncated_extra = 0
         self.truncated_estimate = 0.0
+        self.truncated_sent = {}
         contents = build_contents(rest, self.call_names)
         held = head + (contents[:-1] if contents and contents[-1].role == "user" else contents)
         ids = {m.id: k for k, c in enumerate(held) for m in c.messages}
@@ -131,6 +146,7 @@ class GeminiCliReplay(_EditsReplay):
                                           + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
                         self.truncated += 1
                         self.truncated_extra += sent - self.tokens[m.index]
+                        self.truncated_sent[m.index] = sent
         self.synced = len(self.generated)
 
     def _fast(self, i: int) -> Turn:
@@ -145,15 +161,26 @@ class GeminiCliReplay(_EditsReplay):
             return _Replay.step(self, i)  # the compression: the reference plans it and runs the policy's compact
         system, summary = self.system_prompt_tokens, self.summary_tokens if active else 0
         history = self.history_sum + (self.truncated_extra if active else 0)
+        covered, truncated, not_sent = (self.covered, self.truncated, self.covered_tokens) if active else (0, 0, 0)
+        unpaired = 0
+        if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[start:h] is sent
+            start = self.run_start if active else 0
+            if start is None:
+                return _Replay.step(self, i)
+            dropped = self.pairs.drops(start, len(self.seen), len(self.seen), len(self.seen))
+            for k in dropped:
+                index = self.seen[k].index
+                sent = self.truncated_sent.get(index) if active else None
+                history -= self.tokens[index] if sent is None else sent
+                truncated -= sent is not None
+                not_sent += self.tokens[index]
+            unpaired = len(dropped)
         used = system + summary + history
         fits = used <= self.limit
         events: list[Event] = []
         self._overflow(i, fits, events, {"system": system, "summary": summary, "history": self.limit - system - summary},
                        {"system": system, "summary": summary, "history": history}, self.limit, used)
-        if not active:
-            return Turn(i, used, self.limit, i + 1, 0, 0, 0, fits, 0, tuple(events), 0)
-        return Turn(i, used, self.limit, i + 1 - self.covered - self.truncated, 0, self.covered, self.truncated, fits, active, tuple(events),
-                    self.covered_tokens)
+        return Turn(i, used, self.limit, i + 1 - covered - truncated - unpaired, unpaired, covered, truncated, fits, active, tuple(events), not_sent)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"gemini-cli-compression": GeminiCliReplay}
