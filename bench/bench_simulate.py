@@ -13,8 +13,9 @@ Sessions (`--sessions`):
   replays past it (at its default limit the first comes at turn 2,379 of 4,000).
 
 For each policy (and with pair safety: `--pair-safe` all, or the policies named), in interleaved rounds
-(every round runs each size and case once, the order of the cases flipping each round; counting is
-done once beforehand, as the app's store keeps the counts), it prints:
+(every round runs each size and case once, the order of the cases flipping each round), it prints
+the following. Counting is done once beforehand; every replay and every plan timed gets a new identity
+of its session holding those counts and nothing else (`fresh`), as a process that has just counted it.
 
 - the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
   measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
@@ -45,14 +46,14 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench_engine import agent_session  # noqa: E402
+from bench_engine import agent_session, clear_caches  # noqa: E402
 from common import Row, compound  # noqa: E402
 
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
-from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.counting import CountStore, TokenCounts  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
-from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.replay import replays_incrementally  # noqa: E402
+from ctxviz.engine.session import Session  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 
 EXPONENT_GOAL = 1.15
@@ -68,22 +69,35 @@ def fit_exponent(sizes: list[int], seconds: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
 
 
-def timed(fn, least: float = 0.2) -> float:
+def timed(fn, least: float = 0.2, make=None) -> float:  # noqa: ANN001
     """Seconds per call: calls repeated until `least` seconds have passed, so that small sizes are
-    not lost in the clock's and the scheduler's noise."""
-    calls = 0
-    t = time.perf_counter()
-    while True:
-        fn()
+    not lost in the clock's and the scheduler's noise. With `make`, each call gets `make()`'s value,
+    made outside the clock."""
+    calls, spent = 0, 0.0
+    while spent < least:
+        arg = make() if make is not None else None
+        t = time.perf_counter()
+        fn(arg) if make is not None else fn()
+        spent += time.perf_counter() - t
         calls += 1
-        elapsed = time.perf_counter() - t
-        if elapsed >= least:
-            return elapsed / calls
+    return spent / calls
 
 
-def first_plan(pol, session, params, counts) -> None:
-    missy._OLDER_CACHE.clear()  # one plan from nothing: no records kept from an earlier plan
-    pol.plan(session, params, counts)
+def fresh(session: Session, store: CountStore, scheme) -> Session:  # noqa: ANN001
+    """A new identity of the session, as a user's process holds it right after counting: the counts
+    kept (`store`), nothing else. No per-session work a plan or replay of the old identity derived
+    (`Session.derived`, its cached columns), no records or renderings in the policies' module caches:
+    a repeated call must not time a warm cache the user's first call does not have."""
+    clear_caches()
+    copy = dataclasses.replace(session)
+    store.put(TokenCounts(copy, scheme, list(store.get(session, scheme).message_tokens)))
+    return copy
+
+
+def first_plan(pol, session, params, store: CountStore) -> None:  # noqa: ANN001
+    """One plan of a session just counted (`session` is a `fresh` identity)."""
+    pol.plan(session, params, store.get(session, pol.scheme(None, session.model)))
+    store.forget(session)
 
 
 TILED = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "real", "claude_code", "tugtool-rewind-branch.jsonl")
@@ -195,25 +209,28 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
                 if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
                     continue
                 s = sessions[case.kind][n]
-                limit = cap * (GEMINI_CAP if case.kind == "gemini" else 1)
-                if r == 0 and case.sim:
+                # An incremental replay is measured up to the goal's size, however long it takes.
+                limit = 0.0 if case.how == "incremental" else cap * (GEMINI_CAP if case.kind == "gemini" else 1)
+                if r == 0 and case.sim and limit:
                     expected = _expected(case, n)
                     if expected > limit:
                         case.stopped = f"{n:,} messages would take about {expected:.0f} s per replay (cap {limit:g} s)"
                         continue
                 pol = get_policy(case.policy)
                 params = pol.make_params(case.params)
-                counts = store.get(s, pol.scheme(None, s.model))
+                scheme = pol.scheme(None, s.model)
                 options = PlanOptions(pair_safe=case.pair_safe)
                 try:
-                    s_time, timeline = _replay(s, case.policy, params, store, options, 2 * limit if r == 0 else float("inf"))
+                    s_time, timeline = _replay(lambda s=s, scheme=scheme: fresh(s, store, scheme), case.policy, params, store, options,
+                                               2 * limit if r == 0 and limit else float("inf"))
                 except _TooSlow:
                     case.stopped = f"{n:,} messages passed {2 * limit:g} s per replay"
                     continue
                 case.sim.setdefault(n, []).append(s_time)
                 case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
                 if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
-                    case.plan.setdefault(n, []).append(timed(lambda s=s, pol=pol, params=params, counts=counts: first_plan(pol, s, params, counts), 0.1))
+                    case.plan.setdefault(n, []).append(timed(lambda x, pol=pol, params=params: first_plan(pol, x, params, store), 0.1,
+                                                             make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
         print(f"  growth round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     gc.unfreeze()
     lengths = {(kind, n): len(sessions[kind][n].messages) for kind in kinds for n in all_sizes}
@@ -231,8 +248,9 @@ def _expected(case: Case, n: int) -> float:
     return case.sim[last][0] * (n / last) ** exponent
 
 
-def _replay(session, policy: str, params, store, options, limit: float):  # noqa: ANN001, ANN202
-    """Seconds per replay (repeated until 0.1 s have passed) and the last timeline; `_TooSlow` past `limit` seconds."""
+def _replay(make, policy: str, params, store, options, limit: float):  # noqa: ANN001, ANN202
+    """Seconds per replay of a `fresh` identity of the session (`make()`; repeated until 0.1 s have
+    passed) and the last timeline; `_TooSlow` past `limit` seconds."""
     start = time.perf_counter()
 
     def watch(done: int, total: int) -> None:
@@ -240,8 +258,12 @@ def _replay(session, policy: str, params, store, options, limit: float):  # noqa
             raise _TooSlow
 
     out = []
-    seconds = timed(lambda: out.append(simulate(session, policy, params, store=store, options=options,
-                                                progress=watch if limit != float("inf") else None)), 0.1)
+
+    def replay(session: Session) -> None:
+        out[:] = [simulate(session, policy, params, store=store, options=options, progress=watch if limit != float("inf") else None)]
+        store.forget(session)
+
+    seconds = timed(replay, 0.1, make=make)
     return seconds, out[-1]
 
 
