@@ -5,8 +5,8 @@
 Prints ratios (median [min-max] over rounds), never asserts: machines differ, ratios travel.
   1. re-plan after a parameter change on a 100,000-message session with tool calls and long tool
      outputs vs the first plan of the same session (goal < 5 %), with the cut moved (nothing reused)
-  2. the same for every policy, with its own estimator and with o200k_base, at the default budget
-     (another parameter changed), at a budget where everything fits and at one with a cut
+  2. the same for every policy, with its own estimator and with o200k_base: a parameter moved at the
+     default budget, the budget above the whole session, and at half of it (`replan_cases`)
      (`--matrix-messages` sets its session size: each first plan counts the whole session)
   3. the frameworks' own builds side by side: LangChain's `trim_messages` and ctxviz's re-plan in one
      process (bench_langchain.py, run with a venv's python when this one lacks langchain-core; see
@@ -149,7 +149,8 @@ def clear_caches() -> None:
 #: searched for one of these names; without one only the default-budget case is measured).
 BUDGET_PARAMS = {"missy": "total", "supyagent": "context_limit", "mnesis": "context_limit", "categories": "max_tokens",
                  "missy-consolidator": "max_tokens"}
-BUDGET_NAMES = ("total", "context_limit", "max_tokens", "max_context_tokens", "token_limit", "context_window", "budget")
+BUDGET_NAMES = ("total", "context_limit", "max_tokens", "max_context_tokens", "token_limit", "context_window", "budget",
+                "tokenLimit", "model_context_window", "context_window_limit")
 REPLAN_GOAL = 5.0
 
 
@@ -179,21 +180,22 @@ def nudged(name: str, params: object) -> dict[str, object]:
 
 
 def replan_cases(name: str, params: object, session_tokens: int) -> dict[str, dict[str, object]]:
-    """The three re-plans after the first (default) plan: a parameter change at the default budget,
-    a budget where everything fits, and one that cuts about half of the session's tokens."""
-    cases: dict[str, dict[str, object]] = {"default budget": nudged(name, params)}
+    """The re-plans after the first (default) plan: a parameter moved at the default budget
+    (`nudged`), and, for a policy with a token budget, the budget above the whole session and at half
+    of the session's tokens (a budget that triggers the policy's trim or summary, if anything does)."""
+    cases: dict[str, dict[str, object]] = {"a parameter moved": nudged(name, params)}
     budget = budget_param(name, params)
     if budget is not None:
-        cases["everything fits"] = {budget: session_tokens * 10 + 1_000_000}
-        cases["with a cut"] = {budget: max(1, session_tokens // 2)}
+        cases["budget over the session"] = {budget: session_tokens * 10 + 1_000_000}
+        cases["budget at half the session"] = {budget: max(1, session_tokens // 2)}
     return cases
 
 
 def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, tokenizers: tuple[str | None, ...] = (None, "o200k_base"),
                         group: str = "") -> list[Row]:
     """For every policy, with its own estimator and with o200k_base: the first plan of a session
-    (counting included, nothing cached) against re-plans after a parameter change, at the default
-    budget, at one where everything fits and at one with a cut. Each round plans a new identity of
+    (counting included, nothing cached) against the re-plans of `replan_cases`, each a row part
+    (`group`: the rows' section in bench/run.py's summary). Each round plans a new identity of
     the session, so nothing counted in an earlier round is reused; the re-plans follow their first
     plan in the same round."""
     from ctxviz.engine.policies import get_policy, policy_names

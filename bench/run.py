@@ -8,9 +8,10 @@ measured says so and why, and counts as not met. The sections, in the order they
 
 - start-up, counting, loading (time and peak memory against `json.loads`, fresh child processes);
 - re-plan: missy at 100,000 messages (o200k_base, the cut moved), then every policy at 100,000
-  messages with its own estimator (a parameter change at the default budget / everything fits / a
-  cut), then every policy with o200k_base at `--o200k-messages` (5,000: each first plan tokenizes
-  the whole session), each against a first plan of the same session;
+  messages with its own estimator (`--replan-messages`: a parameter moved at the default budget /
+  the budget above the session / at half of it), then every policy with o200k_base at
+  `--o200k-messages` (5,000: each first plan tokenizes the whole session), each against a first plan
+  of the same session, counting included;
 - LangChain's own `trim_messages` against the langchain-trim re-plan, in one process, interleaved,
   at max_tokens=4,000 (bench_langchain.py; a venv with langchain-core when this interpreter lacks it);
 - `simulate` against a naive per-turn recount;
@@ -18,7 +19,7 @@ measured says so and why, and counts as not met. The sections, in the order they
   at 4,000, with and without pair safety, on agent sessions and on a tiled real Claude Code log with
   recorded compactions, and Gemini CLI past its first compression (bench_simulate.py). A replay that
   runs from scratch is named with `replays_incrementally(policy, session, options, params)`'s answer
-  and timed from 125 messages while a replay stays under `--cap` seconds;
+  and timed from 125 messages while one replay stays under `--cap` seconds (0.5);
 - `simulate` with retention against `--retention off` (fresh processes, as a user runs them);
 - inputs that once planned slowly; the app and the report (bench_gui.py, offscreen; `--no-gui`).
 
@@ -34,6 +35,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -88,7 +90,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-gui", action="store_true", help="skip bench_gui.py (the app and the report, about 3 minutes)")
     p.add_argument("--o200k-messages", type=int, default=5_000,
                    help="session size of the per-policy re-plan with o200k_base (default: %(default)s; each first plan tokenizes it all)")
-    p.add_argument("--cap", type=float, default=1.0,
+    p.add_argument("--replan-messages", type=int, default=100_000,
+                   help="session size of the per-policy re-plan with each policy's own estimator, and of LangChain's (default: %(default)s)")
+    p.add_argument("--cap", type=float, default=0.5,
                    help="seconds: a replay from scratch is timed at growing sizes while one replay stays under this (default: %(default)s)")
     p.add_argument("--write-readme", action="store_true", help="write the tables into README.md between its bench markers")
     return p
@@ -109,26 +113,34 @@ def main() -> None:
     import bench_slow_inputs
     import bench_startup
 
-    big = 10_000 if quick else 100_000
-    rows: list[Row] = []
-    rows += grouped(bench_startup.run(rounds=max(5, rounds)), "Start-up")
-    rows += grouped(bench_counting.run(rounds=rounds, megabytes=2 if quick else 20), "Counting")
-    rows += grouped(bench_load.run(megabytes=5 if quick else 100, rounds=rounds, memory_megabytes=2 if quick else 10), "Loading")
-    rows += grouped(bench_engine.bench_replan(big, rounds), "Re-plan after a parameter change, against a first plan (counting included)")
-    rows += bench_engine.bench_replan_matrix(big, rounds, tokenizers=(None,),
-                                             group="Re-plan after a parameter change, against a first plan (counting included)")
+    big = 10_000 if quick else args.replan_messages
+    replan = "Re-plan after a parameter change, against a first plan (counting included)"
     o200k = 1_000 if quick else args.o200k_messages
-    rows += bench_engine.bench_replan_matrix(o200k, rounds, tokenizers=("o200k_base",),
-                                             group=f"Re-plan with o200k_base, at {o200k:,} messages (each first plan tokenizes the whole session)")
-    rows += grouped(bench_engine.bench_frameworks(big, rounds), "Against LangChain's own trim_messages")
-    rows += grouped(bench_engine.bench_simulate(300 if quick else 1000, rounds), "simulate against a naive per-turn recount")
     sizes = (250, 500, 1000) if quick else bench_simulate.GROWTH_SIZES
     scratch = (60, 125, 250) if quick else bench_simulate.SCRATCH_SIZES
-    rows += bench_simulate.growth(("agent", "tiled", "gemini"), None, "all", rounds, sizes, scratch, args.cap)
-    rows += grouped(bench_retention.run(rounds=rounds, messages=2_000 if quick else 10_000), "simulate with retention")
-    rows += grouped(bench_slow_inputs.run(rounds=rounds), "Inputs that once planned slowly")
+    sections: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("Start-up", lambda: bench_startup.run(rounds=max(5, rounds))),
+        ("Counting", lambda: bench_counting.run(rounds=rounds, megabytes=2 if quick else 20)),
+        ("Loading", lambda: bench_load.run(megabytes=5 if quick else 100, rounds=rounds, memory_megabytes=2 if quick else 10)),
+        (replan, lambda: bench_engine.bench_replan(10_000 if quick else 100_000, rounds)),
+        (replan, lambda: bench_engine.bench_replan_matrix(big, rounds, tokenizers=(None,), group=replan)),
+        (f"Re-plan with o200k_base, at {o200k:,} messages (each first plan tokenizes the whole session)",
+         lambda: bench_engine.bench_replan_matrix(o200k, rounds, tokenizers=("o200k_base",))),
+        ("Against LangChain's own trim_messages", lambda: bench_engine.bench_frameworks(big, rounds)),
+        ("simulate against a naive per-turn recount", lambda: bench_engine.bench_simulate(300 if quick else 1000, rounds)),
+        ("Growth", lambda: bench_simulate.growth(("agent", "tiled", "gemini"), None, "all", rounds, sizes, scratch, args.cap)),
+        ("simulate with retention", lambda: bench_retention.run(rounds=rounds, messages=2_000 if quick else 10_000)),
+        ("Inputs that once planned slowly", lambda: bench_slow_inputs.run(rounds=rounds)),
+    ]
     if not args.no_gui:
-        rows += grouped(gui_rows(quick, rounds), "The app and the report")
+        sections.append(("The app and the report", lambda: gui_rows(quick, rounds)))
+    rows: list[Row] = []
+    took: list[str] = []
+    for group, measure in sections:
+        t = time.perf_counter()
+        rows += grouped(measure(), group)
+        took.append(f"{group.split(',')[0].split(' (')[0]}: {time.perf_counter() - t:.0f} s")
+        print(f"-- {took[-1]}", flush=True)
     elapsed = time.perf_counter() - start
     command = "python bench/run.py" + "".join(f" {a}" for a in sys.argv[1:] if a != "--write-readme")
     met = sum(r.met for r in rows)
@@ -137,6 +149,7 @@ def main() -> None:
             f"{rounds} interleaved rounds per comparison: {met} of {len(rows)} goals met.")
     summary = f"{line}\n\n{table(rows)}\n"
     print()
+    print("Time per section: " + "; ".join(took))
     print(summary)
     if args.write_readme:
         from readme_table import write_readme
