@@ -134,15 +134,10 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
 
 
 def clear_caches() -> None:
-    """Nothing kept from an earlier plan: missy's records of the older messages, mnesis' rendered
-    tool calls and results (a re-plan keeps them, a first plan has none)."""
-    from ctxviz.engine.policies.mnesis import context_builder as mnesis
-
+    """Nothing kept from an earlier plan: missy's records of the older messages (a re-plan keeps
+    them, a first plan has none). What the other policies derive is kept per session
+    (`Session.derived`, `counting.derived_from_counts`), so a fresh session starts with nothing."""
     missy._OLDER_CACHE.clear()
-    for name in ("_render_call", "_render_result"):
-        cache = getattr(mnesis, name, None)
-        if cache is not None:
-            cache.cache_clear()
 
 
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is
