@@ -50,7 +50,7 @@ def test_at_1920x1080_the_next_compaction_card_shows_all_of_its_text(qtbot, tmp_
         qtbot.waitUntil(lambda: card.forecast is not None and card.isVisible(), timeout=30000)
         scroll = card.scroll
         # Laid out: the card as tall as its wrapped text (it was capped at 118 pixels and scrolled).
-        qtbot.waitUntil(lambda: scroll.verticalScrollBar().maximum() == 0, timeout=5000)
+        qtbot.waitUntil(lambda: scroll.verticalScrollBar().maximum() == 0, timeout=20000)
         assert not scroll.verticalScrollBar().isVisible()
         assert scroll.widget().heightForWidth(scroll.viewport().width()) <= scroll.viewport().height()
         assert card.height() > 118, "the forecast of this log is longer than the old cap"
@@ -144,7 +144,7 @@ def test_what_would_keep_it_is_in_view_after_selecting_a_dropped_message(qtbot, 
             head = win.detail_head
             scroll = head.parentWidget().parentWidget()
             assert isinstance(scroll, QScrollArea)
-            qtbot.waitUntil(lambda: answer_in_view(head, scroll), timeout=5000)  # noqa: B023 (waited for here)
+            qtbot.waitUntil(lambda: answer_in_view(head, scroll), timeout=20000)  # noqa: B023 (waited for here)
             assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
