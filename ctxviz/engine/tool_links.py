@@ -56,7 +56,7 @@ def fold(links: Links, messages: Sequence[Any], start: int, end: int) -> bool:
         for call in calls:
             if call.id:
                 fresh[call.id] = m.index
-    if start and (not fresh.keys().isdisjoint(owner) or not fresh.keys().isdisjoint(unresolved)):
+    if start and any(k in owner or k in unresolved for k in fresh):  # (iterates the new ids only)
         return False
     owner.update(fresh)
     for m in segment:
