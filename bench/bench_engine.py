@@ -5,11 +5,12 @@
 Prints ratios (median [min-max] over rounds), never asserts: machines differ, ratios travel.
   1. re-plan after a parameter change on a 100,000-message session with tool calls and long tool
      outputs vs the first plan of the same session (goal < 5 %), with the cut moved (nothing reused)
-  2. the same for every policy, with its own estimator and with o200k_base, at the default budget
-     (another parameter changed), at a budget where everything fits and at one with a cut
+  2. the same for every policy, with its own estimator and with o200k_base: a parameter moved at the
+     default budget, the budget above the whole session, and at half of it (`replan_cases`)
      (`--matrix-messages` sets its session size: each first plan counts the whole session)
-  3. the frameworks' own builds side by side (LangChain `trim_messages` in a child process with
-     /tmp/venv-bench's python, when installed there), goal: ctxviz's re-plan at least 20x faster
+  3. the frameworks' own builds side by side: LangChain's `trim_messages` and ctxviz's re-plan in one
+     process (bench_langchain.py, run with a venv's python when this one lacks langchain-core; see
+     `langchain_python`), goal: ctxviz's re-plan at least 20x faster
   4. simulating a 1,000-message session turn by turn vs a naive per-turn recount
 Loading is bench_load.py, counting bench_counting.py, start-up bench_startup.py; `python bench/run.py` runs all.
 """
@@ -28,7 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from common import Row, interleaved, spread, timed, within  # noqa: E402
+from common import Row, compound, interleaved, spread, timed, within  # noqa: E402
 
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
@@ -133,22 +134,18 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
 
 
 def clear_caches() -> None:
-    """Nothing kept from an earlier plan: missy's records of the older messages, mnesis' rendered
-    tool calls and results (a re-plan keeps them, a first plan has none)."""
-    from ctxviz.engine.policies.mnesis import context_builder as mnesis
-
+    """Nothing kept from an earlier plan: missy's records of the older messages (a re-plan keeps
+    them, a first plan has none). What the other policies derive is kept per session
+    (`Session.derived`, `counting.derived_from_counts`), so a fresh session starts with nothing."""
     missy._OLDER_CACHE.clear()
-    for name in ("_render_call", "_render_result"):
-        cache = getattr(mnesis, name, None)
-        if cache is not None:
-            cache.cache_clear()
 
 
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is
 #: searched for one of these names; without one only the default-budget case is measured).
 BUDGET_PARAMS = {"missy": "total", "supyagent": "context_limit", "mnesis": "context_limit", "categories": "max_tokens",
                  "missy-consolidator": "max_tokens"}
-BUDGET_NAMES = ("total", "context_limit", "max_tokens", "max_context_tokens", "token_limit", "context_window", "budget")
+BUDGET_NAMES = ("total", "context_limit", "max_tokens", "max_context_tokens", "token_limit", "context_window", "budget",
+                "tokenLimit", "model_context_window", "context_window_limit")
 REPLAN_GOAL = 5.0
 
 
@@ -178,24 +175,25 @@ def nudged(name: str, params: object) -> dict[str, object]:
 
 
 def replan_cases(name: str, params: object, session_tokens: int) -> dict[str, dict[str, object]]:
-    """The three re-plans after the first (default) plan: a parameter change at the default budget,
-    a budget where everything fits, and one that cuts about half of the session's tokens."""
-    cases: dict[str, dict[str, object]] = {"default budget": nudged(name, params)}
+    """The re-plans after the first (default) plan: a parameter moved at the default budget
+    (`nudged`), and, for a policy with a token budget, the budget above the whole session and at half
+    of the session's tokens (a budget that triggers the policy's trim or summary, if anything does)."""
+    cases: dict[str, dict[str, object]] = {"a parameter moved": nudged(name, params)}
     budget = budget_param(name, params)
     if budget is not None:
-        cases["everything fits"] = {budget: session_tokens * 10 + 1_000_000}
-        cases["with a cut"] = {budget: max(1, session_tokens // 2)}
+        cases["budget over the session"] = {budget: session_tokens * 10 + 1_000_000}
+        cases["budget at half the session"] = {budget: max(1, session_tokens // 2)}
     return cases
 
 
-def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, tokenizers: tuple[str | None, ...] = (None, "o200k_base")) -> list[Row]:
+def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, tokenizers: tuple[str | None, ...] = (None, "o200k_base"),
+                        group: str = "") -> list[Row]:
     """For every policy, with its own estimator and with o200k_base: the first plan of a session
-    (counting included, nothing cached) against re-plans after a parameter change, at the default
-    budget, at one where everything fits and at one with a cut. Each round plans a new identity of
+    (counting included, nothing cached) against the re-plans of `replan_cases`, each a row part
+    (`group`: the rows' section in bench/run.py's summary). Each round plans a new identity of
     the session, so nothing counted in an earlier round is reused; the re-plans follow their first
     plan in the same round."""
     from ctxviz.engine.policies import get_policy, policy_names
-    from ctxviz.engine.replay import replays_incrementally
 
     names = policies or policy_names()
     base = agent_session(n)
@@ -234,41 +232,66 @@ def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, 
         met = within(REPLAN_GOAL, ratios)
         print(f"{name:<20} {label:<24} {spread(firsts[(name, label)]):<18} {case:<17} {spread(replan_times[(name, label, case)], 1000, '{:.0f}'):<20} "
               f"{spread(ratios, 1, '{:.1f}'):<22} {'met' if met else 'NOT met'}")
-        rows.append(Row(f"re-plan {name} ({label}, {case}) on {n:,} messages vs first plan", ratios, f"<= {REPLAN_GOAL:.0f} %", met, unit="%"))
-    print("replay kinds: " + ", ".join(f"{name}: {replays_incrementally(name)}" for name in names), flush=True)
+    for name in names:
+        for label in dict.fromkeys(lb for (nm, lb) in firsts if nm == name):
+            cases = [(case, ratios) for (nm, lb, case), ratios in results.items() if nm == name and lb == label]
+            parts = [Row(case, ratios, f"<= {REPLAN_GOAL:.0f} %", within(REPLAN_GOAL, ratios), unit="%") for case, ratios in cases]
+            first = spread(firsts[(name, label)])
+            rows.append(compound(f"{name}, {label} estimator, {n:,} messages: re-plan ({' / '.join(c for c, _ in cases)}) vs a first plan of {first} s",
+                                 parts, group=group))
     return rows
 
 
-VENV_PYTHON = "/tmp/venv-bench/bin/python"
+#: Interpreters with langchain-core beside ctxviz (venvs made with --system-site-packages), tried in turn
+#: when this one lacks it; `CTXVIZ_BENCH_LANGCHAIN_PYTHON` names another.
+VENV_PYTHONS = ("/tmp/venv-bench/bin/python", "/tmp/venv-langchain/bin/python")
 FRAMEWORK_GOAL = 20.0
+LANGCHAIN_ROW = "LangChain trim_messages vs ctxviz's langchain-trim re-plan, max_tokens=4,000, one process, interleaved: speed-up"
+
+
+def langchain_python() -> tuple[str | None, str]:
+    """The interpreter to run bench_langchain.py with (None: this one), or why there is none:
+    (path, "") or ("", why)."""
+    try:
+        import langchain_core  # noqa: F401
+
+        return None, ""
+    except ImportError:
+        pass
+    named = os.environ.get("CTXVIZ_BENCH_LANGCHAIN_PYTHON")
+    tried = [named] if named else list(VENV_PYTHONS)
+    for python in tried:
+        if python and os.path.exists(python):
+            return python, ""
+    return "", (f"langchain-core is not importable here and no venv has it ({', '.join(tried)} missing; "
+                "python -m venv --system-site-packages /tmp/venv-bench && /tmp/venv-bench/bin/pip install langchain-core)")
+
 
 def bench_frameworks(n: int, rounds: int) -> list[Row]:
     """The frameworks' own builds on the same session, side by side with ctxviz's re-plan after a
     parameter change (goal: ctxviz at least 20x faster). LangChain's `trim_messages` and ctxviz run
-    in one process (bench_langchain.py), here or, when this interpreter lacks langchain-core, in
-    /tmp/venv-bench's (made with --system-site-packages, so it has ctxviz too)."""
-    import json
+    in one process (bench_langchain.py), here or, when this interpreter lacks langchain-core, in a
+    venv's (`langchain_python`). Without one, a row says it was not measured and why."""
     import subprocess
 
     print("frameworks' own builds: supyagent: not installable: PyPI's supyagent (0.6.6) is a cloud CLI without "
           "supyagent/core/context_manager.py, so its ContextManager cannot be run here: skipped")
     print("frameworks' own builds: missy build_messages: not on PyPI (no package named missy): skipped")
-    try:
+    python, why = langchain_python()
+    name = f"{LANGCHAIN_ROW}, {n:,} messages"
+    if python is None:
         import bench_langchain
-        import langchain_core  # noqa: F401
 
         return bench_langchain.run(n, rounds)
-    except ImportError:
-        pass
-    if not os.path.exists(VENV_PYTHON):
-        print(f"LangChain trim_messages: not installed ({VENV_PYTHON} missing; python -m venv --system-site-packages /tmp/venv-bench && "
-              "/tmp/venv-bench/bin/pip install langchain-core): skipped")
-        return []
+    if not python:
+        print(f"LangChain trim_messages: not measured: {why}")
+        return [Row(name, [], f">= {FRAMEWORK_GOAL:.0f}x", False, note=f"not measured: {why}")]
     script = os.path.join(os.path.dirname(__file__), "bench_langchain.py")
-    out = subprocess.run([VENV_PYTHON, script, "--messages", str(n), "--rounds", str(rounds), "--json"], text=True, capture_output=True)
+    out = subprocess.run([python, script, "--messages", str(n), "--rounds", str(rounds), "--json"], text=True, capture_output=True)
     if out.returncode != 0:
-        print(f"LangChain trim_messages: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else 'failed'}: skipped")
-        return []
+        last = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit status {out.returncode}"
+        print(f"LangChain trim_messages with {python}: not measured: {last}")
+        return [Row(name, [], f">= {FRAMEWORK_GOAL:.0f}x", False, note=f"not measured: {python} failed: {last}")]
     lines = out.stdout.strip().splitlines()
     print("\n".join(lines[:-1]))
     return [Row(r["name"], r["ratios"], r["goal"], r["met"]) for r in json.loads(lines[-1])]
@@ -291,7 +314,7 @@ def main() -> None:
     parser.add_argument("--policy", action="append", help="only these policies in the re-plan matrix (default: all)")
     args = parser.parse_args()
     for row in run(args.messages, args.sim_messages, args.rounds, args.matrix_messages, args.policy):
-        print(row.name, row.measured(), row.goal, "met" if row.met else "NOT met")
+        print(row.name, row.measured(), row.goal, row.result())
 
 
 if __name__ == "__main__":

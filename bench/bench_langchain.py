@@ -3,7 +3,9 @@
     python bench/bench_langchain.py [--messages 100000] [--rounds 5]
 
 Needs langchain-core importable next to ctxviz (a venv made with --system-site-packages and
-`pip install langchain-core`; bench/run.py uses /tmp/venv-bench/bin/python when it has it).
+`pip install langchain-core`). bench/run.py runs this file in one process with it: its own interpreter
+when that has langchain-core, else $CTXVIZ_BENCH_LANGCHAIN_PYTHON, else /tmp/venv-bench/bin/python or
+/tmp/venv-langchain/bin/python, whichever exists; without any, its row says "not measured" and why.
 
 Both run on the same session (bench_engine.agent_session: a user turn, tool calls with long outputs,
 answers), at LangChain's usual call: `max_tokens=4000`, `strategy="last"`, `start_on="human"`,
@@ -83,8 +85,8 @@ def run(messages: int = 100_000, rounds: int = 5) -> list[Row]:
           f"include_system) on {messages:,} messages, in one process: {spread(theirs_s, 1000, '{:.0f}')} ms; ctxviz langchain-trim re-plan "
           f"{spread(ours_s, 1000, '{:.1f}')} ms -> ctxviz {spread(speedups, 1, '{:.0f}')}x faster (goal >= {GOAL:.0f}x): "
           f"{'met' if met else 'NOT met'}", flush=True)
-    return [Row(f"LangChain trim_messages vs ctxviz langchain-trim re-plan, {messages:,} messages, max_tokens={BUDGET:,}, one process: speed-up",
-                speedups, f">= {GOAL:.0f}x", met)]
+    return [Row(f"LangChain trim_messages (langchain-core {langchain_core.__version__}) vs ctxviz's langchain-trim re-plan, "
+                f"max_tokens={BUDGET:,}, one process, interleaved: speed-up, {messages:,} messages", speedups, f">= {GOAL:.0f}x", met)]
 
 
 def main() -> None:

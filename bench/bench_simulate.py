@@ -1,31 +1,39 @@
-"""Turn-by-turn replay at real scale (run by hand: `python bench/bench_simulate.py [--quick]`).
+"""Turn-by-turn replay at real scale: how `simulate`'s cost grows, for every policy.
 
-For every policy, `simulate` on agent sessions (tool calls with long outputs, multi-part user
-content) of 1,000 to 16,000 messages, in interleaved rounds (every round runs each size and policy
-once, sizes in turn); counting is done once beforehand (a replay never re-tokenizes). Prints per
-policy:
+    python bench/bench_simulate.py [--quick] [--sessions agent,tiled,gemini] [--pair-safe all]
 
-- the exponent of the replay's cost, fitted log-log (least squares over the round medians);
-  goal: at most n^1.15;
+Sessions (`--sessions`):
+- `agent`: agent sessions (bench_engine.agent_session: tool calls with long outputs, multi-part user
+  content);
+- `tiled`: a real Claude Code log with recorded compactions (tests/data/real/claude_code/
+  tugtool-rewind-branch.jsonl: 41 messages, three /compact), copies chained one after the other with
+  fresh uuids, so every copy's compactions cover everything before them, loaded as a user loads it;
+- `gemini`: gemini-cli-compression on the agent sessions with `tokenLimit=20000` (as `--param
+  tokenLimit=20000` sets it), so its first compression comes at turn 61 and every size measured
+  replays past it (at its default limit the first comes at turn 2,379 of 4,000).
+
+For each policy (and with pair safety: `--pair-safe` all, or the policies named), in interleaved rounds
+(every round runs each size and case once, the order of the cases flipping each round), it prints
+the following. Counting is done once beforehand; every replay and every plan timed gets a new identity
+of its session holding those counts and nothing else (`fresh`), as a process that has just counted it.
+
+- the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
+  measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
 - the replay of the largest session against one plan of that whole session (median [min-max] of
-  the per-round ratios); goal: at most 10x;
-- whether the policy replays incrementally (ctxviz.engine.replay) or falls back to planning the
-  whole prefix at every turn;
+  the per-round ratios); goal: at most 10x at 4,000 messages (the issue's size; `--sizes` for more);
+- how the policy replays that session (`replays_incrementally(policy, session, options, params)`),
+  and how many steps of the replay really planned the whole prefix (`Timeline.scratch_steps`).
 
-and the same for missy and supyagent with pair safety on (`PAIR_SAFE`; `--pair-safe-all`: every policy).
-
-`--tiled` replays a real Claude Code log with recorded compactions instead (tests/data/real/claude_code/
-tugtool-rewind-branch.jsonl: 41 messages, three /compact; copies chained one after the other with fresh
-uuids, so every copy's compactions cover everything before them), loaded as a user would load it.
-
-A policy that falls back (for the whole replay or from some turn on) is measured only up to the size where one replay passes `--cap` seconds
-(its exponent is fitted on what was measured, its ratio is at that size), so the run stays within
-about 4 minutes.
+A case that replays from scratch (for the whole replay or from some turn on) starts at 125 messages
+and grows only while the next size's replay is expected within `--cap` seconds (from the last two
+sizes' growth; a replay passing twice the cap is stopped): its row says the sizes it was timed at,
+and is not met when it stopped short of 4,000 messages.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import math
@@ -38,19 +46,16 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench_engine import agent_session  # noqa: E402
-from common import Row  # noqa: E402
+from bench_engine import agent_session, clear_caches  # noqa: E402
+from common import Row, compound  # noqa: E402
 
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
-from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.counting import CountStore, TokenCounts  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
-from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.replay import replays_incrementally  # noqa: E402
+from ctxviz.engine.session import Session  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 
-SIZES = (1000, 2000, 4000, 8000, 16000)
-#: Policies also replayed with pair safety on (each turn's context made pair-safe after the policy).
-PAIR_SAFE = ("missy", "supyagent")
 EXPONENT_GOAL = 1.15
 PAIR_SAFE_EXPONENT_GOAL = 1.2
 RATIO_GOAL = 10.0
@@ -64,22 +69,35 @@ def fit_exponent(sizes: list[int], seconds: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
 
 
-def timed(fn, least: float = 0.2) -> float:
+def timed(fn, least: float = 0.2, make=None) -> float:  # noqa: ANN001
     """Seconds per call: calls repeated until `least` seconds have passed, so that small sizes are
-    not lost in the clock's and the scheduler's noise."""
-    calls = 0
-    t = time.perf_counter()
-    while True:
-        fn()
+    not lost in the clock's and the scheduler's noise. With `make`, each call gets `make()`'s value,
+    made outside the clock."""
+    calls, spent = 0, 0.0
+    while spent < least:
+        arg = make() if make is not None else None
+        t = time.perf_counter()
+        fn(arg) if make is not None else fn()
+        spent += time.perf_counter() - t
         calls += 1
-        elapsed = time.perf_counter() - t
-        if elapsed >= least:
-            return elapsed / calls
+    return spent / calls
 
 
-def first_plan(pol, session, params, counts) -> None:
-    missy._OLDER_CACHE.clear()  # one plan from nothing: no records kept from an earlier plan
-    pol.plan(session, params, counts)
+def fresh(session: Session, store: CountStore, scheme) -> Session:  # noqa: ANN001
+    """A new identity of the session, as a user's process holds it right after counting: the counts
+    kept (`store`), nothing else. No per-session work a plan or replay of the old identity derived
+    (`Session.derived`, its cached columns), no records or renderings in the policies' module caches:
+    a repeated call must not time a warm cache the user's first call does not have."""
+    clear_caches()
+    copy = dataclasses.replace(session)
+    store.put(TokenCounts(copy, scheme, list(store.get(session, scheme).message_tokens)))
+    return copy
+
+
+def first_plan(pol, session, params, store: CountStore) -> None:  # noqa: ANN001
+    """One plan of a session just counted (`session` is a `fresh` identity)."""
+    pol.plan(session, params, store.get(session, pol.scheme(None, session.model)))
+    store.forget(session)
 
 
 TILED = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "real", "claude_code", "tugtool-rewind-branch.jsonl")
@@ -109,80 +127,193 @@ def tiled_claude_code(messages: int, path: str = TILED):
     return load_session(path, text="\n".join(out) + "\n")
 
 
-def run(quick: bool = False, rounds: int = 3, cap: float = 6.0, policies: list[str] | None = None, tiled: bool = False,
-        pair_safe_all: bool = False) -> list[Row]:
-    sizes = SIZES[:3] if quick else SIZES
+GROWTH_SIZES = (1000, 2000, 4000)
+SCRATCH_SIZES = (125, 250, 500, 1000, 2000, 4000)
+GEMINI_PARAMS = {"tokenLimit": 20_000}
+#: The Gemini CLI case is the one the issue names: it may take this many times `cap` per replay.
+GEMINI_CAP = 5
+GEMINI_FROM = 250
+KINDS = {"agent": "agent sessions", "tiled": "a tiled real Claude Code log with recorded compactions",
+         "gemini": "agent sessions past Gemini CLI's first compression (tokenLimit=20000)"}
+
+
+def group_of(kind: str) -> str:
+    """The summary's section of a kind of session's rows."""
+    return f"Growth of `simulate` on {KINDS[kind]}: cost exponent / replay against one plan of the whole session"
+
+
+class _TooSlow(Exception):
+    """Raised from simulate's progress callback: this replay passed its time limit."""
+
+
+@dataclasses.dataclass
+class Case:
+    """One replay measured at growing sizes: a policy, with or without pair safety, on one kind of session."""
+
+    policy: str
+    pair_safe: bool
+    kind: str
+    how: str = ""
+    sizes: tuple[int, ...] = ()
+    stopped: str = ""  # why it was not measured past its largest size
+    sim: dict[int, list[float]] = dataclasses.field(default_factory=dict)
+    plan: dict[int, list[float]] = dataclasses.field(default_factory=dict)
+    scratch: str = ""  # steps planned from scratch at the largest size, of all steps
+
+    @property
+    def params(self) -> dict[str, object]:
+        return dict(GEMINI_PARAMS) if self.kind == "gemini" else {}
+
+    @property
+    def label(self) -> str:
+        return f"{self.policy}, pair-safe" if self.pair_safe else self.policy
+
+
+def make_sessions(kind: str, sizes: tuple[int, ...]) -> dict[int, object]:
+    return {n: tiled_claude_code(n) if kind == "tiled" else agent_session(n, seed=11) for n in sizes}
+
+
+def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = None, pair_safe: str | list[str] = "all", rounds: int = 3,
+           sizes: tuple[int, ...] = GROWTH_SIZES, scratch_sizes: tuple[int, ...] = SCRATCH_SIZES, cap: float = 1.0) -> list[Row]:
+    """Every case's rows (see the module's docstring); `pair_safe`: "all", "none" or the policies to
+    replay with pair safety too. Prints a table as it goes."""
     policies = policies or policy_names()
-    cases = [(name, False) for name in policies] + [(name, True) for name in (policies if pair_safe_all else PAIR_SAFE) if name in policies]
-    store = CountStore()
-    sessions = {n: tiled_claude_code(n) if tiled else agent_session(n, seed=11) for n in sizes}
+    goal_size = sizes[-1]
+    safe = policies if pair_safe == "all" else [] if pair_safe == "none" else [p for p in policies if p in pair_safe]
+    cases: list[Case] = []
+    for kind in kinds:
+        names = ["gemini-cli-compression"] if kind == "gemini" else policies
+        cases += [Case(p, False, kind) for p in names]
+        if kind != "gemini":
+            cases += [Case(p, True, kind) for p in names if p in safe]
     t0 = time.perf_counter()
-    for s in sessions.values():  # count once: the replay reads the cached counts
-        for name in policies:
-            store.get(s, get_policy(name).scheme(None, s.model))
+    all_sizes = tuple(sorted(set(sizes) | {n for n in scratch_sizes if n <= goal_size}))
+    sessions = {kind: make_sessions("tiled" if kind == "tiled" else "agent", all_sizes) for kind in kinds}
+    store = CountStore()
+    for case in cases:
+        s = sessions[case.kind][goal_size]
+        pol = get_policy(case.policy)
+        case.how = replays_incrementally(case.policy, s, PlanOptions(pair_safe=case.pair_safe), pol.make_params(case.params))
+        case.sizes = sizes if case.how == "incremental" else tuple(n for n in all_sizes if n in scratch_sizes)
+        if case.kind == "gemini":  # past the first compression (turn 61) from the first size on
+            case.sizes = tuple(n for n in all_sizes if n >= GEMINI_FROM)
+        for n in case.sizes:  # count once: the replay reads the cached counts
+            store.get(sessions[case.kind][n], pol.scheme(None, sessions[case.kind][n].model))
     gc.collect()
     gc.freeze()  # the sessions and counts live through the run: out of the collector, as the app's loader does
-    print(f"sessions of {', '.join(f'{n:,}' for n in sizes)} messages counted for {len(policies)} policies in {time.perf_counter() - t0:.1f} s", flush=True)
-    sim: dict[tuple[str, bool], dict[int, list[float]]] = {c: {} for c in cases}
-    plan: dict[tuple[str, bool], dict[int, list[float]]] = {c: {} for c in cases}
-    capped: dict[tuple[str, bool], int] = {}
+    print(f"growth: {len(cases)} cases on {', '.join(kinds)} sessions of {', '.join(f'{n:,}' for n in all_sizes)} messages, "
+          f"counted in {time.perf_counter() - t0:.1f} s", flush=True)
     for r in range(rounds):
-        for n in sizes:
-            order = cases if r % 2 == 0 else cases[::-1]
-            for case in order:
-                name, pair_safe = case
-                if case in capped and n > capped[case]:
+        for n in all_sizes:
+            for case in (cases if r % 2 == 0 else cases[::-1]):
+                if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
                     continue
-                s = sessions[n]
-                pol = get_policy(name)
-                params = pol.default_params()
-                counts = store.get(s, pol.scheme(None, s.model))
-                options = PlanOptions(pair_safe=pair_safe)
-                p_time = timed(lambda s=s, pol=pol, params=params, counts=counts: first_plan(pol, s, params, counts))
-                s_time = timed(lambda s=s, name=name, params=params, options=options: simulate(s, name, params, store=store, options=options))
-                plan[case].setdefault(n, []).append(p_time)
-                sim[case].setdefault(n, []).append(s_time)
-                if s_time > cap and r == 0:
-                    capped[case] = n  # a replay from scratch (or one that hands long stretches to it) grows as n^2: measured up to here
-        print(f"round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
-    rows: list[Row] = []
-    print()
-    print(f"{'policy':<32} {'replay':<28} {'sizes':<14} {'exponent':>8} {'goal':>6} {'':<8} {'replay/plan at largest':<28} {'goal':>5} {'':<8}")
-    for case in cases:
-        name, pair_safe = case
-        measured = sorted(sim[case])
-        medians = [statistics.median(sim[case][n]) for n in measured]
-        exponent = fit_exponent(measured, medians) if len(measured) > 1 else float("nan")
-        largest = measured[-1]
-        ratios = [a / b for a, b in zip(sim[case][largest], plan[case][largest], strict=True)]
-        ratio = statistics.median(ratios)
-        how = replays_incrementally(name, sessions[largest], PlanOptions(pair_safe=pair_safe))
-        label = f"{name}, pair-safe" if pair_safe else name
-        goal = PAIR_SAFE_EXPONENT_GOAL if pair_safe else EXPONENT_GOAL
-        exp_met = exponent <= goal and largest == sizes[-1]
-        ratio_met = ratio <= RATIO_GOAL and largest == sizes[-1]
-        print(f"{label:<32} {how:<28} {f'{measured[0]:,}-{largest:,}':<14} {exponent:>8.2f} {f'n^{goal}':>6} "
-              f"{'met' if exp_met else 'NOT MET':<8} {f'{ratio:.1f}x [{min(ratios):.1f}-{max(ratios):.1f}] at {largest:,}':<28} "
-              f"{f'{RATIO_GOAL:.0f}x':>5} {'met' if ratio_met else 'NOT MET':<8}")
-        detail = "; ".join(f"{n:,}: {statistics.median(sim[case][n]):.2f} s" for n in measured)
-        print(f"{'':<32} simulate median per size: {detail}; plan at {largest:,}: {statistics.median(plan[case][largest]) * 1000:.0f} ms")
-        rows.append(Row(f"simulate {label} ({how}): cost exponent over {measured[0]:,}-{largest:,} messages", [exponent] * len(ratios),
-                        f"<= n^{goal}", exp_met, unit=""))
-        rows.append(Row(f"simulate {label} ({how}) of {largest:,} messages vs one plan of the session", ratios, f"<= {RATIO_GOAL:.0f}x", ratio_met))
-    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+                s = sessions[case.kind][n]
+                # An incremental replay is measured up to the goal's size, however long it takes.
+                limit = 0.0 if case.how == "incremental" else cap * (GEMINI_CAP if case.kind == "gemini" else 1)
+                if r == 0 and case.sim and limit:
+                    expected = _expected(case, n)
+                    if expected > limit:
+                        case.stopped = f"{n:,} messages would take about {expected:.0f} s per replay (cap {limit:g} s)"
+                        continue
+                pol = get_policy(case.policy)
+                params = pol.make_params(case.params)
+                scheme = pol.scheme(None, s.model)
+                options = PlanOptions(pair_safe=case.pair_safe)
+                try:
+                    s_time, timeline = _replay(lambda s=s, scheme=scheme: fresh(s, store, scheme), case.policy, params, store, options,
+                                               2 * limit if r == 0 and limit else float("inf"))
+                except _TooSlow:
+                    case.stopped = f"{n:,} messages passed {2 * limit:g} s per replay"
+                    continue
+                case.sim.setdefault(n, []).append(s_time)
+                case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
+                if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
+                    case.plan.setdefault(n, []).append(timed(lambda x, pol=pol, params=params: first_plan(pol, x, params, store), 0.1,
+                                                             make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
+        print(f"  growth round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+    gc.unfreeze()
+    lengths = {(kind, n): len(sessions[kind][n].messages) for kind in kinds for n in all_sizes}
+    rows = [_row(case, goal_size, rounds, {n: lengths[(case.kind, n)] for n in all_sizes}) for case in cases]
+    print(f"growth: {time.perf_counter() - t0:.0f} s", flush=True)
     return rows
+
+
+def _expected(case: Case, n: int) -> float:
+    """A replay's seconds at `n` messages, from the growth between the last two sizes measured
+    (at least linear; from scratch assumed quadratic until two sizes say otherwise)."""
+    done = sorted(case.sim)
+    last = done[-1]
+    exponent = 2.0 if len(done) < 2 else max(1.0, fit_exponent(done[-2:], [case.sim[k][0] for k in done[-2:]]))
+    return case.sim[last][0] * (n / last) ** exponent
+
+
+def _replay(make, policy: str, params, store, options, limit: float):  # noqa: ANN001, ANN202
+    """Seconds per replay of a `fresh` identity of the session (`make()`; repeated until 0.1 s have
+    passed) and the last timeline; `_TooSlow` past `limit` seconds."""
+    start = time.perf_counter()
+
+    def watch(done: int, total: int) -> None:
+        if time.perf_counter() - start > limit:
+            raise _TooSlow
+
+    out = []
+
+    def replay(session: Session) -> None:
+        out[:] = [simulate(session, policy, params, store=store, options=options, progress=watch if limit != float("inf") else None)]
+        store.forget(session)
+
+    seconds = timed(replay, 0.1, make=make)
+    return seconds, out[-1]
+
+
+def _row(case: Case, goal_size: int, rounds: int, lengths: dict[int, int]) -> Row:
+    """One line per case: the cost exponent per round, and the replay against one plan at the largest size
+    (`lengths`: each size's real number of messages, which a tiled log only approaches)."""
+    measured = sorted(k for k, v in case.sim.items() if len(v) == rounds)
+    goal = PAIR_SAFE_EXPONENT_GOAL if case.pair_safe else EXPONENT_GOAL
+    if not measured:
+        why = case.stopped or "nothing measured"
+        print(f"{case.label:<44} {case.kind:<7} {case.how}: not measured ({why})")
+        return Row(f"{case.label}: {case.how}", [], f"<= n^{goal} / <= {RATIO_GOAL:.0f}x at {goal_size:,}", False, note=f"not measured: {why}",
+                   group=group_of(case.kind))
+    fit = measured[-3:]
+    exponents = [fit_exponent([lengths[n] for n in fit], [case.sim[n][r] for n in fit]) for r in range(rounds)] if len(fit) > 1 else []
+    top = fit[-1]
+    ratios = [a / b for a, b in zip(case.sim[top], case.plan[top], strict=True)]
+    reached = top >= goal_size  # (a tiled log's 4,000 is its copies nearest 4,000 messages)
+    span = f"{lengths[fit[0]]:,}-{lengths[top]:,}" if len(fit) > 1 else f"{lengths[top]:,}"
+    exp_row = Row("exponent", exponents, f"<= n^{goal}", reached and bool(exponents) and statistics.median(exponents) <= goal, unit="n^",
+                  note="" if exponents else "one size only")
+    ratio_row = Row("ratio", ratios, f"<= {RATIO_GOAL:.0f}x at {goal_size:,}", reached and statistics.median(ratios) <= RATIO_GOAL)
+    stopped = case.stopped or f"the sizes it is timed at end at {lengths[top]:,}"
+    where = f"{span} messages, {case.scratch} at {lengths[top]:,}" + ("" if reached else f"; not timed further: {stopped}")
+    detail = "; ".join(f"{n:,}: {statistics.median(case.sim[n]):.3f} s" for n in measured) + \
+        f"; one plan at {top:,}: {statistics.median(case.plan[top]) * 1000:.1f} ms"
+    print(f"{case.label:<44} {case.kind:<7} {exp_row.measured():<24} {ratio_row.measured():<24} {where}; {case.how}", flush=True)
+    return compound(f"{case.label}: {case.how}; {where}", [exp_row, ratio_row], detail=detail, group=group_of(case.kind))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="sizes up to 4,000 only, to check the harness")
+    parser.add_argument("--quick", action="store_true", help="small sizes (250-1,000; from scratch 60-250), to check the harness")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cap", type=float, default=6.0, help="seconds: a from-scratch replay slower than this stops growing")
+    parser.add_argument("--sizes", default=",".join(map(str, GROWTH_SIZES)),
+                        help="sizes of an incremental replay, the last the goal's (default: %(default)s; 1000,2000,4000,8000,16000 for more)")
+    parser.add_argument("--cap", type=float, default=1.0, help="seconds: a replay from scratch grows only while the next size is expected within this")
     parser.add_argument("--policy", action="append", help="only these policies (default: all)")
-    parser.add_argument("--tiled", action="store_true", help="a real Claude Code log with recorded compactions, tiled")
-    parser.add_argument("--pair-safe-all", action="store_true", help="every policy with pair safety on too")
+    parser.add_argument("--sessions", default="agent", help="any of agent,tiled,gemini (default: %(default)s)")
+    parser.add_argument("--pair-safe", default="all", help="'all', 'none', or policies (comma-separated) also replayed with pair safety")
     args = parser.parse_args()
-    run(args.quick, args.rounds, args.cap, args.policy, args.tiled, args.pair_safe_all)
+    sizes = (250, 500, 1000) if args.quick else tuple(int(n) for n in args.sizes.split(","))
+    scratch = (60, 125, 250) if args.quick else SCRATCH_SIZES
+    pair_safe = args.pair_safe if args.pair_safe in ("all", "none") else args.pair_safe.split(",")
+    kinds = tuple(k.strip() for k in args.sessions.split(","))
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        parser.error(f"--sessions: unknown {', '.join(unknown)} (choose from {', '.join(KINDS)})")
+    for row in growth(kinds, args.policy, pair_safe, max(3, args.rounds), sizes, scratch, args.cap):
+        print(f"{row.name}: {row.measured()}  goal {row.goal}  {row.result()}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,12 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 @dataclass
 class Row:
-    """One line of the summary table: a measured ratio (median [min-max] over rounds) against its goal."""
+    """One line of the summary table: a measured ratio (median [min-max] over rounds) against its goal.
+
+    `note` instead of ratios: a row that was not measured, saying why (the table shows the note, and
+    the goal as not met). `parts`: one line for several measurements of one case (a replay's cost
+    exponent and its ratio to one plan; a re-plan at three budgets), shown side by side, met when
+    every part is."""
 
     name: str
     ratios: list[float]
@@ -29,17 +34,35 @@ class Row:
     met: bool
     detail: str = ""
     unit: str = "x"
+    note: str = ""
+    parts: tuple[Row, ...] = ()
+    group: str = ""  # the summary's section (bench/run.py prints one table per group)
 
     @property
     def median(self) -> float:
         return statistics.median(self.ratios)
 
     def measured(self) -> str:
-        fmt = (lambda v: f"{v:.1f}") if self.unit == "%" else (lambda v: f"{v:.2f}")
-        if self.unit == "KB":
-            fmt = lambda v: f"{v:.2f}"  # noqa: E731
+        if self.parts:
+            return " / ".join(p.measured() for p in self.parts)
+        if self.note or not self.ratios:
+            return self.note or "not measured"
         lo, hi = min(self.ratios), max(self.ratios)
+        if self.unit == "n^":  # a cost exponent: n^1.05 [1.01-1.09]
+            return f"n^{self.median:.2f} [{lo:.2f}-{hi:.2f}]"
+        fmt = (lambda v: f"{v:.1f}") if self.unit == "%" else (lambda v: f"{v:.2f}")
         return f"{fmt(self.median)}{self.unit} [{fmt(lo)}-{fmt(hi)}]"
+
+    def result(self) -> str:
+        """'met', 'not met', or per part ('met / not met')."""
+        if self.parts:
+            return " / ".join(p.result() for p in self.parts)
+        return "met" if self.met else "not met"
+
+
+def compound(name: str, parts: list[Row], detail: str = "", group: str = "") -> Row:
+    """One row for several measurements of one case: its goal and result read part by part."""
+    return Row(name, [], " / ".join(p.goal for p in parts), all(p.met for p in parts), detail=detail, parts=tuple(parts), group=group)
 
 
 def within(goal: float, rounds: list[float]) -> bool:

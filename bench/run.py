@@ -1,27 +1,46 @@
-"""Run every benchmark in bench/ and end with one summary table (the one README's "Benchmarks" quotes).
+"""Run every benchmark in bench/ and end with the summary tables README's "Benchmarks" shows.
 
-    python bench/run.py [--quick] [--rounds 3]
+    python bench/run.py [--quick] [--rounds 3] [--no-gui] [--write-readme]
 
 Each row: the measured median [min-max] of the per-round ratios (baseline and candidate alternating,
-3+ rounds), the goal, met / not met. Loading and memory are measured in fresh child processes started
-from this small parent. bench_simulate.py (simulation scaling) is run too when present, and its rows
-folded into the table, and bench_gui.py's (the app and the report, offscreen; `--no-gui` skips them;
-alone: `QT_QPA_PLATFORM=offscreen python bench/bench_gui.py`).
+3 or more rounds, never the best of several), the goal, met / not met. A row that could not be
+measured says so and why, and counts as not met. The sections, in the order they run:
+
+- start-up, counting, loading (time and peak memory against `json.loads`, fresh child processes);
+- re-plan: missy at 100,000 messages (o200k_base, the cut moved), then every policy at 100,000
+  messages with its own estimator (`--replan-messages`: a parameter moved at the default budget /
+  the budget above the session / at half of it), then every policy with o200k_base at
+  `--o200k-messages` (5,000: each first plan tokenizes the whole session), each against a first plan
+  of the same session, counting included;
+- LangChain's own `trim_messages` against the langchain-trim re-plan, in one process, interleaved,
+  at max_tokens=4,000 (bench_langchain.py; a venv with langchain-core when this interpreter lacks it);
+- `simulate` against a naive per-turn recount;
+- growth: every policy's `simulate` cost exponent (1,000-4,000 messages) and replay against one plan
+  at 4,000, with and without pair safety, on agent sessions and on a tiled real Claude Code log with
+  recorded compactions, and Gemini CLI past its first compression (bench_simulate.py). A replay that
+  runs from scratch is named with `replays_incrementally(policy, session, options, params)`'s answer
+  and timed from 125 messages while one replay stays under `--cap` seconds (0.5);
+- `simulate` with retention against `--retention off` (fresh processes, as a user runs them);
+- inputs that once planned slowly; the app and the report (bench_gui.py, offscreen; `--no-gui`).
+
+`--write-readme` writes the tables into README.md between `<!-- bench:start -->` and
+`<!-- bench:end -->`, with a line saying when and where they were measured (bench/readme_table.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import datetime
 import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from common import Row  # noqa: E402
+from common import ROOT, Row  # noqa: E402
 
 
 def gui_rows(quick: bool, rounds: int) -> list[Row]:
@@ -30,93 +49,114 @@ def gui_rows(quick: bool, rounds: int) -> list[Row]:
         import bench_gui
         import PySide6  # noqa: F401
     except ImportError as exc:
-        print(f"bench_gui.py: skipped ({exc})")
-        return []
+        print(f"bench_gui.py: not measured ({exc})")
+        return [Row("the app and the report (bench_gui.py)", [], "", False, note=f"not measured: {exc}")]
     return bench_gui.run(rounds=rounds, quick=quick)
 
 
-def simulate_rows(quick: bool, rounds: int) -> list[Row]:
-    """bench_simulate.py's rows, if it is there and offers them (run(), rows() or main())."""
-    if not os.path.exists(os.path.join(os.path.dirname(__file__), "bench_simulate.py")):
-        print("bench_simulate.py: not present, skipped")
-        return []
-    module = importlib.import_module("bench_simulate")
-    for name in ("run", "rows"):
-        fn = getattr(module, name, None)
-        if callable(fn):
-            # A policy without an incremental replayer plans every prefix, which is quadratic by
-            # construction: within the 10 minutes the summary names them as not met instead of
-            # timing them (`python bench/bench_simulate.py` measures every policy, about 17 minutes).
-            from ctxviz.engine.policies import policy_names
-            from ctxviz.engine.replay import replays_incrementally
-
-            incremental = [p for p in policy_names() if replays_incrementally(p) == "incremental"]
-            result = fn(quick=quick, rounds=rounds, cap=0.5, policies=incremental)
-            rows = [as_row(r) for r in (result or [])]
-            rows += [Row(f"simulate {p}: replays from scratch (no incremental replayer)", [float("nan")], "<= n^1.15, <= 10x", False,
-                         detail="not timed in run.py") for p in policy_names() if p not in incremental]
-            return rows
-    main = getattr(module, "main", None)
-    if callable(main):
-        argv, sys.argv = sys.argv, [sys.argv[0]]
-        try:
-            main()
-        finally:
-            sys.argv = argv
-    return []
+def grouped(rows: list[Row], group: str) -> list[Row]:
+    """The rows, each in `group` unless it names its own section."""
+    for row in rows:
+        row.group = row.group or group
+    return rows
 
 
-def as_row(r: object) -> Row:
-    if isinstance(r, Row):
-        return r
-    if isinstance(r, dict):
-        return Row(str(r.get("name")), list(r.get("ratios") or [r.get("ratio", float("nan"))]), str(r.get("goal", "")), bool(r.get("met")),
-                   unit=str(r.get("unit", "x")))
-    ratios = getattr(r, "ratios", None) or [getattr(r, "ratio", float("nan"))]
-    return Row(str(getattr(r, "name", r)), list(ratios), str(getattr(r, "goal", "")), bool(getattr(r, "met", False)), unit=str(getattr(r, "unit", "x")))
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| benchmark | measured: median [min-max] of rounds | goal | result |", "|---|---|---|---|"]
-    for row in rows:
-        lines.append(f"| {row.name} | {row.measured()} | {row.goal} | {'met' if row.met else '**not met**'} |")
-    return "\n".join(lines)
+    """One Markdown table per section, in the order the sections first appear."""
+    out: list[str] = []
+    for group in dict.fromkeys(r.group for r in rows):
+        out += ["", f"**{group}**" if group else "", "", "| benchmark | measured: median [min-max] of rounds | goal | result |", "|---|---|---|---|"]
+        for row in (r for r in rows if r.group == group):
+            result = row.result().replace("not met", "**not met**")
+            out.append(f"| {_cell(row.name)} | {_cell(row.measured())} | {_cell(row.goal)} | {result} |")
+    return "\n".join(out).strip("\n")
+
+
+def load_average() -> str:
+    try:
+        return "/".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes, to check the harness (numbers mean little)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds per comparison (at least 3)")
+    p.add_argument("--no-gui", action="store_true", help="skip bench_gui.py (the app and the report, about 3 minutes)")
+    p.add_argument("--o200k-messages", type=int, default=5_000,
+                   help="session size of the per-policy re-plan with o200k_base (default: %(default)s; each first plan tokenizes it all)")
+    p.add_argument("--replan-messages", type=int, default=100_000,
+                   help="session size of the per-policy re-plan with each policy's own estimator, and of LangChain's (default: %(default)s)")
+    p.add_argument("--cap", type=float, default=0.5,
+                   help="seconds: a replay from scratch is timed at growing sizes while one replay stays under this (default: %(default)s)")
+    p.add_argument("--write-readme", action="store_true", help="write the tables into README.md between its bench markers")
+    return p
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (numbers mean little)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--no-gui", action="store_true", help="skip bench_gui.py (the app and the report, about 3 minutes)")
-    args = parser.parse_args()
+    args = parser().parse_args()
     rounds = max(3, args.rounds)
+    quick = args.quick
     start = time.perf_counter()
+    load_start = load_average()
+    started = datetime.datetime.now().astimezone()
     import bench_counting
     import bench_engine
     import bench_load
     import bench_retention
+    import bench_simulate
     import bench_slow_inputs
     import bench_startup
 
-    rows: list[Row] = []
-    rows += bench_startup.run(rounds=max(5, rounds))
-    rows += bench_counting.run(rounds=rounds, megabytes=2 if args.quick else 20)
-    rows += bench_load.run(megabytes=5 if args.quick else 100, rounds=rounds, memory_megabytes=2 if args.quick else 10)
-    # The per-policy re-plan matrix counts the whole session in every first plan (o200k: about a minute per policy at
-    # 100,000 messages here), so with 21 policies it runs at 5,000 within the 10 minutes: `bench_engine.py --matrix-messages 100000` for the full size.
-    rows += bench_engine.run(messages=10_000 if args.quick else 100_000, sim_messages=300 if args.quick else 1000, rounds=rounds,
-                             matrix_messages=3_000 if args.quick else 5_000)
-    rows += bench_slow_inputs.run(rounds=rounds)
-    rows += bench_retention.run(rounds=rounds, messages=2_000 if args.quick else 10_000)
-    rows += simulate_rows(args.quick, rounds)
+    big = 10_000 if quick else args.replan_messages
+    replan = "Re-plan after a parameter change, against a first plan (counting included)"
+    o200k = 1_000 if quick else args.o200k_messages
+    sizes = (250, 500, 1000) if quick else bench_simulate.GROWTH_SIZES
+    scratch = (60, 125, 250) if quick else bench_simulate.SCRATCH_SIZES
+    sections: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("Start-up", lambda: bench_startup.run(rounds=max(5, rounds))),
+        ("Counting", lambda: bench_counting.run(rounds=rounds, megabytes=2 if quick else 20)),
+        ("Loading", lambda: bench_load.run(megabytes=5 if quick else 100, rounds=rounds, memory_megabytes=2 if quick else 10)),
+        (replan, lambda: bench_engine.bench_replan(10_000 if quick else 100_000, rounds)),
+        (replan, lambda: bench_engine.bench_replan_matrix(big, rounds, tokenizers=(None,), group=replan)),
+        (f"Re-plan with o200k_base, at {o200k:,} messages (each first plan tokenizes the whole session)",
+         lambda: bench_engine.bench_replan_matrix(o200k, rounds, tokenizers=("o200k_base",))),
+        ("Against LangChain's own trim_messages", lambda: bench_engine.bench_frameworks(big, rounds)),
+        ("simulate against a naive per-turn recount", lambda: bench_engine.bench_simulate(300 if quick else 1000, rounds)),
+        ("Growth", lambda: bench_simulate.growth(("agent", "tiled", "gemini"), None, "all", rounds, sizes, scratch, args.cap)),
+        ("simulate with retention", lambda: bench_retention.run(rounds=rounds, messages=2_000 if quick else 10_000)),
+        ("Inputs that once planned slowly", lambda: bench_slow_inputs.run(rounds=rounds)),
+    ]
     if not args.no_gui:
-        rows += gui_rows(args.quick, rounds)
+        sections.append(("The app and the report", lambda: gui_rows(quick, rounds)))
+    rows: list[Row] = []
+    took: list[str] = []
+    for group, measure in sections:
+        t = time.perf_counter()
+        rows += grouped(measure(), group)
+        took.append(f"{group.split(',')[0].split(' (')[0]}: {time.perf_counter() - t:.0f} s")
+        print(f"-- {took[-1]}", flush=True)
     elapsed = time.perf_counter() - start
-    print()
-    print(f"Summary ({platform.python_version()}, {os.cpu_count()} cores, {elapsed / 60:.1f} min, {rounds} interleaved rounds per comparison):")
-    print(table(rows))
+    command = "python bench/run.py" + "".join(f" {a}" for a in sys.argv[1:] if a != "--write-readme")
     met = sum(r.met for r in rows)
-    print(f"{met} of {len(rows)} goals met")
+    line = (f"Last run: {started:%Y-%m-%d %H:%M %Z}, `{command}`, Python {platform.python_version()}, {os.cpu_count()} cores, "
+            f"load average (1/5/15 min) {load_start} at start and {load_average()} at end, {elapsed / 60:.1f} minutes, "
+            f"{rounds} interleaved rounds per comparison: {met} of {len(rows)} goals met.")
+    summary = f"{line}\n\n{table(rows)}\n"
+    print()
+    print("Time per section: " + "; ".join(took))
+    print(summary)
+    if args.write_readme:
+        from readme_table import write_readme
+
+        path = os.path.join(ROOT, "README.md")
+        write_readme(path, summary)
+        print(f"wrote the tables into {path}")
 
 
 if __name__ == "__main__":

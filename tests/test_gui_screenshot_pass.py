@@ -239,7 +239,10 @@ def test_every_timeline_legend_entry_is_inside_the_chart(qtbot, tmp_path) -> Non
         # took a column of its own (the legend had five rows over a chart 60 pixels tall).
         legend = win.timeline.plot.getPlotItem().legend
         assert "trigger (the parameters marked · trigger)" in [label.text for _, label in legend.items]
-        assert legend.columnCount >= 3
+        # At 720 pixels the legend sits beside the chart, one entry a line (issue 24: under the chart
+        # its rows left the data 0-40 pixels), and the chart keeps its data area.
+        assert win.timeline.legends_beside() and legend.columnCount == 1
+        assert win.timeline.plot.getPlotItem().vb.height() >= 120
     finally:
         win.vm.shutdown()
 

@@ -117,16 +117,16 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 
 
-def test_gemini_cli_after_its_first_compression_is_said():
-    """Gemini CLI's replay says it hands the turns from its first compression on to the reference;
-    the steps before it are carried."""
+def test_gemini_cli_after_its_first_compression_is_carried():
+    """Gemini CLI's replay carries the turns after a compression too (it handed them all to the
+    reference before): only the turns whose prompt reaches the threshold are planned from scratch."""
     from ctxviz.io.loaders import load_session
 
     session = load_session(DATA / "real" / "gemini_cli" / "aim_matrix_flash.json")
-    assert replays_incrementally("gemini-cli-compression", session) == "incremental, then from scratch (the turns from its first compression on)"
-    timeline = replayed(session, "gemini-cli-compression", {"tokenLimit": 40_000})
+    assert replays_incrementally("gemini-cli-compression", session) == "incremental"
+    timeline = replayed(session, "gemini-cli-compression", {"tokenLimit": 80_000})
     first = next(k for k, t in enumerate(timeline.turns) if t.events)
-    assert timeline.summaries and 0 < timeline.scratch_steps <= len(timeline.turns) - first
+    assert timeline.summaries and timeline.scratch_steps == 1 and first < len(timeline.turns) - 10
 
 
 @settings(SETTINGS, max_examples=25)

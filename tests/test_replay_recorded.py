@@ -119,3 +119,75 @@ def test_replays_with_recorded_compactions_equal_the_reference(s, data):
         elif _RecordedShapes.of(s).why_not is None:
             assert not how.startswith("from scratch") or "tool call id" in how, how
             assert "recorded summary" not in how, how
+
+
+@st.composite
+def codex_compacted(draw):
+    """`compacted()` as a Codex rollout could hold it: the first messages sometimes injected
+    context (the environment, AGENTS.md) a compaction covers too, a leading developer message
+    sometimes, a reported usage on the assistant messages often (the plan trusts the last one
+    unless the summary in force covers it), and a recorded summary sometimes written after Codex's
+    SUMMARY_PREFIX."""
+    import dataclasses
+
+    from ctxviz.engine.policies.codex.history import SUMMARY_PREFIX
+    from ctxviz.engine.session import Usage
+
+    s = draw(compacted())
+    messages = list(s.messages)
+    if draw(st.booleans()):
+        reported = st.sampled_from([None, Usage(input_tokens=200, output_tokens=10), Usage(input_tokens=900), Usage(input_tokens=5000)])
+        messages = [dataclasses.replace(m, usage=draw(reported)) if m.role == "assistant" else m for m in messages]
+    for k in range(min(draw(st.integers(0, 3)), len(messages))):
+        m = messages[k]
+        kind = draw(st.sampled_from(["environment", "agents", "developer", "as is"]))
+        if kind == "environment":
+            messages[k] = dataclasses.replace(m, role="user", parts=(TextPart("<environment_context>cwd /x</environment_context>"),), tool_call_id="")
+        elif kind == "agents":
+            messages[k] = dataclasses.replace(m, role="user", parts=(TextPart("# AGENTS.md instructions for /x\n" + "be brief " * 20),), tool_call_id="")
+        elif kind == "developer":
+            messages[k] = dataclasses.replace(m, role="system", parts=(TextPart("sandbox: read-only"),), tool_call_id="")
+    summaries = tuple(dataclasses.replace(x, text=f"{SUMMARY_PREFIX}\n{x.text}") if draw(st.integers(0, 4)) == 0 else x for x in s.summaries)
+    return dataclasses.replace(s, messages=tuple(messages), summaries=summaries)
+
+
+@settings(SETTINGS, max_examples=25)
+@given(s=codex_compacted(), window=st.sampled_from([None, 1500, 6000]), limit=st.sampled_from([None, 300, 1200, 4000, 10**6]),
+       keep=st.sampled_from([0, 40, 20_000]))
+def test_codex_replay_with_recorded_compactions_equals_the_reference(s, window, limit, keep):
+    """Codex's replay carries the compactions a rollout records (the latest in force standing for
+    all, its covered initial context summarised, the reported usage trusted unless covered) and
+    equals the reference; it says it replays incrementally unless a summary reads as Codex's own."""
+    from ctxviz.engine.policies.codex.history import generated_form
+
+    params = {"model_context_window": window, "model_auto_compact_token_limit": limit, "compact_user_message_max_tokens": keep}
+    same(s, "codex-compaction", params, PlanOptions())
+    how = replays_incrementally("codex-compaction", s, PlanOptions(), params)
+    if any(generated_form(x) for x in s.summaries):
+        assert how == "incremental, then from scratch (the turns where a recorded summary written after Codex's SUMMARY_PREFIX is in force)", how
+    else:
+        assert how == "incremental", how
+
+
+def test_codex_replay_of_a_real_rollout_with_a_compaction_is_incremental():
+    """A real Codex rollout with a recorded compaction (tests/data/real/codex, 703 messages): the
+    replay equals the reference and carries every turn, the recorded compaction's included, at
+    Codex's limits; at a lower limit (it fires before the recorded compaction) it plans from
+    scratch only the turns that compact."""
+    from pathlib import Path
+
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.simulate import simulate
+    from ctxviz.io.loaders import load_session
+
+    path = Path(__file__).parent / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    s = load_session(path)
+    assert s.summaries
+    for params in ({}, {"model_auto_compact_token_limit": 30_000}):
+        store = CountStore()
+        fast = simulate(s, "codex-compaction", params, store=store)
+        reference = simulate(s, "codex-compaction", params, store=store, incremental=False)
+        assert fast.to_json() == reference.to_json()
+        assert any(e.kind == "compaction" and ("recorded summary" in e.message) == (not params) for t in fast.turns for e in t.events)
+        assert fast.scratch_steps == len(fast.summaries) == (2 if params else 0)  # only the turns that compact
+        assert replays_incrementally("codex-compaction", s, PlanOptions(), params) == "incremental"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -24,7 +24,7 @@ T = TypeVar("T")
 MessageMeasure = Callable[[Message, Tokenizer], int]
 #: For a framework whose unit is not ctxviz's message (mnesis keeps a tool call and its output in
 #: one part of one message): the whole session's per-message counts at once.
-SessionMeasure = Callable[[Session, Tokenizer], list[int]]
+SessionMeasure = Callable[[Session, Tokenizer], Sequence[int]]
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -49,7 +49,7 @@ class CountingScheme:
 class TokenCounts:
     """The counts of one session under one scheme; `text()` memoises extra texts (summaries, memory)."""
 
-    def __init__(self, session: Session, scheme: CountingScheme, message_tokens: list[int]) -> None:
+    def __init__(self, session: Session, scheme: CountingScheme, message_tokens: Sequence[int]) -> None:
         self.session = session
         self.scheme = scheme
         self.message_tokens: tuple[int, ...] = tuple(message_tokens)

@@ -79,6 +79,12 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
     after = getattr(kind, "after_trigger", "")
     if after:
         later.append(after)
+    if session is not None:
+        if params is None or not dataclasses.is_dataclass(params):
+            params = get_policy(policy).make_params(params or {})
+        reason = kind.later_reason(session, params)
+        if reason:
+            later.append(reason)
     return "incremental" + (f", then from scratch ({'; '.join(later)})" if later and session is not None else "")
 
 

@@ -154,6 +154,12 @@ class _Replay:
         parameters, beyond what the class attributes say (None: it does not)."""
         return None
 
+    @classmethod
+    def later_reason(cls, session: Session, params: Any) -> str | None:
+        """Which turns of this session the replayer hands to the reference step, beyond what the
+        class attributes say (None: none but single turns such as a compaction's)."""
+        return None
+
     def recorded_until(self, i: int) -> int:
         """The last session index whose recorded summaries are in force at the step at `i`."""
         return max(i, self.horizon)

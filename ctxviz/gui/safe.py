@@ -125,22 +125,32 @@ def clipped(values: Iterable[Any], limit: float = PLOT_LIMIT) -> bool:
 
 class FittingLabel(QLabel):
     """A plain-text label of " • "-separated parts that, when narrower than its text, shows the
-    leading parts that fit and " • …" (whole parts dropped from the end, never a part cut in the
-    middle), with the whole text in its tooltip. `text()` is always the whole text."""
+    first of its shorter wordings that fits (`set_texts`) and, when even the shortest is too wide,
+    the leading parts that fit and " • …" (whole parts dropped from the end, never a part cut in
+    the middle), with the whole text in its tooltip. `text()` is always the whole text."""
 
     def __init__(self, text: str = "", separator: str = "  •  ", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.separator = separator
+        self.shorter: tuple[str, ...] = ()
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setText(text)
 
+    def set_texts(self, text: str, *shorter: str) -> None:
+        """The whole text, and shorter wordings (longest first) to show when the whole would be cut."""
+        self.shorter = shorter
+        super().setText(text)
+        self._update_tip()
+
     def shown_text(self) -> str:
         """What is drawn at the current width."""
-        text = self.text()
         fm = self.fontMetrics()
         room = self.contentsRect().width() - 4
-        if fm.horizontalAdvance(text) <= room:
-            return text
+        wordings = (self.text(), *self.shorter)
+        for wording in wordings:
+            if fm.horizontalAdvance(wording) <= room:
+                return wording
+        text = wordings[-1]
         parts = text.split(self.separator)
         more = self.separator + "…"
         for n in range(len(parts) - 1, 0, -1):
@@ -150,6 +160,7 @@ class FittingLabel(QLabel):
         return fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
 
     def setText(self, text: str) -> None:  # noqa: N802
+        self.shorter = ()
         super().setText(text)
         self._update_tip()
 

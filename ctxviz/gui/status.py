@@ -19,13 +19,17 @@ def verdict(plan: Plan) -> str:
     return plan.fit_verdict()
 
 
-def status_text(plan: Plan) -> str:
+def status_text(plan: Plan, short: bool = False) -> str:
     """policy budget: used of budget tokens (tokenizer) • verdict • sent / not sent • real count
     against the model's window • cost • pairs. Two windows are never side by side unlabelled: the
-    policy's is its budget, the real count's is the model's (named only when it differs)."""
+    policy's is its budget, the real count's is the model's (named only when it differs).
+
+    `short`: the same figures in fewer words, without the tokenizer's name and the policy's
+    estimate error (the status bar shows it when the whole line would be cut at 1024 pixels; its
+    tooltip has the whole line)."""
     t = plan.totals
-    parts = [f"{plan.policy} budget: {t.used:,} of {t.budget:,} tokens ({plan.tokenizer})", verdict(plan),
-             f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent"]
+    head = f"{plan.policy} budget: {t.used:,} of {t.budget:,} tokens" + ("" if short else f" ({plan.tokenizer})")
+    parts = [head, verdict(plan), f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent"]
     if plan.real is not None:
         r = plan.real
         kind = "real count" if r.exact else "est. real count"
@@ -34,14 +38,24 @@ def status_text(plan: Plan) -> str:
         elif r.window == t.budget:
             window = ""
         else:
-            window = f" of the model's {r.window:,}-token window"
+            window = f" of the model's {r.window:,}" if short else f" of the model's {r.window:,}-token window"
         fits = "" if r.fits is None or not r.window else (": fits" if r.fits else f": OVER by {max(0, r.tokens - r.window):,}")
-        parts.append(f"{kind} {r.tokens:,}{window}{fits} (policy's estimate {r.heuristic_error * 100:+.1f}%)")
+        error = "" if short else f" (policy's estimate {r.heuristic_error * 100:+.1f}%)"
+        parts.append(f"{kind} {r.tokens:,}{window}{fits}{error}")
         if r.input_cost is not None:
             parts.append(f"next call ≈ ${r.input_cost:.4f}")
     if plan.orphans:
         parts.append(f"{len(plan.orphans):,} broken tool-call pair(s)")
     return SEPARATOR.join(parts)
+
+
+def status_texts(plan: Plan) -> tuple[str, ...]:
+    """The status line, then shorter wordings of it for a narrow window: fewer words, then the
+    next call's price left to the tooltip (the least needed figure: the Calls list has it)."""
+    short = status_text(plan, short=True)
+    parts = short.split(SEPARATOR)
+    shortest = SEPARATOR.join(p for p in parts if not p.startswith("next call ≈"))
+    return (status_text(plan), short, shortest)
 
 
 def notes_count(notes: tuple[str, ...] | list[str]) -> str:

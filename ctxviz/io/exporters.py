@@ -299,6 +299,9 @@ def marked_markdown(plan: Plan) -> str:
     return _markdown(plan, marked=True)
 
 
+#: A section with no text, said in words instead of an empty code fence.
+EMPTY_SECTION = "*(empty)*"
+
 #: The line between two runs of sent messages, for the messages between them that are not sent.
 GAP_MARK = "⋯"
 
@@ -337,6 +340,9 @@ def _markdown(plan: Plan, marked: bool) -> str:
         if message.get("tool_call_id"):
             body = f"(result of {message['tool_call_id']})\n{body}"
         body = "\n".join([*([body] if body or not calls else []), *calls])
+        if not body.strip():  # an empty fence read as a rendering fault (gemini-cli-compression's empty system instruction)
+            lines += [EMPTY_SECTION, ""]
+            continue
         fence = _fence(body)
         lines += [fence, body, fence, ""]
     if marked and (gap := gap_line(plan, previous + 1, len(plan.messages) - 1)):

@@ -25,7 +25,7 @@ import math
 from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ...engine.plan import Plan
@@ -67,6 +67,26 @@ def segments(parts: list[tuple[str, int, int]], budget: int, caps: bool) -> list
     if budget > drawn:
         out.append(Segment(None, budget - drawn, "free"))
     return out
+
+
+def wrap_words(fm: QFontMetrics, text: str, width: int) -> list[str]:
+    """`text` in lines no wider than `width`, broken between words, first before a parenthesis
+    (a figure and its explanation: "Unseen ≈ 18,500" / "(not in the log, not counted above)")."""
+    if fm.horizontalAdvance(text) <= width or width <= 0:
+        return [text]
+    head, paren, rest = text.partition(" (")
+    if paren and fm.horizontalAdvance(head) <= width:
+        return [head, *wrap_words(fm, "(" + rest, width)]
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        trial = f"{line} {word}" if line else word
+        if line and fm.horizontalAdvance(trial) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = trial
+    return [*lines, line]
 
 
 class LegendEntry(NamedTuple):
@@ -297,29 +317,42 @@ class BudgetPie(QWidget):
         painter.drawLine(outer, inner)
 
     def legend_layout(self) -> tuple[list[LegendEntry], int]:
-        """The entries drawn and the pixels per line: roomy when they fit, tight when not, and the
-        parts that use nothing folded together when even tight lines would not fit."""
+        """The entries drawn and the pixels per line (`legend_rows`)."""
+        rows, line = self.legend_rows()
+        return [entry for entry, _text, first in rows if first], line
+
+    def legend_rows(self) -> tuple[list[tuple[LegendEntry, str, bool]], int]:
+        """What the legend draws, line by line: (entry, the text of an explanation's line, whether
+        it is the entry's first line), and the pixels per line. An explanation wider than its room
+        wraps (at 1024 px "Unseen ≈ 18,500 (not in the log, not counted above)" was cut to "… not
+        count…"); lines are roomy when they fit, tight when not, and the parts that use nothing
+        are folded together when even tight lines would not fit."""
         fm = self.fontMetrics()
         room = self.height() - 4
-        entries = self.legend_entries()
-        for spacing in (6, 2, 0):
-            if (fm.height() + spacing) * len(entries) <= room:
-                return entries, fm.height() + spacing
-        return self.legend_entries(merge_empty=True), fm.height()
+        width = int(self.width() - (self._ring()[0].right() + 14) - 8)
+        rows: list[tuple[LegendEntry, str, bool]] = []
+        for merge_empty in (False, True):
+            entries = self.legend_entries(merge_empty)
+            rows = [(e, text, i == 0) for e in entries
+                    for i, text in enumerate([""] if e.figures else wrap_words(fm, e.name, width))]
+            for spacing in (6, 2, 0):
+                if (fm.height() + spacing) * len(rows) <= room:
+                    return rows, fm.height() + spacing
+        return rows, fm.height()
 
     def _paint_legend(self, painter: QPainter, x: float) -> None:
         pal = self.palette()
         painter.setFont(self.font())
         fm = painter.fontMetrics()
-        entries, line = self.legend_layout()
-        y = max(4.0, (self.height() - line * len(entries)) / 2)
+        rows, line = self.legend_rows()
+        y = max(4.0, (self.height() - line * len(rows)) / 2)
         width = int(self.width() - x - 8)
         tones = {"part": pal.color(pal.ColorRole.WindowText), "over": QColor(WARNING), "alarm": QColor(WARNING),
                  "muted": pal.color(pal.ColorRole.PlaceholderText)}
-        for entry in entries:
+        for entry, text, first in rows:
             baseline = y + fm.ascent() + 2
             indent = 0.0
-            for color in entry.swatches:
+            for color in entry.swatches if first else ():
                 swatch = QColor(pal.color(pal.ColorRole.Mid)) if color in ("free", "faint") else QColor(color)
                 if color == "faint":
                     swatch.setAlpha(110)
@@ -327,12 +360,12 @@ class BudgetPie(QWidget):
                 painter.setBrush(swatch)
                 painter.drawRoundedRect(QRectF(x + indent, y + 3, 12, 12), 2, 2)
                 indent += 14
-            indent += 4 if entry.swatches else 0
+            indent += 4 if entry.swatches and first else 0
             painter.setPen(tones[entry.tone])
             if entry.figures:
                 self._name_and_figures(painter, x + indent, baseline, int(width - indent), entry.name, entry.figures)
-            else:
-                painter.drawText(QPointF(x + indent, baseline), fm.elidedText(entry.name, Qt.TextElideMode.ElideRight, int(width - indent)))
+            else:  # an explanation's line, wrapped to the room (a word wider than the room alone is cut)
+                painter.drawText(QPointF(x + indent, baseline), fm.elidedText(text, Qt.TextElideMode.ElideRight, int(width - indent)))
             y += line
 
     @staticmethod

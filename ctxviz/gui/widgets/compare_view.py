@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -124,6 +125,11 @@ class CompareView(QWidget):
         self.lane.messageClicked.connect(self.messageRequested)
         self.lane_label = QLabel()
         self.lane_label.setTextFormat(Qt.TextFormat.RichText)  # our own words and colours only
+        # Wrapped, as the labels over the strips: on one line the lane's key (820 pixels) widened a
+        # 1024-pixel window to 1098 once a comparison was shown.
+        for label in (self.lane_label, self.label_a, self.label_b):
+            label.setWordWrap(True)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         for label, strip in ((self.label_a, self.strip_a), (self.label_b, self.strip_b)):
             strip.setFixedHeight(120)
             strips.addWidget(label)

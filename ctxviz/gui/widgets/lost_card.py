@@ -13,18 +13,15 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ...engine.lost import Lost, LostMessage, lost
 from ...engine.plan import Plan
 from ...engine.session import Session
 from ..theme import WARNING
+from .text_card import TextCard
 
 SHOWN = 4
-#: Above the charts the card is as tall as its text, up to its `room` (at least this, more on a
-#: tall window: `place_cards`), and scrolls beyond.
-LOST_CARD_MAX = 104
 
 
 def _link(m: LostMessage, with_tokens: bool = False) -> str:
@@ -82,70 +79,14 @@ def card_html(found: Lost, retention: Any = None) -> str:
     return "<br>".join(lines)
 
 
-class LostCard(QFrame):
-    messageClicked = Signal(int)
+class LostCard(TextCard):
+    """The card; as tall as its text within the room the window gives it (`TextCard`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = QLabel()
-        self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
-        self.label.linkActivated.connect(lambda href: self.messageClicked.emit(int(href.lstrip("#"))))
-        # Its height is its wrapped text's at the width it has (a "Minimum" height made the text's
-        # height at some narrower width the least it could take, and the card scrolled).
-        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        policy.setHeightForWidth(True)
-        self.label.setSizePolicy(policy)
-        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        # On a small screen the card scrolls rather than pushing the charts off the window.
-        self.scroll = scroll = QScrollArea()
-        scroll.setWidget(self.label)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # Not the height of a scroll bar's arrows and handle (68 pixels): a two-line card is two lines tall.
-        scroll.setMinimumHeight(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        layout.addWidget(scroll)
-        # Wraps to the overview's width instead of widening the window; its height is its text's.
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumHeight(46)
-        self.room = LOST_CARD_MAX
-        self.setMaximumHeight(self.room)
         self.found: Lost | None = None
         self.retention: Any = None
         self.plan: Plan | None = None
-
-    def set_room(self, room: int) -> None:
-        """The most height the card may take (it scrolls beyond): a fixed cap of 104 pixels made
-        it scroll at 1920x1080 with half the window to spare."""
-        self.room = max(self.minimumHeight(), room)
-        self.setMaximumHeight(self.room)
-        self.updateGeometry()
-
-    def content_height(self) -> int:
-        """The card's height with all of its text wrapped to the card's width (frame and margins included)."""
-        margins = self.layout().contentsMargins()
-        chrome = margins.top() + margins.bottom() + 2 * self.frameWidth()
-        width = self.scroll.viewport().width() if self.scroll.viewport().width() > 50 else self.width() - margins.left() - margins.right()
-        text = self.label.heightForWidth(max(50, width))
-        return chrome + (text if text >= 0 else self.label.sizeHint().height())
-
-    def sizeHint(self) -> QSize:  # noqa: N802
-        """As tall as the text, within the room it has (a two-line "Every message is sent" took 104 pixels)."""
-        return QSize(super().sizeHint().width(), max(self.minimumHeight(), min(self.content_height(), self.maximumHeight())))
-
-    def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():  # a new width wraps the text anew
-            self.updateGeometry()
-
-    def _set_text(self, text: str) -> None:
-        self.label.setText(text)
-        self.updateGeometry()
 
     def set_plan(self, session: Session, plan: Plan) -> None:
         self.plan = plan

@@ -14,12 +14,13 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QWidget
 
 from ...engine.forecast import Drop, Forecast
 from ...engine.ranking import TIERS
 from ..theme import WARNING
+from .text_card import TextCard
 
 SHOWN = 4
 
@@ -90,29 +91,13 @@ def card_html(f: Forecast) -> str:
     return "<br>".join(lines)
 
 
-class NextCompactionCard(QFrame):
-    """The card; `set_result` takes a gui.live.ForecastResult."""
-
-    messageClicked = Signal(int)
+class NextCompactionCard(TextCard):
+    """The card; `set_result` takes a gui.live.ForecastResult. As tall as its text within the
+    room the window gives it (`TextCard`: a cap of 118 pixels made it scroll at 1920x1080)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("next-compaction")
-        self.label = QLabel()
-        self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
-        self.label.linkActivated.connect(lambda href: self.messageClicked.emit(int(href.lstrip("#"))))
-        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
-        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.label)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        layout.addWidget(self.scroll)
         self.result: Any = None
         self.warning = False
         self.hide()  # until a session's first forecast
@@ -126,19 +111,19 @@ class NextCompactionCard(QFrame):
         f = result.forecast
         if f is None:  # not a policy that compacts: one line, no frame
             self._style(False, framed=False)
-            self.label.setText(f'<small style="color: palette(placeholder-text);">Next compaction: {html.escape(result.why_not)}</small>')
             # One line, as thin as a line: at 1024x700 every pixel goes to the message table.
             self.layout().setContentsMargins(8, 0, 8, 0)
             self.scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.setMinimumHeight(0)
-            self.setMaximumHeight(self.fontMetrics().lineSpacing() + 2)
+            self.set_cap(self.fontMetrics().lineSpacing() + 2)
+            self._set_text(f'<small style="color: palette(placeholder-text);">Next compaction: {html.escape(result.why_not)}</small>')
         else:
             self._style(bool(f.next_drop is not None and f.next_drop.user_losses), framed=True)
-            self.label.setText(card_html(f))
             self.layout().setContentsMargins(8, 4, 8, 4)
             self.scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
             self.setMinimumHeight(46)
-            self.setMaximumHeight(118)
+            self.set_cap(None)
+            self._set_text(card_html(f))
         self.show()
 
     def clear(self) -> None:

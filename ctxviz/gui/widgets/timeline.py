@@ -17,7 +17,7 @@ from bisect import bisect_left
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -76,6 +76,15 @@ LEGEND_SAMPLE = 20
 LEGEND_ROOM = 1.1
 #: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
 LEGEND_ROW = 4
+#: Beside the chart (a short tab): the view's row, right of the right axis.
+LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN = 2, 3
+#: The most of the tokens chart's height its legend's rows may take under it; beyond, it goes beside.
+LEGEND_SHARE = 0.35
+QWIDGETSIZE_MAX = (1 << 24) - 1
+#: Beside a chart the legend's lines are this much closer (pixels; pyqtgraph's rows have room to spare).
+LEGEND_BESIDE_SPACING = -6
+#: A Timeline tab less tall than this (a 720-pixel window) puts the legends beside the charts.
+SHORT_TAB = 760
 
 
 def legend_columns(legend: pg.LegendItem, width: float) -> int:
@@ -89,6 +98,12 @@ def legend_columns(legend: pg.LegendItem, width: float) -> int:
         if sum(max(entries[c::columns]) for c in range(columns)) <= width:
             return columns
     return 1
+
+
+def legend_width(legend: pg.LegendItem, columns: int) -> float:
+    """The pixels `legend`'s entries take in `columns` columns (each as wide as its widest entry)."""
+    entries = [LEGEND_SAMPLE + label.item.boundingRect().width() + 2 * LEGEND_GAP for _sample, label in legend.items]
+    return float(sum(max(entries[c::columns]) for c in range(min(columns, len(entries))))) if entries else 0.0
 
 
 def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem:
@@ -106,6 +121,9 @@ def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem
 STEP_AXIS = {"calls": "message index: a point per model call the log records (the request's last message)",
              "replies": "message index: a point per request before an assistant reply (its last message)",
              "messages": "turn (message index)"}
+#: The same, in fewer words, under a chart narrowed by the legend beside it (the long one was cut to "essage index").
+STEP_AXIS_SHORT = {"calls": "message index (a point per model call)", "replies": "message index (a point per reply)",
+                   "messages": "turn (message index)"}
 
 
 
@@ -164,6 +182,7 @@ class TimelineView(QWidget):
         item.getAxis("right").linkToView(self.not_sent_box)
         self.not_sent_box.setXLink(item)
         item.vb.sigResized.connect(self._align_not_sent_box)
+        item.vb.sigXRangeChanged.connect(lambda *_: self._place_compaction_labels())
         self.not_sent_curve: pg.PlotDataItem | None = None
         #: The composition bands (`set_composition`) and their legend samples.
         self.band_items: list[pg.GraphicsObject] = []
@@ -288,6 +307,8 @@ class TimelineView(QWidget):
         for pane, stretch in enumerate((5, 2, 3)):
             self.split.setStretchFactor(pane, stretch)
         self.split.setChildrenCollapsible(False)
+        self._split_moved = False  # the user's drag keeps its sizes (`_fit_split`)
+        self.split.splitterMoved.connect(self._split_dragged)
         layout = QVBoxLayout(self)
         layout.addWidget(self.find)
         layout.addWidget(self.find_result)
@@ -316,35 +337,102 @@ class TimelineView(QWidget):
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         """The sentences under the charts take at most a fifth of the tab's height (at least four
-        lines), and no more than they need."""
+        lines; four on a short tab), and no more than they need; the legends and the split follow."""
         super().resizeEvent(event)
         self._fit_words()
         self._lay_out_legend()
 
+    def _split_dragged(self, *_: object) -> None:
+        self._split_moved = True
+
     def _fit_words(self) -> None:
         """Every line of the sentences in the scroll area (wrapped labels asked their height for the
-        width they get), the area itself at most a fifth of the tab."""
+        width they get), the area itself at most a fifth of the tab (four lines on a short tab)."""
         inner = self.words.widget()
         width = self.words.viewport().width() if self.words.viewport().width() > 50 else max(50, self.width() - 20)
         needed = inner.layout().heightForWidth(width)
         needed = needed if needed > 0 else inner.sizeHint().height()
         inner.setMinimumHeight(needed)
         line = self.fontMetrics().lineSpacing()
-        self.words.setMaximumHeight(max(4 * line + 8, min(needed + 4, int(self.height() * 0.2))))
+        # On a short tab four lines, the rest scrolls: the charts need the height more.
+        room = 4 * line + 8 if self.height() < SHORT_TAB else max(4 * line + 8, int(self.height() * 0.2))
+        self.words.setMaximumHeight(min(needed + 4, room))
         self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
 
     def _lay_out_legend(self) -> None:
         """The legend under the chart, in as many columns as the width holds (fewer rows: more chart):
         as many of its widest entry as fit under the chart (a fixed 240 pixels a column ran Codex's
         "trigger (model_auto_compact_token_limit, model_context_window)" and the entries after it
-        off the chart's right edge)."""
-        for plot in (self.plot, self.answers_plot):
-            legend = plot.getPlotItem().legend
-            if legend is None:
-                continue
-            columns = legend_columns(legend, self._chart_width(plot))
+        off the chart's right edge). On a short tab (720 pixels) the legend's rows under the chart
+        left it 0-40 pixels of data: there both legends go beside their charts, as wide as each
+        other, so a turn stays at the same x in both."""
+        self._fit_split()
+        beside = self.legends_beside()
+        plots = [plot for plot in (self.plot, self.answers_plot) if plot.getPlotItem().legend is not None and plot.getPlotItem().legend.items]
+        width = 0.0
+        for plot in plots:
+            item = plot.getPlotItem()
+            legend = item.legend
+            cell = (LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN) if beside else (LEGEND_ROW, 1)
+            if getattr(legend, "cell", None) != cell:
+                item.layout.removeItem(legend)
+                # Beside, it may reach down beside the bottom axis too (rows 2 and 3): more room for the data.
+                item.layout.addItem(legend, *cell, *((2, 1) if beside else (1, 1)))
+                item.layout.setRowStretchFactor(LEGEND_ROW, 0 if beside else 1)
+                legend.cell = cell
+            legend.layout.setVerticalSpacing(LEGEND_BESIDE_SPACING if beside else 0)
+            columns = 1 if beside else legend_columns(legend, self._chart_width(plot))
             if legend.columnCount != columns:
                 legend.setColumnCount(columns)
+        self._label_x_axis()
+        if beside:  # as wide as each other: a turn at the same x in both charts
+            width = max(legend_width(plot.getPlotItem().legend, plot.getPlotItem().legend.columnCount) for plot in plots)
+        for plot in plots:
+            item = plot.getPlotItem()
+            item.legend.setMinimumWidth(width)
+            item.legend.setMaximumWidth(width if beside else QWIDGETSIZE_MAX)
+            # The chart as wide as its widget again: a legend laid out wider a moment before (four
+            # columns under the chart) raised the chart's least width, and it kept that width
+            # (951 pixels in a 748-pixel widget, its legend off the right edge) until the next resize.
+            whole = QRectF(0, 0, plot.width(), plot.height())
+            if item.geometry() != whole:
+                item.setGeometry(whole)
+
+    def _fit_split(self) -> None:
+        """The charts' and the calls' shares of the height, until the user drags the splitter: the
+        tokens chart the most, the answers and the calls at least a usable few rows each (sized by
+        their hints, the tokens chart got 174 of 440 pixels at 1024x700, less than its legend)."""
+        if self._split_moved or not all(w.isVisible() for w in (self.plot, self.answers_plot, self.calls_box)):
+            return
+        total = sum(self.split.sizes())
+        if total <= 0:
+            return
+        beside = self.legends_beside()
+        answers = max(self.answers_plot.minimumHeight(), int(total * 0.22), self._legend_height(self.answers_plot) if beside else 0)
+        chart = self._legend_height(self.plot) if beside else 0
+        # The calls their quarter, less what the tokens chart's legend needs beside it (down to their least).
+        calls = max(self.calls_box.minimumHeight(), min(int(total * 0.25), total - answers - chart))
+        sizes = [max(1, total - answers - calls), answers, calls]
+        if sizes != self.split.sizes():
+            self.split.setSizes(sizes)
+
+    def legends_beside(self) -> bool:
+        """Whether the legends go beside the charts: on a tab shorter than `SHORT_TAB` pixels (a
+        720-pixel window), where their rows under the charts left the tokens chart 0-40 pixels of
+        data. (The tab's height decides, never where the legend is: it does not flip back and forth.)"""
+        legend = self.plot.getPlotItem().legend
+        return legend is not None and bool(legend.items) and 0 < self.height() < SHORT_TAB
+
+    def _legend_height(self, plot: pg.PlotWidget) -> int:
+        """The height a chart needs for its legend beside it, in one column (beside the view and
+        the bottom axis), and the title above it."""
+        item = plot.getPlotItem()
+        legend = item.legend
+        if legend is None or not legend.items:
+            return 0
+        line = max(label.item.boundingRect().height() for _sample, label in legend.items) + LEGEND_BESIDE_SPACING
+        title = item.titleLabel.height() if item.titleLabel.isVisible() else 0
+        return int(len(legend.items) * line + title + 16)
 
     def _chart_width(self, plot: pg.PlotWidget) -> float:
         """The width the legend has under a chart: the chart's, else the widget's less the axes'."""
@@ -357,6 +445,33 @@ class TimelineView(QWidget):
         for the compactions' labels is all the range needs."""
         return LEGEND_ROOM
 
+    def _label_x_axis(self) -> None:
+        """The x axis says what a point is, in fewer words when the legend sits beside the chart."""
+        if self.timeline is None:
+            return
+        words = STEP_AXIS_SHORT if self.legends_beside() else STEP_AXIS
+        label = words.get(self.timeline.step_rule, words["messages"])
+        if self.plot.getAxis("bottom").labelText != label:
+            self.plot.setLabel("bottom", label)
+
+    def _place_compaction_labels(self) -> None:
+        """Each compaction's label on the side of its line with room for it, in pixels (by the turn
+        alone, a label right of a line in the left half still ran off a chart narrowed by its
+        legend: "compacted (manu")."""
+        vb = self.plot.getPlotItem().vb
+        left, right = vb.sceneBoundingRect().left(), vb.sceneBoundingRect().right()
+        for _c, line, _tick in self.compaction_marks:
+            label = getattr(line, "label", None)
+            if label is None:
+                continue
+            x = vb.mapViewToScene(QPointF(line.value(), 0)).x()
+            width = label.boundingRect().width() + 4
+            room_right, room_left = right - x, x - left
+            side = (0.0, 0.0) if room_right >= width or room_right >= room_left else (1.0, 0.0)
+            if label.anchors[0] != side:
+                label.anchors = [side, side]
+                label.updatePosition()
+
     def _align_not_sent_box(self) -> None:
         vb = self.plot.getPlotItem().vb
         self.not_sent_box.setGeometry(vb.sceneBoundingRect())
@@ -364,6 +479,7 @@ class TimelineView(QWidget):
         self.density_box.setGeometry(vb.sceneBoundingRect())
         self.density_box.linkedViewChanged(vb, self.density_box.XAxis)
         self._leave_room()
+        self._place_compaction_labels()
 
     def set_composition(self, timeline: Timeline, composition: Any) -> None:
         """Stacked bands under the tokens-sent line: what each (sampled) step sent, per category
@@ -534,7 +650,7 @@ class TimelineView(QWidget):
         self._show_chart(True)
         self._show_calls(timeline, None)
         self._draw_series(timeline)
-        self.plot.setLabel("bottom", STEP_AXIS.get(timeline.step_rule, STEP_AXIS["messages"]))
+        self._label_x_axis()
         reported = self.reported_usage(timeline)
         if reported:
             # What the provider reported was in the window for each call (input + cache), against the replay.
@@ -672,6 +788,12 @@ class TimelineView(QWidget):
         k = timeline.step_after(c.before_index)
         return k if k < len(timeline.turns) else None
 
+    @classmethod
+    def compaction_x(cls, timeline: Timeline, c: Compaction) -> int:
+        """Where a compaction's line is drawn: the turn it is first in force at, else where it was recorded."""
+        step = cls.compaction_step(timeline, c)
+        return timeline.turns[step].index if step is not None else c.before_index
+
     def _mark_compactions(self, timeline: Timeline) -> None:
         """Each compaction the log records: a dashed line at the turn it is first in force at (the
         first request made after it), labelled with its trigger and sizes, and a short tick at the
@@ -679,8 +801,7 @@ class TimelineView(QWidget):
         color = RECORDED_COMPACTION_COLOR
         named = False
         for c in timeline.session.compactions:
-            step = self.compaction_step(timeline, c)
-            x = timeline.turns[step].index if step is not None else c.before_index
+            x = self.compaction_x(timeline, c)
             trigger = c.trigger if len(c.trigger) <= TRIGGER_CHARS else c.trigger[: TRIGGER_CHARS - 1] + "…"
             sizes = f"{short_number(c.pre_tokens)} → {short_number(c.post_tokens)}" if c.post_tokens else short_number(c.pre_tokens) if c.pre_tokens else ""
             label = "compacted" + (f" ({trigger})" if trigger else "") + (f"\n{sizes} tokens" if sizes else "")
@@ -706,8 +827,11 @@ class TimelineView(QWidget):
         return fill
 
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
+        """The turns, and every compaction the log records (one after the last call was drawn off
+        the chart, only its label's left end in view)."""
         self._fit_y(timeline, reported)
-        self.plot.setXRange(finite(timeline.turns[0].index), finite(timeline.turns[-1].index), padding=0.02)
+        xs = [timeline.turns[0].index, timeline.turns[-1].index, *(self.compaction_x(timeline, c) for c in timeline.session.compactions)]
+        self.plot.setXRange(finite(min(xs)), finite(max(xs)), padding=0.02)
 
     def _fit_y(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
         """Scale to the sawtooth (and what the provider reported, and the compactions the log

@@ -59,7 +59,11 @@ class DetailPanel:
         self.detail.hide()
         # Head and body share the panel through a splitter, the head scrolling when a long
         # answer would otherwise squeeze the message out of sight on a small screen.
-        head_scroll = QScrollArea()
+        self.detail_head_scroll = head_scroll = QScrollArea()
+        # The answer is scrolled to once the head has its new height (the scroll range follows the text).
+        self._why_scroll_pending = False
+        head_scroll.verticalScrollBar().rangeChanged.connect(lambda *_: self._why_scroll_pending and self.scroll_to_why())
+        head_scroll.verticalScrollBar().actionTriggered.connect(self._head_scrolled_by_user)
         head_scroll.setWidget(self.detail_head)
         head_scroll.setWidgetResizable(True)
         head_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -121,6 +125,9 @@ class DetailPanel:
             )
             self._why_html = SEARCHING_HTML if searching else ""
             self._render_detail_head()
+            if not replanned:  # a message newly selected is read from its top
+                self._why_scroll_pending = False
+                self.detail_head_scroll.verticalScrollBar().setValue(0)
         self.vm.cancel_explanation()
         if not searching:
             self._why_timer.stop()
@@ -164,6 +171,49 @@ class DetailPanel:
         answer = answer.replace("_", "_" + BREAK)
         self._why_html = f"<p style='color:#2ca02c'><b>What would keep it:</b> {answer}</p>" if answer else ""
         self._render_detail_head()
+        if answer:  # now, and again once the label has its new height (`rangeChanged`)
+            self._why_scroll_pending = True
+            self.scroll_to_why()
+            QTimer.singleShot(0, self.scroll_to_why)
+
+    def why_span(self) -> tuple[float, float] | None:
+        """Where the "What would keep it" answer sits in the detail's head: (top, bottom) in the
+        head label's pixels, or None without an answer."""
+        if not self._why_html or self._why_html == SEARCHING_HTML:
+            return None
+        head, _, _ = self._detail_head_html.partition(DETAIL_SPLIT)
+        label = self.detail_head
+        width = label.contentsRect().width()
+
+        def height(text: str) -> float:
+            document = QTextDocument()
+            document.setDefaultFont(label.font())
+            document.setTextWidth(width)
+            document.setHtml(text)
+            return document.size().height()
+
+        top = label.contentsMargins().top()
+        return top + height(head), top + height(head + self._why_html)
+
+    def _head_scrolled_by_user(self, *_: object) -> None:
+        """The user's own scrolling of the head wins over bringing the answer into view."""
+        self._why_scroll_pending = False
+
+    def scroll_to_why(self) -> None:
+        """Bring the answer into view: in a narrow panel (1024 px) the message's title and its
+        decision pushed it partly below the fold. As little scrolling as it takes: the answer's
+        end in view, and its start, which wins when the answer is taller than the view."""
+        span = self.why_span()
+        if span is None:
+            self._why_scroll_pending = False
+            return
+        top, bottom = int(span[0]), int(span[1] + 0.5)
+        bar = self.detail_head_scroll.verticalScrollBar()
+        view = self.detail_head_scroll.viewport().height()
+        if bottom > bar.value() + view:
+            bar.setValue(bottom - view)
+        if top < bar.value():
+            bar.setValue(top)
 
     def _detail_extras(self, m: Any) -> str:
         """How far the message missed the budget by, and the tool-call partner a broken pair needs."""

@@ -33,18 +33,20 @@ from ..status import notes_count, reported_turn_text, unseen_text
 from ..theme import CATEGORY_COLORS, CATEGORY_LABELS
 from ..widgets.budget_pie import BudgetPie
 from ..widgets.category_bars import CategoryBars
-from ..widgets.lost_card import LOST_CARD_MAX, LostCard
+from ..widgets.lost_card import LostCard
 from ..widgets.message_strip import USER_LOST, MessageStrip, sent_span
 from ..widgets.next_compaction import NextCompactionCard
 from ..widgets.notes import NotesPanel
 from ..widgets.session_browser import SessionBrowser
 from ..widgets.strip_overview import StripOverview
+from ..widgets.text_card import CARD_MIN_ROOM
 from ..widgets.welcome import WelcomePanel
 
 #: A window less tall than this folds the notes and puts the cards beside the donut (`place_cards`).
 SHORT_WINDOW = 800
-#: Above the charts the lost card may take up to this fraction (1/n) of the window's height.
-LOST_CARD_SHARE = 4
+#: Above the charts the lost card and the next-compaction card may each take up to this fraction
+#: (1/n) of the window's height.
+CARD_SHARE = 4
 QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
@@ -231,9 +233,11 @@ class OverviewTab:
         self.cards_tabs.setCurrentIndex(0)
 
     def fit_cards(self) -> None:
-        """Above the charts the lost card is as tall as its text, up to a quarter of the window
-        (it scrolls beyond); in its own tab it takes the page."""
-        self.lost_card.set_room(QWIDGETSIZE_MAX if self.cards_beside else max(LOST_CARD_MAX, self.height() // LOST_CARD_SHARE))
+        """Above the charts the lost card and the next-compaction card are each as tall as their
+        text, up to a quarter of the window (they scroll beyond); in its own tab a card takes the page."""
+        room = QWIDGETSIZE_MAX if self.cards_beside else max(CARD_MIN_ROOM, self.height() // CARD_SHARE)
+        for card in (self.lost_card, self.next_card):
+            card.set_room(room)
 
     def _forecast_shown(self, *_: object) -> None:
         """A new forecast on the card (after the card took it): its tab follows what it says."""

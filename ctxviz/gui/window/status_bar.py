@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar, QPushButton, QS
 from ...engine.plan import Plan
 from ...terminal import one_line
 from ..safe import FittingLabel, message_box, qt_int
-from ..status import SEPARATOR, status_text
+from ..status import SEPARATOR, status_texts
 
 
 class StatusBar:
@@ -58,7 +58,8 @@ class StatusBar:
 
     def _update_status(self, plan: Plan) -> None:
         pending = plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
-        self.status_label.setText(status_text(plan) + (SEPARATOR + "real count: counting…" if pending else ""))
+        counting = SEPARATOR + "real count: counting…" if pending else ""
+        self.status_label.set_texts(*(text + counting for text in status_texts(plan)))
 
     def _busy(self, busy: bool, message: str) -> None:
         self.progress_bar.setVisible(busy)

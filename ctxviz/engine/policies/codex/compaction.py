@@ -49,6 +49,7 @@ from .history import (  # noqa: F401 (they lived here before history.py; tests a
     approx_token_count,
     default_auto_compact_limit,
     family_context_window,
+    generated_form,
     initial_context,
     is_initial_context,
     item_tokens,

@@ -184,6 +184,12 @@ def stand_in_summary(messages: list[Message], text: str | None = None) -> str:
     return f"{SUMMARY_PREFIX}\n{suffix}"
 
 
+def generated_form(summary: Summary) -> bool:
+    """Whether a summary reads as Codex's own (after SUMMARY_PREFIX): the plan then keeps user
+    messages of what it covers and estimates the count, as after a compaction it ran itself."""
+    return summary.text.startswith(f"{SUMMARY_PREFIX}\n")
+
+
 def leading_system_messages(session: Session) -> list[Message]:
     """The system (developer) messages before the first other message: the ones Codex sends with
     its instructions, at the front of every request. A developer message written later (a changed

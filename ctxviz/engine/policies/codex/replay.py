@@ -1,16 +1,19 @@
 """The incremental replayer of Codex CLI's local auto-compaction (`codex-compaction`), carried from
-turn to turn.
+turn to turn, with the compactions a rollout records (`compacted` lines) in force as the plan reads
+them.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import Event, Turn, _Replay
-from ...session import Session
+from ...plan import Decision
+from ...replay_contract import Event, Turn, _Replay, recorded_summary_text
+from ...session import Session, Summary
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay
+from ..replay_common import _EditsReplay, _RecordedShapes
 from . import compaction as cx
 
 
@@ -23,15 +26,34 @@ class CodexReplay(_EditsReplay):
     and the new summary are built from the whole history anyway) are planned by the reference
     step; the next turns take its summary over.
 
-    A session with an id on more than one message replays from scratch; so do the turns with a
-    recorded summary in force before the first generated one."""
+    Before the first generated summary, the latest recorded summary in force (in the file's order,
+    as `state()` hands them to the plan) stands for all: the messages it covers are counted as they
+    arrive (`_Recorded`; where each covers a prefix of the file, as a rollout's compactions do, read
+    from prefix sums: `_RecordedShapes`), and the turn a recorded summary is written carries the reference's
+    compaction event. A session with an id on more than one message replays from scratch, and so
+    does one with the same summary recorded twice; the turns where a recorded summary written as
+    Codex's own (after SUMMARY_PREFIX, which the plan reads as generated) is in force are planned
+    by the reference step."""
 
     unique_ids = True
+    recorded_summaries = ""
+
+    @classmethod
+    def scratch_reason(cls, session: Session, params: Any) -> str | None:
+        if len({id(s) for s in session.summaries}) != len(session.summaries):
+            return "the same summary recorded twice"
+        return None
+
+    @classmethod
+    def later_reason(cls, session: Session, params: Any) -> str | None:
+        if any(cx.generated_form(s) for s in session.summaries):
+            return "the turns where a recorded summary written after Codex's SUMMARY_PREFIX is in force"
+        return None
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]
-        self.usable = self.usable and len(set(ids)) == len(ids)
+        self.usable = self.usable and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
         self.position = {m.id: m.index for m in session.messages}
         self.window, self.limit = cx._limits(session, params)
         self.budget = self.window if self.window is not None else (session.context_window or cx.CONTEXT_WINDOW_272K)
@@ -47,10 +69,35 @@ class CodexReplay(_EditsReplay):
         self.covered = self.covered_tokens = 0
         self.retained_kept = self.retained_truncated = self.retained_sent = self.retained_tokens = 0
         self.summary_tokens = 0
+        self.kinds: list[int] = []  # each message so far: LEADING, INITIAL or HISTORY
+        # Prefix sums over messages 0..k-1 of the initial-context and history messages' counts and tokens.
+        self.initial_sums: list[tuple[int, int]] = [(0, 0)]
+        self.history_sums: list[tuple[int, int]] = [(0, 0)]
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        if self.shapes is not None and self.shapes.why_not is not None:
+            self.shapes = None
+        self.recorded: _Recorded | None = None  # the recorded summary in force at the last step
+        starts = session.summary_start_turns
+        self.order = sorted(range(len(starts)), key=lambda k: starts[k])  # the summaries by their start
+        self.starts = [starts[k] for k in self.order]
+        self.latest: list[int] = []  # latest[j]: the last summary in file order among the j + 1 starting first
+        for k in self.order:
+            self.latest.append(max(k, self.latest[-1]) if self.latest else k)
 
     def _grow(self, i: int) -> None:
+        self._classify(i)
+        kind, t = self.kinds[i], self.tokens[i]
+        (ic, it), (hc, ht) = self.initial_sums[-1], self.history_sums[-1]
+        self.initial_sums.append((ic + 1, it + t) if kind == INITIAL else (ic, it))
+        self.history_sums.append((hc + 1, ht + t) if kind == HISTORY else (hc, ht))
+        recorded = self.recorded
+        if recorded is not None and recorded.lo is None and self.session.messages[i].id in recorded.covers:
+            recorded.add(i, kind, t)
+
+    def _classify(self, i: int) -> None:
         m = self.session.messages[i]
         if m.role == "system" and not self.conversation:  # cx.leading_system_messages
+            self.kinds.append(LEADING)
             self.system_count += 1
             if m.text:
                 self.system_texts.append(m.text)
@@ -59,10 +106,12 @@ class CodexReplay(_EditsReplay):
         self.conversation = True
         if m.role == "user" and not self.real_user:
             if cx.user_message_text(m) is None:  # initial context (before the first real user message)
+                self.kinds.append(INITIAL)
                 self.initial_count += 1
                 self.initial_tokens += self.tokens[i]
                 return
             self.real_user = True
+        self.kinds.append(HISTORY)
         self.history.append(i)
         self.history_sum += self.tokens[i]
         if m.role == "assistant" and m.usage is not None:
@@ -73,8 +122,10 @@ class CodexReplay(_EditsReplay):
 
     def step(self, i: int) -> Turn:
         self._grow(i)
-        if not self.usable or (not self.generated and self.recorded_until(i) >= self.first_summary):
+        if not self.usable:
             return _Replay.step(self, i)
+        if not self.generated and self.recorded_until(i) >= self.first_summary:
+            return self._recorded_step(i)
         if self.synced != len(self.generated):
             self._sync()
         return self._fast(i)
@@ -125,6 +176,105 @@ class CodexReplay(_EditsReplay):
         else:
             kept, summarized, not_sent, truncated = i + 1, 0, 0, 0
         return Turn(i, used, self.budget, kept, 0, summarized, truncated, fits, active, tuple(events), not_sent)
+
+
+    def _in_force(self, i: int, until: int) -> _Recorded | None:
+        """The recorded summary the plan reads at this step (the last in the file's order of those
+        starting up to `until`), its covers among messages 0..i counted."""
+        j = bisect_right(self.starts, until)
+        k = self.latest[j - 1] if j else -1
+        if self.recorded is None or self.recorded.k != k:
+            lo = self.shapes.lo[k] if self.shapes is not None and k >= 0 else None
+            self.recorded = None if k < 0 else _Recorded(k, self.session.summaries[k], self.position, self.kinds, self.tokens, i, lo)
+        rec = self.recorded
+        if rec is not None and rec.lo is not None:  # it covers messages [0, lo): what of them is here, from the prefix sums
+            m = min(rec.lo, i + 1)
+            (rec.initial_count, rec.initial_tokens), (rec.history_count, rec.history_tokens) = self.initial_sums[m], self.history_sums[m]
+            rec.length = m
+        return rec
+
+    def _recorded_step(self, i: int) -> Turn:
+        """A turn before any generated summary with a recorded one in force: `plan_records` with
+        that summary (its covered initial context summarised with the rest, no user messages
+        kept, the reported usage trusted unless the summary covers its message)."""
+        until = self.recorded_until(i)
+        rec = self._in_force(i, until)
+        if rec is None or rec.generated_form:
+            return _Replay.step(self, i)
+        initial_tokens = self.initial_tokens - rec.initial_tokens
+        live = len(self.history) - rec.history_count
+        live_tokens = self.history_sum - rec.history_tokens
+        sent_summary = rec.summary_tokens if rec.summary.text else 0
+        if self.last_usage >= 0 and not rec.covering(self.last_usage, self.session.messages[self.last_usage].id):
+            total = cx.reported_total(self.session.messages[self.last_usage]) or 0
+        else:
+            total = self.instructions + initial_tokens + rec.summary_tokens + live_tokens
+        if self.limit is not None and total >= self.limit and live:
+            return _Replay.step(self, i)  # the compaction: the reference plans it and runs the policy's compact
+        events: list[Event] = []
+        written = [self.order[j] for j in range(bisect_right(self.starts, self.last_horizon), bisect_right(self.starts, until))]
+        written = sorted(k for k in written if self.session.summary_start_turns[k] > 0)
+        if written:
+            if written != [rec.k] or not rec.count:
+                return _Replay.step(self, i)  # a summary written that the plan does not read, or that covers none of messages 0..i
+            head, first, last = rec.head()
+            decided = (Decision.KEPT, "kept: the compaction summary, sent as a user message after the kept user messages") if rec.summary.text else None
+            events.append(Event(i, "compaction", recorded_summary_text(rec.k, head, first, last, rec.count, last - first + 1 == rec.count,
+                                                                       rec.initial_count + rec.history_count, self.policy, decided)))
+        used = self.instructions + initial_tokens + sent_summary + live_tokens
+        fits = used <= self.budget
+        fixed = self.instructions + initial_tokens + sent_summary
+        parts = {"instructions": self.instructions, "initial_context": initial_tokens, "retained_user": 0, "summary": sent_summary}
+        self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
+        summarized = rec.initial_count + rec.history_count
+        return Turn(i, used, self.budget, i + 1 - summarized, 0, summarized, 0, fits, 0, tuple(events), rec.initial_tokens + rec.history_tokens)
+
+
+LEADING, INITIAL, HISTORY = range(3)
+
+
+class _Recorded:
+    """A recorded summary in force and what it covers of the messages so far: the initial-context
+    messages (the plan then summarises them with the history) and the history items; the leading
+    developer messages it names stay with the instructions."""
+
+    def __init__(self, k: int, summary: Summary, position: dict[str, int], kinds: list[int], tokens: list[int], i: int, lo: int | None) -> None:
+        self.k = k
+        self.summary = summary
+        self.lo = lo  # it covers exactly the file's messages [0, lo) (None: read from its covers)
+        self.length = 0  # with lo: how many of them are among the messages so far (set each step)
+        self.covers = frozenset(summary.covers) if lo is None else frozenset()
+        self.generated_form = cx.generated_form(summary)
+        self.summary_tokens = cx.item_tokens(cx.user_item(summary.text))
+        self.initial_count = self.initial_tokens = self.history_count = self.history_tokens = 0
+        self.positions: list[int] = []  # without lo: the covered messages among 0..i, in order
+        if lo is None:
+            for j in sorted(p for c in self.covers if (p := position.get(c)) is not None and p <= i):
+                self.add(j, kinds[j], tokens[j])
+
+    @property
+    def count(self) -> int:
+        return self.length if self.lo is not None else len(self.positions)
+
+    def covering(self, j: int, id_: str) -> bool:
+        """Whether it covers message j (whose id is id_)."""
+        return j < self.lo if self.lo is not None else id_ in self.covers
+
+    def add(self, j: int, kind: int, tokens: int) -> None:
+        """Message j, a cover, is among the messages so far."""
+        self.positions.append(j)
+        if kind == INITIAL:
+            self.initial_count += 1
+            self.initial_tokens += tokens
+        elif kind == HISTORY:
+            self.history_count += 1
+            self.history_tokens += tokens
+
+    def head(self) -> tuple[list[int], int, int]:
+        """The first five covered positions, the first and the last."""
+        if self.lo is not None:
+            return list(range(min(5, self.length))), 0, self.length - 1
+        return self.positions[:5], self.positions[0], self.positions[-1]
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"codex-compaction": CodexReplay}

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ...session import Message, Session, Summary
+from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
 from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
@@ -77,6 +77,8 @@ def measure_content(message: Message, tokenizer: Tokenizer) -> int:
 
 
 _invisible: dict[int, tuple[weakref.ref[Session], tuple[str, ...]]] = {}
+#: What makes a message's OpenAI content not None (Message.openai_content).
+CONTENT_PARTS = (*TEXT_PARTS, ImagePart)
 
 
 def invisible_call_notes(session: Session) -> tuple[str, ...]:
@@ -85,12 +87,25 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     found = _invisible.get(id(session))
     if found is not None and found[0]() is session:
         return found[1]
-    with_calls = [m for m in session.messages if m.role == "assistant" and m.tool_calls]
-    only_calls = sum(1 for m in with_calls if m.openai_content() is None)
-    characters = sum(len(c.name) + len(c.arguments) for m in with_calls for c in m.tool_calls)
+    # One pass over the parts, nothing built (a replay's retention plans 30 prefixes of a long session):
+    # a message with calls has no content (openai_content() is None) when it has no text and no image.
+    with_calls = only_calls = characters = 0
+    for m in session.messages:
+        if m.role != "assistant":
+            continue
+        calls = content = False
+        for p in m.parts:
+            if isinstance(p, ToolCallPart):
+                calls = True
+                characters += len(p.name) + len(p.arguments)
+            elif isinstance(p, CONTENT_PARTS):
+                content = True
+        if calls:
+            with_calls += 1
+            only_calls += not content
     notes: tuple[str, ...] = ()
     if with_calls:
-        notes = (f"missy's estimator counts only each message's content: the tool calls of {len(with_calls):,} message(s) "
+        notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} message(s) "
                  f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
                  "message(s) count as the text 'None'",)
     key = id(session)
