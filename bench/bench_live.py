@@ -22,9 +22,16 @@ time is from when it fell due to when its repaint ended (a frame the GUI thread 
 50 ms counts 50, 33 and 17 ms for the three frames it held up). Rounds interleave "idle" (the same
 window, nothing written) and "following"; p50/p90/p99 of each are printed with the updates the
 window showed and the write-to-screen delay. Goal: p90 ≤ 16.7 ms while following.
-`--profile FILE` writes cProfile statistics of the GUI thread while following to FILE and of each
-worker's jobs to FILE.<worker>, and prints how long each worker ran: the Python that competes with
-the window for the interpreter (the GIL).
+Frames fall due from the start of the event loop of a round, after the writer process is started
+(forking this large process is the bench's, not the app's). Each thread's CPU seconds per kind of
+round are printed (the GUI thread's extra while following is its own work per new state), and any
+garbage collection while following.
+`--profile FILE` writes cProfile statistics of the GUI thread's CPU time while following to FILE
+(its own work, not its waits for the GIL; the profiler slows it, so the frame times of a profiled
+run mean little) and of each worker's jobs to FILE.<worker>, and prints how long each worker ran:
+the Python that competes with the window for the interpreter (the GIL). `--trace FILE` writes every
+frame while following (when it fell due, how long it took) and when each state was shown and each
+poll's result arrived, as JSON.
 """
 
 from __future__ import annotations
