@@ -22,9 +22,16 @@ time is from when it fell due to when its repaint ended (a frame the GUI thread 
 50 ms counts 50, 33 and 17 ms for the three frames it held up). Rounds interleave "idle" (the same
 window, nothing written) and "following"; p50/p90/p99 of each are printed with the updates the
 window showed and the write-to-screen delay. Goal: p90 ≤ 16.7 ms while following.
-`--profile FILE` writes cProfile statistics of the GUI thread while following to FILE and of each
-worker's jobs to FILE.<worker>, and prints how long each worker ran: the Python that competes with
-the window for the interpreter (the GIL).
+Frames fall due from the start of the event loop of a round, after the writer process is started
+(forking this large process is the bench's, not the app's). Each thread's CPU seconds per kind of
+round are printed (the GUI thread's extra while following is its own work per new state), and any
+garbage collection while following.
+`--profile FILE` writes cProfile statistics of the GUI thread's CPU time while following to FILE
+(its own work, not its waits for the GIL; the profiler slows it, so the frame times of a profiled
+run mean little) and of each worker's jobs to FILE.<worker>, and prints how long each worker ran:
+the Python that competes with the window for the interpreter (the GIL). `--trace FILE` writes every
+frame while following (when it fell due, how long it took) and when each state was shown and each
+poll's result arrived, as JSON.
 """
 
 from __future__ import annotations
@@ -213,12 +220,30 @@ for k, chunk in enumerate(chunks[:count]):
 """
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) each thread of this process has used, by thread name (Linux)."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            name = names.get(int(tid)) or f"native-{tid}"
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    except OSError:
+        return {}
+    return out
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
 
 
-def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float, profile: str = "") -> None:
+def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float, profile: str = "", trace_file: str = "") -> None:
     """The window following a large log while it grows (see the module docstring)."""
     import subprocess
 
@@ -266,6 +291,8 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
             due = state["next_due"]
             while due <= now:
                 frames.append(end - due)
+                if trace is not None and state.get("following"):
+                    trace["frames"].append((due, end - due))
                 due += FRAME_S
             state["next_due"] = due
 
@@ -276,6 +303,11 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
         timer.start()
         shown: list[tuple[float, int]] = []  # (time.time() the window showed a new state, messages)
         window.vm.planReady.connect(lambda s, _p: shown.append((time.time(), len(s.messages))) if s is window.vm.session else None)
+        trace: dict[str, list[Any]] | None = {"frames": [], "shown": [], "polled": []} if trace_file else None
+        if trace is not None:  # when each new state was shown (its slots done) and each poll's result arrived
+            window.vm.planReady.connect(lambda *_: trace["shown"].append(time.perf_counter()))
+            window.live._polled.connect(lambda *_: trace["polled"].append(time.perf_counter()))
+            window.live.forecastReady.connect(lambda *_: trace.setdefault("forecast", []).append(time.perf_counter()))
         results: dict[str, list[float]] = {"idle": [], "following": []}
         profiler = None
         worker_profiles: dict[str, Any] = {}
@@ -285,7 +317,7 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
 
             from ctxviz.gui import threads
 
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(time.thread_time)  # CPU time: what the GUI thread runs, not its waits for the GIL
             submit = threads.Worker.submit
 
             def profiled_submit(worker: Any, fn: Any) -> Any:
@@ -303,10 +335,22 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
             threads.Worker.submit = profiled_submit  # type: ignore[method-assign]
         delays: list[float] = []
         written = 0
+        import gc
+
+        pauses: list[tuple[int, float]] = []  # (generation, seconds) of each collection while following
+        gc_started = [0.0]
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_started[0] = time.perf_counter()
+            elif state.get("following"):
+                pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+
+        gc.callbacks.append(on_gc)
+        cpu: dict[tuple[str, str], float] = {}  # CPU seconds per (round kind, thread)
         for r in range(rounds * 2):
             mode = ("idle", "following")[(r + (r // 2)) % 2]  # idle, following, following, idle, idle, following...
             frames.clear()
-            state["next_due"] = time.perf_counter() + FRAME_S
             if mode == "following":
                 count = int(rate * seconds)
                 round_file = Path(folder) / f"chunks-{r}.txt"  # this round's calls, in a file of its own before the writer starts
@@ -314,6 +358,8 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
                 chunks = chunks[count:]
                 writer = subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(rate), str(count), str(round_file)],
                                           stdout=subprocess.PIPE, text=True)
+            # Frames fall due from here: starting the writer (a fork of this large process) is the bench's, not the app's.
+            state["next_due"] = time.perf_counter() + FRAME_S
             loop = QEventLoop()  # the window's own event loop, as `app.exec()` runs it
             QTimer.singleShot(int(seconds * 1000), loop.quit)
             if profiler is not None and mode == "following":
@@ -322,7 +368,12 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
                     worker_profiles.clear()
                     busy.clear()
                 profiler.enable()
+            state["following"] = 1.0 if mode == "following" else 0.0
+            before = _thread_cpu()
             loop.exec()
+            for name, t in _thread_cpu().items():
+                cpu[(mode, name)] = cpu.get((mode, name), 0.0) + t - before.get(name, 0.0)
+            state["following"] = 0.0
             if profiler is not None:
                 profiler.disable()
             if mode == "following":
@@ -358,6 +409,17 @@ def bench_app_follow(megabytes: float, rate: float, rounds: int, seconds: float,
                   f"p99 {_percentile(every, 0.99):6.1f} ms  max {max(every):6.1f} ms  ({len(every):,} frames; p90 per round {per_round}){goal}")
         print(f"  {written} appends, {n1 - n0:+,} messages; the window showed {len(shown)} new states; write -> window "
               + (f"median {statistics.median(delays):.2f} s, p90 {_percentile(delays, 0.9):.2f} s, max {max(delays):.2f} s" if delays else "-"))
+        gc.callbacks.remove(on_gc)
+        for mode in ("idle", "following"):
+            print(f"  CPU seconds per thread, {mode}: " + ", ".join(f"{k} {v:.2f}" for (m, k), v in sorted(cpu.items(), key=lambda kv: -kv[1])
+                                                                  if m == mode and v >= 0.01))
+        for generation in range(3):
+            took = [t * 1000 for g, t in pauses if g == generation]
+            if took:
+                print(f"  garbage collections of generation {generation} while following: {len(took)}, "
+                      f"{sum(took):.0f} ms in all, the longest {max(took):.0f} ms")
+        if trace is not None:
+            Path(trace_file).write_text(json.dumps(trace), encoding="utf-8")
         if profiler is not None:
             profiler.dump_stats(profile)
             for name, prof in worker_profiles.items():
@@ -380,12 +442,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of a round")
     parser.add_argument("--only-app", action="store_true", help="only the app's row")
     parser.add_argument("--profile", default="", metavar="FILE", help="cProfile the GUI thread while following, to FILE")
+    parser.add_argument("--trace", default="", metavar="FILE",
+                        help="write each frame while following (when due, how long) and when each state was shown, as JSON")
     args = parser.parse_args()
     if not args.only_app:
         bench_listing(args.sessions, args.rounds)
         bench_follow(args.megabytes, args.appends)
     if args.app_megabytes > 0:
-        bench_app_follow(args.app_megabytes, args.rate, args.app_rounds, args.seconds, args.profile)
+        bench_app_follow(args.app_megabytes, args.rate, args.app_rounds, args.seconds, args.profile, args.trace)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from ctxviz.engine import counting  # noqa: E402
 from ctxviz.engine.forecast import forecast  # noqa: E402
 from ctxviz.engine.lost import lost  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
+from ctxviz.gui.models import MessageTableModel  # noqa: E402
 from ctxviz.io import follow as io_follow  # noqa: E402
 from ctxviz.io.discovery import discover  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
@@ -113,6 +114,12 @@ def _check_window(win, session, plan) -> None:  # type: ignore[no-untyped-def]
     assert win.lost_card.found == lost(plan, session)
     t = plan.totals
     assert f"budget: {t.used:,} of {t.budget:,} tokens" in win.status_label.text()
+    # The table, grown row by row as the log grew, shows what a table given this state afresh shows.
+    fresh = MessageTableModel()
+    fresh.set_plan(win.shown_session, win.shown_plan, win.model.voices)
+    cells = [(r, c) for r in range(fresh.rowCount()) for c in range(fresh.columnCount())]
+    assert win.model.rowCount() == fresh.rowCount() == len(win.shown_plan.messages)
+    assert ([win.model.data(win.model.index(r, c)) for r, c in cells] == [fresh.data(fresh.index(r, c)) for r, c in cells])
 
 
 @pytest.fixture

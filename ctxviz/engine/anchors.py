@@ -772,6 +772,7 @@ class _Growth:
         self.hits: list[Any] = []  # per covered message: words it holds as tokens (None: no text)
         self.searched: set[str] = set()  # every covered message was searched for each of these words
         self.voices: tuple[str, ...] = ()
+        self.texts: list[str] = []  # per covered message: its text
         self.lowered: _Lowered | None = None
         #: Phrase -> the messages[:phrases_upto] whose lower-case text contains it (`_phrases_in`).
         self.phrases: dict[str, set[int]] = {}
@@ -827,13 +828,14 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     store = store if store is not None else MESSAGE_STORE
     swe = session.format in SWE_AGENT_FORMATS
     messages = session.messages
-    texts = [m.text for m in messages]
     growth: _Growth | None = None
     if previous is not None and _grows(previous, session):
         with previous._lock:
             growth, previous._growth = previous._growth, None  # used up: extended in place below
     kept = growth if growth is not None else _Growth()
     n = kept.covered  # read before
+    # A message's text joins its parts (30 ms for 14,000 messages): those read before are kept.
+    texts = kept.texts[:n] + [m.text for m in messages[n:]]
     covered = max(n, len(messages) - TAIL)  # read into the state kept for the next growth
     if growth is not None:
         before = kept.voices[:n]
@@ -844,7 +846,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     # What the last messages say is read into a copy (a loader may still change them).
     first = {k: [*e[:6], list(e[6]), *e[7:]] for k, e in kept.first.items()}
     _read(messages, texts, voices, swe, store, covered, len(messages), first, kept.opening_done)
-    kept.messages, kept.voices = messages, voices[:covered]
+    kept.messages, kept.voices, kept.texts = messages, voices[:covered], texts[:covered]
     aliases = _merge_paths(first)
     for old, new in aliases.items():
         a, b = first.pop(old), first[new]

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
+
+import numpy as np
 
 from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore, TokenCounts
@@ -198,16 +202,20 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     entries = context.entries if isinstance(context, Context) else tuple(context)
     kept = kept_flags(plan.messages)
     messages = session.messages
-    for given, index in zip(entries, plan.context_index, strict=False):
+    indices = plan.context_index
+    # A kept message handed over as itself (most of a long log's context) is read in one pass, its
+    # counts summed at C speed; the others one by one below.
+    itself = [index is not None and given is messages[index] and kept[index] for given, index in zip(entries, indices, strict=False)]
+    if any(itself):
+        total += int(per_message.token_array[np.fromiter(compress(indices, itself), dtype=np.int64)].sum())
+    for given, index in compress(zip(entries, indices, strict=False), map(operator.not_, itself)):
         # The cached count is of the message as the file has it: it serves only where the policy
         # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text). A
         # message handed over as itself is sent unchanged; anything else is compared in its sent
         # form, built once per message (`sent_form`).
-        if index is not None and kept[index]:
-            m = messages[index]
-            if given is m or _form(given) == sent_form(m):
-                total += per_message[index]
-                continue
+        if index is not None and kept[index] and _form(given) == sent_form(messages[index]):
+            total += per_message[index]
+            continue
         # A summary, the system prompt, a cut-down or rewritten message.
         total += count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from .growth import same_prefix
 from .session import Message, Session
 from .tokenizers import Tokenizer
 
@@ -150,9 +151,11 @@ def extend_counts(previous: TokenCounts, session: Session, progress: ProgressCal
     old_messages, old_tokens = previous.session.messages, previous.message_tokens
     kept = len(old_messages)
     measure, tokenizer = scheme.measure, scheme.tokenizer
-    tokens: list[int] = []
     total = len(session.messages)
-    for i, message in enumerate(session.messages):
+    same = same_prefix(old_messages, session.messages)  # the same objects: counted before (compared at C speed)
+    tokens: list[int] = list(old_tokens[:same])
+    for i in range(same, total):
+        message = session.messages[i]
         old = old_messages[i] if i < kept else None
         if old is not None and (old is message or (old == message and old.raw == message.raw)):
             tokens.append(old_tokens[i])

@@ -12,7 +12,19 @@ from functools import cached_property
 from itertools import compress
 from typing import Any, NamedTuple
 
-from .plan_rows import DECISIONS, SENT_DECISIONS, Decision, MessagePlan, Reasons, Rows, sent_flags
+import numpy as np
+
+from .plan_rows import (
+    DECISION_NUMBER,
+    DECISIONS,
+    SENT_DECISIONS,
+    SENT_NUMBERS,
+    Decision,
+    MessagePlan,
+    Reasons,
+    Rows,
+    sent_flags,
+)
 
 __all__ = ["DECISIONS", "SENT_DECISIONS", "Context", "Decision", "MessagePlan", "Plan", "PlanColumns", "Rows", "SummaryPlan", "Totals"]
 
@@ -219,6 +231,27 @@ class Plan:
         return PlanColumns(*zip(*self.messages, strict=True))
 
     @cached_property
+    def decision_numbers(self) -> np.ndarray:
+        """Every message's decision as its position in `DECISIONS` (int8), for views that count and
+        mask 14,000 messages at C speed on each new state of a followed log."""
+        if isinstance(self.messages, Rows):
+            return self.messages.columns.decision
+        return np.fromiter(map(DECISION_NUMBER.__getitem__, self.columns.decision), dtype=np.int8, count=len(self.messages))
+
+    @cached_property
+    def sent_mask(self) -> np.ndarray:
+        """Whether each message is sent (some version of it reaches the model), as a bool array."""
+        return SENT_NUMBERS[self.decision_numbers]
+
+    @cached_property
+    def token_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, tokens sent) of every message as int64 arrays."""
+        if isinstance(self.messages, Rows):
+            return self.messages.columns.tokens, self.messages.columns.sent_tokens
+        cols = self.columns
+        return np.array(cols.tokens, dtype=np.int64), np.array(cols.sent_tokens, dtype=np.int64)
+
+    @cached_property
     def sent_flags(self) -> tuple[bool, ...]:
         """Whether each message is sent, read from the columns (no row is built for it)."""
         return tuple(sent_flags(self.messages))
@@ -234,6 +267,12 @@ class Plan:
         """Every message's reason code (the policy's, else its decision's generic one)."""
         from .reason_codes import CODES, GENERIC
 
+        if isinstance(self.messages, Rows):  # a handful of (code, decision) pairs: each looked up once
+            c = self.messages.columns
+            pair = c.code.astype(np.int64) * len(DECISIONS) + c.decision
+            names = {k: (code if code in CODES else GENERIC[DECISIONS[k % len(DECISIONS)].value])
+                     for k in dict.fromkeys(pair.tolist()) for code in (c.code_names[k // len(DECISIONS)],)}
+            return tuple(map(names.__getitem__, pair.tolist()))
         cols = self.columns
         return tuple(c if c in CODES else GENERIC[d.value] for c, d in zip(cols.code, cols.decision, strict=True))
 

@@ -9,13 +9,15 @@ were (the first call's input minus what the log shows before it).
 
 from __future__ import annotations
 
-import threading
-import weakref
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
+from .growth import carried
 from .provider_count import tools_tokens
-from .session import Session
+from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, count_openai_chat
 
 #: A gap smaller than this between the first call's input and the visible messages is estimation
@@ -48,27 +50,56 @@ class Reported:
                 "(counted in the real count)")
 
 
-_cache: dict[int, tuple[weakref.ref[Session], Reported | None]] = {}
-_lock = threading.Lock()
+def usage_mask(session: Session) -> np.ndarray:
+    """Which messages carry a reported usage (a call's window fill): made for the new messages only
+    of a session grown from one that has it (engine/growth.py). Read-only."""
+    return carried(session, ("reported", "usage-mask"), lambda s: _mask(s.messages), _grown_mask)
+
+
+def _mask(messages: Sequence[Message]) -> np.ndarray:
+    mask = np.fromiter((m.usage is not None and m.usage.window_fill > 0 for m in messages), dtype=bool, count=len(messages))
+    mask.flags.writeable = False
+    return mask
+
+
+def _grown_mask(session: Session, before: np.ndarray, shared: int) -> np.ndarray:
+    mask = np.concatenate((before[:shared], _mask(session.messages[shared:])))
+    mask.flags.writeable = False
+    return mask
 
 
 def reported_usage(session: Session) -> Reported | None:
-    """The provider's figures for a session, or None when its log has no usage; cached per session."""
-    key = id(session)
-    with _lock:
-        found = _cache.get(key)
-    if found is not None and found[0]() is session:
-        return found[1]
-    value = _measure(session)
-    with _lock:
-        _cache[key] = (weakref.ref(session, lambda _ref, key=key: _cache.pop(key, None)), value)
-    return value
+    """The provider's figures for a session, or None when its log has no usage; kept per session,
+    and carried over a session grown from one (the count of what the log shows before the first
+    call is made once)."""
+    return carried(session, ("reported", "usage"), _measured, _grown_measure)[0]
+
+
+#: (the figures, the system prompt and tools they were measured with)
+_Measured = tuple["Reported | None", str, tuple[Any, ...]]
+
+
+def _measured(session: Session) -> _Measured:
+    return _measure(session), session.system_prompt, session.tools
+
+
+def _grown_measure(session: Session, before: _Measured, shared: int) -> _Measured | None:
+    old, prompt, tools = before
+    calls = np.flatnonzero(usage_mask(session))
+    if not len(calls):
+        return None, session.system_prompt, session.tools
+    if old is None or int(calls[0]) != old.first_index or old.first_index >= shared or prompt != session.system_prompt or tools != session.tools:
+        return None  # measured again whole
+    last = session.messages[int(calls[-1])]
+    assert last.usage is not None
+    return replace(old, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls)), prompt, tools
 
 
 def _measure(session: Session) -> Reported | None:
-    calls = [m for m in session.messages if m.usage is not None and m.usage.window_fill > 0]
-    if not calls:
+    found = np.flatnonzero(usage_mask(session))
+    if not len(found):
         return None
+    calls = [session.messages[int(found[0])], session.messages[int(found[-1])]]
     first, last = calls[0], calls[-1]
     visible = unseen = 0
     if first.index <= FIRST_CALL_LIMIT:
@@ -82,4 +113,4 @@ def _measure(session: Session) -> Reported | None:
         gap = first.usage.window_fill - visible  # type: ignore[union-attr]
         if not session.system_prompt and not session.tools and gap >= UNSEEN_THRESHOLD:
             unseen = round(gap, -2)
-    return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(calls), visible, unseen)  # type: ignore[union-attr]
+    return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(found), visible, unseen)  # type: ignore[union-attr]

@@ -13,6 +13,9 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any, Literal, Union
 
+from .growth import carried
+from .tool_links import tool_links
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
@@ -320,6 +323,22 @@ class Compaction:
     preserved: tuple[str, ...] = ()
 
 
+Columns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def _columns(messages: tuple[Message, ...]) -> Columns:
+    if not messages:
+        return (), (), ()
+    return tuple(zip(*((m.id, m.role, m.category) for m in messages), strict=True))  # type: ignore[return-value]
+
+
+def _grown_columns(session: Session, before: Columns, shared: int) -> Columns:
+    new = _columns(session.messages[shared:])
+    if not new:
+        return tuple(c[:shared] for c in before)  # type: ignore[return-value]
+    return tuple(c[:shared] + d for c, d in zip(before, new, strict=True))  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class Session:
     messages: tuple[Message, ...] = ()
@@ -353,12 +372,11 @@ class Session:
         return {}
 
     @cached_property
-    def message_columns(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    def message_columns(self) -> Columns:
         """(ids, roles, categories) of every message: a plan's rows read them from here, so a
-        re-plan builds no per-message record."""
-        if not self.messages:
-            return (), (), ()
-        return tuple(zip(*((m.id, m.role, m.category) for m in self.messages), strict=True))  # type: ignore[return-value]
+        re-plan builds no per-message record. Carried over from the session this one grew from
+        (engine/growth.py): a followed log's new messages only."""
+        return carried(self, ("session", "message-columns"), lambda s: _columns(s.messages), _grown_columns)
 
     @cached_property
     def history_columns(self) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -411,48 +429,8 @@ class Session:
 
     @cached_property
     def _tool_links(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int | None, str], ...]]:
-        # Each message's calls, found once (a plan of a followed 200 MB log reads them for 14,000 messages).
-        calls_of = [m.tool_calls for m in self.messages]
-        owner: dict[str, int] = {}
-        for m, calls in zip(self.messages, calls_of, strict=True):
-            for call in calls:
-                if call.id:
-                    owner[call.id] = m.index
-        answered: dict[str, int] = {}
-        pairs: list[tuple[int, int]] = []
-        problems: list[tuple[int, int | None, str]] = []
-        for m in self.messages:
-            if m.role != "tool":
-                continue
-            call_id = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
-            caller = owner.get(call_id) if call_id else None
-            if caller is None:
-                what = f"its call {call_id}" if call_id else "the call it answers (it names none)"
-                problems.append((m.index, None, f"tool result #{m.index} is sent but {what} is not in the file"))
-                continue
-            answered.setdefault(call_id, m.index)
-            role = self.messages[caller].role
-            if role == "assistant":
-                pairs.append((caller, m.index))
-            else:
-                problems.append((m.index, caller, f"tool result #{m.index} is sent but its call {call_id} is on {role} message #{caller}, "
-                                                  "and only an assistant message sends tool calls"))
-        for m, calls in zip(self.messages, calls_of, strict=True):
-            if not calls:
-                continue
-            if m.role not in ("assistant", "system"):  # a system message's text joins the system prompt, which is always sent
-                for call in calls:
-                    result = answered.get(call.id) if call.id else None
-                    then = f" (its result #{result} has no call)" if result is not None else ""
-                    problems.append((m.index, result, f"{m.role} message #{m.index} is sent with tool call {call.id or '(no id)'}, which only an "
-                                                      f"assistant message can send, so the call is lost{then}"))
-            elif m.role == "assistant":
-                for call in calls:
-                    if not call.id or call.id not in answered:
-                        problems.append((m.index, None, f"tool call #{m.index} ({call.id or 'no id'}) is sent but no tool result in the file "
-                                                        "answers it"))
-        problems.sort(key=lambda p: (p[0], -1 if p[1] is None else p[1]))
-        return tuple(pairs), tuple(problems)
+        # Carried over from the session this one grew from (a followed log): engine/tool_links.py.
+        return tool_links(self)
 
     def message_by_id(self, message_id: str) -> Message | None:
         for m in self.messages:

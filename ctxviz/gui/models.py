@@ -63,6 +63,21 @@ HEADER_TIPS = (
 Index = QModelIndex | QPersistentModelIndex
 
 
+
+#: The last rows of a grown log announced as changed whatever their record says (engine/growth.py's TAIL).
+GROWN_TAIL = 16
+
+
+def _grew(before: Session | None, after: Session, rows: int) -> bool:
+    """`after` is a later state of the log `before` was read from, whose plan had `rows` rows: the same
+    file, its messages then still its first ones (checked at both ends, not read)."""
+    if before is None or before is after or not before.source or before.source != after.source:
+        return False
+    old, new = before.messages, after.messages
+    if not old or len(old) != rows or len(new) < len(old):
+        return False
+    return new[0].id == old[0].id and new[len(old) - 1].id == old[-1].id
+
 class MessageTableModel(QAbstractTableModel):
     """Rows are the plan's messages that pass the filters, in the chosen sort order.
 
@@ -109,6 +124,9 @@ class MessageTableModel(QAbstractTableModel):
                 self.plan = plan
                 self._announce_changes(old, plan)  # type: ignore[arg-type]  (same_length implies old)
                 return
+        if plan is not None and session is not None and old is not None and self._identity and _grew(self._texts_of, session, len(old.messages)):
+            self._grow(session, old, plan)
+            return
         self.beginResetModel()
         self.plan = plan
         if session is None or plan is None:
@@ -118,6 +136,25 @@ class MessageTableModel(QAbstractTableModel):
         self._set_rows(rows if rows is not None else self._ordered(plan))
         self.endResetModel()
 
+    def _grow(self, session: Session, old: Plan, plan: Plan) -> None:
+        """A followed log grew (no filter, the file's order): its new messages are rows inserted at
+        the end, and of the others only those whose record changed are announced, so the view keeps
+        its place and repaints what changed instead of resetting (reading every cell it shows again)."""
+        before, after = len(old.messages), len(plan.messages)
+        self._texts, self._texts_of = None, session  # the search's texts: made again on the next search
+        if after > before:
+            self.beginInsertRows(QModelIndex(), before, after - 1)
+            self.plan = plan
+            self._set_rows(list(range(after)))
+            self.endInsertRows()
+        else:
+            self.plan = plan
+        self._announce_changes(old, plan)
+        # The last messages a loader may have rebuilt (their text can change with the same record).
+        tail = max(0, before - GROWN_TAIL)
+        if tail < before:
+            self.dataChanged.emit(self.index(tail, 0), self.index(before - 1, len(COLUMNS) - 1))
+
     def _announce_changes(self, old: Plan, new: Plan) -> None:
         """dataChanged for the rows whose record changed. A re-plan of 10,000 messages can change
         thousands of reasons (they quote the budget), so with a view that says which rows it shows
@@ -125,7 +162,7 @@ class MessageTableModel(QAbstractTableModel):
         rows, olds, news = self.rows, old.messages, new.messages
         if self.shown_rows is not None:
             first, last = self.shown_rows()
-            changed = [r for r in range(max(0, first), min(last, len(rows) - 1) + 1) if olds[rows[r]] != news[rows[r]]]
+            changed = [r for r in range(max(0, first), min(last, len(rows) - 1, len(olds) - 1) + 1) if olds[rows[r]] != news[rows[r]]]
         else:
             messages = list(compress(range(len(news)), map(ne, olds, news)))
             changed = messages if self._identity else sorted(r for r in map(self.view_row, messages) if r is not None)

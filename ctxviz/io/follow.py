@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.counting import CountingScheme, CountStore, TokenCounts, count_session, extend_counts
+from ..engine.growth import same_prefix
 from ..engine.plan import Plan
 from ..engine.planner import plan_session
 from ..engine.policies import get_policy
@@ -101,11 +102,7 @@ def _unnamed(messages: tuple[Message, ...]) -> set[str]:
 def _first_changed(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
     """The first position where `new` holds another object than `old` (loaders carrying a load on
     keep the messages they did not change)."""
-    n = min(len(old), len(new))
-    for k in range(n):
-        if old[k] is not new[k]:
-            return k
-    return n
+    return same_prefix(old, new)
 
 
 class Follower:

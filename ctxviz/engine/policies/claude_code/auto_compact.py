@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ from ...catalog import find_model
 from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
-from ...reported import reported_usage
+from ...reported import reported_usage, usage_mask
 from ...session import (
     Message,
     OpaquePart,
@@ -230,16 +231,6 @@ def _reason(covered: np.ndarray, i: int) -> str:
     return SUMMARIZED_REASON if covered[i] else KEPT_REASON
 
 
-def _with_usage(session: Session) -> np.ndarray:
-    """Which messages carry a reported usage (the anchors tokenCountWithEstimation can start from)."""
-    key = ("claude-code", "with-usage")
-    found = session.derived.get(key)
-    if found is None:
-        found = session.derived[key] = np.fromiter((m.usage is not None and m.usage.window_fill > 0 for m in session.messages),
-                                                   dtype=bool, count=len(session.messages))
-    return found
-
-
 def _live(session: Session, counts: TokenCounts) -> _Live:
     return derived_from_counts(session, counts, "claude-code", _derive)
 
@@ -252,7 +243,13 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
     summary_tokens = counts.text(summary_text) if summary else 0
     if summary is not None and summary.covers:
         covered_ids = set(summary.covers)
-        covered = np.fromiter((i in covered_ids for i in session.message_columns[0]), dtype=bool, count=n)
+        ids = session.message_columns[0]
+        c = len(summary.covers)
+        if summary.covers == ids[:c] and covered_ids.isdisjoint(ids[c:]):  # the first messages (a compaction's): at C speed
+            covered = np.zeros(n, dtype=bool)
+            covered[:c] = True
+        else:
+            covered = np.fromiter((i in covered_ids for i in ids), dtype=bool, count=n)
     else:
         covered = np.zeros(n, dtype=bool)
     alive = ~covered
@@ -269,7 +266,7 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
     boundary = _boundary(session, summary) if summary is not None else None
     anchor: int | None = None
     if recorded:
-        candidates = _with_usage(session) & alive
+        candidates = usage_mask(session) & alive
         if boundary is not None:
             candidates[:boundary] = False
         found = np.flatnonzero(candidates)
@@ -300,8 +297,9 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
 
     messages = session.messages
     head: tuple[Any, ...] = ({"role": "user", "content": summary_text},) if summary else ()
-    context = head + tuple(messages[i] for i in live_at.tolist())
-    context_index = (None,) * len(head) + tuple(live_at.tolist())
+    live = live_at.tolist()
+    context = head + (messages if len(live) == n else itemgetter(*live)(messages) if len(live) > 1 else tuple(messages[i] for i in live))
+    context_index = (None,) * len(head) + tuple(live)
     return _Live(columns, context, context_index, used, counter, unseen, anchor, estimated, int(tokens.sum()) - estimated,
                  len(live_at), summary_tokens, recorded)
 
