@@ -1,0 +1,65 @@
+"""Pair safety carried from turn to turn by the replayers whose sent history is one run (after the
+summary or compaction in force): each replay with `--pair-safe` equals the reference, which plans
+every prefix and applies `apply_pair_safety` to it, on random logs (hypothesis) and on real ones,
+and `replays_incrementally` says it is incremental.
+
+Missy, supyagent and Gemini CLI are checked in test_replay_incremental.py,
+test_replay_recorded.py and test_replay_gemini_compressed.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.simulate import simulate
+
+from .test_replay_incremental import SETTINGS, same
+from .test_replay_recorded import compacted
+
+REAL = Path(__file__).parent / "data" / "real"
+PAIR_SAFE = PlanOptions(pair_safe=True)
+
+
+def shared_call_ids(session) -> bool:
+    ids = [c.id for m in session.messages for c in m.tool_calls if c.id]
+    return len(set(ids)) != len(ids)
+
+
+@settings(SETTINGS, max_examples=40)
+@given(s=compacted(), trigger=st.sampled_from([None, 50, 400, 2000]))
+def test_claude_code_with_pair_safety_equals_the_reference(s, trigger):
+    """Logs with compactions recorded as Claude Code writes them (a preserved tail, summaries
+    that match no compaction...), at triggers low enough that ctxviz compacts too."""
+    params = {} if trigger is None else {"calibrated_trigger": trigger}
+    same(s, "claude-code", params, PAIR_SAFE)
+    how = replays_incrementally("claude-code", s, PAIR_SAFE, params)
+    assert not how.startswith("from scratch") or shared_call_ids(s), how
+
+
+def real_replay(session, policy, params):
+    """The replay one step per message (a call is sent before its result is in), carried and
+    from scratch."""
+    store = CountStore()
+    fast = simulate(session, policy, params, store=store, options=PAIR_SAFE, per_message=True)
+    reference = simulate(session, policy, params, store=store, options=PAIR_SAFE, incremental=False, per_message=True)
+    return fast, reference
+
+
+def test_claude_code_with_pair_safety_on_a_real_log_is_carried():
+    """spotter-4d5611e5.jsonl at a 40,000-token window compacts four times; pair safety drops the
+    calls whose results are not in yet and what a compaction's cut leaves unpaired. The replay
+    equals the reference and plans no turn from scratch."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(REAL / "claude_code" / "spotter-4d5611e5.jsonl")
+    params = {"context_window": 40_000}
+    fast, reference = real_replay(session, "claude-code", params)
+    assert fast.to_json() == reference.to_json()
+    assert len(fast.summaries) > 1 and sum(t.dropped for t in fast.turns) > 10 and fast.scratch_steps == 0
+    assert replays_incrementally("claude-code", session, PAIR_SAFE, params) == "incremental"
