@@ -20,7 +20,7 @@ from ctxviz.engine.replay import replays_incrementally
 from ctxviz.engine.simulate import simulate
 
 from .test_replay_incremental import SETTINGS, same
-from .test_replay_recorded import compacted
+from .test_replay_recorded import codex_compacted, compacted
 
 REAL = Path(__file__).parent / "data" / "real"
 PAIR_SAFE = PlanOptions(pair_safe=True)
@@ -63,3 +63,30 @@ def test_claude_code_with_pair_safety_on_a_real_log_is_carried():
     assert fast.to_json() == reference.to_json()
     assert len(fast.summaries) > 1 and sum(t.dropped for t in fast.turns) > 10 and fast.scratch_steps == 0
     assert replays_incrementally("claude-code", session, PAIR_SAFE, params) == "incremental"
+
+
+@settings(SETTINGS, max_examples=25)
+@given(s=codex_compacted(), window=st.sampled_from([None, 1500, 6000]), limit=st.sampled_from([None, 300, 1200, 4000]),
+       keep=st.sampled_from([0, 40, 20_000]))
+def test_codex_with_pair_safety_equals_the_reference(s, window, limit, keep):
+    """Rollouts with recorded compactions and initial context, at limits low enough that Codex
+    compacts too, keeping none, some or all of the user messages."""
+    params = {"model_context_window": window, "model_auto_compact_token_limit": limit, "compact_user_message_max_tokens": keep}
+    same(s, "codex-compaction", params, PAIR_SAFE)
+    how = replays_incrementally("codex-compaction", s, PAIR_SAFE, params)
+    assert not how.startswith("from scratch") or shared_call_ids(s), how
+
+
+def test_codex_with_pair_safety_on_a_real_rollout_is_carried():
+    """A real rollout at a 30,000-token auto-compact limit compacts once; pair safety drops the
+    calls whose output is not in yet, before and after the compaction. The replay equals the
+    reference and plans only the compaction's turn from scratch."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(REAL / "codex" / "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl")
+    params = {"model_auto_compact_token_limit": 30_000}
+    fast, reference = real_replay(session, "codex-compaction", params)
+    assert fast.to_json() == reference.to_json()
+    compacted_at = next(k for k, t in enumerate(fast.turns) if t.summaries)
+    assert any(t.dropped for t in fast.turns[compacted_at:]) and fast.scratch_steps == len(fast.summaries) == 1
+    assert replays_incrementally("codex-compaction", session, PAIR_SAFE, params) == "incremental"
