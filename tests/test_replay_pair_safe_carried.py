@@ -19,7 +19,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.replay import replays_incrementally
 from ctxviz.engine.simulate import simulate
 
-from .test_replay_incremental import SETTINGS, same
+from .test_replay_incremental import SETTINGS, same, sessions
 from .test_replay_recorded import codex_compacted, compacted
 
 REAL = Path(__file__).parent / "data" / "real"
@@ -90,3 +90,23 @@ def test_codex_with_pair_safety_on_a_real_rollout_is_carried():
     compacted_at = next(k for k, t in enumerate(fast.turns) if t.summaries)
     assert any(t.dropped for t in fast.turns[compacted_at:]) and fast.scratch_steps == len(fast.summaries) == 1
     assert replays_incrementally("codex-compaction", session, PAIR_SAFE, params) == "incremental"
+
+
+AUTOGEN = {
+    "autogen-buffered": st.builds(dict, buffer_size=st.integers(1, 8)),
+    "autogen-head-and-tail": st.builds(dict, head_size=st.integers(1, 4), tail_size=st.integers(1, 6)),
+    "autogen-token-limited": st.builds(dict, token_limit=st.integers(20, 3000)),
+}
+
+
+@settings(SETTINGS, max_examples=40)
+@given(s=sessions(), data=st.data())
+def test_autogen_with_pair_safety_equals_the_reference(s, data):
+    """AutoGen's three model contexts on random agent logs, at sizes small enough that they cut:
+    the tail, the head and the tail, what the middle pops leave; pair safety drops what the cuts
+    leave unpaired (with the 3 tokens of a dropped LLMMessage's first message)."""
+    for name, params in AUTOGEN.items():
+        drawn = data.draw(params)
+        same(s, name, drawn, PAIR_SAFE)
+        how = replays_incrementally(name, s, PAIR_SAFE, drawn)
+        assert not how.startswith("from scratch") or shared_call_ids(s) or s.summaries, how
