@@ -70,7 +70,9 @@ class _InForce:
 class _Covers:
     """Each recorded summary's covers and candidate compactions, read once per session (kept in
     `Session.derived`): a session with many compactions, each covering everything before it, has
-    covers whose total length grows as the square of the session's."""
+    covers whose total length grows as the square of the session's, so covers that are the file's
+    first messages in order (a log's compactions) are recognised by one tuple comparison, not a
+    look-up per cover."""
 
     def __init__(self, session: Session) -> None:
         messages = session.messages
@@ -80,8 +82,13 @@ class _Covers:
         self.befores = [c.before_index for c in session.compactions]
         self.sorted_befores = self.befores == sorted(self.befores)
         self.shapes: list[tuple[int, list[int], bool, list[tuple[int, int | None]]] | None] = []
+        file_ids = session.message_columns[0]
         for summary in session.summaries:
-            positions = [self.position.get(c) for c in summary.covers]
+            covers = summary.covers
+            if len(covers) <= len(file_ids) and tuple(covers) == file_ids[: len(covers)]:  # the file's first messages, in order (at C speed)
+                self.shapes.append((len(covers), [], True, self.candidates(len(covers), [], True)))
+                continue
+            positions = [self.position.get(c) for c in covers]
             present = [j for j in positions if j is not None]
             if len(set(present)) != len(present):  # a cover named twice: the reference counts it twice
                 self.shapes.append(None)
