@@ -82,10 +82,10 @@ class _Covers:
         self.befores = [c.before_index for c in session.compactions]
         self.sorted_befores = self.befores == sorted(self.befores)
         self.shapes: list[tuple[int, list[int], bool, list[tuple[int, int | None]]] | None] = []
-        file_ids = session.message_columns[0]
-        for summary in session.summaries:
+        first = session.summaries_cover_first
+        for k, summary in enumerate(session.summaries):
             covers = summary.covers
-            if len(covers) <= len(file_ids) and tuple(covers) == file_ids[: len(covers)]:  # the file's first messages, in order (at C speed)
+            if first[k]:  # the file's first messages, in order (`Session.summaries_cover_first`)
                 self.shapes.append((len(covers), [], True, self.candidates(len(covers), [], True)))
                 continue
             positions = [self.position.get(c) for c in covers]
