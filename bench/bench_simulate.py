@@ -49,9 +49,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench_engine import agent_session, clear_caches  # noqa: E402
 from common import Row, compound  # noqa: E402
 
+from ctxviz.engine import growth as grown_from  # noqa: E402
+from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
 from ctxviz.engine.counting import CountStore, TokenCounts  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
+from ctxviz.engine.policies.gemini import history as gemini_history  # noqa: E402
+from ctxviz.engine.policies.openhands import log as openhands_log  # noqa: E402
 from ctxviz.engine.replay import replays_incrementally  # noqa: E402
 from ctxviz.engine.session import Session  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
@@ -87,8 +91,16 @@ def fresh(session: Session, store: CountStore, scheme) -> Session:  # noqa: ANN0
     """A new identity of the session, as a user's process holds it right after counting: the counts
     kept (`store`), nothing else. No per-session work a plan or replay of the old identity derived
     (`Session.derived`, its cached columns), no records or renderings in the policies' module caches:
-    a repeated call must not time a warm cache the user's first call does not have."""
+    a repeated call must not time a warm cache the user's first call does not have. The caches kept
+    per message (OpenHands' condensation log, Gemini CLI's history, the offline summarizer's
+    features) and the sessions a new one may have grown from (engine/growth.py: the copy holds the
+    same message objects) are forgotten too."""
     clear_caches()
+    openhands_log._CACHE.clear()
+    gemini_history._CACHE.clear()
+    summarizers._features.cache_clear()
+    with grown_from._lock:
+        grown_from._recent.clear()
     copy = dataclasses.replace(session)
     store.put(TokenCounts(copy, scheme, list(store.get(session, scheme).message_tokens)))
     return copy

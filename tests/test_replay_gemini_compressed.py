@@ -30,8 +30,8 @@ REAL = Path(__file__).parent / "data" / "real" / "gemini_cli"
 def test_a_real_log_after_its_compression_is_carried():
     """aim_matrix_flash.json (159 messages) at a token limit of 80,000 compresses once, at turn 51
     of 79; with a function-response budget of 2,000 tokens the turns after it truncate older
-    outputs again (to 200 characters, far fewer tokens than they had). The replay equals the reference, plans only the compression from scratch, and
-    says it is incremental."""
+    outputs again (to 200 characters, far fewer tokens than they had). The replay equals the reference, plans no turn from scratch (the
+    compression is carried too), and says it is incremental."""
     from ctxviz.io.loaders import load_session
 
     session = load_session(REAL / "aim_matrix_flash.json")
@@ -41,7 +41,7 @@ def test_a_real_log_after_its_compression_is_carried():
         fast = simulate(session, "gemini-cli-compression", params, store=store)
         reference = simulate(session, "gemini-cli-compression", params, store=store, incremental=False)
     assert fast.to_json() == reference.to_json()
-    assert len(fast.summaries) == 1 and fast.scratch_steps == 1
+    assert len(fast.summaries) == 1 and fast.scratch_steps == 0
     compressed = next(k for k, t in enumerate(fast.turns) if t.summaries)
     assert compressed < len(fast.turns) - 10 and all(t.truncated for t in fast.turns[compressed:])
     whole = simulate(session, "gemini-cli-compression", {**params, "truncateToolOutputThreshold": 40_000}, store=store)
@@ -64,8 +64,7 @@ def test_replay_after_compressions_equals_the_reference(s, limit, threshold, bud
 def test_pair_safety_on_a_real_log_is_carried():
     """aim_matrix_flash.json with pair safety, before and after its compression, one step per
     message (so that a call is sent before its result is in): the replay equals the reference,
-    drops what pair safety drops, plans only the compression from scratch, and says it is
-    incremental."""
+    drops what pair safety drops, plans no turn from scratch, and says it is incremental."""
     from ctxviz.io.loaders import load_session
 
     session = load_session(REAL / "aim_matrix_flash.json")
@@ -75,5 +74,24 @@ def test_pair_safety_on_a_real_log_is_carried():
         fast = simulate(session, "gemini-cli-compression", params, store=store, options=options, per_message=True)
         reference = simulate(session, "gemini-cli-compression", params, store=store, options=options, incremental=False, per_message=True)
         assert fast.to_json() == reference.to_json()
-        assert any(t.dropped for t in fast.turns) and fast.scratch_steps == len(fast.summaries) == compressions
+        assert any(t.dropped for t in fast.turns) and fast.scratch_steps == 0 and len(fast.summaries) == compressions
         assert replays_incrementally("gemini-cli-compression", session, options, params) == "incremental"
+
+
+def test_another_summarizer_compresses_from_scratch_and_equals_the_reference():
+    """The carried compression writes the offline snapshot; with another summarizer the turns that
+    compress are planned by the reference (the summary the summarizer writes is what the next
+    turns send), and the replay still equals the reference."""
+    from ctxviz.io.loaders import load_session
+
+    class Marked:
+        def supyagent_snapshot(self, messages):
+            return f"{len(messages)} messages, the last {messages[-1].id}"
+
+    session = load_session(REAL / "aim_matrix_flash.json")
+    params = {"tokenLimit": 80_000}
+    store = CountStore()
+    fast = simulate(session, "gemini-cli-compression", params, store=store, summarizer=Marked())
+    reference = simulate(session, "gemini-cli-compression", params, store=store, summarizer=Marked(), incremental=False)
+    assert fast.to_json() == reference.to_json()
+    assert len(fast.summaries) == 1 and fast.scratch_steps == 1 and "messages, the last" in fast.summaries[0].text

@@ -119,14 +119,14 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
 
 def test_gemini_cli_after_its_first_compression_is_carried():
     """Gemini CLI's replay carries the turns after a compression too (it handed them all to the
-    reference before): only the turns whose prompt reaches the threshold are planned from scratch."""
+    reference before), and so are the compressions: no turn is planned from scratch."""
     from ctxviz.io.loaders import load_session
 
     session = load_session(DATA / "real" / "gemini_cli" / "aim_matrix_flash.json")
     assert replays_incrementally("gemini-cli-compression", session) == "incremental"
     timeline = replayed(session, "gemini-cli-compression", {"tokenLimit": 80_000})
     first = next(k for k, t in enumerate(timeline.turns) if t.events)
-    assert timeline.summaries and timeline.scratch_steps == 1 and first < len(timeline.turns) - 10
+    assert timeline.summaries and timeline.scratch_steps == 0 and first < len(timeline.turns) - 10
 
 
 @settings(SETTINGS, max_examples=25)

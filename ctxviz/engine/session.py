@@ -388,6 +388,14 @@ class Session:
         return tuple(zip(*((m.index, m.id, m.role, m.category) for m in history), strict=True))  # type: ignore[return-value]
 
     @cached_property
+    def summaries_cover_first(self) -> tuple[bool, ...]:
+        """For each recorded summary, whether its covers are the file's first messages, in order
+        (a log's compactions): compared once, at C speed, for every reader (a long log with many
+        compactions has covers whose total length grows as the square of the log's)."""
+        ids = self.message_columns[0]
+        return tuple(len(s.covers) <= len(ids) and tuple(s.covers) == ids[: len(s.covers)] for s in self.summaries)
+
+    @cached_property
     def summary_start_turns(self) -> tuple[int, ...]:
         """For each recorded summary, the first message index at which it existed.
 
@@ -400,9 +408,10 @@ class Session:
         ids = self.message_columns[0]
         unique = len(position) == len(ids)
         starts = []
-        for summary in self.summaries:
+        first = self.summaries_cover_first
+        for k, summary in enumerate(self.summaries):
             covers = summary.covers
-            if unique and covers and len(covers) <= len(ids) and tuple(covers) == ids[: len(covers)]:
+            if unique and covers and first[k]:
                 starts.append(len(covers))  # the file's first messages, in order: compared at C speed
                 continue
             covered = [position[c] for c in covers if c in position]

@@ -300,10 +300,10 @@ class _RecordedShapes:
             position.setdefault(m.id, m.index)
         self.lo: list[int] = []
         self.why_not: str | None = None
-        ids = session.message_columns[0]
-        for summary in session.summaries:
+        first = session.summaries_cover_first
+        for k, summary in enumerate(session.summaries):
             covers = summary.covers
-            if len(covers) <= len(ids) and tuple(covers) == ids[: len(covers)]:  # the file's first messages, in order (at C speed)
+            if first[k]:  # the file's first messages, in order
                 self.lo.append(len(covers))
                 continue
             present = [position[c] for c in covers if c in position]

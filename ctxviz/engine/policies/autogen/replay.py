@@ -10,6 +10,7 @@ from ...counting import TokenCounts
 from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Session
 from ...summarizers import Summarizer
+from ..replay_common import _PairSafety
 from .head_and_tail import placeholder_text
 from .messages import (
     REPLY_PRIMING,
@@ -27,12 +28,22 @@ class _AutoGenReplay(_Replay):
     sums of their counts (3 per LLMMessage plus its messages') and of their message counts, and the
     agent's SystemMessages, which are always sent.
 
-    Sessions with recorded summaries (a summary stands in the model context where the messages it
-    covers were), and pair safety, are replayed by the reference step."""
+    Pair safety is carried too (`_PairSafety`): the units sent are one or two runs of the history
+    (the tail; the head and the tail; what the middle pops leave), so a turn drops what
+    `apply_pair_safety` would from the problems and the pairs crossing the runs' boundaries, and
+    sends each dropped message's count less (with the 3 of its LLMMessage when it is the unit's
+    first, as the plan counts it). Sessions with recorded summaries (a summary stands in the model
+    context where the messages it covers were) are replayed by the reference step, and so is
+    pair safety where a tool call id is on more than one call."""
+
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.usable = not pair_safe and not session.summaries
+        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries else None
+        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries
+        self.history_index: list[int] = []  # history position (non-system messages) -> session index
+        self.first_in_unit: list[bool] = []  # per history position: the first message of its LLMMessage
         self.tokens = full.message_tokens
         self.kinds: list[str] = []
         self.sums: list[int] = [0]  # sums[k]: the first k units' counts (3 each plus their messages')
@@ -44,6 +55,8 @@ class _AutoGenReplay(_Replay):
         self.budget = model_limit(session)[0]
 
     def _grow(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
         m = self.session.messages[i]
         t = self.tokens[i]
         self.seen += t
@@ -52,7 +65,10 @@ class _AutoGenReplay(_Replay):
             self.system_raw += t
             self.system_tokens += TOKENS_PER_MESSAGE + t
             return
-        if m.role == "tool" and self.kinds and self.kinds[-1] == "results":
+        self.history_index.append(i)
+        joins = m.role == "tool" and bool(self.kinds) and self.kinds[-1] == "results"
+        self.first_in_unit.append(not joins)
+        if joins:
             self.sums[-1] += t
             self.members[-1] += 1
             return
@@ -79,6 +95,17 @@ class _AutoGenReplay(_Replay):
         message_tokens = sum(S[b] - S[a] for a, b in runs)
         sent_members = sum(C[b] - C[a] for a, b in runs)
         sent_raw = message_tokens - TOKENS_PER_MESSAGE * sum(b - a for a, b in runs)
+        if self.pairs is not None and runs:  # the sent history positions: one run, or two with the last ending at h
+            positions = [(C[a], C[b]) for a, b in runs]
+            h = C[len(self.kinds)]
+            (j, e), (t, end) = positions[0], positions[-1] if len(positions) == 2 else (h, h)
+            assert end == h and len(positions) <= 2
+            dropped = self.pairs.drops(j, e, t, h)
+            for k in dropped:
+                index = self.history_index[k]
+                message_tokens -= self.tokens[index] + TOKENS_PER_MESSAGE * self.first_in_unit[k]
+                sent_raw -= self.tokens[index]
+            sent_members -= len(dropped)  # among the dropped below (i + 1 - kept)
         budget = self.budget if budget is None else budget
         used = self.system_tokens + message_tokens + REPLY_PRIMING + placeholder + tools
         fits = used <= budget

@@ -15,7 +15,7 @@ from ...reported import reported_usage
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import _Snapshot
-from ..replay_common import _EditsReplay
+from ..replay_common import _EditsReplay, _PairSafety
 from . import auto_compact as cc
 
 
@@ -44,6 +44,7 @@ class _InForce:
         self.present = present  # every cover is a message of the session
         self.candidates = candidates
         self.at = 0  # candidates before this one stopped matching (L only grows)
+        self.first_gap: int | None = None  # the first hole that is not a system message (lo: none), found when pair safety asks
         self.hole_sums = [0]
         for h in holes:
             self.hole_sums.append(self.hole_sums[-1] + tokens[h])
@@ -69,7 +70,9 @@ class _InForce:
 class _Covers:
     """Each recorded summary's covers and candidate compactions, read once per session (kept in
     `Session.derived`): a session with many compactions, each covering everything before it, has
-    covers whose total length grows as the square of the session's."""
+    covers whose total length grows as the square of the session's, so covers that are the file's
+    first messages in order (a log's compactions) are recognised by one tuple comparison, not a
+    look-up per cover."""
 
     def __init__(self, session: Session) -> None:
         messages = session.messages
@@ -79,8 +82,13 @@ class _Covers:
         self.befores = [c.before_index for c in session.compactions]
         self.sorted_befores = self.befores == sorted(self.befores)
         self.shapes: list[tuple[int, list[int], bool, list[tuple[int, int | None]]] | None] = []
-        for summary in session.summaries:
-            positions = [self.position.get(c) for c in summary.covers]
+        first = session.summaries_cover_first
+        for k, summary in enumerate(session.summaries):
+            covers = summary.covers
+            if first[k]:  # the file's first messages, in order (`Session.summaries_cover_first`)
+                self.shapes.append((len(covers), [], True, self.candidates(len(covers), [], True)))
+                continue
+            positions = [self.position.get(c) for c in covers]
             present = [j for j in positions if j is not None]
             if len(set(present)) != len(present):  # a cover named twice: the reference counts it twice
                 self.shapes.append(None)
@@ -137,10 +145,19 @@ class ClaudeCodeReplay(_EditsReplay):
     after one counts (`cc._boundary`, the compaction that wrote it) is read from each summary's
     candidate compactions, found once per session (`_Covers`). A session with an id on more than
     one message, a cover named twice, a compaction before_index below 0 or the same summary
-    recorded twice replays from scratch."""
+    recorded twice replays from scratch.
+
+    Pair safety is carried too (`_PairSafety`): the history sent is one run, every message the
+    summary in force does not cover (all of them without one), so a turn drops what
+    `apply_pair_safety` would from the problems and the pairs crossing the run's start, and sends
+    their tokens less (the trigger is checked before, on the count without the drops, as the
+    reference checks it). A turn whose summary leaves a message of the history uncovered before
+    its last cover (a recorded compaction's preserved messages) is planned by the reference
+    step; a session with a tool call id on more than one call replays from scratch with pair safety."""
 
     unique_ids = True
     recorded_summaries = ""
+    pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -155,7 +172,9 @@ class ClaudeCodeReplay(_EditsReplay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]
-        self.usable = self.usable and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.usable = (not pair_safe or self.pairs is not None) and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
+        self.history_index = [m.index for m in session.messages if m.role != "system"]  # history position -> session index
         self.position = {m.id: m.index for m in session.messages}
         self.threshold = cc.threshold(session.model, params, session.context_window)
         t = self.threshold
@@ -188,6 +207,8 @@ class ClaudeCodeReplay(_EditsReplay):
                 self.earlier_start.append(min(self.earlier_start[-1], starts[k - 1]) if k else float("inf"))
 
     def absorb(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
         if m.usage is not None and m.usage.window_fill > 0:  # a report of 0 tokens measured nothing
@@ -257,12 +278,21 @@ class ClaudeCodeReplay(_EditsReplay):
                 used += self._summary_tokens(summary)
                 if boundary is not None and self.first_call < length:
                     used += self.unseen
+        dropped: set[int] | frozenset[int] = frozenset()
+        freed = 0
+        if self.pairs is not None:  # the sent history is history[start:h]: pair safety drops the sent half of broken pairs
+            start = self._run_start(summary, length)
+            if start is None:
+                return _Replay.step(self, i)
+            h = length - bisect_left(self.system_positions, length)
+            dropped = self.pairs.drops(start, h, h, h)
+            freed = sum(self.tokens[self.history_index[k]] for k in dropped)
         fits = used <= t.window
         events: list[Event] = []
         active = len(self.generated)
         compacts = used >= t.trigger and self.session.messages[i].role in ("user", "tool")
         plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
-                          t.window, used, fits, extra=self.extra) if compacts or not fits else None
+                          t.window, used, fits, extra=self.extra) if compacts or (not fits and not freed) else None
         if compacts:
             prefix = SimpleNamespace(messages=self.session.messages[: i + 1])
             new = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
@@ -273,8 +303,29 @@ class ClaudeCodeReplay(_EditsReplay):
             if recorded is None:  # a summary written covers none of the messages so far: the reference step (nothing was generated)
                 return _Replay.step(self, i)
             events += recorded
+        if freed:  # the turn as pair safety leaves it (the trigger above read the count before)
+            used -= freed
+            fits = used <= t.window
+            if not fits:
+                plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
+                                  t.window, used, fits, extra=self.extra)
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
-        return Turn(i, used, t.window, length - covered, 0, covered, 0, fits, active, tuple(events), covered_tokens)
+        return Turn(i, used, t.window, length - covered - len(dropped), len(dropped), covered, 0, fits, active, tuple(events),
+                    covered_tokens + sum(self.tokens[self.history_index[k]] for k in dropped))
+
+    def _run_start(self, summary: _InForce | None, length: int) -> int | None:
+        """The history position the sent run starts at in the prefix of `length` messages: after
+        the summary's covers, where every message it leaves before its last cover is a system one
+        (None: one is not, the sent history is not one run)."""
+        if summary is None:
+            return 0
+        gap = summary.first_gap
+        if gap is None:  # the first message of the history it leaves before its last cover
+            gap = summary.first_gap = next((j for j in summary.holes if self.session.messages[j].role != "system"), summary.lo)
+        m = min(length, summary.lo)
+        if gap < m:
+            return None
+        return m - bisect_left(self.system_positions, m)
 
     def _summary_tokens(self, summary: _InForce) -> int:
         return self.full.text(summary.summary.text)

@@ -13,7 +13,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay, recorded_summary_text
 from ...session import Session, Summary
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _RecordedShapes
+from ..replay_common import _EditsReplay, _PairSafety, _RecordedShapes
 from . import compaction as cx
 
 
@@ -33,10 +33,20 @@ class CodexReplay(_EditsReplay):
     compaction event. A session with an id on more than one message replays from scratch, and so
     does one with the same summary recorded twice; the turns where a recorded summary written as
     Codex's own (after SUMMARY_PREFIX, which the plan reads as generated) is in force are planned
-    by the reference step."""
+    by the reference step.
+
+    Pair safety is carried too (`_PairSafety`): what is sent of the history is one run, all of it
+    before a compaction and what follows its last cover after one (the initial context and the
+    user messages a compaction keeps are sent before it, but a user message is never half of a
+    call/result pair), so a turn drops what `apply_pair_safety` would from the problems and the
+    pairs crossing the run's start, and sends their tokens less. Where a user message carries a
+    tool call (a problem wherever it is sent), the turns after a summary are planned by the
+    reference step, and so are those where a recorded summary that is not a prefix of the file is
+    in force; a session with a tool call id on more than one call replays from scratch with pair safety."""
 
     unique_ids = True
     recorded_summaries = ""
+    pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -53,7 +63,12 @@ class CodexReplay(_EditsReplay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         ids = [m.id for m in session.messages]
-        self.usable = self.usable and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.usable = (not pair_safe or self.pairs is not None) and len(set(ids)) == len(ids) and self.scratch_reason(session, params) is None
+        self.history_index = [m.index for m in session.messages if m.role != "system"]  # pair safety's positions -> session index
+        self.positions = [0]  # positions[k]: the non-system messages among 0..k-1
+        self.user_calls = pair_safe and any(m.role == "user" and m.tool_calls for m in session.messages)
+        self.run_start = 0  # after a generated summary: the position after its last cover
         self.position = {m.id: m.index for m in session.messages}
         self.window, self.limit = cx._limits(session, params)
         self.budget = self.window if self.window is not None else (session.context_window or cx.CONTEXT_WINDOW_272K)
@@ -85,6 +100,9 @@ class CodexReplay(_EditsReplay):
             self.latest.append(max(k, self.latest[-1]) if self.latest else k)
 
     def _grow(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
+        self.positions.append(self.positions[-1] + (self.session.messages[i].role != "system"))
         self._classify(i)
         kind, t = self.kinds[i], self.tokens[i]
         (ic, it), (hc, ht) = self.initial_sums[-1], self.history_sums[-1]
@@ -137,6 +155,7 @@ class CodexReplay(_EditsReplay):
         covered = [messages[self.position[c]] for c in summary.covers]
         self.covered = len(covered)
         self.covered_tokens = sum(self.tokens[m.index] for m in covered)
+        self.run_start = self.positions[covered[-1].index + 1] if covered else 0
         users = [(m, text) for m in covered if (text := cx.user_message_text(m)) is not None]
         chosen = cx.select_user_messages([t for _, t in users], self.params.compact_user_message_max_tokens)
         self.retained_kept = self.retained_truncated = self.retained_sent = self.retained_tokens = 0
@@ -163,6 +182,13 @@ class CodexReplay(_EditsReplay):
             total = cx.reported_total(self.session.messages[self.last_usage]) or 0
         if self.limit is not None and total >= self.limit and live:
             return _Replay.step(self, i)  # the compaction: the reference plans it and runs the policy's compact
+        unpaired = freed = 0
+        if self.pairs is not None:
+            if active and self.user_calls:
+                return _Replay.step(self, i)
+            unpaired, freed = self._unpaired(self.run_start if active else 0, i)
+            used -= freed
+            live_tokens -= freed
         fits = used <= self.budget
         events: list[Event] = []
         fixed = self.instructions + self.initial_tokens + retained + summary
@@ -175,7 +201,15 @@ class CodexReplay(_EditsReplay):
             truncated = self.retained_truncated
         else:
             kept, summarized, not_sent, truncated = i + 1, 0, 0, 0
-        return Turn(i, used, self.budget, kept, 0, summarized, truncated, fits, active, tuple(events), not_sent)
+        return Turn(i, used, self.budget, kept - unpaired, unpaired, summarized, truncated, fits, active, tuple(events), not_sent + freed)
+
+    def _unpaired(self, start: int, i: int) -> tuple[int, int]:
+        """What pair safety drops when the history from position `start` to message i is sent:
+        how many messages, and their tokens (each sent whole)."""
+        assert self.pairs is not None
+        h = self.positions[i + 1]
+        dropped = self.pairs.drops(start, h, h, h)
+        return len(dropped), sum(self.tokens[self.history_index[k]] for k in dropped)
 
 
     def _in_force(self, i: int, until: int) -> _Recorded | None:
@@ -211,6 +245,12 @@ class CodexReplay(_EditsReplay):
             total = self.instructions + initial_tokens + rec.summary_tokens + live_tokens
         if self.limit is not None and total >= self.limit and live:
             return _Replay.step(self, i)  # the compaction: the reference plans it and runs the policy's compact
+        unpaired = freed = 0
+        if self.pairs is not None:  # the history sent is what follows the summary's covers [0, lo)
+            if rec.lo is None or self.user_calls:
+                return _Replay.step(self, i)
+            unpaired, freed = self._unpaired(self.positions[min(rec.lo, i + 1)], i)
+            live_tokens -= freed
         events: list[Event] = []
         written = [self.order[j] for j in range(bisect_right(self.starts, self.last_horizon), bisect_right(self.starts, until))]
         written = sorted(k for k in written if self.session.summary_start_turns[k] > 0)
@@ -227,7 +267,8 @@ class CodexReplay(_EditsReplay):
         parts = {"instructions": self.instructions, "initial_context": initial_tokens, "retained_user": 0, "summary": sent_summary}
         self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
         summarized = rec.initial_count + rec.history_count
-        return Turn(i, used, self.budget, i + 1 - summarized, 0, summarized, 0, fits, 0, tuple(events), rec.initial_tokens + rec.history_tokens)
+        return Turn(i, used, self.budget, i + 1 - summarized - unpaired, unpaired, summarized, 0, fits, 0, tuple(events),
+                    rec.initial_tokens + rec.history_tokens + freed)
 
 
 LEADING, INITIAL, HISTORY = range(3)

@@ -10,10 +10,11 @@ from typing import Any
 from ...counting import TokenCounts
 from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
-from ...summarizers import Summarizer
+from ...summarizers import ExtractiveSummarizer, Summarizer
+from ..carried import IdPrefix, _Snapshot
 from ..replay_common import _EditsReplay, _PairSafety
 from . import compression as gc
-from .history import build_contents, estimate_part, message_content, own_parts, text_content
+from .history import Content, build_contents, estimate_part, message_content, own_parts, text_content
 
 
 class GeminiCliReplay(_EditsReplay):
@@ -22,11 +23,16 @@ class GeminiCliReplay(_EditsReplay):
     that turn), so the prompt's estimate (every Content but the request being sent) is a running
     sum, and the reported `promptTokenCount` the latest one.
 
-    The turns whose prompt reaches the threshold (the compression truncates outputs and splits
-    the whole history) are planned by the reference step. After a compression the plan holds the
-    summary turn, its acknowledgement and the Contents of the messages it does not cover, and
-    truncates again the outputs up to the message held when it compressed (`Summary.held_until`):
-    `_sync` rebuilds that once (those Contents no longer change), and the later turns add the new
+    A turn whose prompt reaches the threshold compresses (`_compress`): the truncation of outputs
+    and the split point are searched over the Contents held since the summary in force (built from
+    the messages it does not cover, `rest`), and the new summary's text is the offline snapshot of
+    the covered messages, carried as the covered part grows (`carried._Snapshot`), so a
+    compression costs what the held history holds, not the whole session. (Another summarizer
+    than the offline snapshot, or an id on more than one message: the compression turns are
+    planned by the reference step.) After a compression the plan holds the summary turn, its
+    acknowledgement and the Contents of the messages it does not cover, and truncates again the
+    outputs up to the message held when it compressed (`Summary.held_until`): `_sync` rebuilds
+    that once from `rest` (those Contents no longer change), and the later turns add the new
     messages to running sums as before. (Every estimate is a multiple of 1/4: the sums are exact
     in floating point, in any order.)
 
@@ -53,6 +59,13 @@ class GeminiCliReplay(_EditsReplay):
         self.reported: int | None = None
         self.synced = 0  # len(generated) the state after a compression reflects
         self.seen: list[Message] = []  # the history so far (messages 0..i but the system ones)
+        self.seen_ids: list[str] = []
+        self.rest: list[Message] = []  # the history the summary in force does not cover (a suffix of `seen`)
+        ids = session.message_columns[0]
+        #: The compressions are carried (`_compress`) for the offline snapshot and one message per id
+        #: (a summary's covers are then the history's first messages, in order).
+        self.carry_compressions = type(summarizer) is ExtractiveSummarizer and len(set(ids)) == len(ids)
+        self.snapshot = _Snapshot()  # the offline snapshot of seen[:len(snapshot.seen)]
         self.summary_estimate = 0.0  # the summary turn's and its acknowledgement's estimates
         self.summary_tokens = 0
         self.covered = self.covered_tokens = 0
@@ -63,6 +76,7 @@ class GeminiCliReplay(_EditsReplay):
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.usable = not pair_safe or self.pairs is not None
         self.run_start: int | None = 0  # the history position the sent run starts at (None: not one run)
+        self.covers_len = 0  # len(covers) of the summary synced last
 
     def absorb(self, i: int) -> None:
         if self.pairs is not None:
@@ -86,6 +100,8 @@ class GeminiCliReplay(_EditsReplay):
             if c.id:
                 self.call_names[c.id] = c.name
         self.seen.append(m)
+        self.seen_ids.append(m.id)
+        self.rest.append(m)
         self._content(m)
         self.history_sum += self.tokens[i]
         if m.role == "assistant":
@@ -111,11 +127,16 @@ class GeminiCliReplay(_EditsReplay):
         """Take over the compression the reference step ran: the Contents of the messages its
         summary does not cover, built afresh (`plan_records`), and the outputs truncated up to
         the message it held (fixed from now on: later messages start Contents of their own)."""
-        covered = set(summary.covers)
-        rest = [m for m in self.seen if m.id not in covered]
-        gone = [m for m in self.seen if m.id in covered]
-        self.covered, self.covered_tokens = len(gone), sum(self.tokens[m.index] for m in gone)
-        self.run_start = self.covered if all(m.id in covered for m in self.seen[: self.covered]) else None
+        rest = self._uncovered(summary)
+        if rest is None:  # the general way: every message whose id the summary does not cover
+            covered = set(summary.covers)
+            rest = [m for m in self.seen if m.id not in covered]
+            gone = [m for m in self.seen if m.id in covered]
+            self.covered, self.covered_tokens = len(gone), sum(self.tokens[m.index] for m in gone)
+            self.run_start = self.covered if all(m.id in covered for m in self.seen[: self.covered]) else None
+            self.covers_len = len(summary.covers)
+            self.carry_compressions = False  # the next compressions' covers would not be the history's first messages
+        self.rest = rest
         self.previous, self.key, self.role = None, None, ""
         self.contents, self.last_estimate, self.estimate, self.history_sum = 0, 0.0, 0.0, 0
         for m in rest:
@@ -149,6 +170,23 @@ class GeminiCliReplay(_EditsReplay):
                         self.truncated_sent[m.index] = sent
         self.synced = len(self.generated)
 
+    def _uncovered(self, summary: Summary) -> list[Message] | None:
+        """The history `summary` does not cover, where it covers what the summary synced before
+        did and the next messages of `rest` (compact covers [*previous.covers, *compressed]); the
+        covered counts brought up to it. None: another shape (the caller reads the covers whole)."""
+        if not self.carry_compressions or self.synced != len(self.generated) - 1 or self.run_start is None:
+            return None
+        covers, old = summary.covers, self.covers_len
+        k = len(covers) - old
+        rest = self.rest
+        if k < 0 or k > len(rest) or any(rest[j].id != covers[old + j] for j in range(k)):
+            return None
+        self.covers_len = len(covers)
+        self.covered += k
+        self.covered_tokens += sum(self.tokens[m.index] for m in rest[:k])
+        self.run_start = self.covered
+        return rest[k:]
+
     def _fast(self, i: int) -> Turn:
         pending = self.role == "user"  # the request being sent joins the history after any compression
         held = self.estimate - (self.last_estimate if pending else 0.0)
@@ -157,30 +195,104 @@ class GeminiCliReplay(_EditsReplay):
             prompt_tokens = math.floor(self.summary_estimate + held + self.truncated_estimate)
         else:
             prompt_tokens = self.reported if self.reported is not None else math.floor(held)
+        events: list[Event] = []
         if (active or self.contents > pending) and prompt_tokens >= self.threshold:
-            return _Replay.step(self, i)  # the compression: the reference plans it and runs the policy's compact
-        system, summary = self.system_prompt_tokens, self.summary_tokens if active else 0
+            if not self.carry_compressions or (active and self.run_start is None):
+                return _Replay.step(self, i)  # the compression: the reference plans it and runs the policy's compact
+            turn = self._compress(i, prompt_tokens, active, events)
+            if turn is not None:
+                return turn
+        summary = self.summary_tokens if active else 0
         history = self.history_sum + (self.truncated_extra if active else 0)
         covered, truncated, not_sent = (self.covered, self.truncated, self.covered_tokens) if active else (0, 0, 0)
+        return self._turn(i, active, summary, history, covered, truncated, not_sent, self.truncated_sent if active else {},
+                          self.run_start if active else 0, events)
+
+    def _turn(self, i: int, active: int, summary: int, history: int, covered: int, truncated: int, not_sent: int,
+              truncated_sent: dict[int, int], start: int | None, events: list[Event]) -> Turn:
+        """The turn that sends the system prompt, `summary` tokens of summary turn and the history
+        after the `covered` first messages (`history` tokens, `truncated` of them truncated, as
+        `truncated_sent` says), then made pair-safe (the sent run starts at history position `start`)."""
         unpaired = 0
         if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[start:h] is sent
-            start = self.run_start if active else 0
             if start is None:
                 return _Replay.step(self, i)
             dropped = self.pairs.drops(start, len(self.seen), len(self.seen), len(self.seen))
             for k in dropped:
                 index = self.seen[k].index
-                sent = self.truncated_sent.get(index) if active else None
+                sent = truncated_sent.get(index)
                 history -= self.tokens[index] if sent is None else sent
                 truncated -= sent is not None
                 not_sent += self.tokens[index]
             unpaired = len(dropped)
+        system = self.system_prompt_tokens
         used = system + summary + history
         fits = used <= self.limit
-        events: list[Event] = []
         self._overflow(i, fits, events, {"system": system, "summary": summary, "history": self.limit - system - summary},
                        {"system": system, "summary": summary, "history": history}, self.limit, used)
         return Turn(i, used, self.limit, i + 1 - covered - truncated - unpaired, unpaired, covered, truncated, fits, active, tuple(events), not_sent)
 
+    def _compress(self, i: int, prompt_tokens: int, active: int, events: list[Event]) -> Turn | None:
+        """The turn whose prompt reaches the threshold, as `compression.plan` and `compact` make it,
+        from the Contents held since the summary in force: the outputs truncated to
+        the budget, the split point, and (when it compresses) the new summary and what the turn
+        sends after it. None: the compression does not happen (nothing to split before, or the
+        compressed history would estimate more): the turn is the plain one (with the event
+        `compact` says when there is nothing to split before)."""
+        previous = self.generated[-1] if active else None
+        contents = build_contents(self.rest, self.call_names)
+        pending = contents.pop() if contents and contents[-1].role == "user" else None
+        held: list[Content] = ([text_content("user", previous.text), text_content("model", gc.ACK_TEXT)] if previous is not None else []) + contents
+        truncations = {(t.content, t.part): t for t in gc.truncate_history_to_budget(held, gc._max_chars(self.params, self.limit, prompt_tokens))}
+        lengths = [gc._content_length(c, ci, truncations) for ci, c in enumerate(held)]
+        splittable = [c.role == "user" and not c.has_function_response for c in held]
+        last = held[-1]
+        split = gc.find_compress_split_point(lengths, splittable, last.role == "model" and not last.has_function_call,
+                                             1 - gc.COMPRESSION_PRESERVE_THRESHOLD)
+        if split == 0:
+            events.append(Event(i, "compression_noop",
+                                f"Gemini CLI tries to compress (prompt {prompt_tokens:,} tokens >= {self.threshold:,.0f}) "
+                                "but frees nothing: findCompressSplitPoint splits only before a user message, and there is none "
+                                "in the older 70 % of the history (a long tool loop); the history stays whole until one is"))
+            return None
+        compressed = [m for c in held[:split] for m in c.messages]
+        k = self.covered + len(compressed) if active else len(compressed)  # the history's first k messages are covered
+        if len(self.snapshot.seen) > k:
+            self.snapshot = _Snapshot()  # fed past k by a compression that did not happen: start again
+        self.snapshot.advance(self.seen[len(self.snapshot.seen):k])
+        text = gc.stand_in_summary((), self.snapshot.render())
+        new_parts = [{"text": text}, {"text": gc.ACK_TEXT}]
+        for ci, c in enumerate(held[split:], start=split):
+            new_parts += [gc._part_after(c, ci, pi, truncations) for pi in range(len(c.parts))]
+        if math.floor(sum(estimate_part(p) for p in new_parts)) > prompt_tokens:
+            return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
+        source = "reported" if not active and self.reported is not None else "estimate"
+        event = Event(i, "compaction", f"Gemini CLI compresses the chat: prompt {prompt_tokens:,} tokens ({source}) >= "
+                                       f"{self.threshold:,.0f}; {len(compressed)} message(s) replaced by a summary turn")
+        held_until = last.messages[-1].id if last.messages else (previous.held_until if previous is not None else "")
+        self.generated.append(Summary(text=text, messages_covered=k, covers=IdPrefix(self.seen_ids, k),
+                                      created_at=self.session.messages[i].timestamp, held_until=held_until))
+        # What this turn sends: the new summary turn, held[split:] with the outputs truncated now, and the request.
+        summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
+        by_content: dict[int, list[gc.Truncation]] = {}
+        for (ci, _), t in truncations.items():
+            by_content.setdefault(ci, []).append(t)
+        kept = [(ci, c) for ci, c in enumerate(held[split:], start=split) if c.messages] + ([(len(held), pending)] if pending is not None else [])
+        history = truncated = 0
+        truncated_sent: dict[int, int] = {}
+        for ci, c in kept:
+            for m in c.messages:
+                hits = [t for t in by_content.get(ci, ()) if gc._part_owner(c, t.part, m)]
+                if hits:
+                    sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) for t in hits)
+                                      + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
+                    truncated += 1
+                    truncated_sent[m.index] = sent
+                    history += sent
+                else:
+                    history += self.tokens[m.index]
+        not_sent = self.covered_tokens if active else 0
+        not_sent += sum(self.tokens[m.index] for m in compressed)
+        return self._turn(i, active, summary, history, k, truncated, not_sent, truncated_sent, k, [event])
 
 REPLAYERS: dict[str, type[_Replay]] = {"gemini-cli-compression": GeminiCliReplay}
