@@ -16,6 +16,7 @@ from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.langchain.context_editing import plan_records
 from ctxviz.engine.policies.langchain.context_editing_columns import plan_columns
 
+from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, sessions
 
 PARAMS = st.builds(dict, trigger=st.integers(-5, 3000), keep=st.integers(-4, 6), clear_at_least=st.integers(-5, 400),
@@ -30,7 +31,7 @@ def _cleared_before(message, draw_it: bool):
     return dataclasses.replace(message, raw={"type": "tool", "data": data})
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(s=sessions(), params=PARAMS, tokenizer=st.sampled_from([None, "o200k_base"]), data=st.data())
 def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer, data) -> None:
     marks = data.draw(st.lists(st.booleans(), min_size=len(s.messages), max_size=len(s.messages)))

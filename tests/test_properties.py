@@ -11,11 +11,12 @@ from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy, policy_names
 
 from .builders import session
+from .hypothesis_budget import examples
 
 ROLES = st.sampled_from(["user", "assistant", "tool", "system"])
 TEXT = st.text(alphabet="abc def\n{}:", min_size=0, max_size=400)
 SESSIONS = st.lists(st.tuples(ROLES, TEXT), min_size=1, max_size=40).map(lambda turns: session(*turns))
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def missy_params():

@@ -21,6 +21,7 @@ from ctxviz.engine.policies.gemini import service
 from ctxviz.engine.replay import replays_incrementally
 from ctxviz.engine.simulate import simulate
 
+from .hypothesis_budget import examples
 from .test_replay_edits import edit_sessions
 from .test_replay_incremental import SETTINGS, same
 
@@ -49,7 +50,7 @@ def test_a_real_log_after_its_compression_is_carried():
     assert replays_incrementally("gemini-cli-compression", session, PlanOptions(), params) == "incremental"
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(s=edit_sessions(), limit=st.integers(100, 6000), threshold=st.sampled_from([0.05, 0.3, 0.5, 0.9]),
        budget=st.sampled_from([0, 20, 20, 200, 50_000]), chars=st.sampled_from([0, 50, 50, 40_000]), pair_safe=st.booleans())
 def test_replay_after_compressions_equals_the_reference(s, limit, threshold, budget, chars, pair_safe):

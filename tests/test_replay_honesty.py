@@ -29,6 +29,7 @@ from ctxviz.engine.session import (
 )
 from ctxviz.engine.simulate import simulate
 
+from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, sessions
 
 DATA = Path(__file__).parent / "data"
@@ -129,7 +130,7 @@ def test_gemini_cli_after_its_first_compression_is_carried():
     assert timeline.summaries and timeline.scratch_steps == 0 and first < len(timeline.turns) - 10
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(s=sessions(), pair_safe=st.booleans())
 def test_the_answer_is_what_simulate_does(s, pair_safe):
     """For every policy on random sessions: 'from scratch' plans every step from scratch; a plain

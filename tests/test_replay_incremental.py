@@ -24,6 +24,7 @@ from ctxviz.engine.session import (
 )
 from ctxviz.engine.simulate import simulate
 
+from .hypothesis_budget import examples
 from .test_properties import PARAMS as WIDE
 
 # Budgets on the scale of the sessions below (a few thousand tokens), so that cuts, trims,
@@ -85,7 +86,7 @@ def sessions(draw):
                    memory=draw(st.sampled_from([(), ("remember x",)])), summaries=tuple(summaries))
 
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def same(s, name, params, options, tokenizer=None):
@@ -153,7 +154,7 @@ PIECES = st.sampled_from(["- ", "## ", "\n", "\n\n", "-", "#", " ", "  ", "word"
                           "'s", "/", "\t", ":\n", "\r\n", "don't", "src/a.py", "https://x.io/a"])
 
 
-@settings(SETTINGS, max_examples=200)
+@settings(SETTINGS, max_examples=examples(200))
 @given(pieces=st.lists(PIECES, max_size=60), covered=st.integers(0, 10**9))
 def test_the_summary_count_by_lines_is_the_whole_count(pieces, covered):
     """supyagent's summary message counted as the sum of its lines (cut before each "-" or "#" that
@@ -228,7 +229,7 @@ def test_supyagent_replay_with_o200k_equals_the_reference(s, data):
     same(s, "supyagent", data.draw(SMALL["supyagent"]), PlanOptions(), tokenizer="o200k_base")
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=examples(40))
 @given(s=sessions(), data=st.data(), short=st.sampled_from([1, 3, 64]))
 def test_pair_safe_replay_equals_the_reference(s, data, short):
     """missy's and supyagent's replays with pair safety carried from turn to turn (short and long

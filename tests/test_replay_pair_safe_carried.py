@@ -19,6 +19,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.replay import replays_incrementally
 from ctxviz.engine.simulate import simulate
 
+from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, same, sessions
 from .test_replay_recorded import codex_compacted, compacted
 
@@ -31,7 +32,7 @@ def shared_call_ids(session) -> bool:
     return len(set(ids)) != len(ids)
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=examples(40))
 @given(s=compacted(), trigger=st.sampled_from([None, 50, 400, 2000]))
 def test_claude_code_with_pair_safety_equals_the_reference(s, trigger):
     """Logs with compactions recorded as Claude Code writes them (a preserved tail, summaries
@@ -65,7 +66,7 @@ def test_claude_code_with_pair_safety_on_a_real_log_is_carried():
     assert replays_incrementally("claude-code", session, PAIR_SAFE, params) == "incremental"
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(s=codex_compacted(), window=st.sampled_from([None, 1500, 6000]), limit=st.sampled_from([None, 300, 1200, 4000]),
        keep=st.sampled_from([0, 40, 20_000]))
 def test_codex_with_pair_safety_equals_the_reference(s, window, limit, keep):
@@ -99,7 +100,7 @@ AUTOGEN = {
 }
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=examples(40))
 @given(s=sessions(), data=st.data())
 def test_autogen_with_pair_safety_equals_the_reference(s, data):
     """AutoGen's three model contexts on random agent logs, at sizes small enough that they cut:

@@ -19,6 +19,7 @@ from ctxviz.engine.policies.replay_common import _RecordedShapes
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.session import Compaction, Message, Session, Summary, TextPart
 
+from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, same, sessions
 
 
@@ -89,7 +90,7 @@ def compacted(draw):
                    compactions=tuple(compactions))
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(s=compacted(), trigger=st.sampled_from([None, 50, 400, 2000, 10**6]))
 def test_claude_code_replay_with_recorded_compactions_equals_the_reference(s, trigger):
     params = {} if trigger is None else {"calibrated_trigger": trigger}
@@ -101,7 +102,7 @@ def test_claude_code_replay_with_recorded_compactions_equals_the_reference(s, tr
 CARRIED = ("missy", "langchain-trim", "supyagent")
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(s=compacted(), data=st.data())
 def test_replays_with_recorded_compactions_equal_the_reference(s, data):
     """Every replayer that carries recorded summaries equals the reference on logs with compactions
@@ -151,7 +152,7 @@ def codex_compacted(draw):
     return dataclasses.replace(s, messages=tuple(messages), summaries=summaries)
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(s=codex_compacted(), window=st.sampled_from([None, 1500, 6000]), limit=st.sampled_from([None, 300, 1200, 4000, 10**6]),
        keep=st.sampled_from([0, 40, 20_000]))
 def test_codex_replay_with_recorded_compactions_equals_the_reference(s, window, limit, keep):

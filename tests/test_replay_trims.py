@@ -19,6 +19,7 @@ from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.session import ImagePart, Message, Session, TextPart, ToolDefinition
 from ctxviz.engine.simulate import simulate
 
+from .hypothesis_budget import examples
 from .test_properties import PARAMS as WIDE
 from .test_replay_incremental import SETTINGS, same, sessions
 
@@ -54,7 +55,7 @@ def agent_sessions(draw):
     return dataclasses.replace(s, tools=draw(st.sampled_from([(), (TOOL,)])), model=draw(st.sampled_from(["", "gpt-4", "gpt-3.5-turbo-0613", "unknown-model"])))
 
 
-@settings(SETTINGS, max_examples=30)
+@settings(SETTINGS, max_examples=examples(30))
 @given(s=agent_sessions(), data=st.data())
 def test_trim_replays_equal_the_reference(s, data):
     for name in TRIMS:
@@ -69,7 +70,7 @@ def test_trim_replays_with_default_params_equal_the_reference(s, pair_safe):
         same(s, name, {}, PlanOptions(pair_safe=pair_safe))
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(words=st.lists(st.sampled_from(["a", " ", "\n", "  x", "y ", "", "\t", "word"]), min_size=1, max_size=30), data=st.data())
 def test_llamaindex_replay_where_whitespace_meets_whitespace(words, data):
     """Messages that begin or end in whitespace (the buffer's joined count then spans the join) and
@@ -83,7 +84,7 @@ def test_llamaindex_replay_where_whitespace_meets_whitespace(words, data):
 IMAGE = ImagePart("data:image/png;base64," + "iVBORw0KGgo" * 8, "image/png")
 
 
-@settings(SETTINGS, max_examples=20)
+@settings(SETTINGS, max_examples=examples(20))
 @given(s=agent_sessions(), data=st.data())
 def test_strands_replay_with_overflows_equals_the_reference(s, data):
     """Strands' overflow recovery (tool results cut to 200 + 200 characters, images replaced by a
