@@ -67,8 +67,11 @@ def test_watch_prints_a_line_per_new_call_and_ends_on_ctrl_c(tmp_path: Path) -> 
     live = tmp_path / "live.jsonl"
     start, end = _cut(lines, 3), _cut(lines, 1)
     live.write_text("".join(lines[:start]), encoding="utf-8")
+    # Ctrl+C's default action in the child, as in a terminal, whatever this run inherited (a shell's
+    # background job ignores SIGINT, and an ignored SIGINT passes to every child).
     watcher = subprocess.Popen([sys.executable, "-m", "ctxviz", "watch", str(live), "--interval", "0.05"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+                               stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert watcher.stdout is not None
     try:
         assert watcher.stdout.readline().startswith(str(live))

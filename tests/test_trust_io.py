@@ -210,6 +210,11 @@ output.write_atomic(sys.argv[1], "new content " * 1000)
 """
 
 
+def default_sigint() -> None:
+    """In a child before it starts: SIGINT does what it does in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, named", [("KILL", False), ("TERM", True), ("INT", True)])
 def test_an_export_killed_mid_write_leaves_the_target_as_it_was(tmp_path, sig, named):
     target = tmp_path / "out.json"
@@ -219,7 +224,10 @@ def test_an_export_killed_mid_write_leaves_the_target_as_it_was(tmp_path, sig, n
     code = KILL_MID_WRITE.format(sig=sig, named=named)
     if sig == "TERM":
         code = "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(143))\n" + code
-    result = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=60)
+    # The child gets Ctrl+C's default action, as in a terminal, whatever this run inherited (a shell's
+    # background job ignores SIGINT, and an ignored SIGINT passes to every child).
+    result = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=60,
+                            preexec_fn=default_sigint)
     assert result.returncode != 0
     assert target.read_text() == "old content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
