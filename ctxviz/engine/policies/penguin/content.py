@@ -57,3 +57,23 @@ def summary_message(text: str, index: int, position: int, timestamp: str) -> Mes
     """A recorded summary as the ContextWindowManager holds it: a CONTEXT message in the place of
     what it covers. `index` is past the session's messages, so it never names one of them."""
     return Message(f"summary-{position + 1}", index, "user", (TextPart(text),), timestamp=timestamp, category=Category.CONTEXT)
+
+
+def images_to_replace(with_images: list[Message], max_context_images: int | None) -> list[Message]:
+    """The image messages whose images become text when the context is trimmed: all but the newest
+    (the seed, `max_context_images` unset), or the oldest until at most that many image parts remain
+    (the later source). Both plans, step by step and in columns, call it."""
+    image_parts = sum(m.image_count for m in with_images)
+    if max_context_images is None:
+        if image_parts <= 1:
+            return []
+        newest = sorted(with_images, key=lambda m: m.timestamp)[-1]
+        return [m for m in with_images if m is not newest]
+    replace: list[Message] = []
+    remaining = image_parts
+    for m in sorted(with_images, key=lambda m: m.timestamp):
+        if remaining <= max_context_images:
+            break
+        replace.append(m)
+        remaining -= m.image_count
+    return replace

@@ -23,6 +23,7 @@ from .content import (
     OTHER,
     SEED_TRIM_ORDER,
     count_content,
+    images_to_replace,
     measure_message,
     replace_images,
     summary_message,
@@ -117,18 +118,7 @@ def plan_records(session: Session, budgets: CategoryBudgets, counts: TokenCounts
     if trimmed:
         # 1. Images: keep the newest image message (seed) or up to max_context_images parts (later source).
         with_images = [m for m in messages if m.image_count and m.index in alive]
-        image_parts = sum(m.image_count for m in with_images)
-        replace: list[Message] = []
-        if budgets.max_context_images is None and image_parts > 1:
-            newest = sorted(with_images, key=lambda m: m.timestamp)[-1]
-            replace = [m for m in with_images if m is not newest]
-        elif budgets.max_context_images is not None and image_parts > budgets.max_context_images:
-            remaining = image_parts
-            for m in sorted(with_images, key=lambda m: m.timestamp):
-                if remaining <= budgets.max_context_images:
-                    break
-                replace.append(m)
-                remaining -= m.image_count
+        replace = images_to_replace(with_images, budgets.max_context_images)
         for m in replace:
             content = replace_images(m.openai_content())
             sent_content[m.index] = content

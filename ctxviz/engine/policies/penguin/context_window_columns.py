@@ -32,6 +32,7 @@ from .content import (
     OTHER,
     SEED_TRIM_ORDER,
     count_content,
+    images_to_replace,
     replace_images,
     summary_message,
 )
@@ -164,18 +165,7 @@ def plan_columns(session: Session, budgets: Budgets, counts: TokenCounts, params
 
     if trimmed:
         with_images = held.with_images
-        image_parts = sum(m.image_count for m in with_images)
-        replace: list[Message] = []
-        if budgets.max_context_images is None and image_parts > 1:
-            newest = sorted(with_images, key=lambda m: m.timestamp)[-1]
-            replace = [m for m in with_images if m is not newest]
-        elif budgets.max_context_images is not None and image_parts > budgets.max_context_images:
-            remaining = image_parts
-            for m in sorted(with_images, key=lambda m: m.timestamp):
-                if remaining <= budgets.max_context_images:
-                    break
-                replace.append(m)
-                remaining -= m.image_count
+        replace = images_to_replace(with_images, budgets.max_context_images)
         if replace:
             tokens = tokens.copy()
         for m in replace:
