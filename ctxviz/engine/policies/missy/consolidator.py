@@ -154,6 +154,21 @@ def plan(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) 
     return plan_records(session, settings, counts) if settings.pipeline else plan_columns(session, settings, counts)
 
 
+def consolidation_notes(settings: Any, trigger: bool, current: int, used: int) -> list[str]:
+    """What a plan says about consolidating (both plans, step by step and in columns, say it):
+    that it fired, that max_tokens <= 0 turns it off, or that the context as sent reaches the
+    threshold the consolidator does not see."""
+    threshold = int(settings.max_tokens * settings.threshold_pct)
+    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
+    if settings.max_tokens <= 0 and used > 0:
+        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
+                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
+    elif not trigger and used >= threshold:
+        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
+                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
+    return notes
+
+
 def plan_records(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
     """Both algorithms step by step, one record per message: what `plan_columns` is checked against."""
     raw = counts.message_tokens
@@ -257,13 +272,7 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
     totals = Totals(budget=settings.max_tokens, used=used, kept=sum(p.tokens for p in sent), dropped=sum(p.tokens for p in plans if not p.sent),
                     fits=used <= settings.max_tokens, kept_messages=len(sent), dropped_messages=len(plans) - len(sent))
     threshold = int(settings.max_tokens * settings.threshold_pct)
-    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
-    if settings.max_tokens <= 0 and used > 0:
-        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
-                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
-    elif not trigger and used >= threshold:
-        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
-                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
+    notes = consolidation_notes(settings, trigger, current, used)
     return Plan(
         policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
         allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
@@ -408,13 +417,7 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
     totals = Totals(budget=settings.max_tokens, used=used, kept=kept, dropped=int(tokens.sum()) - kept,
                     fits=used <= settings.max_tokens, kept_messages=kept_messages, dropped_messages=n - kept_messages)
     threshold = int(settings.max_tokens * settings.threshold_pct)
-    notes = [f"consolidation triggered: {current:,} estimated tokens >= {settings.threshold_pct:.0%} of {settings.max_tokens:,}"] if trigger else []
-    if settings.max_tokens <= 0 and used > 0:
-        notes.append(f"max_tokens={settings.max_tokens} turns consolidation off (should_consolidate is False when max_tokens <= 0), "
-                     f"so nothing is consolidated and the {used:,} tokens are over the {settings.max_tokens:,}-token budget")
-    elif not trigger and used >= threshold:
-        notes.append(f"the context as sent ({used:,} tokens with the system prompt) reaches the {threshold:,}-token threshold, but the "
-                     f"consolidator measures only the messages ({current:,}), so it does not consolidate")
+    notes = consolidation_notes(settings, trigger, current, used)
     ids = session.message_columns[0]
     return Plan(
         policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
