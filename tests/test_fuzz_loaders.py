@@ -7,7 +7,7 @@ repeated or filled with hostile characters), and runs `ctxviz plan`, `--json`, `
 that is not an internal error; it never raises, hangs or writes a traceback.
 
 `CTXVIZ_FUZZ_EXAMPLES` sets the examples per loader: 150 by default (a developer's run stays short),
-250 in CI (`.ci/run` sets it: about 40 s for every loader on a 2-core machine, so the whole run stays
+200 in CI (`.ci/run` sets it: about 35 s for every loader on a 2-core machine, so the whole run stays
 under 10 minutes), and
 7000 by hand after changing a loader (the run that must give no internal error at all).
 """
