@@ -6,7 +6,7 @@ carrying the prefix sums of LangChain's counts from turn to turn.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from ...counting import TokenCounts
@@ -80,7 +80,8 @@ class LangChainTrimReplay(_Replay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self.pairs = _PairSafety.of(session) if pair_safe else None
-        self.history: list[int] = []  # the session indices of the non-system messages so far (with `pairs`)
+        # The session indices of the non-system messages (with `pairs`: its history positions).
+        self.history = [m.index for m in session.messages if m.role != "system"] if self.pairs is not None else []
         self.usable = not pair_safe or self.pairs is not None
         if not self.usable:
             return
@@ -138,8 +139,6 @@ class LangChainTrimReplay(_Replay):
     def absorb(self, i: int) -> None:
         if self.pairs is not None:
             self.pairs.grow(i)
-            if self.session.messages[i].role != "system":
-                self.history.append(i)
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
@@ -159,9 +158,10 @@ class LangChainTrimReplay(_Replay):
         self.trimmed = _runs(sorted(self.before.trimmed))
         return turn
 
-    def _unpaired(self, sent_runs: list[tuple[int, int]]) -> list[int] | None:
-        """The session indices pair safety drops when the messages in `sent_runs` are sent (None:
-        not one run of the history, or two with the second reaching its end)."""
+    def _unpaired(self, sent_runs: list[tuple[int, int]], length: int) -> list[int] | None:
+        """The session indices pair safety drops when the messages in `sent_runs` (of the first
+        `length`) are sent (None: not one run of the history, or two with the second reaching
+        the end of what was seen)."""
         assert self.pairs is not None
         history = self.history
         runs: list[tuple[int, int]] = []
@@ -172,9 +172,9 @@ class LangChainTrimReplay(_Replay):
                     runs[-1] = (runs[-1][0], y)
                 else:
                     runs.append((x, y))
-        h = len(history)
         if not runs:
             return []
+        h = bisect_left(history, length)
         if len(runs) == 1:
             (j, e), (t, end) = runs[0], (h, h)
         elif len(runs) == 2 and runs[1][1] == h:
@@ -184,7 +184,8 @@ class LangChainTrimReplay(_Replay):
         return [history[k] for k in sorted(self.pairs.drops(j, e, t, end))]
 
     def _search(self, size: int, fits: Any) -> int:
-        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops)."""
+        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops:
+        enough to end on the largest count that fits, which a bisection of the sums finds too)."""
         left, right = 0, size
         for _ in range(size.bit_length()):
             if left >= right:
@@ -297,7 +298,10 @@ class LangChainTrimReplay(_Replay):
             if PV(end) - PV(rs) <= remaining:
                 idx = m
             else:
-                idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
+                if C or S:
+                    idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
+                else:  # the entries are the sums' positions: LangChain's search ends where bisection does
+                    idx = end - bisect_left(P, P[end] - remaining, rs, end)
                 if p.allow_partial and idx < m:
                     partial = self._partial(PV(end) - PV(end - idx), entry(end - idx - 1), remaining, "last")
                     partial_at = end - idx - 1 if partial is not None else -1
@@ -310,7 +314,7 @@ class LangChainTrimReplay(_Replay):
             if PV(N) <= budget:
                 idx = N
             else:
-                idx = self._search(N, lambda k: PV(k) <= budget)
+                idx = self._search(N, lambda k: PV(k) <= budget) if C or S else max(0, bisect_right(P, budget, 0, N + 1) - 1)
                 if p.allow_partial and idx < N:
                     partial = self._partial(PV(idx), entry(idx), budget, "first")
                     partial_at = idx if partial is not None else -1
@@ -346,7 +350,7 @@ class LangChainTrimReplay(_Replay):
         if self.pairs is not None:
             found = None
             if not (sys == 0 and off == 0 and self.session.messages[C].role != "system"):  # that one is never dropped
-                found = self._unpaired(sent_runs)
+                found = self._unpaired(sent_runs, L)
             if found is None:
                 return self._reference(i)
             unpaired = found
