@@ -54,7 +54,7 @@ def carried(s, name, params) -> None:
 
 
 @pytest.mark.parametrize("name", EDIT_POLICIES)
-@settings(SETTINGS, max_examples=examples(25))
+@settings(SETTINGS, max_examples=examples(12))
 @given(s=edit_sessions(), data=st.data())
 def test_edits_with_pair_safety_equal_the_reference(name, s, data):
     """Clearings, emptied inputs and thinking removed at triggers low enough to fire, on messages
@@ -62,7 +62,7 @@ def test_edits_with_pair_safety_equal_the_reference(name, s, data):
     carried(s, name, data.draw(EDITS[name] if data.draw(st.integers(0, 4)) else WIDE[name]))
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(15))
 @given(s=agent_sessions(), data=st.data())
 def test_trim_with_pair_safety_equals_the_reference(s, data):
     """Both strategies, partial messages, start_on / end_on, include_system, and recorded
@@ -71,7 +71,7 @@ def test_trim_with_pair_safety_equals_the_reference(s, data):
     carried(s, "langchain-trim", data.draw(TRIMS["langchain-trim"] if data.draw(st.integers(0, 3)) else WIDE["langchain-trim"]))
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(15))
 @given(s=agent_sessions(), data=st.data())
 def test_consolidator_with_pair_safety_equals_the_reference(s, data):
     """Consolidations at low thresholds: the four recent messages kept may hold a result whose
@@ -83,10 +83,9 @@ def test_consolidator_with_pair_safety_equals_the_reference(s, data):
 def real_sessions():
     from ctxviz.io.loaders import load_session
 
-    paths = [REAL / "claude_code" / "spotter-4d5611e5.jsonl", REAL / "claude_code" / "agent-a0b12ac0cae20818c.jsonl",
-             REAL / "codex" / "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+    paths = [REAL / "claude_code" / "spotter-4d5611e5.jsonl", REAL / "codex" / "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
              REAL / "gemini_cli" / "aim_control_pro.json", REAL / "langchain" / "convert_to_messages.messages_to_dict.json",
-             SAMPLES / "coding_agent.yaml", SAMPLES / "coding_agent.langchain.json", SAMPLES / "gemini_cli_session.json"]
+             SAMPLES / "coding_agent.yaml"]
     return [(p.name, load_session(p)) for p in paths]
 
 
@@ -102,18 +101,21 @@ TIGHT = {
 
 @pytest.mark.parametrize("name", POLICIES)
 def test_real_logs_with_pair_safety_are_carried(name):
-    """Real logs and the samples, one step per message (a call is sent before its result is in:
-    pair safety drops it), at the policy's defaults and at a budget where it acts: the replay
-    equals the reference and plans no step from scratch."""
-    drops = 0
+    """Real logs of Claude Code, Codex, Gemini CLI and LangChain and a sample, one step per
+    message (a call is sent before its result is in: pair safety drops it), at a budget where the
+    policy acts (and at its defaults on the smallest log): the replay equals the reference and plans
+    no step from scratch."""
+    unpaired = acted = 0
     for file, session in real_sessions():
         assert not session.summaries and not shared_call_ids(session), file
-        for params in ({}, TIGHT[name]):
+        for params in ({}, TIGHT[name]) if len(session.messages) < 50 else (TIGHT[name],):
             store = CountStore()
             fast = simulate(session, name, params, store=store, options=PAIR_SAFE, per_message=True)
             reference = simulate(session, name, params, store=store, options=PAIR_SAFE, incremental=False, per_message=True)
             assert fast.to_json() == reference.to_json(), (file, params)
             assert fast.scratch_steps == 0, (file, params)
             assert replays_incrementally(name, session, PAIR_SAFE, params) == "incremental"
-            drops += sum(t.dropped for t in fast.turns)
-    assert drops > 100
+            plain = simulate(session, name, params, store=store, per_message=True)
+            unpaired += sum(a.dropped - b.dropped for a, b in zip(fast.turns, plain.turns, strict=True))
+            acted += sum(1 for t in plain.turns if t.truncated or t.summarized or any(e.kind == "trim" for e in t.events))
+    assert unpaired > 100 and acted > 20  # pair safety dropped messages, and the policy edited, trimmed or consolidated
