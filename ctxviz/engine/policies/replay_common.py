@@ -8,8 +8,8 @@ The summary in force in the summarising frameworks covers a prefix of the conver
 the previous summary into the next; OpenHands after its kept head), so a turn needs only the
 messages after it and running sums of the counts; a turn whose trigger fires builds only the part
 after the summary in force, or is handed to the reference step. The editing and compacting
-replayers hand pair safety, and the turns from the first one where a summary recorded in the file
-is in force, to the reference step.
+replayers carry pair safety too, and hand the turns from the first one where a summary recorded in
+the file is in force to the reference step.
 """
 
 from __future__ import annotations
