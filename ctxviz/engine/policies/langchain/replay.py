@@ -598,6 +598,7 @@ class LangChainContextEditingReplay(_EditsReplay):
         self.ai_tokens: dict[int, int] = {}
         self.emptied: set[int] = set()  # AI messages with an argument emptied
         self.cut = 0  # the clearable ones cleared at the turn before
+        self.excluded = params.excluded  # (a property that splits exclude_tools at each call)
         # With pair safety: a clearable one's position, the count it sends cleared, and (with
         # clear_tool_inputs) its AI message's count once its call is emptied; an AI message's
         # first and last clearable positions; the messages pair safety dropped the turn before.
@@ -671,6 +672,14 @@ class LangChainContextEditingReplay(_EditsReplay):
     def _trim_events(self, i: int, cut: int, unpaired: list[int], events: list[Event]) -> None:
         """`_changes`' trim events: the cleared and the dropped messages not trimmed the turn before
         (when it cleared any), per category in the order of its first one."""
+        messages = self.session.messages
+        if not unpaired and not self.unpaired:  # only cleared ones (most turns)
+            by_category: dict[str, list[int]] = {}
+            for k in self.clearable[self.cut : cut]:
+                by_category.setdefault(messages[k].category.upper(), []).append(k)
+            for category, indices in by_category.items():
+                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+            return
         dropped = set(unpaired)
         if self.cut:
             before = set(self.unpaired)
@@ -678,15 +687,15 @@ class LangChainContextEditingReplay(_EditsReplay):
             new += [k for k in unpaired if k not in before and self.clear_at.get(k, cut) >= cut]
         else:
             new = self.clearable[:cut] + [k for k in unpaired if self.clear_at.get(k, cut) >= cut]
-        by_category: dict[str, list[int]] = {}
+        by_category = {}
         for k in sorted(new):
-            by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
+            by_category.setdefault(messages[k].category.upper(), []).append(k)
         for category, indices in by_category.items():
             removed = [k for k in indices if k in dropped]
             replaced = [k for k in indices if k not in dropped]
             what = []
             if removed:
-                in_all = sum(1 for k in unpaired if self.session.messages[k].category.upper() == category)
+                in_all = sum(1 for k in unpaired if messages[k].category.upper() == category)
                 what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(self.tokens[k] for k in removed):,} tokens), "
                             f"{in_all} removed in all")
             if replaced:
@@ -701,7 +710,7 @@ class LangChainContextEditingReplay(_EditsReplay):
         tool_view = cached_view(m)
         ai_view = self.ai_view.get(ai) or cached_view(self.session.messages[ai])
         call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
-        if call is None or (tool_view.name or call["name"]) in p.excluded:
+        if call is None or (tool_view.name or call["name"]) in self.excluded:
             return
         tok = self.full.tokenizer
         cleared = count_view(tool_view._replace(content=p.placeholder), tok)
