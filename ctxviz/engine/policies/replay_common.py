@@ -283,7 +283,7 @@ class _EditsReplay(_Replay):
 
     def _unpaired(self) -> list[int]:
         """The session indices pair safety drops when the whole history so far is sent."""
-        if self.pairs is None:
+        if self.pairs is None or not self.pairs.problems:  # no pair crosses the run's start: only problems seed a drop
             return []
         h = len(self.history)
         return [self.history[k] for k in sorted(self.pairs.drops(0, h, h, h))]
