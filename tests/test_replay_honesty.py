@@ -71,11 +71,20 @@ def check(session: Session, policy: str, params, options: PlanOptions | None, wh
     # Without the reason, the same session replays incrementally (the test would catch a replayer that never does).
 
 
+def not_carrying_pair_safety() -> str:
+    """A policy whose replayer hands pair safety to the reference step (one by one they carry it:
+    issue 22), or the test is skipped once none is left."""
+    found = next((name for name, kind in sorted(REPLAYERS.items()) if not kind.pair_safe_incremental), None)
+    if found is None:
+        pytest.skip("every replayer carries pair safety")
+    return found
+
+
 CASES = {
     "pins": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",)), "pins"),
     "parameters": lambda: (session_of(chat()), "autogen-buffered", {"system_messages_in_context": True}, None,
                            "parameters its replayer does not follow"),
-    "pair safety": lambda: (session_of(chat(call_ids=("a", "b"))), "langchain-trim", None, PlanOptions(pair_safe=True), "pair safety"),
+    "pair safety": lambda: (session_of(chat(call_ids=("a", "b"))), not_carrying_pair_safety(), None, PlanOptions(pair_safe=True), "pair safety"),
     "pair safety, shared call ids": lambda: (session_of(chat(call_ids=("a", "a"))), "missy", None, PlanOptions(pair_safe=True),
                                              "pair safety, with a tool call id on more than one call"),
     "recorded summaries": lambda: (session_of(chat(), summaries=(Summary(text="before", covers=("m0", "m1")),)), "autogen-buffered", None, None,

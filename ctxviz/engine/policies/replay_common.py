@@ -8,8 +8,8 @@ The summary in force in the summarising frameworks covers a prefix of the conver
 the previous summary into the next; OpenHands after its kept head), so a turn needs only the
 messages after it and running sums of the counts; a turn whose trigger fires builds only the part
 after the summary in force, or is handed to the reference step. The editing and compacting
-replayers hand pair safety, and the turns from the first one where a summary recorded in the file
-is in force, to the reference step.
+replayers carry pair safety too, and hand the turns from the first one where a summary recorded in
+the file is in force to the reference step.
 """
 
 from __future__ import annotations
@@ -233,9 +233,13 @@ class _SummaryReplay(_Replay):
 
 
 class _EditsReplay(_Replay):
-    """What the replayers here share: the fall-back rule (pair safety for the whole replay; the
-    turns from the first recorded summary in force on), the growing system prompt, and the
-    overflow event."""
+    """What the replayers here share: the fall-back rule (the turns from the first recorded summary
+    in force on; pair safety for the whole replay, unless the replayer carries it), the growing
+    system prompt, and the overflow event.
+
+    Until the first recorded summary the history is sent whole (edited, never cut), so a replayer
+    that carries pair safety (`_carry_pair_safety`) drops just what `apply_pair_safety` drops from
+    the whole history: the problems so far and what loses its partner to them (`_unpaired`)."""
 
     recorded_summaries = "in force"
 
@@ -244,6 +248,8 @@ class _EditsReplay(_Replay):
         self.tokens = full.message_tokens
         self.first_summary = min(session.summary_start_turns, default=len(session.messages))
         self.usable = not pair_safe
+        self.pairs: _PairSafety | None = None
+        self.history: list[int] = []  # the session indices of the non-system messages taken in (with `pairs`)
         self.handed_over = False
         self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
         self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
@@ -260,6 +266,27 @@ class _EditsReplay(_Replay):
             return super().step(i)
         self._take(i)
         return self._fast(i)
+
+    def _carry_pair_safety(self) -> None:
+        """Carry pair safety from turn to turn (where every tool call id is on one call; else the
+        replay stays with the reference step). The subclass's `_take` calls `_pair(i)`."""
+        if self.pair_safe:
+            self.pairs = _PairSafety.of(self.session)
+            self.usable = self.pairs is not None
+
+    def _pair(self, i: int) -> None:
+        """Take message `i` into the carried pair safety."""
+        if self.pairs is not None:
+            self.pairs.grow(i)
+            if self.session.messages[i].role != "system":
+                self.history.append(i)
+
+    def _unpaired(self) -> list[int]:
+        """The session indices pair safety drops when the whole history so far is sent."""
+        if self.pairs is None or not self.pairs.problems:  # no pair crosses the run's start: only problems seed a drop
+            return []
+        h = len(self.history)
+        return [self.history[k] for k in sorted(self.pairs.drops(0, h, h, h))]
 
     def _hand_over(self) -> None:
         """Before the first turn the reference step plans: what it reads of the turn before."""

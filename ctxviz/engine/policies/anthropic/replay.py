@@ -16,10 +16,14 @@ from . import context_editing as ae
 
 class _AnthropicReplay(_EditsReplay):
     """Anthropic's context editing sends the whole history with the system prompt and the tool
-    definitions: the history's tokens less what the edit saves."""
+    definitions: the history's tokens less what the edit saves. Pair safety drops what
+    `_unpaired` says, each message with what it sends at this turn (`_sent_as`: edited or not)."""
+
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self._carry_pair_safety()
         tools = ae.tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
         self.history_sum = 0  # the non-system messages' tokens
@@ -32,6 +36,7 @@ class _AnthropicReplay(_EditsReplay):
 
     def _grow(self, i: int) -> Message:
         m = self.session.messages[i]
+        self._pair(i)
         self.all_sum += self.tokens[i]
         self.sums.append(self.all_sum)
         if m.role == "system":
@@ -44,12 +49,27 @@ class _AnthropicReplay(_EditsReplay):
         """`saved`: the tokens the edit takes off the history; `edited`: the messages it truncates or replaces."""
         system = self.system_tokens
         history = self.history_sum - saved
+        kept = i + 1 - edited
+        unpaired = self._unpaired()
+        not_sent = 0
+        for x in unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
+            sent, was_edited = self._sent_as(x)
+            history -= sent
+            not_sent += self.tokens[x]
+            if was_edited:
+                edited -= 1
+            else:
+                kept -= 1
         used = system + history
         fits = used <= window
         events: list[Event] = []
         self._overflow(i, fits, events, {"system": system, "summary": 0, "history": window - system},
                        {"system": system, "summary": 0, "history": history}, window, used)
-        return Turn(i, used, window, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+        return Turn(i, used, window, kept, len(unpaired), 0, edited, fits, 0, tuple(events), not_sent)
+
+    def _sent_as(self, x: int) -> tuple[int, bool]:
+        """What message `x` sends at this turn, and whether the edit changed it."""
+        raise NotImplementedError
 
 
 class ClearThinkingReplay(_AnthropicReplay):
@@ -67,6 +87,7 @@ class ClearThinkingReplay(_AnthropicReplay):
         self.cleared = 0  # turns whose thinking is cleared (their saving is in `saved`)
         self.saved = 0
         self.truncated = 0
+        self.saving: dict[int, int] = {}  # a message whose thinking is cleared -> what that saves
 
     def _take(self, i: int) -> None:
         m = self._grow(i)
@@ -85,10 +106,15 @@ class ClearThinkingReplay(_AnthropicReplay):
                     thinking = [p for p in self.session.messages[k].parts if isinstance(p, ThinkingPart)]
                     if thinking:
                         cut = sum(self.full.text(p.text) for p in thinking)
-                        self.saved += self.tokens[k] - max(0, self.tokens[k] - cut)
+                        saving = self.saving[k] = self.tokens[k] - max(0, self.tokens[k] - cut)
+                        self.saved += saving
                         self.truncated += 1
                 self.cleared += 1
         return self._turn(i, self.saved, self.truncated, self.params.context_window)
+
+    def _sent_as(self, x: int) -> tuple[int, bool]:
+        saving = self.saving.get(x)
+        return (self.tokens[x], False) if saving is None else (self.tokens[x] - saving, True)
 
 
 class _Fenwick:
@@ -151,6 +177,8 @@ class ClearToolUsesReplay(_AnthropicReplay):
         self.input_saved = [0]
         self.input_messages = [0]
         self.last_usage = -1  # the last assistant message with a reported window
+        self.uses_of: dict[int, tuple[int, int]] = {}  # an assistant message -> its eligible uses' positions [a, b)
+        self.c = 0  # this turn's uses cleared (0: none, or the edit not applied)
 
     def _set_result(self, position: int, r: int) -> None:
         old = self.result_at[position]
@@ -177,6 +205,7 @@ class ClearToolUsesReplay(_AnthropicReplay):
                 self.last_usage = i
             cut = 0
             first = True
+            start = len(self.result_at)
             for call in m.tool_calls:
                 self.all_uses += 1
                 if call.name in self.excluded:
@@ -198,6 +227,8 @@ class ClearToolUsesReplay(_AnthropicReplay):
                 self.input_freed.append(self.input_freed[-1] + freed)
                 self.input_saved.append(self.input_saved[-1] + saved)
                 self.input_messages.append(self.input_messages[-1] + new_message)
+            if len(self.result_at) > start:
+                self.uses_of[i] = (start, len(self.result_at))
 
     def _fast(self, i: int) -> Turn:
         p: ae.ClearToolUses20250919 = self.params
@@ -214,12 +245,29 @@ class ClearToolUsesReplay(_AnthropicReplay):
         c = max(0, eligible - self.keep) if measured > self.trigger_value else 0
         results = self.present.prefix(c)
         saved = edited = 0
+        self.c = 0
         if results or self.inputs[c]:
             freed = self.result_freed.prefix(c) + self.input_freed[c]
             if freed >= self.at_least:
                 saved = -self.result_delta.prefix(c) + self.input_saved[c]
                 edited = results + self.input_messages[c]
+                self.c = c
         return self._turn(i, saved, edited, p.context_window)
+
+    def _sent_as(self, x: int) -> tuple[int, bool]:
+        m = self.session.messages[x]
+        c = self.c
+        if m.role == "tool":  # cleared: the latest result of one of the first c uses
+            call_id = m.tool_call_id or next((part.tool_call_id for part in m.parts if isinstance(part, ToolResultPart)), "")
+            position = self.use_of.get(call_id)
+            if position is not None and position < c and self.result_at[position] == x:
+                return self.placeholder_tokens, True
+        elif x in self.uses_of:  # its calls among the first c uses with their input cleared
+            a, b = self.uses_of[x]
+            e = min(b, c)
+            if e > a and self.inputs[e] > self.inputs[a]:
+                return self.tokens[x] - (self.input_saved[e] - self.input_saved[a]), True
+        return self.tokens[x], False
 
 
 REPLAYERS: dict[str, type[_Replay]] = {ae.POLICY_THINKING: ClearThinkingReplay, ae.POLICY_TOOLS: ClearToolUsesReplay}

@@ -6,7 +6,7 @@ carrying the prefix sums of LangChain's counts from turn to turn.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from ...counting import TokenCounts
@@ -24,7 +24,7 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _RecordedInForce, _RecordedShapes, _SummaryReplay
+from ..replay_common import _EditsReplay, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     SUMMARY_POS,
@@ -67,13 +67,22 @@ class LangChainTrimReplay(_Replay):
     (`entries.session_entries`): the entries are read as four runs (the prompt, those system
     messages, the summaries, the other messages), each position mapped onto the sums. Where the
     summaries do not cover a prefix of the file (`_RecordedShapes.why_not`), the turns from the
-    first one covering a message of it on, and pair safety, are replayed by the reference step."""
+    first one covering a message of it on are replayed by the reference step.
+
+    Pair safety is carried (`_PairSafety`, where every tool call id is on one call): the messages
+    sent are one run of the history (the system message kept by include_system is no history
+    message), or two where the partial message's run meets the rest; the messages it drops join
+    the trimmed ones (when trim_messages trimmed any, as `_changes` reads the plan's `trimmed`)."""
 
     recorded_summaries = "shaped"
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.usable = not pair_safe
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        # The session indices of the non-system messages (with `pairs`: its history positions).
+        self.history = [m.index for m in session.messages if m.role != "system"] if self.pairs is not None else []
+        self.usable = not pair_safe or self.pairs is not None
         if not self.usable:
             return
         p: TrimParams = params
@@ -127,7 +136,12 @@ class LangChainTrimReplay(_Replay):
         self.system_run = system_run
         self.handed_over = False
 
+    def absorb(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
+
     def step(self, i: int) -> Turn:
+        self.absorb(i)
         if self.usable and self.recorded_until(i) < self.first_covering:
             return self._fast(i)
         if self.usable and not self.handed_over:  # the reference step reads the messages trimmed the turn before
@@ -135,8 +149,43 @@ class LangChainTrimReplay(_Replay):
         self.handed_over = True
         return super().step(i)
 
+    def _reference(self, i: int) -> Turn:
+        """A turn pair safety cannot carry (what is sent is not one or two runs the way `_PairSafety`
+        reads them, or include_system keeps a message that is no system message): the reference
+        step, reading the messages trimmed the turn before, and the trimmed ones taken back."""
+        self.before = _Cuts(self.before.fits, frozenset(k for a, b in self.trimmed for k in range(a, b)))
+        turn = super().step(i)
+        self.trimmed = _runs(sorted(self.before.trimmed))
+        return turn
+
+    def _unpaired(self, sent_runs: list[tuple[int, int]], length: int) -> list[int] | None:
+        """The session indices pair safety drops when the messages in `sent_runs` (of the first
+        `length`) are sent (None: not one run of the history, or two with the second reaching
+        the end of what was seen)."""
+        assert self.pairs is not None
+        history = self.history
+        runs: list[tuple[int, int]] = []
+        for a, b in sent_runs:
+            x, y = bisect_left(history, a), bisect_left(history, b)
+            if x < y:
+                if runs and runs[-1][1] == x:
+                    runs[-1] = (runs[-1][0], y)
+                else:
+                    runs.append((x, y))
+        if not runs:
+            return []
+        h = bisect_left(history, length)
+        if len(runs) == 1:
+            (j, e), (t, end) = runs[0], (h, h)
+        elif len(runs) == 2 and runs[1][1] == h:
+            (j, e), (t, end) = runs
+        else:
+            return None
+        return [history[k] for k in sorted(self.pairs.drops(j, e, t, end))]
+
     def _search(self, size: int, fits: Any) -> int:
-        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops)."""
+        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops:
+        enough to end on the largest count that fits, which a bisection of the sums finds too)."""
         left, right = 0, size
         for _ in range(size.bit_length()):
             if left >= right:
@@ -249,7 +298,10 @@ class LangChainTrimReplay(_Replay):
             if PV(end) - PV(rs) <= remaining:
                 idx = m
             else:
-                idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
+                if C or S:
+                    idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
+                else:  # the entries are the sums' positions: LangChain's search ends where bisection does
+                    idx = end - bisect_left(P, P[end] - remaining, rs, end)
                 if p.allow_partial and idx < m:
                     partial = self._partial(PV(end) - PV(end - idx), entry(end - idx - 1), remaining, "last")
                     partial_at = end - idx - 1 if partial is not None else -1
@@ -262,7 +314,7 @@ class LangChainTrimReplay(_Replay):
             if PV(N) <= budget:
                 idx = N
             else:
-                idx = self._search(N, lambda k: PV(k) <= budget)
+                idx = self._search(N, lambda k: PV(k) <= budget) if C or S else max(0, bisect_right(P, budget, 0, N + 1) - 1)
                 if p.allow_partial and idx < N:
                     partial = self._partial(PV(idx), entry(idx), budget, "first")
                     partial_at = idx if partial is not None else -1
@@ -294,6 +346,29 @@ class LangChainTrimReplay(_Replay):
         sent_messages = sum(b - a for a, b in sent_runs)
         sent_tokens = sum(P[off + b] - P[off + a] for a, b in sent_runs)
         truncated = 1 if partial_at >= 0 and not B <= partial_at < R and partial_at >= off else 0
+        unpaired: list[int] = []
+        if self.pairs is not None:
+            found = None
+            if not (sys == 0 and off == 0 and self.session.messages[C].role != "system"):  # that one is never dropped
+                found = self._unpaired(sent_runs, L)
+            if found is None:
+                return self._reference(i)
+            unpaired = found
+        kept = sent_messages - truncated
+        not_sent = tokens_all - sent_tokens
+        if unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
+            partial_message = (partial_at + C - off if partial_at < B else partial_at - S + C - off) if truncated else -1
+            for x in unpaired:
+                if x == partial_message:
+                    assert partial is not None
+                    used -= partial.tokens
+                    truncated -= 1
+                else:
+                    used -= T[off + x]
+                    kept -= 1
+                not_sent += T[off + x]
+            if trimmed or C:  # the plan's `trimmed`: trim_messages left out some message
+                trimmed = _merged(trimmed, unpaired)
         if self.recorded is not None:
             written = self.recorded.written(self.last_horizon, until)
             for k in written:
@@ -317,22 +392,23 @@ class LangChainTrimReplay(_Replay):
                                     {"system": system_tokens, "history": used - system_tokens}, budget, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        kept = sent_messages - truncated
-        return Turn(i, used, budget, kept, L - sent_messages - C, C, truncated, fits, 0, tuple(events), tokens_all - sent_tokens)
+        return Turn(i, used, budget, kept, L - sent_messages - C + len(unpaired), C, truncated, fits, 0, tuple(events), not_sent)
 
     def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
         """`_changes`' trim events: per category, in the order of its first newly trimmed message,
         the messages trimmed now and not the turn before."""
         new: list[tuple[int, int]] = []
-        for a, b in trimmed:  # minus the turn before's runs
-            for c, d in self.trimmed:
-                if d <= a or c >= b:
-                    continue
+        before, k = self.trimmed, 0
+        for a, b in trimmed:  # minus the turn before's runs (both sorted, each disjoint)
+            while k < len(before) and before[k][1] <= a:
+                k += 1
+            q = k
+            while a < b and q < len(before) and before[q][0] < b:
+                c, d = before[q]
                 if c > a:
                     new.append((a, c))
                 a = max(a, d)
-                if a >= b:
-                    break
+                q += 1
             if a < b:
                 new.append((a, b))
         if not new:
@@ -360,6 +436,28 @@ class LangChainTrimReplay(_Replay):
 
 
 _AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted indices as runs [a, b)."""
+    runs: list[tuple[int, int]] = []
+    for k in indices:
+        if runs and runs[-1][1] == k:
+            runs[-1] = (runs[-1][0], k + 1)
+        else:
+            runs.append((k, k + 1))
+    return runs
+
+
+def _merged(runs: list[tuple[int, int]], indices: list[int]) -> list[tuple[int, int]]:
+    """Disjoint sorted runs with the sorted indices (none in them) added, as disjoint sorted runs."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(runs + [(k, k + 1) for k in indices]):
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 class LangchainSummarizationReplay(_SummaryReplay):
@@ -477,10 +575,17 @@ class LangChainContextEditingReplay(_EditsReplay):
     in the count (its placeholder, and with clear_tool_inputs its AI message's emptied arguments)
     are fixed when it arrives, and the request's count only grows, so once the trigger fires the
     cleared results are the first clearable ones among all but the newest `keep` tool messages (up
-    to where clear_at_least is reached: a bisection over the running maximum of what is reclaimed)."""
+    to where clear_at_least is reached: a bisection over the running maximum of what is reclaimed).
+
+    Pair safety drops what `_unpaired` says (the history is sent whole), each message with what it
+    sends at this turn; the trim events then name the dropped messages as removed beside the
+    cleared ones, as `_changes` reads the pair-safe plan."""
+
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
+        self._carry_pair_safety()
         self.total = 0
         self.tool_messages = 0
         self.last_ai = -1
@@ -493,14 +598,24 @@ class LangChainContextEditingReplay(_EditsReplay):
         self.ai_tokens: dict[int, int] = {}
         self.emptied: set[int] = set()  # AI messages with an argument emptied
         self.cut = 0  # the clearable ones cleared at the turn before
+        self.excluded = params.excluded  # (a property that splits exclude_tools at each call)
+        # With pair safety: a clearable one's position, the count it sends cleared, and (with
+        # clear_tool_inputs) its AI message's count once its call is emptied; an AI message's
+        # first and last clearable positions; the messages pair safety dropped the turn before.
+        self.clear_at: dict[int, int] = {}
+        self.cleared_tokens: list[int] = []
+        self.ai_after: list[int] = []
+        self.ai_span: dict[int, tuple[int, int]] = {}
+        self.unpaired: list[int] = []
 
     def _hand_over(self) -> None:
         if self.cut:
-            self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]))
+            self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired))
 
     def _take(self, i: int) -> None:
         p: ClearToolUsesParams = self.params
         m = self.session.messages[i]
+        self._pair(i)
         self.total += self.tokens[i]
         kind = lc_type(m)
         if kind == "ai":
@@ -520,21 +635,72 @@ class LangChainContextEditingReplay(_EditsReplay):
                 reach = bisect_left(self.reclaimed_max, p.clear_at_least, 1, available + 1)
                 cut = min(reach, available)
         used = self.total + self.delta[cut]
+        edited = cut + self.ai_messages[cut]
+        kept = i + 1 - edited
+        unpaired = self._unpaired()
+        not_sent = 0
+        for x in unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
+            sent, was_edited = self._sent_as(x, cut)
+            used -= sent
+            not_sent += self.tokens[x]
+            if was_edited:
+                edited -= 1
+            else:
+                kept -= 1
         events: list[Event] = []
-        if cut > self.cut:
-            by_category: dict[str, list[int]] = {}
-            for k in self.clearable[self.cut : cut]:
-                by_category.setdefault(self.session.messages[k].category.upper(), []).append(k)
-            for category, indices in by_category.items():
-                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+        if cut and (cut > self.cut or unpaired):
+            self._trim_events(i, cut, unpaired, events)
         fits = used <= p.trigger
         if not fits and self.before.fits:
             plan = light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits)
             _changes(i, plan, _Cuts(), events)
         self.before = _Cuts(fits)
         self.cut = cut
-        edited = cut + self.ai_messages[cut]
-        return Turn(i, used, p.trigger, i + 1 - edited, 0, 0, edited, fits, 0, tuple(events), 0)
+        self.unpaired = unpaired
+        return Turn(i, used, p.trigger, kept, len(unpaired), 0, edited, fits, 0, tuple(events), not_sent)
+
+    def _sent_as(self, x: int, cut: int) -> tuple[int, bool]:
+        """What message `x` sends when the first `cut` clearable ones are cleared, and whether that changed it."""
+        at = self.clear_at.get(x)
+        if at is not None and at < cut:
+            return self.cleared_tokens[at], True
+        span = self.ai_span.get(x)
+        if span is not None and span[0] < cut:
+            return self.ai_after[min(span[1], cut - 1)], True
+        return self.tokens[x], False
+
+    def _trim_events(self, i: int, cut: int, unpaired: list[int], events: list[Event]) -> None:
+        """`_changes`' trim events: the cleared and the dropped messages not trimmed the turn before
+        (when it cleared any), per category in the order of its first one."""
+        messages = self.session.messages
+        if not unpaired and not self.unpaired:  # only cleared ones (most turns)
+            by_category: dict[str, list[int]] = {}
+            for k in self.clearable[self.cut : cut]:
+                by_category.setdefault(messages[k].category.upper(), []).append(k)
+            for category, indices in by_category.items():
+                events.append(Event(i, "trim", f"{category}: images of {_indices(indices)} replaced by the placeholder"))
+            return
+        dropped = set(unpaired)
+        if self.cut:
+            before = set(self.unpaired)
+            new = [k for k in self.clearable[self.cut : cut] if k not in before]
+            new += [k for k in unpaired if k not in before and self.clear_at.get(k, cut) >= cut]
+        else:
+            new = self.clearable[:cut] + [k for k in unpaired if self.clear_at.get(k, cut) >= cut]
+        by_category = {}
+        for k in sorted(new):
+            by_category.setdefault(messages[k].category.upper(), []).append(k)
+        for category, indices in by_category.items():
+            removed = [k for k in indices if k in dropped]
+            replaced = [k for k in indices if k not in dropped]
+            what = []
+            if removed:
+                in_all = sum(1 for k in unpaired if messages[k].category.upper() == category)
+                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(self.tokens[k] for k in removed):,} tokens), "
+                            f"{in_all} removed in all")
+            if replaced:
+                what.append(f"images of {_indices(replaced)} replaced by the placeholder")
+            events.append(Event(i, "trim", f"{category}: " + "; ".join(what)))
 
     def _tool(self, i: int, m: Message, p: ClearToolUsesParams) -> None:
         """ClearToolUsesEdit.apply's tests for one tool message, and its change to the count."""
@@ -544,10 +710,14 @@ class LangChainContextEditingReplay(_EditsReplay):
         tool_view = cached_view(m)
         ai_view = self.ai_view.get(ai) or cached_view(self.session.messages[ai])
         call = next((c for c in ai_view.tool_calls if c.get("id") == tool_view.tool_call_id), None)
-        if call is None or (tool_view.name or call["name"]) in p.excluded:
+        if call is None or (tool_view.name or call["name"]) in self.excluded:
             return
         tok = self.full.tokenizer
-        change = count_view(tool_view._replace(content=p.placeholder), tok) - self.tokens[i]
+        cleared = count_view(tool_view._replace(content=p.placeholder), tok)
+        change = cleared - self.tokens[i]
+        if self.pairs is not None:
+            self.clear_at[i] = len(self.clearable)
+            self.cleared_tokens.append(cleared)
         if p.clear_tool_inputs:
             calls = tuple({**c, "args": {}} if c.get("id") == tool_view.tool_call_id else c for c in ai_view.tool_calls)
             before = self.ai_tokens.get(ai, self.tokens[ai])
@@ -556,6 +726,10 @@ class LangChainContextEditingReplay(_EditsReplay):
             change += self.ai_tokens[ai] - before
             self.ai_messages.append(self.ai_messages[-1] + (ai not in self.emptied))
             self.emptied.add(ai)
+            if self.pairs is not None:
+                self.ai_after.append(self.ai_tokens[ai])
+                first = self.ai_span.get(ai, (len(self.clearable), 0))[0]
+                self.ai_span[ai] = (first, len(self.clearable))
         else:
             self.ai_messages.append(self.ai_messages[-1])
         self.clearable.append(i)

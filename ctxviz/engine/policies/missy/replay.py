@@ -159,10 +159,17 @@ class ConsolidatorReplay(_Replay):
     at a consolidation only the messages since the last one are read.
 
     The state is rebuilt from the summary in force after any turn the reference step planned
-    (pair safety, a recorded summary in force before the first consolidation)."""
+    (a recorded summary in force before the first consolidation).
+
+    Pair safety is carried (`_PairSafety`, where every tool call id is on one call): each
+    consolidation covers the oldest pending messages, so the messages sent are the history from the
+    first pending one on (at a consolidation, the recent ones kept); a dropped message takes its
+    measured tokens off the count (`checks.drop_messages` reads the plan's sent tokens, which are
+    those, not the content's count the consolidator adds up)."""
 
     recorded_summaries = "in force"
     unique_ids = True
+    pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -184,7 +191,9 @@ class ConsolidatorReplay(_Replay):
         # A system prompt that reads like a consolidation would be taken for it by the trigger: from scratch.
         marker = "[Session context consolidated]"
         odd_prompt = session.system_prompt.startswith(marker) or any(m.role == "system" and m.text.startswith(marker) for m in session.messages)
-        self.usable = not settings.pipeline and not pair_safe and len(set(ids)) == len(ids) and not odd_prompt
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.history_count = 0  # the non-system messages so far (with `pairs`)
+        self.usable = not settings.pipeline and (not pair_safe or self.pairs is not None) and len(set(ids)) == len(ids) and not odd_prompt
         self.threshold = int(settings.max_tokens * settings.threshold_pct)
         self.allocation = {"below_threshold": self.threshold, "headroom": settings.max_tokens - self.threshold}
         self.synced_to = -1  # the state holds messages 0..synced_to
@@ -238,6 +247,9 @@ class ConsolidatorReplay(_Replay):
             self._add(k)
 
     def absorb(self, i: int) -> None:
+        if self.pairs is not None:
+            self.pairs.grow(i)
+            self.history_count += self.session.messages[i].role != "system"
         if self.usable and self.synced_to == i - 1:  # else the next step rebuilds the state
             self._add(i)
             self.synced_to = i
@@ -251,7 +263,20 @@ class ConsolidatorReplay(_Replay):
             self._resync(i)
             self._add(i)
             self.synced_to = i
+        if self.pairs is not None and self.pending:
+            first = self.pairs.position[self.pending[0]]
+            if self.history_count - first != len(self.pending):  # the pending messages are not the history's end: the reference
+                self.synced_to = -2
+                return super().step(i)
         return self._fast(i)
+
+    def _unpaired(self, sent: list[int]) -> list[int]:
+        """The session indices pair safety drops when the messages `sent` (the history's last ones) are sent."""
+        if self.pairs is None or not sent:
+            return []
+        h = self.history_count
+        j = h - len(sent)
+        return [sent[k - j] for k in sorted(self.pairs.drops(j, h, h, h))]
 
     def _fast(self, i: int) -> Turn:
         settings: ConsolidatorSettings = self.params
@@ -287,10 +312,16 @@ class ConsolidatorReplay(_Replay):
             used = self.system_tokens + sum(self._text_tokens(t) for t in earlier) + self.pending_sent
             kept = self.system_count + len(self.pending)
             summarized = self.covered_count
+        not_sent = self.seen_t - self.system_t - self.pending_t
+        unpaired = self._unpaired(self.pending)
+        for x in unpaired:  # `checks.drop_messages`: the plan's sent tokens of a kept message are its measured ones
+            t = self._measured(x)
+            used -= t
+            not_sent += t
+        kept -= len(unpaired)
         fits = used <= settings.max_tokens
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
-        not_sent = self.seen_t - self.system_t - self.pending_t
         return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
 
 
