@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,3 +62,54 @@ def replay(session, policy, params, per_message):  # type: ignore[no-untyped-def
     fast = simulate(session, policy, params, store=store, options=PAIR_SAFE, per_message=per_message)
     reference = simulate(session, policy, params, store=store, options=PAIR_SAFE, incremental=False, per_message=per_message)
     return fast, reference
+
+
+ROLLOUT = ROOT / "tests" / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
+
+
+def pair_drops(session, policy, params, fast) -> int:  # type: ignore[no-untyped-def]
+    """How many more messages the turns drop with pair safety than without."""
+    plain = simulate(session, policy, params, store=CountStore(), per_message=True)
+    return sum(a.dropped - b.dropped for a, b in zip(fast.turns, plain.turns, strict=True))
+
+
+def test_categories_with_pair_safety_on_a_real_rollout_is_carried() -> None:
+    """A real Codex rollout at 8,000 tokens: the manager trims SYSTEM_OUTPUT and DIALOG each turn,
+    and pair safety drops the calls whose outputs were trimmed (and the calls whose output is not
+    in yet). The replay, one step per message, equals the reference and plans no turn from scratch."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(ROLLOUT)
+    params = {"max_tokens": 8000}
+    fast, reference = replay(session, "categories", params, per_message=True)
+    assert fast.to_json() == reference.to_json()
+    assert fast.scratch_steps == 0 and pair_drops(session, "categories", params, fast) > 1000
+    assert sum(e.kind == "trim" for e in fast.events) > 100
+    assert replays_incrementally("categories", session, PAIR_SAFE, params) == "incremental"
+
+
+def test_mnesis_with_pair_safety_on_a_real_rollout_is_carried() -> None:
+    """The same rollout at a 30,000-token context limit: mnesis compacts four times, and pair safety
+    drops the calls whose output is not in yet and what the newest-first cut leaves unpaired."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(ROLLOUT)
+    params = {"context_limit": 30_000}
+    fast, reference = replay(session, "mnesis", params, per_message=True)
+    assert fast.to_json() == reference.to_json()
+    assert fast.scratch_steps == 0 and len(fast.summaries) == 4 and pair_drops(session, "mnesis", params, fast) > 100
+    assert replays_incrementally("mnesis", session, PAIR_SAFE, params) == "incremental"
+
+
+SAMPLES = sorted(p for p in (ROOT / "sample_sessions").iterdir() if p.suffix in (".yaml", ".json", ".jsonl", ".traj"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_the_samples_with_pair_safety_equal_the_reference(path: Path) -> None:
+    """Every bundled sample, at budgets where both policies cut (and mnesis compacts), one step per model call."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(path)
+    for policy, params in (("categories", {"max_tokens": 6000}), ("mnesis", {"context_limit": 20_000})):
+        fast, reference = replay(session, policy, params, per_message=False)
+        assert fast.to_json() == reference.to_json(), (policy, path.name)
