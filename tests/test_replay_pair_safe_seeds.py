@@ -7,6 +7,7 @@ step is planned from scratch.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.session import Category
 from ctxviz.engine.simulate import simulate
 
 from .hypothesis_budget import examples
@@ -32,7 +34,7 @@ def shared_call_ids(session) -> bool:  # type: ignore[no-untyped-def]
     return len(set(ids)) != len(ids)
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(30))
 @given(s=sessions(), data=st.data(), short=st.sampled_from([1, 3, 64]))
 def test_pair_safe_replay_equals_the_reference(s, data, short):  # type: ignore[no-untyped-def]
     """Random logs with calls, results, results without a call and calls never answered, at
@@ -50,6 +52,21 @@ def test_pair_safe_replay_equals_the_reference(s, data, short):  # type: ignore[
                 assert simulate(s, name, params, store=CountStore(), options=PAIR_SAFE).scratch_steps == 0
     finally:
         _PairSafety.SHORT = saved
+
+
+@settings(SETTINGS, max_examples=examples(30))
+@given(s=sessions(), data=st.data())
+def test_categories_spares_system_messages_in_pairs(s, data):  # type: ignore[no-untyped-def]
+    """A file may put a call or a result in the SYSTEM category, which the manager never trims and
+    pair safety never drops: a pair around one stays, and one beside a broken pair stays alone."""
+    system = data.draw(st.lists(st.booleans(), min_size=len(s.messages), max_size=len(s.messages)))
+    messages = tuple(dataclasses.replace(m, category=Category.SYSTEM) if flip and (m.role == "tool" or m.tool_calls) else m
+                     for m, flip in zip(s.messages, system, strict=True))
+    s = dataclasses.replace(s, messages=messages)
+    params = data.draw(SMALL["categories"])
+    same(s, "categories", params, PAIR_SAFE)
+    if not shared_call_ids(s) and not s.summaries:
+        assert simulate(s, "categories", params, store=CountStore(), options=PAIR_SAFE).scratch_steps == 0
 
 
 def test_both_say_they_carry_pair_safety() -> None:

@@ -115,6 +115,9 @@ class CarriedPairs:
 
     def newly_not_sent(self) -> list[int]:
         """The messages not sent now (cut or dropped) that were sent at the last turn; and forget the changes."""
-        new = [k for k, was in self.was.items() if not was and (self.unsent[k] or self.dropped[k])]
+        if not self.was:
+            return []
+        unsent, dropped = self.unsent, self.dropped
+        new = [k for k, was in self.was.items() if not was and (unsent[k] or dropped[k])]
         self.was.clear()
         return new

@@ -149,13 +149,15 @@ class CategoriesReplay(_Replay):
         dropped, by category in the order of their first (`replay_contract._changes`)."""
         pairs = self.pairs
         assert pairs is not None
-        for k, (before, d) in enumerate(zip(self.cut, cut, strict=True)):
-            members = self.members[k]
-            for r in range(before, d):
-                pairs.set_unsent(members[r], True)
-            for r in range(d, before):
-                pairs.set_unsent(members[r], False)
-        pairs.settle()
+        if cut != self.cut:
+            for k, (before, d) in enumerate(zip(self.cut, cut, strict=True)):
+                members = self.members[k]
+                for r in range(before, d):
+                    pairs.set_unsent(members[r], True)
+                for r in range(d, before):
+                    pairs.set_unsent(members[r], False)
+        if pairs.dirty:
+            pairs.settle()
         if not trimmed:
             pairs.newly_not_sent()
             return []
