@@ -69,6 +69,23 @@ def test_categories_spares_system_messages_in_pairs(s, data):  # type: ignore[no
         assert simulate(s, "categories", params, store=CountStore(), options=PAIR_SAFE).scratch_steps == 0
 
 
+def test_categories_keeps_the_results_of_a_system_call_whose_other_call_is_open() -> None:
+    """An assistant message filed as SYSTEM with two calls, one answered: pair safety may not drop
+    the message, so its answered call keeps its result; the replay, one step per message, equals
+    the reference (which drops nothing there) and plans no turn from scratch."""
+    from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart
+
+    messages = (Message(id="u", index=0, role="user", parts=(TextPart("look"),)),
+                Message(id="a", index=1, role="assistant", parts=(ToolCallPart("c1", "read", "{}"), ToolCallPart("c2", "read", "{}")),
+                        category=Category.SYSTEM),
+                Message(id="r1", index=2, role="tool", parts=(ToolResultPart("c1", "one"),), tool_call_id="c1"),
+                Message(id="r2", index=3, role="tool", parts=(ToolResultPart("c2", "two"),), tool_call_id="c2"))
+    session = Session(messages=messages, source="<test>", format="test")
+    fast, reference = replay(session, "categories", {}, per_message=True)
+    assert fast.to_json() == reference.to_json() and fast.scratch_steps == 0
+    assert [t.dropped for t in fast.turns] == [0, 0, 0, 0]
+
+
 def test_both_say_they_carry_pair_safety() -> None:
     for name in POLICIES:
         assert replays_incrementally(name, pair_safe=True) == "incremental"
