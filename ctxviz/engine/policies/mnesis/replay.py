@@ -14,6 +14,7 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ...tokenizers import HEURISTICS
+from ..carried import IdPrefix
 from ..replay_common import _GrowingReplay, _PairSafety
 from .context_builder import MnesisBudget, model_info, tool_parts
 
@@ -124,7 +125,8 @@ class MnesisReplay(_GrowingReplay):
                 events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
                                              f"({usable if kind == 'hard_threshold' else self.soft:,}): {b - c0} messages compacted"))
                 text = self._fallback(b, max(1, usable // 10))
-                self.generated.append(Summary(text=text, messages_covered=b, covers=tuple(self.history_ids[:b])))
+                # The covers are the first b history ids: a view of the growing list, not a copy per compaction.
+                self.generated.append(Summary(text=text, messages_covered=b, covers=IdPrefix(self.history_ids, b)))  # type: ignore[arg-type]
                 self.covered = b
                 self.summary_tokens = HEURISTICS["mnesis"].count(text)
                 self.synced_summaries = len(self.generated)
