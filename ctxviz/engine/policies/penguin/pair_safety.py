@@ -85,13 +85,18 @@ class CarriedPairs:
         if i not in self.was:
             self.was[i] = self.unsent[i] or self.dropped[i]
 
-    def set_unsent(self, i: int, on: bool) -> None:
-        """The manager's cut passed over message `i` (on: it is no longer sent; off: sent again)."""
-        if self.unsent[i] != on:
-            self._note(i)
-            self.unsent[i] = on
-            self.star_unsent[self.center[i]] += 1 if on else -1
-            self.dirty.add(self.center[i])
+    def set_unsent_all(self, indices: list[int], on: bool) -> None:
+        """The manager's cut passed over these messages (on: they are no longer sent; off: sent again)."""
+        unsent, center, star_unsent, dirty, was, dropped = self.unsent, self.center, self.star_unsent, self.dirty, self.was, self.dropped
+        step = 1 if on else -1
+        for i in indices:
+            if unsent[i] != on:
+                if i not in was:
+                    was[i] = unsent[i] or dropped[i]
+                unsent[i] = on
+                c = center[i]
+                star_unsent[c] += step
+                dirty.add(c)
 
     def settle(self) -> None:
         """Bring the drops of every star that changed up to date."""

@@ -92,7 +92,9 @@ class CategoriesReplay(_Replay):
         sums, maxima = self.sums, self.maxima
         usage = [S[-1] for S in sums]
         total = sum(usage)
-        trimmed = total > budgets.max_tokens or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system)
+        # Every usage only grows turn to turn, so a manager that trimmed trims again.
+        trimmed = (self.trimmed or total > budgets.max_tokens
+                   or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system))
         cut = [0] * len(usage)
         if trimmed:
             total_over = total > budgets.max_tokens
@@ -149,13 +151,14 @@ class CategoriesReplay(_Replay):
         dropped, by category in the order of their first (`replay_contract._changes`)."""
         pairs = self.pairs
         assert pairs is not None
-        if cut != self.cut:
-            for k, (before, d) in enumerate(zip(self.cut, cut, strict=True)):
-                members = self.members[k]
-                for r in range(before, d):
-                    pairs.set_unsent(members[r], True)
-                for r in range(d, before):
-                    pairs.set_unsent(members[r], False)
+        old = self.cut
+        if cut != old:
+            for k in range(len(cut)):
+                before, d = old[k], cut[k]
+                if before < d:
+                    pairs.set_unsent_all(self.members[k][before:d], True)
+                elif d < before:
+                    pairs.set_unsent_all(self.members[k][d:before], False)
         if pairs.dirty:
             pairs.settle()
         if not trimmed:
@@ -171,9 +174,10 @@ class CategoriesReplay(_Replay):
         for j in new:
             by_category.setdefault(category[j], []).append(j)
         events: list[Event] = []
+        tokens = self.tokens
         for k, indices in by_category.items():
             events.append(Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
-                                            f"{sum(self.tokens[j] for j in indices):,} tokens), {cut[k] + pairs.by_category[k]} removed in all"))
+                                            f"{sum([tokens[j] for j in indices]):,} tokens), {cut[k] + pairs.by_category[k]} removed in all"))
         return events
 
 
