@@ -54,7 +54,7 @@ def test_pair_safe_replay_equals_the_reference(s, data, short):  # type: ignore[
         _PairSafety.SHORT = saved
 
 
-@settings(SETTINGS, max_examples=examples(30))
+@settings(SETTINGS, max_examples=examples(15))
 @given(s=sessions(), data=st.data())
 def test_categories_spares_system_messages_in_pairs(s, data):  # type: ignore[no-untyped-def]
     """A file may put a call or a result in the SYSTEM category, which the manager never trims and
