@@ -32,7 +32,7 @@ class CarriedPairs:
         self.position = pairs.position  # session index -> history position (the messages not of the system role)
         self.index = [m.index for m in messages if m.role != "system"]  # history position -> session index
         self.tool = [m.role == "tool" for m in messages]
-        self.system = [m.category is Category.SYSTEM for m in messages]  # never dropped: apply_pair_safety spares the system zone
+        self.system = [m.category == Category.SYSTEM for m in messages]  # never dropped: apply_pair_safety spares the system zone
         number = {c: k for k, c in enumerate(categories)}
         self.category = [number[m.category] for m in messages]
         self.tokens = tokens
