@@ -7,8 +7,9 @@
   message rendered only when its request form is read, reasons built on demand.
 - `messages.py`: what both read: the model table, how a message renders (a call and its output in
   one ToolPart), TokenEstimator.estimate_message and the ToolParts' share of each count.
-- `replay.py`: its incremental replayer.
+- `replay.py`: its incremental replayer (pair safety carried too).
 
 Tests: tests/test_mnesis.py, tests/test_mnesis_golden.py (goldens from mnesis itself in
-tests/golden/mnesis), tests/test_mnesis_columns.py (columns = step by step); replays in tests/test_replay_incremental.py.
+tests/golden/mnesis), tests/test_mnesis_columns.py (columns = step by step); replays in tests/test_replay_incremental.py,
+with pair safety in tests/test_replay_pair_safe_seeds.py.
 """

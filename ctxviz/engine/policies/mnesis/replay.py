@@ -14,7 +14,8 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ...tokenizers import HEURISTICS
-from ..replay_common import _GrowingReplay
+from ..carried import IdPrefix
+from ..replay_common import _GrowingReplay, _PairSafety
 from .context_builder import MnesisBudget, model_info, tool_parts
 
 
@@ -23,12 +24,14 @@ class MnesisReplay(_GrowingReplay):
     fill is one bisection over the history's prefix sums; a compaction's fallback summary reads only
     the newest covered messages (its file-id footer is gathered as messages are covered). A tool
     output carried in its call's ToolPart (counted 0) is a unit with that call: the cut moves past it.
+    The raw messages sent are one run of the history, so pair safety is carried (`_PairSafety`).
 
-    Turns before the first compaction with a recorded summary in force, and pair safety, are
-    planned by the reference step."""
+    Turns before the first compaction with a recorded summary in force are planned by the
+    reference step."""
 
     recorded_summaries = "in force"
     unique_ids = True
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -41,7 +44,8 @@ class MnesisReplay(_GrowingReplay):
         self.latest = budget.always_include_latest
         self.allocation_fixed = {"reserved_output": self.reserved, "compaction_buffer": budget.compaction_buffer}
         ids = [m.id for m in session.messages]
-        self.ok = not pair_safe and len(set(ids)) == len(ids)
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
         self.starts = sorted(session.summary_start_turns)
         self.covered = 0  # the first `covered` history messages are compacted (in phase with a generated summary)
         self.synced_summaries = 0  # len(generated) the state reflects
@@ -55,6 +59,8 @@ class MnesisReplay(_GrowingReplay):
 
     def _grow(self, i: int) -> None:
         super()._grow(i)
+        if self.pairs is not None:
+            self.pairs.grow(i)
         if self.session.messages[i].role != "system":
             self.carried.append(self.carrier[i] is not None)
 
@@ -100,10 +106,14 @@ class MnesisReplay(_GrowingReplay):
                 start -= 1
             used, included = P[h] - P[start], h - start
         estimate = self.system_tokens + self.summary_tokens + used
+        unpaired, kept = 0, self.system_count + included
+        if self.pairs is not None:  # pair safety, after the build and the trigger: history[h - included:h] is sent
+            dropped = self.pairs.drops(h - included, h, h, h)
+            unpaired = sum(self.tokens[self.history[k]] for k in dropped)
+            kept -= len(dropped)
         sent_summary = self.summary_tokens  # this request's summary: a compaction below replaces it for the next one
         usable = self.usable
-        fits = estimate <= usable
-        kept = self.system_count + included
+        fits = estimate - unpaired <= usable  # the reserves are never negative: the parts' test is the total's
         summarized = c0
         active = len(self.generated)
         events: list[Event] = []
@@ -115,18 +125,20 @@ class MnesisReplay(_GrowingReplay):
                 events.append(Event(i, kind, f"{estimate:,} tokens >= the {'hard' if kind == 'hard_threshold' else 'soft'} threshold "
                                              f"({usable if kind == 'hard_threshold' else self.soft:,}): {b - c0} messages compacted"))
                 text = self._fallback(b, max(1, usable // 10))
-                self.generated.append(Summary(text=text, messages_covered=b, covers=tuple(self.history_ids[:b])))
+                # The covers are the first b history ids: a view of the growing list, not a copy per compaction.
+                self.generated.append(Summary(text=text, messages_covered=b, covers=IdPrefix(self.history_ids, b)))  # type: ignore[arg-type]
                 self.covered = b
                 self.summary_tokens = HEURISTICS["mnesis"].count(text)
                 self.synced_summaries = len(self.generated)
         def overflow() -> Plan:
             system, summaries = self.system_tokens, sent_summary if active else 0
             allocation = {**self.allocation_fixed, "system": system, "summaries": summaries, "messages": usable - system - summaries}
-            usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system, "summaries": summaries, "messages": used}
-            return light_plan("mnesis", allocation, usage, self.limit, estimate, fits, "parts")
+            usage = {"reserved_output": 0, "compaction_buffer": 0, "system": system, "summaries": summaries, "messages": used - unpaired}
+            return light_plan("mnesis", allocation, usage, self.limit, estimate - unpaired, fits, "parts")
 
         self.before = untrimmed_cuts(i, self.before, fits, events, overflow)
-        return Turn(i, estimate, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), P[h] - used)
+        return Turn(i, estimate - unpaired, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events),
+                    P[h] - used + unpaired)
 
     def _fallback(self, covered: int, budget_tokens: int) -> str:
         """`summarizers.mnesis_fallback` over the first `covered` history messages, the file ids

@@ -8,11 +8,13 @@ from bisect import bisect_left
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _Replay, light_plan
+from ...replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from ...session import Category, Session
 from ...summarizers import Summarizer
+from ..replay_common import _PairSafety
 from .context_window import CATEGORY_ORDER, LATER_TRIM_ORDER, SEED_TRIM_ORDER, CategoryBudgets
 from .context_window import OTHER as CATEGORIES_OTHER
+from .pair_safety import CarriedPairs
 
 
 class CategoriesReplay(_Replay):
@@ -21,11 +23,13 @@ class CategoriesReplay(_Replay):
     prefix sums of their counts, and a turn's cut in a category is one bisection (the cut of the
     turn before tells which messages are newly trimmed, for the trim events).
 
-    Sessions with images (the image rule re-counts older messages) or timestamps out of order
-    (the manager orders a category by timestamp), turns with a recorded summary of file messages
-    in force, and pair safety are planned by the reference step."""
+    Pair safety is carried too (`pair_safety.CarriedPairs`: the members a cut passes over update
+    their stars). Sessions with images (the image rule re-counts older messages) or timestamps out
+    of order (the manager orders a category by timestamp), and turns with a recorded summary of
+    file messages in force, are planned by the reference step."""
 
     recorded_summaries = "covering"
+    pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -42,7 +46,10 @@ class CategoriesReplay(_Replay):
         messages = session.messages
         self.tokens = full.message_tokens
         stamps = [m.timestamp for m in messages]
-        self.usable = not pair_safe and not any(m.image_count for m in messages) and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False))
+        shared = _PairSafety.of(session) if pair_safe else None
+        self.pairs = CarriedPairs(shared, session, self.tokens, list(CATEGORY_ORDER)) if shared is not None else None
+        self.usable = ((not pair_safe or self.pairs is not None) and not any(m.image_count for m in messages)
+                       and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False)))
         ids = {m.id for m in messages}
         starts = [start for summary, start in zip(session.summaries, session.summary_start_turns, strict=True) if any(c in ids for c in summary.covers)]
         self.first_covering = min(starts, default=len(messages))
@@ -58,17 +65,22 @@ class CategoriesReplay(_Replay):
         self.cut = [0] * len(self.order)  # the turn before's trimmed members per category (0 when it did not trim)
         self.allocation = {c.value: m for c, m in zip(self.order, self.maxima, strict=True)}
         self.synced = True  # self.before holds the turn before's trimmed set (False while the fast turns keep it in `cut`)
+        self.trimmed = False  # whether the turn before trimmed (its trimmed set is what it did not send)
 
     def absorb(self, i: int) -> None:
         k = self.position[self.session.messages[i].category]
         self.members[k].append(i)
         self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+        if self.pairs is not None:
+            self.pairs.grow(i)
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
         if not self.usable or self.recorded_until(i) >= self.first_covering:
             if not self.synced:  # the reference step reads the turn before's trimmed set
                 trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])
+                if self.pairs is not None and self.trimmed:
+                    trimmed |= self.pairs.drops
                 self.before = _Cuts(self.before.fits, trimmed)
                 self.synced = True
             return super().step(i)
@@ -80,7 +92,9 @@ class CategoriesReplay(_Replay):
         sums, maxima = self.sums, self.maxima
         usage = [S[-1] for S in sums]
         total = sum(usage)
-        trimmed = total > budgets.max_tokens or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system)
+        # Every usage only grows turn to turn, so a manager that trimmed trims again.
+        trimmed = (self.trimmed or total > budgets.max_tokens
+                   or any(u > mx for k, (u, mx) in enumerate(zip(usage, maxima, strict=True)) if k != self.system))
         cut = [0] * len(usage)
         if trimmed:
             total_over = total > budgets.max_tokens
@@ -100,23 +114,71 @@ class CategoriesReplay(_Replay):
             for k in self.others:  # the seed version loses ERROR/INTERNAL/UNKNOWN whenever it trims
                 cut[k] = len(self.members[k])
         used = total - sum(S[d] for S, d in zip(sums, cut, strict=True))
+        pairs = self.pairs
+        if pairs is not None:
+            events = self._pair_safe(i, cut, trimmed)
+            used -= pairs.dropped_tokens
         fits = used <= budgets.max_tokens
-        events: list[Event] = []
-        if trimmed:
-            new = [(self.members[k][self.cut[k]], k) for k, d in enumerate(cut) if d > self.cut[k]]
-            for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
-                before, d, members = self.cut[k], cut[k], self.members[k]
-                shown = ", ".join(f"#{j}" for j in members[before : min(d, before + 5)]) + (f" and {d - before - 5} more" if d - before > 5 else "")
-                events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before} more message(s) removed ({shown}, "
-                                                f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
+        if pairs is None:
+            events = self._trims(i, cut) if trimmed else []
         if not fits and self.before.fits:
             final = {c.value: u - S[d] for c, u, S, d in zip(self.order, usage, sums, cut, strict=True)}
+            if pairs is not None:
+                final = {c: u - t for (c, u), t in zip(final.items(), pairs.tokens_by_category, strict=True)}
             plan = light_plan("categories", self.allocation, final, budgets.max_tokens, used, fits, allocation_kind="caps")
             _changes(i, plan, self.before, events)
         self.before = FITS if fits else NOT_FITS
         self.cut = cut
-        dropped = sum(cut)
+        self.trimmed = trimmed
+        dropped = sum(cut) + (pairs.count if pairs is not None else 0)
         return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
+
+    def _trims(self, i: int, cut: list[int]) -> list[Event]:
+        """The trim events of a turn that trims, without pair safety: each category's newly cut members are a run."""
+        sums = self.sums
+        events: list[Event] = []
+        new = [(self.members[k][self.cut[k]], k) for k, d in enumerate(cut) if d > self.cut[k]]
+        for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
+            before, d, members = self.cut[k], cut[k], self.members[k]
+            shown = ", ".join(f"#{j}" for j in members[before : min(d, before + 5)]) + (f" and {d - before - 5} more" if d - before > 5 else "")
+            events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before} more message(s) removed ({shown}, "
+                                            f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
+        return events
+
+    def _pair_safe(self, i: int, cut: list[int], trimmed: bool) -> list[Event]:
+        """Pair safety on this turn's cuts (the cut's moves since the turn before update their
+        stars), and the trim events of a turn that trims: its newly unsent messages, cut or
+        dropped, by category in the order of their first (`replay_contract._changes`)."""
+        pairs = self.pairs
+        assert pairs is not None
+        old = self.cut
+        if cut != old:
+            for k in range(len(cut)):
+                before, d = old[k], cut[k]
+                if before < d:
+                    pairs.set_unsent_all(self.members[k][before:d], True)
+                elif d < before:
+                    pairs.set_unsent_all(self.members[k][d:before], False)
+        if pairs.dirty:
+            pairs.settle()
+        if not trimmed:
+            pairs.newly_not_sent()
+            return []
+        if self.trimmed:
+            new = sorted(pairs.newly_not_sent())
+        else:  # the turn before kept its trimmed set empty: everything not sent now is new
+            pairs.newly_not_sent()
+            new = sorted([j for k, d in enumerate(cut) for j in self.members[k][:d]] + list(pairs.drops))
+        by_category: dict[int, list[int]] = {}
+        category = pairs.category
+        for j in new:
+            by_category.setdefault(category[j], []).append(j)
+        events: list[Event] = []
+        tokens = self.tokens
+        for k, indices in by_category.items():
+            events.append(Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+                                            f"{sum([tokens[j] for j in indices]):,} tokens), {cut[k] + pairs.by_category[k]} removed in all"))
+        return events
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"categories": CategoriesReplay}
