@@ -118,8 +118,9 @@ class LlamaindexSummaryReplay(_SummaryReplay):
     summarised part only grows, so its offline snapshot is carried from turn to turn
     (`carried._Snapshot`), whether get() writes it back (compact) or not.
 
-    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
-    another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
+    Pair safety is carried (`_SummaryReplay`): the full text is the one run sent. From scratch:
+    summaries recorded in the file, ids on more than one message, pair safety where a tool call id
+    is on more than one call, another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
     with more initial tokens than token_limit) is planned by the reference step."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
@@ -196,10 +197,11 @@ class LlamaindexSummaryReplay(_SummaryReplay):
             elif j > c and p.llm:
                 new_text = self._text(j)
                 summary_tokens = text_tokens(self.full, new_text)
-        full_tokens = H[h] - H[j]
+        unpaired, unpaired_tokens = self._unpaired(j, i)  # what pair safety drops of the full text
+        full_tokens = H[h] - H[j] - unpaired_tokens
         summarized = j if p.llm else c
-        dropped = 0 if p.llm else j - c
-        kept = self.system_count + (h - j)
+        dropped = (0 if p.llm else j - c) + unpaired
+        kept = self.system_count + (h - j) - unpaired
         active = len(self.generated)
         events: list[Event] = []
         if new_text and self.session.messages[i].role in ("user", "tool"):  # compact: get() writes the summary back
@@ -217,7 +219,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         fits = all(usage[part] <= allotted for part, allotted in allocation.items())
         used = counted_initial + uncounted_system + summary_tokens + full_tokens
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
-        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j])
+        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j] + unpaired_tokens)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"llamaindex-chat-memory-buffer": LlamaIndexReplay, "llamaindex-chat-summary-memory-buffer": LlamaindexSummaryReplay}

