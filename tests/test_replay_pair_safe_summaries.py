@@ -43,7 +43,7 @@ SMALL = {
     "strands-sliding-window": st.builds(dict, window_size=st.integers(2, 12), context_window_limit=st.integers(200, 4000),
                                         should_truncate_results=st.booleans(), proactive_compression=st.none() | st.floats(0.3, 1)),
 }
-POLICIES = [p for p in SMALL if p != "strands-sliding-window"]  # TODO
+POLICIES = list(SMALL)
 
 
 def call_ids_shared(session) -> bool:
