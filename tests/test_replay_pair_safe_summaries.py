@@ -59,7 +59,7 @@ def paired_sessions(draw, texts=TEXT):
     """Agent logs whose tool calls pair in every way apply_pair_safety reads: results in order and
     out of it, a call answered twice, results without a call, calls never answered, a call on a
     user message (only an assistant sends one), system messages between."""
-    size = draw(st.integers(1, 45))
+    size = draw(st.integers(1, 30))
     kinds = draw(st.lists(st.tuples(KINDS, texts), min_size=size, max_size=size))
     messages: list[Message] = []
     open_calls: list[str] = []
@@ -87,17 +87,11 @@ def paired_sessions(draw, texts=TEXT):
 
 
 def same_and_carried(s, name, params) -> None:
-    """The carried replay equals the reference, and plans from scratch no more steps than without pair safety."""
+    """The carried replay equals the reference, and replays from scratch only where it does without
+    pair safety, or where a tool call id is on more than one call."""
     same(s, name, params, PAIR_SAFE)
     how = replays_incrementally(name, s, PAIR_SAFE, params)
-    if how.startswith("from scratch"):  # only where the replay without pair safety is from scratch too, or ids are shared
-        assert replays_incrementally(name, s, PlanOptions(), params).startswith("from scratch") or call_ids_shared(s), how
-        return
-    store = CountStore()
-    for per_message in (False, True):
-        carried = simulate(s, name, params, store=store, options=PAIR_SAFE, per_message=per_message)
-        plain = simulate(s, name, params, store=store, per_message=per_message)
-        assert carried.scratch_steps <= plain.scratch_steps, (name, params, per_message)
+    assert how == replays_incrementally(name, s, PlanOptions(), params) or call_ids_shared(s), how
 
 
 @pytest.mark.parametrize("name", POLICIES)
@@ -106,17 +100,10 @@ def test_the_carried_replayer_says_it_is_incremental(name):
 
 
 @pytest.mark.parametrize("name", POLICIES)
-@settings(SETTINGS, max_examples=examples(30))
-@given(s=sessions(), data=st.data())
+@settings(SETTINGS, max_examples=examples(12))
+@given(s=st.one_of(sessions(), paired_sessions()), data=st.data())
 def test_pair_safe_replay_equals_the_reference(name, s, data):
-    params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
-    same_and_carried(s, name, params)
-
-
-@pytest.mark.parametrize("name", POLICIES)
-@settings(SETTINGS, max_examples=examples(30))
-@given(s=paired_sessions(), data=st.data())
-def test_pair_safe_replay_equals_the_reference_on_tangled_pairs(name, s, data):
+    """Random logs (with recorded summaries, categories, usage) and logs whose pairs are tangled."""
     params = data.draw(SMALL[name] if data.draw(st.integers(0, 3)) else WIDE[name])
     same_and_carried(s, name, params)
 
@@ -126,7 +113,43 @@ def test_pair_safe_replay_equals_the_reference_on_tangled_pairs(name, s, data):
 SPACED = st.lists(st.sampled_from(["", " ", "\n", " a ", "\nb", "c\n", "x", "  d  ", "edit src/a.py " * 5]), max_size=4).map("".join)
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(12))
 @given(s=paired_sessions(SPACED), data=st.data())
 def test_chat_memory_buffer_drops_a_messages_share_of_the_joined_count(s, data):
     same_and_carried(s, "llamaindex-chat-memory-buffer", data.draw(SMALL["llamaindex-chat-memory-buffer"]))
+
+
+REAL_PARAMS = {
+    "langchain-summarization": {"trigger": "tokens=20000", "keep": "messages=10"},
+    "llamaindex-chat-summary-memory-buffer": {"token_limit": 8000},
+    "strands-summarizing": {"context_window_limit": 20000},
+    "openhands-llm-summarizing": {"max_size": 40, "keep_first": 4},
+    "llamaindex-chat-memory-buffer": {"token_limit": 6000},
+    "strands-sliding-window": {"context_window_limit": 12000, "window_size": 20, "pin_first": 2},
+}
+LOGS = ["tests/data/real/claude_code/spotter-4d5611e5.jsonl",
+        "tests/data/real/codex/codemie-rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+        "sample_sessions/coding_agent.yaml"]
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_pair_safe_replay_of_real_logs_and_the_sample_is_carried(name):
+    """A real Claude Code log, a real Codex rollout and the bundled coding-agent sample, one step per
+    message (a call is sent before its result is in), at budgets where the policy summarises or
+    trims: the carried replay equals the reference, pair safety drops messages on each, and it
+    plans no more steps from scratch than the replay without it."""
+    from ctxviz.io.loaders import load_session
+
+    params = REAL_PARAMS[name]
+    for path in LOGS:
+        session = load_session(ROOT / path)
+        store = CountStore()
+        carried = simulate(session, name, params, store=store, options=PAIR_SAFE, per_message=True)
+        reference = simulate(session, name, params, store=store, options=PAIR_SAFE, incremental=False, per_message=True)
+        plain = simulate(session, name, params, store=store, per_message=True)
+        assert carried.to_json() == reference.to_json(), path
+        # OpenHands' view leaves out what has no partner yet: pair safety finds nothing more to drop in these.
+        assert sum(t.dropped for t in carried.turns) > sum(t.dropped for t in plain.turns) or name == "openhands-llm-summarizing", path
+        assert carried.scratch_steps == plain.scratch_steps, path
+        assert replays_incrementally(name, session, PAIR_SAFE, params) == replays_incrementally(name, session, PlanOptions(), params), path
+    assert any(replays_incrementally(name, load_session(ROOT / path), PAIR_SAFE, params) == "incremental" for path in LOGS)
