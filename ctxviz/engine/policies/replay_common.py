@@ -1,8 +1,10 @@
 """What the incremental replayers of several frameworks share (the contract itself is
 `engine/replay_contract.py`): a history that grows by one message a turn with the prefix sums of its
-counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent), and the
-fall-back rules of the replayers that write summaries (LangChain, LlamaIndex, Strands, OpenHands)
-and of those that edit or compact the history (Anthropic, LangChain, Claude Code, Codex, Gemini CLI).
+counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent, AutoGen,
+Claude Code, Codex, Gemini CLI, the summarising replayers, LlamaIndex's ChatMemoryBuffer, Strands'
+sliding window), and the fall-back rules of the replayers that write summaries (LangChain,
+LlamaIndex, Strands, OpenHands) and of those that edit or compact the history (Anthropic, LangChain,
+Claude Code, Codex, Gemini CLI).
 
 The summary in force in the summarising frameworks covers a prefix of the conversation (each folds
 the previous summary into the next; OpenHands after its kept head), so a turn needs only the
