@@ -5,7 +5,6 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 from ...counting import TokenCounts
@@ -16,7 +15,7 @@ from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
 from ..replay_common import _PairSafety, _SummaryReplay
-from .messages import StrandsMessage, context_window_limit, conversation, json_tokens, tool_specs
+from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
 
@@ -290,6 +289,25 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.summary_tokens = 0
         self.summary_text = ""
         self.snapshot = _Snapshot()
+        # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
+        # from one summary to the next: each message is rendered once, not at every summary it outlives.
+        self.rest: list[StrandsMessage] = []
+        self.rest_from = self.rest_to = 0
+
+    def _rest(self, c: int) -> list[StrandsMessage]:
+        """`conversation` of the history after the summary in force, history[c:], extended from the summary before's."""
+        if self.rest_from != c:
+            self.rest, self.rest_from, self.rest_to = [], c, c
+        messages, tokens, history, rest = self.session.messages, self.tokens, self.history, self.rest
+        for k in range(self.rest_to, len(history)):
+            m = messages[history[k]]
+            if m.role == "tool" and k > c and messages[history[k - 1]].role == "tool":  # consecutive tool messages: one user message
+                last = rest[-1]  # a new message, not changed in place: its found kinds and ids stay true
+                rest[-1] = StrandsMessage(last.role, last.content + blocks(m), (*last.members, m.index), tokens=last.tokens + tokens[m.index])
+            else:
+                rest.append(StrandsMessage("assistant" if m.role == "assistant" else "user", blocks(m), (m.index,), tokens=tokens[m.index]))
+        self.rest_to = len(history)
+        return rest
 
     def _grow(self, i: int) -> None:
         m = self.session.messages[i]
@@ -342,10 +360,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
             return Turn(i, estimate - unpaired_tokens, limit, i + 1 - c - unpaired, unpaired, c, 0, True, active, (), covered + unpaired_tokens)
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
-        rest = dataclasses.replace(session, messages=tuple(session.messages[k] for k in self.history[c:]), summaries=())
-        _, strands = conversation(rest, self.tokens)
-        if has_summary:
-            strands.insert(0, StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens))
+        rest = self._rest(c)
+        strands = [StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens), *rest] if has_summary else list(rest)
         outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
         if not outcome.ok:
             return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
@@ -369,6 +385,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens = c2, text, text_count
+        self.rest, self.rest_from = strands[outcome.split:], c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:
             from .sliding_window import split_window
