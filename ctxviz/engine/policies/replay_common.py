@@ -194,7 +194,8 @@ class _SummaryReplay(_Replay):
     turn sends. Each of these policies sends a summary (not a session message: apply_pair_safety
     never sees it) and one run of the history after what the summary covers, up to the turn's last
     message; the system messages are never dropped (no pair or problem holds one). So a turn sends
-    less by what `_PairSafety.drops(j, h, h, h)` names, each at its measured count (`_unpaired`)."""
+    less by what `_PairSafety.drops(j, h, h, h)` names, each at its measured count (`_unpaired`).
+    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried"."""
 
     unique_ids = True
     pair_safe_incremental = True
