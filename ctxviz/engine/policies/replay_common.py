@@ -1,8 +1,10 @@
 """What the incremental replayers of several frameworks share (the contract itself is
 `engine/replay_contract.py`): a history that grows by one message a turn with the prefix sums of its
-counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent), and the
-fall-back rules of the replayers that write summaries (LangChain, LlamaIndex, Strands, OpenHands)
-and of those that edit or compact the history (Anthropic, LangChain, Claude Code, Codex, Gemini CLI).
+counts (missy, mnesis, supyagent), pair safety carried from turn to turn (missy, supyagent, AutoGen,
+Claude Code, Codex, Gemini CLI, the summarising replayers, LlamaIndex's ChatMemoryBuffer, Strands'
+sliding window), and the fall-back rules of the replayers that write summaries (LangChain,
+LlamaIndex, Strands, OpenHands) and of those that edit or compact the history (Anthropic, LangChain,
+Claude Code, Codex, Gemini CLI).
 
 The summary in force in the summarising frameworks covers a prefix of the conversation (each folds
 the previous summary into the next; OpenHands after its kept head), so a turn needs only the
@@ -184,10 +186,19 @@ _NO_DROPS: frozenset[int] = frozenset()
 
 
 class _SummaryReplay(_Replay):
-    """What the three replayers share: prefix sums of the counts, the session's ids, and the
-    reference step for the turns (or whole replays) they do not compute."""
+    """What the summarising replayers share: prefix sums of the counts, the session's ids, pair
+    safety carried from turn to turn, and the reference step for the turns (or whole replays) they
+    do not compute.
+
+    Pair safety: the policy's trigger reads the plan before pair safety, so it changes only what a
+    turn sends. Each of these policies sends a summary (not a session message: apply_pair_safety
+    never sees it) and one run of the history after what the summary covers, up to the turn's last
+    message; the system messages are never dropped (no pair or problem holds one). So a turn sends
+    less by what `_PairSafety.drops(j, h, h, h)` names, each at its measured count (`_unpaired`).
+    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried"."""
 
     unique_ids = True
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -199,15 +210,39 @@ class _SummaryReplay(_Replay):
             sums.append(sums[-1] + t)
         self.sums = sums  # sums[k]: tokens of messages 0..k-1
         # The reference state() is what the fast turns reproduce: no recorded summary, one message
-        # per id (covers name ids), no pair safety applied after the policy.
-        self.ok = not pair_safe and not session.summaries and len(set(self.ids)) == len(self.ids)
+        # per id (covers name ids), pair safety only where every tool call id is on one call.
+        self.ok = not session.summaries and len(set(self.ids)) == len(self.ids)
+        self.pairs = _PairSafety.of(session) if pair_safe and self.ok else None
+        self.ok = self.ok and (not pair_safe or self.pairs is not None)
         self.synced = 0  # len(generated) the state reflects
+        if self.pairs is not None:
+            #: history position -> session index; before[i]: the history positions before session index i.
+            self.at = [m.index for m in messages if m.role != "system"]
+            self.before_position = [0]
+            for m in messages:
+                self.before_position.append(self.before_position[-1] + (m.role != "system"))
 
     def absorb(self, i: int) -> None:
         if self.ok and self.synced != len(self.generated):
             self._sync(i - 1)
             self.synced = len(self.generated)
+        if self.pairs is not None:
+            self.pairs.grow(i)
         self._grow(i)
+
+    def _unpaired(self, j: int, i: int) -> tuple[int, int]:
+        """(how many, their measured tokens) of the messages pair safety drops at the turn that
+        ends with session message `i` and sends history positions j.. up to it: (0, 0) without
+        pair safety."""
+        if self.pairs is None:
+            return 0, 0
+        dropped = self.pairs.drops(j, self.before_position[i + 1], self.before_position[i + 1], self.before_position[i + 1])
+        tokens, at = self.tokens, self.at
+        return len(dropped), sum(tokens[at[k]] for k in dropped)
+
+    def _unpaired_from(self, c: int, i: int) -> tuple[int, int]:
+        """`_unpaired` for the turn that sends session messages c..i (the system messages among them too)."""
+        return self._unpaired(self.before_position[c], i) if self.pairs is not None else (0, 0)
 
     def step(self, i: int) -> Turn:
         self.absorb(i)

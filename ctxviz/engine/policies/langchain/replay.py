@@ -465,9 +465,11 @@ class LangchainSummarizationReplay(_SummaryReplay):
     session) and the messages after it; the trigger reads the running count of that state
     (`scaled_total`'s usage scaling carried: the AI messages' providers and the last reported
     total). A turn whose trigger is met (it fires, or keep leaves nothing to summarise) is planned
-    by the reference step, which writes the summary.
+    by the reference step, which writes the summary. Pair safety is carried (`_SummaryReplay`): the
+    state's messages are the one run sent.
 
-    From scratch: pair safety, summaries recorded in the file, ids on more than one message."""
+    From scratch: summaries recorded in the file, ids on more than one message, pair safety where a
+    tool call id is on more than one call."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -558,6 +560,9 @@ class LangchainSummarizationReplay(_SummaryReplay):
             return None
         used = S + messages_tokens
         budget = self.limit if self.limit is not None else max(used, total)
+        unpaired, unpaired_tokens = self._unpaired_from(c, i)  # what pair safety drops of messages c..i
+        used -= unpaired_tokens
+        messages_tokens -= unpaired_tokens
         fits = used <= budget
         events: list[Event] = []
 
@@ -566,7 +571,7 @@ class LangchainSummarizationReplay(_SummaryReplay):
             return light_plan(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
-        return Turn(i, used, budget, i + 1 - c, 0, c, 0, fits, len(self.generated), tuple(events), P[c])
+        return Turn(i, used, budget, i + 1 - c - unpaired, unpaired, c, 0, fits, len(self.generated), tuple(events), P[c] + unpaired_tokens)
 
 
 class LangChainContextEditingReplay(_EditsReplay):

@@ -12,7 +12,7 @@ from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _SummaryReplay
+from ..replay_common import _PairSafety, _SummaryReplay
 from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
 from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 
@@ -25,13 +25,19 @@ class LlamaIndexReplay(_Replay):
     from the turn before's start, and every message is passed over once. The windows' counts come
     from the whole session's `JoinedCounter`, less what lies after the turn.
 
-    Turns whose last message is joined to the next by whitespace meeting whitespace (the joined
-    count of the run differs from the whole session's), sessions with recorded summaries, and pair
-    safety, are planned by the reference step."""
+    Pair safety is carried (`_PairSafety`): the window is one run of the history, up to the turn's
+    last message, so a turn sends less by each dropped message's share of the joined count
+    (`_share`). Turns whose last message is joined to the next by whitespace meeting whitespace
+    (the joined count of the run differs from the whole session's), sessions with recorded
+    summaries, and pair safety where a tool call id is on more than one call, are planned by the
+    reference step."""
+
+    pair_safe_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.usable = not pair_safe and not session.summaries
+        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries else None
+        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries
         self.limit = params.limit
         history = list(session.system_and_history[1]) if self.usable else []
         self.counter = joined_counter(session, history, full) if self.usable else None  # type: ignore[arg-type]
@@ -44,6 +50,9 @@ class LlamaIndexReplay(_Replay):
         self.initial = -1
         self.start = 0  # where the search for the window goes on from
         self.dirty = True
+        if self.pairs is not None:
+            self.history_index = [m.index for m in history]
+            self.run_ends = [b for _, b in self.counter.runs]  # type: ignore[union-attr]
 
     def _initial(self) -> int:
         if self.params.initial_token_count is not None:
@@ -55,9 +64,23 @@ class LlamaIndexReplay(_Replay):
         c, h = self.counter, self.h
         return c.window_total(j) - c.suffix[h] - c.fix_suffix[bisect_left(c.run_starts, h)]  # type: ignore[union-attr]
 
+    def _share(self, j: int, k: int) -> int:
+        """History message k's share of the joined count of the window history[j:h] (`JoinedCounter.window`'s shares)."""
+        c = self.counter
+        share = c.first(j) if k == j else c.tokens[k]  # type: ignore[union-attr]
+        r, end = c._run_at(j)  # type: ignore[union-attr]
+        if k == end:
+            share += c._fix_at(j, end)  # type: ignore[union-attr]
+        p = bisect_left(self.run_ends, k)
+        if p >= r and p < len(self.run_ends) and self.run_ends[p] == k:
+            share += c.fixes[p]  # type: ignore[union-attr]
+        return share
+
     def absorb(self, i: int) -> None:
         if not self.usable:
             return
+        if self.pairs is not None:
+            self.pairs.grow(i)
         m = self.session.messages[i]
         if m.role == "system":
             self.system_messages.append(m)
@@ -97,6 +120,8 @@ class LlamaIndexReplay(_Replay):
                         break
                 j += 1
             start = self.start = j
+        unpaired = self.pairs.drops(start, h, h, h) if self.pairs is not None and start < h else ()
+        window -= sum(self._share(start, k) for k in unpaired)
         total = initial + window
         fits = total <= limit and not raised
         events: list[Event] = []
@@ -106,8 +131,9 @@ class LlamaIndexReplay(_Replay):
                                     self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        kept = len(self.system_messages) + h - start
-        return Turn(i, total, limit, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), self.sums[start])
+        kept = len(self.system_messages) + h - start - len(unpaired)
+        not_sent = self.sums[start] + sum(self.full.message_tokens[self.history_index[k]] for k in unpaired)
+        return Turn(i, total, limit, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
 
 
 class LlamaindexSummaryReplay(_SummaryReplay):
@@ -118,8 +144,9 @@ class LlamaindexSummaryReplay(_SummaryReplay):
     summarised part only grows, so its offline snapshot is carried from turn to turn
     (`carried._Snapshot`), whether get() writes it back (compact) or not.
 
-    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
-    another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
+    Pair safety is carried (`_SummaryReplay`): the full text is the one run sent. From scratch:
+    summaries recorded in the file, ids on more than one message, pair safety where a tool call id
+    is on more than one call, another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
     with more initial tokens than token_limit) is planned by the reference step."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
@@ -196,10 +223,11 @@ class LlamaindexSummaryReplay(_SummaryReplay):
             elif j > c and p.llm:
                 new_text = self._text(j)
                 summary_tokens = text_tokens(self.full, new_text)
-        full_tokens = H[h] - H[j]
+        unpaired, unpaired_tokens = self._unpaired(j, i)  # what pair safety drops of the full text
+        full_tokens = H[h] - H[j] - unpaired_tokens
         summarized = j if p.llm else c
-        dropped = 0 if p.llm else j - c
-        kept = self.system_count + (h - j)
+        dropped = (0 if p.llm else j - c) + unpaired
+        kept = self.system_count + (h - j) - unpaired
         active = len(self.generated)
         events: list[Event] = []
         if new_text and self.session.messages[i].role in ("user", "tool"):  # compact: get() writes the summary back
@@ -217,7 +245,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         fits = all(usage[part] <= allotted for part, allotted in allocation.items())
         used = counted_initial + uncounted_system + summary_tokens + full_tokens
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, limit, used, fits, "parts", "caps"))
-        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j])
+        return Turn(i, used, limit, kept, dropped, summarized, 0, fits, active, tuple(events), H[j] + unpaired_tokens)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"llamaindex-chat-memory-buffer": LlamaIndexReplay, "llamaindex-chat-summary-memory-buffer": LlamaindexSummaryReplay}

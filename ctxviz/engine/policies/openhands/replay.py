@@ -30,8 +30,16 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     has thinking blocks (no tool loops, so the Condensation marks change nothing). Then an
     assistant message with calls is in the view once every call has its first observation, a
     tool message when it is its call's first observation and that batch is in, and a
-    condensation never separates the two. Also from scratch: pair safety, summaries recorded in
-    the file, ids on more than one message, another summarizer than the offline snapshot, and
+    condensation never separates the two.
+
+    Pair safety is carried: under these conditions the pairs of a message in the view have both
+    ends in the view but for an assistant message's later observations of a call it has already
+    observed (not in the view), so `apply_pair_safety` drops from the view the non-assistant
+    messages with tool calls (only an assistant sends them) and every batch (the assistant message
+    and its first observations) with a second observation so far (`unpaired`).
+
+    Also from scratch: summaries recorded in the file, ids on more than one message, pair safety
+    where a tool call id is on more than one call, another summarizer than the offline snapshot, and
     (from that turn on) a condensation that keeps the earlier summary in its head or whose view
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
     openhands/log.py)."""
@@ -107,6 +115,9 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.snapshot = _Snapshot()
         self.snap_list: list[int] = []
         self.talk_before = [0]  # talk_before[k]: messages before k that are not system messages
+        self.tainted: set[int] = set()  # assistant messages with a second observation of one of their calls so far
+        self.unpaired: set[int] = set()  # the messages in the view that pair safety drops
+        self.unpaired_tokens = 0
         for m in messages:
             self.talk_before.append(self.talk_before[-1] + (m.role != "system"))
 
@@ -114,6 +125,26 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         insort(self.inview, k)
         self.view_events += len(self.events[k])
         self.view_tokens += self.tokens[k]
+        if self.pairs is not None:
+            m = self.session.messages[k]
+            owner = self.owner.get(self.observes[k]) if m.role == "tool" else k
+            if owner in self.tainted or (m.tool_calls and m.role != "assistant"):
+                self._unpair(k)
+
+    def _unpair(self, k: int) -> None:
+        self.unpaired.add(k)
+        self.unpaired_tokens += self.tokens[k]
+
+    def _taint(self, owner: int) -> None:
+        """A second observation of one of `owner`'s calls: pair safety drops its batch from the view."""
+        if owner in self.tainted:
+            return
+        self.tainted.add(owner)
+        k = bisect_left(self.inview, owner)
+        if self.pairs is not None and k < len(self.inview) and self.inview[k] == owner:  # the batch is in the view
+            self._unpair(owner)
+            for c in self.calls[owner]:
+                self._unpair(self.first_obs[c])
 
     def _grow(self, i: int) -> None:
         if not self.ok:
@@ -138,6 +169,9 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         elif m.role == "tool":
             call_id = self.observes[i]
             if call_id in self.first_obs:
+                owner = self.owner.get(call_id)
+                if owner is not None:
+                    self._taint(owner)
                 return  # a second observation of the call: ObservationUniquenessProperty
             self.first_obs[call_id] = i
             owner = self.owner.get(call_id)
@@ -190,6 +224,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         dropped = self.uncovered - len(self.inview)
         summarized = len(self.covered)
         sent_tokens = self.view_tokens
+        unpaired, unpaired_tokens = len(self.unpaired), self.unpaired_tokens  # what pair safety drops of the view
         events: list[Event] = []
         limit = self.token_limit
         if (limit is not None and used > limit) or n_view > p.max_size:
@@ -235,6 +270,10 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 kept -= len(forgotten)
                 summarized = len(self.covered) + len(forgotten)
                 sent_tokens -= forgotten_tokens
+                if self.unpaired:
+                    gone_unpaired = [k for k in forgotten if k in self.unpaired]
+                    unpaired -= len(gone_unpaired)
+                    unpaired_tokens -= sum(tokens[k] for k in gone_unpaired)
                 if self._steps():  # compact: the condensation is put in force
                     if extends:  # the covers are a prefix of the growing list of covered ids: a view, not a copy
                         self.covered += forgotten
@@ -254,6 +293,13 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                     self.view_tokens -= forgotten_tokens
                     self.uncovered -= len(forgotten)
                     self.summary_tokens = text_tokens_
+                    if self.unpaired:
+                        self.unpaired.difference_update(forgotten)
+                        self.unpaired_tokens = unpaired_tokens
+        used -= unpaired_tokens
+        sent_tokens -= unpaired_tokens
+        kept -= unpaired
+        dropped += unpaired
         fits = used <= self.budget
         budget = self.budget
 

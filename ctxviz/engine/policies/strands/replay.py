@@ -5,7 +5,6 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 from ...counting import TokenCounts
@@ -15,8 +14,8 @@ from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
-from ..replay_common import _SummaryReplay
-from .messages import StrandsMessage, context_window_limit, conversation, json_tokens, tool_specs
+from ..replay_common import _PairSafety, _SummaryReplay
+from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
 
@@ -34,8 +33,16 @@ class StrandsSlidingReplay(_Replay):
     (`own`), so the newly trimmed ones are the permanent additions since the step before and the
     step's own, less what the step before trimmed.
 
-    Sessions with recorded summaries, replay_history off (the file as it stands), and pair
-    safety, are replayed by the reference step."""
+    Pair safety is carried (`_PairSafety`): the window removes every message before its trim
+    point but the pinned ones, so what is sent is the pinned head and the history from the removed
+    run on (two runs of history positions), and a turn sends less by what `_PairSafety.drops`
+    names, each at its sent count (a cut tool result at its cut count). The plan trims when the
+    window removed something, so a message pair safety drops is then trimmed in the events too.
+
+    Sessions with recorded summaries, replay_history off (the file as it stands), and pair safety
+    where a tool call id is on more than one call, are replayed by the reference step."""
+
+    pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -44,9 +51,14 @@ class StrandsSlidingReplay(_Replay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         p: SlidingWindowParams = params
-        self.usable = not pair_safe and not session.summaries and p.replay_history
+        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries and p.replay_history else None
+        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries and p.replay_history
         if not self.usable:
             return
+        self.h = 0  # history positions (non-system messages) so far
+        self.removed_lo, self.removed_hi = len(session.messages), -1  # the history positions removed: one run [lo, hi]
+        self.unpaired_before: set[int] = set()  # what pair safety dropped at the step before, when it trimmed
+        self.history_index = [m.index for m in session.messages if m.role != "system"]  # history position -> session index
         self.mgr = _Manager(session, p, full)
         self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
         self.mgr.history([], [])
@@ -80,6 +92,9 @@ class StrandsSlidingReplay(_Replay):
         for index, decision in journal[self.read:]:
             if decision is Decision.DROPPED:
                 self.dropped.add(index)
+                if self.pairs is not None:
+                    position = self.pairs.position[index]
+                    self.removed_lo, self.removed_hi = min(self.removed_lo, position), max(self.removed_hi, position)
                 c = messages[index].category.upper()
                 self.category_removed[c] = self.category_removed.get(c, 0) + 1
                 self.removed_tokens += self.full.message_tokens[index]
@@ -98,7 +113,11 @@ class StrandsSlidingReplay(_Replay):
         before an assistant message, apply_management after a final reply: `_Manager.take`)."""
         if not self.usable:
             return
+        if self.pairs is not None:
+            self.pairs.grow(i)
         m = self.session.messages[i]
+        if m.role != "system":
+            self.h += 1
         if m.role == "system":
             self.system_messages.append(m)
             self.system_tokens = self._system_tokens()
@@ -132,6 +151,7 @@ class StrandsSlidingReplay(_Replay):
                 or (p.per_turn and (mgr.calls + 1) % p.per_turn == 0 and len(mgr.messages) + (partial is not None) > p.window_size))
         own_dropped: list[int] = []
         own_cut: dict[int, Decision] = {}
+        own_sent: dict[int, int] = {}
         if acts:  # the step's own call, on a copy of the history
             work = copy.copy(mgr)
             work.messages, work.owners = list(mgr.messages), list(mgr.owners)
@@ -142,6 +162,7 @@ class StrandsSlidingReplay(_Replay):
                 work.held += partial[0].tokens
             work.call("")
             used = work.fixed + work.held
+            own_sent = work.sent_tokens
             for index, decision in work.journal:
                 if decision is Decision.DROPPED:
                     own_dropped.append(index)
@@ -153,16 +174,30 @@ class StrandsSlidingReplay(_Replay):
         events: list[Event] = []
         trimming = dropped > 0
         own = own_set | {k for k, d in own_cut.items() if d is Decision.REPLACED and k not in own_set}
+        unpaired: set[int] = set()
+        if self.pairs is not None:
+            unpaired = self._unpaired(own_dropped)
+            if unpaired is None:  # the removed messages are not one run (never seen): the reference step from here on
+                self.usable = False
+                return super().step(i)
+            for k in unpaired:  # a cut tool result is sent at its cut count
+                used -= own_sent.get(k, mgr.sent_tokens.get(k, tokens[k])) if (k in own_cut or k in self.cut) else tokens[k]
+            cut_count -= sum(1 for k in unpaired if k in own_cut or k in self.cut)
         if trimming:
             if not self.trimmed_before:
-                new = self.permanent | own
+                new = self.permanent | own | unpaired
             else:
                 fresh = set(self.fresh)
-                was = self.own_before
+                was, was_unpaired = self.own_before, self.unpaired_before
                 new = {k for k in fresh if k not in was} | {k for k in own if k not in was and (k not in self.permanent or k in fresh)}
-            self._trim_events(i, sorted(new), own_set, own_cut, events)
+                if unpaired or was_unpaired:  # pair safety's drops are trimmed too
+                    new = {k for k in new if k not in was_unpaired} | {
+                        k for k in unpaired if k not in was_unpaired and k not in was and (k not in self.permanent or k in fresh)}
+            self._trim_events(i, sorted(new), own_set, own_cut, events, unpaired)
         self.fresh = []
         self.trimmed_before, self.own_before = trimming, own if trimming else set()
+        self.unpaired_before = unpaired if trimming else set()
+        dropped += len(unpaired)
         fits = used <= self.limit
         if not fits and self.before.fits:
             allocation = split_window(self.limit, self.system_tokens, self.tools_tokens)
@@ -170,26 +205,48 @@ class StrandsSlidingReplay(_Replay):
             self.before = _changes(i, light_plan(self.policy, allocation, usage, self.limit, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped)
+        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped) + sum(tokens[k] for k in unpaired)
         return Turn(i, used, self.limit, i + 1 - dropped - cut_count, dropped, 0, cut_count, fits, 0, tuple(events), not_sent)
+
+    def _unpaired(self, own_dropped: list[int]) -> set[int] | None:
+        """The session indices pair safety drops at this step: the history but the removed run
+        (the window's and the step's own call's) is sent. None: the removed messages are not one run."""
+        pairs = self.pairs
+        assert pairs is not None
+        lo, hi = self.removed_lo, self.removed_hi
+        for index in own_dropped:
+            position = pairs.position[index]
+            lo, hi = min(lo, position), max(hi, position)
+        h = self.h
+        if hi < 0:
+            dropped = pairs.drops(0, h, h, h)
+        elif hi - lo + 1 != len(self.dropped) + len(own_dropped):
+            return None
+        else:
+            dropped = pairs.drops(0, lo, hi + 1, h)
+        if not dropped:
+            return set()
+        history = self.history_index
+        return {history[k] for k in dropped}
 
     def _growing(self, i: int) -> bool:
         """Whether the step ends inside a run of tool messages the agent has not appended yet."""
         return self.count > 0 and self.pending[self.count - 1].members[-1] > i
 
-    def _trim_events(self, i: int, new: list[int], own_dropped: set[int], own_cut: dict[int, Decision], events: list[Event]) -> None:
-        """`_changes`' trim events for the newly trimmed messages `new` (sorted)."""
+    def _trim_events(self, i: int, new: list[int], own_dropped: set[int], own_cut: dict[int, Decision], events: list[Event],
+                     unpaired: set[int]) -> None:
+        """`_changes`' trim events for the newly trimmed messages `new` (sorted); `unpaired`: what pair safety drops."""
         by_category: dict[str, list[int]] = {}
         messages, tokens = self.session.messages, self.full.message_tokens
         for k in new:
             by_category.setdefault(messages[k].category.upper(), []).append(k)
         own_count: dict[str, int] = {}
-        for k in own_dropped:
+        for k in (*own_dropped, *unpaired):
             c = messages[k].category.upper()
             own_count[c] = own_count.get(c, 0) + 1
         for c, indices in by_category.items():
-            removed = [k for k in indices if k in self.dropped or k in own_dropped]
-            images = [k for k in indices if k not in self.dropped and k not in own_dropped]
+            removed = [k for k in indices if k in self.dropped or k in own_dropped or k in unpaired]
+            images = [k for k in indices if k not in self.dropped and k not in own_dropped and k not in unpaired]
             what = []
             if removed:
                 in_all = self.category_removed.get(c, 0) + own_count.get(c, 0)
@@ -207,9 +264,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
     `summarize_oldest` on the Strands messages after the summary only, and the new summary's
     text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
 
-    From scratch: pair safety, summaries recorded in the file, ids on more than one message,
-    pin_first (pinned messages stay in front of the summary), another summarizer than the
-    offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+    Pair safety is carried (`_SummaryReplay`): the history after the summary is the one run sent.
+    From scratch: summaries recorded in the file, ids on more than one message, pair safety where a
+    tool call id is on more than one call, pin_first (pinned messages stay in front of the
+    summary), another summarizer than the offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -231,6 +289,25 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.summary_tokens = 0
         self.summary_text = ""
         self.snapshot = _Snapshot()
+        # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
+        # from one summary to the next: each message is rendered once, not at every summary it outlives.
+        self.rest: list[StrandsMessage] = []
+        self.rest_from = self.rest_to = 0
+
+    def _rest(self, c: int) -> list[StrandsMessage]:
+        """`conversation` of the history after the summary in force, history[c:], extended from the summary before's."""
+        if self.rest_from != c:
+            self.rest, self.rest_from, self.rest_to = [], c, c
+        messages, tokens, history, rest = self.session.messages, self.tokens, self.history, self.rest
+        for k in range(self.rest_to, len(history)):
+            m = messages[history[k]]
+            if m.role == "tool" and k > c and messages[history[k - 1]].role == "tool":  # consecutive tool messages: one user message
+                last = rest[-1]  # a new message, not changed in place: its found kinds and ids stay true
+                rest[-1] = StrandsMessage(last.role, last.content + blocks(m), (*last.members, m.index), tokens=last.tokens + tokens[m.index])
+            else:
+                rest.append(StrandsMessage("assistant" if m.role == "assistant" else "user", blocks(m), (m.index,), tokens=tokens[m.index]))
+        self.rest_to = len(history)
+        return rest
 
     def _grow(self, i: int) -> None:
         m = self.session.messages[i]
@@ -278,14 +355,13 @@ class StrandsSummarizingReplay(_SummaryReplay):
         active = len(self.generated)
         events: list[Event] = []
         if not why:  # Strands does nothing until the model overflows
+            unpaired, unpaired_tokens = self._unpaired(c, i)  # what pair safety drops of history[c:]
             self.before = FITS
-            return Turn(i, estimate, limit, i + 1 - c, 0, c, 0, True, active, (), covered)
+            return Turn(i, estimate - unpaired_tokens, limit, i + 1 - c - unpaired, unpaired, c, 0, True, active, (), covered + unpaired_tokens)
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
-        rest = dataclasses.replace(session, messages=tuple(session.messages[k] for k in self.history[c:]), summaries=())
-        _, strands = conversation(rest, self.tokens)
-        if has_summary:
-            strands.insert(0, StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens))
+        rest = self._rest(c)
+        strands = [StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens), *rest] if has_summary else list(rest)
         outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
         if not outcome.ok:
             return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
@@ -299,7 +375,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.snapshot.advance([session.messages[k] for k in self.history[len(self.snapshot.seen) : c2]])
         text = self.snapshot.render()
         text_count = self.full.text(text)
-        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count
+        unpaired, unpaired_tokens = self._unpaired(c2, i)
+        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count - unpaired_tokens
         used = fixed + held
         fits = used <= limit
         ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
@@ -308,6 +385,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens = c2, text, text_count
+        self.rest, self.rest_from = strands[outcome.split:], c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:
             from .sliding_window import split_window
@@ -316,7 +394,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
             return light_plan(self.policy, split_window(limit, self.system_tokens, self.tools_tokens), usage, limit, used, fits)
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
-        return Turn(i, used, limit, i + 1 - c2, 0, c2, 0, fits, active, tuple(events), self._covered_tokens(c2))
+        return Turn(i, used, limit, i + 1 - c2 - unpaired, unpaired, c2, 0, fits, active, tuple(events), self._covered_tokens(c2) + unpaired_tokens)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"strands-sliding-window": StrandsSlidingReplay, "strands-summarizing": StrandsSummarizingReplay}
