@@ -71,20 +71,10 @@ def check(session: Session, policy: str, params, options: PlanOptions | None, wh
     # Without the reason, the same session replays incrementally (the test would catch a replayer that never does).
 
 
-def not_carrying_pair_safety() -> str:
-    """A policy whose replayer hands pair safety to the reference step (one by one they carry it:
-    issue 22), or the test is skipped once none is left."""
-    found = next((name for name, kind in sorted(REPLAYERS.items()) if not kind.pair_safe_incremental), None)
-    if found is None:
-        pytest.skip("every replayer carries pair safety")
-    return found
-
-
 CASES = {
     "pins": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",)), "pins"),
     "parameters": lambda: (session_of(chat()), "autogen-buffered", {"system_messages_in_context": True}, None,
                            "parameters its replayer does not follow"),
-    "pair safety": lambda: (session_of(chat(call_ids=("a", "b"))), not_carrying_pair_safety(), None, PlanOptions(pair_safe=True), "pair safety"),
     "pair safety, shared call ids": lambda: (session_of(chat(call_ids=("a", "a"))), "missy", None, PlanOptions(pair_safe=True),
                                              "pair safety, with a tool call id on more than one call"),
     "recorded summaries": lambda: (session_of(chat(), summaries=(Summary(text="before", covers=("m0", "m1")),)), "autogen-buffered", None, None,
@@ -112,11 +102,22 @@ def test_each_from_scratch_case_is_said(case):
 
 def test_without_the_reason_the_same_sessions_replay_incrementally():
     """The cases above replay incrementally once the reason is gone (no pins, default parameters, no pair safety...)."""
-    for case in ("pins", "parameters", "pair safety", "replay_history off", "pin_first", "consolidation pipeline"):
+    for case in ("pins", "parameters", "pair safety, shared call ids", "replay_history off", "pin_first", "consolidation pipeline"):
         session, policy, _, _, _ = CASES[case]()
         assert replays_incrementally(policy, session) == "incremental"
         timeline = replayed(session, policy)
         assert timeline.scratch_steps < len(timeline.turns), case
+
+
+@pytest.mark.parametrize("policy", sorted(REPLAYERS))
+def test_every_replayer_carries_pair_safety(policy):
+    """With each tool call id on one call, no policy hands pair safety to the reference step (issue 22):
+    the answer says "incremental" and the replay plans fewer steps from scratch than it has turns."""
+    session = session_of(chat(call_ids=("a", "b")))
+    options = PlanOptions(pair_safe=True)
+    assert not replays_incrementally(policy, session, options).startswith("from scratch"), policy
+    timeline = replayed(session, policy, None, options)
+    assert timeline.scratch_steps < len(timeline.turns), policy
 
 
 def test_the_turns_from_a_recorded_summary_on_are_said():
