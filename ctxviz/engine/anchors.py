@@ -544,7 +544,7 @@ class AnchorIndex:
         if not forms and not self.phrases:
             return set()
         lowered = text.lower()
-        tokens = set(TOKEN_SPLIT_RE.split(lowered))
+        tokens = _tokens(lowered)
         hits = {forms[t] for t in tokens & forms.keys()}
         if self.phrases:
             for t in tokens & self.phrases.keys():
@@ -675,16 +675,32 @@ def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
     return tuple(said), voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
 
 
+#: What separates tokens, one character at a time (`TOKEN_SPLIT_RE` without its `\\s`: white space
+#: is asked of `str.isspace`, as the pattern's `\\s` does).
+_SEPARATORS = frozenset("`'\"()[]{}<>,;!?=*|:")
+#: Every separator but white space made a space, so that `str.split()` (which splits at what
+#: `str.isspace` calls white space, as `\\s` does) cuts where `TOKEN_SPLIT_RE` does.
+_TO_SPACE = str.maketrans(dict.fromkeys(_SEPARATORS, " "))
+
+
+def _token_list(lowered: str) -> list[str]:
+    """The tokens `TOKEN_SPLIT_RE.split(lowered)` gives, as a list that may repeat one (intersect
+    it with the words wanted: cheaper than a set of every token). About twice as fast as the
+    pattern: `str.translate` and `str.split` run in C without the regular expression engine. The
+    pattern's split also yields "" when the text is empty or starts or ends with a separator."""
+    tokens = lowered.translate(_TO_SPACE).split()
+    if not lowered or lowered[0] in _SEPARATORS or lowered[0].isspace() or lowered[-1] in _SEPARATORS or lowered[-1].isspace():
+        tokens.append("")
+    return tokens
+
+
 def _tokens(lowered: str) -> set[str]:
-    return set(TOKEN_SPLIT_RE.split(lowered))
+    return set(_token_list(lowered))
 
 
 #: Characters of lowered text per piece of a grown session's search corpus (`_Lowered`): one
 #: `str.find` over a piece holds the interpreter for about a millisecond.
 PIECE_CHARS = 4_000_000
-#: What separates tokens, one character at a time (`TOKEN_SPLIT_RE` without its `\\s`: white space
-#: is asked of `str.isspace`, as the pattern's `\\s` does).
-_SEPARATORS = frozenset("`'\"()[]{}<>,;!?=*|:")
 
 
 class _Lowered:
@@ -889,7 +905,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
             every = _grown_hits(kept, texts, n, covered, wanted)
             found = [every[p] or frozenset() for p, _ in said_at]
         else:
-            found = store.token_hits([texts[p] for p, _ in said_at], wanted, _tokens)
+            found = store.token_hits([texts[p] for p, _ in said_at], wanted, _token_list)
             hits: list[Any] = [None] * len(texts)
             for (p, _), words in zip(said_at, found, strict=True):
                 hits[p] = words
@@ -962,11 +978,11 @@ def _grown_hits(growth: _Growth, texts: list[str], n: int, covered: int, wanted:
             (hits if p < covered else tail).append(None)
         elif p < covered:
             low = text.lower()
-            hits.append(_tokens(low) & searched)
+            hits.append(searched.intersection(_token_list(low)))
             if lowered is not None:
                 lowered.add(p, low)
         else:
-            tail.append(_tokens(text.lower()) & wanted)
+            tail.append(wanted.intersection(_token_list(text.lower())))
     growth.searched = searched
     return hits + tail
 

@@ -49,8 +49,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
-from .plan import Decision, Plan
+from .plan import Decision, Plan, Rows
+from .plan_rows import KEPT, REPLACED, TRUNCATED
 from .ranking import Rank, ranked
 from .session import Session
 
@@ -111,14 +114,10 @@ def system_prompt_sent(plan: Plan) -> bool:
 def view_of(plan: Plan, turn: int | None = None) -> View:
     """The view of a plan. Without `context_index` a cut message counts as sent (its cut text is
     unknown) and the summaries the plan sends stand for the texts beside the messages."""
-    cols = plan.columns
-    full: set[int] = set()
-    cut: set[int] = set()
-    for index, decision in zip(cols.index, cols.decision, strict=True):
-        if decision is Decision.KEPT:
-            full.add(index)
-        elif decision is Decision.TRUNCATED or decision is Decision.REPLACED:
-            cut.add(index)
+    numbers = plan.decision_numbers  # read in C: a 10,000-message plan's records are never built
+    positions: Sequence[int] = range(len(numbers)) if isinstance(plan.messages, Rows) else plan.columns.index
+    full: set[int] = set(map(positions.__getitem__, np.flatnonzero(numbers == KEPT).tolist()))
+    cut: set[int] = set(map(positions.__getitem__, np.flatnonzero((numbers == TRUNCATED) | (numbers == REPLACED)).tolist()))
     partial: dict[int, str] = {}
     extra: list[str] = [plan.system_prompt] if system_prompt_sent(plan) else []
     if plan.context_index and len(plan.context_index) == len(plan.context):
@@ -133,7 +132,7 @@ def view_of(plan: Plan, turn: int | None = None) -> View:
     else:
         full.update(cut)
         extra += [s.text for s in plan.summaries if s.decision is Decision.KEPT and s.text]
-    last = turn if turn is not None else (cols.index[-1] if cols.index else -1)
+    last = turn if turn is not None else (positions[-1] if len(positions) else -1)
     return View(last, frozenset(full), partial, tuple(extra))
 
 
