@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .anchor_cache import MESSAGE_STORE, MessageAnchors, Said
+from .gc_pause import without_gc
 from .session import Session
 from .voices import MACHINE_VOICES, SWE_AGENT_FORMATS, own_words, split_template, voices_of
 from .voices import voices_from as _voices
@@ -304,7 +305,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         for m in ERROR_LINE_RE.finditer(text):
             line = _clip(m.group(0).strip(" \t>|"), 200)
             out.append(("error", norm(line), line))
-    if "rror" in text or "xception" in text or "arning" in text or "nterrupt" in text or "Exit" in text:
+    if "Error" in text or "Exception" in text or "Warning" in text or "Interrupt" in text or "Exit" in text:  # EXCEPTION_RE's words
         for m in EXCEPTION_RE.finditer(text):
             k = m.start()
             while k > 0 and text[k - 1] in WORD_CHARS:
@@ -831,6 +832,7 @@ def _grows(previous: AnchorIndex | None, session: Session) -> bool:
     return len(new) >= n and (not n or new[n - 1] is old[n - 1]) and all(map(operator.is_, old[:n], new))
 
 
+@without_gc
 def build_index(session: Session, store: MessageAnchors | None = None, previous: AnchorIndex | None = None) -> AnchorIndex:
     """Read every message once (or take what it says from `store`, where an earlier index of any
     session read it: see engine/anchor_cache.py). Anchors are then folded (one fact, one anchor),

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
+from .gc_pause import without_gc
 from .plan import Decision, Plan, Rows
 from .plan_rows import KEPT, REPLACED, TRUNCATED
 from .ranking import Rank, ranked
@@ -562,6 +563,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
     return points, losses
 
 
+@without_gc
 def planned_views(timeline: Timeline, samples: int = 30, max_events: int = 20, exact_work: int = EXACT_WORK) -> _Views:
     """The plans `timeline_retention` makes, made now: the sampled turns' views and the last turn's
     plan. They need no anchors, so `simulate` makes them while a child process extracts the anchors
@@ -576,6 +578,7 @@ def planned_views(timeline: Timeline, samples: int = 30, max_events: int = 20, e
     return views
 
 
+@without_gc
 def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 30, max_events: int = 20,
                        exact_work: int = EXACT_WORK, views: _Views | None = None) -> TimelineRetention:
     """Retention turn by turn and what each change lost (see the module docstring for the cost).
