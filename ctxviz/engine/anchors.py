@@ -241,6 +241,11 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     run_end = -1
     reverse = ""
     verdicts = _PATH_VERDICTS
+    # Runs are disjoint and read left to right, so the paths never overlap one another: when no
+    # kind before them claimed a stretch, each is taken as found and their spans joined at the end.
+    unclaimed = not spans.starts
+    path_starts: list[int] = []
+    path_ends: list[int] = []
     for m in PATH_HOOK_RE.finditer(text):
         if m.start() < run_end:
             continue  # another hook of the run just read (`src/a/b.py` has three): the same run, the same answer
@@ -259,7 +264,14 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                     verdicts.clear()
                 verdicts[run] = path
         if path:
-            add("path", path, a, a + len(path))
+            if unclaimed:
+                path_starts.append(a)
+                path_ends.append(a + len(path))
+                out.append(("path", path.lower(), path))
+            else:
+                add("path", path, a, a + len(path))
+    if path_starts:
+        spans.starts, spans.ends = path_starts, path_ends
     if "." in text:
         if "-" in text:
             for m in LOWER_ID_RE.finditer(text):
