@@ -189,6 +189,18 @@ def _path_in_run(run: str) -> str:
     return path
 
 
+#: Every ASCII character made "x" when it is a lower-case hex digit, else " ": SHA_RE needs "xxxxxxx".
+_HEX_MARKS = str.maketrans({chr(c): "x" if chr(c) in "0123456789abcdef" else " " for c in range(128)})
+
+
+def _hex_run(text: str) -> bool:
+    """Whether SHA_RE can match: seven lower-case hex digits in a row. In prose most letters are
+    not hex, so SHA_RE tries and fails at each a-f and digit; an ASCII text is first marked in C
+    (`str.translate`, about a tenth of that scan) and the scan is skipped when no run is long
+    enough. Other texts (the marking would go character by character) are scanned."""
+    return not text.isascii() or "xxxxxxx" in text.translate(_HEX_MARKS)
+
+
 def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     """The anchors of one text as (kind, key, value): `value` as shown, `key` its normalised form
     (two spellings of the same fact share a key). A stretch claimed by one kind is not read again
@@ -306,7 +318,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 k -= 1
             if 2 <= a - k <= 5 and (k == 0 or text[k - 1] not in WORD_CHARS):
                 add("id", text[k:m.end()], k, m.end())
-    for m in SHA_RE.finditer(text):
+    for m in SHA_RE.finditer(text) if _hex_run(text) else ():
         a, b = m.span()
         value = m.group(0)
         if (a and text[a - 1] in WORD_CHARS or text[a - 1:a] == "-" or b < len(text) and (text[b] in WORD_CHARS or text[b] == "-")
