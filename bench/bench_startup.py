@@ -20,7 +20,9 @@ CLI = [sys.executable, "-c", "import sys; from ctxviz.cli import main; sys.exit(
 
 
 def run(rounds: int = 5) -> list[Row]:
-    env = {**os.environ, "PYTHONPATH": ROOT}
+    # As a user runs it: with Python's bytecode cache (an installed package has its .pyc files). With
+    # PYTHONDONTWRITEBYTECODE set (as in some shells and CI), every run would compile every module anew.
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPATH": ROOT}
     sample = os.path.join(ROOT, "sample_sessions", "support_chat.yaml")
     cases = [
         ("ctxviz --version vs python -c pass", [sys.executable, "-c", "pass"], [*CLI, "--version"], 2.0),

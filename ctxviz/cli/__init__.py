@@ -33,31 +33,21 @@ from .stdout import _STDOUT_ERRNOS, _silence_stdout
 # the model catalogue, Qt).
 
 
+#: Every command, in the order `ctxviz --help` lists them; each is the module of the same name here.
+COMMANDS: tuple[str, ...] = ("plan", "export", "count", "simulate", "compare", "why", "where", "gui", "report", "info", "sweep", "check",
+                             "policies", "verify", "calibrate", "sessions", "watch")
+
+
+def command(name: str) -> ModuleType:
+    """One command's module (imported the first time it is asked for)."""
+    import importlib
+
+    return importlib.import_module(f"{__name__}.{name}")
+
+
 def commands() -> dict[str, ModuleType]:
     """Every command's module, in the order `ctxviz --help` lists them."""
-    from . import (
-        calibrate,
-        check,
-        compare,
-        count,
-        export,
-        gui,
-        info,
-        plan,
-        policies,
-        report,
-        sessions,
-        simulate,
-        sweep,
-        verify,
-        watch,
-        where,
-        why,
-    )
-
-    return {"plan": plan, "export": export, "count": count, "simulate": simulate, "compare": compare, "why": why, "where": where,
-            "gui": gui, "report": report, "info": info, "sweep": sweep, "check": check, "policies": policies, "verify": verify,
-            "calibrate": calibrate, "sessions": sessions, "watch": watch}
+    return {name: command(name) for name in COMMANDS}
 
 
 def _load() -> None:
@@ -81,20 +71,24 @@ def __getattr__(name: str) -> Any:
 
 
 @functools.cache
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser, built once per process: building it costs more than most commands' own work
-    (tests and tools that call `main` in-process call it thousands of times)."""
-    return _build_parser()
+    (tests and tools that call `main` in-process call it thousands of times). With `only`, the
+    parser of that one command: what `main` uses when the command line starts with a command's
+    name, so `ctxviz plan` does not import the other sixteen commands' modules. Its answers are
+    the whole parser's (a command's options are its own; the top-level usage never prints, as
+    `_Parser.error` writes one line)."""
+    return _build_parser(only)
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from .options import _Parser
 
     parser = _Parser(prog="ctxviz", description="See and tune how agent context managers trim a conversation.")
     parser.add_argument("--version", action="version", version=f"ctxviz {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in commands().values():
-        module.add_parser(sub)
+    for name in (only,) if only is not None else COMMANDS:
+        command(name).add_parser(sub)
     return parser
 
 
@@ -108,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # without importing the engine
         print(f"ctxviz {__version__}")
         return EXIT_OK
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     _terminate_cleanly()
     writes_stdout = args.command not in ("gui", "report") and getattr(args, "output", "-") == "-"
@@ -121,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if plain is not None and not getattr(args, "json", False) and args.command not in ("export", "count"):
         sys.stdout = TerminalText(plain)  # session text is shown, never obeyed by the terminal
     try:
-        code = commands()[args.command].run(args)
+        code = command(args.command).run(args)
         if sys.stdout is not None:
             sys.stdout.flush()
         return code

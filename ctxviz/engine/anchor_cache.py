@@ -99,9 +99,9 @@ class MessageAnchors:
                 self._said_chars -= len(oldest[3])
         return out
 
-    def token_hits(self, texts: Sequence[str], wanted: set[str], split: Callable[[str], set[str]]) -> list[frozenset[str]]:
+    def token_hits(self, texts: Sequence[str], wanted: set[str], split: Callable[[str], Iterable[str]]) -> list[frozenset[str]]:
         """For each text, the vocabulary words it holds as tokens (`split(lowered text)` gives a
-        text's tokens; the caller keeps those it wants). `wanted` joins the vocabulary first; a text
+        text's tokens, a set or a list; the caller keeps those it wants). `wanted` joins the vocabulary first; a text
         met before is only searched for the words that joined since."""
         with self._lock:
             vocab = self.vocabulary
@@ -112,7 +112,7 @@ class MessageAnchors:
             for text in texts:
                 entry = hits.pop(text, None)
                 if entry is None:
-                    entry = [size, frozenset(split(text.lower()) & known)]
+                    entry = [size, frozenset(known.intersection(split(text.lower())))]
                     self.split += 1
                     self._hits_chars += len(text)
                 elif entry[0] < size:
@@ -121,9 +121,9 @@ class MessageAnchors:
                     if len(new) <= SUBSTRING_WORDS:
                         present = {w for w in new if w in lowered}  # a token is a substring first
                         if present:
-                            entry[1] = entry[1] | (split(lowered) & present)
+                            entry[1] = entry[1] | present.intersection(split(lowered))
                     else:
-                        entry[1] = entry[1] | (split(lowered) & set(new))
+                        entry[1] = entry[1] | set(new).intersection(split(lowered))
                         self.split += 1
                     entry[0] = size
                 hits[text] = entry

@@ -49,8 +49,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
-from .plan import Decision, Plan
+from .gc_pause import without_gc
+from .plan import Decision, Plan, Rows
+from .plan_rows import KEPT, REPLACED, TRUNCATED
 from .ranking import Rank, ranked
 from .session import Session
 
@@ -111,14 +115,10 @@ def system_prompt_sent(plan: Plan) -> bool:
 def view_of(plan: Plan, turn: int | None = None) -> View:
     """The view of a plan. Without `context_index` a cut message counts as sent (its cut text is
     unknown) and the summaries the plan sends stand for the texts beside the messages."""
-    cols = plan.columns
-    full: set[int] = set()
-    cut: set[int] = set()
-    for index, decision in zip(cols.index, cols.decision, strict=True):
-        if decision is Decision.KEPT:
-            full.add(index)
-        elif decision is Decision.TRUNCATED or decision is Decision.REPLACED:
-            cut.add(index)
+    numbers = plan.decision_numbers  # read in C: a 10,000-message plan's records are never built
+    positions: Sequence[int] = range(len(numbers)) if isinstance(plan.messages, Rows) else plan.columns.index
+    full: set[int] = set(map(positions.__getitem__, np.flatnonzero(numbers == KEPT).tolist()))
+    cut: set[int] = set(map(positions.__getitem__, np.flatnonzero((numbers == TRUNCATED) | (numbers == REPLACED)).tolist()))
     partial: dict[int, str] = {}
     extra: list[str] = [plan.system_prompt] if system_prompt_sent(plan) else []
     if plan.context_index and len(plan.context_index) == len(plan.context):
@@ -133,7 +133,7 @@ def view_of(plan: Plan, turn: int | None = None) -> View:
     else:
         full.update(cut)
         extra += [s.text for s in plan.summaries if s.decision is Decision.KEPT and s.text]
-    last = turn if turn is not None else (cols.index[-1] if cols.index else -1)
+    last = turn if turn is not None else (positions[-1] if len(positions) else -1)
     return View(last, frozenset(full), partial, tuple(extra))
 
 
@@ -563,6 +563,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
     return points, losses
 
 
+@without_gc
 def planned_views(timeline: Timeline, samples: int = 30, max_events: int = 20, exact_work: int = EXACT_WORK) -> _Views:
     """The plans `timeline_retention` makes, made now: the sampled turns' views and the last turn's
     plan. They need no anchors, so `simulate` makes them while a child process extracts the anchors
@@ -577,6 +578,7 @@ def planned_views(timeline: Timeline, samples: int = 30, max_events: int = 20, e
     return views
 
 
+@without_gc
 def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, samples: int = 30, max_events: int = 20,
                        exact_work: int = EXACT_WORK, views: _Views | None = None) -> TimelineRetention:
     """Retention turn by turn and what each change lost (see the module docstring for the cost).
