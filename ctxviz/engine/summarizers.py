@@ -22,6 +22,12 @@ PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|js
 URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
 ERROR_RE = re.compile(r"^.*\b(?:error|exception|traceback|failed|failure)\b.*$", re.I | re.M)
 DECISION_RE = re.compile(r"^.*\b(?:decided|decision|we'll use|will use|chose|going with|let's use|plan is)\b.*$", re.I | re.M)
+#: The words ERROR_RE and DECISION_RE look for, searched alone: a line is theirs when it holds one
+#: (`_lines_with`), which finds the same lines without trying `^.*` at every line's start.
+ERROR_WORD_RE = re.compile(r"\b(?:error|exception|traceback|failed|failure)\b", re.I)
+DECISION_WORD_RE = re.compile(r"\b(?:decided|decision|we'll use|will use|chose|going with|let's use|plan is)\b", re.I)
+#: What every PATH_RE match ends with: texts without it are not searched.
+PATH_END_RE = re.compile(r"\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env)\b")
 WRITE_TOOLS = ("write", "edit", "patch", "create", "apply", "replace", "update")
 WORD_LIMIT = 600
 
@@ -31,16 +37,37 @@ class Summarizer(Protocol):
 
 
 def _clip(text: str, width: int = 160) -> str:
+    if len(text) > 4 * width:
+        # The whole words of the text's head are the flattened text's start: when they already run
+        # past `width`, the rest of a long text (a tool's output) need not be split.
+        head = " ".join(text[: 4 * width].split()[:-1])
+        if len(head) > width:
+            return head[: width - 1] + "…"
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _lines_with(word: re.Pattern[str], text: str, limit: int | None = None) -> list[str]:
+    """The lines of `text` holding a match of `word` (at most `limit`): what
+    `re.compile(r"^.*" + word + r".*$", re.M).findall(text)` gives, in one search per line found."""
+    lines: list[str] = []
+    at = 0
+    while limit is None or len(lines) < limit:
+        found = word.search(text, at)
+        if found is None:
+            break
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        end = len(text) if end < 0 else end
+        lines.append(text[start:end])
+        at = end
+    return lines
+
+
 def _unique(items: list[str], limit: int) -> list[str]:
-    out: list[str] = []
-    for item in items:
-        if item and item not in out:
-            out.append(item)
-    return out[-limit:]
+    """The last `limit` distinct non-empty items, in the order each first appears (a dict keeps
+    that order: a list searched for each item was quadratic in a long session's tool results)."""
+    return [item for item in dict.fromkeys(items) if item][-limit:]
 
 
 @lru_cache(maxsize=65536)
@@ -54,19 +81,21 @@ def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, 
     action = request = ""
     for call in m.tool_calls:
         verb = "changed" if any(w in call.name.lower() for w in WRITE_TOOLS) else "read"
-        files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
+        if PATH_END_RE.search(call.arguments):
+            files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
         action = f"called {call.name}({_clip(call.arguments, 80)})"
     if m.role == "tool":
-        values += [_clip(line, 160) for line in ERROR_RE.findall(text)[:2]]
+        values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, text, 2)]
         if text.strip() and not re.fullmatch(r"\s*(\{\s*\"ok\"\s*:\s*true\s*\}|ok|done|success)\s*", text, re.I):
             values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
     if m.role == "assistant":
-        decisions += [_clip(line, 160) for line in DECISION_RE.findall(text)]
+        decisions += [_clip(line, 160) for line in _lines_with(DECISION_WORD_RE, text)]
         if text.strip():
             action = _clip(text, 160)
     if m.role == "user" and text.strip():
         request = _clip(text, 160)
-    values += URL_RE.findall(text)[:3]
+    if "http" in text:
+        values += URL_RE.findall(text)[:3]
     return tuple(files), tuple(decisions), tuple(values), action, request
 
 
