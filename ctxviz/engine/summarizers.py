@@ -11,8 +11,8 @@ import json
 import re
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Protocol
 
 from ..errors import EndpointError
@@ -70,10 +70,26 @@ def _unique(items: list[str], limit: int) -> list[str]:
     return [item for item in dict.fromkeys(items) if item][-limit:]
 
 
-@lru_cache(maxsize=65536)
-def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]:
-    """(files, decisions, values, last action, request) of one message; cached because a simulation
-    summarises the same early messages again at every trigger (supyagent re-summarises from 0)."""
+Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
+_FEATURES: weakref.WeakKeyDictionary[Message, Features] = weakref.WeakKeyDictionary()
+
+
+def _features(m: Message) -> Features:
+    """(files, decisions, values, last action, request) of one message, kept while the message
+    lives: a simulation summarises the same early messages again at every trigger (supyagent
+    re-summarises from 0), and a re-plan after a parameter moved summarises nearly the span its
+    first plan did. (A cache of the last 65,536 messages forgot a 100,000-message session's first
+    messages before its re-plan asked for them again.)"""
+    found = _FEATURES.get(m)
+    if found is None:
+        found = _FEATURES[m] = _extract(m)
+    return found
+
+
+_features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
+
+
+def _extract(m: Message) -> Features:
     text = m.text
     files: list[str] = []
     decisions: list[str] = []
