@@ -4,11 +4,15 @@ a plan in columns is the step-by-step plan, field for field and row for row."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Plan
 from ctxviz.engine.plan_rows import Rows
+from ctxviz.engine.policies import get_policy
 from ctxviz.engine.session import Session
 from ctxviz.io.loaders import load_session
 
@@ -30,3 +34,14 @@ def assert_same_plan(fast: Plan, reference: Plan, where: object = "") -> None:
     assert fast.reason_codes == reference.reason_codes, where
     assert list(fast.context) == list(reference.context), where
     assert fast.context_index == reference.context_index and fast.extra == reference.extra, where
+
+
+def assert_same_on_files(policy: str, plan: Callable[..., Plan], plan_records: Callable[..., Plan], params: Iterable[dict[str, Any]]) -> None:
+    """The policy's plan in columns is its step-by-step plan on every sample and real log, with
+    each of `params`, counted with the policy's own estimator."""
+    pol = get_policy(policy)
+    for name, s in file_sessions():
+        counts = CountStore().get(s, pol.scheme(None, s.model))
+        for p in params:
+            made = pol.make_params(p)
+            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))

@@ -16,7 +16,7 @@ from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.penguin.context_window import plan, plan_records
 from ctxviz.engine.session import ImagePart, TextPart
 
-from .columns_equivalence import assert_same_plan, file_sessions
+from .columns_equivalence import assert_same_on_files, assert_same_plan
 from .test_replay_incremental import SETTINGS, SMALL, sessions
 
 PARAMS = st.builds(lambda p, images: {**p, "max_context_images": images}, SMALL["categories"], st.sampled_from([None, None, 0, 1, 3]))
@@ -50,9 +50,4 @@ def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer) -> 
 @settings(SETTINGS, max_examples=1)
 @given(st.just(None))
 def test_every_sample_and_real_log(_) -> None:
-    pol = get_policy("categories")
-    for name, s in file_sessions():
-        counts = CountStore().get(s, pol.scheme(None, s.model))
-        for p in FILE_PARAMS:
-            made = pol.make_params(p)
-            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+    assert_same_on_files("categories", plan, plan_records, FILE_PARAMS)

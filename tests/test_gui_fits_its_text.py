@@ -10,12 +10,13 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QTextDocument  # noqa: E402
 from PySide6.QtWidgets import QScrollArea  # noqa: E402
 
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.safe import tooltip_html  # noqa: E402
+
+from . import gui_windows  # noqa: E402
 
 REAL = Path(__file__).parent / "data" / "real"
 #: A real Claude Code log with a recorded compaction: the provider's usage, a lost card and a forecast.
@@ -23,23 +24,7 @@ CLAUDE_LOG = REAL / "claude_code" / "tugtool-compact-native.jsonl"
 
 
 def window_at(qtbot, tmp_path, size, path=CLAUDE_LOG):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / f"s{size[0]}x{size[1]}.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(str(path))
-    settle(qtbot, win)
-    return win
-
-
-def settle(qtbot, win) -> None:  # type: ignore[no-untyped-def]
-    """The real count, the retention and the forecast fill the cards in after the first plan."""
-    for _ in range(3):
-        win.vm.wait(30)
-        qtbot.wait(50)
-    qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
-    win.vm.wait(30)
+    return gui_windows.window_at(qtbot, tmp_path, size, path)
 
 
 def test_at_1920x1080_the_next_compaction_card_shows_all_of_its_text(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtGui import QColor  # noqa: E402
 from PySide6.QtWidgets import QComboBox  # noqa: E402
 
@@ -25,7 +24,7 @@ from ctxviz.engine.plan import Decision, MessagePlan  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
-from ctxviz.gui.main_window import TIMELINE_TAB, MainWindow  # noqa: E402
+from ctxviz.gui.main_window import TIMELINE_TAB  # noqa: E402
 from ctxviz.gui.status import SEPARATOR, status_text  # noqa: E402
 from ctxviz.gui.theme import CATEGORY_COLORS, CATEGORY_LABELS, PART_COLORS, WARNING  # noqa: E402
 from ctxviz.gui.widgets.axes import ThousandsAxis  # noqa: E402
@@ -38,6 +37,7 @@ from ctxviz.gui.widgets.param_form import field_choices  # noqa: E402
 from ctxviz.gui.widgets.timeline import DENSE_EVENTS, IDLE_TEXT, REST_MS, TimelineView  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
+from . import gui_windows  # noqa: E402
 from .test_gui_scale import agent_session  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
@@ -448,14 +448,7 @@ def test_a_slider_drag_replans_only_the_turn_it_rests_on(qtbot, open_window) -> 
 
 
 def window_at(qtbot, tmp_path, size):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / f"s{size[0]}.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(SUPPORT)
-    qtbot.wait(100)
-    return win
+    return gui_windows.window_at(qtbot, tmp_path, size, SUPPORT, settled=False)
 
 
 def test_at_1280x720_what_would_keep_it_is_in_view(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]

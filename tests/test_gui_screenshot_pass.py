@@ -15,10 +15,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPoint, QSettings  # noqa: E402
+from PySide6.QtCore import QPoint  # noqa: E402
 from PySide6.QtWidgets import QLabel, QScrollArea  # noqa: E402
-
-from ctxviz.gui.main_window import MainWindow  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 #: A real Codex rollout: codex-compaction's parameters have the longest names of any policy.
@@ -30,24 +28,7 @@ CLAUDE_ALL_SENT = DATA / "real" / "claude_code" / "spotter-4d5611e5.jsonl"
 SUPPORT = Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml"
 
 
-def window_at(qtbot, tmp_path, size, path):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / f"s{size[0]}.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(str(path))
-    # The real count, the retention and the forecast fill the cards in after the first plan.
-    settle(qtbot, win)
-    return win
-
-
-def settle(qtbot, win) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(3):
-        win.vm.wait(30)
-        qtbot.wait(150)
-    qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
-    qtbot.wait(50)
+from .gui_windows import settle, window_at  # noqa: E402
 
 
 def test_at_1024_px_every_parameter_name_and_its_role_are_in_view(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]

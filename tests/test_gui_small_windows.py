@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QMouseEvent, QTextDocument  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -23,6 +23,8 @@ from ctxviz.engine.ranges import range_summary  # noqa: E402
 from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
+from . import gui_windows  # noqa: E402
+
 REAL = Path(__file__).parent / "data" / "real" / "claude_code"
 #: A real Claude Code log with a recorded compaction: the provider's usage, a lost card and a forecast.
 CLAUDE_LOG = REAL / "tugtool-compact-native.jsonl"
@@ -30,17 +32,7 @@ SUPPORT = Path(__file__).parent.parent / "sample_sessions" / "support_chat.yaml"
 
 
 def window_at(qtbot, tmp_path, size, path=CLAUDE_LOG):  # type: ignore[no-untyped-def]
-    win = MainWindow(settings=QSettings(str(tmp_path / f"s{size[0]}.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-        win.open_path(str(path))
-    # The real count, the retention and the forecast fill the cards in after the first plan.
-    for _ in range(3):
-        win.vm.wait(30)
-        qtbot.wait(150)
-    return win
+    return gui_windows.window_at(qtbot, tmp_path, size, path)
 
 
 def rows_shown(win: MainWindow) -> float:

@@ -14,7 +14,7 @@ from ctxviz.engine.counting import CountStore, TokenCounts
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.mnesis.context_builder import plan, plan_records
 
-from .columns_equivalence import assert_same_plan, file_sessions
+from .columns_equivalence import assert_same_on_files, assert_same_plan
 from .test_replay_incremental import SETTINGS, SMALL, sessions
 
 # SMALL's budgets cut often; these send most of a session too.
@@ -40,9 +40,4 @@ def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer, mea
 @settings(SETTINGS, max_examples=1)
 @given(st.just(None))
 def test_every_sample_and_real_log(_) -> None:
-    pol = get_policy("mnesis")
-    for name, s in file_sessions():
-        counts = CountStore().get(s, pol.scheme(None, s.model))
-        for p in FILE_PARAMS:
-            made = pol.make_params(p)
-            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+    assert_same_on_files("mnesis", plan, plan_records, FILE_PARAMS)

@@ -15,7 +15,7 @@ from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.langchain.summarization import plan, plan_records
 
-from .columns_equivalence import assert_same_plan, file_sessions
+from .columns_equivalence import assert_same_on_files, assert_same_plan
 from .test_replay_incremental import SETTINGS, sessions
 
 SIZE = st.sampled_from(["tokens=1", "tokens=300", "tokens=2000", "messages=1", "messages=3", "messages=40", "fraction=0.001", "fraction=0.5"])
@@ -44,9 +44,4 @@ def test_the_columns_plan_equals_the_step_by_step_plan(s, model, params, tokeniz
 @settings(SETTINGS, max_examples=1)
 @given(st.just(None))
 def test_every_sample_and_real_log(_) -> None:
-    pol = get_policy("langchain-summarization")
-    for name, s in file_sessions():
-        counts = CountStore().get(s, pol.scheme(None, s.model))
-        for p in FILE_PARAMS:
-            made = pol.make_params(p)
-            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+    assert_same_on_files("langchain-summarization", plan, plan_records, FILE_PARAMS)

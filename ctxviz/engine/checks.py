@@ -212,8 +212,8 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
         # The cached count is of the message as the file has it: it serves only where the policy
         # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text). A
         # message handed over as itself is sent unchanged; anything else is compared in its sent
-        # form, built once per message (`sent_form`).
-        if index is not None and kept[index] and _form(given) == sent_form(messages[index]):
+        # form, built once per message (`Message.sent_form`).
+        if index is not None and kept[index] and _form(given) == messages[index].sent_form:
             total += per_message[index]
             continue
         # A summary, the system prompt, a cut-down or rewritten message.
@@ -227,27 +227,12 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
                      entry.input_cost(total) if entry else None)
 
 
-#: Where `sent_form` keeps a message's OpenAI form, in the message's own attributes.
-SENT_FORM = "_ctxviz_sent_form"
-
-
-def sent_form(message: Message) -> Mapping[str, Any]:
-    """The message in OpenAI chat form, built once per message object and kept on it: a followed
-    log's grown session holds the same message objects, so each plan's real count converts only
-    the new ones (the message is frozen, so the form never goes stale). Read-only: a caller that
-    changes it wants `to_openai()`, which builds a fresh one."""
-    found = message.__dict__.get(SENT_FORM)
-    if found is None:
-        found = message.__dict__[SENT_FORM] = message.to_openai()
-    return found
-
-
 def _form(given: Any) -> Mapping[str, Any]:
     """A context entry in OpenAI chat form (a policy hands over a mapping, a message, or an entry
     that builds its form: see `Context`)."""
     if isinstance(given, Mapping):
         return given
-    return sent_form(given) if isinstance(given, Message) else given.to_openai()
+    return given.sent_form if isinstance(given, Message) else given.to_openai()
 
 
 def encoding_is_exact(model: str) -> bool:

@@ -198,6 +198,14 @@ class Message:
             )
         return msg
 
+    @cached_property
+    def sent_form(self) -> Mapping[str, Any]:
+        """`to_openai()`, built once per message object: a followed log's grown session holds the
+        same message objects, so each plan's real count converts only the new ones (the message is
+        frozen, so the form never goes stale). Read-only: a caller that changes it wants
+        `to_openai()`, which builds a fresh one."""
+        return self.to_openai()
+
 
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Sequence
+from itertools import islice
 from typing import Protocol
 
 from ..errors import EndpointError
@@ -22,12 +23,16 @@ PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|js
 URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
 ERROR_RE = re.compile(r"^.*\b(?:error|exception|traceback|failed|failure)\b.*$", re.I | re.M)
 DECISION_RE = re.compile(r"^.*\b(?:decided|decision|we'll use|will use|chose|going with|let's use|plan is)\b.*$", re.I | re.M)
-#: The words ERROR_RE and DECISION_RE look for, searched alone: a line is theirs when it holds one
-#: (`_lines_with`), which finds the same lines without trying `^.*` at every line's start.
-ERROR_WORD_RE = re.compile(r"\b(?:error|exception|traceback|failed|failure)\b", re.I)
-DECISION_WORD_RE = re.compile(r"\b(?:decided|decision|we'll use|will use|chose|going with|let's use|plan is)\b", re.I)
-#: What every PATH_RE match ends with: texts without it are not searched.
+# The words the two line patterns above look for, found on their own: a line pattern scans every
+# line from its start and backtracks over it, five to ten times slower on long tool outputs than
+# finding the word and taking the line around it (`_lines_with`).
+ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure")
+ERROR_WORD_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b", re.I)
+DECISION_WORDS = ("decided", "decision", "we'll use", "will use", "chose", "going with", "let's use", "plan is")
+DECISION_WORD_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b", re.I)
+#: What every PATH_RE match ends with: arguments without it are not searched.
 PATH_END_RE = re.compile(r"\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env)\b")
+ACK_RE = re.compile(r"\s*(\{\s*\"ok\"\s*:\s*true\s*\}|ok|done|success)\s*", re.I)
 WRITE_TOOLS = ("write", "edit", "patch", "create", "apply", "replace", "update")
 WORD_LIMIT = 600
 
@@ -37,31 +42,76 @@ class Summarizer(Protocol):
 
 
 def _clip(text: str, width: int = 160) -> str:
-    if len(text) > 4 * width:
-        # The whole words of the text's head are the flattened text's start: when they already run
-        # past `width`, the rest of a long text (a tool's output) need not be split.
-        head = " ".join(text[: 4 * width].split()[:-1])
+    """The text with its whitespace runs made single spaces, cut to `width` characters with "…".
+
+    Only a head of a long text is flattened: its first k characters flattened are the start of the
+    whole flattened (a word cut at k is the start of that word), so once they are longer than
+    `width` they decide the cut (a tool output of 100 KB is not split whole for 120 characters)."""
+    k = 4 * width
+    while k < len(text):
+        head = " ".join(text[:k].split())
         if len(head) > width:
             return head[: width - 1] + "…"
+        k *= 4
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _lines_with(word: re.Pattern[str], text: str, limit: int | None = None) -> list[str]:
-    """The lines of `text` holding a match of `word` (at most `limit`): what
-    `re.compile(r"^.*" + word + r".*$", re.M).findall(text)` gives, in one search per line found."""
+def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit: int = 0) -> list[str]:
+    """The lines of `text` (split at "\\n") holding a match of `word`, in order, each once, at most
+    `limit` of them (0: all): what `^.*<word>.*$` (re.M) finds, found by the word.
+
+    `words` are the lower-case words `word` matches case-insensitively between word boundaries.
+    An ASCII text (a tool's output nearly always) is searched for them in its lower case with
+    `str.find`, several times faster than the pattern: only outside ASCII does re.I match more
+    than the case (the dotless i and the Kelvin sign match "i" and "k"), and only there does \\w
+    hold more than letters, digits and "_"."""
     lines: list[str] = []
-    at = 0
-    while limit is None or len(lines) < limit:
-        found = word.search(text, at)
-        if found is None:
+    if not text.isascii():
+        end = -1
+        for found in word.finditer(text):
+            at = found.start()
+            if at < end:  # on the line already taken
+                continue
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+            lines.append(text[text.rfind("\n", 0, at) + 1: end])
+            if len(lines) == limit:
+                break
+        return lines
+    lower = text.lower()
+    start = 0
+    while (at := _first_word(lower, words, start)) >= 0:
+        end = text.find("\n", at)
+        if end < 0:
+            end = len(text)
+        lines.append(text[text.rfind("\n", 0, at) + 1: end])
+        if len(lines) == limit:
             break
-        start = text.rfind("\n", 0, found.start()) + 1
-        end = text.find("\n", found.end())
-        end = len(text) if end < 0 else end
-        lines.append(text[start:end])
-        at = end
+        start = end
     return lines
+
+
+def _first_word(lower: str, words: tuple[str, ...], start: int) -> int:
+    """Where the first of `words` stands alone (\\b on both sides) in the ASCII `lower` from
+    `start` on (-1: nowhere)."""
+    best = -1
+    for w in words:
+        stop = best + len(w) - 1 if best >= 0 else len(lower)  # only a start before the best so far counts
+        at = lower.find(w, start, stop)
+        while at >= 0:
+            after = at + len(w)
+            if (at == 0 or not _word_char(lower[at - 1])) and (after == len(lower) or not _word_char(lower[after])):
+                best = at
+                break
+            at = lower.find(w, at + 1, stop)
+    return best
+
+
+def _word_char(c: str) -> bool:
+    """\\w for an ASCII character."""
+    return c.isalnum() or c == "_"
 
 
 def _unique(items: list[str], limit: int) -> list[str]:
@@ -100,19 +150,23 @@ def _extract(m: Message) -> Features:
         if PATH_END_RE.search(call.arguments):
             files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
         action = f"called {call.name}({_clip(call.arguments, 80)})"
+    written = bool(text) and not text.isspace()  # what `text.strip()` says, without copying the text
     if m.role == "tool":
-        values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, text, 2)]
-        if text.strip() and not re.fullmatch(r"\s*(\{\s*\"ok\"\s*:\s*true\s*\}|ok|done|success)\s*", text, re.I):
+        values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)]
+        if written and not ACK_RE.fullmatch(text):
             values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
     if m.role == "assistant":
-        decisions += [_clip(line, 160) for line in _lines_with(DECISION_WORD_RE, text)]
-        if text.strip():
+        decisions += [_clip(line, 160) for line in _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)]
+        if written:
             action = _clip(text, 160)
-    if m.role == "user" and text.strip():
+    if m.role == "user" and written:
         request = _clip(text, 160)
-    if "http" in text:
-        values += URL_RE.findall(text)[:3]
+    if "http" in text:  # (URL_RE's every match starts so)
+        values += [u.group() for u in islice(URL_RE.finditer(text), 3)]
     return tuple(files), tuple(decisions), tuple(values), action, request
+
+
+_features.__wrapped__ = _extract  # type: ignore[attr-defined]  # the reading itself, uncached (as under lru_cache)
 
 
 def supyagent_snapshot(messages: Sequence[Message]) -> str:

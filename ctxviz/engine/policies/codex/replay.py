@@ -10,7 +10,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import Event, Turn, _Replay, recorded_summary_text
+from ...replay_contract import FITS, NOT_FITS, Event, Turn, _Replay, recorded_summary_text
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..replay_common import _EditsReplay, _PairSafety, _RecordedShapes
@@ -102,15 +102,23 @@ class CodexReplay(_EditsReplay):
     def _grow(self, i: int) -> None:
         if self.pairs is not None:
             self.pairs.grow(i)
-        self.positions.append(self.positions[-1] + (self.session.messages[i].role != "system"))
         self._classify(i)
-        kind, t = self.kinds[i], self.tokens[i]
-        (ic, it), (hc, ht) = self.initial_sums[-1], self.history_sums[-1]
-        self.initial_sums.append((ic + 1, it + t) if kind == INITIAL else (ic, it))
-        self.history_sums.append((hc + 1, ht + t) if kind == HISTORY else (hc, ht))
+        kind = self.kinds[i]
+        self.positions.append(self.positions[-1] + (self.session.messages[i].role != "system"))
+        if kind == INITIAL:
+            ic, it = self.initial_sums[-1]
+            self.initial_sums.append((ic + 1, it + self.tokens[i]))
+            self.history_sums.append(self.history_sums[-1])
+        elif kind == HISTORY:
+            hc, ht = self.history_sums[-1]
+            self.history_sums.append((hc + 1, ht + self.tokens[i]))
+            self.initial_sums.append(self.initial_sums[-1])
+        else:
+            self.initial_sums.append(self.initial_sums[-1])
+            self.history_sums.append(self.history_sums[-1])
         recorded = self.recorded
         if recorded is not None and recorded.lo is None and self.session.messages[i].id in recorded.covers:
-            recorded.add(i, kind, t)
+            recorded.add(i, kind, self.tokens[i])
 
     def _classify(self, i: int) -> None:
         m = self.session.messages[i]
@@ -191,9 +199,12 @@ class CodexReplay(_EditsReplay):
             live_tokens -= freed
         fits = used <= self.budget
         events: list[Event] = []
-        fixed = self.instructions + self.initial_tokens + retained + summary
-        parts = {"instructions": self.instructions, "initial_context": self.initial_tokens, "retained_user": retained, "summary": summary}
-        self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
+        if fits or not self.before.fits:  # no overflow event: the parts are not needed (`untrimmed_cuts`)
+            self.before = FITS if fits else NOT_FITS
+        else:
+            fixed = self.instructions + self.initial_tokens + retained + summary
+            parts = {"instructions": self.instructions, "initial_context": self.initial_tokens, "retained_user": retained, "summary": summary}
+            self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
         if active:
             kept = self.system_count + self.initial_count + self.retained_kept + live
             summarized = self.covered - self.retained_kept - self.retained_truncated
@@ -209,6 +220,8 @@ class CodexReplay(_EditsReplay):
         assert self.pairs is not None
         h = self.positions[i + 1]
         dropped = self.pairs.drops(start, h, h, h)
+        if not dropped:
+            return 0, 0
         return len(dropped), sum(self.tokens[self.history_index[k]] for k in dropped)
 
 

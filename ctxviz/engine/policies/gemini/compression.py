@@ -57,6 +57,7 @@ from .service import (  # noqa: F401 (the steps lived here before service.py; te
     _part_after,
     _part_owner,
     _summarized_before,
+    _unchanged,
     find_compress_split_point,
     format_truncated_tool_output,
     reported_prompt_tokens,

@@ -261,10 +261,16 @@ class GeminiCliReplay(_EditsReplay):
             self.snapshot = _Snapshot()  # fed past k by a compression that did not happen: start again
         self.snapshot.advance(self.seen[len(self.snapshot.seen):k])
         text = gc.stand_in_summary((), self.snapshot.render())
-        new_parts = [{"text": text}, {"text": gc.ACK_TEXT}]
-        for ci, c in enumerate(held[split:], start=split):
-            new_parts += [gc._part_after(c, ci, pi, truncations) for pi in range(len(c.parts))]
-        if math.floor(sum(estimate_part(p) for p in new_parts)) > prompt_tokens:
+        # The new history's estimate: the summary turn, then each Content kept as it was estimated,
+        # less what its truncated parts estimate less (a part kept whole is not written as JSON again).
+        estimate = estimate_part({"text": text}) + estimate_part({"text": gc.ACK_TEXT})
+        for c in held[split:]:
+            estimate += c.estimate
+        for (ci, pi), t in truncations.items():
+            if ci >= split and not gc._unchanged(held[ci].parts[pi], t.output):
+                part = held[ci].parts[pi]
+                estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
+        if math.floor(estimate) > prompt_tokens:
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
         event = Event(i, "compaction", f"Gemini CLI compresses the chat: prompt {prompt_tokens:,} tokens ({source}) >= "

@@ -61,14 +61,23 @@ def find_compress_split_point(lengths: list[int], splittable: list[bool], last_i
 
 def format_truncated_tool_output(content: str, output_file: str, max_chars: int) -> str:
     """fileUtils.formatTruncatedToolOutput, with JavaScript's UTF-16 lengths and en-US numbers."""
-    units = content.encode("utf-16-le", "surrogatepass")
-    length = len(units) // 2
-    if length <= max_chars:
-        return content
-    head_chars = math.floor(max_chars * 0.2)
-    tail_chars = max_chars - head_chars
-    head = units[: head_chars * 2].decode("utf-16-le", "surrogatepass")
-    tail = units[len(units) - tail_chars * 2:].decode("utf-16-le", "surrogatepass") if tail_chars else content
+    if content.isascii():  # one UTF-16 unit a character: no encoding (most outputs, each read at every compression)
+        length = len(content)
+        if length <= max_chars:
+            return content
+        head_chars = math.floor(max_chars * 0.2)
+        tail_chars = max_chars - head_chars
+        head = content[:head_chars]
+        tail = content[length - tail_chars:] if tail_chars else content
+    else:
+        units = content.encode("utf-16-le", "surrogatepass")
+        length = len(units) // 2
+        if length <= max_chars:
+            return content
+        head_chars = math.floor(max_chars * 0.2)
+        tail_chars = max_chars - head_chars
+        head = units[: head_chars * 2].decode("utf-16-le", "surrogatepass")
+        tail = units[len(units) - tail_chars * 2:].decode("utf-16-le", "surrogatepass") if tail_chars else content
     omitted = length - head_chars - tail_chars
     return (f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. For full output see: {output_file}\n"
             f"{head}\n\n... [{omitted:,} characters omitted] ...\n\n{tail}")
@@ -151,10 +160,20 @@ def _content_length(c: Content, ci: int, truncations: dict[tuple[int, int], Trun
     lengths = list(c.part_lengths)
     for pi in range(len(c.parts)):
         t = truncations.get((ci, pi))
-        if t is not None:
+        if t is not None and not _unchanged(c.parts[pi], t.output):
             lengths[pi] = js_length(stringify(truncated_part(c.parts[pi], t.output)))
     wrapper = len('{"role":"') + len(c.role) + len('","parts":[') + len("]}")
     return wrapper + sum(lengths) + max(0, len(lengths) - 1)
+
+
+def _unchanged(part: dict[str, Any], output: str) -> bool:
+    """Whether `truncated_part(part, output)` is `part` itself, as JSON: a response {output} kept
+    whole (an output under the character limit, past the token budget), so its length is known
+    without writing the output's JSON again."""
+    if len(part) != 1:
+        return False
+    response = part.get("functionResponse")
+    return isinstance(response, dict) and response.get("response") == {"output": output}
 
 
 def _part_after(c: Content, ci: int, pi: int, truncations: dict[tuple[int, int], Truncation]) -> dict[str, Any]:

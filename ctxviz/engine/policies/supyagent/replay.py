@@ -44,9 +44,11 @@ class SupyagentReplay(_GrowingReplay):
         self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
         # The recorded summaries in force before the first generated one: supyagent reads the
         # latest (file order); its covers are a prefix of the history (`_RecordedShapes`).
-        self.shapes = _RecordedShapes.of(session)
-        self.recorded = _RecordedInForce(self.shapes)
-        self.first_covering = self.shapes.first_covering if self.shapes.why_not else len(session.messages)
+        # (Read only when the log records summaries: the shapes read the session's message columns,
+        # a pass over every message that costs about a plan.)
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
         self.recorded_sizes: dict[int, int] = {}
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
         self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
@@ -163,8 +165,11 @@ class SupyagentReplay(_GrowingReplay):
         """Bring the recorded summary in force up to this step (`summary_idx`, its size): the
         latest in the file's order, its newest covered history message; the bisection point
         of its covers' end in the history (None: no summary in force)."""
-        until = self.recorded_until(i)
         rec = self.recorded
+        if rec is None:  # the log records no summary
+            self.summary_idx = None
+            return None
+        until = self.recorded_until(i)
         rec.update(i + 1, until)
         if not rec.in_force:
             self.summary_idx = None
@@ -185,6 +190,7 @@ class SupyagentReplay(_GrowingReplay):
         """The reference's compaction events for the recorded summaries written since the step
         before (`replay_contract._recorded_summary_event`), from the carried state."""
         rec = self.recorded
+        assert rec is not None  # (a summary in force is a recorded one)
         events: list[Event] = []
         for k in rec.written(self.last_horizon, self.recorded_until(i)):
             m = rec.span[k]

@@ -1,0 +1,69 @@
+"""Gemini CLI's compression reads each tool output faster where nothing changes: an ASCII output is
+cut without encoding it to UTF-16, and a response kept whole is not written as JSON again for its
+length. Both give what the long way gives (the JavaScript lengths Gemini CLI measures), on random
+outputs and response shapes."""
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.policies.gemini import service
+from ctxviz.engine.policies.gemini.history import Content, js_length, stringify
+
+from .hypothesis_budget import examples
+
+
+def cut_the_long_way(content: str, output_file: str, max_chars: int) -> str:
+    """`format_truncated_tool_output` through UTF-16 units, for any text."""
+    units = content.encode("utf-16-le", "surrogatepass")
+    length = len(units) // 2
+    if length <= max_chars:
+        return content
+    head_chars = math.floor(max_chars * 0.2)
+    tail_chars = max_chars - head_chars
+    head = units[: head_chars * 2].decode("utf-16-le", "surrogatepass")
+    tail = units[len(units) - tail_chars * 2:].decode("utf-16-le", "surrogatepass") if tail_chars else content
+    omitted = length - head_chars - tail_chars
+    return (f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. For full output see: {output_file}\n"
+            f"{head}\n\n... [{omitted:,} characters omitted] ...\n\n{tail}")
+
+
+outputs = st.one_of(st.text(alphabet=st.characters(max_codepoint=127), max_size=400), st.text(max_size=200))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(outputs, st.integers(0, 300))
+def test_an_output_is_cut_as_through_utf16(content: str, max_chars: int) -> None:
+    assert service.format_truncated_tool_output(content, "f.txt", max_chars) == cut_the_long_way(content, "f.txt", max_chars)
+
+
+responses = st.one_of(
+    st.builds(lambda o: {"output": o}, outputs),
+    st.builds(lambda o, x: {"output": o, "extra": x}, outputs, st.integers()),
+    st.builds(lambda c: {"content": c}, outputs),
+    st.builds(lambda o: {"output": o, "n": 1.0}, outputs),
+)
+parts = st.one_of(
+    st.builds(lambda r, name, pid: {"functionResponse": {**({"id": pid} if pid else {}), "name": name, "response": r}},
+              responses, st.sampled_from(["read_file", "shell"]), st.sampled_from(["", "c1"])),
+    st.builds(lambda r: {"functionResponse": {"name": "x", "response": r}, "thoughtSignature": "s"}, responses),
+    st.builds(lambda t: {"text": t}, outputs),
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(parts, min_size=1, max_size=4), st.data())
+def test_a_content_measures_as_when_every_truncated_part_is_written_again(ps: list, data) -> None:
+    c = Content("user", ps, [js_length(stringify(p)) for p in ps], 0.0, [])
+    truncations = {}
+    for pi, p in enumerate(ps):
+        if "functionResponse" in p and data.draw(st.booleans()):
+            body = p["functionResponse"]["response"]
+            kept = body.get("output") if isinstance(body.get("output"), str) else stringify(body)
+            output = data.draw(st.sampled_from([kept, kept[:3], "cut"]))
+            truncations[(0, pi)] = service.Truncation(0, pi, output, 0)
+    lengths = [js_length(stringify(service.truncated_part(p, truncations[(0, pi)].output))) if (0, pi) in truncations else c.part_lengths[pi]
+               for pi, p in enumerate(ps)]
+    wrapper = len('{"role":"') + len(c.role) + len('","parts":[') + len("]}")
+    assert service._content_length(c, 0, truncations) == wrapper + sum(lengths) + max(0, len(lengths) - 1)
