@@ -184,23 +184,34 @@ def test_trim_protected_tail_option_trims_oldest_first():
     assert "trim_protected_tail" in plan.messages[0].reason
 
 
+def records(s, params, tokenizer=None, store=None):
+    """`plan_session` with the step-by-step plan."""
+    from ctxviz.engine.policies.missy.context_manager import plan_records
+
+    pol = get_policy("missy")
+    store = store if store is not None else CountStore()
+    return plan_records(s, pol.make_params(params), store.get(s, pol.scheme(tokenizer, s.model)))
+
+
 def test_shared_records_for_the_messages_older_than_the_cut_stay_correct():
-    """Records older than the cut are memoised per (session, counts, cut): a re-plan may share
-    them, but a different tokenizer or a different cut must never see another plan's records."""
+    """The step-by-step plan (`plan_records`, the reference the columns plan is checked against)
+    memoises the records older than the cut per (session, counts, cut): a re-plan may share them,
+    but a different tokenizer or a different cut must never see another plan's records. (`plan`
+    decides in columns and builds no such record: tests/test_missy_columns.py.)"""
     from ctxviz.engine.policies.missy import context_manager as missy
 
     s = session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * (40 + i % 13)) for i in range(400)])
     store = CountStore()
-    first = plan_session(s, "missy", {"total": 12000}, store=store)
-    again = plan_session(s, "missy", {"total": 12010}, store=store)
+    first = records(s, {"total": 12000}, store=store)
+    again = records(s, {"total": 12010}, store=store)
     cut = first.extra["cut_index"]
     assert again.extra["cut_index"] == cut and again.messages[0] is first.messages[0]
     missy._OLDER_CACHE.clear()
-    assert plan_session(s, "missy", {"total": 12010}, store=CountStore()).messages == again.messages
-    other = plan_session(s, "missy", {"total": 12000}, tokenizer="o200k_base", store=store)
+    assert records(s, {"total": 12010}, store=CountStore()).messages == again.messages
+    other = records(s, {"total": 12000}, tokenizer="o200k_base", store=store)
     counts = store.get(s, get_policy("missy").scheme("o200k_base", s.model))
     assert [m.tokens for m in other.messages] == list(counts.message_tokens)
-    moved = plan_session(s, "missy", {"total": 9000}, store=store)
+    moved = records(s, {"total": 9000}, store=store)
     assert moved.extra["cut_index"] != cut
     assert f"(#{moved.extra['cut_index']})" in moved.messages[0].reason
 
@@ -215,12 +226,12 @@ def test_records_of_a_forgotten_session_are_not_kept():
         return session(*[("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * 60) for i in range(n)])
 
     first = long_session(300)
-    plan_session(first, "missy", {"total": 4000}, store=CountStore())
+    records(first, {"total": 4000}, store=CountStore())
     gone = weakref.ref(first)
     del first
     gc.collect()
     assert gone() is None
     alive = long_session(301)
-    plan_session(alive, "missy", {"total": 4000}, store=CountStore())
+    records(alive, {"total": 4000}, store=CountStore())
     held = [ref() for ref, _, _ in missy._OLDER_CACHE.values()]
     assert all(h is not None for h in held) and any(h is alive for h in held)

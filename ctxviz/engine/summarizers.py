@@ -11,8 +11,8 @@ import json
 import re
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Sequence
-from functools import lru_cache
 from itertools import islice
 from typing import Protocol
 
@@ -30,6 +30,8 @@ ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure")
 ERROR_WORD_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b", re.I)
 DECISION_WORDS = ("decided", "decision", "we'll use", "will use", "chose", "going with", "let's use", "plan is")
 DECISION_WORD_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b", re.I)
+#: What every PATH_RE match ends with: arguments without it are not searched.
+PATH_END_RE = re.compile(r"\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env)\b")
 ACK_RE = re.compile(r"\s*(\{\s*\"ok\"\s*:\s*true\s*\}|ok|done|success)\s*", re.I)
 WRITE_TOOLS = ("write", "edit", "patch", "create", "apply", "replace", "update")
 WORD_LIMIT = 600
@@ -113,17 +115,31 @@ def _word_char(c: str) -> bool:
 
 
 def _unique(items: list[str], limit: int) -> list[str]:
-    out: list[str] = []
-    for item in items:
-        if item and item not in out:
-            out.append(item)
-    return out[-limit:]
+    """The last `limit` distinct non-empty items, in the order each first appears (a dict keeps
+    that order: a list searched for each item was quadratic in a long session's tool results)."""
+    return [item for item in dict.fromkeys(items) if item][-limit:]
 
 
-@lru_cache(maxsize=65536)
-def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]:
-    """(files, decisions, values, last action, request) of one message; cached because a simulation
-    summarises the same early messages again at every trigger (supyagent re-summarises from 0)."""
+Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
+_FEATURES: weakref.WeakKeyDictionary[Message, Features] = weakref.WeakKeyDictionary()
+
+
+def _features(m: Message) -> Features:
+    """(files, decisions, values, last action, request) of one message, kept while the message
+    lives: a simulation summarises the same early messages again at every trigger (supyagent
+    re-summarises from 0), and a re-plan after a parameter moved summarises nearly the span its
+    first plan did. (A cache of the last 65,536 messages forgot a 100,000-message session's first
+    messages before its re-plan asked for them again.)"""
+    found = _FEATURES.get(m)
+    if found is None:
+        found = _FEATURES[m] = _extract(m)
+    return found
+
+
+_features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
+
+
+def _extract(m: Message) -> Features:
     text = m.text
     files: list[str] = []
     decisions: list[str] = []
@@ -131,7 +147,8 @@ def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, 
     action = request = ""
     for call in m.tool_calls:
         verb = "changed" if any(w in call.name.lower() for w in WRITE_TOOLS) else "read"
-        files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
+        if PATH_END_RE.search(call.arguments):
+            files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
         action = f"called {call.name}({_clip(call.arguments, 80)})"
     written = bool(text) and not text.isspace()  # what `text.strip()` says, without copying the text
     if m.role == "tool":
@@ -147,6 +164,9 @@ def _features(m: Message) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, 
     if "http" in text:  # (URL_RE's every match starts so)
         values += [u.group() for u in islice(URL_RE.finditer(text), 3)]
     return tuple(files), tuple(decisions), tuple(values), action, request
+
+
+_features.__wrapped__ = _extract  # type: ignore[attr-defined]  # the reading itself, uncached (as under lru_cache)
 
 
 def supyagent_snapshot(messages: Sequence[Message]) -> str:

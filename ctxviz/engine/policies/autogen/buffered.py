@@ -7,10 +7,14 @@ framework's own class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
 
 from ...counting import TokenCounts
 from ...plan import Decision, Plan
 from ...session import Session
+from .columns import model_context_columns, plan_from_units
 from .messages import (
     COUNTER,
     autogen_policy,
@@ -40,7 +44,45 @@ class BufferedParams:
             raise ValueError(f"buffer_size must be greater than 0 (got {self.buffer_size})")
 
 
+_CODES = ("in_window", "outside_window", "start_rule")
+IN_WINDOW, OUTSIDE, START_RULE = range(len(_CODES))
+
+
 def plan(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
+    """`plan_records` in columns: the last buffer_size LLMMessages are one slice of the model
+    context kept per session (columns.py), and nothing per message is built."""
+    mc = model_context_columns(session, counts, params.system_messages_in_context)
+    n = params.buffer_size
+    units = len(mc.units)
+    first = max(0, units - n)
+    code = np.full(units, OUTSIDE, dtype=np.int16)
+    code[first:] = IN_WINDOW
+    notes: list[str] = []
+    if first < units and mc.kinds[first] == "results":
+        code[first] = START_RULE
+        notes.append(f"the buffer's first message was a tool result (#{int(mc.unit_first[first])}) and is removed, so {units - first - 1} "
+                     "messages are sent")
+    budget, note = model_limit(session)
+    if note:
+        notes.append(note)
+    sent = code == IN_WINDOW
+    return plan_from_units(NAME, session, params, counts, mc, sent, code, _CODES, partial(_unit_reason, code, n), budget, notes,
+                           {"llm_messages": units, "sent_llm_messages": int(sent.sum())})
+
+
+def _unit_reason(code: np.ndarray, n: int, p: int) -> str:
+    """The reason of LLMMessage p's messages, as `plan_records` words it."""
+    c = code[p]
+    if c == IN_WINDOW:
+        return f"kept: among the last {n} messages (buffer_size={n})"
+    if c == START_RULE:
+        return f"dropped: a tool result would start the last {n} messages without its call, so AutoGen removes it"
+    return f"dropped: older than the last {n} messages (buffer_size={n})"
+
+
+def plan_records(session: Session, params: BufferedParams, counts: TokenCounts) -> Plan:
+    """get_messages step by step, a record per message: the reference `plan` is checked against
+    (tests/test_autogen_buffer_columns.py)."""
     _system, units = model_context(session, params.system_messages_in_context)
     n = params.buffer_size
     kept = list(units[-n:])

@@ -35,6 +35,7 @@ from .messages import (
     model_context,
     model_family,
     passed_over,
+    placeholder_tokens,
     source_name,
     spells_special_token,
     summary_tokens,
@@ -168,9 +169,11 @@ def _sent_runs(unit_sent: np.ndarray) -> list[tuple[int, int]]:
 
 def plan_from_units(name: str, session: Session, params: Any, counts: TokenCounts, mc: ModelContext, unit_sent: np.ndarray,
                     unit_code: np.ndarray, codes: Sequence[str], unit_reason: Callable[[int], str], budget: int, notes: Sequence[str],
-                    extra: dict[str, Any], tools_tokens: int = 0) -> Plan:
+                    extra: dict[str, Any], tools_tokens: int = 0, placeholder: tuple[int, str] | None = None) -> Plan:
     """`build_plan` for a policy that sends whole LLMMessages, in order: `unit_sent` says which,
-    `unit_code` each one's code (a position in `codes`), `unit_reason(p)` the reason of unit p's messages."""
+    `unit_code` each one's code (a position in `codes`), `unit_reason(p)` the reason of unit p's
+    messages; `placeholder` (position, text): a UserMessage named System inserted before the sent
+    units from that position on (HeadAndTail's "Skipped N messages.")."""
     tokens = counts.token_array
     n = len(tokens)
     in_unit = mc.unit_of >= 0
@@ -194,7 +197,16 @@ def plan_from_units(name: str, session: Session, params: Any, counts: TokenCount
 
     context: tuple[Any, ...] = mc.head
     context_index: tuple[int | None, ...] = (None,) * len(mc.head)
+    placeholder_entry: tuple[Any, ...] = ()
+    placeholder_tokens_ = 0
+    if placeholder is not None:
+        placeholder_entry = ({"role": "user", "name": "System", "content": placeholder[1]},)
+        placeholder_tokens_ = placeholder_tokens(placeholder[1], counts)
     for a, b in _sent_runs(unit_sent):
+        if placeholder_entry and a >= placeholder[0]:  # type: ignore[index]
+            context += placeholder_entry
+            context_index += (None,)
+            placeholder_entry = ()
         lo, hi = int(mc.entry_start[a]), int(mc.entry_start[b])
         context += mc.entries[lo:hi]
         context_index += mc.entry_index[lo:hi]
@@ -207,11 +219,15 @@ def plan_from_units(name: str, session: Session, params: Any, counts: TokenCount
         else:
             decision_k, why = Decision.DROPPED, "dropped: a recorded summary (a SystemMessage where the messages it covers were) this context leaves out"
         summary_plans.append(SummaryPlan(k, summary_tokens(session, k, counts), decision_k, why, summary.text))
+    if placeholder_entry:  # nothing sent after it
+        context += placeholder_entry
+        context_index += (None,)
     sent = sent_units | mc.outside
     kept_tokens = int(tokens[sent].sum())
     kept_messages = int(sent.sum())
-    usage = {"system": mc.system_tokens, "messages": int(mc.sizes[unit_sent].sum()) + REPLY_PRIMING, "placeholder": 0, "tools": tools_tokens}
-    allocation = divide(budget, {"system": mc.system_tokens, "placeholder": 0, "tools": tools_tokens})
+    usage = {"system": mc.system_tokens, "messages": int(mc.sizes[unit_sent].sum()) + REPLY_PRIMING, "placeholder": placeholder_tokens_,
+             "tools": tools_tokens}
+    allocation = divide(budget, {"system": mc.system_tokens, "placeholder": placeholder_tokens_, "tools": tools_tokens})
     used = sum(usage.values())
     totals = Totals(budget=budget, used=used, kept=kept_tokens, dropped=int(tokens.sum()) - kept_tokens, fits=used <= budget,
                     kept_messages=kept_messages, dropped_messages=n - kept_messages)

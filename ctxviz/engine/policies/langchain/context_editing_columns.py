@@ -14,7 +14,7 @@ are left to `plan_records`. tests/test_context_editing_columns.py checks the two
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
@@ -251,20 +251,18 @@ def plan_columns(session: Session, params: ClearParams, counts: TokenCounts) -> 
         context_index.append(None)
     summary_entries = [{"role": "user", "content": summary_message_text(s.text)} for s in session.summaries]
     summary_plans = tuple(SummaryPlan(k, r.summary_tokens[k], Decision.KEPT, SUMMARY_KEPT, s.text) for k, s in enumerate(session.summaries))
-    sent = np.flatnonzero(~r.covered).tolist()
-    head = [i for i in sent if i < r.lead]
-    context += [messages[i] for i in head]
-    context_index += head
+    sent = _sent(session, counts)
+    context += sent.head
+    context_index += sent.head_index
     context += summary_entries
     context_index += [None] * len(summary_entries)
-    rest = sent[len(head):]
     if len(cleared):
-        placeholder = params.placeholder
-        replaced = set(cleared.tolist())
-        context += [Cleared(messages[i], placeholder) if i in replaced else messages[i] for i in rest]
+        rest = sent.rest_array.copy()
+        rest[sent.position[cleared]] = sent.cleared(session, r, params.placeholder)[chosen]
+        context += rest.tolist()
     else:
-        context += [messages[i] for i in rest]
-    context_index += rest
+        context += sent.rest
+    context_index += sent.rest_index
 
     notes = []
     if session.summaries:
@@ -290,6 +288,47 @@ def plan_columns(session: Session, params: ClearParams, counts: TokenCounts) -> 
         extra={"tokens_before": tokens, "fired": fired, "cleared_ids": [ids[i] for i in sorted(cleared.tolist())],
                "cleared_tokens": reclaimed_total, "trimmed": bool(len(cleared))},
     )
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """The messages the request sends, in order, around where the summaries go: the same for every
+    parameter (a tool result cleared is put in its place)."""
+
+    head: tuple[Message, ...]
+    head_index: tuple[int, ...]
+    rest: tuple[Message, ...]
+    rest_index: tuple[int, ...]
+    position: np.ndarray  # per message: its position in `rest` (-1: not there)
+    rest_array: np.ndarray  # `rest` as an object array, copied and changed where tool results are cleared
+    #: Per placeholder, every tool result cleared to it (in the order of `_Request.tools`): made once,
+    #: so a re-plan that clears 35,000 of them makes no object (and starts no garbage collection).
+    by_placeholder: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def cleared(self, session: Session, r: _Request, placeholder: str) -> np.ndarray:
+        found = self.by_placeholder.get(placeholder)
+        if found is None:
+            found = np.empty(len(r.tools), dtype=object)
+            found[:] = [Cleared(session.messages[i], placeholder) for i in r.tools.tolist()]
+            self.by_placeholder[placeholder] = found
+        return found
+
+
+def _sent(session: Session, counts: TokenCounts) -> _Sent:
+    return derived_from_counts(session, counts, "langchain-context-editing sent", _make_sent)
+
+
+def _make_sent(session: Session, counts: TokenCounts) -> _Sent:
+    r = _request(session, counts)
+    sent = np.flatnonzero(~r.covered).tolist()
+    head = [i for i in sent if i < r.lead]
+    rest = sent[len(head):]
+    position = np.full(len(session.messages), -1, dtype=np.int64)
+    position[rest] = np.arange(len(rest), dtype=np.int64)
+    messages = session.messages
+    rest_array = np.empty(len(rest), dtype=object)
+    rest_array[:] = [messages[i] for i in rest]
+    return _Sent(tuple(messages[i] for i in head), tuple(head), tuple(messages[i] for i in rest), tuple(rest), position, rest_array)
 
 
 def _reason(why: _Why, i: int) -> str:

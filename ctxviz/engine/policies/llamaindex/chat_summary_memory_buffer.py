@@ -22,14 +22,8 @@ from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
 from ..common import history_with_summaries
-from .chat_memory_buffer import (
-    DEFAULT_TOKEN_LIMIT_RATIO,
-    content_str,
-    llama_count,
-    llama_role,
-    prefix_tokens,
-    text_tokens,
-)
+from .chat_memory_buffer import DEFAULT_TOKEN_LIMIT_RATIO
+from .joined import content_str, llama_count, llama_role, prefix_tokens, text_tokens
 from .summary_columns import NAME, STAND_IN, ZONES, plan_columns, stand_in_summary
 
 DEFAULT_TOKEN_LIMIT = 2000

@@ -26,7 +26,7 @@ from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
 from ..base import params_dict
 from ..common import history_with_summaries
-from .chat_memory_buffer import llama_role, prefix_tokens, text_tokens
+from .joined import llama_role, prefix_tokens, text_tokens
 
 NAME = "llamaindex-chat-summary-memory-buffer"
 ZONES = ("system", "summarized", "full_text")

@@ -389,7 +389,9 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
         context_index += messages
         sent_all = seen.found.get("sent")
         if sent_all is None:
-            sent_all = seen.found["sent"] = sum(text_tokens(content_text(session.messages[i])) for i in messages)
+            # What each message is sent as is its content, counted as the counts were: the counts
+            # themselves (divided by 4 in chars mode, as `seen.tokens` already is).
+            sent_all = seen.found["sent"] = int(seen.tokens[np.array(messages, dtype=np.int64)].sum())
         used += sent_all
 
     pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0

@@ -16,12 +16,15 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
-from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
+from ...session import Message, Session
 from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
+from .context_manager_columns import plan_columns
+from .parts import ZONES, enrich_system_prompt, format_summary, invisible_call_notes
 
-ZONES = ("system", "evictable", "fresh_tail", "new_message")
+__all__ = ["ZONES", "TokenBudget", "enrich_system_prompt", "format_summary", "invisible_call_notes", "plan", "plan_records"]
+
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -76,79 +79,14 @@ def measure_content(message: Message, tokenizer: Tokenizer) -> int:
     return tokenizer.count(str(message.openai_content()))
 
 
-_invisible: dict[int, tuple[weakref.ref[Session], tuple[str, ...]]] = {}
-#: What makes a message's OpenAI content not None (Message.openai_content).
-CONTENT_PARTS = (*TEXT_PARTS, ImagePart)
-
-
-def invisible_call_notes(session: Session) -> tuple[str, ...]:
-    """What missy's estimator cannot see: it measures `str(content)` only, so a message's tool calls
-    cost nothing and a tool-call-only message is the four characters `None`. Cached per session."""
-    found = _invisible.get(id(session))
-    if found is not None and found[0]() is session:
-        return found[1]
-    # One pass over the parts, nothing built (a replay's retention plans 30 prefixes of a long session):
-    # a message with calls has no content (openai_content() is None) when it has no text and no image.
-    with_calls = only_calls = characters = 0
-    for m in session.messages:
-        if m.role != "assistant":
-            continue
-        calls = content = False
-        for p in m.parts:
-            if isinstance(p, ToolCallPart):
-                calls = True
-                characters += len(p.name) + len(p.arguments)
-            elif isinstance(p, CONTENT_PARTS):
-                content = True
-        if calls:
-            with_calls += 1
-            only_calls += not content
-    notes: tuple[str, ...] = ()
-    if with_calls:
-        notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} message(s) "
-                 f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
-                 "message(s) count as the text 'None'",)
-    key = id(session)
-    _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
-    return notes
-
-
-def format_summary(summary: Summary) -> str:
-    """missy's _format_summary: em dash header; the time range only when both ends are set."""
-    time = ""
-    if summary.time_range_start and summary.time_range_end:
-        time = f", covers {summary.time_range_start} to {summary.time_range_end}"
-    return f"[Conversation Summary \u2014 depth {summary.depth}, {summary.messages_covered} messages{time}]\n{summary.text}"
-
-
-def enrich_system_prompt(system: str, memory: tuple[str, ...], learnings: tuple[str, ...], budget: TokenBudget, count) -> tuple[str, int, int, list[str]]:
-    """Append `## Relevant Memory` and `## Past Learnings`; returns (prompt, memory tokens, learnings tokens, notes)."""
-    notes: list[str] = []
-    enriched = system
-    memory_tokens = learnings_tokens = 0
-    if memory:
-        memory_text = "\n".join(memory)
-        if count(memory_text) > budget.memory_budget:
-            # A hard character cut at budget x 4, not a token-aware trim (missy's behaviour).
-            memory_text = memory_text[: budget.memory_budget * 4]
-            notes.append(f"memory cut to its first {budget.memory_budget * 4:,} characters to fit the {budget.memory_budget:,}-token memory budget")
-        enriched += f"\n\n## Relevant Memory\n{memory_text}"
-        memory_tokens = count(memory_text)
-    if learnings:
-        learnings_text = "\n".join(f"- {item}" for item in learnings[:5])
-        tokens = count(learnings_text)
-        if len(learnings) > 5:
-            notes.append(f"only the first 5 of {len(learnings)} learnings are considered")
-        if tokens <= budget.learnings_budget:
-            enriched += f"\n\n## Past Learnings\n{learnings_text}"
-            learnings_tokens = tokens
-        else:
-            # All-or-nothing: the block is dropped silently in missy.
-            notes.append(f"learnings left out: {tokens:,} tokens exceed the {budget.learnings_budget:,}-token learnings budget")
-    return enriched, memory_tokens, learnings_tokens, notes
-
-
 def plan(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
+    """build_messages in columns (`context_manager_columns`): what the CLI and the app plan with."""
+    return plan_columns(session, budget, counts)
+
+
+def plan_records(session: Session, budget: TokenBudget, counts: TokenCounts) -> Plan:
+    """build_messages step for step, one record per message: the reference the columns plan is
+    checked against (tests/test_missy_columns.py)."""
     count = counts.text
     system_messages, history, new_message = split_new_message(session)
     # Messages a recorded summary covers are not history any more: the summary goes in their place.

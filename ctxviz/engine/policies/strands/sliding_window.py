@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -210,16 +211,23 @@ class _Manager:
         (inside the window) get `inside`, which the start rule (a valid trim point) removes."""
         msgs, removed, journal = self.messages, self.removed, self.journal
         outside, within = (reason, code), (inside, "start_rule")
-        for i in reversed(positions):
+        inside_from = start if inside else len(msgs)  # the positions from here on are inside the window
+        gone = 0
+        for i in reversed(positions):  # newest first: a replay reads the journal back in this order
             sm = msgs[i]
-            why = within if inside and i >= start else outside
-            if not sm.members:
+            why = within if i >= inside_from else outside
+            members = sm.members
+            if len(members) == 1:
+                removed[members[0]] = why
+            elif not members:
                 self.summary_removed = why[0]
-            for index in sm.members:
-                removed[index] = why
+            else:
+                for index in members:
+                    removed[index] = why
             if journal is not None:
-                journal += [(index, Decision.DROPPED) for index in sm.members]
-            self.held -= sm.tokens
+                journal += [(index, Decision.DROPPED) for index in members]
+            gone += sm.tokens
+        self.held -= gone
         if positions and positions[-1] == len(positions) - 1:  # the oldest run (positions ascend): one slice
             del msgs[: len(positions)]
             del self.owners[: len(positions)]
@@ -469,7 +477,7 @@ def _columns(session: Session, counts: TokenCounts, start: Held, mgr: _Manager, 
         removed = np.fromiter(mgr.removed, dtype=np.int64, count=len(mgr.removed))
         decision[removed] = DROPPED
         zone[removed] = Z_TRIMMED
-        code[removed] = np.fromiter((_CODE[c] for _, c in mgr.removed.values()), dtype=np.int16, count=len(removed))
+        code[removed] = np.fromiter(map(_CODE.__getitem__, map(itemgetter(1), mgr.removed.values())), dtype=np.int16, count=len(removed))
         sent_tokens[removed] = 0
     covered = start.is_covered
     decision[covered] = SUMMARIZED

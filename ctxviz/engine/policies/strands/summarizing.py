@@ -108,8 +108,11 @@ def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int
     if pin_first and not pins_applied:
         for i in range(min(pin_first, n)):
             messages[i].pinned = True
-    protected = tuple(i for i in range(count) if is_pinned(messages, i))
-    summarized = tuple(i for i in range(count) if i not in protected)
+    if any(sm.pinned for sm in messages[: count + 1]):
+        protected = tuple(i for i in range(count) if is_pinned(messages, i))
+        summarized = tuple(i for i in range(count) if i not in protected)
+    else:  # is_pinned looks at a message and its neighbours only: nothing is pinned among them
+        protected, summarized = (), tuple(range(count))
     if not summarized:
         return Outcome(False, count, asked, protected, error="Cannot summarize: all messages in summarize range are pinned")
     return Outcome(True, count, asked, protected, summarized)
@@ -190,7 +193,7 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
         summary_plans.append(SummaryPlan(len(session.summaries) - 1, counts.text(summary.text), Decision.KEPT,
                                          "kept: Strands sends its summary as a user message in place of the messages it covers", summary.text))
 
-    estimate = fixed + sum(sm.tokens for sm in messages)
+    estimate = fixed + start.tokens  # pinning a message copies it, tokens and all
     why = ""
     if estimate > limit:
         why = f"the context overflowed ({estimate:,} estimated tokens > context_window_limit {limit:,})"
@@ -199,6 +202,7 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                f"at least compression_threshold {params.proactive_compression:g}")
     new_ids: tuple[str, ...] = ()
     new_text = ""
+    split: int | None = None  # where a pass split the messages Strands holds
     if why:
         n = len(messages)
         if params.pin_first and not pins_applied:  # summarize_oldest pins these in place
@@ -216,7 +220,9 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
             if found is None:
                 gone = [messages[i] for i in outcome.summarized]
                 members = sorted(i for sm in gone for i in sm.members)
-                previous = [m.index for m in session.messages if m.id in covered]
+                previous = start.found.get("covered messages")
+                if previous is None:  # the same for every split: kept with the splits' summaries
+                    previous = start.found["covered messages"] = [m.index for m in session.messages if m.id in covered]
                 new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
                 new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
                 found = start.found[(outcome.split, outcome.protected)] = (members, new_ids, new_text)
@@ -231,12 +237,14 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
             summary_plans.append(SummaryPlan(len(session.summaries), new_summary.tokens, Decision.KEPT,
                                              f"kept: Strands' new summary of {len(new_ids)} messages, a user message after the pinned ones ({STAND_IN})", new_text))
             notes.append(f"{why}: one reduce_context pass; the summary text is ctxviz's offline stand-in ({STAND_IN})")
+            split = outcome.split
             if fixed + sum(sm.tokens for sm in messages) > limit:
                 notes.append("still over the window after one pass: Strands retries the call at once, which overflows again and "
                              "summarises again; ctxviz makes one pass per model call, so the replay shows the next pass at its next step")
 
+    # Only pin_first pins (the session's own Strands messages never are).
     pinned_members = ([i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members]
-                      if any(sm.pinned for sm in messages) else [])
+                      if params.pin_first and any(sm.pinned for sm in messages) else [])
     if why and new_ids:
         kept_code, kept_reason = K_FRESH, "kept: after the summarised span"
     else:
@@ -245,17 +253,22 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
     columns = _columns(session, counts, start, summarised, pinned_members, kept_code,
                        _Why(start, summarised_reason, kept_reason, len(covered), params.pin_first))
 
-    context: list[Any] = [{"role": "system", "content": prompt}] if prompt else []
-    context_index: list[int | None] = [None] if prompt else []
-    for sm in messages:
-        if not sm.members:
-            context.append({"role": "user", "content": sm.content[0]["text"]})
-            context_index.append(None)
-        for index in sm.members:
-            context.append(session.messages[index])  # sent as it is: built when read (plan.Context)
-            context_index.append(index)
-    holding = sum(sm.tokens for sm in messages)
-    summary_tokens = sum(sm.tokens for sm in messages if not sm.members)
+    flat = _flat(session, start)
+    head: list[Any] = [{"role": "system", "content": prompt}] if prompt else []
+    head_index: list[int | None] = [None] if prompt else []
+    if split is None:  # Strands holds the session's messages as they are
+        tail_from, holding, summary_tokens = 0, start.tokens, flat.summary_tokens
+    else:  # the pinned ones, the new summary, the rest
+        for sm in messages[: len(messages) - (len(start.messages) - split)]:
+            entries, index = _entries(session, sm)
+            head += entries
+            head_index += index
+        tail_from = split
+        kept = messages[: len(messages) - (len(start.messages) - split)]
+        holding = sum(sm.tokens for sm in kept) + start.tokens - int(flat.tokens[split])
+        summary_tokens = sum(sm.tokens for sm in kept if not sm.members) + flat.summary_tokens - int(flat.summary_before[split])
+    context = (*head, *flat.entries[flat.start[tail_from]:])
+    context_index = (*head_index, *flat.index[flat.start[tail_from]:])
     used = fixed + holding
     allocation = split_window(limit, system_tokens, tools_tokens)
     usage = {"system": system_tokens, "tool_definitions": tools_tokens, "messages": holding}
@@ -267,7 +280,7 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
     return Plan(
         policy=POLICY.name, params={**params_dict(params), "context_window_limit": limit}, tokenizer=counts.scheme.label,
         allocation=allocation, usage=usage, system_prompt=prompt, messages=Rows(columns), context=Context(context),
-        context_index=tuple(context_index), totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
+        context_index=context_index, totals=totals, summaries=tuple(summary_plans), zones=ZONES, notes=tuple(notes),
         extra={"context_window_limit": limit, "context_window_source": limit_source, "estimate_before": estimate,
                "summary_ratio_used": params.ratio, "summary_tokens": summary_tokens, "strands_messages": len(messages),
                "summarized_ids": list(new_ids), "reduce_reason": why},
@@ -309,6 +322,44 @@ POLICY = Policy(
     stand_in=STAND_IN,
     compact=compact,
 )
+
+
+@dataclass(frozen=True)
+class _Flat:
+    """The session's Strands messages as the request sends them, flattened once per session: a
+    plan's context is a slice of it after the messages it summarised or pinned."""
+
+    entries: tuple[Any, ...]  # per request entry: a session message (built when read), or the summary's user message
+    index: tuple[int | None, ...]
+    start: list[int]  # per Strands message (and one past the last): its first entry
+    tokens: np.ndarray  # tokens[k]: the tokens of the first k Strands messages
+    summary_before: np.ndarray  # summary_before[k]: the tokens of the summary messages among the first k
+    summary_tokens: int
+
+
+def _entries(session: Session, sm: StrandsMessage) -> tuple[list[Any], list[int | None]]:
+    if not sm.members:
+        return [{"role": "user", "content": sm.content[0]["text"]}], [None]
+    return [session.messages[i] for i in sm.members], list(sm.members)
+
+
+def _flat(session: Session, start: Held) -> _Flat:
+    found = start.found.get("flat")
+    if found is None:
+        entries: list[Any] = []
+        index: list[int | None] = []
+        at = [0]
+        for sm in start.messages:
+            more, where = _entries(session, sm)
+            entries += more
+            index += where
+            at.append(len(entries))
+        tokens = np.zeros(len(start.messages) + 1, dtype=np.int64)
+        np.cumsum([sm.tokens for sm in start.messages], out=tokens[1:])
+        summary_before = np.zeros(len(start.messages) + 1, dtype=np.int64)
+        np.cumsum([0 if sm.members else sm.tokens for sm in start.messages], out=summary_before[1:])
+        found = start.found["flat"] = _Flat(tuple(entries), tuple(index), at, tokens, summary_before, int(summary_before[-1]))
+    return found
 
 
 def _snapshot(messages: list[Message]) -> str:

@@ -1,0 +1,102 @@
+"""The pieces of missy's build_messages that both of ctxviz's plans use (`context_manager.plan_records`
+step by step, `context_manager_columns` in columns) and its replayer: the zones, the summary's
+wording, the system prompt's enrichment and what missy's estimator cannot see."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Protocol
+
+from ...session import TEXT_PARTS, ImagePart, Session, Summary, ToolCallPart
+
+
+class Budget(Protocol):
+    """What the plans read of `context_manager.TokenBudget` (named here so the modules import one way)."""
+
+    total: int
+    system_reserve: int
+    tool_definitions_reserve: int
+    fresh_tail_count: int
+    trim_protected_tail: bool
+
+    @property
+    def memory_budget(self) -> int: ...
+
+    @property
+    def learnings_budget(self) -> int: ...
+
+    @property
+    def history_budget(self) -> int: ...
+
+ZONES = ("system", "evictable", "fresh_tail", "new_message")
+
+_invisible: dict[int, tuple[weakref.ref[Session], tuple[str, ...]]] = {}
+#: What makes a message's OpenAI content not None (Message.openai_content).
+CONTENT_PARTS = (*TEXT_PARTS, ImagePart)
+
+
+def invisible_call_notes(session: Session) -> tuple[str, ...]:
+    """What missy's estimator cannot see: it measures `str(content)` only, so a message's tool calls
+    cost nothing and a tool-call-only message is the four characters `None`. Cached per session."""
+    found = _invisible.get(id(session))
+    if found is not None and found[0]() is session:
+        return found[1]
+    # One pass over the parts, nothing built (a replay's retention plans 30 prefixes of a long session):
+    # a message with calls has no content (openai_content() is None) when it has no text and no image.
+    with_calls = only_calls = characters = 0
+    for m in session.messages:
+        if m.role != "assistant":
+            continue
+        calls = content = False
+        for p in m.parts:
+            if isinstance(p, ToolCallPart):
+                calls = True
+                characters += len(p.name) + len(p.arguments)
+            elif isinstance(p, CONTENT_PARTS):
+                content = True
+        if calls:
+            with_calls += 1
+            only_calls += not content
+    notes: tuple[str, ...] = ()
+    if with_calls:
+        notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} message(s) "
+                 f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
+                 "message(s) count as the text 'None'",)
+    key = id(session)
+    _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
+    return notes
+
+
+def format_summary(summary: Summary) -> str:
+    """missy's _format_summary: em dash header; the time range only when both ends are set."""
+    time = ""
+    if summary.time_range_start and summary.time_range_end:
+        time = f", covers {summary.time_range_start} to {summary.time_range_end}"
+    return f"[Conversation Summary \u2014 depth {summary.depth}, {summary.messages_covered} messages{time}]\n{summary.text}"
+
+
+def enrich_system_prompt(system: str, memory: tuple[str, ...], learnings: tuple[str, ...], budget: Budget, count) -> tuple[str, int, int, list[str]]:
+    """Append `## Relevant Memory` and `## Past Learnings`; returns (prompt, memory tokens, learnings tokens, notes)."""
+    notes: list[str] = []
+    enriched = system
+    memory_tokens = learnings_tokens = 0
+    if memory:
+        memory_text = "\n".join(memory)
+        if count(memory_text) > budget.memory_budget:
+            # A hard character cut at budget x 4, not a token-aware trim (missy's behaviour).
+            memory_text = memory_text[: budget.memory_budget * 4]
+            notes.append(f"memory cut to its first {budget.memory_budget * 4:,} characters to fit the {budget.memory_budget:,}-token memory budget")
+        enriched += f"\n\n## Relevant Memory\n{memory_text}"
+        memory_tokens = count(memory_text)
+    if learnings:
+        learnings_text = "\n".join(f"- {item}" for item in learnings[:5])
+        tokens = count(learnings_text)
+        if len(learnings) > 5:
+            notes.append(f"only the first 5 of {len(learnings)} learnings are considered")
+        if tokens <= budget.learnings_budget:
+            enriched += f"\n\n## Past Learnings\n{learnings_text}"
+            learnings_tokens = tokens
+        else:
+            # All-or-nothing: the block is dropped silently in missy.
+            notes.append(f"learnings left out: {tokens:,} tokens exceed the {budget.learnings_budget:,}-token learnings budget")
+    return enriched, memory_tokens, learnings_tokens, notes
