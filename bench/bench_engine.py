@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from common import Row, compound, interleaved, spread, timed, within  # noqa: E402
 
+from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
@@ -136,8 +137,11 @@ def bench_simulate(n: int, rounds: int) -> list[Row]:
 def clear_caches() -> None:
     """Nothing kept from an earlier plan: missy's records of the older messages (a re-plan keeps
     them, a first plan has none). What the other policies derive is kept per session
-    (`Session.derived`, `counting.derived_from_counts`), so a fresh session starts with nothing."""
+    (`Session.derived`, `counting.derived_from_counts`), so a fresh session starts with nothing; but
+    a fresh session shares its message objects, so the offline summariser's per-message reading is
+    forgotten here too (else the first plans of the summarising policies would be timed warm)."""
     missy._OLDER_CACHE.clear()
+    summarizers._features.cache_clear()  # type: ignore[attr-defined]
 
 
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is
