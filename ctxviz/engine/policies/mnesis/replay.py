@@ -55,6 +55,7 @@ class MnesisReplay(_GrowingReplay):
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
         self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
         self.recorded_tokens: dict[int, int] = {}  # a recorded summary's count (mnesis' heuristic)
+        self.in_force_sums = [0]  # in_force_sums[j]: the counts of the first j recorded summaries by their start
         self.system_indices: list[int] = []  # session indices of the system messages so far
         self.covered = 0  # the first `covered` history messages are compacted (in phase with a generated summary)
         self.synced_summaries = 0  # len(generated) the state reflects
@@ -111,7 +112,11 @@ class MnesisReplay(_GrowingReplay):
         if rec is None:
             return 0
         if rec.update(i + 1, self.recorded_until(i)):
-            self.summary_tokens = sum(self._recorded_tokens(k) for k in rec.in_force)
+            # Those in force are the first j by their start: their counts summed in that order, once.
+            sums, order = self.in_force_sums, rec.shapes.order
+            while len(sums) <= rec.j:
+                sums.append(sums[-1] + self._recorded_tokens(order[len(sums) - 1]))
+            self.summary_tokens = sums[rec.j]
         self.covered = bisect_left(self.history, rec.covered)
         return rec.covered
 
