@@ -1,8 +1,12 @@
-"""mnesis carries the compactions a Claude Code log records from turn to turn (each covers a prefix
+"""Recorded compactions and timestamps that go back, carried from turn to turn.
+
+mnesis carries the compactions a Claude Code log records from turn to turn (each covers a prefix
 of the file; mnesis charges and sends every summary in force and compacts what they cover), with
 and without pair safety: the replay equals the reference step by step, says "incremental" and plans
 no step from scratch, on the real logs with compactions, a tiled real log as the benchmark builds
 it, and random sessions with recorded compactions (system messages among the covered ones too).
+Penguin's manager (`categories`) carries sessions whose timestamps go back (its categories are
+ordered by timestamp): random ones, and a real log.
 """
 
 from __future__ import annotations
@@ -89,3 +93,45 @@ def test_mnesis_with_recorded_compactions_equals_the_reference(s, data):
     if _RecordedShapes.of(s).why_not is None:
         assert not how.startswith("from scratch") or "tool call id" in how, how
         assert "recorded summary" not in how, how
+
+
+@st.composite
+def stamped(draw):
+    """`sessions()` with timestamps that go back: from a few values (ties, which the manager's
+    stable sort keeps in file order), sometimes a file repeated after itself."""
+    import dataclasses
+
+    from .test_replay_incremental import sessions
+
+    s = draw(sessions())
+    pool = [f"2026-01-01T00:00:{k:02d}Z" for k in range(draw(st.integers(1, 8)))]
+    stamps = [draw(st.sampled_from(pool)) for _ in s.messages]
+    if draw(st.booleans()) and len(stamps) > 3:  # a log repeated after itself: its timestamps start again
+        half = len(stamps) // 2
+        stamps = sorted(stamps[:half]) + sorted(stamps[half:])
+    messages = tuple(dataclasses.replace(m, timestamp=t) for m, t in zip(s.messages, stamps, strict=True))
+    return dataclasses.replace(s, messages=messages)
+
+
+@settings(SETTINGS, max_examples=examples(40))
+@given(s=stamped(), data=st.data())
+def test_categories_with_timestamps_out_of_order_equals_the_reference(s, data):
+    """Penguin's manager orders each category by timestamp: the replay carries that order (a message
+    put in its place, the cut's moves since the turn before), with and without pair safety."""
+    params = data.draw(SMALL["categories"]) if data.draw(st.integers(0, 3)) else {}
+    pair_safe = data.draw(st.booleans())
+    same(s, "categories", params, PlanOptions(pair_safe=pair_safe))
+    how = replays_incrementally("categories", s, PlanOptions(pair_safe=pair_safe), params)
+    if not s.summaries:
+        assert how == "incremental" or "tool call id" in how, how
+
+
+def test_categories_carries_a_real_log_whose_timestamps_go_back():
+    """A real Claude Code log whose timestamps go back once (no compaction in it), at budgets that trim."""
+    s = load_session(DATA / "real" / "claude_code" / "agentcmd-full-session-two.jsonl")
+    assert any(b < a for a, b in zip([m.timestamp for m in s.messages], [m.timestamp for m in s.messages][1:], strict=False))
+    for params in ({}, {"max_tokens": 3000}, {"max_tokens": 800}, {"max_tokens": 800, "trim_other_categories": False}):
+        for pair_safe in (False, True):
+            carried(s, "categories", params, pair_safe)
+    trims = simulate(s, "categories", {"max_tokens": 800}, store=CountStore(), per_message=True)
+    assert sum(e.kind == "trim" for t in trims.turns for e in t.events) > 5  # the cuts move while the timestamps go back
