@@ -81,7 +81,7 @@ def test_mnesis_carries_a_tiled_real_log_with_recorded_compactions():
     assert written[0] == 0 and min(written[2:]) > 6  # its own compactions follow the recorded ones at the small budgets
 
 
-@settings(SETTINGS, max_examples=examples(25))
+@settings(SETTINGS, max_examples=examples(15))
 @given(s=compacted(), data=st.data())
 def test_mnesis_with_recorded_compactions_equals_the_reference(s, data):
     """Random sessions with compactions as Claude Code records them (system messages, orphan
@@ -113,7 +113,7 @@ def stamped(draw):
     return dataclasses.replace(s, messages=messages)
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(15))
 @given(s=stamped(), data=st.data())
 def test_categories_with_timestamps_out_of_order_equals_the_reference(s, data):
     """Penguin's manager orders each category by timestamp: the replay carries that order (a message
