@@ -72,6 +72,7 @@ class CategoriesReplay(_Replay):
         self.keys: list[list[tuple[str, int]]] = [[] for _ in self.order]  # (timestamps out of order) per member
         self.cut_key: list[tuple[str, int] | None] = [None] * len(self.order)  # the turn before's newest trimmed key
         self.arrived: set[int] = set()  # (timestamps out of order) the messages taken in since the turn before
+        self.arrived_in: list[list[int]] = [[] for _ in self.order]  # the same, per category
 
     def absorb(self, i: int) -> None:
         k = self.position[self.session.messages[i].category]
@@ -110,6 +111,7 @@ class CategoriesReplay(_Replay):
             S[at + 1:] = accumulate((tokens[j] for j in members[at:]), initial=S[at])
             del S[at + 1]  # (accumulate's first item is its initial S[at])
         self.arrived.add(i)
+        self.arrived_in[k].append(i)
 
     def _cut_before(self, k: int) -> list[int]:
         """Category k's members the turn before cut (its first `cut[k]` then)."""
@@ -123,11 +125,13 @@ class CategoriesReplay(_Replay):
     def _moved(self, k: int, d: int) -> tuple[list[int], list[int]]:
         """(Timestamps out of order) the members of category k this turn's cut of `d` takes that
         the turn before's did not (the new ones among them), and those it gives back."""
-        key, members, arrived = self.cut_key[k], self.members[k], self.arrived
-        p = 0 if key is None else bisect_right(self.keys[k], key)  # members[:p]: cut before, or taken in since
+        key, keys, members, arrived = self.cut_key[k], self.keys[k], self.members[k], self.arrived
+        p = 0 if key is None else bisect_right(keys, key)  # members[:p]: cut before, or taken in since
         if d >= p:
-            return [j for j in members[:p] if j in arrived] + members[p:d], []
-        return [j for j in members[:d] if j in arrived], [j for j in members[d:p] if j not in arrived]
+            return [j for j in self.arrived_in[k] if (self.stamps[j], j) <= key] + members[p:d] if p else members[:d], []  # type: ignore[operator]
+        last = keys[d - 1] if d else None
+        return ([j for j in self.arrived_in[k] if (self.stamps[j], j) <= last] if d else [],  # type: ignore[operator]
+                [j for j in members[d:p] if j not in arrived])
 
     def _fast(self, i: int) -> Turn:
         budgets: CategoryBudgets = self.params
@@ -175,6 +179,7 @@ class CategoriesReplay(_Replay):
         if not self.ordered:
             self.cut_key = [keys[d - 1] if d else None for keys, d in zip(self.keys, cut, strict=True)]
             self.arrived = set()
+            self.arrived_in = [[] for _ in self.order]
         dropped = sum(cut) + (pairs.count if pairs is not None else 0)
         return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
 
