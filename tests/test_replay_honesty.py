@@ -121,9 +121,11 @@ def test_every_replayer_carries_pair_safety(policy):
 
 
 def test_the_turns_from_a_recorded_summary_on_are_said():
-    """A replayer that hands the turns from the first recorded summary in force to the reference says so, and does."""
-    session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10))),))
-    assert replays_incrementally("mnesis", session) == "incremental, then from scratch (the turns from the first recorded summary on)"
+    """A replayer that hands the turns from the first recorded summary of the file's messages to the
+    reference says so, and does: mnesis carries a summary of a prefix of the file, not one with gaps."""
+    session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10) if k != 4)),))
+    assert replays_incrementally("mnesis", session) == ("incremental, then from scratch (the turns from the first recorded summary of the "
+                                                        "file's messages on: a recorded summary that covers the file's messages with gaps)")
     timeline = replayed(session, "mnesis")
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 

@@ -4,7 +4,8 @@ and the prefix sums of their counts, carried from turn to turn.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Any
 
 from ...counting import TokenCounts
@@ -24,20 +25,20 @@ class CategoriesReplay(_Replay):
     turn before tells which messages are newly trimmed, for the trim events).
 
     Pair safety is carried too (`pair_safety.CarriedPairs`: the members a cut passes over update
-    their stars). Sessions with images (the image rule re-counts older messages) or timestamps out
-    of order (the manager orders a category by timestamp), and turns with a recorded summary of
-    file messages in force, are planned by the reference step."""
+    their stars). The manager orders a category by timestamp (stably): where the file's timestamps
+    go back (a log merged from several files, a repeated one), a message is put in its category's
+    place by (timestamp, index) and the sums after it are redone, and a turn's changes are the
+    members its cut takes or gives back since the turn before, the messages taken in since then
+    included. Sessions with images (the image rule re-counts older messages) and turns with a
+    recorded summary of file messages in force are planned by the reference step."""
 
     recorded_summaries = "covering"
     pair_safe_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
-        stamps = [m.timestamp for m in session.messages]
         if any(m.image_count for m in session.messages):
             return "images (the image rule re-counts older messages)"
-        if not all(a <= b for a, b in zip(stamps, stamps[1:], strict=False)):
-            return "timestamps out of order"
         return None
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
@@ -48,8 +49,10 @@ class CategoriesReplay(_Replay):
         stamps = [m.timestamp for m in messages]
         shared = _PairSafety.of(session) if pair_safe else None
         self.pairs = CarriedPairs(shared, session, self.tokens, list(CATEGORY_ORDER)) if shared is not None else None
-        self.usable = ((not pair_safe or self.pairs is not None) and not any(m.image_count for m in messages)
-                       and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False)))
+        self.usable = (not pair_safe or self.pairs is not None) and not any(m.image_count for m in messages)
+        # Timestamps out of order: each category's members kept in the manager's order, (timestamp, index).
+        self.stamps = stamps
+        self.ordered = all(a <= b for a, b in zip(stamps, stamps[1:], strict=False))
         ids = {m.id for m in messages}
         starts = [start for summary, start in zip(session.summaries, session.summary_start_turns, strict=True) if any(c in ids for c in summary.covers)]
         self.first_covering = min(starts, default=len(messages))
@@ -66,11 +69,18 @@ class CategoriesReplay(_Replay):
         self.allocation = {c.value: m for c, m in zip(self.order, self.maxima, strict=True)}
         self.synced = True  # self.before holds the turn before's trimmed set (False while the fast turns keep it in `cut`)
         self.trimmed = False  # whether the turn before trimmed (its trimmed set is what it did not send)
+        self.keys: list[list[tuple[str, int]]] = [[] for _ in self.order]  # (timestamps out of order) per member
+        self.cut_key: list[tuple[str, int] | None] = [None] * len(self.order)  # the turn before's newest trimmed key
+        self.arrived: set[int] = set()  # (timestamps out of order) the messages taken in since the turn before
+        self.arrived_in: list[list[int]] = [[] for _ in self.order]  # the same, per category
 
     def absorb(self, i: int) -> None:
         k = self.position[self.session.messages[i].category]
-        self.members[k].append(i)
-        self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+        if self.ordered:
+            self.members[k].append(i)
+            self.sums[k].append(self.sums[k][-1] + self.tokens[i])
+        else:
+            self._insert(k, i)
         if self.pairs is not None:
             self.pairs.grow(i)
 
@@ -78,7 +88,7 @@ class CategoriesReplay(_Replay):
         self.absorb(i)
         if not self.usable or self.recorded_until(i) >= self.first_covering:
             if not self.synced:  # the reference step reads the turn before's trimmed set
-                trimmed = frozenset(j for k, d in enumerate(self.cut) for j in self.members[k][:d])
+                trimmed = frozenset(j for k in range(len(self.cut)) for j in self._cut_before(k))
                 if self.pairs is not None and self.trimmed:
                     trimmed |= self.pairs.drops
                 self.before = _Cuts(self.before.fits, trimmed)
@@ -86,6 +96,42 @@ class CategoriesReplay(_Replay):
             return super().step(i)
         self.synced = False
         return self._fast(i)
+
+    def _insert(self, k: int, i: int) -> None:
+        """Put message i in its category's place, (timestamp, index), and redo the sums after it."""
+        key = (self.stamps[i], i)
+        keys, members, S = self.keys[k], self.members[k], self.sums[k]
+        at = bisect_left(keys, key)
+        keys.insert(at, key)
+        members.insert(at, i)
+        if at == len(members) - 1:
+            S.append(S[-1] + self.tokens[i])
+        else:
+            tokens = self.tokens
+            S[at + 1:] = accumulate((tokens[j] for j in members[at:]), initial=S[at])
+            del S[at + 1]  # (accumulate's first item is its initial S[at])
+        self.arrived.add(i)
+        self.arrived_in[k].append(i)
+
+    def _cut_before(self, k: int) -> list[int]:
+        """Category k's members the turn before cut (its first `cut[k]` then)."""
+        if self.ordered:
+            return self.members[k][: self.cut[k]]
+        key = self.cut_key[k]
+        if key is None:
+            return []
+        return [j for j in self.members[k][: bisect_right(self.keys[k], key)] if j not in self.arrived]
+
+    def _moved(self, k: int, d: int) -> tuple[list[int], list[int]]:
+        """(Timestamps out of order) the members of category k this turn's cut of `d` takes that
+        the turn before's did not (the new ones among them), and those it gives back."""
+        key, keys, members, arrived = self.cut_key[k], self.keys[k], self.members[k], self.arrived
+        p = 0 if key is None else bisect_right(keys, key)  # members[:p]: cut before, or taken in since
+        if d >= p:
+            return [j for j in self.arrived_in[k] if (self.stamps[j], j) <= key] + members[p:d] if p else members[:d], []  # type: ignore[operator]
+        last = keys[d - 1] if d else None
+        return ([j for j in self.arrived_in[k] if (self.stamps[j], j) <= last] if d else [],  # type: ignore[operator]
+                [j for j in members[d:p] if j not in arrived])
 
     def _fast(self, i: int) -> Turn:
         budgets: CategoryBudgets = self.params
@@ -130,6 +176,10 @@ class CategoriesReplay(_Replay):
         self.before = FITS if fits else NOT_FITS
         self.cut = cut
         self.trimmed = trimmed
+        if not self.ordered:
+            self.cut_key = [keys[d - 1] if d else None for keys, d in zip(self.keys, cut, strict=True)]
+            self.arrived = set()
+            self.arrived_in = [[] for _ in self.order]
         dropped = sum(cut) + (pairs.count if pairs is not None else 0)
         return Turn(i, used, budgets.max_tokens, i + 1 - dropped, dropped, 0, 0, fits, 0, tuple(events), total - used)
 
@@ -137,6 +187,8 @@ class CategoriesReplay(_Replay):
         """The trim events of a turn that trims, without pair safety: each category's newly cut members are a run."""
         sums = self.sums
         events: list[Event] = []
+        if not self.ordered:
+            return self._trims_moved(i, cut)
         new = [(self.members[k][self.cut[k]], k) for k, d in enumerate(cut) if d > self.cut[k]]
         for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
             before, d, members = self.cut[k], cut[k], self.members[k]
@@ -145,6 +197,15 @@ class CategoriesReplay(_Replay):
                                             f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
         return events
 
+    def _trims_moved(self, i: int, cut: list[int]) -> list[Event]:
+        """`_trims` where timestamps go back: a category's newly cut members are what its cut takes
+        since the turn before (by index, as `replay_contract._changes` lists them)."""
+        tokens = self.tokens
+        new = [(sorted(taken), k) for k, d in enumerate(cut) if (taken := self._moved(k, d)[0])]
+        return [Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+                                 f"{sum([tokens[j] for j in indices]):,} tokens), {cut[k]} removed in all")
+                for indices, k in sorted(new)]
+
     def _pair_safe(self, i: int, cut: list[int], trimmed: bool) -> list[Event]:
         """Pair safety on this turn's cuts (the cut's moves since the turn before update their
         stars), and the trim events of a turn that trims: its newly unsent messages, cut or
@@ -152,7 +213,14 @@ class CategoriesReplay(_Replay):
         pairs = self.pairs
         assert pairs is not None
         old = self.cut
-        if cut != old:
+        if not self.ordered:
+            for k, d in enumerate(cut):
+                taken, given = self._moved(k, d)
+                if taken:
+                    pairs.set_unsent_all(taken, True)
+                if given:
+                    pairs.set_unsent_all(given, False)
+        elif cut != old:
             for k in range(len(cut)):
                 before, d = old[k], cut[k]
                 if before < d:
