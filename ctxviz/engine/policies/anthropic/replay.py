@@ -8,10 +8,10 @@ from bisect import bisect_left
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import Event, Turn, _Replay
+from ...plan import Decision
+from ...replay_contract import Turn, _Replay
 from ...session import Message, Session, ThinkingPart, ToolResultPart
 from ...summarizers import Summarizer
-from ...plan import Decision
 from ..replay_common import _EditsReplay, _RecordedInForce, _RecordedShapes
 from . import context_editing as ae
 
