@@ -37,6 +37,7 @@ POLICIES = {
                                   {"trigger": "tool_uses:1", "keep": "tool_uses:0", "clear_at_least": "input_tokens:30"}],
     "anthropic-clear-thinking": [{}, {"keep": "all"}, {"keep": "thinking_turns:2", "context_window": 3000}],
     "langchain-context-editing": [{}, {"trigger": 500, "keep": 1, "clear_tool_inputs": True}, {"trigger": 100, "keep": 0, "clear_at_least": 50}],
+    "missy-consolidator": [{}, {"max_tokens": 3000}, {"max_tokens": 600, "threshold_pct": 0.5}],
 }
 
 
