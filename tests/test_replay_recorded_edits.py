@@ -38,6 +38,9 @@ POLICIES = {
     "anthropic-clear-thinking": [{}, {"keep": "all"}, {"keep": "thinking_turns:2", "context_window": 3000}],
     "langchain-context-editing": [{}, {"trigger": 500, "keep": 1, "clear_tool_inputs": True}, {"trigger": 100, "keep": 0, "clear_at_least": 50}],
     "missy-consolidator": [{}, {"max_tokens": 3000}, {"max_tokens": 600, "threshold_pct": 0.5}],
+    "autogen-buffered": [{}, {"buffer_size": 1}, {"buffer_size": 3}],
+    "autogen-head-and-tail": [{}, {"head_size": 1, "tail_size": 2}, {"head_size": 3, "tail_size": 1}],
+    "autogen-token-limited": [{}, {"token_limit": 300}, {"token_limit": 2500}],
 }
 
 
