@@ -65,22 +65,23 @@ def carried(session, policy, params, options, per_message):
 
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_real_logs_with_compactions_are_carried(policy):
-    sessions = [load_session(p) for p in LOGS] + [tiled(200)]
+    """The parameters that make the policy act on these logs, one step per model call without pair
+    safety and one per message with it (a call is then sent before its result is in)."""
+    sessions = [load_session(p) for p in LOGS] + [tiled(120)]
     events = 0
     for session in sessions:
         assert session.summaries and _RecordedShapes.of(session).why_not is None
-        for params in POLICIES[policy]:
+        for params in POLICIES[policy][1:]:
             for pair_safe in (False, True):
                 options = PlanOptions(pair_safe=pair_safe)
-                for per_message in (False, True):
-                    fast = carried(session, policy, params, options, per_message)
-                    assert fast.scratch_steps == 0, (policy, params, pair_safe)
-                    events += sum(e.kind == "compaction" for t in fast.turns for e in t.events)
+                fast = carried(session, policy, params, options, per_message=pair_safe)
+                assert fast.scratch_steps == 0, (policy, params, pair_safe)
+                events += sum(e.kind == "compaction" for t in fast.turns for e in t.events)
                 assert replays_incrementally(policy, session, options, params) == "incremental"
-    assert events > 20  # the compactions' events were compared, not skipped
+    assert events > 10  # the compactions' events were compared, not skipped
 
 
-@settings(SETTINGS, max_examples=examples(40))
+@settings(SETTINGS, max_examples=examples(20))
 @given(s=compacted(), data=st.data())
 def test_random_logs_with_compactions_equal_the_reference(s, data):
     """Compactions as Claude Code writes them (a preserved tail, summaries in another order than
