@@ -14,7 +14,9 @@ the file is in force to the reference step.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from typing import Any
 
 from ..counting import TokenCounts
@@ -504,3 +506,24 @@ class _RecordedInForce:
         s = self.shapes
         lo, hi = bisect_left(s.sorted_starts, last_horizon + 1), bisect_left(s.sorted_starts, until + 1)
         return sorted(k for k in s.order[lo:hi] if s.starts[k] > 0)
+
+
+class _InForceTotal:
+    """A running total over the recorded summaries in force (each one's value once, combined with
+    `combine`: a sum, a maximum): as a log's compactions come into force one after the other they
+    are appended to `_RecordedInForce.in_force`, so only the new ones are read; any other change
+    reads them all again."""
+
+    def __init__(self, value: Callable[[int], int], combine: Callable[[int, int], int] = operator.add) -> None:
+        self.value, self.combine = value, combine
+        self.seen: list[int] | None = None
+        self.count = self.total = 0
+
+    def read(self, recorded: _RecordedInForce) -> int:
+        in_force = recorded.in_force
+        if in_force is not self.seen or len(in_force) < self.count:
+            self.seen, self.count, self.total = in_force, 0, 0
+        for k in in_force[self.count :]:
+            self.total = self.combine(self.total, self.value(k))
+        self.count = len(in_force)
+        return self.total

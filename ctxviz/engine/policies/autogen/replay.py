@@ -11,7 +11,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan, recorded_summary_text
 from ...session import Session
 from ...summarizers import Summarizer
-from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
 from .head_and_tail import placeholder_text
 from .messages import (
     REPLY_PRIMING,
@@ -65,6 +65,8 @@ class _AutoGenReplay(_Replay):
         self.lo = 0
         self.summary_units: list[int] = []
         self.summary_size: dict[int, int] = {}
+        shapes = self.shapes
+        self.lo_total = _InForceTotal(lambda k: shapes.lo[k] if shapes is not None else 0, max)
         self._units_from(0)
 
     def _units_from(self, lo: int) -> None:
@@ -151,7 +153,7 @@ class _AutoGenReplay(_Replay):
             else:
                 front.append(k)
         units = front + placed[::-1]
-        lo = max((self.shapes.lo[k] for k in recorded.in_force), default=0)
+        lo = self.lo_total.read(recorded)
         if units == self.summary_units and lo == self.lo and self.base == self.history_before[min(lo, i + 1)]:
             return  # (a cover reaching past the prefix moves the first unit's history position as messages come in)
         self.summary_units = units

@@ -24,7 +24,7 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
+from ..replay_common import _EditsReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     SUMMARY_POS,
@@ -594,7 +594,7 @@ class LangChainContextEditingReplay(_EditsReplay):
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self._carry_pair_safety()
         self._carry_recorded()
-        self.summary_size: dict[int, int] = {}
+        self.summary_total = _InForceTotal(self._summary_size)  # what the summaries in force count
         self.before_trimmed: frozenset[int] | None = None  # after a restart: what the turn before trimmed
         self.total = 0
         self.tool_messages = 0
@@ -623,13 +623,10 @@ class LangChainContextEditingReplay(_EditsReplay):
             self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired))
 
     def _in_force(self, recorded: _RecordedInForce) -> tuple[int, int]:
-        size = 0
-        for k in recorded.in_force:
-            found = self.summary_size.get(k)
-            if found is None:
-                found = self.summary_size[k] = count_view(summary_view(self.session.summaries[k].text), self.full.tokenizer)
-            size += found
-        return recorded.covered, size
+        return recorded.covered, self.summary_total.read(recorded)
+
+    def _summary_size(self, k: int) -> int:
+        return count_view(summary_view(self.session.summaries[k].text), self.full.tokenizer)
 
     def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
         return m, (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")

@@ -5,6 +5,7 @@ and the MemoryConsolidator's pending messages (`ConsolidatorReplay`), carried fr
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...counting import TokenCounts
@@ -13,7 +14,7 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summar
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _GrowingReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
@@ -197,8 +198,11 @@ class ConsolidatorReplay(_Replay):
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
         self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
         self.lo = 0
-        self.earlier: list[str] = []
         self.earlier_raw = self.earlier_sent = 0
+        texts = [x.text for x in session.summaries]
+        self.earlier_raw_total = _InForceTotal(lambda k: len(texts[k]) if self.chars else full.text(texts[k]))
+        self.earlier_sent_total = _InForceTotal(lambda k: self._text_tokens(texts[k]))
+        self.lo_total = _InForceTotal(lambda k: self.shapes.lo[k] if self.shapes is not None else 0, max)
         self.history_before = [0]  # history_before[k]: the non-system messages among the first k
         ids = [m.id for m in session.messages]
         # Ids shared by several messages make "covered" a matter of ids, not messages: from scratch.
@@ -293,11 +297,9 @@ class ConsolidatorReplay(_Replay):
         assert recorded is not None
         if not recorded.update(i + 1, self.recorded_until(i)):
             return
-        summaries = self.session.summaries
-        self.earlier = [summaries[k].text for k in recorded.in_force]
-        self.earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in self.earlier)
-        self.earlier_sent = sum(self._text_tokens(t) for t in self.earlier)
-        lo = max((self.shapes.lo[k] for k in recorded.in_force), default=0) if self.shapes is not None else 0
+        self.earlier_raw = self.earlier_raw_total.read(recorded)
+        self.earlier_sent = self.earlier_sent_total.read(recorded)
+        lo = self.lo_total.read(recorded)
         if lo < self.lo:  # (what is in force shrank: not in a replay's order) the state again from the start
             self.lo = lo
             self._resync(i)
@@ -338,11 +340,12 @@ class ConsolidatorReplay(_Replay):
     def _fast(self, i: int) -> Turn:
         settings: ConsolidatorSettings = self.params
         if self.generated:
-            earlier = [self.generated[-1].text]
+            earlier: Iterable[str] = [self.generated[-1].text]
             earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in earlier)
-            earlier_sent = self._text_tokens(earlier[0])
-        else:  # the recorded summaries in force (`_follow_recorded`)
-            earlier, earlier_raw, earlier_sent = self.earlier, self.earlier_raw, self.earlier_sent
+            earlier_sent = self._text_tokens(self.generated[-1].text)
+        else:  # the recorded summaries in force (`_follow_recorded`); their texts are read only at a consolidation
+            earlier_raw, earlier_sent = self.earlier_raw, self.earlier_sent
+            earlier = _Texts(self.session, self.recorded.in_force if self.recorded is not None else [])
         current = (self.pending_raw + earlier_raw) // 4 if self.chars else self.pending_raw + earlier_raw
         trigger = should_consolidate(current, settings)
         events: list[Event] = []
@@ -390,6 +393,16 @@ class ConsolidatorReplay(_Replay):
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
         return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
+
+
+class _Texts:
+    """The texts of the recorded summaries `ks`, iterated only when read (at a consolidation)."""
+
+    def __init__(self, session: Session, ks: list[int]) -> None:
+        self.session, self.ks = session, ks
+
+    def __iter__(self) -> Iterator[str]:
+        return (self.session.summaries[k].text for k in self.ks)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay}
