@@ -369,10 +369,11 @@ class ConsolidatorReplay(_Replay):
             else:  # the recorded summaries in force, read once: from now on the consolidation stands for them
                 summaries = self.session.summaries
                 previous = tuple(dict.fromkeys(c for k in (self.recorded.in_force if self.recorded is not None else ()) for c in summaries[k].covers))
+                self.covered = set(previous)
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
             summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
             self.generated.append(summary)
-            self.covered = set(summary.covers)
+            self.covered.update(ids)
             self.covered_count += len(older)
             self.pending = recent
             self.pending_raw = sum(self.raw[k] for k in recent)
