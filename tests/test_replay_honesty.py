@@ -71,14 +71,23 @@ def check(session: Session, policy: str, params, options: PlanOptions | None, wh
     # Without the reason, the same session replays incrementally (the test would catch a replayer that never does).
 
 
+def replaying_summaries_from_scratch() -> str:
+    """A policy whose replayer hands a session with recorded summaries to the reference step
+    whole (one by one they carry them: issue 22), or the test is skipped once none is left."""
+    found = next((name for name, kind in sorted(REPLAYERS.items()) if kind.recorded_summaries == "whole"), None)
+    if found is None:
+        pytest.skip("every replayer carries recorded summaries at least in part")
+    return found
+
+
 CASES = {
     "pins": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",)), "pins"),
     "parameters": lambda: (session_of(chat()), "autogen-buffered", {"system_messages_in_context": True}, None,
                            "parameters its replayer does not follow"),
     "pair safety, shared call ids": lambda: (session_of(chat(call_ids=("a", "a"))), "missy", None, PlanOptions(pair_safe=True),
                                              "pair safety, with a tool call id on more than one call"),
-    "recorded summaries": lambda: (session_of(chat(), summaries=(Summary(text="before", covers=("m0", "m1")),)), "autogen-buffered", None, None,
-                                   "summaries recorded in the file"),
+    "recorded summaries": lambda: (session_of(chat(), summaries=(Summary(text="before", covers=("m0", "m1")),)), replaying_summaries_from_scratch(),
+                                   None, None, "summaries recorded in the file"),
     "shared message ids": lambda: (session_of([Message(id="same", index=m.index, role=m.role, parts=m.parts, category=m.category) for m in chat()]),
                                    "supyagent", None, None, "an id on more than one message"),
     "images": lambda: (session_of([*chat(), Message(id="img", index=12, role="user", parts=(ImagePart("data:image/png;base64,AAAA"),),

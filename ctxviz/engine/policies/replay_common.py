@@ -16,11 +16,14 @@ the file is in force to the reference step.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from typing import Any
 
 from ..counting import TokenCounts
-from ..replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
+from ..plan import Decision
+from ..replay_contract import Event, Turn, _Replay, light_plan, recorded_summary_text, untrimmed_cuts
 from ..session import Message, Session, ToolCallPart, ToolResultPart
 from ..summarizers import Summarizer
 
@@ -274,7 +277,15 @@ class _EditsReplay(_Replay):
 
     Until the first recorded summary the history is sent whole (edited, never cut), so a replayer
     that carries pair safety (`_carry_pair_safety`) drops just what `apply_pair_safety` drops from
-    the whole history: the problems so far and what loses its partner to them (`_unpaired`)."""
+    the whole history: the problems so far and what loses its partner to them (`_unpaired`).
+
+    A replayer that carries the recorded summaries (`_carry_recorded`) sends the history after the
+    messages they cover instead: each covers a prefix of the file (`_RecordedShapes`), so when one
+    comes into force the state is rebuilt from the first message it leaves (`_restart`: amortised
+    linear, the messages after a compaction's cover being few), and pair safety drops what it drops
+    from that one run of the history. Where the summaries do not cover a prefix of the file
+    (`_RecordedShapes.why_not`), the turns from the first one covering a message of it on are
+    handed to the reference step."""
 
     recorded_summaries = "in force"
 
@@ -288,6 +299,15 @@ class _EditsReplay(_Replay):
         self.handed_over = False
         self.system_texts: list[str] = [session.system_prompt] if session.system_prompt else []
         self.system_prompt_tokens = full.text(self.system_texts[0]) if self.system_texts else 0
+        # With `_carry_recorded`: the summaries in force, the messages [0, covered) they take out of
+        # the request, what the summaries sent count, and per message so far (`_pair`) the prefix
+        # sums of all counts, of the non-system ones' counts and of the non-system messages.
+        self.recorded: _RecordedInForce | None = None
+        self.covered = 0
+        self.summary_tokens = 0
+        self.all_sums = [0]
+        self.history_sums = [0]
+        self.history_counts = [0]
 
     def absorb(self, i: int) -> None:
         if self.usable and i < self.first_summary:
@@ -300,7 +320,55 @@ class _EditsReplay(_Replay):
                 self.handed_over = True
             return super().step(i)
         self._take(i)
+        if self.recorded is not None:
+            self._follow_recorded(i)
         return self._fast(i)
+
+    def _carry_recorded(self) -> None:
+        """Carry the recorded summaries that cover a prefix of the file's messages (the subclass
+        says which messages they take out, `_in_force`, and rebuilds its state after them,
+        `_restart`); the turns from the first one that does not on go to the reference step."""
+        if not self.session.summaries:
+            return
+        shapes = _RecordedShapes.of(self.session)
+        self.recorded = _RecordedInForce(shapes)
+        self.first_summary = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+
+    def _follow_recorded(self, i: int) -> None:
+        """Bring the summaries in force to step `i`; rebuild the state when what they cover moved."""
+        assert self.recorded is not None
+        if not self.recorded.update(i + 1, self.recorded_until(i)):
+            return
+        covered, self.summary_tokens = self._in_force(self.recorded)
+        if covered != self.covered:
+            self.covered = covered
+            self._restart(i)
+
+    def _in_force(self, recorded: _RecordedInForce) -> tuple[int, int]:
+        """(the messages [0, C) the summaries in force take out of the request, the tokens they send)."""
+        raise NotImplementedError
+
+    def _restart(self, i: int) -> None:
+        """Rebuild the carried state from the messages `covered`..`i` (what they cover moved)."""
+        raise NotImplementedError
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        """For recorded summary k written since the step before, covering the prefix's first m
+        messages: how many of those the plan summarises, and its decision on the summary."""
+        raise NotImplementedError
+
+    def _recorded_events(self, i: int) -> list[Event]:
+        """The reference's compaction events (`replay_contract._recorded_summary_event`) for the
+        summaries written since the step before: each covers the prefix's first m messages."""
+        recorded = self.recorded
+        if recorded is None:
+            return []
+        events = []
+        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
+            m = recorded.span[k]
+            summarized, decided = self._recorded_decision(k, m)
+            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided)))
+        return events
 
     def _carry_pair_safety(self) -> None:
         """Carry pair safety from turn to turn (where every tool call id is on one call; else the
@@ -310,18 +378,27 @@ class _EditsReplay(_Replay):
             self.usable = self.pairs is not None
 
     def _pair(self, i: int) -> None:
-        """Take message `i` into the carried pair safety."""
+        """Take message `i` into the carried pair safety and the prefix sums every turn reads."""
+        t = self.tokens[i]
+        self.all_sums.append(self.all_sums[-1] + t)
+        system = self.session.messages[i].role == "system"
+        self.history_sums.append(self.history_sums[-1] + (0 if system else t))
+        self.history_counts.append(self.history_counts[-1] + (0 if system else 1))
         if self.pairs is not None:
             self.pairs.grow(i)
-            if self.session.messages[i].role != "system":
+            if not system:
                 self.history.append(i)
 
     def _unpaired(self) -> list[int]:
-        """The session indices pair safety drops when the whole history so far is sent."""
-        if self.pairs is None or not self.pairs.problems:  # no pair crosses the run's start: only problems seed a drop
+        """The session indices pair safety drops when the history so far is sent, from the first
+        message the recorded summaries in force leave."""
+        if self.pairs is None:
+            return []
+        j = self.history_counts[self.covered]
+        if not j and not self.pairs.problems:  # no pair crosses the run's start: only problems seed a drop
             return []
         h = len(self.history)
-        return [self.history[k] for k in sorted(self.pairs.drops(0, h, h, h))]
+        return [self.history[k] for k in sorted(self.pairs.drops(j, h, h, h))]
 
     def _hand_over(self) -> None:
         """Before the first turn the reference step plans: what it reads of the turn before."""
@@ -464,3 +541,24 @@ class _RecordedInForce:
         s = self.shapes
         lo, hi = bisect_left(s.sorted_starts, last_horizon + 1), bisect_left(s.sorted_starts, until + 1)
         return sorted(k for k in s.order[lo:hi] if s.starts[k] > 0)
+
+
+class _InForceTotal:
+    """A running total over the recorded summaries in force (each one's value once, combined with
+    `combine`: a sum, a maximum): as a log's compactions come into force one after the other they
+    are appended to `_RecordedInForce.in_force`, so only the new ones are read; any other change
+    reads them all again."""
+
+    def __init__(self, value: Callable[[int], int], combine: Callable[[int, int], int] = operator.add) -> None:
+        self.value, self.combine = value, combine
+        self.seen: list[int] | None = None
+        self.count = self.total = 0
+
+    def read(self, recorded: _RecordedInForce) -> int:
+        in_force = recorded.in_force
+        if in_force is not self.seen or len(in_force) < self.count:
+            self.seen, self.count, self.total = in_force, 0, 0
+        for k in in_force[self.count :]:
+            self.total = self.combine(self.total, self.value(k))
+        self.count = len(in_force)
+        return self.total

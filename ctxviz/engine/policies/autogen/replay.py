@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...counting import TokenCounts
-from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
+from ...plan import Decision
+from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan, recorded_summary_text
 from ...session import Session
 from ...summarizers import Summarizer
-from ..replay_common import _PairSafety
+from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
 from .head_and_tail import placeholder_text
 from .messages import (
     REPLY_PRIMING,
@@ -32,27 +33,59 @@ class _AutoGenReplay(_Replay):
     (the tail; the head and the tail; what the middle pops leave), so a turn drops what
     `apply_pair_safety` would from the problems and the pairs crossing the runs' boundaries, and
     sends each dropped message's count less (with the 3 of its LLMMessage when it is the unit's
-    first, as the plan counts it). Sessions with recorded summaries (a summary stands in the model
-    context where the messages it covers were) are replayed by the reference step, and so is
-    pair safety where a tool call id is on more than one call."""
+    first, as the plan counts it). Pair safety where a tool call id is on more than one call is
+    replayed by the reference step.
+
+    A recorded summary stands in the model context where the messages it covers were, as a
+    SystemMessage unit (`common.history_with_summaries`). Those in force cover a prefix of the file
+    (`_RecordedShapes`; else the turns from the first covering a message of it on go to the
+    reference step), so the units are the summaries' (`_summary_units`) and then the messages
+    after the cover: when what is in force changes, the units are rebuilt from the cover on."""
 
     pair_safe_incremental = True
+    recorded_summaries = "shaped"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries else None
-        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.usable = not pair_safe or self.pairs is not None
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
         self.history_index: list[int] = []  # history position (non-system messages) -> session index
-        self.first_in_unit: list[bool] = []  # per history position: the first message of its LLMMessage
+        self.history_before = [0]  # history_before[k]: the non-system messages among the first k
         self.tokens = full.message_tokens
-        self.kinds: list[str] = []
-        self.sums: list[int] = [0]  # sums[k]: the first k units' counts (3 each plus their messages')
-        self.members: list[int] = [0]  # members[k]: the session messages of the first k units
         self.seen = 0  # the measured tokens of messages 0..i
         self.system_raw = 0  # ... of the system-role messages among them
         self.system_count = 0
         self.system_tokens = (TOKENS_PER_MESSAGE + full.text(session.system_prompt) + full.text("system")) if session.system_prompt else 0
         self.budget = model_limit(session)[0]
+        # The recorded summaries in force: the messages [0, lo) their covers reach, the summaries'
+        # units (in the context's order) and their counts.
+        self.lo = 0
+        self.summary_units: list[int] = []
+        self.summary_size: dict[int, int] = {}
+        shapes = self.shapes
+        self.lo_total = _InForceTotal(lambda k: shapes.lo[k] if shapes is not None else 0, max)
+        self._units_from(0)
+
+    def _units_from(self, lo: int) -> None:
+        """The units: the summaries' (`summary_units`), then none of the messages from `lo` on yet."""
+        self.lo = lo
+        self.base = self.history_before[min(lo, len(self.history_before) - 1)]  # the history positions before the first unit's
+        self.kinds: list[str] = ["summary"] * len(self.summary_units)
+        self.sums: list[int] = [0]  # sums[k]: the first k units' counts (3 each plus their messages'; a summary's SystemMessage)
+        for k in self.summary_units:
+            self.sums.append(self.sums[-1] + self._summary_size(k))
+        self.raws: list[int] = [0] * (len(self.summary_units) + 1)  # raws[k]: the first k units' messages' measured tokens
+        self.members: list[int] = [self.base] * (len(self.summary_units) + 1)  # members[k]: history positions before unit k's end
+        self.first_in_unit: list[bool] = []  # per history position from `base`: the first message of its LLMMessage
+
+    def _summary_size(self, k: int) -> int:
+        found = self.summary_size.get(k)
+        if found is None:  # `messages.summary_tokens`
+            found = self.summary_size[k] = TOKENS_PER_MESSAGE + self.full.text(self.session.summaries[k].text) + self.full.text("system")
+        return found
 
     def _grow(self, i: int) -> None:
         if self.pairs is not None:
@@ -61,19 +94,30 @@ class _AutoGenReplay(_Replay):
         t = self.tokens[i]
         self.seen += t
         if m.role == "system":
+            self.history_before.append(self.history_before[-1])
             self.system_count += 1
             self.system_raw += t
             self.system_tokens += TOKENS_PER_MESSAGE + t
             return
+        self.history_before.append(self.history_before[-1] + 1)
         self.history_index.append(i)
+        if i >= self.lo:
+            self._unit(i)
+
+    def _unit(self, i: int) -> None:
+        """Take history message `i` (not covered) into the units."""
+        m = self.session.messages[i]
+        t = self.tokens[i]
         joins = m.role == "tool" and bool(self.kinds) and self.kinds[-1] == "results"
         self.first_in_unit.append(not joins)
         if joins:
             self.sums[-1] += t
+            self.raws[-1] += t
             self.members[-1] += 1
             return
         self.kinds.append("results" if m.role == "tool" else ("function_calls" if m.tool_calls else "assistant") if m.role == "assistant" else "user")
         self.sums.append(self.sums[-1] + TOKENS_PER_MESSAGE + t)
+        self.raws.append(self.raws[-1] + t)
         self.members.append(self.members[-1] + 1)
 
     def absorb(self, i: int) -> None:
@@ -81,20 +125,53 @@ class _AutoGenReplay(_Replay):
             self._grow(i)
 
     def step(self, i: int) -> Turn:
-        if not self.usable:
+        if not self.usable or self.recorded_until(i) >= self.first_covering:
             return super().step(i)
         self._grow(i)
+        if self.recorded is not None:
+            self._follow_recorded(i)
         return self._fast(i)
+
+    def _follow_recorded(self, i: int) -> None:
+        """The recorded summaries in force at step `i`: their units, and the units rebuilt after their cover when it changed."""
+        recorded = self.recorded
+        assert recorded is not None and self.shapes is not None
+        if not recorded.update(i + 1, self.recorded_until(i)):
+            return
+        live = recorded.live
+        span = recorded.span
+        # `history_with_summaries`: each live summary owns the covered messages no later one does
+        # (their spans fall in the file's order); one owning a history message stands at the
+        # first of them, the others at the front in the file's order.
+        ends = [span[k] for k in live]
+        placed: list[int] = []
+        front: list[int] = []
+        for x, k in enumerate(live):
+            after = next((e for e in ends[x + 1 :] if e), 0)  # the next live one with a span owns [0, after)
+            if span[k] and self.history_before[span[k]] > self.history_before[after]:
+                placed.append(k)
+            else:
+                front.append(k)
+        units = front + placed[::-1]
+        lo = self.lo_total.read(recorded)
+        if units == self.summary_units and lo == self.lo and self.base == self.history_before[min(lo, i + 1)]:
+            return  # (a cover reaching past the prefix moves the first unit's history position as messages come in)
+        self.summary_units = units
+        self._units_from(lo)
+        for k in range(lo, i + 1):
+            if self.session.messages[k].role != "system":
+                self._unit(k)
 
     def _fast(self, i: int) -> Turn:
         raise NotImplementedError
 
     def _turn(self, i: int, runs: list[tuple[int, int]], placeholder: int = 0, tools: int = 0, budget: int | None = None) -> Turn:
         """The turn that sends the units of `runs` (each [a, b)) with the SystemMessages, a placeholder and tool schemas."""
-        S, C = self.sums, self.members
+        S, C, R = self.sums, self.members, self.raws
         message_tokens = sum(S[b] - S[a] for a, b in runs)
         sent_members = sum(C[b] - C[a] for a, b in runs)
-        sent_raw = message_tokens - TOKENS_PER_MESSAGE * sum(b - a for a, b in runs)
+        sent_raw = sum(R[b] - R[a] for a, b in runs)
+        events = self._recorded_events(i, runs)
         if self.pairs is not None and runs:  # the sent history positions: one run, or two with the last ending at h
             positions = [(C[a], C[b]) for a, b in runs]
             h = C[len(self.kinds)]
@@ -103,13 +180,12 @@ class _AutoGenReplay(_Replay):
             dropped = self.pairs.drops(j, e, t, h)
             for k in dropped:
                 index = self.history_index[k]
-                message_tokens -= self.tokens[index] + TOKENS_PER_MESSAGE * self.first_in_unit[k]
+                message_tokens -= self.tokens[index] + TOKENS_PER_MESSAGE * self.first_in_unit[k - self.base]
                 sent_raw -= self.tokens[index]
             sent_members -= len(dropped)  # among the dropped below (i + 1 - kept)
         budget = self.budget if budget is None else budget
         used = self.system_tokens + message_tokens + REPLY_PRIMING + placeholder + tools
         fits = used <= budget
-        events: list[Event] = []
         if not fits and self.before.fits:
             usage = {"system": self.system_tokens, "messages": message_tokens + REPLY_PRIMING, "placeholder": placeholder, "tools": tools}
             allocation = divide(budget, {"system": self.system_tokens, "placeholder": placeholder, "tools": tools})
@@ -117,7 +193,29 @@ class _AutoGenReplay(_Replay):
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = self.system_count + sent_members
-        return Turn(i, used, budget, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), self.seen - self.system_raw - sent_raw)
+        summarized = self.history_before[min(self.lo, i + 1)]
+        return Turn(i, used, budget, kept, i + 1 - kept - summarized, summarized, 0, fits, 0, tuple(events), self.seen - self.system_raw - sent_raw)
+
+    def _recorded_events(self, i: int, runs: list[tuple[int, int]]) -> list[Event]:
+        """The reference's compaction events for the recorded summaries written since the step
+        before: each covers the prefix's first m messages (its history ones summarised), and is
+        sent where its unit is among the runs sent (`messages.build_plan`'s summary decisions)."""
+        recorded = self.recorded
+        if recorded is None:
+            return []
+        events = []
+        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
+            m = recorded.span[k]
+            unit = self.summary_units.index(k) if k in self.summary_units else -1
+            if unit >= 0 and any(a <= unit < b for a, b in runs):
+                decided = (Decision.KEPT, "kept: a recorded summary, in the model context as a SystemMessage where the messages it covers were")
+            elif k in recorded.superseded:
+                decided = (Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers")
+            else:
+                decided = (Decision.DROPPED, "dropped: a recorded summary (a SystemMessage where the messages it covers were) this context leaves out")
+            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, self.history_before[m],
+                                                                        self.policy, decided)))
+        return events
 
 
 class AutoGenBufferedReplay(_AutoGenReplay):

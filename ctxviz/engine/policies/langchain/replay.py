@@ -24,7 +24,7 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
+from ..replay_common import _EditsReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     SUMMARY_POS,
@@ -584,13 +584,23 @@ class LangChainContextEditingReplay(_EditsReplay):
 
     Pair safety drops what `_unpaired` says (the history is sent whole), each message with what it
     sends at this turn; the trim events then name the dropped messages as removed beside the
-    cleared ones, as `_changes` reads the pair-safe plan."""
+    cleared ones, as `_changes` reads the pair-safe plan.
+
+    The recorded summaries in force go in as LangChain's summary HumanMessages in place of every
+    message they cover (`context_editing.plan_records`): the messages [0, C) of their union (a
+    prefix of the file, `_carry_recorded`) are out of the request, the summaries' counts in it,
+    and the state is rebuilt from message C (an AI message before it is no longer one a tool
+    message can belong to)."""
 
     pair_safe_incremental = True
+    recorded_summaries = "shaped"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self._carry_pair_safety()
+        self._carry_recorded()
+        self.summary_total = _InForceTotal(self._summary_size)  # what the summaries in force count
+        self.before_trimmed: frozenset[int] | None = None  # after a restart: what the turn before trimmed
         self.total = 0
         self.tool_messages = 0
         self.last_ai = -1
@@ -617,10 +627,33 @@ class LangChainContextEditingReplay(_EditsReplay):
         if self.cut:
             self.before = _Cuts(self.before.fits, frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired))
 
+    def _in_force(self, recorded: _RecordedInForce) -> tuple[int, int]:
+        return recorded.covered, self.summary_total.read(recorded)
+
+    def _summary_size(self, k: int) -> int:
+        return count_view(summary_view(self.session.summaries[k].text), self.full.tokenizer)
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        return m, (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")
+
+    def _restart(self, i: int) -> None:
+        self.before_trimmed = (frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired)) if self.cut else frozenset()
+        self.total = self.tool_messages = self.cut = 0
+        self.last_ai = -1
+        self.clearable, self.ordinal, self.delta, self.reclaimed_max, self.ai_messages = [], [], [0], [0], [0]
+        self.ai_view, self.ai_tokens, self.emptied = {}, {}, set()
+        self.clear_at, self.cleared_tokens, self.ai_after, self.ai_span, self.unpaired = {}, [], [], {}, []
+        for k in range(self.covered, i + 1):
+            self._enter(k)
+
     def _take(self, i: int) -> None:
+        self._pair(i)
+        self._enter(i)
+
+    def _enter(self, i: int) -> None:
+        """Take message `i` into the middleware's state (it is not covered)."""
         p: ClearToolUsesParams = self.params
         m = self.session.messages[i]
-        self._pair(i)
         self.total += self.tokens[i]
         kind = lc_type(m)
         if kind == "ai":
@@ -631,7 +664,8 @@ class LangChainContextEditingReplay(_EditsReplay):
 
     def _fast(self, i: int) -> Turn:
         p: ClearToolUsesParams = self.params
-        fired = self.total > p.trigger
+        summary, covered = self.summary_tokens, self.covered
+        fired = self.total + summary > p.trigger
         cut = 0
         if fired:
             available = bisect_left(self.ordinal, self.tool_messages - p.keep) if p.keep < self.tool_messages else 0
@@ -639,11 +673,11 @@ class LangChainContextEditingReplay(_EditsReplay):
             if p.clear_at_least > 0 and available:
                 reach = bisect_left(self.reclaimed_max, p.clear_at_least, 1, available + 1)
                 cut = min(reach, available)
-        used = self.total + self.delta[cut]
+        used = self.total + summary + self.delta[cut]
         edited = cut + self.ai_messages[cut]
-        kept = i + 1 - edited
+        kept = i + 1 - edited - covered
         unpaired = self._unpaired()
-        not_sent = 0
+        not_sent = self.all_sums[covered]
         for x in unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
             sent, was_edited = self._sent_as(x, cut)
             used -= sent
@@ -652,17 +686,20 @@ class LangChainContextEditingReplay(_EditsReplay):
                 edited -= 1
             else:
                 kept -= 1
-        events: list[Event] = []
-        if cut and (cut > self.cut or unpaired):
+        events = self._recorded_events(i)
+        if cut and (cut > self.cut or unpaired or self.before_trimmed is not None):
             self._trim_events(i, cut, unpaired, events)
+        self.before_trimmed = None
         fits = used <= p.trigger
         if not fits and self.before.fits:
-            plan = light_plan(self.policy, {"summary": 0, "history": p.trigger}, {"summary": 0, "history": used}, p.trigger, used, fits)
+            allot = min(summary, p.trigger)
+            plan = light_plan(self.policy, {"summary": allot, "history": p.trigger - allot}, {"summary": summary, "history": used - summary},
+                              p.trigger, used, fits)
             _changes(i, plan, _Cuts(), events)
         self.before = _Cuts(fits)
         self.cut = cut
         self.unpaired = unpaired
-        return Turn(i, used, p.trigger, kept, len(unpaired), 0, edited, fits, 0, tuple(events), not_sent)
+        return Turn(i, used, p.trigger, kept, len(unpaired), covered, edited, fits, 0, tuple(events), not_sent)
 
     def _sent_as(self, x: int, cut: int) -> tuple[int, bool]:
         """What message `x` sends when the first `cut` clearable ones are cleared, and whether that changed it."""
@@ -678,6 +715,11 @@ class LangChainContextEditingReplay(_EditsReplay):
         """`_changes`' trim events: the cleared and the dropped messages not trimmed the turn before
         (when it cleared any), per category in the order of its first one."""
         messages = self.session.messages
+        if self.before_trimmed is not None:  # the first turn after a restart: what the turn before trimmed, as a set
+            before = self.before_trimmed
+            new = sorted(k for k in set(self.clearable[:cut]) | set(unpaired) if k not in before)
+            self._trim_event_text(i, new, set(unpaired), unpaired, events)
+            return
         if not unpaired and not self.unpaired:  # only cleared ones (most turns)
             by_category: dict[str, list[int]] = {}
             for k in self.clearable[self.cut : cut]:
@@ -692,8 +734,13 @@ class LangChainContextEditingReplay(_EditsReplay):
             new += [k for k in unpaired if k not in before and self.clear_at.get(k, cut) >= cut]
         else:
             new = self.clearable[:cut] + [k for k in unpaired if self.clear_at.get(k, cut) >= cut]
-        by_category = {}
-        for k in sorted(new):
+        self._trim_event_text(i, sorted(new), dropped, unpaired, events)
+
+    def _trim_event_text(self, i: int, new: list[int], dropped: set[int], unpaired: list[int], events: list[Event]) -> None:
+        """The trim events of the messages `new` (sorted) trimmed now and not the turn before."""
+        messages = self.session.messages
+        by_category: dict[str, list[int]] = {}
+        for k in new:
             by_category.setdefault(messages[k].category.upper(), []).append(k)
         for category, indices in by_category.items():
             removed = [k for k in indices if k in dropped]

@@ -5,6 +5,7 @@ and the MemoryConsolidator's pending messages (`ConsolidatorReplay`), carried fr
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...counting import TokenCounts
@@ -13,7 +14,7 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summar
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _GrowingReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
@@ -158,8 +159,14 @@ class ConsolidatorReplay(_Replay):
     scratch): the messages not yet consolidated and their token sums, carried from turn to turn;
     at a consolidation only the messages since the last one are read.
 
-    The state is rebuilt from the summary in force after any turn the reference step planned
-    (a recorded summary in force before the first consolidation).
+    The state is rebuilt from the summary in force after any turn the reference step planned.
+
+    Before the first consolidation the recorded summaries in force are the earlier consolidations
+    (`consolidator.plan_records`: each sent, the messages of their union out of what is measured
+    and sent). Each covers a prefix of the file (`_RecordedShapes`), so their union is the
+    messages [0, lo) and a summary coming into force moves the pending messages' start: the ones
+    before it leave the head of the list (each once). Where they do not cover a prefix of the
+    file, the turns from the first one covering a message of it on go to the reference step.
 
     Pair safety is carried (`_PairSafety`, where every tool call id is on one call): each
     consolidation covers the oldest pending messages, so the messages sent are the history from the
@@ -167,7 +174,7 @@ class ConsolidatorReplay(_Replay):
     measured tokens off the count (`checks.drop_messages` reads the plan's sent tokens, which are
     those, not the content's count the consolidator adds up)."""
 
-    recorded_summaries = "in force"
+    recorded_summaries = "shaped"
     unique_ids = True
     pair_safe_incremental = True
 
@@ -185,7 +192,18 @@ class ConsolidatorReplay(_Replay):
         settings: ConsolidatorSettings = params
         self.chars = full.tokenizer.name == "chars"
         self.raw = full.message_tokens
-        self.starts = sorted(session.summary_start_turns)
+        # The recorded summaries in force before the first consolidation: they cover the file's
+        # messages [0, lo); their texts are the earlier consolidations.
+        self.shapes = _RecordedShapes.of(session) if session.summaries else None
+        self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.lo = 0
+        self.earlier_raw = self.earlier_sent = 0
+        texts = [x.text for x in session.summaries]
+        self.earlier_raw_total = _InForceTotal(lambda k: len(texts[k]) if self.chars else full.text(texts[k]))
+        self.earlier_sent_total = _InForceTotal(lambda k: self._text_tokens(texts[k]))
+        self.lo_total = _InForceTotal(lambda k: self.shapes.lo[k] if self.shapes is not None else 0, max)
+        self.history_before = [0]  # history_before[k]: the non-system messages among the first k
         ids = [m.id for m in session.messages]
         # Ids shared by several messages make "covered" a matter of ids, not messages: from scratch.
         # A system prompt that reads like a consolidation would be taken for it by the trigger: from scratch.
@@ -226,7 +244,7 @@ class ConsolidatorReplay(_Replay):
             if m.text:
                 self.system_texts.append(m.text)
                 self.system_tokens = self._text_tokens("\n\n".join(self.system_texts))
-        elif m.id in self.covered:
+        elif (m.id in self.covered) if self.generated else (i < self.lo):
             self.covered_count += 1
         else:
             self.pending.append(i)
@@ -247,6 +265,7 @@ class ConsolidatorReplay(_Replay):
             self._add(k)
 
     def absorb(self, i: int) -> None:
+        self.history_before.append(self.history_before[-1] + (self.session.messages[i].role != "system"))
         if self.pairs is not None:
             self.pairs.grow(i)
             self.history_count += self.session.messages[i].role != "system"
@@ -256,19 +275,59 @@ class ConsolidatorReplay(_Replay):
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
-        if not self.usable or (not self.generated and self.starts and self.starts[0] <= self.recorded_until(i)):
+        if not self.usable or (not self.generated and self.first_covering <= self.recorded_until(i)):
             self.synced_to = -2  # the reference may write a consolidation: rebuild the state from it
             return super().step(i)
         if self.synced_to != i:
             self._resync(i)
             self._add(i)
             self.synced_to = i
+        if self.recorded is not None and not self.generated:
+            self._follow_recorded(i)
         if self.pairs is not None and self.pending:
             first = self.pairs.position[self.pending[0]]
             if self.history_count - first != len(self.pending):  # the pending messages are not the history's end: the reference
                 self.synced_to = -2
                 return super().step(i)
         return self._fast(i)
+
+    def _follow_recorded(self, i: int) -> None:
+        """The recorded summaries in force at step `i`: their texts, and the pending messages they cover taken out."""
+        recorded = self.recorded
+        assert recorded is not None
+        if not recorded.update(i + 1, self.recorded_until(i)):
+            return
+        self.earlier_raw = self.earlier_raw_total.read(recorded)
+        self.earlier_sent = self.earlier_sent_total.read(recorded)
+        lo = self.lo_total.read(recorded)
+        if lo < self.lo:  # (what is in force shrank: not in a replay's order) the state again from the start
+            self.lo = lo
+            self._resync(i)
+            self._add(i)
+            return
+        self.lo = lo
+        cut = bisect_left(self.pending, lo)
+        for k in self.pending[:cut]:  # each pending message is taken out once
+            self.covered_count += 1
+            self.pending_raw -= self.raw[k]
+            self.pending_t -= self._measured(k)
+            self.pending_sent -= self.sent_of[k]
+        del self.pending[:cut]
+
+    def _recorded_events(self, i: int) -> list[Event]:
+        """The reference's compaction events for the recorded summaries written since the step
+        before (not at a consolidation): each is an earlier consolidation, sent, and the messages
+        it covers (the prefix's first m) are summarised, system messages aside."""
+        recorded = self.recorded
+        if recorded is None or self.generated:
+            return []
+        events = []
+        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
+            m = recorded.span[k]
+            text = recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, self.history_before[m], self.policy,
+                                         (Decision.KEPT, "kept: an earlier consolidation"))
+            events.append(Event(i, "compaction", text))
+        return events
 
     def _unpaired(self, sent: list[int]) -> list[int]:
         """The session indices pair safety drops when the messages `sent` (the history's last ones) are sent."""
@@ -280,13 +339,20 @@ class ConsolidatorReplay(_Replay):
 
     def _fast(self, i: int) -> Turn:
         settings: ConsolidatorSettings = self.params
-        earlier = [self.generated[-1].text] if self.generated else []
-        earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in earlier)
+        if self.generated:
+            earlier: Iterable[str] = [self.generated[-1].text]
+            earlier_raw = sum(len(t) if self.chars else self.full.text(t) for t in earlier)
+            earlier_sent = self._text_tokens(self.generated[-1].text)
+        else:  # the recorded summaries in force (`_follow_recorded`); their texts are read only at a consolidation
+            earlier_raw, earlier_sent = self.earlier_raw, self.earlier_sent
+            earlier = _Texts(self.session, self.recorded.in_force if self.recorded is not None else [])
         current = (self.pending_raw + earlier_raw) // 4 if self.chars else self.pending_raw + earlier_raw
         trigger = should_consolidate(current, settings)
         events: list[Event] = []
         active = len(self.generated)
         consolidate = trigger and len(self.pending) > RECENT_KEEP
+        if not consolidate:
+            events = self._recorded_events(i)
         if consolidate:
             messages = self.session.messages
             earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
@@ -298,7 +364,12 @@ class ConsolidatorReplay(_Replay):
             summarized = self.covered_count + len(older)
             ids = [messages[k].id for k in older]
             # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them.
-            previous = tuple(dict.fromkeys(self.generated[-1].covers)) if self.generated else ()
+            if self.generated:
+                previous = tuple(dict.fromkeys(self.generated[-1].covers))
+            else:  # the recorded summaries in force, read once: from now on the consolidation stands for them
+                summaries = self.session.summaries
+                previous = tuple(dict.fromkeys(c for k in (self.recorded.in_force if self.recorded is not None else ()) for c in summaries[k].covers))
+                self.covered = set(previous)
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
             summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
             self.generated.append(summary)
@@ -309,7 +380,7 @@ class ConsolidatorReplay(_Replay):
             self.pending_t = sum(self._measured(k) for k in recent)
             self.pending_sent = recent_sent
         else:
-            used = self.system_tokens + sum(self._text_tokens(t) for t in earlier) + self.pending_sent
+            used = self.system_tokens + earlier_sent + self.pending_sent
             kept = self.system_count + len(self.pending)
             summarized = self.covered_count
         not_sent = self.seen_t - self.system_t - self.pending_t
@@ -323,6 +394,16 @@ class ConsolidatorReplay(_Replay):
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
         return Turn(i, used, settings.max_tokens, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events), not_sent)
+
+
+class _Texts:
+    """The texts of the recorded summaries `ks`, iterated only when read (at a consolidation)."""
+
+    def __init__(self, session: Session, ks: list[int]) -> None:
+        self.session, self.ks = session, ks
+
+    def __iter__(self) -> Iterator[str]:
+        return (self.session.summaries[k].text for k in self.ks)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"missy": MissyReplay, "missy-consolidator": ConsolidatorReplay}
