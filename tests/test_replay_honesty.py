@@ -71,23 +71,12 @@ def check(session: Session, policy: str, params, options: PlanOptions | None, wh
     # Without the reason, the same session replays incrementally (the test would catch a replayer that never does).
 
 
-def replaying_summaries_from_scratch() -> str:
-    """A policy whose replayer hands a session with recorded summaries to the reference step
-    whole (one by one they carry them: issue 22), or the test is skipped once none is left."""
-    found = next((name for name, kind in sorted(REPLAYERS.items()) if kind.recorded_summaries == "whole"), None)
-    if found is None:
-        pytest.skip("every replayer carries recorded summaries at least in part")
-    return found
-
-
 CASES = {
     "pins": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",)), "pins"),
     "parameters": lambda: (session_of(chat()), "autogen-buffered", {"system_messages_in_context": True}, None,
                            "parameters its replayer does not follow"),
     "pair safety, shared call ids": lambda: (session_of(chat(call_ids=("a", "a"))), "missy", None, PlanOptions(pair_safe=True),
                                              "pair safety, with a tool call id on more than one call"),
-    "recorded summaries": lambda: (session_of(chat(), summaries=(Summary(text="before", covers=("m0", "m1")),)), replaying_summaries_from_scratch(),
-                                   None, None, "summaries recorded in the file"),
     "shared message ids": lambda: (session_of([Message(id="same", index=m.index, role=m.role, parts=m.parts, category=m.category) for m in chat()]),
                                    "supyagent", None, None, "an id on more than one message"),
     "images": lambda: (session_of([*chat(), Message(id="img", index=12, role="user", parts=(ImagePart("data:image/png;base64,AAAA"),),
@@ -137,6 +126,26 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
                                                         "file's messages on: a recorded summary that covers the file's messages with gaps)")
     timeline = replayed(session, "mnesis")
     assert 0 < timeline.scratch_steps < len(timeline.turns)
+
+
+IN_FORCE = {"llamaindex-chat-memory-buffer": "", "strands-sliding-window": "", "langchain-summarization": ", until the policy writes a summary of its own",
+            "llamaindex-chat-summary-memory-buffer": ", until the policy writes a summary of its own",
+            "strands-summarizing": ", until the policy writes a summary of its own", "openhands-llm-summarizing": ", until the policy writes a summary of its own"}
+
+
+@pytest.mark.parametrize("policy", sorted(IN_FORCE))
+def test_the_turns_from_a_recorded_summary_in_force_on_are_said(policy):
+    """A replayer that carries a session with recorded summaries until the first one is in force
+    (and, for the summarising ones, from their own first summary on: the plan then reads only
+    that) says so, and does: the turns before the summary's start are carried, the others (the
+    policy writes none with its defaults on this short chat) are planned from scratch."""
+    session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10))),))
+    start = session.summary_start_turns[0]
+    assert replays_incrementally(policy, session) == f"incremental, then from scratch (the turns from the first recorded summary on{IN_FORCE[policy]})"
+    timeline = replayed(session, policy)
+    assert not timeline.summaries
+    after = sum(max(t.index, t.horizon) >= start for t in timeline.turns)  # the summary is in force from its start (`Turn.horizon`)
+    assert 0 < after < len(timeline.turns) and timeline.scratch_steps == after, (timeline.scratch_steps, after)
 
 
 def test_gemini_cli_after_its_first_compression_is_carried():

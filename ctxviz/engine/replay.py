@@ -74,6 +74,8 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
             ids = {m.id for m in session.messages}
             if any(c in ids for s in session.summaries for c in s.covers):
                 later.append("the turns from the first recorded summary of the file's messages on")
+        elif kind.recorded_summaries == "until generated":
+            later.append("the turns from the first recorded summary on, until the policy writes a summary of its own")
         else:
             later.append("the turns from the first recorded summary on")
     after = getattr(kind, "after_trigger", "")

@@ -143,7 +143,8 @@ class _Replay:
     #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
     #: (from the first one in force that covers a message of the file), "shaped" (carried where
     #: each covers a prefix of the file's messages, `replay_common._RecordedShapes`; else as
-    #: "covering"), "" (carried).
+    #: "covering"), "until generated" (the turns from the first one in force on, until the
+    #: policy writes a summary of its own: the plan then reads only that), "" (carried).
     recorded_summaries = "whole"
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False

@@ -202,6 +202,7 @@ class _SummaryReplay(_Replay):
 
     unique_ids = True
     pair_safe_incremental = True
+    recorded_summaries = "until generated"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -212,9 +213,13 @@ class _SummaryReplay(_Replay):
         for t in self.tokens[: len(messages)]:
             sums.append(sums[-1] + t)
         self.sums = sums  # sums[k]: tokens of messages 0..k-1
-        # The reference state() is what the fast turns reproduce: no recorded summary, one message
-        # per id (covers name ids), pair safety only where every tool call id is on one call.
-        self.ok = not session.summaries and len(set(self.ids)) == len(self.ids)
+        # The reference state() is what the fast turns reproduce: one message per id (covers name
+        # ids), pair safety only where every tool call id is on one call. Recorded summaries count
+        # only while the policy has written none of its own (`state` then hands the plan just the
+        # latest generated one): the turns from the first one in force until then go to the
+        # reference step (`_recorded_now`).
+        self.ok = len(set(self.ids)) == len(self.ids)
+        self.first_recorded = min(session.summary_start_turns, default=len(messages))
         self.pairs = _PairSafety.of(session) if pair_safe and self.ok else None
         self.ok = self.ok and (not pair_safe or self.pairs is not None)
         self.synced = 0  # len(generated) the state reflects
@@ -247,11 +252,16 @@ class _SummaryReplay(_Replay):
         """`_unpaired` for the turn that sends session messages c..i (the system messages among them too)."""
         return self._unpaired(self.before_position[c], i) if self.pairs is not None else (0, 0)
 
+    def _recorded_now(self, i: int) -> bool:
+        """Whether the plan at step `i` reads recorded summaries: one is in force and the policy
+        has written none of its own yet."""
+        return not self.generated and self.recorded_until(i) >= self.first_recorded
+
     def step(self, i: int) -> Turn:
         self.absorb(i)
         if not self.ok:
             return super().step(i)
-        turn = self._fast(i)
+        turn = None if self._recorded_now(i) else self._fast(i)
         if turn is None:
             turn = super().step(i)
             if self.ok and self.synced != len(self.generated):

@@ -28,16 +28,18 @@ class LlamaIndexReplay(_Replay):
     Pair safety is carried (`_PairSafety`): the window is one run of the history, up to the turn's
     last message, so a turn sends less by each dropped message's share of the joined count
     (`_share`). Turns whose last message is joined to the next by whitespace meeting whitespace
-    (the joined count of the run differs from the whole session's), sessions with recorded
-    summaries, and pair safety where a tool call id is on more than one call, are planned by the
-    reference step."""
+    (the joined count of the run differs from the whole session's), the turns from the first
+    recorded summary in force on (it stands in the chat store as a SYSTEM message), and pair safety
+    where a tool call id is on more than one call, are planned by the reference step."""
 
     pair_safe_incremental = True
+    recorded_summaries = "in force"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries else None
-        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries
+        self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.usable = not pair_safe or self.pairs is not None
+        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
         self.limit = params.limit
         history = list(session.system_and_history[1]) if self.usable else []
         self.counter = joined_counter(session, history, full) if self.usable else None  # type: ignore[arg-type]
@@ -91,6 +93,8 @@ class LlamaIndexReplay(_Replay):
             self.h += 1
 
     def step(self, i: int) -> Turn:
+        if self.usable and self.recorded_until(i) >= self.first_summary:
+            self.usable = False  # a recorded summary in force: the chat store holds it from now on
         if not self.usable:
             return super().step(i)
         self.absorb(i)

@@ -5,6 +5,7 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from ...counting import TokenCounts
@@ -39,10 +40,12 @@ class StrandsSlidingReplay(_Replay):
     names, each at its sent count (a cut tool result at its cut count). The plan trims when the
     window removed something, so a message pair safety drops is then trimmed in the events too.
 
-    Sessions with recorded summaries, replay_history off (the file as it stands), and pair safety
-    where a tool call id is on more than one call, are replayed by the reference step."""
+    The turns from the first recorded summary in force on, replay_history off (the file as it
+    stands), and pair safety where a tool call id is on more than one call, are replayed by the
+    reference step."""
 
     pair_safe_incremental = True
+    recorded_summaries = "in force"
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -51,15 +54,17 @@ class StrandsSlidingReplay(_Replay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         p: SlidingWindowParams = params
-        self.pairs = _PairSafety.of(session) if pair_safe and not session.summaries and p.replay_history else None
-        self.usable = (not pair_safe or self.pairs is not None) and not session.summaries and p.replay_history
+        self.pairs = _PairSafety.of(session) if pair_safe and p.replay_history else None
+        self.usable = (not pair_safe or self.pairs is not None) and p.replay_history
+        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
         if not self.usable:
             return
         self.h = 0  # history positions (non-system messages) so far
         self.removed_lo, self.removed_hi = len(session.messages), -1  # the history positions removed: one run [lo, hi]
         self.unpaired_before: set[int] = set()  # what pair safety dropped at the step before, when it trimmed
         self.history_index = [m.index for m in session.messages if m.role != "system"]  # history position -> session index
-        self.mgr = _Manager(session, p, full)
+        # Until the first recorded summary is in force the agent's history holds none.
+        self.mgr = _Manager(dataclasses.replace(session, summaries=()) if session.summaries else session, p, full)
         self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
         self.mgr.history([], [])
         # The session message that completes each Strands message (the last of a run of tool messages).
@@ -132,6 +137,8 @@ class StrandsSlidingReplay(_Replay):
             self._read_journal()
 
     def step(self, i: int) -> Turn:
+        if self.usable and self.recorded_until(i) >= self.first_summary:
+            self.usable = False  # a recorded summary in force: the agent's history holds it from now on
         if not self.usable:
             return super().step(i)
         self.absorb(i)
