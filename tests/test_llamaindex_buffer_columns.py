@@ -58,3 +58,18 @@ def test_a_replan_after_a_change_equals_a_cold_plan(s, first, then) -> None:
         again = plan_session(s, NAME, then, tokenizer, store=store)
         cold = plan_session(replace(s), NAME, then, tokenizer, store=CountStore())
         assert again.to_json() == cold.to_json() and list(again.context) == list(cold.context), (first, then, tokenizer)
+
+
+def test_a_replay_of_a_session_with_recorded_summaries_leaves_its_plan_alone() -> None:
+    """The replay builds the history's joined count without the recorded summaries (none is in the
+    chat store before one is in force); the plan of the same counts holds them. Both were kept
+    under one key, so `simulate` crashed planning the whole file after its replay."""
+    from ctxviz.engine.simulate import simulate
+
+    for name, s in file_sessions():
+        if not s.summaries:
+            continue
+        store = CountStore()
+        cold = plan_session(replace(s), "llamaindex-chat-memory-buffer", {}, None, CountStore())
+        simulate(s, "llamaindex-chat-memory-buffer", {}, store=store)
+        assert plan_session(s, "llamaindex-chat-memory-buffer", {}, None, store).to_json() == cold.to_json(), name

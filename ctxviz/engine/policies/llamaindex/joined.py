@@ -174,8 +174,10 @@ def entry_role(entry: Entry) -> str:
 
 def joined_counter(session: Session, entries: list[Entry], counts: TokenCounts, with_system: bool = False) -> JoinedCounter:
     """The history's JoinedCounter, built once per counts (re-plans on a slider move reuse it);
-    `with_system`: the entries hold the system-role messages too (system_messages_in_memory)."""
-    key = (id(counts), with_system)
+    `with_system`: the entries hold the system-role messages too (system_messages_in_memory).
+    The key names where recorded summaries stand among the entries: a replay's history before
+    any summary is in force holds none, while the plan's chat store holds them all."""
+    key = (id(counts), with_system, len(entries), tuple((k, e) for k, e in enumerate(entries) if isinstance(e, int)))
     found = _counters.get(key)
     if found is not None and found[0]() is counts:
         return found[1]
