@@ -45,3 +45,14 @@ def assert_same_on_files(policy: str, plan: Callable[..., Plan], plan_records: C
         for p in params:
             made = pol.make_params(p)
             assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+
+
+def assert_same_on_session(policy: str, s: Session, params: Iterable[dict[str, Any]], tokenizer: str | None, plan: Callable[..., Plan],
+                           plan_records: Callable[..., Plan]) -> None:
+    """The policy's plan in columns is its step-by-step plan on `s` with each of `params` in turn,
+    all on one counts object: the later ones re-plan the same session on what is kept for it."""
+    pol = get_policy(policy)
+    counts = CountStore().get(s, pol.scheme(tokenizer, s.model))
+    for p in params:
+        made = pol.make_params(p)
+        assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), p)

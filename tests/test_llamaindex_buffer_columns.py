@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.planner import plan_session
-from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.llamaindex.chat_memory_buffer import plan, plan_records
 
-from .columns_equivalence import assert_same_plan, file_sessions
+from .columns_equivalence import assert_same_on_files, assert_same_on_session, file_sessions
 from .test_replay_incremental import SETTINGS, sessions
 
 NAME = "llamaindex-chat-memory-buffer"
@@ -29,22 +28,13 @@ FILE_PARAMS = ({}, {"token_limit": 500}, {"token_limit": 20_000, "system_message
 @SETTINGS
 @given(s=sessions(), params=st.lists(PARAMS, min_size=1, max_size=3), tokenizer=st.sampled_from([None, "o200k_base"]))
 def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer) -> None:
-    pol = get_policy(NAME)
-    counts = CountStore().get(s, pol.scheme(tokenizer, s.model))
-    for p in params:  # the later ones re-plan the same session on what is kept for it
-        made = pol.make_params(p)
-        assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), p)
+    assert_same_on_session(NAME, s, params, tokenizer, plan, plan_records)
 
 
 @settings(SETTINGS, max_examples=1)
 @given(st.just(None))
 def test_every_sample_and_real_log(_) -> None:
-    pol = get_policy(NAME)
-    for name, s in file_sessions():
-        counts = CountStore().get(s, pol.scheme(None, s.model))
-        for p in FILE_PARAMS:
-            made = pol.make_params(p)
-            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+    assert_same_on_files(NAME, plan, plan_records, FILE_PARAMS)
 
 
 @settings(SETTINGS, max_examples=10)

@@ -10,10 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxviz.engine.counting import CountStore
-from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.missy.context_manager import plan, plan_records
 
-from .columns_equivalence import assert_same_plan, file_sessions
+from .columns_equivalence import assert_same_on_files, assert_same_on_session
 from .test_replay_incremental import SETTINGS, SMALL, sessions
 
 FILE_PARAMS = ({}, {"total": 6000}, {"total": 4500, "fresh_tail_count": 2}, {"total": 5000, "trim_protected_tail": True, "fresh_tail_count": 40},
@@ -24,22 +23,13 @@ FILE_PARAMS = ({}, {"total": 6000}, {"total": 4500, "fresh_tail_count": 2}, {"to
 @SETTINGS
 @given(s=sessions(), params=st.lists(SMALL["missy"], min_size=1, max_size=3), tokenizer=st.sampled_from([None, "o200k_base"]))
 def test_the_columns_plan_equals_the_step_by_step_plan(s, params, tokenizer) -> None:
-    pol = get_policy("missy")
-    counts = CountStore().get(s, pol.scheme(tokenizer, s.model))
-    for p in params:  # the later ones re-plan the same session on what is kept for it
-        made = pol.make_params(p)
-        assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), p)
+    assert_same_on_session("missy", s, params, tokenizer, plan, plan_records)
 
 
 @settings(SETTINGS, max_examples=1)
 @given(st.just(None))
 def test_every_sample_and_real_log(_) -> None:
-    pol = get_policy("missy")
-    for name, s in file_sessions():
-        counts = CountStore().get(s, pol.scheme(None, s.model))
-        for p in FILE_PARAMS:
-            made = pol.make_params(p)
-            assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), (name, p))
+    assert_same_on_files("missy", plan, plan_records, FILE_PARAMS)
 
 
 @settings(SETTINGS, max_examples=10)
