@@ -370,15 +370,7 @@ class _EditsReplay(_Replay):
     def _recorded_events(self, i: int) -> list[Event]:
         """The reference's compaction events (`replay_contract._recorded_summary_event`) for the
         summaries written since the step before: each covers the prefix's first m messages."""
-        recorded = self.recorded
-        if recorded is None:
-            return []
-        events = []
-        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
-            m = recorded.span[k]
-            summarized, decided = self._recorded_decision(k, m)
-            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided)))
-        return events
+        return [] if self.recorded is None else recorded_events(self, self.recorded, i, self._recorded_decision)
 
     def _carry_pair_safety(self) -> None:
         """Carry pair safety from turn to turn (where every tool call id is on one call; else the
@@ -429,6 +421,20 @@ class _EditsReplay(_Replay):
     def _overflow(self, i: int, fits: bool, events: list[Event], allocation: dict[str, int], usage: dict[str, int], budget: int, used: int) -> None:
         """The overflow event of a turn without trims, and the cuts it leaves (`untrimmed_cuts`)."""
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(self.policy, allocation, usage, budget, used, fits))
+
+
+def recorded_events(replay: _Replay, recorded: _RecordedInForce, i: int,
+                    decide: Callable[[int, int], tuple[int, tuple[Decision, str] | None]]) -> list[Event]:
+    """The reference's compaction events (`replay_contract._recorded_summary_event`) at step `i`
+    for the recorded summaries written since the step before, each covering the prefix's first m
+    messages: `decide(k, m)` says how many of those the plan summarises and its decision on
+    summary k. One loop for every replayer that carries recorded summaries as prefixes."""
+    events = []
+    for k in recorded.written(replay.last_horizon, replay.recorded_until(i)):
+        m = recorded.span[k]
+        summarized, decided = decide(k, m)
+        events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, replay.policy, decided)))
+    return events
 
 
 class _RecordedShapes:

@@ -8,10 +8,10 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan, recorded_summary_text
+from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Session
 from ...summarizers import Summarizer
-from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
 from .head_and_tail import placeholder_text
 from .messages import (
     REPLY_PRIMING,
@@ -203,19 +203,19 @@ class _AutoGenReplay(_Replay):
         recorded = self.recorded
         if recorded is None:
             return []
-        events = []
-        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
-            m = recorded.span[k]
+
+        def decide(k: int, m: int) -> tuple[int, tuple[Decision, str]]:
             unit = self.summary_units.index(k) if k in self.summary_units else -1
             if unit >= 0 and any(a <= unit < b for a, b in runs):
-                decided = (Decision.KEPT, "kept: a recorded summary, in the model context as a SystemMessage where the messages it covers were")
-            elif k in recorded.superseded:
-                decided = (Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers")
-            else:
-                decided = (Decision.DROPPED, "dropped: a recorded summary (a SystemMessage where the messages it covers were) this context leaves out")
-            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, self.history_before[m],
-                                                                        self.policy, decided)))
-        return events
+                return self.history_before[m], (Decision.KEPT, "kept: a recorded summary, in the model context as a SystemMessage where the messages "
+                                                               "it covers were")
+            if k in recorded.superseded:
+                return self.history_before[m], (Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of "
+                                                                  "the file this one covers")
+            return self.history_before[m], (Decision.DROPPED, "dropped: a recorded summary (a SystemMessage where the messages it covers were) "
+                                                              "this context leaves out")
+
+        return recorded_events(self, recorded, i, decide)
 
 
 class AutoGenBufferedReplay(_AutoGenReplay):

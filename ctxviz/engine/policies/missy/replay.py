@@ -14,7 +14,14 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summar
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import (
+    _GrowingReplay,
+    _InForceTotal,
+    _PairSafety,
+    _RecordedInForce,
+    _RecordedShapes,
+    recorded_events,
+)
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
@@ -321,13 +328,7 @@ class ConsolidatorReplay(_Replay):
         recorded = self.recorded
         if recorded is None or self.generated:
             return []
-        events = []
-        for k in recorded.written(self.last_horizon, self.recorded_until(i)):
-            m = recorded.span[k]
-            text = recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, self.history_before[m], self.policy,
-                                         (Decision.KEPT, "kept: an earlier consolidation"))
-            events.append(Event(i, "compaction", text))
-        return events
+        return recorded_events(self, recorded, i, lambda k, m: (self.history_before[m], (Decision.KEPT, "kept: an earlier consolidation")))
 
     def _unpaired(self, sent: list[int]) -> list[int]:
         """The session indices pair safety drops when the messages `sent` (the history's last ones) are sent."""

@@ -11,12 +11,12 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision, Plan
-from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summary_text, untrimmed_cuts
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ...tokenizers import HEURISTICS
 from ..carried import IdPrefix
-from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
 from .context_builder import MnesisBudget, model_info, tool_parts
 
 
@@ -187,13 +187,8 @@ class MnesisReplay(_GrowingReplay):
         first m messages, of which the history ones are summarised; mnesis sends every summary."""
         rec = self.recorded
         assert rec is not None
-        events: list[Event] = []
-        for k in rec.written(self.last_horizon, self.recorded_until(i)):
-            m = rec.span[k]
-            decided = (Decision.KEPT, f"kept: summaries are always sent first and charged without a fit check ({self._recorded_tokens(k):,} tokens)")
-            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True,
-                                                                       bisect_left(self.history, m), self.policy, decided)))
-        return events
+        return recorded_events(self, rec, i, lambda k, m: (bisect_left(self.history, m), (
+            Decision.KEPT, f"kept: summaries are always sent first and charged without a fit check ({self._recorded_tokens(k):,} tokens)")))
 
     def _fallback(self, covered: int, budget_tokens: int, system: list[int]) -> str:
         """`summarizers.mnesis_fallback` over the first `covered` history messages (and the
