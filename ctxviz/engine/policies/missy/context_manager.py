@@ -21,7 +21,7 @@ from ...tokenizers import Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
 from .context_manager_columns import plan_columns
-from .parts import ZONES, enrich_system_prompt, format_summary, invisible_call_notes
+from .parts import ZONES, enrich_system_prompt, format_summary, fresh_tail_reason, invisible_call_notes
 
 __all__ = ["ZONES", "TokenBudget", "enrich_system_prompt", "format_summary", "invisible_call_notes", "plan", "plan_records"]
 
@@ -133,10 +133,7 @@ def plan_records(session: Session, budget: TokenBudget, counts: TokenCounts) -> 
             decide(oldest, DROPPED, "fresh_tail", f"dropped: trim_protected_tail removes the oldest fresh-tail messages until the tail fits the {history_budget:,}-token history budget", "missed")
         notes.append(f"trim_protected_tail dropped the oldest fresh-tail messages; {used:,} of {history_budget:,} history tokens remain")
         tail_over = used > history_budget
-    tail_reason = f"kept: in the fresh tail (the last {n} messages are always included)"
-    if tail_over:
-        tail_reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
-        notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {history_budget:,}-token history budget; missy sends them anyway")
+    tail_reason = fresh_tail_reason(n, used, history_budget, tail_over, notes)
     for m in fresh_tail:
         decide(m, KEPT, "fresh_tail", tail_reason, "fresh_tail")
 

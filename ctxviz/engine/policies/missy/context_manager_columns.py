@@ -28,7 +28,7 @@ from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
 from ..base import params_dict
 from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
-from .parts import ZONES, Budget, enrich_system_prompt, format_summary, invisible_call_notes
+from .parts import ZONES, Budget, enrich_system_prompt, format_summary, fresh_tail_reason, invisible_call_notes
 
 _ZONES = ("system", "evictable", "fresh_tail", "new_message", "summarized")
 SYSTEM_ZONE, EVICTABLE_ZONE, TAIL_ZONE, NEW_ZONE, SUMMARIZED_ZONE = range(len(_ZONES))
@@ -174,10 +174,7 @@ def plan_columns(session: Session, budget: Budget, counts: TokenCounts) -> Plan:
         used = b.new_tokens + int(c[size] - c[tail])
         notes.append(f"trim_protected_tail dropped the oldest fresh-tail messages; {used:,} of {hb:,} history tokens remain")
         tail_over = used > hb
-    tail_reason = f"kept: in the fresh tail (the last {n} messages are always included)"
-    if tail_over:
-        tail_reason += f", even though the tail alone takes {used:,} tokens of the {hb:,}-token history budget"
-        notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {hb:,}-token history budget; missy sends them anyway")
+    tail_reason = fresh_tail_reason(n, used, hb, tail_over, notes)
 
     summary_plans: list[SummaryPlan] = []
     summary_messages: list[dict[str, Any]] = []

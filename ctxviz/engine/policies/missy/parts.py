@@ -100,3 +100,13 @@ def enrich_system_prompt(system: str, memory: tuple[str, ...], learnings: tuple[
             # All-or-nothing: the block is dropped silently in missy.
             notes.append(f"learnings left out: {tokens:,} tokens exceed the {budget.learnings_budget:,}-token learnings budget")
     return enriched, memory_tokens, learnings_tokens, notes
+
+
+def fresh_tail_reason(n: int, used: int, history_budget: int, tail_over: bool, notes: list[str]) -> str:
+    """Why the fresh tail's messages are kept, with the note that the tail alone is over the
+    history budget when it is (missy sends it anyway): one wording for both plans."""
+    reason = f"kept: in the fresh tail (the last {n} messages are always included)"
+    if tail_over:
+        reason += f", even though the tail alone takes {used:,} tokens of the {history_budget:,}-token history budget"
+        notes.append(f"the fresh tail and new message alone take {used:,} tokens, over the {history_budget:,}-token history budget; missy sends them anyway")
+    return reason
