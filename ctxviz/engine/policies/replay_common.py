@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left, insort
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from ..counting import TokenCounts
@@ -81,42 +82,66 @@ class _PairSafety:
     def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
         messages = session.messages
         self.position: dict[int, int] = {}  # session index -> history position
-        for m in messages:
-            if m.role != "system":
-                self.position[m.index] = len(self.position)
+        position = self.position
         owner: dict[str, int] = {}
         first_result: dict[str, int] = {}
         answers: dict[int, str] = {}  # a tool message's call id
-        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        relevant: list[Message] = []  # the tool messages and the messages with calls (no other is a problem or in a pair)
         for m in messages:
-            if m.role == "tool":
+            role = m.role
+            if role != "system":
+                position[m.index] = len(position)
+            if role == "tool":
                 call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
                 if call_id:
                     first_result.setdefault(call_id, m.index)
+                relevant.append(m)
+            elif calls[m.index]:
+                relevant.append(m)
             for call in calls[m.index]:
                 if call.id:
                     owner[call.id] = m.index
+        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        edges_at = self.edges_at
         until: dict[int, float] = {}
-        for m in messages:
-            limit = 0.0
+        inf = float("inf")
+        for m in relevant:
+            i = m.index
+            limit: float = 0.0
             if m.role == "tool":
-                call_id = answers[m.index]
+                call_id = answers[i]
                 caller = owner.get(call_id) if call_id else None
                 if caller is None or messages[caller].role != "assistant":
-                    limit = float("inf")
+                    limit = inf
                 else:
                     limit = max(limit, caller)
-                    a, b = sorted((self.position[caller], self.position[m.index]))
-                    self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
-            if calls[m.index] and m.role not in ("assistant", "system"):
-                limit = float("inf")
+                    a, b = position[caller], position[i]
+                    edge = (a, b) if a < b else (b, a)
+                    at = caller if caller > i else i
+                    found = edges_at.get(at)
+                    if found is None:
+                        edges_at[at] = [edge]
+                    else:
+                        found.append(edge)
+                if calls[i]:  # a tool message's own calls
+                    limit = inf
             elif m.role == "assistant":
-                for call in calls[m.index]:
+                for call in calls[i]:
                     answered = first_result.get(call.id) if call.id else None
-                    limit = max(limit, float("inf") if answered is None else answered)
-            if limit > m.index:
-                until[m.index] = limit
+                    limit = max(limit, inf if answered is None else answered)
+            elif m.role != "system":  # (a system message's calls are neither problems nor pairs)
+                limit = inf
+            if limit > i:
+                until[i] = limit
         self.until = until
+        # crossed[p]: whether any pair of the session, complete or not, has one end before p and
+        # the other at or after it (a boundary no pair crosses is not searched at every turn)
+        opened = [0] * (len(self.position) + 2)
+        for pairs in self.edges_at.values():
+            for a, b in pairs:  # (a < b) crosses the boundaries a + 1 .. b
+                opened[a + 1] += 1
+                opened[b + 1] -= 1
+        self.crossed = bytes(c > 0 for c in accumulate(opened[: len(self.position) + 1]))
         self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
         self.problems: list[int] = []  # history positions of the problems so far, sorted
         self.partners: dict[int, list[int]] = {}
@@ -127,7 +152,7 @@ class _PairSafety:
     def of(session: Session) -> _PairSafety | None:
         """The carried pair safety, or None where a call id is on more than one call (the
         owner of an id can change as the file goes on: the reference step decides)."""
-        calls = [m.tool_calls for m in session.messages]
+        calls = [tuple([p for p in m.parts if isinstance(p, ToolCallPart)]) for m in session.messages]  # (each one's `tool_calls`)
         ids = [call.id for c in calls for call in c if call.id]
         return _PairSafety(session, calls) if len(set(ids)) == len(ids) else None
 
@@ -153,16 +178,21 @@ class _PairSafety:
         problems, partners, short = self.problems, self.partners, self.short
         runs = ((j, h),) if t == e else ((j, e), (t, h))
         seeds: list[int] = []
-        for lo, hi in runs:
-            if lo < hi:
-                seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+        if problems:
+            for lo, hi in runs:
+                if lo < hi:
+                    seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
+        # runs are apart (no pair crosses h, the end of what was seen).
+        crossed = self.crossed  # (none crosses 0 or a boundary past the history)
+        boundaries = [p for p in ((j, e, t) if t > e else (j,)) if 0 < p < len(crossed) and crossed[p]]
+        if not seeds and not boundaries:
+            return _NO_DROPS
 
         def sent(k: int) -> bool:
             return j <= k < e or t <= k < h
 
-        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
-        # runs are apart (no pair crosses h, the end of what was seen).
-        for p in ((j, e, t) if t > e else (j,)):
+        for p in boundaries:
             lo = max(0, p - self.SHORT)
             if lo < p and max(short[lo:p]) >= p:
                 for a in range(lo, p):
