@@ -68,6 +68,7 @@ class MissyReplay(_GrowingReplay):
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
         self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.fixed: tuple[int, int, bool] | None = None  # (system_tokens, fixed_usage, fixed_fit) as last read
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
@@ -112,19 +113,22 @@ class MissyReplay(_GrowingReplay):
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
         not_sent = P[j] + P[tail_start] - P[E]
         events: list[Event] = []
-        written = recorded.written(self.last_horizon, until)
-        if written:
-            events += [self._recorded_event(k, i, c, fitted) for k in written]
+        if self.shapes.sorted_starts:  # (a log without recorded summaries writes none)
+            events += [self._recorded_event(k, i, c, fitted) for k in recorded.written(self.last_horizon, until)]
         if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
             dropped = self.pairs.drops(j, E, tail_start, h)
-            unpaired = sum(tokens[history[k]] for k in dropped)
-            used -= unpaired
-            not_sent += unpaired
-            kept -= len(dropped)
-        total = self.fixed_usage + used
-        fits = self.fixed_fit and used <= hb
-        usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
-        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
+            if dropped:
+                unpaired = sum(tokens[history[k]] for k in dropped)
+                used -= unpaired
+                not_sent += unpaired
+                kept -= len(dropped)
+        fixed = self.fixed
+        if fixed is None or fixed[0] != self.system_tokens:  # (a system message in the file changes the prompt)
+            fixed = self.fixed = (self.system_tokens, self.fixed_usage, self.fixed_fit)
+        total = fixed[1] + used
+        fits = fixed[2] and used <= hb
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
+            "missy", self.allocation, {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}, self.total, total, fits, "parts"))
         return Turn(i, total, self.total, kept, i + 1 - kept - c, c, 0, fits, 0, tuple(events), not_sent)
 
     def _summary_size(self, k: int) -> int:
