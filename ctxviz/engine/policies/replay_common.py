@@ -480,11 +480,17 @@ class _RecordedShapes:
 
     def __init__(self, session: Session) -> None:
         messages = session.messages
+        self.lo: list[int] = []
+        self.why_not: str | None = None
+        if not session.summaries:  # nothing recorded: no pass over the messages
+            self.starts: tuple[int, ...] = ()
+            self.order: list[int] = []
+            self.sorted_starts: list[int] = []
+            self.first_covering = len(messages)
+            return
         position: dict[str, int] = {}
         for m in messages:
             position.setdefault(m.id, m.index)
-        self.lo: list[int] = []
-        self.why_not: str | None = None
         first = session.summaries_cover_first
         for k, summary in enumerate(session.summaries):
             covers = summary.covers
