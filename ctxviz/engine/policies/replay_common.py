@@ -81,23 +81,19 @@ class _PairSafety:
 
     def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
         messages = session.messages
-        self.position: dict[int, int] = {}  # session index -> history position
+        history = [m.index for m in messages if m.role != "system"]
+        self.position: dict[int, int] = dict(zip(history, range(len(history)), strict=True))  # session index -> history position
         position = self.position
+        # The tool messages and the messages with calls, in order: no other is a problem or in a pair.
+        relevant = [m for m, c in zip(messages, calls, strict=True) if c or m.role == "tool"]
         owner: dict[str, int] = {}
         first_result: dict[str, int] = {}
         answers: dict[int, str] = {}  # a tool message's call id
-        relevant: list[Message] = []  # the tool messages and the messages with calls (no other is a problem or in a pair)
-        for m in messages:
-            role = m.role
-            if role != "system":
-                position[m.index] = len(position)
-            if role == "tool":
+        for m in relevant:
+            if m.role == "tool":
                 call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
                 if call_id:
                     first_result.setdefault(call_id, m.index)
-                relevant.append(m)
-            elif calls[m.index]:
-                relevant.append(m)
             for call in calls[m.index]:
                 if call.id:
                     owner[call.id] = m.index
