@@ -125,10 +125,11 @@ class SupyagentReplay(_GrowingReplay):
         not_sent = P[j]
         if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
             dropped = self.pairs.drops(j, h, h, h)
-            unpaired = sum(self.tokens[self.history[k]] for k in dropped)
-            total -= unpaired
-            not_sent += unpaired
-            kept -= len(dropped)
+            if dropped:
+                unpaired = sum(self.tokens[self.history[k]] for k in dropped)
+                total -= unpaired
+                not_sent += unpaired
+                kept -= len(dropped)
         active = len(self.generated)
         events: list[Event] = []
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
