@@ -31,6 +31,7 @@ from .test_replay_recorded_edits import LOGS, carried, tiled
 #: Each policy carried, its defaults first, then parameters that make it summarise on these small logs.
 CARRIED = {
     "langchain-summarization": [{}, {"trigger": "tokens=2000", "keep": "messages=4"}, {"trigger": "tokens=800", "keep": "tokens=300"}],
+    "strands-summarizing": [{}, {"context_window_limit": 1500, "preserve_recent_messages": 2}, {"context_window_limit": 2500, "summary_ratio": 0.5}],
 }
 
 
