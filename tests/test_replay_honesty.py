@@ -129,7 +129,6 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
 
 
 IN_FORCE = {"llamaindex-chat-memory-buffer": "", "strands-sliding-window": "",
-            "llamaindex-chat-summary-memory-buffer": ", until the policy writes a summary of its own",
             "openhands-llm-summarizing": ", until the policy writes a summary of its own"}
 
 
