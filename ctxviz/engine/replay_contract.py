@@ -144,7 +144,9 @@ class _Replay:
     #: (from the first one in force that covers a message of the file), "shaped" (carried where
     #: each covers a prefix of the file's messages, `replay_common._RecordedShapes`; else as
     #: "covering"), "until generated" (the turns from the first one in force on, until the
-    #: policy writes a summary of its own: the plan then reads only that), "" (carried).
+    #: policy writes a summary of its own: the plan then reads only that), "shaped until generated"
+    #: (carried as "shaped"; where they are not, the turns handed over as "covering" until the
+    #: policy writes a summary of its own), "" (carried).
     recorded_summaries = "whole"
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False

@@ -224,7 +224,16 @@ class _SummaryReplay(_Replay):
     never sees it) and one run of the history after what the summary covers, up to the turn's last
     message; the system messages are never dropped (no pair or problem holds one). So a turn sends
     less by what `_PairSafety.drops(j, h, h, h)` names, each at its measured count (`_unpaired`).
-    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried"."""
+    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried".
+
+    Recorded summaries: the plan reads those the file records while the policy has written none
+    of its own (`replay_contract.state` then hands it only the latest generated one). A replayer
+    that carries them (`_carry_recorded`, recorded_summaries "shaped until generated") follows the
+    summaries in force (`_RecordedInForce`: each covers a prefix of the file, `_RecordedShapes`)
+    and is told when they change (`_recorded_moved`); one that does not, or a session whose
+    summaries do not cover a prefix of the file (`_RecordedShapes.why_not`: from the first one
+    that covers a message of it), hands those turns to the reference step until the policy
+    writes a summary of its own."""
 
     unique_ids = True
     pair_safe_incremental = True
@@ -246,6 +255,7 @@ class _SummaryReplay(_Replay):
         # reference step (`_recorded_now`).
         self.ok = len(set(self.ids)) == len(self.ids)
         self.first_recorded = min(session.summary_start_turns, default=len(messages))
+        self.recorded: _RecordedInForce | None = None  # with `_carry_recorded`: the summaries in force
         self.pairs = _PairSafety.of(session) if pair_safe and self.ok else None
         self.ok = self.ok and (not pair_safe or self.pairs is not None)
         self.synced = 0  # len(generated) the state reflects
@@ -283,11 +293,29 @@ class _SummaryReplay(_Replay):
         has written none of its own yet."""
         return not self.generated and self.recorded_until(i) >= self.first_recorded
 
+    def _carry_recorded(self) -> None:
+        """Carry the recorded summaries that cover a prefix of the file's messages (the subclass
+        reads them at `_recorded_moved`); the turns from the first one that does not on go to the
+        reference step until the policy writes a summary of its own."""
+        if not self.session.summaries:
+            return
+        shapes = _RecordedShapes.of(self.session)
+        self.recorded = _RecordedInForce(shapes)
+        self.first_recorded = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+
+    def _recorded_moved(self, i: int) -> None:
+        """The recorded summaries in force at step `i` changed (`self.recorded`): take them into the state."""
+
     def step(self, i: int) -> Turn:
         self.absorb(i)
         if not self.ok:
             return super().step(i)
-        turn = None if self._recorded_now(i) else self._fast(i)
+        if self._recorded_now(i):
+            turn = None
+        else:
+            if self.recorded is not None and not self.generated and self.recorded.update(i + 1, self.recorded_until(i)):
+                self._recorded_moved(i)
+            turn = self._fast(i)
         if turn is None:
             turn = super().step(i)
             if self.ok and self.synced != len(self.generated):
