@@ -146,6 +146,9 @@ class _Replay:
     #: "covering"), "until generated" (the turns from the first one in force on, until the
     #: policy writes a summary of its own: the plan then reads only that), "" (carried).
     recorded_summaries = "whole"
+    #: Whether it carries recorded summaries that leave out the system messages among those they
+    #: cover (Codex's compactions; `_RecordedShapes.system_gaps`), where it carries "shaped" ones.
+    recorded_system_gaps = False
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False
 
