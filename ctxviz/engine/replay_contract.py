@@ -148,6 +148,9 @@ class _Replay:
     #: (carried as "shaped"; where they are not, the turns handed over as "covering" until the
     #: policy writes a summary of its own), "" (carried).
     recorded_summaries = "whole"
+    #: Whether it carries recorded summaries that leave out the system messages among those they
+    #: cover (Codex's compactions; `_RecordedShapes.system_gaps`), where it carries "shaped" ones.
+    recorded_system_gaps = False
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False
 

@@ -301,7 +301,7 @@ class _SummaryReplay(_Replay):
             return
         shapes = _RecordedShapes.of(self.session)
         self.recorded = _RecordedInForce(shapes)
-        self.first_recorded = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+        self.first_recorded = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
 
     def _recorded_moved(self, i: int) -> None:
         """The recorded summaries in force at step `i` changed (`self.recorded`): take them into the state."""
@@ -396,7 +396,7 @@ class _EditsReplay(_Replay):
             return
         shapes = _RecordedShapes.of(self.session)
         self.recorded = _RecordedInForce(shapes)
-        self.first_summary = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
 
     def _follow_recorded(self, i: int) -> None:
         """Bring the summaries in force to step `i`; rebuild the state when what they cover moved."""
@@ -487,7 +487,7 @@ def recorded_events(replay: _Replay, recorded: _RecordedInForce, i: int,
     for k in recorded.written(replay.last_horizon, replay.recorded_until(i)):
         m = recorded.span[k]
         summarized, decided = decide(k, m)
-        events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, replay.policy, decided)))
+        events.append(Event(i, "compaction", recorded.shapes.span_text(k, m, summarized, replay.policy, decided)))
     return events
 
 
@@ -500,12 +500,19 @@ class _RecordedShapes:
 
     Claude Code's compactions cover every message before their boundary but a preserved tail, each
     compaction the one before, so a summary's covers are a prefix of the file and the latest one in
-    force supersedes the earlier ones."""
+    force supersedes the earlier ones. Codex's compactions cover the non-system messages before
+    them: the system messages among them stay where they are (`system_gaps`; `lo` then ends after
+    the last message covered, and a replayer that does not say it carries that shape hands those
+    turns to the reference step, `why_not_for`)."""
 
     def __init__(self, session: Session) -> None:
         messages = session.messages
         self.lo: list[int] = []
         self.why_not: str | None = None
+        #: Every summary covering messages of the file covers just its non-system ones before `lo`,
+        #: and some system message lies among them.
+        self.system_gaps = False
+        self.system_before: list[int] = []
         if not session.summaries:  # nothing recorded: no pass over the messages
             self.starts: tuple[int, ...] = ()
             self.order: list[int] = []
@@ -515,18 +522,29 @@ class _RecordedShapes:
         position: dict[str, int] = {}
         for m in messages:
             position.setdefault(m.id, m.index)
+        prefix, non_system = True, True  # every covering summary covers all of [0, lo); just its non-system messages
         first = session.summaries_cover_first
+        system_before = _system_counts(messages)
         for k, summary in enumerate(session.summaries):
             covers = summary.covers
             if first[k]:  # the file's first messages, in order
                 self.lo.append(len(covers))
+                non_system = non_system and not system_before[len(covers)]
                 continue
             present = [position[c] for c in covers if c in position]
             lo = max(present) + 1 if present else 0
-            if len(present) != lo or (lo and len(set(present)) != lo):
-                self.why_not = "a recorded summary that covers the file's messages with gaps"
+            if lo:
+                distinct = len(set(present)) == len(present)
+                prefix = prefix and distinct and len(present) == lo
+                non_system = (non_system and distinct and len(present) == lo - system_before[lo]
+                              and all(messages[j].role != "system" for j in present))
             self.lo.append(lo)
         covering = any(self.lo)
+        if not prefix:
+            if non_system:
+                self.system_gaps = True
+            else:
+                self.why_not = "a recorded summary that covers the file's messages with gaps"
         if covering and len(position) != len(messages):
             self.why_not = "an id on more than one message"
         if len({id(s) for s in session.summaries}) != len(session.summaries):
@@ -536,6 +554,31 @@ class _RecordedShapes:
         self.order = sorted(range(len(starts)), key=lambda k: starts[k])  # the summaries by their start
         self.sorted_starts = [starts[k] for k in self.order]
         self.first_covering = min((s for s, lo in zip(starts, self.lo, strict=True) if lo), default=len(messages))
+        self.system_before = system_before
+
+    def why_not_for(self, replayer: object) -> str | None:
+        """Why `replayer` (a replayer or its class) cannot carry these summaries (None: it can)."""
+        if self.why_not is None and self.system_gaps and not getattr(replayer, "recorded_system_gaps", False):
+            return "a recorded summary that leaves out the system messages among those it covers, as Codex's compactions do"
+        return self.why_not
+
+    def covered_count(self, m: int) -> int:
+        """How many of the prefix's first m messages a summary spanning them covers."""
+        return m - self.system_before[m] if self.system_gaps else m
+
+    def span_text(self, k: int, m: int, summarized: int, policy: str, decided: tuple[Decision, str] | None) -> str:
+        """The reference's compaction sentence (`replay_contract._recorded_summary_event`) for
+        summary k spanning the prefix's first m messages, of which the plan summarises `summarized`."""
+        if not self.system_gaps:
+            return recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, policy, decided)
+        covered = self._non_system(m)
+        contiguous = covered[-1] - covered[0] + 1 == len(covered)
+        return recorded_summary_text(k, covered[:5], covered[0], covered[-1], len(covered), contiguous, summarized, policy, decided)
+
+    def _non_system(self, m: int) -> list[int]:
+        """The positions of the non-system messages among the first m (a compaction event's; rare)."""
+        before = self.system_before
+        return [j for j in range(m) if before[j + 1] == before[j]]
 
     @staticmethod
     def of(session: Session) -> _RecordedShapes:
@@ -638,3 +681,11 @@ class _InForceTotal:
             self.total = self.combine(self.total, self.value(k))
         self.count = len(in_force)
         return self.total
+
+
+def _system_counts(messages: tuple[Message, ...]) -> list[int]:
+    """Prefix counts of the system messages: [j] is how many of the first j are."""
+    counts = [0]
+    for m in messages:
+        counts.append(counts[-1] + (m.role == "system"))
+    return counts

@@ -131,7 +131,7 @@ class LangChainTrimReplay(_Replay):
         # The recorded summaries: which are in force, their entries' counts (file order) and their sums.
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.first_covering = len(session.messages)
-        if self.shapes is not None and self.shapes.why_not is not None:
+        if self.shapes is not None and self.shapes.why_not_for(self) is not None:
             self.first_covering = self.shapes.first_covering
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
         self.summary_tokens = [count_view(summary_view(x.text), tokenizer) for x in session.summaries]
@@ -633,17 +633,20 @@ class LangChainContextEditingReplay(_EditsReplay):
 
     The recorded summaries in force go in as LangChain's summary HumanMessages in place of every
     message they cover (`context_editing.plan_records`): the messages [0, C) of their union (a
-    prefix of the file, `_carry_recorded`) are out of the request, the summaries' counts in it,
-    and the state is rebuilt from message C (an AI message before it is no longer one a tool
-    message can belong to)."""
+    prefix of the file, `_carry_recorded`; or its non-system messages, as Codex's compactions
+    cover, the system ones staying in the request) are out of the request, the summaries' counts
+    in it, and the state is rebuilt from message C (an AI message before it is no longer one a
+    tool message can belong to)."""
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self._carry_pair_safety()
         self._carry_recorded()
+        self.gaps = self.recorded is not None and self.recorded.shapes.system_gaps
         self.summary_total = _InForceTotal(self._summary_size)  # what the summaries in force count
         self.before_trimmed: frozenset[int] | None = None  # after a restart: what the turn before trimmed
         self.total = 0
@@ -679,7 +682,8 @@ class LangChainContextEditingReplay(_EditsReplay):
         return count_view(summary_view(self.session.summaries[k].text), self.full.tokenizer)
 
     def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
-        return m, (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")
+        assert self.recorded is not None
+        return self.recorded.shapes.covered_count(m), (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")
 
     def _restart(self, i: int) -> None:
         self.before_trimmed = (frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired)) if self.cut else frozenset()
@@ -688,6 +692,8 @@ class LangChainContextEditingReplay(_EditsReplay):
         self.clearable, self.ordinal, self.delta, self.reclaimed_max, self.ai_messages = [], [], [0], [0], [0]
         self.ai_view, self.ai_tokens, self.emptied = {}, {}, set()
         self.clear_at, self.cleared_tokens, self.ai_after, self.ai_span, self.unpaired = {}, [], [], {}, []
+        if self.gaps:  # the system messages the summaries leave (Codex's) stay in the request
+            self.total = self.all_sums[self.covered] - self.history_sums[self.covered]
         for k in range(self.covered, i + 1):
             self._enter(k)
 
@@ -720,9 +726,12 @@ class LangChainContextEditingReplay(_EditsReplay):
                 cut = min(reach, available)
         used = self.total + summary + self.delta[cut]
         edited = cut + self.ai_messages[cut]
+        if self.gaps:  # the summaries cover the non-system messages before `covered` (Codex's)
+            covered, not_sent = self.history_counts[covered], self.history_sums[covered]
+        else:
+            not_sent = self.all_sums[covered]
         kept = i + 1 - edited - covered
         unpaired = self._unpaired()
-        not_sent = self.all_sums[covered]
         for x in unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
             sent, was_edited = self._sent_as(x, cut)
             used -= sent

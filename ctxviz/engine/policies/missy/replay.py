@@ -10,7 +10,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summary_text, untrimmed_cuts
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
@@ -61,7 +61,7 @@ class MissyReplay(_GrowingReplay):
         # The recorded summaries in force (`state()`): their covers take a prefix of the file's
         # messages out of the history, and missy sends each summary not superseded that fits.
         self.shapes = _RecordedShapes.of(session)
-        self.first_covering = self.shapes.first_covering if self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes.why_not_for(self) else len(session.messages)
         self.recorded = _RecordedInForce(self.shapes)
         self.summary_size: dict[int, int] = {}
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
@@ -72,6 +72,7 @@ class MissyReplay(_GrowingReplay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def absorb(self, i: int) -> None:
         self._grow(i)
@@ -152,7 +153,7 @@ class MissyReplay(_GrowingReplay):
             else:
                 decided = (Decision.KEPT, f"kept: {t:,} tokens fit in the {hb - before:,} left of the {hb:,}-token history budget")
         summarized = bisect_left(self.history, m)
-        return Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided))
+        return Event(i, "compaction", self.recorded.shapes.span_text(k, m, summarized, self.policy, decided))
 
     @property
     def fixed_usage(self) -> int:
@@ -186,6 +187,7 @@ class ConsolidatorReplay(_Replay):
     those, not the content's count the consolidator adds up)."""
 
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     unique_ids = True
     pair_safe_incremental = True
 
@@ -207,7 +209,7 @@ class ConsolidatorReplay(_Replay):
         # messages [0, lo); their texts are the earlier consolidations.
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
-        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not_for(self) else len(session.messages)
         self.lo = 0
         self.earlier_raw = self.earlier_sent = 0
         texts = [x.text for x in session.summaries]
