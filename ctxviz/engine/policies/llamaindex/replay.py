@@ -162,6 +162,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
     with more initial tokens than token_limit) is planned by the reference step."""
 
     recorded_summaries = "shaped until generated"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)

@@ -286,6 +286,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
     offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
 
     recorded_summaries = "shaped until generated"
+    recorded_system_gaps = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import FITS, Event, Turn, _Replay, recorded_summary_text
+from ...replay_contract import FITS, Event, Turn, _Replay
 from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ...tokenizers import TiktokenTokenizer, Tokenizer
@@ -208,7 +208,7 @@ class SupyagentReplay(_GrowingReplay):
                     else:
                         decided = (Decision.DROPPED, f"dropped: {charge} are not under 30 % of the {max(0, available):,} available ({share:,.0f})")
             summarized = min(start, bisect_left(self.history, m))
-            events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided)))
+            events.append(Event(i, "compaction", rec.shapes.span_text(k, m, summarized, self.policy, decided)))
         return events
 
 
