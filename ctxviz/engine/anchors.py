@@ -506,15 +506,15 @@ class Anchor:
                 "voice": self.voice, "messages": list(self.messages), **({"opening": True} if self.opening else {})}
 
 
-_ANCHOR_FIELDS = tuple(f.name for f in dataclasses.fields(Anchor))
+ANCHOR_FIELDS = tuple(f.name for f in dataclasses.fields(Anchor))
 
 
-def _anchor(*values: Any) -> Anchor:
+def make_anchor(*values: Any) -> Anchor:
     """`Anchor(*values)` without the frozen dataclass's `__init__` (one `object.__setattr__` per
     field): an index of 10,000 messages makes thousands, and a forked child's are rebuilt from
     their fields (engine/anchors_ahead.py). The same object: its fields in its `__dict__`."""
     anchor = object.__new__(Anchor)
-    anchor.__dict__.update(zip(_ANCHOR_FIELDS, values, strict=True))
+    anchor.__dict__.update(zip(ANCHOR_FIELDS, values, strict=True))
     return anchor
 
 
@@ -990,7 +990,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         lo = firsts[old]
         if index != lo:  # first named in another form or unquoted before it was extracted
             mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
-        anchors.append(_anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
+        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
     token_forms = {f: new_id[k] for f, k in form_ids.items()}
