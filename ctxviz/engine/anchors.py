@@ -575,6 +575,8 @@ class AnchorIndex:
         #: Each anchor's rank among the lost and its sort key (engine/ranking.py), by anchor id, once asked:
         #: a replay ranks the same anchors at every loss.
         self.rank_memo: dict[int, Any] = {}
+        #: Every anchor's place in rank order and its rank, by anchor id (`ranking.ranked_often`), once asked.
+        self.rank_order: tuple[list[int], list[Any]] | None = None
         self._lock = threading.Lock()
         #: What building the index of this session grown by appended messages starts from (`build_index`).
         self._growth: _Growth | None = None
