@@ -158,9 +158,10 @@ class _Spans:
         self.ends.insert(k, end)
 
 
-#: A run of path characters -> the path it names ("" for none): the verdict depends on the run alone, and
-#: a session names the same files again and again (most of extraction's time was these checks).
-_PATH_VERDICTS: dict[str, str] = {}
+#: A run of path characters -> the anchor it names as extracted, ("path", key, value), or () for none:
+#: the verdict depends on the run alone, and a session names the same files again and again (most
+#: of extraction's time was these checks).
+_PATH_VERDICTS: dict[str, tuple[str, ...]] = {}
 _PATH_VERDICTS_LIMIT = 100_000
 _PATH_VERDICT_CHARS = 200
 
@@ -255,7 +256,6 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             a = m.start()
             if a == 0 or text[a - 1] not in "&#/" and text[a - 1] not in WORD_CHARS:
                 add("issue", m.group(0), a, m.end())
-    reverse = ""
     verdicts = _PATH_VERDICTS
     # Runs are disjoint and read left to right, so the paths never overlap one another: when no
     # kind before them claimed a stretch, each is taken as found and their spans joined at the end.
@@ -268,27 +268,28 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     search_hook = PATH_HOOK_RE.search
     match_run = PATH_RUN_RE.match
     m = search_hook(text)
+    reverse = text[::-1] if m is not None else ""
     while m is not None:
-        if not reverse:
-            reverse = text[::-1]
         a = n - match_run(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
         b = match_run(text, m.end()).end()  # type: ignore[union-attr]
         m = search_hook(text, b)
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         run = text[a:b]
-        path = verdicts.get(run)
-        if path is None:
+        found = verdicts.get(run)
+        if found is None:
             path = _path_in_run(run)
+            found = ("path", path.lower(), path) if path else ()
             if len(run) <= _PATH_VERDICT_CHARS:  # a long run (a base64 blob) is rarely seen twice
                 if len(verdicts) >= _PATH_VERDICTS_LIMIT:
                     verdicts.clear()
-                verdicts[run] = path
-        if path:
+                verdicts[run] = found
+        if found:
+            path = found[2]
             if unclaimed:
                 path_starts.append(a)
                 path_ends.append(a + len(path))
-                out.append(("path", path.lower(), path))
+                out.append(found)  # the anchor as extracted (kind, key, value): one tuple per run, shared
             else:
                 add("path", path, a, a + len(path))
     if path_starts:
@@ -849,6 +850,8 @@ class _Growth:
         self.phrases_upto = 0
 
 
+#: The voices whose words are the user's (typed or pasted).
+_USERS = frozenset({"user", "quoted"})
 #: Messages at the end of a session an index's growth state leaves out (see `_Growth`).
 TAIL = 16
 
@@ -860,16 +863,17 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     rest = messages[start:stop]
     keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
     for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
+        i = m.index
         for kind, key, value, by in said:
             k = (kind, key)
             entry = first.get(k)
             if entry is None:
-                opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
-                entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
-            elif entry[6][-1] != m.index:
-                entry[6].append(m.index)
-            if entry[9] < 0 and by in ("user", "quoted"):
-                entry[9] = m.index
+                opening = not opening_done and by in _USERS and kind in USER_KINDS
+                entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
+            elif entry[6][-1] != i:
+                entry[6].append(i)
+            if entry[9] < 0 and by in _USERS:
+                entry[9] = i
         if user_turn:
             opening_done = True
     return opening_done
