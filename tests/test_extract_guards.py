@@ -41,3 +41,24 @@ def test_the_exception_check_passes_every_text_exception_re_matches() -> None:
     for text in _texts():
         if EXCEPTION_RE.search(text) is not None:
             assert any(w in text for w in EXCEPTION_WORDS), repr(text[:200])
+
+
+def test_a_text_lowering_leaves_unchanged_holds_nothing_the_upper_case_patterns_match() -> None:
+    """`extract` skips the patterns and guards that need an upper-case letter (ids, exception
+    names, "GH-12", "PR 12", "ERROR", "FAIL", "Traceback") when lowering the text changes nothing:
+    none of them can match such a text, whatever its script."""
+    from ctxviz.engine.anchors import GH_ISSUE_RE, ID_RE, extract
+
+    rnd = random.Random(23)
+    alphabet = ["a", "b", "z", "1", "2", "-", "_", ".", " ", "\n", "é", "ß", "İ", "σ", "A", "Z", "É", "Σ", "ORD-1234", "GH-12", "PR 4",
+                "ValueError", "ERROR:", "FAIL", "Traceback", "error: x", "issue 7"]
+    randoms = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 16))) for _ in range(50_000)]
+    skipped = 0
+    for text in [*_texts(), *randoms]:
+        if text.lower() != text:
+            continue
+        skipped += 1
+        assert ID_RE.search(text) is None and GH_ISSUE_RE.search(text) is None and EXCEPTION_RE.search(text) is None, repr(text[:200])
+        assert not any(w in text for w in ("PR", "MR", "ERROR", "FAIL", "Traceback", *EXCEPTION_WORDS)), repr(text[:200])
+    assert skipped > 3_000  # the gate is exercised
+    assert extract("see ORD-1234 and gh-12, ValueError") != extract("see ord-1234 and gh-12, valueerror")  # the gate is per text

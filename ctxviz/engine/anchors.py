@@ -28,6 +28,7 @@ API (pure, no Qt; the app reads it):
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import re
 import threading
@@ -157,9 +158,10 @@ class _Spans:
         self.ends.insert(k, end)
 
 
-#: A run of path characters -> the path it names ("" for none): the verdict depends on the run alone, and
-#: a session names the same files again and again (most of extraction's time was these checks).
-_PATH_VERDICTS: dict[str, str] = {}
+#: A run of path characters -> the anchor it names as extracted, ("path", key, value), or () for none:
+#: the verdict depends on the run alone, and a session names the same files again and again (most
+#: of extraction's time was these checks).
+_PATH_VERDICTS: dict[str, tuple[str, ...]] = {}
 _PATH_VERDICTS_LIMIT = 100_000
 _PATH_VERDICT_CHARS = 200
 
@@ -216,6 +218,11 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             out.append((kind, key if key is not None else value.lower(), value))
 
     n = len(text)
+    lowered = text.lower()
+    # Whether the text holds an upper-case letter: lowering changes every A-Z. The patterns and
+    # guards that need one (ids, exception names, "PR 12", "ERROR") are skipped without it: a tool's
+    # listing or log in lower case is read by about a dozen fewer passes.
+    upper = lowered != text
     if "://" in text:
         for m in URL_HOOK_RE.finditer(text):
             a = m.start()
@@ -233,11 +240,10 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             a, b = m.start() - 8, m.end() + 12
             if a >= 0 and UUID_RE.fullmatch(text, a, b) and (a == 0 or text[a - 1] not in WORD_CHARS) and (b == n or text[b] not in WORD_CHARS):
                 add("id", text[a:b], a, b)
-    if "GH-" in text:
+    if upper and "GH-" in text:
         for m in GH_ISSUE_RE.finditer(text):
             add("issue", m.group(0), m.start(), m.end(), m.group(0).lower())
-    lowered = text.lower()
-    if "PR" in text or "MR" in text or "ull request" in lowered or "issue " in lowered or "ticket " in lowered or "bug " in lowered:
+    if upper and ("PR" in text or "MR" in text) or "ull request" in lowered or "issue " in lowered or "ticket " in lowered or "bug " in lowered:
         for m in WORD_ISSUE_RE.finditer(lowered):
             a = m.start()
             if a and lowered[a - 1] in WORD_CHARS:
@@ -250,36 +256,40 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             a = m.start()
             if a == 0 or text[a - 1] not in "&#/" and text[a - 1] not in WORD_CHARS:
                 add("issue", m.group(0), a, m.end())
-    run_end = -1
-    reverse = ""
     verdicts = _PATH_VERDICTS
     # Runs are disjoint and read left to right, so the paths never overlap one another: when no
     # kind before them claimed a stretch, each is taken as found and their spans joined at the end.
     unclaimed = not spans.starts
     path_starts: list[int] = []
     path_ends: list[int] = []
-    for m in PATH_HOOK_RE.finditer(text):
-        if m.start() < run_end:
-            continue  # another hook of the run just read (`src/a/b.py` has three): the same run, the same answer
-        if not reverse:
-            reverse = text[::-1]
-        a = n - PATH_RUN_RE.match(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
-        b = run_end = PATH_RUN_RE.match(text, m.end()).end()  # type: ignore[union-attr]
+    # The next hook is looked for after the run just read (`src/a/b.py` has three hooks, one run): a
+    # hook never straddles a run's end (it is made of run characters), so these are finditer's hooks
+    # that start past each run, and a run is read once, not once per hook.
+    search_hook = PATH_HOOK_RE.search
+    match_run = PATH_RUN_RE.match
+    m = search_hook(text)
+    reverse = text[::-1] if m is not None else ""
+    while m is not None:
+        a = n - match_run(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
+        b = match_run(text, m.end()).end()  # type: ignore[union-attr]
+        m = search_hook(text, b)
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         run = text[a:b]
-        path = verdicts.get(run)
-        if path is None:
+        found = verdicts.get(run)
+        if found is None:
             path = _path_in_run(run)
+            found = ("path", path.lower(), path) if path else ()
             if len(run) <= _PATH_VERDICT_CHARS:  # a long run (a base64 blob) is rarely seen twice
                 if len(verdicts) >= _PATH_VERDICTS_LIMIT:
                     verdicts.clear()
-                verdicts[run] = path
-        if path:
+                verdicts[run] = found
+        if found:
+            path = found[2]
             if unclaimed:
                 path_starts.append(a)
                 path_ends.append(a + len(path))
-                out.append(("path", path.lower(), path))
+                out.append(found)  # the anchor as extracted (kind, key, value): one tuple per run, shared
             else:
                 add("path", path, a, a + len(path))
     if path_starts:
@@ -305,7 +315,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
             b = m.end()
             if (a == 0 or text[a - 1] not in WORD_CHARS and text[a - 1] != ".") and (b == n or text[b] not in WORD_CHARS and text[b:b + 2] != ".0"):
                 add("id", m.group(0), a, b)
-    for m in ID_RE.finditer(text):
+    for m in ID_RE.finditer(text) if upper else ():
         a = m.start()
         if a and text[a - 1] in WORD_CHARS or m.group(0).split("-", 1)[0] in NOT_IDS:
             continue
@@ -325,11 +335,12 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 or value.isdigit() or value.isalpha() or len(value) not in SHA_LENGTHS):
             continue
         add("commit", value, a, b, value[:7])
-    if "rror" in text or "xception" in text or "ERROR" in text or "FAIL" in text or "atal" in text or "panic" in text or "Traceback" in text:
+    if ("rror" in text or "xception" in text or "atal" in text or "panic" in text
+            or upper and ("ERROR" in text or "FAIL" in text or "Traceback" in text)):
         for m in ERROR_LINE_RE.finditer(text):
             line = _clip(m.group(0).strip(" \t>|"), 200)
             out.append(("error", norm(line), line))
-    if "Error" in text or "Exception" in text or "Warning" in text or "Interrupt" in text or "Exit" in text:  # EXCEPTION_RE's words
+    if upper and ("Error" in text or "Exception" in text or "Warning" in text or "Interrupt" in text or "Exit" in text):  # EXCEPTION_RE's words
         for m in EXCEPTION_RE.finditer(text):
             k = m.start()
             while k > 0 and text[k - 1] in WORD_CHARS:
@@ -496,6 +507,18 @@ class Anchor:
                 "voice": self.voice, "messages": list(self.messages), **({"opening": True} if self.opening else {})}
 
 
+ANCHOR_FIELDS = tuple(f.name for f in dataclasses.fields(Anchor))
+
+
+def make_anchor(*values: Any) -> Anchor:
+    """`Anchor(*values)` without the frozen dataclass's `__init__` (one `object.__setattr__` per
+    field): an index of 10,000 messages makes thousands, and a forked child's are rebuilt from
+    their fields (engine/anchors_ahead.py). The same object: its fields in its `__dict__`."""
+    anchor = object.__new__(Anchor)
+    anchor.__dict__.update(zip(ANCHOR_FIELDS, values, strict=True))
+    return anchor
+
+
 def _order(anchor: Anchor) -> tuple[int, int, int]:
     """User requests and instructions first (the opening request at the top), then by first said."""
     rank = 0 if anchor.opening else (1 if anchor.kind == "instruction" else (2 if anchor.kind == "request" else 3))
@@ -553,6 +576,8 @@ class AnchorIndex:
         #: Each anchor's rank among the lost and its sort key (engine/ranking.py), by anchor id, once asked:
         #: a replay ranks the same anchors at every loss.
         self.rank_memo: dict[int, Any] = {}
+        #: Every anchor's place in rank order and its rank, by anchor id (`ranking.ranked_often`), once asked.
+        self.rank_order: tuple[list[int], list[Any]] | None = None
         self._lock = threading.Lock()
         #: What building the index of this session grown by appended messages starts from (`build_index`).
         self._growth: _Growth | None = None
@@ -638,16 +663,21 @@ PHRASE_KINDS = frozenset({"path", "url", "issue", "id", "commit", "exception", "
 
 def phrases_of(anchors: Iterable[Anchor]) -> dict[str, list[tuple[int, str]]]:
     """Multi-token anchors by their longest token (see `AnchorIndex.phrases`)."""
+    return _phrases((a.id, a.kind, a.value) for a in anchors)
+
+
+def _phrases(anchors: Iterable[tuple[int, str, str]]) -> dict[str, list[tuple[int, str]]]:
+    """`phrases_of` from each anchor's (id, kind, value): `build_index` asks it before its anchors exist."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for a in anchors:
-        if a.kind not in PHRASE_KINDS:
+    for ident, kind, value in anchors:
+        if kind not in PHRASE_KINDS:
             continue
-        value = a.value.lower().rstrip("…")
+        value = value.lower().rstrip("…")
         tokens = [t for t in TOKEN_SPLIT_RE.split(value) if t]
         if len(tokens) > 1 or (tokens and tokens[0] != value):
             trigger = max(tokens, key=len)
             if len(trigger) >= 3 and trigger not in COMMON_WORDS:
-                out.setdefault(trigger, []).append((a.id, value))
+                out.setdefault(trigger, []).append((ident, value))
     return out
 
 
@@ -820,6 +850,8 @@ class _Growth:
         self.phrases_upto = 0
 
 
+#: The voices whose words are the user's (typed or pasted).
+_USERS = frozenset({"user", "quoted"})
 #: Messages at the end of a session an index's growth state leaves out (see `_Growth`).
 TAIL = 16
 
@@ -831,16 +863,17 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     rest = messages[start:stop]
     keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
     for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
+        i = m.index
         for kind, key, value, by in said:
             k = (kind, key)
             entry = first.get(k)
             if entry is None:
-                opening = not opening_done and by in ("user", "quoted") and kind in USER_KINDS
-                entry = first[k] = [kind, key, value, m.index, m.id, m.role, [m.index], opening, by, -1]
-            elif entry[6][-1] != m.index:
-                entry[6].append(m.index)
-            if entry[9] < 0 and by in ("user", "quoted"):
-                entry[9] = m.index
+                opening = not opening_done and by in _USERS and kind in USER_KINDS
+                entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
+            elif entry[6][-1] != i:
+                entry[6].append(i)
+            if entry[9] < 0 and by in _USERS:
+                entry[9] = i
         if user_turn:
             opening_done = True
     return opening_done
@@ -922,7 +955,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     entries = list(first.values())
     position = {id(e): i for i, e in enumerate(entries)}
     form_ids = {f: position[id(e)] for f, e in forms.items()}
-    phrases = phrases_of(Anchor(i, e[0], e[1], e[2], 0, "", "", ()) for i, e in enumerate(entries))
+    phrases = _phrases((i, e[0], e[2]) for i, e in enumerate(entries))
     form_words, phrase_words = set(form_ids), set(phrases)
     if form_words or phrase_words:
         said_at = [(p, m.index) for p, (m, text) in enumerate(zip(session.messages, texts, strict=True)) if text]
@@ -963,7 +996,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         lo = firsts[old]
         if index != lo:  # first named in another form or unquoted before it was extracted
             mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
-        anchors.append(Anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
+        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
     token_forms = {f: new_id[k] for f, k in form_ids.items()}

@@ -28,7 +28,8 @@ import sys
 import threading
 from typing import Any
 
-from .anchors import AnchorIndex, anchors_of, build_index
+from .anchors import ANCHOR_FIELDS as _FIELDS
+from .anchors import AnchorIndex, anchors_of, build_index, make_anchor
 from .session import Session
 
 #: Sessions with fewer messages are indexed in this process: the fork and the pipe cost more than
@@ -149,12 +150,31 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
     return AnchorsAhead(session, pid, read)
 
 
+#: Attributes sent as each anchor's fields (`_FIELDS`) and made into `Anchor`s again by the parent:
+#: pickling a frozen dataclass goes through its `__reduce_ex__` and sets each field on load, about
+#: three times the cost of a tuple of tuples for the 8,000 anchors of 10,000 messages, and the
+#: parent waits for it. `user_anchors` is rebuilt from the same objects, as the index holds them.
+_ANCHOR_LISTS = ("anchors", "user_anchors")
+
+
 def _state(index: AnchorIndex) -> dict[str, Any]:
     """The index as plain data: every attribute but the session (the parent has it), its locks, and
     what it keeps to grow (`_growth`: a copy of every text in lower case, as large as the session's
-    text; `simulate` never grows its session, and an index without it is read whole if one does)."""
-    return {k: (_LockMark(type(v) is _LOCK_TYPES[1]) if isinstance(v, _LOCK_TYPES) else None if k == "_growth" else v)
-            for k, v in vars(index).items() if k != "session"}
+    text; `simulate` never grows its session, and an index without it is read whole if one does).
+    The anchors go as their fields; `user_anchors` as their ids."""
+    state = {k: (_LockMark(type(v) is _LOCK_TYPES[1]) if isinstance(v, _LOCK_TYPES) else None if k == "_growth" else v)
+             for k, v in vars(index).items() if k != "session"}
+    state["anchors"] = _Fields([tuple(map(a.__dict__.__getitem__, _FIELDS)) for a in index.anchors])
+    state["user_anchors"] = _Ids([a.id for a in index.user_anchors])
+    return state
+
+
+class _Fields(list):  # type: ignore[type-arg]
+    """Each anchor's fields in `_FIELDS` order (a plain list would be taken for the attribute itself)."""
+
+
+class _Ids(list):  # type: ignore[type-arg]
+    """Anchor ids that stand for the anchors of the same index."""
 
 
 class _LockMark:
@@ -166,9 +186,14 @@ class _LockMark:
 
 def _rebuild(session: Session, state: dict[str, Any]) -> AnchorIndex:
     index = AnchorIndex.__new__(AnchorIndex)
+    anchors = tuple(make_anchor(*fields) for fields in state["anchors"])
     for k, v in state.items():
         if isinstance(v, _LockMark):
             v = threading.RLock() if v.reentrant else threading.Lock()
+        elif isinstance(v, _Fields):
+            v = anchors
+        elif isinstance(v, _Ids):
+            v = tuple(anchors[i] for i in v)
         setattr(index, k, v)
     index.session = session
     return index

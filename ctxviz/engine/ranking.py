@@ -73,3 +73,22 @@ def ranked(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor,
         ranks[a.id], keys[a.id] = found
     order = sorted(keys, key=keys.__getitem__)
     return tuple(index.anchors[i] for i in order), ranks  # an anchor's id is its position
+
+
+def ranked_often(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
+    """`ranked`, for a caller that ranks many lists of one index (a replay's losses: 2,000 lists
+    holding 100,000 anchors for 10,000 messages, about 40 % of the replay's retention): every
+    anchor is ranked once and given its place among all (`AnchorIndex.rank_order`), and each list
+    is then sorted by that place, an integer, instead of by its rank's tuple. Same order, same ranks."""
+    order = index.rank_order
+    if order is None:
+        memo = index.rank_memo
+        ranks = [memo[a.id][0] if a.id in memo else rank(a, index) for a in index.anchors]
+        places = [0] * len(ranks)
+        for place, i in enumerate(sorted(range(len(ranks)), key=lambda i: (ranks[i].tier, ranks[i].order, i))):
+            places[i] = place
+        order = index.rank_order = (places, ranks)
+    places, ranks = order
+    ids = dict.fromkeys(a.id for a in anchors)
+    every = index.anchors
+    return tuple(every[i] for i in sorted(ids, key=places.__getitem__)), {i: ranks[i] for i in ids}

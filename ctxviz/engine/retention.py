@@ -44,7 +44,7 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,7 @@ from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
 from .gc_pause import without_gc
 from .plan import Decision, Plan, Rows
 from .plan_rows import KEPT, REPLACED, TRUNCATED
-from .ranking import Rank, ranked
+from .ranking import Rank, ranked, ranked_often
 from .session import Session
 
 if TYPE_CHECKING:
@@ -222,9 +222,11 @@ def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = Non
     retention = _retention(index, ids, view.turn)
     reasons: dict[int, str] = {}
     plans = plan.messages
+    planned = len(plans)
     for a in retention.lost:
-        newest = max((k for k in a.messages if k < len(plans)), default=None)
-        if newest is not None:
+        below = bisect_left(a.messages, planned)  # its messages are in order: the newest the plan holds
+        if below:
+            newest = a.messages[below - 1]
             reasons[a.id] = f"#{newest}: {plans[newest].reason}"
     return Retention(retention.turn, retention.anchors, retention.kept, retention.instructions, retention.instructions_kept,
                      retention.by_kind, retention.lost, reasons, retention.ranks, stand_in_of(plan, session))
@@ -395,7 +397,7 @@ def _writes_summary(timeline: Timeline, event: Event) -> bool:
 
 def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor], index: AnchorIndex) -> Loss:
     """What step `turn` lost; the loss names the step by its turn's session index, as events do."""
-    order, ranks = ranked(lost, index)
+    order, ranks = ranked_often(lost, index)
     causes = _causes(timeline, turn)
     at = timeline.turns[turn].index
     if causes:
