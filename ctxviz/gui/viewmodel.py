@@ -169,6 +169,8 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._plan_inputs: tuple[Any, ...] | None = None
         self._timeline_inputs: tuple[Any, ...] | None = None
         self._submitted_inputs: tuple[Any, ...] | None = None
+        #: What the views show of the latest plans, made on the plan worker (`PlanResults.prepared`).
+        self._prepared: dict[int, tuple[Plan, dict[str, Any]]] = {}
         self._executor = Worker("plan")
         self._side_executor = Worker("side")  # the "why" search and Compare
         # The replay's answers, retention, sweeps and term searches: long, and never in the way of a
@@ -317,7 +319,9 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
+                plan.sent_mask  # noqa: B018
                 voices_of(session)  # whose words each message holds (cached per session): the table and strip show it
+                self._prepare(session, plan)  # what the lost card and the reason filter show
             except CtxvizError as exc:
                 self._post(self._failed, generation, str(exc))
             except Exception as exc:
