@@ -54,6 +54,7 @@ class TextCard(QFrame):
         #: The most height the card's content asks for whatever its room (one grey line: a line).
         self.cap: int | None = None
         self.setMaximumHeight(self.room)
+        self._measured: tuple[tuple[str, int, str], int] | None = None  # ((text, width, font), its height)
 
     def set_room(self, room: int) -> None:
         """The most height the card may take before it scrolls (the window's share, `fit_cards`)."""
@@ -74,8 +75,16 @@ class TextCard(QFrame):
         margins = self.layout().contentsMargins()
         chrome = margins.top() + margins.bottom() + 2 * self.frameWidth()
         width = self.scroll.viewport().width() if self.scroll.viewport().width() > 50 else self.width() - margins.left() - margins.right()
-        text = self.label.heightForWidth(max(50, width))
-        return chrome + (text if text >= 0 else self.label.sizeHint().height())
+        return chrome + self._text_height(max(50, width))
+
+    def _text_height(self, width: int) -> int:
+        """The label's text wrapped to `width`, measured once per text, width and font: laying out
+        rich text costs a few tenths of a millisecond, and a layout pass asks several times."""
+        key = (self.label.text(), width, self.label.font().key())
+        if self._measured is None or self._measured[0] != key:
+            text = self.label.heightForWidth(width)
+            self._measured = (key, text if text >= 0 else self.label.sizeHint().height())
+        return self._measured[1]
 
     def sizeHint(self) -> QSize:  # noqa: N802
         """As tall as the text, within the room it has (a two-line "Every message is sent" took 104 pixels)."""
@@ -87,5 +96,12 @@ class TextCard(QFrame):
             self.updateGeometry()
 
     def _set_text(self, text: str) -> None:
+        """Show `text`; the window lays the card out again only when its height changes (a re-plan
+        changes the figures in the text, seldom its number of lines, and each layout pass of the
+        overview measured the rich text again and repainted everything under the cards)."""
+        if text == self.label.text():
+            return
+        before = self.sizeHint().height()
         self.label.setText(text)
-        self.updateGeometry()
+        if self.sizeHint().height() != before:
+            self.updateGeometry()
