@@ -21,7 +21,7 @@ import time
 import weakref
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..engine.agent_policies import DEFAULT_POLICY, OpenedUnder
 from ..engine.catalog import find_model
@@ -198,9 +198,15 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._pending = False
         self._running = False
         self._lock = threading.Lock()
+        #: Plans back from the worker, handled in the next round of the event loop (`PlanResults._plan_arrived`).
+        self._arrived: list[tuple[int, Session, Plan | None]] = []
+        self._arrival = QTimer(self)
+        self._arrival.setSingleShot(True)
+        self._arrival.setInterval(0)
+        self._arrival.timeout.connect(self._handle_arrived)
         self._loaded.connect(self._on_loaded)
         self._load_failed.connect(self._on_load_failed)
-        self._planned.connect(self._on_planned)
+        self._planned.connect(self._plan_arrived)
         self._failed.connect(self._on_failed)
         self._sim_failed.connect(self._on_sim_failed)
         self._sim_partial.connect(self._on_sim_partial)
@@ -503,6 +509,8 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         if self._closed:
             return
         self._closed = True
+        self._arrival.stop()
+        self._arrived.clear()
         self._load_generation += 1
         self._sim_generation += 1
         self._why_generation += 1
