@@ -137,3 +137,33 @@ def test_a_card_is_laid_out_again_only_when_its_height_changes(qtbot) -> None:  
     qtbot.wait(20)
     assert card.height() == height
     page.removeEventFilter(watcher)
+
+
+def test_a_plan_back_from_the_worker_is_shown_in_a_later_round_of_the_event_loop(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """What was already due (a drag's next step, the user's input) is served before the plan is
+    drawn, instead of after it and the next plan both (a slider drag's longest stall)."""
+    from PySide6.QtCore import QTimer
+
+    win = open_window(SAMPLE)
+    vm = win.vm
+    order: list[str] = []
+    vm.planReady.connect(lambda *_: order.append("plan"))
+    QTimer.singleShot(0, lambda: order.append("due before"))
+    vm._planned.emit(vm._generation, vm.session, vm.plan)  # as the worker posts it (here on the GUI thread: delivered at once)
+    assert order == []
+    qtbot.waitUntil(lambda: "plan" in order, timeout=5000)
+    assert order == ["due before", "plan"] and win.shown_plan is vm.plan
+
+
+def test_the_donut_legend_follows_each_replan_and_its_size(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(SAMPLE)
+    pie = win.pie
+    before = pie.legend_lines()
+    rows_before = pie.legend_rows()
+    _change_total(qtbot, win, win.vm.params.total // 2)
+    # Worked out afresh for the new plan, not the last one's remembered.
+    assert pie.legend_lines() != before and pie.total == win.vm.plan.totals.budget
+    assert pie.legend_entries() == pie._legend_entries(False) and pie.legend_width() == pie._legend_width()
+    pie.resize(pie.width(), 160)  # a shorter pie: its rows are worked out again for the room it has
+    assert pie.legend_rows() == pie._legend_rows()
+    assert pie.legend_rows() != rows_before or pie.legend_rows()[1] <= rows_before[1]
