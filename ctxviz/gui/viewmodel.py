@@ -326,6 +326,7 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
                 plan.sent_mask  # noqa: B018
+                plan.distinct  # noqa: B018  (the table's column widths)
                 voices_of(session)  # whose words each message holds (cached per session): the table and strip show it
                 self._prepare(session, plan)  # what the lost card and the reason filter show
             except CtxvizError as exc:

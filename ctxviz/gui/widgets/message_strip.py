@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from ...engine.plan import SENT_DECISIONS, Decision, Plan
+from ...engine.plan import DECISIONS, SENT_DECISIONS, Decision, Plan
 from ...engine.session import Session
 from ...glossary import define
 from ..safe import set_plain_tooltip
@@ -80,16 +80,18 @@ class StripItem(pg.GraphicsObject):
             self.fractions = np.ones(n)
         # A style per (category, decision) pair, coded with numpy: building 10,000 Python pairs on
         # every re-plan costs more than the plan itself.
-        decision_ids = {d: i for i, d in enumerate(dict.fromkeys(self.decisions))}
-        width = len(self._category_ids) * len(decision_ids)
-        combined = self._category_codes * len(decision_ids)
-        combined += np.fromiter(map(decision_ids.__getitem__, self.decisions), dtype=np.int32, count=n)
+        # The plan's decision numbers (positions in DECISIONS), read as they are: no pass over the
+        # 10,000 decisions in Python.
+        decisions = list(DECISIONS)
+        width = len(self._category_ids) * len(decisions)
+        combined = self._category_codes * len(decisions)
+        combined += plan.decision_numbers.astype(np.int32)
         # Number the (category, decision) pairs present, without sorting 10,000 codes.
         present = np.flatnonzero(np.bincount(combined, minlength=width)) if n else np.zeros(0, dtype=np.int64)
         renumber = np.zeros(max(width, 1), dtype=np.int32)
         renumber[present] = np.arange(len(present), dtype=np.int32)
         self.styles = renumber[combined]
-        categories, decisions = list(self._category_ids), list(decision_ids)
+        categories = list(self._category_ids)
         self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
         if highlight is None:
@@ -464,7 +466,8 @@ class MessageStrip(pg.PlotWidget):
 
     def _place_markers(self, plan: Plan) -> None:
         zones = plan.columns.zone
-        protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in zones), default=None)
+        present = plan.distinct.zones  # (read on the plan worker: a zone not in the plan is not searched for in 10,000)
+        protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in present), default=None)
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
             self.tail_line.setPos(self._x_of(protected))
