@@ -167,3 +167,23 @@ def test_the_donut_legend_follows_each_replan_and_its_size(qtbot, open_window) -
     pie.resize(pie.width(), 160)  # a shorter pie: its rows are worked out again for the room it has
     assert pie.legend_rows() == pie._legend_rows()
     assert pie.legend_rows() != rows_before or pie.legend_rows()[1] <= rows_before[1]
+
+
+def test_a_cards_text_is_measured_once_per_text_and_width(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The lost card's label answers its scroll area, the card and the layout from one measurement,
+    and measures again for a new text or width (the same heights as QLabel's own)."""
+    from PySide6.QtWidgets import QLabel
+
+    from ctxviz.gui.widgets.text_card import TextCard
+
+    card = TextCard()
+    qtbot.addWidget(card)
+    plain = QLabel()
+    plain.setTextFormat(card.label.textFormat())
+    plain.setWordWrap(True)
+    for text in ("<b>short</b>", "<b>" + " ".join(["longer words that wrap"] * 12) + "</b>"):
+        card._set_text(text)
+        plain.setText(text)
+        for width in (120, 300, 900, 300):
+            assert card.label.heightForWidth(width) == plain.heightForWidth(width)
+    assert set(card.label._heights[1]) == {120, 300, 900}  # the last text's widths, each measured once
