@@ -1,5 +1,6 @@
 """`Plan.distinct` (the table's column widths read it on every re-plan) holds the same values as the
-plan's columns, for plans decided in columns and record by record alike."""
+plan's columns, and `Plan.category_totals` the same sums, for plans decided in columns and record by
+record alike."""
 
 from __future__ import annotations
 
@@ -27,4 +28,10 @@ def test_distinct_values_are_the_columns_values(name: str) -> None:
             d = plan.distinct
             assert d.roles == frozenset(cols.role) and d.decisions == frozenset(cols.decision) and d.zones == frozenset(cols.zone)
             assert d.codes == frozenset(zip(cols.code, cols.decision, strict=True))
+            # The per-category sums, from the arrays, are the records' sums (in the same order).
+            by_records = {}
+            for m in plan.messages:
+                sent, tokens = by_records.get(m.category, (0, 0))
+                by_records[m.category] = (sent + m.sent_tokens, tokens + m.tokens)
+            assert list(plan.category_totals.items()) == list(by_records.items())
         assert not isinstance(plan.messages, Rows)

@@ -179,6 +179,18 @@ def _session_roles(session: Any) -> frozenset[str]:
     return found  # type: ignore[no-any-return]
 
 
+def _session_categories(session: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """Each message's category as a number, and the categories in first-seen order, once per session."""
+    found = session.derived.get(("plan", "categories"))
+    if found is None:
+        categories = session.message_columns[2]
+        names = tuple(dict.fromkeys(categories))
+        number = {name: k for k, name in enumerate(names)}
+        found = session.derived[("plan", "categories")] = (np.fromiter(map(number.__getitem__, categories), dtype=np.intp,
+                                                                        count=len(categories)), names)
+    return found  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Plan:
     policy: str
@@ -311,6 +323,12 @@ class Plan:
     @cached_property
     def category_totals(self) -> Mapping[str, tuple[int, int]]:
         """Per category, in first-seen order: (tokens sent, tokens of all its messages)."""
+        if isinstance(self.messages, Rows):  # summed from the arrays by each message's category number
+            c = self.messages.columns
+            numbers, names = _session_categories(c.session)
+            sent = np.bincount(numbers, weights=c.sent_tokens, minlength=len(names)).tolist()
+            tokens = np.bincount(numbers, weights=c.tokens, minlength=len(names)).tolist()
+            return {name: (int(sent[k]), int(tokens[k])) for k, name in enumerate(names)}
         cols = self.columns
         out: dict[str, tuple[int, int]] = {}
         for category in dict.fromkeys(cols.category):  # a handful of categories: C-speed passes per category
