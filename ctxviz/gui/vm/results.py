@@ -101,8 +101,8 @@ class PlanResults:
             self.policyChanged.emit(self.policy)
             self.paramsChanged.emit(self.params)
 
-    #: How many plans' prepared summaries are kept (a drag's newest few; older ones are superseded).
-    PREPARED_KEPT = 4
+    #: How many plans' prepared summaries are kept: the one on screen and the one on its way (each holds its plan).
+    PREPARED_KEPT = 2
 
     def _prepare(self, session: Session, plan: Plan) -> None:
         """On the plan worker, after the plan: what the views show of it that takes a pass over
