@@ -12,10 +12,9 @@ one pass, so it keeps up with re-plans of 100,000 messages.
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress
+from typing import NamedTuple
 
 import numpy as np
 
@@ -123,31 +122,64 @@ def lost(plan: Plan, session: Session, shown: int = 5) -> Lost:
         "system_prompt_dropped": bool(plan.system_prompt) and not system_prompt_sent(plan),
     }
     unsent = ~plan.sent_mask
-    indices = list(compress(cols.index, unsent.tolist()))
-    if not indices:
+    positions = np.flatnonzero(unsent)
+    if not len(positions):
         return Lost(0, 0, {}, None, None, (), (), **losses)
-    voices = voices_of(session)
-    n = len(numbers)
-    user = np.fromiter(map("user".__eq__, cols.role), dtype=bool, count=n)
-    not_theirs = user & np.fromiter(map(NOT_THE_USERS.__contains__, voices), dtype=bool, count=n)
-    # A user turn that is not the user's (a reminder the harness sent, an observation) counts under its voice.
-    by_role = Counter(compress(cols.role, (unsent & ~not_theirs).tolist()))
-    by_role.update(compress(voices, (unsent & not_theirs).tolist()))
+    index_of = cols.index
+    speakers = _speakers(session, cols.role)
+    # Whose words each message not sent holds: a user turn that is not the user's (a reminder the
+    # harness sent, an observation) counts under its voice.
+    counts = np.bincount(speakers.codes[positions], minlength=len(speakers.names))
+    by_role = {speakers.names[k]: int(n) for k, n in enumerate(counts.tolist()) if n}
     tokens = int(tokens_of[unsent].sum())
     summarized = int((numbers == SUMMARIZED).sum())
-    cut = indices[-1]
+    cut = index_of[int(positions[-1])]
     messages = session.messages
 
     def entry(i: int) -> LostMessage:
         return LostMessage(i, cols.role[i], cols.tokens[i], first_line(messages[i].text) or "(no text)")
 
     # Only the entries a view shows are made (a 10,000-message session can leave out thousands of user messages).
-    user_indices = list(compress(cols.index, (unsent & user & ~not_theirs).tolist()))
-    users = tuple(entry(i) for i in user_indices[:shown])
-    largest = tuple(entry(i) for i in heapq.nlargest(shown, indices, key=cols.tokens.__getitem__))
+    user_positions = np.flatnonzero(unsent & speakers.users)
+    users = tuple(entry(index_of[p]) for p in user_positions[:shown].tolist())
+    # The largest first, ties in the session's order (as a stable sort by size, largest first).
+    largest_positions = positions[np.argsort(-tokens_of[positions], kind="stable")[:shown]]
+    largest = tuple(entry(index_of[p]) for p in largest_positions.tolist())
     stand_in = stand_in_of(plan, session) if summarized else ""
-    return Lost(len(indices), tokens, {r: by_role[r] for r in sorted(by_role, key=lambda r: (ROLE_ORDER.get(r, 9), r))}, cut, _missed_by(plan, cut),
-                users, largest, summarized, len(user_indices), stand_in=stand_in, **losses)
+    return Lost(len(positions), tokens, {r: by_role[r] for r in sorted(by_role, key=lambda r: (ROLE_ORDER.get(r, 9), r))}, cut,
+                _missed_by(plan, cut), users, largest, summarized, len(user_positions), stand_in=stand_in, **losses)
+
+
+class _Speakers(NamedTuple):
+    """Whose words each message holds, for counting what is not sent: its role, or for a user turn
+    the user did not write its voice (`codes`, positions in `names`), and which are the user's own."""
+
+    roles: Sequence[str]
+    voices: tuple[str, ...]
+    codes: np.ndarray
+    names: tuple[str, ...]
+    users: np.ndarray
+
+
+def _speakers(session: Session, roles: Sequence[str]) -> _Speakers:
+    """The session's speakers, worked out once per session (and roles column): they do not depend
+    on the plan, and reading 10,000 roles and voices took most of each re-plan's card."""
+    voices = voices_of(session)
+    found = session.derived.get(_SPEAKERS)
+    if found is not None and found.roles is roles and found.voices is voices:
+        return found  # type: ignore[no-any-return]
+    n = len(roles)
+    user = np.fromiter(map("user".__eq__, roles), dtype=bool, count=n)
+    not_theirs = user & np.fromiter(map(NOT_THE_USERS.__contains__, voices), dtype=bool, count=n)
+    spoken = [voices[i] if theirs else role for i, (role, theirs) in enumerate(zip(roles, not_theirs.tolist(), strict=True))]
+    names = tuple(dict.fromkeys(spoken))
+    number = {name: k for k, name in enumerate(names)}
+    codes = np.fromiter(map(number.__getitem__, spoken), dtype=np.int32, count=n)
+    found = session.derived[_SPEAKERS] = _Speakers(roles, voices, codes, names, user & ~not_theirs)
+    return found
+
+
+_SPEAKERS = ("lost", "speakers")
 
 
 def _missed_by(plan: Plan, cut: int) -> int | None:

@@ -196,7 +196,8 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))
-        self.lost_card.set_plan(session, plan)
+        vm = self.vm
+        self.lost_card.set_plan(session, plan, vm.prepared(plan, "lost"))
         if latest:
             self.compare.check_current(plan)
         self.bars.set_plan(plan)
@@ -207,7 +208,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         self._fit_columns(plan, voices)
         self._restore_table_selection()
         self._update_count()
-        self.reason_filter.set_plan(self._policy_codes(plan), plan)
+        self.reason_filter.set_plan(self._policy_codes(plan), plan, vm.prepared(plan, "reason_counts"))
         self._update_reason_groups()
         if first_for_policy:
             shown = get_policy(self.vm.policy)

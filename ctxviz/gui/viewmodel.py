@@ -21,7 +21,7 @@ import time
 import weakref
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..engine.agent_policies import DEFAULT_POLICY, OpenedUnder
 from ..engine.catalog import find_model
@@ -169,6 +169,8 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._plan_inputs: tuple[Any, ...] | None = None
         self._timeline_inputs: tuple[Any, ...] | None = None
         self._submitted_inputs: tuple[Any, ...] | None = None
+        #: What the views show of the latest plans, made on the plan worker (`PlanResults.prepared`).
+        self._prepared: dict[int, tuple[Plan, dict[str, Any]]] = {}
         self._executor = Worker("plan")
         self._side_executor = Worker("side")  # the "why" search and Compare
         # The replay's answers, retention, sweeps and term searches: long, and never in the way of a
@@ -196,9 +198,15 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._pending = False
         self._running = False
         self._lock = threading.Lock()
+        #: Plans back from the worker, handled in the next round of the event loop (`PlanResults._plan_arrived`).
+        self._arrived: list[tuple[int, Session, Plan | None]] = []
+        self._arrival = QTimer(self)
+        self._arrival.setSingleShot(True)
+        self._arrival.setInterval(0)
+        self._arrival.timeout.connect(self._handle_arrived)
         self._loaded.connect(self._on_loaded)
         self._load_failed.connect(self._on_load_failed)
-        self._planned.connect(self._on_planned)
+        self._planned.connect(self._plan_arrived)
         self._failed.connect(self._on_failed)
         self._sim_failed.connect(self._on_sim_failed)
         self._sim_partial.connect(self._on_sim_partial)
@@ -317,7 +325,10 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
                 # Summaries the views read, built here on the worker rather than on the GUI thread.
                 plan.columns  # noqa: B018
                 plan.category_totals  # noqa: B018
+                plan.sent_mask  # noqa: B018
+                plan.distinct  # noqa: B018  (the table's column widths)
                 voices_of(session)  # whose words each message holds (cached per session): the table and strip show it
+                self._prepare(session, plan)  # what the lost card and the reason filter show
             except CtxvizError as exc:
                 self._post(self._failed, generation, str(exc))
             except Exception as exc:
@@ -499,6 +510,8 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         if self._closed:
             return
         self._closed = True
+        self._arrival.stop()
+        self._arrived.clear()
         self._load_generation += 1
         self._sim_generation += 1
         self._why_generation += 1

@@ -88,9 +88,11 @@ class LostCard(TextCard):
         self.retention: Any = None
         self.plan: Plan | None = None
 
-    def set_plan(self, session: Session, plan: Plan) -> None:
+    def set_plan(self, session: Session, plan: Plan, found: Lost | None = None) -> None:
+        """Show what `plan` does not send: `found` when the caller has it already (the view-model
+        makes it on its worker), else worked out here."""
         self.plan = plan
-        found = lost(plan, session)
+        found = lost(plan, session) if found is None else found
         if found == self.found:
             return  # a re-plan that leaves out the same messages repaints nothing
         self.found = found

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from ...engine.plan import SENT_DECISIONS, Decision, Plan
+from ...engine.plan import DECISIONS, SENT_DECISIONS, Decision, Plan
 from ...engine.session import Session
 from ...glossary import define
 from ..safe import set_plain_tooltip
@@ -80,16 +80,18 @@ class StripItem(pg.GraphicsObject):
             self.fractions = np.ones(n)
         # A style per (category, decision) pair, coded with numpy: building 10,000 Python pairs on
         # every re-plan costs more than the plan itself.
-        decision_ids = {d: i for i, d in enumerate(dict.fromkeys(self.decisions))}
-        width = len(self._category_ids) * len(decision_ids)
-        combined = self._category_codes * len(decision_ids)
-        combined += np.fromiter(map(decision_ids.__getitem__, self.decisions), dtype=np.int32, count=n)
+        # The plan's decision numbers (positions in DECISIONS), read as they are: no pass over the
+        # 10,000 decisions in Python.
+        decisions = list(DECISIONS)
+        width = len(self._category_ids) * len(decisions)
+        combined = self._category_codes * len(decisions)
+        combined += plan.decision_numbers.astype(np.int32)
         # Number the (category, decision) pairs present, without sorting 10,000 codes.
         present = np.flatnonzero(np.bincount(combined, minlength=width)) if n else np.zeros(0, dtype=np.int64)
         renumber = np.zeros(max(width, 1), dtype=np.int32)
         renumber[present] = np.arange(len(present), dtype=np.int32)
         self.styles = renumber[combined]
-        categories, decisions = list(self._category_ids), list(decision_ids)
+        categories = list(self._category_ids)
         self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
         if highlight is None:
@@ -286,6 +288,29 @@ def cut_index(plan: Plan) -> int | None:
     return int(unsent[-1]) if len(unsent) else None
 
 
+class UniformScatter(pg.ScatterPlotItem):
+    """A scatter whose points all have the item's own symbol, size, pen and brush (none per point).
+
+    pyqtgraph looks each new point's style up in its symbol atlas one point at a time, in Python:
+    4-5 ms for the 1,400 ticks of a 10,000-message session's user lane, on every re-plan that moves
+    the cut. With one style for all, the first point's atlas place is every point's.
+    """
+
+    def updateSpots(self, dataSet=None) -> None:  # type: ignore[no-untyped-def]  # noqa: N802, N803 (pyqtgraph's names)
+        data = self.data if dataSet is None else dataSet
+        if not (self.opts["pxMode"] and self.opts["useCache"]) or not len(data) or (data["size"] != -1).any():
+            super().updateSpots(dataSet)
+            return
+        blank = data["sourceRect"]["w"] == 0
+        if blank.any():
+            first = np.flatnonzero(blank)[:1]
+            coords = self.fragmentAtlas[list(zip(*self._style(["symbol", "size", "pen", "brush"], data=data, idx=first), strict=True))]
+            data["sourceRect"][blank] = coords[0]
+            self._maybeRebuildAtlas()
+            self.invalidate()
+        self._updateMaxSpotSizes(data=data)
+
+
 #: The voices of user turns that are not the user's own words (engine/voices.py): no tick in the user lane.
 HARNESS_VOICES = frozenset({"harness", "observation"})
 
@@ -332,12 +357,13 @@ class MessageStrip(pg.PlotWidget):
             self.addItem(item)
         # Two items of one brush each (a brush per point made pyqtgraph render every point's symbol
         # again on each re-plan: 120 ms at 10,000 messages); redrawn only when the lost set changes.
-        self.user_lane = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_SENT))
-        self.user_lane_lost = pg.ScatterPlotItem(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_LOST))
+        self.user_lane = UniformScatter(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_SENT))
+        self.user_lane_lost = UniformScatter(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_LOST))
         for lane in (self.user_lane, self.user_lane_lost):
             lane.setZValue(5)
             self.addItem(lane)
         self._lane_key: tuple[object, ...] = ()
+        self._ticks_of: tuple[object, object, np.ndarray] | None = None  # (roles, voices, the user's turns)
         # A span selected with Shift+drag, summarised beside the strip ("12,300 tokens, 5 user, 3 tool pairs").
         self.range_region = pg.LinearRegionItem((0, 0), movable=True, brush=pg.mkBrush(255, 45, 149, 45),
                                                 pen=pg.mkPen("#ff2d95", width=2))
@@ -440,7 +466,8 @@ class MessageStrip(pg.PlotWidget):
 
     def _place_markers(self, plan: Plan) -> None:
         zones = plan.columns.zone
-        protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in zones), default=None)
+        present = plan.distinct.zones  # (read on the plan worker: a zone not in the plan is not searched for in 10,000)
+        protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in present), default=None)
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
             self.tail_line.setPos(self._x_of(protected))
@@ -528,12 +555,7 @@ class MessageStrip(pg.PlotWidget):
 
     def _place_user_lane(self, plan: Plan) -> None:
         # At C speed: the lane is placed anew for every state of a followed log of 14,000 messages.
-        cols = plan.columns
-        n = len(cols.role)
-        user = np.fromiter(map("user".__eq__, cols.role), dtype=bool, count=n)
-        if self.voices:
-            user &= ~np.fromiter(map(HARNESS_VOICES.__contains__, self.voices), dtype=bool, count=n)
-        users = np.flatnonzero(user)
+        users = self._user_ticks(plan)
         lost = ~plan.sent_mask[users]
         key = (id(self.item.starts), len(self.item.starts), self.by_tokens, users.tobytes(), lost.tobytes())
         if key == self._lane_key:
@@ -542,6 +564,20 @@ class MessageStrip(pg.PlotWidget):
         for lane, members in ((self.user_lane, users[~lost]), (self.user_lane_lost, users[lost])):
             xs = (self.item.starts[members] + self.item.widths[members] / 2).tolist()
             lane.setData(xs, [1.12] * len(xs), data=members.tolist())
+
+    def _user_ticks(self, plan: Plan) -> np.ndarray:
+        """The messages the user lane ticks: the user's own turns. They depend on the session's roles
+        and voices only, so a re-plan of the same session reuses them."""
+        roles = plan.columns.role
+        if self._ticks_of is not None and self._ticks_of[0] is roles and self._ticks_of[1] is self.voices:
+            return self._ticks_of[2]
+        n = len(roles)
+        user = np.fromiter(map("user".__eq__, roles), dtype=bool, count=n)
+        if self.voices:
+            user &= ~np.fromiter(map(HARNESS_VOICES.__contains__, self.voices), dtype=bool, count=n)
+        users = np.flatnonzero(user)
+        self._ticks_of = (roles, self.voices, users)
+        return users
 
     def zoom_to(self, first: int, last: int) -> None:
         """Show messages first..last (and a little around them)."""

@@ -7,7 +7,7 @@ item is "sent" or "not sent" as its code is, with the code's meaning on hover.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -55,11 +55,15 @@ class ReasonFilter(QComboBox):
         row = self.findData(code)
         self.setCurrentIndex(row if row >= 0 else 0)
 
-    def set_plan(self, policy_codes: Sequence[str], plan: Plan | None) -> None:
+    def set_plan(self, policy_codes: Sequence[str], plan: Plan | None, counts: Mapping[str, int] | None = None) -> None:
         """The vocabulary of the policy (and any other code the plan carries), with counts; the
-        chosen code stays chosen while it is in the vocabulary."""
-        codes: list[ReasonCode] = vocabulary(tuple(policy_codes), plan)
-        counts: dict[str, int] = Counter(plan.reason_codes) if plan is not None else {}  # (counted in C: 14,000 codes per re-plan of a followed log)
+        chosen code stays chosen while it is in the vocabulary. `counts`: each code's count in
+        `plan` when the caller has them (the view-model counts on its worker), else counted here."""
+        if counts is None:
+            counts = Counter(plan.reason_codes) if plan is not None else {}  # (counted in C: 14,000 codes per re-plan of a followed log)
+        # The codes the plan carries are the counted ones, in the order they first occur: the same
+        # vocabulary as from the plan, without another pass over its messages.
+        codes: list[ReasonCode] = vocabulary((*policy_codes, *counts))
         shown = tuple((c.code, counts.get(c.code, 0)) for c in codes)
         if shown == self._shown:
             return  # a re-plan that moved no message to another reason (most slider steps)

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QTextBrowser
+from PySide6.QtWidgets import QScrollArea, QSplitter, QTextBrowser
 
 from ...engine.explain import Explanation, describe
 from ...engine.plan import Plan
@@ -20,6 +20,7 @@ from ...engine.session import Session, ToolCallPart, part_text
 from ..models import VOICE_MEANINGS, role_shown
 from ..safe import BREAK
 from ..theme import category_label
+from ..widgets.text_card import MeasuredLabel
 
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
@@ -43,7 +44,7 @@ class DetailPanel:
         """The head (decision, "why", reason) over the message's body, in a splitter."""
         # The decision and the "why" answer change on every re-plan; the message body does not, and
         # laying out a long tool output again on each slider step would stall the drag.
-        self.detail_head = QLabel()
+        self.detail_head = MeasuredLabel()  # measured once per text and width: its scroll area asks on every re-plan
         self.detail_head.setWordWrap(True)
         self.detail_head.setTextFormat(Qt.TextFormat.RichText)
         self.detail_head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse)

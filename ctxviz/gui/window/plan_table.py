@@ -132,10 +132,10 @@ class PlanTable:
         pixels "summarized" read "summa…" and "initial_context" "initial_co…" even at 1920 px,
         beside a stretched reason column of 500); the zone, last, keeps the rest. Only when the words
         change (a "missed by 1,234" reason is wider than its label: it elides, the tooltip has it)."""
-        columns = plan.columns
-        decisions = frozenset(d.value for d in frozenset(columns.decision))
-        reasons = frozenset(reason_label(code, decision.value) for code, decision in frozenset(zip(columns.code, columns.decision, strict=True)))
-        words = ((frozenset(voices) & MACHINE_USER_VOICES) | frozenset(columns.role), decisions, frozenset(columns.zone), reasons)
+        distinct = plan.distinct  # (read on the plan worker)
+        decisions = frozenset(d.value for d in distinct.decisions)
+        reasons = frozenset(reason_label(code, decision.value) for code, decision in distinct.codes)
+        words = ((self._machine_voices(voices) & MACHINE_USER_VOICES) | distinct.roles, decisions, distinct.zones, reasons)
         if words == getattr(self, "_column_words", None):
             return
         self._column_words = words
@@ -143,6 +143,12 @@ class PlanTable:
         for column, shown, least, most in ((2, words[0], 62, 150), (6, words[1], 66, 150), (7, words[2], 72, 150), (8, words[3], 130, 240)):
             widest = max((metrics.horizontalAdvance(w) for w in shown), default=0) + 14  # the cell's padding
             header.resizeSection(column, max(least, min(widest, most)))
+
+    def _machine_voices(self, voices: tuple[str, ...]) -> frozenset[str]:
+        """The voices among the session's messages, once per session's voices."""
+        if getattr(self, "_voices_seen", (None,))[0] is not voices:
+            self._voices_seen = (voices, frozenset(voices))
+        return self._voices_seen[1]
 
     def _update_count(self) -> None:
         total = self.model.total_count()
