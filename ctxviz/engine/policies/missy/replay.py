@@ -14,6 +14,7 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summar
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
+from ..pins_carried import carried_pins
 from ..replay_common import (
     _GrowingReplay,
     _InForceTotal,
@@ -43,7 +44,8 @@ class MissyReplay(_GrowingReplay):
     supersedes is sent where it fits. Where the recorded summaries do not cover a prefix of the
     file (`_RecordedShapes.why_not`), the turns from the first one covering a message of it are
     planned by the reference step. Pair safety is carried too (`_PairSafety`), except where a
-    tool call id is on more than one call."""
+    tool call id is on more than one call. So are pins (`pins_carried`, without pair safety):
+    every history message counts in the history part, whose allotment is the pins' test."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -70,6 +72,7 @@ class MissyReplay(_GrowingReplay):
         self.pairs = _PairSafety.of(session) if pair_safe else None
 
     pair_safe_incremental = True
+    pins_incremental = True
     recorded_summaries = "shaped"
 
     def absorb(self, i: int) -> None:
@@ -121,11 +124,19 @@ class MissyReplay(_GrowingReplay):
             used -= unpaired
             not_sent += unpaired
             kept -= len(dropped)
+        pins = carried_pins(self)
+        summarized = c
+        if pins is not None:
+            effect = pins.effect(h, [(j, E), (tail_start, h)], c, used, hb)
+            used += effect.sent_change
+            not_sent += effect.pushed_tokens - effect.added_tokens
+            kept += effect.added - effect.pushed
+            summarized -= effect.added_summarized
         total = self.fixed_usage + used
         fits = self.fixed_fit and used <= hb
         usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
-        return Turn(i, total, self.total, kept, i + 1 - kept - c, c, 0, fits, 0, tuple(events), not_sent)
+        return Turn(i, total, self.total, kept, i + 1 - kept - summarized, summarized, 0, fits, 0, tuple(events), not_sent)
 
     def _summary_size(self, k: int) -> int:
         found = self.summary_size.get(k)
