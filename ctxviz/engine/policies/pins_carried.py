@@ -47,8 +47,8 @@ NO_EFFECT = PinEffect()
 class CarriedPins:
     """The session's pins as history positions, with the prefix sums `apply_pins` reads."""
 
-    def __init__(self, session: Session, pinned: Mapping[int, str], tokens: Sequence[int]) -> None:
-        history = [m.index for m in session.messages if m.role != "system"]
+    def __init__(self, session: Session, pinned: Mapping[int, str], tokens: Sequence[int], every_message: bool = False) -> None:
+        history = [m.index for m in session.messages if every_message or m.role != "system"]
         self.history = history
         self.positions: list[int] = []  # the pinned history positions, in order
         self.pinned_sums = [0]  # pinned_sums[k]: the counts of the first k pinned positions
@@ -89,8 +89,15 @@ class CarriedPins:
         added, extra = count - sent_count, tokens - sent_tokens
         if not added:
             return NO_EFFECT
-        in_summary = self.pinned_in(0, summarized)[0] if summarized else 0
+        in_summary = 0
+        if summarized:  # the pinned positions before `summarized` that no run sends
+            in_summary = self.pinned_in(0, summarized)[0] - sum(self.pinned_in(a, min(b, summarized))[0] for a, b in runs if a < summarized)
         over = min(extra, room_used + extra - room)
+        return self.pushed_out(runs, over, PinEffect(added, extra, in_summary), cost)
+
+    def pushed_out(self, runs: Sequence[tuple[int, int]], over: int, effect: PinEffect, cost: Callable[[int], int] | None = None) -> PinEffect:
+        """`effect` with the oldest unpinned positions of `runs` pushed out while `over` > 0 (each
+        takes its sent tokens, `cost`, off it): the drop loop of `apply_pins`, one bisection a run."""
         F = self.free_sums.__getitem__ if cost is None else cost
         pushed = pushed_sent = pushed_tokens = 0
         pushed_runs: list[tuple[int, int]] = []
@@ -98,8 +105,7 @@ class CarriedPins:
             if over <= 0:
                 break
             base = F(a)
-            available = F(b) - base
-            if available < over:
+            if F(b) - base < over:
                 x = b
             elif cost is None:
                 x = bisect_left(self.free_sums, base + over, a + 1, b + 1)
@@ -119,14 +125,16 @@ class CarriedPins:
             pushed_tokens += self.free_sums[x] - self.free_sums[a]
             if x > a:
                 pushed_runs.append((a, x))
-        return PinEffect(added, extra, in_summary, pushed, pushed_sent, pushed_tokens, tuple(pushed_runs))
+        return PinEffect(effect.added, effect.added_tokens, effect.added_summarized, effect.pushed + pushed, effect.pushed_sent + pushed_sent,
+                         effect.pushed_tokens + pushed_tokens, effect.pushed_runs + tuple(pushed_runs))
 
 
-def carried_pins(replay: _Replay) -> CarriedPins | None:
-    """The replay's pins as `CarriedPins` (built on first use, once `simulate` has resolved them), or None without pins."""
+def carried_pins(replay: _Replay, every_message: bool = False) -> CarriedPins | None:
+    """The replay's pins as `CarriedPins` over the history positions (`every_message`: over all the
+    session's messages), built on first use once `simulate` has resolved them; None without pins."""
     if not replay.pins:
         return None
     found: CarriedPins | None = replay.__dict__.get("_carried_pins")
     if found is None:
-        found = replay.__dict__["_carried_pins"] = CarriedPins(replay.session, replay.pins, replay.full.message_tokens)
+        found = replay.__dict__["_carried_pins"] = CarriedPins(replay.session, replay.pins, replay.full.message_tokens, every_message)
     return found
