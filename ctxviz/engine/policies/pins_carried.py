@@ -34,6 +34,8 @@ class PinEffect:
     pushed_tokens: int = 0  # their measured counts (`Totals.dropped` grows by these)
     #: The history positions [a, b) the pushed-out messages lie in (pinned positions in them are not pushed out).
     pushed_runs: tuple[tuple[int, int], ...] = ()
+    #: The counts of the added messages the policy had summarised (a policy may count them in another part).
+    added_summarized_tokens: int = 0
 
     @property
     def sent_change(self) -> int:
@@ -71,13 +73,14 @@ class CarriedPins:
         return hi - lo, self.pinned_sums[hi] - self.pinned_sums[lo]
 
     def effect(self, h: int, runs: Sequence[tuple[int, int]], summarized: int, room_used: int, room: int,
-               cost: Callable[[int], int] | None = None) -> PinEffect:
+               cost: Callable[[int], int] | None = None, push: Sequence[tuple[int, int]] | None = None) -> PinEffect:
         """What the pins do to a turn that has seen history positions [0, h) and sends those in
         `runs` (sorted, disjoint, [a, b)), having summarised [0, `summarized`) and dropped the rest.
         `room_used` and `room` are the policy's own test before the pins: the total used and the
         budget ("total"), or the usage and allotment of the part every history message counts in
         ("parts"). `cost(x)`: the sent tokens of the unpinned positions before x (default: their
-        counts; a policy that sends a message at more than its count says so)."""
+        counts; a policy that sends a message at more or less than its count says so). `push`: the
+        runs pins may push out of, where a message sent is of the zone "system" (default: `runs`)."""
         count, tokens = self.pinned_in(0, h)
         if not count:
             return NO_EFFECT
@@ -89,11 +92,16 @@ class CarriedPins:
         added, extra = count - sent_count, tokens - sent_tokens
         if not added:
             return NO_EFFECT
-        in_summary = 0
+        in_summary = in_summary_tokens = 0
         if summarized:  # the pinned positions before `summarized` that no run sends
-            in_summary = self.pinned_in(0, summarized)[0] - sum(self.pinned_in(a, min(b, summarized))[0] for a, b in runs if a < summarized)
+            in_summary, in_summary_tokens = self.pinned_in(0, summarized)
+            for a, b in runs:
+                if a < summarized:
+                    c, t = self.pinned_in(a, min(b, summarized))
+                    in_summary -= c
+                    in_summary_tokens -= t
         over = min(extra, room_used + extra - room)
-        return self.pushed_out(runs, over, PinEffect(added, extra, in_summary), cost)
+        return self.pushed_out(runs if push is None else push, over, PinEffect(added, extra, in_summary, added_summarized_tokens=in_summary_tokens), cost)
 
     def pushed_out(self, runs: Sequence[tuple[int, int]], over: int, effect: PinEffect, cost: Callable[[int], int] | None = None) -> PinEffect:
         """`effect` with the oldest unpinned positions of `runs` pushed out while `over` > 0 (each
@@ -126,7 +134,7 @@ class CarriedPins:
             if x > a:
                 pushed_runs.append((a, x))
         return PinEffect(effect.added, effect.added_tokens, effect.added_summarized, effect.pushed + pushed, effect.pushed_sent + pushed_sent,
-                         effect.pushed_tokens + pushed_tokens, effect.pushed_runs + tuple(pushed_runs))
+                         effect.pushed_tokens + pushed_tokens, effect.pushed_runs + tuple(pushed_runs), effect.added_summarized_tokens)
 
 
 def carried_pins(replay: _Replay, every_message: bool = False) -> CarriedPins | None:
@@ -138,3 +146,14 @@ def carried_pins(replay: _Replay, every_message: bool = False) -> CarriedPins | 
     if found is None:
         found = replay.__dict__["_carried_pins"] = CarriedPins(replay.session, replay.pins, replay.full.message_tokens, every_message)
     return found
+
+
+def merged_runs(runs: Sequence[tuple[int, int]], more: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Two lists of disjoint runs [a, b) as one list of disjoint sorted runs (touching runs joined)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted([*runs, *more]):
+        if out and out[-1][1] >= a:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
