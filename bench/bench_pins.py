@@ -40,7 +40,7 @@ PARAMS = {"missy": {}, "mnesis": {}, "claude-code": {}, "langchain-trim": {"max_
 def cpu(fn, least: float = 0.1) -> float:  # noqa: ANN001
     """CPU seconds per call of fn(), repeated until `least` seconds were spent."""
     calls, spent = 0, 0.0
-    while spent < least:
+    while not calls or spent < least:
         t = time.process_time()
         fn()
         spent += time.process_time() - t
