@@ -33,7 +33,7 @@ from ctxviz.engine.replay import REPLAYERS, replays_incrementally  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 
 #: Budgets at which the agent sessions trim, so that the pins push messages out.
-PARAMS = {"missy": {}, "mnesis": {}, "claude-code": {}, "langchain-trim": {"max_tokens": 20_000}, "autogen-buffered": {"buffer_size": 20},
+PARAMS = {"missy": {}, "mnesis": {}, "missy-consolidator": {}, "claude-code": {}, "langchain-trim": {"max_tokens": 20_000}, "autogen-buffered": {"buffer_size": 20},
           "autogen-head-and-tail": {"head_size": 3, "tail_size": 20}, "autogen-token-limited": {"token_limit": 20_000}}
 
 

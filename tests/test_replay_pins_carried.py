@@ -34,6 +34,7 @@ REAL = Path(__file__).parent / "data" / "real"
 CARRIED = {
     "missy": SMALL["missy"],
     "mnesis": SMALL["mnesis"],
+    "missy-consolidator": SMALL["missy-consolidator"],
     "claude-code": st.builds(dict, context_window=st.integers(1000, 6000), calibrated_trigger=st.one_of(st.none(), st.integers(1, 3000))),
     "langchain-trim": st.builds(dict, max_tokens=st.integers(0, 3000), strategy=st.sampled_from(["last", "first"]), allow_partial=st.booleans(),
                                 include_system=st.booleans(), start_on=st.sampled_from(["", "human", "human,ai"]),
@@ -98,7 +99,7 @@ def test_carried_pins_with_recorded_compactions_equal_the_reference(s, data):
     rules = rules_for(data, s)
     if rules is None:
         return
-    for policy in ("claude-code", "missy", "langchain-trim", "mnesis"):
+    for policy in ("claude-code", "missy", "langchain-trim", "mnesis", "missy-consolidator"):
         same_with_pins(s, policy, data.draw(CARRIED[policy]), rules)
 
 
@@ -117,7 +118,8 @@ def test_carried_pins_on_the_samples(name):
     rules = ("last-assistant", *(("first-user",) if "user" in roles else ()), *(("role:tool",) if "tool" in roles else ()))
     budgets = {"missy": {"total": 6000}, "claude-code": {"context_window": 4000}, "langchain-trim": {"max_tokens": 1500},
                "autogen-buffered": {"buffer_size": 3}, "autogen-head-and-tail": {"head_size": 1, "tail_size": 3},
-               "autogen-token-limited": {"token_limit": 1500}, "mnesis": {"context_limit": 9000, "reserved_output_tokens": 1000, "compaction_buffer": 1000}}
+               "autogen-token-limited": {"token_limit": 1500}, "mnesis": {"context_limit": 9000, "reserved_output_tokens": 1000, "compaction_buffer": 1000},
+               "missy-consolidator": {"max_tokens": 3000}}
     for policy, params in budgets.items():
         same_with_pins(session, policy, params, rules, schedules=(False,))
 
@@ -151,7 +153,7 @@ def test_carried_pins_on_a_real_log_with_a_recorded_compaction():
     from ctxviz.io.loaders import load_session
 
     session = load_session(REAL / "claude_code" / "tugtool-compact-native.jsonl")
-    for policy in ("claude-code", "missy", "langchain-trim", "mnesis"):
+    for policy in ("claude-code", "missy", "langchain-trim", "mnesis", "missy-consolidator"):
         fast, reference, unpinned = real_replays(session, policy, None, ("first-user", "role:assistant"))
         assert fast.to_json() == reference.to_json(), policy
         assert fast.scratch_steps == 0, policy

@@ -137,14 +137,16 @@ class CarriedPins:
                          effect.pushed_tokens + pushed_tokens, effect.pushed_runs + tuple(pushed_runs), effect.added_summarized_tokens)
 
 
-def carried_pins(replay: _Replay, every_message: bool = False) -> CarriedPins | None:
+def carried_pins(replay: _Replay, every_message: bool = False, tokens: Callable[[], Sequence[int]] | None = None) -> CarriedPins | None:
     """The replay's pins as `CarriedPins` over the history positions (`every_message`: over all the
-    session's messages), built on first use once `simulate` has resolved them; None without pins."""
+    session's messages), built on first use once `simulate` has resolved them; None without pins.
+    `tokens()`: the messages' counts as the plan measures them, where they are not the counts'."""
     if not replay.pins:
         return None
     found: CarriedPins | None = replay.__dict__.get("_carried_pins")
     if found is None:
-        found = replay.__dict__["_carried_pins"] = CarriedPins(replay.session, replay.pins, replay.full.message_tokens, every_message)
+        counts = replay.full.message_tokens if tokens is None else tokens()
+        found = replay.__dict__["_carried_pins"] = CarriedPins(replay.session, replay.pins, counts, every_message)
     return found
 
 

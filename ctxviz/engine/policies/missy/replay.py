@@ -190,11 +190,16 @@ class ConsolidatorReplay(_Replay):
     consolidation covers the oldest pending messages, so the messages sent are the history from the
     first pending one on (at a consolidation, the recent ones kept); a dropped message takes its
     measured tokens off the count (`checks.drop_messages` reads the plan's sent tokens, which are
-    those, not the content's count the consolidator adds up)."""
+    those, not the content's count the consolidator adds up).
+
+    Pins are carried (`pins_carried`, without pair safety): what is sent is the pending messages, a
+    run at the end of the history (after a consolidation, the recent ones), so the pins add covered
+    messages at their measured tokens and push out the oldest pending ones, after the trigger."""
 
     recorded_summaries = "shaped"
     unique_ids = True
     pair_safe_incremental = True
+    pins_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -402,6 +407,15 @@ class ConsolidatorReplay(_Replay):
             used -= t
             not_sent += t
         kept -= len(unpaired)
+        pins = carried_pins(self, tokens=lambda: [self._measured(k) for k in range(len(self.session.messages))])
+        if pins is not None:  # after the trigger; what is sent is the pending messages, history[start:h]
+            h = self.history_before[i + 1]
+            start = h - len(self.pending)
+            effect = pins.effect(h, [(start, h)], start, used, settings.max_tokens)
+            used += effect.sent_change
+            kept += effect.added - effect.pushed
+            summarized -= effect.added_summarized
+            not_sent += effect.pushed_tokens - effect.added_tokens
         fits = used <= settings.max_tokens
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))
