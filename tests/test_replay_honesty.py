@@ -72,7 +72,8 @@ def check(session: Session, policy: str, params, options: PlanOptions | None, wh
 
 
 CASES = {
-    "pins": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",)), "pins"),
+    "pins": lambda: (session_of(chat()), "supyagent", None, PlanOptions(pins=("first-user",)), "pins"),
+    "pins with pair safety": lambda: (session_of(chat()), "missy", None, PlanOptions(pins=("first-user",), pair_safe=True), "pins with pair safety"),
     "parameters": lambda: (session_of(chat()), "autogen-buffered", {"system_messages_in_context": True}, None,
                            "parameters its replayer does not follow"),
     "pair safety, shared call ids": lambda: (session_of(chat(call_ids=("a", "a"))), "missy", None, PlanOptions(pair_safe=True),

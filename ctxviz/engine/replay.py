@@ -41,13 +41,17 @@ REPLAYERS: dict[str, type[_Replay]] = {**MISSY, **MNESIS, **SUPYAGENT, **PENGUIN
                                        **ANTHROPIC, **CLAUDE_CODE, **CODEX, **GEMINI}
 
 
-def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> _Replay | None:
+def replayer(session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool,
+             pins: bool = False) -> _Replay | None:
     """The policy's incremental replayer, or None: `simulate` then plans every prefix from scratch
-    (also where the parameters say its replayer does not follow them: `params.needs_full_replay`)."""
+    (also where the parameters say its replayer does not follow them: `params.needs_full_replay`,
+    and for pins where it does not carry them: `_Replay.pins_incremental`, never with pair safety)."""
     if getattr(params, "needs_full_replay", False):
         return None
     kind = REPLAYERS.get(policy)
-    return None if kind is None else kind(session, policy, params, full, summarizer, pair_safe)
+    if kind is None or (pins and (pair_safe or not kind.pins_incremental)):
+        return None
+    return kind(session, policy, params, full, summarizer, pair_safe)
 
 
 def replays_incrementally(policy: str, session: Session | None = None, options: PlanOptions | None = None, params: Any = None, *,
@@ -95,9 +99,12 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
 def _scratch(policy: str, session: Session | None, options: PlanOptions | None, params: Any) -> str | None:
     """Why `simulate` plans every step of this replay from scratch (None: it does not)."""
     pair_safe = options is not None and options.pair_safe
-    if options is not None and options.pins:
-        return "pins"
     kind = REPLAYERS.get(policy)
+    if options is not None and options.pins:
+        if kind is None or not kind.pins_incremental:
+            return "pins"
+        if pair_safe:
+            return "pins with pair safety"
     if kind is None:
         return "no incremental replayer"
     if params is None or not dataclasses.is_dataclass(params):

@@ -139,6 +139,9 @@ class _Replay:
 
     #: Whether the replayer carries pair safety from turn to turn (else `--pair-safe` replays from scratch).
     pair_safe_incremental = False
+    #: Whether the replayer carries pins from turn to turn (`policies/pins_carried.py`; without pair
+    #: safety: pins with `--pair-safe` replay from scratch). Else `--pin` replays from scratch.
+    pins_incremental = False
     #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
     #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
     #: (from the first one in force that covers a message of the file), "shaped" (carried where

@@ -153,16 +153,16 @@ def simulate(
     summarizer = summarizer or ExtractiveSummarizer()
     replay: _Replay | None = None
     pins = options.pins if options is not None else ()
-    if incremental and not pins:  # pins are applied to each turn's full plan: the reference replay
+    if incremental:  # with pins only a replayer that carries them (`_Replay.pins_incremental`)
         from .replay import replayer
 
-        replay = replayer(session, policy, params, full, summarizer, pair_safe)
+        replay = replayer(session, policy, params, full, summarizer, pair_safe, bool(pins))
     if replay is None:
         replay = _Replay(session, policy, params, full, summarizer, pair_safe)
-        if pins:
-            from .pins import resolve_pins
+    if pins:
+        from .pins import resolve_pins
 
-            replay.pins = resolve_pins(session, pins)
+        replay.pins = resolve_pins(session, pins)
     plan = schedule(session, per_message, pol.step_points)
     turns: list[Turn] = []
     n = len(session.messages)

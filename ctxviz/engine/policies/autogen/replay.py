@@ -11,6 +11,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Session
 from ...summarizers import Summarizer
+from ..pins_carried import carried_pins
 from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
 from .head_and_tail import placeholder_text
 from .messages import (
@@ -40,9 +41,14 @@ class _AutoGenReplay(_Replay):
     SystemMessage unit (`common.history_with_summaries`). Those in force cover a prefix of the file
     (`_RecordedShapes`; else the turns from the first covering a message of it on go to the
     reference step), so the units are the summaries' (`_summary_units`) and then the messages
-    after the cover: when what is in force changes, the units are rebuilt from the cover on."""
+    after the cover: when what is in force changes, the units are rebuilt from the cover on.
+
+    Pins are carried (`pins_carried`, without pair safety): the units sent are one or two runs of
+    the history, and a message pushed out sends its count less, with the 3 of its LLMMessage when
+    it is the unit's first (`free_firsts`); a pinned message comes in at its count alone."""
 
     pair_safe_incremental = True
+    pins_incremental = True
     recorded_summaries = "shaped"
     recorded_system_gaps = True
 
@@ -81,6 +87,7 @@ class _AutoGenReplay(_Replay):
         self.raws: list[int] = [0] * (len(self.summary_units) + 1)  # raws[k]: the first k units' messages' measured tokens
         self.members: list[int] = [self.base] * (len(self.summary_units) + 1)  # members[k]: history positions before unit k's end
         self.first_in_unit: list[bool] = []  # per history position from `base`: the first message of its LLMMessage
+        self.free_firsts = [0]  # with pins: free_firsts[k], how many of the first k positions from `base` are unpinned unit firsts
 
     def _summary_size(self, k: int) -> int:
         found = self.summary_size.get(k)
@@ -111,6 +118,8 @@ class _AutoGenReplay(_Replay):
         t = self.tokens[i]
         joins = m.role == "tool" and bool(self.kinds) and self.kinds[-1] == "results"
         self.first_in_unit.append(not joins)
+        if self.pins:
+            self.free_firsts.append(self.free_firsts[-1] + (not joins and i not in self.pins))
         if joins:
             self.sums[-1] += t
             self.raws[-1] += t
@@ -186,6 +195,17 @@ class _AutoGenReplay(_Replay):
             sent_members -= len(dropped)  # among the dropped below (i + 1 - kept)
         budget = self.budget if budget is None else budget
         used = self.system_tokens + message_tokens + REPLY_PRIMING + placeholder + tools
+        summarized = self.history_before[min(self.lo, i + 1)]
+        pins = carried_pins(self)
+        if pins is not None:
+            base, firsts, free = self.base, self.free_firsts, pins.free_sums
+            effect = pins.effect(C[len(self.kinds)], [(C[a], C[b]) for a, b in runs], summarized, used, budget,
+                                 lambda x: free[x] + TOKENS_PER_MESSAGE * firsts[x - base])
+            used += effect.sent_change
+            message_tokens += effect.sent_change
+            sent_members += effect.added - effect.pushed
+            sent_raw += effect.added_tokens - effect.pushed_tokens
+            summarized -= effect.added_summarized
         fits = used <= budget
         if not fits and self.before.fits:
             usage = {"system": self.system_tokens, "messages": message_tokens + REPLY_PRIMING, "placeholder": placeholder, "tools": tools}
@@ -194,7 +214,6 @@ class _AutoGenReplay(_Replay):
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         kept = self.system_count + sent_members
-        summarized = self.history_before[min(self.lo, i + 1)]
         return Turn(i, used, budget, kept, i + 1 - kept - summarized, summarized, 0, fits, 0, tuple(events), self.seen - self.system_raw - sent_raw)
 
     def _recorded_events(self, i: int, runs: list[tuple[int, int]]) -> list[Event]:

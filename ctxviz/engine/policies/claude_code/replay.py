@@ -15,6 +15,7 @@ from ...reported import reported_usage
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import _Snapshot
+from ..pins_carried import NO_EFFECT, CarriedPins, PinEffect, carried_pins
 from ..replay_common import _EditsReplay, _PairSafety
 from . import auto_compact as cc
 
@@ -48,6 +49,19 @@ class _InForce:
         self.hole_sums = [0]
         for h in holes:
             self.hole_sums.append(self.hole_sums[-1] + tokens[h])
+        self.pinned_holes: tuple[list[int], list[int], list[int], list[int]] | None = None  # with pins: `pin_sums`
+
+    def pin_sums(self, pinned: dict[int, str], tokens: list[int]) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Prefix sums over `holes` (the messages before `lo` it leaves, which are sent): how many
+        are pinned and their counts, how many are not and theirs (built once, on first use)."""
+        if self.pinned_holes is None:
+            sums: tuple[list[int], list[int], list[int], list[int]] = ([0], [0], [0], [0])
+            for h in self.holes:
+                on = h in pinned
+                for column, add in zip(sums, (on, tokens[h] if on else 0, not on, 0 if on else tokens[h]), strict=True):
+                    column.append(column[-1] + add)
+            self.pinned_holes = sums
+        return self.pinned_holes
 
     def covered(self, length: int) -> tuple[int, int]:
         """How many of the first `length` messages it covers, and the bisection point in `holes`."""
@@ -153,11 +167,17 @@ class ClaudeCodeReplay(_EditsReplay):
     their tokens less (the trigger is checked before, on the count without the drops, as the
     reference checks it). A turn whose summary leaves a message of the history uncovered before
     its last cover (a recorded compaction's preserved messages) is planned by the reference
-    step; a session with a tool call id on more than one call replays from scratch with pair safety."""
+    step; a session with a tool call id on more than one call replays from scratch with pair safety.
+
+    Pins are carried (`pins_carried`, over every message: a system message is no zone of its own
+    here, so pins push it out like any other): what is not sent is what the summary covers, so
+    the pins add covered messages, and push out the oldest unpinned messages sent, first those the
+    summary leaves before its last cover (`_InForce.pin_sums`), then the run after it."""
 
     unique_ids = True
     recorded_summaries = ""
     pair_safe_incremental = True
+    pins_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -304,6 +324,18 @@ class ClaudeCodeReplay(_EditsReplay):
             if recorded is None:  # a summary written covers none of the messages so far: the reference step (nothing was generated)
                 return _Replay.step(self, i)
             events += recorded
+        pins = carried_pins(self, every_message=True)
+        pushed = 0
+        if pins is not None:  # after the trigger, which reads the count before the pins
+            effect = self._pinned(pins, summary, length, used, t.window)
+            if effect.added:
+                used += effect.sent_change
+                covered -= effect.added
+                covered_tokens += effect.pushed_tokens - effect.added_tokens
+                pushed = effect.pushed
+                fits = used <= t.window
+                plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
+                                  t.window, used, fits, extra=self.extra) if not fits else None
         if freed:  # the turn as pair safety leaves it (the trigger above read the count before)
             used -= freed
             fits = used <= t.window
@@ -311,8 +343,30 @@ class ClaudeCodeReplay(_EditsReplay):
                 plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
                                   t.window, used, fits, extra=self.extra)
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
-        return Turn(i, used, t.window, length - covered - len(dropped), len(dropped), covered, 0, fits, active, tuple(events),
+        return Turn(i, used, t.window, length - covered - len(dropped) - pushed, len(dropped) + pushed, covered, 0, fits, active, tuple(events),
                     covered_tokens + freed)
+
+    def _pinned(self, pins: CarriedPins, summary: _InForce | None, length: int, used: int, window: int) -> PinEffect:
+        """What the pins do to the turn of the first `length` messages: they add the pinned
+        messages the summary covers, and push out the oldest unpinned sent ones while the count
+        is over the window because of them."""
+        if summary is None:
+            return pins.effect(length, [(0, length)], 0, used, window)
+        m, k = min(length, summary.lo), summary.covered(length)[1]
+        pinned_count, pinned_tokens, free_count, free_tokens = summary.pin_sums(self.pins, self.tokens)
+        count, tokens = pins.pinned_in(0, length)
+        tail_count, tail_tokens = pins.pinned_in(m, length)
+        added = count - pinned_count[k] - tail_count
+        if not added:
+            return NO_EFFECT
+        extra = tokens - pinned_tokens[k] - tail_tokens
+        over = min(extra, used + extra - window)
+        effect = PinEffect(added, extra, added)
+        if over > 0:  # the messages the summary leaves before its last cover go first
+            x = k if free_tokens[k] < over else bisect_left(free_tokens, over, 1, k + 1)
+            effect = PinEffect(added, extra, added, free_count[x], free_tokens[x], free_tokens[x])
+            over -= free_tokens[x]
+        return pins.pushed_out([(m, length)], over, effect)
 
     def _run_start(self, summary: _InForce | None, length: int) -> int | None:
         """The history position the sent run starts at in the prefix of `length` messages: after

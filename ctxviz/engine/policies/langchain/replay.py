@@ -24,6 +24,7 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
+from ..pins_carried import carried_pins, merged_runs
 from ..replay_common import (
     _EditsReplay,
     _InForceTotal,
@@ -80,10 +81,17 @@ class LangChainTrimReplay(_Replay):
     Pair safety is carried (`_PairSafety`, where every tool call id is on one call): the messages
     sent are one run of the history (the system message kept by include_system is no history
     message), or two where the partial message's run meets the rest; the messages it drops join
-    the trimmed ones (when trim_messages trimmed any, as `_changes` reads the plan's `trimmed`)."""
+    the trimmed ones (when trim_messages trimmed any, as `_changes` reads the plan's `trimmed`).
+
+    Pins are carried (`pins_carried`, over every message; without pair safety): they add the
+    pinned messages trimmed or summarised, and push out the oldest unpinned ones sent (the partial
+    message at what it sent; never the system message include_system keeps). A pinned message is
+    never trimmed, so the trimmed messages are runs less the pinned ones, and the trim events
+    count per category only the unpinned members (`members` once pins are known)."""
 
     recorded_summaries = "shaped"
     pair_safe_incremental = True
+    pins_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -127,7 +135,8 @@ class LangChainTrimReplay(_Replay):
             self.members.setdefault(c, []).append(m.index)
             sums = self.member_sums.setdefault(c, [0])
             sums.append(sums[-1] + full.message_tokens[m.index])
-        self.trimmed: list[tuple[int, int]] = []  # the turn before's trimmed messages, as runs [a, b) of indices
+        self.trimmed: list[tuple[int, int]] = []  # the turn before's trimmed messages, as runs [a, b) of indices (less the pinned ones)
+        self.members_unpinned = False  # `members` and `member_sums` hold only the unpinned messages (with pins)
         # The recorded summaries: which are in force, their entries' counts (file order) and their sums.
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.first_covering = len(session.messages)
@@ -153,7 +162,7 @@ class LangChainTrimReplay(_Replay):
         if self.usable and self.recorded_until(i) < self.first_covering:
             return self._fast(i)
         if self.usable and not self.handed_over:  # the reference step reads the messages trimmed the turn before
-            self.before = _Cuts(self.before.fits, frozenset(k for a, b in self.trimmed for k in range(a, b)))
+            self.before = _Cuts(self.before.fits, frozenset(k for a, b in self.trimmed for k in range(a, b) if k not in self.pins))
         self.handed_over = True
         return super().step(i)
 
@@ -364,6 +373,31 @@ class LangChainTrimReplay(_Replay):
             unpaired = found
         kept = sent_messages - truncated
         not_sent = tokens_all - sent_tokens
+        dropped = L - sent_messages - C + len(unpaired)
+        summarized = C
+        system_usage = system_tokens  # the plan's "system" part: a pinned summarised message counts there (zone "summarized", no part of its own)
+        pins = carried_pins(self, every_message=True)
+        if pins is not None:  # after pair safety, which is never carried with pins
+            if not self.members_unpinned:
+                self._unpinned_members()
+            pm = (partial_at + C - off if partial_at < B else partial_at - S + C - off) if truncated else -1
+            cost = None
+            if pm >= 0 and pm not in self.pins:
+                assert partial is not None
+                free, less = pins.free_sums, T[off + pm] - partial.tokens
+                cost = lambda x: free[x] - (less if x > pm else 0)  # noqa: E731
+            push = [(C + 1 if a == C else a, b) for a, b in sent_runs if b > (C + 1 if a == C else a)] if sys == 0 and off == 0 else None
+            effect = pins.effect(L, sent_runs, C, used, budget, cost, push)
+            if effect.added:
+                partial_out = pm >= 0 and pm not in self.pins and any(a <= pm < b for a, b in effect.pushed_runs)
+                used += effect.sent_change
+                kept += effect.added - effect.pushed + partial_out
+                truncated -= partial_out
+                dropped += effect.pushed - effect.added + effect.added_summarized
+                summarized -= effect.added_summarized
+                system_usage += effect.added_summarized_tokens
+                not_sent += effect.pushed_tokens - effect.added_tokens
+                trimmed = merged_runs(trimmed, effect.pushed_runs)
         if unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
             partial_message = (partial_at + C - off if partial_at < B else partial_at - S + C - off) if truncated else -1
             for x in unpaired:
@@ -397,10 +431,20 @@ class LangChainTrimReplay(_Replay):
         if not fits and self.before.fits:
             allot = min(system_tokens, budget)
             self.before = _changes(i, light_plan(self.policy, {"system": allot, "history": budget - allot},
-                                    {"system": system_tokens, "history": used - system_tokens}, budget, used, fits), self.before, events)
+                                    {"system": system_usage, "history": used - system_usage}, budget, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        return Turn(i, used, budget, kept, L - sent_messages - C + len(unpaired), C, truncated, fits, 0, tuple(events), not_sent)
+        return Turn(i, used, budget, kept, dropped, summarized, truncated, fits, 0, tuple(events), not_sent)
+
+    def _unpinned_members(self) -> None:
+        """Per category, only the unpinned messages and their sums: a pinned message is never trimmed."""
+        self.members_unpinned = True
+        for c, members in self.members.items():
+            kept = [k for k in members if k not in self.pins]
+            self.members[c] = kept
+            sums = self.member_sums[c] = [0]
+            for k in kept:
+                sums.append(sums[-1] + self.full.message_tokens[k])
 
     def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
         """`_changes`' trim events: per category, in the order of its first newly trimmed message,

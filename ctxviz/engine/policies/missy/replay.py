@@ -14,6 +14,7 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
+from ..pins_carried import carried_pins
 from ..replay_common import (
     _GrowingReplay,
     _InForceTotal,
@@ -43,7 +44,8 @@ class MissyReplay(_GrowingReplay):
     supersedes is sent where it fits. Where the recorded summaries do not cover a prefix of the
     file (`_RecordedShapes.why_not`), the turns from the first one covering a message of it are
     planned by the reference step. Pair safety is carried too (`_PairSafety`), except where a
-    tool call id is on more than one call."""
+    tool call id is on more than one call. So are pins (`pins_carried`, without pair safety):
+    every history message counts in the history part, whose allotment is the pins' test."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -71,6 +73,7 @@ class MissyReplay(_GrowingReplay):
         self.fixed: tuple[int, int, bool] | None = None  # (system_tokens, fixed_usage, fixed_fit) as last read
 
     pair_safe_incremental = True
+    pins_incremental = True
     recorded_summaries = "shaped"
     recorded_system_gaps = True
 
@@ -123,6 +126,14 @@ class MissyReplay(_GrowingReplay):
                 used -= unpaired
                 not_sent += unpaired
                 kept -= len(dropped)
+        pins = carried_pins(self)
+        summarized = c
+        if pins is not None:
+            effect = pins.effect(h, [(j, E), (tail_start, h)], c, used, hb)
+            used += effect.sent_change
+            not_sent += effect.pushed_tokens - effect.added_tokens
+            kept += effect.added - effect.pushed
+            summarized -= effect.added_summarized
         fixed = self.fixed
         if fixed is None or fixed[0] != self.system_tokens:  # (a system message in the file changes the prompt)
             fixed = self.fixed = (self.system_tokens, self.fixed_usage, self.fixed_fit)
@@ -130,7 +141,7 @@ class MissyReplay(_GrowingReplay):
         fits = fixed[2] and used <= hb
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy", self.allocation, {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}, self.total, total, fits, "parts"))
-        return Turn(i, total, self.total, kept, i + 1 - kept - c, c, 0, fits, 0, tuple(events), not_sent)
+        return Turn(i, total, self.total, kept, i + 1 - kept - summarized, summarized, 0, fits, 0, tuple(events), not_sent)
 
     def _summary_size(self, k: int) -> int:
         found = self.summary_size.get(k)
@@ -184,12 +195,17 @@ class ConsolidatorReplay(_Replay):
     consolidation covers the oldest pending messages, so the messages sent are the history from the
     first pending one on (at a consolidation, the recent ones kept); a dropped message takes its
     measured tokens off the count (`checks.drop_messages` reads the plan's sent tokens, which are
-    those, not the content's count the consolidator adds up)."""
+    those, not the content's count the consolidator adds up).
+
+    Pins are carried (`pins_carried`, without pair safety): what is sent is the pending messages, a
+    run at the end of the history (after a consolidation, the recent ones), so the pins add covered
+    messages at their measured tokens and push out the oldest pending ones, after the trigger."""
 
     recorded_summaries = "shaped"
     recorded_system_gaps = True
     unique_ids = True
     pair_safe_incremental = True
+    pins_incremental = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -397,6 +413,15 @@ class ConsolidatorReplay(_Replay):
             used -= t
             not_sent += t
         kept -= len(unpaired)
+        pins = carried_pins(self, tokens=lambda: [self._measured(k) for k in range(len(self.session.messages))])
+        if pins is not None:  # after the trigger; what is sent is the pending messages, history[start:h]
+            h = self.history_before[i + 1]
+            start = h - len(self.pending)
+            effect = pins.effect(h, [(start, h)], start, used, settings.max_tokens)
+            used += effect.sent_change
+            kept += effect.added - effect.pushed
+            summarized -= effect.added_summarized
+            not_sent += effect.pushed_tokens - effect.added_tokens
         fits = used <= settings.max_tokens
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
             "missy-consolidator", self.allocation, threshold_usage(used, self.threshold), settings.max_tokens, used, fits))

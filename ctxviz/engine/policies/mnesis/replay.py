@@ -16,6 +16,7 @@ from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ...tokenizers import HEURISTICS
 from ..carried import IdPrefix
+from ..pins_carried import NO_EFFECT, carried_pins
 from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
 from .context_builder import MnesisBudget, model_info, tool_parts
 
@@ -31,12 +32,17 @@ class MnesisReplay(_GrowingReplay):
     charges and sends every one, and their covers (Claude Code's compactions: a prefix of the
     file, `_RecordedShapes`) are the compacted messages, so the history after them is the raw
     part. Where the recorded summaries do not cover a prefix of the file (`why_not`), the turns
-    from the first one covering a message of it are planned by the reference step."""
+    from the first one covering a message of it are planned by the reference step.
+
+    Pins are carried (`pins_carried`, without pair safety): every history message counts in the
+    messages part, whose allotment is what the system messages and the summary leave of the
+    usable window; the pins change the turn after the compaction trigger read it."""
 
     recorded_summaries = "shaped"
     recorded_system_gaps = True
     unique_ids = True
     pair_safe_incremental = True
+    pins_incremental = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -152,6 +158,8 @@ class MnesisReplay(_GrowingReplay):
         usable = self.usable
         fits = estimate - unpaired <= usable  # the reserves are never negative: the parts' test is the total's
         summarized = c0
+        pins = carried_pins(self)
+        effect = NO_EFFECT if pins is None else pins.effect(h, [(h - included, h)], c0, used, usable - self.system_tokens - sent_summary)
         active = len(self.generated)
         events: list[Event] = []
         if usable > 0 and estimate >= self.soft and len(self.users) > 2:
@@ -171,6 +179,12 @@ class MnesisReplay(_GrowingReplay):
                 self.synced_summaries = len(self.generated)
         if not self.generated and self.recorded is not None:  # the recorded summaries written since the step before
             events += self._recorded_events(i)
+        if effect.added:  # the pins, after the trigger (which read the turn without them)
+            used += effect.sent_change
+            estimate += effect.sent_change
+            kept += effect.added - effect.pushed
+            summarized -= effect.added_summarized
+            fits = estimate <= usable
 
         def overflow() -> Plan:
             system, summaries = self.system_tokens, sent_summary
@@ -180,7 +194,7 @@ class MnesisReplay(_GrowingReplay):
 
         self.before = untrimmed_cuts(i, self.before, fits, events, overflow)
         return Turn(i, estimate - unpaired, self.limit, kept, i + 1 - kept - summarized, summarized, 0, fits, active, tuple(events),
-                    P[h] - used + unpaired)
+                    P[h] - used + unpaired + effect.pushed_tokens - effect.pushed_sent)
 
     def _recorded_events(self, i: int) -> list[Event]:
         """The reference's compaction events for the recorded summaries written since the step
