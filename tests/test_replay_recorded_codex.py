@@ -29,6 +29,7 @@ from ctxviz.io.loaders import load_session
 
 from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, sessions
+from .test_replay_pins_carried import CARRIED, rules_for, same_with_pins
 
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_sessions" / "codex_rollout.jsonl"
@@ -131,3 +132,15 @@ def test_random_codex_compactions_are_carried(s, policy, which, pair_safe, per_m
     assert fast.to_json() == reference.to_json()
     if shapes.why_not is None and replays_incrementally(policy, s, options, params) == "incremental":
         assert fast.scratch_steps == 0 or policy == "supyagent"  # (supyagent plans an emergency truncation's turn from scratch)
+
+
+@settings(SETTINGS, max_examples=examples(12))
+@given(s=codex_compacted(), data=st.data())
+def test_random_codex_compactions_with_pins_are_carried(s, data):
+    """Pins on a session compacted as Codex does: a pinned summarised message is sent again, the
+    system messages the summaries leave are pushed out like any other, each replay as the reference."""
+    rules = rules_for(data, s)
+    if rules is None:
+        return
+    for policy in ("missy", "mnesis", "missy-consolidator", "autogen-buffered", "autogen-token-limited"):
+        same_with_pins(s, policy, data.draw(CARRIED[policy]), rules)
