@@ -96,13 +96,13 @@ class GeminiCliReplay(_EditsReplay):
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
-        the first one in force on (until the policy compresses) go to the reference step."""
+        the first one that covers a message of the file on (until the policy compresses) go to the
+        reference step."""
         if not self.session.summaries:
             return
         shapes = _RecordedShapes.of(self.session)
-        if shapes.why_not is None:
-            self.recorded = _RecordedInForce(shapes)
-            self.first_summary = len(self.session.messages)
+        self.recorded = _RecordedInForce(shapes)
+        self.first_summary = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
 
     def absorb(self, i: int) -> None:
         if self.pairs is not None:
