@@ -40,7 +40,7 @@ SUMMARISING = {"langchain-summarization", "llamaindex-chat-summary-memory-buffer
 
 
 #: The replayers that now carry the recorded summaries themselves (tests/test_replay_recorded_windows.py).
-CARRIED = {"llamaindex-chat-memory-buffer"}
+CARRIED = {"llamaindex-chat-memory-buffer", "strands-sliding-window"}
 
 
 def said(policy: str) -> str:

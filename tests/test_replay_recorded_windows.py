@@ -1,12 +1,14 @@
 """Recorded compactions carried by the replayers that cut a window or categories, Penguin's manager
-(`categories`) and LlamaIndex's ChatMemoryBuffer, and by Gemini CLI's compression.
+(`categories`), LlamaIndex's ChatMemoryBuffer and Strands' sliding window, and by Gemini CLI's
+compression.
 
 A Claude Code log's compactions each cover a prefix of the file, so when one comes into force the
 replayer rebuilds what it carries from the first message the summaries leave, and the summaries
 stand where the policy's plan puts them (categories: a CONTEXT message at its own timestamp; the
 ChatMemoryBuffer: SYSTEM entries before the history they leave, whose joins to it are counted as
-LlamaIndex counts them, whitespace meeting whitespace included; Gemini CLI: the latest in the file's
-order as the summary turn, until the policy compresses, which the reference step plans). Each
+LlamaIndex counts them, whitespace meeting whitespace included; Strands: the latest in the file's
+order as a user message, the agent's life lived again after it; Gemini CLI: the latest in the
+file's order as the summary turn, until the policy compresses, which the reference step plans). Each
 replay equals the reference, which plans every prefix from scratch, step by step (every Turn field
 and event text, the compaction events included), with and without pair safety, on the real Claude
 Code logs with compactions, the bench's tiled log and random compacted sessions (timestamps that go
@@ -36,6 +38,7 @@ from .test_replay_recorded_carried import LOGS, carried, tiled
 POLICIES = {
     "llamaindex-chat-memory-buffer": [{}, {"token_limit": 300}, {"token_limit": 100, "initial_token_count": 50}],
     "categories": [{}, {"max_tokens": 800}, {"max_tokens": 800, "trim_other_categories": True}],
+    "strands-sliding-window": [{}, {"window_size": 4}, {"context_window_limit": 800, "window_size": 10, "proactive_compression": 0.5}],
     "gemini-cli-compression": [{}, {"tokenLimit": 60000}, {"tokenLimit": 3000, "compressionThreshold": 0.3, "truncateToolOutputThreshold": 50}],
 }
 
