@@ -34,6 +34,8 @@ from common import Row, compound, interleaved, spread, timed, within  # noqa: E4
 from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
+from ctxviz.engine.policies.langchain import counting as langchain_counting  # noqa: E402
+from ctxviz.engine.policies.llamaindex import summary_columns as llamaindex_summary  # noqa: E402
 from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 
@@ -138,10 +140,15 @@ def clear_caches() -> None:
     """Nothing kept from an earlier plan: missy's records of the older messages (a re-plan keeps
     them, a first plan has none). What the other policies derive is kept per session
     (`Session.derived`, `counting.derived_from_counts`), so a fresh session starts with nothing; but
-    a fresh session shares its message objects, so the offline summariser's per-message reading is
-    forgotten here too (else the first plans of the summarising policies would be timed warm)."""
+    a fresh session shares its message objects, so what is kept by message identity is forgotten
+    here too: the offline summariser's per-message reading, LlamaIndex's last few snapshots of the
+    messages it summarises (keyed by their ids: a first plan of ChatSummaryMemoryBuffer on a fresh
+    copy was timed warm, 7 ms for a cold 60 ms at 4,000 agent messages, which made its replay look
+    37x one plan) and LangChain's views of the messages (else the first plans would be timed warm)."""
     missy._OLDER_CACHE.clear()
     summarizers._features.cache_clear()  # type: ignore[attr-defined]
+    llamaindex_summary._snapshots.clear()
+    langchain_counting._VIEWS.clear()
 
 
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is

@@ -19,8 +19,9 @@ of its session holding those counts and nothing else (`fresh`), as a process tha
 
 - the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
   measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
-- the replay of the largest session against one plan of that whole session (median [min-max] of
-  the per-round ratios); goal: at most 10x at 4,000 messages (the issue's size; `--sizes` for more);
+- the replay of the largest session against one plan of that whole session as `ctxviz plan` makes
+  it with the same options (`--pair-safe` rows against a pair-safe plan), median [min-max] of the
+  per-round ratios; goal: at most 10x at 4,000 messages (the issue's size; `--sizes` for more);
 - how the policy replays that session (`replays_incrementally(policy, session, options, params)`),
   and how many steps of the replay really planned the whole prefix (`Timeline.scratch_steps`).
 
@@ -53,6 +54,7 @@ from ctxviz.engine import growth as grown_from  # noqa: E402
 from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
 from ctxviz.engine.counting import CountStore, TokenCounts  # noqa: E402
+from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
 from ctxviz.engine.policies.gemini import history as gemini_history  # noqa: E402
 from ctxviz.engine.policies.openhands import log as openhands_log  # noqa: E402
@@ -106,9 +108,11 @@ def fresh(session: Session, store: CountStore, scheme) -> Session:  # noqa: ANN0
     return copy
 
 
-def first_plan(pol, session, params, store: CountStore) -> None:  # noqa: ANN001
-    """One plan of a session just counted (`session` is a `fresh` identity)."""
-    pol.plan(session, params, store.get(session, pol.scheme(None, session.model)))
+def first_plan(policy: str, session: Session, params: object, store: CountStore, options: PlanOptions) -> None:
+    """One plan of a session just counted (`session` is a `fresh` identity), as `ctxviz plan` makes
+    it with the replay's options: a pair-safe replay is compared with a pair-safe plan, and both
+    flag broken pairs and read the reported usage as a user's run does."""
+    plan_session(session, policy, params, store=store, options=options)
     store.forget(session)
 
 
@@ -241,7 +245,7 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
                 case.sim.setdefault(n, []).append(s_time)
                 case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
                 if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
-                    case.plan.setdefault(n, []).append(timed(lambda x, pol=pol, params=params: first_plan(pol, x, params, store), 0.1,
+                    case.plan.setdefault(n, []).append(timed(lambda x, name=case.policy, params=params, options=options: first_plan(name, x, params, store, options), 0.1,
                                                              make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
         print(f"  growth round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     gc.unfreeze()

@@ -128,9 +128,7 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 
 
-IN_FORCE = {"langchain-summarization": ", until the policy writes a summary of its own",
-            "llamaindex-chat-summary-memory-buffer": ", until the policy writes a summary of its own",
-            "strands-summarizing": ", until the policy writes a summary of its own", "openhands-llm-summarizing": ", until the policy writes a summary of its own"}
+IN_FORCE = {"openhands-llm-summarizing": ", until the policy writes a summary of its own"}
 
 
 @pytest.mark.parametrize("policy", sorted(IN_FORCE))

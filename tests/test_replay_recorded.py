@@ -117,7 +117,7 @@ def test_replays_with_recorded_compactions_equal_the_reference(s, data):
         how = replays_incrementally(name, s, PlanOptions(pair_safe=pair_safe), params)
         if pair_safe and not REPLAYERS[name].pair_safe_incremental:
             assert how == "from scratch (pair safety)"
-        elif _RecordedShapes.of(s).why_not is None:
+        elif _RecordedShapes.of(s).why_not_for(REPLAYERS[name]) is None:
             assert not how.startswith("from scratch") or "tool call id" in how, how
             assert "recorded summary" not in how, how
 

@@ -30,13 +30,10 @@ from .test_replay_recorded_edits import LOGS, carried, tiled
 POLICIES = {
     "llamaindex-chat-memory-buffer": [{}, {"token_limit": 1500}, {"token_limit": 300}],
     "strands-sliding-window": [{}, {"window_size": 4}, {"context_window_limit": 1500, "window_size": 10}],
-    "langchain-summarization": [{}, {"trigger": "tokens=2000", "keep": "messages=4"}, {"trigger": "messages=6"}],
-    "llamaindex-chat-summary-memory-buffer": [{}, {"token_limit": 1500}, {"token_limit": 600, "llm": True}],
-    "strands-summarizing": [{}, {"context_window_limit": 3000}, {"context_window_limit": 1500, "preserve_recent_messages": 2}],
     "openhands-llm-summarizing": [{}, {"max_size": 10}, {"max_size": 6, "keep_first": 1}],
 }
 UNTIL_GENERATED = ", until the policy writes a summary of its own"
-SUMMARISING = {"langchain-summarization", "llamaindex-chat-summary-memory-buffer", "strands-summarizing", "openhands-llm-summarizing"}
+SUMMARISING = {"openhands-llm-summarizing"}
 
 
 #: The replayers that now carry the recorded summaries themselves (tests/test_replay_recorded_windows.py).

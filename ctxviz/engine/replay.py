@@ -66,10 +66,12 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
     kind = REPLAYERS[policy]
     later: list[str] = []
     if session is not None and session.summaries and kind.recorded_summaries:
-        if kind.recorded_summaries == "shaped":
+        if kind.recorded_summaries in ("shaped", "shaped until generated"):
             shapes = _RecordedShapes.of(session)
-            if shapes.why_not is not None and shapes.first_covering < len(session.messages):
-                later.append(f"the turns from the first recorded summary of the file's messages on: {shapes.why_not}")
+            why_not = shapes.why_not_for(kind)
+            if why_not is not None and shapes.first_covering < len(session.messages):
+                until = ", until the policy writes a summary of its own" if kind.recorded_summaries == "shaped until generated" else ""
+                later.append(f"the turns from the first recorded summary of the file's messages on{until}: {why_not}")
         elif kind.recorded_summaries == "covering":
             ids = {m.id for m in session.messages}
             if any(c in ids for s in session.summaries for c in s.covers):

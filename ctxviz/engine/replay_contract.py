@@ -144,8 +144,13 @@ class _Replay:
     #: (from the first one in force that covers a message of the file), "shaped" (carried where
     #: each covers a prefix of the file's messages, `replay_common._RecordedShapes`; else as
     #: "covering"), "until generated" (the turns from the first one in force on, until the
-    #: policy writes a summary of its own: the plan then reads only that), "" (carried).
+    #: policy writes a summary of its own: the plan then reads only that), "shaped until generated"
+    #: (carried as "shaped"; where they are not, the turns handed over as "covering" until the
+    #: policy writes a summary of its own), "" (carried).
     recorded_summaries = "whole"
+    #: Whether it carries recorded summaries that leave out the system messages among those they
+    #: cover (Codex's compactions; `_RecordedShapes.system_gaps`), where it carries "shaped" ones.
+    recorded_system_gaps = False
     #: Whether an id on more than one message makes the replay from scratch.
     unique_ids = False
 

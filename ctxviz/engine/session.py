@@ -412,6 +412,8 @@ class Session:
         older messages not in the file was there from the start (0). A turn-by-turn replay must
         not hand the agent a summary of messages it has not seen yet.
         """
+        if not self.summaries:  # (every replay asks: a session without any reads no message)
+            return ()
         position = {m.id: m.index for m in self.messages}
         ids = self.message_columns[0]
         unique = len(position) == len(ids)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left, insort
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from ..counting import TokenCounts
@@ -80,15 +81,15 @@ class _PairSafety:
 
     def __init__(self, session: Session, calls: list[tuple[ToolCallPart, ...]]) -> None:
         messages = session.messages
-        self.position: dict[int, int] = {}  # session index -> history position
-        for m in messages:
-            if m.role != "system":
-                self.position[m.index] = len(self.position)
+        history = [m.index for m in messages if m.role != "system"]
+        self.position: dict[int, int] = dict(zip(history, range(len(history)), strict=True))  # session index -> history position
+        position = self.position
+        # The tool messages and the messages with calls, in order: no other is a problem or in a pair.
+        relevant = [m for m, c in zip(messages, calls, strict=True) if c or m.role == "tool"]
         owner: dict[str, int] = {}
         first_result: dict[str, int] = {}
         answers: dict[int, str] = {}  # a tool message's call id
-        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
-        for m in messages:
+        for m in relevant:
             if m.role == "tool":
                 call_id = answers[m.index] = m.tool_call_id or next((p.tool_call_id for p in m.parts if isinstance(p, ToolResultPart)), "")
                 if call_id:
@@ -96,27 +97,47 @@ class _PairSafety:
             for call in calls[m.index]:
                 if call.id:
                     owner[call.id] = m.index
+        self.edges_at: dict[int, list[tuple[int, int]]] = {}  # turn -> pairs (history positions) complete from then
+        edges_at = self.edges_at
         until: dict[int, float] = {}
-        for m in messages:
-            limit = 0.0
+        inf = float("inf")
+        for m in relevant:
+            i = m.index
+            limit: float = 0.0
             if m.role == "tool":
-                call_id = answers[m.index]
+                call_id = answers[i]
                 caller = owner.get(call_id) if call_id else None
                 if caller is None or messages[caller].role != "assistant":
-                    limit = float("inf")
+                    limit = inf
                 else:
                     limit = max(limit, caller)
-                    a, b = sorted((self.position[caller], self.position[m.index]))
-                    self.edges_at.setdefault(max(caller, m.index), []).append((a, b))
-            if calls[m.index] and m.role not in ("assistant", "system"):
-                limit = float("inf")
+                    a, b = position[caller], position[i]
+                    edge = (a, b) if a < b else (b, a)
+                    at = caller if caller > i else i
+                    found = edges_at.get(at)
+                    if found is None:
+                        edges_at[at] = [edge]
+                    else:
+                        found.append(edge)
+                if calls[i]:  # a tool message's own calls
+                    limit = inf
             elif m.role == "assistant":
-                for call in calls[m.index]:
+                for call in calls[i]:
                     answered = first_result.get(call.id) if call.id else None
-                    limit = max(limit, float("inf") if answered is None else answered)
-            if limit > m.index:
-                until[m.index] = limit
+                    limit = max(limit, inf if answered is None else answered)
+            elif m.role != "system":  # (a system message's calls are neither problems nor pairs)
+                limit = inf
+            if limit > i:
+                until[i] = limit
         self.until = until
+        # crossed[p]: whether any pair of the session, complete or not, has one end before p and
+        # the other at or after it (a boundary no pair crosses is not searched at every turn)
+        opened = [0] * (len(self.position) + 2)
+        for pairs in self.edges_at.values():
+            for a, b in pairs:  # (a < b) crosses the boundaries a + 1 .. b
+                opened[a + 1] += 1
+                opened[b + 1] -= 1
+        self.crossed = bytes(c > 0 for c in accumulate(opened[: len(self.position) + 1]))
         self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
         self.problems: list[int] = []  # history positions of the problems so far, sorted
         self.partners: dict[int, list[int]] = {}
@@ -127,7 +148,7 @@ class _PairSafety:
     def of(session: Session) -> _PairSafety | None:
         """The carried pair safety, or None where a call id is on more than one call (the
         owner of an id can change as the file goes on: the reference step decides)."""
-        calls = [m.tool_calls for m in session.messages]
+        calls = [tuple([p for p in m.parts if isinstance(p, ToolCallPart)]) for m in session.messages]  # (each one's `tool_calls`)
         ids = [call.id for c in calls for call in c if call.id]
         return _PairSafety(session, calls) if len(set(ids)) == len(ids) else None
 
@@ -153,16 +174,21 @@ class _PairSafety:
         problems, partners, short = self.problems, self.partners, self.short
         runs = ((j, h),) if t == e else ((j, e), (t, h))
         seeds: list[int] = []
-        for lo, hi in runs:
-            if lo < hi:
-                seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+        if problems:
+            for lo, hi in runs:
+                if lo < hi:
+                    seeds += problems[bisect_left(problems, lo) : bisect_left(problems, hi)]
+        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
+        # runs are apart (no pair crosses h, the end of what was seen).
+        crossed = self.crossed  # (none crosses 0 or a boundary past the history)
+        boundaries = [p for p in ((j, e, t) if t > e else (j,)) if 0 < p < len(crossed) and crossed[p]]
+        if not seeds and not boundaries:
+            return _NO_DROPS
 
         def sent(k: int) -> bool:
             return j <= k < e or t <= k < h
 
-        # A pair with one end sent crosses a boundary of the sent runs: j, and e and t when the
-        # runs are apart (no pair crosses h, the end of what was seen).
-        for p in ((j, e, t) if t > e else (j,)):
+        for p in boundaries:
             lo = max(0, p - self.SHORT)
             if lo < p and max(short[lo:p]) >= p:
                 for a in range(lo, p):
@@ -198,7 +224,16 @@ class _SummaryReplay(_Replay):
     never sees it) and one run of the history after what the summary covers, up to the turn's last
     message; the system messages are never dropped (no pair or problem holds one). So a turn sends
     less by what `_PairSafety.drops(j, h, h, h)` names, each at its measured count (`_unpaired`).
-    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried"."""
+    OpenHands' view is no run: it carries its own rule, and reads `pairs` only as "carried".
+
+    Recorded summaries: the plan reads those the file records while the policy has written none
+    of its own (`replay_contract.state` then hands it only the latest generated one). A replayer
+    that carries them (`_carry_recorded`, recorded_summaries "shaped until generated") follows the
+    summaries in force (`_RecordedInForce`: each covers a prefix of the file, `_RecordedShapes`)
+    and is told when they change (`_recorded_moved`); one that does not, or a session whose
+    summaries do not cover a prefix of the file (`_RecordedShapes.why_not`: from the first one
+    that covers a message of it), hands those turns to the reference step until the policy
+    writes a summary of its own."""
 
     unique_ids = True
     pair_safe_incremental = True
@@ -220,6 +255,7 @@ class _SummaryReplay(_Replay):
         # reference step (`_recorded_now`).
         self.ok = len(set(self.ids)) == len(self.ids)
         self.first_recorded = min(session.summary_start_turns, default=len(messages))
+        self.recorded: _RecordedInForce | None = None  # with `_carry_recorded`: the summaries in force
         self.pairs = _PairSafety.of(session) if pair_safe and self.ok else None
         self.ok = self.ok and (not pair_safe or self.pairs is not None)
         self.synced = 0  # len(generated) the state reflects
@@ -257,11 +293,29 @@ class _SummaryReplay(_Replay):
         has written none of its own yet."""
         return not self.generated and self.recorded_until(i) >= self.first_recorded
 
+    def _carry_recorded(self) -> None:
+        """Carry the recorded summaries that cover a prefix of the file's messages (the subclass
+        reads them at `_recorded_moved`); the turns from the first one that does not on go to the
+        reference step until the policy writes a summary of its own."""
+        if not self.session.summaries:
+            return
+        shapes = _RecordedShapes.of(self.session)
+        self.recorded = _RecordedInForce(shapes)
+        self.first_recorded = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
+
+    def _recorded_moved(self, i: int) -> None:
+        """The recorded summaries in force at step `i` changed (`self.recorded`): take them into the state."""
+
     def step(self, i: int) -> Turn:
         self.absorb(i)
         if not self.ok:
             return super().step(i)
-        turn = None if self._recorded_now(i) else self._fast(i)
+        if self._recorded_now(i):
+            turn = None
+        else:
+            if self.recorded is not None and not self.generated and self.recorded.update(i + 1, self.recorded_until(i)):
+                self._recorded_moved(i)
+            turn = self._fast(i)
         if turn is None:
             turn = super().step(i)
             if self.ok and self.synced != len(self.generated):
@@ -342,7 +396,7 @@ class _EditsReplay(_Replay):
             return
         shapes = _RecordedShapes.of(self.session)
         self.recorded = _RecordedInForce(shapes)
-        self.first_summary = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
 
     def _follow_recorded(self, i: int) -> None:
         """Bring the summaries in force to step `i`; rebuild the state when what they cover moved."""
@@ -433,7 +487,7 @@ def recorded_events(replay: _Replay, recorded: _RecordedInForce, i: int,
     for k in recorded.written(replay.last_horizon, replay.recorded_until(i)):
         m = recorded.span[k]
         summarized, decided = decide(k, m)
-        events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, replay.policy, decided)))
+        events.append(Event(i, "compaction", recorded.shapes.span_text(k, m, summarized, replay.policy, decided)))
     return events
 
 
@@ -446,27 +500,51 @@ class _RecordedShapes:
 
     Claude Code's compactions cover every message before their boundary but a preserved tail, each
     compaction the one before, so a summary's covers are a prefix of the file and the latest one in
-    force supersedes the earlier ones."""
+    force supersedes the earlier ones. Codex's compactions cover the non-system messages before
+    them: the system messages among them stay where they are (`system_gaps`; `lo` then ends after
+    the last message covered, and a replayer that does not say it carries that shape hands those
+    turns to the reference step, `why_not_for`)."""
 
     def __init__(self, session: Session) -> None:
         messages = session.messages
+        self.lo: list[int] = []
+        self.why_not: str | None = None
+        #: Every summary covering messages of the file covers just its non-system ones before `lo`,
+        #: and some system message lies among them.
+        self.system_gaps = False
+        self.system_before: list[int] = []
+        if not session.summaries:  # nothing recorded: no pass over the messages
+            self.starts: tuple[int, ...] = ()
+            self.order: list[int] = []
+            self.sorted_starts: list[int] = []
+            self.first_covering = len(messages)
+            return
         position: dict[str, int] = {}
         for m in messages:
             position.setdefault(m.id, m.index)
-        self.lo: list[int] = []
-        self.why_not: str | None = None
+        prefix, non_system = True, True  # every covering summary covers all of [0, lo); just its non-system messages
         first = session.summaries_cover_first
+        system_before = _system_counts(messages)
         for k, summary in enumerate(session.summaries):
             covers = summary.covers
             if first[k]:  # the file's first messages, in order
                 self.lo.append(len(covers))
+                non_system = non_system and not system_before[len(covers)]
                 continue
             present = [position[c] for c in covers if c in position]
             lo = max(present) + 1 if present else 0
-            if len(present) != lo or (lo and len(set(present)) != lo):
-                self.why_not = "a recorded summary that covers the file's messages with gaps"
+            if lo:
+                distinct = len(set(present)) == len(present)
+                prefix = prefix and distinct and len(present) == lo
+                non_system = (non_system and distinct and len(present) == lo - system_before[lo]
+                              and all(messages[j].role != "system" for j in present))
             self.lo.append(lo)
         covering = any(self.lo)
+        if not prefix:
+            if non_system:
+                self.system_gaps = True
+            else:
+                self.why_not = "a recorded summary that covers the file's messages with gaps"
         if covering and len(position) != len(messages):
             self.why_not = "an id on more than one message"
         if len({id(s) for s in session.summaries}) != len(session.summaries):
@@ -476,6 +554,31 @@ class _RecordedShapes:
         self.order = sorted(range(len(starts)), key=lambda k: starts[k])  # the summaries by their start
         self.sorted_starts = [starts[k] for k in self.order]
         self.first_covering = min((s for s, lo in zip(starts, self.lo, strict=True) if lo), default=len(messages))
+        self.system_before = system_before
+
+    def why_not_for(self, replayer: object) -> str | None:
+        """Why `replayer` (a replayer or its class) cannot carry these summaries (None: it can)."""
+        if self.why_not is None and self.system_gaps and not getattr(replayer, "recorded_system_gaps", False):
+            return "a recorded summary that leaves out the system messages among those it covers, as Codex's compactions do"
+        return self.why_not
+
+    def covered_count(self, m: int) -> int:
+        """How many of the prefix's first m messages a summary spanning them covers."""
+        return m - self.system_before[m] if self.system_gaps else m
+
+    def span_text(self, k: int, m: int, summarized: int, policy: str, decided: tuple[Decision, str] | None) -> str:
+        """The reference's compaction sentence (`replay_contract._recorded_summary_event`) for
+        summary k spanning the prefix's first m messages, of which the plan summarises `summarized`."""
+        if not self.system_gaps:
+            return recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, policy, decided)
+        covered = self._non_system(m)
+        contiguous = covered[-1] - covered[0] + 1 == len(covered)
+        return recorded_summary_text(k, covered[:5], covered[0], covered[-1], len(covered), contiguous, summarized, policy, decided)
+
+    def _non_system(self, m: int) -> list[int]:
+        """The positions of the non-system messages among the first m (a compaction event's; rare)."""
+        before = self.system_before
+        return [j for j in range(m) if before[j + 1] == before[j]]
 
     @staticmethod
     def of(session: Session) -> _RecordedShapes:
@@ -578,3 +681,11 @@ class _InForceTotal:
             self.total = self.combine(self.total, self.value(k))
         self.count = len(in_force)
         return self.total
+
+
+def _system_counts(messages: tuple[Message, ...]) -> list[int]:
+    """Prefix counts of the system messages: [j] is how many of the first j are."""
+    counts = [0]
+    for m in messages:
+        counts.append(counts[-1] + (m.role == "system"))
+    return counts

@@ -44,6 +44,7 @@ class _AutoGenReplay(_Replay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -51,7 +52,7 @@ class _AutoGenReplay(_Replay):
         self.usable = not pair_safe or self.pairs is not None
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
-        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not_for(self) else len(session.messages)
         self.history_index: list[int] = []  # history position (non-system messages) -> session index
         self.history_before = [0]  # history_before[k]: the non-system messages among the first k
         self.tokens = full.message_tokens

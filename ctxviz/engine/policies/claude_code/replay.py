@@ -286,7 +286,8 @@ class ClaudeCodeReplay(_EditsReplay):
                 return _Replay.step(self, i)
             h = length - bisect_left(self.system_positions, length)
             dropped = self.pairs.drops(start, h, h, h)
-            freed = sum(self.tokens[self.history_index[k]] for k in dropped)
+            if dropped:
+                freed = sum(self.tokens[self.history_index[k]] for k in dropped)
         fits = used <= t.window
         events: list[Event] = []
         active = len(self.generated)
@@ -311,7 +312,7 @@ class ClaudeCodeReplay(_EditsReplay):
                                   t.window, used, fits, extra=self.extra)
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
         return Turn(i, used, t.window, length - covered - len(dropped), len(dropped), covered, 0, fits, active, tuple(events),
-                    covered_tokens + sum(self.tokens[self.history_index[k]] for k in dropped))
+                    covered_tokens + freed)
 
     def _run_start(self, summary: _InForce | None, length: int) -> int | None:
         """The history position the sent run starts at in the prefix of `length` messages: after

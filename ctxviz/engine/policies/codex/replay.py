@@ -89,7 +89,7 @@ class CodexReplay(_EditsReplay):
         self.initial_sums: list[tuple[int, int]] = [(0, 0)]
         self.history_sums: list[tuple[int, int]] = [(0, 0)]
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
-        if self.shapes is not None and self.shapes.why_not is not None:
+        if self.shapes is not None and self.shapes.why_not_for(self) is not None:
             self.shapes = None
         self.recorded: _Recorded | None = None  # the recorded summary in force at the last step
         starts = session.summary_start_turns

@@ -102,7 +102,7 @@ class GeminiCliReplay(_EditsReplay):
             return
         shapes = _RecordedShapes.of(self.session)
         self.recorded = _RecordedInForce(shapes)
-        self.first_summary = shapes.first_covering if shapes.why_not is not None else len(self.session.messages)
+        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
 
     def absorb(self, i: int) -> None:
         if self.pairs is not None:

@@ -24,7 +24,15 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay
+from ..replay_common import (
+    _EditsReplay,
+    _InForceTotal,
+    _PairSafety,
+    _RecordedInForce,
+    _RecordedShapes,
+    _SummaryReplay,
+    recorded_events,
+)
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     SUMMARY_POS,
@@ -123,7 +131,7 @@ class LangChainTrimReplay(_Replay):
         # The recorded summaries: which are in force, their entries' counts (file order) and their sums.
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.first_covering = len(session.messages)
-        if self.shapes is not None and self.shapes.why_not is not None:
+        if self.shapes is not None and self.shapes.why_not_for(self) is not None:
             self.first_covering = self.shapes.first_covering
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
         self.summary_tokens = [count_view(summary_view(x.text), tokenizer) for x in session.summaries]
@@ -468,8 +476,16 @@ class LangchainSummarizationReplay(_SummaryReplay):
     by the reference step, which writes the summary. Pair safety is carried (`_SummaryReplay`): the
     state's messages are the one run sent.
 
-    From scratch: summaries recorded in the file, ids on more than one message, pair safety where a
-    tool call id is on more than one call."""
+    The summaries the file records stand first in the state, each one as a summary HumanMessage
+    (every one in force, none superseded), in place of every message they cover: where each
+    covers a prefix of the file (`_carry_recorded`), the state is those entries (their count,
+    `_InForceTotal`) and the messages after the union of their covers, and the scaling walk starts
+    again from there when that union moves.
+
+    From scratch: ids on more than one message, pair safety where a tool call id is on more than
+    one call."""
+
+    recorded_summaries = "shaped until generated"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -478,8 +494,11 @@ class LangchainSummarizationReplay(_SummaryReplay):
         self.ls_provider = p.model_provider or model_provider(session.model)
         self.limit = max_input_tokens(session.model, p.max_input_tokens)
         self.tokenizer = full.tokenizer
-        self.c = 0  # messages 0..c-1 are covered by the summary in force
-        self.summary_tokens: int | None = None  # its state entry's count (None: no summary)
+        self.c = 0  # messages 0..c-1 are covered by the summaries in force
+        self.head_count = 0  # the summary entries standing first in the state (the generated one, or the recorded ones in force)
+        self.head_tokens = 0  # their count
+        self._carry_recorded()
+        self.recorded_total = _InForceTotal(self._summary_size)
         self._reset_scaling()
 
     def _reset_scaling(self) -> None:
@@ -509,17 +528,38 @@ class LangchainSummarizationReplay(_SummaryReplay):
     def _grow(self, i: int) -> None:
         self._scale(i)
 
-    def _sync(self, i: int) -> None:
-        summary = self.generated[-1]
-        c = len(summary.covers)
-        if c > i + 1 or tuple(summary.covers) != tuple(self.ids[:c]):
-            self.ok = False
-            return
+    def _summary_size(self, k: int) -> int:
+        """Recorded summary k's count as the state's summary HumanMessage."""
+        return count_view(summary_view(self.session.summaries[k].text), self.tokenizer)
+
+    def _recorded_moved(self, i: int) -> None:
+        recorded = self.recorded
+        assert recorded is not None
+        self.head_count = len(recorded.in_force)
+        self.head_tokens = self.recorded_total.read(recorded)
+        if recorded.covered != self.c:
+            self._cover(recorded.covered, i)
+
+    def _cover(self, c: int, i: int) -> None:
+        """Messages 0..c-1 are covered from step `i`: the scaling walk starts again after them."""
         self.c = c
-        self.summary_tokens = count_view(summary_view(summary.text), self.tokenizer)
         self._reset_scaling()
         for k in range(c, i + 1):
             self._scale(k)
+
+    def _sync(self, i: int) -> None:
+        summary = self.generated[-1]
+        covers = tuple(summary.covers)
+        if self.recorded is not None:  # the recorded summaries' covers come first: those of messages before the file are no message of it
+            known = set(self.ids)
+            covers = tuple(x for x in covers if x in known)
+        c = len(covers)
+        if c > i + 1 or covers != tuple(self.ids[:c]):
+            self.ok = False
+            return
+        self.head_count = 1
+        self.head_tokens = count_view(summary_view(summary.text), self.tokenizer)
+        self._cover(c, i)
 
     def _met(self, n_state: int, total: int) -> bool:
         """run_pass' trigger test (any doubt counts as met: the reference step then decides)."""
@@ -547,9 +587,9 @@ class LangchainSummarizationReplay(_SummaryReplay):
 
     def _fast(self, i: int) -> Turn | None:
         c, P = self.c, self.sums
-        S = self.summary_tokens or 0
+        S = self.head_tokens
         messages_tokens = P[i + 1] - P[c]
-        n_state = (i + 1 - c) + (self.summary_tokens is not None)
+        n_state = (i + 1 - c) + self.head_count
         token_count = float(S + messages_tokens)
         if n_state > 1 and not self.invalid and self.provider is not None and self.last_total is not None:
             at_last = float(S + self.at_last)
@@ -564,7 +604,7 @@ class LangchainSummarizationReplay(_SummaryReplay):
         used -= unpaired_tokens
         messages_tokens -= unpaired_tokens
         fits = used <= budget
-        events: list[Event] = []
+        events: list[Event] = [] if self.recorded is None or self.generated else recorded_events(self, self.recorded, i, self._recorded_decision)
 
         def light() -> Plan:
             allot = min(S, budget)
@@ -572,6 +612,11 @@ class LangchainSummarizationReplay(_SummaryReplay):
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
         return Turn(i, used, budget, i + 1 - c - unpaired, unpaired, c, 0, fits, len(self.generated), tuple(events), P[c] + unpaired_tokens)
+
+    @staticmethod
+    def _recorded_decision(k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        """A recorded summary in force on a turn the trigger is not met at: its covers are summarised, it is sent."""
+        return m, (Decision.KEPT, "kept: the earlier summary message stays first in the state")
 
 
 class LangChainContextEditingReplay(_EditsReplay):
@@ -588,17 +633,20 @@ class LangChainContextEditingReplay(_EditsReplay):
 
     The recorded summaries in force go in as LangChain's summary HumanMessages in place of every
     message they cover (`context_editing.plan_records`): the messages [0, C) of their union (a
-    prefix of the file, `_carry_recorded`) are out of the request, the summaries' counts in it,
-    and the state is rebuilt from message C (an AI message before it is no longer one a tool
-    message can belong to)."""
+    prefix of the file, `_carry_recorded`; or its non-system messages, as Codex's compactions
+    cover, the system ones staying in the request) are out of the request, the summaries' counts
+    in it, and the state is rebuilt from message C (an AI message before it is no longer one a
+    tool message can belong to)."""
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self._carry_pair_safety()
         self._carry_recorded()
+        self.gaps = self.recorded is not None and self.recorded.shapes.system_gaps
         self.summary_total = _InForceTotal(self._summary_size)  # what the summaries in force count
         self.before_trimmed: frozenset[int] | None = None  # after a restart: what the turn before trimmed
         self.total = 0
@@ -634,7 +682,8 @@ class LangChainContextEditingReplay(_EditsReplay):
         return count_view(summary_view(self.session.summaries[k].text), self.full.tokenizer)
 
     def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
-        return m, (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")
+        assert self.recorded is not None
+        return self.recorded.shapes.covered_count(m), (Decision.KEPT, "kept: passed as LangChain's summary HumanMessage; only tool results are cleared")
 
     def _restart(self, i: int) -> None:
         self.before_trimmed = (frozenset(self.clearable[: self.cut]) | frozenset(self.unpaired)) if self.cut else frozenset()
@@ -643,6 +692,8 @@ class LangChainContextEditingReplay(_EditsReplay):
         self.clearable, self.ordinal, self.delta, self.reclaimed_max, self.ai_messages = [], [], [0], [0], [0]
         self.ai_view, self.ai_tokens, self.emptied = {}, {}, set()
         self.clear_at, self.cleared_tokens, self.ai_after, self.ai_span, self.unpaired = {}, [], [], {}, []
+        if self.gaps:  # the system messages the summaries leave (Codex's) stay in the request
+            self.total = self.all_sums[self.covered] - self.history_sums[self.covered]
         for k in range(self.covered, i + 1):
             self._enter(k)
 
@@ -675,9 +726,12 @@ class LangChainContextEditingReplay(_EditsReplay):
                 cut = min(reach, available)
         used = self.total + summary + self.delta[cut]
         edited = cut + self.ai_messages[cut]
+        if self.gaps:  # the summaries cover the non-system messages before `covered` (Codex's)
+            covered, not_sent = self.history_counts[covered], self.history_sums[covered]
+        else:
+            not_sent = self.all_sums[covered]
         kept = i + 1 - edited - covered
         unpaired = self._unpaired()
-        not_sent = self.all_sums[covered]
         for x in unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
             sent, was_edited = self._sent_as(x, cut)
             used -= sent

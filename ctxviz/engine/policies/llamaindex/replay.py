@@ -56,7 +56,7 @@ class LlamaIndexReplay(_Replay):
         if session.summaries:
             shapes = _RecordedShapes.of(session)
             self.recorded = _RecordedInForce(shapes)
-            if shapes.why_not is not None:
+            if shapes.why_not_for(self) is not None:
                 self.first_summary = shapes.first_covering
         self.limit = params.limit
         history = list(session.system_and_history[1]) if self.usable else []
@@ -295,17 +295,26 @@ class _Summaries:
 
 
 class LlamaindexSummaryReplay(_SummaryReplay):
-    """ChatSummaryMemoryBuffer.get: the chat store is the summary in force (a SYSTEM entry whose
-    covers are a prefix of the history) and the history after it, so the newest-first fill that
-    stops at the first misfit is one bisection over the history's prefix sums; the assistant and
-    tool messages that may not start the full text are skipped with a precomputed jump. The
-    summarised part only grows, so its offline snapshot is carried from turn to turn
-    (`carried._Snapshot`), whether get() writes it back (compact) or not.
+    """ChatSummaryMemoryBuffer.get: the chat store is the summaries in force (SYSTEM entries, the
+    head) and the history after what they cover, so the newest-first fill that stops at the first
+    misfit is one bisection over the history's prefix sums (and, when all of that fits, one over
+    the head's); the assistant and tool messages that may not start the full text are skipped with
+    a precomputed jump. The summarised part only grows, so its offline snapshot is carried from
+    turn to turn (`carried._Snapshot`), whether get() writes it back (compact) or not.
+
+    The head is the policy's own summary once it wrote one (it covers a prefix of the history).
+    Before that it is the summaries the file records in force (`common.history_with_summaries`),
+    carried where each covers a prefix of the file (`_carry_recorded`): those not superseded
+    whose spans hold no history message first (the file's order), then the others, whose spans
+    shrink in the file's order, each in the place of the history it alone covers (the reverse
+    order). A summary written over part of the head covers the history its summaries cover.
 
     Pair safety is carried (`_SummaryReplay`): the full text is the one run sent. From scratch:
-    summaries recorded in the file, ids on more than one message, pair safety where a tool call id
-    is on more than one call, another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
+    ids on more than one message, pair safety where a tool call id is on more than one call,
+    another summarizer than the offline snapshot. A turn where get() raises (count_initial_tokens
     with more initial tokens than token_limit) is planned by the reference step."""
+
+    recorded_summaries = "shaped until generated"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -325,9 +334,16 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         for k in range(len(roles) - 1, -1, -1):
             skip[k] = skip[k + 1] if roles[k] in ("assistant", "tool") else k
         self.skip = skip
-        self.c = 0  # history[:c] is covered by the summary in force
-        self.summary_tokens = 0
+        self.c = 0  # history[:c] is covered by the summaries in force
+        # The head: per summary entry, its recorded index (-1: the policy's own), its count, and
+        # the history it covers with those before it (history[:end]); its running counts.
+        self.head: list[tuple[int, int, int]] = []
+        self.head_sums = [0]
+        self.previous_covers = 0  # len(covers) of the latest summary in force (get()'s event counts from it)
         self.snapshot = _Snapshot()
+        self._carry_recorded()
+        self.recorded_tokens: dict[int, int] = {}
+        self.fate: tuple[int, bool] = (0, False)  # this turn's first full-text entry, and whether the llm summarises the head before it
 
     def _grow(self, i: int) -> None:
         m = self.session.messages[i]
@@ -340,14 +356,57 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         self.history_ids.append(m.id)
         self.hsums.append(self.hsums[-1] + self.tokens[i])
 
+    def _set_head(self, head: list[tuple[int, int, int]], c: int, previous: int) -> None:
+        self.head, self.c, self.previous_covers = head, c, previous
+        self.head_sums = [0]
+        for _, t, _ in head:
+            self.head_sums.append(self.head_sums[-1] + t)
+
     def _sync(self, i: int) -> None:
         summary = self.generated[-1]
         c = len(summary.covers)
         if c > len(self.history) or tuple(summary.covers) != tuple(self.ids[k] for k in self.history[:c]):
             self.ok = False
             return
-        self.c = c
-        self.summary_tokens = text_tokens(self.full, summary.text)
+        self._set_head([(-1, text_tokens(self.full, summary.text), c)], c, c)
+
+    def _recorded_moved(self, i: int) -> None:
+        recorded = self.recorded
+        assert recorded is not None
+        history, span = self.history, recorded.span
+        # The spans of those not superseded shrink in the file's order: each covers alone the history between the next one's end and its own.
+        ends = [(k, bisect_left(history, span[k])) for k in recorded.live if span[k]]
+        owning = {k for n, (k, end) in enumerate(ends) if end > (ends[n + 1][1] if n + 1 < len(ends) else 0)}
+        head = [(k, self._recorded_size(k), 0) for k in recorded.live if k not in owning]
+        head += [(k, self._recorded_size(k), end) for k, end in reversed(ends) if k in owning]
+        last = recorded.in_force[-1] if recorded.in_force else -1
+        self._set_head(head, bisect_left(history, recorded.covered), len(self.session.summaries[last].covers) if last >= 0 else 0)
+
+    def _recorded_size(self, k: int) -> int:
+        found = self.recorded_tokens.get(k)
+        if found is None:
+            found = self.recorded_tokens[k] = text_tokens(self.full, self.session.summaries[k].text)
+        return found
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        """Recorded summary k, covering the prefix's first m messages (all summarised but the system
+        messages, which stay in the prompt), as this turn's get() decides it."""
+        summarized = bisect_left(self.history, m)
+        recorded = self.recorded
+        assert recorded is not None
+        if k in recorded.superseded:
+            return summarized, (Decision.DROPPED, "dropped: superseded by a later summary, which covers every message of the file this one covers")
+        at = next(n for n, entry in enumerate(self.head) if entry[0] == k)
+        q, summarised = self.fate
+        if at >= q:
+            return summarized, (Decision.KEPT, f"kept: an earlier summary (a SYSTEM message in the chat store) fits as full text ({self.head[at][1]:,} tokens)")
+        if q == 1 and self.params.llm and not summarised:
+            return summarized, (Decision.KEPT, "kept: the earlier summary no longer fits as full text, but LlamaIndex passes a lone SYSTEM "
+                                               "message through unsummarised")
+        if self.params.llm:
+            return summarized, (Decision.SUMMARIZED, "summarized: the earlier summary no longer fits as full text, so the llm summarises it "
+                                                     "again with the messages that follow it")
+        return summarized, (Decision.DROPPED, "dropped: it no longer fits, and without an llm what no longer fits is removed")
 
     def _text(self, upto: int) -> str:
         """The offline snapshot of history[:upto] (the summarised part only grows; else start again)."""
@@ -365,22 +424,29 @@ class LlamaindexSummaryReplay(_SummaryReplay):
             return None  # get() raises: the reference step says so
         counted_initial = initial if p.count_initial_tokens else 0
         uncounted_system = 0 if p.count_initial_tokens else self.system_tokens
-        H, h, c = self.hsums, len(self.history), self.c
-        has_summary = bool(self.generated)
+        H, h, c, head, S = self.hsums, len(self.history), self.c, self.head, self.head_sums
+        e = len(head)
         room = limit - counted_initial
         j = bisect_left(H, H[h] - room, c, h) if room >= 0 else h  # history[j:h] fits, newest first
-        summary_fits = has_summary and j == c and self.summary_tokens + H[h] - H[c] <= room
-        summary_tokens = 0
-        new_text = ""
-        if summary_fits:  # the whole store fits: nothing is summarised
-            summary_tokens = self.summary_tokens
-        else:
+        # The first entry kept as full text: in the head when all of history[c:h] fits and some of the head too.
+        q = bisect_left(S, S[e] - (room - (H[h] - H[c])), 0, e) if j == c and e else e
+        if q == e:
             j = min(self.skip[j], h)  # the full text may not start with an assistant or tool message
-            if j == c and has_summary:  # a lone SYSTEM message is passed through
-                summary_tokens = self.summary_tokens
-            elif j > c and p.llm:
-                new_text = self._text(j)
-                summary_tokens = text_tokens(self.full, new_text)
+            q = e + j - c
+        else:
+            j = c
+        summary_tokens = S[e] - S[q] if q < e else 0  # the summaries sent as full text
+        new_text = ""
+        upto = 0  # the history the new summary covers
+        if q == 1 and e and p.llm:  # a lone SYSTEM message is passed through
+            summary_tokens += head[0][1]
+        elif q and p.llm:
+            upto = j if q > e else max(entry[2] for entry in head[:q])
+            if not upto:
+                return None  # the llm would summarise summaries of nothing in the file: the reference step
+            new_text = self._text(upto)
+            summary_tokens += text_tokens(self.full, new_text)
+        self.fate = (q, bool(new_text))
         unpaired, unpaired_tokens = self._unpaired(j, i)  # what pair safety drops of the full text
         full_tokens = H[h] - H[j] - unpaired_tokens
         summarized = j if p.llm else c
@@ -391,12 +457,15 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         if new_text and self.session.messages[i].role in ("user", "tool"):  # compact: get() writes the summary back
             # The covers are a prefix of the history ids: a view of the growing list, not a copy (a
             # summary is written at nearly every user turn once the buffer is full).
-            ids = IdPrefix(self.history_ids, j)
-            events.append(Event(i, "summary", f"ChatSummaryMemoryBuffer summarised {j - (c if has_summary else 0)} more messages "
-                                              f"({j} in all) that no longer fit token_limit {limit:,} into one SYSTEM message"))
-            self.generated.append(Summary(text=new_text, messages_covered=j, covers=ids, created_at=self.session.messages[i].timestamp))  # type: ignore[arg-type]
+            ids = IdPrefix(self.history_ids, upto)
+            events.append(Event(i, "summary", f"ChatSummaryMemoryBuffer summarised {upto - (self.previous_covers if e else 0)} more messages "
+                                              f"({upto} in all) that no longer fit token_limit {limit:,} into one SYSTEM message"))
+            self.generated.append(Summary(text=new_text, messages_covered=upto, covers=ids, created_at=self.session.messages[i].timestamp))  # type: ignore[arg-type]
             self.synced = len(self.generated)
-            self.c, self.summary_tokens = j, summary_tokens
+            new_tokens = text_tokens(self.full, new_text)
+            self._set_head([(-1, new_tokens, upto)], upto, upto)
+        elif self.recorded is not None and not self.generated:
+            events = recorded_events(self, self.recorded, i, self._recorded_decision)
         usage = {"initial": counted_initial, "system": uncounted_system, "summary": summary_tokens, "full_text": full_tokens}
         allocation = {"initial": min(counted_initial, limit), "system": min(uncounted_system, limit), "summary": min(summary_tokens, limit),
                       "full_text": max(0, limit - counted_initial)}

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import Event, Turn, _Replay, light_plan, recorded_summary_text, untrimmed_cuts
+from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
 from ..common import tools_json
@@ -61,16 +61,18 @@ class MissyReplay(_GrowingReplay):
         # The recorded summaries in force (`state()`): their covers take a prefix of the file's
         # messages out of the history, and missy sends each summary not superseded that fits.
         self.shapes = _RecordedShapes.of(session)
-        self.first_covering = self.shapes.first_covering if self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes.why_not_for(self) else len(session.messages)
         self.recorded = _RecordedInForce(self.shapes)
         self.summary_size: dict[int, int] = {}
         self.total, self.history_budget, self.tail_count, self.trim_tail = budget.total, budget.history_budget, budget.fresh_tail_count, budget.trim_protected_tail
         self.fixed_parts = {"system_reserve": 0, "tool_definitions_reserve": self.tools_usage, "memory": self.memory_tokens,
                             "learnings": self.learnings_tokens}
         self.pairs = _PairSafety.of(session) if pair_safe else None
+        self.fixed: tuple[int, int, bool] | None = None  # (system_tokens, fixed_usage, fixed_fit) as last read
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def absorb(self, i: int) -> None:
         self._grow(i)
@@ -112,19 +114,22 @@ class MissyReplay(_GrowingReplay):
         kept = self.system_count + (E - j) + (H - tail_start) + (1 if new else 0)
         not_sent = P[j] + P[tail_start] - P[E]
         events: list[Event] = []
-        written = recorded.written(self.last_horizon, until)
-        if written:
-            events += [self._recorded_event(k, i, c, fitted) for k in written]
+        if self.shapes.sorted_starts:  # (a log without recorded summaries writes none)
+            events += [self._recorded_event(k, i, c, fitted) for k in recorded.written(self.last_horizon, until)]
         if self.pairs is not None:  # pair safety drops the sent half of broken pairs: history[j:E], history[tail_start:h] are sent
             dropped = self.pairs.drops(j, E, tail_start, h)
-            unpaired = sum(tokens[history[k]] for k in dropped)
-            used -= unpaired
-            not_sent += unpaired
-            kept -= len(dropped)
-        total = self.fixed_usage + used
-        fits = self.fixed_fit and used <= hb
-        usage = {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}
-        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan("missy", self.allocation, usage, self.total, total, fits, "parts"))
+            if dropped:
+                unpaired = sum(tokens[history[k]] for k in dropped)
+                used -= unpaired
+                not_sent += unpaired
+                kept -= len(dropped)
+        fixed = self.fixed
+        if fixed is None or fixed[0] != self.system_tokens:  # (a system message in the file changes the prompt)
+            fixed = self.fixed = (self.system_tokens, self.fixed_usage, self.fixed_fit)
+        total = fixed[1] + used
+        fits = fixed[2] and used <= hb
+        self.before = untrimmed_cuts(i, self.before, fits, events, lambda: light_plan(
+            "missy", self.allocation, {**self.fixed_parts, "system_reserve": self.system_tokens, "history": used}, self.total, total, fits, "parts"))
         return Turn(i, total, self.total, kept, i + 1 - kept - c, c, 0, fits, 0, tuple(events), not_sent)
 
     def _summary_size(self, k: int) -> int:
@@ -148,7 +153,7 @@ class MissyReplay(_GrowingReplay):
             else:
                 decided = (Decision.KEPT, f"kept: {t:,} tokens fit in the {hb - before:,} left of the {hb:,}-token history budget")
         summarized = bisect_left(self.history, m)
-        return Event(i, "compaction", recorded_summary_text(k, list(range(min(m, 5))), 0, m - 1, m, True, summarized, self.policy, decided))
+        return Event(i, "compaction", self.recorded.shapes.span_text(k, m, summarized, self.policy, decided))
 
     @property
     def fixed_usage(self) -> int:
@@ -182,6 +187,7 @@ class ConsolidatorReplay(_Replay):
     those, not the content's count the consolidator adds up)."""
 
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     unique_ids = True
     pair_safe_incremental = True
 
@@ -203,7 +209,7 @@ class ConsolidatorReplay(_Replay):
         # messages [0, lo); their texts are the earlier consolidations.
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
-        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not_for(self) else len(session.messages)
         self.lo = 0
         self.earlier_raw = self.earlier_sent = 0
         texts = [x.text for x in session.summaries]

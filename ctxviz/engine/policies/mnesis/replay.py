@@ -34,6 +34,7 @@ class MnesisReplay(_GrowingReplay):
     from the first one covering a message of it are planned by the reference step."""
 
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     unique_ids = True
     pair_safe_incremental = True
 
@@ -53,7 +54,7 @@ class MnesisReplay(_GrowingReplay):
         # The recorded summaries in force before the first compaction (`_RecordedInForce`).
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
-        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not_for(self) else len(session.messages)
         self.recorded_tokens: dict[int, int] = {}  # a recorded summary's count (mnesis' heuristic)
         self.in_force_sums = [0]  # in_force_sums[j]: the counts of the first j recorded summaries by their start
         self.system_indices: list[int] = []  # session indices of the system messages so far

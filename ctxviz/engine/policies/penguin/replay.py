@@ -72,7 +72,7 @@ class CategoriesReplay(_Replay):
         self.n = len(messages)
         self.recorded: _RecordedInForce | None = None
         shapes = _RecordedShapes.of(session) if session.summaries else None
-        if shapes is not None and shapes.why_not is None:
+        if shapes is not None and shapes.why_not_for(self) is None:
             self.recorded = _RecordedInForce(shapes)
             self.first_covering = len(messages)
             if any(shapes.lo):

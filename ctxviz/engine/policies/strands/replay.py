@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from bisect import bisect_left
 from typing import Any
 
 from ...counting import TokenCounts
@@ -68,7 +69,7 @@ class StrandsSlidingReplay(_Replay):
         if session.summaries:
             shapes = _RecordedShapes.of(session)
             self.recorded = _RecordedInForce(shapes)
-            if shapes.why_not is not None:
+            if shapes.why_not_for(self) is not None:
                 self.first_summary = shapes.first_covering
         if not self.usable:
             return
@@ -394,9 +395,19 @@ class StrandsSummarizingReplay(_SummaryReplay):
     text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
 
     Pair safety is carried (`_SummaryReplay`): the history after the summary is the one run sent.
-    From scratch: summaries recorded in the file, ids on more than one message, pair safety where a
-    tool call id is on more than one call, pin_first (pinned messages stay in front of the
-    summary), another summarizer than the offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+
+    Until Strands writes its own, the summary in force is the latest the file records that is in
+    force (`messages.with_summary`: the last of them in the file's order, in place of what it
+    covers, every other one dropped). Where each covers a prefix of the file (`_carry_recorded`)
+    it is first among Strands' messages, so it is carried as a summary of history[:c]; a pass on
+    it is carried too, unless it covers a system-role message (the plan's new summary then reads
+    that message, which the replayer's snapshot of the history does not: the reference step).
+
+    From scratch: ids on more than one message, pair safety where a tool call id is on more than
+    one call, pin_first (pinned messages stay in front of the summary), another summarizer than the
+    offline snapshot. A turn where Strands cannot summarise is planned by the reference step."""
+
+    recorded_summaries = "shaped until generated"
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -415,9 +426,13 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.history: list[int] = []  # session indices of the non-system messages so far
         self.history_ids: list[str] = []
         self.c = 0  # history[:c] is covered by the summary in force
+        self.has_summary = False  # a summary is in force (the policy's own, or one the file records)
         self.summary_tokens = 0
         self.summary_text = ""
         self.snapshot = _Snapshot()
+        self._carry_recorded()
+        self.recorded_last = -1  # the recorded summary in force (its index in session.summaries), with the positions [0, span) it covers
+        self.recorded_span = 0
         # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
         # from one summary to the next: each message is rendered once, not at every summary it outlives.
         self.rest: list[StrandsMessage] = []
@@ -457,8 +472,30 @@ class StrandsSummarizingReplay(_SummaryReplay):
             self.ok = False
             return
         self.c = c
+        self.has_summary = True
         self.summary_text = summary.text
         self.summary_tokens = self.full.text(summary.text)
+
+    def _recorded_moved(self, i: int) -> None:
+        recorded = self.recorded
+        assert recorded is not None
+        if not recorded.in_force:
+            return
+        k = recorded.in_force[-1]  # the latest in the file's order
+        self.recorded_last, self.recorded_span = k, recorded.span[k]
+        self.c = bisect_left(self.history, self.recorded_span)
+        text = self.session.summaries[k].text
+        if not self.has_summary or text != self.summary_text:
+            self.summary_text, self.summary_tokens = text, self.full.text(text)
+        self.has_summary = True
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        """Recorded summary k, covering the prefix's first m messages: the history messages the one
+        in force covers among them are summarised; the one in force is sent, any other dropped."""
+        summarized = bisect_left(self.history, min(m, self.recorded_span))
+        if k == self.recorded_last:
+            return summarized, (Decision.KEPT, "kept: Strands sends its summary as a user message in place of the messages it covers")
+        return summarized, (Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one")
 
     def _covered_tokens(self, c: int) -> int:
         if not c:
@@ -472,7 +509,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         history_tokens = self.sums[i + 1] - self.system_sums[i + 1]
         covered = self._covered_tokens(c)
         fixed = self.system_tokens + self.tools_tokens
-        has_summary = bool(self.generated)
+        has_summary = self.has_summary
+        recorded = self.recorded is not None and not self.generated and has_summary  # a summary the file records is in force
         estimate = fixed + history_tokens - covered + (self.summary_tokens if has_summary else 0)
         limit = self.limit
         why = ""
@@ -486,7 +524,12 @@ class StrandsSummarizingReplay(_SummaryReplay):
         if not why:  # Strands does nothing until the model overflows
             unpaired, unpaired_tokens = self._unpaired(c, i)  # what pair safety drops of history[c:]
             self.before = FITS
-            return Turn(i, estimate - unpaired_tokens, limit, i + 1 - c - unpaired, unpaired, c, 0, True, active, (), covered + unpaired_tokens)
+            if self.recorded is not None and not self.generated:
+                events = recorded_events(self, self.recorded, i, self._recorded_decision)
+            return Turn(i, estimate - unpaired_tokens, limit, i + 1 - c - unpaired, unpaired, c, 0, True, active, tuple(events),
+                        covered + unpaired_tokens)
+        if recorded and self.recorded_span != c:
+            return None  # it covers a system-role message, which the plan's new summary reads: the reference step
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
         rest = self._rest(c)
@@ -497,8 +540,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         members = sorted(k for pos in outcome.summarized for k in strands[pos].members)
         # The members are the history right after the summary (nothing is pinned): the new summary covers history[:c2].
         c2 = c + len(members)
-        if members != self.history[c:c2]:
-            return None
+        if members != self.history[c:c2] or not c2:
+            return None  # (none: a recorded summary of nothing in the file summarised alone, which writes no summary)
         if len(self.snapshot.seen) > c2:  # not a growing prefix (it always is here): start again
             self.snapshot = _Snapshot()
         self.snapshot.advance([session.messages[k] for k in self.history[len(self.snapshot.seen) : c2]])
@@ -513,7 +556,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         summary = Summary(text=text, messages_covered=c2, covers=ids, created_at=session.messages[i].timestamp)  # type: ignore[arg-type]
         self.generated.append(summary)
         self.synced = len(self.generated)
-        self.c, self.summary_text, self.summary_tokens = c2, text, text_count
+        self.c, self.summary_text, self.summary_tokens, self.has_summary = c2, text, text_count, True
         self.rest, self.rest_from = strands[outcome.split:], c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:

@@ -48,7 +48,7 @@ class SupyagentReplay(_GrowingReplay):
         # a pass over every message that costs about a plan.)
         self.shapes = _RecordedShapes.of(session) if session.summaries else None
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
-        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not else len(session.messages)
+        self.first_covering = self.shapes.first_covering if self.shapes is not None and self.shapes.why_not_for(self) else len(session.messages)
         self.recorded_sizes: dict[int, int] = {}
         self.charges: list[int] = [0]  # of count + 3, as the fitting loop charges each message
         self.system_tokens = self._system_prompt_tokens("\n\n".join(self.system_texts))  # counted even when empty, as supyagent does
@@ -75,6 +75,7 @@ class SupyagentReplay(_GrowingReplay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     unique_ids = True
 
     def absorb(self, i: int) -> None:
@@ -125,10 +126,11 @@ class SupyagentReplay(_GrowingReplay):
         not_sent = P[j]
         if self.pairs is not None:  # pair safety, after the build (the trigger reads the build): history[j:h] is sent
             dropped = self.pairs.drops(j, h, h, h)
-            unpaired = sum(self.tokens[self.history[k]] for k in dropped)
-            total -= unpaired
-            not_sent += unpaired
-            kept -= len(dropped)
+            if dropped:
+                unpaired = sum(self.tokens[self.history[k]] for k in dropped)
+                total -= unpaired
+                not_sent += unpaired
+                kept -= len(dropped)
         active = len(self.generated)
         events: list[Event] = []
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).

@@ -1,0 +1,130 @@
+"""Codex's recorded compactions carried from turn to turn.
+
+A Codex rollout's `compacted` line summarises the non-system messages before it; the system ones
+among them (the developer instructions, the environment context) stay in the request. Ten
+replayers carry that shape as they carry Claude Code's prefixes: each replay equals the reference,
+which plans every prefix from scratch, step by step (every Turn field and event text, the
+compaction event naming the covered messages as the reference does), with and without pair
+safety, on a real Codex rollout, the bundled sample and random sessions compacted as Codex does;
+it plans no turn from scratch and says it is incremental. langchain-trim, which places the system
+messages among the entries it trims, hands those turns to the reference and says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.checks import PlanOptions
+from ctxviz.engine.counting import CountStore
+from ctxviz.engine.policies.replay_common import _RecordedShapes
+from ctxviz.engine.replay import replays_incrementally
+from ctxviz.engine.session import Compaction, Session, Summary
+from ctxviz.engine.simulate import simulate
+from ctxviz.io.loaders import load_session
+
+from .hypothesis_budget import examples
+from .test_replay_incremental import SETTINGS, sessions
+
+ROOT = Path(__file__).parent.parent
+SAMPLE = ROOT / "sample_sessions" / "codex_rollout.jsonl"
+#: A real Codex rollout with a compaction among 703 messages (tests/data/real/codex/SOURCES.md).
+REAL = ROOT / "tests" / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+
+#: Each policy that carries Codex's compactions, with parameters that make it edit, cut or summarise on these logs.
+POLICIES = {
+    "anthropic-clear-tool-uses": [{}, {"trigger": "tool_uses:1", "keep": "tool_uses:0", "clear_at_least": "input_tokens:30"}],
+    "anthropic-clear-thinking": [{}, {"keep": "thinking_turns:2", "context_window": 3000}],
+    "langchain-context-editing": [{}, {"trigger": 100, "keep": 0, "clear_at_least": 50}],
+    "missy-consolidator": [{}, {"max_tokens": 600, "threshold_pct": 0.5}],
+    "autogen-buffered": [{}, {"buffer_size": 3}],
+    "autogen-head-and-tail": [{}, {"head_size": 1, "tail_size": 2}],
+    "autogen-token-limited": [{}, {"token_limit": 300}],
+    "missy": [{}, {"total": 1500, "system_reserve": 100, "tool_definitions_reserve": 0, "fresh_tail_count": 0, "trim_protected_tail": True}],
+    "mnesis": [{}, {"context_limit": 3000, "reserved_output_tokens": 200, "compaction_buffer": 1000}],
+    "supyagent": [{}, {"context_limit": 12000, "max_messages_before_summary": 20}],
+}
+
+
+def carried(session: Session, policy: str, params: dict, pair_safe: bool, per_message: bool = False) -> None:
+    options = PlanOptions(pair_safe=pair_safe)
+    store = CountStore()
+    fast = simulate(session, policy, params, store=store, options=options, per_message=per_message)
+    reference = simulate(session, policy, params, store=store, options=options, incremental=False, per_message=per_message)
+    assert fast.turns == reference.turns, (policy, params, pair_safe)
+    assert fast.to_json() == reference.to_json()
+    assert fast.scratch_steps == 0, (policy, params, pair_safe)
+    assert replays_incrementally(policy, session, options, params) == "incremental"
+
+
+def test_the_logs_record_compactions_that_leave_system_messages_out():
+    for path in (SAMPLE, REAL):
+        shapes = _RecordedShapes.of(load_session(path))
+        assert shapes.system_gaps and shapes.why_not is None
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_the_sample_rollout_is_carried(policy):
+    s = load_session(SAMPLE)
+    for params in POLICIES[policy]:
+        for pair_safe in (False, True):
+            carried(s, policy, params, pair_safe)
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_real_rollout_is_carried(policy):
+    """The compaction event names the 467 messages covered, not the 507 before it."""
+    s = load_session(REAL)
+    carried(s, policy, POLICIES[policy][-1], pair_safe=policy.startswith("missy"))
+    timeline = simulate(s, policy, {})
+    events = [e for t in timeline.turns for e in t.events if e.kind == "compaction" and "recorded summary" in e.message]
+    if timeline.summaries:  # a policy that wrote its own summary before the rollout's compaction reads only its own
+        assert policy == "supyagent" and not events
+    else:
+        assert len(events) == 1 and "467 messages (#2, #3, #6, #7, #8 and 462 more)" in events[0].message
+
+
+def test_langchain_trim_says_it_hands_those_turns_to_the_reference():
+    s = load_session(SAMPLE)
+    answer = replays_incrementally("langchain-trim", s)
+    assert answer.startswith("incremental, then from scratch") and "Codex's compactions" in answer
+    store = CountStore()
+    fast = simulate(s, "langchain-trim", {}, store=store)
+    assert fast.turns == simulate(s, "langchain-trim", {}, store=store, incremental=False).turns
+    assert fast.scratch_steps > 0
+
+
+@st.composite
+def codex_compacted(draw):
+    """A session compacted as Codex does: up to three compactions, each summarising every non-system
+    message before it (system messages among them left where they are)."""
+    s = draw(sessions())
+    messages = s.messages
+    ends = sorted(set(draw(st.lists(st.integers(1, len(messages)), max_size=3))))
+    summaries, compactions = [], []
+    for end in ends:
+        covers = tuple(m.id for m in messages[:end] if m.role != "system")
+        if covers:
+            summaries.append(Summary(text=draw(st.sampled_from(["the summary", "x " * 300])), messages_covered=len(covers), covers=covers))
+            compactions.append(Compaction(before_index=end))
+    return Session(messages=messages, source=s.source, format=s.format, system_prompt=s.system_prompt, summaries=tuple(summaries),
+                   compactions=tuple(compactions))
+
+
+@settings(SETTINGS, max_examples=examples(40))
+@given(s=codex_compacted(), policy=st.sampled_from(sorted(POLICIES)), which=st.integers(0, 1), pair_safe=st.booleans(),
+       per_message=st.booleans())
+def test_random_codex_compactions_are_carried(s, policy, which, pair_safe, per_message):
+    params = POLICIES[policy][which]
+    shapes = _RecordedShapes.of(s)
+    options = PlanOptions(pair_safe=pair_safe)
+    store = CountStore()
+    fast = simulate(s, policy, params, store=store, options=options, per_message=per_message)
+    reference = simulate(s, policy, params, store=store, options=options, incremental=False, per_message=per_message)
+    assert fast.turns == reference.turns
+    assert fast.to_json() == reference.to_json()
+    if shapes.why_not is None and replays_incrementally(policy, s, options, params) == "incremental":
+        assert fast.scratch_steps == 0 or policy == "supyagent"  # (supyagent plans an emergency truncation's turn from scratch)
