@@ -129,8 +129,7 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 
 
-IN_FORCE = {"llamaindex-chat-memory-buffer": "", "strands-sliding-window": "",
-            "openhands-llm-summarizing": ", until the policy writes a summary of its own"}
+IN_FORCE = {"openhands-llm-summarizing": ", until the policy writes a summary of its own"}
 
 
 @pytest.mark.parametrize("policy", sorted(IN_FORCE))

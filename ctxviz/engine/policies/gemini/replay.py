@@ -8,11 +8,12 @@ import math
 from typing import Any
 
 from ...counting import TokenCounts
+from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _EditsReplay, _PairSafety
+from ..replay_common import _EditsReplay, _PairSafety, _RecordedInForce, _RecordedShapes
 from . import compression as gc
 from .history import Content, build_contents, estimate_part, message_content, own_parts, text_content
 
@@ -39,9 +40,18 @@ class GeminiCliReplay(_EditsReplay):
     Pair safety is carried too (`_PairSafety`): the history sent is one run, all of it before a
     compression and what the summary does not cover after one, so a turn drops what
     `apply_pair_safety` would from the problems and the pairs crossing the run's start. A session
-    with a tool call id on more than one call replays from scratch with pair safety."""
+    with a tool call id on more than one call replays from scratch with pair safety.
+
+    A summary the file records is carried too, where each covers a prefix of the file
+    (`_RecordedShapes`): until the policy compresses, the plan holds the latest one in force (in
+    the file's order) as the summary turn, and the Contents of the history it does not cover, so
+    when that one changes the state is rebuilt from the messages it leaves (`_sync`: the messages
+    after a compaction's cover are few). A compression while a recorded summary is in force is
+    planned by the reference step (its summary takes the recorded one's covers), and the turns
+    after it are carried from the summary it wrote."""
 
     pair_safe_incremental = True
+    recorded_summaries = "shaped"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -77,14 +87,33 @@ class GeminiCliReplay(_EditsReplay):
         self.usable = not pair_safe or self.pairs is not None
         self.run_start: int | None = 0  # the history position the sent run starts at (None: not one run)
         self.covers_len = 0  # len(covers) of the summary synced last
+        # The recorded summaries in force (`_carry_recorded`), and which one the state holds (its
+        # index and span: the file's first messages it covers); the history messages among the first k.
+        self._carry_recorded()
+        self.holding: tuple[int, int] | None = None
+        self.history_before = [0]
+        self.seen_sums = [0]
+
+    def _carry_recorded(self) -> None:
+        """Carry the recorded summaries where each covers a prefix of the file; else the turns from
+        the first one that covers a message of the file on (until the policy compresses) go to the
+        reference step."""
+        if not self.session.summaries:
+            return
+        shapes = _RecordedShapes.of(self.session)
+        self.recorded = _RecordedInForce(shapes)
+        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
 
     def absorb(self, i: int) -> None:
         if self.pairs is not None:
             self.pairs.grow(i)
         m = self.session.messages[i]
-        if m.role == "system":
+        system = m.role == "system"
+        self.history_before.append(self.history_before[-1] + (not system))
+        if system:
             self._system(m)
         else:
+            self.seen_sums.append(self.seen_sums[-1] + self.tokens[i])
             self._grow(i, m)
 
     def step(self, i: int) -> Turn:
@@ -93,7 +122,25 @@ class GeminiCliReplay(_EditsReplay):
             return _Replay.step(self, i)
         if self.synced != len(self.generated):
             self._sync(self.generated[-1])
+        elif not self.generated and self.recorded is not None and self.recorded.update(i + 1, self.recorded_until(i)):
+            self._follow_recorded()
         return self._fast(i)
+
+    def _follow_recorded(self) -> None:
+        """The state holds the latest recorded summary in force (in the file's order: `plan_records`
+        reads `session.summaries[-1]`), with the history after the messages it covers."""
+        recorded = self.recorded
+        assert recorded is not None
+        k = recorded.in_force[-1] if recorded.in_force else None
+        held = None if k is None else (k, recorded.span[k])
+        if held == self.holding:
+            return
+        self.holding = held
+        if held is None:
+            return
+        covered = self.history_before[held[1]]
+        self.covered, self.covered_tokens, self.run_start = covered, self.seen_sums[covered], covered
+        self._sync(self.session.summaries[held[0]], self.seen[covered:])
 
     def _grow(self, i: int, m: Message) -> None:
         for c in m.tool_calls:
@@ -123,11 +170,13 @@ class GeminiCliReplay(_EditsReplay):
         if m.role != "tool":
             self.previous = m
 
-    def _sync(self, summary: Summary) -> None:
+    def _sync(self, summary: Summary, rest: list[Message] | None = None) -> None:
         """Take over the compression the reference step ran: the Contents of the messages its
         summary does not cover, built afresh (`plan_records`), and the outputs truncated up to
-        the message it held (fixed from now on: later messages start Contents of their own)."""
-        rest = self._uncovered(summary)
+        the message it held (fixed from now on: later messages start Contents of their own).
+        `rest`: a recorded summary's, the history after the messages it covers."""
+        if rest is None:
+            rest = self._uncovered(summary)
         if rest is None:  # the general way: every message whose id the summary does not cover
             covered = set(summary.covers)
             rest = [m for m in self.seen if m.id not in covered]
@@ -191,22 +240,36 @@ class GeminiCliReplay(_EditsReplay):
         pending = self.role == "user"  # the request being sent joins the history after any compression
         held = self.estimate - (self.last_estimate if pending else 0.0)
         active = len(self.generated)
-        if active:
+        recorded = not active and self.holding is not None  # a recorded summary is the summary turn
+        on = active or recorded
+        if on:
             prompt_tokens = math.floor(self.summary_estimate + held + self.truncated_estimate)
         else:
             prompt_tokens = self.reported if self.reported is not None else math.floor(held)
         events: list[Event] = []
-        if (active or self.contents > pending) and prompt_tokens >= self.threshold:
-            if not self.carry_compressions or (active and self.run_start is None):
+        if (on or self.contents > pending) and prompt_tokens >= self.threshold:
+            if not self.carry_compressions or (active and self.run_start is None) or recorded:
                 return _Replay.step(self, i)  # the compression: the reference plans it and runs the policy's compact
             turn = self._compress(i, prompt_tokens, active, events)
             if turn is not None:
                 return turn
-        summary = self.summary_tokens if active else 0
-        history = self.history_sum + (self.truncated_extra if active else 0)
-        covered, truncated, not_sent = (self.covered, self.truncated, self.covered_tokens) if active else (0, 0, 0)
-        return self._turn(i, active, summary, history, covered, truncated, not_sent, self.truncated_sent if active else {},
-                          self.run_start if active else 0, events)
+        if self.recorded is not None and not active:
+            events += self._recorded_events(i)
+        summary = self.summary_tokens if on else 0
+        history = self.history_sum + (self.truncated_extra if on else 0)
+        covered, truncated, not_sent = (self.covered, self.truncated, self.covered_tokens) if on else (0, 0, 0)
+        return self._turn(i, active, summary, history, covered, truncated, not_sent, self.truncated_sent if on else {},
+                          self.run_start if on else 0, events)
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str] | None]:
+        """Recorded summary k covers the prefix's first m messages: its history ones the summary
+        turn held covers are summarised; the plan's one summary decision (index 0: the summary turn
+        it sends) reads as this one's when k is the first in force."""
+        assert self.recorded is not None and self.holding is not None
+        summarized = self.history_before[min(m, self.holding[1])]
+        if self.recorded.in_force[0] != k:
+            return summarized, None
+        return summarized, (Decision.KEPT, "kept: sent as a user turn, followed by the model's acknowledgement")
 
     def _turn(self, i: int, active: int, summary: int, history: int, covered: int, truncated: int, not_sent: int,
               truncated_sent: dict[int, int], start: int | None, events: list[Event]) -> Turn:

@@ -13,9 +13,10 @@ from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _PairSafety, _SummaryReplay, recorded_events
+from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay, recorded_events
 from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
 from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
+from .joined import JoinedCounter, content_str
 
 
 class LlamaIndexReplay(_Replay):
@@ -28,19 +29,35 @@ class LlamaIndexReplay(_Replay):
 
     Pair safety is carried (`_PairSafety`): the window is one run of the history, up to the turn's
     last message, so a turn sends less by each dropped message's share of the joined count
-    (`_share`). Turns whose last message is joined to the next by whitespace meeting whitespace
-    (the joined count of the run differs from the whole session's), the turns from the first
-    recorded summary in force on (it stands in the chat store as a SYSTEM message), and pair safety
-    where a tool call id is on more than one call, are planned by the reference step."""
+    (`_share`).
+
+    Recorded summaries are carried where each covers a prefix of the file (`_RecordedShapes`): the
+    chat store is then the summaries in force as SYSTEM entries (`common.history_with_summaries`:
+    those that take the place of no history message first, then the others where their messages
+    were) and the history after what they cover. A window starting at a history message counts as
+    the whole session's does; one starting at a summary is its entries and the first history
+    messages up to a plain join counted as one small `JoinedCounter` (`_Summaries`), plus the
+    session's counts after them. When what is in force changes the search starts again.
+
+    Turns whose last message is joined to the next by whitespace meeting whitespace (the joined
+    count of the run differs from the whole session's), the turns from the first recorded summary
+    that does not cover a prefix of the file on, and pair safety where a tool call id is on more
+    than one call, are planned by the reference step."""
 
     pair_safe_incremental = True
-    recorded_summaries = "in force"
+    recorded_summaries = "shaped"
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.usable = not pair_safe or self.pairs is not None
-        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
+        self.first_summary = len(session.messages)
+        self.recorded: _RecordedInForce | None = None
+        if session.summaries:
+            shapes = _RecordedShapes.of(session)
+            self.recorded = _RecordedInForce(shapes)
+            if shapes.why_not_for(self) is not None:
+                self.first_summary = shapes.first_covering
         self.limit = params.limit
         history = list(session.system_and_history[1]) if self.usable else []
         self.counter = joined_counter(session, history, full) if self.usable else None  # type: ignore[arg-type]
@@ -51,10 +68,12 @@ class LlamaIndexReplay(_Replay):
         self.h = 0  # history messages so far
         self.system_messages: list[Any] = []
         self.initial = -1
-        self.start = 0  # where the search for the window goes on from
+        self.start = 0  # where the search for the window goes on from (an entry: `_Summaries`' first, then the history's)
         self.dirty = True
+        self.history_index = [m.index for m in history]
+        self.history_before = [0]  # history_before[k]: the history messages among the session's first k
+        self.store = _Summaries(self, [], 0)  # the recorded summaries in force, as the chat store holds them
         if self.pairs is not None:
-            self.history_index = [m.index for m in history]
             self.run_ends = [b for _, b in self.counter.runs]  # type: ignore[union-attr]
 
     def _initial(self) -> int:
@@ -66,6 +85,12 @@ class LlamaIndexReplay(_Replay):
         """`len(tokenizer(" ".join(strs[j:h])))` for this turn's h (no run of joins crosses h)."""
         c, h = self.counter, self.h
         return c.window_total(j) - c.suffix[h] - c.fix_suffix[bisect_left(c.run_starts, h)]  # type: ignore[union-attr]
+
+    def _rest(self, p: int) -> int:
+        """The tokens of history[p:h] after a plain join (each message after its joining space, and
+        the runs of whitespace joins among them recounted)."""
+        c, h = self.counter, self.h
+        return c.suffix[p] - c.suffix[h] + c.fix_suffix[bisect_left(c.run_starts, p)] - c.fix_suffix[bisect_left(c.run_starts, h)]  # type: ignore[union-attr]
 
     def _share(self, j: int, k: int) -> int:
         """History message k's share of the joined count of the window history[j:h] (`JoinedCounter.window`'s shares)."""
@@ -86,21 +111,25 @@ class LlamaIndexReplay(_Replay):
             self.pairs.grow(i)
         m = self.session.messages[i]
         if m.role == "system":
+            self.history_before.append(self.history_before[-1])
             self.system_messages.append(m)
             initial = self._initial()
             if initial != self.initial:
                 self.initial, self.start = initial, 0
         else:
+            self.history_before.append(self.history_before[-1] + 1)
             self.h += 1
 
     def step(self, i: int) -> Turn:
         if self.usable and self.recorded_until(i) >= self.first_summary:
-            self.usable = False  # a recorded summary in force: the chat store holds it from now on
+            self.usable = False  # a recorded summary with gaps in force: the reference step from here on
         if not self.usable:
             return super().step(i)
         self.absorb(i)
         if self.initial < 0:
             self.initial = self._initial()
+        if self.recorded is not None and self.recorded.update(i + 1, self.recorded_until(i)):
+            self._follow_recorded()
         c = self.counter
         # A run of whitespace joins crossing the turn's end: its joined count is not the whole session's.
         r = bisect_right(c.run_starts, self.h - 1)  # type: ignore[union-attr]
@@ -111,34 +140,158 @@ class LlamaIndexReplay(_Replay):
             self.start, self.dirty = 0, False
         return self._fast(i)
 
+    def _follow_recorded(self) -> None:
+        """The summaries in force changed: the chat store's SYSTEM entries and where its history starts."""
+        recorded = self.recorded
+        assert recorded is not None
+        before = self.history_before
+        front: list[int] = []
+        placed: list[tuple[int, int]] = []  # (the first history message it takes the place of, summary)
+        later = 0
+        for k in reversed(recorded.live):  # each live summary takes the place of what no later one covers: [later, span)
+            m = recorded.span[k]
+            if m > later and before[m] > before[later]:
+                placed.append((before[later], k))
+            else:
+                front.append(k)
+            later = max(later, m)
+        entries = front[::-1] + [k for _, k in sorted(placed)]
+        base = before[recorded.covered]
+        if entries != self.store.entries or base != self.store.base:
+            self.store = _Summaries(self, entries, base)
+            self.start = 0
+
+    def _window(self, v: int) -> int:
+        """The joined count of the window from entry v (`_Summaries`' first, then history[base:h])."""
+        store = self.store
+        if v < store.size:
+            return store.total(v)
+        return self._total(v - store.size + store.base)
+
     def _fast(self, i: int) -> Turn:
         h, limit, initial, roles = self.h, self.limit, self.initial, self.roles
+        store = self.store
+        size, base = store.size, store.base
+        n = size + h - base  # the chat store's entries
         raised = initial > limit
         window = 0
-        start = h
-        if not raised and h:
-            j = self.start
+        start = n
+        if not raised and n:
+            v = self.start
             while True:
-                if j == 0 or j == h - 1 or roles[j] not in ("tool", "assistant"):
-                    window = self._total(j)
-                    if window + initial <= limit or j == h - 1:
+                if v == 0 or v == n - 1 or v < size or roles[v - size + base] not in ("tool", "assistant"):
+                    window = self._window(v)
+                    if window + initial <= limit or v == n - 1:
                         break
-                j += 1
-            start = self.start = j
-        unpaired = self.pairs.drops(start, h, h, h) if self.pairs is not None and start < h else ()
-        window -= sum(self._share(start, k) for k in unpaired)
+                v += 1
+            start = self.start = v
+        j = max(start - size, 0) + base  # the first history message sent
+        fits_before = window + initial <= limit  # the plan's window, before pair safety
+        events = self._recorded_events(i, start, n, window, fits_before, raised) if self.recorded is not None else []
+        unpaired = self.pairs.drops(j, h, h, h) if self.pairs is not None and j < h else ()
+        if unpaired:
+            window -= sum(store.share(k) for k in unpaired) if start < size else sum(self._share(j, k) for k in unpaired)
         total = initial + window
         fits = total <= limit and not raised
-        events: list[Event] = []
         if not fits and self.before.fits:
             allocation = {"initial": min(initial, limit), "history": max(0, limit - initial)}
             self.before = _changes(i, light_plan(self.policy, allocation, {"initial": initial, "history": window}, limit, total, fits, "parts"),
                                     self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        kept = len(self.system_messages) + h - start - len(unpaired)
-        not_sent = self.sums[start] + sum(self.full.message_tokens[self.history_index[k]] for k in unpaired)
-        return Turn(i, total, limit, kept, i + 1 - kept, 0, 0, fits, 0, tuple(events), not_sent)
+        kept = len(self.system_messages) + h - j - len(unpaired)
+        not_sent = self.sums[j] + sum(self.full.message_tokens[self.history_index[k]] for k in unpaired)
+        return Turn(i, total, limit, kept, i + 1 - kept - base, base, 0, fits, 0, tuple(events), not_sent)
+
+    def _recorded_events(self, i: int, start: int, n: int, window: int, fits: bool, raised: bool) -> list[Event]:
+        """The reference's compaction events for the recorded summaries written since the step
+        before (each covers the prefix's first m messages, its history ones summarised), with the
+        plan's decision on each (`chat_memory_buffer.plan_records`' summary decisions)."""
+        recorded, store = self.recorded, self.store
+        assert recorded is not None
+        initial, limit = self.initial, self.limit
+        last = not fits and not raised and start == n - 1  # get() returns the newest message alone
+
+        def decide(k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+            summarized = self.history_before[m]
+            if k in recorded.superseded:
+                return summarized, (Decision.DROPPED, "dropped: superseded by a later recorded summary, which covers every message of the file this one covers")
+            e = store.entries.index(k)
+            if e >= start:
+                if last:
+                    kept = (f"the newest message is returned alone even though the window ({window:,} tokens + {initial:,} initial) "
+                            f"exceeds token_limit {limit:,} (LlamaIndex lets the LLM raise the error)")
+                else:
+                    kept = f"the newest {n - start} messages join to {window:,} tokens, within token_limit {limit:,} with {initial:,} initial"
+                return summarized, (Decision.KEPT, f"kept: a recorded summary, in the chat store as a SYSTEM message where the messages it covers were; {kept}")
+            if raised:
+                return summarized, (Decision.DROPPED, f"dropped: get() raises because the {initial:,} initial tokens exceed token_limit {limit:,}")
+            if last:
+                why = f"no window of whole turns fits token_limit {limit:,}; only the newest message is returned"
+            else:
+                why = (f"the newest {n - e} messages from here join to {self._window(e):,} tokens, over token_limit {limit:,} "
+                       f"with {initial:,} initial (oldest dropped first)")
+            return summarized, (Decision.DROPPED, f"dropped: a recorded summary (a SYSTEM message in the chat store); {why}")
+
+        return recorded_events(self, recorded, i, decide)
+
+
+class _Summaries:
+    """The recorded summaries in force as ChatMemoryBuffer's chat store holds them: SYSTEM entries
+    (`entries`, summary indices) before the history from position `base` on. A window starting at
+    one of them joins their texts and the history up to the turn's end: the summaries and the
+    first history messages up to a plain join (the end of the run of whitespace joins `base` is
+    in, or `base` itself) are one small `JoinedCounter`, and what follows that plain join counts as
+    the session's counter has it (`LlamaIndexReplay._rest`). A turn that ends inside that run has a
+    run crossing its end, and is planned by the reference step."""
+
+    def __init__(self, replay: LlamaIndexReplay, entries: list[int], base: int) -> None:
+        self.replay, self.entries, self.base, self.size = replay, entries, base, len(entries)
+        self.head: JoinedCounter | None = None  # the summaries and history[base:upto]
+        self.alone: JoinedCounter | None = None  # the summaries alone (a turn with no history after them)
+        self.upto = base
+
+    def _counter(self, upto: int) -> JoinedCounter:
+        replay = self.replay
+        session, full = replay.session, replay.full
+        texts = [session.summaries[k].text for k in self.entries]
+        history = [session.messages[replay.history_index[p]] for p in range(self.base, upto)]
+        return JoinedCounter(texts + [content_str(m) for m in history],
+                             [text_tokens(full, " " + t) for t in texts] + [full.message_tokens[m.index] for m in history], full)
+
+    def _head(self) -> JoinedCounter:
+        if self.head is None:
+            c = self.replay.counter
+            assert c is not None
+            r, end = c._run_at(self.base)
+            self.upto = (end if end >= 0 else self.base) + 1
+            self.head = self._counter(self.upto)
+        return self.head
+
+    def total(self, v: int) -> int:
+        """The joined count of summary entry v and everything after it up to the turn's end."""
+        h = self.replay.h
+        if h == self.base:
+            if self.alone is None:
+                self.alone = self._counter(self.base)
+            return self.alone.window_total(v)
+        head = self._head()
+        return head.window_total(v) + self.replay._rest(self.upto)
+
+    def share(self, k: int) -> int:
+        """History message k's share of the window that starts at the first summary entry... at the
+        window's start entry (`LlamaIndexReplay.start`, a summary): what `JoinedCounter.window` gives it."""
+        replay = self.replay
+        head = self._head()
+        if k < self.upto:
+            return head.window(replay.start)[1][self.size + k - self.base - replay.start]
+        c = replay.counter
+        assert c is not None
+        share = c.tokens[k]
+        p = bisect_left(replay.run_ends, k)
+        if p < len(replay.run_ends) and replay.run_ends[p] == k and c.runs[p][0] >= self.upto:
+            share += c.fixes[p]
+        return share
 
 
 class LlamaindexSummaryReplay(_SummaryReplay):

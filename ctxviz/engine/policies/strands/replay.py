@@ -16,7 +16,7 @@ from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
-from ..replay_common import _PairSafety, _SummaryReplay, recorded_events
+from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay, recorded_events
 from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
@@ -41,12 +41,19 @@ class StrandsSlidingReplay(_Replay):
     names, each at its sent count (a cut tool result at its cut count). The plan trims when the
     window removed something, so a message pair safety drops is then trimmed in the events too.
 
-    The turns from the first recorded summary in force on, replay_history off (the file as it
-    stands), and pair safety where a tool call id is on more than one call, are replayed by the
-    reference step."""
+    A summary the file records is carried where each covers a prefix of the file
+    (`_RecordedShapes`): the plan's agent holds the latest one in force (in the file's order) as a
+    user message before the messages it does not cover, and lives its life over those from the
+    start, so when that one changes the agent's history is replayed again from the first message it
+    leaves (`_restart`: the messages after a compaction's cover are few), and that turn's trim
+    events are what it does not send that the turn before sent.
+
+    The turns from the first recorded summary that does not cover a prefix of the file on,
+    replay_history off (the file as it stands), and pair safety where a tool call id is on more
+    than one call, are replayed by the reference step."""
 
     pair_safe_incremental = True
-    recorded_summaries = "in force"
+    recorded_summaries = "shaped"
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -57,7 +64,13 @@ class StrandsSlidingReplay(_Replay):
         p: SlidingWindowParams = params
         self.pairs = _PairSafety.of(session) if pair_safe and p.replay_history else None
         self.usable = (not pair_safe or self.pairs is not None) and p.replay_history
-        self.first_summary = min(session.summary_start_turns, default=len(session.messages))
+        self.first_summary = len(session.messages)
+        self.recorded: _RecordedInForce | None = None
+        if session.summaries:
+            shapes = _RecordedShapes.of(session)
+            self.recorded = _RecordedInForce(shapes)
+            if shapes.why_not_for(self) is not None:
+                self.first_summary = shapes.first_covering
         if not self.usable:
             return
         self.h = 0  # history positions (non-system messages) so far
@@ -65,9 +78,20 @@ class StrandsSlidingReplay(_Replay):
         self.unpaired_before: set[int] = set()  # what pair safety dropped at the step before, when it trimmed
         self.history_index = [m.index for m in session.messages if m.role != "system"]  # history position -> session index
         # Until the first recorded summary is in force the agent's history holds none.
-        self.mgr = _Manager(dataclasses.replace(session, summaries=()) if session.summaries else session, p, full)
+        self.plain = dataclasses.replace(session, summaries=()) if session.summaries else session
+        self.mgr = _Manager(self.plain, p, full)
         self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
         self.mgr.history([], [])
+        # With a recorded summary held (`_restart`): the agent's messages are `head` (the summary,
+        # and what is left of a run of tool messages its cover cuts) and then pending[k] at k + shift.
+        self.head: list[tuple[StrandsMessage, list[int]]] = []
+        self.shift = 0
+        self.holding: tuple[int, int] | None = None  # the summary held and its span (the file's first messages it covers)
+        self.cover_h = 0  # the history messages it covers
+        self.covered_tokens = 0
+        self.history_before = [0]  # per session index: the history messages before it
+        self.history_sums = [0]  # per history position: the tokens of those before it
+        self.message_of = {x: k for k, sm in enumerate(self.pending) for x in sm.members} if session.summaries else {}
         # The session message that completes each Strands message (the last of a run of tool messages).
         self.completes = {sm.members[-1]: k for k, sm in enumerate(self.pending)}
         self.count = 0  # Strands messages started so far (the last may be a run of tool messages still growing)
@@ -114,6 +138,21 @@ class StrandsSlidingReplay(_Replay):
                 self.fresh.append(index)
         self.read = len(journal)
 
+    def _blank(self) -> _Manager:
+        """A new agent holding nothing (without copying the session's messages, as `_Manager()` does)."""
+        mgr = copy.copy(self.mgr)
+        mgr.__dict__.update(messages=[], owners=[], removed={}, cut={}, sent_tokens={}, notes=[], journal=[], held=0, pin_applied=False,
+                            summary_removed="")
+        for name in ("calls", "rounds", "recovered_at", "managed", "since", "failed", "raised", "proactive"):
+            mgr.__dict__.pop(name, None)  # back to the class's defaults
+        return mgr
+
+    def _pending(self, k: int) -> tuple[StrandsMessage, list[int]]:
+        """The agent's Strands message k (and its blocks' owners) in the life it lives now."""
+        if k < len(self.head):
+            return self.head[k]
+        return self.pending[k - self.shift], self.pending_owners[k - self.shift]
+
     def absorb(self, i: int) -> None:
         """Take message `i` in; a Strands message the agent appends when complete (the model call
         before an assistant message, apply_management after a final reply: `_Manager.take`)."""
@@ -122,8 +161,16 @@ class StrandsSlidingReplay(_Replay):
         if self.pairs is not None:
             self.pairs.grow(i)
         m = self.session.messages[i]
-        if m.role != "system":
+        system = m.role == "system"
+        self.history_before.append(self.history_before[-1] + (not system))
+        if not system:
             self.h += 1
+            self.history_sums.append(self.history_sums[-1] + self.full.message_tokens[i])
+        self._feed(i)
+
+    def _feed(self, i: int) -> None:
+        """Message `i` into the agent's life."""
+        m = self.session.messages[i]
         if m.role == "system":
             self.system_messages.append(m)
             self.system_tokens = self._system_tokens()
@@ -134,21 +181,68 @@ class StrandsSlidingReplay(_Replay):
             self.previous_role = m.role
         k = self.completes.get(i)
         if k is not None:
-            self.mgr.take(self.pending[k], self.pending_owners[k])
+            self.mgr.take(*self._pending(k + self.shift))
             self._read_journal()
+
+    def _restart(self, i: int) -> set[int] | None:
+        """The recorded summaries in force at step `i` (message i taken in): when the latest one
+        (or what it covers) changed, the agent's life again from its start, the summary and the
+        messages it does not cover. Returns what the turn before did not send (None: nothing changed)."""
+        recorded = self.recorded
+        assert recorded is not None
+        if not recorded.update(i + 1, self.recorded_until(i)):
+            return None
+        held = (recorded.in_force[-1], recorded.span[recorded.in_force[-1]]) if recorded.in_force else None
+        if held is None or held == self.holding:
+            return None
+        self.holding = held
+        before = ((self.permanent - set(self.fresh)) | self.own_before | self.unpaired_before) if self.trimmed_before else set()
+        session, messages, span = self.session, self.session.messages, held[1]
+        summary = session.summaries[held[0]]
+        head = [(StrandsMessage("user", [{"text": summary.text}], (), tokens=self.full.text(summary.text)), [-1])]
+        first = next((j for j in range(span, len(messages)) if messages[j].role != "system"), None)
+        q = len(self.pending) if first is None else self.message_of[first]
+        if first is not None and self.pending[q].members[0] < span:  # a run of tool messages the cover cuts: its rest
+            sm, owners = self.pending[q], self.pending_owners[q]
+            cut = sum(1 for x in sm.members if x < span)  # (a tool message is one block)
+            members = sm.members[cut:]
+            head.append((StrandsMessage(sm.role, sm.content[cut:], members, tokens=sum(self.full.message_tokens[x] for x in members)),
+                         owners[cut:]))
+            q += 1
+        self.head, self.shift = head, len(head) - q
+        self.cover_h = self.history_before[span]
+        self.covered_tokens = self.history_sums[self.cover_h]
+        # A new agent: what the old one removed or cut is forgotten.
+        self.mgr = self._blank()
+        self.mgr.limit = self.limit
+        self.removed_lo, self.removed_hi = len(messages), -1
+        self.unpaired_before, self.dropped, self.cut, self.cut_alive = set(), set(), {}, 0
+        self.category_removed, self.removed_tokens, self.permanent, self.fresh = {}, 0, set(), []
+        self.trimmed_before, self.own_before, self.read = False, set(), 0
+        everything = self.system_messages
+        self.system_messages = [m for m in everything if m.index < span]
+        self.system_tokens = self._system_tokens()
+        self.mgr.fixed = self.system_tokens + self.tools_tokens
+        self.mgr.take(*head[0])
+        self._read_journal()
+        self.count, self.previous_role = 1, ""
+        for j in range(span, i + 1):
+            self._feed(j)
+        assert len(self.system_messages) == len(everything)
+        return before
 
     def step(self, i: int) -> Turn:
         if self.usable and self.recorded_until(i) >= self.first_summary:
-            self.usable = False  # a recorded summary in force: the agent's history holds it from now on
+            self.usable = False  # a recorded summary that does not cover a prefix of the file: the reference from now on
         if not self.usable:
             return super().step(i)
         self.absorb(i)
+        restarted = self._restart(i) if self.recorded is not None else None
         tokens = self.full.message_tokens
         mgr, p = self.mgr, self.params
         partial: tuple[StrandsMessage, list[int]] | None = None
         if self._growing(i):
-            k = self.count - 1
-            sm, owners = self.pending[k], self.pending_owners[k]
+            sm, owners = self._pending(self.count - 1)
             members = tuple(x for x in sm.members if x <= i)  # one block per tool message
             partial = (StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members)),
                        owners[: len(members)])
@@ -160,6 +254,7 @@ class StrandsSlidingReplay(_Replay):
         own_dropped: list[int] = []
         own_cut: dict[int, Decision] = {}
         own_sent: dict[int, int] = {}
+        summary_removed = mgr.summary_removed
         if acts:  # the step's own call, on a copy of the history
             work = copy.copy(mgr)
             work.messages, work.owners = list(mgr.messages), list(mgr.owners)
@@ -168,7 +263,8 @@ class StrandsSlidingReplay(_Replay):
                 work.messages.append(partial[0])
                 work.owners.append(partial[1])
                 work.held += partial[0].tokens
-            work.call("")
+            work.call("at this request's model call")  # (the summary message's removal reason names it)
+            summary_removed = work.summary_removed
             used = work.fixed + work.held
             own_sent = work.sent_tokens
             for index, decision in work.journal:
@@ -201,6 +297,8 @@ class StrandsSlidingReplay(_Replay):
                 if unpaired or was_unpaired:  # pair safety's drops are trimmed too
                     new = {k for k in new if k not in was_unpaired} | {
                         k for k in unpaired if k not in was_unpaired and k not in was and (k not in self.permanent or k in fresh)}
+            if restarted:  # a new agent: what the turn before (the old one) did not send is no news
+                new -= restarted
             self._trim_events(i, sorted(new), own_set, own_cut, events, unpaired)
         self.fresh = []
         self.trimmed_before, self.own_before = trimming, own if trimming else set()
@@ -213,8 +311,29 @@ class StrandsSlidingReplay(_Replay):
             self.before = _changes(i, light_plan(self.policy, allocation, usage, self.limit, used, fits), self.before, events)
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
-        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped) + sum(tokens[k] for k in unpaired)
-        return Turn(i, used, self.limit, i + 1 - dropped - cut_count, dropped, 0, cut_count, fits, 0, tuple(events), not_sent)
+        not_sent = self.removed_tokens + sum(tokens[k] for k in own_dropped) + sum(tokens[k] for k in unpaired) + self.covered_tokens
+        if self.holding is not None:
+            events = self._recorded_events(i, summary_removed) + events
+        summarized = self.cover_h
+        return Turn(i, used, self.limit, i + 1 - dropped - cut_count - summarized, dropped, summarized, cut_count, fits, 0, tuple(events), not_sent)
+
+    def _recorded_events(self, i: int, removed: str) -> list[Event]:
+        """The reference's compaction events for the recorded summaries written since the step
+        before (each covers the prefix's first m messages; the history ones the held summary covers
+        are summarised), with the plan's decision: the latest is the agent's summary message (kept,
+        or `removed` says why not), an earlier one is absorbed by it."""
+        recorded, holding = self.recorded, self.holding
+        assert recorded is not None and holding is not None
+
+        def decide(k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+            summarized = self.history_before[min(m, holding[1])]
+            if k != recorded.in_force[-1]:
+                return summarized, (Decision.DROPPED, "dropped: Strands holds one summary message; the latest absorbed this one")
+            if removed:
+                return summarized, (Decision.DROPPED, removed)
+            return summarized, (Decision.KEPT, "kept: a user message in place of the messages it covers, counted as one of the window's messages")
+
+        return recorded_events(self, recorded, i, decide)
 
     def _unpaired(self, own_dropped: list[int]) -> set[int] | None:
         """The session indices pair safety drops at this step: the history but the removed run
@@ -225,13 +344,13 @@ class StrandsSlidingReplay(_Replay):
         for index in own_dropped:
             position = pairs.position[index]
             lo, hi = min(lo, position), max(hi, position)
-        h = self.h
+        h, c = self.h, self.cover_h  # the history a recorded summary covers is not sent
         if hi < 0:
-            dropped = pairs.drops(0, h, h, h)
+            dropped = pairs.drops(c, h, h, h)
         elif hi - lo + 1 != len(self.dropped) + len(own_dropped):
             return None
         else:
-            dropped = pairs.drops(0, lo, hi + 1, h)
+            dropped = pairs.drops(c, lo, hi + 1, h)
         if not dropped:
             return set()
         history = self.history_index
@@ -239,7 +358,10 @@ class StrandsSlidingReplay(_Replay):
 
     def _growing(self, i: int) -> bool:
         """Whether the step ends inside a run of tool messages the agent has not appended yet."""
-        return self.count > 0 and self.pending[self.count - 1].members[-1] > i
+        if not self.count:
+            return False
+        members = self._pending(self.count - 1)[0].members
+        return bool(members) and members[-1] > i  # (a recorded summary's message is complete)
 
     def _trim_events(self, i: int, new: list[int], own_dropped: set[int], own_cut: dict[int, Decision], events: list[Event],
                      unpaired: set[int]) -> None:
