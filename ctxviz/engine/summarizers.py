@@ -121,7 +121,17 @@ def _unique(items: list[str], limit: int) -> list[str]:
 
 
 Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
-_FEATURES: weakref.WeakKeyDictionary[Message, Features] = weakref.WeakKeyDictionary()
+#: Each message's features by its identity, with a weak reference that forgets them when the
+#: message goes. Not a WeakKeyDictionary: that hashes and compares the frozen message's every
+#: field on each lookup (about 3 µs), which was most of a 100,000-message re-plan's summary.
+_FEATURES: dict[int, tuple[weakref.KeyedRef, Features]] = {}
+
+
+def _gone(ref: weakref.KeyedRef) -> None:
+    """A message with features kept has gone: forget them (unless its id already holds another's)."""
+    entry = _FEATURES.get(ref.key)
+    if entry is not None and entry[0] is ref:
+        del _FEATURES[ref.key]
 
 
 def _features(m: Message) -> Features:
@@ -130,9 +140,12 @@ def _features(m: Message) -> Features:
     re-summarises from 0), and a re-plan after a parameter moved summarises nearly the span its
     first plan did. (A cache of the last 65,536 messages forgot a 100,000-message session's first
     messages before its re-plan asked for them again.)"""
-    found = _FEATURES.get(m)
-    if found is None:
-        found = _FEATURES[m] = _extract(m)
+    key = id(m)
+    entry = _FEATURES.get(key)
+    if entry is not None and entry[0]() is m:
+        return entry[1]
+    found = _extract(m)
+    _FEATURES[key] = (weakref.KeyedRef(m, _gone, key), found)
     return found
 
 
@@ -177,8 +190,10 @@ def supyagent_snapshot(messages: Sequence[Message]) -> str:
     values: list[str] = []
     pending: list[str] = []
     last_action = ""
+    kept = _FEATURES.get
     for m in messages:
-        f, d, v, action, request = _features(m)
+        entry = kept(id(m))
+        f, d, v, action, request = entry[1] if entry is not None and entry[0]() is m else _features(m)
         files += f
         decisions += d
         values += v
