@@ -122,39 +122,17 @@ def _unique(items: list[str], limit: int) -> list[str]:
 
 
 Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
+#: Each message's features by its identity, with a weak reference that forgets them when the
+#: message goes. Not a WeakKeyDictionary: that hashes and compares the frozen message's every
+#: field on each lookup (about 3 µs), which was most of a 100,000-message re-plan's summary.
+_FEATURES: dict[int, tuple[weakref.KeyedRef, Features]] = {}
 
 
-class _FeatureCache:
-    """Each message's features while the message lives, found by the message's identity: a
-    weak-keyed dict hashes the frozen message, field by field down to its parts, at every look-up
-    (about a third of the reading of a short message)."""
-
-    def __init__(self) -> None:
-        self.data: dict[int, tuple[weakref.ref[Message], Features]] = {}
-
-    def get(self, m: Message) -> Features | None:
-        found = self.data.get(id(m))
-        return found[1] if found is not None and found[0]() is m else None
-
-    def put(self, m: Message, features: Features) -> Features:
-        key = id(m)
-        data = self.data
-
-        def gone(ref: weakref.ref[Message], key: int = key) -> None:
-            if data.get(key, (None,))[0] is ref:  # (not a later message given the same identity)
-                data.pop(key, None)
-
-        data[key] = (weakref.ref(m, gone), features)
-        return features
-
-    def clear(self) -> None:
-        self.data.clear()
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
-_FEATURES = _FeatureCache()
+def _gone(ref: weakref.KeyedRef) -> None:
+    """A message with features kept has gone: forget them (unless its id already holds another's)."""
+    entry = _FEATURES.get(ref.key)
+    if entry is not None and entry[0] is ref:
+        del _FEATURES[ref.key]
 
 
 def _features(m: Message) -> Features:
@@ -163,8 +141,13 @@ def _features(m: Message) -> Features:
     re-summarises from 0), and a re-plan after a parameter moved summarises nearly the span its
     first plan did. (A cache of the last 65,536 messages forgot a 100,000-message session's first
     messages before its re-plan asked for them again.)"""
-    found = _FEATURES.get(m)
-    return found if found is not None else _FEATURES.put(m, _extract(m))
+    key = id(m)
+    entry = _FEATURES.get(key)
+    if entry is not None and entry[0]() is m:
+        return entry[1]
+    found = _extract(m)
+    _FEATURES[key] = (weakref.KeyedRef(m, _gone, key), found)
+    return found
 
 
 _features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
@@ -218,8 +201,10 @@ def supyagent_snapshot(messages: Sequence[Message]) -> str:
     values: list[str] = []
     pending: list[str] = []
     last_action = ""
+    kept = _FEATURES.get
     for m in messages:
-        f, d, v, action, request = _features(m)
+        entry = kept(id(m))
+        f, d, v, action, request = entry[1] if entry is not None and entry[0]() is m else _features(m)
         files += f
         decisions += d
         values += v

@@ -259,7 +259,14 @@ class Held:
             last_call.append(call)
             calls.append(count)
         systems_before = [bisect_left(system_at, sm.members[0]) if sm.members else -1 for sm in self.messages]
-        return Invocations(cumulative, ends, last_call, calls, systems_before)
+        # (non-decreasing but at the summary's -1: equal at both ends and never negative is one value throughout)
+        prompts, begin = [], 0
+        for end in ends:  # (no messages: one invocation, ends == [-1], with no prompt of its own)
+            prompts.append(systems_before[begin] if begin <= end and systems_before[begin] == systems_before[end]
+                           and min(systems_before[begin:end + 1]) >= 0 else -2)
+            begin = end + 1
+        final = [end >= 0 and self.messages[end].role == "assistant" and not self.messages[end].has("toolUse") for end in ends]
+        return Invocations(cumulative, ends, last_call, calls, systems_before, prompts, final)
 
 
 @dataclass(frozen=True)
@@ -276,6 +283,11 @@ class Invocations:
     calls: list[int]
     #: Per message: the system-role messages before its first member (-1: the summary message).
     systems_before: list[int]
+    #: Per invocation: the system-role messages before each of its messages when that is one
+    #: number (-2: it changes within, or the summary message is among them), and whether it ends
+    #: with a final reply (apply_management runs after it).
+    prompts: list[int]
+    final: list[bool]
 
 
 def held(session: Session, counts: Any) -> Held:

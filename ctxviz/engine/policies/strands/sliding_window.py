@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,7 @@ from .messages import (
 )
 
 PRESERVE_CHARS = 200  # _PRESERVE_CHARS
+_MEMBERS, _TOKENS = attrgetter("members"), attrgetter("tokens")
 TRUNCATION_MARKER = "... [truncated:"
 DEFAULT_COMPRESSION_THRESHOLD = 0.7
 ZONES = ("system", "summarized", "pinned", "window", "trimmed")
@@ -172,9 +174,53 @@ class _Manager:
         self.managed += 1
         self.since = 0
         if len(self.messages) > ws:
+            if self.journal is None and ws and not self.params.pin_first and self._trim_window(ws):
+                return
             outcome = self.reduce_context(None, f"outside the newest {ws} messages (window_size={ws})" if ws else "window_size=0")
             if outcome not in ("trimmed", "truncated"):
                 self.failed = f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages"
+
+    _outside: tuple[str, str] | None = None  # apply_management's reason for what is outside the window
+
+    def _trim_window(self, ws: int) -> bool:
+        """apply_management's `reduce_context` over the window, as `reduce_context(None, ...)` then
+        `_remove` do it, for a plan (no journal) with nothing pinned and a valid trim point: a
+        plan runs it once per invocation, over 10,000 times in a 100,000-message session, and a
+        re-plan after window_size moved runs them all again. False: nothing done (the general path)."""
+        msgs = self.messages
+        start = len(msgs) - ws
+        trim = find_valid_trim_point(msgs, start)
+        if trim >= len(msgs):
+            return False
+        outside = self._outside
+        if outside is None:
+            outside = self._outside = (f"dropped: outside the newest {ws} messages (window_size={ws})", "outside_window")
+        within = outside
+        if trim > start:
+            target = f"message #{msgs[trim].members[0]}" if msgs[trim].members else "the summary message"
+            within = (f"dropped: inside the newest {ws} messages, but Strands trims on to {target}, the first user message from "
+                      "there that is no tool result and no tool call without its result", "start_rule")
+        removed = self.removed
+        if self.summary is None:  # every message held has members: their indices, outside then inside the window
+            edge = min(start, trim)
+            removed.update(zip(chain.from_iterable(map(_MEMBERS, msgs[:edge])), repeat(outside)))
+            removed.update(zip(chain.from_iterable(map(_MEMBERS, msgs[edge:trim])), repeat(within)))
+            self.held -= sum(map(_TOKENS, msgs[:trim]))
+        else:
+            gone = 0
+            for i in range(trim - 1, -1, -1):  # newest first, as `_remove`
+                sm = msgs[i]
+                why = within if i >= start else outside
+                if sm.members:
+                    for index in sm.members:
+                        removed[index] = why
+                else:
+                    self.summary_removed = why[0]
+                gone += sm.tokens
+            self.held -= gone
+        del msgs[:trim]
+        del self.owners[:trim]
+        return True
 
     def call(self, where: str) -> None:
         """One model call as the agent makes it: each attempt fires the BeforeModelCallEvent hooks
@@ -514,15 +560,16 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         # its last call within the window) is appended whole, then apply_management runs.
         whole = params.proactive_compression is None and not params.per_turn
         begin = 0
-        for end, last_call, calls in zip(life.ends, life.last_call, life.calls, strict=True):
-            if (whole and known >= 0 and before[begin] == known == before[end] and min(before[begin:end + 1]) >= 0
+        for end, last_call, calls, systems, final in zip(life.ends, life.last_call, life.calls, life.prompts, life.final, strict=True):
+            # (`systems == known`: the system prompt stays the one known, >= 0, throughout the invocation)
+            if (whole and systems == known
                     and (last_call < 0 or mgr.fixed + mgr.held + cumulative[last_call] - cumulative[begin] <= limit)):
                 mgr.messages += pending[begin:end + 1]
                 mgr.owners += pending_owners[begin:end + 1]
                 mgr.held += cumulative[end + 1] - cumulative[begin]
                 mgr.calls += calls
                 mgr.since += end + 1 - begin
-                if pending[end].role == "assistant" and not pending[end].has("toolUse"):
+                if final:
                     mgr.manage()
             else:
                 for k in range(begin, end + 1):
