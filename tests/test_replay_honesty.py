@@ -129,7 +129,7 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 
 
-IN_FORCE = {"openhands-llm-summarizing": ", until the policy writes a summary of its own"}
+IN_FORCE = {"openhands-llm-summarizing": ""}  # (also after it writes a summary of its own: the reference step wrote it)
 
 
 @pytest.mark.parametrize("policy", sorted(IN_FORCE))
@@ -145,6 +145,20 @@ def test_the_turns_from_a_recorded_summary_in_force_on_are_said(policy):
     assert not timeline.summaries
     after = sum(max(t.index, t.horizon) >= start for t in timeline.turns)  # the summary is in force from its start (`Turn.horizon`)
     assert 0 < after < len(timeline.turns) and timeline.scratch_steps == after, (timeline.scratch_steps, after)
+
+
+def test_openhands_says_the_turns_after_its_own_summary_stay_from_scratch():
+    """OpenHands' condenser, over a recorded summary, writes one of its own on a turn the reference
+    step plans; its replay does not take that summary over, so it does not claim to carry the
+    turns after it."""
+    session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10))),))
+    start = session.summary_start_turns[0]
+    params = {"max_size": 8}
+    answer = replays_incrementally("openhands-llm-summarizing", session, None, params)
+    assert answer == "incremental, then from scratch (the turns from the first recorded summary on)"
+    timeline = replayed(session, "openhands-llm-summarizing", params)
+    assert timeline.summaries  # it wrote its own
+    assert timeline.scratch_steps == sum(max(t.index, t.horizon) >= start for t in timeline.turns)
 
 
 def test_gemini_cli_after_its_first_compression_is_carried():

@@ -32,7 +32,6 @@ POLICIES = {
     "strands-sliding-window": [{}, {"window_size": 4}, {"context_window_limit": 1500, "window_size": 10}],
     "openhands-llm-summarizing": [{}, {"max_size": 10}, {"max_size": 6, "keep_first": 1}],
 }
-UNTIL_GENERATED = ", until the policy writes a summary of its own"
 SUMMARISING = {"openhands-llm-summarizing"}
 
 
@@ -43,7 +42,7 @@ CARRIED = {"llamaindex-chat-memory-buffer", "strands-sliding-window"}
 def said(policy: str) -> str:
     if policy in CARRIED:
         return "incremental"
-    return "incremental, then from scratch (the turns from the first recorded summary on" + (UNTIL_GENERATED if policy in SUMMARISING else "") + ")"
+    return "incremental, then from scratch (the turns from the first recorded summary on)"
 
 
 def in_force_from(timeline, start: int) -> int:

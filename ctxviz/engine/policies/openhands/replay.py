@@ -44,6 +44,11 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
     openhands/log.py)."""
 
+    #: The turns from the first recorded summary on go to the reference step, and stay there after
+    #: it writes a summary of its own: the View's state is not rebuilt from a summary the
+    #: reference step wrote (`_sync` stops the fast path).
+    recorded_summaries = "in force"
+
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
         """The View's conditions above, as `__init__` checks them."""
