@@ -12,7 +12,7 @@ import pytest
 
 from ctxviz.engine.session import Category, Message, Session, TextPart, ToolCallPart, message_with
 from ctxviz.errors import LoadError
-from ctxviz.io import claude_code
+from ctxviz.io import claude_code, codex
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
 from ctxviz.io.loaders import load_session
@@ -107,3 +107,85 @@ def test_claude_code_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path):
         block = {**odd, "isSidechain": sidechain, "message": {**odd["message"], "content": [{"type": "web_fetch", "url": "u"}]}}
         path.write_text(json.dumps(head) + "\n" + json.dumps(block) + "\n", encoding="utf-8")
         assert any("`web_fetch` block" in note for note in load_session(path).notes)
+
+
+CODEX_LOGS = sorted(glob.glob("tests/data/real/codex/*.jsonl") + glob.glob("tests/data/heldout/codex/*.jsonl")
+                    + glob.glob("sample_sessions/codex_*.jsonl"))
+
+
+@pytest.mark.parametrize("path", CODEX_LOGS, ids=os.path.basename)
+def test_codex_fast_path_loads_what_the_checked_path_loads(path, monkeypatch):
+    """The Codex loader reads common lines (tool calls and outputs, messages, reasoning, usage
+    reports, events) straight from their dicts; with every line read through `Fields` instead,
+    each real rollout loads to the same messages, raw items, notes, summaries and compactions."""
+    fast = load_session(path)
+    monkeypatch.setattr(codex._Rollout, "_common", lambda self, record: False)
+    checked = load_session(path)
+    assert _every_field(fast) == _every_field(checked)
+    assert fast.notes == checked.notes and fast.summaries == checked.summaries and fast.compactions == checked.compactions
+    assert fast.context_window == checked.context_window
+
+
+@pytest.mark.parametrize("path", CODEX_LOGS, ids=os.path.basename)
+def test_codex_names_tool_results_as_with_tool_names_does(path, monkeypatch):
+    """The Codex loader names each tool result as it makes it; `with_tool_names` naming them after
+    the load gives the same session."""
+    fast = load_session(path)
+    assert any(m.role == "tool" and m.name for m in fast.messages) or not any(m.role == "tool" for m in fast.messages)
+    monkeypatch.setattr(codex.CodexLoader, "names_tool_results", False)
+    monkeypatch.setattr(codex.CodexLoader, "load", lambda self, src: codex._Rollout(src).read())
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+def _codex_lines(*payloads: dict) -> str:
+    head = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.46.0"}}
+    return "".join(json.dumps(r) + "\n" for r in (head, *({"timestamp": "t", "type": t, "payload": p} for t, p in payloads)))
+
+
+_TOKENS = {"model_context_window": 1000, "total_token_usage": {"input_tokens": 9}, "last_token_usage": {"input_tokens": 9, "cached_input_tokens": 2}}
+#: A report of a new call (its total differs from `_TOKENS`').
+_NEW_CALL = {**_TOKENS, "total_token_usage": {"input_tokens": 15}}
+
+
+@pytest.mark.parametrize("line", [
+    ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": 3}]}),
+    ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA"}]}),
+    ("response_item", {"type": "message", "role": "tool", "content": "x"}),
+    ("response_item", {"type": "message", "role": "developer", "content": None}),
+    ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": ["x"]}]}),
+    ("response_item", {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": 7}]}),
+    ("response_item", {"type": "reasoning", "summary": []}),
+    ("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "abc"}),
+    ("response_item", {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": {"patch": "x"}}),
+    ("response_item", {"type": "custom_tool_call", "call_id": "", "id": "i1", "name": "apply_patch"}),
+    ("response_item", {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "ok"}]}),
+    ("response_item", {"type": "custom_tool_call_output", "call_id": 5, "output": "ok"}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": {"input_tokens": 9, "cached_input_tokens": True}}}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "model_context_window": 1000.0}}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": None}}),
+    ("event_msg", {"type": "token_count", "input_tokens": 5, "output_tokens": 1}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": {"input_tokens": 4, "cached_input_tokens": 9}}}),
+    ("event_msg", {"type": "token_count", "info": {**_TOKENS, "model_context_window": 2000}}),
+    ("event_msg", {"type": "token_count", "info": None}),
+    ("event_msg", {"type": "task_started", "model_context_window": "big"}),
+    ("event_msg", {"type": "agent_message", "message": 4}),
+])
+def test_codex_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path, monkeypatch, line):
+    """A line whose fields the fast path does not take as they are loads (or fails, naming its
+    line and field) exactly as the checked path reads it."""
+    path = tmp_path / "rollout.jsonl"
+    assistant = ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]})
+    path.write_text(_codex_lines(assistant, ("event_msg", {"type": "token_count", "info": _TOKENS}), assistant, line,
+                                 ("event_msg", {"type": "token_count", "info": {**_TOKENS, "total_token_usage": {"input_tokens": 20}}})),
+                    encoding="utf-8")
+
+    def load() -> tuple | str:
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            return str(exc)
+        return _every_field(session), session.notes, session.context_window
+
+    fast = load()
+    monkeypatch.setattr(codex._Rollout, "_common", lambda self, record: False)
+    assert fast == load()
