@@ -109,6 +109,39 @@ def test_claude_code_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path):
         assert any("`web_fetch` block" in note for note in load_session(path).notes)
 
 
+def _claude_code_named_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load Claude Code logs as before: tool results unnamed by the loader, named by `with_tool_names`."""
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "names_tool_results", False)
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "load", lambda self, src: self.load_resumable(src, keep=False)[0])
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE_LOGS, ids=os.path.basename)
+def test_claude_code_names_tool_results_as_with_tool_names_does(path, monkeypatch):
+    """The Claude Code loader names each tool result as it makes it; `with_tool_names` naming them
+    after the load gives the same session."""
+    fast = load_session(path)
+    _claude_code_named_after(monkeypatch)
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeypatch):
+    """A call id used again later with another name (a hand-made or merged log): the result is
+    named by the last call, as `with_tool_names` names it, not by the call read before it."""
+    def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
+        message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
+        return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(line("u1", None, "user", [{"type": "text", "text": "go"}])
+                    + line("a1", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}], "m1")
+                    + line("u2", "a1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])
+                    + line("a2", "u2", "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}], "m2"), encoding="utf-8")
+    fast = load_session(path)
+    assert [m.name for m in fast.messages if m.role == "tool"] == ["Bash"]
+    _claude_code_named_after(monkeypatch)
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
 CODEX_LOGS = sorted(glob.glob("tests/data/real/codex/*.jsonl") + glob.glob("tests/data/heldout/codex/*.jsonl")
                     + glob.glob("sample_sessions/codex_*.jsonl"))
 
