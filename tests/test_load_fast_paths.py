@@ -12,7 +12,7 @@ import pytest
 
 from ctxviz.engine.session import Category, Message, Session, TextPart, ToolCallPart, message_with
 from ctxviz.errors import LoadError
-from ctxviz.io import claude_code, codex
+from ctxviz.io import claude_code, codex, gemini_cli
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
 from ctxviz.io.loaders import load_session
@@ -221,4 +221,69 @@ def test_codex_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path, monkeypa
 
     fast = load()
     monkeypatch.setattr(codex._Rollout, "_common", lambda self, record: False)
+    assert fast == load()
+
+
+GEMINI_CLI_LOGS = sorted(glob.glob("tests/data/real/gemini_cli/*.json*") + glob.glob("sample_sessions/gemini_cli_*.json*"))
+
+
+@pytest.mark.parametrize("path", GEMINI_CLI_LOGS, ids=os.path.basename)
+def test_gemini_cli_fast_path_loads_what_the_full_path_loads(path, monkeypatch):
+    """The Gemini CLI loader reads common `gemini` records straight from their dicts; with every
+    record read through `Fields` instead, each real session loads to the same messages, raw
+    records and notes."""
+    fast = load_session(path)
+    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
+    checked = load_session(path)
+    assert _every_field(fast) == _every_field(checked) and fast.notes == checked.notes
+
+
+_CALL = {"id": "c1", "name": "shell", "args": {"command": "ls"}, "status": "success", "timestamp": "t2",
+         "result": [{"functionResponse": {"id": "c1", "name": "shell", "response": {"output": "a.py"}}}]}
+_GEMINI = {"id": "g1", "timestamp": "t1", "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+           "thoughts": [{"subject": "Looking", "description": "at files", "timestamp": "t0"}], "toolCalls": [_CALL],
+           "tokens": {"input": 10, "output": 2, "cached": 4, "thoughts": 1, "tool": 0, "total": 13}}
+
+
+@pytest.mark.parametrize("record", [
+    _GEMINI,
+    {**_GEMINI, "content": [{"text": "hi"}]},
+    {**_GEMINI, "content": 5},
+    {**_GEMINI, "id": 7},
+    {**_GEMINI, "model": None, "thoughts": None, "tokens": None},
+    {**_GEMINI, "thoughts": [{"subject": ["x"]}]},
+    {**_GEMINI, "thoughts": [[]]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "name": None}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "args": None}, {**_CALL, "id": "", "args": "raw"}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "status": "error", "result": "boom"}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "status": 3, "result": []}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": [{"functionResponse": None}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": [{"functionResponse": {"response": {"error": "no"}}}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": ["text", {"text": "more"}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": {"functionResponse": {"id": "c1", "response": {"output": "x"}}}}]},
+    {**_GEMINI, "tokens": {"input": 0, "output": 0}},
+    {**_GEMINI, "tokens": {"input": 1, "cached": 5}},
+    {**_GEMINI, "tokens": {"input": False}},
+    {**_GEMINI, "tokens": {"input": 3.0}},
+    {**_GEMINI, "tokens": []},
+    {**_GEMINI, "thoughts": [], "toolCalls": []},
+    {**_GEMINI, "thoughts": [], "toolCalls": [], "content": ""},
+])
+def test_gemini_cli_fast_path_leaves_odd_records_to_the_full_path(tmp_path, monkeypatch, record):
+    """A record whose fields the fast path does not take as they are loads (or fails, naming its
+    line and field) exactly as the full path reads it."""
+    path = tmp_path / "session.jsonl"
+    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
+    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
+    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, record)), encoding="utf-8")
+
+    def load() -> tuple | str:
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            return str(exc)
+        return _every_field(session), session.notes
+
+    fast = load()
+    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
     assert fast == load()
