@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..engine.session import (
@@ -49,6 +48,7 @@ from ..engine.session import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    part_text,
 )
 from .base import Fields, make_message, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
@@ -153,7 +153,17 @@ def _item_kinds(records: Sequence[tuple[int, Any]]) -> set[str]:
     for _, record in records:
         if type(record) is dict:
             kind = record.get("type")
-            if kind != "response_item" and type(kind) is str and kind in ENVELOPE_TYPES and "payload" in record:
+            if kind == "response_item":
+                if "payload" in record:  # an envelope: its item (`_item_kind`, inlined)
+                    item = record["payload"]
+                    if type(item) is dict:
+                        kind = item.get("type")
+                        if kind == "message" or (kind is None and "role" in item):
+                            kinds.add(f"message:{item.get('role')}")
+                        elif kind == "reasoning":
+                            kinds.add("reasoning")
+                    continue
+            elif type(kind) is str and kind in ENVELOPE_TYPES and "payload" in record:
                 continue
         kind = item_kind(record)
         if kind:
@@ -254,8 +264,14 @@ class _Rollout:
     def _read_lines(self, records: Sequence[tuple[int, Any]]) -> None:
         saved, self.src.tallies = self.src.tallies, self.line_tallies
         try:
-            for lineno, record in records:
-                self.line(lineno, record)
+            common, full = self._common, self._full_line
+            for lineno, record in records:  # `line`, inlined
+                self._lineno = lineno
+                if type(record) is dict and common(record):
+                    if self.pending is not None:
+                        self._settle()
+                    continue
+                full(lineno, record)
         finally:
             self.src.tallies = saved
 
@@ -279,11 +295,13 @@ class _Rollout:
         names = {p.id: p.name for d in drafts for p in d.parts if isinstance(p, ToolCallPart) and p.id} if name_results else {}
         for i in range(first_changed, len(drafts)):
             d = drafts[i]
-            name = names.get(d.tool_call_id, "") if d.role == "tool" else ""
-            message = make_message(i, d.role, d.parts, id=d.id, name=name, tool_call_id=d.tool_call_id, timestamp=d.timestamp, usage=d.usage,
-                                   raw=d.raw[0] if len(d.raw) == 1 else list(d.raw))  # a copy: the draft may grow
-            injected = message.role == "user" and message.text.lstrip().startswith(INJECTED_PREFIXES)
-            self.messages.append(replace(message, category=Category.CONTEXT) if injected else message)
+            role = d.role
+            name = names.get(d.tool_call_id, "") if role == "tool" else ""
+            # `Message.text` of a user message, before it is made (an injected one is context)
+            injected = role == "user" and "\n".join(part_text(p) for p in d.parts if part_text(p)).lstrip().startswith(INJECTED_PREFIXES)
+            self.messages.append(make_message(i, role, d.parts, id=d.id, name=name, tool_call_id=d.tool_call_id, timestamp=d.timestamp,
+                                              category=Category.CONTEXT if injected else None, usage=d.usage,
+                                              raw=d.raw[0] if len(d.raw) == 1 else list(d.raw)))  # a copy: the draft may grow
             self.injected_at.append(injected)
             self.injected += injected
         for template, n in self.line_tallies.items():
@@ -338,6 +356,10 @@ class _Rollout:
             if self.pending is not None:
                 self._settle()
             return
+        self._full_line(lineno, record)
+
+    def _full_line(self, lineno: int, record: Any) -> None:
+        """`line` for a line `_common` does not read, every field checked through `Fields`."""
         if not isinstance(record, dict):
             raise self.src.error(f"expected an object, got {type_name(record)}", lineno)
         if _is_state(record):
