@@ -1180,9 +1180,7 @@ def _names_checked(session: Session) -> Session:
     call of its id among the messages. The names given as the results were read are those of the
     calls read before them, which is that name unless a later line repeats a call id (or a
     microcompaction cleared a call): those few are named again."""
-    final: dict[str, str] = {}
-    for m in session.messages:
-        _add_names(final, m.parts)
+    final = {p.id: p.name for m in session.messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
     wrong = [k for k, m in enumerate(session.messages) if m.role == "tool" and m.name != final.get(m.tool_call_id, "")]
     if not wrong:
         return session
