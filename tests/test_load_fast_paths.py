@@ -15,13 +15,23 @@ from ctxviz.errors import LoadError
 from ctxviz.io import claude_code, codex, gemini_cli
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
-from ctxviz.io.loaders import load_session
+from ctxviz.io.loaders import load_session, named
 
 
 def test_message_with_is_dataclasses_replace():
     m = Message(id="m3", index=3, role="tool", parts=(TextPart("out"),), tool_call_id="c1", category=Category.SYSTEM_OUTPUT, raw={"x": 1})
     new = message_with(m, name="shell")
     assert new == dataclasses.replace(m, name="shell") and new.raw is m.raw and m.name == ""
+
+
+def test_named_is_message_with_a_name():
+    """`loaders.named` writes every field of a Message out by hand: a field added to Message
+    without it would be lost when a tool result is named."""
+    m = Message(id="m3", index=3, role="tool", parts=(TextPart("out"),), tool_call_id="c1", timestamp="t", category=Category.SYSTEM_OUTPUT,
+                raw={"x": 1})
+    new = named(m, "shell")
+    assert new == message_with(m, name="shell") and new.raw is m.raw
+    assert list(vars(new)) == [f.name for f in dataclasses.fields(Message)]
 
 
 def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):
