@@ -12,16 +12,26 @@ import pytest
 
 from ctxviz.engine.session import Category, Message, Session, TextPart, ToolCallPart, message_with
 from ctxviz.errors import LoadError
-from ctxviz.io import claude_code
+from ctxviz.io import claude_code, codex, gemini_cli
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
-from ctxviz.io.loaders import load_session
+from ctxviz.io.loaders import load_session, named
 
 
 def test_message_with_is_dataclasses_replace():
     m = Message(id="m3", index=3, role="tool", parts=(TextPart("out"),), tool_call_id="c1", category=Category.SYSTEM_OUTPUT, raw={"x": 1})
     new = message_with(m, name="shell")
     assert new == dataclasses.replace(m, name="shell") and new.raw is m.raw and m.name == ""
+
+
+def test_named_is_message_with_a_name():
+    """`loaders.named` writes every field of a Message out by hand: a field added to Message
+    without it would be lost when a tool result is named."""
+    m = Message(id="m3", index=3, role="tool", parts=(TextPart("out"),), tool_call_id="c1", timestamp="t", category=Category.SYSTEM_OUTPUT,
+                raw={"x": 1})
+    new = named(m, "shell")
+    assert new == message_with(m, name="shell") and new.raw is m.raw
+    assert list(vars(new)) == [f.name for f in dataclasses.fields(Message)]
 
 
 def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):
@@ -107,3 +117,183 @@ def test_claude_code_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path):
         block = {**odd, "isSidechain": sidechain, "message": {**odd["message"], "content": [{"type": "web_fetch", "url": "u"}]}}
         path.write_text(json.dumps(head) + "\n" + json.dumps(block) + "\n", encoding="utf-8")
         assert any("`web_fetch` block" in note for note in load_session(path).notes)
+
+
+def _claude_code_named_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load Claude Code logs as before: tool results unnamed by the loader, named by `with_tool_names`."""
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "names_tool_results", False)
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "load", lambda self, src: self.load_resumable(src, keep=False)[0])
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE_LOGS, ids=os.path.basename)
+def test_claude_code_names_tool_results_as_with_tool_names_does(path, monkeypatch):
+    """The Claude Code loader names each tool result as it makes it; `with_tool_names` naming them
+    after the load gives the same session."""
+    fast = load_session(path)
+    _claude_code_named_after(monkeypatch)
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeypatch):
+    """A call id used again later with another name (a hand-made or merged log): the result is
+    named by the last call, as `with_tool_names` names it, not by the call read before it."""
+    def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
+        message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
+        return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(line("u1", None, "user", [{"type": "text", "text": "go"}])
+                    + line("a1", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}], "m1")
+                    + line("u2", "a1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])
+                    + line("a2", "u2", "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}], "m2"), encoding="utf-8")
+    fast = load_session(path)
+    assert [m.name for m in fast.messages if m.role == "tool"] == ["Bash"]
+    _claude_code_named_after(monkeypatch)
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+CODEX_LOGS = sorted(glob.glob("tests/data/real/codex/*.jsonl") + glob.glob("tests/data/heldout/codex/*.jsonl")
+                    + glob.glob("sample_sessions/codex_*.jsonl"))
+
+
+@pytest.mark.parametrize("path", CODEX_LOGS, ids=os.path.basename)
+def test_codex_fast_path_loads_what_the_checked_path_loads(path, monkeypatch):
+    """The Codex loader reads common lines (tool calls and outputs, messages, reasoning, usage
+    reports, events) straight from their dicts; with every line read through `Fields` instead,
+    each real rollout loads to the same messages, raw items, notes, summaries and compactions."""
+    fast = load_session(path)
+    monkeypatch.setattr(codex._Rollout, "_common", lambda self, record: False)
+    checked = load_session(path)
+    assert _every_field(fast) == _every_field(checked)
+    assert fast.notes == checked.notes and fast.summaries == checked.summaries and fast.compactions == checked.compactions
+    assert fast.context_window == checked.context_window
+
+
+@pytest.mark.parametrize("path", CODEX_LOGS, ids=os.path.basename)
+def test_codex_names_tool_results_as_with_tool_names_does(path, monkeypatch):
+    """The Codex loader names each tool result as it makes it; `with_tool_names` naming them after
+    the load gives the same session."""
+    fast = load_session(path)
+    assert any(m.role == "tool" and m.name for m in fast.messages) or not any(m.role == "tool" for m in fast.messages)
+    monkeypatch.setattr(codex.CodexLoader, "names_tool_results", False)
+    monkeypatch.setattr(codex.CodexLoader, "load", lambda self, src: codex._Rollout(src).read())
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+def _codex_lines(*payloads: dict) -> str:
+    head = {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.46.0"}}
+    return "".join(json.dumps(r) + "\n" for r in (head, *({"timestamp": "t", "type": t, "payload": p} for t, p in payloads)))
+
+
+_TOKENS = {"model_context_window": 1000, "total_token_usage": {"input_tokens": 9}, "last_token_usage": {"input_tokens": 9, "cached_input_tokens": 2}}
+#: A report of a new call (its total differs from `_TOKENS`').
+_NEW_CALL = {**_TOKENS, "total_token_usage": {"input_tokens": 15}}
+
+
+@pytest.mark.parametrize("line", [
+    ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": 3}]}),
+    ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA"}]}),
+    ("response_item", {"type": "message", "role": "tool", "content": "x"}),
+    ("response_item", {"type": "message", "role": "developer", "content": None}),
+    ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": ["x"]}]}),
+    ("response_item", {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": 7}]}),
+    ("response_item", {"type": "reasoning", "summary": []}),
+    ("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "abc"}),
+    ("response_item", {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": {"patch": "x"}}),
+    ("response_item", {"type": "custom_tool_call", "call_id": "", "id": "i1", "name": "apply_patch"}),
+    ("response_item", {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "ok"}]}),
+    ("response_item", {"type": "custom_tool_call_output", "call_id": 5, "output": "ok"}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": {"input_tokens": 9, "cached_input_tokens": True}}}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "model_context_window": 1000.0}}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": None}}),
+    ("event_msg", {"type": "token_count", "input_tokens": 5, "output_tokens": 1}),
+    ("event_msg", {"type": "token_count", "info": {**_NEW_CALL, "last_token_usage": {"input_tokens": 4, "cached_input_tokens": 9}}}),
+    ("event_msg", {"type": "token_count", "info": {**_TOKENS, "model_context_window": 2000}}),
+    ("event_msg", {"type": "token_count", "info": None}),
+    ("event_msg", {"type": "task_started", "model_context_window": "big"}),
+    ("event_msg", {"type": "agent_message", "message": 4}),
+])
+def test_codex_fast_path_leaves_odd_lines_to_the_checked_path(tmp_path, monkeypatch, line):
+    """A line whose fields the fast path does not take as they are loads (or fails, naming its
+    line and field) exactly as the checked path reads it."""
+    path = tmp_path / "rollout.jsonl"
+    assistant = ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]})
+    path.write_text(_codex_lines(assistant, ("event_msg", {"type": "token_count", "info": _TOKENS}), assistant, line,
+                                 ("event_msg", {"type": "token_count", "info": {**_TOKENS, "total_token_usage": {"input_tokens": 20}}})),
+                    encoding="utf-8")
+
+    def load() -> tuple | str:
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            return str(exc)
+        return _every_field(session), session.notes, session.context_window
+
+    fast = load()
+    monkeypatch.setattr(codex._Rollout, "_common", lambda self, record: False)
+    assert fast == load()
+
+
+GEMINI_CLI_LOGS = sorted(glob.glob("tests/data/real/gemini_cli/*.json*") + glob.glob("sample_sessions/gemini_cli_*.json*"))
+
+
+@pytest.mark.parametrize("path", GEMINI_CLI_LOGS, ids=os.path.basename)
+def test_gemini_cli_fast_path_loads_what_the_full_path_loads(path, monkeypatch):
+    """The Gemini CLI loader reads common `gemini` records straight from their dicts; with every
+    record read through `Fields` instead, each real session loads to the same messages, raw
+    records and notes."""
+    fast = load_session(path)
+    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
+    checked = load_session(path)
+    assert _every_field(fast) == _every_field(checked) and fast.notes == checked.notes
+
+
+_CALL = {"id": "c1", "name": "shell", "args": {"command": "ls"}, "status": "success", "timestamp": "t2",
+         "result": [{"functionResponse": {"id": "c1", "name": "shell", "response": {"output": "a.py"}}}]}
+_GEMINI = {"id": "g1", "timestamp": "t1", "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+           "thoughts": [{"subject": "Looking", "description": "at files", "timestamp": "t0"}], "toolCalls": [_CALL],
+           "tokens": {"input": 10, "output": 2, "cached": 4, "thoughts": 1, "tool": 0, "total": 13}}
+
+
+@pytest.mark.parametrize("record", [
+    _GEMINI,
+    {**_GEMINI, "content": [{"text": "hi"}]},
+    {**_GEMINI, "content": 5},
+    {**_GEMINI, "id": 7},
+    {**_GEMINI, "model": None, "thoughts": None, "tokens": None},
+    {**_GEMINI, "thoughts": [{"subject": ["x"]}]},
+    {**_GEMINI, "thoughts": [[]]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "name": None}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "args": None}, {**_CALL, "id": "", "args": "raw"}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "status": "error", "result": "boom"}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "status": 3, "result": []}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": [{"functionResponse": None}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": [{"functionResponse": {"response": {"error": "no"}}}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": ["text", {"text": "more"}]}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "result": {"functionResponse": {"id": "c1", "response": {"output": "x"}}}}]},
+    {**_GEMINI, "tokens": {"input": 0, "output": 0}},
+    {**_GEMINI, "tokens": {"input": 1, "cached": 5}},
+    {**_GEMINI, "tokens": {"input": False}},
+    {**_GEMINI, "tokens": {"input": 3.0}},
+    {**_GEMINI, "tokens": []},
+    {**_GEMINI, "thoughts": [], "toolCalls": []},
+    {**_GEMINI, "thoughts": [], "toolCalls": [], "content": ""},
+])
+def test_gemini_cli_fast_path_leaves_odd_records_to_the_full_path(tmp_path, monkeypatch, record):
+    """A record whose fields the fast path does not take as they are loads (or fails, naming its
+    line and field) exactly as the full path reads it."""
+    path = tmp_path / "session.jsonl"
+    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
+    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
+    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, record)), encoding="utf-8")
+
+    def load() -> tuple | str:
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            return str(exc)
+        return _every_field(session), session.notes
+
+    fast = load()
+    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
+    assert fast == load()

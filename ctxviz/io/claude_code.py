@@ -154,6 +154,8 @@ def _slim_raw(messages: Sequence[Message]) -> None:
 class ClaudeCodeLoader:
     name = "claude-code"
     title = "Claude Code session (JSONL)"
+    #: `load` gives each tool result its call's name (`load_source` then leaves `with_tool_names` out).
+    names_tool_results = True
 
     def sniff(self, src: SourceFile) -> bool:
         if src.kind != "jsonl":
@@ -162,12 +164,14 @@ class ClaudeCodeLoader:
         return isinstance(first, dict) and isinstance(first.get("type"), str) and first.get("type") in LINE_TYPES and any(k in first for k in SIGNATURE_KEYS)
 
     def load(self, src: SourceFile) -> Session:
-        return self.load_resumable(src, keep=False)[0]
+        return self.load_resumable(src, keep=False, name_results=True)[0]
 
-    def load_resumable(self, src: SourceFile, keep: bool = True) -> tuple[Session, _Reader | None]:
+    def load_resumable(self, src: SourceFile, keep: bool = True, name_results: bool = False) -> tuple[Session, _Reader | None]:
         """A full load, and (with `keep`) what `load_more` needs to carry it on as the file grows
-        (None when this state cannot be carried on: see `_Reader.more`)."""
-        reader = _Reader(src, keep)
+        (None when this state cannot be carried on: see `_Reader.more`). With `name_results`
+        (not with `keep`: `io/follow.py` names the results itself), each tool result has the name
+        of its call, as `loaders.with_tool_names` gives it."""
+        reader = _Reader(src, keep, name_results and not keep)
         reader.add_records(src.records())
         session = reader.session(self.name)
         return session, reader if keep and reader.resumable else None
@@ -410,9 +414,11 @@ class _Reader:
     clearing, empty assistants) and written to the source in that order at the end, so that a
     load carried on over later lines names its notes in the order a full load does."""
 
-    def __init__(self, src: SourceFile, keep: bool = False) -> None:
+    def __init__(self, src: SourceFile, keep: bool = False, name_results: bool = False) -> None:
         self.src = src
         self.keep = keep
+        #: Tool call id -> name, of the calls read so far, when tool results are named as they are made.
+        self.names: dict[str, str] | None = {} if name_results else None
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
@@ -793,7 +799,8 @@ class _Reader:
         self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
         self.resumable = self.keep
-        return self._finish(format_name, 0, 0)
+        session = self._finish(format_name, 0, 0)
+        return session if self.names is None else _names_checked(session)
 
     def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
         """The session from the messages read so far (those from `first_changed` on are new or
@@ -896,9 +903,11 @@ class _Reader:
                     if isinstance(item, dict) and item.get("type") == "image":
                         self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
         timestamp = _timestamp(x)
+        names = self.names
         for k, (role, parts, tool_call_id) in enumerate(groups):
             message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
-            self._add(x, make_message(len(self.messages), role, parts, id=message_id, tool_call_id=tool_call_id, timestamp=timestamp,
+            name = names.get(tool_call_id, "") if names is not None and tool_call_id else ""
+            self._add(x, make_message(len(self.messages), role, parts, id=message_id, name=name, tool_call_id=tool_call_id, timestamp=timestamp,
                                       category=category if role == "user" else None, raw=x.record))
 
     def _attachment(self, x: _Line) -> None:
@@ -1084,7 +1093,7 @@ class _Loop:
         return first_changed
 
     def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
-        src, messages, included, versions = reader.src, reader.messages, reader.included, self.versions
+        src, messages, included, versions, names = reader.src, reader.messages, reader.included, self.versions, reader.names
         first_changed = len(messages)
         for i in positions:
             x = scope[i]
@@ -1134,6 +1143,8 @@ class _Loop:
                     seen = self.open_seen
                     new = [p for p in parts if _block_key(p) not in seen]
                     seen.update(_block_key(p) for p in new)
+                    if names is not None:
+                        _add_names(names, new)
                     prev = messages[target]
                     messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
                     reader.produced[x.uuid] = [prev.id]
@@ -1141,6 +1152,8 @@ class _Loop:
                     continue
                 self.open_assistant, self.open_id = len(messages), x.message_id
                 self.open_seen = {_block_key(p) for p in parts}
+                if names is not None:
+                    _add_names(names, parts)
                 reader._add(x, make_message(len(messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
                 continue
             # A user line.
@@ -1154,6 +1167,27 @@ class _Loop:
                 self.open_assistant = None  # a turn of the user's: the assistant message is over
             reader._user(x, results, rest)
         return first_changed
+
+
+def _add_names(names: dict[str, str], parts: Sequence[Part]) -> None:
+    for p in parts:
+        if isinstance(p, ToolCallPart) and p.id:
+            names[p.id] = p.name
+
+
+def _names_checked(session: Session) -> Session:
+    """The session with each tool result named as `loaders.with_tool_names` names it: by the last
+    call of its id among the messages. The names given as the results were read are those of the
+    calls read before them, which is that name unless a later line repeats a call id (or a
+    microcompaction cleared a call): those few are named again."""
+    final = {p.id: p.name for m in session.messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+    wrong = [k for k, m in enumerate(session.messages) if m.role == "tool" and m.name != final.get(m.tool_call_id, "")]
+    if not wrong:
+        return session
+    messages = list(session.messages)
+    for k in wrong:
+        messages[k] = message_with(messages[k], name=final.get(messages[k].tool_call_id, ""))
+    return replace(session, messages=tuple(messages))
 
 
 def _timestamp(x: _Line) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..engine.session import (
@@ -40,6 +39,8 @@ from ..engine.session import (
     Compaction,
     ImagePart,
     Message,
+    OpaquePart,
+    Part,
     Session,
     Summary,
     TextPart,
@@ -47,6 +48,7 @@ from ..engine.session import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    part_text,
 )
 from .base import Fields, make_message, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
@@ -93,9 +95,87 @@ def rollout_records(src: SourceFile) -> list[tuple[int, Any]]:
     return src.jsonl_records
 
 
+#: Content part types `content_part` reads as text (from the field of the same name for `refusal`).
+_TEXT_PART_TYPES = frozenset(("input_text", "output_text", "text", "summary_text", "reasoning_text"))
+
+
+def _content_common(content: Any) -> list[Part] | None:
+    """`item_content` of a message whose content is a string, null, or text parts with string
+    texts, read from the dicts; None for anything else (which `item_content` then reads)."""
+    if type(content) is str:
+        return [TextPart(content)]
+    if content is None:
+        return []
+    if type(content) is not list:
+        return None
+    parts: list[Part] = []
+    for part in content:
+        if type(part) is not dict:
+            return None
+        kind = part.get("type")
+        if kind == "refusal":
+            text = part.get("refusal")
+        elif type(kind) is str and kind in _TEXT_PART_TYPES:
+            text = part.get("text")
+        else:
+            return None
+        if type(text) is not str:
+            if text is not None:
+                return None
+            text = ""
+        parts.append(TextPart(text))
+    return parts
+
+
+def _texts_common(value: Any) -> list[str] | None:
+    """`responses._texts` of a list whose parts' texts are strings; None for anything else."""
+    if type(value) is not list:
+        return []
+    out: list[str] = []
+    for item in value:
+        if type(item) is dict:
+            text = item.get("text")
+            if type(text) is str:
+                if text:
+                    out.append(text)
+            elif text is not None:
+                return None
+        elif type(item) is str and item:
+            out.append(item)
+    return out
+
+
+def _item_kinds(records: Sequence[tuple[int, Any]]) -> set[str]:
+    """`_Rollout._item_kind` of every record, as a set; the envelope lines that are not
+    `response_item`s (most of a rollout) are passed over with two lookups."""
+    kinds: set[str] = set()
+    item_kind = _Rollout._item_kind
+    for _, record in records:
+        if type(record) is dict:
+            kind = record.get("type")
+            if kind == "response_item":
+                if "payload" in record:  # an envelope: its item (`_item_kind`, inlined)
+                    item = record["payload"]
+                    if type(item) is dict:
+                        kind = item.get("type")
+                        if kind == "message" or (kind is None and "role" in item):
+                            kinds.add(f"message:{item.get('role')}")
+                        elif kind == "reasoning":
+                            kinds.add("reasoning")
+                    continue
+            elif type(kind) is str and kind in ENVELOPE_TYPES and "payload" in record:
+                continue
+        kind = item_kind(record)
+        if kind:
+            kinds.add(kind)
+    return kinds
+
+
 class CodexLoader:
     name = "codex"
     title = "Codex CLI rollout (JSONL)"
+    #: `load` gives each tool result its call's name (`load_source` then leaves `with_tool_names` out).
+    names_tool_results = True
 
     def sniff(self, src: SourceFile) -> bool:
         if src.kind != "jsonl":
@@ -103,7 +183,7 @@ class CodexLoader:
         return looks_like_codex(rollout_records(src)[0][1])
 
     def load(self, src: SourceFile) -> Session:
-        return _Rollout(src).read()
+        return _Rollout(src).read(name_results=True)
 
     def load_resumable(self, src: SourceFile) -> tuple[Session, _Rollout]:
         """A full load, and what `load_more` needs to carry it on as the rollout grows."""
@@ -147,13 +227,16 @@ class _Rollout:
         self.resumable = True  # False once carrying on failed midway
         self._lineno = 0  # the line being read
 
-    def read(self) -> Session:
+    def read(self, name_results: bool = False) -> Session:
+        """The session of the whole file; with `name_results`, each tool result already has the name
+        of its call, as `loaders.with_tool_names` gives it (not for a load carried on later:
+        `io/follow.py` names the results of the messages it takes over itself)."""
         records = rollout_records(self.src)
         self.flat = not _is_envelope(records[0][1])
-        self.kinds = {kind for _, r in records if (kind := self._item_kind(r))}
+        self.kinds = _item_kinds(records)
         self.from_events = {event for event, item in EVENT_ITEM.items() if item not in self.kinds}
         self._read_lines(records)
-        return self._session()
+        return self._session(name_results=name_results)
 
     def more(self, src: SourceFile, records: Sequence[tuple[int, Any]]) -> Session | None:
         """The session after `records` were appended, reusing the messages read before; None when
@@ -165,7 +248,7 @@ class _Rollout:
         if not self.resumable:
             return None
         self.resumable = False  # until this carries on to the end (an error midway leaves it unusable)
-        kinds = {kind for _, r in records if (kind := self._item_kind(r))}
+        kinds = _item_kinds(records)
         if {event for event, item in EVENT_ITEM.items() if item not in self.kinds | kinds} != self.from_events:
             return None
         self.kinds |= kinds
@@ -181,14 +264,22 @@ class _Rollout:
     def _read_lines(self, records: Sequence[tuple[int, Any]]) -> None:
         saved, self.src.tallies = self.src.tallies, self.line_tallies
         try:
-            for lineno, record in records:
-                self.line(lineno, record)
+            common, full = self._common, self._full_line
+            for lineno, record in records:  # `line`, inlined
+                self._lineno = lineno
+                if type(record) is dict and common(record):
+                    if self.pending is not None:
+                        self._settle()
+                    continue
+                full(lineno, record)
         finally:
             self.src.tallies = saved
 
-    def _session(self, first_changed: int = 0) -> Session:
+    def _session(self, first_changed: int = 0, name_results: bool = False) -> Session:
         """The session from what was read; the messages before `first_changed` are those made
-        before (their drafts did not change), the tallies in the order a full load makes them."""
+        before (their drafts did not change), the tallies in the order a full load makes them.
+        With `name_results`, a tool result gets the name of its call when it is made (what
+        `with_tool_names` would give it, without making the message twice)."""
         src = self.src
         self._vocabulary_note(self.flat)
         if self.skipped_events:
@@ -200,12 +291,17 @@ class _Rollout:
         del self.messages[first_changed:]
         self.injected -= sum(self.injected_at[first_changed:])
         del self.injected_at[first_changed:]
-        for i in range(first_changed, len(self.reader.drafts)):
-            d = self.reader.drafts[i]
-            message = make_message(i, d.role, d.parts, id=d.id, tool_call_id=d.tool_call_id, timestamp=d.timestamp, usage=d.usage,
-                                   raw=d.raw[0] if len(d.raw) == 1 else list(d.raw))  # a copy: the draft may grow
-            injected = message.role == "user" and message.text.lstrip().startswith(INJECTED_PREFIXES)
-            self.messages.append(replace(message, category=Category.CONTEXT) if injected else message)
+        drafts = self.reader.drafts
+        names = {p.id: p.name for d in drafts for p in d.parts if isinstance(p, ToolCallPart) and p.id} if name_results else {}
+        for i in range(first_changed, len(drafts)):
+            d = drafts[i]
+            role = d.role
+            name = names.get(d.tool_call_id, "") if role == "tool" else ""
+            # `Message.text` of a user message, before it is made (an injected one is context)
+            injected = role == "user" and "\n".join(part_text(p) for p in d.parts if part_text(p)).lstrip().startswith(INJECTED_PREFIXES)
+            self.messages.append(make_message(i, role, d.parts, id=d.id, name=name, tool_call_id=d.tool_call_id, timestamp=d.timestamp,
+                                              category=Category.CONTEXT if injected else None, usage=d.usage,
+                                              raw=d.raw[0] if len(d.raw) == 1 else list(d.raw)))  # a copy: the draft may grow
             self.injected_at.append(injected)
             self.injected += injected
         for template, n in self.line_tallies.items():
@@ -256,10 +352,14 @@ class _Rollout:
 
     def line(self, lineno: int, record: Any) -> None:
         self._lineno = lineno
-        if type(record) is dict and self._bookkeeping(record):
+        if type(record) is dict and self._common(record):
             if self.pending is not None:
                 self._settle()
             return
+        self._full_line(lineno, record)
+
+    def _full_line(self, lineno: int, record: Any) -> None:
+        """`line` for a line `_common` does not read, every field checked through `Fields`."""
         if not isinstance(record, dict):
             raise self.src.error(f"expected an object, got {type_name(record)}", lineno)
         if _is_state(record):
@@ -300,20 +400,35 @@ class _Rollout:
         if self.pending is not None and latest is not None and latest.usage is None:
             latest.usage, self.pending = self.pending, None
 
-    def _bookkeeping(self, record: dict[str, Any]) -> bool:
-        """`line` for the lines that are most of a rollout and carry no message (events that are not
-        context, turn contexts), read from the dicts; False for any other line, or any field of an
-        unexpected type, which `line` then reads (and, if it must, reports)."""
+    def _common(self, record: dict[str, Any]) -> bool:
+        """`line` for the lines that are most of a rollout (tool calls and outputs, messages,
+        reasoning, usage reports, events that are not context, turn contexts), read from the dicts;
+        False for any other line, or any field of an unexpected type, which `line` then reads (and,
+        if it must, reports). Every field is checked before anything is changed, so a line left to
+        `line` is read from the start."""
         payload, timestamp = record.get("payload"), record.get("timestamp")
         if type(payload) is not dict or (type(timestamp) is not str and timestamp is not None) or record.get("record_type") == "state":
             return False
         kind = record.get("type")
         if kind == "response_item":
-            return self._tool_item(record, payload, timestamp or "")
+            return self._item_common(payload, timestamp or "")
         if kind == "event_msg":
             event = payload.get("type")
-            if type(event) is not str or event in MESSAGE_EVENTS or event == "token_count" or event == "task_started":
+            if type(event) is not str:
                 return False
+            if event == "token_count":
+                return self._token_count_common(payload)
+            if event in MESSAGE_EVENTS:
+                if EVENT_ALIASES.get(event, event) in self.from_events:
+                    return False  # read as a message (`event_message`)
+                self.src.tally(f"skipped {{n}} `event_msg` `{event}` line(s) that repeat a `response_item`")
+                return True
+            if event == "task_started":
+                window = payload.get("model_context_window")
+                if type(window) is not int and window is not None:
+                    return False
+                if window:
+                    self.context_window = window
             self.skipped_events[event] += 1
             return True
         if kind == "turn_context":
@@ -327,24 +442,105 @@ class _Rollout:
             return True
         return False
 
-    def _tool_item(self, record: dict[str, Any], payload: dict[str, Any], timestamp: str) -> bool:
-        """A `function_call` or its `function_call_output` whose fields are strings, as `item` reads
-        it (`ItemReader.add`); False for any other item."""
-        item, call_id = payload.get("type"), payload.get("call_id")
-        if item == "function_call":
-            name, arguments = payload.get("name"), payload.get("arguments")
-            if type(call_id) is not str or not call_id or type(name) is not str or type(arguments) is not str:
+    def _item_common(self, payload: dict[str, Any], timestamp: str) -> bool:
+        """A `response_item` as `item` reads it (`ItemReader.add`), for function and custom tool
+        calls and their outputs, messages of text parts and reasoning whose fields are strings;
+        False for any other item."""
+        item = payload.get("type")
+        reader = self.reader
+        if item == "function_call" or item == "custom_tool_call":
+            call_id, name = payload.get("call_id"), payload.get("name")
+            arguments = payload.get("arguments" if item == "function_call" else "input")
+            if type(call_id) is not str or not call_id or type(name) is not str:
                 return False
-            self.reader.model_side([ToolCallPart(call_id, name, arguments)], f"L{self._lineno}", timestamp, payload)
+            if type(arguments) is not str:
+                if item == "function_call" or arguments is not None:
+                    return False
+                arguments = ""
+            reader.model_side([ToolCallPart(call_id, name, arguments)], f"L{self._lineno}", timestamp, payload)
             return True
-        if item == "function_call_output":
-            output = payload.get("output")
-            if type(call_id) is not str or type(output) is not str:
+        if item == "function_call_output" or item == "custom_tool_call_output":
+            call_id, output = payload.get("call_id"), payload.get("output")
+            if type(call_id) is not str:
                 return False
-            self.reader.close()
-            self.reader.new("tool", [ToolResultPart(call_id, output, False)], f"L{self._lineno}", timestamp, payload, tool_call_id=call_id)
+            if type(output) is not str:
+                if output is not None:
+                    return False
+                output = ""
+            reader.close()
+            reader.new("tool", [ToolResultPart(call_id, output, False)], f"L{self._lineno}", timestamp, payload, tool_call_id=call_id)
+            return True
+        if item == "message":
+            role = payload.get("role")
+            if role == "developer":
+                role = "system"
+            elif role != "user" and role != "assistant" and role != "system":
+                return False
+            parts = _content_common(payload.get("content"))
+            if parts is None:
+                return False
+            if role == "assistant":
+                reader.model_side(parts, f"L{self._lineno}", timestamp, payload)
+            else:
+                reader.close()
+                reader.new(role, parts, f"L{self._lineno}", timestamp, payload)
+            return True
+        if item == "reasoning":
+            texts = _texts_common(payload.get("summary"))
+            if texts is None:
+                return False
+            if not texts:
+                texts = _texts_common(payload.get("content"))
+                if texts is None:
+                    return False
+            if texts:
+                part: Any = ThinkingPart("\n\n".join(texts))
+            else:
+                encrypted = payload.get("encrypted_content")
+                if type(encrypted) is not str and encrypted is not None:
+                    return False
+                if not encrypted:
+                    return False  # `ItemReader.add` counts it as skipped
+                part = OpaquePart("reasoning", f"[encrypted reasoning: {len(encrypted):,} characters]")
+            reader.model_side([part], f"L{self._lineno}", timestamp, payload)
             return True
         return False
+
+    def _token_count_common(self, p: dict[str, Any]) -> bool:
+        """`token_count` for a report with `info` whose counts are integers; False for any other."""
+        if "info" not in p:
+            return False
+        info = p["info"]
+        if info is None:
+            self.skipped_events["token_count (rate limits only)"] += 1
+            return True
+        if type(info) is not dict:
+            return False
+        window = info.get("model_context_window")
+        if type(window) is not int and window is not None:
+            return False
+        total = info.get("total_token_usage")
+        if total is not None and total == self.last_total:
+            if window:
+                self.context_window = window
+            self.src.tally("skipped {n} `token_count` line(s) that repeat the previous report")
+            return True
+        last = info.get("last_token_usage")
+        if type(last) is not dict:
+            return False
+        read, written, cached = last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")
+        if ((type(read) is not int and read is not None) or (type(written) is not int and written is not None)
+                or (type(cached) is not int and cached is not None)):
+            return False
+        if window:
+            self.context_window = window
+        self.last_total = total
+        read = read or 0
+        cached = max(0, min(cached or 0, read))
+        usage = Usage(read - cached, written or 0, cached)
+        self.last_fill = usage.window_fill
+        self.attach(usage)
+        return True
 
     def session_meta(self, p: Fields) -> None:
         self.metas += 1

@@ -48,7 +48,7 @@ from ..engine.session import (
     Usage,
 )
 from .base import FieldPath, Fields, make_message, type_name
-from .parts import data_uri
+from .parts import data_uri, dumps_parsed
 from .source import SourceFile
 
 #: Message types Gemini CLI shows but never sends to the model.
@@ -165,6 +165,19 @@ class GeminiCliLoader:
         for entry in entries:
             if after is not None:
                 after(entry, len(out), model)
+            record = entry.record
+            if type(record) is dict and record.get("type") == "gemini":
+                common = _gemini_common(record)
+                if common is not None:  # `gemini` below, read from the dicts
+                    message_id, timestamp, model_name, model_parts, tokens, results = common
+                    model = model_name or model
+                    usage = _tokens_usage(src, *tokens) if tokens is not None else None
+                    out.append(make_message(len(out), "assistant", model_parts, id=message_id, timestamp=timestamp, usage=usage, raw=record))
+                    for result in results:
+                        answered.add(result.tool_call_id)
+                        out.append(make_message(len(out), "tool", result.parts, id=result.id, tool_call_id=result.tool_call_id,
+                                                timestamp=result.timestamp, raw=record))
+                    continue
             f = Fields(src, entry.record, entry.path, entry.line)
             kind = f.str("type", required=True)
             message_id = f.str("id")
@@ -256,6 +269,96 @@ class GeminiCliLoader:
         return _Result(f"{message_id}#{call_id}" if call_id else "", call_id, parts, c.str("timestamp") or timestamp)
 
 
+_TOKEN_KEYS = ("input", "cached", "tool", "output", "thoughts", "total")
+
+
+def _str_or_empty(value: Any) -> str | None:
+    """A field `Fields.str` returns unchanged ("" for null); None for any other type."""
+    if type(value) is str:
+        return value
+    return "" if value is None else None
+
+
+def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], tuple[int, ...] | None, list[_Result]] | None:
+    """A `gemini` record as `GeminiCliLoader._messages` reads it, for the common shape: string (or
+    no) content, thoughts and tool calls as objects of string fields, integer token counts, and
+    results that are a string or a list of `functionResponse` parts. Returns (id, timestamp,
+    model, the assistant's parts, the token counts, the results), or None for any other record
+    (or an empty one), which the full path then reads and, if it must, reports. It changes
+    nothing: the caller adds the tallies of the token counts (`_tokens_usage`)."""
+    get = record.get
+    message_id, timestamp, model = _str_or_empty(get("id")), _str_or_empty(get("timestamp")), _str_or_empty(get("model"))
+    if message_id is None or timestamp is None or model is None:
+        return None
+    content = get("content")
+    if type(content) is str:
+        content_parts: list[Part] = [TextPart(content)] if content else []
+    elif content is None:
+        content_parts = []
+    else:
+        return None
+    thoughts, calls = get("thoughts"), get("toolCalls")
+    if thoughts is None:
+        thoughts = ()
+    if calls is None:
+        calls = ()
+    if type(thoughts) not in (list, tuple) or type(calls) not in (list, tuple):
+        return None
+    parts: list[Part] = []
+    for item in thoughts:
+        if type(item) is not dict:
+            return None
+        subject, description = _str_or_empty(item.get("subject")), _str_or_empty(item.get("description"))
+        if subject is None or description is None:
+            return None
+        text = f"**{subject}** {description}" if subject else description
+        if text:
+            parts.append(ThinkingPart(text))
+    parts += content_parts
+    results: list[_Result] = []
+    for c in calls:
+        if type(c) is not dict:
+            return None
+        call_id, name, status, when = _str_or_empty(c.get("id")), c.get("name"), _str_or_empty(c.get("status")), _str_or_empty(c.get("timestamp"))
+        if call_id is None or type(name) is not str or status is None or when is None:
+            return None
+        args = c.get("args", {})
+        parts.append(ToolCallPart(call_id, name, args if type(args) is str else dumps_parsed(args)))
+        value = c.get("result")
+        if value is None or value == [] or value == "":
+            continue
+        failed = status == "error"
+        if type(value) is str:
+            outputs: list[Part] = [ToolResultPart(call_id, value, failed)]
+        elif type(value) is list:
+            outputs = []
+            for item in value:
+                response = item.get("functionResponse") if type(item) is dict and "functionCall" not in item else None
+                if type(response) is not dict:
+                    return None
+                response_id = _str_or_empty(response.get("id"))
+                if response_id is None:
+                    return None
+                answer = response.get("response")
+                outputs.append(ToolResultPart(response_id or call_id, response_text(answer), _is_error(answer) or failed))
+        else:
+            return None
+        results.append(_Result(f"{message_id}#{call_id}" if call_id else "", call_id, outputs, when or timestamp))
+    if not parts:
+        return None
+    tokens = get("tokens")
+    if tokens is None:
+        counts = None
+    elif type(tokens) is dict:
+        values = [tokens.get(key) for key in _TOKEN_KEYS]
+        if any(type(n) is not int and n is not None for n in values):
+            return None
+        counts = tuple(n or 0 for n in values)
+    else:
+        return None
+    return message_id, timestamp, model, parts, counts, results
+
+
 class _Chat:
     """A Gemini CLI chat as it was read: the metadata and the message records in Gemini CLI's order
     (`entries`), and the messages made of them, with where each record's messages start (`marks`),
@@ -333,7 +436,11 @@ def tokens_usage(src: SourceFile, f: Fields) -> Usage | None:
     t = f.child("tokens", raw)
     prompt, cached, tool = t.int("input"), t.int("cached"), t.int("tool")
     output, thoughts = t.int("output"), t.int("thoughts")
-    if not any((prompt, cached, tool, output, thoughts, t.int("total"))):
+    return _tokens_usage(src, prompt, cached, tool, output, thoughts, t.int("total"))
+
+
+def _tokens_usage(src: SourceFile, prompt: int, cached: int, tool: int, output: int, thoughts: int, total: int) -> Usage | None:
+    if not any((prompt, cached, tool, output, thoughts, total)):
         src.tally("ignored {n} `tokens` record(s) of all zeros (not usage)")
         return None
     if cached > prompt:

@@ -7,7 +7,7 @@ import gc
 import os
 from typing import Any
 
-from ..engine.session import Session, ToolCallPart, message_with
+from ..engine.session import Message, Session, ToolCallPart
 from ..errors import LoadError, UnknownNameError
 from . import unsupported
 from .anthropic import AnthropicLoader
@@ -123,7 +123,8 @@ def load_source(src: SourceFile, input_format: str | None = None) -> Session:
     notes = src.all_notes()
     if notes:
         session = dataclasses.replace(session, notes=(*session.notes, *notes))
-    return with_tool_names(session)
+    # A loader whose `load` names the tool results as it makes them says so (`names_tool_results`).
+    return session if getattr(loader, "names_tool_results", False) else with_tool_names(session)
 
 
 def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:
@@ -146,8 +147,30 @@ def with_tool_names(session: Session) -> Session:
     names = {p.id: p.name for m in session.messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
     if not names:
         return session
-    messages = tuple(
-        message_with(m, name=names[m.tool_call_id]) if m.role == "tool" and not m.name and m.tool_call_id in names else m
-        for m in session.messages
-    )
-    return dataclasses.replace(session, messages=messages)
+    messages, changed = list(session.messages), False
+    for k, m in enumerate(messages):
+        if m.role == "tool" and not m.name and m.tool_call_id in names:
+            messages[k], changed = named(m, names[m.tool_call_id]), True
+    return dataclasses.replace(session, messages=tuple(messages)) if changed else session
+
+
+def named(message: Message, name: str) -> Message:
+    """`message_with(message, name=name)`, written out field by field in the constructor's order (a
+    Codex log has tens of thousands of tool results to name; the loop over field names costs
+    twice as much)."""
+    new = _new(Message)
+    _set(new, "id", message.id)
+    _set(new, "index", message.index)
+    _set(new, "role", message.role)
+    _set(new, "parts", message.parts)
+    _set(new, "name", name)
+    _set(new, "tool_call_id", message.tool_call_id)
+    _set(new, "timestamp", message.timestamp)
+    _set(new, "category", message.category)
+    _set(new, "usage", message.usage)
+    _set(new, "raw", message.raw)
+    return new
+
+
+_new = object.__new__
+_set = object.__setattr__
