@@ -297,11 +297,7 @@ class _SummaryReplay(_Replay):
         """Carry the recorded summaries that cover a prefix of the file's messages (the subclass
         reads them at `_recorded_moved`); the turns from the first one that does not on go to the
         reference step until the policy writes a summary of its own."""
-        if not self.session.summaries:
-            return
-        shapes = _RecordedShapes.of(self.session)
-        self.recorded = _RecordedInForce(shapes)
-        self.first_recorded = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
+        self.recorded, self.first_recorded = carried_recorded(self)
 
     def _recorded_moved(self, i: int) -> None:
         """The recorded summaries in force at step `i` changed (`self.recorded`): take them into the state."""
@@ -392,11 +388,7 @@ class _EditsReplay(_Replay):
         """Carry the recorded summaries that cover a prefix of the file's messages (the subclass
         says which messages they take out, `_in_force`, and rebuilds its state after them,
         `_restart`); the turns from the first one that does not on go to the reference step."""
-        if not self.session.summaries:
-            return
-        shapes = _RecordedShapes.of(self.session)
-        self.recorded = _RecordedInForce(shapes)
-        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
+        self.recorded, self.first_summary = carried_recorded(self)
 
     def _follow_recorded(self, i: int) -> None:
         """Bring the summaries in force to step `i`; rebuild the state when what they cover moved."""
@@ -660,6 +652,17 @@ class _RecordedInForce:
         s = self.shapes
         lo, hi = bisect_left(s.sorted_starts, last_horizon + 1), bisect_left(s.sorted_starts, until + 1)
         return sorted(k for k in s.order[lo:hi] if s.starts[k] > 0)
+
+
+def carried_recorded(replay: _Replay) -> tuple[_RecordedInForce | None, int]:
+    """The recorded summaries a replayer carries as prefixes of the file (None: the session records
+    none), and the first turn it hands to the reference step for them (the session's length: none,
+    or the first summary covering a message of the file where the replayer cannot carry their shape)."""
+    session = replay.session
+    if not session.summaries:
+        return None, len(session.messages)
+    shapes = _RecordedShapes.of(session)
+    return _RecordedInForce(shapes), shapes.first_covering if shapes.why_not_for(replay) is not None else len(session.messages)
 
 
 class _InForceTotal:

@@ -13,7 +13,7 @@ from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _EditsReplay, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _EditsReplay, _PairSafety, carried_recorded
 from . import compression as gc
 from .history import Content, build_contents, estimate_part, message_content, own_parts, text_content
 
@@ -98,11 +98,7 @@ class GeminiCliReplay(_EditsReplay):
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
         the first one that covers a message of the file on (until the policy compresses) go to the
         reference step."""
-        if not self.session.summaries:
-            return
-        shapes = _RecordedShapes.of(self.session)
-        self.recorded = _RecordedInForce(shapes)
-        self.first_summary = shapes.first_covering if shapes.why_not_for(self) is not None else len(self.session.messages)
+        self.recorded, self.first_summary = carried_recorded(self)
 
     def absorb(self, i: int) -> None:
         if self.pairs is not None:

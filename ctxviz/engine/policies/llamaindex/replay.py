@@ -13,7 +13,12 @@ from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay, recorded_events
+from ..replay_common import (
+    _PairSafety,
+    _SummaryReplay,
+    carried_recorded,
+    recorded_events,
+)
 from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
 from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 from .joined import JoinedCounter, content_str
@@ -51,13 +56,7 @@ class LlamaIndexReplay(_Replay):
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.usable = not pair_safe or self.pairs is not None
-        self.first_summary = len(session.messages)
-        self.recorded: _RecordedInForce | None = None
-        if session.summaries:
-            shapes = _RecordedShapes.of(session)
-            self.recorded = _RecordedInForce(shapes)
-            if shapes.why_not_for(self) is not None:
-                self.first_summary = shapes.first_covering
+        self.recorded, self.first_summary = carried_recorded(self)
         self.limit = params.limit
         history = list(session.system_and_history[1]) if self.usable else []
         self.counter = joined_counter(session, history, full) if self.usable else None  # type: ignore[arg-type]

@@ -16,7 +16,12 @@ from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
-from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes, _SummaryReplay, recorded_events
+from ..replay_common import (
+    _PairSafety,
+    _SummaryReplay,
+    carried_recorded,
+    recorded_events,
+)
 from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
@@ -64,13 +69,7 @@ class StrandsSlidingReplay(_Replay):
         p: SlidingWindowParams = params
         self.pairs = _PairSafety.of(session) if pair_safe and p.replay_history else None
         self.usable = (not pair_safe or self.pairs is not None) and p.replay_history
-        self.first_summary = len(session.messages)
-        self.recorded: _RecordedInForce | None = None
-        if session.summaries:
-            shapes = _RecordedShapes.of(session)
-            self.recorded = _RecordedInForce(shapes)
-            if shapes.why_not_for(self) is not None:
-                self.first_summary = shapes.first_covering
+        self.recorded, self.first_summary = carried_recorded(self)
         if not self.usable:
             return
         self.h = 0  # history positions (non-system messages) so far
