@@ -9,7 +9,6 @@ file the replay plans no turn from scratch and says it is incremental.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from ctxviz.io.loaders import load_session
 from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, same
 from .test_replay_recorded import compacted
+from .test_replay_recorded_carried import tiled
 
 DATA = Path(__file__).parent / "data"
 LOGS = [DATA / "real" / "claude_code" / "tugtool-rewind-branch.jsonl", DATA / "real" / "claude_code" / "tugtool-compact-native.jsonl",
@@ -42,16 +42,6 @@ POLICIES = {
     "autogen-head-and-tail": [{}, {"head_size": 1, "tail_size": 2}, {"head_size": 3, "tail_size": 1}],
     "autogen-token-limited": [{}, {"token_limit": 300}, {"token_limit": 2500}],
 }
-
-
-def tiled(messages: int):
-    """The bench's tiled real Claude Code log (bench/bench_simulate.py)."""
-    sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
-    try:
-        from bench_simulate import tiled_claude_code
-    finally:
-        sys.path.pop(0)
-    return tiled_claude_code(messages)
 
 
 def carried(session, policy, params, options, per_message):
@@ -81,17 +71,22 @@ def test_real_logs_with_compactions_are_carried(policy):
     assert events > 10  # the compactions' events were compared, not skipped
 
 
+def drawn_replays(s, data, policies: dict):
+    """For each policy, drawn parameters (among its choices) and pair safety, the replay checked
+    equal to the reference; yields (policy, params, options, what replays_incrementally says)."""
+    for policy, choices in policies.items():
+        params = data.draw(st.sampled_from(choices))
+        options = PlanOptions(pair_safe=data.draw(st.booleans()))
+        same(s, policy, params, options)
+        yield policy, params, options, replays_incrementally(policy, s, options, params)
+
+
 @settings(SETTINGS, max_examples=examples(20))
 @given(s=compacted(), data=st.data())
 def test_random_logs_with_compactions_equal_the_reference(s, data):
     """Compactions as Claude Code writes them (a preserved tail, summaries in another order than
     written, one with a gap, none covering the file), with and without pair safety."""
-    for policy, choices in POLICIES.items():
-        params = data.draw(st.sampled_from(choices))
-        pair_safe = data.draw(st.booleans())
-        options = PlanOptions(pair_safe=pair_safe)
-        same(s, policy, params, options)
-        how = replays_incrementally(policy, s, options, params)
+    for policy, params, options, how in drawn_replays(s, data, POLICIES):
         if _RecordedShapes.of(s).why_not_for(REPLAYERS[policy]) is None and not how.startswith("from scratch"):
             assert "recorded summary" not in how or "before its call" in how, how
         if how == "incremental":

@@ -22,9 +22,9 @@ from ctxviz.engine.simulate import simulate
 from ctxviz.io.loaders import load_session
 
 from .hypothesis_budget import examples
-from .test_replay_incremental import SETTINGS, same
+from .test_replay_incremental import SETTINGS
 from .test_replay_recorded import compacted
-from .test_replay_recorded_edits import LOGS, carried, tiled
+from .test_replay_recorded_edits import LOGS, carried, drawn_replays, tiled
 
 #: Each policy, with parameters that make it cut or summarise on these small logs.
 POLICIES = {
@@ -87,12 +87,7 @@ def test_real_logs_with_compactions_equal_the_reference(policy):
 def test_random_logs_with_compactions_equal_the_reference(s, data):
     """Compactions as Claude Code writes them (a preserved tail, summaries in another order than
     written, one with a gap, none covering the file), with and without pair safety."""
-    for policy, choices in POLICIES.items():
-        params = data.draw(st.sampled_from(choices))
-        pair_safe = data.draw(st.booleans())
-        options = PlanOptions(pair_safe=pair_safe)
-        same(s, policy, params, options)
-        how = replays_incrementally(policy, s, options, params)
+    for policy, params, options, how in drawn_replays(s, data, POLICIES):
         if s.summaries and not how.startswith("from scratch"):
             assert how.startswith(said(policy)[:-1]), how
             # The turns from the first summary in force on at most, and what the replayer hands over without summaries.
