@@ -144,12 +144,19 @@ class _Why:
         return _drop_reason(self.st.roles, k, self.st.counter, self.initial, self.limit, self.cut_reason, self.missed_at)[0]
 
 
+def raise_note(initial_token_count: int | None, initial: int, limit: int) -> str:
+    """The note of a get() that raises because the initial tokens alone exceed token_limit (both
+    plans word it alike)."""
+    initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
+                    if initial_token_count is None else "initial_token_count")
+    return (f"ChatMemoryBuffer.get raises 'Initial token count exceeds token limit': {initial_from} is {initial:,} > "
+            f"token_limit {limit:,}; no history is returned")
+
+
 def plan_columns(session: Session, params: BufferParams, counts: TokenCounts) -> Plan:
     limit = params.limit
     st = store_of(session, counts, params.system_messages_in_memory)
     initial = st.system_tokens if params.initial_token_count is None else params.initial_token_count
-    initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
-                    if params.initial_token_count is None else "initial_token_count")
     notes: list[str] = []
     n = len(st.entries)
     start = n
@@ -158,8 +165,7 @@ def plan_columns(session: Session, params: BufferParams, counts: TokenCounts) ->
     cut_reason = ""
     raised = initial > limit
     if raised:
-        notes.append(f"ChatMemoryBuffer.get raises 'Initial token count exceeds token limit': {initial_from} is {initial:,} > "
-                     f"token_limit {limit:,}; no history is returned")
+        notes.append(raise_note(params.initial_token_count, initial, limit))
     elif n:
         # get()'s loop: the first start it tries (oldest first) whose window fits, else the newest message alone.
         fits = st.candidate & (st.window_total + initial <= limit)

@@ -20,7 +20,7 @@ from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session
 from ..base import Policy, params_dict
 from ..common import history_with_summaries, with_system_messages
-from .buffer_columns import NAME, ZONES, plan_columns
+from .buffer_columns import NAME, ZONES, plan_columns, raise_note
 from .joined import (
     Entry,
     JoinedCounter,
@@ -105,8 +105,6 @@ def plan_records(session: Session, params: ChatMemoryBufferParams, counts: Token
     system_messages = [] if in_memory else list(session.system_and_history[0])
     system_prompt, system_tokens = prefix_tokens(session, counts, system_messages)
     initial = system_tokens if params.initial_token_count is None else params.initial_token_count
-    initial_from = ("the system prompt's tokens, counted as LlamaIndex's chat engines count prefix messages"
-                    if params.initial_token_count is None else "initial_token_count")
     decisions: list[MessagePlan | None] = [None] * len(session.messages)
     notes: list[str] = []
     for m in system_messages:
@@ -127,8 +125,7 @@ def plan_records(session: Session, params: ChatMemoryBufferParams, counts: Token
     cut_reason = ""
     raised = initial > limit
     if raised:
-        notes.append(f"ChatMemoryBuffer.get raises 'Initial token count exceeds token limit': {initial_from} is {initial:,} > "
-                     f"token_limit {limit:,}; no history is returned")
+        notes.append(raise_note(params.initial_token_count, initial, limit))
     elif n:
         message_count = n
         token_count = counter.window_total(0) + initial
