@@ -76,10 +76,6 @@ def replays_incrementally(policy: str, session: Session | None = None, options: 
             if why_not is not None and shapes.first_covering < len(session.messages):
                 until = ", until the policy writes a summary of its own" if kind.recorded_summaries == "shaped until generated" else ""
                 later.append(f"the turns from the first recorded summary of the file's messages on{until}: {why_not}")
-        elif kind.recorded_summaries == "covering":
-            ids = {m.id for m in session.messages}
-            if any(c in ids for s in session.summaries for c in s.covers):
-                later.append("the turns from the first recorded summary of the file's messages on")
         elif kind.recorded_summaries == "until generated":
             later.append("the turns from the first recorded summary on, until the policy writes a summary of its own")
         else:

@@ -143,13 +143,12 @@ class _Replay:
     #: safety: pins with `--pair-safe` replay from scratch). Else `--pin` replays from scratch.
     pins_incremental = False
     #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
-    #: whole replay from scratch), "in force" (the turns from the first one in force on), "covering"
-    #: (from the first one in force that covers a message of the file), "shaped" (carried where
-    #: each covers a prefix of the file's messages, `replay_common._RecordedShapes`; else as
-    #: "covering"), "until generated" (the turns from the first one in force on, until the
-    #: policy writes a summary of its own: the plan then reads only that), "shaped until generated"
-    #: (carried as "shaped"; where they are not, the turns handed over as "covering" until the
-    #: policy writes a summary of its own), "" (carried).
+    #: whole replay from scratch), "in force" (the turns from the first one in force on), "shaped"
+    #: (carried where each covers a prefix of the file's messages, `replay_common._RecordedShapes`;
+    #: else the turns from the first one that covers a message of the file on), "until generated"
+    #: (the turns from the first one in force on, until the policy writes a summary of its own:
+    #: the plan then reads only that), "shaped until generated" (carried as "shaped"; where they
+    #: are not, those turns handed over until the policy writes a summary of its own), "" (carried).
     recorded_summaries = "whole"
     #: Whether it carries recorded summaries that leave out the system messages among those they
     #: cover (Codex's compactions; `_RecordedShapes.system_gaps`), where it carries "shaped" ones.
