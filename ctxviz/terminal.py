@@ -60,7 +60,10 @@ class TerminalText(io.TextIOBase):
             reconfigure(**kwargs)
 
 
-_QUOTED = re.compile(r"""(['"])([^'"\n]{120,}?)\1""")
+#: A long quoted value: its opening quote stands after no letter or digit (the closing quote of a
+#: short value before it, as in "plugin 'x' (a long path): 'y'", opens nothing), its closing one
+#: before none.
+_QUOTED = re.compile(r"""(?<![\w'"])(['"])([^'"\n]{120,}?)\1(?!\w)""")
 #: The longest error line printed: a message quoting a 400 KB value is cut, not printed whole.
 LINE_LIMIT = 1000
 

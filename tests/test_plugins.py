@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -127,18 +126,15 @@ RAISING_PLAN = """
 """
 
 
-def test_a_plugin_whose_plan_raises_is_one_line_in_every_command(capsys: pytest.CaptureFixture[str]) -> None:
-    # A short folder: the line is cut to the terminal's width, and pytest's tmp_path (longer under
-    # a parallel worker) would push the error's own words into the cut.
-    with tempfile.TemporaryDirectory(prefix="p") as folder:
-        spec = write(Path(folder), "raising.py", RAISING_PLAN) + ":POLICY"
-        for command in ("plan", "simulate", "why --message 3"):
-            code, out, err = run_cli(capsys, *command.split()[:1], str(SAMPLE), *command.split()[1:], "--policy", spec)
-            assert code != 0, command
-            assert err.count("\n") == 1 and "Traceback" not in err, (command, err)
-            assert "policy plugin 'raising'" in err and "its plan raised KeyError: 'missing'" in err
-        with pytest.raises(PluginError):
-            simulate(load_session(str(SAMPLE)), spec)
+def test_a_plugin_whose_plan_raises_is_one_line_in_every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    spec = write(tmp_path, "raising.py", RAISING_PLAN) + ":POLICY"
+    for command in ("plan", "simulate", "why --message 3"):
+        code, out, err = run_cli(capsys, *command.split()[:1], str(SAMPLE), *command.split()[1:], "--policy", spec)
+        assert code != 0, command
+        assert err.count("\n") == 1 and "Traceback" not in err, (command, err)
+        assert "policy plugin 'raising'" in err and "its plan raised KeyError: 'missing'" in err
+    with pytest.raises(PluginError):
+        simulate(load_session(str(SAMPLE)), spec)
 
 
 def test_an_entry_point_policy_is_found_and_a_broken_one_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
