@@ -266,6 +266,8 @@ POLICY = Policy(
     measure=measure,
     default_tokenizer=APPROX,
     plan=plan,
+    # A pinned message a recorded summary covers (zone "summarized") is history, not the summary.
+    zone_parts={"history": "history"},
     description="Above trigger tokens, replace all but the newest keep tool results with a placeholder, oldest first.",
     framework="LangChain",
     framework_version=VERSION,

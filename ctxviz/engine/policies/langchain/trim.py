@@ -467,6 +467,8 @@ POLICY = Policy(
     default_tokenizer=APPROX,
     plan=plan,
     refresh=refresh,
+    # A pinned message a recorded summary covers (zone "summarized") is history, not the prompt.
+    zone_parts={"history": "history"},
     description="Keep the newest (or oldest) messages that fit max_tokens; optionally part of the next, start/end on given types, keep the system message.",
     framework="LangChain",
     framework_version=VERSION,

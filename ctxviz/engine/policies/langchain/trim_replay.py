@@ -362,7 +362,7 @@ class LangChainTrimReplay(_Replay):
         not_sent = tokens_all - sent_tokens
         dropped = L - sent_messages - C + len(unpaired)
         summarized = C
-        system_usage = system_tokens  # the plan's "system" part: a pinned summarised message counts there (zone "summarized", no part of its own)
+        system_usage = system_tokens  # the plan's "system" part (a pinned summarised message counts in "history")
         pins = carried_pins(self, every_message=True)
         if pins is not None:  # after pair safety, which is never carried with pins
             if not self.members_unpinned:
@@ -382,7 +382,6 @@ class LangChainTrimReplay(_Replay):
                 truncated -= partial_out
                 dropped += effect.pushed - effect.added + effect.added_summarized
                 summarized -= effect.added_summarized
-                system_usage += effect.added_summarized_tokens
                 not_sent += effect.pushed_tokens - effect.added_tokens
                 trimmed = merged_runs(trimmed, effect.pushed_runs)
         if unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
