@@ -34,8 +34,8 @@ from .history import (
     initial_context,
     item_tokens,
     leading_system_messages,
+    newest_user_messages,
     reported_total,
-    select_user_messages,
     stand_in_summary,
     user_item,
     user_message_text,
@@ -173,9 +173,8 @@ def _derive(session: Session, counts: TokenCounts) -> _Held:
 
 def _retained(h: _Held, of_history: bool, max_tokens: int) -> _Retained:
     """retained_for: the user messages (newest first within max_tokens) of the compacted messages, or of the whole history."""
-    users = [(m, text) for m in (h.history if of_history else h.compacted) if (text := user_message_text(m)) is not None]
-    chosen = select_user_messages([t for _, t in users], max_tokens)
-    messages = [users[i][0] for i, _ in chosen]
+    chosen = newest_user_messages(h.history if of_history else h.compacted, max_tokens)
+    messages = [m for m, _ in chosen]
     texts = tuple(text for _, text in chosen)
     sent = np.array([item_tokens(user_item(t)) for t in texts], dtype=np.int64)
     return _Retained(np.array([m.index for m in messages], dtype=np.int64), texts, sent,
