@@ -18,7 +18,7 @@ from itertools import islice
 from typing import Protocol
 
 from ..errors import EndpointError
-from .session import Message
+from .session import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
 URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
@@ -47,8 +47,10 @@ def _clip(text: str, width: int = 160) -> str:
 
     Only a head of a long text is flattened: its first k characters flattened are the start of the
     whole flattened (a word cut at k is the start of that word), so once they are longer than
-    `width` they decide the cut (a tool output of 100 KB is not split whole for 120 characters)."""
-    k = 4 * width
+    `width` they decide the cut (a tool output of 100 KB is not split whole for 120 characters).
+    The first head is half again the width: most texts' whitespace is single spaces, so that head
+    nearly always decides the cut, and it splits less than half of what four widths did."""
+    k = width + width // 2 + 1
     while k < len(text):
         head = " ".join(text[:k].split())
         if len(head) > width:
@@ -161,14 +163,24 @@ def _verb(name: str) -> str:
     return "changed" if any(w in lower for w in WRITE_TOOLS) else "read"
 
 
+#: Parts whose text is their `text` field: a message of one of them is that text, without calls.
+_TEXT_ONLY = frozenset((TextPart, ToolResultPart, ThinkingPart))
+
+
 def _extract(m: Message) -> Features:
-    text = m.text
+    parts = m.parts
+    if len(parts) == 1 and type(parts[0]) in _TEXT_ONLY:  # what `m.text` and `m.tool_calls` give, read directly
+        text = parts[0].text
+        calls: tuple[ToolCallPart, ...] = ()
+    else:
+        text = m.text
+        calls = m.tool_calls
     role = m.role
     files: list[str] = []
     decisions: list[str] = []
     values: list[str] = []
     action = request = ""
-    for call in m.tool_calls:
+    for call in calls:
         if PATH_END_RE.search(call.arguments):
             verb = _verb(call.name)
             files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]

@@ -34,8 +34,8 @@ from .history import (
     initial_context,
     item_tokens,
     leading_system_messages,
+    newest_user_messages,
     reported_total,
-    select_user_messages,
     stand_in_summary,
     user_item,
     user_message_text,
@@ -173,9 +173,8 @@ def _derive(session: Session, counts: TokenCounts) -> _Held:
 
 def _retained(h: _Held, of_history: bool, max_tokens: int) -> _Retained:
     """retained_for: the user messages (newest first within max_tokens) of the compacted messages, or of the whole history."""
-    users = [(m, text) for m in (h.history if of_history else h.compacted) if (text := user_message_text(m)) is not None]
-    chosen = select_user_messages([t for _, t in users], max_tokens)
-    messages = [users[i][0] for i, _ in chosen]
+    chosen = newest_user_messages(h.history if of_history else h.compacted, max_tokens)
+    messages = [m for m, _ in chosen]
     texts = tuple(text for _, text in chosen)
     sent = np.array([item_tokens(user_item(t)) for t in texts], dtype=np.int64)
     return _Retained(np.array([m.index for m in messages], dtype=np.int64), texts, sent,
@@ -327,7 +326,14 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
 
 
 def _new_summary(session: Session, h: _Held, trimmed: int, live_from: int) -> str:
-    """The stand-in summary of what the compaction request still holds."""
+    """The stand-in summary of what the compaction request still holds.
+
+    It reads every message the request holds, as Codex's model does: the snapshot keeps each
+    section's last items in order of first appearance, so any earlier message can keep an item out
+    (on the bench's 100,000-message session, the 12 values shown first appear among the first 850 of
+    the 50,008 messages read). Its count is in the plan's totals, so the first plan that fires pays
+    for the reading; each message's reading is kept while it lives (summarizers._features), and
+    the next plans over the same messages do not repeat it."""
     seen = _covered_messages(session, h.summary) if trimmed == 0 else []
     if h.live_unique:
         seen += h.live[live_from:]

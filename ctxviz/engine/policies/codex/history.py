@@ -6,6 +6,7 @@ the step-by-step plan (compaction.py) and the plan in columns (compaction_column
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ...session import Message, Session, Summary, TextPart
@@ -155,6 +156,31 @@ def select_user_messages(texts: list[str], max_tokens: int) -> list[tuple[int, s
                 remaining -= tokens
             else:
                 selected.append((i, truncate_tokens(texts[i], remaining)))
+                break
+        selected.reverse()
+    return selected
+
+
+def newest_user_messages(messages: Sequence[Message], max_tokens: int) -> list[tuple[Message, str]]:
+    """`select_user_messages` over the user messages among `messages`: (message, text sent), oldest
+    first. Codex collects every user message before it selects; the selection reads them newest
+    first and stops once `max_tokens` are spent, so only those are read here (a re-plan that makes
+    a 100,000-message session's first compaction read 100,000 messages' texts for a few kept)."""
+    selected: list[tuple[Message, str]] = []
+    if max_tokens > 0:
+        remaining = max_tokens
+        for m in reversed(messages):
+            if remaining == 0:
+                break
+            text = user_message_text(m)
+            if text is None:
+                continue
+            tokens = approx_token_count(text)
+            if tokens <= remaining:
+                selected.append((m, text))
+                remaining -= tokens
+            else:
+                selected.append((m, truncate_tokens(text, remaining)))
                 break
         selected.reverse()
     return selected
