@@ -62,8 +62,14 @@ def should_consolidate(current_tokens: int, settings: ConsolidatorSettings) -> b
     return current_tokens / settings.max_tokens >= settings.threshold_pct  # inclusive
 
 
-def extract_key_facts(messages: list[Message]) -> list[str]:
-    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated."""
+def _holds_keyword(lowered: str) -> bool:
+    return any(k in lowered for k in FACT_KEYWORDS)
+
+
+def extract_key_facts(messages: list[Message], contents: list[str] | None = None) -> list[str]:
+    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated.
+    `contents`: each message's content as read here (its `openai_content()` as a string, "" for
+    None), where the caller has it already (a replay reads each message once)."""
     facts: list[str] = []
     seen: set[str] = set()
 
@@ -72,24 +78,32 @@ def extract_key_facts(messages: list[Message]) -> list[str]:
             seen.add(fact)
             facts.append(fact)
 
-    for m in messages:
-        content = content_text(m) if m.openai_content() is not None else ""
+    for k, m in enumerate(messages):
+        if contents is not None:
+            content = contents[k]
+        else:
+            value = m.openai_content()
+            content = str(value) if value is not None else ""
         if m.role == "tool":
             snippet = content[:200].strip()
             if snippet:
                 add(f"[{m.name or 'tool'}] {snippet}")
             continue
-        for line in content.splitlines():
-            stripped = line.strip()
-            if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
-                add(stripped)
+        # A line holds a keyword only if the whole text does (lowering maps each character alone,
+        # and the keywords are ASCII, end with a colon and hold no line break): most messages hold
+        # none, and their lines are not read one by one.
+        if ":" in content and _holds_keyword(content.lower()):
+            for line in content.splitlines():
+                stripped = line.strip()
+                if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
+                    add(stripped)
         if m.role == "user" and 0 < len(content) <= 120:
             add(content)
     return facts
 
 
-def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None) -> str:
-    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages)]))
+def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None, contents: list[str] | None = None) -> str:
+    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages, contents)]))
     body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
     return "[Session context consolidated]\n\n" + body
 
