@@ -21,6 +21,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ...session import (
@@ -184,9 +185,15 @@ class MessageContent:
     key: tuple[Any, ...]
     role: str
     parts: tuple[dict[str, Any], ...]
-    part_lengths: tuple[int, ...]
     estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
+
+    @cached_property
+    def part_lengths(self) -> tuple[int, ...]:
+        """Each part's JSON.stringify length, written out only when a split point is searched
+        (a replay reads every message's estimate at every turn, and their lengths only at a
+        compression, over the messages held then)."""
+        return tuple(js_length(stringify(p)) for p in self.parts)
 
 
 _CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
@@ -227,8 +234,7 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    content = MessageContent(key, role, tuple(parts), tuple(js_length(stringify(p)) for p in parts),
-                             sum(estimate_part(p) for p in parts), kind == "user")
+    content = MessageContent(key, role, tuple(parts), sum(estimate_part(p) for p in parts), kind == "user")
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()
