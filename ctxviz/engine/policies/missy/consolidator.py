@@ -24,6 +24,7 @@ from ..common import base_system_prompt
 
 RECENT_KEEP = 4  # _RECENT_KEEP
 FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
+_LONGEST = max(map(len, FACT_KEYWORDS))
 SCORE_KEYWORDS = ("error", "success", "result", "failed", "created", "updated", "deleted", "confirmed", "found", "output")
 NO_FACTS = "- (previous conversation context \u2014 no key facts extracted)"
 ZONES = ("system", "consolidated", "recent")
@@ -62,8 +63,26 @@ def should_consolidate(current_tokens: int, settings: ConsolidatorSettings) -> b
     return current_tokens / settings.max_tokens >= settings.threshold_pct  # inclusive
 
 
-def _holds_keyword(lowered: str) -> bool:
-    return any(k in lowered for k in FACT_KEYWORDS)
+#: A text with more colons than this is lowered whole to be searched (one pass each in C) rather
+#: than at each colon.
+_FEW_COLONS = 64
+
+
+def _holds_keyword(content: str) -> bool:
+    """Whether `content.lower()` holds a fact keyword. Each ends with a colon, and no character but
+    the keyword's own letters (either case) lowers to its letters one for one (the Kelvin sign
+    lowers to "k", in no keyword; "İ" to "i" and a combining dot), so a keyword found is the few
+    characters up to a colon, lowered: a text with few colons is not lowered whole."""
+    colons = content.count(":")
+    if colons > _FEW_COLONS:
+        lowered = content.lower()
+        return any(k in lowered for k in FACT_KEYWORDS)
+    at = content.find(":") if colons else -1
+    while at >= 0:
+        if content[max(0, at - _LONGEST + 1): at + 1].lower().endswith(FACT_KEYWORDS):
+            return True
+        at = content.find(":", at + 1)
+    return False
 
 
 def extract_key_facts(messages: list[Message], contents: list[str] | None = None) -> list[str]:
@@ -90,9 +109,9 @@ def extract_key_facts(messages: list[Message], contents: list[str] | None = None
                 add(f"[{m.name or 'tool'}] {snippet}")
             continue
         # A line holds a keyword only if the whole text does (lowering maps each character alone,
-        # and the keywords are ASCII, end with a colon and hold no line break): most messages hold
-        # none, and their lines are not read one by one.
-        if ":" in content and _holds_keyword(content.lower()):
+        # and the keywords hold no line break): most messages hold none, and their lines are not
+        # read one by one.
+        if _holds_keyword(content):
             for line in content.splitlines():
                 stripped = line.strip()
                 if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
