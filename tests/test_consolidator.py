@@ -1,14 +1,22 @@
 """missy's MemoryConsolidator: policies.md 1.4-1.5 golden cases and seed page 003."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
-from ctxviz.engine.policies.missy.consolidator import ConsolidatorSettings, extract_key_facts, should_consolidate
+from ctxviz.engine.policies.missy.consolidator import (
+    FACT_KEYWORDS,
+    ConsolidatorSettings,
+    extract_key_facts,
+    should_consolidate,
+)
 from ctxviz.engine.session import Message, Session, TextPart
 
 from .builders import session
+from .hypothesis_budget import examples
 
 
 @pytest.mark.parametrize(("tokens", "expected"), [(21000, False), (24000, True), (25500, True), (30000, True)])
@@ -30,6 +38,31 @@ def test_user_message_of_exactly_120_chars_is_a_fact_and_facts_deduplicate():
     msgs = [Message("a", 0, "user", (TextPart("x" * 120),)), Message("b", 1, "user", (TextPart("y" * 121),)),
             Message("c", 2, "user", (TextPart("x" * 120),))]
     assert extract_key_facts(msgs) == ["x" * 120]
+
+
+#: Keywords in any case, the characters whose lower case is not one for one (the Kelvin sign, the
+#: dotted capital I, final sigma), line breaks Python splits at, and colons alone.
+_TRICKY = st.lists(st.sampled_from(["Result:", "ERROR:", "deCided:", "CONFIRMED:", "confİrmed:", "ΣUCCESS:", "found", "output:", ":",
+                                    ":::", "K", "\u212a", "İ", "Σ", "e", "d", " ", "\t", "\r", "\n", "\r\n", "\x85", "\u2028", "x"]),
+                   max_size=20).map("".join)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), _TRICKY, st.integers(0, 80)), min_size=1, max_size=4))
+def test_key_facts_are_the_lines_holding_a_keyword_in_any_case(drawn):
+    """What missy does, line by line: a stripped line is a fact when its lower case holds a
+    keyword (extract_key_facts reads the lines of a message only when the message holds one, and
+    finds them from its colons: the same facts)."""
+    msgs = [Message(str(k), k, role, (TextPart(text + ":" * colons),)) for k, (role, text, colons) in enumerate(drawn)]
+    facts: list[str] = []
+    for m in msgs:
+        if m.role == "tool":
+            snippet = m.text[:200].strip()
+            facts += [f"[{m.name or 'tool'}] {snippet}"] if snippet else []
+            continue
+        facts += [line.strip() for line in m.text.splitlines() if line.strip() and any(k in line.strip().lower() for k in FACT_KEYWORDS)]
+        facts += [m.text] if m.role == "user" and 0 < len(m.text) <= 120 else []
+    assert extract_key_facts(msgs) == list(dict.fromkeys(facts))
 
 
 def test_consolidation_keeps_last_four_and_replaces_the_rest():

@@ -3,8 +3,10 @@ cut without encoding it to UTF-16, and a response kept whole is not written as J
 length. Both give what the long way gives (the JavaScript lengths Gemini CLI measures), on random
 outputs and response shapes."""
 
+import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +69,28 @@ def test_a_content_measures_as_when_every_truncated_part_is_written_again(ps: li
                for pi, p in enumerate(ps)]
     wrapper = len('{"role":"') + len(c.role) + len('","parts":[') + len("]}")
     assert service._content_length(c, 0, truncations) == wrapper + sum(lengths) + max(0, len(lengths) - 1)
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.sampled_from([1.0, -0.0, 1e21, 3e20, 2.5]), st.text(max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner), st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                            st.dictionaries(st.one_of(st.integers(), st.booleans(), st.none()), inner, max_size=2)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(json_values)
+def test_a_value_is_written_as_json_dumps_writes_it(value) -> None:
+    """`stringify` writes the plain values of a session's parts directly (`_compact`) instead of
+    through json.dumps: the same text for any value, integral floats without ".0" as before, and
+    the json.dumps way for what it does not write (a fraction, a tuple, a key that is no string)."""
+    from ctxviz.engine.policies.gemini.history import _js_numbers
+
+    try:
+        expected = json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+    except ValueError:  # (a NaN key...: json.dumps raises, and so must stringify)
+        with pytest.raises(ValueError):
+            stringify(value)
+        return
+    assert stringify(value) == expected

@@ -21,6 +21,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ...session import (
@@ -60,8 +61,51 @@ def _js_numbers(value: Any) -> Any:
 def stringify(value: Any, indent: int | None = None) -> str:
     """`JSON.stringify(value)` (or with `null, indent`): keys in insertion order, no spaces."""
     if indent is None:
+        compact = _compact(value)
+        if compact is not None:
+            return compact
         return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
     return json.dumps(_js_numbers(value), ensure_ascii=False, indent=indent)
+
+
+_quoted = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a string (its C encoder)
+
+
+def _compact(value: Any) -> str | None:
+    """`stringify(value)` for the values a session's parts hold (strings, dicts with string keys,
+    lists, booleans, null, integers and integral floats), written directly: json.dumps builds an
+    encoder per call and `_js_numbers` copies the whole value first, several times the cost on
+    the thousands of parts a compression measures. None for anything else (a float with a
+    fraction, a tuple, a key that is no string...), which takes the json.dumps way."""
+    if isinstance(value, str):
+        return _quoted(value)
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            written = _compact(v) if isinstance(k, str) else None
+            if written is None:
+                return None
+            items.append(f"{_quoted(k)}:{written}")
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        items = []
+        for v in value:
+            written = _compact(v)
+            if written is None:
+                return None
+            items.append(written)
+        return "[" + ",".join(items) + "]"
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int.__repr__(int(value))
+    return None
 
 
 estimate_text = gemini_text_estimate
@@ -184,9 +228,15 @@ class MessageContent:
     key: tuple[Any, ...]
     role: str
     parts: tuple[dict[str, Any], ...]
-    part_lengths: tuple[int, ...]
     estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
+
+    @cached_property
+    def part_lengths(self) -> tuple[int, ...]:
+        """Each part's JSON.stringify length, written out only when a split point is searched
+        (a replay reads every message's estimate at every turn, and their lengths only at a
+        compression, over the messages held then)."""
+        return tuple(js_length(stringify(p)) for p in self.parts)
 
 
 _CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
@@ -227,8 +277,7 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    content = MessageContent(key, role, tuple(parts), tuple(js_length(stringify(p)) for p in parts),
-                             sum(estimate_part(p) for p in parts), kind == "user")
+    content = MessageContent(key, role, tuple(parts), sum(estimate_part(p) for p in parts), kind == "user")
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()

@@ -15,7 +15,7 @@ from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..replay_common import _EditsReplay, _PairSafety, carried_recorded
 from . import compression as gc
-from .history import Content, build_contents, estimate_part, message_content, own_parts, text_content
+from .history import Content, build_contents, estimate_part, estimate_text, message_content, own_parts, text_content
 
 
 class GeminiCliReplay(_EditsReplay):
@@ -187,17 +187,21 @@ class GeminiCliReplay(_EditsReplay):
         for m in rest:
             self._content(m)
             self.history_sum += self.tokens[m.index]
-        head = [text_content("user", summary.text), text_content("model", gc.ACK_TEXT)]
-        self.summary_estimate = head[0].estimate + head[1].estimate
+        self.summary_estimate = estimate_text(summary.text) + estimate_text(gc.ACK_TEXT)  # (the summary turn's and its acknowledgement's)
         self.summary_tokens = self.full.text(summary.text) + self.full.text(gc.ACK_TEXT) if summary.text else 0
         self.truncated = self.truncated_extra = 0
         self.truncated_estimate = 0.0
         self.truncated_sent = {}
-        contents = build_contents(rest, self.call_names)
-        held = head + (contents[:-1] if contents and contents[-1].role == "user" else contents)
-        ids = {m.id: k for k, c in enumerate(held) for m in c.messages}
-        upto = ids.get(summary.held_until) if summary.held_until else None
-        if upto is not None:
+        # The held Contents are read only to truncate the outputs up to the message the compression
+        # held (a recorded compaction holds none): their JSON lengths are not written out for nothing.
+        upto = held = None
+        if summary.held_until:
+            head = [text_content("user", summary.text), text_content("model", gc.ACK_TEXT)]
+            contents = build_contents(rest, self.call_names)
+            held = head + (contents[:-1] if contents and contents[-1].role == "user" else contents)
+            ids = {m.id: k for k, c in enumerate(held) for m in c.messages}
+            upto = ids.get(summary.held_until)
+        if upto is not None and held is not None:
             by_content: dict[int, list[gc.Truncation]] = {}
             for t in gc.truncate_history_to_budget(held[: upto + 1], gc._max_chars(self.params, self.limit, None)):
                 by_content.setdefault(t.content, []).append(t)

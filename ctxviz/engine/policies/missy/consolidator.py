@@ -24,6 +24,7 @@ from ..common import base_system_prompt
 
 RECENT_KEEP = 4  # _RECENT_KEEP
 FACT_KEYWORDS = ("result:", "decided:", "found:", "error:", "success:", "created:", "updated:", "deleted:", "confirmed:", "output:")
+_LONGEST = max(map(len, FACT_KEYWORDS))
 SCORE_KEYWORDS = ("error", "success", "result", "failed", "created", "updated", "deleted", "confirmed", "found", "output")
 NO_FACTS = "- (previous conversation context \u2014 no key facts extracted)"
 ZONES = ("system", "consolidated", "recent")
@@ -62,8 +63,32 @@ def should_consolidate(current_tokens: int, settings: ConsolidatorSettings) -> b
     return current_tokens / settings.max_tokens >= settings.threshold_pct  # inclusive
 
 
-def extract_key_facts(messages: list[Message]) -> list[str]:
-    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated."""
+#: A text with more colons than this is lowered whole to be searched (one pass each in C) rather
+#: than at each colon.
+_FEW_COLONS = 64
+
+
+def _holds_keyword(content: str) -> bool:
+    """Whether `content.lower()` holds a fact keyword. Each ends with a colon, and no character but
+    the keyword's own letters (either case) lowers to its letters one for one (the Kelvin sign
+    lowers to "k", in no keyword; "İ" to "i" and a combining dot), so a keyword found is the few
+    characters up to a colon, lowered: a text with few colons is not lowered whole."""
+    colons = content.count(":")
+    if colons > _FEW_COLONS:
+        lowered = content.lower()
+        return any(k in lowered for k in FACT_KEYWORDS)
+    at = content.find(":") if colons else -1
+    while at >= 0:
+        if content[max(0, at - _LONGEST + 1): at + 1].lower().endswith(FACT_KEYWORDS):
+            return True
+        at = content.find(":", at + 1)
+    return False
+
+
+def extract_key_facts(messages: list[Message], contents: list[str] | None = None) -> list[str]:
+    """Tool results (200 chars, tool name first), lines with fact keywords, short user messages; de-duplicated.
+    `contents`: each message's content as read here (its `openai_content()` as a string, "" for
+    None), where the caller has it already (a replay reads each message once)."""
     facts: list[str] = []
     seen: set[str] = set()
 
@@ -72,24 +97,32 @@ def extract_key_facts(messages: list[Message]) -> list[str]:
             seen.add(fact)
             facts.append(fact)
 
-    for m in messages:
-        content = content_text(m) if m.openai_content() is not None else ""
+    for k, m in enumerate(messages):
+        if contents is not None:
+            content = contents[k]
+        else:
+            value = m.openai_content()
+            content = str(value) if value is not None else ""
         if m.role == "tool":
             snippet = content[:200].strip()
             if snippet:
                 add(f"[{m.name or 'tool'}] {snippet}")
             continue
-        for line in content.splitlines():
-            stripped = line.strip()
-            if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
-                add(stripped)
+        # A line holds a keyword only if the whole text does (lowering maps each character alone,
+        # and the keywords hold no line break): most messages hold none, and their lines are not
+        # read one by one.
+        if _holds_keyword(content):
+            for line in content.splitlines():
+                stripped = line.strip()
+                if stripped and any(k in stripped.lower() for k in FACT_KEYWORDS):
+                    add(stripped)
         if m.role == "user" and 0 < len(content) <= 120:
             add(content)
     return facts
 
 
-def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None) -> str:
-    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages)]))
+def consolidated_message(messages: list[Message], earlier_facts: list[str] | None = None, contents: list[str] | None = None) -> str:
+    facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages, contents)]))
     body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
     return "[Session context consolidated]\n\n" + body
 

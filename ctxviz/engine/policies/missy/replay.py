@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from ...counting import TokenCounts
@@ -256,6 +257,10 @@ class ConsolidatorReplay(_Replay):
         self.pending_raw = 0
         self.pending_sent = 0
         self.sent_of: dict[int, int] = {}  # a pending message's tokens as sent
+        #: A pending message's content as the consolidation reads it (read once, when it came in).
+        self.content_of: dict[int, str] = {}
+        #: The latest consolidation and its covers in order, without repeats (what the next one covers first).
+        self.cover_order: tuple[Summary | None, dict[str, None]] | None = None
 
     def _text_tokens(self, text: str) -> int:
         return len(text) // 4 if self.chars else self.full.text(text)
@@ -279,7 +284,10 @@ class ConsolidatorReplay(_Replay):
             self.pending.append(i)
             self.pending_raw += self.raw[i]
             self.pending_t += t
-            self.sent_of[i] = sent = self._text_tokens(str(m.openai_content()))
+            value = m.openai_content()
+            text = str(value)
+            self.content_of[i] = text if value is not None else ""
+            self.sent_of[i] = sent = self._text_tokens(text)
             self.pending_sent += sent
 
     def _resync(self, i: int) -> None:
@@ -287,6 +295,7 @@ class ConsolidatorReplay(_Replay):
         self.covered = set(self.generated[-1].covers) if self.generated else set()
         self.covered_count = 0
         self.pending, self.pending_raw, self.pending_sent = [], 0, 0
+        self.content_of = {}
         self.system_count = self.system_t = self.seen_t = self.pending_t = 0
         self.system_texts = [self.session.system_prompt] if self.session.system_prompt else []
         self.system_tokens = self._text_tokens(self.system_texts[0]) if self.system_texts else 0
@@ -341,6 +350,7 @@ class ConsolidatorReplay(_Replay):
             self.pending_raw -= self.raw[k]
             self.pending_t -= self._measured(k)
             self.pending_sent -= self.sent_of[k]
+            del self.content_of[k]
         del self.pending[:cut]
 
     def _recorded_events(self, i: int) -> list[Event]:
@@ -380,22 +390,35 @@ class ConsolidatorReplay(_Replay):
             messages = self.session.messages
             earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
             older, recent = self.pending[:-RECENT_KEEP], self.pending[-RECENT_KEEP:]
-            text = consolidated_message([messages[k] for k in older], earlier_facts)
+            content_of = self.content_of
+            text = consolidated_message([messages[k] for k in older], earlier_facts, [content_of.pop(k) for k in older])
             recent_sent = sum(self.sent_of[k] for k in recent)
             used = self.system_tokens + self._text_tokens(text) + recent_sent
             kept = self.system_count + RECENT_KEEP
             summarized = self.covered_count + len(older)
             ids = [messages[k].id for k in older]
-            # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them.
+            # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them:
+            # carried from the consolidation before, so that each one reads only the ids it adds.
+            order = self.cover_order
             if self.generated:
-                previous = tuple(dict.fromkeys(self.generated[-1].covers))
+                if order is None or order[0] is not self.generated[-1]:  # (a consolidation the reference step wrote)
+                    order = (self.generated[-1], dict.fromkeys(self.generated[-1].covers))
             else:  # the recorded summaries in force, read once: from now on the consolidation stands for them
                 summaries = self.session.summaries
-                previous = tuple(dict.fromkeys(c for k in (self.recorded.in_force if self.recorded is not None else ()) for c in summaries[k].covers))
-                self.covered = set(previous)
+                in_force = self.recorded.in_force if self.recorded is not None else ()
+                first = self.session.summaries_cover_first
+                if all(first[k] for k in in_force):  # each covers the file's first messages: together, the longest one's
+                    longest = max((len(summaries[k].covers) for k in in_force), default=0)
+                    order = (None, dict.fromkeys(self.session.message_columns[0][:longest]))
+                else:
+                    order = (None, dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force)))
+                self.covered = set(order[1])
+            previous = tuple(order[1])
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
             summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
             self.generated.append(summary)
+            order[1].update(dict.fromkeys(ids))
+            self.cover_order = (summary, order[1])
             self.covered.update(ids)
             self.covered_count += len(older)
             self.pending = recent
