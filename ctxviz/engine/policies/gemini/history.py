@@ -244,8 +244,16 @@ _LOCK = threading.Lock()
 
 
 def _raw_record(message: Message) -> dict[str, Any] | None:
+    """The Gemini CLI record a message was read from. Other logs' lines carry a "type" of "user"
+    too (every Claude Code user line does, its text under "message"): only a record that holds its
+    own "content" is Gemini CLI's, or a Claude Code user message would be estimated from nothing."""
     raw = message.raw
-    return raw if isinstance(raw, dict) and raw.get("type") in ("user", "gemini") else None
+    if not isinstance(raw, dict):
+        return None
+    kind = raw.get("type")
+    if kind == "gemini" or (kind == "user" and "content" in raw and "message" not in raw):
+        return raw
+    return None
 
 
 def _record_parts(message: Message, tool_name: str) -> tuple[str, str, list[dict[str, Any]]]:
