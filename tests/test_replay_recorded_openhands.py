@@ -34,6 +34,9 @@ from .test_replay_summaries import SMALL
 POLICY = "openhands-llm-summarizing"
 #: Its defaults (it never condenses these logs), then parameters that make it condense them.
 PARAMS = [{}, {"max_size": 12, "keep_first": 0}, {"max_size": 16, "keep_first": 1}, {"max_tokens": 3000}]
+#: Budgets at which it condenses the random logs below over their recorded summaries, and again after.
+TIGHT = st.builds(dict, max_size=st.integers(8, 14), keep_first=st.integers(0, 2), max_tokens=st.sampled_from([None, None, 300, 800, 2000]),
+                  minimum_progress=st.sampled_from([0.1, 0.3]))
 
 
 def test_real_logs_with_compactions_are_carried():
@@ -108,10 +111,11 @@ def compacted_agent_logs(draw):
 @settings(SETTINGS, max_examples=examples(24))
 @given(s=compacted_agent_logs(), data=st.data())
 def test_random_logs_with_compactions_equal_the_reference(s, data):
-    """At the small budgets of the summary replay tests, its defaults or the parameters above, with
-    and without pair safety; where every summary covers a prefix of the file, the answer names no
+    """At the small budgets of the summary replay tests, tight ones (it condenses over the recorded
+    summaries: the reference step writes that summary, the replay takes it over and writes the next
+    ones itself), its defaults or the parameters above, with and without pair safety; where every summary covers a prefix of the file, the answer names no
     recorded summary."""
-    params = data.draw(SMALL[POLICY] if data.draw(st.booleans()) else st.sampled_from(PARAMS))
+    params = data.draw(st.sampled_from([SMALL[POLICY], TIGHT, st.sampled_from(PARAMS)]).flatmap(lambda x: x))
     options = PlanOptions(pair_safe=data.draw(st.booleans()))
     same(s, POLICY, params, options)
     how = replays_incrementally(POLICY, s, options, params)

@@ -1,5 +1,6 @@
 """The incremental replayer of OpenHands' LLMSummarizingCondenser (`openhands-llm-summarizing`): the
-forgotten part only grows, so its offline snapshot is carried from turn to turn.
+forgotten part only grows, so its offline snapshot is carried from turn to turn, and so are the
+compactions a Claude Code log records.
 """
 
 from __future__ import annotations
@@ -39,11 +40,21 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     messages with tool calls (only an assistant sends them) and every batch (the assistant message
     and its first observations) with a second observation so far (`unpaired`).
 
-    Also from scratch: summaries recorded in the file, ids on more than one message, pair safety
-    where a tool call id is on more than one call, another summarizer than the offline snapshot, and
+    Recorded summaries (a Claude Code log's compactions) are carried while the policy has written
+    none of its own: the plan reads the latest one in force, each covering a prefix of the file, so
+    the View is that of the messages after it, rebuilt from the first one it leaves when what is in
+    force changes (`_recorded_moved`). A turn that condenses over one goes to the reference step,
+    which writes the summary; the replay takes it over (`_sync`) where the log the reference reads
+    from then on holds it as the state does (`_log_holds`), and checks each summary it writes
+    after it the same way (the reference replays that chain from the file's start).
+
+    Also from scratch: ids on more than one message, pair safety where a tool call id is on more
+    than one call, another summarizer than the offline snapshot; the turns from a recorded summary
+    that covers no prefix of the file on, until the reference step writes a summary of its own; and
     (from that turn on) a condensation that keeps the earlier summary in its head or whose view
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
-    openhands/log.py)."""
+    openhands/log.py), a summary the reference reads elsewhere than the state holds it, and the
+    first system message after a summary taken over (the log that chain is replayed on changes)."""
 
     #: Recorded summaries covering a prefix of the file (Codex's shape too: the system messages
     #: among those covered are the prompt's either way) are carried (`_recorded_moved`); where they
@@ -118,11 +129,11 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.start = 0  # the View is that of the messages from `start` on (those before it a recorded summary covers)
         self.recorded_last = -1  # the recorded summary in force (its index in session.summaries)
         self.view_built = False
-        self.covered_set: set[int] | frozenset[int] = frozenset()  # (with a summary taken over, `_adopt`): the covered messages, system ones too
+        self.covered_set: set[int] | frozenset[int] = frozenset()  # (with a summary taken over, `_sync`): the covered messages, system ones too
         self.covered_system: list[int] = []  # the system messages among `covered` (a recorded summary folded in covered them)
         #: A summary taken over from the reference step is in the chain of `written_after`: the
         #: reference replays that chain from the file's start (log.py), so each summary written
-        #: after it is checked against the log it reads (`_adopt`).
+        #: after it is checked against the log it reads (`_log_holds`).
         self.chained = False
         self._carry_recorded()
         self.covered_ids: list[str] = []
@@ -248,17 +259,37 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 self._take(j)
 
     def _sync(self, i: int) -> None:
-        """Take over the summary the reference step wrote at turn `i` (over a recorded one)."""
+        """Take over the summary the reference step wrote at turn `i` (over a recorded one, or over
+        what the file records with gaps): the View it reads from the next turn on, where the state
+        can hold it (`_log_holds`), made again from the whole prefix; else the reference step from
+        here on."""
         self.chained = True
-        self._adopt(i)
+        covered = self._log_holds(i)
+        if covered is None:
+            self.ok = False
+            return
+        summary = self.generated[-1]
+        messages = self.session.messages
+        self.covered = sorted(covered)
+        self.covered_system = [k for k in self.covered if messages[k].role == "system"]
+        self.covered_ids = [self.ids[k] for k in self.covered]
+        self.written_after = summary.written_after
+        self.summary_tokens = self.full.text(summary.text)
+        self.has_summary = True
+        self.snapshot, self.snap_list = _Snapshot(), []
+        self._rebuild(i, 0, frozenset(covered))
 
-    def _adopt(self, i: int) -> None:
-        """The View the reference reads from the turn after `i` on, with the latest summary written
-        (`condenser.plan`: `log_of` the prefix, the summary replayed on the log from the file's
-        start or put where the span it covers began, log.py), taken into the state where it is the
-        one the state can hold: that summary alone, where the first message it covers was, its
-        covers all that is forgotten. Else (OpenHands put it early, or an earlier summary stays in
-        the view) the reference step from here on."""
+    def _log_holds(self, i: int) -> set[int] | None:
+        """The messages the latest summary written covers, where the View the reference reads from
+        the turn after `i` on is one the state holds (None where it is not): the plan reads the log
+        with that summary (`columns.log_of`: replayed on the log from the file's start along its
+        `written_after`, or put where the span it covers began, log.py); the state holds that
+        summary alone, where the first message it covers was, its covers all that is forgotten.
+        Not so where OpenHands put it early or an earlier summary stays in the view. The replay
+        and the plain placement agree for the summaries the replayer writes itself from its own
+        state; one taken over from the reference step starts a chain the reference replays from
+        the file's start, so each summary of that chain is checked here (a plan's log, once per
+        summary)."""
         from ...replay_contract import prefix_counts, state
         from .columns import log_of
         from .condenser import events_of
@@ -275,17 +306,8 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         first = next((k for k, e in enumerate(all_events) if e.message in covered), len(all_events))
         expected.insert(sum(1 for e in all_events[:first] if e.message not in covered), LATEST)
         if [e.id for e in log.events] != expected or log.forgotten != covered or log.covers.get(LATEST) != covered:
-            self.ok = False
-            return
-        messages = self.session.messages
-        self.covered = sorted(covered)
-        self.covered_system = [k for k in self.covered if messages[k].role == "system"]
-        self.covered_ids = [self.ids[k] for k in self.covered]
-        self.written_after = summary.written_after
-        self.summary_tokens = self.full.text(summary.text)
-        self.has_summary = True
-        self.snapshot, self.snap_list = _Snapshot(), []
-        self._rebuild(i, 0, frozenset(covered))
+            return None
+        return covered
 
     def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
         """Recorded summary k, spanning the prefix's first m messages: the non-system ones the one in
@@ -428,8 +450,8 @@ class OpenhandsCondenserReplay(_SummaryReplay):
             events += recorded_events(self, self.recorded, i, self._recorded_decision)
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
         not_sent = self.sums[i + 1] - self.system_role_tokens - sent_tokens
-        if self.chained and active != len(self.generated):  # the reference replays the chain from the start: is it where the state holds it?
-            self._adopt(i)
+        if self.chained and active != len(self.generated) and self._log_holds(i) is None:
+            self.ok = False  # the reference replays the chain from the file's start and puts this summary elsewhere: the reference step from here on
         return Turn(i, used, budget, kept, dropped, summarized, 0, fits, active, tuple(events), not_sent)
 
     def _first_covered(self) -> int:
