@@ -53,8 +53,9 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     that covers no prefix of the file on, until the reference step writes a summary of its own; and
     (from that turn on) a condensation that keeps the earlier summary in its head or whose view
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
-    openhands/log.py), a summary the reference reads elsewhere than the state holds it, and the
-    first system message after a summary taken over (the log that chain is replayed on changes)."""
+    openhands/log.py), a summary the reference reads elsewhere than the state holds it, and a
+    system message after a summary taken over that changes the log the reference replays that
+    chain on (the system prompt's event, or its tokens where a token limit reads them)."""
 
     #: Recorded summaries covering a prefix of the file (Codex's shape too: the system messages
     #: among those covered are the prompt's either way) are carried (`_recorded_moved`); where they
@@ -124,7 +125,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.view_events = 0  # their events
         self.view_tokens = 0  # their tokens
         self.uncovered = 0  # non-system messages not forgotten
-        self.covered: Sequence[int] = []  # sorted session indices forgotten by the summary in force (non-system)
+        self.covered: Sequence[int] = []  # sorted session indices forgotten by the summary in force (system ones: `covered_system`)
         self.has_summary = False  # a summary is in force: the policy's own, or the latest in force the file records
         self.start = 0  # the View is that of the messages from `start` on (those before it a recorded summary covers)
         self.recorded_last = -1  # the recorded summary in force (its index in session.summaries)
@@ -181,8 +182,10 @@ class OpenhandsCondenserReplay(_SummaryReplay):
             return
         m = self.session.messages[i]
         if m.role == "system":
-            if self.chained and not self.has_system:
-                self.ok = False  # the log the reference replays the chain on gains the system prompt's event
+            if self.chained and (not self.has_system or (m.text and self.token_limit is not None)):
+                # The log the reference replays the chain on gains the system prompt's event, or
+                # that event's tokens change (the token limit reads them): the reference step from here on.
+                self.ok = False
                 return
             self.has_system = True
             self.system_count += 1
@@ -244,7 +247,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.view_built = True
         before = self.talk_before[span]
         # the covered non-system messages (a range where no system message lies among them)
-        self.covered = range(span) if before == span else [k for k in range(span) if self.session.messages[k].role != "system"]
+        self.covered = range(span) if before == span else [j for j in range(span) if self.session.messages[j].role != "system"]
         self._rebuild(i, span, frozenset())
 
     def _rebuild(self, i: int, start: int, covered: set[int] | frozenset[int]) -> None:
