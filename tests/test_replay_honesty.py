@@ -129,36 +129,32 @@ def test_the_turns_from_a_recorded_summary_on_are_said():
     assert 0 < timeline.scratch_steps < len(timeline.turns)
 
 
-IN_FORCE = {"openhands-llm-summarizing": ""}  # (also after it writes a summary of its own: the reference step wrote it)
-
-
-@pytest.mark.parametrize("policy", sorted(IN_FORCE))
-def test_the_turns_from_a_recorded_summary_in_force_on_are_said(policy):
-    """A replayer that carries a session with recorded summaries until the first one is in force
-    (and, for the summarising ones, from their own first summary on: the plan then reads only
-    that) says so, and does: the turns before the summary's start are carried, the others (the
-    policy writes none with its defaults on this short chat) are planned from scratch."""
+def test_openhands_carries_a_recorded_summary_in_force():
+    """OpenHands' condenser carries a recorded summary of a prefix of the file (it handed the turns
+    from the first one in force on to the reference before): the answer says "incremental", no turn
+    is planned from scratch, and the replay equals the reference."""
     session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10))),))
-    start = session.summary_start_turns[0]
-    assert replays_incrementally(policy, session) == f"incremental, then from scratch (the turns from the first recorded summary on{IN_FORCE[policy]})"
-    timeline = replayed(session, policy)
-    assert not timeline.summaries
-    after = sum(max(t.index, t.horizon) >= start for t in timeline.turns)  # the summary is in force from its start (`Turn.horizon`)
-    assert 0 < after < len(timeline.turns) and timeline.scratch_steps == after, (timeline.scratch_steps, after)
+    assert replays_incrementally("openhands-llm-summarizing", session) == "incremental"
+    timeline = replayed(session, "openhands-llm-summarizing")
+    assert not timeline.summaries and timeline.scratch_steps == 0
+    reference = simulate(session, "openhands-llm-summarizing", None, store=CountStore(), incremental=False)
+    assert timeline.to_json() == reference.to_json()
 
 
-def test_openhands_says_the_turns_after_its_own_summary_stay_from_scratch():
+def test_openhands_carries_the_turns_after_its_own_summary_over_a_recorded_one():
     """OpenHands' condenser, over a recorded summary, writes one of its own on a turn the reference
-    step plans; its replay does not take that summary over, so it does not claim to carry the
-    turns after it."""
+    step plans; the replay takes that summary over (it stayed with the reference step from there
+    before), so the turns after it, and the summaries it writes after it, are carried: one step
+    planned from scratch, and the replay equals the reference."""
     session = session_of(chat(30), summaries=(Summary(text="before", covers=tuple(f"m{k}" for k in range(10))),))
-    start = session.summary_start_turns[0]
     params = {"max_size": 8}
     answer = replays_incrementally("openhands-llm-summarizing", session, None, params)
-    assert answer == "incremental, then from scratch (the turns from the first recorded summary on)"
+    assert answer == "incremental"
     timeline = replayed(session, "openhands-llm-summarizing", params)
-    assert timeline.summaries  # it wrote its own
-    assert timeline.scratch_steps == sum(max(t.index, t.horizon) >= start for t in timeline.turns)
+    assert len(timeline.summaries) > 1  # it wrote its own, then more on turns it carried
+    assert timeline.scratch_steps == 1
+    reference = simulate(session, "openhands-llm-summarizing", params, store=CountStore(), incremental=False)
+    assert timeline.to_json() == reference.to_json()
 
 
 def test_gemini_cli_after_its_first_compression_is_carried():

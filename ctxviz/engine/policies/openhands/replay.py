@@ -1,19 +1,21 @@
 """The incremental replayer of OpenHands' LLMSummarizingCondenser (`openhands-llm-summarizing`): the
-forgotten part only grows, so its offline snapshot is carried from turn to turn.
+forgotten part only grows, so its offline snapshot is carried from turn to turn, and so are the
+compactions a Claude Code log records.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections.abc import Sequence
 from typing import Any
 
 from ...counting import TokenCounts
-from ...plan import Plan
+from ...plan import Decision, Plan
 from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary, ThinkingPart
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _SummaryReplay
+from ..replay_common import _SummaryReplay, recorded_events
 from .condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 
 
@@ -38,16 +40,29 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     messages with tool calls (only an assistant sends them) and every batch (the assistant message
     and its first observations) with a second observation so far (`unpaired`).
 
-    Also from scratch: summaries recorded in the file, ids on more than one message, pair safety
-    where a tool call id is on more than one call, another summarizer than the offline snapshot, and
+    Recorded summaries (a Claude Code log's compactions) are carried while the policy has written
+    none of its own: the plan reads the latest one in force, each covering a prefix of the file, so
+    the View is that of the messages after it, rebuilt from the first one it leaves when what is in
+    force changes (`_recorded_moved`). A turn that condenses over one goes to the reference step,
+    which writes the summary; the replay takes it over (`_sync`) where the log the reference reads
+    from then on holds it as the state does (`_log_holds`), and checks each summary it writes
+    after it the same way (the reference replays that chain from the file's start).
+
+    Also from scratch: ids on more than one message, pair safety where a tool call id is on more
+    than one call, another summarizer than the offline snapshot; the turns from a recorded summary
+    that covers no prefix of the file on, until the reference step writes a summary of its own; and
     (from that turn on) a condensation that keeps the earlier summary in its head or whose view
     has left messages out ahead of the span it forgets (OpenHands then puts the summary early:
-    openhands/log.py)."""
+    openhands/log.py), a summary the reference reads elsewhere than the state holds it, and a
+    system message after a summary taken over that changes the log the reference replays that
+    chain on (the system prompt's event, or its tokens where a token limit reads them)."""
 
-    #: The turns from the first recorded summary on go to the reference step, and stay there after
-    #: it writes a summary of its own: the View's state is not rebuilt from a summary the
-    #: reference step wrote (`_sync` stops the fast path).
-    recorded_summaries = "in force"
+    #: Recorded summaries covering a prefix of the file (Codex's shape too: the system messages
+    #: among those covered are the prompt's either way) are carried (`_recorded_moved`); where they
+    #: are not, those turns go to the reference step until it writes a summary of its own, which
+    #: the replay then takes over (`_sync`).
+    recorded_summaries = "shaped until generated"
+    recorded_system_gaps = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
@@ -110,7 +125,18 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.view_events = 0  # their events
         self.view_tokens = 0  # their tokens
         self.uncovered = 0  # non-system messages not forgotten
-        self.covered: list[int] = []  # sorted session indices forgotten by the summary in force
+        self.covered: Sequence[int] = []  # sorted session indices forgotten by the summary in force (system ones: `covered_system`)
+        self.has_summary = False  # a summary is in force: the policy's own, or the latest in force the file records
+        self.start = 0  # the View is that of the messages from `start` on (those before it a recorded summary covers)
+        self.recorded_last = -1  # the recorded summary in force (its index in session.summaries)
+        self.view_built = False
+        self.covered_set: set[int] | frozenset[int] = frozenset()  # (with a summary taken over, `_sync`): the covered messages, system ones too
+        self.covered_system: list[int] = []  # the system messages among `covered` (a recorded summary folded in covered them)
+        #: A summary taken over from the reference step is in the chain of `written_after`: the
+        #: reference replays that chain from the file's start (log.py), so each summary written
+        #: after it is checked against the log it reads (`_log_holds`).
+        self.chained = False
+        self._carry_recorded()
         self.covered_ids: list[str] = []
         self.summary_tokens = 0
         self.written_after: tuple[str, ...] = ()
@@ -156,6 +182,11 @@ class OpenhandsCondenserReplay(_SummaryReplay):
             return
         m = self.session.messages[i]
         if m.role == "system":
+            if self.chained and (not self.has_system or (m.text and self.token_limit is not None)):
+                # The log the reference replays the chain on gains the system prompt's event, or
+                # that event's tokens change (the token limit reads them): the reference step from here on.
+                self.ok = False
+                return
             self.has_system = True
             self.system_count += 1
             self.system_role_tokens += self.tokens[i]
@@ -163,12 +194,17 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 self.system_texts.append(m.text)
                 self.prompt_tokens = self.full.text("\n\n".join(self.system_texts))
             return
-        self.uncovered += 1
-        self.last_role = m.role
+        self.last_role = m.role  # (agent_would_step reads the whole prefix, covered messages too)
         if m.role == "assistant" and m.tool_calls:
             self.batch, self.answered = self.calls[i], set()
         elif m.role == "tool":
             self.answered.add(m.tool_call_id)
+        self._take(i)
+
+    def _take(self, i: int) -> None:
+        """Non-system message `i` joins the View's state (the View of the messages from `start` on)."""
+        m = self.session.messages[i]
+        self.uncovered += 1
         if i in self.calls:
             self.unanswered[i] = len(self.calls[i])  # results come after their calls here
         elif m.role == "tool":
@@ -180,8 +216,8 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 return  # a second observation of the call: ObservationUniquenessProperty
             self.first_obs[call_id] = i
             owner = self.owner.get(call_id)
-            if owner is None:
-                return  # an observation without its call: ToolCallMatchingProperty
+            if owner is None or owner < self.start or owner in self.covered_set:
+                return  # an observation without its call (or of a call a recorded summary covers): ToolCallMatchingProperty
             self.unanswered[owner] -= 1
             if not self.unanswered[owner]:  # the batch is whole: it and its observations join the view
                 self._enter(owner)
@@ -189,6 +225,101 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                     self._enter(self.first_obs[c])
         else:
             self._enter(i)
+
+    def _recorded_moved(self, i: int) -> None:
+        """The plan reads the latest recorded summary in force in the file's order (`session.summaries[-1]`
+        of the prefix, `log.recorded_log`): its covers in the prefix are the messages [0, span)
+        (`_RecordedShapes`; the system messages among them, which are the prompt's, kept, or not
+        covered at all with Codex's shape: the same view). So the View is that of the messages from
+        the first one it leaves, the summary first (or last, where it covers none of the file's
+        talk), the observations of the calls it covers left out: rebuilt from there."""
+        recorded = self.recorded
+        assert recorded is not None
+        if not recorded.in_force:
+            return
+        k = recorded.in_force[-1]
+        span = recorded.span[k]
+        self.recorded_last = k
+        self.has_summary = True
+        self.summary_tokens = self.full.text(self.session.summaries[k].text)
+        if span == self.start and self.view_built:
+            return
+        self.view_built = True
+        before = self.talk_before[span]
+        # the covered non-system messages (a range where no system message lies among them)
+        self.covered = range(span) if before == span else [j for j in range(span) if self.session.messages[j].role != "system"]
+        self._rebuild(i, span, frozenset())
+
+    def _rebuild(self, i: int, start: int, covered: set[int] | frozenset[int]) -> None:
+        """The View's state made again from the messages start..i that `covered` does not hold."""
+        self.start, self.covered_set = start, covered
+        self.inview, self.view_events, self.view_tokens, self.uncovered = [], 0, 0, 0
+        self.first_obs, self.unanswered, self.tainted = {}, {}, set()
+        self.unpaired, self.unpaired_tokens = set(), 0
+        messages = self.session.messages
+        for j in range(start, i + 1):
+            if messages[j].role != "system" and j not in covered:
+                self._take(j)
+
+    def _sync(self, i: int) -> None:
+        """Take over the summary the reference step wrote at turn `i` (over a recorded one, or over
+        what the file records with gaps): the View it reads from the next turn on, where the state
+        can hold it (`_log_holds`), made again from the whole prefix; else the reference step from
+        here on."""
+        self.chained = True
+        covered = self._log_holds(i)
+        if covered is None:
+            self.ok = False
+            return
+        summary = self.generated[-1]
+        messages = self.session.messages
+        self.covered = sorted(covered)
+        self.covered_system = [k for k in self.covered if messages[k].role == "system"]
+        self.covered_ids = [self.ids[k] for k in self.covered]
+        self.written_after = summary.written_after
+        self.summary_tokens = self.full.text(summary.text)
+        self.has_summary = True
+        self.snapshot, self.snap_list = _Snapshot(), []
+        self._rebuild(i, 0, frozenset(covered))
+
+    def _log_holds(self, i: int) -> set[int] | None:
+        """The messages the latest summary written covers, where the View the reference reads from
+        the turn after `i` on is one the state holds (None where it is not): the plan reads the log
+        with that summary (`columns.log_of`: replayed on the log from the file's start along its
+        `written_after`, or put where the span it covers began, log.py); the state holds that
+        summary alone, where the first message it covers was, its covers all that is forgotten.
+        Not so where OpenHands put it early or an earlier summary stays in the view. The replay
+        and the plain placement agree for the summaries the replayer writes itself from its own
+        state; one taken over from the reference step starts a chain the reference replays from
+        the file's start, so each summary of that chain is checked here (a plan's log, once per
+        summary)."""
+        from ...replay_contract import prefix_counts, state
+        from .columns import log_of
+        from .condenser import events_of
+        from .log import LATEST
+
+        summary = self.generated[-1]
+        prefix = state(self.session, self.policy, i, self.generated)
+        counts = prefix_counts(self.full, prefix)
+        all_events = events_of(prefix, set())
+        log = log_of(prefix, all_events, self.params, counts, self.prompt_tokens, self.token_limit)
+        position = {m.id: m.index for m in prefix.messages}
+        covered = {position[c] for c in summary.covers if c in position}
+        expected = [e.id for e in all_events if e.message not in covered]
+        first = next((k for k, e in enumerate(all_events) if e.message in covered), len(all_events))
+        expected.insert(sum(1 for e in all_events[:first] if e.message not in covered), LATEST)
+        if [e.id for e in log.events] != expected or log.forgotten != covered or log.covers.get(LATEST) != covered:
+            return None
+        return covered
+
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+        """Recorded summary k, spanning the prefix's first m messages: the non-system ones the one in
+        force covers among them are summarised; the latest in force is sent, every other dropped
+        (a turn that condenses over it goes to the reference step)."""
+        summarized = self.talk_before[min(m, self.start)]
+        if k == self.recorded_last:
+            return summarized, (Decision.KEPT, "kept: OpenHands sends its summary as a user message where the forgotten events were")
+        return summarized, (Decision.DROPPED, "dropped: OpenHands' latest summary forgot this one with its events")
 
     def _steps(self) -> bool:
         """agent_would_step on the prefix."""
@@ -219,7 +350,8 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         from .condenser import condensation
 
         p: CondenserParams = self.params
-        has_summary = bool(self.generated)
+        has_summary = self.has_summary
+        recorded = has_summary and not self.generated  # a summary the file records is in force
         system_used = self.prompt_tokens if self.has_system else 0
         summary_used = self.summary_tokens if has_summary else 0
         used = system_used + summary_used + self.view_tokens
@@ -227,7 +359,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         active = len(self.generated)
         kept = self.system_count + len(self.inview)
         dropped = self.uncovered - len(self.inview)
-        summarized = len(self.covered)
+        summarized = len(self.covered) - len(self.covered_system)
         sent_tokens = self.view_tokens
         unpaired, unpaired_tokens = len(self.unpaired), self.unpaired_tokens  # what pair safety drops of the view
         events: list[Event] = []
@@ -235,7 +367,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         if (limit is not None and used > limit) or n_view > p.max_size:
             view: list[Any] = [ViewEvent("system", "system", None)] if self.has_system else []
             per_event: list[int] = [self.prompt_tokens] if self.has_system else []
-            first = self.covered[0] if has_summary else -1
+            first = self._first_covered() if has_summary else -1
             placed = not has_summary
             tokens = self.tokens
             for k in self.inview:
@@ -251,14 +383,17 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 per_event.append(self.summary_tokens)
             outcome = condensation(view, p, per_event, limit)
             if outcome is not None and not outcome.error:
+                if recorded:
+                    return None  # a condensation over a recorded summary: the reference step writes the summary
                 gone = [view[k] for k in outcome.forgotten]
                 forgotten = sorted({e.message for e in gone if e.message is not None})
                 forgot_summary = any(e.kind == "summary" for e in gone)
                 if has_summary and not forgot_summary:
                     self.ok = False  # the earlier summary stays in the head: the reference step from here on
                     return None
-                began = min(forgotten[:1] + (self.covered[:1] if forgot_summary else []))
-                if self.talk_before[began] - bisect_left(self.covered, began) - bisect_left(self.inview, began):
+                began = min(forgotten[:1] + ([first] if forgot_summary else []))
+                covered_before = bisect_left(self.covered, began) - bisect_left(self.covered_system, began)
+                if self.talk_before[began] - covered_before - bisect_left(self.inview, began):
                     self.ok = False  # the view left messages out ahead of the span: OpenHands puts the summary early (log.py)
                     return None
                 what = []
@@ -273,7 +408,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                 forgotten_tokens = sum(tokens[k] for k in forgotten)
                 used = used - summary_used - forgotten_tokens + text_tokens_
                 kept -= len(forgotten)
-                summarized = len(self.covered) + len(forgotten)
+                summarized = len(self.covered) - len(self.covered_system) + len(forgotten)
                 sent_tokens -= forgotten_tokens
                 if self.unpaired:
                     gone_unpaired = [k for k in forgotten if k in self.unpaired]
@@ -298,6 +433,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                     self.view_tokens -= forgotten_tokens
                     self.uncovered -= len(forgotten)
                     self.summary_tokens = text_tokens_
+                    self.has_summary = True
                     if self.unpaired:
                         self.unpaired.difference_update(forgotten)
                         self.unpaired_tokens = unpaired_tokens
@@ -313,9 +449,21 @@ class OpenhandsCondenserReplay(_SummaryReplay):
             return light_plan(self.policy, {"system": allot, "events": budget - allot}, {"system": system_used, "events": used - system_used},
                           budget, used, fits)
 
+        if recorded and self.recorded is not None:
+            events += recorded_events(self, self.recorded, i, self._recorded_decision)
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
         not_sent = self.sums[i + 1] - self.system_role_tokens - sent_tokens
+        if self.chained and active != len(self.generated) and self._log_holds(i) is None:
+            self.ok = False  # the reference replays the chain from the file's start and puts this summary elsewhere: the reference step from here on
         return Turn(i, used, budget, kept, dropped, summarized, 0, fits, active, tuple(events), not_sent)
+
+    def _first_covered(self) -> int:
+        """Where the summary in force is in the view: before the first non-system message it covers
+        (after every message, where it covers none of them)."""
+        if not self.covered_system:
+            return self.covered[0] if self.covered else len(self.session.messages)
+        system = set(self.covered_system)
+        return next((k for k in self.covered if k not in system), len(self.session.messages))
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"openhands-llm-summarizing": OpenhandsCondenserReplay}
