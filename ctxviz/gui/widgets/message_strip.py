@@ -470,12 +470,12 @@ class MessageStrip(pg.PlotWidget):
         protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in present), default=None)
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
-            self.tail_line.setPos(self._x_of(protected))
+            move_line(self.tail_line, self._x_of(protected))
         cut = cut_index(plan)
         has_cut = cut is not None and cut < len(plan.messages)
         self.cut_line.setVisible(has_cut)
         if has_cut:
-            self.cut_line.setPos(self._x_of(cut) + float(self.item.widths[cut]))
+            move_line(self.cut_line, self._x_of(cut) + float(self.item.widths[cut]))
         decisions = self.item.decisions
         has_summary = Decision.SUMMARIZED in decisions
         for item in (self.summary_region, self.summary_label):
@@ -682,6 +682,13 @@ class MessageStrip(pg.PlotWidget):
         index = self.item.index_at(point.x())
         if index is not None:
             self.messageClicked.emit(index)
+
+
+def move_line(line: pg.InfiniteLine, x: float) -> None:
+    """`line` to `x`, untouched when it is there already: pyqtgraph places a line's label and
+    repaints it on every `setPos` (a re-plan usually moves the cut alone, not the tail)."""
+    if line.value() != x:
+        line.setPos(x)
 
 
 def _grew(before: Session | None, after: Session) -> bool:

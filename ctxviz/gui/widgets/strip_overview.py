@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
 from ..theme import plot_colors
-from .message_strip import MessageStrip, StripItem
+from .message_strip import MessageStrip, StripItem, move_line
 
 #: The overview's height in pixels: enough to tell colours apart, little taken from the strip.
 OVERVIEW_HEIGHT = 22
@@ -67,7 +67,7 @@ class StripOverview(pg.PlotWidget):
         self.setXRange(0, width, padding=0)
         self.cut_line.setVisible(cut.isVisible())
         if cut.isVisible():
-            self.cut_line.setPos(cut.value())
+            move_line(self.cut_line, cut.value())
         self.window.setBounds((0, width))
         self._strip_moved()
 
