@@ -9,35 +9,22 @@ arrows and handle (68 pixels) even for two lines. One class keeps the three reme
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QTextDocument, QTextOption
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 #: The least room a card gets above the charts (more on a tall window: `set_room`).
 CARD_MIN_ROOM = 104
-#: Markup whose blocks are indented or framed: measured by QLabel itself (`MeasuredLabel._plain`).
-INDENTED_TAGS = ("<ul", "<ol", "<li", "<table", "<blockquote", "<pre", "margin", "indent", "<dl")
-QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
 class MeasuredLabel(QLabel):
     """A rich-text label that measures its wrapped height once per text, width and font. Its scroll
     area, the card's `sizeHint` and the layout each ask, and each answer laid the text out anew:
     3 ms of every re-plan at 10,000 messages for the lost card's few lines. (The detail panel's
-    head, re-written on every re-plan while a message is selected, is one too.)
-
-    A new text is laid out here in one document of its own, as QLabel lays it out (qlabel.cpp's
-    `sizeForWidth`), for the sizes the scroll area asks first: QLabel found its least width by
-    laying the text out at width 0 (a line per word, a third of a re-plan's frame) and laid its
-    document out again after each measure; the widest word is known from any layout that wraps."""
+    head, re-written on every re-plan while a message is selected, is one too.)"""
 
     def __init__(self) -> None:
         super().__init__()
         self._heights: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
-        #: The last text in a document of its own (`_document`), and what was measured of it.
-        self._measures: tuple[tuple[str, str, int], QTextDocument, dict[object, QSize]] | None = None
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt's name)
         key = (self.text(), self.font().key())
@@ -45,71 +32,8 @@ class MeasuredLabel(QLabel):
             self._heights = (key, {})
         known = self._heights[1]
         if width not in known:
-            known[width] = self._size_at(width).height() if self._plain() else super().heightForWidth(width)
+            known[width] = super().heightForWidth(width)
         return known[width]
-
-    def sizeHint(self) -> QSize:  # noqa: N802
-        if not self._plain():
-            return super().sizeHint()
-        doc, memo = self._document()
-        if "hint" not in memo:
-            doc.adjustSize()  # QLabel's size hint: the text at a pleasing width (QTextDocument's own rule)
-            memo["hint"] = self._framed(doc.size().width(), doc.size().height())
-        return QSize(memo["hint"])
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
-        """Its widest word wide, each paragraph on one line high (QLabel's least size), from a layout
-        at the label's own width and one without wrapping, instead of one at width 0."""
-        if not self._plain():
-            return super().minimumSizeHint()
-        doc, memo = self._document()
-        if "least" not in memo:
-            self._size_at(max(self.width(), 1))  # any wrapping layout finds each block's widest word
-            widest_word = 0.0
-            block = doc.begin()
-            while block.isValid():
-                widest_word = max(widest_word, block.layout().minimumWidth())
-                block = block.next()
-            doc.setTextWidth(QWIDGETSIZE_MAX)
-            memo["least"] = self._framed(widest_word, doc.size().height())
-        return QSize(memo["least"])
-
-    def _plain(self) -> bool:
-        """Wrapped rich text with no margin, indent, frame or least width, and no block that is
-        indented (a list, a table): what `_document` measures as QLabel does."""
-        text = self.text()
-        return (self.wordWrap() and self.textFormat() == Qt.TextFormat.RichText and self.margin() == 0 and self.indent() < 0
-                and self.frameWidth() == 0 and self.minimumWidth() == 0 and not any(tag in text for tag in INDENTED_TAGS))
-
-    def _document(self) -> tuple[QTextDocument, dict[object, QSize]]:
-        """The text in a document of its own, set up as QLabel sets up its own (qlabel.cpp's
-        `ensureTextLayouted`), and what has been measured of it (by width, "hint", "least")."""
-        key = (self.text(), self.font().key(), int(self.alignment().value))
-        if self._measures is None or self._measures[0] != key:
-            doc = QTextDocument()
-            doc.setUndoRedoEnabled(False)
-            doc.setDefaultFont(self.font())
-            option = QTextOption(self.alignment())
-            option.setWrapMode(QTextOption.WrapMode.WordWrap)
-            doc.setDefaultTextOption(option)
-            doc.setDocumentMargin(0)
-            doc.setHtml(self.text())
-            self._measures = (key, doc, {})
-        return self._measures[1], self._measures[2]
-
-    def _size_at(self, width: int) -> QSize:
-        """QLabel's size at `width` (its `sizeForWidth`): the text wrapped within the contents margins."""
-        doc, memo = self._document()
-        if width not in memo:
-            m = self.contentsMargins()
-            doc.setTextWidth(max(width - m.left() - m.right(), 0))
-            memo[width] = self._framed(doc.size().width(), doc.size().height())
-        return QSize(memo[width])  # type: ignore[arg-type]
-
-    def _framed(self, width: float, height: float) -> QSize:
-        """A measured text's size with the contents margins, at least the label's least size."""
-        m = self.contentsMargins()
-        return QSize(math.ceil(width) + m.left() + m.right(), math.ceil(height) + m.top() + m.bottom()).expandedTo(self.minimumSize())
 
 
 class TextCard(QFrame):
