@@ -49,6 +49,7 @@ class StripOverview(pg.PlotWidget):
         self.setToolTip("The whole session: drag the window (or click) to move the strip's view; drag its edges to zoom.")
         self._syncing = False
         self._drawn: tuple[object, ...] = ()  # what the band mirrors now
+        self._width = -1.0  # the extent the band and the window's bounds were set to
         self.window.sigRegionChanged.connect(self._window_moved)
         strip.getPlotItem().getViewBox().sigXRangeChanged.connect(self._strip_moved)
         strip.drawn.connect(self.refresh)
@@ -64,11 +65,15 @@ class StripOverview(pg.PlotWidget):
         self._drawn = key
         self.item.mirror(source)
         width = self.item._bounds.width()
-        self.setXRange(0, width, padding=0)
+        # A re-plan of the same session keeps the band's extent and the window's bounds (setting
+        # them again moved both of the window's edges, each placed and repainted anew).
+        if width != self._width:
+            self._width = width
+            self.setXRange(0, width, padding=0)
+            self.window.setBounds((0, width))
         self.cut_line.setVisible(cut.isVisible())
         if cut.isVisible():
             move_line(self.cut_line, cut.value())
-        self.window.setBounds((0, width))
         self._strip_moved()
 
     def _strip_moved(self, *_: Any) -> None:
