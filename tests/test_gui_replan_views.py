@@ -95,13 +95,15 @@ def test_the_strip_lines_follow_the_cut_and_the_tail_stays(qtbot, open_window) -
         assert strip.tail_line.value() == tail  # the fresh tail does not depend on the budget
 
 
-@pytest.mark.parametrize("chosen", [None, "0"])
-def test_the_app_fills_on_the_painting_thread_unless_the_user_chose(chosen: str | None) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "QT_NO_GUI_THREADPOOL"}
+@pytest.mark.parametrize(("chosen", "threads", "expected"), [(None, None, "1"), ("yes", None, "yes"), (None, "1", "unset")])
+def test_the_app_fills_on_the_painting_thread_unless_the_user_chose(chosen: str | None, threads: str | None, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_NO_GUI_THREADPOOL", "CTXVIZ_QT_FILL_THREADS")}
     env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
     if chosen is not None:
         env["QT_NO_GUI_THREADPOOL"] = chosen
-    code = "import os; from ctxviz.gui.app import application; application(); print(os.environ['QT_NO_GUI_THREADPOOL'])"
+    if threads is not None:  # Qt's pool kept in use
+        env["CTXVIZ_QT_FILL_THREADS"] = threads
+    code = "import os; from ctxviz.gui.app import application; application(); print(os.environ.get('QT_NO_GUI_THREADPOOL', 'unset'))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == (chosen or "1")
+    assert out.stdout.strip().splitlines()[-1] == expected

@@ -36,8 +36,10 @@ def serial_fills() -> None:
     this window's that costs more than the fill, and on a busy machine the GUI thread waited for
     the pool's threads to be scheduled (a fifth of a re-plan's frame at 10,000 messages, most of
     the donut's paint). `QT_NO_GUI_THREADPOOL` is Qt's own switch for filling on the painting
-    thread; it is read once, before the first paint. A value the user set is kept."""
-    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+    thread (set to any value); it is read once, before the first paint. `CTXVIZ_QT_FILL_THREADS=1`
+    leaves Qt's pool in use (to compare, or on a machine where it pays)."""
+    if os.environ.get("CTXVIZ_QT_FILL_THREADS") != "1":
+        os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 
 def application(scheme: str = "auto"):
