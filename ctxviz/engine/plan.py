@@ -6,6 +6,7 @@ always agree.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -297,13 +298,40 @@ class Plan:
         from .reason_codes import CODES, GENERIC
 
         if isinstance(self.messages, Rows):  # a handful of (code, decision) pairs: each looked up once
-            c = self.messages.columns
-            pair = c.code.astype(np.int64) * len(DECISIONS) + c.decision
-            names = {k: (code if code in CODES else GENERIC[DECISIONS[k % len(DECISIONS)].value])
-                     for k in dict.fromkeys(pair.tolist()) for code in (c.code_names[k // len(DECISIONS)],)}
+            pair = self._reason_pairs()
+            names = self._pair_codes(dict.fromkeys(pair.tolist()))
             return tuple(map(names.__getitem__, pair.tolist()))
         cols = self.columns
         return tuple(c if c in CODES else GENERIC[d.value] for c, d in zip(cols.code, cols.decision, strict=True))
+
+    def reason_counts(self) -> Counter[str]:
+        """`Counter(reason_codes)`, the codes in the order they first occur, counted over the code and
+        decision columns without making a code per message: the app counts them on every re-plan,
+        and making 10,000 codes to count them cost more than the plan."""
+        if not isinstance(self.messages, Rows) or "reason_codes" in self.__dict__:
+            return Counter(self.reason_codes)
+        pair = self._reason_pairs()
+        present, first = np.unique(pair, return_index=True)
+        counts = np.bincount(np.searchsorted(present, pair), minlength=len(present))
+        in_order = np.argsort(first, kind="stable")
+        names = self._pair_codes(present[in_order].tolist())
+        out: Counter[str] = Counter()
+        for k, n in zip(present[in_order].tolist(), counts[in_order].tolist(), strict=True):
+            out[names[k]] += n
+        return out
+
+    def _reason_pairs(self) -> np.ndarray:
+        """Each message's (policy's code, decision) as one number (the plan's columns)."""
+        c = self.messages.columns  # type: ignore[attr-defined]
+        return c.code.astype(np.int64) * len(DECISIONS) + c.decision
+
+    def _pair_codes(self, pairs: Iterable[int]) -> dict[int, str]:
+        """The reason code of each (code, decision) number: the policy's, else its decision's generic one."""
+        from .reason_codes import CODES, GENERIC
+
+        names = self.messages.columns.code_names  # type: ignore[attr-defined]
+        return {k: (code if code in CODES else GENERIC[DECISIONS[k % len(DECISIONS)].value])
+                for k in pairs for code in (names[k // len(DECISIONS)],)}
 
     @cached_property
     def distinct(self) -> Distinct:

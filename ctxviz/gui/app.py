@@ -30,8 +30,21 @@ def ensure_qt_platform() -> None:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def serial_fills() -> None:
+    """Qt's raster engine hands every fill of 96 or more spans (a donut slice, a table row's
+    background, a chart's bars) to a pool of threads and waits for them: for shapes the size of
+    this window's that costs more than the fill, and on a busy machine the GUI thread waited for
+    the pool's threads to be scheduled (a fifth of a re-plan's frame at 10,000 messages, most of
+    the donut's paint). `QT_NO_GUI_THREADPOOL` is Qt's own switch for filling on the painting
+    thread (set to any value); it is read once, before the first paint. `CTXVIZ_QT_FILL_THREADS=1`
+    leaves Qt's pool in use (to compare, or on a machine where it pays)."""
+    if os.environ.get("CTXVIZ_QT_FILL_THREADS") != "1":
+        os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+
+
 def application(scheme: str = "auto"):
     ensure_qt_platform()
+    serial_fills()
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 

@@ -102,6 +102,8 @@ class MessageTableModel(QAbstractTableModel):
         #: Each message's voice (engine/voices.py), or () when unknown: harness turns show as such.
         self.voices: tuple[str, ...] = ()
         self._position: dict[int, int] | None = None  # message index -> view row, built on demand
+        #: The plan whose records `data` has read, and those records by message index.
+        self._records: tuple[Plan | None, dict[int, Any]] = (None, {})
         #: (first, last) row the view can show, set by a `MessageTableView`; None: compare every row.
         self.shown_rows: Callable[[], tuple[int, int]] | None = None
 
@@ -162,15 +164,20 @@ class MessageTableModel(QAbstractTableModel):
         rows, olds, news = self.rows, old.messages, new.messages
         if self.shown_rows is not None:
             first, last = self.shown_rows()
-            changed = [r for r in range(max(0, first), min(last, len(rows) - 1, len(olds) - 1) + 1) if olds[rows[r]] != news[rows[r]]]
+            # Each row's old and new record read once (the records are built as they are read).
+            shown = [(r, olds[rows[r]], news[rows[r]]) for r in range(max(0, first), min(last, len(rows) - 1, len(olds) - 1) + 1)]
+            pairs = {r: (a, b) for r, a, b in shown if a != b}
+            changed = list(pairs)
         else:
             messages = list(compress(range(len(news)), map(ne, olds, news)))
             changed = messages if self._identity else sorted(r for r in map(self.view_row, messages) if r is not None)
+            pairs = {}
         if not changed:
             return
         # The columns that changed (often the reason alone: it quotes the budget or the cut).
         sample = changed if len(changed) <= 256 else changed[:: len(changed) // 256]
-        differing = [c for c, f in enumerate(FIELDS) if any(getattr(olds[rows[r]], f) != getattr(news[rows[r]], f) for r in sample)]
+        records = [pairs.get(r) or (olds[rows[r]], news[rows[r]]) for r in sample]
+        differing = [c for c, f in enumerate(FIELDS) if any(getattr(a, f) != getattr(b, f) for a, b in records)]
         left, right = (differing[0], differing[-1]) if differing and len(sample) == len(changed) else (0, len(COLUMNS) - 1)
         runs: list[tuple[int, int]] = []
         for r in changed:
@@ -310,9 +317,15 @@ class MessageTableModel(QAbstractTableModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         """The view asks about seven roles per visible cell on every repaint, so the common
         "nothing for this role" answer comes first and colours are built once."""
-        if self.plan is None or not index.isValid() or role not in _ROLES:
+        if role not in _ROLES or self.plan is None or not index.isValid():
             return None
-        m = self.plan.messages[self.rows[index.row()]]
+        # The records the view shows, kept per plan: four roles of nine cells ask for each row's.
+        records, i = self._records, self.rows[index.row()]
+        if records[0] is not self.plan:
+            records = self._records = (self.plan, {})
+        m = records[1].get(i)
+        if m is None:
+            m = records[1][i] = self.plan.messages[i]
         col = index.column()
         if role == _DISPLAY:
             if col == 8:

@@ -52,6 +52,8 @@ class StripItem(pg.GraphicsObject):
         self._category_codes: np.ndarray = np.zeros(0, dtype=np.int32)
         self._by_tokens = True
         self._bounds = QRectF(0, 0, 1, 1)
+        #: (the starts, (view's left, right, pixel width), the message under each pixel column) as last looked up.
+        self._columns: tuple[np.ndarray | None, tuple[float, float, float], np.ndarray] = (None, (0.0, 0.0, 0.0), np.zeros(0, dtype=np.int64))
 
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
@@ -141,8 +143,13 @@ class StripItem(pg.GraphicsObject):
         if last - first <= 2 * columns:
             return self.starts[first:last], self.widths[first:last], self.styles[first:last], range(first, last)
         lo, hi = max(x0, 0.0), min(x1, self._bounds.width())
-        centres = lo + (np.arange(int((hi - lo) / pixel) + 1) + 0.5) * pixel
-        index = np.clip(np.searchsorted(self.starts, centres, side="right") - 1, 0, n - 1)
+        # The message under each pixel column depends on the geometry and the view, not on the
+        # decisions: a re-plan (the strip and its overview both repaint) looks them up once.
+        starts, key = self.starts, (lo, hi, pixel)
+        if self._columns[0] is not starts or self._columns[1] != key:
+            centres = lo + (np.arange(int((hi - lo) / pixel) + 1) + 0.5) * pixel
+            self._columns = (starts, key, np.clip(np.searchsorted(starts, centres, side="right") - 1, 0, n - 1))
+        index = self._columns[2]
         style = self.styles[index]
         breaks = np.flatnonzero(np.diff(style)) + 1
         run_starts = np.concatenate(([0], breaks))
@@ -470,12 +477,12 @@ class MessageStrip(pg.PlotWidget):
         protected = min((zones.index(z) for z in ("fresh_tail", "recent") if z in present), default=None)
         self.tail_line.setVisible(protected is not None)
         if protected is not None:
-            self.tail_line.setPos(self._x_of(protected))
+            move_line(self.tail_line, self._x_of(protected))
         cut = cut_index(plan)
         has_cut = cut is not None and cut < len(plan.messages)
         self.cut_line.setVisible(has_cut)
         if has_cut:
-            self.cut_line.setPos(self._x_of(cut) + float(self.item.widths[cut]))
+            move_line(self.cut_line, self._x_of(cut) + float(self.item.widths[cut]))
         decisions = self.item.decisions
         has_summary = Decision.SUMMARIZED in decisions
         for item in (self.summary_region, self.summary_label):
@@ -682,6 +689,13 @@ class MessageStrip(pg.PlotWidget):
         index = self.item.index_at(point.x())
         if index is not None:
             self.messageClicked.emit(index)
+
+
+def move_line(line: pg.InfiniteLine, x: float) -> None:
+    """`line` to `x`, untouched when it is there already: pyqtgraph places a line's label and
+    repaints it on every `setPos` (a re-plan usually moves the cut alone, not the tail)."""
+    if line.value() != x:
+        line.setPos(x)
 
 
 def _grew(before: Session | None, after: Session) -> bool:

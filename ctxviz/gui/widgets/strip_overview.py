@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
 from ..theme import plot_colors
-from .message_strip import MessageStrip, StripItem
+from .message_strip import MessageStrip, StripItem, move_line
 
 #: The overview's height in pixels: enough to tell colours apart, little taken from the strip.
 OVERVIEW_HEIGHT = 22
@@ -49,6 +49,7 @@ class StripOverview(pg.PlotWidget):
         self.setToolTip("The whole session: drag the window (or click) to move the strip's view; drag its edges to zoom.")
         self._syncing = False
         self._drawn: tuple[object, ...] = ()  # what the band mirrors now
+        self._width = -1.0  # the extent the band and the window's bounds were set to
         self.window.sigRegionChanged.connect(self._window_moved)
         strip.getPlotItem().getViewBox().sigXRangeChanged.connect(self._strip_moved)
         strip.drawn.connect(self.refresh)
@@ -64,11 +65,15 @@ class StripOverview(pg.PlotWidget):
         self._drawn = key
         self.item.mirror(source)
         width = self.item._bounds.width()
-        self.setXRange(0, width, padding=0)
+        # A re-plan of the same session keeps the band's extent and the window's bounds (setting
+        # them again moved both of the window's edges, each placed and repainted anew).
+        if width != self._width:
+            self._width = width
+            self.setXRange(0, width, padding=0)
+            self.window.setBounds((0, width))
         self.cut_line.setVisible(cut.isVisible())
         if cut.isVisible():
-            self.cut_line.setPos(cut.value())
-        self.window.setBounds((0, width))
+            move_line(self.cut_line, cut.value())
         self._strip_moved()
 
     def _strip_moved(self, *_: Any) -> None:
