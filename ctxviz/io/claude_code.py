@@ -419,6 +419,9 @@ class _Reader:
         self.keep = keep
         #: Tool call id -> name, of the calls read so far, when tool results are named as they are made.
         self.names: dict[str, str] | None = {} if name_results else None
+        #: A result was named before its call was read, or a call id came again with another name:
+        #: the names are checked against the whole session (`_names_checked`).
+        self.names_unsure = False
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
@@ -521,18 +524,24 @@ class _Reader:
             return {i for i, x in enumerate(scope) if is_turn(x)}  # no line says what it follows (hand-made or stream output): the file's order is the conversation
         by_uuid = self.by_uuid
         previous = None
-        for i, x in enumerate(scope):
+        chained: list[int] = []
+        segments: list[int] = []
+        for i, x in enumerate(scope):  # one pass: each line's uuid, its parent, whether the chain runs through it
             if x.parent is _MISSING:
                 x.parent = previous
             uuid = x.uuid
             if uuid:
                 if uuid not in by_uuid:
                     by_uuid[uuid] = i
-                if x.kind != "progress":
+                kind = x.kind
+                if kind != "progress":
                     previous = uuid
+                    if kind in _CHAINED_TYPES or x.role:  # _chained, inlined
+                        chained.append(i)
+            if x.segment:
+                segments.append(i)
         self.previous = previous
-        # _chained, inlined
-        self.chained = chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in _CHAINED_TYPES or x.role)]
+        self.chained = chained
         if not chained:
             return set()
         chain = self.chain
@@ -548,7 +557,7 @@ class _Reader:
         included = set(chain)
         # A compaction that kept a segment verbatim: the lines after it continue from that segment's
         # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
-        for i in [i for i, x in enumerate(scope) if x.segment]:
+        for i in segments:
             ends = scope[i].segment
             if i in included or not any(by_uuid.get(ends[k]) in chain for k in ("headUuid", "tailUuid")):
                 continue
@@ -584,39 +593,44 @@ class _Reader:
         """Add to `included` the lines at `positions` that hang beside the chain: the streamed lines
         of one assistant message, the results of parallel tool calls, and what a parallel branch
         brought with it (a hook's context after one of the parallel calls)."""
-        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
-        assistants = [(i, x) for i, x in lines if x.role == "assistant" and x.message_id]
-        self.included_ids.update(x.message_id for i, x in assistants if i in included)
-        ids = self.included_ids
-        for i, x in assistants:
-            if i not in included and x.message_id in ids:
-                included.add(i)
-        calls, answered = self.calls, self.answered
-        new_calls: set[str] = set()
-        new_answers: set[str] = set()
-        for i, x in lines:
-            if x.parts and i in included:
-                for p in x.parts:
-                    if isinstance(p, ToolCallPart) and p.id:
-                        new_calls.add(p.id)
-                    elif isinstance(p, ToolResultPart):
-                        new_answers.add(p.tool_call_id)
-        if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
-                       or any(a in self.parallel_answers for a in new_answers)):
-            # A call whose result was left out (it would now be taken in), or a call answered again
-            # on the chain that a parallel result answered (that result would now be left out).
-            return self._unsure("a call whose result was left out, or one answered again", False)
-        calls |= new_calls
-        answered |= new_answers
-        for i, x in lines:
-            if x.role != "user" or not x.parts or i in included:
-                continue
-            results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)]
-            if results and all(r in calls and r not in answered for r in results):
-                included.add(i)
-                answered.update(results)
-                self.parallel_answers.update(results)
-        attachments = [(i, x) for i, x in lines if x.kind == "attachment" and x.parent]
+        # What a load that is carried on later needs (`more`) is kept for every line; a load that is
+        # not (`keep` off) looks only at the lines off the chain, usually none or a few.
+        track = self.keep
+        off = [i for i in positions if i not in included]
+        off_assistants = [i for i in off if scope[i].role == "assistant" and scope[i].message_id]
+        if track or off_assistants:
+            self.included_ids.update(x.message_id for i in positions if (x := scope[i]).role == "assistant" and x.message_id and i in included)
+            ids = self.included_ids
+            for i in off_assistants:
+                if scope[i].message_id in ids:
+                    included.add(i)
+        off_users = [i for i in off if scope[i].role == "user" and scope[i].parts]
+        if track or off_users:
+            calls, answered = self.calls, self.answered
+            new_calls: set[str] = set()
+            new_answers: set[str] = set()
+            for i in positions:
+                x = scope[i]
+                if x.parts and i in included:
+                    for p in x.parts:
+                        if isinstance(p, ToolCallPart) and p.id:
+                            new_calls.add(p.id)
+                        elif isinstance(p, ToolResultPart):
+                            new_answers.add(p.tool_call_id)
+            if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
+                           or any(a in self.parallel_answers for a in new_answers)):
+                # A call whose result was left out (it would now be taken in), or a call answered again
+                # on the chain that a parallel result answered (that result would now be left out).
+                return self._unsure("a call whose result was left out, or one answered again", False)
+            calls |= new_calls
+            answered |= new_answers
+            for i in off_users:
+                results = [p.tool_call_id for p in scope[i].parts if isinstance(p, ToolResultPart)]
+                if results and all(r in calls and r not in answered for r in results):
+                    included.add(i)
+                    answered.update(results)
+                    self.parallel_answers.update(results)
+        attachments = [(i, x) for i in off if (x := scope[i]).kind == "attachment" and x.parent]
         grew = True
         while grew:
             grew = False
@@ -624,7 +638,8 @@ class _Reader:
                 if i not in included and (at := self.by_uuid.get(x.parent)) in included and at not in chain:
                     included.add(i)
                     grew = True
-        for i, x in lines:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+        for i in off:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+            x = scope[i]
             if x.role and i not in included:
                 if x.role == "assistant" and x.message_id:
                     self.off_ids.add(x.message_id)
@@ -636,8 +651,7 @@ class _Reader:
         """Conversation lines off the chain: a branch a rewind abandoned, the `/compact` request a
         compaction took the place of, or lines whose parent is not in the file."""
         by_uuid = self.by_uuid
-        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
-        self.compacted_after.update(x.logical for i, x in lines if x.subtype == "compact_boundary" and x.logical)
+        self.compacted_after.update(x.logical for i in positions if (x := scope[i]).subtype == "compact_boundary" and x.logical)
         compacted_after = self.compacted_after
         verdict = self.verdict  # position -> "rewind", "compact" or "unlinked"
 
@@ -669,9 +683,11 @@ class _Reader:
                 verdict[p] = result
             return result
 
-        for i, x in lines:
-            if x.uuid and (x.kind in MESSAGE_TYPES or x.role) and i not in included:
-                self.left_out[classify(i)] += 1
+        for i in positions:
+            if i not in included:
+                x = scope[i]
+                if x.uuid and (x.kind in MESSAGE_TYPES or x.role):
+                    self.left_out[classify(i)] += 1
 
     # --- carrying a load on ---------------------------------------------------------------------
     def more(self, src: SourceFile, records: Sequence[tuple[int, Any]], format_name: str) -> Session | None:
@@ -794,13 +810,16 @@ class _Reader:
         self.included = self._included(scope)
         by_uuid = self.by_uuid
         # _references, with the common case (a line naming only its parent) inlined
-        self.missing = {x.parent for x in scope if type(x.parent) is str and x.parent and x.parent not in by_uuid}
-        self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
-        self.has_segments = any(x.segment for x in scope)
+        if self.keep:  # what carrying the load on needs (`more`)
+            self.missing = {x.parent for x in scope if type(x.parent) is str and x.parent and x.parent not in by_uuid}
+            self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
+            self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
         self.resumable = self.keep
         session = self._finish(format_name, 0, 0)
-        return session if self.names is None else _names_checked(session)
+        if self.names is None or not (self.names_unsure or self.loop.cleared_lines):
+            return session  # each result has the name of the last call of its id (a cleared line may have held a call)
+        return _names_checked(session)
 
     def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
         """The session from the messages read so far (those from `first_changed` on are new or
@@ -879,6 +898,16 @@ class _Reader:
                 _BOOKKEEPING_NOTES[key] = template
         self.src.tally(template)
 
+    def _add_names(self, parts: Sequence[Part]) -> None:
+        """Note the names of the tool calls among `parts` (for the results read after them)."""
+        names = self.names
+        assert names is not None
+        for p in parts:
+            if p.__class__ is ToolCallPart and p.id:
+                if names.setdefault(p.id, p.name) != p.name:
+                    names[p.id] = p.name
+                    self.names_unsure = True  # an id called again with another name: a result read before may be misnamed
+
     def _add(self, x: _Line, message: Message) -> None:
         self.messages.append(message)
         self.produced.setdefault(x.uuid, []).append(message.id)
@@ -903,12 +932,19 @@ class _Reader:
                     if isinstance(item, dict) and item.get("type") == "image":
                         self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
         timestamp = _timestamp(x)
-        names = self.names
+        names, messages, uuid, record = self.names, self.messages, x.uuid, x.record
+        ids = self.produced.setdefault(uuid, [])
         for k, (role, parts, tool_call_id) in enumerate(groups):
-            message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
-            name = names.get(tool_call_id, "") if names is not None and tool_call_id else ""
-            self._add(x, make_message(len(self.messages), role, parts, id=message_id, name=name, tool_call_id=tool_call_id, timestamp=timestamp,
-                                      category=category if role == "user" else None, raw=x.record))
+            message_id = (f"{uuid}#{k}" if k else uuid) if uuid else ""
+            name = ""
+            if names is not None and tool_call_id:
+                name = names.get(tool_call_id)
+                if name is None:
+                    name, self.names_unsure = "", True  # its call may come later
+            message = _message(len(messages), role, tuple(parts), message_id, name, tool_call_id, timestamp,
+                               Category.SYSTEM_OUTPUT if role == "tool" else category or Category.DIALOG, None, record)
+            messages.append(message)
+            ids.append(message.id)
 
     def _attachment(self, x: _Line) -> None:
         attachment = x.record.get("attachment")
@@ -1077,7 +1113,7 @@ class _Loop:
         self.model = ""
         self.open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
         self.open_id = ""  # its message.id
-        self.open_seen: set[tuple[str, str]] = set()  # its content blocks
+        self.open_seen: set[tuple[str, str]] | None = None  # its content blocks (None: not made yet, see `_run`)
         self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
         self.cleared_tools: set[str] = set()
         self.cleared_lines: set[str] = set()
@@ -1140,21 +1176,23 @@ class _Loop:
                     parts = []
                 target = self.open_assistant
                 if target is not None and x.message_id and x.message_id == self.open_id:
+                    prev = messages[target]
                     seen = self.open_seen
+                    if seen is None:  # made at the message's first continuation: most messages have none
+                        seen = self.open_seen = {_block_key(p) for p in prev.parts}
                     new = [p for p in parts if _block_key(p) not in seen]
                     seen.update(_block_key(p) for p in new)
                     if names is not None:
-                        _add_names(names, new)
-                    prev = messages[target]
+                        reader._add_names(new)
                     messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
                     reader.produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
                 self.open_assistant, self.open_id = len(messages), x.message_id
-                self.open_seen = {_block_key(p) for p in parts}
+                self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
-                    _add_names(names, parts)
-                reader._add(x, make_message(len(messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
+                    reader._add_names(parts)
+                reader._add(x, _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", _timestamp(x), Category.DIALOG, x.usage, [x.record]))
                 continue
             # A user line.
             if x.record.get("isCompactSummary") is True:
@@ -1167,12 +1205,6 @@ class _Loop:
                 self.open_assistant = None  # a turn of the user's: the assistant message is over
             reader._user(x, results, rest)
         return first_changed
-
-
-def _add_names(names: dict[str, str], parts: Sequence[Part]) -> None:
-    for p in parts:
-        if isinstance(p, ToolCallPart) and p.id:
-            names[p.id] = p.name
 
 
 def _names_checked(session: Session) -> Session:
@@ -1188,6 +1220,28 @@ def _names_checked(session: Session) -> Session:
     for k in wrong:
         messages[k] = message_with(messages[k], name=final.get(messages[k].tool_call_id, ""))
     return replace(session, messages=tuple(messages))
+
+
+def _message(index: int, role: str, parts: tuple[Part, ...], id: str, name: str, tool_call_id: str, timestamp: str, category: Category,
+             usage: Usage | None, raw: Any) -> Message:
+    """`make_message(index, role, parts, id=..., ...)` with every field given in the constructor's
+    order (a call per line of a 100 MB log: no keyword handling); identical and equal."""
+    message = _new(Message)
+    _set(message, "id", id or f"m{index}")
+    _set(message, "index", index)
+    _set(message, "role", role)
+    _set(message, "parts", parts)
+    _set(message, "name", name)
+    _set(message, "tool_call_id", tool_call_id)
+    _set(message, "timestamp", timestamp)
+    _set(message, "category", category)
+    _set(message, "usage", usage)
+    _set(message, "raw", raw)
+    return message
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _timestamp(x: _Line) -> str:
