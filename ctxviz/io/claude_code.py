@@ -325,7 +325,7 @@ def _blocks_common(src: SourceFile, lineno: int, message: dict[str, Any]) -> lis
         return None
     parts: list[Part] = []
     append = parts.append
-    for i, block in enumerate(content):
+    for block in content:
         if type(block) is dict:
             kind = block.get("type")
             if kind == "text":
@@ -351,7 +351,7 @@ def _blocks_common(src: SourceFile, lineno: int, message: dict[str, Any]) -> lis
                 if type(text) is str:
                     append(ThinkingPart(text))
                     continue
-        append(anthropic_block(Fields(src, message, ("message",), lineno).child("content", content).child(i, block)))
+        append(anthropic_block(Fields(src, message, ("message",), lineno).child("content", content).child(len(parts), block)))  # a part per block so far
     return parts
 
 
@@ -403,7 +403,18 @@ def _usage_common(usage: Any) -> Usage | None | bool:
     if ((type(read) is not int and read is not None) or (type(written) is not int and written is not None)
             or (type(cache_read) is not int and cache_read is not None) or (type(cache_written) is not int and cache_written is not None)):
         return False
-    return Usage(read or 0, written or 0, cache_read or 0, cache_written or 0)
+    key = (read or 0, written or 0, cache_read or 0, cache_written or 0)
+    found = _USAGES.get(key)
+    if found is None:
+        if len(_USAGES) >= 10_000:
+            _USAGES.clear()
+        found = _USAGES[key] = Usage(*key)
+    return found
+
+
+#: Usage objects by their counts: the streamed lines of one call repeat its usage, and a frozen
+#: Usage can be shared (equal either way; a long log holds one per call, not one per line).
+_USAGES: dict[tuple[int, int, int, int], Usage] = {}
 
 
 class _Reader:
@@ -477,16 +488,20 @@ class _Reader:
         src, written, added = self.src, self.written, []
         saved, src.tallies = src.tallies, self.parse_tallies
         try:
+            keep, parse_checked, append = self.keep, ClaudeCodeLoader._parse_checked, added.append
             for lineno, record in records:
-                line = ClaudeCodeLoader._parse(src, lineno, record)
-                if line.uuid and written.get(line.uuid) == record:
-                    # Claude Code sometimes appends the same line again: one message, not a rewind to it.
-                    src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
-                    continue
-                if line.uuid and line.uuid not in written:
+                line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # ClaudeCodeLoader._parse, inlined
+                uuid = line.uuid
+                if uuid:
                     # A copy when kept: the record itself loses fields once loaded (_slim_raw).
-                    written[line.uuid] = dict(record) if self.keep else record
-                added.append(line)
+                    earlier = written.get(uuid)
+                    if earlier is None:
+                        written[uuid] = dict(record) if keep else record
+                    elif earlier == record:
+                        # Claude Code sometimes appends the same line again: one message, not a rewind to it.
+                        src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
+                        continue
+                append(line)
         finally:
             src.tallies = saved
         self.lines += added
@@ -912,39 +927,49 @@ class _Reader:
         self.messages.append(message)
         self.produced.setdefault(x.uuid, []).append(message.id)
 
-    def _user(self, x: _Line, results: list[ToolResultPart], rest: list[Part]) -> None:
+    def _user(self, x: _Line) -> bool:
         """A user line; each tool_result block becomes its own `tool` message, as in `messages_from_blocks`.
+        Returns whether the line has anything besides tool results (a turn of the user's).
 
         Ids must stay unique, so when one line yields several messages the first keeps the line's
         uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        groups: list[tuple[str, list[Part], str]] = [("tool", [r], r.tool_call_id) for r in results]
-        if rest or not results:
-            groups.append(("user", rest, ""))
-        category = Category.CONTEXT if x.record.get("isMeta") is True else None
-        if results:  # a screenshot the Read tool returned is sent as an image block inside the result
-            message = x.record.get("message")
+        record, uuid, names, messages = x.record, x.uuid, self.names, self.messages
+        results, rest = split_tool_results(x.parts)
+        # An image inside a tool result is read as "[image]": only a result with that text can have one.
+        if results and any("[image]" in r.text for r in results):  # a screenshot the Read tool returned is sent as an image block inside the result
+            message = record.get("message")
             blocks = message.get("content") if isinstance(message, dict) else None
             for b in blocks if isinstance(blocks, list) else ():
                 inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
                 for item in inner if isinstance(inner, list) else ():
                     if isinstance(item, dict) and item.get("type") == "image":
                         self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
-        timestamp = _timestamp(x)
-        names, messages, uuid, record = self.names, self.messages, x.uuid, x.record
+        timestamp = record.get("timestamp")
+        if timestamp.__class__ is not str:
+            timestamp = ""
         ids = self.produced.setdefault(uuid, [])
-        for k, (role, parts, tool_call_id) in enumerate(groups):
-            message_id = (f"{uuid}#{k}" if k else uuid) if uuid else ""
+        k = 0
+        for r in results:
+            tool_call_id = r.tool_call_id
             name = ""
             if names is not None and tool_call_id:
                 name = names.get(tool_call_id)
                 if name is None:
                     name, self.names_unsure = "", True  # its call may come later
-            message = _message(len(messages), role, tuple(parts), message_id, name, tool_call_id, timestamp,
-                               Category.SYSTEM_OUTPUT if role == "tool" else category or Category.DIALOG, None, record)
+            message = _message(len(messages), "tool", (r,), (f"{uuid}#{k}" if k else uuid) if uuid else "", name, tool_call_id, timestamp,
+                               Category.SYSTEM_OUTPUT, None, record)
             messages.append(message)
             ids.append(message.id)
+            k += 1
+        if rest or not results:
+            category = Category.CONTEXT if record.get("isMeta") is True else Category.DIALOG
+            message = _message(len(messages), "user", tuple(rest), (f"{uuid}#{k}" if k else uuid) if uuid else "", "", "", timestamp,
+                               category, None, record)
+            messages.append(message)
+            ids.append(message.id)
+        return bool(rest)
 
     def _attachment(self, x: _Line) -> None:
         attachment = x.record.get("attachment")
@@ -1130,48 +1155,51 @@ class _Loop:
 
     def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
         src, messages, included, versions, names = reader.src, reader.messages, reader.included, self.versions, reader.names
+        produced = reader.produced
         first_changed = len(messages)
         for i in positions:
             x = scope[i]
-            version = x.record.get("version")
+            record = x.record
+            version = record.get("version")
             if version.__class__ is str and version and (not versions or versions[-1] != version):
                 versions.append(version)
-            kind = x.kind
+            kind, role = x.kind, x.role
             if kind in _TITLE_TYPES:
                 if kind == "summary":
-                    summary = x.record.get("summary")
+                    summary = record.get("summary")
                     self.title = summary if isinstance(summary, str) and summary else self.title
                 elif kind == "custom-title":
-                    name = x.record.get("customTitle")
+                    name = record.get("customTitle")
                     self.custom_title = name if isinstance(name, str) and name else self.custom_title
                 else:
-                    name = x.record.get("aiTitle")
+                    name = record.get("aiTitle")
                     self.ai_title = name if isinstance(name, str) and name else self.ai_title
-            if not (x.role or kind == "attachment" or (kind == "system" and x.subtype in _BOUNDARIES)):  # _is_turn, inlined
+            if not (role or kind == "attachment" or (kind == "system" and x.subtype in _BOUNDARIES)):  # _is_turn, inlined
                 reader._tally_bookkeeping(x)
                 continue
             if i not in included:
                 continue
-            if x.kind == "system":
-                self.open_assistant = None
-                if x.subtype == "compact_boundary":
+            if not role:  # a system line (a boundary) or an attachment: neither has a role
+                self.open_assistant = None if kind == "system" else self.open_assistant
+                if kind == "attachment":
+                    reader._attachment(x)
+                elif x.subtype == "compact_boundary":
                     self.pending_compaction = reader._compaction(x, scope)
                     reader.compactions.append(self.pending_compaction[0])
                 else:  # microcompact_boundary
                     self.cleared_tools.update(x.cleared[0])
                     self.cleared_lines.update(x.cleared[1])
                 continue
-            if x.kind == "attachment":
-                reader._attachment(x)
-                continue
-            if x.kind not in ("user", "assistant"):
-                src.tally(f"read {{n}} line(s) of the unknown type `{x.kind}` as messages", 1)
-            if x.role == "assistant":
-                if x.model and x.model != SYNTHETIC_MODEL:
-                    self.model = x.model
+            if kind != "user" and kind != "assistant":
+                src.tally(f"read {{n}} line(s) of the unknown type `{kind}` as messages", 1)
+            if role == "assistant":
+                model = x.model
+                if model and model != SYNTHETIC_MODEL:
+                    self.model = model
                 parts = x.parts
-                if parts and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):  # not .strip(): no copy
-                    # Claude Code drops whitespace-only assistant lines before it sends the history.
+                first = parts[0] if parts else None
+                # Claude Code drops whitespace-only assistant lines before it sends the history (not .strip(): no copy).
+                if first.__class__ is TextPart and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):
                     src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
                     parts = []
                 target = self.open_assistant
@@ -1184,26 +1212,28 @@ class _Loop:
                     seen.update(_block_key(p) for p in new)
                     if names is not None:
                         reader._add_names(new)
-                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
-                    reader.produced[x.uuid] = [prev.id]
+                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, record])
+                    produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
                 self.open_assistant, self.open_id = len(messages), x.message_id
                 self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
                     reader._add_names(parts)
-                reader._add(x, _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", _timestamp(x), Category.DIALOG, x.usage, [x.record]))
+                timestamp = record.get("timestamp")
+                message = _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", timestamp if timestamp.__class__ is str else "",
+                                   Category.DIALOG, x.usage, [record])
+                messages.append(message)
+                produced.setdefault(x.uuid, []).append(message.id)
                 continue
             # A user line.
-            if x.record.get("isCompactSummary") is True:
+            if record.get("isCompactSummary") is True:
                 self.open_assistant = None
                 reader._summary(x, self.pending_compaction)
                 self.pending_compaction = None
                 continue
-            results, rest = split_tool_results(x.parts)
-            if rest:
+            if reader._user(x):
                 self.open_assistant = None  # a turn of the user's: the assistant message is over
-            reader._user(x, results, rest)
         return first_changed
 
 
