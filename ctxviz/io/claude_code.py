@@ -26,7 +26,7 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.session import (
@@ -123,12 +123,19 @@ class _Line:
     subtype: str = ""
     message_id: str = ""
     role: str = ""
-    parts: list[Part] | None = field(default_factory=list)  # None: a sub-agent line's, not read yet (`_build_parts`)
+    parts: Sequence[Part] | None = ()  # None: a sub-agent line's, not read yet (`_build_parts`)
     usage: Usage | None = None
     model: str = ""
     compaction: Compaction | None = None  # a compact_boundary's metadata (before_index is set when it is read)
-    segment: dict[str, str] = field(default_factory=dict)  # its preservedSegment
+    segment: dict[str, str] | None = None  # its preservedSegment (None: none; not a dict per line)
     cleared: tuple[list[str], list[str]] = ([], [])  # a microcompact_boundary's tool ids and attachment uuids
+    # What the walk over the conversation reads of the record, read with the rest of the line (the
+    # record is then fresh in memory; read again later, after the whole file, it no longer is).
+    version: Any = None  # its `version`, as written
+    timestamp: str = ""
+    meta: bool = False  # a user line's `isMeta`
+    compact_summary: bool = False  # a user line's `isCompactSummary`
+    images: int = 0  # images inside the tool results of a user line
 
 
 #: Fields of a line nothing reads once the line is loaded: the tool's structured result (a second
@@ -433,6 +440,7 @@ class _Reader:
         #: A result was named before its call was read, or a call id came again with another name:
         #: the names are checked against the whole session (`_names_checked`).
         self.names_unsure = False
+        self.strings: dict[str, str] = {}  # the one copy of each line's version and session id (`add_records`)
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
@@ -488,9 +496,26 @@ class _Reader:
         src, written, added = self.src, self.written, []
         saved, src.tallies = src.tallies, self.parse_tallies
         try:
-            keep, parse_checked, append = self.keep, ClaudeCodeLoader._parse_checked, added.append
+            keep, parse_checked, append, strings = self.keep, ClaudeCodeLoader._parse_checked, added.append, self.strings
             for lineno, record in records:
                 line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # ClaudeCodeLoader._parse, inlined
+                get = record.get
+                timestamp, version, session_id = get("timestamp"), get("version"), get("sessionId")
+                if isinstance(timestamp, str):
+                    line.timestamp = timestamp
+                if version.__class__ is str:
+                    # One string for every line's version and session id (both the same on most lines):
+                    # less memory, and the walk compares versions by identity.
+                    line.version = shared = strings.setdefault(version, version)
+                    if shared is not version:
+                        record["version"] = shared
+                else:
+                    line.version = version
+                if session_id.__class__ is str and (shared := strings.setdefault(session_id, session_id)) is not session_id:
+                    record["sessionId"] = shared
+                if line.role == "user":
+                    line.meta, line.compact_summary = get("isMeta") is True, get("isCompactSummary") is True
+                    line.images = _result_images(record)
                 uuid = line.uuid
                 if uuid:
                     # A copy when kept: the record itself loses fields once loaded (_slim_raw).
@@ -935,20 +960,10 @@ class _Reader:
         uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        record, uuid, names, messages = x.record, x.uuid, self.names, self.messages
+        record, uuid, names, messages, timestamp = x.record, x.uuid, self.names, self.messages, x.timestamp
         results, rest = split_tool_results(x.parts)
-        # An image inside a tool result is read as "[image]": only a result with that text can have one.
-        if results and any("[image]" in r.text for r in results):  # a screenshot the Read tool returned is sent as an image block inside the result
-            message = record.get("message")
-            blocks = message.get("content") if isinstance(message, dict) else None
-            for b in blocks if isinstance(blocks, list) else ():
-                inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
-                for item in inner if isinstance(inner, list) else ():
-                    if isinstance(item, dict) and item.get("type") == "image":
-                        self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
-        timestamp = record.get("timestamp")
-        if timestamp.__class__ is not str:
-            timestamp = ""
+        if x.images:  # a screenshot the Read tool returned is sent as an image block inside the result
+            self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)", x.images)
         ids = self.produced.setdefault(uuid, [])
         k = 0
         for r in results:
@@ -964,7 +979,7 @@ class _Reader:
             ids.append(message.id)
             k += 1
         if rest or not results:
-            category = Category.CONTEXT if record.get("isMeta") is True else Category.DIALOG
+            category = Category.CONTEXT if x.meta else Category.DIALOG
             message = _message(len(messages), "user", tuple(rest), (f"{uuid}#{k}" if k else uuid) if uuid else "", "", "", timestamp,
                                category, None, record)
             messages.append(message)
@@ -1123,7 +1138,8 @@ def _references(x: _Line) -> list[str]:
     refs = [x.parent] if isinstance(x.parent, str) and x.parent else []
     if x.logical:
         refs.append(x.logical)
-    refs += [u for u in x.segment.values() if u]
+    if x.segment:
+        refs += [u for u in x.segment.values() if u]
     refs += x.cleared[1]
     return refs
 
@@ -1157,12 +1173,14 @@ class _Loop:
         src, messages, included, versions, names = reader.src, reader.messages, reader.included, self.versions, reader.names
         produced = reader.produced
         first_changed = len(messages)
+        last_version = versions[-1] if versions else None  # (a line's version is one shared string: see `add_records`)
         for i in positions:
             x = scope[i]
             record = x.record
-            version = record.get("version")
-            if version.__class__ is str and version and (not versions or versions[-1] != version):
+            version = x.version
+            if version is not last_version and version.__class__ is str and version and (not versions or versions[-1] != version):
                 versions.append(version)
+                last_version = version
             kind, role = x.kind, x.role
             if kind in _TITLE_TYPES:
                 if kind == "summary":
@@ -1220,14 +1238,12 @@ class _Loop:
                 self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
                     reader._add_names(parts)
-                timestamp = record.get("timestamp")
-                message = _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", timestamp if timestamp.__class__ is str else "",
-                                   Category.DIALOG, x.usage, [record])
+                message = _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage, [record])
                 messages.append(message)
                 produced.setdefault(x.uuid, []).append(message.id)
                 continue
             # A user line.
-            if record.get("isCompactSummary") is True:
+            if x.compact_summary:
                 self.open_assistant = None
                 reader._summary(x, self.pending_compaction)
                 self.pending_compaction = None
@@ -1275,8 +1291,20 @@ _set = object.__setattr__
 
 
 def _timestamp(x: _Line) -> str:
-    value = x.record.get("timestamp")
-    return value if isinstance(value, str) else ""
+    return x.timestamp
+
+
+def _result_images(record: dict[str, Any]) -> int:
+    """How many images the tool results of a user line hold (each is read as "[image]")."""
+    message = record.get("message")
+    blocks = message.get("content") if isinstance(message, dict) else None
+    n = 0
+    for b in blocks if isinstance(blocks, list) else ():
+        inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
+        for item in inner if isinstance(inner, list) else ():
+            if isinstance(item, dict) and item.get("type") == "image":
+                n += 1
+    return n
 
 
 def _block_key(part: Part) -> tuple[str, str]:
