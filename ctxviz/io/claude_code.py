@@ -131,8 +131,8 @@ class _Line:
     cleared: tuple[list[str], list[str]] = ([], [])  # a microcompact_boundary's tool ids and attachment uuids
     # What the walk over the conversation reads of the record, read with the rest of the line (the
     # record is then fresh in memory; read again later, after the whole file, it no longer is).
-    version: Any = None  # its `version`, as written
-    timestamp: str = ""
+    version: str | None = None  # its `version` (None: not a string)
+    timestamp: str = ""  # a message line's (user, assistant, attachment)
     meta: bool = False  # a user line's `isMeta`
     compact_summary: bool = False  # a user line's `isCompactSummary`
     images: int = 0  # images inside the tool results of a user line
@@ -500,22 +500,23 @@ class _Reader:
             for lineno, record in records:
                 line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # ClaudeCodeLoader._parse, inlined
                 get = record.get
-                timestamp, version, session_id = get("timestamp"), get("version"), get("sessionId")
-                if isinstance(timestamp, str):
-                    line.timestamp = timestamp
-                if version.__class__ is str:
+                version = get("version")
+                if version.__class__ is str:  # (the walk reads a version only if it is a string)
                     # One string for every line's version and session id (both the same on most lines):
                     # less memory, and the walk compares versions by identity.
                     line.version = shared = strings.setdefault(version, version)
                     if shared is not version:
                         record["version"] = shared
-                else:
-                    line.version = version
-                if session_id.__class__ is str and (shared := strings.setdefault(session_id, session_id)) is not session_id:
-                    record["sessionId"] = shared
-                if line.role == "user":
-                    line.meta, line.compact_summary = get("isMeta") is True, get("isCompactSummary") is True
-                    line.images = _result_images(record)
+                role = line.role
+                if role or line.kind == "attachment":  # a line whose record a message may keep
+                    timestamp, session_id = get("timestamp"), get("sessionId")
+                    if isinstance(timestamp, str):
+                        line.timestamp = timestamp
+                    if session_id.__class__ is str and (shared := strings.setdefault(session_id, session_id)) is not session_id:
+                        record["sessionId"] = shared
+                    if role == "user":
+                        line.meta, line.compact_summary = get("isMeta") is True, get("isCompactSummary") is True
+                        line.images = _result_images(record)
                 uuid = line.uuid
                 if uuid:
                     # A copy when kept: the record itself loses fields once loaded (_slim_raw).
