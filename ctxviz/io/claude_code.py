@@ -413,7 +413,7 @@ def _usage_common(usage: Any) -> Usage | None | bool:
     key = (read or 0, written or 0, cache_read or 0, cache_written or 0)
     found = _USAGES.get(key)
     if found is None:
-        if len(_USAGES) >= 10_000:
+        if len(_USAGES) >= 4096:
             _USAGES.clear()
         found = _USAGES[key] = Usage(*key)
     return found
