@@ -962,7 +962,11 @@ class _Reader:
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
         record, uuid, names, messages, timestamp = x.record, x.uuid, self.names, self.messages, x.timestamp
-        results, rest = split_tool_results(x.parts)
+        parts = x.parts
+        if len(parts) == 1 and parts[0].__class__ is ToolResultPart:  # a tool's output alone: most user lines of an agent's log
+            results, rest = parts, ()
+        else:
+            results, rest = split_tool_results(parts)
         if x.images:  # a screenshot the Read tool returned is sent as an image block inside the result
             self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)", x.images)
         ids = self.produced.setdefault(uuid, [])
