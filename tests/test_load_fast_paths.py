@@ -152,6 +152,36 @@ def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeyp
     assert _every_field(fast) == _every_field(load_session(path))
 
 
+def test_claude_code_names_a_result_read_before_its_call(tmp_path, monkeypatch):
+    """A result whose call comes later in the conversation (a hand-made or reordered log) has no
+    name when it is read: it is named after the load, by the call, as `with_tool_names` names it."""
+    def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
+        message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
+        return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(line("u1", None, "user", [{"type": "text", "text": "go"}])
+                    + line("u2", "u1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])
+                    + line("a1", "u2", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}], "m1"), encoding="utf-8")
+    fast = load_session(path)
+    assert [m.name for m in fast.messages if m.role == "tool"] == ["Read"]
+    _claude_code_named_after(monkeypatch)
+    assert _every_field(fast) == _every_field(load_session(path))
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE_LOGS, ids=os.path.basename)
+def test_claude_code_load_kept_for_following_loads_what_a_plain_load_loads(path, monkeypatch):
+    """A load kept to be carried on as the file grows (`io/follow.py`) keeps, for every line, what
+    later lines may need; a plain load only looks at the lines off the chain for what hangs beside
+    it, and names the results as it reads them. Each real log loads to the same session both ways."""
+    plain = load_session(path)
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "names_tool_results", False)
+    monkeypatch.setattr(claude_code.ClaudeCodeLoader, "load", lambda self, src: self.load_resumable(src, keep=True)[0])
+    kept = load_session(path)
+    assert _every_field(plain) == _every_field(kept)
+    assert plain.notes == kept.notes and plain.summaries == kept.summaries and plain.compactions == kept.compactions
+
+
 CODEX_LOGS = sorted(glob.glob("tests/data/real/codex/*.jsonl") + glob.glob("tests/data/heldout/codex/*.jsonl")
                     + glob.glob("sample_sessions/codex_*.jsonl"))
 

@@ -26,7 +26,7 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.session import (
@@ -123,12 +123,19 @@ class _Line:
     subtype: str = ""
     message_id: str = ""
     role: str = ""
-    parts: list[Part] | None = field(default_factory=list)  # None: a sub-agent line's, not read yet (`_build_parts`)
+    parts: Sequence[Part] | None = ()  # None: a sub-agent line's, not read yet (`_build_parts`)
     usage: Usage | None = None
     model: str = ""
     compaction: Compaction | None = None  # a compact_boundary's metadata (before_index is set when it is read)
-    segment: dict[str, str] = field(default_factory=dict)  # its preservedSegment
+    segment: dict[str, str] | None = None  # its preservedSegment (None: none; not a dict per line)
     cleared: tuple[list[str], list[str]] = ([], [])  # a microcompact_boundary's tool ids and attachment uuids
+    # What the walk over the conversation reads of the record, read with the rest of the line (the
+    # record is then fresh in memory; read again later, after the whole file, it no longer is).
+    version: str | None = None  # its `version` (None: not a string)
+    timestamp: str = ""  # a message line's (user, assistant, attachment)
+    meta: bool = False  # a user line's `isMeta`
+    compact_summary: bool = False  # a user line's `isCompactSummary`
+    images: int = 0  # images inside the tool results of a user line
 
 
 #: Fields of a line nothing reads once the line is loaded: the tool's structured result (a second
@@ -325,7 +332,7 @@ def _blocks_common(src: SourceFile, lineno: int, message: dict[str, Any]) -> lis
         return None
     parts: list[Part] = []
     append = parts.append
-    for i, block in enumerate(content):
+    for block in content:
         if type(block) is dict:
             kind = block.get("type")
             if kind == "text":
@@ -351,7 +358,7 @@ def _blocks_common(src: SourceFile, lineno: int, message: dict[str, Any]) -> lis
                 if type(text) is str:
                     append(ThinkingPart(text))
                     continue
-        append(anthropic_block(Fields(src, message, ("message",), lineno).child("content", content).child(i, block)))
+        append(anthropic_block(Fields(src, message, ("message",), lineno).child("content", content).child(len(parts), block)))  # a part per block so far
     return parts
 
 
@@ -403,7 +410,18 @@ def _usage_common(usage: Any) -> Usage | None | bool:
     if ((type(read) is not int and read is not None) or (type(written) is not int and written is not None)
             or (type(cache_read) is not int and cache_read is not None) or (type(cache_written) is not int and cache_written is not None)):
         return False
-    return Usage(read or 0, written or 0, cache_read or 0, cache_written or 0)
+    key = (read or 0, written or 0, cache_read or 0, cache_written or 0)
+    found = _USAGES.get(key)
+    if found is None:
+        if len(_USAGES) >= 4096:
+            _USAGES.clear()
+        found = _USAGES[key] = Usage(*key)
+    return found
+
+
+#: Usage objects by their counts: the streamed lines of one call repeat its usage, and a frozen
+#: Usage can be shared (equal either way; a long log holds one per call, not one per line).
+_USAGES: dict[tuple[int, int, int, int], Usage] = {}
 
 
 class _Reader:
@@ -419,6 +437,10 @@ class _Reader:
         self.keep = keep
         #: Tool call id -> name, of the calls read so far, when tool results are named as they are made.
         self.names: dict[str, str] | None = {} if name_results else None
+        #: A result was named before its call was read, or a call id came again with another name:
+        #: the names are checked against the whole session (`_names_checked`).
+        self.names_unsure = False
+        self.strings: dict[str, str] = {}  # the one copy of each line's version and session id (`add_records`)
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
@@ -474,16 +496,38 @@ class _Reader:
         src, written, added = self.src, self.written, []
         saved, src.tallies = src.tallies, self.parse_tallies
         try:
+            keep, parse_checked, append, strings = self.keep, ClaudeCodeLoader._parse_checked, added.append, self.strings
             for lineno, record in records:
-                line = ClaudeCodeLoader._parse(src, lineno, record)
-                if line.uuid and written.get(line.uuid) == record:
-                    # Claude Code sometimes appends the same line again: one message, not a rewind to it.
-                    src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
-                    continue
-                if line.uuid and line.uuid not in written:
+                line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # ClaudeCodeLoader._parse, inlined
+                get = record.get
+                version = get("version")
+                if version.__class__ is str:  # (the walk reads a version only if it is a string)
+                    # One string for every line's version and session id (both the same on most lines):
+                    # less memory, and the walk compares versions by identity.
+                    line.version = shared = strings.setdefault(version, version)
+                    if shared is not version:
+                        record["version"] = shared
+                role = line.role
+                if role or line.kind == "attachment":  # a line whose record a message may keep
+                    timestamp, session_id = get("timestamp"), get("sessionId")
+                    if isinstance(timestamp, str):
+                        line.timestamp = timestamp
+                    if session_id.__class__ is str and (shared := strings.setdefault(session_id, session_id)) is not session_id:
+                        record["sessionId"] = shared
+                    if role == "user":
+                        line.meta, line.compact_summary = get("isMeta") is True, get("isCompactSummary") is True
+                        line.images = _result_images(record)
+                uuid = line.uuid
+                if uuid:
                     # A copy when kept: the record itself loses fields once loaded (_slim_raw).
-                    written[line.uuid] = dict(record) if self.keep else record
-                added.append(line)
+                    earlier = written.get(uuid)
+                    if earlier is None:
+                        written[uuid] = dict(record) if keep else record
+                    elif earlier == record:
+                        # Claude Code sometimes appends the same line again: one message, not a rewind to it.
+                        src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
+                        continue
+                append(line)
         finally:
             src.tallies = saved
         self.lines += added
@@ -521,18 +565,24 @@ class _Reader:
             return {i for i, x in enumerate(scope) if is_turn(x)}  # no line says what it follows (hand-made or stream output): the file's order is the conversation
         by_uuid = self.by_uuid
         previous = None
-        for i, x in enumerate(scope):
+        chained: list[int] = []
+        segments: list[int] = []
+        for i, x in enumerate(scope):  # one pass: each line's uuid, its parent, whether the chain runs through it
             if x.parent is _MISSING:
                 x.parent = previous
             uuid = x.uuid
             if uuid:
                 if uuid not in by_uuid:
                     by_uuid[uuid] = i
-                if x.kind != "progress":
+                kind = x.kind
+                if kind != "progress":
                     previous = uuid
+                    if kind in _CHAINED_TYPES or x.role:  # _chained, inlined
+                        chained.append(i)
+            if x.segment:
+                segments.append(i)
         self.previous = previous
-        # _chained, inlined
-        self.chained = chained = [i for i, x in enumerate(scope) if x.uuid and x.kind != "progress" and (x.kind in _CHAINED_TYPES or x.role)]
+        self.chained = chained
         if not chained:
             return set()
         chain = self.chain
@@ -548,7 +598,7 @@ class _Reader:
         included = set(chain)
         # A compaction that kept a segment verbatim: the lines after it continue from that segment's
         # tail, so the boundary and its summary hang beside the chain (they lead to the segment's head).
-        for i in [i for i, x in enumerate(scope) if x.segment]:
+        for i in segments:
             ends = scope[i].segment
             if i in included or not any(by_uuid.get(ends[k]) in chain for k in ("headUuid", "tailUuid")):
                 continue
@@ -584,39 +634,44 @@ class _Reader:
         """Add to `included` the lines at `positions` that hang beside the chain: the streamed lines
         of one assistant message, the results of parallel tool calls, and what a parallel branch
         brought with it (a hook's context after one of the parallel calls)."""
-        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
-        assistants = [(i, x) for i, x in lines if x.role == "assistant" and x.message_id]
-        self.included_ids.update(x.message_id for i, x in assistants if i in included)
-        ids = self.included_ids
-        for i, x in assistants:
-            if i not in included and x.message_id in ids:
-                included.add(i)
-        calls, answered = self.calls, self.answered
-        new_calls: set[str] = set()
-        new_answers: set[str] = set()
-        for i, x in lines:
-            if x.parts and i in included:
-                for p in x.parts:
-                    if isinstance(p, ToolCallPart) and p.id:
-                        new_calls.add(p.id)
-                    elif isinstance(p, ToolResultPart):
-                        new_answers.add(p.tool_call_id)
-        if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
-                       or any(a in self.parallel_answers for a in new_answers)):
-            # A call whose result was left out (it would now be taken in), or a call answered again
-            # on the chain that a parallel result answered (that result would now be left out).
-            return self._unsure("a call whose result was left out, or one answered again", False)
-        calls |= new_calls
-        answered |= new_answers
-        for i, x in lines:
-            if x.role != "user" or not x.parts or i in included:
-                continue
-            results = [p.tool_call_id for p in x.parts if isinstance(p, ToolResultPart)]
-            if results and all(r in calls and r not in answered for r in results):
-                included.add(i)
-                answered.update(results)
-                self.parallel_answers.update(results)
-        attachments = [(i, x) for i, x in lines if x.kind == "attachment" and x.parent]
+        # What a load that is carried on later needs (`more`) is kept for every line; a load that is
+        # not (`keep` off) looks only at the lines off the chain, usually none or a few.
+        track = self.keep
+        off = [i for i in positions if i not in included]
+        off_assistants = [i for i in off if scope[i].role == "assistant" and scope[i].message_id]
+        if track or off_assistants:
+            self.included_ids.update(x.message_id for i in positions if (x := scope[i]).role == "assistant" and x.message_id and i in included)
+            ids = self.included_ids
+            for i in off_assistants:
+                if scope[i].message_id in ids:
+                    included.add(i)
+        off_users = [i for i in off if scope[i].role == "user" and scope[i].parts]
+        if track or off_users:
+            calls, answered = self.calls, self.answered
+            new_calls: set[str] = set()
+            new_answers: set[str] = set()
+            for i in positions:
+                x = scope[i]
+                if x.parts and i in included:
+                    for p in x.parts:
+                        if isinstance(p, ToolCallPart) and p.id:
+                            new_calls.add(p.id)
+                        elif isinstance(p, ToolResultPart):
+                            new_answers.add(p.tool_call_id)
+            if strict and (any(c in self.off_results and c not in answered and c not in calls for c in new_calls)
+                           or any(a in self.parallel_answers for a in new_answers)):
+                # A call whose result was left out (it would now be taken in), or a call answered again
+                # on the chain that a parallel result answered (that result would now be left out).
+                return self._unsure("a call whose result was left out, or one answered again", False)
+            calls |= new_calls
+            answered |= new_answers
+            for i in off_users:
+                results = [p.tool_call_id for p in scope[i].parts if isinstance(p, ToolResultPart)]
+                if results and all(r in calls and r not in answered for r in results):
+                    included.add(i)
+                    answered.update(results)
+                    self.parallel_answers.update(results)
+        attachments = [(i, x) for i in off if (x := scope[i]).kind == "attachment" and x.parent]
         grew = True
         while grew:
             grew = False
@@ -624,7 +679,8 @@ class _Reader:
                 if i not in included and (at := self.by_uuid.get(x.parent)) in included and at not in chain:
                     included.add(i)
                     grew = True
-        for i, x in lines:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+        for i in off:  # what a later line could still bring in (carrying on is then not sure: see `more`)
+            x = scope[i]
             if x.role and i not in included:
                 if x.role == "assistant" and x.message_id:
                     self.off_ids.add(x.message_id)
@@ -636,8 +692,7 @@ class _Reader:
         """Conversation lines off the chain: a branch a rewind abandoned, the `/compact` request a
         compaction took the place of, or lines whose parent is not in the file."""
         by_uuid = self.by_uuid
-        lines = list(enumerate(scope[positions.start : positions.stop], positions.start))  # positions is a plain range
-        self.compacted_after.update(x.logical for i, x in lines if x.subtype == "compact_boundary" and x.logical)
+        self.compacted_after.update(x.logical for i in positions if (x := scope[i]).subtype == "compact_boundary" and x.logical)
         compacted_after = self.compacted_after
         verdict = self.verdict  # position -> "rewind", "compact" or "unlinked"
 
@@ -669,9 +724,11 @@ class _Reader:
                 verdict[p] = result
             return result
 
-        for i, x in lines:
-            if x.uuid and (x.kind in MESSAGE_TYPES or x.role) and i not in included:
-                self.left_out[classify(i)] += 1
+        for i in positions:
+            if i not in included:
+                x = scope[i]
+                if x.uuid and (x.kind in MESSAGE_TYPES or x.role):
+                    self.left_out[classify(i)] += 1
 
     # --- carrying a load on ---------------------------------------------------------------------
     def more(self, src: SourceFile, records: Sequence[tuple[int, Any]], format_name: str) -> Session | None:
@@ -794,13 +851,16 @@ class _Reader:
         self.included = self._included(scope)
         by_uuid = self.by_uuid
         # _references, with the common case (a line naming only its parent) inlined
-        self.missing = {x.parent for x in scope if type(x.parent) is str and x.parent and x.parent not in by_uuid}
-        self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
-        self.has_segments = any(x.segment for x in scope)
+        if self.keep:  # what carrying the load on needs (`more`)
+            self.missing = {x.parent for x in scope if type(x.parent) is str and x.parent and x.parent not in by_uuid}
+            self.missing.update(u for x in scope if x.logical or x.segment or x.cleared[1] for u in _references(x) if u not in by_uuid)
+            self.has_segments = any(x.segment for x in scope)
         self.loop.run(self, scope, range(len(scope)))
         self.resumable = self.keep
         session = self._finish(format_name, 0, 0)
-        return session if self.names is None else _names_checked(session)
+        if self.names is None or not (self.names_unsure or self.loop.cleared_lines):
+            return session  # each result has the name of the last call of its id (a cleared line may have held a call)
+        return _names_checked(session)
 
     def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
         """The session from the messages read so far (those from `first_changed` on are new or
@@ -879,36 +939,57 @@ class _Reader:
                 _BOOKKEEPING_NOTES[key] = template
         self.src.tally(template)
 
+    def _add_names(self, parts: Sequence[Part]) -> None:
+        """Note the names of the tool calls among `parts` (for the results read after them)."""
+        names = self.names
+        assert names is not None
+        for p in parts:
+            if p.__class__ is ToolCallPart and p.id:
+                if names.setdefault(p.id, p.name) != p.name:
+                    names[p.id] = p.name
+                    self.names_unsure = True  # an id called again with another name: a result read before may be misnamed
+
     def _add(self, x: _Line, message: Message) -> None:
         self.messages.append(message)
         self.produced.setdefault(x.uuid, []).append(message.id)
 
-    def _user(self, x: _Line, results: list[ToolResultPart], rest: list[Part]) -> None:
+    def _user(self, x: _Line) -> bool:
         """A user line; each tool_result block becomes its own `tool` message, as in `messages_from_blocks`.
+        Returns whether the line has anything besides tool results (a turn of the user's).
 
         Ids must stay unique, so when one line yields several messages the first keeps the line's
         uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        groups: list[tuple[str, list[Part], str]] = [("tool", [r], r.tool_call_id) for r in results]
+        record, uuid, names, messages, timestamp = x.record, x.uuid, self.names, self.messages, x.timestamp
+        parts = x.parts
+        if len(parts) == 1 and parts[0].__class__ is ToolResultPart:  # a tool's output alone: most user lines of an agent's log
+            results, rest = parts, ()
+        else:
+            results, rest = split_tool_results(parts)
+        if x.images:  # a screenshot the Read tool returned is sent as an image block inside the result
+            self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)", x.images)
+        ids = self.produced.setdefault(uuid, [])
+        k = 0
+        for r in results:
+            tool_call_id = r.tool_call_id
+            name = ""
+            if names is not None and tool_call_id:
+                name = names.get(tool_call_id)
+                if name is None:
+                    name, self.names_unsure = "", True  # its call may come later
+            message = _message(len(messages), "tool", (r,), (f"{uuid}#{k}" if k else uuid) if uuid else "", name, tool_call_id, timestamp,
+                               Category.SYSTEM_OUTPUT, None, record)
+            messages.append(message)
+            ids.append(message.id)
+            k += 1
         if rest or not results:
-            groups.append(("user", rest, ""))
-        category = Category.CONTEXT if x.record.get("isMeta") is True else None
-        if results:  # a screenshot the Read tool returned is sent as an image block inside the result
-            message = x.record.get("message")
-            blocks = message.get("content") if isinstance(message, dict) else None
-            for b in blocks if isinstance(blocks, list) else ():
-                inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
-                for item in inner if isinstance(inner, list) else ():
-                    if isinstance(item, dict) and item.get("type") == "image":
-                        self.src.tally("kept {n} image(s) inside tool results as an `[image]` placeholder (their tokens are not counted)")
-        timestamp = _timestamp(x)
-        names = self.names
-        for k, (role, parts, tool_call_id) in enumerate(groups):
-            message_id = (f"{x.uuid}#{k}" if k else x.uuid) if x.uuid else ""
-            name = names.get(tool_call_id, "") if names is not None and tool_call_id else ""
-            self._add(x, make_message(len(self.messages), role, parts, id=message_id, name=name, tool_call_id=tool_call_id, timestamp=timestamp,
-                                      category=category if role == "user" else None, raw=x.record))
+            category = Category.CONTEXT if x.meta else Category.DIALOG
+            message = _message(len(messages), "user", tuple(rest), (f"{uuid}#{k}" if k else uuid) if uuid else "", "", "", timestamp,
+                               category, None, record)
+            messages.append(message)
+            ids.append(message.id)
+        return bool(rest)
 
     def _attachment(self, x: _Line) -> None:
         attachment = x.record.get("attachment")
@@ -1062,7 +1143,8 @@ def _references(x: _Line) -> list[str]:
     refs = [x.parent] if isinstance(x.parent, str) and x.parent else []
     if x.logical:
         refs.append(x.logical)
-    refs += [u for u in x.segment.values() if u]
+    if x.segment:
+        refs += [u for u in x.segment.values() if u]
     refs += x.cleared[1]
     return refs
 
@@ -1077,7 +1159,7 @@ class _Loop:
         self.model = ""
         self.open_assistant: int | None = None  # messages[] index of the assistant message later lines may extend
         self.open_id = ""  # its message.id
-        self.open_seen: set[tuple[str, str]] = set()  # its content blocks
+        self.open_seen: set[tuple[str, str]] | None = None  # its content blocks (None: not made yet, see `_run`)
         self.pending_compaction: tuple[Compaction, frozenset[str]] | None = None
         self.cleared_tools: set[str] = set()
         self.cleared_lines: set[str] = set()
@@ -1094,85 +1176,86 @@ class _Loop:
 
     def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
         src, messages, included, versions, names = reader.src, reader.messages, reader.included, self.versions, reader.names
+        produced = reader.produced
         first_changed = len(messages)
+        last_version = versions[-1] if versions else None  # (a line's version is one shared string: see `add_records`)
         for i in positions:
             x = scope[i]
-            version = x.record.get("version")
-            if version.__class__ is str and version and (not versions or versions[-1] != version):
+            record = x.record
+            version = x.version
+            if version is not last_version and version.__class__ is str and version and (not versions or versions[-1] != version):
                 versions.append(version)
-            kind = x.kind
+                last_version = version
+            kind, role = x.kind, x.role
             if kind in _TITLE_TYPES:
                 if kind == "summary":
-                    summary = x.record.get("summary")
+                    summary = record.get("summary")
                     self.title = summary if isinstance(summary, str) and summary else self.title
                 elif kind == "custom-title":
-                    name = x.record.get("customTitle")
+                    name = record.get("customTitle")
                     self.custom_title = name if isinstance(name, str) and name else self.custom_title
                 else:
-                    name = x.record.get("aiTitle")
+                    name = record.get("aiTitle")
                     self.ai_title = name if isinstance(name, str) and name else self.ai_title
-            if not (x.role or kind == "attachment" or (kind == "system" and x.subtype in _BOUNDARIES)):  # _is_turn, inlined
+            if not (role or kind == "attachment" or (kind == "system" and x.subtype in _BOUNDARIES)):  # _is_turn, inlined
                 reader._tally_bookkeeping(x)
                 continue
             if i not in included:
                 continue
-            if x.kind == "system":
-                self.open_assistant = None
-                if x.subtype == "compact_boundary":
+            if not role:  # a system line (a boundary) or an attachment: neither has a role
+                self.open_assistant = None if kind == "system" else self.open_assistant
+                if kind == "attachment":
+                    reader._attachment(x)
+                elif x.subtype == "compact_boundary":
                     self.pending_compaction = reader._compaction(x, scope)
                     reader.compactions.append(self.pending_compaction[0])
                 else:  # microcompact_boundary
                     self.cleared_tools.update(x.cleared[0])
                     self.cleared_lines.update(x.cleared[1])
                 continue
-            if x.kind == "attachment":
-                reader._attachment(x)
-                continue
-            if x.kind not in ("user", "assistant"):
-                src.tally(f"read {{n}} line(s) of the unknown type `{x.kind}` as messages", 1)
-            if x.role == "assistant":
-                if x.model and x.model != SYNTHETIC_MODEL:
-                    self.model = x.model
+            if kind != "user" and kind != "assistant":
+                src.tally(f"read {{n}} line(s) of the unknown type `{kind}` as messages", 1)
+            if role == "assistant":
+                model = x.model
+                if model and model != SYNTHETIC_MODEL:
+                    self.model = model
                 parts = x.parts
-                if parts and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):  # not .strip(): no copy
-                    # Claude Code drops whitespace-only assistant lines before it sends the history.
+                first = parts[0] if parts else None
+                # Claude Code drops whitespace-only assistant lines before it sends the history (not .strip(): no copy).
+                if first.__class__ is TextPart and all(isinstance(p, TextPart) and (not p.text or p.text.isspace()) for p in parts):
                     src.tally("left out {n} whitespace-only assistant line(s), as Claude Code does before sending them")
                     parts = []
                 target = self.open_assistant
                 if target is not None and x.message_id and x.message_id == self.open_id:
+                    prev = messages[target]
                     seen = self.open_seen
+                    if seen is None:  # made at the message's first continuation: most messages have none
+                        seen = self.open_seen = {_block_key(p) for p in prev.parts}
                     new = [p for p in parts if _block_key(p) not in seen]
                     seen.update(_block_key(p) for p in new)
                     if names is not None:
-                        _add_names(names, new)
-                    prev = messages[target]
-                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, x.record])
-                    reader.produced[x.uuid] = [prev.id]
+                        reader._add_names(new)
+                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, record])
+                    produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
                 self.open_assistant, self.open_id = len(messages), x.message_id
-                self.open_seen = {_block_key(p) for p in parts}
+                self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
-                    _add_names(names, parts)
-                reader._add(x, make_message(len(messages), "assistant", parts, id=x.uuid, timestamp=_timestamp(x), usage=x.usage, raw=[x.record]))
+                    reader._add_names(parts)
+                message = _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage, [record])
+                messages.append(message)
+                produced.setdefault(x.uuid, []).append(message.id)
                 continue
             # A user line.
-            if x.record.get("isCompactSummary") is True:
+            if x.compact_summary:
                 self.open_assistant = None
                 reader._summary(x, self.pending_compaction)
                 self.pending_compaction = None
                 continue
-            results, rest = split_tool_results(x.parts)
-            if rest:
+            if reader._user(x):
                 self.open_assistant = None  # a turn of the user's: the assistant message is over
-            reader._user(x, results, rest)
         return first_changed
-
-
-def _add_names(names: dict[str, str], parts: Sequence[Part]) -> None:
-    for p in parts:
-        if isinstance(p, ToolCallPart) and p.id:
-            names[p.id] = p.name
 
 
 def _names_checked(session: Session) -> Session:
@@ -1190,9 +1273,43 @@ def _names_checked(session: Session) -> Session:
     return replace(session, messages=tuple(messages))
 
 
+def _message(index: int, role: str, parts: tuple[Part, ...], id: str, name: str, tool_call_id: str, timestamp: str, category: Category,
+             usage: Usage | None, raw: Any) -> Message:
+    """`make_message(index, role, parts, id=..., ...)` with every field given in the constructor's
+    order (a call per line of a 100 MB log: no keyword handling); identical and equal."""
+    message = _new(Message)
+    _set(message, "id", id or f"m{index}")
+    _set(message, "index", index)
+    _set(message, "role", role)
+    _set(message, "parts", parts)
+    _set(message, "name", name)
+    _set(message, "tool_call_id", tool_call_id)
+    _set(message, "timestamp", timestamp)
+    _set(message, "category", category)
+    _set(message, "usage", usage)
+    _set(message, "raw", raw)
+    return message
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
 def _timestamp(x: _Line) -> str:
-    value = x.record.get("timestamp")
-    return value if isinstance(value, str) else ""
+    return x.timestamp
+
+
+def _result_images(record: dict[str, Any]) -> int:
+    """How many images the tool results of a user line hold (each is read as "[image]")."""
+    message = record.get("message")
+    blocks = message.get("content") if isinstance(message, dict) else None
+    n = 0
+    for b in blocks if isinstance(blocks, list) else ():
+        inner = b.get("content") if isinstance(b, dict) and b.get("type") == "tool_result" else None
+        for item in inner if isinstance(inner, list) else ():
+            if isinstance(item, dict) and item.get("type") == "image":
+                n += 1
+    return n
 
 
 def _block_key(part: Part) -> tuple[str, str]:

@@ -250,9 +250,10 @@ class SourceFile:
                         else:
                             if cut is not None:
                                 raise cut
-                            # A backslash first (memchr): most lines of a real log have none, and a search
-                            # for "\\u" skips through text slowly ("u" is common).
-                            if "\\" in line and "\\u" in line and has_json_surrogate_escape(line):
+                            # A backslash first (memchr): most lines of a real log have none. Then the pattern
+                            # itself: a search for "\\u" first would cost more than the pattern on a line full
+                            # of escaped quotes and newlines (a tool's output), where it finds "\\u" rarely.
+                            if "\\" in line and has_json_surrogate_escape(line):
                                 value = self._fix_surrogates(value)
                         append((lineno, value))
                         if remaining <= 0:
