@@ -229,8 +229,9 @@ if mode == "json":  # the strictest baseline: the collector off, as ctxviz loads
     with open(path, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
     n = len(records)
-else:
-    n = len(load_session(path).messages)
+else:  # the session is kept, as the records are: freeing it is no part of a user's load
+    session = load_session(path)
+    n = len(session.messages)
 elapsed, cpu = time.perf_counter() - t, time.process_time() - cpu
 # VmHWM, this process' own high-water mark: ru_maxrss survives exec and can be the parent's.
 with open("/proc/self/status") as f:
