@@ -169,20 +169,22 @@ class _Snapshot:
 
     def _lines(self, s: int) -> list[tuple[str, int, int]]:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
-        heading = self._entry(s, "#", _HEADINGS[s])
         if s == 3:
-            items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
-                     f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
-            return [heading, self._entry(items[0], "\n"), self._entry(items[1], "\n\n")]
+            return list(self._state())
+        heading = self._entry(s, "#", _HEADINGS[s])
         return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+
+    def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
+        """The Current State section's lines: its heading, the last action, the latest request."""
+        return (self._entry(3, "#", _HEADINGS[3]),
+                self._entry(f"Last action: {self.last_action}" if self.last_action else "No action taken yet", "\n"),
+                self._entry(f"Latest request: {self.last_request}" if self.last_request else "No request yet", "\n\n"))
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
         if part is None:
-            if s == 3:  # (what `_lines(3)` gives, summed: it changes with nearly every message)
-                heading = self._entry(3, "#", _HEADINGS[3])
-                action = self._entry(f"Last action: {self.last_action}" if self.last_action else "No action taken yet", "\n")
-                request = self._entry(f"Latest request: {self.last_request}" if self.last_request else "No request yet", "\n\n")
+            if s == 3:  # (summed without a list of lines: it changes with nearly every message)
+                heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
                 heading = self._entry(s, "#", _HEADINGS[s])
