@@ -96,3 +96,15 @@ def test_a_long_tool_output_gives_its_first_two_error_lines_and_its_head() -> No
     m = Message(id="m", index=0, role="tool", parts=(ToolResultPart("c1", text),), name="bash")
     assert summarizers._features(m) == reference_features(m)
     assert summarizers._features(m)[2][:2] == ("ERROR: disk full; error again", "Traceback (most recent call last):")
+
+
+def test_only_four_characters_outside_ascii_match_a_looked_for_letter() -> None:
+    """A non-ASCII text skips the case-insensitive word pattern when its lower case holds none of
+    the words and it holds none of `_FOLDS_TO_ASCII`: sound only if no other character outside
+    ASCII matches an ASCII letter (or the apostrophe or space in a word) under re.I, and no other's
+    lower case holds an ASCII character. Checked over every code point."""
+    letter = re.compile(r"[a-z' ]", re.I)
+    folds = {chr(cp) for cp in range(128, 0x110000) if letter.fullmatch(chr(cp))}
+    assert folds == set(summarizers._FOLDS_TO_ASCII)
+    lowered = {chr(cp) for cp in range(128, 0x110000) if any(c.isascii() for c in chr(cp).lower())}
+    assert lowered <= folds

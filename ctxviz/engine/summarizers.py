@@ -13,12 +13,12 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import islice
 from typing import Protocol
 
 from ..errors import EndpointError
-from .session import Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from .session import Message, ToolCallPart, part_text
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
 URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
@@ -71,6 +71,13 @@ def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit:
     hold more than letters, digits and "_"."""
     lines: list[str] = []
     if not text.isascii():
+        if not any(c in text for c in _FOLDS_TO_ASCII):
+            # Without them a match is one of `words` in the text's lower case (`str.lower` maps no
+            # other character to an ASCII letter), so a text that holds none has no match: the
+            # case-insensitive pattern, several times slower, runs only where one of them is.
+            lower = text.lower()
+            if not any(w in lower for w in words):
+                return lines
         end = -1
         for found in word.finditer(text):
             at = found.start()
@@ -94,6 +101,11 @@ def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit:
             break
         start = end
     return lines
+
+
+#: The characters outside ASCII that `re.I` matches to an ASCII letter: dotted and dotless I, the
+#: long s and the Kelvin sign (found by trying every code point against every letter).
+_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
 def _first_word(lower: str, words: tuple[str, ...], start: int) -> int:
@@ -127,14 +139,16 @@ Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
 #: Each message's features by its identity, with a weak reference that forgets them when the
 #: message goes. Not a WeakKeyDictionary: that hashes and compares the frozen message's every
 #: field on each lookup (about 3 µs), which was most of a 100,000-message re-plan's summary.
-_FEATURES: dict[int, tuple[weakref.KeyedRef, Features]] = {}
+_FEATURES: dict[int, tuple[weakref.ref, Features]] = {}
 
 
-def _gone(ref: weakref.KeyedRef) -> None:
-    """A message with features kept has gone: forget them (unless its id already holds another's)."""
-    entry = _FEATURES.get(ref.key)
+def _gone(key: int, ref: weakref.ref) -> None:
+    """A message with features kept has gone: forget them (unless its id already holds another's).
+    (A plain reference with the key bound, not a `weakref.KeyedRef`: that one's constructor is
+    Python, about a tenth of a cheap message's reading.)"""
+    entry = _FEATURES.get(key)
     if entry is not None and entry[0] is ref:
-        del _FEATURES[ref.key]
+        del _FEATURES[key]
 
 
 def _features(m: Message) -> Features:
@@ -148,7 +162,7 @@ def _features(m: Message) -> Features:
     if entry is not None and entry[0]() is m:
         return entry[1]
     found = _extract(m)
-    _FEATURES[key] = (weakref.KeyedRef(m, _gone, key), found)
+    _FEATURES[key] = (weakref.ref(m, partial(_gone, key)), found)
     return found
 
 
@@ -163,24 +177,17 @@ def _verb(name: str) -> str:
     return "changed" if any(w in lower for w in WRITE_TOOLS) else "read"
 
 
-#: Parts whose text is their `text` field: a message of one of them is that text, without calls.
-_TEXT_ONLY = frozenset((TextPart, ToolResultPart, ThinkingPart))
-
-
 def _extract(m: Message) -> Features:
     parts = m.parts
-    if len(parts) == 1 and type(parts[0]) in _TEXT_ONLY:  # what `m.text` and `m.tool_calls` give, read directly
-        text = parts[0].text
-        calls: tuple[ToolCallPart, ...] = ()
-    else:
-        text = m.text
-        calls = m.tool_calls
+    text = part_text(parts[0]) if len(parts) == 1 else m.text  # (`m.text` of one part, without the generator)
     role = m.role
     files: list[str] = []
     decisions: list[str] = []
     values: list[str] = []
     action = request = ""
-    for call in calls:
+    for call in parts:  # its tool calls, in order (`m.tool_calls` without the tuple)
+        if not isinstance(call, ToolCallPart):
+            continue
         if PATH_END_RE.search(call.arguments):
             verb = _verb(call.name)
             files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]

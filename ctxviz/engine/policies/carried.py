@@ -133,19 +133,31 @@ class _Snapshot:
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far."""
         unique, add = self.unique, self._add
+        files, decisions, values, requests = unique[0], unique[1], unique[2], unique[4]
         for m in messages:
             f, d, v, action, request = _features(m)
-            for s, items in ((0, f), (1, d), (2, v)):
-                for item in items:
-                    if item and item not in unique[s]:
-                        unique[s][item] = None
-                        add(s, item)
+            # (each section's loop written out: most messages add to one section or none)
+            if f:
+                for item in f:
+                    if item and item not in files:
+                        files[item] = None
+                        add(0, item)
+            if d:
+                for item in d:
+                    if item and item not in decisions:
+                        decisions[item] = None
+                        add(1, item)
+            if v:
+                for item in v:
+                    if item and item not in values:
+                        values[item] = None
+                        add(2, item)
             if action and action != self.last_action:
                 self.last_action = action
                 self.parts[3] = None
             if request:
-                if request not in unique[4]:
-                    unique[4][request] = None
+                if request not in requests:
+                    requests[request] = None
                     add(4, request)
                 if request != self.last_request:
                     self.last_request = request
@@ -157,19 +169,23 @@ class _Snapshot:
 
     def _lines(self, s: int) -> list[tuple[str, int, int]]:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
-        heading = self._entry(s, "#", _HEADINGS[s])
         if s == 3:
-            items = [f"Last action: {self.last_action}" if self.last_action else "No action taken yet",
-                     f"Latest request: {self.last_request}" if self.last_request else "No request yet"]
-            return [heading, self._entry(items[0], "\n"), self._entry(items[1], "\n\n")]
+            return list(self._state())
+        heading = self._entry(s, "#", _HEADINGS[s])
         return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+
+    def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
+        """The Current State section's lines: its heading, the last action, the latest request."""
+        return (self._entry(3, "#", _HEADINGS[3]),
+                self._entry(f"Last action: {self.last_action}" if self.last_action else "No action taken yet", "\n"),
+                self._entry(f"Latest request: {self.last_request}" if self.last_request else "No request yet", "\n\n"))
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
         if part is None:
-            if s == 3:
-                lines = self._lines(3)
-                part = ("".join([e[0] for e in lines]), sum(e[1] for e in lines), sum(e[2] for e in lines))
+            if s == 3:  # (summed without a list of lines: it changes with nearly every message)
+                heading, action, request = self._state()
+                part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
                 heading = self._entry(s, "#", _HEADINGS[s])
                 last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
@@ -180,8 +196,12 @@ class _Snapshot:
 
     def counted(self) -> tuple[str, int]:
         """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
-        parts = [self._part(s) for s in range(5)]
-        text = "".join([part[0] for part in parts])
+        parts = self.parts
+        if None in parts:  # (a section unchanged since the last call keeps its part)
+            for s in range(5):
+                if parts[s] is None:
+                    self._part(s)
+        text = "".join([part[0] for part in parts])  # type: ignore[index]
         if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
             text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
                                    self.last_request, _last(self.unique[4], 4))
