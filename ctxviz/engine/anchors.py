@@ -758,6 +758,37 @@ def _tokens(lowered: str) -> set[str]:
 PIECE_CHARS = 4_000_000
 
 
+def _bases(words: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    """The words grouped by a shorter word each holds, among them: word -> the one it is searched
+    through (`w.` and `w-` through `w`, a path through its tail after a slash), and where in the word
+    that one starts (its first place: every place the word is found holds it there). A word with
+    none is its own group."""
+    known = set(words)
+    base_of: dict[str, str] = {}
+
+    def base(w: str) -> str:
+        found = base_of.get(w)
+        if found is None:
+            found = w
+            if len(w) > 1 and w[-1] in ".-" and w[:-1] in known:
+                found = base(w[:-1])
+            else:
+                at = w.find("/")
+                while at >= 0:
+                    if w[at + 1:] in known:
+                        found = base(w[at + 1:])
+                        break
+                    at = w.find("/", at + 1)
+            base_of[w] = found
+        return found
+
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for w in dict.fromkeys(words):
+        b = base(w)
+        groups.setdefault(b, []).append((w, w.find(b)))
+    return groups
+
+
 class _Lowered:
     """A session's message texts in lower case, joined in pieces, so that a word new to a grown
     session is looked for in every old text by one C-speed search per piece instead of lowering
@@ -785,26 +816,35 @@ class _Lowered:
 
     def find(self, words: Iterable[str]) -> dict[int, set[str]]:
         """Message position -> the words it holds as tokens (as `_tokens(lowered text)` would find
-        them). The interpreter is let go between pieces (a worker must not starve the window)."""
+        them). The interpreter is let go between pieces (a worker must not starve the window).
+
+        Words that hold a shorter one (`src/a.py`, `a.py`, `a.py.`, `a.py-`: the forms and tails
+        of one new file) are found through it (`_bases`): one scan of each piece per group, not
+        per word, and each place the shorter word is found is checked for the longer ones there."""
         found: dict[int, set[str]] = {}
         words = [w for w in words if w and TOKEN_SPLIT_RE.search(w) is None]  # one with a separator is never a token
         if not words:
             return found
         seps = _SEPARATORS
+        groups = _bases(words)
         for k, texts in enumerate(self.pieces):
             piece = self.joined[k]
             if piece is None:
                 piece = self.joined[k] = "\n".join(texts) + "\n"
             starts, owners, end = self.starts[k], self.owners[k], len(piece)
-            for w in words:
-                at = piece.find(w)
-                n = len(w)
+            for base, members in groups.items():
+                at = piece.find(base)
                 while at >= 0:
-                    before = piece[at - 1] if at else "\n"
-                    after = piece[at + n] if at + n < end else "\n"
-                    if (before in seps or before.isspace()) and (after in seps or after.isspace()):
-                        found.setdefault(owners[bisect_right(starts, at) - 1], set()).add(w)
-                    at = piece.find(w, at + 1)
+                    for w, offset in members:
+                        a = at - offset
+                        b = a + len(w)
+                        if a < 0 or b > end or (offset or len(w) != len(base)) and not piece.startswith(w, a):
+                            continue
+                        before = piece[a - 1] if a else "\n"
+                        after = piece[b] if b < end else "\n"
+                        if (before in seps or before.isspace()) and (after in seps or after.isspace()):
+                            found.setdefault(owners[bisect_right(starts, a) - 1], set()).add(w)
+                    at = piece.find(base, at + 1)
             time.sleep(0)
         return found
 
@@ -841,6 +881,9 @@ class _Growth:
         self.first: dict[tuple[str, str], list[Any]] = {}
         self.opening_done = False
         self.hits: list[Any] = []  # per covered message: words it holds as tokens (None: no text)
+        #: Word searched for -> the covered messages (positions) that hold it as a token: what the
+        #: grown index's anchors take from the old messages, word by word, without a pass over them.
+        self.holders: dict[str, list[int]] = {}
         self.searched: set[str] = set()  # every covered message was searched for each of these words
         self.voices: tuple[str, ...] = ()
         self.texts: list[str] = []  # per covered message: its text
@@ -962,25 +1005,49 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         wanted = form_words | phrase_words
         if growth is not None:
             every = _grown_hits(kept, texts, n, covered, wanted)
-            found = [every[p] or frozenset() for p, _ in said_at]
         else:
             found = store.token_hits([texts[p] for p, _ in said_at], wanted, _token_list)
-            hits: list[Any] = [None] * len(texts)
+            every = [None] * len(texts)
+            holders: dict[str, list[int]] = {}
             for (p, _), words in zip(said_at, found, strict=True):
-                hits[p] = words
-            kept.hits, kept.searched = hits[:covered], set(wanted)
+                every[p] = words
+                if p < covered:
+                    for w in words & wanted:  # the store's words of other sessions were not searched for here
+                        found_in = holders.get(w)
+                        if found_in is None:
+                            holders[w] = [p]
+                        else:
+                            found_in.append(p)
+            kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), holders
+        index_of = [m.index for m in messages]
+        # messages[:covered] through each word's holders (a grown index reads no old message here)
+        holders = kept.holders
+        for w in form_words & holders.keys():
+            entries[form_ids[w]][6].update(map(index_of.__getitem__, holders[w]))
         within = _phrases_in(kept, texts, n, covered, phrases) if growth is not None else None
-        for (p, i), words in zip(said_at, found, strict=True):
+        lowered_texts: dict[int, str] = {}
+        for t in phrase_words & holders.keys():
+            for p in holders[t]:
+                for k, phrase in phrases[t]:
+                    if within is not None:
+                        if p in within[phrase]:
+                            entries[k][6].add(index_of[p])
+                        continue
+                    lowered = lowered_texts.get(p)
+                    if lowered is None:
+                        lowered = lowered_texts[p] = texts[p].lower()
+                    if phrase in lowered:
+                        entries[k][6].add(index_of[p])
+        # the last messages, read again by every index (a loader may still change them)
+        for p in range(covered, len(texts)):
+            words = every[p]
+            if not words:
+                continue
+            i = index_of[p]
             for w in words & form_words:
                 entries[form_ids[w]][6].add(i)
             triggers = words & phrase_words
             if triggers:
-                if within is not None and p < covered:
-                    for t in triggers:
-                        for k, phrase in phrases[t]:
-                            if p in within[phrase]:
-                                entries[k][6].add(i)
-                    continue
                 lowered = texts[p].lower()
                 for t in triggers:
                     for k, phrase in phrases[t]:
@@ -1028,16 +1095,23 @@ def _grown_hits(growth: _Growth, texts: list[str], n: int, covered: int, wanted:
             for p in range(n):
                 if texts[p]:
                     lowered.add(p, texts[p].lower())
+        holders = growth.holders
         for p, words in lowered.find(new_words).items():
             hits[p] = (hits[p] or frozenset()) | words
+            for w in words:
+                holders.setdefault(w, []).append(p)
     tail: list[Any] = []
+    holders_of = growth.holders
     for p in range(n, len(texts)):
         text = texts[p]
         if not text:
             (hits if p < covered else tail).append(None)
         elif p < covered:
             low = text.lower()
-            hits.append(searched.intersection(_token_list(low)))
+            words = searched.intersection(_token_list(low))
+            hits.append(words)
+            for w in words:
+                holders_of.setdefault(w, []).append(p)
             if lowered is not None:
                 lowered.add(p, low)
         else:
