@@ -34,6 +34,7 @@ import re
 import threading
 import time
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -1008,26 +1009,27 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         else:
             found = store.token_hits([texts[p] for p, _ in said_at], wanted, _token_list)
             every = [None] * len(texts)
-            holders: dict[str, list[int]] = {}
             for (p, _), words in zip(said_at, found, strict=True):
                 every[p] = words
-                if p < covered:
-                    for w in words & wanted:  # the store's words of other sessions were not searched for here
-                        found_in = holders.get(w)
-                        if found_in is None:
-                            holders[w] = [p]
-                        else:
-                            found_in.append(p)
-            kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), holders
+            # The store's words of other sessions (the app's) were not searched for here: kept out.
+            only_wanted = len(store.vocabulary.words) == len(wanted)
+            holders: defaultdict[str, list[int]] = defaultdict(list)
+            for p in range(covered):
+                words = every[p]
+                if words:
+                    for w in words if only_wanted else words & wanted:
+                        holders[w].append(p)
+            kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), dict(holders)
         index_of = [m.index for m in messages]
+        as_placed = all(map(operator.eq, index_of, range(len(index_of))))  # message i at position i, as loaders make them
         # messages[:covered] through each word's holders (a grown index reads no old message here)
-        holders = kept.holders
-        for w in form_words & holders.keys():
-            entries[form_ids[w]][6].update(map(index_of.__getitem__, holders[w]))
+        holders_of = kept.holders
+        for w in form_words & holders_of.keys():
+            entries[form_ids[w]][6].update(holders_of[w] if as_placed else map(index_of.__getitem__, holders_of[w]))
         within = _phrases_in(kept, texts, n, covered, phrases) if growth is not None else None
         lowered_texts: dict[int, str] = {}
-        for t in phrase_words & holders.keys():
-            for p in holders[t]:
+        for t in phrase_words & holders_of.keys():
+            for p in holders_of[t]:
                 for k, phrase in phrases[t]:
                     if within is not None:
                         if p in within[phrase]:
