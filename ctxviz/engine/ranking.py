@@ -97,7 +97,13 @@ def _rank_order(index: AnchorIndex) -> tuple[list[int], list[Rank]]:
     order = index.rank_order
     if order is None:
         memo = index.rank_memo
-        ranks = [memo[a.id][0] if a.id in memo else rank(a, index) for a in index.anchors]
+        ranks = []
+        for a in index.anchors:
+            found = memo.get(a.id)
+            if found is None:  # kept for `ranked` too (a replay's last turn ranks its lost anchors after its losses)
+                r = rank(a, index)
+                found = memo[a.id] = (r, (r.tier, r.order, a.id))
+            ranks.append(found[0])
         places = [0] * len(ranks)
         for place, i in enumerate(sorted(range(len(ranks)), key=lambda i: (ranks[i].tier, ranks[i].order, i))):
             places[i] = place
