@@ -433,6 +433,10 @@ def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[li
     return sorted(wanted), applied
 
 
+def _first(pair: tuple[int, Any]) -> int:
+    return pair[0]
+
+
 def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None
                   ) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]] | None:
     """The replay's counts read as contexts, turn by turn, without planning: every system message,
@@ -463,9 +467,9 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
         if t in planned:
             return planned[t]
         same = by_state.get(state(t))
-        if same:
-            earlier = [texts for turn, texts in same if turn < t]
-            return earlier[-1] if earlier else same[0][1]
+        if same:  # the latest planned turn before t with the same state, else the first after it
+            k = bisect_left(same, t, key=_first)
+            return same[k - 1][1] if k else same[0][1]
         turn = turns[t]
         if turn.summaries:
             summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
