@@ -434,6 +434,7 @@ def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[li
 
 
 def _first(pair: tuple[int, Any]) -> int:
+    """A (turn, texts) pair's turn: what `beside` bisects a state's planned turns by."""
     return pair[0]
 
 
