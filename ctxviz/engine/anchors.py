@@ -1063,20 +1063,20 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     new_id = {old: new for new, old in enumerate(order)}
     messages_of = session.messages
     anchors = []
+    by_message_sets: list[list[int]] = [[] for _ in messages_of]
     for i, old in enumerate(order):
         kind, key, value, index, mid, role, named_in, opening, voice, user_named = entries[old]
         lo = firsts[old]
         if index != lo:  # first named in another form or unquoted before it was extracted
             mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
-        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
+        named = tuple(sorted(named_in))
+        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, named, opening, voice, user_named))
+        for k in named:  # ids in order: each message's list is sorted
+            by_message_sets[k].append(i)
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
     token_forms = {f: new_id[k] for f, k in form_ids.items()}
     final_phrases = {t: [(new_id[k], v) for k, v in found] for t, found in phrases.items()}
-    by_message_sets: list[list[int]] = [[] for _ in messages_of]
-    for a in anchors:
-        for k in a.messages:
-            by_message_sets[k].append(a.id)
     by_message = tuple(map(tuple, by_message_sets))
     index = AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
     if not (form_words or phrase_words):
