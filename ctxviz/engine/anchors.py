@@ -712,8 +712,8 @@ def _merge_paths(first: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str
 
 
 def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
-    """What one message says: each (kind, key, value, voice that said it), and whether it is a user
-    turn holding a request or instruction. Depends only on its arguments, so it is kept per message
+    """What one message says: per voice that said them, each (kind, key, value), and whether it is a
+    user turn holding a request or instruction. Depends only on its arguments, so it is kept per message
     (engine/anchor_cache.py). Requests are the user's own words (each user turn its own anchor;
     harness text and observations are not requests)."""
     if not text:
@@ -728,10 +728,10 @@ def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
         rules = [k for kind, k, _ in found if kind == "instruction"]
         if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
             found.append(("request", key, _clip(words or text, 160)))
-    said = [(kind, key, value, voice) for kind, key, value in found]
+    said: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = ((voice, tuple(found)),)
     if template:  # the task template wrapped around a coding agent's issue is the harness's
-        said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
-    return tuple(said), voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
+        said += (("harness", tuple(extract(template, "tool"))),)
+    return said, voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
 
 
 #: What separates tokens, one character at a time (`TOKEN_SPLIT_RE` without its `\\s`: white space
@@ -911,16 +911,18 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
     for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
         i = m.index
-        for kind, key, value, by in said:
-            k = (kind, key)
-            entry = first.get(k)
-            if entry is None:
-                opening = not opening_done and by in _USERS and kind in USER_KINDS
-                entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
-            elif entry[6][-1] != i:
-                entry[6].append(i)
-            if entry[9] < 0 and by in _USERS:
-                entry[9] = i
+        for by, found in said:
+            users = by in _USERS
+            for kind, key, value in found:
+                k = (kind, key)
+                entry = first.get(k)
+                if entry is None:
+                    opening = not opening_done and users and kind in USER_KINDS
+                    entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
+                elif entry[6][-1] != i:
+                    entry[6].append(i)
+                if users and entry[9] < 0:
+                    entry[9] = i
         if user_turn:
             opening_done = True
     return opening_done
