@@ -98,3 +98,28 @@ def test_a_real_session_grown_by_calls_naming_its_files_anew_equals_one_read_fro
         assert previous._growth is None  # carried over, not read again
         _same(grown, build_index(s, MessageAnchors()))
         previous = grown
+
+
+def test_texts_added_at_once_are_the_pieces_added_one_by_one() -> None:
+    """`_Lowered.extend` (the first growth adds every old text) builds the pieces `add` builds, text
+    by text, whatever is already there, and the same words are found in them."""
+    rnd = random.Random(3)
+    saved = anchors_module.PIECE_CHARS
+    try:
+        for _ in range(500):
+            anchors_module.PIECE_CHARS = rnd.choice([5, 20, 100, 4_000_000])
+            texts = [(p, " ".join(rnd.choice(["a.py", "src/a.py", "b", "x"]) for _ in range(rnd.randint(0, 6)))) for p in range(rnd.randint(0, 20))]
+            one, many = _Lowered(), _Lowered()
+            k = rnd.randint(0, len(texts))
+            for p, text in texts[:k]:
+                one.add(p, text)
+                many.add(p, text)
+            if k and rnd.random() < 0.5:  # pieces joined before the rest comes
+                assert one.find(["a.py"]) == many.find(["a.py"])
+            for p, text in texts[k:]:
+                one.add(p, text)
+            many.extend(texts[k:])
+            assert (many.pieces, many.starts, many.owners, many.size) == (one.pieces, one.starts, one.owners, one.size)
+            assert many.find(["a.py", "src/a.py", "b"]) == one.find(["a.py", "src/a.py", "b"])
+    finally:
+        anchors_module.PIECE_CHARS = saved
