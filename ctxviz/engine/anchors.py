@@ -1155,7 +1155,9 @@ def _phrases_in(growth: _Growth, texts: list[str], n: int, covered: int, phrases
     the old texts by one search per piece (`_Lowered`)."""
     memo = growth.phrases
     values = {v for found in phrases.values() for _, v in found}
-    new_texts = [(p, texts[p].lower()) for p in range(growth.phrases_upto, covered) if texts[p]]
+    # The texts read since, lowered only when a phrase met before is to be looked for in them (the
+    # first growth has none: every phrase is looked for below, in every old text at once).
+    new_texts = [(p, texts[p].lower()) for p in range(growth.phrases_upto, covered) if texts[p]] if memo else []
     for v, where in memo.items():
         where.update(p for p, low in new_texts if v in low)
     fresh = [v for v in values if v not in memo]
