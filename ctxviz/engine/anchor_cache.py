@@ -23,9 +23,11 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-#: What one message's extraction yields: every (kind, key, value, voice that said it), and whether
-#: the message is a user turn that said a request or instruction (the opening request is its first).
-Said = tuple[tuple[tuple[str, str, str, str], ...], bool]
+#: What one message's extraction yields: per voice that said them (the message's own, then the
+#: harness's template around a coding agent's issue), every (kind, key, value); and whether the
+#: message is a user turn that said a request or instruction (the opening request is its first).
+#: Grouped by voice, not a voice in every triple: a 10,000-message session says 100,000 of them.
+Said = tuple[tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...], bool]
 #: (voice, role, swe, text): everything a message's extraction depends on.
 SaidKey = tuple[str, str, bool, str]
 

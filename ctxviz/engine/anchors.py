@@ -12,13 +12,16 @@ API (pure, no Qt; the app reads it):
 - `anchors_of(session) -> AnchorIndex`: built once per session and cached by the session's
   identity (`STORE`, an `AnchorStore`, like counting.CountStore). What each message says is kept
   per message text (engine/anchor_cache.py, `MESSAGE_STORE`), so only messages no index has read
-  before are extracted: a session read for the first time costs ~0.3 µs per character of text
-  (2-3 s for 10,000 messages of a coding agent holding 8.5 MB, 0.1-0.4 s for a bundled sample); a
-  grown session (a followed log after an append), a log re-read whole, or a replay's prefixes cost
-  the new messages and one pass over the per-message lists (worth a worker thread in the app).
-  `build_index(session, previous=index)` carries the index of the session this one grew from
-  (`AnchorStore.get` finds it): only the new messages and the last `TAIL` (which a loader may
-  still rebuild) are read, and the older texts are searched only for the words the new anchors bring.
+  before are extracted: a session read for the first time costs ~0.1 µs per character of text
+  (about 1 s of CPU for 10,000 messages of a coding agent holding 8.7 MB, half of it extraction;
+  0.1-0.4 s for a bundled sample); a grown session (a followed log after an append), a log re-read
+  whole, or a replay's prefixes cost the new messages and one pass over the per-anchor lists (worth
+  a worker thread in the app). `build_index(session, previous=index)` carries the index of the
+  session this one grew from (`AnchorStore.get` finds it): only the new messages and the last
+  `TAIL` (which a loader may still rebuild) are read, the older texts are searched only for the
+  words the new anchors bring (one scan per group of words that hold a shorter one, `_bases`), and
+  what the old messages name is taken word by word (`_Growth.holders`), not by a pass over them:
+  about a fifth of a read from nothing at 10,000 messages.
 - `AnchorIndex.anchors`: every `Anchor` (kind, value, first_index, first_id, messages, role),
   ordered by the message that first said it; `by_message[i]`: the anchor ids message i holds;
   `ids_in_text(text)`: the anchors a text (a summary, the system prompt, a truncated message)
@@ -34,6 +37,7 @@ import re
 import threading
 import time
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -708,8 +712,8 @@ def _merge_paths(first: dict[tuple[str, str], list[Any]]) -> dict[tuple[str, str
 
 
 def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
-    """What one message says: each (kind, key, value, voice that said it), and whether it is a user
-    turn holding a request or instruction. Depends only on its arguments, so it is kept per message
+    """What one message says: per voice that said them, each (kind, key, value), and whether it is a
+    user turn holding a request or instruction. Depends only on its arguments, so it is kept per message
     (engine/anchor_cache.py). Requests are the user's own words (each user turn its own anchor;
     harness text and observations are not requests)."""
     if not text:
@@ -724,10 +728,10 @@ def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
         rules = [k for kind, k, _ in found if kind == "instruction"]
         if rules != [key]:  # a turn that is one instruction ("Reply with exactly ...") is that instruction, not also a request
             found.append(("request", key, _clip(words or text, 160)))
-    said = [(kind, key, value, voice) for kind, key, value in found]
+    said: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = ((voice, tuple(found)),)
     if template:  # the task template wrapped around a coding agent's issue is the harness's
-        said += [(kind, key, value, "harness") for kind, key, value in extract(template, "tool")]
-    return tuple(said), voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
+        said += (("harness", tuple(extract(template, "tool"))),)
+    return said, voice in ("user", "quoted") and any(kind in USER_KINDS for kind, _, _ in found)
 
 
 #: What separates tokens, one character at a time (`TOKEN_SPLIT_RE` without its `\\s`: white space
@@ -758,6 +762,37 @@ def _tokens(lowered: str) -> set[str]:
 PIECE_CHARS = 4_000_000
 
 
+def _bases(words: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    """The words grouped by a shorter word each holds, among them: word -> the one it is searched
+    through (`w.` and `w-` through `w`, a path through its tail after a slash), and where in the word
+    that one starts (its first place: every place the word is found holds it there). A word with
+    none is its own group."""
+    known = set(words)
+    base_of: dict[str, str] = {}
+
+    def base(w: str) -> str:
+        found = base_of.get(w)
+        if found is None:
+            found = w
+            if len(w) > 1 and w[-1] in ".-" and w[:-1] in known:
+                found = base(w[:-1])
+            else:
+                at = w.find("/")
+                while at >= 0:
+                    if w[at + 1:] in known:
+                        found = base(w[at + 1:])
+                        break
+                    at = w.find("/", at + 1)
+            base_of[w] = found
+        return found
+
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for w in dict.fromkeys(words):
+        b = base(w)
+        groups.setdefault(b, []).append((w, w.find(b)))
+    return groups
+
+
 class _Lowered:
     """A session's message texts in lower case, joined in pieces, so that a word new to a grown
     session is looked for in every old text by one C-speed search per piece instead of lowering
@@ -770,41 +805,74 @@ class _Lowered:
         self.owners: list[list[int]] = []  # the message position of each text
         self.size = 0  # characters in the last piece
 
+    def _open(self) -> None:
+        """Start a new piece."""
+        self.pieces.append([])
+        self.joined.append(None)
+        self.starts.append([])
+        self.owners.append([])
+        self.size = 0
+
     def add(self, position: int, lowered: str) -> None:
         if not self.pieces or self.size > PIECE_CHARS:
-            self.pieces.append([])
-            self.joined.append(None)
-            self.starts.append([])
-            self.owners.append([])
-            self.size = 0
+            self._open()
         self.pieces[-1].append(lowered)
         self.starts[-1].append(self.size)
         self.owners[-1].append(position)
         self.joined[-1] = None
         self.size += len(lowered) + 1
 
+    def extend(self, texts: Iterable[tuple[int, str]]) -> None:
+        """`add` of each (position, lowered text) in turn, without a call per text: the first growth
+        of a 10,000-message session adds them all."""
+        texts = list(texts)
+        if not texts:
+            return
+        if not self.pieces or self.size > PIECE_CHARS:
+            self._open()
+        piece, starts, owners, size = self.pieces[-1], self.starts[-1], self.owners[-1], self.size
+        self.joined[-1] = None
+        for position, lowered in texts:
+            if size > PIECE_CHARS:
+                self._open()
+                piece, starts, owners, size = self.pieces[-1], self.starts[-1], self.owners[-1], 0
+            piece.append(lowered)
+            starts.append(size)
+            owners.append(position)
+            size += len(lowered) + 1
+        self.size = size
+
     def find(self, words: Iterable[str]) -> dict[int, set[str]]:
         """Message position -> the words it holds as tokens (as `_tokens(lowered text)` would find
-        them). The interpreter is let go between pieces (a worker must not starve the window)."""
+        them). The interpreter is let go between pieces (a worker must not starve the window).
+
+        Words that hold a shorter one (`src/a.py`, `a.py`, `a.py.`, `a.py-`: the forms and tails
+        of one new file) are found through it (`_bases`): one scan of each piece per group, not
+        per word, and each place the shorter word is found is checked for the longer ones there."""
         found: dict[int, set[str]] = {}
         words = [w for w in words if w and TOKEN_SPLIT_RE.search(w) is None]  # one with a separator is never a token
         if not words:
             return found
         seps = _SEPARATORS
+        groups = _bases(words)
         for k, texts in enumerate(self.pieces):
             piece = self.joined[k]
             if piece is None:
                 piece = self.joined[k] = "\n".join(texts) + "\n"
             starts, owners, end = self.starts[k], self.owners[k], len(piece)
-            for w in words:
-                at = piece.find(w)
-                n = len(w)
+            for base, members in groups.items():
+                at = piece.find(base)
                 while at >= 0:
-                    before = piece[at - 1] if at else "\n"
-                    after = piece[at + n] if at + n < end else "\n"
-                    if (before in seps or before.isspace()) and (after in seps or after.isspace()):
-                        found.setdefault(owners[bisect_right(starts, at) - 1], set()).add(w)
-                    at = piece.find(w, at + 1)
+                    for w, offset in members:
+                        a = at - offset
+                        b = a + len(w)
+                        if a < 0 or b > end or (offset or len(w) != len(base)) and not piece.startswith(w, a):
+                            continue
+                        before = piece[a - 1] if a else "\n"
+                        after = piece[b] if b < end else "\n"
+                        if (before in seps or before.isspace()) and (after in seps or after.isspace()):
+                            found.setdefault(owners[bisect_right(starts, a) - 1], set()).add(w)
+                    at = piece.find(base, at + 1)
             time.sleep(0)
         return found
 
@@ -841,6 +909,9 @@ class _Growth:
         self.first: dict[tuple[str, str], list[Any]] = {}
         self.opening_done = False
         self.hits: list[Any] = []  # per covered message: words it holds as tokens (None: no text)
+        #: Word searched for -> the covered messages (positions) that hold it as a token: what the
+        #: grown index's anchors take from the old messages, word by word, without a pass over them.
+        self.holders: dict[str, list[int]] = {}
         self.searched: set[str] = set()  # every covered message was searched for each of these words
         self.voices: tuple[str, ...] = ()
         self.texts: list[str] = []  # per covered message: its text
@@ -864,16 +935,18 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
     for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
         i = m.index
-        for kind, key, value, by in said:
-            k = (kind, key)
-            entry = first.get(k)
-            if entry is None:
-                opening = not opening_done and by in _USERS and kind in USER_KINDS
-                entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
-            elif entry[6][-1] != i:
-                entry[6].append(i)
-            if entry[9] < 0 and by in _USERS:
-                entry[9] = i
+        for by, found in said:
+            users = by in _USERS
+            for kind, key, value in found:
+                k = (kind, key)
+                entry = first.get(k)
+                if entry is None:
+                    opening = not opening_done and users and kind in USER_KINDS
+                    entry = first[k] = [kind, key, value, i, m.id, m.role, [i], opening, by, -1]
+                elif entry[6][-1] != i:
+                    entry[6].append(i)
+                if users and entry[9] < 0:
+                    entry[9] = i
         if user_turn:
             opening_done = True
     return opening_done
@@ -962,25 +1035,50 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         wanted = form_words | phrase_words
         if growth is not None:
             every = _grown_hits(kept, texts, n, covered, wanted)
-            found = [every[p] or frozenset() for p, _ in said_at]
         else:
             found = store.token_hits([texts[p] for p, _ in said_at], wanted, _token_list)
-            hits: list[Any] = [None] * len(texts)
+            every = [None] * len(texts)
             for (p, _), words in zip(said_at, found, strict=True):
-                hits[p] = words
-            kept.hits, kept.searched = hits[:covered], set(wanted)
+                every[p] = words
+            # The store's words of other sessions (the app's) were not searched for here: kept out.
+            only_wanted = len(store.vocabulary.words) == len(wanted)
+            holders: defaultdict[str, list[int]] = defaultdict(list)
+            for p in range(covered):
+                words = every[p]
+                if words:
+                    for w in words if only_wanted else words & wanted:
+                        holders[w].append(p)
+            kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), dict(holders)
+        index_of = [m.index for m in messages]
+        as_placed = all(map(operator.eq, index_of, range(len(index_of))))  # message i at position i, as loaders make them
+        # messages[:covered] through each word's holders (a grown index reads no old message here)
+        holders_of = kept.holders
+        for w in form_words & holders_of.keys():
+            entries[form_ids[w]][6].update(holders_of[w] if as_placed else map(index_of.__getitem__, holders_of[w]))
         within = _phrases_in(kept, texts, n, covered, phrases) if growth is not None else None
-        for (p, i), words in zip(said_at, found, strict=True):
+        lowered_texts: dict[int, str] = {}
+        for t in phrase_words & holders_of.keys():
+            for p in holders_of[t]:
+                for k, phrase in phrases[t]:
+                    if within is not None:
+                        if p in within[phrase]:
+                            entries[k][6].add(index_of[p])
+                        continue
+                    lowered = lowered_texts.get(p)
+                    if lowered is None:
+                        lowered = lowered_texts[p] = texts[p].lower()
+                    if phrase in lowered:
+                        entries[k][6].add(index_of[p])
+        # the last messages, read again by every index (a loader may still change them)
+        for p in range(covered, len(texts)):
+            words = every[p]
+            if not words:
+                continue
+            i = index_of[p]
             for w in words & form_words:
                 entries[form_ids[w]][6].add(i)
             triggers = words & phrase_words
             if triggers:
-                if within is not None and p < covered:
-                    for t in triggers:
-                        for k, phrase in phrases[t]:
-                            if p in within[phrase]:
-                                entries[k][6].add(i)
-                    continue
                 lowered = texts[p].lower()
                 for t in triggers:
                     for k, phrase in phrases[t]:
@@ -991,20 +1089,20 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     new_id = {old: new for new, old in enumerate(order)}
     messages_of = session.messages
     anchors = []
+    by_message_sets: list[list[int]] = [[] for _ in messages_of]
     for i, old in enumerate(order):
         kind, key, value, index, mid, role, named_in, opening, voice, user_named = entries[old]
         lo = firsts[old]
         if index != lo:  # first named in another form or unquoted before it was extracted
             mid, role, voice = messages_of[lo].id, messages_of[lo].role, voices[lo]
-        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, tuple(sorted(named_in)), opening, voice, user_named))
+        named = tuple(sorted(named_in))
+        anchors.append(make_anchor(i, kind, key, value, lo, mid, role, named, opening, voice, user_named))
+        for k in named:  # ids in order: each message's list is sorted
+            by_message_sets[k].append(i)
     ids = {(a.kind, a.key): a.id for a in anchors}
     alias_ids = {old: ids[new] for old, new in aliases.items()}
     token_forms = {f: new_id[k] for f, k in form_ids.items()}
     final_phrases = {t: [(new_id[k], v) for k, v in found] for t, found in phrases.items()}
-    by_message_sets: list[list[int]] = [[] for _ in messages_of]
-    for a in anchors:
-        for k in a.messages:
-            by_message_sets[k].append(a.id)
     by_message = tuple(map(tuple, by_message_sets))
     index = AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
     if not (form_words or phrase_words):
@@ -1025,19 +1123,24 @@ def _grown_hits(growth: _Growth, texts: list[str], n: int, covered: int, wanted:
     if new_words and n:
         if lowered is None:
             lowered = growth.lowered = _Lowered()
-            for p in range(n):
-                if texts[p]:
-                    lowered.add(p, texts[p].lower())
+            lowered.extend((p, texts[p].lower()) for p in range(n) if texts[p])
+        holders = growth.holders
         for p, words in lowered.find(new_words).items():
             hits[p] = (hits[p] or frozenset()) | words
+            for w in words:
+                holders.setdefault(w, []).append(p)
     tail: list[Any] = []
+    holders_of = growth.holders
     for p in range(n, len(texts)):
         text = texts[p]
         if not text:
             (hits if p < covered else tail).append(None)
         elif p < covered:
             low = text.lower()
-            hits.append(searched.intersection(_token_list(low)))
+            words = searched.intersection(_token_list(low))
+            hits.append(words)
+            for w in words:
+                holders_of.setdefault(w, []).append(p)
             if lowered is not None:
                 lowered.add(p, low)
         else:
@@ -1052,7 +1155,9 @@ def _phrases_in(growth: _Growth, texts: list[str], n: int, covered: int, phrases
     the old texts by one search per piece (`_Lowered`)."""
     memo = growth.phrases
     values = {v for found in phrases.values() for _, v in found}
-    new_texts = [(p, texts[p].lower()) for p in range(growth.phrases_upto, covered) if texts[p]]
+    # The texts read since, lowered only when a phrase met before is to be looked for in them (the
+    # first growth has none: every phrase is looked for below, in every old text at once).
+    new_texts = [(p, texts[p].lower()) for p in range(growth.phrases_upto, covered) if texts[p]] if memo else []
     for v, where in memo.items():
         where.update(p for p, low in new_texts if v in low)
     fresh = [v for v in values if v not in memo]
@@ -1060,9 +1165,7 @@ def _phrases_in(growth: _Growth, texts: list[str], n: int, covered: int, phrases
         lowered = growth.lowered
         if lowered is None:
             lowered = growth.lowered = _Lowered()
-            for p in range(covered):
-                if texts[p]:
-                    lowered.add(p, texts[p].lower())
+            lowered.extend((p, texts[p].lower()) for p in range(covered) if texts[p])
         memo.update(lowered.contain(fresh))
     growth.phrases_upto = covered
     return memo

@@ -80,15 +80,32 @@ def ranked_often(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[A
     holding 100,000 anchors for 10,000 messages, about 40 % of the replay's retention): every
     anchor is ranked once and given its place among all (`AnchorIndex.rank_order`), and each list
     is then sorted by that place, an integer, instead of by its rank's tuple. Same order, same ranks."""
+    return ranked_ids([a.id for a in anchors], index)
+
+
+def ranked_ids(ids: Iterable[int], index: AnchorIndex) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
+    """`ranked_often` of the anchors with these ids (an anchor's id is its position in the index):
+    the sort, the anchors and the ranks are read by C loops (`map`, `zip`), none per anchor in Python."""
+    places, ranks = _rank_order(index)
+    unique = list(dict.fromkeys(ids))
+    order = sorted(unique, key=places.__getitem__)
+    return tuple(map(index.anchors.__getitem__, order)), dict(zip(unique, map(ranks.__getitem__, unique), strict=True))
+
+
+def _rank_order(index: AnchorIndex) -> tuple[list[int], list[Rank]]:
+    """Every anchor's place in rank order and its rank (`AnchorIndex.rank_order`), computed once per index."""
     order = index.rank_order
     if order is None:
         memo = index.rank_memo
-        ranks = [memo[a.id][0] if a.id in memo else rank(a, index) for a in index.anchors]
+        ranks = []
+        for a in index.anchors:
+            found = memo.get(a.id)
+            if found is None:  # kept for `ranked` too (a replay's last turn ranks its lost anchors after its losses)
+                r = rank(a, index)
+                found = memo[a.id] = (r, (r.tier, r.order, a.id))
+            ranks.append(found[0])
         places = [0] * len(ranks)
         for place, i in enumerate(sorted(range(len(ranks)), key=lambda i: (ranks[i].tier, ranks[i].order, i))):
             places[i] = place
         order = index.rank_order = (places, ranks)
-    places, ranks = order
-    ids = dict.fromkeys(a.id for a in anchors)
-    every = index.anchors
-    return tuple(every[i] for i in sorted(ids, key=places.__getitem__)), {i: ranks[i] for i in ids}
+    return order

@@ -55,7 +55,7 @@ from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
 from .gc_pause import without_gc
 from .plan import Decision, Plan, Rows
 from .plan_rows import KEPT, REPLACED, TRUNCATED
-from .ranking import Rank, ranked, ranked_often
+from .ranking import Rank, ranked, ranked_ids
 from .session import Session
 
 if TYPE_CHECKING:
@@ -395,9 +395,9 @@ def _writes_summary(timeline: Timeline, event: Event) -> bool:
     return (t + 1 < len(turns) and turns[t + 1].summaries > turns[t].summaries) or (t > 0 and turns[t].summaries > turns[t - 1].summaries)
 
 
-def _loss(timeline: Timeline, turn: int, lost: Iterable[Anchor], index: AnchorIndex) -> Loss:
-    """What step `turn` lost; the loss names the step by its turn's session index, as events do."""
-    order, ranks = ranked_often(lost, index)
+def _loss(timeline: Timeline, turn: int, lost: Iterable[int], index: AnchorIndex) -> Loss:
+    """What step `turn` lost (the anchors' ids); the loss names the step by its turn's session index, as events do."""
+    order, ranks = ranked_ids(lost, index)
     causes = _causes(timeline, turn)
     at = timeline.turns[turn].index
     if causes:
@@ -433,6 +433,11 @@ def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[li
     return sorted(wanted), applied
 
 
+def _first(pair: tuple[int, Any]) -> int:
+    """A (turn, texts) pair's turn: what `beside` bisects a state's planned turns by."""
+    return pair[0]
+
+
 def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None
                   ) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]] | None:
     """The replay's counts read as contexts, turn by turn, without planning: every system message,
@@ -463,9 +468,9 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
         if t in planned:
             return planned[t]
         same = by_state.get(state(t))
-        if same:
-            earlier = [texts for turn, texts in same if turn < t]
-            return earlier[-1] if earlier else same[0][1]
+        if same:  # the latest planned turn before t with the same state, else the first after it
+            k = bisect_left(same, t, key=_first)
+            return same[k - 1][1] if k else same[0][1]
         turn = turns[t]
         if turn.summaries:
             summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
@@ -552,7 +557,7 @@ def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[i
                         kept -= 1
                         instructions_kept -= instruction[i]
         points.append(TurnRetention(at, scope, kept, instructions, instructions_kept))
-        gone = [anchors[i] for i in dict.fromkeys(i for i in dropped if not count[i] and i < before)]  # by id: hashing an Anchor hashes its messages
+        gone = [i for i in dict.fromkeys(dropped) if not count[i] and i < before]  # by id: hashing an Anchor hashes its messages
         if gone:
             losses.append(_loss(timeline, t, gone, index))
         messages.update(entered)
@@ -616,13 +621,12 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
         method = (f"every turn read from the replay's counts (the newest messages and the summary in force), "
                   f"checked against {len(turns):,} planned turns")
     else:
-        anchors = index.anchors
         for t in explained:
             before, after = presence.get(t - 1), presence.get(t)
             if before is None or after is None:
                 continue
             scope = bisect_right(index.first_indices, timeline.turns[t - 1].index)
-            gone = [anchors[i] for i in before - after if i < scope]
+            gone = [i for i in before - after if i < scope]
             if gone:
                 losses.append(_loss(timeline, t, gone, index))
     final = None
