@@ -23,6 +23,10 @@ measured says so and why, and counts as not met. The sections, in the order they
 - `simulate` with retention against `--retention off` (fresh processes, as a user runs them);
 - inputs that once planned slowly; the app and the report (bench_gui.py, offscreen; `--no-gui`).
 
+Each section runs in a child forked from this lean parent (imports done, nothing measured yet), so
+no section is timed in a heap another section grew: a user's `ctxviz simulate` starts in a fresh
+process, not after re-planning 100,000-message sessions.
+
 `--write-readme` writes the tables into README.md between `<!-- bench:start -->` and
 `<!-- bench:end -->`, with a line saying when and where they were measured (bench/readme_table.py).
 """
@@ -31,11 +35,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import multiprocessing
 import os
 import platform
 import sys
 import time
+import traceback
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -52,6 +59,34 @@ def gui_rows(quick: bool, rounds: int) -> list[Row]:
         print(f"bench_gui.py: not measured ({exc})")
         return [Row("the app and the report (bench_gui.py)", [], "", False, note=f"not measured: {exc}")]
     return bench_gui.run(rounds=rounds, quick=quick)
+
+
+def _measure_in_child(measure: Callable[[], list[Row]], out: Connection) -> None:
+    try:
+        out.send(("rows", measure()))
+    except BaseException:  # noqa: BLE001 - the parent turns it into a row that says why
+        out.send(("error", traceback.format_exc(limit=3).strip().splitlines()[-1]))
+    finally:
+        out.close()
+
+
+def in_fresh_child(measure: Callable[[], list[Row]], group: str) -> list[Row]:
+    """`measure()` in a child forked from this parent, which has measured nothing: its rows, or one
+    row saying why it could not be measured."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_measure_in_child, args=(measure, send))
+    child.start()
+    send.close()
+    try:
+        kind, value = receive.recv()
+    except EOFError:
+        kind, value = "error", "the child ended without a result"
+    child.join()
+    if kind == "rows":
+        return value
+    print(f"{group}: not measured ({value})", flush=True)
+    return [Row(group, [], "", False, note=f"not measured: {value}")]
 
 
 def grouped(rows: list[Row], group: str) -> list[Row]:
@@ -138,7 +173,7 @@ def main() -> None:
     took: list[str] = []
     for group, measure in sections:
         t = time.perf_counter()
-        rows += grouped(measure(), group)
+        rows += grouped(in_fresh_child(measure, group), group)
         took.append(f"{group.split(',')[0].split(' (')[0]}: {time.perf_counter() - t:.0f} s")
         print(f"-- {took[-1]}", flush=True)
     elapsed = time.perf_counter() - start
