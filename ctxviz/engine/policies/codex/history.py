@@ -6,10 +6,12 @@ the step-by-step plan (compaction.py) and the plan in columns (compaction_column
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
 
 from ...session import Message, Session, Summary, TextPart
+
+K = TypeVar("K")
 
 ZONES = ("system", "initial_context", "summarized", "retained_user", "summary", "history")
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
@@ -144,21 +146,7 @@ def initial_context(session: Session) -> list[Message]:
 
 def select_user_messages(texts: list[str], max_tokens: int) -> list[tuple[int, str]]:
     """build_compacted_history_with_limit's selection: (position, text sent), oldest first."""
-    selected: list[tuple[int, str]] = []
-    if max_tokens > 0:
-        remaining = max_tokens
-        for i in range(len(texts) - 1, -1, -1):
-            if remaining == 0:
-                break
-            tokens = approx_token_count(texts[i])
-            if tokens <= remaining:
-                selected.append((i, texts[i]))
-                remaining -= tokens
-            else:
-                selected.append((i, truncate_tokens(texts[i], remaining)))
-                break
-        selected.reverse()
-    return selected
+    return _select_newest(((i, texts[i]) for i in range(len(texts) - 1, -1, -1)), max_tokens)
 
 
 def newest_user_messages(messages: Sequence[Message], max_tokens: int) -> list[tuple[Message, str]]:
@@ -166,21 +154,25 @@ def newest_user_messages(messages: Sequence[Message], max_tokens: int) -> list[t
     first. Codex collects every user message before it selects; the selection reads them newest
     first and stops once `max_tokens` are spent, so only those are read here (a re-plan that makes
     a 100,000-message session's first compaction read 100,000 messages' texts for a few kept)."""
-    selected: list[tuple[Message, str]] = []
-    if max_tokens > 0:
-        remaining = max_tokens
-        for m in reversed(messages):
-            if remaining == 0:
-                break
-            text = user_message_text(m)
-            if text is None:
-                continue
+    newest_first = ((m, text) for m in reversed(messages) if (text := user_message_text(m)) is not None)
+    return _select_newest(newest_first, max_tokens)
+
+
+def _select_newest(newest_first: Iterable[tuple[K, str]], max_tokens: int) -> list[tuple[K, str]]:
+    """The selection itself, over (key, text) pairs newest first, read only as far as it goes:
+    whole texts while they fit, the first that does not cut to what is left, oldest first."""
+    selected: list[tuple[K, str]] = []
+    remaining = max_tokens
+    if remaining > 0:
+        for key, text in newest_first:
             tokens = approx_token_count(text)
             if tokens <= remaining:
-                selected.append((m, text))
+                selected.append((key, text))
                 remaining -= tokens
             else:
-                selected.append((m, truncate_tokens(text, remaining)))
+                selected.append((key, truncate_tokens(text, remaining)))
+                break
+            if remaining == 0:
                 break
         selected.reverse()
     return selected
