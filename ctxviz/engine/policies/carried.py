@@ -133,25 +133,16 @@ class _Snapshot:
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far."""
         unique, add = self.unique, self._add
-        files, decisions, values, requests = unique[0], unique[1], unique[2], unique[4]
+        requests = unique[4]
         for m in messages:
             f, d, v, action, request = _features(m)
-            # (each section's loop written out: most messages add to one section or none)
-            if f:
-                for item in f:
-                    if item and item not in files:
-                        files[item] = None
-                        add(0, item)
-            if d:
-                for item in d:
-                    if item and item not in decisions:
-                        decisions[item] = None
-                        add(1, item)
-            if v:
-                for item in v:
-                    if item and item not in values:
-                        values[item] = None
-                        add(2, item)
+            for s, items in ((0, f), (1, d), (2, v)):
+                if items:  # (most messages add to one section or none)
+                    section = unique[s]
+                    for item in items:
+                        if item and item not in section:
+                            section[item] = None
+                            add(s, item)
             if action and action != self.last_action:
                 self.last_action = action
                 self.parts[3] = None
