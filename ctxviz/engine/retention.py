@@ -47,6 +47,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -433,11 +434,6 @@ def _sample_turns(timeline: Timeline, samples: int, max_events: int) -> tuple[li
     return sorted(wanted), applied
 
 
-def _first(pair: tuple[int, Any]) -> int:
-    """A (turn, texts) pair's turn: what `beside` bisects a state's planned turns by."""
-    return pair[0]
-
-
 def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None
                   ) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]] | None:
     """The replay's counts read as contexts, turn by turn, without planning: every system message,
@@ -469,7 +465,7 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
             return planned[t]
         same = by_state.get(state(t))
         if same:  # the latest planned turn before t with the same state, else the first after it
-            k = bisect_left(same, t, key=_first)
+            k = bisect_left(same, t, key=itemgetter(0))  # (turn, texts) pairs, by turn
             return same[k - 1][1] if k else same[0][1]
         turn = turns[t]
         if turn.summaries:
