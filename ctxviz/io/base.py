@@ -255,19 +255,24 @@ def make_message(
     usage: Usage | None = None,
     raw: Any = None,
 ) -> Message:
-    """A Message with ctxviz's defaults: id `m{index}`, category from the role.
+    """A Message with ctxviz's defaults: id `m{index}`, category from the role."""
+    return new_message(index, role, tuple(parts), id, name, tool_call_id, timestamp, category or default_category(role), usage, raw)
 
-    Built field by field, in the constructor's order (what the frozen dataclass' `__init__` does,
-    without its keyword handling: loaders make one per line of a large log); identical and equal."""
+
+def new_message(index: int, role: str, parts: tuple[Part, ...], id: str, name: str, tool_call_id: str, timestamp: str,
+                category: Category, usage: Usage | None, raw: Any) -> Message:
+    """`make_message` with every field given, in the constructor's order: built field by field (what
+    the frozen dataclass' `__init__` does, without its keyword handling: loaders make one per line of
+    a large log, and the Claude Code loader calls this directly); identical and equal."""
     message = _new(Message)
     _set(message, "id", id or f"m{index}")
     _set(message, "index", index)
     _set(message, "role", role)
-    _set(message, "parts", tuple(parts))
+    _set(message, "parts", parts)
     _set(message, "name", name)
     _set(message, "tool_call_id", tool_call_id)
     _set(message, "timestamp", timestamp)
-    _set(message, "category", category or default_category(role))
+    _set(message, "category", category)
     _set(message, "usage", usage)
     _set(message, "raw", raw)
     return message

@@ -45,7 +45,7 @@ from ..engine.session import (
     message_with,
     part_text,
 )
-from .base import Fields, make_message, parse_usage, type_name
+from .base import Fields, make_message, new_message, parse_usage, type_name
 from .parts import anthropic_block, anthropic_blocks, dumps_parsed, split_tool_results, tool_result_content_text
 from .source import SourceFile
 
@@ -978,14 +978,14 @@ class _Reader:
                 name = names.get(tool_call_id)
                 if name is None:
                     name, self.names_unsure = "", True  # its call may come later
-            message = _message(len(messages), "tool", (r,), (f"{uuid}#{k}" if k else uuid) if uuid else "", name, tool_call_id, timestamp,
+            message = new_message(len(messages), "tool", (r,), (f"{uuid}#{k}" if k else uuid) if uuid else "", name, tool_call_id, timestamp,
                                Category.SYSTEM_OUTPUT, None, record)
             messages.append(message)
             ids.append(message.id)
             k += 1
         if rest or not results:
             category = Category.CONTEXT if x.meta else Category.DIALOG
-            message = _message(len(messages), "user", tuple(rest), (f"{uuid}#{k}" if k else uuid) if uuid else "", "", "", timestamp,
+            message = new_message(len(messages), "user", tuple(rest), (f"{uuid}#{k}" if k else uuid) if uuid else "", "", "", timestamp,
                                category, None, record)
             messages.append(message)
             ids.append(message.id)
@@ -1243,7 +1243,7 @@ class _Loop:
                 self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
                     reader._add_names(parts)
-                message = _message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage, [record])
+                message = new_message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage, [record])
                 messages.append(message)
                 produced.setdefault(x.uuid, []).append(message.id)
                 continue
@@ -1271,28 +1271,6 @@ def _names_checked(session: Session) -> Session:
     for k in wrong:
         messages[k] = message_with(messages[k], name=final.get(messages[k].tool_call_id, ""))
     return replace(session, messages=tuple(messages))
-
-
-def _message(index: int, role: str, parts: tuple[Part, ...], id: str, name: str, tool_call_id: str, timestamp: str, category: Category,
-             usage: Usage | None, raw: Any) -> Message:
-    """`make_message(index, role, parts, id=..., ...)` with every field given in the constructor's
-    order (a call per line of a 100 MB log: no keyword handling); identical and equal."""
-    message = _new(Message)
-    _set(message, "id", id or f"m{index}")
-    _set(message, "index", index)
-    _set(message, "role", role)
-    _set(message, "parts", parts)
-    _set(message, "name", name)
-    _set(message, "tool_call_id", tool_call_id)
-    _set(message, "timestamp", timestamp)
-    _set(message, "category", category)
-    _set(message, "usage", usage)
-    _set(message, "raw", raw)
-    return message
-
-
-_new = object.__new__
-_set = object.__setattr__
 
 
 def _timestamp(x: _Line) -> str:
