@@ -18,6 +18,7 @@ the sections message by message from the kept readings took nearly a microsecond
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from itertools import chain
 
@@ -25,6 +26,10 @@ import numpy as np
 
 from ...session import Message, Session
 from ...summarizers import _features, render_snapshot
+
+#: How many items each kept section shows (`supyagent_snapshot`'s): files modified, key decisions,
+#: important values, and the requests (pending tasks).
+LIMITS = (12, 8, 12, 4)
 
 
 class _Section:
@@ -83,7 +88,7 @@ class _Section:
         self.before = before
 
 
-Columns = tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], tuple[str, ...]]
+_Columns = tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], tuple[str, ...]]
 
 
 class SuffixSnapshots:
@@ -96,21 +101,26 @@ class SuffixSnapshots:
     def __init__(self, messages: Sequence[Message]) -> None:
         self.messages = messages
         self.read_from = len(messages)  # messages[read_from:] are read
-        # Files modified, key decisions, important values, the requests (pending tasks).
-        self.sections = (_Section(12), _Section(8), _Section(12), _Section(4))
+        self.sections = tuple(_Section(limit) for limit in LIMITS)
         self.last_action: tuple[int, str] | None = None  # the newest message read with an action: position, action
         self.last_request: tuple[int, str] | None = None
         self.asked = False
-        self.unindexed: Columns | None = None  # the first ask's readings, not yet in the sections
+        self.unindexed: _Columns | None = None  # the first ask's readings, not yet in the sections
+        # The app plans on worker threads: one ask at a time, so none sees another's half-made columns.
+        self.lock = threading.Lock()
 
     def text(self, start: int) -> str:
         """`supyagent_snapshot(messages[start:])`."""
+        with self.lock:
+            return self._text(start)
+
+    def _text(self, start: int) -> str:
         if not self.asked:
             self.asked = True
             self.unindexed = files, decisions, values, requests = self._read(start)
-            return render_snapshot(_unique(chain.from_iterable(files), 12), _unique(chain.from_iterable(decisions), 8),
-                                   _unique(chain.from_iterable(values), 12), _value(self.last_action), _value(self.last_request),
-                                   _unique(filter(None, requests), 4))
+            f, d, v, p = (_unique(items, limit) for items, limit in zip((chain.from_iterable(files), chain.from_iterable(decisions),
+                                                                         chain.from_iterable(values), requests), LIMITS, strict=True))
+            return render_snapshot(f, d, v, _value(self.last_action), _value(self.last_request), p)
         if self.unindexed is not None:
             self._prepend(self.unindexed)
             self.unindexed = None
@@ -122,7 +132,7 @@ class SuffixSnapshots:
         request = self.last_request[1] if self.last_request is not None and self.last_request[0] >= start else ""
         return render_snapshot(files, decisions, values, action, request, pending)
 
-    def _read(self, start: int) -> Columns:
+    def _read(self, start: int) -> _Columns:
         """Read messages[start:read_from]: their files, decisions, values and requests, in columns."""
         features = [_features(m) for m in self.messages[start:self.read_from]]
         if not features:  # (the first ask may be of no message)
@@ -135,7 +145,7 @@ class SuffixSnapshots:
         self.read_from = start
         return files, decisions, values, requests
 
-    def _prepend(self, columns: Columns) -> None:
+    def _prepend(self, columns: _Columns) -> None:
         """Put the columns of messages read before those in the sections into the sections."""
         *items, requests = columns
         for section, column in zip(self.sections, items, strict=False):
