@@ -331,9 +331,15 @@ def _new_summary(session: Session, h: _Held, trimmed: int, live_from: int) -> st
     It reads every message the request holds, as Codex's model does: the snapshot keeps each
     section's last items in order of first appearance, so any earlier message can keep an item out
     (on the bench's 100,000-message session, the 12 values shown first appear among the first 850 of
-    the 50,008 messages read). Its count is in the plan's totals, so the first plan that fires pays
-    for the reading; each message's reading is kept while it lives (summarizers._features), and
-    the next plans over the same messages do not repeat it."""
+    the 50,008 messages read). The first plan that compacts pays for the reading. Where the request
+    holds live messages alone (no earlier summary, or its covers trimmed), what that reading yields
+    is kept per session (stand_in.py): a later plan whose request starts within what was read takes
+    a bisect per section, and one that starts earlier reads only the messages before it."""
+    if h.live_unique and (trimmed > 0 or h.summary is None):
+        # (imported here: the summarizer imports urllib, which ctxviz loads only to summarise)
+        from .stand_in import suffix_snapshots
+
+        return stand_in_summary([], suffix_snapshots(session, h.live).text(live_from))
     seen = _covered_messages(session, h.summary) if trimmed == 0 else []
     if h.live_unique:
         seen += h.live[live_from:]

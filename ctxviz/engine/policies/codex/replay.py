@@ -265,8 +265,8 @@ class CodexReplay(_EditsReplay):
             unpaired, freed = self._unpaired(self.positions[min(rec.lo, i + 1)], i)
             live_tokens -= freed
         events: list[Event] = []
-        written = [self.order[j] for j in range(bisect_right(self.starts, self.last_horizon), bisect_right(self.starts, until))]
-        written = sorted(k for k in written if self.session.summary_start_turns[k] > 0)
+        lo, hi = bisect_right(self.starts, self.last_horizon), bisect_right(self.starts, until)
+        written = sorted(k for k in self.order[lo:hi] if self.session.summary_start_turns[k] > 0) if lo < hi else ()
         if written:
             if written != [rec.k] or not rec.count:
                 return _Replay.step(self, i)  # a summary written that the plan does not read, or that covers none of messages 0..i
@@ -276,9 +276,12 @@ class CodexReplay(_EditsReplay):
                                                                        rec.initial_count + rec.history_count, self.policy, decided)))
         used = self.instructions + initial_tokens + sent_summary + live_tokens
         fits = used <= self.budget
-        fixed = self.instructions + initial_tokens + sent_summary
-        parts = {"instructions": self.instructions, "initial_context": initial_tokens, "retained_user": 0, "summary": sent_summary}
-        self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
+        if fits or not self.before.fits:  # no overflow event: the parts are not needed (`untrimmed_cuts`)
+            self.before = FITS if fits else NOT_FITS
+        else:
+            fixed = self.instructions + initial_tokens + sent_summary
+            parts = {"instructions": self.instructions, "initial_context": initial_tokens, "retained_user": 0, "summary": sent_summary}
+            self._overflow(i, fits, events, {**parts, "history": self.budget - fixed}, {**parts, "history": live_tokens}, self.budget, used)
         summarized = rec.initial_count + rec.history_count
         return Turn(i, used, self.budget, i + 1 - summarized - unpaired, unpaired, summarized, 0, fits, 0, tuple(events),
                     rec.initial_tokens + rec.history_tokens + freed)
