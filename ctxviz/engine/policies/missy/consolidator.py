@@ -8,7 +8,7 @@ condenser pipeline instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, NamedTuple
@@ -126,6 +126,42 @@ def consolidated_message(messages: list[Message], earlier_facts: list[str] | Non
     facts = list(dict.fromkeys([*(earlier_facts or []), *extract_key_facts(messages, contents)]))
     body = "\n".join(f"- {f}" for f in facts) if facts else NO_FACTS
     return "[Session context consolidated]\n\n" + body
+
+
+def earlier_facts_of(texts: Iterable[str]) -> list[str]:
+    """The facts a consolidation carries over from the earlier ones: their `- ` lines, but the
+    no-facts line (the seed's parsing of `earlier`)."""
+    return [line[2:] for t in texts for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+
+
+class FactsSoFar:
+    """The facts the next consolidation carries over, kept from the one before (a replay's): the
+    text of each consolidation is every earlier fact then the new ones, so reading them back from
+    its text (`earlier_facts_of`) at each consolidation re-read the whole text, which grows with
+    the session. Reading back a text made of `- fact` lines gives each fact's own lines that begin
+    with "- " (its first always does), without the no-facts ones: those are appended here as
+    each consolidation adds its facts, with the text's body built alongside."""
+
+    __slots__ = ("facts", "body")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.facts = dict.fromkeys(earlier_facts_of(texts))  # what the next consolidation reads back, in order, once each
+        self.body = "\n".join(f"- {f}" for f in self.facts)
+
+    def consolidate(self, new: list[str]) -> str:
+        """`consolidated_message`'s text with the facts `new` (`extract_key_facts` of the messages
+        it replaces) after the earlier ones; the state moves on to read that text back."""
+        facts = self.facts
+        added = [f for f in dict.fromkeys(new) if f not in facts]
+        lines = "\n".join(f"- {f}" for f in added)
+        whole = f"{self.body}\n{lines}" if self.body and added else self.body or lines
+        text = "[Session context consolidated]\n\n" + (whole or NO_FACTS)
+        back = [f for f in earlier_facts_of([lines]) if f not in facts] if added else []
+        if back:
+            facts.update(dict.fromkeys(back))
+            more = "\n".join(f"- {f}" for f in dict.fromkeys(back))
+            self.body = f"{self.body}\n{more}" if self.body else more
+        return text
 
 
 @dataclass

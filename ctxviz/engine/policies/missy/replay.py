@@ -27,7 +27,8 @@ from ..replay_common import (
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
-    consolidated_message,
+    FactsSoFar,
+    extract_key_facts,
     should_consolidate,
     threshold_usage,
 )
@@ -261,6 +262,8 @@ class ConsolidatorReplay(_Replay):
         self.content_of: dict[int, str] = {}
         #: The latest consolidation and its covers in order, without repeats (what the next one covers first).
         self.cover_order: tuple[Summary | None, dict[str, None]] | None = None
+        #: The latest consolidation and the facts the next one carries over from it.
+        self.facts_so_far: tuple[Summary | None, FactsSoFar] | None = None
 
     def _text_tokens(self, text: str) -> int:
         return len(text) // 4 if self.chars else self.full.text(text)
@@ -388,10 +391,13 @@ class ConsolidatorReplay(_Replay):
             events = self._recorded_events(i)
         if consolidate:
             messages = self.session.messages
-            earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            # The facts carried over: kept from this replay's consolidation before, else read from the earlier texts.
+            carried = self.facts_so_far
+            if not (self.generated and carried is not None and carried[0] is self.generated[-1]):
+                carried = (None, FactsSoFar(earlier))
             older, recent = self.pending[:-RECENT_KEEP], self.pending[-RECENT_KEEP:]
             content_of = self.content_of
-            text = consolidated_message([messages[k] for k in older], earlier_facts, [content_of.pop(k) for k in older])
+            text = carried[1].consolidate(extract_key_facts([messages[k] for k in older], [content_of.pop(k) for k in older]))
             recent_sent = sum(self.sent_of[k] for k in recent)
             used = self.system_tokens + self._text_tokens(text) + recent_sent
             kept = self.system_count + RECENT_KEEP
@@ -413,12 +419,14 @@ class ConsolidatorReplay(_Replay):
                 else:
                     order = (None, dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force)))
                 self.covered = set(order[1])
-            previous = tuple(order[1])
+            # (the covers of the consolidation before are these, in order, when they hold no id twice)
+            previous = order[0].covers if order[0] is not None and len(order[0].covers) == len(order[1]) else tuple(order[1])
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
             summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
             self.generated.append(summary)
             order[1].update(dict.fromkeys(ids))
             self.cover_order = (summary, order[1])
+            self.facts_so_far = (summary, carried[1])
             self.covered.update(ids)
             self.covered_count += len(older)
             self.pending = recent
