@@ -4,6 +4,8 @@ same broken pairs in a plan decided in columns as in the same plan's records."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 
 import pytest
@@ -45,6 +47,7 @@ def test_joined_runs_read_as_the_tuple_they_stand_for() -> None:
         a, b = sorted(rng.randint(-len(whole) - 1, len(whole) + 1) for _ in range(2))
         assert joined[a:b] == whole[a:b] and joined[::-1] == whole[::-1]
         assert (bool(joined), list(reversed(joined))) == (bool(whole), list(reversed(whole)))
+        assert pickle.loads(pickle.dumps(joined)) == whole and copy.deepcopy(joined) == whole and copy.copy(joined) == whole
 
 
 def test_a_context_keeps_joined_runs_uncopied_and_reads_them_as_entries() -> None:

@@ -90,6 +90,9 @@ class Joined(Sequence[Any]):
     def __hash__(self) -> int:
         return hash(tuple(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))  # pickled and copied as the tuple it stands for, not the runs' whole tuples
+
     def __repr__(self) -> str:
         return f"Joined({self._len} items)"
 
