@@ -5,7 +5,7 @@ and the MemoryConsolidator's pending messages (`ConsolidatorReplay`), carried fr
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
@@ -14,6 +14,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
+from ..carried import IdPrefix
 from ..common import tools_json
 from ..pins_carried import carried_pins
 from ..replay_common import (
@@ -261,7 +262,7 @@ class ConsolidatorReplay(_Replay):
         #: A pending message's content as the consolidation reads it (read once, when it came in).
         self.content_of: dict[int, str] = {}
         #: The latest consolidation and its covers in order, without repeats (what the next one covers first).
-        self.cover_order: tuple[Summary | None, dict[str, None]] | None = None
+        self.cover_order: tuple[Summary | None, dict[str, None], list[str]] | None = None
         #: The latest consolidation and the facts the next one carries over from it.
         self.facts_so_far: tuple[Summary | None, FactsSoFar] | None = None
 
@@ -404,28 +405,38 @@ class ConsolidatorReplay(_Replay):
             summarized = self.covered_count + len(older)
             ids = [messages[k].id for k in older]
             # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them:
-            # carried from the consolidation before, so that each one reads only the ids it adds.
+            # carried from the consolidation before, so that each one reads only the ids it adds, and each
+            # summary's covers a view of the one growing list (`IdPrefix`), not a copy of all the covers so far.
             order = self.cover_order
             if self.generated:
                 if order is None or order[0] is not self.generated[-1]:  # (a consolidation the reference step wrote)
-                    order = (self.generated[-1], dict.fromkeys(self.generated[-1].covers))
+                    covers_so_far = dict.fromkeys(self.generated[-1].covers)
+                    order = (self.generated[-1], covers_so_far, list(covers_so_far))
             else:  # the recorded summaries in force, read once: from now on the consolidation stands for them
                 summaries = self.session.summaries
                 in_force = self.recorded.in_force if self.recorded is not None else ()
                 first = self.session.summaries_cover_first
                 if all(first[k] for k in in_force):  # each covers the file's first messages: together, the longest one's
                     longest = max((len(summaries[k].covers) for k in in_force), default=0)
-                    order = (None, dict.fromkeys(self.session.message_columns[0][:longest]))
+                    covers_so_far = dict.fromkeys(self.session.message_columns[0][:longest])
                 else:
-                    order = (None, dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force)))
-                self.covered = set(order[1])
-            # (the covers of the consolidation before are these, in order, when they hold no id twice)
-            previous = order[0].covers if order[0] is not None and len(order[0].covers) == len(order[1]) else tuple(order[1])
+                    covers_so_far = dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force))
+                order = (None, covers_so_far, list(covers_so_far))
+                self.covered = set(covers_so_far)
+            _, covers_so_far, cover_list = order  # cover_list is list(covers_so_far)
+            before = len(cover_list)
+            covers_so_far.update(dict.fromkeys(ids))
+            covers: Sequence[str]
+            if len(covers_so_far) == before + len(ids):  # none covered before, none twice: the list grows by them
+                cover_list.extend(ids)
+                covers = IdPrefix(cover_list, len(cover_list))
+            else:
+                covers = tuple(cover_list) + tuple(ids)
+                cover_list = list(covers_so_far)
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
-            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
+            summary = Summary(text=text, messages_covered=len(covers), covers=covers)  # type: ignore[arg-type]
             self.generated.append(summary)
-            order[1].update(dict.fromkeys(ids))
-            self.cover_order = (summary, order[1])
+            self.cover_order = (summary, covers_so_far, cover_list)
             self.facts_so_far = (summary, carried[1])
             self.covered.update(ids)
             self.covered_count += len(older)
