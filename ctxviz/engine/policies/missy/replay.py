@@ -7,6 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from ...counting import TokenCounts
@@ -418,7 +419,7 @@ class ConsolidatorReplay(_Replay):
                 first = self.session.summaries_cover_first
                 if all(first[k] for k in in_force):  # each covers the file's first messages: together, the longest one's
                     longest = max((len(summaries[k].covers) for k in in_force), default=0)
-                    covers_so_far = dict.fromkeys(self.session.message_columns[0][:longest])
+                    covers_so_far = dict.fromkeys(map(attrgetter("id"), self.session.messages[:longest]))  # (not every id's column)
                 else:
                     covers_so_far = dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force))
                 order = (None, covers_so_far, list(covers_so_far))
