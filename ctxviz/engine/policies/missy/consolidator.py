@@ -270,7 +270,7 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
         if m.id in covered:
             fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation", "summarised")
     if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
-        earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+        earlier_facts = earlier_facts_of(earlier)
         earlier = []  # the new consolidation absorbs the earlier ones
     else:
         earlier_facts = []
@@ -486,7 +486,7 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
     if consolidating:
         text = seen.found.get("text")
         if text is None:
-            earlier_facts = [line[2:] for t in seen.earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            earlier_facts = earlier_facts_of(seen.earlier)
             text = seen.found["text"] = consolidated_message([session.messages[i] for i in messages[:-RECENT_KEEP]], earlier_facts)
         recent = messages[-RECENT_KEEP:]
         head.append({"role": "user", "content": text})
