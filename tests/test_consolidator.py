@@ -9,7 +9,10 @@ from ctxviz.engine.plan import Decision
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies.missy.consolidator import (
     FACT_KEYWORDS,
+    NO_FACTS,
     ConsolidatorSettings,
+    FactsSoFar,
+    consolidated_message,
     extract_key_facts,
     should_consolidate,
 )
@@ -120,3 +123,26 @@ def test_simulate_json_is_the_same_whatever_the_hash_seed() -> None:
         assert b'"consolidation"' in out.stdout
         outputs.add(hashlib.sha256(out.stdout).hexdigest())
     assert len(outputs) == 1
+
+
+#: Facts as extract_key_facts hands them over (a tool's snippet or a user message may hold line
+#: breaks of every kind, a "- " line of its own, the no-facts words, or repeat an earlier fact).
+_FACT = st.lists(st.sampled_from(["a", "b", "- ", "- c", "no key facts", NO_FACTS, " ", "\r", "\n", "\r\n", "\x0b", "\x85", "\u2028",
+                                  "Result: x", "\n- d"]), min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.lists(_FACT, max_size=5), min_size=1, max_size=6), st.lists(_FACT, max_size=3))
+def test_facts_carried_from_consolidation_to_consolidation_are_the_facts_read_back_from_its_text(rounds, recorded):
+    """The replay's consolidations carry the facts over (`FactsSoFar`) instead of reading them back
+    from the text before: each text is the seed's, which reads them back (`consolidated_message`
+    after `earlier_facts`), from recorded consolidations' texts on."""
+    texts = ["[Session context consolidated]\n\n" + "\n".join(f"- {f}" for f in recorded)] if recorded else []
+    carried = FactsSoFar(texts)
+    for new in rounds:
+        messages = [Message(f"m{k}", k, ("user", "tool")[k % 2], (TextPart(fact),), name="t") for k, fact in enumerate(new)]
+        facts = extract_key_facts(messages)
+        earlier = [line[2:] for t in texts for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+        expected = consolidated_message(messages, earlier)
+        assert carried.consolidate(facts) == expected
+        texts = [expected]

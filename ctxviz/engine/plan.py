@@ -27,7 +27,7 @@ from .plan_rows import (
     sent_flags,
 )
 
-__all__ = ["DECISIONS", "SENT_DECISIONS", "Context", "Decision", "MessagePlan", "Plan", "PlanColumns", "Rows", "SummaryPlan", "Totals"]
+__all__ = ["DECISIONS", "SENT_DECISIONS", "Context", "Decision", "Joined", "MessagePlan", "Plan", "PlanColumns", "Rows", "SummaryPlan", "Totals"]
 
 
 class PlanColumns(NamedTuple):
@@ -49,6 +49,54 @@ class PlanColumns(NamedTuple):
     code: Sequence[str]
 
 
+class Joined(Sequence[Any]):
+    """Runs of tuples read as one tuple, nothing copied: `Joined((head, 0, 1), (history, keep, end))`
+    is `head[0:1] + history[keep:end]`. A policy whose context is runs of the session's history
+    (missy: the evictable messages that fit and the fresh tail) hands its context and
+    `context_index` over this way: on a 100,000-message session, copying those runs into new
+    tuples was most of a re-plan's cost. It equals (and hashes as) the tuple it stands for."""
+
+    __slots__ = ("_runs", "_len")
+
+    def __init__(self, *runs: tuple[tuple[Any, ...], int, int]) -> None:
+        self._runs = tuple((items, lo, hi) for items, lo, hi in runs if hi > lo)
+        self._len = sum(hi - lo for _, lo, hi in self._runs)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, k: int | slice) -> Any:  # type: ignore[override]
+        if isinstance(k, slice):
+            return tuple(self)[k]
+        if k < 0:
+            k += self._len
+        if not 0 <= k < self._len:
+            raise IndexError("index out of range")
+        for items, lo, hi in self._runs:
+            if k < hi - lo:
+                return items[lo + k]
+            k -= hi - lo
+        raise IndexError("index out of range")  # (not reached: the runs add up to the length)
+
+    def __iter__(self) -> Iterator[Any]:
+        for items, lo, hi in self._runs:
+            yield from (items if lo == 0 and hi == len(items) else map(items.__getitem__, range(lo, hi)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != self._len:
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))  # pickled and copied as the tuple it stands for, not the runs' whole tuples
+
+    def __repr__(self) -> str:
+        return f"Joined({self._len} items)"
+
+
 class Context(Sequence[Mapping[str, Any]]):
     """The messages as sent, each built in OpenAI chat form when it is first read.
 
@@ -61,11 +109,12 @@ class Context(Sequence[Mapping[str, Any]]):
     __slots__ = ("_entries", "_built")
 
     def __init__(self, entries: Iterable[Any] = ()) -> None:
-        self._entries: tuple[Any, ...] = entries._entries if isinstance(entries, Context) else tuple(entries)
+        # (`Joined` runs are kept as they are: immutable, and copying them is what they avoid)
+        self._entries: Sequence[Any] = entries._entries if isinstance(entries, Context) else entries if isinstance(entries, Joined) else tuple(entries)
         self._built: dict[int, Mapping[str, Any]] = {}
 
     @property
-    def entries(self) -> tuple[Any, ...]:
+    def entries(self) -> Sequence[Any]:
         """The entries as the policy gave them (messages not yet built): what a plan rewriting
         step (pins, pair safety) moves around without building them."""
         return self._entries
@@ -209,7 +258,7 @@ class Plan:
     context: Context
     totals: Totals
     #: For each `context` entry, the session message it comes from (None: system prompt, summaries).
-    context_index: tuple[int | None, ...] = ()
+    context_index: Sequence[int | None] = ()  # a tuple, or `Joined` runs of one
     summaries: tuple[SummaryPlan, ...] = ()
     #: Zone names in the order the policy lays the context out.
     zones: tuple[str, ...] = ()

@@ -8,14 +8,15 @@ condenser pipeline instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ...counting import TokenCounts, derived_from_counts
-from ...plan import Context, Decision, MessagePlan, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Joined, MessagePlan, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer
@@ -127,6 +128,42 @@ def consolidated_message(messages: list[Message], earlier_facts: list[str] | Non
     return "[Session context consolidated]\n\n" + body
 
 
+def earlier_facts_of(texts: Iterable[str]) -> list[str]:
+    """The facts a consolidation carries over from the earlier ones: their `- ` lines, but the
+    no-facts line (the seed's parsing of `earlier`)."""
+    return [line[2:] for t in texts for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+
+
+class FactsSoFar:
+    """The facts the next consolidation carries over, kept from the one before (a replay's): the
+    text of each consolidation is every earlier fact then the new ones, so reading them back from
+    its text (`earlier_facts_of`) at each consolidation re-read the whole text, which grows with
+    the session. Reading back a text made of `- fact` lines gives each fact's own lines that begin
+    with "- " (its first always does), without the no-facts ones: those are appended here as
+    each consolidation adds its facts, with the text's body built alongside."""
+
+    __slots__ = ("facts", "body")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.facts = dict.fromkeys(earlier_facts_of(texts))  # what the next consolidation reads back, in order, once each
+        self.body = "\n".join(f"- {f}" for f in self.facts)
+
+    def consolidate(self, new: list[str]) -> str:
+        """`consolidated_message`'s text with the facts `new` (`extract_key_facts` of the messages
+        it replaces) after the earlier ones; the state moves on to read that text back."""
+        facts = self.facts
+        added = [f for f in dict.fromkeys(new) if f not in facts]
+        lines = "\n".join(f"- {f}" for f in added)
+        whole = f"{self.body}\n{lines}" if self.body and added else self.body or lines
+        text = "[Session context consolidated]\n\n" + (whole or NO_FACTS)
+        back = [f for f in earlier_facts_of([lines]) if f not in facts] if added else []
+        if back:
+            facts.update(dict.fromkeys(back))
+            more = "\n".join(f"- {f}" for f in dict.fromkeys(back))
+            self.body = f"{self.body}\n{more}" if self.body else more
+        return text
+
+
 @dataclass
 class _Item:
     """A message moving through the condenser pipeline (or a summary chunk standing for several)."""
@@ -233,7 +270,7 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
         if m.id in covered:
             fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation", "summarised")
     if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
-        earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+        earlier_facts = earlier_facts_of(earlier)
         earlier = []  # the new consolidation absorbs the earlier ones
     else:
         earlier_facts = []
@@ -321,18 +358,22 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
 @dataclass(frozen=True)
 class _Seen:
     """What the seed's consolidation reads of a session under one counting, kept per session: a
-    re-plan after a parameter change only compares the estimate with the threshold."""
+    re-plan after a parameter change only compares the estimate with the threshold, and hands
+    over what it sends as runs of the session's messages (`Joined`) and columns kept per shape."""
 
     messages: tuple[int, ...]  # the messages it measures: not system, not covered by an earlier consolidation
+    at: np.ndarray  # the same, as an index array
+    runs: tuple[tuple[int, int], ...]  # the same as runs [a, b) of the session's indices
     covered: np.ndarray  # per message: an earlier consolidation replaced it
     is_system: np.ndarray
     tokens: np.ndarray  # per message: its estimate (characters / 4 by default)
     current: int  # estimate_tokens of the messages and the earlier consolidations
     system_prompt: str
     earlier: tuple[str, ...]
-    #: Filled when first needed: the consolidation message replacing all but the last 4, and the
-    #: context's tokens when nothing is consolidated.
-    found: dict[str, Any]
+    #: Filled when first needed: the consolidation message replacing all but the last 4, the
+    #: context's tokens when nothing is consolidated, the ids it consolidates, and the columns of
+    #: each shape of plan (by whether the trigger fires and whether it consolidates).
+    found: dict[Any, Any]
 
 
 def _seen(session: Session, counts: TokenCounts) -> _Seen:
@@ -348,12 +389,15 @@ def _make_seen(session: Session, counts: TokenCounts) -> _Seen:
     covered = np.fromiter((i in covered_ids for i in ids), dtype=bool, count=n) if covered_ids else np.zeros(n, dtype=bool)
     is_system = np.fromiter((r == "system" for r in roles), dtype=bool, count=n)
     messages = np.flatnonzero(~is_system & ~covered)
+    breaks = (np.flatnonzero(np.diff(messages) != 1) + 1).tolist()
+    firsts, lasts = [0, *breaks], [*breaks, len(messages)]
+    runs = tuple((int(messages[a]), int(messages[b - 1]) + 1) for a, b in zip(firsts, lasts, strict=True) if b > a)
     earlier = tuple(s.text for s in session.summaries)
     total_raw = int(raw[messages].sum())
     earlier_raw = sum(len(t) if chars_mode else counts.text(t) for t in earlier)
     current = (total_raw + earlier_raw) // 4 if chars_mode else total_raw + earlier_raw
     system_messages = [session.messages[i] for i in np.flatnonzero(is_system).tolist()]
-    made = _Seen(tuple(messages.tolist()), covered, is_system, raw // 4 if chars_mode else raw, current,
+    made = _Seen(tuple(messages.tolist()), messages, runs, covered, is_system, raw // 4 if chars_mode else raw, current,
                  base_system_prompt(session, system_messages), earlier, {})
     return made
 
@@ -379,6 +423,44 @@ class _Why:
         return self.kept
 
 
+class _Shape(NamedTuple):
+    """A plan's columns, which depend only on the session and on whether the trigger fires and a
+    consolidation follows: kept per session and shared by the plans of that shape (read-only)."""
+
+    older: np.ndarray  # per message: this consolidation replaces it
+    decision: np.ndarray
+    sent_tokens: np.ndarray
+    zone: np.ndarray
+    code: np.ndarray
+    kept: int  # the tokens of the messages sent
+    kept_messages: int
+
+
+def _shape(seen: _Seen, trigger: bool, consolidating: bool) -> _Shape:
+    key = ("shape", trigger, consolidating)
+    found = seen.found.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    n = len(seen.tokens)
+    older = np.zeros(n, dtype=bool)
+    if consolidating:
+        older[seen.at[:-RECENT_KEEP]] = True
+    replaced = seen.covered | older
+    code = np.full(n, 2 if trigger else 3, dtype=np.int16)
+    code[replaced] = 1
+    code[seen.is_system] = 0
+    zone = np.full(n, 2, dtype=np.int16)
+    zone[replaced] = 1
+    zone[seen.is_system] = 0
+    not_sent = replaced & ~seen.is_system
+    decision = np.where(not_sent, np.int8(SUMMARIZED), np.int8(KEPT)).astype(np.int8)
+    sent_tokens = np.where(not_sent, 0, seen.tokens)
+    for column in (older, decision, sent_tokens, zone, code):
+        column.flags.writeable = False
+    found = seen.found[key] = _Shape(older, decision, sent_tokens, zone, code, int(sent_tokens.sum()), n - int(not_sent.sum()))
+    return found
+
+
 def plan_columns(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
     """The seed's consolidation (not the pipeline) in columns, its reasons built when read."""
     seen = _seen(session, counts)
@@ -391,40 +473,41 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
     current = seen.current
     trigger = should_consolidate(current, settings)
     consolidating = trigger and len(messages) > RECENT_KEEP
-    n = len(seen.tokens)
     system_prompt = seen.system_prompt
-    context: list[Any] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    context_index: list[int | None] = [None] * len(context)
+    head: list[Any] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     used = text_tokens(system_prompt) if system_prompt else 0
     summary_plans: list[SummaryPlan] = []
     earlier = () if consolidating else seen.earlier  # a new consolidation absorbs the earlier ones
     for text in earlier:
-        context.append({"role": "user", "content": text})
-        context_index.append(None)
+        head.append({"role": "user", "content": text})
         summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(text), Decision.KEPT, "kept: an earlier consolidation", text))
         used += text_tokens(text)
-    older = np.zeros(n, dtype=bool)
+    consolidated_ids: list[str] = []
     if consolidating:
         text = seen.found.get("text")
         if text is None:
-            earlier_facts = [line[2:] for t in seen.earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            earlier_facts = earlier_facts_of(seen.earlier)
             text = seen.found["text"] = consolidated_message([session.messages[i] for i in messages[:-RECENT_KEEP]], earlier_facts)
         recent = messages[-RECENT_KEEP:]
-        context.append({"role": "user", "content": text})
-        context += [session.messages[i] for i in recent]
-        context_index += [None, *recent]
+        head.append({"role": "user", "content": text})
+        context: Sequence[Any] = (*head, *(session.messages[i] for i in recent))
+        context_index: Sequence[int | None] = (*(None,) * len(head), *recent)
         text_count = text_tokens(text)
         summary_plans.append(SummaryPlan(0, text_count, Decision.KEPT, f"kept: replaces the {len(messages) - RECENT_KEEP} older messages", text))
         used += text_count + sum(text_tokens(content_text(session.messages[i])) for i in recent)
-        older[list(messages[:-RECENT_KEEP])] = True
+        consolidated_ids = seen.found.get("ids")  # type: ignore[assignment]
+        if consolidated_ids is None:  # one list per session, shared by its plans' `extra` (read, never changed)
+            ids = session.message_columns[0]
+            consolidated_ids = seen.found["ids"] = list(map(ids.__getitem__, messages[:-RECENT_KEEP]))
     else:
-        context += [session.messages[i] for i in messages]
-        context_index += messages
+        # Every message measured is sent as it is: runs of the session's messages, not copied.
+        context = Joined((tuple(head), 0, len(head)), *((session.messages, a, b) for a, b in seen.runs))
+        context_index = Joined(((None,) * len(head), 0, len(head)), (messages, 0, len(messages)))
         sent_all = seen.found.get("sent")
         if sent_all is None:
             # What each message is sent as is its content, counted as the counts were: the counts
             # themselves (divided by 4 in chars mode, as `seen.tokens` already is).
-            sent_all = seen.found["sent"] = int(seen.tokens[np.array(messages, dtype=np.int64)].sum())
+            sent_all = seen.found["sent"] = int(seen.tokens[seen.at].sum())
         used += sent_all
 
     pct = current / settings.max_tokens * 100 if settings.max_tokens else 0.0
@@ -434,36 +517,31 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
         kept_reason = f"kept: only {len(messages)} messages, consolidation needs more than 4"
     else:
         kept_reason = f"kept: {current:,} estimated tokens are {pct:.1f} % of {settings.max_tokens:,}, under the {settings.threshold_pct:.0%} threshold"
-    replaced = seen.covered | older
-    code = np.full(n, 2 if trigger else 3, dtype=np.int16)
-    code[replaced] = 1
-    code[seen.is_system] = 0
-    zone = np.full(n, 2, dtype=np.int16)
-    zone[replaced] = 1
-    zone[seen.is_system] = 0
-    not_sent = replaced & ~seen.is_system
-    decision = np.where(not_sent, np.int8(SUMMARIZED), np.int8(KEPT)).astype(np.int8)
-    tokens = seen.tokens
-    sent_tokens = np.where(not_sent, 0, tokens)
-    columns = Columns(session, decision, tokens, sent_tokens, zone, _ZONE_NAMES, code, _CODE_NAMES, partial(_reason, _Why(code, older, kept_reason)))
-
-    kept = int(sent_tokens.sum())
-    kept_messages = n - int(not_sent.sum())
-    totals = Totals(budget=settings.max_tokens, used=used, kept=kept, dropped=int(tokens.sum()) - kept,
-                    fits=used <= settings.max_tokens, kept_messages=kept_messages, dropped_messages=n - kept_messages)
+    shape = _shape(seen, trigger, consolidating)
+    n = len(seen.tokens)
+    columns = Columns(session, shape.decision, seen.tokens, shape.sent_tokens, shape.zone, _ZONE_NAMES, shape.code, _CODE_NAMES,
+                      partial(_reason, _Why(shape.code, shape.older, kept_reason)))
+    totals = Totals(budget=settings.max_tokens, used=used, kept=shape.kept, dropped=_all_tokens(seen) - shape.kept,
+                    fits=used <= settings.max_tokens, kept_messages=shape.kept_messages, dropped_messages=n - shape.kept_messages)
     threshold = int(settings.max_tokens * settings.threshold_pct)
     notes = consolidation_notes(settings, trigger, current, used)
-    ids = session.message_columns[0]
     return Plan(
         policy="missy-consolidator", params=params_dict(settings), tokenizer=counts.scheme.label,
         allocation={"below_threshold": threshold, "headroom": settings.max_tokens - threshold},
         usage=threshold_usage(used, threshold),
         system_prompt=system_prompt, messages=Rows(columns), context=Context(context), totals=totals,
-        context_index=tuple(context_index), summaries=tuple(summary_plans), zones=ZONES,
+        context_index=context_index, summaries=tuple(summary_plans), zones=ZONES,
         notes=tuple(notes),
         extra={"current_tokens": current, "should_consolidate": consolidating, "threshold_tokens": threshold,
-               "after_tokens": used, "consolidated_ids": [ids[i] for i in messages[:-RECENT_KEEP]] if consolidating else []},
+               "after_tokens": used, "consolidated_ids": consolidated_ids},
     )
+
+
+def _all_tokens(seen: _Seen) -> int:
+    found = seen.found.get("all")
+    if found is None:
+        found = seen.found["all"] = int(seen.tokens.sum())
+    return found  # type: ignore[no-any-return]
 
 
 def _reason(why: _Why, i: int) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...counting import TokenCounts, derived_from_counts
-from ...plan import Context, Decision, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Joined, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
 from ..base import params_dict
@@ -219,12 +219,16 @@ def plan_columns(session: Session, budget: Budget, counts: TokenCounts) -> Plan:
     why = _Why(b, budget, fill, tail_reason, frozen_plans, tokens, code, zone, cut_index)
     columns = Columns(session, decision, tokens, sent_tokens, zone, _ZONES, code, _CODES, partial(_reason, why))
 
-    sent = b.history[keep:end] + b.history[tail:]
-    context: list[Any] = [{"role": "system", "content": enriched}, *summary_messages, *sent]
-    context_index: tuple[int | None, ...] = (None,) * (1 + len(summary_messages)) + b.history_index[keep:end] + b.history_index[tail:]
+    # What is sent is two runs of the history (the evictable messages that fit, the fresh tail):
+    # handed over as runs, not copied (`Joined`), so a re-plan builds nothing per message.
+    head = ({"role": "system", "content": enriched}, *summary_messages)
+    last: tuple[Any, ...] = ()
+    last_index: tuple[int, ...] = ()
     if b.new_message is not None:
-        context.append({"role": "user", "content": b.new_message.openai_content()})
-        context_index += (b.new_message.index,)
+        last, last_index = ({"role": "user", "content": b.new_message.openai_content()},), (b.new_message.index,)
+    context = Joined((head, 0, len(head)), (b.history, keep, end), (b.history, tail, size), (last, 0, len(last)))
+    context_index = Joined(((None,) * len(head), 0, len(head)), (b.history_index, keep, end), (b.history_index, tail, size),
+                           (last_index, 0, len(last_index)))
 
     usage = {"system_reserve": b.base_system_tokens, "tool_definitions_reserve": b.tools_tokens, "memory": memory_tokens,
              "learnings": learnings_tokens, "history": used}

@@ -5,8 +5,9 @@ and the MemoryConsolidator's pending messages (`ConsolidatorReplay`), carried fr
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from ...counting import TokenCounts
@@ -14,6 +15,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import Summarizer
+from ..carried import IdPrefix
 from ..common import tools_json
 from ..pins_carried import carried_pins
 from ..replay_common import (
@@ -27,7 +29,8 @@ from ..replay_common import (
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,
-    consolidated_message,
+    FactsSoFar,
+    extract_key_facts,
     should_consolidate,
     threshold_usage,
 )
@@ -260,7 +263,9 @@ class ConsolidatorReplay(_Replay):
         #: A pending message's content as the consolidation reads it (read once, when it came in).
         self.content_of: dict[int, str] = {}
         #: The latest consolidation and its covers in order, without repeats (what the next one covers first).
-        self.cover_order: tuple[Summary | None, dict[str, None]] | None = None
+        self.cover_order: tuple[Summary | None, dict[str, None], list[str]] | None = None
+        #: The latest consolidation and the facts the next one carries over from it.
+        self.facts_so_far: tuple[Summary | None, FactsSoFar] | None = None
 
     def _text_tokens(self, text: str) -> int:
         return len(text) // 4 if self.chars else self.full.text(text)
@@ -388,37 +393,52 @@ class ConsolidatorReplay(_Replay):
             events = self._recorded_events(i)
         if consolidate:
             messages = self.session.messages
-            earlier_facts = [line[2:] for t in earlier for line in t.splitlines() if line.startswith("- ") and "no key facts" not in line]
+            # The facts carried over: kept from this replay's consolidation before, else read from the earlier texts.
+            carried = self.facts_so_far
+            if not (self.generated and carried is not None and carried[0] is self.generated[-1]):
+                carried = (None, FactsSoFar(earlier))
             older, recent = self.pending[:-RECENT_KEEP], self.pending[-RECENT_KEEP:]
             content_of = self.content_of
-            text = consolidated_message([messages[k] for k in older], earlier_facts, [content_of.pop(k) for k in older])
+            text = carried[1].consolidate(extract_key_facts([messages[k] for k in older], [content_of.pop(k) for k in older]))
             recent_sent = sum(self.sent_of[k] for k in recent)
             used = self.system_tokens + self._text_tokens(text) + recent_sent
             kept = self.system_count + RECENT_KEEP
             summarized = self.covered_count + len(older)
             ids = [messages[k].id for k in older]
             # The covers so far in the order they were covered, as the reference (policies' `compact`) keeps them:
-            # carried from the consolidation before, so that each one reads only the ids it adds.
+            # carried from the consolidation before, so that each one reads only the ids it adds, and each
+            # summary's covers a view of the one growing list (`IdPrefix`), not a copy of all the covers so far.
             order = self.cover_order
             if self.generated:
                 if order is None or order[0] is not self.generated[-1]:  # (a consolidation the reference step wrote)
-                    order = (self.generated[-1], dict.fromkeys(self.generated[-1].covers))
+                    covers_so_far = dict.fromkeys(self.generated[-1].covers)
+                    order = (self.generated[-1], covers_so_far, list(covers_so_far))
             else:  # the recorded summaries in force, read once: from now on the consolidation stands for them
                 summaries = self.session.summaries
                 in_force = self.recorded.in_force if self.recorded is not None else ()
                 first = self.session.summaries_cover_first
                 if all(first[k] for k in in_force):  # each covers the file's first messages: together, the longest one's
                     longest = max((len(summaries[k].covers) for k in in_force), default=0)
-                    order = (None, dict.fromkeys(self.session.message_columns[0][:longest]))
+                    covers_so_far = dict.fromkeys(map(attrgetter("id"), self.session.messages[:longest]))  # (not every id's column)
                 else:
-                    order = (None, dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force)))
-                self.covered = set(order[1])
-            previous = tuple(order[1])
+                    covers_so_far = dict.fromkeys(chain.from_iterable(summaries[k].covers for k in in_force))
+                order = (None, covers_so_far, list(covers_so_far))
+                self.covered = set(covers_so_far)
+            _, covers_so_far, cover_list = order  # cover_list is list(covers_so_far)
+            before = len(cover_list)
+            covers_so_far.update(dict.fromkeys(ids))
+            covers: Sequence[str]
+            if len(covers_so_far) == before + len(ids):  # none covered before, none twice: the list grows by them
+                cover_list.extend(ids)
+                covers = IdPrefix(cover_list, len(cover_list))
+            else:
+                covers = tuple(cover_list) + tuple(ids)
+                cover_list = list(covers_so_far)
             events.append(Event(i, "consolidation", f"consolidated {len(ids)} messages at {current:,} estimated tokens"))
-            summary = Summary(text=text, messages_covered=len(ids) + len(previous), covers=previous + tuple(ids))
+            summary = Summary(text=text, messages_covered=len(covers), covers=covers)  # type: ignore[arg-type]
             self.generated.append(summary)
-            order[1].update(dict.fromkeys(ids))
-            self.cover_order = (summary, order[1])
+            self.cover_order = (summary, covers_so_far, cover_list)
+            self.facts_so_far = (summary, carried[1])
             self.covered.update(ids)
             self.covered_count += len(older)
             self.pending = recent
