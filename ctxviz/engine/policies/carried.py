@@ -131,8 +131,13 @@ class _Snapshot:
         self.parts[s] = None
 
     def advance(self, messages: list[Message]) -> None:
-        """Gather the messages that follow those seen so far."""
-        unique, add = self.unique, self._add
+        """Gather the messages that follow those seen so far.
+
+        Without `count` a new item only marks its section changed: its lines are made when the
+        section is next rendered, from the last few items (a policy that summarises now and then
+        would make a line for every item, most of which no summary shows)."""
+        unique, parts = self.unique, self.parts
+        add = self._add if self.count is not None else None
         requests = unique[4]
         for m in messages:
             f, d, v, action, request = _features(m)
@@ -142,14 +147,20 @@ class _Snapshot:
                     for item in items:
                         if item and item not in section:
                             section[item] = None
-                            add(s, item)
+                            if add is None:
+                                parts[s] = None
+                            else:
+                                add(s, item)
             if action and action != self.last_action:
                 self.last_action = action
-                self.parts[3] = None
+                parts[3] = None
             if request:
                 if request not in requests:
                     requests[request] = None
-                    add(4, request)
+                    if add is None:
+                        parts[4] = None
+                    else:
+                        add(4, request)
                 if request != self.last_request:
                     self.last_request = request
                     self.parts[3] = None
@@ -158,12 +169,20 @@ class _Snapshot:
     def render(self) -> str:
         return self.counted()[0]
 
+    def _shown(self, s: int) -> tuple[list[str], str | None]:
+        """Section `s`'s items shown but the last, and the last (None: the section has none)."""
+        if self.count is not None:
+            return self.mid[s], self.last[s]
+        shown = _last(self.unique[s], self.LIMITS[s])
+        return shown[:-1], shown[-1] if shown else None
+
     def _lines(self, s: int) -> list[tuple[str, int, int]]:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
         if s == 3:
             return list(self._state())
         heading = self._entry(s, "#", _HEADINGS[s])
-        return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+        mid, last = self._shown(s)
+        return [heading, *(self._entry(item, "\n") for item in mid), self._entry(last or "(none)", "\n\n" if s < 4 else "")]
 
     def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
         """The Current State section's lines: its heading, the last action, the latest request."""
@@ -177,6 +196,10 @@ class _Snapshot:
             if s == 3:  # (summed without a list of lines: it changes with nearly every message)
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
+            elif self.count is None:  # the lines of the items shown now, made now (`advance`)
+                mid, last = self._shown(s)
+                text = "".join([_HEADINGS[s], *[f"- {item}\n" for item in mid], f"- {last or '(none)'}", "\n\n" if s < 4 else ""])
+                part = (text, -1, text.count(" "))
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
                 heading = self._entry(s, "#", _HEADINGS[s])
                 last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
