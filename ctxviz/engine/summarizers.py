@@ -191,6 +191,9 @@ _TEXT_PARTS = frozenset((TextPart, ToolResultPart, ThinkingPart, OpaquePart))
 #: Up to this length a text is searched for the decision words by one pattern over its lower case:
 #: a call's short text costs the pattern's one pass less than eight `str.find` calls in Python.
 _SHORT = 256
+#: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
+#: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
+_HTTP = re.compile("http")
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
 
 
@@ -240,7 +243,7 @@ def _extract(m: Message) -> Features:
             action = _clip(text, 160)
     elif role == "user" and written:
         request = _clip(text, 160)
-    if "http" in text:  # (URL_RE's every match starts so)
+    if _HTTP.search(text) is not None:  # (URL_RE's every match starts so)
         values += [u.group() for u in islice(URL_RE.finditer(text), 3)]
     return tuple(files), decisions, tuple(values), action, request
 
