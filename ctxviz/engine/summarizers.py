@@ -194,6 +194,8 @@ _SHORT = 256
 #: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
 #: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
 _HTTP = re.compile("http")
+#: DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on ASCII, \b and \w are
+#: the ASCII ones `_first_word` checks, and the lower case is the case-insensitive reading).
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
 
 
