@@ -13,12 +13,12 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Sequence
-from functools import lru_cache, partial
+from functools import lru_cache
 from itertools import islice
 from typing import Protocol
 
 from ..errors import EndpointError
-from .session import Message, ToolCallPart, part_text
+from .session import Message, OpaquePart, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
 URL_RE = re.compile(r"https?://[^\s\"'<>)]+")
@@ -142,13 +142,19 @@ Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
 _FEATURES: dict[int, tuple[weakref.ref, Features]] = {}
 
 
-def _gone(key: int, ref: weakref.ref) -> None:
-    """A message with features kept has gone: forget them (unless its id already holds another's).
-    (A plain reference with the key bound, not a `weakref.KeyedRef`: that one's constructor is
-    Python, about a tenth of a cheap message's reading.)"""
-    entry = _FEATURES.get(key)
+class _Kept(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a message whose features are kept, holding their key for `_gone`. Its
+    constructor is weakref's own (the key is set after it): `weakref.KeyedRef` builds in Python,
+    and a `functools.partial` binding the key cost as much again as the reference."""
+
+    __slots__ = ("key",)
+
+
+def _gone(ref: _Kept) -> None:
+    """A message with features kept has gone: forget them (unless its id already holds another's)."""
+    entry = _FEATURES.get(ref.key)
     if entry is not None and entry[0] is ref:
-        del _FEATURES[key]
+        del _FEATURES[ref.key]
 
 
 def _features(m: Message) -> Features:
@@ -162,7 +168,9 @@ def _features(m: Message) -> Features:
     if entry is not None and entry[0]() is m:
         return entry[1]
     found = _extract(m)
-    _FEATURES[key] = (weakref.ref(m, partial(_gone, key)), found)
+    ref = _Kept(m, _gone)
+    ref.key = key
+    _FEATURES[key] = (ref, found)
     return found
 
 
@@ -177,15 +185,38 @@ def _verb(name: str) -> str:
     return "changed" if any(w in lower for w in WRITE_TOOLS) else "read"
 
 
+#: The parts whose `part_text` is their `text` (their exact types: a message's one part is read
+#: without `part_text`'s chain of isinstance tests).
+_TEXT_PARTS = frozenset((TextPart, ToolResultPart, ThinkingPart, OpaquePart))
+#: Up to this length a text is searched for the decision words by one pattern over its lower case:
+#: a call's short text costs the pattern's one pass less than eight `str.find` calls in Python.
+_SHORT = 256
+#: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
+#: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
+_HTTP = re.compile("http")
+#: DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on ASCII, \b and \w are
+#: the ASCII ones `_first_word` checks, and the lower case is the case-insensitive reading).
+_DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
+
+
 def _extract(m: Message) -> Features:
     parts = m.parts
-    text = part_text(parts[0]) if len(parts) == 1 else m.text  # (`m.text` of one part, without the generator)
     role = m.role
+    calls: Sequence[Part] = ()
+    if len(parts) == 1:  # (`m.text` of one part, without the generator)
+        part = parts[0]
+        if type(part) in _TEXT_PARTS:
+            text = part.text  # type: ignore[union-attr]
+        else:
+            text = part_text(part)
+            if isinstance(part, ToolCallPart):
+                calls = parts
+    else:
+        text = m.text
+        calls = parts
     files: list[str] = []
-    decisions: list[str] = []
-    values: list[str] = []
-    action = request = ""
-    for call in parts:  # its tool calls, in order (`m.tool_calls` without the tuple)
+    action = ""
+    for call in calls:  # its tool calls, in order (`m.tool_calls` without the tuple)
         if not isinstance(call, ToolCallPart):
             continue
         if PATH_END_RE.search(call.arguments):
@@ -193,20 +224,30 @@ def _extract(m: Message) -> Features:
             files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
         if role != "assistant":  # (an assistant's text holds its calls, so its action is its text below)
             action = f"called {call.name}({_clip(call.arguments, 80)})"
-    written = bool(text) and not text.isspace()  # what `text.strip()` says, without copying the text
+    if not text:  # no line, no word, no URL
+        return tuple(files), (), (), action, ""
+    written = not text.isspace()  # what `text.strip()` says, without copying the text
+    values: list[str] = []
+    decisions: tuple[str, ...] = ()
+    request = ""
     if role == "tool":
         values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)]
         if written and not ACK_RE.fullmatch(text):
             values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
     elif role == "assistant":
-        decisions += [_clip(line, 160) for line in _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)]
+        if len(text) <= _SHORT and text.isascii():  # (`_lines_with`'s reading, by one pattern)
+            lower = text.lower()
+            lines = [] if _DECISION_LOWER_RE.search(lower) is None else _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
+        else:
+            lines = _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
+        decisions = tuple([_clip(line, 160) for line in lines])
         if written:
             action = _clip(text, 160)
     elif role == "user" and written:
         request = _clip(text, 160)
-    if "http" in text:  # (URL_RE's every match starts so)
+    if _HTTP.search(text) is not None:  # (URL_RE's every match starts so)
         values += [u.group() for u in islice(URL_RE.finditer(text), 3)]
-    return tuple(files), tuple(decisions), tuple(values), action, request
+    return tuple(files), decisions, tuple(values), action, request
 
 
 _features.__wrapped__ = _extract  # type: ignore[attr-defined]  # the reading itself, uncached (as under lru_cache)

@@ -75,12 +75,14 @@ class IdPrefix(Sequence[str]):
 
 class _Snapshot:
     """`summarizers.supyagent_snapshot` over a list that only grows at the end: each message's
-    features are gathered once; each section keeps its unique items in first-seen order and the
-    lines it shows (the last few), with their counts, as a window that slides when an item is new.
+    features are gathered once; each section keeps its unique items in first-seen order, and the
+    lines it shows (the last few items) are made when a summary shows them, the sections that did
+    not change since the last summary kept as they were.
 
     With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
     line with the newlines after it, the last one as the word limit cuts it): each line is made,
-    counted and measured in spaces once (see supyagent/replay.py's `_SummaryCounter` for why the sum is the count)."""
+    counted and measured in spaces once, when first shown (see supyagent/replay.py's
+    `_SummaryCounter` for why the sum is the count)."""
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 
@@ -91,11 +93,6 @@ class _Snapshot:
         self.last_action = ""
         self.last_request = ""
         self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
-        # Per section: the shown items but the last, their lines, counts and spaces, and the last.
-        self.mid: list[list[str]] = [[] for _ in range(5)]
-        self.mid_lines: list[list[str]] = [[] for _ in range(5)]
-        self.mid_sums = [[0, 0] for _ in range(5)]
-        self.last: list[str | None] = [None] * 5
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
@@ -112,27 +109,14 @@ class _Snapshot:
             entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
         return entry
 
-    def _add(self, s: int, item: str) -> None:
-        """A new unique item of section `s`: it becomes the last line, the oldest shown goes."""
-        mid, lines, sums = self.mid[s], self.mid_lines[s], self.mid_sums[s]
-        last = self.last[s]
-        if last is not None:
-            line, c, n = self._entry(last, "\n")
-            mid.append(last)
-            lines.append(line)
-            sums[0] += c
-            sums[1] += n
-        self.last[s] = item
-        if len(mid) >= self.LIMITS[s]:
-            _, c, n = self._entry(mid.pop(0), "\n")
-            lines.pop(0)
-            sums[0] -= c
-            sums[1] -= n
-        self.parts[s] = None
-
     def advance(self, messages: list[Message]) -> None:
-        """Gather the messages that follow those seen so far."""
-        unique, add = self.unique, self._add
+        """Gather the messages that follow those seen so far.
+
+        A new item only marks its section changed: the section's lines are made (and counted) when
+        it is next rendered, from the items it shows then (`_part`), so an item that many others
+        follow before the next summary (a summary's first covers hundreds of messages) is never
+        made into a line, and with `count` never counted."""
+        unique, parts = self.unique, self.parts
         requests = unique[4]
         for m in messages:
             f, d, v, action, request = _features(m)
@@ -142,28 +126,34 @@ class _Snapshot:
                     for item in items:
                         if item and item not in section:
                             section[item] = None
-                            add(s, item)
+                            parts[s] = None
             if action and action != self.last_action:
                 self.last_action = action
-                self.parts[3] = None
+                parts[3] = None
             if request:
                 if request not in requests:
                     requests[request] = None
-                    add(4, request)
+                    parts[4] = None
                 if request != self.last_request:
                     self.last_request = request
-                    self.parts[3] = None
+                    parts[3] = None
             self.seen.append(m)
 
     def render(self) -> str:
         return self.counted()[0]
+
+    def _shown(self, s: int) -> tuple[list[str], str | None]:
+        """Section `s`'s items shown but the last, and the last (None: the section has none)."""
+        shown = _last(self.unique[s], self.LIMITS[s])
+        return shown[:-1], shown[-1] if shown else None
 
     def _lines(self, s: int) -> list[tuple[str, int, int]]:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
         if s == 3:
             return list(self._state())
         heading = self._entry(s, "#", _HEADINGS[s])
-        return [heading, *(self._entry(item, "\n") for item in self.mid[s]), self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")]
+        mid, last = self._shown(s)
+        return [heading, *(self._entry(item, "\n") for item in mid), self._entry(last or "(none)", "\n\n" if s < 4 else "")]
 
     def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
         """The Current State section's lines: its heading, the last action, the latest request."""
@@ -178,10 +168,10 @@ class _Snapshot:
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
-                heading = self._entry(s, "#", _HEADINGS[s])
-                last = self._entry(self.last[s] or "(none)", "\n\n" if s < 4 else "")
-                sums = self.mid_sums[s]
-                part = (heading[0] + "".join(self.mid_lines[s]) + last[0], heading[1] + sums[0] + last[1], heading[2] + sums[1] + last[2])
+                mid, last = self._shown(s)
+                lines = [self._entry(s, "#", _HEADINGS[s]), *[self._entry(item, "\n") for item in mid],
+                         self._entry(last or "(none)", "\n\n" if s < 4 else "")]
+                part = ("".join([line[0] for line in lines]), sum([line[1] for line in lines]), sum([line[2] for line in lines]))
             self.parts[s] = part
         return part
 
@@ -199,7 +189,7 @@ class _Snapshot:
             return text, self.count(text) if self.count is not None else -1
         spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
         if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
-            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1]
+            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1] if self.count is not None else -1
         seen = start = total = 0  # the WORD_LIMIT-th space: in which section
         for s, part in enumerate(parts):
             if seen + part[2] < WORD_LIMIT:
