@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...session import Message, Session, Summary
-from .history import Content, estimate_part, js_length, response_string, stringify
+from .history import Content, estimate_part, json_length, response_string
 
 ZONES = ("system", "summarized", "summary", "history")
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
@@ -161,7 +161,7 @@ def _content_length(c: Content, ci: int, truncations: dict[tuple[int, int], Trun
     for pi in range(len(c.parts)):
         t = truncations.get((ci, pi))
         if t is not None and not _unchanged(c.parts[pi], t.output):
-            lengths[pi] = js_length(stringify(truncated_part(c.parts[pi], t.output)))
+            lengths[pi] = json_length(truncated_part(c.parts[pi], t.output))
     wrapper = len('{"role":"') + len(c.role) + len('","parts":[') + len("]}")
     return wrapper + sum(lengths) + max(0, len(lengths) - 1)
 
