@@ -36,6 +36,9 @@ class IdPrefix(Sequence[str]):
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
+            start, stop, step = k.indices(self._n)
+            if step > 0:  # a slice of the list itself: the prefix is not copied first
+                return tuple(self._ids[start:stop:step])
             return tuple(self._ids[: self._n][k])
         if k < 0:
             k += self._n

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ...session import Message, Session, Summary
@@ -84,8 +85,14 @@ def format_truncated_tool_output(content: str, output_file: str, max_chars: int)
 
 
 def _file_name(tool: str, n: int) -> str:
-    safe = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool).lower() or "unknown_tool"
-    return f"{TOOL_OUTPUT_DIR}/{safe}_{n}.txt"
+    return f"{TOOL_OUTPUT_DIR}/{_safe_name(tool)}_{n}.txt"
+
+
+@lru_cache(maxsize=1024)
+def _safe_name(tool: str) -> str:
+    """The tool's name as a file name: made once per name (a compression names a file for each of
+    the thousands of outputs past the budget)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool).lower() or "unknown_tool"
 
 
 @dataclass
