@@ -316,10 +316,12 @@ def _raw_record(message: Message) -> dict[str, Any] | None:
     return None
 
 
-def _record_parts(message: Message, tool_name: str) -> tuple[str, str, list[dict[str, Any]]]:
+def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = None) -> tuple[str, str, list[dict[str, Any]]]:
     """(kind, role, parts): kind is "model", "response" or "user" for a message read from a Gemini
-    CLI record (a user record's parts are the whole record's), "" for one built from its parts."""
-    record = _raw_record(message)
+    CLI record (a user record's parts are the whole record's), "" for one built from its parts.
+    `record`: `_raw_record(message)`, where the caller has it."""
+    if record is None:
+        record = _raw_record(message)
     if record is not None and record["type"] == "gemini" and message.role == "assistant":
         return "model", "model", _model_parts(record)
     if record is not None and record["type"] == "gemini" and message.role == "tool":
@@ -337,15 +339,19 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         hit = _CACHE.get(id(message))
     if hit is not None and hit[0] is message and hit[1] == anchor:
         return hit[2]
-    kind, role, parts = _record_parts(message, tool_name)
     record = _raw_record(message)
+    kind, role, parts = _record_parts(message, tool_name, record)
     if kind:
         key: tuple[Any, ...] = (kind, id(record))
     elif message.role == "tool":
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    content = MessageContent(key, role, tuple(parts), sum(estimate_part(p) for p in parts), kind == "user")
+    estimate = sum([estimate_part(p) for p in parts])
+    # MessageContent(key, role, tuple(parts), estimate, kind == "user"), without the frozen
+    # dataclass' per-field setattr: one is made for every message a replay reads.
+    content = object.__new__(MessageContent)
+    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=estimate, whole_record=kind == "user")
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()
