@@ -41,6 +41,7 @@ def test_a_real_log_answers_as_its_covers_copied_into_tuples(path):
     assert s.summaries == plain.summaries
     assert s.summaries_cover_first == plain.summaries_cover_first
     assert s.summary_start_turns == plain.summary_start_turns
+    assert s.covered_ids == {c for x in plain.summaries for c in x.covers}
 
 
 @pytest.mark.parametrize("path", COMPACTED, ids=os.path.basename)
@@ -63,3 +64,5 @@ def test_views_of_a_list_that_parts_from_the_session_answer_as_tuples():
     assert s.summaries_cover_first == (True, False, False, True, True, True)
     assert s.summaries_cover_first == as_tuples(s).summaries_cover_first
     assert s.summary_start_turns == as_tuples(s).summary_start_turns == (2, 2, 4, 0, 3, 4)
+    assert s.covered_ids == as_tuples(s).covered_ids == {"a", "b", "c", "d", "x"}
+    assert Session(messages=messages("a")).covered_ids == frozenset()

@@ -431,6 +431,21 @@ class Session:
         return tuple(first)
 
     @cached_property
+    def covered_ids(self) -> frozenset[str]:
+        """The ids the recorded summaries cover, all of them together: for readers that ask
+        whether a message is covered. Covers that are the file's first messages are read as the
+        longest of them, once, not summary by summary (a long log's total as the square of its length)."""
+        if not self.summaries:
+            return frozenset()
+        first = self.summaries_cover_first
+        longest = max((len(s.covers) for s, f in zip(self.summaries, first, strict=True) if f), default=0)
+        covered = set(self.message_columns[0][:longest])
+        for s, f in zip(self.summaries, first, strict=True):
+            if not f:
+                covered.update(s.covers)
+        return frozenset(covered)
+
+    @cached_property
     def summary_start_turns(self) -> tuple[int, ...]:
         """For each recorded summary, the first message index at which it existed.
 
