@@ -94,3 +94,28 @@ def test_a_value_is_written_as_json_dumps_writes_it(value) -> None:
             stringify(value)
         return
     assert stringify(value) == expected
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.one_of(json_values, st.text(alphabet=st.characters(max_codepoint=0x7F)), st.text(alphabet=st.sampled_from('a"\\\n\t\x01\x1f\x7f\b\f\r é\U0001F600'))))
+def test_a_value_measures_as_its_json_written_out(value) -> None:
+    """`json_length` sums a part's JSON length from its pieces (an ASCII string from the characters
+    JSON escapes) without writing it: the length of what `stringify` writes, in UTF-16 units."""
+    from ctxviz.engine.policies.gemini.history import json_length
+
+    try:
+        expected = js_length(stringify(value))
+    except ValueError:
+        with pytest.raises(ValueError):
+            json_length(value)
+        return
+    assert json_length(value) == expected
+
+
+@pytest.mark.parametrize("text", ["", "plain", 'a "quoted" \\path\\ line\nnext\ttab\r\x00\x01\x1f\x7f\b\f', "x" * 10_000 + "\n" * 500 + '"',
+                                  "é\U0001F600\n\"\\\x02"])
+def test_an_output_measures_as_written_out(text) -> None:
+    from ctxviz.engine.policies.gemini.history import json_length
+
+    part = {"functionResponse": {"id": "c1", "name": "grep", "response": {"output": text}}}
+    assert json_length(text) == js_length(stringify(text)) and json_length(part) == js_length(stringify(part))

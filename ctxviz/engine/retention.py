@@ -244,7 +244,7 @@ def stand_in_of(plan: Plan, session: Session) -> str:
         return ""
     if not stand_in:
         return ""
-    covered = {c for x in session.summaries for c in x.covers}
+    covered = session.covered_ids
     summarised = [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED]
     return stand_in if any(i not in covered for i in summarised) else ""
 

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Literal, Union
 
 from .growth import carried
+from .id_prefix import IdPrefix
 from .tool_links import tool_links
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -334,6 +335,14 @@ class Compaction:
 Columns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
+def _agreeing(base: list[str], ids: tuple[str, ...]) -> int:
+    """How many of the first ids of `base` and `ids` are the same (compared at C speed when all are)."""
+    m = min(len(base), len(ids))
+    if tuple(base[:m]) == ids[:m]:
+        return m
+    return next(j for j, (a, b) in enumerate(zip(base, ids, strict=False)) if a != b)
+
+
 def _columns(messages: tuple[Message, ...]) -> Columns:
     if not messages:
         return (), (), ()
@@ -398,10 +407,43 @@ class Session:
     @cached_property
     def summaries_cover_first(self) -> tuple[bool, ...]:
         """For each recorded summary, whether its covers are the file's first messages, in order
-        (a log's compactions): compared once, at C speed, for every reader (a long log with many
-        compactions has covers whose total length grows as the square of the log's)."""
+        (a log's compactions), for every reader. A long log with many compactions has covers whose
+        total length grows as the square of the log's: covers that are a view of the first ids of
+        a list (`IdPrefix`, as the Claude Code loader writes a compaction's) are answered from how
+        far that list agrees with the session's ids, compared once per list; other covers are
+        compared at C speed."""
         ids = self.message_columns[0]
-        return tuple(len(s.covers) <= len(ids) and tuple(s.covers) == ids[: len(s.covers)] for s in self.summaries)
+        agree: dict[int, int] = {}  # id(list) -> how many of its first ids are the session's
+        first = []
+        for s in self.summaries:
+            covers = s.covers
+            n = len(covers)
+            if n > len(ids):
+                first.append(False)
+            elif isinstance(covers, IdPrefix):
+                base = covers.base
+                k = agree.get(id(base))
+                if k is None:
+                    k = agree[id(base)] = _agreeing(base, ids)
+                first.append(n <= k)
+            else:
+                first.append(tuple(covers) == ids[:n])
+        return tuple(first)
+
+    @cached_property
+    def covered_ids(self) -> frozenset[str]:
+        """The ids the recorded summaries cover, all of them together: for readers that ask
+        whether a message is covered. Covers that are the file's first messages are read as the
+        longest of them, once, not summary by summary (a long log's total as the square of its length)."""
+        if not self.summaries:
+            return frozenset()
+        first = self.summaries_cover_first
+        longest = max((len(s.covers) for s, f in zip(self.summaries, first, strict=True) if f), default=0)
+        covered = set(self.message_columns[0][:longest])
+        for s, f in zip(self.summaries, first, strict=True):
+            if not f:
+                covered.update(s.covers)
+        return frozenset(covered)
 
     @cached_property
     def summary_start_turns(self) -> tuple[int, ...]:

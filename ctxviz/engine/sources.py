@@ -35,7 +35,7 @@ def _text(entry: Mapping[str, Any]) -> str:
 def new_summary_covers(plan: Plan, session: Session) -> list[str]:
     """The messages the policy's own new summary covers: those it marks summarised that no recorded
     summary covers, and those of a recorded summary it folds into the new one."""
-    recorded = {c for s in session.summaries for c in s.covers}
+    recorded = session.covered_ids
     folded = {c for sp in plan.summaries if sp.decision is Decision.SUMMARIZED and sp.index < len(session.summaries)
               for c in session.summaries[sp.index].covers}
     return [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED and (m.id not in recorded or m.id in folded)]

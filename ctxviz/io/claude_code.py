@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..engine.id_prefix import IdPrefix
 from ..engine.session import (
     Category,
     Compaction,
@@ -445,6 +446,10 @@ class _Reader:
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
         self.summaries: list[Summary] = []
+        #: The ids of `messages`' first messages, as far as a summary's covers needed them, and the
+        #: first position of each (`_summary`).
+        self.message_ids: list[str] = []
+        self.first_at: dict[str, int] = {}
         self.compactions: list[Compaction] = []
         self.produced: dict[str, list[str]] = {}  # line uuid -> ids of the messages it became
         self.system_prompt = ""
@@ -1051,18 +1056,34 @@ class _Reader:
 
     def _summary(self, x: _Line, pending: tuple[Compaction, frozenset[str]] | None) -> None:
         """The summary Claude Code writes after a compaction: it covers every message before the
-        boundary except a preserved segment (all messages so far when there is no boundary)."""
+        boundary except a preserved segment (all messages so far when there is no boundary).
+        Where the segment is the last messages before the boundary (or there is none), its covers
+        are the first message ids: a view of `message_ids` (`IdPrefix`), not a copy, as each
+        compaction of a long log covers every message before it."""
         end, keep = (pending[0].before_index, pending[1]) if pending is not None else (len(self.messages), frozenset())
-        before = [m for m in self.messages[:end] if m.id not in keep] if keep else self.messages[:end]
+        messages, ids, at = self.messages, self.message_ids, self.first_at
+        for k in range(len(ids), end):  # (a message keeps its id and its place: only new ones are added)
+            ids.append(messages[k].id)
+            at.setdefault(ids[k], k)
+        n = end
+        while n and ids[n - 1] in keep:
+            n -= 1
+        if all(at.get(k, n) >= n for k in keep):  # the segment is the last messages before the boundary
+            covers: Sequence[str] = IdPrefix(ids, n)
+            first, last = (messages[0], messages[n - 1]) if n else (None, None)
+        else:
+            before = [m for m in messages[:end] if m.id not in keep]
+            covers = tuple([m.id for m in before])
+            first, last = (before[0], before[-1]) if before else (None, None)
         text = "\n".join(part_text(p) for p in x.parts if part_text(p))
         self.summaries.append(
             Summary(
                 text=text,
                 depth=1,
-                messages_covered=len(before),
-                time_range_start=before[0].timestamp if before else "",
-                time_range_end=before[-1].timestamp if before else "",
-                covers=tuple([m.id for m in before]),
+                messages_covered=len(covers),
+                time_range_start=first.timestamp if first is not None else "",
+                time_range_end=last.timestamp if last is not None else "",
+                covers=covers,  # type: ignore[arg-type]
                 created_at=_timestamp(x),
             )
         )

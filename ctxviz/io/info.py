@@ -51,7 +51,7 @@ def session_facts(session: Session) -> dict[str, Any]:
         "tool_results": len(result_ids),
         "tool_results_without_call": sum(1 for r in result_ids if r not in calls),
         "summaries": len(session.summaries),
-        "summarised_messages": len({c for s in session.summaries for c in s.covers}),
+        "summarised_messages": len(session.covered_ids),
         "compactions": [{"before": c.before_index, "trigger": c.trigger, "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens,
                          "preserved": len(c.preserved)} for c in session.compactions],
         "reported_usage_messages": len(with_usage),

@@ -1,5 +1,5 @@
 """What the incremental replays of several frameworks carry from turn to turn: the covers of a
-summary as a view of the growing list of ids, and the offline summarizer's snapshot
+summary as a view of the growing list of ids (`IdPrefix`, engine/id_prefix.py), and the offline summarizer's snapshot
 (`summarizers.supyagent_snapshot`) built up as messages arrive (with its token count), so a summary
 fired on every turn costs what the new messages add. supyagent's count of its summary message,
 which sums the snapshot's line counts, is `_SummaryCounter` in supyagent/replay.py.
@@ -7,70 +7,13 @@ which sums the snapshot's line counts, is `_SummaryCounter` in supyagent/replay.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
+from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
 from ..summarizers import WORD_LIMIT, _features, render_snapshot
-
-
-class IdPrefix(Sequence[str]):
-    """The first `n` ids of a list that only grows at the end, as a read-only tuple-like view.
-
-    supyagent re-summarises from message 0 at nearly every turn of a long session, so its
-    summaries' `covers` are ever longer prefixes of the same history: copying each into a tuple
-    made the replay quadratic in time and memory. A view compares, hashes, pickles and prints as
-    the tuple it stands for."""
-
-    __slots__ = ("_ids", "_n")
-
-    def __init__(self, ids: list[str], n: int) -> None:
-        self._ids = ids
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, k: Any) -> Any:
-        if isinstance(k, slice):
-            return tuple(self._ids[: self._n][k])
-        if k < 0:
-            k += self._n
-        if not 0 <= k < self._n:
-            raise IndexError("IdPrefix index out of range")
-        return self._ids[k]
-
-    def __iter__(self) -> Iterator[str]:
-        return islice(self._ids, self._n)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, IdPrefix) and other._ids is self._ids:
-            return other._n == self._n
-        if isinstance(other, (tuple, IdPrefix)):
-            return len(other) == self._n and all(a == b for a, b in zip(self, other))  # noqa: B905 (lengths checked)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __add__(self, other: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(self) + tuple(other)
-
-    def __radd__(self, other: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(other) + tuple(self)
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (tuple, (tuple(self),))
-
-    def __copy__(self) -> IdPrefix:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
-        return tuple(self)
 
 
 class _Snapshot:

@@ -108,6 +108,66 @@ def _compact(value: Any) -> str | None:
     return None
 
 
+#: Bytes a JSON string holds as they are (ensure_ascii=False), and the escapes written in two characters.
+_PLAIN = bytes(b for b in range(0x20, 0x80) if b not in b'"\\')
+_SHORT_ESCAPES = b'"\\\n\r\t\b\f'
+
+
+def _string_length(text: str) -> int:
+    """`js_length(_quoted(text))`: an ASCII string is measured from the few characters JSON
+    escapes (at C speed, without writing out the copy: a compression measures megabytes of tool
+    output), any other one written out."""
+    if text.isascii():
+        special = text.encode("ascii").translate(None, _PLAIN)
+        # each escape is one character more, \u00XX five more
+        return len(text) + 2 + len(special) + 4 * len(special.translate(None, _SHORT_ESCAPES)) if special else len(text) + 2
+    return js_length(_quoted(text))
+
+
+def json_length(value: Any) -> int:
+    """`js_length(stringify(value))`, summed from its pieces where `_compact` would write it (the
+    values a session's parts hold), without writing it out; else written out."""
+    n = _compact_length(value)
+    return n if n is not None else js_length(stringify(value))
+
+
+_KEY_LENGTHS: dict[str, int] = {}  # the lengths of the keys parts hold (a few names, kept)
+
+
+def _compact_length(value: Any) -> int | None:
+    """`js_length(_compact(value))`: None where `_compact` is None."""
+    kind = type(value)
+    if kind is str:
+        return _string_length(value)
+    if kind is dict:
+        n = 2 * len(value) + 1 if value else 2  # the braces, a colon per item, commas between them
+        keys = _KEY_LENGTHS
+        for k, v in value.items():
+            if type(k) is not str:
+                written = _compact(value)  # (a key no plain string: _compact decides)
+                return None if written is None else js_length(written)
+            length = keys.get(k)
+            if length is None:
+                length = _string_length(k)
+                if len(keys) < 4096:
+                    keys[k] = length
+            inner = _string_length(v) if type(v) is str else _compact_length(v)
+            if inner is None:
+                return None
+            n += length + inner
+        return n
+    if kind is list:
+        n = len(value) + 1 if value else 2  # the brackets and commas between the items
+        for v in value:
+            inner = _compact_length(v)
+            if inner is None:
+                return None
+            n += inner
+        return n
+    written = _compact(value)
+    return None if written is None else js_length(written)
+
+
 estimate_text = gemini_text_estimate
 
 
@@ -124,7 +184,7 @@ def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -
         if isinstance(body, str):
             total += js_length(body) / CHARS_PER_TOKEN
         elif body is not None:
-            total += js_length(stringify(body)) / CHARS_PER_TOKEN
+            total += json_length(body) / CHARS_PER_TOKEN
         nested = response.get("parts")
         if isinstance(nested, list) and nested:
             total += math.floor(sum(estimate_part(p, text_counter) for p in nested if isinstance(p, dict)))
@@ -135,7 +195,7 @@ def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -
         return IMAGE_TOKEN_ESTIMATE
     if mime.startswith("application/pdf"):
         return PDF_TOKEN_ESTIMATE
-    return js_length(stringify(part)) / CHARS_PER_TOKEN
+    return json_length(part) / CHARS_PER_TOKEN
 
 
 def estimate_parts(parts: list[dict[str, Any]], text_counter: Tokenizer | None = None) -> int:
@@ -236,7 +296,7 @@ class MessageContent:
         """Each part's JSON.stringify length, written out only when a split point is searched
         (a replay reads every message's estimate at every turn, and their lengths only at a
         compression, over the messages held then)."""
-        return tuple(js_length(stringify(p)) for p in self.parts)
+        return tuple(json_length(p) for p in self.parts)
 
 
 _CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
@@ -256,10 +316,12 @@ def _raw_record(message: Message) -> dict[str, Any] | None:
     return None
 
 
-def _record_parts(message: Message, tool_name: str) -> tuple[str, str, list[dict[str, Any]]]:
+def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = None) -> tuple[str, str, list[dict[str, Any]]]:
     """(kind, role, parts): kind is "model", "response" or "user" for a message read from a Gemini
-    CLI record (a user record's parts are the whole record's), "" for one built from its parts."""
-    record = _raw_record(message)
+    CLI record (a user record's parts are the whole record's), "" for one built from its parts.
+    `record`: `_raw_record(message)`, where the caller has it."""
+    if record is None:
+        record = _raw_record(message)
     if record is not None and record["type"] == "gemini" and message.role == "assistant":
         return "model", "model", _model_parts(record)
     if record is not None and record["type"] == "gemini" and message.role == "tool":
@@ -277,15 +339,19 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         hit = _CACHE.get(id(message))
     if hit is not None and hit[0] is message and hit[1] == anchor:
         return hit[2]
-    kind, role, parts = _record_parts(message, tool_name)
     record = _raw_record(message)
+    kind, role, parts = _record_parts(message, tool_name, record)
     if kind:
         key: tuple[Any, ...] = (kind, id(record))
     elif message.role == "tool":
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    content = MessageContent(key, role, tuple(parts), sum(estimate_part(p) for p in parts), kind == "user")
+    estimate = sum([estimate_part(p) for p in parts])
+    # MessageContent(key, role, tuple(parts), estimate, kind == "user"), without the frozen
+    # dataclass' per-field setattr: one is made for every message a replay reads.
+    content = object.__new__(MessageContent)
+    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=estimate, whole_record=kind == "user")
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()
@@ -321,7 +387,7 @@ class Content:
 
 def text_content(role: str, text: str) -> Content:
     part = {"text": text}
-    return Content(role, [part], [js_length(stringify(part))], estimate_text(text), [])
+    return Content(role, [part], [json_length(part)], estimate_text(text), [])
 
 
 def build_contents(history: list[Message], call_names: dict[str, str]) -> list[Content]:

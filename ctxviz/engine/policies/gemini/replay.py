@@ -228,7 +228,7 @@ class GeminiCliReplay(_EditsReplay):
         covers, old = summary.covers, self.covers_len
         k = len(covers) - old
         rest = self.rest
-        if k < 0 or k > len(rest) or any(rest[j].id != covers[old + j] for j in range(k)):
+        if k < 0 or k > len(rest) or tuple(covers[old:]) != tuple([m.id for m in rest[:k]]):  # (compared at C speed)
             return None
         self.covers_len = len(covers)
         self.covered += k

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ...session import Message, Session, Summary
-from .history import Content, estimate_part, js_length, response_string, stringify
+from .history import Content, estimate_part, json_length, response_string
 
 ZONES = ("system", "summarized", "summary", "history")
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
@@ -84,8 +85,14 @@ def format_truncated_tool_output(content: str, output_file: str, max_chars: int)
 
 
 def _file_name(tool: str, n: int) -> str:
-    safe = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool).lower() or "unknown_tool"
-    return f"{TOOL_OUTPUT_DIR}/{safe}_{n}.txt"
+    return f"{TOOL_OUTPUT_DIR}/{_safe_name(tool)}_{n}.txt"
+
+
+@lru_cache(maxsize=1024)
+def _safe_name(tool: str) -> str:
+    """The tool's name as a file name: made once per name (a compression names a file for each of
+    the thousands of outputs past the budget)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool).lower() or "unknown_tool"
 
 
 @dataclass
@@ -161,7 +168,7 @@ def _content_length(c: Content, ci: int, truncations: dict[tuple[int, int], Trun
     for pi in range(len(c.parts)):
         t = truncations.get((ci, pi))
         if t is not None and not _unchanged(c.parts[pi], t.output):
-            lengths[pi] = js_length(stringify(truncated_part(c.parts[pi], t.output)))
+            lengths[pi] = json_length(truncated_part(c.parts[pi], t.output))
     wrapper = len('{"role":"') + len(c.role) + len('","parts":[') + len("]}")
     return wrapper + sum(lengths) + max(0, len(lengths) - 1)
 

@@ -121,11 +121,10 @@ def plan_records(session: Session, budget: MnesisBudget, counts: TokenCounts) ->
     heuristic = HEURISTICS["mnesis"]
     summary_plans: list[SummaryPlan] = []
     summary_tokens = 0
-    covered: set[str] = set()
+    covered = session.covered_ids
     for i, s in enumerate(session.summaries):
         t = heuristic.count(s.text)  # stored token_count: the heuristic, not the model's encoding
         summary_tokens += t
-        covered.update(s.covers)
         summary_plans.append(SummaryPlan(i, t, Decision.KEPT, f"kept: summaries are always sent first and charged without a fit check ({t:,} tokens)", s.text))
     available -= summary_tokens
     raw_candidates = [m for m in raw if m.id not in covered]
@@ -267,7 +266,7 @@ def compact(prefix: Session, plan: Plan, budget: MnesisBudget, counts: TokenCoun
     users = [m for m in messages if m.role == "user"]
     if len(users) <= 2:
         return None
-    covered_ids = {c for s in prefix.summaries for c in s.covers}
+    covered_ids = prefix.covered_ids
     boundary = users[-2].index
     new = [m for m in messages[:boundary] if m.id not in covered_ids and m.role != "system"]
     if not new:

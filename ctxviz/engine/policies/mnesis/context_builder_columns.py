@@ -95,7 +95,7 @@ def _build(session: Session, counts: TokenCounts) -> Build:
     system_messages, raw = session.system_and_history
     system_prompt = base_system_prompt(session, list(system_messages))
     heuristic = HEURISTICS["mnesis"]
-    covered_ids = {c for s in session.summaries for c in s.covers}
+    covered_ids = session.covered_ids
     parts = tool_parts(session)
     carrier_of = parts.carrier
     covered: list[int] = []
