@@ -274,6 +274,64 @@ class TurnRetention:
                 "instructions_kept": self.instructions_kept}
 
 
+class _Ranked(Sequence[Anchor]):
+    """A loss's anchors in rank order, ranked when first read: a replay of 10,000 messages loses
+    anchors at some 2,000 turns, and its text report reads only how many each lost."""
+
+    __slots__ = ("_ids", "_index", "_order", "_ranks")
+
+    def __init__(self, ids: Iterable[int], index: AnchorIndex) -> None:
+        self._ids = tuple(dict.fromkeys(ids))
+        self._index: AnchorIndex | None = index
+        self._order: tuple[Anchor, ...] | None = None
+        self._ranks: dict[int, Rank] = {}
+
+    def ranked(self) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
+        if self._order is None:
+            assert self._index is not None
+            self._order, self._ranks = ranked_ids(self._ids, self._index)
+            self._index = None
+        return self._order, self._ranks
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        return self.ranked()[0][k]
+
+    def __iter__(self) -> Iterator[Anchor]:
+        return iter(self.ranked()[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (_Ranked, tuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+class _Ranks(Mapping[int, Rank]):
+    """The ranks of a `_Ranked` loss's anchors, by anchor id, ranked when first read."""
+
+    __slots__ = ("_lost",)
+
+    def __init__(self, lost: _Ranked) -> None:
+        self._lost = lost
+
+    def __getitem__(self, ident: int) -> Rank:
+        return self._lost.ranked()[1][ident]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._lost.ranked()[1])
+
+    def __len__(self) -> int:
+        return len(self._lost)
+
+
 @dataclass(frozen=True)
 class Loss:
     """Anchors in the context at `turn - 1` and gone at `turn`, and what took them."""
@@ -397,8 +455,10 @@ def _writes_summary(timeline: Timeline, event: Event) -> bool:
 
 
 def _loss(timeline: Timeline, turn: int, lost: Iterable[int], index: AnchorIndex) -> Loss:
-    """What step `turn` lost (the anchors' ids); the loss names the step by its turn's session index, as events do."""
-    order, ranks = ranked_ids(lost, index)
+    """What step `turn` lost (the anchors' ids); the loss names the step by its turn's session index, as events do.
+    Its anchors are put in rank order when first read (`_Ranked`)."""
+    order = _Ranked(lost, index)
+    ranks = _Ranks(order)
     causes = _causes(timeline, turn)
     at = timeline.turns[turn].index
     if causes:
