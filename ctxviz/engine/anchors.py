@@ -63,6 +63,8 @@ _EXT = (r"py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|ya?ml|toml|md|rst|txt|cs
 PATH_HOOK_RE = re.compile(r"/|\.(?:" + _EXT + r")(?![\w])")
 PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*/?")
 PATH_RUN_RE = re.compile(r"[\w.@+~/-]*")
+#: A run's first hook and the run after it: what PATH_HOOK_RE finds, then PATH_RUN_RE from its end, in one match.
+PATH_HOOK_RUN_RE = re.compile(r"(?:/|\.(?:" + _EXT + r")(?![\w]))[\w.@+~/-]*")
 URL_HOOK_RE = re.compile(r"://")
 URL_TAIL_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\])?[^\s\"'<>`)\]}]+")
 SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
@@ -276,17 +278,16 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     unclaimed = not spans.starts
     path_starts: list[int] = []
     path_ends: list[int] = []
-    # The next hook is looked for after the run just read (`src/a/b.py` has three hooks, one run): a
-    # hook never straddles a run's end (it is made of run characters), so these are finditer's hooks
-    # that start past each run, and a run is read once, not once per hook.
-    search_hook = PATH_HOOK_RE.search
+    # Each match is a run's first hook and the rest of the run after it; the next hook is looked for
+    # after that run (`src/a/b.py` has three hooks, one run): a hook never straddles a run's end (it
+    # is made of run characters), so a run is read once, not once per hook.
     match_run = PATH_RUN_RE.match
-    m = search_hook(text)
-    reverse = text[::-1] if m is not None else ""
-    while m is not None:
-        a = n - match_run(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
-        b = match_run(text, m.end()).end()  # type: ignore[union-attr]
-        m = search_hook(text, b)
+    reverse = ""
+    for m in PATH_HOOK_RUN_RE.finditer(text):
+        if not reverse:
+            reverse = text[::-1]
+        hook, b = m.span()
+        a = n - match_run(reverse, n - hook).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         run = text[a:b]
