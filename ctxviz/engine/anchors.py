@@ -63,6 +63,8 @@ _EXT = (r"py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|ya?ml|toml|md|rst|txt|cs
 PATH_HOOK_RE = re.compile(r"/|\.(?:" + _EXT + r")(?![\w])")
 PATH_RE = re.compile(r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*/?")
 PATH_RUN_RE = re.compile(r"[\w.@+~/-]*")
+#: A run's first hook and the run after it: what PATH_HOOK_RE finds, then PATH_RUN_RE from its end, in one match.
+PATH_HOOK_RUN_RE = re.compile(r"(?:/|\.(?:" + _EXT + r")(?![\w]))[\w.@+~/-]*")
 URL_HOOK_RE = re.compile(r"://")
 URL_TAIL_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\])?[^\s\"'<>`)\]}]+")
 SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
@@ -84,6 +86,16 @@ WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 ERROR_LINE_RE = re.compile(
     r"^[ \t>|]*(?:E[ \t]+)?(?:(?:[\w.]*(?:Error|Exception)|error|Error|ERROR|FAILED|FAIL|FATAL|Fatal|fatal|panic)"
     r"(?:\[\w+\])?(?::|[ \t]+-[ \t]|!)).*$", re.M)
+#: What follows an error line's keyword (ERROR_LINE_RE): its optional `[code]`, then `:`, ` - ` or `!`.
+_ERROR_MARK = r"(?:\[\w+\])?(?::|[ \t]+-[ \t]|!)"
+#: Each keyword's last letters (or all of it) followed by the mark: every error line holds one, and each
+#: pattern starts with a literal, which `re` finds at C speed. A text whose own words say "error"
+#: hundreds of times (a log in prose, a test's names) is then never scanned line by line: ERROR_LINE_RE's
+#: `^` with re.M is tried at every character, about 10x the cost of these searches.
+ERROR_HOOKS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
+    (word, re.compile(re.escape(word) + extra + _ERROR_MARK), needs_upper)
+    for word, extra, needs_upper in (("rror", "", False), ("xception", "", False), ("atal", "", False), ("panic", "", False),
+                                     ("RROR", "", True), ("FAIL", "(?:ED)?", True), ("ATAL", "", True)))
 _UNIT = (r"ms|milliseconds?|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
          r"[KMGTP]i?B|kB|bytes?|tokens?|req/(?:s|sec|min|h)|requests?/(?:s|sec|min|h)|rps|rpm|qps|kg|lbs?|km|cm|mm|USD|EUR|GBP")
 MONEY_RE = re.compile(r"[$€£][ \t]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[ \t]?[kKmM](?!\w))?")
@@ -266,17 +278,16 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     unclaimed = not spans.starts
     path_starts: list[int] = []
     path_ends: list[int] = []
-    # The next hook is looked for after the run just read (`src/a/b.py` has three hooks, one run): a
-    # hook never straddles a run's end (it is made of run characters), so these are finditer's hooks
-    # that start past each run, and a run is read once, not once per hook.
-    search_hook = PATH_HOOK_RE.search
+    # Each match is a run's first hook and the rest of the run after it; the next hook is looked for
+    # after that run (`src/a/b.py` has three hooks, one run): a hook never straddles a run's end (it
+    # is made of run characters), so a run is read once, not once per hook.
     match_run = PATH_RUN_RE.match
-    m = search_hook(text)
-    reverse = text[::-1] if m is not None else ""
-    while m is not None:
-        a = n - match_run(reverse, n - m.start()).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
-        b = match_run(text, m.end()).end()  # type: ignore[union-attr]
-        m = search_hook(text, b)
+    reverse = ""
+    for m in PATH_HOOK_RUN_RE.finditer(text):
+        if not reverse:
+            reverse = text[::-1]
+        hook, b = m.span()
+        a = n - match_run(reverse, n - hook).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
         run = text[a:b]
@@ -339,8 +350,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
                 or value.isdigit() or value.isalpha() or len(value) not in SHA_LENGTHS):
             continue
         add("commit", value, a, b, value[:7])
-    if ("rror" in text or "xception" in text or "atal" in text or "panic" in text
-            or upper and ("ERROR" in text or "FAIL" in text or "Traceback" in text)):
+    if any(word in text and hook.search(text) for word, hook, needs_upper in ERROR_HOOKS if upper or not needs_upper):
         for m in ERROR_LINE_RE.finditer(text):
             line = _clip(m.group(0).strip(" \t>|"), 200)
             out.append(("error", norm(line), line))

@@ -25,7 +25,8 @@ API (pure, no Qt; the app's "lost" panel, retention line and term search read it
     them. It is used only when it agrees with every planned turn (same messages, same anchors);
     otherwise (a policy that does not keep a suffix, like `categories`, or a turn that truncates)
     `points` are the planned turns only. `method` says which. 10,000 messages of a coding agent:
-    31-71 plans, about 1-2 s of CPU (each plan_at ~0.03 s), then the counts walk, ~0.25 s.
+    31-71 plans (missy: about 5 ms each, 0.15 s), then every turn read per anchor as columns
+    (engine/retention_walk.py) in about 0.06 s; each loss is put in rank order when read.
     The plans need no anchors: `planned_views(timeline)` makes them ahead, and `simulate` does so
     while a child process extracts the anchors (engine/anchors_ahead.py); pass them as `views=`.
 - `where(timeline, term) -> Where`: `spans` (inclusive turn ranges in which the context held the
@@ -274,6 +275,64 @@ class TurnRetention:
                 "instructions_kept": self.instructions_kept}
 
 
+class _Ranked(Sequence[Anchor]):
+    """A loss's anchors in rank order, ranked when first read: a replay of 10,000 messages loses
+    anchors at some 2,000 turns, and its text report reads only how many each lost."""
+
+    __slots__ = ("_ids", "_index", "_order", "_ranks")
+
+    def __init__(self, ids: Iterable[int], index: AnchorIndex) -> None:
+        self._ids = tuple(dict.fromkeys(ids))
+        self._index: AnchorIndex | None = index
+        self._order: tuple[Anchor, ...] | None = None
+        self._ranks: dict[int, Rank] = {}
+
+    def ranked(self) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
+        if self._order is None:
+            assert self._index is not None
+            self._order, self._ranks = ranked_ids(self._ids, self._index)
+            self._index = None
+        return self._order, self._ranks
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        return self.ranked()[0][k]
+
+    def __iter__(self) -> Iterator[Anchor]:
+        return iter(self.ranked()[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (_Ranked, tuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+class _Ranks(Mapping[int, Rank]):
+    """The ranks of a `_Ranked` loss's anchors, by anchor id, ranked when first read."""
+
+    __slots__ = ("_lost",)
+
+    def __init__(self, lost: _Ranked) -> None:
+        self._lost = lost
+
+    def __getitem__(self, ident: int) -> Rank:
+        return self._lost.ranked()[1][ident]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._lost.ranked()[1])
+
+    def __len__(self) -> int:
+        return len(self._lost)
+
+
 @dataclass(frozen=True)
 class Loss:
     """Anchors in the context at `turn - 1` and gone at `turn`, and what took them."""
@@ -397,8 +456,10 @@ def _writes_summary(timeline: Timeline, event: Event) -> bool:
 
 
 def _loss(timeline: Timeline, turn: int, lost: Iterable[int], index: AnchorIndex) -> Loss:
-    """What step `turn` lost (the anchors' ids); the loss names the step by its turn's session index, as events do."""
-    order, ranks = ranked_ids(lost, index)
+    """What step `turn` lost (the anchors' ids); the loss names the step by its turn's session index, as events do.
+    Its anchors are put in rank order when first read (`_Ranked`)."""
+    order = _Ranked(lost, index)
+    ranks = _Ranks(order)
     causes = _causes(timeline, turn)
     at = timeline.turns[turn].index
     if causes:
@@ -445,41 +506,94 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
     The texts beside the messages are a planned turn's own (`planned`: turn -> `View.extra`), else
     those of the latest planned turn with the same summaries in force (the policy's wrapper, a
     prompt enriched with memory), else the system prompt and the summary in force."""
-    turns = timeline.turns
-    if any(t.truncated for t in turns):
+    model = _suffix_model(timeline, planned)
+    return model.walk() if model is not None else None
+
+
+def _suffix_model(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | None = None) -> _Suffix | None:
+    """The model `_suffix_turns` walks, or None when a turn cut a message."""
+    if any(t.truncated for t in timeline.turns):
         return None
-    session = timeline.session
-    messages = session.messages
-    starts = session.summary_start_turns
-    planned = planned or {}
+    return _Suffix(timeline, planned or {})
 
-    def state(t: int) -> tuple[int, int]:
-        return turns[t].summaries, sum(1 for first in starts if first <= turns[t].horizon)
 
-    by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
-    for t in sorted(planned):
-        by_state.setdefault(state(t), []).append((t, planned[t]))
+class _Suffix:
+    """What `_suffix_turns` reads: each turn's window over the messages (`walk`, or `windows` as
+    columns) and the texts beside them (`beside`, the same for every turn between two `breaks`)."""
 
-    def beside(t: int) -> tuple[str, ...]:
+    def __init__(self, timeline: Timeline, planned: Mapping[int, tuple[str, ...]]) -> None:
+        self.timeline = timeline
+        self.turns = timeline.turns
+        self.planned = planned
+        self.starts = timeline.session.summary_start_turns
+        self.by_state: dict[tuple[int, int], list[tuple[int, tuple[str, ...]]]] = {}
+        for t in sorted(planned):
+            self.by_state.setdefault(self.state(t), []).append((t, planned[t]))
+
+    def state(self, t: int) -> tuple[int, int]:
+        """The summaries in force at turn t: the replay's count, and the session's recorded ones begun by its horizon."""
+        turn = self.turns[t]
+        return turn.summaries, sum(1 for first in self.starts if first <= turn.horizon)
+
+    def beside(self, t: int) -> tuple[str, ...]:
+        planned = self.planned
         if t in planned:
             return planned[t]
-        same = by_state.get(state(t))
+        same = self.by_state.get(self.state(t))
         if same:  # the latest planned turn before t with the same state, else the first after it
             k = bisect_left(same, t, key=itemgetter(0))  # (turn, texts) pairs, by turn
             return same[k - 1][1] if k else same[0][1]
-        turn = turns[t]
+        turn = self.turns[t]
+        session = self.timeline.session
         if turn.summaries:
-            summaries: tuple[str, ...] = (timeline.summaries[turn.summaries - 1].text,)
+            summaries: tuple[str, ...] = (self.timeline.summaries[turn.summaries - 1].text,)
         else:
-            summaries = tuple(x.text for x, first in zip(session.summaries, starts, strict=True) if first <= turn.index)
+            summaries = tuple(x.text for x, first in zip(session.summaries, self.starts, strict=True) if first <= turn.index)
         return ((session.system_prompt,) if session.system_prompt else ()) + summaries
 
-    def walk() -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]]:
+    def breaks(self) -> list[int]:
+        """The turns at which `beside` may change (sorted): the first, each change of state or of the
+        recorded summaries begun, each planned turn and the turn after it. Between two of them it
+        gives the same texts: the same state and the same planned turns before."""
+        turns = self.turns
+        n = len(turns)
+        if not n:
+            return []
+        summaries = np.fromiter((t.summaries for t in turns), dtype=np.int64, count=n)
+        changes = np.diff(summaries) != 0
+        if self.starts:  # recorded summaries begun by each turn's horizon (its state) and by its index (its default texts)
+            starts = np.sort(np.asarray(self.starts, dtype=np.int64))
+            for at in ((t.horizon for t in turns), (t.index for t in turns)):
+                changes |= np.diff(np.searchsorted(starts, np.fromiter(at, dtype=np.int64, count=n), side="right")) != 0
+        changed = np.flatnonzero(changes) + 1
+        planned = {t for p in self.planned for t in (p, p + 1) if 0 <= t < n}
+        return sorted({0, *changed.tolist(), *planned})
+
+    def windows(self) -> tuple[list[int], list[int], np.ndarray, np.ndarray, np.ndarray]:
+        """Every turn's window as columns: (the messages that are not system messages, the system
+        messages, and per turn the system messages taken so far and the window's start and end
+        among the others), as `walk` moves them."""
+        turns = self.turns
+        messages = self.timeline.session.messages
+        n = len(turns)
+        taken = turns[-1].index + 1 if n else 0
+        is_system = np.fromiter((m.role == "system" for m in messages[:taken]), dtype=bool, count=taken)
+        history = np.flatnonzero(~is_system).tolist()
+        system = np.flatnonzero(is_system).tolist()
+        index_at = np.fromiter((t.index for t in turns), dtype=np.int64, count=n)
+        kept = np.fromiter((t.kept for t in turns), dtype=np.int64, count=n)
+        systems = np.cumsum(is_system)[index_at] if n else np.zeros(0, dtype=np.int64)
+        end = index_at + 1 - systems
+        start = end - np.minimum(np.maximum(kept - systems, 0), end)
+        return history, system, systems, start, end
+
+    def walk(self) -> Iterator[tuple[int, list[int], list[int], tuple[str, ...]]]:
+        messages = self.timeline.session.messages
         history: list[int] = []
         systems = 0
         start = end = 0
         taken = 0  # messages taken in: a step takes those since the step before
-        for t, turn in enumerate(turns):
+        for t, turn in enumerate(self.turns):
             entered: list[int] = []
             left: list[int] = []
             for k in range(taken, turn.index + 1):
@@ -499,15 +613,33 @@ def _suffix_turns(timeline: Timeline, planned: Mapping[int, tuple[str, ...]] | N
             if new_start > start:
                 left += history[start:min(new_start, end)]
             start, end = new_start, new_end
-            yield t, entered, left, beside(t)
-
-    return walk()
+            yield t, entered, left, self.beside(t)
 
 
 def _modelled(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[int]], views: _Views
               ) -> tuple[list[TurnRetention], list[Loss]] | None:
     """Retention at every turn from `_suffix_turns`, or None when the model disagrees with a
-    planned turn in `checks` (turn -> the anchors its plan sends)."""
+    planned turn in `checks` (turn -> the anchors its plan sends): computed per anchor as columns
+    (engine/retention_walk.py), or by `_modelled_by_counts` for a walk that is not one of stays."""
+    from .retention_walk import NotStays, modelled_columns
+
+    model = _suffix_model(timeline, {t: views(t).extra for t in checks})
+    if model is None:
+        return None
+    try:
+        found = modelled_columns(timeline, index, model, checks, views)
+    except NotStays:
+        return _modelled_by_counts(timeline, index, checks, views)
+    if found is None:
+        return None
+    rows, gone = found
+    return [TurnRetention(*row) for row in rows], [_loss(timeline, t, ids, index) for t, ids in gone.items()]
+
+
+def _modelled_by_counts(timeline: Timeline, index: AnchorIndex, checks: Mapping[int, set[int]], views: _Views
+                        ) -> tuple[list[TurnRetention], list[Loss]] | None:
+    """`_modelled` turn by turn: a count per anchor moved for every anchor of every message that
+    enters or leaves (the reference the columns are tested against)."""
     walk = _suffix_turns(timeline, {t: views(t).extra for t in checks})
     if walk is None:
         return None
