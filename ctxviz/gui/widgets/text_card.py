@@ -54,11 +54,15 @@ class MeasuredLabel(QLabel):
         return known[width]
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        if text == self.text():
+            return  # (QLabel keeps it and asks for no layout: nor is one awaited here)
         settled = self._settled()
         super().setText(text)
-        self._layout_due = True
+        viewport = self.parentWidget()
+        # QLabel asks for a layout when it and its viewport are shown (the same condition as Qt's).
+        self._layout_due = viewport is not None and viewport is self._watched and not self.isHidden() and viewport.isVisible()
         self._unchanged = None
-        if settled is not None and self._lays_out_as(*settled):
+        if settled is not None and self._layout_due and self._lays_out_as(*settled):
             self._unchanged = self._state()
 
     def _state(self) -> tuple[object, ...]:
@@ -67,17 +71,20 @@ class MeasuredLabel(QLabel):
 
     def _settled(self) -> tuple[int, dict[int, int]] | None:
         """(the viewport's width, the heights asked of the text shown) when the scroll area has laid
-        that text out at the viewport's width, else None."""
+        that text out at the viewport's width (no layout awaited, and the label as wide as the
+        viewport and as tall as the text or the viewport), else None."""
         viewport = self.parentWidget()
-        if viewport is None or self._layout_due or self.width() != viewport.width():
+        if viewport is None:
             return None
         if self._watched is not viewport:
             if self._watched is not None:
                 self._watched.removeEventFilter(self._filter)
             viewport.installEventFilter(self._filter)
-            self._watched = viewport
+            self._watched, self._layout_due = viewport, False
             return None  # (the requests before were not watched)
-        if self._heights[0] != (self.text(), self.font().key()):
+        if self._layout_due or self.width() != viewport.width() or self._heights[0] != (self.text(), self.font().key()):
+            return None
+        if self.height() != max(viewport.height(), self.heightForWidth(viewport.width())):
             return None
         return viewport.width(), dict(self._heights[1])
 
