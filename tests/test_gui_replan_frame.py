@@ -188,3 +188,47 @@ def test_a_cards_text_is_measured_once_per_text_and_width(qtbot) -> None:  # typ
             assert card.label.heightForWidth(width) == plain.heightForWidth(width)
     # The last text's heights are kept per width (the card's own width among them), and nothing of the text before.
     assert {120, 300, 900} <= set(card.label._heights[1]) and card.label._heights[0][0] == plain.text()
+
+
+def test_a_cards_new_text_is_laid_out_as_a_fresh_card_lays_it_out(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A text that would not move anything is not laid out again by the scroll area (`MeasuredLabel.setText`),
+    and every text, the same height or not, a piece wider than the card or not, ends up where a card
+    given only that text puts it: the label's size, the scroll range and the card's height."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from ctxviz.gui.widgets.text_card import TextCard
+
+    def page_with_card(room: int) -> tuple[QWidget, TextCard]:
+        page = QWidget()
+        qtbot.addWidget(page)
+        layout = QVBoxLayout(page)
+        card = TextCard()
+        card.set_room(room)
+        layout.addWidget(card)
+        layout.addStretch(1)
+        page.resize(500, 400)
+        page.show()
+        return page, card
+
+    def geometry(card: TextCard) -> tuple[object, ...]:
+        bar = card.scroll.verticalScrollBar()
+        return card.label.size(), card.scroll.viewport().size(), bar.maximum(), bar.isVisible(), card.height()
+
+    words = "<b>cut at</b> <a href='#12'>#12</a> “trace evict result” · and {} more"
+    texts = [words.format(n) for n in (1, 22, 333, 4444)]  # the same lines, other figures
+    texts += ["<br>".join(texts), "<br>".join(texts[:3]), "<br>".join(texts), words.format(5)]  # taller, shorter (past the cap)
+    texts += ["x" * 150, words.format(6)]  # one line as wide as the card, then one wider than it
+    for room in (400, 60):  # a card as tall as its text, and one that scrolls
+        pages = [page_with_card(room)]  # (kept: a page let go of takes its card with it)
+        card = pages[0][1]
+        dropped = 0
+        for text in texts:
+            card._set_text(text)
+            dropped += card.label._unchanged is not None
+            qtbot.wait(30)
+            pages.append(page_with_card(room))
+            fresh = pages[-1][1]
+            fresh._set_text(text)
+            qtbot.wait(30)
+            assert geometry(card) == geometry(fresh), (room, text)
+        assert dropped >= 3  # the figures alone changed: those were not laid out again

@@ -116,3 +116,72 @@ def test_the_cut_and_tail_labels_never_overlap(window, qtbot) -> None:  # type: 
     window.vm.set_param("fresh_tail_count", 16)
     qtbot.waitUntil(lambda: window.vm.plan.params["fresh_tail_count"] == 16, timeout=10000)
     assert strip.tail_line.label.anchors == strip.LEFT_OF_LINE and not overlap()
+
+
+def test_a_lanes_ticks_set_at_once_are_the_points_pyqtgraph_makes(qapp) -> None:  # type: ignore[no-untyped-def]
+    """`UniformScatter.set_points` builds the record array `setData(x, y, data=...)` builds (the
+    lanes are redrawn from it, and the tests and the hover read it), only faster."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    from ctxviz.gui.widgets.message_strip import UniformScatter
+
+    made = [UniformScatter(symbol="s", size=6, pen=None, pxMode=True, brush=pg.mkBrush(USER_SENT)) for _ in range(2)]
+    theirs, ours = made
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 5, 1400, 3):
+        xs, members = (rng.random(n) * 1e5).tolist(), sorted(rng.choice(10_000, n, replace=False).tolist())
+        theirs.setData(xs, [1.12] * n, data=members)
+        ours.set_points(xs, [1.12] * n, members)
+        assert theirs.data.dtype == ours.data.dtype
+        for name in theirs.data.dtype.names:
+            if theirs.data.dtype[name].hasobject:
+                assert list(ours.data[name]) == list(theirs.data[name]), name
+            else:
+                assert np.array_equal(ours.data[name], theirs.data[name]), name
+        assert [int(p.data()) for p in ours.points()] == members
+        assert (ours.dataBounds(0), ours.dataBounds(1)) == (theirs.dataBounds(0), theirs.dataBounds(1))
+        assert (ours._maxSpotWidth, ours._maxSpotPxWidth) == (theirs._maxSpotWidth, theirs._maxSpotPxWidth)
+
+
+@pytest.mark.parametrize("zoom", ["zoom-all", "zoom-cut", "zoom-sent"])
+def test_the_strip_paints_what_a_rectangle_per_segment_paints(window, zoom) -> None:  # type: ignore[no-untyped-def]
+    """The segments are painted in batches per style from numpy arrays: the same pixels as each
+    visible segment (or merged pixel run) drawn as a rectangle of its own, in message order."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+    from ctxviz.engine.plan import Decision
+    from ctxviz.gui.theme import CATEGORY_COLORS
+
+    strip = window.strip
+    window.registry.trigger(zoom)
+    item = strip.item
+
+    def one_by_one(painter: QPainter) -> None:
+        xs, ws, styles, exact = item._visible_segments()
+        cosmetic = QPen(QColor(0, 0, 0, 0))
+        for x, w, s in zip(xs.tolist(), ws.tolist(), styles.tolist(), strict=True):
+            category, decision = item.style_keys[s]
+            rect = QRectF(x, 0.3, w, 0.4) if decision is Decision.DROPPED else QRectF(x, 0.0, w, 1.0)
+            item._fill(painter, ([rect],), QColor(CATEGORY_COLORS.get(category, "#b0b0b0")), decision, cosmetic)
+
+    def segments_only(painter: QPainter) -> None:
+        kept = item._paint_truncated, item._paint_separators, item._outline
+        item._paint_truncated = item._paint_separators = item._outline = lambda *_: None  # type: ignore[method-assign]
+        try:
+            item.paint(painter)
+        finally:
+            item._paint_truncated, item._paint_separators, item._outline = kept
+
+    def shot(paint) -> QImage:  # type: ignore[no-untyped-def]
+        image = QImage(strip.size(), QImage.Format.Format_ARGB32)
+        image.fill(0)
+        painter = QPainter(image)
+        painter.setTransform(item.deviceTransform(strip.viewportTransform()))
+        paint(painter)
+        painter.end()
+        return image
+
+    assert len(item._visible_segments()[0]) > 1
+    assert shot(segments_only) == shot(one_by_one)

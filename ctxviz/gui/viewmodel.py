@@ -204,6 +204,11 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._arrival.setSingleShot(True)
         self._arrival.setInterval(0)
         self._arrival.timeout.connect(self._handle_arrived)
+        #: A plan's retention waits for it to stay on screen (`PlanResults._start_retention`): one timer, restarted per plan.
+        self._retention_timer = QTimer(self)
+        self._retention_timer.setSingleShot(True)
+        self._retention_timer.timeout.connect(self._retention_due)
+        self._retention_for: tuple[Session, Plan] | None = None
         self._loaded.connect(self._on_loaded)
         self._load_failed.connect(self._on_load_failed)
         self._planned.connect(self._plan_arrived)
@@ -512,6 +517,8 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
         self._closed = True
         self._arrival.stop()
         self._arrived.clear()
+        self._retention_timer.stop()
+        self._retention_for = None
         self._load_generation += 1
         self._sim_generation += 1
         self._why_generation += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 
 from ...engine.plan import Plan
@@ -28,6 +29,8 @@ class CategoryBars(pg.PlotWidget):
         self.rows: list[tuple[str, int, int | None, int]] = []
         self.title_text = ""
         self._layout: tuple = ()
+        #: (x, heights) the outline shows (`set_plan` leaves it alone while they stay).
+        self._outline: tuple[list[int], np.ndarray] = ([], np.zeros(0))
         # Two items for the whole life of the widget; a re-plan only changes their data.
         self.outline = pg.BarGraphItem(x=[], height=[], width=0.7, brush=pg.mkBrush(0, 0, 0, 0),
                                        pen=pg.mkPen(foreground, width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
@@ -38,6 +41,7 @@ class CategoryBars(pg.PlotWidget):
     def set_plan(self, plan: Plan | None) -> None:
         if plan is None:
             self.rows = []
+            self._outline = ([], np.zeros(0))
             self.outline.setOpts(x=[], height=[])
             self.bars.setOpts(x=[], height=[], brushes=[])
             return
@@ -55,7 +59,11 @@ class CategoryBars(pg.PlotWidget):
         self.rows = rows
         xs = list(range(len(names)))
         reference = [b if b is not None else t for _, _, b, t in self.rows]
-        self.outline.setOpts(x=xs, height=plot_values(reference))  # finite and bounded (safe.py)
+        heights = plot_values(reference)  # finite and bounded (safe.py)
+        # All of each category's tokens (or its budget): the same for every re-plan of a session.
+        if xs != self._outline[0] or not np.array_equal(heights, self._outline[1]):
+            self._outline = (xs, heights)
+            self.outline.setOpts(x=xs, height=heights)
         brushes = []
         for c, used, budget, _ in self.rows:
             over = budget is not None and used > budget

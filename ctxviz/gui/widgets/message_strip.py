@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
@@ -54,6 +55,10 @@ class StripItem(pg.GraphicsObject):
         self._bounds = QRectF(0, 0, 1, 1)
         #: (the starts, (view's left, right, pixel width), the message under each pixel column) as last looked up.
         self._columns: tuple[np.ndarray | None, tuple[float, float, float], np.ndarray] = (None, (0.0, 0.0, 0.0), np.zeros(0, dtype=np.int64))
+        #: The rectangles of one style as they are painted (reused paint to paint).
+        self._rects = PrimitiveArray(QRectF, 4)
+        #: The hairlines between neighbours as they are painted.
+        self._lines = PrimitiveArray(QLineF, 4)
 
     def set_data(self, plan: Plan, by_tokens: bool, highlight: set[int] | None = None) -> None:
         cols = plan.columns
@@ -159,14 +164,21 @@ class StripItem(pg.GraphicsObject):
 
     def paint(self, painter: QPainter, *args) -> None:
         xs, ws, styles, exact = self._visible_segments()
-        groups: dict[int, list[QRectF]] = {}
-        dropped = {i for i, (_, d) in enumerate(self.style_keys) if d is Decision.DROPPED}
-        for x, w, s in zip(xs.tolist(), ws.tolist(), styles.tolist(), strict=True):
-            groups.setdefault(s, []).append(QRectF(x, 0.3, w, 0.4) if s in dropped else QRectF(x, 0.0, w, 1.0))
         cosmetic = QPen(QColor(0, 0, 0, 0))
-        for style, rects in groups.items():
-            category, decision = self.style_keys[style]
-            self._fill(painter, rects, QColor(CATEGORY_COLORS.get(category, "#b0b0b0")), decision, cosmetic)
+        if len(styles):
+            # One batch of rectangles per style, in the order the styles first appear, written
+            # into a QRectF array by numpy (a QRectF per segment built in Python cost 1.4 ms a paint,
+            # and a re-plan paints the strip and its overview).
+            present, first = np.unique(styles, return_index=True)
+            for style in present[np.argsort(first, kind="stable")].tolist():
+                category, decision = self.style_keys[style]
+                chosen = styles == style
+                self._rects.resize(int(np.count_nonzero(chosen)))
+                rects = self._rects.ndarray()
+                rects[:, 0] = xs[chosen]
+                rects[:, 2] = ws[chosen]
+                rects[:, 1], rects[:, 3] = (0.3, 0.4) if decision is Decision.DROPPED else (0.0, 1.0)
+                self._fill(painter, self._rects.drawargs(), QColor(CATEGORY_COLORS.get(category, "#b0b0b0")), decision, cosmetic)
         if exact is not None:
             self._paint_truncated(painter, cosmetic, exact)
             self._paint_separators(painter, xs)
@@ -215,7 +227,8 @@ class StripItem(pg.GraphicsObject):
         painter.drawRects([QRectF(x, -0.05, w, 1.1) for x, w in self.dim_runs()])
 
     @staticmethod
-    def _fill(painter: QPainter, rects: list[QRectF], color: QColor, decision: Decision, cosmetic: QPen) -> None:
+    def _fill(painter: QPainter, rects: tuple[object, ...], color: QColor, decision: Decision, cosmetic: QPen) -> None:
+        """Fill `rects` (the arguments of `QPainter.drawRects`) in the style of `decision`."""
         painter.setPen(cosmetic)
         if decision is Decision.DROPPED:
             color.setAlpha(60)
@@ -223,9 +236,9 @@ class StripItem(pg.GraphicsObject):
             faint = QColor(color)
             faint.setAlpha(90)
             painter.setBrush(QBrush(faint))
-            painter.drawRects(rects)
+            painter.drawRects(*rects)
             painter.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern))
-            painter.drawRects(rects)
+            painter.drawRects(*rects)
             return
         elif decision is Decision.TRUNCATED:
             color.setAlpha(80)
@@ -236,12 +249,16 @@ class StripItem(pg.GraphicsObject):
             painter.setPen(pen)
             color.setAlpha(110)
         painter.setBrush(QBrush(color))
-        painter.drawRects(rects)
+        painter.drawRects(*rects)
 
     def _paint_truncated(self, painter: QPainter, cosmetic: QPen, visible: range) -> None:
         """A truncated message is filled up to the share of it that was sent."""
         painter.setPen(cosmetic)
-        for i in visible:
+        truncated = [i for i, (_, d) in enumerate(self.style_keys) if d is Decision.TRUNCATED]
+        if not truncated:
+            return  # (most plans: no pass over the visible messages in Python)
+        shown = np.flatnonzero(np.isin(self.styles[visible.start:visible.stop], truncated)) + visible.start
+        for i in shown.tolist():
             if self.decisions[i] is Decision.TRUNCATED:
                 painter.setBrush(QBrush(QColor(CATEGORY_COLORS.get(str(self.categories[i]), "#b0b0b0"))))
                 painter.drawRect(QRectF(float(self.starts[i]), 0.0, float(self.widths[i]) * self.fractions[i], 1.0))
@@ -259,7 +276,11 @@ class StripItem(pg.GraphicsObject):
         pen.setCosmetic(True)
         pen.setWidth(1)
         painter.setPen(pen)
-        painter.drawLines([QLineF(x, 0.0, x, 1.0) for x in xs[1:].tolist()])
+        self._lines.resize(len(xs) - 1)
+        lines = self._lines.ndarray()  # x1, y1, x2, y2: a QLineF per boundary, written by numpy
+        lines[:, 0] = lines[:, 2] = xs[1:]
+        lines[:, 1], lines[:, 3] = 0.0, 1.0
+        painter.drawLines(*self._lines.drawargs())
 
     def _outline(self, painter: QPainter, index: int, color: str, width: int, margin: float) -> None:
         pen = QPen(QColor(color))
@@ -316,6 +337,35 @@ class UniformScatter(pg.ScatterPlotItem):
             self._maybeRebuildAtlas()
             self.invalidate()
         self._updateMaxSpotSizes(data=data)
+
+    def set_points(self, x: list[float], y: list[float], data: list[int]) -> None:
+        """`setData(x, y, data=data)`, the same record array built faster.
+
+        pyqtgraph allocates the points with `np.empty`, which numpy fills an element at a time
+        because the record holds Python objects: 0.4 ms for the 1,400 ticks of a 10,000-message
+        session, twice on every re-plan that moves the cut (both lanes). `np.zeros` with the
+        object fields then set to None is the same array (np.empty's objects are None and the rest
+        zeroed), ten times faster."""
+        records = np.zeros(len(x), dtype=self.data.dtype)
+        for name in self._object_fields():
+            records[name] = None
+        records["x"], records["y"], records["data"] = x, y, data
+        records["size"] = -1  # the item's own size (as addPoints marks new points)
+        records["visible"] = True
+        # What setData does around the records: clear(), then addPoints' bookkeeping.
+        self._maxSpotWidth = 0
+        self._maxSpotPxWidth = 0
+        self.data = records
+        self.prepareGeometryChange()
+        self.informViewBoundsChanged()
+        self.bounds = [None, None]
+        self.invalidate()
+        self.updateSpots(records)
+        self.sigPlotChanged.emit(self)
+
+    def _object_fields(self) -> tuple[str, ...]:
+        dtype = self.data.dtype
+        return tuple(name for name in dtype.names or () if dtype[name].hasobject)
 
 
 #: The voices of user turns that are not the user's own words (engine/voices.py): no tick in the user lane.
@@ -570,7 +620,7 @@ class MessageStrip(pg.PlotWidget):
         self._lane_key = key
         for lane, members in ((self.user_lane, users[~lost]), (self.user_lane_lost, users[lost])):
             xs = (self.item.starts[members] + self.item.widths[members] / 2).tolist()
-            lane.setData(xs, [1.12] * len(xs), data=members.tolist())
+            lane.set_points(xs, [1.12] * len(xs), members.tolist())
 
     def _user_ticks(self, plan: Plan) -> np.ndarray:
         """The messages the user lane ticks: the user's own turns. They depend on the session's roles

@@ -9,7 +9,8 @@ arrows and handle (68 pixels) even for two lines. One class keeps the three reme
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 #: The least room a card gets above the charts (more on a tall window: `set_room`).
@@ -17,14 +18,31 @@ CARD_MIN_ROOM = 104
 
 
 class MeasuredLabel(QLabel):
-    """A rich-text label that measures its wrapped height once per text, width and font. Its scroll
-    area, the card's `sizeHint` and the layout each ask, and each answer laid the text out anew:
-    3 ms of every re-plan at 10,000 messages for the lost card's few lines. (The detail panel's
-    head, re-written on every re-plan while a message is selected, is one too.)"""
+    """A rich-text label, the resizable widget of a scroll area, that measures its wrapped height
+    once per text, width and font. Its scroll area, the card's `sizeHint` and the layout each ask,
+    and each answer laid the text out anew: 3 ms of every re-plan at 10,000 messages for the lost
+    card's few lines. (The detail panel's head, re-written on every re-plan while a message is
+    selected, is one too.)
+
+    A new text that the scroll area would lay out exactly as the one before is not laid out
+    again (`setText`): QLabel asks its scroll area to, and the scroll area asks the label's size
+    hints, which QLabel works out by laying the text out three more times, once a word per line
+    (1.5-2 ms of every re-plan for the lost card). The scroll area gives the label the viewport's
+    width and the text's height at the widths it asked, unless the minimum width asks for more,
+    which it cannot while no unbreakable piece of the text is wider than the viewport. So when
+    the new text has the old one's height at every width asked, and fits, nothing would move."""
 
     def __init__(self) -> None:
         super().__init__()
         self._heights: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
+        self._document: QTextDocument | None = None
+        #: The viewport whose layout requests `_LayoutFilter` watches (the label's parent once in its scroll area).
+        self._watched: QWidget | None = None
+        self._filter = _LayoutFilter(self)
+        #: A layout request for the text shown is on its way to the viewport (QLabel posts one with each text).
+        self._layout_due = False
+        #: (viewport size, own size, font, text) of a text the scroll area would lay out as the one before.
+        self._unchanged: tuple[object, ...] | None = None
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt's name)
         key = (self.text(), self.font().key())
@@ -34,6 +52,81 @@ class MeasuredLabel(QLabel):
         if width not in known:
             known[width] = super().heightForWidth(width)
         return known[width]
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        if text == self.text():
+            return  # (QLabel keeps it and asks for no layout: nor is one awaited here)
+        settled = self._settled()
+        super().setText(text)
+        viewport = self.parentWidget()
+        # QLabel asks for a layout when it and its viewport are shown (the same condition as Qt's).
+        self._layout_due = viewport is not None and viewport is self._watched and not self.isHidden() and viewport.isVisible()
+        self._unchanged = None
+        if settled is not None and self._layout_due and self._lays_out_as(*settled):
+            self._unchanged = self._state()
+
+    def _state(self) -> tuple[object, ...]:
+        viewport = self.parentWidget()
+        return (viewport.size() if viewport is not None else None, self.size(), self.font().key(), self.text())
+
+    def _settled(self) -> tuple[int, dict[int, int]] | None:
+        """(the viewport's width, the heights asked of the text shown) when the scroll area has laid
+        that text out at the viewport's width (no layout awaited, and the label as wide as the
+        viewport and as tall as the text or the viewport), else None."""
+        viewport = self.parentWidget()
+        if viewport is None:
+            return None
+        if self._watched is not viewport:
+            if self._watched is not None:
+                self._watched.removeEventFilter(self._filter)
+            viewport.installEventFilter(self._filter)
+            self._watched, self._layout_due = viewport, False
+            return None  # (the requests before were not watched)
+        if self._layout_due or self.width() != viewport.width() or self._heights[0] != (self.text(), self.font().key()):
+            return None
+        if self.height() != max(viewport.height(), self.heightForWidth(viewport.width())):
+            return None
+        return viewport.width(), dict(self._heights[1])
+
+    def _lays_out_as(self, width: int, heights: dict[int, int]) -> bool:
+        """The text shown has `heights` at their widths, and no piece of it wider than the viewport."""
+        if not heights or any(self.heightForWidth(w) != h for w, h in heights.items()):
+            return False
+        if (not self.wordWrap() or self.textFormat() != Qt.TextFormat.RichText or self.margin() or self.indent() > 0
+                or self.frameWidth() or self.minimumWidth()):
+            return False
+        # QLabel's own document (the one it lays out and paints), measured at the width the viewport
+        # leaves the text: with word wrap a piece is never broken, so a piece wider than that width
+        # makes a line wider than it (the layout's ideal width), and none does otherwise.
+        document = self._document if self._document is not None else self.findChild(QTextDocument)
+        if document is None:
+            return False
+        self._document = document
+        margins = self.contentsMargins()
+        text_width = width - margins.left() - margins.right()
+        before = document.textWidth()
+        document.setTextWidth(text_width)
+        fits = text_width > 0 and document.idealWidth() <= text_width
+        document.setTextWidth(before)  # as QLabel's own measuring leaves it
+        return fits
+
+    def _layout_requested(self) -> bool:
+        """The viewport's layout request arrived: True to drop it, when it would move nothing."""
+        unchanged, self._unchanged, self._layout_due = self._unchanged, None, False
+        return unchanged is not None and unchanged == self._state()
+
+
+class _LayoutFilter(QObject):
+    """Hands the viewport's layout requests to its `MeasuredLabel` first."""
+
+    def __init__(self, label: MeasuredLabel) -> None:
+        super().__init__(label)
+        self.label = label
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.LayoutRequest and watched is self.label._watched:
+            return self.label._layout_requested()
+        return False
 
 
 class TextCard(QFrame):

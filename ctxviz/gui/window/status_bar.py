@@ -57,17 +57,28 @@ class StatusBar:
         self.statusBar().addPermanentWidget(self.cancel_button)
 
     def _update_status(self, plan: Plan) -> None:
-        pending = plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
+        pending = self._counting(plan)
         counting = SEPARATOR + "real count: counting…" if pending else ""
         self.status_label.set_texts(*(text + counting for text in status_texts(plan)))
+        self._status_of = (plan, pending, self.status_label.text())
+
+    def _counting(self, plan: Plan) -> bool:
+        return plan.real is None and self.vm.real_count_pending and plan is self.vm.plan
 
     def _busy(self, busy: bool, message: str) -> None:
         self.progress_bar.setVisible(busy)
         if busy:
             self.progress_bar.setRange(0, 0)
             self.status_label.setText(message)
-        elif self.shown_plan is not None:
+        elif self.shown_plan is not None and not self._status_shows(self.shown_plan):
             self._update_status(self.shown_plan)
+
+    def _status_shows(self, plan: Plan) -> bool:
+        """The status line says `plan`'s status already, as `_update_status` would say it now: the
+        end of a re-plan's busy state, just before the new plan is shown, wrote the old plan's again."""
+        shown = getattr(self, "_status_of", None)
+        return (shown is not None and shown[0] is plan and shown[1] == self._counting(plan)
+                and shown[2] == self.status_label.text())
 
     def _progress(self, done: int, total: int) -> None:
         self.progress_bar.show()
