@@ -267,12 +267,16 @@ class AutoGenTokenLimitedReplay(_AutoGenReplay):
     """autogen-token-limited: `messages.pop(len(messages) // 2)` until the count fits. After k pops
     of n units the removed units are one run around n // 2 (`middle_pops`): for an even n the pops
     alternate right, left..., for an odd n right, right, left, right...; the count falls with
-    every pop, so the number of pops is one bisection over k."""
+    every pop, so the number of pops is the first k whose count fits. It is searched from the
+    turn before's, doubling the step until the count crosses the limit and bisecting there: a few
+    counts per turn, not a bisection over all n units (any search of a falling count finds the
+    same first k)."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
         self.tools = tool_schema_tokens(session.tools, full.tokenizer) if params.tool_schema else 0
         self.limit = params.token_limit if params.token_limit is not None else self.budget
+        self.pops = 0  # the turn before's number of pops
 
     @staticmethod
     def removed(n: int, k: int) -> tuple[int, int]:
@@ -290,19 +294,42 @@ class AutoGenTokenLimitedReplay(_AutoGenReplay):
             lo, hi = self.removed(n, k)
             return base - (S[hi] - S[lo])
 
-        lo_k, hi_k = 0, n  # the fewest pops after which the count fits (n: even all of them do not)
-        while lo_k < hi_k:
-            mid = (lo_k + hi_k) // 2
-            if count(mid) <= limit:
-                hi_k = mid
-            else:
-                lo_k = mid + 1
+        lo_k = self.pops = _first_fitting(lambda k: count(k) <= limit, n, self.pops)
         lo, hi = self.removed(n, lo_k)
         runs = [(0, lo), (hi, n)]
         first = 0 if lo > 0 else hi
         if first < n and self.kinds[first] == "results":  # AutoGen removes a leading tool result after trimming
             runs = [(1, lo), (hi, n)] if lo > 0 else [(hi + 1, n)]
         return self._turn(i, [(a, b) for a, b in runs if a < b], tools=self.tools, budget=limit)
+
+
+def _first_fitting(fits: Any, n: int, guess: int) -> int:
+    """The first k in [0, n) with `fits(k)` (n: none), where fits is False and then True as k
+    grows: searched from `guess` (the turn before's), doubling the step away from it until fits
+    changes, then bisecting the last step."""
+    if n <= 0:
+        return 0
+    g = min(max(guess, 0), n - 1)
+    step = 1
+    if fits(g):  # the first is at g or before: lo (-1: before 0) does not fit, hi fits
+        hi, lo = g, g - 1
+        while lo >= 0 and fits(lo):
+            hi, step = lo, step * 2
+            lo = hi - step
+        lo = max(lo, -1)
+    else:  # after g: lo does not fit, hi fits (n: none does)
+        lo, hi = g, g + 1
+        while hi < n and not fits(hi):
+            lo, step = hi, step * 2
+            hi = lo + step
+        hi = min(hi, n)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 REPLAYERS: dict[str, type[_Replay]] = {

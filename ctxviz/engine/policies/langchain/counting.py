@@ -206,8 +206,11 @@ def summary_view(summary: str) -> LCMessage:
 
 
 def lc_type(message: Message) -> str:
-    """The message's class as isinstance sees it (`human`, `ai`, `system`...): a chunk is its message."""
-    return cached_view(message).type
+    """The message's class as isinstance sees it (`human`, `ai`, `system`...): a chunk is its message.
+    It is `lc_view(message).type`, read off the record or the role without building the view: the
+    replays ask it of every message, and a view joins a copy of the message's whole text."""
+    found = _record_data(message.raw)
+    return found[0] if found is not None else TYPE_BY_ROLE.get(message.role, "human")
 
 
 #: The `.type` of LangChain's message chunks, which is their class name, not their message's type.

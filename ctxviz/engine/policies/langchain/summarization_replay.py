@@ -26,6 +26,7 @@ from ..replay_common import (
 from .counting import (
     cached_view,
     count_view,
+    lc_type,
     max_input_tokens,
     model_provider,
     summary_view,
@@ -76,9 +77,9 @@ class LangchainSummarizationReplay(_SummaryReplay):
     def _scale(self, k: int) -> None:
         """scaled_total's walk and run_pass' last AI message, one message on."""
         m = self.session.messages[k]
-        view = cached_view(m)
-        if view.type != "ai":
+        if lc_type(m) != "ai":  # (its view's type, without building the view)
             return
+        view = cached_view(m)
         if view.provider is None and m.raw is None and view.total_tokens is not None:
             view = view._replace(provider=self.ls_provider or None)  # run_pass: not a LangChain dump
         if self.provider is None:

@@ -187,20 +187,6 @@ class LangChainTrimReplay(_Replay):
             return None
         return [history[k] for k in sorted(self.pairs.drops(j, e, t, end))]
 
-    def _search(self, size: int, fits: Any) -> int:
-        """LangChain's binary search over `size` entries (at most bit_length steps, as it loops:
-        enough to end on the largest count that fits, which a bisection of the sums finds too)."""
-        left, right = 0, size
-        for _ in range(size.bit_length()):
-            if left >= right:
-                break
-            mid = (left + right + 1) // 2
-            if fits(mid):
-                left = mid
-            else:
-                right = mid - 1
-        return left
-
     def _partial(self, before: int, target: Entry, budget: int, strategy: str) -> Entry | None:
         """The part of entry `target` allow_partial keeps after `before` tokens of kept entries, or None."""
         kept, trace = [Entry(_AGGREGATE, before, "human"), target], TrimTrace()
@@ -222,10 +208,14 @@ class LangChainTrimReplay(_Replay):
         if self.recorded is not None:
             until = self.recorded_until(i)
             if self.recorded.update(L, until):
-                self.in_force = self.recorded.in_force
-                self.SS = [0]
-                for k in self.in_force:
-                    self.SS.append(self.SS[-1] + self.summary_tokens[k])
+                # A log's compactions come into force one after the other, appended to the same
+                # list (`_RecordedInForce._append`): only their sums are added. Any other change
+                # is a new list, summed again.
+                if self.recorded.in_force is not self.in_force or len(self.SS) > len(self.in_force) + 1:
+                    self.in_force, self.SS = self.recorded.in_force, [0]
+                sums = self.SS
+                for k in self.in_force[len(sums) - 1 :]:
+                    sums.append(sums[-1] + self.summary_tokens[k])
             C = self.recorded.covered
         SS, S = self.SS, len(self.in_force)
         lead = min(self.system_run[C], L - C)
@@ -245,6 +235,18 @@ class LangChainTrimReplay(_Replay):
             if q <= R:
                 return P[B + C] - base + SS[q - B]
             return P[q - S + C] - base + SS[S]
+
+        def last_within(limit: int, lo: int, hi: int) -> int:
+            """The last entry position q in [lo, hi] with PV(q) <= limit (lo - 1: none). PV never
+            falls, and each of its four runs is one array of sums read at q + shift, plus add: the
+            run holding q is the last one starting within the limit, bisected at C speed (LangChain's
+            own binary search, bounded by its bit_length steps, ends on the same entry)."""
+            runs = ((0, off, P, 0, 0), (off, B, P, C, -base), (B, R, SS, -B, P[B + C] - base), (R, N, P, C - S, SS[S] - base))
+            for a, b, sums, shift, add in reversed(runs):
+                a, b = max(a, lo), min(b, hi)
+                if a <= b and sums[a + shift] + add <= limit:
+                    return bisect_right(sums, limit - add, a + shift, b + shift + 1) - 1 - shift
+            return lo - 1
 
         def type_of(q: int) -> str:
             return "human" if B <= q < R else self.types[q if q < off else (q + C if q < B else q - S + C)]
@@ -302,10 +304,7 @@ class LangChainTrimReplay(_Replay):
             if PV(end) - PV(rs) <= remaining:
                 idx = m
             else:
-                if C or S:
-                    idx = self._search(m, lambda k: PV(end) - PV(end - k) <= remaining)
-                else:  # the entries are the sums' positions: LangChain's search ends where bisection does
-                    idx = end - bisect_left(P, P[end] - remaining, rs, end)
+                idx = end - 1 - last_within(PV(end) - remaining - 1, rs, end)  # the longest suffix that fits
                 if p.allow_partial and idx < m:
                     partial = self._partial(PV(end) - PV(end - idx), entry(end - idx - 1), remaining, "last")
                     partial_at = end - idx - 1 if partial is not None else -1
@@ -318,7 +317,7 @@ class LangChainTrimReplay(_Replay):
             if PV(N) <= budget:
                 idx = N
             else:
-                idx = self._search(N, lambda k: PV(k) <= budget) if C or S else max(0, bisect_right(P, budget, 0, N + 1) - 1)
+                idx = max(0, last_within(budget, 0, N))  # the longest prefix that fits
                 if p.allow_partial and idx < N:
                     partial = self._partial(PV(idx), entry(idx), budget, "first")
                     partial_at = idx if partial is not None else -1
@@ -400,7 +399,7 @@ class LangChainTrimReplay(_Replay):
         if self.recorded is not None:
             written = self.recorded.written(self.last_horizon, until)
             for k in written:
-                q = B + self.in_force.index(k)
+                q = B + bisect_left(self.in_force, k)  # (in force: in the file's order)
                 if q == partial_at:
                     assert partial is not None
                     decided = (Decision.TRUNCATED, f"truncated to {partial.tokens:,} tokens: passed as LangChain's summary HumanMessage, trimmed like any message")

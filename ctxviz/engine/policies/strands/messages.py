@@ -121,6 +121,16 @@ def blocks(message: Message) -> list[dict[str, Any]]:
     return out
 
 
+def block_count(message: Message) -> int:
+    """`len(blocks(message))`, without building the blocks (no copy of a text, no JSON read of a call's arguments)."""
+    if message.role == "tool":
+        return 1
+    return sum(1 for p in message.parts if isinstance(p, _BLOCK_PARTS))
+
+
+_BLOCK_PARTS = (ImagePart, ToolCallPart, ToolResultPart, ThinkingPart, TextPart, FileRefPart, OpaquePart)
+
+
 def json_tokens(value: Any, tokenizer: Tokenizer) -> int:
     """`_heuristic_estimate_json`: ceil(len(json.dumps(value)) / 2); another tokenizer counts the JSON text."""
     try:
@@ -302,7 +312,7 @@ def _make_held(session: Session, counts: Any) -> Held:
         row: list[int] = [] if sm.members else [-1]
         for index in sm.members:
             m = session.messages[index]
-            row += [index] * (1 if m.role == "tool" else len(blocks(m)))
+            row += [index] * block_count(m)
         owners.append(row)
     roles = session.message_columns[1]
     is_system = np.fromiter((r == "system" for r in roles), dtype=bool, count=len(roles))
