@@ -26,6 +26,7 @@ the one real 2.1.x logs record) followed by the model's summary and a request to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import itemgetter
@@ -348,19 +349,26 @@ def compact(session: Session, plan: Plan, settings: AutoCompactSettings, counts:
             events: list[Any]) -> Summary | None:
     """Auto-compact: checked before a request is sent (after a user message or a tool output); at
     or over the trigger, one summary replaces every message so far."""
-    from ...replay_contract import Event
-
     if not session.messages or session.messages[-1].role not in ("user", "tool"):
         return None
-    used, trigger = plan.totals.used, plan.extra["autocompact_threshold"]
-    if used < trigger:
+    if plan.totals.used < plan.extra["autocompact_threshold"]:
         return None
     covered = [m for m in session.messages if m.role != "system"]
-    # The new summary covers every message so far, those of earlier summaries too (it absorbs them).
+    return compacted(covered, tuple(m.id for m in covered), session.messages[-1].timestamp, plan, summarizer, turn, events)
+
+
+def compacted(covered: Sequence[Message], covers: Sequence[str], created_at: str, plan: Plan, summarizer: Any, turn: int,
+              events: list[Any]) -> Summary:
+    """The summary a compaction that fired writes over `covered` (every non-system message so far,
+    those of earlier summaries too: it absorbs them; `covers`: their ids). The replay hands over the
+    lists it grows turn by turn, so a compaction does not list the whole prefix again."""
+    from ...replay_contract import Event
+
+    used, trigger = plan.totals.used, plan.extra["autocompact_threshold"]
     text = summary_message(summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"auto-compact: {used:,} tokens >= the trigger {trigger:,} ({plan.extra['threshold_how']}): "
                                             f"{len(covered)} message(s) replaced by the summary"))
-    return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=session.messages[-1].timestamp)
+    return Summary(text=text, messages_covered=len(covered), covers=covers, created_at=created_at)
 
 
 def trigger_level(settings: AutoCompactSettings, session: Session) -> int:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left, bisect_right
-from types import SimpleNamespace
 from typing import Any
 
 from ...counting import TokenCounts
+from ...id_prefix import IdPrefix
 from ...replay_contract import Event, Turn, _Replay, light_plan, prefix_counts, recorded_summary_text, untrimmed_cuts
 from ...reported import reported_usage
 from ...session import Message, Session, Summary
@@ -201,6 +201,10 @@ class ClaudeCodeReplay(_EditsReplay):
         self.cap = max(0, min(t.trigger, t.window))
         self.extra = {"autocompact_threshold": t.trigger, "threshold_how": t.how}
         self.sums = [0]  # all messages' tokens
+        # The non-system messages absorbed so far and their ids: what a compaction covers (lists
+        # that only grow at the end, so a summary's covers are a view and the snapshot is carried).
+        self.non_system: list[Message] = []
+        self.non_system_ids: list[str] = []
         self.last_usage = -1  # the last message with usage (any role) that measured a window (`cc.plan`'s anchor)
         self.synced = 0  # len(generated) the summary state reflects
         self.carried = _CarriedSnapshot() if type(summarizer) is ExtractiveSummarizer else summarizer
@@ -231,6 +235,9 @@ class ClaudeCodeReplay(_EditsReplay):
             self.pairs.grow(i)
         m = self.session.messages[i]
         self.sums.append(self.sums[-1] + self.tokens[i])
+        if m.role != "system":
+            self.non_system.append(m)
+            self.non_system_ids.append(m.id)
         if m.usage is not None and m.usage.window_fill > 0:  # a report of 0 tokens measured nothing
             self.last_usage = i
 
@@ -314,11 +321,11 @@ class ClaudeCodeReplay(_EditsReplay):
         compacts = used >= t.trigger and self.session.messages[i].role in ("user", "tool")
         plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
                           t.window, used, fits, extra=self.extra) if compacts or (not fits and not freed) else None
-        if compacts:
-            prefix = SimpleNamespace(messages=self.session.messages[: i + 1])
-            new = cc.compact(prefix, plan, self.params, self.full, self.carried, i, events)  # type: ignore[arg-type]
-            if new is not None:
-                self.generated.append(new)
+        if compacts:  # `cc.compact`'s summary, over the non-system messages so far as `absorb` grew them
+            assert plan is not None
+            n = len(self.non_system)
+            self.generated.append(cc.compacted(self.non_system, IdPrefix(self.non_system_ids, n), self.session.messages[i].timestamp,
+                                               plan, self.carried, i, events))
         if not self.generated and self.session.summaries:
             recorded = self._recorded_events(i, until, summary)
             if recorded is None:  # a summary written covers none of the messages so far: the reference step (nothing was generated)
