@@ -75,7 +75,10 @@ class _PairSafety:
     the closure apply_pair_safety reaches: the sent problems, the sent half of every pair that
     crosses a boundary of the sent runs, and what loses its partner to those drops. Pairs are
     found by the boundary they cross: short ones (up to SHORT positions apart) in an array by
-    their first end, the rest in a list read whole."""
+    their first end, the rest (a long-running tool, a sub-agent's Task, a result that arrives
+    late) in a stabbing tree over the boundaries, so a turn reads only the long pairs that cross
+    one of its boundaries, not every long pair so far (which made a log with many of them
+    quadratic)."""
 
     SHORT = 64
 
@@ -142,7 +145,13 @@ class _PairSafety:
         self.problems: list[int] = []  # history positions of the problems so far, sorted
         self.partners: dict[int, list[int]] = {}
         self.short: list[int] = [-1] * len(self.position)  # first end -> the farthest second end of its short pairs
-        self.long: list[tuple[int, int]] = []
+        # The long pairs by the boundaries they cross ((a, b) crosses a + 1 .. b): a segment tree
+        # over the boundaries 0 .. len(history), whose node k holds the pairs that cross every
+        # boundary under it and not every one under its parent. The pairs crossing p are those
+        # on the path from leaf p to the root (`_crossing`), found in O(log n + their number).
+        self.leaves = 1 << len(self.position).bit_length()  # (a power of two above len(history))
+        self.long: list[list[tuple[int, int]] | None] = [None] * (2 * self.leaves)
+        self.long_pairs = 0
 
     @staticmethod
     def of(session: Session) -> _PairSafety | None:
@@ -167,7 +176,41 @@ class _PairSafety:
             if b - a <= self.SHORT:
                 self.short[a] = max(self.short[a], b)
             else:
-                self.long.append((a, b))
+                self._add_long(a, b)
+
+    def _add_long(self, a: int, b: int) -> None:
+        """File the long pair (a, b) at the tree nodes that cover the boundaries a + 1 .. b exactly."""
+        long, pair = self.long, (a, b)
+        lo, hi = a + 1 + self.leaves, b + 1 + self.leaves
+        while lo < hi:
+            if lo & 1:
+                found = long[lo]
+                if found is None:
+                    long[lo] = [pair]
+                else:
+                    found.append(pair)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                found = long[hi]
+                if found is None:
+                    long[hi] = [pair]
+                else:
+                    found.append(pair)
+            lo >>= 1
+            hi >>= 1
+        self.long_pairs += 1
+
+    def _crossing(self, p: int) -> list[tuple[int, int]]:
+        """The long pairs (a, b) with a < p <= b: those filed on the path from leaf p to the root."""
+        long, found = self.long, []
+        node = p + self.leaves
+        while node:
+            here = long[node]
+            if here is not None:
+                found += here
+            node >>= 1
+        return found
 
     def drops(self, j: int, e: int, t: int, h: int) -> set[int] | frozenset[int]:
         """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
@@ -196,9 +239,10 @@ class _PairSafety:
                         for b in partners[a]:
                             if a < p <= b and sent(a) != sent(b):
                                 seeds.append(a if sent(a) else b)
-            for a, b in self.long:
-                if a < p <= b and sent(a) != sent(b):
-                    seeds.append(a if sent(a) else b)
+            if self.long_pairs:
+                for a, b in self._crossing(p):
+                    if sent(a) != sent(b):
+                        seeds.append(a if sent(a) else b)
         if not seeds:
             return _NO_DROPS
         dropped: set[int] = set()
