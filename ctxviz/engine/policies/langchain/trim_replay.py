@@ -389,6 +389,7 @@ class LangChainTrimReplay(_Replay):
                     sent_runs += self._gap_runs(x, y)
                     at = y
             trimmed += self._gap_runs(at, G)
+        gap_trimmed = len(trimmed)  # (the leading runs, the same from turn to turn between compactions)
         for a, b in sent:
             for lo, hi, shift in ((A, B, D - off), (R, N, D - off - S)):
                 x, y = max(a, lo), min(b, hi)
@@ -471,7 +472,7 @@ class LangChainTrimReplay(_Replay):
                 m_ = self.recorded.span[k]
                 events.append(Event(i, "compaction", self.recorded.shapes.span_text(k, m_, self.recorded.shapes.covered_count(m_), self.policy, decided)))
         if trimmed:
-            self._trim_events(i, trimmed, events)
+            self._trim_events(i, trimmed, events, gap_trimmed)
         self.trimmed = trimmed
         fits = used <= budget
         if not fits and self.before.fits:
@@ -486,11 +487,16 @@ class LangChainTrimReplay(_Replay):
         """The system messages system_at[x:y] as runs [a, b) of message indices."""
         if x >= y:
             return []
+        cached = self.__dict__.get("_gap_runs_of")
+        if cached is not None and cached[0] == (x, y):  # (the same from turn to turn between compactions)
+            return cached[1]
         at, runs = self.system_at, self.system_runs
         r0, r1 = self.system_run_of[x], self.system_run_of[y - 1]
         if r0 == r1:
             return [(at[x], at[y - 1] + 1)]
-        return [(at[x], runs[r0][2]), *[(a, b) for _, a, b in runs[r0 + 1 : r1]], (runs[r1][1], at[y - 1] + 1)]
+        found = [(at[x], runs[r0][2]), *[(a, b) for _, a, b in runs[r0 + 1 : r1]], (runs[r1][1], at[y - 1] + 1)]
+        self.__dict__["_gap_runs_of"] = ((x, y), found)
+        return found
 
     def _gap_pinned_unsent(self, G: int, sent_runs: list[tuple[int, int]]) -> int:
         """How many pinned system messages of the gap (the first G) no run sends."""
@@ -511,12 +517,17 @@ class LangChainTrimReplay(_Replay):
             for k in kept:
                 sums.append(sums[-1] + self.full.message_tokens[k])
 
-    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
+    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event], lead: int = 0) -> None:
         """`_changes`' trim events: per category, in the order of its first newly trimmed message,
-        the messages trimmed now and not the turn before."""
+        the messages trimmed now and not the turn before. The first `lead` runs (the gap's system
+        messages, many on a long Codex rollout) are compared with the turn before's and counted per
+        category once, at list speed, while they stay the same."""
         new: list[tuple[int, int]] = []
-        before, k = self.trimmed, 0
-        for a, b in trimmed:  # minus the turn before's runs (both sorted, each disjoint)
+        before = self.trimmed
+        head = trimmed[:lead]
+        g = lead if lead and before[:lead] == head else 0  # runs both turns begin with: none is new
+        k = g
+        for a, b in trimmed[g:] if g else trimmed:  # minus the turn before's runs (both sorted, each disjoint)
             while k < len(before) and before[k][1] <= a:
                 k += 1
             q = k
@@ -547,9 +558,22 @@ class LangChainTrimReplay(_Replay):
                 found[c] = (first, shown, count, tokens)
         for c, (_first, shown, count, tokens) in sorted(found.items(), key=lambda item: item[1][0]):
             members = self.members[c]
-            in_all = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed)
+            in_all = self._head_count(c, head) + sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed[lead:])
             listed = ", ".join(f"#{k}" for k in shown[:5]) + (f" and {count - 5} more" if count > 5 else "")
             events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
+
+    def _head_count(self, c: str, head: list[tuple[int, int]]) -> int:
+        """How many of category c's members the runs `head` hold (kept per category while `head` stays the same)."""
+        if not head:
+            return 0
+        cache = self.__dict__.get("_head_counts")
+        if cache is None or cache[0] != head or cache[1] != self.members_unpinned:  # (the members change once pins are known)
+            cache = self.__dict__["_head_counts"] = (head, self.members_unpinned, {})
+        found = cache[2].get(c)
+        if found is None:
+            members = self.members[c]
+            found = cache[2][c] = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in head)
+        return found
 
 
 _AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
