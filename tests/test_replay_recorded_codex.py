@@ -6,9 +6,13 @@ replayers carry that shape as they carry Claude Code's prefixes: each replay equ
 which plans every prefix from scratch, step by step (every Turn field and event text, the
 compaction event naming the covered messages as the reference does), with and without pair
 safety, on a real Codex rollout, the bundled sample and random sessions compacted as Codex does;
-it plans no turn from scratch and says it is incremental. langchain-trim (which places the system
-messages among the entries it trims) and langchain-summarization hand those turns to the
-reference and say why.
+it plans no turn from scratch and says it is incremental. langchain-summarization carries them
+too: the system messages a compaction leaves stand in its state after the summaries, and its own
+summary may take some of them and leave the others (random sessions where it summarises). So does
+langchain-trim: those system messages are the first of the leading system messages its entries
+put before the summaries, trimmed, kept by include_system, cut by allow_partial or pinned like any
+(random sessions at every parameter it has). The policies whose replayers do not carry that shape
+hand those turns to the reference and say why.
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ from ctxviz.io.loaders import load_session
 
 from .hypothesis_budget import examples
 from .test_replay_incremental import SETTINGS, sessions
+from .test_replay_pair_safe_summaries import SMALL
 from .test_replay_pins_carried import CARRIED, rules_for, same_with_pins
+
+#: langchain-trim's parameters at the random sessions' scale, every one of them drawn.
+TRIMS = CARRIED["langchain-trim"]
 
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "sample_sessions" / "codex_rollout.jsonl"
@@ -50,7 +58,14 @@ POLICIES = {
     "supyagent": [{}, {"context_limit": 12000, "max_messages_before_summary": 20}],
     "llamaindex-chat-summary-memory-buffer": [{}, {"token_limit": 600, "llm": True}],
     "strands-summarizing": [{}, {"context_window_limit": 1500, "preserve_recent_messages": 2}],
+    # (a trigger met is planned by the reference step: these overflow without summarising; the
+    # random test below summarises)
+    "langchain-summarization": [{}, {"trigger": "messages=1000", "max_input_tokens": 1500}],
+    "langchain-trim": [{}, {"max_tokens": 1500, "include_system": True, "allow_partial": True, "start_on": "human"}],
 }
+
+#: langchain-summarization at the random sessions' scale, where it summarises often.
+SUMMARISING = SMALL["langchain-summarization"]
 
 
 def carried(session: Session, policy: str, params: dict, pair_safe: bool, per_message: bool = False) -> None:
@@ -90,7 +105,7 @@ def test_a_real_rollout_is_carried(policy):
     assert all("467 messages (#2, #3, #6, #7, #8 and 462 more)" in e.message for e in events)
 
 
-@pytest.mark.parametrize("policy", ["langchain-trim", "langchain-summarization"])
+@pytest.mark.parametrize("policy", ["categories", "gemini-cli-compression", "llamaindex-chat-memory-buffer", "strands-sliding-window"])
 def test_the_others_say_they_hand_those_turns_to_the_reference(policy):
     s = load_session(SAMPLE)
     answer = replays_incrementally(policy, s)
@@ -144,5 +159,39 @@ def test_random_codex_compactions_with_pins_are_carried(s, data):
     rules = rules_for(data, s)
     if rules is None:
         return
-    for policy in ("missy", "mnesis", "missy-consolidator", "autogen-buffered", "autogen-token-limited"):
+    for policy in ("missy", "mnesis", "missy-consolidator", "autogen-buffered", "autogen-token-limited", "langchain-trim"):
         same_with_pins(s, policy, data.draw(CARRIED[policy]), rules)
+
+
+@settings(SETTINGS, max_examples=examples(40))
+@given(s=codex_compacted(), params=SUMMARISING, pair_safe=st.booleans(), per_message=st.booleans())
+def test_langchain_summarization_summarises_after_codex_compactions(s, params, pair_safe, per_message):
+    """Its own summary folds the compactions' covers in and takes the state's first entries: the
+    system messages they left, some or all of them, and the messages after; each replay equals the
+    reference, and the turns its trigger is not met at are carried (it says incremental)."""
+    options = PlanOptions(pair_safe=pair_safe)
+    store = CountStore()
+    fast = simulate(s, "langchain-summarization", params, store=store, options=options, per_message=per_message)
+    reference = simulate(s, "langchain-summarization", params, store=store, options=options, incremental=False, per_message=per_message)
+    assert fast.turns == reference.turns
+    assert fast.to_json() == reference.to_json()
+    if _RecordedShapes.of(s).why_not is None:
+        assert replays_incrementally("langchain-summarization", s, options, params) == "incremental"
+
+
+@settings(SETTINGS, max_examples=examples(40))
+@given(s=codex_compacted(), params=TRIMS, pair_safe=st.booleans(), per_message=st.booleans())
+def test_langchain_trim_carries_codex_compactions_at_every_parameter(s, params, pair_safe, per_message):
+    """The system messages a compaction leaves lead the entries, before the summaries: strategy
+    "first" keeps them first, include_system keeps the first of them, allow_partial may cut one,
+    start_on and end_on may stop on them; each replay equals the reference, and without pair
+    safety (which hands a turn it cannot read as runs to the reference) no turn is planned from scratch."""
+    options = PlanOptions(pair_safe=pair_safe)
+    store = CountStore()
+    fast = simulate(s, "langchain-trim", params, store=store, options=options, per_message=per_message)
+    reference = simulate(s, "langchain-trim", params, store=store, options=options, incremental=False, per_message=per_message)
+    assert fast.turns == reference.turns
+    assert fast.to_json() == reference.to_json()
+    if not pair_safe and _RecordedShapes.of(s).why_not is None:
+        assert fast.scratch_steps == 0
+        assert replays_incrementally("langchain-trim", s, options, params) == "incremental"

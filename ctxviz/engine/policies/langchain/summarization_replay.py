@@ -46,12 +46,16 @@ class LangchainSummarizationReplay(_SummaryReplay):
     (every one in force, none superseded), in place of every message they cover: where each
     covers a prefix of the file (`_carry_recorded`), the state is those entries (their count,
     `_InForceTotal`) and the messages after the union of their covers, and the scaling walk starts
-    again from there when that union moves.
+    again from there when that union moves. Codex's compactions cover just the non-system messages
+    before them (`recorded_system_gaps`): the system messages among those stay in the state, in
+    order before the messages after the union (`kept_system`), as they stay when the policy's own
+    summary (which folds those covers in) summarises some of them and leaves the others.
 
     From scratch: ids on more than one message, pair safety where a tool call id is on more than
     one call."""
 
     recorded_summaries = "shaped until generated"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
@@ -63,6 +67,11 @@ class LangchainSummarizationReplay(_SummaryReplay):
         self.c = 0  # messages 0..c-1 are covered by the summaries in force
         self.head_count = 0  # the summary entries standing first in the state (the generated one, or the recorded ones in force)
         self.head_tokens = 0  # their count
+        # The system messages among 0..c-1 that no summary covers (Codex's compactions leave them):
+        # they stand in the state before message c. How many, and their count.
+        self.kept_system = self.kept_system_tokens = 0
+        self.system_sums: list[int] | None = None  # with them: tokens of the system messages among 0..k-1
+        self.index_of: dict[str, int] | None = None  # with them: each id's session index
         self._carry_recorded()
         self.recorded_total = _InForceTotal(self._summary_size)
         self._reset_scaling()
@@ -105,6 +114,14 @@ class LangchainSummarizationReplay(_SummaryReplay):
         self.head_tokens = self.recorded_total.read(recorded)
         if recorded.covered != self.c:
             self._cover(recorded.covered, i)
+            if recorded.shapes.system_gaps:
+                if self.system_sums is None:
+                    sums = [0]
+                    for m, t in zip(self.session.messages, self.tokens, strict=False):
+                        sums.append(sums[-1] + (t if m.role == "system" else 0))
+                    self.system_sums = sums
+                self.kept_system = recorded.shapes.system_before[self.c]
+                self.kept_system_tokens = self.system_sums[self.c]
 
     def _cover(self, c: int, i: int) -> None:
         """Messages 0..c-1 are covered from step `i`: the scaling walk starts again after them."""
@@ -120,12 +137,27 @@ class LangchainSummarizationReplay(_SummaryReplay):
             known = set(self.ids)
             covers = tuple(x for x in covers if x in known)
         c = len(covers)
+        kept = kept_tokens = 0
         if c > i + 1 or covers != tuple(self.ids[:c]):
-            self.ok = False
-            return
+            if not self.kept_system:
+                self.ok = False
+                return
+            # The state had system messages the recorded summaries leave: the summary covers the
+            # messages before some c but a few of those system ones, which stay before message c.
+            if self.index_of is None:
+                self.index_of = {x: k for k, x in enumerate(self.ids)}
+            at = [self.index_of[x] for x in covers]
+            c = max(at, default=-1) + 1
+            messages, system_before = self.session.messages, self.recorded.shapes.system_before  # type: ignore[union-attr]
+            kept = c - len(at)
+            kept_tokens = self.sums[c] - sum(self.tokens[k] for k in at)
+            if c > i + 1 or len(set(at)) != len(at) or sum(messages[k].role != "system" for k in at) != c - system_before[c]:
+                self.ok = False  # (a message left before c that is not a system one)
+                return
         self.head_count = 1
         self.head_tokens = count_view(summary_view(summary.text), self.tokenizer)
         self._cover(c, i)
+        self.kept_system, self.kept_system_tokens = kept, kept_tokens
 
     def _met(self, n_state: int, total: int) -> bool:
         """run_pass' trigger test (any doubt counts as met: the reference step then decides)."""
@@ -154,11 +186,12 @@ class LangchainSummarizationReplay(_SummaryReplay):
     def _fast(self, i: int) -> Turn | None:
         c, P = self.c, self.sums
         S = self.head_tokens
-        messages_tokens = P[i + 1] - P[c]
-        n_state = (i + 1 - c) + self.head_count
+        kept, kept_tokens = self.kept_system, self.kept_system_tokens
+        messages_tokens = P[i + 1] - P[c] + kept_tokens
+        n_state = (i + 1 - c) + self.head_count + kept
         token_count = float(S + messages_tokens)
         if n_state > 1 and not self.invalid and self.provider is not None and self.last_total is not None:
-            at_last = float(S + self.at_last)
+            at_last = float(S + kept_tokens + self.at_last)
             if at_last:
                 token_count *= min(1.25, max(1.0, self.last_total / at_last))
         total = math.ceil(token_count)
@@ -177,9 +210,10 @@ class LangchainSummarizationReplay(_SummaryReplay):
             return light_plan(self.policy, {"summary": allot, "messages": budget - allot}, {"summary": S, "messages": messages_tokens}, budget, used, fits)
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
-        return Turn(i, used, budget, i + 1 - c - unpaired, unpaired, c, 0, fits, len(self.generated), tuple(events), P[c] + unpaired_tokens)
+        return Turn(i, used, budget, i + 1 - c - unpaired + kept, unpaired, c - kept, 0, fits, len(self.generated), tuple(events),
+                    P[c] - kept_tokens + unpaired_tokens)
 
-    @staticmethod
-    def _recorded_decision(k: int, m: int) -> tuple[int, tuple[Decision, str]]:
+    def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str]]:
         """A recorded summary in force on a turn the trigger is not met at: its covers are summarised, it is sent."""
-        return m, (Decision.KEPT, "kept: the earlier summary message stays first in the state")
+        assert self.recorded is not None
+        return self.recorded.shapes.covered_count(m), (Decision.KEPT, "kept: the earlier summary message stays first in the state")

@@ -5,6 +5,7 @@ counts carried, the cut found by bisection, recorded compactions, pair safety an
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from typing import Any
 
 from ...counting import TokenCounts
@@ -16,7 +17,6 @@ from ...replay_contract import (
     _Cuts,
     _Replay,
     light_plan,
-    recorded_summary_text,
 )
 from ...session import Session
 from ...summarizers import Summarizer
@@ -61,9 +61,13 @@ class LangChainTrimReplay(_Replay):
     The recorded summaries in force (`_RecordedInForce`) cover the prefix's first C messages and
     go in as LangChain's summary HumanMessages after the leading system messages that follow
     (`entries.session_entries`): the entries are read as four runs (the prompt, those system
-    messages, the summaries, the other messages), each position mapped onto the sums. Where the
-    summaries do not cover a prefix of the file (`_RecordedShapes.why_not`), the turns from the
-    first one covering a message of it on are replayed by the reference step.
+    messages, the summaries, the other messages), each position mapped onto the sums. Codex's
+    compactions cover just the non-system messages before C (`recorded_system_gaps`): the G
+    system messages among those are the first of the leading system messages (one more run, the
+    gap's, before the others), trimmed or kept like them. Where the summaries do not cover a
+    prefix of the file (`_RecordedShapes.why_not`, or a system message LangChain does not take
+    for a plain SystemMessage among Codex's gaps), the turns from the first one covering a
+    message of it on are replayed by the reference step.
 
     Pair safety is carried (`_PairSafety`, where every tool call id is on one call): the messages
     sent are one run of the history (the system message kept by include_system is no history
@@ -77,6 +81,7 @@ class LangChainTrimReplay(_Replay):
     count per category only the unpinned members (`members` once pins are known)."""
 
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     pair_safe_incremental = True
     pins_incremental = True
 
@@ -130,6 +135,28 @@ class LangChainTrimReplay(_Replay):
         if self.shapes is not None and self.shapes.why_not_for(self) is not None:
             self.first_covering = self.shapes.first_covering
         self.recorded = _RecordedInForce(self.shapes) if self.shapes is not None else None
+        # With Codex's gaps: the system messages' indices (the first G are the gap's), the prefix
+        # sums of their counts, and their runs of consecutive indices (`_gap_runs`).
+        self.gaps = self.shapes is not None and self.shapes.system_gaps and self.first_covering == len(session.messages)
+        self.system_at: list[int] = []
+        self.system_sums = [0]
+        self.system_run_of: list[int] = []  # the run each system message is in
+        self.system_runs: list[tuple[int, int, int]] = []  # (its first system message, first index, end index)
+        if self.gaps:
+            for m in session.messages:
+                if m.role == "system":
+                    if lc_type_name(m) != "system" or types[self.off + m.index] != "system":  # (the entries' lead would differ)
+                        self.gaps = False
+                        self.first_covering = self.shapes.first_covering  # type: ignore[union-attr]
+                        break
+                    if self.system_at and self.system_at[-1] == m.index - 1:
+                        j0, a, _ = self.system_runs[-1]
+                        self.system_runs[-1] = (j0, a, m.index + 1)
+                    else:
+                        self.system_runs.append((len(self.system_at), m.index, m.index + 1))
+                    self.system_run_of.append(len(self.system_runs) - 1)
+                    self.system_at.append(m.index)
+                    self.system_sums.append(self.system_sums[-1] + tokens[self.off + m.index])
         self.summary_tokens = [count_view(summary_view(x.text), tokenizer) for x in session.summaries]
         self.in_force: list[int] = []
         self.SS = [0]
@@ -219,22 +246,33 @@ class LangChainTrimReplay(_Replay):
             C = self.recorded.covered
         SS, S = self.SS, len(self.in_force)
         lead = min(self.system_run[C], L - C)
-        # The entries: the prompt [0, off), system messages C..C+lead-1 [off, B), the summaries [B, R),
-        # the messages C+lead..L-1 [R, N); a message entry q is the sums' position q + C (before the
-        # summaries) or q - S + C (after them).
-        B = off + lead
+        G = self.shapes.system_before[C] if self.gaps else 0  # type: ignore[union-attr]
+        system_at, system_sums = self.system_at, self.system_sums
+        # The entries: the prompt [0, off), the system messages among the covered ones [off, A)
+        # (Codex's gaps), system messages C..C+lead-1 [A, B), the summaries [B, R), the messages
+        # C+lead..L-1 [R, N); a message entry q is the sums' position off + system_at[q - off]
+        # (in the gap), q + D (before the summaries) or q - S + D (after them).
+        A = off + G
+        D = C - G
+        B = A + lead
         R = B + S
         N = R + L - C - lead
-        base = P[off + C] - P[off]  # the covered messages' tokens
+        base = P[off + C] - P[off] - system_sums[G]  # the covered messages' tokens
 
         def PV(q: int) -> int:
             if q <= off:
                 return P[q]
+            if q <= A:
+                return P[off] + system_sums[q - off]
             if q <= B:
-                return P[q + C] - base
+                return P[q + D] - base
             if q <= R:
-                return P[B + C] - base + SS[q - B]
-            return P[q - S + C] - base + SS[S]
+                return P[B + D] - base + SS[q - B]
+            return P[q - S + D] - base + SS[S]
+
+        def position(q: int) -> int:
+            """The sums' position of message entry q."""
+            return q if q < off else (off + system_at[q - off] if q < A else (q + D if q < B else q - S + D))
 
         def last_within(limit: int, lo: int, hi: int) -> int:
             """The last entry position q in [lo, hi] with PV(q) <= limit (lo - 1: none). PV never
@@ -249,22 +287,26 @@ class LangChainTrimReplay(_Replay):
             return lo - 1
 
         def type_of(q: int) -> str:
-            return "human" if B <= q < R else self.types[q if q < off else (q + C if q < B else q - S + C)]
+            return "human" if B <= q < R else self.types[position(q)]
 
         def prev_end(q: int) -> int:
             if q > R:
-                x = self.prev_end[q - S + C]
-                if x > B + C:
-                    return x - C + S
+                x = self.prev_end[q - S + D]
+                if x > B + D:
+                    return x - D + S
                 q = R
             if q > B:
                 if "human" in self.end_on:
                     return q
                 q = B
-            if q > off:
-                x = self.prev_end[q + C]
+            if q > A:
+                x = self.prev_end[q + D]
                 if x > off + C:
-                    return x - C
+                    return x - D
+                q = A
+            if q > off:
+                if "system" in self.end_on:
+                    return q
                 q = off
             return self.prev_end[q]
 
@@ -273,22 +315,26 @@ class LangChainTrimReplay(_Replay):
                 if self.types[0] in self.start_on:
                     return 0
                 q = off
+            if q < A:
+                if "system" in self.start_on:
+                    return q
+                q = A
             if q < B:
-                x = self.next_start[q + C]
-                if x < B + C:
-                    return x - C
+                x = self.next_start[q + D]
+                if x < B + D:
+                    return x - D
                 q = B
             if q < R:
                 if "human" in self.start_on:
                     return q
                 q = R
-            return self.next_start[q - S + C] - C + S
+            return self.next_start[q - S + D] - D + S
 
         def entry(q: int) -> Entry:
             if B <= q < R:
                 k = self.in_force[q - B]
                 return Entry(SUMMARY_POS - k, self.summary_tokens[k], "human")
-            x = q if q < off else (q + C if q < B else q - S + C)
+            x = position(q)
             return Entry(x - off, T[x], self.types[x])
 
         sys = -1
@@ -332,14 +378,26 @@ class LangChainTrimReplay(_Replay):
         sent = [(q, q + 1) for q in kept_points if not ks <= q < ke] + ([(ks, ke)] if ks < ke else [])
         sent.sort()
         sent_runs: list[tuple[int, int]] = []
+        trimmed: list[tuple[int, int]] = []
+        if G:  # the gap's entries sent, as runs of messages; those not sent are trimmed
+            at = 0
+            for a, b in sent:
+                x, y = max(a, off) - off, min(b, A) - off
+                if x < y:
+                    trimmed += self._gap_runs(at, x)
+                    sent_runs += self._gap_runs(x, y)
+                    at = y
+            trimmed += self._gap_runs(at, G)
+        gap_trimmed = len(trimmed)  # (the leading runs, the same from turn to turn between compactions)
         for a, b in sent:
-            for lo, hi, shift in ((off, B, C - off), (R, N, C - off - S)):
+            for lo, hi, shift in ((A, B, D - off), (R, N, D - off - S)):
                 x, y = max(a, lo), min(b, hi)
                 if x < y:
                     sent_runs.append((x + shift, y + shift))
-        trimmed: list[tuple[int, int]] = []
         at = C
         for a, b in sent_runs:
+            if a < C:
+                continue
             if a > at:
                 trimmed.append((at, a))
             at = max(at, b)
@@ -352,28 +410,31 @@ class LangChainTrimReplay(_Replay):
         unpaired: list[int] = []
         if self.pairs is not None:
             found = None
-            if not (sys == 0 and off == 0 and self.session.messages[C].role != "system"):  # that one is never dropped
+            if not (sys == 0 and off == 0 and self.session.messages[position(0)].role != "system"):  # that one is never dropped
                 found = self._unpaired(sent_runs, L)
             if found is None:
                 return self._reference(i)
             unpaired = found
         kept = sent_messages - truncated
         not_sent = tokens_all - sent_tokens
-        dropped = L - sent_messages - C + len(unpaired)
-        summarized = C
+        dropped = L - sent_messages - D + len(unpaired)
+        summarized = D
         system_usage = system_tokens  # the plan's "system" part (a pinned summarised message counts in "history")
         pins = carried_pins(self, every_message=True)
         if pins is not None:  # after pair safety, which is never carried with pins
             if not self.members_unpinned:
                 self._unpinned_members()
-            pm = (partial_at + C - off if partial_at < B else partial_at - S + C - off) if truncated else -1
+            pm = position(partial_at) - off if truncated else -1
             cost = None
             if pm >= 0 and pm not in self.pins:
                 assert partial is not None
                 free, less = pins.free_sums, T[off + pm] - partial.tokens
                 cost = lambda x: free[x] - (less if x > pm else 0)  # noqa: E731
-            push = [(C + 1 if a == C else a, b) for a, b in sent_runs if b > (C + 1 if a == C else a)] if sys == 0 and off == 0 else None
+            first = position(0)  # the message include_system keeps
+            push = [(first + 1 if a == first else a, b) for a, b in sent_runs if b > (first + 1 if a == first else a)] if sys == 0 and off == 0 else None
             effect = pins.effect(L, sent_runs, C, used, budget, cost, push)
+            if effect.added and G:  # a pinned system message of the gap not sent was trimmed, not summarised
+                effect = replace(effect, added_summarized=effect.added_summarized - self._gap_pinned_unsent(G, sent_runs))
             if effect.added:
                 partial_out = pm >= 0 and pm not in self.pins and any(a <= pm < b for a, b in effect.pushed_runs)
                 used += effect.sent_change
@@ -384,7 +445,7 @@ class LangChainTrimReplay(_Replay):
                 not_sent += effect.pushed_tokens - effect.added_tokens
                 trimmed = merged_runs(trimmed, effect.pushed_runs)
         if unpaired:  # `checks.drop_messages`: what each sent, its tokens no longer sent
-            partial_message = (partial_at + C - off if partial_at < B else partial_at - S + C - off) if truncated else -1
+            partial_message = position(partial_at) - off if truncated else -1
             for x in unpaired:
                 if x == partial_message:
                     assert partial is not None
@@ -408,9 +469,9 @@ class LangChainTrimReplay(_Replay):
                 else:
                     decided = (Decision.DROPPED, "dropped: trim_messages cut it like any message")
                 m_ = self.recorded.span[k]
-                events.append(Event(i, "compaction", recorded_summary_text(k, list(range(min(m_, 5))), 0, m_ - 1, m_, True, m_, self.policy, decided)))
+                events.append(Event(i, "compaction", self.recorded.shapes.span_text(k, m_, self.recorded.shapes.covered_count(m_), self.policy, decided)))
         if trimmed:
-            self._trim_events(i, trimmed, events)
+            self._trim_events(i, trimmed, events, gap_trimmed)
         self.trimmed = trimmed
         fits = used <= budget
         if not fits and self.before.fits:
@@ -420,6 +481,30 @@ class LangChainTrimReplay(_Replay):
         elif fits != self.before.fits:
             self.before = _Cuts(fits)
         return Turn(i, used, budget, kept, dropped, summarized, truncated, fits, 0, tuple(events), not_sent)
+
+    def _gap_runs(self, x: int, y: int) -> list[tuple[int, int]]:
+        """The system messages system_at[x:y] as runs [a, b) of message indices."""
+        if x >= y:
+            return []
+        cached = self.__dict__.get("_gap_runs_of")
+        if cached is not None and cached[0] == (x, y):  # (the same from turn to turn between compactions)
+            return cached[1]
+        at, runs = self.system_at, self.system_runs
+        r0, r1 = self.system_run_of[x], self.system_run_of[y - 1]
+        if r0 == r1:
+            return [(at[x], at[y - 1] + 1)]
+        found = [(at[x], runs[r0][2]), *[(a, b) for _, a, b in runs[r0 + 1 : r1]], (runs[r1][1], at[y - 1] + 1)]
+        self.__dict__["_gap_runs_of"] = ((x, y), found)
+        return found
+
+    def _gap_pinned_unsent(self, G: int, sent_runs: list[tuple[int, int]]) -> int:
+        """How many pinned system messages of the gap (the first G) no run sends."""
+        assert self.pins
+        count = 0
+        for x in self.system_at[:G]:
+            if x in self.pins and not any(a <= x < b for a, b in sent_runs):
+                count += 1
+        return count
 
     def _unpinned_members(self) -> None:
         """Per category, only the unpinned messages and their sums: a pinned message is never trimmed."""
@@ -431,12 +516,17 @@ class LangChainTrimReplay(_Replay):
             for k in kept:
                 sums.append(sums[-1] + self.full.message_tokens[k])
 
-    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event]) -> None:
+    def _trim_events(self, i: int, trimmed: list[tuple[int, int]], events: list[Event], lead: int = 0) -> None:
         """`_changes`' trim events: per category, in the order of its first newly trimmed message,
-        the messages trimmed now and not the turn before."""
+        the messages trimmed now and not the turn before. The first `lead` runs (the gap's system
+        messages, many on a long Codex rollout) are compared with the turn before's and counted per
+        category once, at list speed, while they stay the same."""
         new: list[tuple[int, int]] = []
-        before, k = self.trimmed, 0
-        for a, b in trimmed:  # minus the turn before's runs (both sorted, each disjoint)
+        before = self.trimmed
+        head = trimmed[:lead]
+        g = lead if lead and before[:lead] == head else 0  # runs both turns begin with: none is new
+        k = g
+        for a, b in trimmed[g:] if g else trimmed:  # minus the turn before's runs (both sorted, each disjoint)
             while k < len(before) and before[k][1] <= a:
                 k += 1
             q = k
@@ -467,9 +557,22 @@ class LangChainTrimReplay(_Replay):
                 found[c] = (first, shown, count, tokens)
         for c, (_first, shown, count, tokens) in sorted(found.items(), key=lambda item: item[1][0]):
             members = self.members[c]
-            in_all = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed)
+            in_all = self._head_count(c, head) + sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed[lead:])
             listed = ", ".join(f"#{k}" for k in shown[:5]) + (f" and {count - 5} more" if count > 5 else "")
             events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
+
+    def _head_count(self, c: str, head: list[tuple[int, int]]) -> int:
+        """How many of category c's members the runs `head` hold (kept per category while `head` stays the same)."""
+        if not head:
+            return 0
+        cache = self.__dict__.get("_head_counts")
+        if cache is None or cache[0] != head or cache[1] != self.members_unpinned:  # (the members change once pins are known)
+            cache = self.__dict__["_head_counts"] = (head, self.members_unpinned, {})
+        found = cache[2].get(c)
+        if found is None:
+            members = self.members[c]
+            found = cache[2][c] = sum(bisect_left(members, b) - bisect_left(members, a) for a, b in head)
+        return found
 
 
 _AGGREGATE = -(10**9)  # the position of the entry that stands for the kept entries before the cut message
