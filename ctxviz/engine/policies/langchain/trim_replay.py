@@ -276,10 +276,11 @@ class LangChainTrimReplay(_Replay):
 
         def last_within(limit: int, lo: int, hi: int) -> int:
             """The last entry position q in [lo, hi] with PV(q) <= limit (lo - 1: none). PV never
-            falls, and each of its four runs is one array of sums read at q + shift, plus add: the
+            falls, and each of its five runs (`PV`'s) is one array of sums read at q + shift, plus add: the
             run holding q is the last one starting within the limit, bisected at C speed (LangChain's
             own binary search, bounded by its bit_length steps, ends on the same entry)."""
-            runs = ((0, off, P, 0, 0), (off, B, P, C, -base), (B, R, SS, -B, P[B + C] - base), (R, N, P, C - S, SS[S] - base))
+            runs = ((0, off, P, 0, 0), (off, A, system_sums, -off, P[off]), (A, B, P, D, -base), (B, R, SS, -B, P[B + D] - base),
+                    (R, N, P, D - S, SS[S] - base))
             for a, b, sums, shift, add in reversed(runs):
                 a, b = max(a, lo), min(b, hi)
                 if a <= b and sums[a + shift] + add <= limit:
