@@ -114,7 +114,18 @@ def answer_in_view(head, scroll) -> bool:  # type: ignore[no-untyped-def]
     return bar.value() <= top and top + line <= bar.value() + view and (bottom - top > view or bottom <= bar.value() + view + 1)
 
 
-@pytest.mark.parametrize("size", [(1024, 700), (1280, 720)])
+def cut_at_the_top(head, scroll) -> bool:  # type: ignore[no-untyped-def]
+    """The head is scrolled to the middle of a paragraph before the answer (its title cut in half,
+    as it was at 1440 x 900), not to its top, a paragraph's end or the answer itself."""
+    value = scroll.verticalScrollBar().value()
+    before = head.text().partition("What would keep it")[0]
+    paragraphs = [p + "</p>" for p in before.split("</p>")[:-1]]
+    ends = [head.contentsMargins().top() + laid_out_height(head, "".join(paragraphs[:k])) for k in range(1, len(paragraphs) + 1)]
+    starts = [0.0, *ends]
+    return any(start + 1 < value < end - 1 for start, end in zip(starts, ends, strict=False))
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 720), (1440, 900)])
 def test_what_would_keep_it_is_in_view_after_selecting_a_dropped_message(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
     """At 1024 px the detail panel is about 170 pixels wide: the message's title and decision took
     the head's height and the answer sat partly below its fold."""
@@ -130,6 +141,7 @@ def test_what_would_keep_it_is_in_view_after_selecting_a_dropped_message(qtbot, 
             scroll = head.parentWidget().parentWidget()
             assert isinstance(scroll, QScrollArea)
             qtbot.waitUntil(lambda: answer_in_view(head, scroll), timeout=20000)  # noqa: B023 (waited for here)
+            assert not cut_at_the_top(head, scroll), "the head's top line is cut in half"
             assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()

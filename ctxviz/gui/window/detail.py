@@ -211,10 +211,27 @@ class DetailPanel:
         top, bottom = int(span[0]), int(span[1] + 0.5)
         bar = self.detail_head_scroll.verticalScrollBar()
         view = self.detail_head_scroll.viewport().height()
-        if bottom > bar.value() + view:
-            bar.setValue(bottom - view)
-        if top < bar.value():
-            bar.setValue(top)
+        value = bar.value()
+        if bottom > value + view:
+            value = bottom - view
+            # Not in the middle of a line: the head's first paragraph boundary at or past that point,
+            # while the answer's start stays in view (the title was left cut in half at the top).
+            value = next((stop for stop in self._head_stops() if value <= stop <= top), value)
+        bar.setValue(min(value, top))
+
+    def _head_stops(self) -> list[int]:
+        """Where each paragraph of the head before the answer ends, in the head label's pixels."""
+        head, _, _ = self._detail_head_html.partition(DETAIL_SPLIT)
+        paragraphs = [p + "</p>" for p in head.split("</p>") if p.strip()]
+        label = self.detail_head
+        document = QTextDocument()
+        document.setDefaultFont(label.font())
+        document.setTextWidth(label.contentsRect().width())
+        stops = []
+        for k in range(1, len(paragraphs) + 1):
+            document.setHtml("".join(paragraphs[:k]))
+            stops.append(label.contentsMargins().top() + int(document.size().height() + 0.5))
+        return stops
 
     def _detail_extras(self, m: Any) -> str:
         """How far the message missed the budget by, and the tool-call partner a broken pair needs."""
