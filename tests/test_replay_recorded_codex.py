@@ -32,7 +32,7 @@ from ctxviz.engine.simulate import simulate
 from ctxviz.io.loaders import load_session
 
 from .hypothesis_budget import examples
-from .test_replay_incremental import SETTINGS, sessions
+from .test_replay_incremental import SETTINGS, same, sessions
 from .test_replay_pair_safe_summaries import SMALL
 from .test_replay_pins_carried import CARRIED, rules_for, same_with_pins
 
@@ -164,34 +164,30 @@ def test_random_codex_compactions_with_pins_are_carried(s, data):
 
 
 @settings(SETTINGS, max_examples=examples(40))
-@given(s=codex_compacted(), params=SUMMARISING, pair_safe=st.booleans(), per_message=st.booleans())
-def test_langchain_summarization_summarises_after_codex_compactions(s, params, pair_safe, per_message):
+@given(s=codex_compacted(), params=SUMMARISING, pair_safe=st.booleans())
+def test_langchain_summarization_summarises_after_codex_compactions(s, params, pair_safe):
     """Its own summary folds the compactions' covers in and takes the state's first entries: the
     system messages they left, some or all of them, and the messages after; each replay equals the
-    reference, and the turns its trigger is not met at are carried (it says incremental)."""
+    reference (per call and per message), and the turns its trigger is not met at are carried (it
+    says incremental)."""
     options = PlanOptions(pair_safe=pair_safe)
-    store = CountStore()
-    fast = simulate(s, "langchain-summarization", params, store=store, options=options, per_message=per_message)
-    reference = simulate(s, "langchain-summarization", params, store=store, options=options, incremental=False, per_message=per_message)
-    assert fast.turns == reference.turns
-    assert fast.to_json() == reference.to_json()
+    same(s, "langchain-summarization", params, options)
     if _RecordedShapes.of(s).why_not is None:
         assert replays_incrementally("langchain-summarization", s, options, params) == "incremental"
 
 
 @settings(SETTINGS, max_examples=examples(40))
-@given(s=codex_compacted(), params=TRIMS, pair_safe=st.booleans(), per_message=st.booleans())
-def test_langchain_trim_carries_codex_compactions_at_every_parameter(s, params, pair_safe, per_message):
+@given(s=codex_compacted(), params=TRIMS, pair_safe=st.booleans())
+def test_langchain_trim_carries_codex_compactions_at_every_parameter(s, params, pair_safe):
     """The system messages a compaction leaves lead the entries, before the summaries: strategy
     "first" keeps them first, include_system keeps the first of them, allow_partial may cut one,
-    start_on and end_on may stop on them; each replay equals the reference, and without pair
-    safety (which hands a turn it cannot read as runs to the reference) no turn is planned from scratch."""
+    start_on and end_on may stop on them; each replay equals the reference (per call and per
+    message), and without pair safety (which hands a turn it cannot read as runs to the reference)
+    no turn is planned from scratch."""
     options = PlanOptions(pair_safe=pair_safe)
-    store = CountStore()
-    fast = simulate(s, "langchain-trim", params, store=store, options=options, per_message=per_message)
-    reference = simulate(s, "langchain-trim", params, store=store, options=options, incremental=False, per_message=per_message)
-    assert fast.turns == reference.turns
-    assert fast.to_json() == reference.to_json()
+    same(s, "langchain-trim", params, options)
     if not pair_safe and _RecordedShapes.of(s).why_not is None:
-        assert fast.scratch_steps == 0
+        store = CountStore()
+        assert all(simulate(s, "langchain-trim", params, store=store, options=options, per_message=per_message).scratch_steps == 0
+                   for per_message in (False, True))
         assert replays_incrementally("langchain-trim", s, options, params) == "incremental"
