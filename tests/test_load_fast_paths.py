@@ -134,13 +134,15 @@ def test_claude_code_names_tool_results_as_with_tool_names_does(path, monkeypatc
     assert _every_field(fast) == _every_field(load_session(path))
 
 
+
+def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
+    """One Claude Code JSONL line of a hand-made log."""
+    message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
+    return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
+
 def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeypatch):
     """A call id used again later with another name (a hand-made or merged log): the result is
     named by the last call, as `with_tool_names` names it, not by the call read before it."""
-    def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
-        message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
-        return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
-
     path = tmp_path / "s.jsonl"
     path.write_text(line("u1", None, "user", [{"type": "text", "text": "go"}])
                     + line("a1", "u1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}], "m1")
@@ -155,10 +157,6 @@ def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeyp
 def test_claude_code_names_a_result_read_before_its_call(tmp_path, monkeypatch):
     """A result whose call comes later in the conversation (a hand-made or reordered log) has no
     name when it is read: it is named after the load, by the call, as `with_tool_names` names it."""
-    def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
-        message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
-        return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
-
     path = tmp_path / "s.jsonl"
     path.write_text(line("u1", None, "user", [{"type": "text", "text": "go"}])
                     + line("u2", "u1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])
