@@ -134,11 +134,11 @@ def test_claude_code_names_tool_results_as_with_tool_names_does(path, monkeypatc
     assert _every_field(fast) == _every_field(load_session(path))
 
 
-
 def line(uuid: str, parent: str | None, role: str, content: list, message_id: str = "") -> str:
     """One Claude Code JSONL line of a hand-made log."""
     message = {"role": role, "content": content, **({"id": message_id} if message_id else {})}
     return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "message": message}) + "\n"
+
 
 def test_claude_code_names_a_result_by_the_last_call_of_its_id(tmp_path, monkeypatch):
     """A call id used again later with another name (a hand-made or merged log): the result is
