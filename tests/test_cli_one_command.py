@@ -40,3 +40,22 @@ def test_one_commands_parser_answers_as_the_whole_parser(argv: list[str]) -> Non
             "sys.exit(cli.main(sys.argv[2:]))")
     one, whole = _run(code, "one", *argv), _run(code, "whole", *argv)
     assert (one.returncode, one.stdout, one.stderr) == (whole.returncode, whole.stdout, whole.stderr)
+
+
+@pytest.mark.parametrize("preset", [None, "4"])
+def test_a_command_starts_openblas_with_one_thread_unless_the_user_set_it(preset: str | None) -> None:
+    """ctxviz does no linear algebra; OpenBLAS starting a thread per core cost every command ~50 ms."""
+    code = ("import sys, io, os, contextlib\nfrom ctxviz.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env_before = os.environ.pop("OPENBLAS_NUM_THREADS", None)
+    try:
+        if preset is not None:
+            os.environ["OPENBLAS_NUM_THREADS"] = preset
+        out = _run(code, "plan", SAMPLE, "--retention", "off")
+    finally:
+        os.environ.pop("OPENBLAS_NUM_THREADS", None)
+        if env_before is not None:
+            os.environ["OPENBLAS_NUM_THREADS"] = env_before
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == (preset or "1")

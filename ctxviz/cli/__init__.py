@@ -98,11 +98,21 @@ def _terminate_cleanly() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
+def _one_blas_thread() -> None:
+    """Before numpy is first imported: ctxviz does no linear algebra, and OpenBLAS starting a thread
+    per core at import cost about 50 ms of every command's start. A user's own setting stands, and
+    a process that imported numpy before (a test, a notebook) is left as it is."""
+    if "numpy" not in sys.modules:
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # without importing the engine
         print(f"ctxviz {__version__}")
         return EXIT_OK
     words = list(sys.argv[1:] if argv is None else argv)
+    _one_blas_thread()
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     _terminate_cleanly()
