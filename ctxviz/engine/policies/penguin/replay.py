@@ -33,8 +33,10 @@ class CategoriesReplay(_Replay):
     members its cut takes or gives back since the turn before, the messages taken in since then
     included.
 
-    Recorded summaries are carried where each covers a prefix of the file (`_RecordedShapes`): the
-    messages they cover are out of the manager's session and each summary that takes the place of
+    Recorded summaries are carried where each covers a prefix of the file, or just its non-system
+    messages as Codex's compactions do (`_RecordedShapes.system_gaps`: the system messages among
+    them stay in the manager's session, SYSTEM members never trimmed): the messages they cover are
+    out of the manager's session and each summary that takes the place of
     some of them is a CONTEXT member at its own timestamp, so when what is in force changes the
     categories are rebuilt from the first message they leave (`_restart`: the messages after a
     compaction's cover are few) and the cuts start again. Sessions with images (the image rule
@@ -42,6 +44,7 @@ class CategoriesReplay(_Replay):
     where the summaries do not cover a prefix of the file, are planned by the reference step."""
 
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
     pair_safe_incremental = True
 
     @classmethod
@@ -78,6 +81,9 @@ class CategoriesReplay(_Replay):
             if any(shapes.lo):
                 self.ordered = False
         self.covered = 0
+        #: (Codex's compactions) the system messages, which no recorded summary covers: they stay in the
+        #: manager's session wherever the summaries reach.
+        self.system_at = [j for j, m in enumerate(messages) if m.role == "system"] if self.recorded is not None and self.recorded.shapes.system_gaps else []
         self.seen = 0  # the measured tokens of messages 0..i
         self.summary_counts: dict[int, int] = {}  # recorded summary -> its CONTEXT message's count
         self.owned: dict[int, tuple[int, int]] = {}  # the summaries in the session: the messages [a, b) each takes the place of
@@ -153,7 +159,8 @@ class CategoriesReplay(_Replay):
         self.owned = owned
         messages, stamps = self.session.messages, self.stamps
         entries: list[list[tuple[tuple[str, int], int, int]]] = [[] for _ in self.order]  # (key, member, count) per category
-        for j in range(covered, i + 1):
+        stays = self.system_at[: bisect_left(self.system_at, covered)]  # (the system messages among those covered)
+        for j in (*stays, *range(covered, i + 1)):
             entries[self.position[messages[j].category]].append(((stamps[j], j), j, self.tokens[j]))
         context = self.position[Category.CONTEXT]
         self.summary_keys = {}
@@ -162,7 +169,7 @@ class CategoriesReplay(_Replay):
             count = self.summary_counts.get(k)
             if count is None:
                 count = self.summary_counts[k] = count_content(summary.text, self.full.tokenizer)
-            key = (summary.created_at or stamps[a], n + k)
+            key = (summary.created_at or stamps[self._first_covered(a)], n + k)
             self.summary_keys[k] = key
             entries[context].append((key, n + k, count))
         for c, held in enumerate(entries):
@@ -171,8 +178,9 @@ class CategoriesReplay(_Replay):
             self.members[c] = [j for _, j, _ in held]
             self.sums[c] = list(accumulate((t for _, _, t in held), initial=0))
         if pairs is not None:
-            pairs.set_unsent_all(list(range(self.covered, covered)), True)
-            pairs.set_unsent_all([j for j in range(covered, i + 1) if pairs.unsent[j]], False)
+            system = set(self.system_at)
+            pairs.set_unsent_all([j for j in range(self.covered, covered) if j not in system], True)
+            pairs.set_unsent_all([j for j in (*stays, *range(covered, i + 1)) if pairs.unsent[j]], False)
         self.covered = covered
         self.cut = [0] * len(self.order)
         self.cut_key = [None] * len(self.order)
@@ -180,6 +188,15 @@ class CategoriesReplay(_Replay):
         self.arrived_in = [[] for _ in self.order]
         self.trimmed = False
         return before
+
+    def _first_covered(self, a: int) -> int:
+        """The first message at or after `a` a summary covers (the first non-system one where
+        summaries leave the system messages out)."""
+        system_at = self.system_at
+        k = bisect_left(system_at, a)
+        while k < len(system_at) and system_at[k] == a:
+            a, k = a + 1, k + 1
+        return a
 
     def _summaries_cut(self, cut: list[int]) -> dict[int, int]:
         """Per category, how many of the members this turn's cut takes are summaries (not session messages)."""
@@ -287,7 +304,7 @@ class CategoriesReplay(_Replay):
         # What is not sent of the session's messages (the summaries' CONTEXT members are not among them).
         sent_summaries = sum(self.summary_counts[k] for k, key in self.summary_keys.items() if not self._is_cut(key, cut))
         not_sent = self.seen - (used - sent_summaries)
-        summarized = self.covered
+        summarized = self.recorded.shapes.covered_count(self.covered) if self.recorded is not None else self.covered
         return Turn(i, used, budgets.max_tokens, i + 1 - dropped - summarized, dropped, summarized, 0, fits, 0, tuple(events), not_sent)
 
     def _is_cut(self, key: tuple[str, int], cut: list[int]) -> bool:
@@ -296,9 +313,11 @@ class CategoriesReplay(_Replay):
 
     def _recorded_decision(self, k: int, m: int) -> tuple[int, tuple[Decision, str] | None]:
         """The plan's decision on recorded summary k (written since the step before, covering the
-        prefix's first m messages, all summarised), as `context_window.plan_records` words it."""
+        prefix's first m messages, all summarised but the system
+        messages where Codex's compactions leave them), as `context_window.plan_records` words it."""
         recorded = self.recorded
         assert recorded is not None
+        m = recorded.shapes.covered_count(m)  # (Codex's compactions: the system messages among them are not summarised)
         if not self.covered:
             return m, None  # no summary covers a message of the prefix: the plan decides none
         if k in recorded.superseded:
@@ -309,7 +328,9 @@ class CategoriesReplay(_Replay):
                 return m, (Decision.DROPPED, f"dropped: {self.order[c].name} held {self.usage_now[c]:,} tokens, over its {self.maxima[c]:,} maximum; "
                                              f"the oldest are removed until {self.excess_now[c]:,} are freed")
             a, b = self.owned[k]
-            return m, (Decision.KEPT, f"kept: sent as a CONTEXT message in place of the {b - a} messages it covers")
+            system_before = self.recorded.shapes.system_before
+            count = b - a - (system_before[b] - system_before[a] if self.system_at else 0)
+            return m, (Decision.KEPT, f"kept: sent as a CONTEXT message in place of the {count} messages it covers")
         return m, (Decision.DROPPED, "dropped: the ContextWindowManager sends only the summaries that cover messages of this file")
 
     def _restart_trims(self, i: int, cut: list[int], before: set[int]) -> list[Event]:
