@@ -1,7 +1,7 @@
 """Codex's recorded compactions carried from turn to turn.
 
 A Codex rollout's `compacted` line summarises the non-system messages before it; the system ones
-among them (the developer instructions, the environment context) stay in the request. Thirteen
+among them (the developer instructions, the environment context) stay in the request. Fourteen
 replayers carry that shape as they carry Claude Code's prefixes: each replay equals the reference,
 which plans every prefix from scratch, step by step (every Turn field and event text, the
 compaction event naming the covered messages as the reference does), with and without pair
@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
+from ctxviz.engine.policies.llamaindex.joined import joined_counter
 from ctxviz.engine.policies.replay_common import _RecordedShapes
 from ctxviz.engine.replay import replays_incrementally
 from ctxviz.engine.session import Compaction, Session, Summary
@@ -59,6 +60,7 @@ POLICIES = {
     "llamaindex-chat-summary-memory-buffer": [{}, {"token_limit": 600, "llm": True}],
     "strands-summarizing": [{}, {"context_window_limit": 1500, "preserve_recent_messages": 2}],
     "categories": [{}, {"max_tokens": 2000, "trim_other_categories": True}],
+    "llamaindex-chat-memory-buffer": [{}, {"token_limit": 3000}],
     # (a trigger met is planned by the reference step: these overflow without summarising; the
     # random test below summarises)
     "langchain-summarization": [{}, {"trigger": "messages=1000", "max_input_tokens": 1500}],
@@ -71,6 +73,12 @@ IMAGES_FROM_SCRATCH = {"categories"}
 
 #: langchain-summarization at the random sessions' scale, where it summarises often.
 SUMMARISING = SMALL["langchain-summarization"]
+
+
+def whitespace_joins(session: Session) -> bool:
+    """Whether ChatMemoryBuffer's history joins whitespace to whitespace somewhere (its joined count
+    is then recounted over the run, and a turn ending inside one is planned by the reference)."""
+    return bool(joined_counter(session, list(session.system_and_history[1]), CountStore().get(session, "cl100k_base")).runs)
 
 
 def carried(session: Session, policy: str, params: dict, pair_safe: bool, per_message: bool = False) -> None:
@@ -113,7 +121,7 @@ def test_a_real_rollout_is_carried(policy):
     assert all("467 messages (#2, #3, #6, #7, #8 and 462 more)" in e.message for e in events)
 
 
-@pytest.mark.parametrize("policy", ["gemini-cli-compression", "llamaindex-chat-memory-buffer", "strands-sliding-window"])
+@pytest.mark.parametrize("policy", ["gemini-cli-compression", "strands-sliding-window"])
 def test_the_others_say_they_hand_those_turns_to_the_reference(policy):
     s = load_session(SAMPLE)
     answer = replays_incrementally(policy, s)
@@ -153,6 +161,8 @@ def test_random_codex_compactions_are_carried(s, policy, which, pair_safe, per_m
     reference = simulate(s, policy, params, store=store, options=options, incremental=False, per_message=per_message)
     assert fast.turns == reference.turns
     assert fast.to_json() == reference.to_json()
+    if policy == "llamaindex-chat-memory-buffer" and whitespace_joins(s):
+        return  # (a turn ending inside a run of whitespace joins goes to the reference, Codex or not)
     if shapes.why_not is None and replays_incrementally(policy, s, options, params) == "incremental":
         # Only a turn that writes a summary or truncates in an emergency may be planned from scratch.
         writing = sum(1 for t in fast.turns if any(e.kind in ("summary", "emergency_truncation") for e in t.events))

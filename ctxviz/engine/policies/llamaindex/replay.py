@@ -51,6 +51,7 @@ class LlamaIndexReplay(_Replay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
