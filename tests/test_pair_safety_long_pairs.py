@@ -5,7 +5,8 @@ same as reading them all: this compares it, turn by turn, with a brute-force ref
 every pair of the prefix, on random sessions where most pairs are long (results answering any
 earlier or later call, system messages between them, results without a call, calls never
 answered), for every (j, e, t, h) with j <= e <= t <= h <= the history seen: one run (t == e) and
-two.
+two. The short pairs are filed at each boundary they cross as they complete (`across`): that too
+is compared with the pairs read from the session at every turn.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import random
 from itertools import combinations_with_replacement
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxviz.engine.policies.replay_common import _PairSafety
@@ -151,3 +152,24 @@ def test_drops_equal_reading_every_pair_with_late_results(seed, short):  # type:
             yield (j, e, e, h) if rng.random() < 0.5 else (j, e, t, h)
 
     assert replay(session, short, queries) > 25
+
+
+@settings(SETTINGS, max_examples=examples(100))
+@given(specs=st.lists(SPECS, min_size=1, max_size=16), short=st.sampled_from([1, 2, 3, 64]))
+@example(specs=[("user", 0, 0), ("assistant", 2, 0), ("tool", 0, 0), ("system", 0, 0), ("tool", 0, 1)], short=2)
+def test_short_pairs_are_filed_at_every_boundary_they_cross(specs, short):  # type: ignore[no-untyped-def]
+    """`across[p]`, carried as pairs complete, holds exactly the short pairs complete so far that
+    cross boundary p (one end before it, the other at or after it), read from the session at each turn."""
+    session = build(specs)
+    saved, _PairSafety.SHORT = _PairSafety.SHORT, short
+    try:
+        pairs = _PairSafety.of(session)
+        assert pairs is not None
+        every = session_pairs(session)
+        for i in range(len(session.messages)):
+            pairs.grow(i)
+            for p, found in enumerate(pairs.across):
+                expected = sorted((a, b) for at, a, b in every if at <= i and b - a <= short and a < p <= b)
+                assert sorted(found or ()) == expected, (i, p)
+    finally:
+        _PairSafety.SHORT = saved

@@ -74,11 +74,13 @@ class _PairSafety:
     (an assistant's call until its first result, a result until its call). A turn's drops are
     the closure apply_pair_safety reaches: the sent problems, the sent half of every pair that
     crosses a boundary of the sent runs, and what loses its partner to those drops. Pairs are
-    found by the boundary they cross: short ones (up to SHORT positions apart) in an array by
-    their first end, the rest (a long-running tool, a sub-agent's Task, a result that arrives
-    late) in a stabbing tree over the boundaries, so a turn reads only the long pairs that cross
-    one of its boundaries, not every long pair so far (which made a log with many of them
-    quadratic)."""
+    found by the boundary they cross: short ones (up to SHORT positions apart) filed at every
+    boundary they cross when they complete (a few list appends each, once), the rest (a
+    long-running tool, a sub-agent's Task, a result that arrives late) in a stabbing tree over the
+    boundaries, so a turn reads only the pairs that cross one of its boundaries: not every long
+    pair so far (which made a log with many of them quadratic), nor the SHORT positions before
+    each boundary (which made a turn that cuts cost several times one that does not, and
+    lifted the exponent of the replays whose cutting starts part-way)."""
 
     SHORT = 64
 
@@ -144,7 +146,8 @@ class _PairSafety:
         self.ends: dict[float, list[int]] = {}  # turn -> positions that stop being problems
         self.problems: list[int] = []  # history positions of the problems so far, sorted
         self.partners: dict[int, list[int]] = {}
-        self.short: list[int] = [-1] * len(self.position)  # first end -> the farthest second end of its short pairs
+        # across[p]: the short pairs complete so far that cross boundary p (a < p <= b), None for none
+        self.across: list[list[tuple[int, int]] | None] = [None] * (len(self.position) + 1)
         # The long pairs by the boundaries they cross ((a, b) crosses a + 1 .. b): a segment tree
         # over the boundaries 0 .. len(history), whose node k holds the pairs that cross every
         # boundary under it and not every one under its parent. The pairs crossing p are those
@@ -174,7 +177,13 @@ class _PairSafety:
             self.partners.setdefault(a, []).append(b)
             self.partners.setdefault(b, []).append(a)
             if b - a <= self.SHORT:
-                self.short[a] = max(self.short[a], b)
+                across, pair = self.across, (a, b)
+                for p in range(a + 1, b + 1):
+                    found = across[p]
+                    if found is None:
+                        across[p] = [pair]
+                    else:
+                        found.append(pair)
             else:
                 self._add_long(a, b)
 
@@ -214,7 +223,7 @@ class _PairSafety:
 
     def drops(self, j: int, e: int, t: int, h: int) -> set[int] | frozenset[int]:
         """History positions pair safety drops when history[j:e] and history[t:h] are sent."""
-        problems, partners, short = self.problems, self.partners, self.short
+        problems, partners, across = self.problems, self.partners, self.across
         runs = ((j, h),) if t == e else ((j, e), (t, h))
         seeds: list[int] = []
         if problems:
@@ -232,13 +241,11 @@ class _PairSafety:
             return j <= k < e or t <= k < h
 
         for p in boundaries:
-            lo = max(0, p - self.SHORT)
-            if lo < p and max(short[lo:p]) >= p:
-                for a in range(lo, p):
-                    if short[a] >= p:
-                        for b in partners[a]:
-                            if a < p <= b and sent(a) != sent(b):
-                                seeds.append(a if sent(a) else b)
+            here = across[p]
+            if here is not None:
+                for a, b in here:
+                    if sent(a) != sent(b):
+                        seeds.append(a if sent(a) else b)
             if self.long_pairs:
                 for a, b in self._crossing(p):
                     if sent(a) != sent(b):

@@ -287,20 +287,21 @@ class AutoGenTokenLimitedReplay(_AutoGenReplay):
         return n // 2 - left, n // 2 + k - left
 
     def _fast(self, i: int) -> Turn:
-        S, n, limit = self.sums, len(self.kinds), self.limit
-        base = S[n] + REPLY_PRIMING + self.tools
+        S, n = self.sums, len(self.kinds)
+        need = S[n] + REPLY_PRIMING + self.tools - self.limit  # what the pops must take out for the count to fit
+        half, odd = n // 2, n & 1
 
-        def count(k: int) -> int:
-            lo, hi = self.removed(n, k)
-            return base - (S[hi] - S[lo])
+        def fits(k: int) -> bool:  # (`removed(n, k)` inlined: a cutting turn calls it a few times)
+            lo = half - ((k - odd) >> 1) if k else half
+            return S[lo + k] - S[lo] >= need
 
-        lo_k = self.pops = _first_fitting(lambda k: count(k) <= limit, n, self.pops)
+        lo_k = self.pops = _first_fitting(fits, n, self.pops)
         lo, hi = self.removed(n, lo_k)
         runs = [(0, lo), (hi, n)]
         first = 0 if lo > 0 else hi
         if first < n and self.kinds[first] == "results":  # AutoGen removes a leading tool result after trimming
             runs = [(1, lo), (hi, n)] if lo > 0 else [(hi + 1, n)]
-        return self._turn(i, [(a, b) for a, b in runs if a < b], tools=self.tools, budget=limit)
+        return self._turn(i, [(a, b) for a, b in runs if a < b], tools=self.tools, budget=self.limit)
 
 
 def _first_fitting(fits: Any, n: int, guess: int) -> int:
