@@ -19,10 +19,10 @@ import dataclasses
 import json
 import math
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -121,6 +121,22 @@ def blocks(message: Message) -> list[dict[str, Any]]:
     return out
 
 
+def block_kinds(message: Message) -> frozenset[str]:
+    """The keys of `blocks(message)`'s blocks (what `StrandsMessage.has` finds), without building
+    them: no copy of a text, no JSON read of a call's arguments."""
+    if message.role == "tool":
+        return _TOOL_RESULT
+    kinds = [_KIND[type(p)] for p in message.parts if type(p) in _KIND]
+    return frozenset(kinds) if len(kinds) != 1 else _ONE_KIND[kinds[0]]
+
+
+#: Each part's block kind in `blocks` (the part types have no subclasses).
+_KIND: dict[type, str] = {ImagePart: "image", ToolCallPart: "toolUse", ToolResultPart: "toolResult", ThinkingPart: "reasoningContent",
+                          TextPart: "text", FileRefPart: "text", OpaquePart: "text"}
+_ONE_KIND = {kind: frozenset((kind,)) for kind in _KIND.values()}
+_TOOL_RESULT = _ONE_KIND["toolResult"]
+
+
 def block_count(message: Message) -> int:
     """`len(blocks(message))`, without building the blocks (no copy of a text, no JSON read of a call's arguments)."""
     if message.role == "tool":
@@ -197,6 +213,21 @@ class StrandsMessage:
         if ids is None:
             ids = self._ids = frozenset(_tool_ids(self))
         return ids
+
+
+class Shaped(Protocol):
+    """What Strands' split and pin rules (`adjust_split_point_for_tool_pairs`, `is_pinned`,
+    `summarizing.summarize_oldest`) read of a message: a `StrandsMessage`, or a replayer's
+    stand-in that knows its blocks' kinds without their content."""
+
+    role: str
+    members: tuple[int, ...]
+    tokens: int
+    pinned: bool
+
+    def has(self, key: str) -> bool: ...
+
+    def tool_ids(self) -> frozenset[str]: ...
 
 
 def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[list[Message], list[StrandsMessage]]:
@@ -382,7 +413,7 @@ def _tool_ids(message: StrandsMessage) -> set[str]:
     return ids
 
 
-def is_pinned(messages: list[StrandsMessage], index: int) -> bool:
+def is_pinned(messages: Sequence[Shaped], index: int) -> bool:
     """pin_message.is_pinned: pinned itself, or an adjacent pinned message shares a toolUseId."""
     if messages[index].pinned:
         return True
@@ -415,7 +446,7 @@ class NoSplitPoint(Exception):
     """Strands raises ContextWindowOverflowException here."""
 
 
-def adjust_split_point_for_tool_pairs(messages: list[StrandsMessage], split_point: int) -> int:
+def adjust_split_point_for_tool_pairs(messages: Sequence[Shaped], split_point: int) -> int:
     """context_compression.adjust_split_point_for_tool_pairs: walk forward past toolResults and
     toolUses not followed by their result; raise when it walks off the end."""
     if split_point > len(messages):

@@ -22,7 +22,7 @@ from ..replay_common import (
     carried_recorded,
     recorded_events,
 )
-from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
+from .messages import Shaped, StrandsMessage, block_kinds, blocks, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
 
@@ -386,6 +386,26 @@ class StrandsSlidingReplay(_Replay):
             events.append(Event(i, "trim", f"{c}: " + "; ".join(what)))
 
 
+class _Shape:
+    """A Strands message after the summary in force as `summarize_oldest` reads it (`messages.Shaped`):
+    its role, members, tokens and the kinds of its blocks. The summarizing replayer keeps these,
+    not `StrandsMessage`s: a pass only asks where the tool results and calls are, and rendering
+    each message's blocks (its tool call's JSON arguments read, its results copied) was a third of
+    a replay's cost once Strands had started summarising. The blocks are rendered only for
+    `tool_ids`, which only pin_first reads (the replayer leaves pin_first to the reference step)."""
+
+    __slots__ = ("role", "members", "tokens", "kinds", "pinned", "source")
+
+    def __init__(self, role: str, members: tuple[int, ...], tokens: int, kinds: frozenset[str], source: tuple[Any, ...]) -> None:
+        self.role, self.members, self.tokens, self.kinds, self.pinned, self.source = role, members, tokens, kinds, False, source
+
+    def has(self, key: str) -> bool:
+        return key in self.kinds
+
+    def tool_ids(self) -> frozenset[str]:
+        return StrandsMessage(self.role, [b for x in self.members for b in blocks(self.source[x])], self.members).tool_ids()
+
+
 class StrandsSummarizingReplay(_SummaryReplay):
     """SummarizingConversationManager: the summary in force covers a prefix of the history (it
     absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
@@ -433,12 +453,12 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self._carry_recorded()
         self.recorded_last = -1  # the recorded summary in force (its index in session.summaries), with the positions [0, span) it covers
         self.recorded_span = 0
-        # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
-        # from one summary to the next: each message is rendered once, not at every summary it outlives.
-        self.rest: list[StrandsMessage] = []
+        # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them, as `_Shape`s),
+        # carried from one summary to the next: each message is read once, not at every summary it outlives.
+        self.rest: list[_Shape] = []
         self.rest_from = self.rest_to = 0
 
-    def _rest(self, c: int) -> list[StrandsMessage]:
+    def _rest(self, c: int) -> list[_Shape]:
         """`conversation` of the history after the summary in force, history[c:], extended from the summary before's."""
         if self.rest_from != c:
             self.rest, self.rest_from, self.rest_to = [], c, c
@@ -446,10 +466,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
         for k in range(self.rest_to, len(history)):
             m = messages[history[k]]
             if m.role == "tool" and k > c and messages[history[k - 1]].role == "tool":  # consecutive tool messages: one user message
-                last = rest[-1]  # a new message, not changed in place: its found kinds and ids stay true
-                rest[-1] = StrandsMessage(last.role, last.content + blocks(m), (*last.members, m.index), tokens=last.tokens + tokens[m.index])
+                last = rest[-1]  # a new one, not changed in place: a list before (a pass's `strands`) may hold the old
+                rest[-1] = _Shape(last.role, (*last.members, m.index), last.tokens + tokens[m.index], last.kinds | block_kinds(m), messages)
             else:
-                rest.append(StrandsMessage("assistant" if m.role == "assistant" else "user", blocks(m), (m.index,), tokens=tokens[m.index]))
+                rest.append(_Shape("assistant" if m.role == "assistant" else "user", (m.index,), tokens[m.index], block_kinds(m), messages))
         self.rest_to = len(history)
         return rest
 
@@ -533,7 +553,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
         rest = self._rest(c)
-        strands = [StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens), *rest] if has_summary else list(rest)
+        summary_message = StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens)
+        strands: list[Shaped] = [summary_message, *rest] if has_summary else list(rest)
         outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
         if not outcome.ok:
             return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
@@ -548,7 +569,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         text = self.snapshot.render()
         text_count = self.full.text(text)
         unpaired, unpaired_tokens = self._unpaired(c2, i)
-        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count - unpaired_tokens
+        kept = rest[outcome.split - has_summary:]  # strands[outcome.split:]
+        held = sum(sm.tokens for sm in kept) + text_count - unpaired_tokens
         used = fixed + held
         fits = used <= limit
         ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
@@ -557,7 +579,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens, self.has_summary = c2, text, text_count, True
-        self.rest, self.rest_from = strands[outcome.split:], c2  # what is not summarised (the summary in force among them: split >= 1)
+        self.rest, self.rest_from = kept, c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:
             from .sliding_window import split_window
