@@ -19,10 +19,10 @@ import dataclasses
 import json
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -215,19 +215,44 @@ class StrandsMessage:
         return ids
 
 
-class Shaped(Protocol):
-    """What Strands' split and pin rules (`adjust_split_point_for_tool_pairs`, `is_pinned`,
-    `summarizing.summarize_oldest`) read of a message: a `StrandsMessage`, or a replayer's
-    stand-in that knows its blocks' kinds without their content."""
+class Unrendered(StrandsMessage):
+    """A Strands message whose blocks are rendered from its members (`blocks` of each) when first
+    read, and whose kinds are found without them (`block_kinds`) when first asked. A replay of the
+    agent's life holds thousands of messages that Strands only counts, splits and trims, which
+    read their roles, members, tokens and kinds; only cutting a tool result, pinning, or a
+    request's text reads the blocks. (A copy made by `dataclasses.replace` is handed its content,
+    rendered.)"""
 
-    role: str
-    members: tuple[int, ...]
-    tokens: int
-    pinned: bool
+    def __init__(self, role: str, content: list[dict[str, Any]] | None, members: tuple[int, ...], pinned: bool = False,
+                 tokens: int = 0, changed: dict[int, str] | None = None, source: tuple[Message, ...] = ()) -> None:
+        # StrandsMessage's fields, set without the dataclass's __init__ (a replay makes one per message)
+        fields = self.__dict__
+        fields["role"], fields["_content"], fields["members"], fields["pinned"], fields["tokens"] = role, content, members, pinned, tokens
+        fields["changed"] = {} if changed is None else changed
+        fields["_kinds"] = fields["_ids"] = None
+        fields["source"] = source
 
-    def has(self, key: str) -> bool: ...
+    def has(self, key: str) -> bool:
+        kinds = self._kinds
+        if kinds is None:
+            if self.__dict__["_content"] is not None:
+                return super().has(key)
+            source = self.source
+            found = [block_kinds(source[x]) for x in self.members]
+            kinds = self._kinds = found[0] if len(found) == 1 else frozenset().union(*found)
+        return key in kinds
 
-    def tool_ids(self) -> frozenset[str]: ...
+    @property  # type: ignore[override]
+    def content(self) -> list[dict[str, Any]]:
+        content = self.__dict__["_content"]
+        if content is None:
+            source = self.source
+            content = self.__dict__["_content"] = [block for x in self.members for block in blocks(source[x])]
+        return content
+
+    @content.setter
+    def content(self, value: list[dict[str, Any]] | None) -> None:
+        self.__dict__["_content"] = value
 
 
 def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[list[Message], list[StrandsMessage]]:
@@ -413,7 +438,7 @@ def _tool_ids(message: StrandsMessage) -> set[str]:
     return ids
 
 
-def is_pinned(messages: Sequence[Shaped], index: int) -> bool:
+def is_pinned(messages: list[StrandsMessage], index: int) -> bool:
     """pin_message.is_pinned: pinned itself, or an adjacent pinned message shares a toolUseId."""
     if messages[index].pinned:
         return True
@@ -446,7 +471,7 @@ class NoSplitPoint(Exception):
     """Strands raises ContextWindowOverflowException here."""
 
 
-def adjust_split_point_for_tool_pairs(messages: Sequence[Shaped], split_point: int) -> int:
+def adjust_split_point_for_tool_pairs(messages: list[StrandsMessage], split_point: int) -> int:
     """context_compression.adjust_split_point_for_tool_pairs: walk forward past toolResults and
     toolUses not followed by their result; raise when it walks off the end."""
     if split_point > len(messages):

@@ -20,7 +20,6 @@ stand-in (an extractive snapshot), not the model's: only its place and what it r
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -38,7 +37,6 @@ from .messages import (
     FRAMEWORK_VERSION,
     Held,
     NoSplitPoint,
-    Shaped,
     StrandsMessage,
     adjust_split_point_for_tool_pairs,
     check_positive,
@@ -94,7 +92,7 @@ class Outcome:
     error: str = ""
 
 
-def summarize_oldest(messages: Sequence[Shaped], ratio: float, preserve: int, pin_first: int | None, pins_applied: bool) -> Outcome:
+def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int, pin_first: int | None, pins_applied: bool) -> Outcome:
     """`_summarize_oldest` up to the model call: where it splits and what it keeps, or why it raises."""
     n = len(messages)
     count = min(max(1, int(n * ratio)), n - preserve)
