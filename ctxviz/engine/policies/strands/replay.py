@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_left
+from collections.abc import Sequence
 from typing import Any
 
 from ...counting import TokenCounts
@@ -380,7 +381,7 @@ class StrandsSlidingReplay(_Replay):
             events.append(Event(i, "trim", f"{c}: " + "; ".join(what)))
 
 
-def _agent_messages(session: Session, tokens: tuple[int, ...] | list[int]) -> tuple[list[StrandsMessage], list[list[int]], list[int], list[int]]:
+def _agent_messages(session: Session, tokens: Sequence[int]) -> tuple[list[StrandsMessage], list[list[int]], list[int], list[int]]:
     """`messages.conversation` of the whole session, its messages `Unrendered` (the replayed agent
     renders only those it cuts), with each one's blocks' owners (`messages.held`'s), and per session
     message the Strands message holding it and the one it completes (the last of a run of tool
