@@ -121,6 +121,22 @@ def blocks(message: Message) -> list[dict[str, Any]]:
     return out
 
 
+def block_kinds(message: Message) -> frozenset[str]:
+    """The keys of `blocks(message)`'s blocks (what `StrandsMessage.has` finds), without building
+    them: no copy of a text, no JSON read of a call's arguments."""
+    if message.role == "tool":
+        return _TOOL_RESULT
+    kinds = [_KIND[type(p)] for p in message.parts if type(p) in _KIND]
+    return frozenset(kinds) if len(kinds) != 1 else _ONE_KIND[kinds[0]]
+
+
+#: Each part's block kind in `blocks` (the part types have no subclasses).
+_KIND: dict[type, str] = {ImagePart: "image", ToolCallPart: "toolUse", ToolResultPart: "toolResult", ThinkingPart: "reasoningContent",
+                          TextPart: "text", FileRefPart: "text", OpaquePart: "text"}
+_ONE_KIND = {kind: frozenset((kind,)) for kind in _KIND.values()}
+_TOOL_RESULT = _ONE_KIND["toolResult"]
+
+
 def block_count(message: Message) -> int:
     """`len(blocks(message))`, without building the blocks (no copy of a text, no JSON read of a call's arguments)."""
     if message.role == "tool":
@@ -197,6 +213,46 @@ class StrandsMessage:
         if ids is None:
             ids = self._ids = frozenset(_tool_ids(self))
         return ids
+
+
+class Unrendered(StrandsMessage):
+    """A Strands message whose blocks are rendered from its members (`blocks` of each) when first
+    read, and whose kinds are found without them (`block_kinds`) when first asked. A replay of the
+    agent's life holds thousands of messages that Strands only counts, splits and trims, which
+    read their roles, members, tokens and kinds; only cutting a tool result, pinning, or a
+    request's text reads the blocks. (A copy made by `dataclasses.replace` is handed its content,
+    rendered.)"""
+
+    def __init__(self, role: str, content: list[dict[str, Any]] | None, members: tuple[int, ...], pinned: bool = False,
+                 tokens: int = 0, changed: dict[int, str] | None = None, source: tuple[Message, ...] = ()) -> None:
+        # StrandsMessage's fields, set without the dataclass's __init__ (a replay makes one per message)
+        fields = self.__dict__
+        fields["role"], fields["_content"], fields["members"], fields["pinned"], fields["tokens"] = role, content, members, pinned, tokens
+        fields["changed"] = {} if changed is None else changed
+        fields["_kinds"] = fields["_ids"] = None
+        fields["source"] = source
+
+    def has(self, key: str) -> bool:
+        kinds = self._kinds
+        if kinds is None:
+            if self.__dict__["_content"] is not None:
+                return super().has(key)
+            source = self.source
+            found = [block_kinds(source[x]) for x in self.members]
+            kinds = self._kinds = found[0] if len(found) == 1 else frozenset().union(*found)
+        return key in kinds
+
+    @property  # type: ignore[override]
+    def content(self) -> list[dict[str, Any]]:
+        content = self.__dict__["_content"]
+        if content is None:
+            source = self.source
+            content = self.__dict__["_content"] = [block for x in self.members for block in blocks(source[x])]
+        return content
+
+    @content.setter
+    def content(self, value: list[dict[str, Any]] | None) -> None:
+        self.__dict__["_content"] = value
 
 
 def conversation(session: Session, message_tokens: tuple[int, ...]) -> tuple[list[Message], list[StrandsMessage]]:

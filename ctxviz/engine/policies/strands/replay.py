@@ -5,8 +5,8 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
-import dataclasses
 from bisect import bisect_left
+from collections.abc import Sequence
 from typing import Any
 
 from ...counting import TokenCounts
@@ -22,7 +22,7 @@ from ..replay_common import (
     carried_recorded,
     recorded_events,
 )
-from .messages import StrandsMessage, blocks, context_window_limit, json_tokens, tool_specs
+from .messages import StrandsMessage, Unrendered, block_count, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, summarize_oldest
 
@@ -77,10 +77,8 @@ class StrandsSlidingReplay(_Replay):
         self.unpaired_before: set[int] = set()  # what pair safety dropped at the step before, when it trimmed
         self.history_index = [m.index for m in session.messages if m.role != "system"]  # history position -> session index
         # Until the first recorded summary is in force the agent's history holds none.
-        self.plain = dataclasses.replace(session, summaries=()) if session.summaries else session
-        self.mgr = _Manager(self.plain, p, full)
-        self.pending, self.pending_owners = self.mgr.messages, self.mgr.owners
-        self.mgr.history([], [])
+        self.mgr = _Manager(None, p, full)
+        self.pending, self.pending_owners, self.message_of, self.completes = _agent_messages(session, full.message_tokens)
         # With a recorded summary held (`_restart`): the agent's messages are `head` (the summary,
         # and what is left of a run of tool messages its cover cuts) and then pending[k] at k + shift.
         self.head: list[tuple[StrandsMessage, list[int]]] = []
@@ -90,9 +88,6 @@ class StrandsSlidingReplay(_Replay):
         self.covered_tokens = 0
         self.history_before = [0]  # per session index: the history messages before it
         self.history_sums = [0]  # per history position: the tokens of those before it
-        self.message_of = {x: k for k, sm in enumerate(self.pending) for x in sm.members} if session.summaries else {}
-        # The session message that completes each Strands message (the last of a run of tool messages).
-        self.completes = {sm.members[-1]: k for k, sm in enumerate(self.pending)}
         self.count = 0  # Strands messages started so far (the last may be a run of tool messages still growing)
         self.previous_role = ""
         self.system_messages: list[Any] = []
@@ -178,8 +173,8 @@ class StrandsSlidingReplay(_Replay):
             if not (m.role == "tool" and self.previous_role == "tool"):  # messages.conversation's runs
                 self.count += 1
             self.previous_role = m.role
-        k = self.completes.get(i)
-        if k is not None:
+        k = self.completes[i]
+        if k >= 0:
             self.mgr.take(*self._pending(k + self.shift))
             self._read_journal()
 
@@ -205,8 +200,8 @@ class StrandsSlidingReplay(_Replay):
             sm, owners = self.pending[q], self.pending_owners[q]
             cut = sum(1 for x in sm.members if x < span)  # (a tool message is one block)
             members = sm.members[cut:]
-            head.append((StrandsMessage(sm.role, sm.content[cut:], members, tokens=sum(self.full.message_tokens[x] for x in members)),
-                         owners[cut:]))
+            head.append((Unrendered(sm.role, None, members, tokens=sum(self.full.message_tokens[x] for x in members), source=messages),
+                         owners[cut:]))  # (its content: sm.content[cut:])
             q += 1
         self.head, self.shift = head, len(head) - q
         self.cover_h = self.history_before[span]
@@ -243,8 +238,8 @@ class StrandsSlidingReplay(_Replay):
         if self._growing(i):
             sm, owners = self._pending(self.count - 1)
             members = tuple(x for x in sm.members if x <= i)  # one block per tool message
-            partial = (StrandsMessage(sm.role, sm.content[: len(members)], members, tokens=sum(tokens[x] for x in members)),
-                       owners[: len(members)])
+            partial = (Unrendered(sm.role, None, members, tokens=sum(tokens[x] for x in members), source=self.session.messages),
+                       owners[: len(members)])  # (its content: sm.content[: len(members)])
         held = mgr.held + (partial[0].tokens if partial else 0)
         used = mgr.fixed + held
         threshold = p.proactive_compression
@@ -386,6 +381,44 @@ class StrandsSlidingReplay(_Replay):
             events.append(Event(i, "trim", f"{c}: " + "; ".join(what)))
 
 
+def _agent_messages(session: Session, tokens: Sequence[int]) -> tuple[list[StrandsMessage], list[list[int]], list[int], list[int]]:
+    """`messages.conversation` of the whole session, its messages `Unrendered` (the replayed agent
+    renders only those it cuts), with each one's blocks' owners (`messages.held`'s), and per session
+    message the Strands message holding it and the one it completes (the last of a run of tool
+    messages), -1 for none. Made here rather than by `held` of the session without its summaries:
+    that made a session and a `Held` only to take the messages out again."""
+    messages = session.messages
+    runs: list[list[int]] = []
+    previous = ""
+    for m in messages:
+        role = m.role
+        if role == "system":
+            continue
+        if role == "tool" and previous == "tool":  # consecutive tool messages: one user message
+            runs[-1].append(m.index)
+        else:
+            runs.append([m.index])
+        previous = role
+    pending: list[StrandsMessage] = []
+    owners: list[list[int]] = []
+    message_of = [-1] * len(messages)
+    completes = [-1] * len(messages)
+    for k, run in enumerate(runs):
+        role = "assistant" if messages[run[0]].role == "assistant" else "user"
+        if len(run) == 1:
+            x = run[0]
+            pending.append(Unrendered(role, None, (x,), tokens=tokens[x], source=messages))
+            owners.append([x] * block_count(messages[x]))
+            message_of[x] = completes[x] = k
+            continue
+        pending.append(Unrendered(role, None, tuple(run), tokens=sum(tokens[x] for x in run), source=messages))
+        owners.append(run[:])  # (a tool message is one block)
+        for x in run:
+            message_of[x] = k
+        completes[run[-1]] = k
+    return pending, owners, message_of, completes
+
+
 class StrandsSummarizingReplay(_SummaryReplay):
     """SummarizingConversationManager: the summary in force covers a prefix of the history (it
     absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
@@ -434,7 +467,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.recorded_last = -1  # the recorded summary in force (its index in session.summaries), with the positions [0, span) it covers
         self.recorded_span = 0
         # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
-        # from one summary to the next: each message is rendered once, not at every summary it outlives.
+        # from one summary to the next: each message is read once, not at every summary it outlives, and
+        # never rendered (`Unrendered`: summarize_oldest reads only where the tool calls and results are).
         self.rest: list[StrandsMessage] = []
         self.rest_from = self.rest_to = 0
 
@@ -446,10 +480,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
         for k in range(self.rest_to, len(history)):
             m = messages[history[k]]
             if m.role == "tool" and k > c and messages[history[k - 1]].role == "tool":  # consecutive tool messages: one user message
-                last = rest[-1]  # a new message, not changed in place: its found kinds and ids stay true
-                rest[-1] = StrandsMessage(last.role, last.content + blocks(m), (*last.members, m.index), tokens=last.tokens + tokens[m.index])
+                last = rest[-1]  # a new message, not changed in place: its found kinds stay true
+                rest[-1] = Unrendered(last.role, None, (*last.members, m.index), tokens=last.tokens + tokens[m.index], source=messages)
             else:
-                rest.append(StrandsMessage("assistant" if m.role == "assistant" else "user", blocks(m), (m.index,), tokens=tokens[m.index]))
+                rest.append(Unrendered("assistant" if m.role == "assistant" else "user", None, (m.index,), tokens=tokens[m.index], source=messages))
         self.rest_to = len(history)
         return rest
 
@@ -548,7 +582,8 @@ class StrandsSummarizingReplay(_SummaryReplay):
         text = self.snapshot.render()
         text_count = self.full.text(text)
         unpaired, unpaired_tokens = self._unpaired(c2, i)
-        held = sum(sm.tokens for sm in strands[outcome.split:]) + text_count - unpaired_tokens
+        kept = rest[outcome.split - has_summary:]  # strands[outcome.split:]
+        held = sum(sm.tokens for sm in kept) + text_count - unpaired_tokens
         used = fixed + held
         fits = used <= limit
         ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
@@ -557,7 +592,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens, self.has_summary = c2, text, text_count, True
-        self.rest, self.rest_from = strands[outcome.split:], c2  # what is not summarised (the summary in force among them: split >= 1)
+        self.rest, self.rest_from = kept, c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:
             from .sliding_window import split_window

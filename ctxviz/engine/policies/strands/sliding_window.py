@@ -110,22 +110,30 @@ def image_placeholder(image: dict[str, Any]) -> str:
 class _Manager:
     """The manager's state over one plan: the messages it holds and what it did to each."""
 
-    def __init__(self, session: Session, params: SlidingWindowParams, counts: TokenCounts) -> None:
+    def __init__(self, session: Session | None, params: SlidingWindowParams, counts: TokenCounts) -> None:
+        """A manager holding the session's Strands messages (`session` None: none, and no summary,
+        for a replay of the agent's life, which `take`s them one by one)."""
         self.params = params
         self.counts = counts
-        start = held(session, counts)  # the session's Strands messages, made once per session and counting
-        self.system, self.summary, self.covered = list(start.system), start.summary, start.covered
-        self.messages: list[StrandsMessage] = list(start.messages)
-        # Which ctxviz message each content block came from, to map cut blocks back (-1: the summary).
-        self.owners: list[list[int]] = list(start.owners)
+        if session is None:
+            self.system, self.summary, self.covered = [], None, frozenset()
+            self.messages: list[StrandsMessage] = []
+            self.owners: list[list[int]] = []
+            self.held = 0
+        else:
+            start = held(session, counts)  # the session's Strands messages, made once per session and counting
+            self.system, self.summary, self.covered = list(start.system), start.summary, start.covered
+            self.messages = list(start.messages)
+            # Which ctxviz message each content block came from, to map cut blocks back (-1: the summary).
+            self.owners = list(start.owners)
+            #: The tokens of the messages held, kept as they change (a replay reads it at every step).
+            self.held = start.tokens
         self.pin_applied = False
         self.summary_removed = ""
         self.removed: dict[int, tuple[str, str]] = {}  # index -> reason, reason code
         self.cut: dict[int, tuple[Decision, str]] = {}
         self.sent_tokens: dict[int, int] = {}
         self.notes: list[str] = []
-        #: The tokens of the messages held, kept as they change (a replay reads it at every step).
-        self.held = start.tokens
         #: Every removal (index, DROPPED) and cut (index, TRUNCATED or REPLACED), in order: what a replay reads back.
         self.journal: list[tuple[int, Decision]] | None = []  # None: nobody reads it back (a plan)
 
