@@ -59,6 +59,10 @@ class StrandsSlidingReplay(_Replay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    #: Codex's compactions leave the system messages among those they cover: the agent's system
+    #: prompt is every system message so far wherever it stands, so the shape carried is the
+    #: history's prefix either way.
+    recorded_system_gaps = True
 
     @classmethod
     def scratch_reason(cls, session: Session, params: Any) -> str | None:
