@@ -12,7 +12,7 @@ import re
 import urllib.error
 import urllib.request
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import islice
 from typing import Protocol
@@ -45,11 +45,25 @@ class Summarizer(Protocol):
 def _clip(text: str, width: int = 160) -> str:
     """The text with its whitespace runs made single spaces, cut to `width` characters with "…".
 
-    Only a head of a long text is flattened: its first k characters flattened are the start of the
-    whole flattened (a word cut at k is the start of that word), so once they are longer than
-    `width` they decide the cut (a tool output of 100 KB is not split whole for 120 characters).
-    The first head is half again the width: most texts' whitespace is single spaces, so that head
-    nearly always decides the cut, and it splits less than half of what four widths did."""
+    Most heads need no flattening: when the first `width` + 1 characters, their newlines read as
+    spaces, are printable (every whitespace character but the space is not), hold no two spaces
+    together and neither start nor end with one, they are the start of the flattened text as they
+    stand, so they decide the clip without splitting (a third of what `_flat_clip` costs)."""
+    head = text[: width + 1] if len(text) > width else text
+    if "\n" in head:
+        head = head.replace("\n", " ")
+    if head.isprintable() and "  " not in head and head[:1] != " " and head[-1:] != " ":
+        return head if len(text) <= width else head[: width - 1] + "…"
+    return _flat_clip(text, width)
+
+
+def _flat_clip(text: str, width: int) -> str:
+    """`_clip` by flattening. Only a head of a long text is flattened: its first k characters
+    flattened are the start of the whole flattened (a word cut at k is the start of that word), so
+    once they are longer than `width` they decide the cut (a tool output of 100 KB is not split
+    whole for 120 characters). The first head is half again the width: most texts' whitespace is
+    single spaces, so that head nearly always decides the cut, and it splits less than half of what
+    four widths did."""
     k = width + width // 2 + 1
     while k < len(text):
         head = " ".join(text[:k].split())
@@ -61,45 +75,32 @@ def _clip(text: str, width: int = 160) -> str:
 
 
 def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit: int = 0) -> list[str]:
-    """The lines of `text` (split at "\\n") holding a match of `word`, in order, each once, at most
-    `limit` of them (0: all): what `^.*<word>.*$` (re.M) finds, found by the word.
+    """The lines of a text outside ASCII (split at "\\n") holding a match of `word`, in order, each
+    once, at most `limit` of them (0: all): what `^.*<word>.*$` (re.M) finds, found by the word.
 
-    `words` are the lower-case words `word` matches case-insensitively between word boundaries.
-    An ASCII text (a tool's output nearly always) is searched for them in its lower case with
-    `str.find`, several times faster than the pattern: only outside ASCII does re.I match more
-    than the case (the dotless i and the Kelvin sign match "i" and "k"), and only there does \\w
-    hold more than letters, digits and "_"."""
+    `words` are the lower-case words `word` matches case-insensitively between word boundaries
+    (an ASCII text is read by `_ascii_lines`). Only outside ASCII does re.I match more than the
+    case (the dotless i and the Kelvin sign match "i" and "k"), and only there does \\w hold more
+    than letters, digits and "_"."""
     lines: list[str] = []
-    if not text.isascii():
-        if not any(c in text for c in _FOLDS_TO_ASCII):
-            # Without them a match is one of `words` in the text's lower case (`str.lower` maps no
-            # other character to an ASCII letter), so a text that holds none has no match: the
-            # case-insensitive pattern, several times slower, runs only where one of them is.
-            lower = text.lower()
-            if not any(w in lower for w in words):
-                return lines
-        end = -1
-        for found in word.finditer(text):
-            at = found.start()
-            if at < end:  # on the line already taken
-                continue
-            end = text.find("\n", at)
-            if end < 0:
-                end = len(text)
-            lines.append(text[text.rfind("\n", 0, at) + 1: end])
-            if len(lines) == limit:
-                break
-        return lines
-    lower = text.lower()
-    start = 0
-    while (at := _first_word(lower, words, start)) >= 0:
+    if not any(c in text for c in _FOLDS_TO_ASCII):
+        # Without them a match is one of `words` in the text's lower case (`str.lower` maps no
+        # other character to an ASCII letter), so a text that holds none has no match: the
+        # case-insensitive pattern, several times slower, runs only where one of them is.
+        lower = text.lower()
+        if not any(w in lower for w in words):
+            return lines
+    end = -1
+    for found in word.finditer(text):
+        at = found.start()
+        if at < end:  # on the line already taken
+            continue
         end = text.find("\n", at)
         if end < 0:
             end = len(text)
         lines.append(text[text.rfind("\n", 0, at) + 1: end])
         if len(lines) == limit:
             break
-        start = end
     return lines
 
 
@@ -108,25 +109,54 @@ def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit:
 _FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
-def _first_word(lower: str, words: tuple[str, ...], start: int) -> int:
-    """Where the first of `words` stands alone (\\b on both sides) in the ASCII `lower` from
-    `start` on (-1: nowhere)."""
-    best = -1
-    for w in words:
-        stop = best + len(w) - 1 if best >= 0 else len(lower)  # only a start before the best so far counts
-        at = lower.find(w, start, stop)
-        while at >= 0:
-            after = at + len(w)
-            if (at == 0 or not _word_char(lower[at - 1])) and (after == len(lower) or not _word_char(lower[after])):
-                best = at
-                break
-            at = lower.find(w, at + 1, stop)
-    return best
+def _ascii_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
+    """`_lines_with` of an ASCII `text` (`lower`: its lower case, if made already): each of the
+    words `at` matches (at a word boundary, whole) begins with one of `starts`, so the first place
+    any of them stands is found by `str.find`, each search stopping where the earliest found so far
+    begins (in an ASCII text re.I is the lower case's reading, and \\b the ASCII one), and `at`
+    tells there whether a word stands whole. A search per start, several times faster than the
+    pattern's scan, and one fewer for "failed" and "failure" found as "fail".
+
+    With a `limit`, a long text is lowered a head first (`_HEAD` characters): where the lines asked
+    for are found in it (a log's error near its top), the rest is never lowered; else the rest is
+    lowered onto it."""
+    if lower is None:
+        lower = text[:_HEAD].lower() if limit and len(text) > _HEAD else text.lower()
+    lines: list[str] = []
+    n = len(lower)
+    # A place found before `sure` is the place in the whole text: a word starting before it, and
+    # the character after the word (its \b), lie in the head.
+    sure = n if n == len(text) else n - _LONGEST
+    find = lower.find
+    match = at.match
+    start = 0
+    while True:
+        best = n
+        for w in starts:
+            found = find(w, start, best + len(w) - 1)  # (only a start before the best so far counts)
+            if found >= 0:
+                best = found
+        if best >= sure:
+            if n == len(text):  # (nothing found)
+                return lines
+            lower += text[n:].lower()  # the rest, and this search again
+            n = sure = len(lower)
+            find = lower.find
+            continue
+        if match(lower, best) is None:  # a start of a longer word, or a word not standing alone
+            start = best + 1
+            continue
+        end = text.find("\n", best)
+        if end < 0:
+            end = len(text)
+        lines.append(text[text.rfind("\n", 0, best) + 1: end])
+        if len(lines) == limit:
+            return lines
+        start = end
 
 
-def _word_char(c: str) -> bool:
-    """\\w for an ASCII character."""
-    return c.isalnum() or c == "_"
+#: How much of a long text `_ascii_lines` lowers first.
+_HEAD = 1024
 
 
 def _unique(items: list[str], limit: int) -> list[str]:
@@ -174,6 +204,28 @@ def _features(m: Message) -> Features:
     return found
 
 
+def features_of(messages: Iterable[Message]) -> list[Features]:
+    """`_features` of each message, in order: the kept ones looked up and the others read and kept
+    in one loop (a run of thousands read cold, as a compaction's first summary reads them, pays
+    no call per message)."""
+    out: list[Features] = []
+    add = out.append
+    kept = _FEATURES.get
+    extract = _extract
+    for m in messages:
+        key = id(m)
+        entry = kept(key)
+        if entry is not None and entry[0]() is m:
+            add(entry[1])
+            continue
+        found = extract(m)
+        ref = _Kept(m, _gone)
+        ref.key = key
+        _FEATURES[key] = (ref, found)
+        add(found)
+    return out
+
+
 _features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
 
 
@@ -188,18 +240,25 @@ def _verb(name: str) -> str:
 #: The parts whose `part_text` is their `text` (their exact types: a message's one part is read
 #: without `part_text`'s chain of isinstance tests).
 _TEXT_PARTS = frozenset((TextPart, ToolResultPart, ThinkingPart, OpaquePart))
-#: Up to this length a text is searched for the decision words by one pattern over its lower case:
-#: a call's short text costs the pattern's one pass less than eight `str.find` calls in Python.
+#: Up to this length an ASCII text is searched for the decision words by one pattern over its lower
+#: case: a call's short text costs the pattern's one pass less than a `str.find` per word start.
 _SHORT = 256
 #: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
 #: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
 _HTTP = re.compile("http")
-#: DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on ASCII, \b and \w are
-#: the ASCII ones `_first_word` checks, and the lower case is the case-insensitive reading).
+#: ERROR_WORD_RE and DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on
+#: ASCII, \b and \w are the ASCII ones, and the lower case is the case-insensitive reading).
+_ERROR_LOWER_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b")
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
+#: What each of the words begins with, searched for by `_ascii_lines` ("failed" and "failure" as one).
+_ERROR_STARTS = ("error", "exception", "traceback", "fail")
+_DECISION_STARTS = ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is")
+#: The longest of the words, ERROR_WORDS and DECISION_WORDS ("going with").
+_LONGEST = max(map(len, ERROR_WORDS + DECISION_WORDS))
 
 
 def _extract(m: Message) -> Features:
+    """(files, decisions, values, last action, request) of one message (see `_features`)."""
     parts = m.parts
     role = m.role
     calls: Sequence[Part] = ()
@@ -211,6 +270,8 @@ def _extract(m: Message) -> Features:
             text = part_text(part)
             if isinstance(part, ToolCallPart):
                 calls = parts
+    elif all(type(part) in _TEXT_PARTS for part in parts):  # (`m.text`: the non-empty texts; no call)
+        text = "\n".join([t for part in parts if (t := part.text)])  # type: ignore[union-attr]
     else:
         text = m.text
         calls = parts
@@ -231,16 +292,25 @@ def _extract(m: Message) -> Features:
     decisions: tuple[str, ...] = ()
     request = ""
     if role == "tool":
-        values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)]
+        if text.isascii():
+            lines = _ascii_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
+        else:
+            lines = _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)
+        if lines:
+            values = [_clip(line, 160) for line in lines]
         if written and not ACK_RE.fullmatch(text):
             values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
     elif role == "assistant":
-        if len(text) <= _SHORT and text.isascii():  # (`_lines_with`'s reading, by one pattern)
-            lower = text.lower()
-            lines = [] if _DECISION_LOWER_RE.search(lower) is None else _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
+        if text.isascii():
+            if len(text) <= _SHORT:  # (one pattern's pass, and the lines only where it found one)
+                lower = text.lower()
+                lines = [] if _DECISION_LOWER_RE.search(lower) is None else _ascii_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE, 0, lower)
+            else:
+                lines = _ascii_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
         else:
             lines = _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
-        decisions = tuple([_clip(line, 160) for line in lines])
+        if lines:
+            decisions = tuple([_clip(line, 160) for line in lines])
         if written:
             action = _clip(text, 160)
     elif role == "user" and written:

@@ -25,7 +25,7 @@ from itertools import chain
 import numpy as np
 
 from ...session import Message, Session
-from ...summarizers import _features, render_snapshot
+from ...summarizers import features_of, render_snapshot
 
 #: How many items each kept section shows (`supyagent_snapshot`'s): files modified, key decisions,
 #: important values, and the requests (pending tasks).
@@ -134,7 +134,7 @@ class SuffixSnapshots:
 
     def _read(self, start: int) -> _Columns:
         """Read messages[start:read_from]: their files, decisions, values and requests, in columns."""
-        features = [_features(m) for m in self.messages[start:self.read_from]]
+        features = features_of(self.messages[start:self.read_from])
         if not features:  # (the first ask may be of no message)
             return (), (), (), ()
         files, decisions, values, actions, requests = zip(*features, strict=True)  # (one pass over the readings, at C speed)
