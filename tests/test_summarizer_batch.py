@@ -7,13 +7,14 @@ The reference is that reading copied verbatim (tests/features_reference.py). It 
 every message of the real logs in tests/data/real, and on random messages: the words looked for in
 every case and in words of their own, the characters re.I and str.split read differently from
 their ASCII reading (the dotless and dotted I, the Kelvin sign, the long s, the line separators),
-texts long enough that a word stands across the head `_ascii_lines` lowers first, empty and blank
+texts long enough that a word stands across the head `_word_lines` lowers first, empty and blank
 texts, URLs and paths.
 """
 
 from __future__ import annotations
 
 import gc
+import re
 import sys
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def test_the_lines_holding_a_word_are_found_as_before(text: str, limit: int) -> 
     for starts, pattern, word, words in ((S._ERROR_STARTS, S._ERROR_LOWER_RE, S.ERROR_WORD_RE, S.ERROR_WORDS),
                                          (S._DECISION_STARTS, S._DECISION_LOWER_RE, S.DECISION_WORD_RE, S.DECISION_WORDS)):
         expected = _lines_with_reference(word, words, text, limit)
-        found = S._ascii_lines(text, starts, pattern, limit) if text.isascii() else S._lines_with(word, words, text, limit)
+        found = S._lines_with(word, words, text, limit) if S._folds(text) else S._word_lines(text, starts, pattern, limit)
         assert found == expected
 
 
@@ -126,7 +127,7 @@ def test_every_word_at_every_place_about_the_head_end_is_found_as_before() -> No
                 for limit in (1, 2):
                     for starts, pattern, found, words in ((S._ERROR_STARTS, S._ERROR_LOWER_RE, S.ERROR_WORD_RE, S.ERROR_WORDS),
                                                           (S._DECISION_STARTS, S._DECISION_LOWER_RE, S.DECISION_WORD_RE, S.DECISION_WORDS)):
-                        assert S._ascii_lines(text, starts, pattern, limit) == _lines_with_reference(found, words, text, limit), (word, start, after)
+                        assert S._word_lines(text, starts, pattern, limit) == _lines_with_reference(found, words, text, limit), (word, start, after)
 
 
 @settings(max_examples=examples(500), deadline=None)
@@ -136,10 +137,23 @@ def test_a_text_is_clipped_as_before(text: str, width: int) -> None:
 
 
 def test_each_word_begins_with_one_of_the_starts_searched() -> None:
-    """`_ascii_lines` finds a word by the start it begins with: every word has one."""
+    """`_word_lines` finds a word by the start it begins with: every word has one."""
     for words, starts in ((S.ERROR_WORDS, S._ERROR_STARTS), (S.DECISION_WORDS, S._DECISION_STARTS)):
         assert all(any(w.startswith(s) for s in starts) for w in words)
     assert S._LONGEST == max(len(w) for w in S.ERROR_WORDS + S.DECISION_WORDS)
+
+
+def test_lowering_keeps_each_place_and_whether_a_word_character_stands_there() -> None:
+    """`_word_lines` reads a text without `_FOLDS_TO_ASCII` in its lower case: sound only if
+    `str.lower` maps every other character to one character, a word character (\\w) exactly
+    when it was one. Checked over every code point."""
+    word = re.compile(r"\w")
+    for cp in range(sys.maxunicode + 1):
+        c = chr(cp)
+        if c in S._FOLDS_TO_ASCII:
+            continue
+        lower = c.lower()
+        assert len(lower) == 1 and bool(word.fullmatch(lower)) == bool(word.fullmatch(c)), hex(cp)
 
 
 def test_only_the_space_is_whitespace_and_printable() -> None:

@@ -75,21 +75,12 @@ def _flat_clip(text: str, width: int) -> str:
 
 
 def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit: int = 0) -> list[str]:
-    """The lines of a text outside ASCII (split at "\\n") holding a match of `word`, in order, each
-    once, at most `limit` of them (0: all): what `^.*<word>.*$` (re.M) finds, found by the word.
-
-    `words` are the lower-case words `word` matches case-insensitively between word boundaries
-    (an ASCII text is read by `_ascii_lines`). Only outside ASCII does re.I match more than the
-    case (the dotless i and the Kelvin sign match "i" and "k"), and only there does \\w hold more
-    than letters, digits and "_"."""
+    """The lines of a text holding one of the four characters re.I reads as an ASCII letter
+    (`_FOLDS_TO_ASCII`; any other text is read by `_word_lines`), split at "\\n", that hold a
+    match of `word`, in order, each once, at most `limit` of them (0: all): what `^.*<word>.*$`
+    (re.M) finds, found by the word (`words`: the lower-case words it matches case-insensitively
+    between word boundaries)."""
     lines: list[str] = []
-    if not any(c in text for c in _FOLDS_TO_ASCII):
-        # Without them a match is one of `words` in the text's lower case (`str.lower` maps no
-        # other character to an ASCII letter), so a text that holds none has no match: the
-        # case-insensitive pattern, several times slower, runs only where one of them is.
-        lower = text.lower()
-        if not any(w in lower for w in words):
-            return lines
     end = -1
     for found in word.finditer(text):
         at = found.start()
@@ -109,13 +100,21 @@ def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit:
 _FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
-def _ascii_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
-    """`_lines_with` of an ASCII `text` (`lower`: its lower case, if made already): each of the
-    words `at` matches (at a word boundary, whole) begins with one of `starts`, so the first place
-    any of them stands is found by `str.find`, each search stopping where the earliest found so far
-    begins (in an ASCII text re.I is the lower case's reading, and \\b the ASCII one), and `at`
-    tells there whether a word stands whole. A search per start, several times faster than the
-    pattern's scan, and one fewer for "failed" and "failure" found as "fail".
+def _folds(text: str) -> bool:
+    """Whether a text outside ASCII holds one of `_FOLDS_TO_ASCII`."""
+    return "\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text
+
+
+def _word_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
+    """`_lines_with` of a text without `_FOLDS_TO_ASCII` (`lower`: its lower case, if made
+    already). In such a text re.I matches the words' letters only in ASCII letters, which is the
+    lower case's reading, and `str.lower` keeps every character's place and whether it is a word
+    character (\\b); tests/test_summarizer_batch.py checks both over every code point. Each of
+    the words `at` matches (between word boundaries, in the lower case) begins with one of
+    `starts`, so the first place any of them stands is found by `str.find`, each search stopping
+    where the earliest found so far begins, and `at` tells there whether a word stands whole: a
+    search per start, several times faster than the case-insensitive pattern's scan, and one fewer
+    for "failed" and "failure" found as "fail".
 
     With a `limit`, a long text is lowered a head first (`_HEAD` characters): where the lines asked
     for are found in it (a log's error near its top), the rest is never lowered; else the rest is
@@ -155,7 +154,7 @@ def _ascii_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit:
         start = end
 
 
-#: How much of a long text `_ascii_lines` lowers first.
+#: How much of a long text `_word_lines` lowers first.
 _HEAD = 1024
 
 
@@ -246,11 +245,11 @@ _SHORT = 256
 #: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
 #: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
 _HTTP = re.compile("http")
-#: ERROR_WORD_RE and DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on
-#: ASCII, \b and \w are the ASCII ones, and the lower case is the case-insensitive reading).
+#: ERROR_WORD_RE and DECISION_WORD_RE for the lower case of a text without `_FOLDS_TO_ASCII`: the
+#: same matches there (see `_word_lines`).
 _ERROR_LOWER_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b")
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
-#: What each of the words begins with, searched for by `_ascii_lines` ("failed" and "failure" as one).
+#: What each of the words begins with, searched for by `_word_lines` ("failed" and "failure" as one).
 _ERROR_STARTS = ("error", "exception", "traceback", "fail")
 _DECISION_STARTS = ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is")
 #: The longest of the words, ERROR_WORDS and DECISION_WORDS ("going with").
@@ -292,8 +291,8 @@ def _extract(m: Message) -> Features:
     decisions: tuple[str, ...] = ()
     request = ""
     if role == "tool":
-        if text.isascii():
-            lines = _ascii_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
+        if text.isascii() or not _folds(text):
+            lines = _word_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
         else:
             lines = _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)
         if lines:
@@ -304,9 +303,11 @@ def _extract(m: Message) -> Features:
         if text.isascii():
             if len(text) <= _SHORT:  # (one pattern's pass, and the lines only where it found one)
                 lower = text.lower()
-                lines = [] if _DECISION_LOWER_RE.search(lower) is None else _ascii_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE, 0, lower)
+                lines = [] if _DECISION_LOWER_RE.search(lower) is None else _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE, 0, lower)
             else:
-                lines = _ascii_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
+                lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
+        elif not _folds(text):
+            lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
         else:
             lines = _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
         if lines:
