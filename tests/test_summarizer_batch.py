@@ -139,7 +139,8 @@ def test_a_text_is_clipped_as_before(text: str, width: int) -> None:
 def test_each_word_begins_with_one_of_the_starts_searched() -> None:
     """`_word_lines` finds a word by the start it begins with: every word has one."""
     for words, starts in ((S.ERROR_WORDS, S._ERROR_STARTS), (S.DECISION_WORDS, S._DECISION_STARTS)):
-        assert all(any(w.startswith(s) for s in starts) for w in words)
+        assert all(any(w.startswith(s) for s, _ in starts) for w in words)
+        assert all(reach == len(s) - 1 for s, reach in starts)
     assert S._LONGEST == max(len(w) for w in S.ERROR_WORDS + S.DECISION_WORDS)
 
 

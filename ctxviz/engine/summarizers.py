@@ -105,14 +105,14 @@ def _folds(text: str) -> bool:
     return "\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text
 
 
-def _word_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
+def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
     """`_lines_with` of a text without `_FOLDS_TO_ASCII` (`lower`: its lower case, if made
     already). In such a text re.I matches the words' letters only in ASCII letters, which is the
     lower case's reading, and `str.lower` keeps every character's place and whether it is a word
     character (\\b); tests/test_summarizer_batch.py checks both over every code point. Each of
     the words `at` matches (between word boundaries, in the lower case) begins with one of
-    `starts`, so the first place any of them stands is found by `str.find`, each search stopping
-    where the earliest found so far begins, and `at` tells there whether a word stands whole: a
+    `starts` (each with its length less one), so the first place any of them stands is found by
+    `str.find`, each search stopping where the earliest found so far begins, and `at` tells there whether a word stands whole: a
     search per start, several times faster than the case-insensitive pattern's scan, and one fewer
     for "failed" and "failure" found as "fail".
 
@@ -131,8 +131,8 @@ def _word_lines(text: str, starts: tuple[str, ...], at: re.Pattern[str], limit: 
     start = 0
     while True:
         best = n
-        for w in starts:
-            found = find(w, start, best + len(w) - 1)  # (only a start before the best so far counts)
+        for w, reach in starts:
+            found = find(w, start, best + reach)  # (only a start before the best so far counts)
             if found >= 0:
                 best = found
         if best >= sure:
@@ -249,9 +249,10 @@ _HTTP = re.compile("http")
 #: same matches there (see `_word_lines`).
 _ERROR_LOWER_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b")
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
-#: What each of the words begins with, searched for by `_word_lines` ("failed" and "failure" as one).
-_ERROR_STARTS = ("error", "exception", "traceback", "fail")
-_DECISION_STARTS = ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is")
+#: What each of the words begins with, searched for by `_word_lines` ("failed" and "failure" as
+#: one), each with its length less one.
+_ERROR_STARTS = tuple((w, len(w) - 1) for w in ("error", "exception", "traceback", "fail"))
+_DECISION_STARTS = tuple((w, len(w) - 1) for w in ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is"))
 #: The longest of the words, ERROR_WORDS and DECISION_WORDS ("going with").
 _LONGEST = max(map(len, ERROR_WORDS + DECISION_WORDS))
 
@@ -269,11 +270,21 @@ def _extract(m: Message) -> Features:
             text = part_text(part)
             if isinstance(part, ToolCallPart):
                 calls = parts
-    elif all(type(part) in _TEXT_PARTS for part in parts):  # (`m.text`: the non-empty texts; no call)
-        text = "\n".join([t for part in parts if (t := part.text)])  # type: ignore[union-attr]
-    else:
-        text = m.text
-        calls = parts
+    else:  # (`m.text`: the parts' non-empty texts, each read once)
+        texts: list[str] = []
+        for part in parts:
+            kind = type(part)
+            if kind in _TEXT_PARTS:
+                t = part.text  # type: ignore[union-attr]
+            elif kind is ToolCallPart:
+                t = f"{part.name}({part.arguments})"  # type: ignore[union-attr]
+                calls = parts
+            else:
+                t = part_text(part)
+                calls = parts
+            if t:
+                texts.append(t)
+        text = "\n".join(texts)
     files: list[str] = []
     action = ""
     for call in calls:  # its tool calls, in order (`m.tool_calls` without the tuple)
