@@ -136,6 +136,23 @@ def test_a_text_is_clipped_as_before(text: str, width: int) -> None:
     assert S._clip(text, width) == _clip_reference(text, width)
 
 
+PATH_PIECES = st.sampled_from(["src/a.py", "x.yaml", "./b.json", "a.pyc", "c.PY", "d.md5", ".env", "e.toml.bak", "f.pyi", "g.py.md",
+                                "/", ".", "-", "_", " ", "\"", "é", "ü/ö.md", "\n", "{\"path\": \"", "aaaa", "a/" * 40, "x" * 300])
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.lists(st.one_of(PATH_PIECES, st.text(max_size=5)), max_size=30).map("".join))
+def test_paths_are_found_as_findall_finds_them(arguments: str) -> None:
+    assert S._paths(arguments) == S.PATH_RE.findall(arguments)
+
+
+def test_every_real_calls_paths_are_found_as_findall_finds_them() -> None:
+    calls = [p for _, ms in real_sessions() for m in ms for p in m.parts if isinstance(p, ToolCallPart)]
+    assert sum(1 for c in calls if S.PATH_RE.findall(c.arguments)) > 50
+    for call in calls:
+        assert S._paths(call.arguments) == S.PATH_RE.findall(call.arguments)
+
+
 def test_each_word_begins_with_one_of_the_starts_searched() -> None:
     """`_word_lines` finds a word by the start it begins with: every word has one."""
     for words, starts in ((S.ERROR_WORDS, S._ERROR_STARTS), (S.DECISION_WORDS, S._DECISION_STARTS)):

@@ -228,6 +228,41 @@ def features_of(messages: Iterable[Message]) -> list[Features]:
 _features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
 
 
+def _paths(arguments: str) -> list[str]:
+    """`PATH_RE.findall(arguments)`, the pattern tried only where a path can start. A match starts
+    where a run of path characters ([\\w./-]) starts (its look-behind) and lies in that run, which
+    holds a file ending (`PATH_END_RE`) where it matches; after a match the run's later places
+    fail the look-behind. So each run with an ending is tried once, from its start (found by the
+    last other character before the ending), and no other place is: findall's own scan tries every
+    place, and its nested repetition backtracks through every long run (a file's contents written
+    by a call), several times slower."""
+    out: list[str] = []
+    tried = -1
+    for end in PATH_END_RE.finditer(arguments):
+        at = end.start()
+        lo = max(0, at - 256)
+        while True:  # the run's start: after the last other character before the ending
+            before = _LAST_OTHER.match(arguments, lo, at)
+            if before is not None:
+                start = before.end()
+                break
+            if lo == 0:
+                start = 0
+                break
+            lo = max(0, lo - 4096)
+        if start == tried:  # (a run with several endings)
+            continue
+        tried = start
+        found = PATH_RE.match(arguments, start)
+        if found is not None:
+            out.append(found.group(1))
+    return out
+
+
+#: Up to the last character that cannot be in a path (`_paths`).
+_LAST_OTHER = re.compile(r".*[^\w./-]", re.S)
+
+
 @lru_cache(maxsize=1024)
 def _verb(name: str) -> str:
     """How a call of the tool named so touches the files in its arguments (a session calls a few
@@ -290,9 +325,10 @@ def _extract(m: Message) -> Features:
     for call in calls:  # its tool calls, in order (`m.tool_calls` without the tuple)
         if not isinstance(call, ToolCallPart):
             continue
-        if PATH_END_RE.search(call.arguments):
+        found = _paths(call.arguments)
+        if found:
             verb = _verb(call.name)
-            files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
+            files += [f"{p} ({verb} via {call.name})" for p in found]
         if role != "assistant":  # (an assistant's text holds its calls, so its action is its text below)
             action = f"called {call.name}({_clip(call.arguments, 80)})"
     if not text:  # no line, no word, no URL
