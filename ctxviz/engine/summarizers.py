@@ -237,6 +237,8 @@ def _paths(arguments: str) -> list[str]:
     place, and its nested repetition backtracks through every long run (a file's contents written
     by a call), several times slower."""
     out: list[str] = []
+    if PATH_END_RE.search(arguments) is None:  # (most calls name no file: one search, no iterator)
+        return out
     tried = -1
     for end in PATH_END_RE.finditer(arguments):
         at = end.start()
@@ -299,8 +301,12 @@ def _extract(m: Message) -> Features:
     calls: Sequence[Part] = ()
     if len(parts) == 1:  # (`m.text` of one part, without the generator)
         part = parts[0]
-        if type(part) in _TEXT_PARTS:
+        kind = type(part)
+        if kind in _TEXT_PARTS:
             text = part.text  # type: ignore[union-attr]
+        elif kind is ToolCallPart:  # (`part_text`'s, without its chain of isinstance tests)
+            text = f"{part.name}({part.arguments})"  # type: ignore[union-attr]
+            calls = parts
         else:
             text = part_text(part)
             if isinstance(part, ToolCallPart):
