@@ -112,7 +112,7 @@ def test_the_lines_holding_a_word_are_found_as_before(text: str, limit: int) -> 
     for starts, pattern, word, words in ((S._ERROR_STARTS, S._ERROR_LOWER_RE, S.ERROR_WORD_RE, S.ERROR_WORDS),
                                          (S._DECISION_STARTS, S._DECISION_LOWER_RE, S.DECISION_WORD_RE, S.DECISION_WORDS)):
         expected = _lines_with_reference(word, words, text, limit)
-        found = S._lines_with(word, words, text, limit) if S._folds(text) else S._word_lines(text, starts, pattern, limit)
+        found = S._lines_with(word, text, limit) if S._folds(text) else S._word_lines(text, starts, pattern, limit)
         assert found == expected
 
 

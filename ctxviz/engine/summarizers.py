@@ -74,12 +74,11 @@ def _flat_clip(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit: int = 0) -> list[str]:
+def _lines_with(word: re.Pattern[str], text: str, limit: int = 0) -> list[str]:
     """The lines of a text holding one of the four characters re.I reads as an ASCII letter
     (`_FOLDS_TO_ASCII`; any other text is read by `_word_lines`), split at "\\n", that hold a
     match of `word`, in order, each once, at most `limit` of them (0: all): what `^.*<word>.*$`
-    (re.M) finds, found by the word (`words`: the lower-case words it matches case-insensitively
-    between word boundaries)."""
+    (re.M) finds, found by the word."""
     lines: list[str] = []
     end = -1
     for found in word.finditer(text):
@@ -112,9 +111,9 @@ def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[s
     character (\\b); tests/test_summarizer_batch.py checks both over every code point. Each of
     the words `at` matches (between word boundaries, in the lower case) begins with one of
     `starts` (each with its length less one), so the first place any of them stands is found by
-    `str.find`, each search stopping where the earliest found so far begins, and `at` tells there whether a word stands whole: a
-    search per start, several times faster than the case-insensitive pattern's scan, and one fewer
-    for "failed" and "failure" found as "fail".
+    `str.find`, each search stopping where the earliest found so far begins, and `at` tells there
+    whether a word stands whole: a search per start, several times faster than the
+    case-insensitive pattern's scan, and one fewer for "failed" and "failure" found as "fail".
 
     With a `limit`, a long text is lowered a head first (`_HEAD` characters): where the lines asked
     for are found in it (a log's error near its top), the rest is never lowered; else the rest is
@@ -347,7 +346,7 @@ def _extract(m: Message) -> Features:
         if text.isascii() or not _folds(text):
             lines = _word_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
         else:
-            lines = _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)
+            lines = _lines_with(ERROR_WORD_RE, text, 2)
         if lines:
             values = [_clip(line, 160) for line in lines]
         if written and not ACK_RE.fullmatch(text):
@@ -362,7 +361,7 @@ def _extract(m: Message) -> Features:
         elif not _folds(text):
             lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
         else:
-            lines = _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
+            lines = _lines_with(DECISION_WORD_RE, text)
         if lines:
             decisions = tuple([_clip(line, 160) for line in lines])
         if written:
