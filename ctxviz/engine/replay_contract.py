@@ -74,6 +74,16 @@ class Turn:
                 "not_sent": self.not_sent, "events": [e.to_json() for e in self.events]}
 
 
+def new_turn(index: int, tokens_sent: int, budget: int, kept: int, dropped: int, summarized: int, truncated: int, fits: bool, summaries: int,
+             events: tuple[Event, ...] = (), not_sent: int = 0) -> Turn:
+    """`Turn(...)` built directly, identical and equal: the frozen dataclass's constructor sets each
+    of its thirteen fields through `object.__setattr__` (2-5 µs, a fifth of a cheap replayer's step)."""
+    turn = object.__new__(Turn)
+    turn.__dict__.update(index=index, tokens_sent=tokens_sent, budget=budget, kept=kept, dropped=dropped, summarized=summarized,
+                         truncated=truncated, fits=fits, summaries=summaries, events=events, not_sent=not_sent, step=0, reply=-1)
+    return turn
+
+
 def state(session: Session, policy: str, index: int, generated: tuple[Summary, ...] | list[Summary], horizon: int | None = None) -> Session:
     """Messages 0..index plus the summaries in force: supyagent's latest summary (and missy's latest
     consolidation, and mnesis' condensed node, each absorb the earlier ones) replaces the rest.

@@ -12,7 +12,7 @@ import re
 import urllib.error
 import urllib.request
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import islice
 from typing import Protocol
@@ -45,11 +45,25 @@ class Summarizer(Protocol):
 def _clip(text: str, width: int = 160) -> str:
     """The text with its whitespace runs made single spaces, cut to `width` characters with "…".
 
-    Only a head of a long text is flattened: its first k characters flattened are the start of the
-    whole flattened (a word cut at k is the start of that word), so once they are longer than
-    `width` they decide the cut (a tool output of 100 KB is not split whole for 120 characters).
-    The first head is half again the width: most texts' whitespace is single spaces, so that head
-    nearly always decides the cut, and it splits less than half of what four widths did."""
+    Most heads need no flattening: when the first `width` + 1 characters, their newlines read as
+    spaces, are printable (every whitespace character but the space is not), hold no two spaces
+    together and neither start nor end with one, they are the start of the flattened text as they
+    stand, so they decide the clip without splitting (a third of what `_flat_clip` costs)."""
+    head = text[: width + 1] if len(text) > width else text
+    if "\n" in head:
+        head = head.replace("\n", " ")
+    if head.isprintable() and "  " not in head and head[:1] != " " and head[-1:] != " ":
+        return head if len(text) <= width else head[: width - 1] + "…"
+    return _flat_clip(text, width)
+
+
+def _flat_clip(text: str, width: int) -> str:
+    """`_clip` by flattening. Only a head of a long text is flattened: its first k characters
+    flattened are the start of the whole flattened (a word cut at k is the start of that word), so
+    once they are longer than `width` they decide the cut (a tool output of 100 KB is not split
+    whole for 120 characters). The first head is half again the width: most texts' whitespace is
+    single spaces, so that head nearly always decides the cut, and it splits less than half of what
+    four widths did."""
     k = width + width // 2 + 1
     while k < len(text):
         head = " ".join(text[:k].split())
@@ -60,46 +74,23 @@ def _clip(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit: int = 0) -> list[str]:
-    """The lines of `text` (split at "\\n") holding a match of `word`, in order, each once, at most
-    `limit` of them (0: all): what `^.*<word>.*$` (re.M) finds, found by the word.
-
-    `words` are the lower-case words `word` matches case-insensitively between word boundaries.
-    An ASCII text (a tool's output nearly always) is searched for them in its lower case with
-    `str.find`, several times faster than the pattern: only outside ASCII does re.I match more
-    than the case (the dotless i and the Kelvin sign match "i" and "k"), and only there does \\w
-    hold more than letters, digits and "_"."""
+def _lines_with(word: re.Pattern[str], text: str, limit: int = 0) -> list[str]:
+    """The lines of a text holding one of the four characters re.I reads as an ASCII letter
+    (`_FOLDS_TO_ASCII`; any other text is read by `_word_lines`), split at "\\n", that hold a
+    match of `word`, in order, each once, at most `limit` of them (0: all): what `^.*<word>.*$`
+    (re.M) finds, found by the word."""
     lines: list[str] = []
-    if not text.isascii():
-        if not any(c in text for c in _FOLDS_TO_ASCII):
-            # Without them a match is one of `words` in the text's lower case (`str.lower` maps no
-            # other character to an ASCII letter), so a text that holds none has no match: the
-            # case-insensitive pattern, several times slower, runs only where one of them is.
-            lower = text.lower()
-            if not any(w in lower for w in words):
-                return lines
-        end = -1
-        for found in word.finditer(text):
-            at = found.start()
-            if at < end:  # on the line already taken
-                continue
-            end = text.find("\n", at)
-            if end < 0:
-                end = len(text)
-            lines.append(text[text.rfind("\n", 0, at) + 1: end])
-            if len(lines) == limit:
-                break
-        return lines
-    lower = text.lower()
-    start = 0
-    while (at := _first_word(lower, words, start)) >= 0:
+    end = -1
+    for found in word.finditer(text):
+        at = found.start()
+        if at < end:  # on the line already taken
+            continue
         end = text.find("\n", at)
         if end < 0:
             end = len(text)
         lines.append(text[text.rfind("\n", 0, at) + 1: end])
         if len(lines) == limit:
             break
-        start = end
     return lines
 
 
@@ -108,25 +99,62 @@ def _lines_with(word: re.Pattern[str], words: tuple[str, ...], text: str, limit:
 _FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
-def _first_word(lower: str, words: tuple[str, ...], start: int) -> int:
-    """Where the first of `words` stands alone (\\b on both sides) in the ASCII `lower` from
-    `start` on (-1: nowhere)."""
-    best = -1
-    for w in words:
-        stop = best + len(w) - 1 if best >= 0 else len(lower)  # only a start before the best so far counts
-        at = lower.find(w, start, stop)
-        while at >= 0:
-            after = at + len(w)
-            if (at == 0 or not _word_char(lower[at - 1])) and (after == len(lower) or not _word_char(lower[after])):
-                best = at
-                break
-            at = lower.find(w, at + 1, stop)
-    return best
+def _folds(text: str) -> bool:
+    """Whether a text outside ASCII holds one of `_FOLDS_TO_ASCII`."""
+    return "\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text
 
 
-def _word_char(c: str) -> bool:
-    """\\w for an ASCII character."""
-    return c.isalnum() or c == "_"
+def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[str], limit: int = 0, lower: str | None = None) -> list[str]:
+    """`_lines_with` of a text without `_FOLDS_TO_ASCII` (`lower`: its lower case, if made
+    already). In such a text re.I matches the words' letters only in ASCII letters, which is the
+    lower case's reading, and `str.lower` keeps every character's place and whether it is a word
+    character (\\b); tests/test_summarizer_batch.py checks both over every code point. Each of
+    the words `at` matches (between word boundaries, in the lower case) begins with one of
+    `starts` (each with its length less one), so the first place any of them stands is found by
+    `str.find`, each search stopping where the earliest found so far begins, and `at` tells there
+    whether a word stands whole: a search per start, several times faster than the
+    case-insensitive pattern's scan, and one fewer for "failed" and "failure" found as "fail".
+
+    With a `limit`, a long text is lowered a head first (`_HEAD` characters): where the lines asked
+    for are found in it (a log's error near its top), the rest is never lowered; else the rest is
+    lowered onto it."""
+    if lower is None:
+        lower = text[:_HEAD].lower() if limit and len(text) > _HEAD else text.lower()
+    lines: list[str] = []
+    n = len(lower)
+    # A place found before `sure` is the place in the whole text: a word starting before it, and
+    # the character after the word (its \b), lie in the head.
+    sure = n if n == len(text) else n - _LONGEST
+    find = lower.find
+    match = at.match
+    start = 0
+    while True:
+        best = n
+        for w, reach in starts:
+            found = find(w, start, best + reach)  # (only a start before the best so far counts)
+            if found >= 0:
+                best = found
+        if best >= sure:
+            if n == len(text):  # (nothing found)
+                return lines
+            lower += text[n:].lower()  # the rest, and this search again
+            n = sure = len(lower)
+            find = lower.find
+            continue
+        if match(lower, best) is None:  # a start of a longer word, or a word not standing alone
+            start = best + 1
+            continue
+        end = text.find("\n", best)
+        if end < 0:
+            end = len(text)
+        lines.append(text[text.rfind("\n", 0, best) + 1: end])
+        if len(lines) == limit:
+            return lines
+        start = end
+
+
+#: How much of a long text `_word_lines` lowers first.
+_HEAD = 1024
 
 
 def _unique(items: list[str], limit: int) -> list[str]:
@@ -174,7 +202,68 @@ def _features(m: Message) -> Features:
     return found
 
 
+def features_of(messages: Iterable[Message]) -> list[Features]:
+    """`_features` of each message, in order: the kept ones looked up and the others read and kept
+    in one loop (a run of thousands read cold, as Codex's stand-in summary reads them, without a
+    `_features` call per message). Reading several texts as one (joined, lowered and searched
+    once, the places mapped back) was measured slower: the searches cost by the character, not
+    by the call, and a joined text's lower case outgrows the cache that each text's fits in."""
+    out: list[Features] = []
+    add = out.append
+    kept = _FEATURES.get
+    extract = _extract
+    for m in messages:
+        key = id(m)
+        entry = kept(key)
+        if entry is not None and entry[0]() is m:
+            add(entry[1])
+            continue
+        found = extract(m)
+        ref = _Kept(m, _gone)
+        ref.key = key
+        _FEATURES[key] = (ref, found)
+        add(found)
+    return out
+
+
 _features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
+
+
+def _paths(arguments: str) -> list[str]:
+    """`PATH_RE.findall(arguments)`, the pattern tried only where a path can start. A match starts
+    where a run of path characters ([\\w./-]) starts (its look-behind) and lies in that run, which
+    holds a file ending (`PATH_END_RE`) where it matches; after a match the run's later places
+    fail the look-behind. So each run with an ending is tried once, from its start (found by the
+    last other character before the ending), and no other place is: findall's own scan tries every
+    place, and its nested repetition backtracks through every long run (a file's contents written
+    by a call), several times slower."""
+    out: list[str] = []
+    if PATH_END_RE.search(arguments) is None:  # (most calls name no file: one search, no iterator)
+        return out
+    tried = -1
+    for end in PATH_END_RE.finditer(arguments):
+        at = end.start()
+        lo = max(0, at - 256)
+        while True:  # the run's start: after the last other character before the ending
+            before = _LAST_OTHER.match(arguments, lo, at)
+            if before is not None:
+                start = before.end()
+                break
+            if lo == 0:
+                start = 0
+                break
+            lo = max(0, lo - 4096)
+        if start == tried:  # (a run with several endings)
+            continue
+        tried = start
+        found = PATH_RE.match(arguments, start)
+        if found is not None:
+            out.append(found.group(1))
+    return out
+
+
+#: Up to the last character that cannot be in a path (`_paths`).
+_LAST_OTHER = re.compile(r".*[^\w./-]", re.S)
 
 
 @lru_cache(maxsize=1024)
@@ -188,40 +277,65 @@ def _verb(name: str) -> str:
 #: The parts whose `part_text` is their `text` (their exact types: a message's one part is read
 #: without `part_text`'s chain of isinstance tests).
 _TEXT_PARTS = frozenset((TextPart, ToolResultPart, ThinkingPart, OpaquePart))
-#: Up to this length a text is searched for the decision words by one pattern over its lower case:
-#: a call's short text costs the pattern's one pass less than eight `str.find` calls in Python.
+#: Up to this length an ASCII text is searched for the decision words by one pattern over its lower
+#: case: a call's short text costs the pattern's one pass less than a `str.find` per word start.
 _SHORT = 256
 #: What every URL_RE match starts with, found by the pattern's literal-prefix search: twice as fast
 #: as `"http" in text` on code listings, whose many "t", "h", "p" and digits defeat `str`'s skip.
 _HTTP = re.compile("http")
-#: DECISION_WORD_RE for an ASCII text's lower case: the same matches there (on ASCII, \b and \w are
-#: the ASCII ones `_first_word` checks, and the lower case is the case-insensitive reading).
+#: ERROR_WORD_RE and DECISION_WORD_RE for the lower case of a text without `_FOLDS_TO_ASCII`: the
+#: same matches there (see `_word_lines`).
+_ERROR_LOWER_RE = re.compile(rf"\b(?:{'|'.join(ERROR_WORDS)})\b")
 _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
+#: What each of the words begins with, searched for by `_word_lines` ("failed" and "failure" as
+#: one), each with its length less one.
+_ERROR_STARTS = tuple((w, len(w) - 1) for w in ("error", "exception", "traceback", "fail"))
+_DECISION_STARTS = tuple((w, len(w) - 1) for w in ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is"))
+#: The longest of the words, ERROR_WORDS and DECISION_WORDS ("going with").
+_LONGEST = max(map(len, ERROR_WORDS + DECISION_WORDS))
 
 
 def _extract(m: Message) -> Features:
+    """(files, decisions, values, last action, request) of one message (see `_features`)."""
     parts = m.parts
     role = m.role
     calls: Sequence[Part] = ()
     if len(parts) == 1:  # (`m.text` of one part, without the generator)
         part = parts[0]
-        if type(part) in _TEXT_PARTS:
+        kind = type(part)
+        if kind in _TEXT_PARTS:
             text = part.text  # type: ignore[union-attr]
+        elif kind is ToolCallPart:  # (`part_text`'s, without its chain of isinstance tests)
+            text = f"{part.name}({part.arguments})"  # type: ignore[union-attr]
+            calls = parts
         else:
             text = part_text(part)
             if isinstance(part, ToolCallPart):
                 calls = parts
-    else:
-        text = m.text
-        calls = parts
+    else:  # (`m.text`: the parts' non-empty texts, each read once)
+        texts: list[str] = []
+        for part in parts:
+            kind = type(part)
+            if kind in _TEXT_PARTS:
+                t = part.text  # type: ignore[union-attr]
+            elif kind is ToolCallPart:
+                t = f"{part.name}({part.arguments})"  # type: ignore[union-attr]
+                calls = parts
+            else:
+                t = part_text(part)
+                calls = parts
+            if t:
+                texts.append(t)
+        text = "\n".join(texts)
     files: list[str] = []
     action = ""
     for call in calls:  # its tool calls, in order (`m.tool_calls` without the tuple)
         if not isinstance(call, ToolCallPart):
             continue
-        if PATH_END_RE.search(call.arguments):
+        found = _paths(call.arguments)
+        if found:
             verb = _verb(call.name)
-            files += [f"{p} ({verb} via {call.name})" for p in PATH_RE.findall(call.arguments)]
+            files += [f"{p} ({verb} via {call.name})" for p in found]
         if role != "assistant":  # (an assistant's text holds its calls, so its action is its text below)
             action = f"called {call.name}({_clip(call.arguments, 80)})"
     if not text:  # no line, no word, no URL
@@ -231,16 +345,27 @@ def _extract(m: Message) -> Features:
     decisions: tuple[str, ...] = ()
     request = ""
     if role == "tool":
-        values += [_clip(line, 160) for line in _lines_with(ERROR_WORD_RE, ERROR_WORDS, text, 2)]
+        if text.isascii() or not _folds(text):
+            lines = _word_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
+        else:
+            lines = _lines_with(ERROR_WORD_RE, text, 2)
+        if lines:
+            values = [_clip(line, 160) for line in lines]
         if written and not ACK_RE.fullmatch(text):
             values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
     elif role == "assistant":
-        if len(text) <= _SHORT and text.isascii():  # (`_lines_with`'s reading, by one pattern)
-            lower = text.lower()
-            lines = [] if _DECISION_LOWER_RE.search(lower) is None else _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
+        if text.isascii():
+            if len(text) <= _SHORT:  # (one pattern's pass, and the lines only where it found one)
+                lower = text.lower()
+                lines = [] if _DECISION_LOWER_RE.search(lower) is None else _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE, 0, lower)
+            else:
+                lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
+        elif not _folds(text):
+            lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
         else:
-            lines = _lines_with(DECISION_WORD_RE, DECISION_WORDS, text)
-        decisions = tuple([_clip(line, 160) for line in lines])
+            lines = _lines_with(DECISION_WORD_RE, text)
+        if lines:
+            decisions = tuple([_clip(line, 160) for line in lines])
         if written:
             action = _clip(text, 160)
     elif role == "user" and written:

@@ -10,7 +10,16 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...id_prefix import IdPrefix
-from ...replay_contract import Event, Turn, _Replay, light_plan, prefix_counts, recorded_summary_text, untrimmed_cuts
+from ...replay_contract import (
+    Event,
+    Turn,
+    _Replay,
+    light_plan,
+    new_turn,
+    prefix_counts,
+    recorded_summary_text,
+    untrimmed_cuts,
+)
 from ...reported import reported_usage
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
@@ -350,7 +359,7 @@ class ClaudeCodeReplay(_EditsReplay):
                 plan = light_plan(self.policy, {"context": self.cap, "autocompact_buffer": t.window - self.cap}, cc._split(used, self.cap),
                                   t.window, used, fits, extra=self.extra)
         self.before = untrimmed_cuts(i, self.before, fits, events, lambda: plan)  # type: ignore[arg-type,return-value]  (built when it does not fit)
-        return Turn(i, used, t.window, length - covered - len(dropped) - pushed, len(dropped) + pushed, covered, 0, fits, active, tuple(events),
+        return new_turn(i, used, t.window, length - covered - len(dropped) - pushed, len(dropped) + pushed, covered, 0, fits, active, tuple(events),
                     covered_tokens + freed)
 
     def _pinned(self, pins: CarriedPins, summary: _InForce | None, length: int, used: int, window: int) -> PinEffect:

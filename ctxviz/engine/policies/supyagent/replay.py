@@ -12,7 +12,7 @@ from typing import Any
 
 from ...counting import TokenCounts
 from ...plan import Decision
-from ...replay_contract import FITS, Event, Turn, _Replay
+from ...replay_contract import FITS, Event, Turn, _Replay, new_turn
 from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ...tokenizers import TiktokenTokenizer, Tokenizer
@@ -160,7 +160,7 @@ class SupyagentReplay(_GrowingReplay):
         if recorded is not None and not self.generated:
             events += self._recorded_events(i, recorded, h, start, before_summary)
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
-        return Turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
+        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
 
 
     def _recorded(self, i: int) -> int | None:
