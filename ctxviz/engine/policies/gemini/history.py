@@ -21,7 +21,6 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from ...session import (
@@ -198,6 +197,49 @@ def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -
     return json_length(part) / CHARS_PER_TOKEN
 
 
+_RESPONSE_PART = len('{"functionResponse":}')  # the part's braces, its key and colon around the response
+
+
+def measure_part(part: dict[str, Any]) -> tuple[float, int]:
+    """(estimate_part(part), json_length(part)), with the one long string a part holds (a text, a
+    tool's output) read once for both: a replay measures every message's parts as it reads it,
+    and their JSON lengths then cost a compression nothing (it reads thousands of them)."""
+    if len(part) == 1:
+        text = part.get("text")
+        if type(text) is str:  # {"text": ...}: the braces, the key and colon (9), the string
+            if text.isascii():  # (estimate_text and _string_length, inline: most parts are ASCII text)
+                special = text.encode("ascii").translate(None, _PLAIN)
+                n = len(text)
+                return n / 4, (n + 11 + len(special) + 4 * len(special.translate(None, _SHORT_ESCAPES)) if special else n + 11)
+            return estimate_text(text), 9 + _string_length(text)
+        response = part.get("functionResponse")
+        if type(response) is dict and response and "parts" not in response:
+            body = response.get("response")
+            if type(body) is dict:
+                body_length = _compact_length(body)
+                length = _RESPONSE_PART + 2 * len(response) + 1
+                keys = _KEY_LENGTHS
+                for k, v in response.items():
+                    if type(k) is not str or body_length is None:
+                        length = None
+                        break
+                    key = keys.get(k)
+                    inner = body_length if k == "response" else (_string_length(v) if type(v) is str else _compact_length(v))
+                    if inner is None:
+                        length = None
+                        break
+                    length += (key if key is not None else _string_length(k)) + inner
+                if length is not None and body_length is not None:
+                    name = response.get("name")
+                    total = (js_length(name) if isinstance(name, str) else 0) / CHARS_PER_TOKEN
+                    total += body_length / CHARS_PER_TOKEN  # (estimate_part's json_length(body))
+                    return total, length
+        elif "functionCall" in part:  # estimate_part's last case: the part's JSON / 4
+            length = json_length(part)
+            return length / CHARS_PER_TOKEN, length
+    return estimate_part(part), json_length(part)
+
+
 def estimate_parts(parts: list[dict[str, Any]], text_counter: Tokenizer | None = None) -> int:
     return math.floor(sum(estimate_part(p, text_counter) for p in parts))
 
@@ -283,20 +325,18 @@ def _synthesized(message: Message, tool_name: str) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class MessageContent:
     """One message's place in Gemini CLI's history: the Content it belongs to (`key`), that
-    Content's role, the parts the message contributes and what they measure."""
+    Content's role, the parts the message contributes and what they measure (measured with the
+    estimate, `measure_part`: a compression reads the lengths of every message held)."""
 
     key: tuple[Any, ...]
     role: str
     parts: tuple[dict[str, Any], ...]
     estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
-
-    @cached_property
-    def part_lengths(self) -> tuple[int, ...]:
-        """Each part's JSON.stringify length, written out only when a split point is searched
-        (a replay reads every message's estimate at every turn, and their lengths only at a
-        compression, over the messages held then)."""
-        return tuple(json_length(p) for p in self.parts)
+    part_lengths: tuple[int, ...]  # each part's JSON.stringify length
+    length_sum: int  # their sum
+    responses: tuple[tuple[int, dict[str, Any], int, float], ...]  # (index, part, length, estimate): the parts truncateHistoryToBudget reads
+    has_response: bool  # a part is a function response (a Content holding one is no split point)
 
 
 _CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
@@ -347,11 +387,23 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    estimate = sum([estimate_part(p) for p in parts])
-    # MessageContent(key, role, tuple(parts), estimate, kind == "user"), without the frozen
-    # dataclass' per-field setattr: one is made for every message a replay reads.
+    estimates: list[float] = []
+    lengths: list[int] = []
+    responses: list[tuple[int, dict[str, Any], int, float]] = []
+    has_response = False
+    for k, p in enumerate(parts):
+        e, n = measure_part(p)
+        estimates.append(e)
+        lengths.append(n)
+        if "functionResponse" in p:
+            has_response = True
+            if p["functionResponse"]:
+                responses.append((k, p, n, e))
+    # MessageContent(...), without the frozen dataclass' per-field setattr: one is made for every
+    # message a replay reads.
     content = object.__new__(MessageContent)
-    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=estimate, whole_record=kind == "user")
+    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=sum(estimates), whole_record=kind == "user",
+                            part_lengths=tuple(lengths), length_sum=sum(lengths), responses=tuple(responses), has_response=has_response)
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()

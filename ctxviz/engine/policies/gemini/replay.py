@@ -4,7 +4,9 @@ turn to turn, before its first compression and after each.
 
 from __future__ import annotations
 
+import bisect
 import math
+from operator import itemgetter
 from typing import Any
 
 from ...counting import TokenCounts
@@ -15,7 +17,18 @@ from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..replay_common import _EditsReplay, _PairSafety, carried_recorded
 from . import compression as gc
-from .history import Content, build_contents, estimate_part, estimate_text, message_content, own_parts, text_content
+from .history import (
+    Content,
+    MessageContent,
+    estimate_part,
+    estimate_text,
+    json_length,
+    message_content,
+    own_parts,
+    text_content,
+)
+
+_WRAPPER = len('{"role":"') + len('","parts":[') + len("]}")  # a Content's JSON but its role and parts
 
 
 class GeminiCliReplay(_EditsReplay):
@@ -59,12 +72,7 @@ class GeminiCliReplay(_EditsReplay):
         self.limit = settings.tokenLimit if settings.tokenLimit is not None else gc.token_limit(session.model)
         self.threshold = settings.compressionThreshold * self.limit
         self.call_names: dict[str, str] = {}
-        self.previous: Message | None = None
-        self.key: tuple[Any, ...] | None = None  # the last Content's key, role and estimate
-        self.role = ""
-        self.contents = 0
-        self.last_estimate = 0.0
-        self.estimate = 0.0  # all Contents' estimates (multiples of 1/4: exact in floating point)
+        self._held_contents()
         self.history_sum = 0
         self.reported: int | None = None
         self.synced = 0  # len(generated) the state after a compression reflects
@@ -75,6 +83,7 @@ class GeminiCliReplay(_EditsReplay):
         #: The compressions are carried (`_compress`) for the offline snapshot and one message per id
         #: (a summary's covers are then the history's first messages, in order).
         self.carry_compressions = type(summarizer) is ExtractiveSummarizer and len(set(ids)) == len(ids)
+        self.own_estimates: dict[int, float] = {}  # session index -> the estimate of its parts but function responses
         self.snapshot = _Snapshot()  # the offline snapshot of seen[:len(snapshot.seen)]
         self.summary_estimate = 0.0  # the summary turn's and its acknowledgement's estimates
         self.summary_tokens = 0
@@ -93,6 +102,27 @@ class GeminiCliReplay(_EditsReplay):
         self.holding: tuple[int, int] | None = None
         self.history_before = [0]
         self.seen_sums = [0]
+
+    def _held_contents(self) -> None:
+        """No Contents held yet (`_content` adds each message of `rest` in turn)."""
+        self.previous: Message | None = None
+        self.key: tuple[Any, ...] | None = None  # the last Content's key, role and estimate
+        self.role = ""
+        self.contents = 0
+        self.last_estimate = 0.0
+        self.estimate = 0.0  # all Contents' estimates (multiples of 1/4: exact in floating point)
+        # The Contents of `rest` in columns, what a compression reads of them (`history.build_contents`
+        # would make them again from every message held): the message each starts at (its index in
+        # `rest`), its JSON length, whether it may be split before, and the estimate of the Contents
+        # before it.
+        self.mcs: list[MessageContent] = []  # rest[j]'s
+        self.c_start: list[int] = []
+        self.c_length: list[int] = []
+        self.c_splittable: list[bool] = []
+        self.c_before: list[float] = []
+        self.last_parts = 0  # the last Content's part count
+        #: The function response parts held, in the history's order: (Content, part index, part, JSON length, estimate).
+        self.responses: list[tuple[int, int, dict[str, Any], int, float]] = []
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
@@ -145,34 +175,105 @@ class GeminiCliReplay(_EditsReplay):
         self.seen.append(m)
         self.seen_ids.append(m.id)
         self.rest.append(m)
-        self._content(m)
+        self._content(m, len(self.rest) - 1)
         self.history_sum += self.tokens[i]
         if m.role == "assistant":
             reported = gc.reported_prompt_tokens(m)
             if reported is not None:
                 self.reported = reported
 
-    def _content(self, m: Message) -> None:
-        """Add message m's parts to the Contents' running sums (`build_contents`, one step)."""
+    def _content(self, m: Message, j: int) -> None:
+        """Add message m (rest[j]) to the Contents held (`build_contents`, one step)."""
         mc = message_content(m, self.previous, self.call_names.get(m.tool_call_id, m.name))
+        self.mcs.append(mc)
         if self.key is not None and mc.key == self.key:
             if not mc.whole_record:
                 self.last_estimate += mc.estimate
                 self.estimate += mc.estimate
+                added = len(mc.part_lengths)
+                if added:
+                    had = self.last_parts
+                    self.c_length[-1] += mc.length_sum + (added if had else added - 1)  # (a comma between parts)
+                    self.last_parts = had + added
+                    if mc.responses:
+                        ci = self.contents - 1
+                        self.responses += [(ci, had + pi, part, length, estimate) for pi, part, length, estimate in mc.responses]
+                    if mc.has_response:
+                        self.c_splittable[-1] = False
         else:
             self.key, self.role, self.last_estimate = mc.key, mc.role, mc.estimate
+            self.c_before.append(self.estimate)
             self.estimate += mc.estimate
+            if mc.responses:
+                ci = self.contents
+                self.responses += [(ci, pi, part, length, estimate) for pi, part, length, estimate in mc.responses]
             self.contents += 1
+            self.c_start.append(j)
+            added = self.last_parts = len(mc.part_lengths)
+            self.c_length.append(_WRAPPER + len(mc.role) + mc.length_sum + (added - 1 if added else 0))
+            self.c_splittable.append(mc.role == "user" and not mc.has_response)
         if m.role != "tool":
             self.previous = m
+
+    def _content_object(self, ci: int) -> Content:
+        """Held Content ci as `build_contents` makes it."""
+        start = self.c_start[ci]
+        end = self.c_start[ci + 1] if ci + 1 < len(self.c_start) else len(self.rest)
+        first = self.mcs[start]
+        c = Content(first.role, list(first.parts), list(first.part_lengths), first.estimate, self.rest[start:end])
+        for j in range(start + 1, end):
+            mc = self.mcs[j]
+            if not mc.whole_record:
+                c.parts += mc.parts
+                c.part_lengths += mc.part_lengths
+                c.estimate += mc.estimate
+        return c
+
+    def _sent_truncated(self, truncations: list[tuple[gc.Truncation, dict[str, Any], int, float]], held: int) -> tuple[int, int, dict[int, int]]:
+        """(messages truncated, tokens they send less, what each sends by session index) of the held
+        Contents (Content index `held` + ci for held Content ci) whose function responses
+        `truncations` truncates (as `_truncations` gives them)."""
+        by_content: dict[int, list[tuple[gc.Truncation, float | None]]] = {}
+        for t, part, _, estimate in truncations:  # a part kept whole estimates what it did
+            by_content.setdefault(t.content, []).append((t, estimate if gc._unchanged(part, t.output) else None))
+        truncated = extra = 0
+        sent_by: dict[int, int] = {}
+        own = self.own_estimates
+        for ci, found in by_content.items():
+            c = self._content_object(ci - held)
+            for m in c.messages:
+                hits = [(t, e) for t, e in found if gc._part_owner(c, t.part, m)]
+                if hits:
+                    rest = own.get(m.index)
+                    if rest is None:  # (its parts but the function responses: read again at the next turn's `_sync`)
+                        rest = own[m.index] = sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p)
+                    sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) if e is None else e for t, e in hits)
+                                      + rest)
+                    truncated += 1
+                    extra += sent - self.tokens[m.index]
+                    sent_by[m.index] = sent
+        return truncated, extra, sent_by
+
+    def _truncations(self, held: int, contents: int, max_chars: int) -> list[tuple[gc.Truncation, dict[str, Any], int, float]]:
+        """truncateHistoryToBudget over the first `contents` held Contents, after `held` Contents of
+        summary turn: (truncation, the part it truncates, that part's JSON length and estimate), newest first."""
+        responses = self.responses
+        end = bisect.bisect_left(responses, contents, key=itemgetter(0))
+        out = []
+        for k, output, tokens in gc.truncate_parts(responses[:end], max_chars):
+            ci, pi, part, length, estimate = responses[k]
+            out.append((gc.Truncation(ci + held, pi, output, tokens), part, length, estimate))
+        return out
 
     def _sync(self, summary: Summary, rest: list[Message] | None = None) -> None:
         """Take over the compression the reference step ran: the Contents of the messages its
         summary does not cover, built afresh (`plan_records`), and the outputs truncated up to
         the message it held (fixed from now on: later messages start Contents of their own).
         `rest`: a recorded summary's, the history after the messages it covers."""
+        carried = False
         if rest is None:
             rest = self._uncovered(summary)
+            carried = rest is not None
         if rest is None:  # the general way: every message whose id the summary does not cover
             covered = set(summary.covers)
             rest = [m for m in self.seen if m.id not in covered]
@@ -181,43 +282,56 @@ class GeminiCliReplay(_EditsReplay):
             self.run_start = self.covered if all(m.id in covered for m in self.seen[: self.covered]) else None
             self.covers_len = len(summary.covers)
             self.carry_compressions = False  # the next compressions' covers would not be the history's first messages
-        self.rest = rest
-        self.previous, self.key, self.role = None, None, ""
-        self.contents, self.last_estimate, self.estimate, self.history_sum = 0, 0.0, 0.0, 0
-        for m in rest:
-            self._content(m)
-            self.history_sum += self.tokens[m.index]
+        if not (carried and rest and self._drop(len(self.rest) - len(rest))):
+            self.rest = rest
+            self._held_contents()
+            self.history_sum = 0
+            for j, m in enumerate(rest):
+                self._content(m, j)
+                self.history_sum += self.tokens[m.index]
         self.summary_estimate = estimate_text(summary.text) + estimate_text(gc.ACK_TEXT)  # (the summary turn's and its acknowledgement's)
         self.summary_tokens = self.full.text(summary.text) + self.full.text(gc.ACK_TEXT) if summary.text else 0
         self.truncated = self.truncated_extra = 0
         self.truncated_estimate = 0.0
         self.truncated_sent = {}
-        # The held Contents are read only to truncate the outputs up to the message the compression
-        # held (a recorded compaction holds none): their JSON lengths are not written out for nothing.
-        upto = held = None
+        # The outputs up to the message the compression held (a recorded compaction holds none) are
+        # truncated again: the held Contents are the summary turn, its acknowledgement and those of
+        # `rest` but the request being sent.
         if summary.held_until:
-            head = [text_content("user", summary.text), text_content("model", gc.ACK_TEXT)]
-            contents = build_contents(rest, self.call_names)
-            held = head + (contents[:-1] if contents and contents[-1].role == "user" else contents)
-            ids = {m.id: k for k, c in enumerate(held) for m in c.messages}
-            upto = ids.get(summary.held_until)
-        if upto is not None and held is not None:
-            by_content: dict[int, list[gc.Truncation]] = {}
-            for t in gc.truncate_history_to_budget(held[: upto + 1], gc._max_chars(self.params, self.limit, None)):
-                by_content.setdefault(t.content, []).append(t)
-                part = held[t.content].parts[t.part]
-                self.truncated_estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
-            for ci, found in by_content.items():
-                c = held[ci]
-                for m in c.messages:
-                    hits = [t for t in found if gc._part_owner(c, t.part, m)]
-                    if hits:
-                        sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) for t in hits)
-                                          + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
-                        self.truncated += 1
-                        self.truncated_extra += sent - self.tokens[m.index]
-                        self.truncated_sent[m.index] = sent
+            held = self.contents - (self.role == "user")
+            end = self.c_start[held] if held < self.contents else len(rest)
+            ids = [m.id for m in rest[:end]]
+            if summary.held_until in ids:
+                last = len(ids) - 1 - ids[::-1].index(summary.held_until)  # (the last Content holding it)
+                upto = bisect.bisect_right(self.c_start, last) - 1
+                found = self._truncations(2, upto + 1, gc._max_chars(self.params, self.limit, None))
+                for t, part, _, _ in found:
+                    if not gc._unchanged(part, t.output):  # (a part kept whole estimates what it did)
+                        self.truncated_estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
+                self.truncated, self.truncated_extra, self.truncated_sent = self._sent_truncated(found, 2)
         self.synced = len(self.generated)
+
+    def _drop(self, k: int) -> bool:
+        """Drop the first k messages of `rest` from the Contents held, where a Content starts at
+        rest[k] (a compression splits before a Content): the columns of the Contents after are
+        those `_content` would make from rest[k:] (the same Contents, estimates exact in floating
+        point), without reading their messages again. False (nothing done): k is inside a Content."""
+        x = bisect.bisect_left(self.c_start, k)
+        if x >= self.contents or self.c_start[x] != k:
+            return False
+        self.history_sum -= sum([self.tokens[m.index] for m in self.rest[:k]])
+        self.rest = self.rest[k:]
+        self.mcs = self.mcs[k:]
+        self.c_start = [start - k for start in self.c_start[x:]]
+        self.c_length = self.c_length[x:]
+        self.c_splittable = self.c_splittable[x:]
+        before = self.c_before[x]
+        self.c_before = [b - before for b in self.c_before[x:]]
+        self.estimate -= before
+        r = bisect.bisect_left(self.responses, x, key=itemgetter(0))
+        self.responses = [(ci - x, pi, part, length, estimate) for ci, pi, part, length, estimate in self.responses[r:]]
+        self.contents -= x
+        return True
 
     def _uncovered(self, summary: Summary) -> list[Message] | None:
         """The history `summary` does not cover, where it covers what the summary synced before
@@ -303,22 +417,31 @@ class GeminiCliReplay(_EditsReplay):
         compressed history would estimate more): the turn is the plain one (with the event
         `compact` says when there is nothing to split before)."""
         previous = self.generated[-1] if active else None
-        contents = build_contents(self.rest, self.call_names)
-        pending = contents.pop() if contents and contents[-1].role == "user" else None
-        held: list[Content] = ([text_content("user", previous.text), text_content("model", gc.ACK_TEXT)] if previous is not None else []) + contents
-        truncations = {(t.content, t.part): t for t in gc.truncate_history_to_budget(held, gc._max_chars(self.params, self.limit, prompt_tokens))}
-        lengths = [gc._content_length(c, ci, truncations) for ci, c in enumerate(held)]
-        splittable = [c.role == "user" and not c.has_function_response for c in held]
-        last = held[-1]
-        split = gc.find_compress_split_point(lengths, splittable, last.role == "model" and not last.has_function_call,
-                                             1 - gc.COMPRESSION_PRESERVE_THRESHOLD)
+        head: list[Content] = [text_content("user", previous.text), text_content("model", gc.ACK_TEXT)] if previous is not None else []
+        h = len(head)  # the held history: head, then the Contents of `rest` but the request being sent (the last user one)
+        pending = self.contents > 0 and self.role == "user"
+        held = self.contents - pending
+        found = self._truncations(h, held, gc._max_chars(self.params, self.limit, prompt_tokens))
+        lengths = [c.json_length for c in head] + self.c_length[:held]
+        changed: list[tuple[gc.Truncation, dict[str, Any]]] = []
+        for t, part, length, _ in found:
+            if not gc._unchanged(part, t.output):  # (a part kept whole measures what it did)
+                changed.append((t, part))
+                lengths[t.content] += json_length(gc.truncated_part(part, t.output)) - length
+        splittable = [True, False][:h] + self.c_splittable[:held]
+        last = self._content_object(held - 1) if held else head[-1] if head else None
+        last_is_plain_model = last is not None and last.role == "model" and not last.has_function_call
+        split = gc.find_compress_split_point(lengths, splittable, last_is_plain_model, 1 - gc.COMPRESSION_PRESERVE_THRESHOLD)
         if split == 0:
             events.append(Event(i, "compression_noop",
                                 f"Gemini CLI tries to compress (prompt {prompt_tokens:,} tokens >= {self.threshold:,.0f}) "
                                 "but frees nothing: findCompressSplitPoint splits only before a user message, and there is none "
                                 "in the older 70 % of the history (a long tool loop); the history stays whole until one is"))
             return None
-        compressed = [m for c in held[:split] for m in c.messages]
+        kept = max(split - h, 0)  # the first Content of `rest` kept
+        cut = self.c_start[kept] if kept < self.contents else len(self.rest)  # rest[:cut] is compressed
+        held_end = self.c_start[held] if held < self.contents else len(self.rest)
+        compressed = self.rest[:cut]
         k = self.covered + len(compressed) if active else len(compressed)  # the history's first k messages are covered
         if len(self.snapshot.seen) > k:
             self.snapshot = _Snapshot()  # fed past k by a compression that did not happen: start again
@@ -327,41 +450,28 @@ class GeminiCliReplay(_EditsReplay):
         # The new history's estimate: the summary turn, then each Content kept as it was estimated,
         # less what its truncated parts estimate less (a part kept whole is not written as JSON again).
         estimate = estimate_part({"text": text}) + estimate_part({"text": gc.ACK_TEXT})
-        for c in held[split:]:
+        for c in head[split:]:
             estimate += c.estimate
-        for (ci, pi), t in truncations.items():
-            if ci >= split and not gc._unchanged(held[ci].parts[pi], t.output):
-                part = held[ci].parts[pi]
+        if kept < held:
+            estimate += self.estimate - (self.last_estimate if pending else 0.0) - self.c_before[kept]  # (exact: multiples of 1/4)
+        for t, part in changed:
+            if t.content >= split:
                 estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
         if math.floor(estimate) > prompt_tokens:
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
         event = Event(i, "compaction", f"Gemini CLI compresses the chat: prompt {prompt_tokens:,} tokens ({source}) >= "
                                        f"{self.threshold:,.0f}; {len(compressed)} message(s) replaced by a summary turn")
-        held_until = last.messages[-1].id if last.messages else (previous.held_until if previous is not None else "")
+        held_until = self.rest[held_end - 1].id if held else (previous.held_until if previous is not None else "")
         self.generated.append(Summary(text=text, messages_covered=k, covers=IdPrefix(self.seen_ids, k),
                                       created_at=self.session.messages[i].timestamp, held_until=held_until))
         # What this turn sends: the new summary turn, held[split:] with the outputs truncated now, and the request.
         summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
-        by_content: dict[int, list[gc.Truncation]] = {}
-        for (ci, _), t in truncations.items():
-            by_content.setdefault(ci, []).append(t)
-        kept = [(ci, c) for ci, c in enumerate(held[split:], start=split) if c.messages] + ([(len(held), pending)] if pending is not None else [])
-        history = truncated = 0
-        truncated_sent: dict[int, int] = {}
-        for ci, c in kept:
-            for m in c.messages:
-                hits = [t for t in by_content.get(ci, ()) if gc._part_owner(c, t.part, m)]
-                if hits:
-                    sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) for t in hits)
-                                      + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
-                    truncated += 1
-                    truncated_sent[m.index] = sent
-                    history += sent
-                else:
-                    history += self.tokens[m.index]
+        tokens = self.tokens
+        truncated, extra, truncated_sent = self._sent_truncated([f for f in found if f[0].content >= split], h)
+        history = sum([tokens[m.index] for m in self.rest[cut:]]) + extra
         not_sent = self.covered_tokens if active else 0
-        not_sent += sum(self.tokens[m.index] for m in compressed)
+        not_sent += sum([tokens[m.index] for m in compressed])
         return self._turn(i, active, summary, history, k, truncated, not_sent, truncated_sent, k, [event])
 
 REPLAYERS: dict[str, type[_Replay]] = {"gemini-cli-compression": GeminiCliReplay}
