@@ -120,7 +120,7 @@ def check_columns(replay: GeminiCliReplay) -> None:
         before.append(total)
         total += c.estimate
     assert replay.c_before == before and replay.estimate == total
-    assert [(ci, pi, p, n, e) for ci, pi, p, n, e in replay.responses] == [
+    assert replay._responses(replay.contents) == [
         (ci, pi, p, c.part_lengths[pi], estimate_part(p)) for ci, c in enumerate(contents) for pi, p in enumerate(c.parts) if p.get("functionResponse")]
     for ci, c in enumerate(contents):
         made = replay._content_object(ci)

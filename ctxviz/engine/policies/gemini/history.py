@@ -224,11 +224,24 @@ def measure_part(part: dict[str, Any]) -> tuple[float, int]:
                         length = None
                         break
                     key = keys.get(k)
-                    inner = body_length if k == "response" else (_string_length(v) if type(v) is str else _compact_length(v))
-                    if inner is None:
-                        length = None
-                        break
-                    length += (key if key is not None else _string_length(k)) + inner
+                    if key is None:
+                        key = _string_length(k)
+                        if len(keys) < 4096:
+                            keys[k] = key
+                    if k == "response":
+                        inner = body_length
+                    elif type(v) is str:  # (an id, a name: _string_length inline)
+                        if v.isascii():
+                            special = v.encode("ascii").translate(None, _PLAIN)
+                            inner = len(v) + 2 + len(special) + 4 * len(special.translate(None, _SHORT_ESCAPES)) if special else len(v) + 2
+                        else:
+                            inner = _string_length(v)
+                    else:
+                        inner = _compact_length(v)
+                        if inner is None:
+                            length = None
+                            break
+                    length += key + inner
                 if length is not None and body_length is not None:
                     name = response.get("name")
                     total = (js_length(name) if isinstance(name, str) else 0) / CHARS_PER_TOKEN

@@ -121,8 +121,9 @@ class GeminiCliReplay(_EditsReplay):
         self.c_splittable: list[bool] = []
         self.c_before: list[float] = []
         self.last_parts = 0  # the last Content's part count
-        #: The function response parts held, in the history's order: (Content, part index, part, JSON length, estimate).
-        self.responses: list[tuple[int, int, dict[str, Any], int, float]] = []
+        #: The messages holding function response parts, in the history's order: (Content, the index
+        #: of the message's first part in it, its MessageContent), listed part by part by `_responses`.
+        self.responses: list[tuple[int, int, MessageContent]] = []
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
@@ -196,8 +197,7 @@ class GeminiCliReplay(_EditsReplay):
                     self.c_length[-1] += mc.length_sum + (added if had else added - 1)  # (a comma between parts)
                     self.last_parts = had + added
                     if mc.responses:
-                        ci = self.contents - 1
-                        self.responses += [(ci, had + pi, part, length, estimate) for pi, part, length, estimate in mc.responses]
+                        self.responses.append((self.contents - 1, had, mc))
                     if mc.has_response:
                         self.c_splittable[-1] = False
         else:
@@ -205,8 +205,7 @@ class GeminiCliReplay(_EditsReplay):
             self.c_before.append(self.estimate)
             self.estimate += mc.estimate
             if mc.responses:
-                ci = self.contents
-                self.responses += [(ci, pi, part, length, estimate) for pi, part, length, estimate in mc.responses]
+                self.responses.append((self.contents, 0, mc))
             self.contents += 1
             self.c_start.append(j)
             added = self.last_parts = len(mc.part_lengths)
@@ -254,13 +253,18 @@ class GeminiCliReplay(_EditsReplay):
                     sent_by[m.index] = sent
         return truncated, extra, sent_by
 
+    def _responses(self, contents: int) -> list[tuple[int, int, dict[str, Any], int, float]]:
+        """The function response parts of the first `contents` Contents held, in order: (Content,
+        part index, part, JSON length, estimate)."""
+        end = bisect.bisect_left(self.responses, contents, key=itemgetter(0))
+        return [(ci, first + pi, part, length, estimate) for ci, first, mc in self.responses[:end] for pi, part, length, estimate in mc.responses]
+
     def _truncations(self, held: int, contents: int, max_chars: int) -> list[tuple[gc.Truncation, dict[str, Any], int, float]]:
         """truncateHistoryToBudget over the first `contents` held Contents, after `held` Contents of
         summary turn: (truncation, the part it truncates, that part's JSON length and estimate), newest first."""
-        responses = self.responses
-        end = bisect.bisect_left(responses, contents, key=itemgetter(0))
+        responses = self._responses(contents)
         out = []
-        for k, output, tokens in gc.truncate_parts(responses[:end], max_chars):
+        for k, output, tokens in gc.truncate_parts(responses, max_chars):
             ci, pi, part, length, estimate = responses[k]
             out.append((gc.Truncation(ci + held, pi, output, tokens), part, length, estimate))
         return out
@@ -329,7 +333,7 @@ class GeminiCliReplay(_EditsReplay):
         self.c_before = [b - before for b in self.c_before[x:]]
         self.estimate -= before
         r = bisect.bisect_left(self.responses, x, key=itemgetter(0))
-        self.responses = [(ci - x, pi, part, length, estimate) for ci, pi, part, length, estimate in self.responses[r:]]
+        self.responses = [(ci - x, first, mc) for ci, first, mc in self.responses[r:]]
         self.contents -= x
         return True
 
