@@ -352,7 +352,7 @@ class MessageContent:
     has_response: bool  # a part is a function response (a Content holding one is no split point)
 
 
-_CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
+_CACHE: dict[int, tuple[Message, int, MessageContent]] = {}
 _LOCK = threading.Lock()
 
 
@@ -369,11 +369,14 @@ def _raw_record(message: Message) -> dict[str, Any] | None:
     return None
 
 
-def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = None) -> tuple[str, str, list[dict[str, Any]]]:
+_UNREAD: Any = object()  # `_record_parts`'s record not read yet
+
+
+def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = _UNREAD) -> tuple[str, str, list[dict[str, Any]]]:
     """(kind, role, parts): kind is "model", "response" or "user" for a message read from a Gemini
     CLI record (a user record's parts are the whole record's), "" for one built from its parts.
-    `record`: `_raw_record(message)`, where the caller has it."""
-    if record is None:
+    `record`: `_raw_record(message)`, where the caller has it (None: it has none)."""
+    if record is _UNREAD:
         record = _raw_record(message)
     if record is not None and record["type"] == "gemini" and message.role == "assistant":
         return "model", "model", _model_parts(record)
@@ -387,9 +390,8 @@ def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | Non
 
 def message_content(message: Message, previous: Message | None, tool_name: str) -> MessageContent:
     """Cached per message object (sessions are immutable; a replay's prefixes share the messages)."""
-    anchor = f"{id(previous)}" if message.role == "tool" else ""
-    with _LOCK:
-        hit = _CACHE.get(id(message))
+    anchor = id(previous) if message.role == "tool" else -1  # (no object's id is negative)
+    hit = _CACHE.get(id(message))  # (a dict's get is atomic: the lock keeps a clear and a store apart)
     if hit is not None and hit[0] is message and hit[1] == anchor:
         return hit[2]
     record = _raw_record(message)
