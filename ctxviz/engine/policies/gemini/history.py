@@ -348,7 +348,8 @@ class MessageContent:
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
     part_lengths: tuple[int, ...]  # each part's JSON.stringify length
     length_sum: int  # their sum
-    responses: tuple[tuple[int, dict[str, Any], int, float], ...]  # (index, part, length, estimate): the parts truncateHistoryToBudget reads
+    part_estimates: tuple[float, ...]  # each part's estimate
+    responses: tuple[int, ...]  # the indices of the parts truncateHistoryToBudget reads (numbers: no object the collector walks)
     has_response: bool  # a part is a function response (a Content holding one is no split point)
 
 
@@ -404,7 +405,7 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         key = ("message", id(message))
     estimates: list[float] = []
     lengths: list[int] = []
-    responses: list[tuple[int, dict[str, Any], int, float]] = []
+    responses: list[int] = []
     has_response = False
     for k, p in enumerate(parts):
         e, n = measure_part(p)
@@ -413,12 +414,13 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         if "functionResponse" in p:
             has_response = True
             if p["functionResponse"]:
-                responses.append((k, p, n, e))
+                responses.append(k)
     # MessageContent(...), without the frozen dataclass' per-field setattr: one is made for every
     # message a replay reads.
     content = object.__new__(MessageContent)
     content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=sum(estimates), whole_record=kind == "user",
-                            part_lengths=tuple(lengths), length_sum=sum(lengths), responses=tuple(responses), has_response=has_response)
+                            part_lengths=tuple(lengths), length_sum=sum(lengths), part_estimates=tuple(estimates),
+                            responses=tuple(responses), has_response=has_response)
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()

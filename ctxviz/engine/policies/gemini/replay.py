@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from operator import itemgetter
 from typing import Any
 
 from ...counting import TokenCounts
@@ -121,9 +120,11 @@ class GeminiCliReplay(_EditsReplay):
         self.c_splittable: list[bool] = []
         self.c_before: list[float] = []
         self.last_parts = 0  # the last Content's part count
-        #: The messages holding function response parts, in the history's order: (Content, the index
-        #: of the message's first part in it, its MessageContent), listed part by part by `_responses`.
-        self.responses: list[tuple[int, int, MessageContent]] = []
+        #: The messages holding function response parts, in the history's order, in three columns: their
+        #: Content, the index of their first part in it, their index in `rest` (listed part by part by `_responses`).
+        self.responses: list[int] = []  # (numbers alone: no object the collector walks)
+        self.responses_first: list[int] = []
+        self.responses_at: list[int] = []  # the message's index in `rest`
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
@@ -197,7 +198,9 @@ class GeminiCliReplay(_EditsReplay):
                     self.c_length[-1] += mc.length_sum + (added if had else added - 1)  # (a comma between parts)
                     self.last_parts = had + added
                     if mc.responses:
-                        self.responses.append((self.contents - 1, had, mc))
+                        self.responses.append(self.contents - 1)
+                        self.responses_first.append(had)
+                        self.responses_at.append(j)
                     if mc.has_response:
                         self.c_splittable[-1] = False
         else:
@@ -205,7 +208,9 @@ class GeminiCliReplay(_EditsReplay):
             self.c_before.append(self.estimate)
             self.estimate += mc.estimate
             if mc.responses:
-                self.responses.append((self.contents, 0, mc))
+                self.responses.append(self.contents)
+                self.responses_first.append(0)
+                self.responses_at.append(j)
             self.contents += 1
             self.c_start.append(j)
             added = self.last_parts = len(mc.part_lengths)
@@ -256,8 +261,11 @@ class GeminiCliReplay(_EditsReplay):
     def _responses(self, contents: int) -> list[tuple[int, int, dict[str, Any], int, float]]:
         """The function response parts of the first `contents` Contents held, in order: (Content,
         part index, part, JSON length, estimate)."""
-        end = bisect.bisect_left(self.responses, contents, key=itemgetter(0))
-        return [(ci, first + pi, part, length, estimate) for ci, first, mc in self.responses[:end] for pi, part, length, estimate in mc.responses]
+        end = bisect.bisect_left(self.responses, contents)
+        mcs = self.mcs
+        return [(ci, first + k, mc.parts[k], mc.part_lengths[k], mc.part_estimates[k])
+                for ci, first, mc in zip(self.responses[:end], self.responses_first[:end], [mcs[j] for j in self.responses_at[:end]], strict=True)
+                for k in mc.responses]
 
     def _truncations(self, held: int, contents: int, max_chars: int) -> list[tuple[gc.Truncation, dict[str, Any], int, float]]:
         """truncateHistoryToBudget over the first `contents` held Contents, after `held` Contents of
@@ -332,8 +340,10 @@ class GeminiCliReplay(_EditsReplay):
         before = self.c_before[x]
         self.c_before = [b - before for b in self.c_before[x:]]
         self.estimate -= before
-        r = bisect.bisect_left(self.responses, x, key=itemgetter(0))
-        self.responses = [(ci - x, first, mc) for ci, first, mc in self.responses[r:]]
+        r = bisect.bisect_left(self.responses, x)
+        self.responses = [ci - x for ci in self.responses[r:]]
+        self.responses_first = self.responses_first[r:]
+        self.responses_at = [j - k for j in self.responses_at[r:]]
         self.contents -= x
         return True
 
