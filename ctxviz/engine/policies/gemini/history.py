@@ -346,11 +346,24 @@ class MessageContent:
     parts: tuple[dict[str, Any], ...]
     estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
-    part_lengths: tuple[int, ...]  # each part's JSON.stringify length
-    length_sum: int  # their sum
-    part_estimates: tuple[float, ...]  # each part's estimate
-    responses: tuple[int, ...]  # the indices of the parts truncateHistoryToBudget reads (numbers: no object the collector walks)
+    length_sum: int  # the parts' JSON.stringify lengths, summed
+    #: Each part's JSON.stringify length and estimate, for a message of more than one part (one
+    #: part's are `length_sum` and `estimate`: no more objects kept per message for the collector to walk).
+    many: tuple[tuple[int, ...], tuple[float, ...]] | None
+    responses: tuple[int, ...]  # the indices of the parts truncateHistoryToBudget reads
     has_response: bool  # a part is a function response (a Content holding one is no split point)
+
+    @property
+    def part_lengths(self) -> tuple[int, ...]:
+        """Each part's JSON.stringify length."""
+        return self.many[0] if self.many is not None else (self.length_sum,) if self.parts else ()
+
+    def part_estimate(self, k: int) -> float:
+        """Part k's estimate."""
+        return self.many[1][k] if self.many is not None else self.estimate
+
+
+_FIRST = (0,)  # the `responses` of a message whose first part is one (most tool messages)
 
 
 _CACHE: dict[int, tuple[Message, int, MessageContent]] = {}
@@ -419,8 +432,8 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
     # message a replay reads.
     content = object.__new__(MessageContent)
     content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=sum(estimates), whole_record=kind == "user",
-                            part_lengths=tuple(lengths), length_sum=sum(lengths), part_estimates=tuple(estimates),
-                            responses=tuple(responses), has_response=has_response)
+                            length_sum=sum(lengths), many=(tuple(lengths), tuple(estimates)) if len(parts) > 1 else None,
+                            responses=_FIRST if responses == [0] else tuple(responses), has_response=has_response)
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()

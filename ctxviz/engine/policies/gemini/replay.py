@@ -192,7 +192,7 @@ class GeminiCliReplay(_EditsReplay):
             if not mc.whole_record:
                 self.last_estimate += mc.estimate
                 self.estimate += mc.estimate
-                added = len(mc.part_lengths)
+                added = len(mc.parts)
                 if added:
                     had = self.last_parts
                     self.c_length[-1] += mc.length_sum + (added if had else added - 1)  # (a comma between parts)
@@ -213,7 +213,7 @@ class GeminiCliReplay(_EditsReplay):
                 self.responses_at.append(j)
             self.contents += 1
             self.c_start.append(j)
-            added = self.last_parts = len(mc.part_lengths)
+            added = self.last_parts = len(mc.parts)
             self.c_length.append(_WRAPPER + len(mc.role) + mc.length_sum + (added - 1 if added else 0))
             self.c_splittable.append(mc.role == "user" and not mc.has_response)
         if m.role != "tool":
@@ -263,7 +263,7 @@ class GeminiCliReplay(_EditsReplay):
         part index, part, JSON length, estimate)."""
         end = bisect.bisect_left(self.responses, contents)
         mcs = self.mcs
-        return [(ci, first + k, mc.parts[k], mc.part_lengths[k], mc.part_estimates[k])
+        return [(ci, first + k, mc.parts[k], mc.part_lengths[k], mc.part_estimate(k))
                 for ci, first, mc in zip(self.responses[:end], self.responses_first[:end], [mcs[j] for j in self.responses_at[:end]], strict=True)
                 for k in mc.responses]
 
