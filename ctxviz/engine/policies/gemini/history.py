@@ -21,7 +21,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...session import (
     FileRefPart,
@@ -335,11 +335,11 @@ def _synthesized(message: Message, tool_name: str) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class MessageContent:
+class MessageContent(NamedTuple):
     """One message's place in Gemini CLI's history: the Content it belongs to (`key`), that
     Content's role, the parts the message contributes and what they measure (measured with the
-    estimate, `measure_part`: a compression reads the lengths of every message held)."""
+    estimate, `measure_part`: a compression reads the lengths of every message held). A named
+    tuple: one is made for every message a replay reads, at a third of a dataclass' cost."""
 
     key: tuple[Any, ...]
     role: str
@@ -364,6 +364,7 @@ class MessageContent:
 
 
 _FIRST = (0,)  # the `responses` of a message whose first part is one (most tool messages)
+_new_tuple = tuple.__new__  # MessageContent(...) without its keyword parsing
 
 
 _CACHE: dict[int, tuple[Message, int, MessageContent]] = {}
@@ -428,12 +429,9 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
             has_response = True
             if p["functionResponse"]:
                 responses.append(k)
-    # MessageContent(...), without the frozen dataclass' per-field setattr: one is made for every
-    # message a replay reads.
-    content = object.__new__(MessageContent)
-    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=sum(estimates), whole_record=kind == "user",
-                            length_sum=sum(lengths), many=(tuple(lengths), tuple(estimates)) if len(parts) > 1 else None,
-                            responses=_FIRST if responses == [0] else tuple(responses), has_response=has_response)
+    content = _new_tuple(MessageContent, (key, role, tuple(parts), sum(estimates), kind == "user", sum(lengths),
+                                          (tuple(lengths), tuple(estimates)) if len(parts) > 1 else None,
+                                          _FIRST if responses == [0] else tuple(responses), has_response))
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()
