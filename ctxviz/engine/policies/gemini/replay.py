@@ -188,34 +188,35 @@ class GeminiCliReplay(_EditsReplay):
         """Add message m (rest[j]) to the Contents held (`build_contents`, one step)."""
         mc = message_content(m, self.previous, self.call_names.get(m.tool_call_id, m.name))
         self.mcs.append(mc)
-        if self.key is not None and mc.key == self.key:
-            if not mc.whole_record:
-                self.last_estimate += mc.estimate
-                self.estimate += mc.estimate
-                added = len(mc.parts)
+        key, role, parts, estimate, whole_record, length_sum, _, responses, has_response = mc  # (one unpacking: read for every message)
+        if self.key is not None and key == self.key:
+            if not whole_record:
+                self.last_estimate += estimate
+                self.estimate += estimate
+                added = len(parts)
                 if added:
                     had = self.last_parts
-                    self.c_length[-1] += mc.length_sum + (added if had else added - 1)  # (a comma between parts)
+                    self.c_length[-1] += length_sum + (added if had else added - 1)  # (a comma between parts)
                     self.last_parts = had + added
-                    if mc.responses:
+                    if responses:
                         self.responses.append(self.contents - 1)
                         self.responses_first.append(had)
                         self.responses_at.append(j)
-                    if mc.has_response:
+                    if has_response:
                         self.c_splittable[-1] = False
         else:
-            self.key, self.role, self.last_estimate = mc.key, mc.role, mc.estimate
+            self.key, self.role, self.last_estimate = key, role, estimate
             self.c_before.append(self.estimate)
-            self.estimate += mc.estimate
-            if mc.responses:
+            self.estimate += estimate
+            if responses:
                 self.responses.append(self.contents)
                 self.responses_first.append(0)
                 self.responses_at.append(j)
             self.contents += 1
             self.c_start.append(j)
-            added = self.last_parts = len(mc.parts)
-            self.c_length.append(_WRAPPER + len(mc.role) + mc.length_sum + (added - 1 if added else 0))
-            self.c_splittable.append(mc.role == "user" and not mc.has_response)
+            added = self.last_parts = len(parts)
+            self.c_length.append(_WRAPPER + len(role) + length_sum + (added - 1 if added else 0))
+            self.c_splittable.append(role == "user" and not has_response)
         if m.role != "tool":
             self.previous = m
 
