@@ -111,20 +111,23 @@ class GeminiCliReplay(_EditsReplay):
         self.last_estimate = 0.0
         self.estimate = 0.0  # all Contents' estimates (multiples of 1/4: exact in floating point)
         # The Contents of `rest` in columns, what a compression reads of them (`history.build_contents`
-        # would make them again from every message held): the message each starts at (its index in
-        # `rest`), its JSON length, whether it may be split before, and the estimate of the Contents
-        # before it.
+        # would make them again from every message held), made when one reads them (`_columns`) for the
+        # messages added since: the message each starts at (its index in `rest`), its JSON length,
+        # whether it may be split before, and the estimate of the Contents before it.
         self.mcs: list[MessageContent] = []  # rest[j]'s
         self.c_start: list[int] = []
         self.c_length: list[int] = []
         self.c_splittable: list[bool] = []
         self.c_before: list[float] = []
-        self.last_parts = 0  # the last Content's part count
         #: The messages holding function response parts, in the history's order, in three columns: their
         #: Content, the index of their first part in it, their index in `rest` (listed part by part by `_responses`).
         self.responses: list[int] = []  # (numbers alone: no object the collector walks)
         self.responses_first: list[int] = []
-        self.responses_at: list[int] = []  # the message's index in `rest`
+        self.responses_at: list[int] = []
+        self.columns_at = 0  # the columns hold mcs[:columns_at]
+        self.columns_key: tuple[Any, ...] | None = None  # the key and part count of the last Content they hold
+        self.columns_parts = 0
+        self.columns_total = 0.0  # the estimate of the Contents they hold
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
@@ -177,48 +180,66 @@ class GeminiCliReplay(_EditsReplay):
         self.seen.append(m)
         self.seen_ids.append(m.id)
         self.rest.append(m)
-        self._content(m, len(self.rest) - 1)
+        self._content(m)
         self.history_sum += self.tokens[i]
         if m.role == "assistant":
             reported = gc.reported_prompt_tokens(m)
             if reported is not None:
                 self.reported = reported
 
-    def _content(self, m: Message, j: int) -> None:
-        """Add message m (rest[j]) to the Contents held (`build_contents`, one step)."""
+    def _content(self, m: Message) -> None:
+        """Add message m to the Contents held (`build_contents`, one step): their running sums
+        (their columns are made when a compression reads them, `_columns`)."""
         mc = message_content(m, self.previous, self.call_names.get(m.tool_call_id, m.name))
         self.mcs.append(mc)
-        key, role, parts, estimate, whole_record, length_sum, _, responses, has_response = mc  # (one unpacking: read for every message)
-        if self.key is not None and key == self.key:
-            if not whole_record:
-                self.last_estimate += estimate
-                self.estimate += estimate
-                added = len(parts)
-                if added:
-                    had = self.last_parts
-                    self.c_length[-1] += length_sum + (added if had else added - 1)  # (a comma between parts)
-                    self.last_parts = had + added
-                    if responses:
-                        self.responses.append(self.contents - 1)
-                        self.responses_first.append(had)
-                        self.responses_at.append(j)
-                    if has_response:
-                        self.c_splittable[-1] = False
+        if self.key is not None and mc.key == self.key:
+            if not mc.whole_record:
+                self.last_estimate += mc.estimate
+                self.estimate += mc.estimate
         else:
-            self.key, self.role, self.last_estimate = key, role, estimate
-            self.c_before.append(self.estimate)
-            self.estimate += estimate
-            if responses:
-                self.responses.append(self.contents)
-                self.responses_first.append(0)
-                self.responses_at.append(j)
+            self.key, self.role, self.last_estimate = mc.key, mc.role, mc.estimate
+            self.estimate += mc.estimate
             self.contents += 1
-            self.c_start.append(j)
-            added = self.last_parts = len(parts)
-            self.c_length.append(_WRAPPER + len(role) + length_sum + (added - 1 if added else 0))
-            self.c_splittable.append(role == "user" and not has_response)
         if m.role != "tool":
             self.previous = m
+
+    def _columns(self) -> None:
+        """Bring the columns up to the messages held (those added since they were last read), as
+        `_content` groups the messages into Contents."""
+        mcs = self.mcs
+        if self.columns_at == len(mcs):
+            return
+        c_start, c_length, c_splittable, c_before = self.c_start, self.c_length, self.c_splittable, self.c_before
+        responses, responses_first, responses_at = self.responses, self.responses_first, self.responses_at
+        last, had, total = self.columns_key, self.columns_parts, self.columns_total
+        for j in range(self.columns_at, len(mcs)):
+            key, role, parts, estimate, whole_record, length_sum, _, found, has_response = mcs[j]
+            if last is not None and key == last:
+                if not whole_record:
+                    total += estimate
+                    added = len(parts)
+                    if added:
+                        c_length[-1] += length_sum + (added if had else added - 1)  # (a comma between parts)
+                        if found:
+                            responses.append(len(c_start) - 1)
+                            responses_first.append(had)
+                            responses_at.append(j)
+                        had += added
+                        if has_response:
+                            c_splittable[-1] = False
+            else:
+                last = key
+                if found:
+                    responses.append(len(c_start))
+                    responses_first.append(0)
+                    responses_at.append(j)
+                c_before.append(total)
+                total += estimate
+                c_start.append(j)
+                had = added = len(parts)
+                c_length.append(_WRAPPER + len(role) + length_sum + (added - 1 if added else 0))
+                c_splittable.append(role == "user" and not has_response)
+        self.columns_at, self.columns_key, self.columns_parts, self.columns_total = len(mcs), last, had, total
 
     def _content_object(self, ci: int) -> Content:
         """Held Content ci as `build_contents` makes it."""
@@ -299,8 +320,8 @@ class GeminiCliReplay(_EditsReplay):
             self.rest = rest
             self._held_contents()
             self.history_sum = 0
-            for j, m in enumerate(rest):
-                self._content(m, j)
+            for m in rest:
+                self._content(m)
                 self.history_sum += self.tokens[m.index]
         self.summary_estimate = estimate_text(summary.text) + estimate_text(gc.ACK_TEXT)  # (the summary turn's and its acknowledgement's)
         self.summary_tokens = self.full.text(summary.text) + self.full.text(gc.ACK_TEXT) if summary.text else 0
@@ -311,6 +332,7 @@ class GeminiCliReplay(_EditsReplay):
         # truncated again: the held Contents are the summary turn, its acknowledgement and those of
         # `rest` but the request being sent.
         if summary.held_until:
+            self._columns()
             held = self.contents - (self.role == "user")
             end = self.c_start[held] if held < self.contents else len(rest)
             ids = [m.id for m in rest[:end]]
@@ -329,6 +351,7 @@ class GeminiCliReplay(_EditsReplay):
         rest[k] (a compression splits before a Content): the columns of the Contents after are
         those `_content` would make from rest[k:] (the same Contents, estimates exact in floating
         point), without reading their messages again. False (nothing done): k is inside a Content."""
+        self._columns()
         x = bisect.bisect_left(self.c_start, k)
         if x >= self.contents or self.c_start[x] != k:
             return False
@@ -341,6 +364,8 @@ class GeminiCliReplay(_EditsReplay):
         before = self.c_before[x]
         self.c_before = [b - before for b in self.c_before[x:]]
         self.estimate -= before
+        self.columns_total -= before
+        self.columns_at -= k
         r = bisect.bisect_left(self.responses, x)
         self.responses = [ci - x for ci in self.responses[r:]]
         self.responses_first = self.responses_first[r:]
@@ -436,6 +461,7 @@ class GeminiCliReplay(_EditsReplay):
         h = len(head)  # the held history: head, then the Contents of `rest` but the request being sent (the last user one)
         pending = self.contents > 0 and self.role == "user"
         held = self.contents - pending
+        self._columns()
         found = self._truncations(h, held, gc._max_chars(self.params, self.limit, prompt_tokens))
         lengths = [c.json_length for c in head] + self.c_length[:held]
         changed: list[tuple[gc.Truncation, dict[str, Any]]] = []
