@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...counting import TokenCounts
 from ...plan import Decision
@@ -28,6 +28,19 @@ from .history import (
 )
 
 _WRAPPER = len('{"role":"') + len('","parts":[') + len("]}")  # a Content's JSON but its role and parts
+
+
+class _Cut(NamedTuple):
+    """A function response truncateHistoryToBudget truncates: where (`content`, `part_index`), to
+    what (`output`), the part, its JSON length and estimate, and whether it is kept whole."""
+
+    content: int
+    part_index: int
+    output: str
+    part: dict[str, Any]
+    length: int
+    estimate: float
+    unchanged: bool
 
 
 class GeminiCliReplay(_EditsReplay):
@@ -255,25 +268,26 @@ class GeminiCliReplay(_EditsReplay):
                 c.estimate += mc.estimate
         return c
 
-    def _sent_truncated(self, truncations: list[tuple[gc.Truncation, dict[str, Any], int, float]], held: int) -> tuple[int, int, dict[int, int]]:
+    def _sent_truncated(self, truncations: list[_Cut], held: int) -> tuple[int, int, dict[int, int]]:
         """(messages truncated, tokens they send less, what each sends by session index) of the held
         Contents (Content index `held` + ci for held Content ci) whose function responses
         `truncations` truncates (as `_truncations` gives them)."""
-        by_content: dict[int, list[tuple[gc.Truncation, float | None]]] = {}
-        for t, part, _, estimate in truncations:  # a part kept whole estimates what it did
-            by_content.setdefault(t.content, []).append((t, estimate if gc._unchanged(part, t.output) else None))
+        by_content: dict[int, list[_Cut]] = {}
+        for t in truncations:
+            by_content.setdefault(t.content, []).append(t)
         truncated = extra = 0
         sent_by: dict[int, int] = {}
         own = self.own_estimates
         for ci, found in by_content.items():
             c = self._content_object(ci - held)
             for m in c.messages:
-                hits = [(t, e) for t, e in found if gc._part_owner(c, t.part, m)]
+                hits = [t for t in found if gc._part_owner(c, t.part_index, m)]
                 if hits:
                     rest = own.get(m.index)
                     if rest is None:  # (its parts but the function responses: read again at the next turn's `_sync`)
                         rest = own[m.index] = sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p)
-                    sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) if e is None else e for t, e in hits)
+                    # (a part kept whole estimates what it did)
+                    sent = math.floor(sum(t.estimate if t.unchanged else estimate_part(gc.truncated_part(c.parts[t.part_index], t.output)) for t in hits)
                                       + rest)
                     truncated += 1
                     extra += sent - self.tokens[m.index]
@@ -285,18 +299,19 @@ class GeminiCliReplay(_EditsReplay):
         part index, part, JSON length, estimate)."""
         end = bisect.bisect_left(self.responses, contents)
         mcs = self.mcs
-        return [(ci, first + k, mc.parts[k], mc.part_lengths[k], mc.part_estimate(k))
+        return [(ci, first + k, mc.parts[k], *((mc.length_sum, mc.estimate) if mc.many is None else (mc.many[0][k], mc.many[1][k])))
                 for ci, first, mc in zip(self.responses[:end], self.responses_first[:end], [mcs[j] for j in self.responses_at[:end]], strict=True)
-                for k in mc.responses]
+                for k in mc.responses]  # (a message of one part: its sums are the part's)
 
-    def _truncations(self, held: int, contents: int, max_chars: int) -> list[tuple[gc.Truncation, dict[str, Any], int, float]]:
+    def _truncations(self, held: int, contents: int, max_chars: int) -> list[_Cut]:
         """truncateHistoryToBudget over the first `contents` held Contents, after `held` Contents of
-        summary turn: (truncation, the part it truncates, that part's JSON length and estimate), newest first."""
+        summary turn, newest first (no `Truncation` made: most are outputs kept whole, of messages
+        the compression replaces)."""
         responses = self._responses(contents)
         out = []
-        for k, output, tokens in gc.truncate_parts(responses, max_chars):
+        for k, output, _ in gc.truncate_parts(responses, max_chars):
             ci, pi, part, length, estimate = responses[k]
-            out.append((gc.Truncation(ci + held, pi, output, tokens), part, length, estimate))
+            out.append(_Cut(ci + held, pi, output, part, length, estimate, gc._unchanged(part, output)))
         return out
 
     def _sync(self, summary: Summary, rest: list[Message] | None = None) -> None:
@@ -340,9 +355,9 @@ class GeminiCliReplay(_EditsReplay):
                 last = len(ids) - 1 - ids[::-1].index(summary.held_until)  # (the last Content holding it)
                 upto = bisect.bisect_right(self.c_start, last) - 1
                 found = self._truncations(2, upto + 1, gc._max_chars(self.params, self.limit, None))
-                for t, part, _, _ in found:
-                    if not gc._unchanged(part, t.output):  # (a part kept whole estimates what it did)
-                        self.truncated_estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
+                for t in found:
+                    if not t.unchanged:  # (a part kept whole estimates what it did)
+                        self.truncated_estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
                 self.truncated, self.truncated_extra, self.truncated_sent = self._sent_truncated(found, 2)
         self.synced = len(self.generated)
 
@@ -464,11 +479,9 @@ class GeminiCliReplay(_EditsReplay):
         self._columns()
         found = self._truncations(h, held, gc._max_chars(self.params, self.limit, prompt_tokens))
         lengths = [c.json_length for c in head] + self.c_length[:held]
-        changed: list[tuple[gc.Truncation, dict[str, Any]]] = []
-        for t, part, length, _ in found:
-            if not gc._unchanged(part, t.output):  # (a part kept whole measures what it did)
-                changed.append((t, part))
-                lengths[t.content] += json_length(gc.truncated_part(part, t.output)) - length
+        changed = [t for t in found if not t.unchanged]  # (a part kept whole measures what it did)
+        for t in changed:
+            lengths[t.content] += json_length(gc.truncated_part(t.part, t.output)) - t.length
         splittable = [True, False][:h] + self.c_splittable[:held]
         last = self._content_object(held - 1) if held else head[-1] if head else None
         last_is_plain_model = last is not None and last.role == "model" and not last.has_function_call
@@ -495,9 +508,9 @@ class GeminiCliReplay(_EditsReplay):
             estimate += c.estimate
         if kept < held:
             estimate += self.estimate - (self.last_estimate if pending else 0.0) - self.c_before[kept]  # (exact: multiples of 1/4)
-        for t, part in changed:
+        for t in changed:
             if t.content >= split:
-                estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
+                estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
         if math.floor(estimate) > prompt_tokens:
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
@@ -509,7 +522,7 @@ class GeminiCliReplay(_EditsReplay):
         # What this turn sends: the new summary turn, held[split:] with the outputs truncated now, and the request.
         summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
         tokens = self.tokens
-        truncated, extra, truncated_sent = self._sent_truncated([f for f in found if f[0].content >= split], h)
+        truncated, extra, truncated_sent = self._sent_truncated([t for t in found if t.content >= split], h)
         history = sum([tokens[m.index] for m in self.rest[cut:]]) + extra
         not_sent = self.covered_tokens if active else 0
         not_sent += sum([tokens[m.index] for m in compressed])
