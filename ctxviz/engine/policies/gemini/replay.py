@@ -50,15 +50,20 @@ class GeminiCliReplay(_EditsReplay):
     sum, and the reported `promptTokenCount` the latest one.
 
     A turn whose prompt reaches the threshold compresses (`_compress`): the truncation of outputs
-    and the split point are searched over the Contents held since the summary in force (built from
-    the messages it does not cover, `rest`), and the new summary's text is the offline snapshot of
-    the covered messages, carried as the covered part grows (`carried._Snapshot`), so a
-    compression costs what the held history holds, not the whole session. (Another summarizer
+    and the split point are searched over the Contents held since the summary in force (those of
+    the messages it does not cover, `rest`), read from columns (`_columns`: each Content's JSON
+    length, split point, estimate before it, and the function response parts, from the lengths
+    `message_content` measured with each message's estimate), made for the messages added since a
+    compression last read them; the new summary's text is the offline snapshot of the covered
+    messages, carried as the covered part grows (`carried._Snapshot`). So a compression reads no
+    message's parts again but the outputs it truncates, and costs what the held history holds,
+    not the whole session. (Another summarizer
     than the offline snapshot, or an id on more than one message: the compression turns are
     planned by the reference step.) After a compression the plan holds the summary turn, its
     acknowledgement and the Contents of the messages it does not cover, and truncates again the
-    outputs up to the message held when it compressed (`Summary.held_until`): `_sync` rebuilds
-    that once from `rest` (those Contents no longer change), and the later turns add the new
+    outputs up to the message held when it compressed (`Summary.held_until`): `_sync` keeps the
+    columns of the Contents kept (`_drop`; else it reads `rest` again), truncates those outputs
+    once (those Contents no longer change), and the later turns add the new
     messages to running sums as before. (Every estimate is a multiple of 1/4: the sums are exact
     in floating point, in any order.)
 
