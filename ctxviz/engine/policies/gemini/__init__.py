@@ -8,5 +8,6 @@
 - `service.py`: ChatCompressionService's steps (split point, truncation, prompt count, stand-in summary).
 - `replay.py`: its incremental replayer.
 
-Tests: tests/test_policy_gemini_cli.py, tests/test_gemini_columns.py; replays in tests/test_replay_edits.py.
+Tests: tests/test_policy_gemini_cli.py, tests/test_gemini_columns.py; replays in tests/test_replay_edits.py,
+tests/test_replay_gemini_compressed.py; the replayer's carried columns in tests/test_gemini_carried_contents.py.
 """

@@ -64,6 +64,7 @@ from .service import (  # noqa: F401 (the steps lived here before service.py; te
     stand_in_summary,
     token_limit,
     truncate_history_to_budget,
+    truncate_parts,
     truncated_part,
 )
 

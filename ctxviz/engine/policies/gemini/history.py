@@ -21,8 +21,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...session import (
     FileRefPart,
@@ -198,6 +197,62 @@ def estimate_part(part: dict[str, Any], text_counter: Tokenizer | None = None) -
     return json_length(part) / CHARS_PER_TOKEN
 
 
+_RESPONSE_PART = len('{"functionResponse":}')  # the part's braces, its key and colon around the response
+
+
+def measure_part(part: dict[str, Any]) -> tuple[float, int]:
+    """(estimate_part(part), json_length(part)), with the one long string a part holds (a text, a
+    tool's output) read once for both: a replay measures every message's parts as it reads it,
+    and their JSON lengths then cost a compression nothing (it reads thousands of them)."""
+    if len(part) == 1:
+        text = part.get("text")
+        if type(text) is str:  # {"text": ...}: the braces, the key and colon (9), the string
+            if text.isascii():  # (estimate_text and _string_length, inline: most parts are ASCII text)
+                special = text.encode("ascii").translate(None, _PLAIN)
+                n = len(text)
+                return n / 4, (n + 11 + len(special) + 4 * len(special.translate(None, _SHORT_ESCAPES)) if special else n + 11)
+            return estimate_text(text), 9 + _string_length(text)
+        response = part.get("functionResponse")
+        if type(response) is dict and response and "parts" not in response:
+            body = response.get("response")
+            if type(body) is dict:
+                body_length = _compact_length(body)
+                length = _RESPONSE_PART + 2 * len(response) + 1
+                keys = _KEY_LENGTHS
+                for k, v in response.items():
+                    if type(k) is not str or body_length is None:
+                        length = None
+                        break
+                    key = keys.get(k)
+                    if key is None:
+                        key = _string_length(k)
+                        if len(keys) < 4096:
+                            keys[k] = key
+                    if k == "response":
+                        inner = body_length
+                    elif type(v) is str:  # (an id, a name: _string_length inline)
+                        if v.isascii():
+                            special = v.encode("ascii").translate(None, _PLAIN)
+                            inner = len(v) + 2 + len(special) + 4 * len(special.translate(None, _SHORT_ESCAPES)) if special else len(v) + 2
+                        else:
+                            inner = _string_length(v)
+                    else:
+                        inner = _compact_length(v)
+                        if inner is None:
+                            length = None
+                            break
+                    length += key + inner
+                if length is not None and body_length is not None:
+                    name = response.get("name")
+                    total = (js_length(name) if isinstance(name, str) else 0) / CHARS_PER_TOKEN
+                    total += body_length / CHARS_PER_TOKEN  # (estimate_part's json_length(body))
+                    return total, length
+        elif "functionCall" in part:  # estimate_part's last case: the part's JSON / 4
+            length = json_length(part)
+            return length / CHARS_PER_TOKEN, length
+    return estimate_part(part), json_length(part)
+
+
 def estimate_parts(parts: list[dict[str, Any]], text_counter: Tokenizer | None = None) -> int:
     return math.floor(sum(estimate_part(p, text_counter) for p in parts))
 
@@ -280,26 +335,39 @@ def _synthesized(message: Message, tool_name: str) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class MessageContent:
+class MessageContent(NamedTuple):
     """One message's place in Gemini CLI's history: the Content it belongs to (`key`), that
-    Content's role, the parts the message contributes and what they measure."""
+    Content's role, the parts the message contributes and what they measure (measured with the
+    estimate, `measure_part`: a compression reads the lengths of every message held). A named
+    tuple: one is made for every message a replay reads, at a third of a dataclass' cost."""
 
     key: tuple[Any, ...]
     role: str
     parts: tuple[dict[str, Any], ...]
     estimate: float  # estimateTokenCountSync's sum over the parts, before the floor
     whole_record: bool  # the parts are the whole Content's (a user record): counted once per Content
+    length_sum: int  # the parts' JSON.stringify lengths, summed
+    #: Each part's JSON.stringify length and estimate, for a message of more than one part (one
+    #: part's are `length_sum` and `estimate`: no more objects kept per message for the collector to walk).
+    many: tuple[tuple[int, ...], tuple[float, ...]] | None
+    responses: tuple[int, ...]  # the indices of the parts truncateHistoryToBudget reads
+    has_response: bool  # a part is a function response (a Content holding one is no split point)
 
-    @cached_property
+    @property
     def part_lengths(self) -> tuple[int, ...]:
-        """Each part's JSON.stringify length, written out only when a split point is searched
-        (a replay reads every message's estimate at every turn, and their lengths only at a
-        compression, over the messages held then)."""
-        return tuple(json_length(p) for p in self.parts)
+        """Each part's JSON.stringify length."""
+        return self.many[0] if self.many is not None else (self.length_sum,) if self.parts else ()
+
+    def part_estimate(self, k: int) -> float:
+        """Part k's estimate."""
+        return self.many[1][k] if self.many is not None else self.estimate
 
 
-_CACHE: dict[int, tuple[Message, str, MessageContent]] = {}
+_FIRST = (0,)  # the `responses` of a message whose first part is one (most tool messages)
+_new_tuple = tuple.__new__  # MessageContent(...) without its keyword parsing
+
+
+_CACHE: dict[int, tuple[Message, int, MessageContent]] = {}
 _LOCK = threading.Lock()
 
 
@@ -316,11 +384,14 @@ def _raw_record(message: Message) -> dict[str, Any] | None:
     return None
 
 
-def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = None) -> tuple[str, str, list[dict[str, Any]]]:
+_UNREAD: Any = object()  # `_record_parts`'s record not read yet
+
+
+def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | None = _UNREAD) -> tuple[str, str, list[dict[str, Any]]]:
     """(kind, role, parts): kind is "model", "response" or "user" for a message read from a Gemini
     CLI record (a user record's parts are the whole record's), "" for one built from its parts.
-    `record`: `_raw_record(message)`, where the caller has it."""
-    if record is None:
+    `record`: `_raw_record(message)`, where the caller has it (None: it has none)."""
+    if record is _UNREAD:
         record = _raw_record(message)
     if record is not None and record["type"] == "gemini" and message.role == "assistant":
         return "model", "model", _model_parts(record)
@@ -334,9 +405,8 @@ def _record_parts(message: Message, tool_name: str, record: dict[str, Any] | Non
 
 def message_content(message: Message, previous: Message | None, tool_name: str) -> MessageContent:
     """Cached per message object (sessions are immutable; a replay's prefixes share the messages)."""
-    anchor = f"{id(previous)}" if message.role == "tool" else ""
-    with _LOCK:
-        hit = _CACHE.get(id(message))
+    anchor = id(previous) if message.role == "tool" else -1  # (no object's id is negative)
+    hit = _CACHE.get(id(message))  # (a dict's get is atomic: the lock keeps a clear and a store apart)
     if hit is not None and hit[0] is message and hit[1] == anchor:
         return hit[2]
     record = _raw_record(message)
@@ -347,11 +417,21 @@ def message_content(message: Message, previous: Message | None, tool_name: str) 
         key = ("tools", anchor)  # consecutive tool messages share one Content
     else:
         key = ("message", id(message))
-    estimate = sum([estimate_part(p) for p in parts])
-    # MessageContent(key, role, tuple(parts), estimate, kind == "user"), without the frozen
-    # dataclass' per-field setattr: one is made for every message a replay reads.
-    content = object.__new__(MessageContent)
-    content.__dict__.update(key=key, role=role, parts=tuple(parts), estimate=estimate, whole_record=kind == "user")
+    estimates: list[float] = []
+    lengths: list[int] = []
+    responses: list[int] = []
+    has_response = False
+    for k, p in enumerate(parts):
+        e, n = measure_part(p)
+        estimates.append(e)
+        lengths.append(n)
+        if "functionResponse" in p:
+            has_response = True
+            if p["functionResponse"]:
+                responses.append(k)
+    content = _new_tuple(MessageContent, (key, role, tuple(parts), sum(estimates), kind == "user", sum(lengths),
+                                          (tuple(lengths), tuple(estimates)) if len(parts) > 1 else None,
+                                          _FIRST if responses == [0] else tuple(responses), has_response))
     with _LOCK:
         if len(_CACHE) > 500_000:
             _CACHE.clear()

@@ -4,8 +4,9 @@ turn to turn, before its first compression and after each.
 
 from __future__ import annotations
 
+import bisect
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...counting import TokenCounts
 from ...plan import Decision
@@ -15,7 +16,31 @@ from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..replay_common import _EditsReplay, _PairSafety, carried_recorded
 from . import compression as gc
-from .history import Content, build_contents, estimate_part, estimate_text, message_content, own_parts, text_content
+from .history import (
+    Content,
+    MessageContent,
+    estimate_part,
+    estimate_text,
+    json_length,
+    message_content,
+    own_parts,
+    text_content,
+)
+
+_WRAPPER = len('{"role":"') + len('","parts":[') + len("]}")  # a Content's JSON but its role and parts
+
+
+class _Cut(NamedTuple):
+    """A function response truncateHistoryToBudget truncates: where (`content`, `part_index`), to
+    what (`output`), the part, its JSON length and estimate, and whether it is kept whole."""
+
+    content: int
+    part_index: int
+    output: str
+    part: dict[str, Any]
+    length: int
+    estimate: float
+    unchanged: bool
 
 
 class GeminiCliReplay(_EditsReplay):
@@ -25,15 +50,20 @@ class GeminiCliReplay(_EditsReplay):
     sum, and the reported `promptTokenCount` the latest one.
 
     A turn whose prompt reaches the threshold compresses (`_compress`): the truncation of outputs
-    and the split point are searched over the Contents held since the summary in force (built from
-    the messages it does not cover, `rest`), and the new summary's text is the offline snapshot of
-    the covered messages, carried as the covered part grows (`carried._Snapshot`), so a
-    compression costs what the held history holds, not the whole session. (Another summarizer
+    and the split point are searched over the Contents held since the summary in force (those of
+    the messages it does not cover, `rest`), read from columns (`_columns`: each Content's JSON
+    length, split point, estimate before it, and the function response parts, from the lengths
+    `message_content` measured with each message's estimate), made for the messages added since a
+    compression last read them; the new summary's text is the offline snapshot of the covered
+    messages, carried as the covered part grows (`carried._Snapshot`). So a compression reads no
+    message's parts again but the outputs it truncates, and costs what the held history holds,
+    not the whole session. (Another summarizer
     than the offline snapshot, or an id on more than one message: the compression turns are
     planned by the reference step.) After a compression the plan holds the summary turn, its
     acknowledgement and the Contents of the messages it does not cover, and truncates again the
-    outputs up to the message held when it compressed (`Summary.held_until`): `_sync` rebuilds
-    that once from `rest` (those Contents no longer change), and the later turns add the new
+    outputs up to the message held when it compressed (`Summary.held_until`): `_sync` keeps the
+    columns of the Contents kept (`_drop`; else it reads `rest` again), truncates those outputs
+    once (those Contents no longer change), and the later turns add the new
     messages to running sums as before. (Every estimate is a multiple of 1/4: the sums are exact
     in floating point, in any order.)
 
@@ -59,12 +89,7 @@ class GeminiCliReplay(_EditsReplay):
         self.limit = settings.tokenLimit if settings.tokenLimit is not None else gc.token_limit(session.model)
         self.threshold = settings.compressionThreshold * self.limit
         self.call_names: dict[str, str] = {}
-        self.previous: Message | None = None
-        self.key: tuple[Any, ...] | None = None  # the last Content's key, role and estimate
-        self.role = ""
-        self.contents = 0
-        self.last_estimate = 0.0
-        self.estimate = 0.0  # all Contents' estimates (multiples of 1/4: exact in floating point)
+        self._held_contents()
         self.history_sum = 0
         self.reported: int | None = None
         self.synced = 0  # len(generated) the state after a compression reflects
@@ -75,6 +100,7 @@ class GeminiCliReplay(_EditsReplay):
         #: The compressions are carried (`_compress`) for the offline snapshot and one message per id
         #: (a summary's covers are then the history's first messages, in order).
         self.carry_compressions = type(summarizer) is ExtractiveSummarizer and len(set(ids)) == len(ids)
+        self.own_estimates: dict[int, float] = {}  # session index -> the estimate of its parts but function responses
         self.snapshot = _Snapshot()  # the offline snapshot of seen[:len(snapshot.seen)]
         self.summary_estimate = 0.0  # the summary turn's and its acknowledgement's estimates
         self.summary_tokens = 0
@@ -93,6 +119,33 @@ class GeminiCliReplay(_EditsReplay):
         self.holding: tuple[int, int] | None = None
         self.history_before = [0]
         self.seen_sums = [0]
+
+    def _held_contents(self) -> None:
+        """No Contents held yet (`_content` adds each message of `rest` in turn)."""
+        self.previous: Message | None = None
+        self.key: tuple[Any, ...] | None = None  # the last Content's key, role and estimate
+        self.role = ""
+        self.contents = 0
+        self.last_estimate = 0.0
+        self.estimate = 0.0  # all Contents' estimates (multiples of 1/4: exact in floating point)
+        # The Contents of `rest` in columns, what a compression reads of them (`history.build_contents`
+        # would make them again from every message held), made when one reads them (`_columns`) for the
+        # messages added since: the message each starts at (its index in `rest`), its JSON length,
+        # whether it may be split before, and the estimate of the Contents before it.
+        self.mcs: list[MessageContent] = []  # rest[j]'s
+        self.c_start: list[int] = []
+        self.c_length: list[int] = []
+        self.c_splittable: list[bool] = []
+        self.c_before: list[float] = []
+        #: The messages holding function response parts, in the history's order, in three columns: their
+        #: Content, the index of their first part in it, their index in `rest` (listed part by part by `_responses`).
+        self.responses: list[int] = []  # (numbers alone: no object the collector walks)
+        self.responses_first: list[int] = []
+        self.responses_at: list[int] = []
+        self.columns_at = 0  # the columns hold mcs[:columns_at]
+        self.columns_key: tuple[Any, ...] | None = None  # the key and part count of the last Content they hold
+        self.columns_parts = 0
+        self.columns_total = 0.0  # the estimate of the Contents they hold
 
     def _carry_recorded(self) -> None:
         """Carry the recorded summaries where each covers a prefix of the file; else the turns from
@@ -153,8 +206,10 @@ class GeminiCliReplay(_EditsReplay):
                 self.reported = reported
 
     def _content(self, m: Message) -> None:
-        """Add message m's parts to the Contents' running sums (`build_contents`, one step)."""
+        """Add message m to the Contents held (`build_contents`, one step): their running sums
+        (their columns are made when a compression reads them, `_columns`)."""
         mc = message_content(m, self.previous, self.call_names.get(m.tool_call_id, m.name))
+        self.mcs.append(mc)
         if self.key is not None and mc.key == self.key:
             if not mc.whole_record:
                 self.last_estimate += mc.estimate
@@ -166,13 +221,113 @@ class GeminiCliReplay(_EditsReplay):
         if m.role != "tool":
             self.previous = m
 
+    def _columns(self) -> None:
+        """Bring the columns up to the messages held (those added since they were last read), as
+        `_content` groups the messages into Contents."""
+        mcs = self.mcs
+        if self.columns_at == len(mcs):
+            return
+        c_start, c_length, c_splittable, c_before = self.c_start, self.c_length, self.c_splittable, self.c_before
+        responses, responses_first, responses_at = self.responses, self.responses_first, self.responses_at
+        last, had, total = self.columns_key, self.columns_parts, self.columns_total
+        for j in range(self.columns_at, len(mcs)):
+            key, role, parts, estimate, whole_record, length_sum, _, found, has_response = mcs[j]
+            if last is not None and key == last:
+                if not whole_record:
+                    total += estimate
+                    added = len(parts)
+                    if added:
+                        c_length[-1] += length_sum + (added if had else added - 1)  # (a comma between parts)
+                        if found:
+                            responses.append(len(c_start) - 1)
+                            responses_first.append(had)
+                            responses_at.append(j)
+                        had += added
+                        if has_response:
+                            c_splittable[-1] = False
+            else:
+                last = key
+                if found:
+                    responses.append(len(c_start))
+                    responses_first.append(0)
+                    responses_at.append(j)
+                c_before.append(total)
+                total += estimate
+                c_start.append(j)
+                had = added = len(parts)
+                c_length.append(_WRAPPER + len(role) + length_sum + (added - 1 if added else 0))
+                c_splittable.append(role == "user" and not has_response)
+        self.columns_at, self.columns_key, self.columns_parts, self.columns_total = len(mcs), last, had, total
+
+    def _content_object(self, ci: int) -> Content:
+        """Held Content ci as `build_contents` makes it."""
+        start = self.c_start[ci]
+        end = self.c_start[ci + 1] if ci + 1 < len(self.c_start) else len(self.rest)
+        first = self.mcs[start]
+        c = Content(first.role, list(first.parts), list(first.part_lengths), first.estimate, self.rest[start:end])
+        for j in range(start + 1, end):
+            mc = self.mcs[j]
+            if not mc.whole_record:
+                c.parts += mc.parts
+                c.part_lengths += mc.part_lengths
+                c.estimate += mc.estimate
+        return c
+
+    def _sent_truncated(self, truncations: list[_Cut], held: int) -> tuple[int, int, dict[int, int]]:
+        """(messages truncated, tokens they send less, what each sends by session index) of the held
+        Contents (Content index `held` + ci for held Content ci) whose function responses
+        `truncations` truncates (as `_truncations` gives them)."""
+        by_content: dict[int, list[_Cut]] = {}
+        for t in truncations:
+            by_content.setdefault(t.content, []).append(t)
+        truncated = extra = 0
+        sent_by: dict[int, int] = {}
+        own = self.own_estimates
+        for ci, found in by_content.items():
+            c = self._content_object(ci - held)
+            for m in c.messages:
+                hits = [t for t in found if gc._part_owner(c, t.part_index, m)]
+                if hits:
+                    rest = own.get(m.index)
+                    if rest is None:  # (its parts but the function responses: read again at the next turn's `_sync`)
+                        rest = own[m.index] = sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p)
+                    # (a part kept whole estimates what it did)
+                    sent = math.floor(sum(t.estimate if t.unchanged else estimate_part(gc.truncated_part(c.parts[t.part_index], t.output)) for t in hits)
+                                      + rest)
+                    truncated += 1
+                    extra += sent - self.tokens[m.index]
+                    sent_by[m.index] = sent
+        return truncated, extra, sent_by
+
+    def _responses(self, contents: int) -> list[tuple[int, int, dict[str, Any], int, float]]:
+        """The function response parts of the first `contents` Contents held, in order: (Content,
+        part index, part, JSON length, estimate)."""
+        end = bisect.bisect_left(self.responses, contents)
+        mcs = self.mcs
+        return [(ci, first + k, mc.parts[k], *((mc.length_sum, mc.estimate) if mc.many is None else (mc.many[0][k], mc.many[1][k])))
+                for ci, first, mc in zip(self.responses[:end], self.responses_first[:end], [mcs[j] for j in self.responses_at[:end]], strict=True)
+                for k in mc.responses]  # (a message of one part: its sums are the part's)
+
+    def _truncations(self, held: int, contents: int, max_chars: int) -> list[_Cut]:
+        """truncateHistoryToBudget over the first `contents` held Contents, after `held` Contents of
+        summary turn, newest first (no `Truncation` made: most are outputs kept whole, of messages
+        the compression replaces)."""
+        responses = self._responses(contents)
+        out = []
+        for k, output, _ in gc.truncate_parts(responses, max_chars):
+            ci, pi, part, length, estimate = responses[k]
+            out.append(_Cut(ci + held, pi, output, part, length, estimate, gc._unchanged(part, output)))
+        return out
+
     def _sync(self, summary: Summary, rest: list[Message] | None = None) -> None:
         """Take over the compression the reference step ran: the Contents of the messages its
         summary does not cover, built afresh (`plan_records`), and the outputs truncated up to
         the message it held (fixed from now on: later messages start Contents of their own).
         `rest`: a recorded summary's, the history after the messages it covers."""
+        carried = False
         if rest is None:
             rest = self._uncovered(summary)
+            carried = rest is not None
         if rest is None:  # the general way: every message whose id the summary does not cover
             covered = set(summary.covers)
             rest = [m for m in self.seen if m.id not in covered]
@@ -181,43 +336,62 @@ class GeminiCliReplay(_EditsReplay):
             self.run_start = self.covered if all(m.id in covered for m in self.seen[: self.covered]) else None
             self.covers_len = len(summary.covers)
             self.carry_compressions = False  # the next compressions' covers would not be the history's first messages
-        self.rest = rest
-        self.previous, self.key, self.role = None, None, ""
-        self.contents, self.last_estimate, self.estimate, self.history_sum = 0, 0.0, 0.0, 0
-        for m in rest:
-            self._content(m)
-            self.history_sum += self.tokens[m.index]
+        if not (carried and rest and self._drop(len(self.rest) - len(rest))):
+            self.rest = rest
+            self._held_contents()
+            self.history_sum = 0
+            for m in rest:
+                self._content(m)
+                self.history_sum += self.tokens[m.index]
         self.summary_estimate = estimate_text(summary.text) + estimate_text(gc.ACK_TEXT)  # (the summary turn's and its acknowledgement's)
         self.summary_tokens = self.full.text(summary.text) + self.full.text(gc.ACK_TEXT) if summary.text else 0
         self.truncated = self.truncated_extra = 0
         self.truncated_estimate = 0.0
         self.truncated_sent = {}
-        # The held Contents are read only to truncate the outputs up to the message the compression
-        # held (a recorded compaction holds none): their JSON lengths are not written out for nothing.
-        upto = held = None
+        # The outputs up to the message the compression held (a recorded compaction holds none) are
+        # truncated again: the held Contents are the summary turn, its acknowledgement and those of
+        # `rest` but the request being sent.
         if summary.held_until:
-            head = [text_content("user", summary.text), text_content("model", gc.ACK_TEXT)]
-            contents = build_contents(rest, self.call_names)
-            held = head + (contents[:-1] if contents and contents[-1].role == "user" else contents)
-            ids = {m.id: k for k, c in enumerate(held) for m in c.messages}
-            upto = ids.get(summary.held_until)
-        if upto is not None and held is not None:
-            by_content: dict[int, list[gc.Truncation]] = {}
-            for t in gc.truncate_history_to_budget(held[: upto + 1], gc._max_chars(self.params, self.limit, None)):
-                by_content.setdefault(t.content, []).append(t)
-                part = held[t.content].parts[t.part]
-                self.truncated_estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
-            for ci, found in by_content.items():
-                c = held[ci]
-                for m in c.messages:
-                    hits = [t for t in found if gc._part_owner(c, t.part, m)]
-                    if hits:
-                        sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) for t in hits)
-                                          + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
-                        self.truncated += 1
-                        self.truncated_extra += sent - self.tokens[m.index]
-                        self.truncated_sent[m.index] = sent
+            self._columns()
+            held = self.contents - (self.role == "user")
+            end = self.c_start[held] if held < self.contents else len(rest)
+            ids = [m.id for m in rest[:end]]
+            if summary.held_until in ids:
+                last = len(ids) - 1 - ids[::-1].index(summary.held_until)  # (the last Content holding it)
+                upto = bisect.bisect_right(self.c_start, last) - 1
+                found = self._truncations(2, upto + 1, gc._max_chars(self.params, self.limit, None))
+                for t in found:
+                    if not t.unchanged:  # (a part kept whole estimates what it did)
+                        self.truncated_estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
+                self.truncated, self.truncated_extra, self.truncated_sent = self._sent_truncated(found, 2)
         self.synced = len(self.generated)
+
+    def _drop(self, k: int) -> bool:
+        """Drop the first k messages of `rest` from the Contents held, where a Content starts at
+        rest[k] (a compression splits before a Content): the columns of the Contents after are
+        those `_content` would make from rest[k:] (the same Contents, estimates exact in floating
+        point), without reading their messages again. False (nothing done): k is inside a Content."""
+        self._columns()
+        x = bisect.bisect_left(self.c_start, k)
+        if x >= self.contents or self.c_start[x] != k:
+            return False
+        self.history_sum -= sum([self.tokens[m.index] for m in self.rest[:k]])
+        self.rest = self.rest[k:]
+        self.mcs = self.mcs[k:]
+        self.c_start = [start - k for start in self.c_start[x:]]
+        self.c_length = self.c_length[x:]
+        self.c_splittable = self.c_splittable[x:]
+        before = self.c_before[x]
+        self.c_before = [b - before for b in self.c_before[x:]]
+        self.estimate -= before
+        self.columns_total -= before
+        self.columns_at -= k
+        r = bisect.bisect_left(self.responses, x)
+        self.responses = [ci - x for ci in self.responses[r:]]
+        self.responses_first = self.responses_first[r:]
+        self.responses_at = [j - k for j in self.responses_at[r:]]
+        self.contents -= x
+        return True
 
     def _uncovered(self, summary: Summary) -> list[Message] | None:
         """The history `summary` does not cover, where it covers what the summary synced before
@@ -303,22 +477,30 @@ class GeminiCliReplay(_EditsReplay):
         compressed history would estimate more): the turn is the plain one (with the event
         `compact` says when there is nothing to split before)."""
         previous = self.generated[-1] if active else None
-        contents = build_contents(self.rest, self.call_names)
-        pending = contents.pop() if contents and contents[-1].role == "user" else None
-        held: list[Content] = ([text_content("user", previous.text), text_content("model", gc.ACK_TEXT)] if previous is not None else []) + contents
-        truncations = {(t.content, t.part): t for t in gc.truncate_history_to_budget(held, gc._max_chars(self.params, self.limit, prompt_tokens))}
-        lengths = [gc._content_length(c, ci, truncations) for ci, c in enumerate(held)]
-        splittable = [c.role == "user" and not c.has_function_response for c in held]
-        last = held[-1]
-        split = gc.find_compress_split_point(lengths, splittable, last.role == "model" and not last.has_function_call,
-                                             1 - gc.COMPRESSION_PRESERVE_THRESHOLD)
+        head: list[Content] = [text_content("user", previous.text), text_content("model", gc.ACK_TEXT)] if previous is not None else []
+        h = len(head)  # the held history: head, then the Contents of `rest` but the request being sent (the last user one)
+        pending = self.contents > 0 and self.role == "user"
+        held = self.contents - pending
+        self._columns()
+        found = self._truncations(h, held, gc._max_chars(self.params, self.limit, prompt_tokens))
+        lengths = [c.json_length for c in head] + self.c_length[:held]
+        changed = [t for t in found if not t.unchanged]  # (a part kept whole measures what it did)
+        for t in changed:
+            lengths[t.content] += json_length(gc.truncated_part(t.part, t.output)) - t.length
+        splittable = [True, False][:h] + self.c_splittable[:held]
+        last = self._content_object(held - 1) if held else head[-1] if head else None
+        last_is_plain_model = last is not None and last.role == "model" and not last.has_function_call
+        split = gc.find_compress_split_point(lengths, splittable, last_is_plain_model, 1 - gc.COMPRESSION_PRESERVE_THRESHOLD)
         if split == 0:
             events.append(Event(i, "compression_noop",
                                 f"Gemini CLI tries to compress (prompt {prompt_tokens:,} tokens >= {self.threshold:,.0f}) "
                                 "but frees nothing: findCompressSplitPoint splits only before a user message, and there is none "
                                 "in the older 70 % of the history (a long tool loop); the history stays whole until one is"))
             return None
-        compressed = [m for c in held[:split] for m in c.messages]
+        kept = max(split - h, 0)  # the first Content of `rest` kept
+        cut = self.c_start[kept] if kept < self.contents else len(self.rest)  # rest[:cut] is compressed
+        held_end = self.c_start[held] if held < self.contents else len(self.rest)
+        compressed = self.rest[:cut]
         k = self.covered + len(compressed) if active else len(compressed)  # the history's first k messages are covered
         if len(self.snapshot.seen) > k:
             self.snapshot = _Snapshot()  # fed past k by a compression that did not happen: start again
@@ -327,41 +509,28 @@ class GeminiCliReplay(_EditsReplay):
         # The new history's estimate: the summary turn, then each Content kept as it was estimated,
         # less what its truncated parts estimate less (a part kept whole is not written as JSON again).
         estimate = estimate_part({"text": text}) + estimate_part({"text": gc.ACK_TEXT})
-        for c in held[split:]:
+        for c in head[split:]:
             estimate += c.estimate
-        for (ci, pi), t in truncations.items():
-            if ci >= split and not gc._unchanged(held[ci].parts[pi], t.output):
-                part = held[ci].parts[pi]
-                estimate += estimate_part(gc.truncated_part(part, t.output)) - estimate_part(part)
+        if kept < held:
+            estimate += self.estimate - (self.last_estimate if pending else 0.0) - self.c_before[kept]  # (exact: multiples of 1/4)
+        for t in changed:
+            if t.content >= split:
+                estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
         if math.floor(estimate) > prompt_tokens:
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
         event = Event(i, "compaction", f"Gemini CLI compresses the chat: prompt {prompt_tokens:,} tokens ({source}) >= "
                                        f"{self.threshold:,.0f}; {len(compressed)} message(s) replaced by a summary turn")
-        held_until = last.messages[-1].id if last.messages else (previous.held_until if previous is not None else "")
+        held_until = self.rest[held_end - 1].id if held else (previous.held_until if previous is not None else "")
         self.generated.append(Summary(text=text, messages_covered=k, covers=IdPrefix(self.seen_ids, k),
                                       created_at=self.session.messages[i].timestamp, held_until=held_until))
         # What this turn sends: the new summary turn, held[split:] with the outputs truncated now, and the request.
         summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
-        by_content: dict[int, list[gc.Truncation]] = {}
-        for (ci, _), t in truncations.items():
-            by_content.setdefault(ci, []).append(t)
-        kept = [(ci, c) for ci, c in enumerate(held[split:], start=split) if c.messages] + ([(len(held), pending)] if pending is not None else [])
-        history = truncated = 0
-        truncated_sent: dict[int, int] = {}
-        for ci, c in kept:
-            for m in c.messages:
-                hits = [t for t in by_content.get(ci, ()) if gc._part_owner(c, t.part, m)]
-                if hits:
-                    sent = math.floor(sum(estimate_part(gc.truncated_part(c.parts[t.part], t.output)) for t in hits)
-                                      + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
-                    truncated += 1
-                    truncated_sent[m.index] = sent
-                    history += sent
-                else:
-                    history += self.tokens[m.index]
+        tokens = self.tokens
+        truncated, extra, truncated_sent = self._sent_truncated([t for t in found if t.content >= split], h)
+        history = sum([tokens[m.index] for m in self.rest[cut:]]) + extra
         not_sent = self.covered_tokens if active else 0
-        not_sent += sum(self.tokens[m.index] for m in compressed)
+        not_sent += sum([tokens[m.index] for m in compressed])
         return self._turn(i, active, summary, history, k, truncated, not_sent, truncated_sent, k, [event])
 
 REPLAYERS: dict[str, type[_Replay]] = {"gemini-cli-compression": GeminiCliReplay}

@@ -6,12 +6,13 @@ the step-by-step plan (compression.py) and the plan in columns (compression_colu
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
 from ...session import Message, Session, Summary
-from .history import Content, estimate_part, json_length, response_string
+from .history import Content, estimate_text, json_length, response_string
 
 ZONES = ("system", "summarized", "summary", "history")
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
@@ -109,25 +110,35 @@ def truncate_history_to_budget(contents: list[Content], max_chars: int) -> list[
     """truncateHistoryToBudget: newest Content first, its parts last first; each response counts
     estimateTokenCountSync([{text: string}]); past the budget it is truncated, and its truncated
     text counts instead."""
+    parts = [(ci, pi, p) for ci, c in enumerate(contents) for pi, p in enumerate(c.parts) if p.get("functionResponse")]
+    return [Truncation(parts[k][0], parts[k][1], output, tokens) for k, output, tokens in truncate_parts(parts, max_chars)]
+
+
+def truncate_parts(parts: Sequence[tuple[Any, ...]], max_chars: int) -> list[tuple[int, str, int]]:
+    """`truncate_history_to_budget` over the function response parts alone, listed in the history's
+    order as (Content index, part index, part, ...): (position in `parts`, output, tokens before)
+    of each one truncated, newest first. (The replayer keeps that list as the history grows, so
+    a compression reads no other part.)"""
     counter = 0
     truncation_id = 0
-    out: list[Truncation] = []
-    for ci in range(len(contents) - 1, -1, -1):
-        parts = contents[ci].parts
-        for pi in range(len(parts) - 1, -1, -1):
-            response = parts[pi].get("functionResponse")
-            if not response:
-                continue
-            text = response_string(response.get("response") if isinstance(response, dict) else None)
-            tokens = math.floor(estimate_part({"text": text}))
-            if counter + tokens > COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:
-                truncation_id += 1  # config.getNextCompressionTruncationId()
+    out: list[tuple[int, str, int]] = []
+    budget = COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET
+    for k in range(len(parts) - 1, -1, -1):
+        response = parts[k][2]["functionResponse"]
+        text = response_string(response.get("response") if isinstance(response, dict) else None)
+        tokens = math.floor(estimate_text(text))  # estimate_part({"text": text})
+        if counter + tokens > budget:
+            truncation_id += 1  # config.getNextCompressionTruncationId()
+            if text.isascii() and len(text) <= max_chars:
+                output = text  # formatTruncatedToolOutput keeps it whole (its file is named for nothing)
+                counter += tokens
+            else:
                 name = response.get("name") if isinstance(response, dict) else None
                 output = format_truncated_tool_output(text, _file_name(name or "unknown_tool", truncation_id), max_chars)
-                out.append(Truncation(ci, pi, output, tokens))
-                counter += math.floor(estimate_part({"text": output}))
-            else:
-                counter += tokens
+                counter += math.floor(estimate_text(output))
+            out.append((k, output, tokens))
+        else:
+            counter += tokens
     return out
 
 
