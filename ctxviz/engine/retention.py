@@ -321,39 +321,41 @@ class _Ranked(Sequence[Anchor]):
     user's requests). `by_all`: rank through every anchor's place in the index (`ranked_ids`, for
     the many losses of one replay), else the lost ones alone (`ranked`, for one plan's list)."""
 
-    __slots__ = ("_by_all", "_firsts", "_ids", "_index", "_order", "_ranks")
+    __slots__ = ("_by_all", "_done", "_firsts", "_ids", "_index")
 
     def __init__(self, ids: Iterable[int], index: AnchorIndex, by_all: bool = True) -> None:
         self._ids = tuple(dict.fromkeys(ids))
-        self._index: AnchorIndex | None = index
-        self._order: tuple[Anchor, ...] | None = None
-        self._ranks: dict[int, Rank] = {}
+        self._index = index
         self._by_all = by_all
+        #: (order, ranks) once ranked, and the tier-1 anchors in rank order once a head was read: each
+        #: set whole by one assignment (two threads reading the list rank it twice, never half).
+        self._done: tuple[tuple[Anchor, ...], dict[int, Rank]] | None = None
         self._firsts: tuple[Anchor, ...] | None = None
 
     def ranked(self) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
-        if self._order is None:
-            assert self._index is not None
+        done = self._done
+        if done is None:
+            index = self._index
             if self._by_all:
-                self._order, self._ranks = ranked_ids(self._ids, self._index)
+                done = ranked_ids(self._ids, index)
             else:
-                self._order, self._ranks = ranked(map(self._index.anchors.__getitem__, self._ids), self._index)
-            self._index = self._firsts = None
-        return self._order, self._ranks
+                done = ranked(map(index.anchors.__getitem__, self._ids), index)
+            self._done = done
+        return done
 
     def _head(self, size: int) -> tuple[Anchor, ...] | None:
         """The first `size` in rank order when the tier-1 anchors alone hold them, else None."""
-        if self._firsts is None:
-            assert self._index is not None
-            anchors = self._index.anchors
-            self._firsts = ranked([a for a in map(anchors.__getitem__, self._ids) if first_tier(a)], self._index)[0]
-        return self._firsts[:size] if len(self._firsts) >= size else None
+        firsts = self._firsts
+        if firsts is None:
+            index = self._index
+            firsts = self._firsts = ranked([a for a in map(index.anchors.__getitem__, self._ids) if first_tier(a)], index)[0]
+        return firsts[:size] if len(firsts) >= size else None
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __getitem__(self, k):  # type: ignore[no-untyped-def]
-        if (self._order is None and isinstance(k, slice) and not k.start and k.step in (None, 1) and k.stop is not None
+        if (self._done is None and isinstance(k, slice) and not k.start and k.step in (None, 1) and k.stop is not None
                 and 0 <= k.stop <= HEAD):
             head = self._head(k.stop)
             if head is not None:
