@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ctxviz.engine import retention
 from ctxviz.engine.anchor_cache import MessageAnchors
 from ctxviz.engine.anchors import AnchorIndex, build_index
+from ctxviz.engine.plan import Plan
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.ranking import first_tier, rank, ranked
@@ -62,7 +63,13 @@ def test_plan_retention_reads_its_lost_ranks_and_reasons_as_the_eager_reference(
     s = load_session(path)
     index = index_of(path)
     plan = plan_session(s, policy, get_policy(policy).make_params(params))  # tight: many anchors lost
-    r = retention.plan_retention(plan, s, index)
+    for lazy in (True, False):
+        check_against_reference(retention.plan_retention(plan, s, index, lazy=lazy), plan, index)
+    eager = retention.plan_retention(plan, s, index)
+    assert type(eager.lost) is tuple and type(eager.reasons) is dict, "ranked and explained where it was computed (the app's worker)"
+
+
+def check_against_reference(r: retention.Retention, plan: Plan, index: AnchorIndex) -> None:
     ids = retention.present(index, retention.view_of(plan))
     scope = bisect_left(index.first_indices, retention.view_of(plan).turn + 1)
     lost_ref = [a for a in index.anchors[:scope] if a.id not in ids]
@@ -92,3 +99,13 @@ def test_the_last_turn_is_planned_once_for_its_view_and_the_final_retention(monk
     assert asked == [last], "one plan of the last turn serves both"
     assert view == retention.view_of(plan_at(timeline, last), timeline.turns[last].index)
     assert final.decision_numbers.tolist() == plan_at(timeline, last).decision_numbers.tolist()
+
+
+def test_a_replays_final_retention_read_lazily_is_the_eager_one() -> None:
+    s = load_session("sample_sessions/coding_agent.yaml")
+    timeline = simulate(s, "missy", get_policy("missy").make_params({"total": 6000}))
+    final = retention.timeline_retention(timeline).final
+    assert final is not None and len(final.lost) > 6
+    eager = retention.plan_retention(timeline.plan_at(len(timeline.turns) - 1), s)
+    assert type(final.lost) is not tuple, "ranked when read"
+    assert final == eager

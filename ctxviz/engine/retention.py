@@ -164,8 +164,8 @@ class Retention:
     instructions_kept: int
     #: kind -> (kept, total), in anchors.KINDS order.
     by_kind: Mapping[str, tuple[int, int]]
-    #: The anchors lost, user requests and instructions first.
-    lost: tuple[Anchor, ...] = ()
+    #: The anchors lost, user requests and instructions first (a tuple; ranked when read for `plan_retention(lazy=True)`).
+    lost: Sequence[Anchor] = ()
     #: For a lost anchor's id: why its newest message is not sent (the plan's reason), when known.
     reasons: Mapping[int, str] = field(default_factory=dict)
     #: For a lost anchor's id: its rank (engine/ranking.py): tier 1 what the user asked, 2 used again, 3 debris, and why.
@@ -216,14 +216,23 @@ def _retention(index: AnchorIndex, ids: set[int], turn: int, reasons: Mapping[in
     return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, order, dict(reasons or {}), _Ranks(order))
 
 
-def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None) -> Retention:
-    """The retention of one plan of the whole session (or of a turn's prefix, planned)."""
+def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None, lazy: bool = False) -> Retention:
+    """The retention of one plan of the whole session (or of a turn's prefix, planned). The lost
+    anchors are ranked and each one's reason written here, where the app computes it (on a worker:
+    its lost card reads every one on the window's thread); with `lazy`, when first read (a replay's
+    last turn: `simulate` prints how many were lost and the first six)."""
     index = index or anchors_of(session)
     view = view_of(plan)
     ids = present(index, view)
     retention = _retention(index, ids, view.turn)
+    lost: Sequence[Anchor] = retention.lost
+    ranks: Mapping[int, Rank] = retention.ranks
+    reasons: Mapping[int, str] = _Reasons(lost, plan)
+    if not lazy:
+        lost, ranks = retention.lost.ranked()  # type: ignore[attr-defined]
+        reasons = dict(reasons)
     return Retention(retention.turn, retention.anchors, retention.kept, retention.instructions, retention.instructions_kept,
-                     retention.by_kind, retention.lost, _Reasons(retention.lost, plan), retention.ranks, stand_in_of(plan, session))
+                     retention.by_kind, lost, reasons, ranks, stand_in_of(plan, session))
 
 
 class _Reasons(Mapping[int, str]):
@@ -825,7 +834,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
                 losses.append(_loss(timeline, t, gone, index))
     final = None
     if n:
-        final = plan_retention(views.final_plan(), timeline.session, index)
+        final = plan_retention(views.final_plan(), timeline.session, index, lazy=True)
     return TimelineRetention(tuple(points), tuple(losses), final, exact, method, views.plans + (1 if n else 0))
 
 
