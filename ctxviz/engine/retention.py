@@ -109,8 +109,9 @@ def system_prompt_sent(plan: Plan) -> bool:
     if not plan.context:
         return True
     head = prompt[:200]
-    return any(entry.get("role") in ("system", "developer") and head in _entry_text(entry) for entry in plan.context[:3]) or \
-        any(head in _entry_text(entry) for entry, index in zip(plan.context, plan.context_index or (None,) * len(plan.context), strict=False)
+    context = plan.context  # its entries are built when read (plan.Context): only those made from no message are
+    return any(entry.get("role") in ("system", "developer") and head in _entry_text(entry) for entry in context[:3]) or \
+        any(head in _entry_text(context[k]) for k, index in zip(range(len(context)), plan.context_index or (None,) * len(context), strict=False)
             if index is None)
 
 
@@ -123,14 +124,17 @@ def view_of(plan: Plan, turn: int | None = None) -> View:
     cut: set[int] = set(map(positions.__getitem__, np.flatnonzero((numbers == TRUNCATED) | (numbers == REPLACED)).tolist()))
     partial: dict[int, str] = {}
     extra: list[str] = [plan.system_prompt] if system_prompt_sent(plan) else []
-    if plan.context_index and len(plan.context_index) == len(plan.context):
-        for entry, index in zip(plan.context, plan.context_index, strict=True):
+    context = plan.context
+    if plan.context_index and len(plan.context_index) == len(context):
+        # Only the entries made from no message and those of cut messages are read: each entry is
+        # built in OpenAI form when read (plan.Context), and a view of a sent message needs none.
+        for k, index in enumerate(plan.context_index):
             if index is None:
-                text = _entry_text(entry)
+                text = _entry_text(context[k])
                 if text and text != plan.system_prompt:
                     extra.append(text)
             elif index in cut:
-                partial[index] = partial.get(index, "") + _entry_text(entry)
+                partial[index] = partial.get(index, "") + _entry_text(context[k])
         full.update(cut - partial.keys())  # a cut message whose context entry is not found: sent, as far as we know
     else:
         full.update(cut)
