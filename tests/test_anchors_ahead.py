@@ -104,6 +104,29 @@ def test_a_small_session_is_indexed_here() -> None:
     assert not ahead.forked
 
 
+def test_the_index_leaves_the_collector_as_it_found_it_and_freezes_only_a_running_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`index()` pauses the collector and, where it was running, moves what it holds out of its
+    generations (gc.freeze); a caller that holds the collector off keeps it off, and nothing is frozen."""
+    import gc
+
+    freezes: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(gc.isenabled()))  # counted, not done: the test's objects stay collectable
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        held = anchors_ahead.AnchorsAhead(coding_session(60))
+        index = held.index()
+        assert not gc.isenabled() and freezes == []
+        gc.enable()
+        running = anchors_ahead.AnchorsAhead(coding_session(60))
+        assert running.index() is running.index()  # built once
+        assert gc.isenabled() and freezes == [False], "frozen once, with the collector paused"
+        same_index(build_index(held.session, MessageAnchors()), index)
+    finally:
+        if not was:
+            gc.disable()
+
+
 def test_no_fork_when_turned_off_or_with_threads_running(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(anchors_ahead.ENV, "0")
     assert not anchors_ahead.can_fork()

@@ -32,8 +32,14 @@ class Rank:
     order: tuple[int, ...]
 
 
+def first_tier(anchor: Anchor) -> bool:
+    """Whether `rank` puts the anchor in tier 1 (what the user asked), read without ranking it: the
+    head of a long lost list is its tier-1 anchors in rank order, whenever there are enough of them."""
+    return anchor.kind in USER_KINDS and anchor.voice == "user" or anchor.kind == "requirement"
+
+
 def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
-    """Where one anchor ranks among the lost, and why."""
+    """Where one anchor ranks among the lost, and why (tier 1 exactly when `first_tier`)."""
     a = anchor
     voices = index.voices
     if a.kind in USER_KINDS and a.voice == "user":

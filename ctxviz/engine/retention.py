@@ -57,7 +57,7 @@ from .anchors import KINDS, USER_KINDS, Anchor, AnchorIndex, anchors_of
 from .gc_pause import without_gc
 from .plan import Decision, Plan, Rows
 from .plan_rows import KEPT, REPLACED, TRUNCATED
-from .ranking import Rank, ranked, ranked_ids
+from .ranking import Rank, first_tier, ranked, ranked_ids
 from .session import Session
 
 if TYPE_CHECKING:
@@ -109,8 +109,9 @@ def system_prompt_sent(plan: Plan) -> bool:
     if not plan.context:
         return True
     head = prompt[:200]
-    return any(entry.get("role") in ("system", "developer") and head in _entry_text(entry) for entry in plan.context[:3]) or \
-        any(head in _entry_text(entry) for entry, index in zip(plan.context, plan.context_index or (None,) * len(plan.context), strict=False)
+    context = plan.context  # its entries are built when read (plan.Context): only those made from no message are
+    return any(entry.get("role") in ("system", "developer") and head in _entry_text(entry) for entry in context[:3]) or \
+        any(head in _entry_text(context[k]) for k, index in zip(range(len(context)), plan.context_index or (None,) * len(context), strict=False)
             if index is None)
 
 
@@ -123,14 +124,17 @@ def view_of(plan: Plan, turn: int | None = None) -> View:
     cut: set[int] = set(map(positions.__getitem__, np.flatnonzero((numbers == TRUNCATED) | (numbers == REPLACED)).tolist()))
     partial: dict[int, str] = {}
     extra: list[str] = [plan.system_prompt] if system_prompt_sent(plan) else []
-    if plan.context_index and len(plan.context_index) == len(plan.context):
-        for entry, index in zip(plan.context, plan.context_index, strict=True):
+    context = plan.context
+    if plan.context_index and len(plan.context_index) == len(context):
+        # Only the entries made from no message and those of cut messages are read: each entry is
+        # built in OpenAI form when read (plan.Context), and a view of a sent message needs none.
+        for k, index in enumerate(plan.context_index):
             if index is None:
-                text = _entry_text(entry)
+                text = _entry_text(context[k])
                 if text and text != plan.system_prompt:
                     extra.append(text)
             elif index in cut:
-                partial[index] = partial.get(index, "") + _entry_text(entry)
+                partial[index] = partial.get(index, "") + _entry_text(context[k])
         full.update(cut - partial.keys())  # a cut message whose context entry is not found: sent, as far as we know
     else:
         full.update(cut)
@@ -164,8 +168,8 @@ class Retention:
     instructions_kept: int
     #: kind -> (kept, total), in anchors.KINDS order.
     by_kind: Mapping[str, tuple[int, int]]
-    #: The anchors lost, user requests and instructions first.
-    lost: tuple[Anchor, ...] = ()
+    #: The anchors lost, user requests and instructions first (a tuple; ranked when read for `plan_retention(lazy=True)`).
+    lost: Sequence[Anchor] = ()
     #: For a lost anchor's id: why its newest message is not sent (the plan's reason), when known.
     reasons: Mapping[int, str] = field(default_factory=dict)
     #: For a lost anchor's id: its rank (engine/ranking.py): tier 1 what the user asked, 2 used again, 3 debris, and why.
@@ -212,26 +216,69 @@ def _retention(index: AnchorIndex, ids: set[int], turn: int, reasons: Mapping[in
     by_kind = {k: (kinds[k][0], kinds[k][1]) for k in KINDS if k in kinds}
     kept = scope - len(lost)
     instructions = by_kind.get("instruction", (0, 0))
-    order, ranks = ranked(lost, index)
-    return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, order, dict(reasons or {}), ranks)
+    order = _Ranked((a.id for a in lost), index, by_all=False)
+    return Retention(turn, scope, kept, instructions[1], instructions[0], by_kind, order, dict(reasons or {}), _Ranks(order))
 
 
-def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None) -> Retention:
-    """The retention of one plan of the whole session (or of a turn's prefix, planned)."""
+def plan_retention(plan: Plan, session: Session, index: AnchorIndex | None = None, lazy: bool = False) -> Retention:
+    """The retention of one plan of the whole session (or of a turn's prefix, planned). The lost
+    anchors are ranked and each one's reason written here, where the app computes it (on a worker:
+    its lost card reads every one on the window's thread); with `lazy`, when first read (a replay's
+    last turn: `simulate` prints how many were lost and the first six)."""
     index = index or anchors_of(session)
     view = view_of(plan)
     ids = present(index, view)
     retention = _retention(index, ids, view.turn)
-    reasons: dict[int, str] = {}
-    plans = plan.messages
-    planned = len(plans)
-    for a in retention.lost:
-        below = bisect_left(a.messages, planned)  # its messages are in order: the newest the plan holds
-        if below:
-            newest = a.messages[below - 1]
-            reasons[a.id] = f"#{newest}: {plans[newest].reason}"
+    lost: Sequence[Anchor] = retention.lost
+    ranks: Mapping[int, Rank] = retention.ranks
+    reasons: Mapping[int, str] = _Reasons(lost, plan)
+    if not lazy:
+        lost, ranks = retention.lost.ranked()  # type: ignore[attr-defined]
+        reasons = dict(reasons)
     return Retention(retention.turn, retention.anchors, retention.kept, retention.instructions, retention.instructions_kept,
-                     retention.by_kind, retention.lost, reasons, retention.ranks, stand_in_of(plan, session))
+                     retention.by_kind, lost, reasons, ranks, stand_in_of(plan, session))
+
+
+class _Reasons(Mapping[int, str]):
+    """Lost anchor id -> why its newest message the plan holds is not sent (`#k: the plan's reason`),
+    each sentence built when read: a replay's last turn loses thousands of anchors (10,000 messages
+    of a coding agent: 6,900, a plan row built for each, about 20 ms), and a report shows a few."""
+
+    __slots__ = ("_lost", "_newest", "_plan", "_said")
+
+    def __init__(self, lost: Sequence[Anchor], plan: Plan) -> None:
+        self._lost: Sequence[Anchor] | None = lost
+        self._plan = plan
+        self._newest: dict[int, int] | None = None
+        self._said: dict[int, str] = {}
+
+    def newest(self) -> dict[int, int]:
+        """Lost anchor id -> its newest message the plan holds (anchors the plan holds none of have no reason)."""
+        if self._newest is None:
+            planned = len(self._plan.messages)
+            newest: dict[int, int] = {}
+            for a in self._lost or ():
+                below = bisect_left(a.messages, planned)  # its messages are in order: the newest the plan holds
+                if below:
+                    newest[a.id] = a.messages[below - 1]
+            self._newest, self._lost = newest, None
+        return self._newest
+
+    def __getitem__(self, ident: int) -> str:
+        found = self._said.get(ident)
+        if found is None:
+            k = self.newest()[ident]
+            found = self._said[ident] = f"#{k}: {self._plan.messages[k].reason}"
+        return found
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self.newest()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.newest())
+
+    def __len__(self) -> int:
+        return len(self.newest())
 
 
 def stand_in_of(plan: Plan, session: Session) -> str:
@@ -275,29 +322,57 @@ class TurnRetention:
                 "instructions_kept": self.instructions_kept}
 
 
+#: The longest head of a lost list (`lost[:k]`) read from its tier-1 anchors alone, without ranking the rest.
+HEAD = 1_000
+
+
 class _Ranked(Sequence[Anchor]):
-    """A loss's anchors in rank order, ranked when first read: a replay of 10,000 messages loses
-    anchors at some 2,000 turns, and its text report reads only how many each lost."""
+    """Lost anchors in rank order, ranked when first read: a replay of 10,000 messages loses
+    anchors at some 2,000 turns, and its text report reads only how many each lost. A head
+    (`lost[:6]`, a report's first few) is ranked from the tier-1 anchors alone when there are
+    enough of them: they come first (a replay's last turn: 6,900 lost, some 1,400 of them the
+    user's requests). `by_all`: rank through every anchor's place in the index (`ranked_ids`, for
+    the many losses of one replay), else the lost ones alone (`ranked`, for one plan's list)."""
 
-    __slots__ = ("_ids", "_index", "_order", "_ranks")
+    __slots__ = ("_by_all", "_done", "_firsts", "_ids", "_index")
 
-    def __init__(self, ids: Iterable[int], index: AnchorIndex) -> None:
+    def __init__(self, ids: Iterable[int], index: AnchorIndex, by_all: bool = True) -> None:
         self._ids = tuple(dict.fromkeys(ids))
-        self._index: AnchorIndex | None = index
-        self._order: tuple[Anchor, ...] | None = None
-        self._ranks: dict[int, Rank] = {}
+        self._index = index
+        self._by_all = by_all
+        #: (order, ranks) once ranked, and the tier-1 anchors in rank order once a head was read: each
+        #: set whole by one assignment (two threads reading the list rank it twice, never half).
+        self._done: tuple[tuple[Anchor, ...], dict[int, Rank]] | None = None
+        self._firsts: tuple[Anchor, ...] | None = None
 
     def ranked(self) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
-        if self._order is None:
-            assert self._index is not None
-            self._order, self._ranks = ranked_ids(self._ids, self._index)
-            self._index = None
-        return self._order, self._ranks
+        done = self._done
+        if done is None:
+            index = self._index
+            if self._by_all:
+                done = ranked_ids(self._ids, index)
+            else:
+                done = ranked(map(index.anchors.__getitem__, self._ids), index)
+            self._done = done
+        return done
+
+    def _head(self, size: int) -> tuple[Anchor, ...] | None:
+        """The first `size` in rank order when the tier-1 anchors alone hold them, else None."""
+        firsts = self._firsts
+        if firsts is None:
+            index = self._index
+            firsts = self._firsts = ranked([a for a in map(index.anchors.__getitem__, self._ids) if first_tier(a)], index)[0]
+        return firsts[:size] if len(firsts) >= size else None
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if (self._done is None and isinstance(k, slice) and not k.start and k.step in (None, 1) and k.stop is not None
+                and 0 <= k.stop <= HEAD):
+            head = self._head(k.stop)
+            if head is not None:
+                return head
         return self.ranked()[0][k]
 
     def __iter__(self) -> Iterator[Anchor]:
@@ -407,7 +482,9 @@ class _Views:
         self._final: Plan | None = None
 
     def final_plan(self) -> Plan:
-        """The last turn's plan (what `TimelineRetention.final` reads), planned once."""
+        """The last turn's plan (what `TimelineRetention.final` reads), planned once: the sampled
+        turns end with the last one, and its view and this read the same plan (the replay's
+        largest: planned twice, it was about a tenth of the samples' cost)."""
         if self._final is None:
             self._final = self.timeline.plan_at(len(self.timeline.turns) - 1)
         return self._final
@@ -416,7 +493,9 @@ class _Views:
         found = self.cache.get(turn)
         if found is None:
             self.plans += 1
-            found = view_of(self.timeline.plan_at(turn), self.timeline.turns[turn].index)
+            last = turn == len(self.timeline.turns) - 1
+            plan = self.final_plan() if last else self.timeline.plan_at(turn)
+            found = view_of(plan, self.timeline.turns[turn].index)
             if len(self.cache) > 256:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[turn] = found
@@ -759,7 +838,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
                 losses.append(_loss(timeline, t, gone, index))
     final = None
     if n:
-        final = plan_retention(views.final_plan(), timeline.session, index)
+        final = plan_retention(views.final_plan(), timeline.session, index, lazy=True)
     return TimelineRetention(tuple(points), tuple(losses), final, exact, method, views.plans + (1 if n else 0))
 
 
