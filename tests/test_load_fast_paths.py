@@ -31,7 +31,8 @@ def test_named_is_message_with_a_name():
                 raw={"x": 1})
     new = named(m, "shell")
     assert new == message_with(m, name="shell") and new.raw is m.raw
-    assert list(vars(new)) == [f.name for f in dataclasses.fields(Message)]
+    # (`raw` is kept as `_raw`: `Message.raw` reads it, unpacking a packed record; session.py)
+    assert [name.removeprefix("_") for name in vars(new)] == [f.name for f in dataclasses.fields(Message)]
 
 
 def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):

@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 
 from .growth import carried
 from .id_prefix import IdPrefix
+from .packed_json import PACKED, unpack
 from .tool_links import tool_links
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -208,6 +209,35 @@ class Message:
         return self.to_openai()
 
 
+class _Raw:
+    """`Message.raw`: the record the message was read from, as the loader gave it, or unpacked
+    (fresh on each read) where the loader kept it packed (`engine/packed_json.py`: a Claude Code
+    line costs a fraction of its parsed dict). Kept in the message as `_raw`."""
+
+    def __get__(self, message: Message | None, owner: type | None = None) -> Any:
+        if message is None:
+            return None  # the field's default, as the dataclass reads it
+        try:
+            value = message._raw  # type: ignore[attr-defined]
+        except AttributeError:  # a message whose fields were written into its __dict__ as "raw"
+            value = message.__dict__.get("raw")
+        return unpack(value) if value.__class__ in PACKED else value
+
+    def __set__(self, message: Message, value: Any) -> None:
+        object.__setattr__(message, "_raw", value)
+
+
+Message.raw = _Raw()  # type: ignore[assignment,misc]  # after @dataclass, which takes `raw`'s default (None) from the class body
+
+
+def stored_raw(message: Message) -> Any:
+    """`message.raw` as the message keeps it (packed or not): what a copy of the message takes."""
+    try:
+        return message._raw  # type: ignore[attr-defined]
+    except AttributeError:
+        return message.__dict__.get("raw")
+
+
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 
 
@@ -231,7 +261,7 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
     """`Message(id, index, role, parts, tool_call_id=..., category=..., raw=...)` built directly (identical
     and equal): loaders' fast paths for the common records of a 100 MB log."""
     message = object.__new__(Message)
-    message.__dict__.update(MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
+    message.__dict__.update(MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, _raw=raw)
     if tool_call_id:
         message.__dict__["tool_call_id"] = tool_call_id
     return message
@@ -247,7 +277,7 @@ def message_with(message: Message, **changes: Any) -> Message:
     # Field by field, in the constructor's order: the values stay inline in the object (a dict
     # built with __dict__.update costs 170 bytes more per message).
     for name in _MESSAGE_FIELDS:
-        object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name))
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name) if name != "raw" else stored_raw(message))
     return new
 
 

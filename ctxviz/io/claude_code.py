@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.id_prefix import IdPrefix
+from ..engine.packed_json import PackedLines, PackedRecord, PackedText, Packer
 from ..engine.session import (
     Category,
     Compaction,
@@ -45,6 +46,7 @@ from ..engine.session import (
     Usage,
     message_with,
     part_text,
+    stored_raw,
 )
 from .base import Fields, make_message, new_message, parse_usage, type_name
 from .parts import anthropic_block, anthropic_blocks, dumps_parsed, split_tool_results, tool_result_content_text
@@ -141,22 +143,30 @@ class _Line:
 
 #: Fields of a line nothing reads once the line is loaded: the tool's structured result (a second
 #: copy of its output, often as large as the message itself) and per-line bookkeeping.
-_UNREAD_AFTER_LOAD = ("toolUseResult", "cwd", "gitBranch", "userType", "requestId")
+UNREAD_AFTER_LOAD = ("toolUseResult", "cwd", "gitBranch", "userType", "requestId")
 
 
-def _slim_raw(messages: Sequence[Message]) -> None:
-    """Drop from the lines kept as `Message.raw` what no reader uses after loading (the Anthropic
-    exporter's original_blocks reads `message.content`; ids, type, time and usage stay): about
-    half the memory of a loaded Claude Code session. The lines were parsed for this load alone."""
-    last = None  # the tool messages of one line share its record: slimmed once
-    for m in messages:
-        raw = m.raw
-        for record in raw if isinstance(raw, list) else (raw,):
-            if record is not last and isinstance(record, dict):
-                last = record
-                for key in _UNREAD_AFTER_LOAD:
-                    if key in record:
-                        del record[key]
+def packed_record(packer: Packer, x: _Line) -> PackedRecord:
+    """The line's record as its messages keep it (`Message.raw`, engine/packed_json.py), less what
+    no reader uses after loading (`UNREAD_AFTER_LOAD`; the Anthropic export's original_blocks reads
+    `message.content`, the cache replay `message.usage`; ids, type, time and usage stay). A
+    `tool_use` block's `input` is kept as its call's `arguments` (the same JSON, which the message
+    holds anyway): the two are one string, not a text and its parsed copy."""
+    record, parts = x.record, x.parts
+    if x.role == "assistant" and parts:  # (only an assistant line has tool calls)
+        message = record["message"]
+        content = message.get("content")
+        if content.__class__ is list and len(parts) == len(content):
+            blocks = []
+            for block, part in zip(content, parts, strict=True):
+                # A part per block (`_blocks_common`, `anthropic_blocks`), its arguments `dumps_parsed(block["input"])`.
+                if part.__class__ is ToolCallPart and block.__class__ is dict and "input" in block and block.get("type") == "tool_use" \
+                        and part.id == (block.get("id") or ""):
+                    blocks.append(packer.object(block, {"input": PackedText((part.arguments,))}))
+                else:
+                    blocks.append(packer.value(block))
+            return packer.record(record, {"message": packer.object(message, {"content": tuple(blocks)})}, UNREAD_AFTER_LOAD)
+    return packer.record(record, drop=UNREAD_AFTER_LOAD)
 
 
 class ClaudeCodeLoader:
@@ -442,6 +452,7 @@ class _Reader:
         #: the names are checked against the whole session (`_names_checked`).
         self.names_unsure = False
         self.strings: dict[str, str] = {}  # the one copy of each line's version and session id (`add_records`)
+        self.packer = Packer(self.strings)  # the records messages keep (`packed_record`), sharing those strings
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
@@ -501,7 +512,7 @@ class _Reader:
         src, written, added = self.src, self.written, []
         saved, src.tallies = src.tallies, self.parse_tallies
         try:
-            keep, parse_checked, append, strings = self.keep, ClaudeCodeLoader._parse_checked, added.append, self.strings
+            parse_checked, append, strings = ClaudeCodeLoader._parse_checked, added.append, self.strings
             for lineno, record in records:
                 line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # ClaudeCodeLoader._parse, inlined
                 get = record.get
@@ -524,10 +535,9 @@ class _Reader:
                         line.images = _result_images(record)
                 uuid = line.uuid
                 if uuid:
-                    # A copy when kept: the record itself loses fields once loaded (_slim_raw).
                     earlier = written.get(uuid)
                     if earlier is None:
-                        written[uuid] = dict(record) if keep else record
+                        written[uuid] = record
                     elif earlier == record:
                         # Claude Code sometimes appends the same line again: one message, not a rewind to it.
                         src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
@@ -874,8 +884,7 @@ class _Reader:
         loop = self.loop
         if loop.cleared_tools or loop.cleared_lines:
             self._clear(loop.cleared_tools, loop.cleared_lines, new_from)
-        rebuilt = self._sent(first_changed)
-        _slim_raw(self.sent[rebuilt:])
+        self._sent(first_changed)
         src = self.src
         tallies: list[tuple[str, int]] = list(self.parse_tallies.items())
         if self.sidechain:
@@ -966,7 +975,7 @@ class _Reader:
         uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        record, uuid, names, messages, timestamp = x.record, x.uuid, self.names, self.messages, x.timestamp
+        record, uuid, names, messages, timestamp = packed_record(self.packer, x), x.uuid, self.names, self.messages, x.timestamp
         parts = x.parts
         if len(parts) == 1 and parts[0].__class__ is ToolResultPart:  # a tool's output alone: most user lines of an agent's log
             results, rest = parts, ()
@@ -1013,7 +1022,7 @@ class _Reader:
             self.src.tally(f"read {{n}} `{kind}` attachment(s) from their fields (ctxviz does not know how Claude Code words them)")
         self.src.tally("read {n} attachment line(s) as context messages (what Claude Code renders into the next request)")
         self._add(x, make_message(len(self.messages), "user", [TextPart(wrap_reminder(text))], id=x.uuid, timestamp=_timestamp(x),
-                                  category=Category.CONTEXT, raw=x.record))
+                                  category=Category.CONTEXT, raw=packed_record(self.packer, x)))
 
     def _prompt_snapshot(self, attachment: dict[str, Any]) -> None:
         """Newer versions record the system prompt and the tool list sent with a request."""
@@ -1096,10 +1105,10 @@ class _Reader:
             m = self.messages[k]
             if m.role == "tool" and m.tool_call_id in tool_ids:
                 parts = tuple(replace(p, text=CLEARED_TOOL_RESULT) if isinstance(p, ToolResultPart) else p for p in m.parts)
-                self.messages[k] = replace(m, parts=parts)
+                self.messages[k] = message_with(m, parts=parts)
                 self.cleared_counts[0] += 1
             elif m.id in cleared_ids:
-                self.messages[k] = replace(m, parts=(TextPart(CLEARED_TOOL_RESULT),))
+                self.messages[k] = message_with(m, parts=(TextPart(CLEARED_TOOL_RESULT),))
                 self.cleared_counts[1] += 1
 
     def _sent(self, first_changed: int) -> int:
@@ -1197,7 +1206,7 @@ class _Loop:
 
     def _run(self, reader: _Reader, scope: list[_Line], positions: range) -> int:
         src, messages, included, versions, names = reader.src, reader.messages, reader.included, self.versions, reader.names
-        produced = reader.produced
+        produced, packer = reader.produced, reader.packer
         first_changed = len(messages)
         last_version = versions[-1] if versions else None  # (a line's version is one shared string: see `add_records`)
         for i in positions:
@@ -1256,7 +1265,8 @@ class _Loop:
                     seen.update(_block_key(p) for p in new)
                     if names is not None:
                         reader._add_names(new)
-                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage, raw=[*prev.raw, record])
+                    messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage,
+                                                    raw=PackedLines((*stored_raw(prev), packed_record(packer, x))))
                     produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
@@ -1264,7 +1274,8 @@ class _Loop:
                 self.open_seen = None  # the keys of the open message's parts, once a continuation needs them
                 if names is not None:
                     reader._add_names(parts)
-                message = new_message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage, [record])
+                message = new_message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage,
+                                      PackedLines((packed_record(packer, x),)))
                 messages.append(message)
                 produced.setdefault(x.uuid, []).append(message.id)
                 continue
