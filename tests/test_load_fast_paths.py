@@ -97,7 +97,7 @@ def test_claude_code_fast_path_loads_what_the_checked_path_loads(path, monkeypat
     line's parts unread until it is needed; with every line read through `Fields` instead, each real
     log loads to the same messages, raw lines, notes, summaries and compactions."""
     fast = load_session(path)
-    monkeypatch.setattr(claude_code, "_parse_common", lambda src, lineno, record: None)
+    monkeypatch.setattr(claude_code.reader, "_parse_common", lambda src, lineno, record: None)  # (read in reader.py)
     checked = load_session(path)
     assert _every_field(fast) == _every_field(checked)
     assert fast.notes == checked.notes and fast.summaries == checked.summaries and fast.compactions == checked.compactions
