@@ -210,18 +210,21 @@ class Message:
 
 
 class _Raw:
-    """`Message.raw`: the record the message was read from, as the loader gave it, or unpacked
-    (fresh on each read) where the loader kept it packed (`engine/packed_json.py`: a Claude Code
-    line costs a fraction of its parsed dict). Kept in the message as `_raw`."""
+    """`Message.raw`: the record the message was read from, as the loader gave it. A loader may keep
+    it packed (`engine/packed_json.py`: a Claude Code line costs a fraction of its parsed dict); it is
+    unpacked when first read and kept so from then on, as the policies that read `raw` read it at
+    every turn of a replay (`record_of` reads it without keeping it: a one-pass reader's).
+    Kept in the message as `_raw`."""
 
     def __get__(self, message: Message | None, owner: type | None = None) -> Any:
         if message is None:
             return None  # the field's default, as the dataclass reads it
-        try:
-            value = message._raw  # type: ignore[attr-defined]
-        except AttributeError:  # a message whose fields were written into its __dict__ as "raw"
-            value = message.__dict__.get("raw")
-        return unpack(value) if value.__class__ in PACKED else value
+        value = stored_raw(message)
+        if value.__class__ in PACKED:
+            value = unpack(value)
+            # One store, atomic: a thread that read the packed form meanwhile unpacked an equal record.
+            object.__setattr__(message, "_raw", value)
+        return value
 
     def __set__(self, message: Message, value: Any) -> None:
         object.__setattr__(message, "_raw", value)
@@ -234,8 +237,16 @@ def stored_raw(message: Message) -> Any:
     """`message.raw` as the message keeps it (packed or not): what a copy of the message takes."""
     try:
         return message._raw  # type: ignore[attr-defined]
-    except AttributeError:
+    except AttributeError:  # a message whose fields were written into its __dict__ as "raw"
         return message.__dict__.get("raw")
+
+
+def record_of(message: Message) -> Any:
+    """`message.raw`, unpacked afresh where it is packed and left packed in the message: for readers
+    that read each message once (an export, the cache lifetime a log recorded), so that a loaded
+    session stays small."""
+    value = stored_raw(message)
+    return unpack(value) if value.__class__ in PACKED else value
 
 
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
