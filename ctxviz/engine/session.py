@@ -278,7 +278,7 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
     return message
 
 
-_MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage", "raw")
+_MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage")  # and raw, below
 
 
 def message_with(message: Message, **changes: Any) -> Message:
@@ -288,7 +288,8 @@ def message_with(message: Message, **changes: Any) -> Message:
     # Field by field, in the constructor's order: the values stay inline in the object (a dict
     # built with __dict__.update costs 170 bytes more per message).
     for name in _MESSAGE_FIELDS:
-        object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name) if name != "raw" else stored_raw(message))
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name))
+    object.__setattr__(new, "_raw", changes["raw"] if "raw" in changes else stored_raw(message))  # (kept as it is kept: `_Raw`)
     return new
 
 

@@ -168,7 +168,7 @@ def named(message: Message, name: str) -> Message:
     _set(new, "timestamp", message.timestamp)
     _set(new, "category", message.category)
     _set(new, "usage", message.usage)
-    _set(new, "raw", stored_raw(message))  # as the message keeps it (packed or not), not unpacked
+    _set(new, "_raw", stored_raw(message))  # where `Message.raw` keeps it, as it keeps it (packed or not; engine/session.py)
     return new
 
 
