@@ -243,8 +243,8 @@ def original_blocks(message: Message) -> list[dict[str, Any]] | None:
     """A message's Anthropic content blocks as its file recorded them (Anthropic requests, Claude
     Code lines), or None when the file was not in Anthropic's form. A tool message gets its own
     tool_result block; the rest of the record's blocks go with the message they were read into."""
-    raw = record_of(message)  # (read once: a packed record stays packed in the message)
-    records = raw if isinstance(raw, list) else [raw]  # Claude Code: the streamed lines of one message
+    recorded = record_of(message)  # (read once: a packed record stays packed in the message)
+    records = recorded if isinstance(recorded, list) else [recorded]  # Claude Code: the streamed lines of one message
     content: list[Any] = []
     for raw in records:
         if not isinstance(raw, dict):
