@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.caching import log_lifetime
 from ctxviz.engine.packed_json import PackedLines, PackedRecord, Packer, unpack
-from ctxviz.engine.session import Message, TextPart, message_with, record_of, stored_raw
+from ctxviz.engine.session import Message, TextPart, message_with, record_of, same_raw, stored_raw
 from ctxviz.io import claude_code
 from ctxviz.io.exporters import original_blocks
 from ctxviz.io.loaders import load_session, named
@@ -125,3 +125,18 @@ def _leaves(value: object) -> list[object]:
     if isinstance(value, tuple):
         return [leaf for v in value for leaf in _leaves(v)]
     return [value]
+
+
+def test_same_raw_is_raw_equality_without_unpacking():
+    """What counting a grown log compares (engine/counting.py `extend_counts`): equal records, packed
+    or not, are the same; a changed one is not; the messages stay packed."""
+    record = {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "out"}]}}
+    changed = {**record, "message": {"role": "user", "content": "other"}}
+
+    def message(raw: object) -> Message:
+        return Message("u1", 0, "user", raw=raw)
+
+    a, b, c = message(Packer().record(record)), message(Packer().record(record)), message(Packer().record(changed))
+    assert same_raw(a, b) and not same_raw(a, c)
+    assert same_raw(a, message(record)) and not same_raw(message(changed), a) and same_raw(message(record), message(dict(record)))
+    assert isinstance(stored_raw(a), PackedRecord) and isinstance(stored_raw(b), PackedRecord)

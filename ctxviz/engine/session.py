@@ -249,6 +249,16 @@ def record_of(message: Message) -> Any:
     return unpack(value) if value.__class__ in PACKED else value
 
 
+def same_raw(a: Message, b: Message) -> bool:
+    """`a.raw == b.raw`, without unpacking (and keeping unpacked) two packed records to compare them:
+    equal packed records unpack to equal records. (Two packing the same record with its keys in
+    another order read as different: a caller then does again what it would have done anyway.)"""
+    x, y = stored_raw(a), stored_raw(b)
+    if (x.__class__ in PACKED) == (y.__class__ in PACKED):
+        return bool(x == y)
+    return bool(record_of(a) == record_of(b))
+
+
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 
 
