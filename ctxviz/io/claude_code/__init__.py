@@ -18,9 +18,10 @@ all with the same `message.id`) and the results of parallel tool calls, each a c
   skipped with one counted note per kind; sub-agent (`isSidechain`) lines are skipped, unless the
   whole file is a sub-agent transcript, which then loads as that sub-agent's session.
 
-The package: `lines.py` parses each line once, `reader.py` finds the conversation among them and
-makes the session (`loop.py` is its walk over the conversation's lines), `attachments.py` renders
-attachments as Claude Code does, and `records.py` packs what a message keeps of its line (`raw`).
+The package: `lines.py` parses each line once, `chain.py` finds the conversation among them,
+`reader.py` makes its messages and the session (`loop.py` is its walk over the conversation's
+lines), `attachments.py` renders attachments as Claude Code does, and `records.py` packs what a
+message keeps of its line (`raw`).
 """
 
 from __future__ import annotations
