@@ -31,7 +31,8 @@ def test_named_is_message_with_a_name():
                 raw={"x": 1})
     new = named(m, "shell")
     assert new == message_with(m, name="shell") and new.raw is m.raw
-    assert list(vars(new)) == [f.name for f in dataclasses.fields(Message)]
+    # (`raw` is kept as `_raw`: `Message.raw` reads it, unpacking a packed record; session.py)
+    assert [name.removeprefix("_") for name in vars(new)] == [f.name for f in dataclasses.fields(Message)]
 
 
 def test_openai_chat_fast_paths_build_what_the_full_path_builds(tmp_path):
@@ -96,7 +97,7 @@ def test_claude_code_fast_path_loads_what_the_checked_path_loads(path, monkeypat
     line's parts unread until it is needed; with every line read through `Fields` instead, each real
     log loads to the same messages, raw lines, notes, summaries and compactions."""
     fast = load_session(path)
-    monkeypatch.setattr(claude_code, "_parse_common", lambda src, lineno, record: None)
+    monkeypatch.setattr(claude_code.reader, "_parse_common", lambda src, lineno, record: None)  # (read in reader.py)
     checked = load_session(path)
     assert _every_field(fast) == _every_field(checked)
     assert fast.notes == checked.notes and fast.summaries == checked.summaries and fast.compactions == checked.compactions

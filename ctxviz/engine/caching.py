@@ -52,7 +52,7 @@ from .catalog import ModelEntry, find_model
 from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import UNSEEN_THRESHOLD, reported_usage
-from .session import Message, Session, Usage
+from .session import Message, Session, Usage, record_of
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -122,7 +122,8 @@ def log_lifetime(session: Session) -> int | None:
     for m in session.messages:
         if m.usage is None:
             continue
-        records = m.raw if isinstance(m.raw, list) else [m.raw]
+        raw = record_of(m)  # (read once: a packed record stays packed in the message)
+        records = raw if isinstance(raw, list) else [raw]
         for record in records:
             message = record.get("message") if isinstance(record, dict) else None
             usage = message.get("usage") if isinstance(message, dict) else None

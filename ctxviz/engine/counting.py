@@ -16,7 +16,7 @@ from typing import TypeVar
 import numpy as np
 
 from .growth import same_prefix
-from .session import Message, Session
+from .session import Message, Session, same_raw
 from .tokenizers import Tokenizer
 
 T = TypeVar("T")
@@ -157,7 +157,7 @@ def extend_counts(previous: TokenCounts, session: Session, progress: ProgressCal
     for i in range(same, total):
         message = session.messages[i]
         old = old_messages[i] if i < kept else None
-        if old is not None and (old is message or (old == message and old.raw == message.raw)):
+        if old is not None and (old is message or (old == message and same_raw(old, message))):
             tokens.append(old_tokens[i])
         else:
             tokens.append(measure(message, tokenizer))

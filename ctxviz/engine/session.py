@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 
 from .growth import carried
 from .id_prefix import IdPrefix
+from .packed_json import PACKED, unpack
 from .tool_links import tool_links
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -208,6 +209,56 @@ class Message:
         return self.to_openai()
 
 
+class _Raw:
+    """`Message.raw`: the record the message was read from, as the loader gave it. A loader may keep
+    it packed (`engine/packed_json.py`: a Claude Code line costs a fraction of its parsed dict); it is
+    unpacked when first read and kept so from then on, as the policies that read `raw` read it at
+    every turn of a replay (`record_of` reads it without keeping it: a one-pass reader's).
+    Kept in the message as `_raw`."""
+
+    def __get__(self, message: Message | None, owner: type | None = None) -> Any:
+        if message is None:
+            return None  # the field's default, as the dataclass reads it
+        value = stored_raw(message)
+        if value.__class__ in PACKED:
+            value = unpack(value)
+            # One store, atomic: a thread that read the packed form meanwhile unpacked an equal record.
+            object.__setattr__(message, "_raw", value)
+        return value
+
+    def __set__(self, message: Message, value: Any) -> None:
+        object.__setattr__(message, "_raw", value)
+
+
+Message.raw = _Raw()  # type: ignore[assignment,misc]  # after @dataclass, which takes `raw`'s default (None) from the class body
+
+
+def stored_raw(message: Message) -> Any:
+    """`message.raw` as the message keeps it (packed or not): what a copy of the message takes."""
+    try:
+        return message._raw  # type: ignore[attr-defined]
+    except AttributeError:  # a message whose fields were written into its __dict__ as "raw"
+        return message.__dict__.get("raw")
+
+
+def record_of(message: Message) -> Any:
+    """`message.raw`, unpacked afresh where it is packed and left packed in the message: for readers
+    that read each message once (an export, the cache lifetime a log recorded), so that a loaded
+    session stays small."""
+    value = stored_raw(message)
+    return unpack(value) if value.__class__ in PACKED else value
+
+
+def same_raw(a: Message, b: Message) -> bool:
+    """`a.raw == b.raw`, without unpacking (and keeping unpacked) two packed records to compare them:
+    equal packed records unpack to equal records. (Two packing the same record with its keys in
+    another order read as different: a caller then does again what it would have done anyway.)"""
+    x, y = stored_raw(a), stored_raw(b)
+    if (x.__class__ in PACKED) == (y.__class__ in PACKED):
+        return bool(x == y)
+    return bool(record_of(a) == record_of(b))
+
+
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}
 
 
@@ -231,13 +282,13 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
     """`Message(id, index, role, parts, tool_call_id=..., category=..., raw=...)` built directly (identical
     and equal): loaders' fast paths for the common records of a 100 MB log."""
     message = object.__new__(Message)
-    message.__dict__.update(MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, raw=raw)
+    message.__dict__.update(MESSAGE_DEFAULTS, id=id, index=index, role=role, parts=parts, category=category, _raw=raw)
     if tool_call_id:
         message.__dict__["tool_call_id"] = tool_call_id
     return message
 
 
-_MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage", "raw")
+_MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage")  # and raw, below
 
 
 def message_with(message: Message, **changes: Any) -> Message:
@@ -248,6 +299,7 @@ def message_with(message: Message, **changes: Any) -> Message:
     # built with __dict__.update costs 170 bytes more per message).
     for name in _MESSAGE_FIELDS:
         object.__setattr__(new, name, changes[name] if name in changes else getattr(message, name))
+    object.__setattr__(new, "_raw", changes["raw"] if "raw" in changes else stored_raw(message))  # (kept as it is kept: `_Raw`)
     return new
 
 

@@ -274,7 +274,7 @@ def new_message(index: int, role: str, parts: tuple[Part, ...], id: str, name: s
     _set(message, "timestamp", timestamp)
     _set(message, "category", category)
     _set(message, "usage", usage)
-    _set(message, "raw", raw)
+    _set(message, "_raw", raw)  # where `Message.raw` keeps it (engine/session.py), set without its descriptor's call
     return message
 
 

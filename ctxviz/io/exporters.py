@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.plan import Decision, Plan
-from ..engine.session import Message, Session
+from ..engine.session import Message, Session, record_of
 from ..errors import UnknownNameError
 from .output import write_atomic
 
@@ -243,7 +243,8 @@ def original_blocks(message: Message) -> list[dict[str, Any]] | None:
     """A message's Anthropic content blocks as its file recorded them (Anthropic requests, Claude
     Code lines), or None when the file was not in Anthropic's form. A tool message gets its own
     tool_result block; the rest of the record's blocks go with the message they were read into."""
-    records = message.raw if isinstance(message.raw, list) else [message.raw]  # Claude Code: the streamed lines of one message
+    recorded = record_of(message)  # (read once: a packed record stays packed in the message)
+    records = recorded if isinstance(recorded, list) else [recorded]  # Claude Code: the streamed lines of one message
     content: list[Any] = []
     for raw in records:
         if not isinstance(raw, dict):

@@ -7,7 +7,7 @@ import gc
 import os
 from typing import Any
 
-from ..engine.session import Message, Session, ToolCallPart
+from ..engine.session import Message, Session, ToolCallPart, stored_raw
 from ..errors import LoadError, UnknownNameError
 from . import unsupported
 from .anthropic import AnthropicLoader
@@ -168,7 +168,7 @@ def named(message: Message, name: str) -> Message:
     _set(new, "timestamp", message.timestamp)
     _set(new, "category", message.category)
     _set(new, "usage", message.usage)
-    _set(new, "raw", message.raw)
+    _set(new, "_raw", stored_raw(message))  # where `Message.raw` keeps it, as it keeps it (packed or not; engine/session.py)
     return new
 
 

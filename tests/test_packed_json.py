@@ -1,0 +1,142 @@
+"""Packed records (engine/packed_json.py): what `Message.raw` keeps of a Claude Code line reads back as
+the record itself, on random JSON and on every real log, for every reader of `raw`."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import os
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxviz.engine.caching import log_lifetime
+from ctxviz.engine.packed_json import PackedLines, PackedRecord, Packer, unpack
+from ctxviz.engine.session import Message, TextPart, message_with, record_of, same_raw, stored_raw
+from ctxviz.io import claude_code
+from ctxviz.io.exporters import original_blocks
+from ctxviz.io.loaders import load_session, named
+
+from .hypothesis_budget import examples
+
+CLAUDE_CODE_LOGS = sorted(glob.glob("tests/data/real/claude_code/*.jsonl") + glob.glob("tests/data/heldout/claude_code/*.jsonl")
+                          + glob.glob("sample_sessions/claude_code_*.jsonl"))
+
+# JSON as json.loads gives it: ints of any size, finite floats, strings short (shared) and long (not).
+scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=80)
+json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+                           max_leaves=30)
+
+
+def same(a: object, b: object) -> bool:
+    """Equal as JSON: the values, their types (True is not 1, 1.0 is not 1) and the keys' order."""
+    return a == b and json.dumps(a) == json.dumps(b)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(values=st.lists(json_values, max_size=6))
+def test_a_packed_value_unpacks_to_itself(values):
+    packer = Packer()  # one per load: the values share its strings, ints and shapes
+    packed = [packer.value(v) for v in values]
+    assert all(same(unpack(p), v) for p, v in zip(packed, values, strict=True))
+    assert all(same(unpack(p), v) for p, v in zip(packed, values, strict=True))  # read again: still itself
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(record=st.dictionaries(st.text(max_size=8), json_values, max_size=8), data=st.data())
+def test_a_packed_record_leaves_out_what_it_drops_and_keeps_what_is_given_packed(record, data):
+    packer = Packer()
+    drop = data.draw(st.lists(st.sampled_from(sorted(record)), unique=True) if record else st.just([]))
+    given_packed = {k: v for k, v in record.items() if k not in drop and data.draw(st.booleans())}
+    packed = packer.record(record, {k: packer.value(v) for k, v in given_packed.items()}, drop)
+    assert same(unpack(packed), {k: v for k, v in record.items() if k not in drop})
+
+
+def test_message_raw_reads_a_packed_record_as_the_record_it_packs():
+    """`record_of` unpacks a fresh record on each read and leaves the message packed (a one-pass
+    reader's); `raw` unpacks it once and keeps it unpacked (the policies read it at every turn);
+    copies of the message keep it as it is kept; any other raw is kept and read as it is."""
+    record = {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 1000}}}
+    packed = PackedLines((Packer().record(record),))
+    m = Message("a1", 0, "assistant", (TextPart("hi"),), raw=packed)
+    first = record_of(m)
+    assert first == [record] and record_of(m) is not first
+    first[0]["message"]["content"].clear()  # a reader that changes what it read changes nothing else
+    assert record_of(m) == [record] and stored_raw(m) is packed
+    for copy in (message_with(m, index=3), named(m, "x"), pickle.loads(pickle.dumps(m))):
+        assert stored_raw(copy) == packed and copy.raw == [record]
+    assert dataclasses.replace(m, index=2).raw == [record]
+    assert m.raw == [record] and m.raw is m.raw and stored_raw(m) is m.raw  # unpacked once, kept
+    assert record_of(m) is m.raw
+    plain = {"role": "user"}
+    assert Message("u1", 0, "user", raw=plain).raw is plain and Message("u1", 0, "user").raw is None
+
+
+def _full_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages keep their lines' records as the loader read them (less the fields no reader uses),
+    not packed: the reference the packed records are checked against."""
+    def full(packer: Packer, x: object) -> dict:
+        return {k: v for k, v in x.record.items() if k not in claude_code.UNREAD_AFTER_LOAD}  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(claude_code.reader, "packed_record", full)
+    monkeypatch.setattr(claude_code.loop, "packed_record", full)
+
+
+@pytest.mark.parametrize("path", CLAUDE_CODE_LOGS, ids=os.path.basename)
+def test_every_real_log_reads_its_records_back_from_the_packed_ones(path, monkeypatch):
+    """Each message's `raw` is its line's record (its lines', for a streamed assistant message), as
+    the file wrote it less `UNREAD_AFTER_LOAD`; the Anthropic export's original blocks and the cache
+    lifetime the log recorded read the same from it."""
+    packed = load_session(path)
+    assert any(isinstance(stored_raw(m), (PackedRecord, PackedLines)) for m in packed.messages)
+    _full_records(monkeypatch)
+    full = load_session(path)
+    assert not any(isinstance(stored_raw(m), PackedRecord) for m in full.messages)
+    assert packed.messages == full.messages
+    for a, b in zip(packed.messages, full.messages, strict=True):
+        assert original_blocks(a) == original_blocks(b)
+    assert log_lifetime(packed) == log_lifetime(full)
+    assert all(stored_raw(a).__class__ is not list for a in packed.messages if a.role == "assistant")  # they left it packed
+    for a, b in zip(packed.messages, full.messages, strict=True):
+        assert same(record_of(a), b.raw) and same(a.raw, b.raw), a.id
+
+
+def test_a_tool_calls_input_is_kept_as_its_arguments(tmp_path):
+    """The packed record holds a tool_use's `input` as the call's `arguments` string (one copy of the
+    text), and reads back the input as written: key order, nesting, numbers, escapes."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Edit",
+            "input": {"z": 1, "a": [1.5, True, None, {"é": "line\nbreak \u2028"}], "big": 2**65}}
+    lines = [{"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "go"}},
+             {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "cwd": "/x",
+              "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "ok"}, call]}}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    m = load_session(path).messages[1]
+    part = m.parts[1]
+    (record,) = stored_raw(m)
+    assert part.arguments in {v for v in _leaves(record) if isinstance(v, str)}  # the arguments themselves, not a parsed copy
+    assert same(m.raw, [{k: v for k, v in lines[1].items() if k != "cwd"}])
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def test_same_raw_is_raw_equality_without_unpacking():
+    """What counting a grown log compares (engine/counting.py `extend_counts`): equal records, packed
+    or not, are the same; a changed one is not; the messages stay packed."""
+    record = {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "out"}]}}
+    changed = {**record, "message": {"role": "user", "content": "other"}}
+
+    def message(raw: object) -> Message:
+        return Message("u1", 0, "user", raw=raw)
+
+    a, b, c = message(Packer().record(record)), message(Packer().record(record)), message(Packer().record(changed))
+    assert same_raw(a, b) and not same_raw(a, c)
+    assert same_raw(a, message(record)) and not same_raw(message(changed), a) and same_raw(message(record), message(dict(record)))
+    assert isinstance(stored_raw(a), PackedRecord) and isinstance(stored_raw(b), PackedRecord)
