@@ -120,3 +120,54 @@ def test_the_tail_line_stands_before_the_first_protected_message(policy: str, sh
     plan = plan_session(session, policy, params, None, CountStore(), None, PlanOptions())
     assert first_in_zones(plan, PROTECTED_ZONES) == _reference(plan)
     assert first_in_zones(plan, ("no such zone",)) is None
+
+
+def _summarised_span(plan) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.plan import Decision
+
+    hits = [m.index for m in plan.messages if m.decision is Decision.SUMMARIZED]
+    return (hits[0], hits[-1]) if hits else None
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(policy=st.sampled_from(["llamaindex-chat-summary-memory-buffer", "missy-consolidator", "openhands-llm-summarizing", "missy", "langchain-trim"]),
+       share=st.floats(0.05, 1.2), size=st.sampled_from([7, 60, 300]))
+def test_the_strips_summarised_span_and_truncated_fill_follow_the_plans_decisions(qapp, policy: str, share: float, size: int) -> None:  # type: ignore[no-untyped-def]
+    """The summarised span's marker covers the first to the last summarised message, and only
+    truncated messages are drawn part-filled (both read from the plan's decision numbers)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_engine import agent_session
+    from hypothesis import assume
+
+    from ctxviz.engine.checks import PlanOptions
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.plan import Decision
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.errors import CtxvizError
+    from ctxviz.gui.widgets.message_strip import MessageStrip
+
+    session = agent_session(size)
+    params = get_policy(policy).default_params()
+    total = next((name for name in ("total", "token_limit", "max_tokens", "context_window") if isinstance(getattr(params, name, None), int)), None)
+    if total is not None:
+        params = dataclasses.replace(params, **{total: max(1, int(getattr(params, total) * share))})
+    try:
+        plan = plan_session(session, policy, params, None, CountStore(), None, PlanOptions())
+    except CtxvizError:  # (a budget below the policy's own reserves)
+        assume(False)
+    strip = MessageStrip()
+    strip.set_plan(session, plan)
+    strip.deleteLater()
+    span = _summarised_span(plan)
+    assert strip.summary_region.isVisible() == (span is not None) == strip.summary_label.isVisible()
+    if span is not None:
+        first, last = span
+        item = strip.item
+        assert strip.summary_region.getRegion() == (float(item.starts[first]), float(item.starts[last]) + float(item.widths[last]))
+    truncated = [m.index for m in plan.messages if m.decision is Decision.TRUNCATED]
+    sent = [m.sent_tokens for m in plan.messages]
+    tokens = [m.tokens for m in plan.messages]
+    expected = [min(1.0, s / max(t, 1)) if truncated and t > 0 else 1.0 for s, t in zip(sent, tokens, strict=True)]
+    assert strip.item.fractions.tolist() == pytest.approx(expected)
