@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+from PySide6.QtGui import QFontMetrics, QPainter
+from PySide6.QtWidgets import QLabel, QMessageBox, QSizePolicy, QWidget
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: Plotted values are clipped to this (a float64 holds every integer up to 2**53 exactly; Qt's
@@ -127,26 +127,65 @@ class FittingLabel(QLabel):
     """A plain-text label of " • "-separated parts that, when narrower than its text, shows the
     first of its shorter wordings that fits (`set_texts`) and, when even the shortest is too wide,
     the leading parts that fit and " • …" (whole parts dropped from the end, never a part cut in
-    the middle), with the whole text in its tooltip. `text()` is always the whole text."""
+    the middle), with the whole text in its tooltip. `text()` is always the whole text.
+
+    It is the status line, re-written on every re-plan. QLabel asks its parent for a new layout
+    with every text, and a status bar answers that by relaying out and repainting all of itself
+    (the notes' count, the size grip) in a paint pass of its own after the window's. A one-line
+    text replacing a one-line text changes no size hint this label's layout reads (its width is
+    `Ignored`, its height one line's), so such a text is only drawn anew (`_show`)."""
 
     def __init__(self, text: str = "", separator: str = "  •  ", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.separator = separator
         self.shorter: tuple[str, ...] = ()
+        #: The whole text (QLabel's own is the last text its layout was told of: a line of the same height).
+        self._text = ""
+        self._wordings: tuple[str, ...] = ()
+        #: What `shown_text` worked out last, and for what (text, wordings, room, font).
+        self._shown: tuple[tuple[object, ...], str] = ((), "")
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setText(text)
+
+    def text(self) -> str:
+        return self._text
 
     def set_texts(self, text: str, *shorter: str) -> None:
         """The whole text, and shorter wordings (longest first) to show when the whole would be cut."""
         self.shorter = shorter
-        super().setText(text)
+        self._show(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        self.shorter = ()
+        self._show(text)
+
+    def _show(self, text: str) -> None:
+        previous, self._text = self._wordings, text
+        self._wordings = (text, *self.shorter)
+        laid_out = QLabel.text(self)
+        if (laid_out and text and "\n" not in text and "\n" not in laid_out
+                and self.sizePolicy().horizontalPolicy() == QSizePolicy.Policy.Ignored):
+            if self._wordings != previous:
+                self.setAccessibleName(text)  # (what a screen reader reads: QLabel's own text is the layout's)
+                self.update(self.contentsRect())
+        else:
+            super().setText(text)
+            self.setAccessibleName("")
         self._update_tip()
 
     def shown_text(self) -> str:
         """What is drawn at the current width."""
         fm = self.fontMetrics()
         room = self.contentsRect().width() - 4
-        wordings = (self.text(), *self.shorter)
+        wordings = self._wordings
+        key = (wordings, room, self.font().key())
+        if key == self._shown[0]:
+            return self._shown[1]
+        shown = self._fitting(fm, wordings, room)
+        self._shown = (key, shown)
+        return shown
+
+    def _fitting(self, fm: QFontMetrics, wordings: tuple[str, ...], room: int) -> str:
         for wording in wordings:
             if fm.horizontalAdvance(wording) <= room:
                 return wording
@@ -159,17 +198,12 @@ class FittingLabel(QLabel):
                 return head
         return fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
 
-    def setText(self, text: str) -> None:  # noqa: N802
-        self.shorter = ()
-        super().setText(text)
-        self._update_tip()
-
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._update_tip()
 
     def _update_tip(self) -> None:
-        tip = tooltip_html(self.text()) if self.shown_text() != self.text() else ""
+        tip = tooltip_html(self._text) if self.shown_text() != self._text else ""
         if tip != self.toolTip():
             self.setToolTip(tip)
 

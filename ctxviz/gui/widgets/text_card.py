@@ -107,7 +107,10 @@ class MeasuredLabel(QLabel):
         before = document.textWidth()
         document.setTextWidth(text_width)
         fits = text_width > 0 and document.idealWidth() <= text_width
-        document.setTextWidth(before)  # as QLabel's own measuring leaves it
+        if before != text_width:
+            document.setTextWidth(before)  # as QLabel's own measuring leaves it
+        # (else as it was, and laid out: setting the same width again laid the text out once
+        # more, and QLabel's paint then laid it out again at that width)
         return fits
 
     def _layout_requested(self) -> bool:
