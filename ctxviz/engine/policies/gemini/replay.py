@@ -82,6 +82,10 @@ class GeminiCliReplay(_EditsReplay):
 
     pair_safe_incremental = True
     recorded_summaries = "shaped"
+    #: Codex's compactions leave the system messages among those they cover: the system prompt is
+    #: every system message so far wherever it stands, so the shape carried is the history's prefix
+    #: either way.
+    recorded_system_gaps = True
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         super().__init__(session, policy, params, full, summarizer, pair_safe)
