@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
+from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.llamaindex.joined import joined_counter
 from ctxviz.engine.policies.replay_common import _RecordedShapes
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
@@ -80,7 +81,8 @@ SUMMARISING = SMALL["langchain-summarization"]
 def whitespace_joins(session: Session) -> bool:
     """Whether ChatMemoryBuffer's history joins whitespace to whitespace somewhere (its joined count
     is then recounted over the run, and a turn ending inside one is planned by the reference)."""
-    return bool(joined_counter(session, list(session.system_and_history[1]), CountStore().get(session, "cl100k_base")).runs)
+    counts = CountStore().get(session, get_policy("llamaindex-chat-memory-buffer").scheme(None, session.model))
+    return bool(joined_counter(session, list(session.system_and_history[1]), counts).runs)
 
 
 def carried(session: Session, policy: str, params: dict, pair_safe: bool, per_message: bool = False) -> None:
