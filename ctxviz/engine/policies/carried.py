@@ -13,7 +13,7 @@ from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
-from ..summarizers import WORD_LIMIT, _features, render_snapshot
+from ..summarizers import WORD_LIMIT, features_of, render_snapshot
 
 
 class _Snapshot:
@@ -25,7 +25,12 @@ class _Snapshot:
     With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
     line with the newlines after it, the last one as the word limit cuts it): each line is made,
     counted and measured in spaces once, when first shown (see supyagent/replay.py's
-    `_SummaryCounter` for why the sum is the count)."""
+    `_SummaryCounter` for why the sum is the count).
+
+    The Current State section changes with nearly every message (its last action): its two lines
+    are kept by the action and the request they show (`_action`, `_request`), so a summary on
+    every turn makes and counts only the new action's line, and looks the others up by the string
+    the message's features hold (its hash kept), not by a line made again to be looked up."""
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 
@@ -36,6 +41,8 @@ class _Snapshot:
         self.last_action = ""
         self.last_request = ""
         self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
+        self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
@@ -45,11 +52,13 @@ class _Snapshot:
         self.advance(messages[len(self.seen):])
         return self.render()
 
+    def _line(self, line: str) -> tuple[str, int, int]:
+        return line, self.count(line) if self.count is not None else -1, line.count(" ")
+
     def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
         entry = self.cache.get((item, ending))
         if entry is None:
-            line = line if line is not None else f"- {item}{ending}"
-            entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
+            entry = self.cache[(item, ending)] = self._line(line if line is not None else f"- {item}{ending}")
         return entry
 
     def advance(self, messages: list[Message]) -> None:
@@ -59,28 +68,39 @@ class _Snapshot:
         it is next rendered, from the items it shows then (`_part`), so an item that many others
         follow before the next summary (a summary's first covers hundreds of messages) is never
         made into a line, and with `count` never counted."""
-        unique, parts = self.unique, self.parts
-        requests = unique[4]
-        for m in messages:
-            f, d, v, action, request = _features(m)
-            for s, items in ((0, f), (1, d), (2, v)):
-                if items:  # (most messages add to one section or none)
-                    section = unique[s]
-                    for item in items:
-                        if item and item not in section:
-                            section[item] = None
-                            parts[s] = None
-            if action and action != self.last_action:
-                self.last_action = action
+        if not messages:
+            return
+        files, decisions, values, _, requests = self.unique
+        parts = self.parts
+        last_action, last_request = self.last_action, self.last_request
+        for f, d, v, action, request in features_of(messages):  # (the three lists unrolled: most are empty)
+            if f:
+                for item in f:
+                    if item and item not in files:
+                        files[item] = None
+                        parts[0] = None
+            if d:
+                for item in d:
+                    if item and item not in decisions:
+                        decisions[item] = None
+                        parts[1] = None
+            if v:
+                for item in v:
+                    if item and item not in values:
+                        values[item] = None
+                        parts[2] = None
+            if action and action != last_action:
+                last_action = action
                 parts[3] = None
             if request:
                 if request not in requests:
                     requests[request] = None
                     parts[4] = None
-                if request != self.last_request:
-                    self.last_request = request
+                if request != last_request:
+                    last_request = request
                     parts[3] = None
-            self.seen.append(m)
+        self.last_action, self.last_request = last_action, last_request
+        self.seen += messages
 
     def render(self) -> str:
         return self.counted()[0]
@@ -100,9 +120,15 @@ class _Snapshot:
 
     def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
         """The Current State section's lines: its heading, the last action, the latest request."""
-        return (self._entry(3, "#", _HEADINGS[3]),
-                self._entry(f"Last action: {self.last_action}" if self.last_action else "No action taken yet", "\n"),
-                self._entry(f"Latest request: {self.last_request}" if self.last_request else "No request yet", "\n\n"))
+        action = self.actions.get(self.last_action)
+        if action is None:
+            a = self.last_action
+            action = self.actions[a] = self._line(f"- Last action: {a}\n" if a else "- No action taken yet\n")
+        request = self.requests.get(self.last_request)
+        if request is None:
+            r = self.last_request
+            request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
+        return self._entry(3, "#", _HEADINGS[3]), action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
@@ -111,9 +137,7 @@ class _Snapshot:
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
-                mid, last = self._shown(s)
-                lines = [self._entry(s, "#", _HEADINGS[s]), *[self._entry(item, "\n") for item in mid],
-                         self._entry(last or "(none)", "\n\n" if s < 4 else "")]
+                lines = self._lines(s)
                 part = ("".join([line[0] for line in lines]), sum([line[1] for line in lines]), sum([line[2] for line in lines]))
             self.parts[s] = part
         return part

@@ -5,6 +5,7 @@ trigger's running totals, carried from turn to turn, with the summary message's 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left
 from functools import cache
@@ -58,9 +59,8 @@ class SupyagentReplay(_GrowingReplay):
         # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
         # from what it gathered the time before (any other summarizer is asked each time).
         self.summary_counter = _SummaryCounter(self.tok)
-        counter = self.summary_counter.count if self.summary_counter.piecewise else None
+        counter = self.tok.count if self.summary_counter.piecewise else None  # (the snapshot keeps each line's count)
         self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
-        self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
@@ -69,8 +69,7 @@ class SupyagentReplay(_GrowingReplay):
     def _sync(self) -> None:
         summary = self.generated[-1]
         self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
-        size = self.sizes.pop(id(summary), None)
-        self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
+        self.summary_size = count_message_dict(summary_message(summary), self.tok)
         self.synced = len(self.generated)
 
     pair_safe_incremental = True
@@ -79,11 +78,19 @@ class SupyagentReplay(_GrowingReplay):
     unique_ids = True
 
     def absorb(self, i: int) -> None:
-        self._grow(i)
+        m = self.session.messages[i]
+        if m.role == "system":
+            self._grow(i)
+        else:  # `_grow` of a history message, inline (twice a turn: its call cost as much as its work)
+            t = self.tokens[i]
+            self.history.append(i)
+            self.history_ids.append(m.id)
+            self.sums.append(self.sums[-1] + t)
+            if m.role == "user":
+                self.users.append(i)
+            self.charges.append(self.charges[-1] + t + 3)
         if self.pairs is not None:
             self.pairs.grow(i)
-        if self.session.messages[i].role != "system":
-            self.charges.append(self.charges[-1] + self.tokens[i] + 3)
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
@@ -152,11 +159,12 @@ class SupyagentReplay(_GrowingReplay):
                    else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
             events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
             # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
-            summary = Summary(text=text, messages_covered=up_to + 1, covers=IdPrefix(self.history_ids, up_to + 1),  # type: ignore[arg-type]
-                              created_at=messages[i].timestamp)
+            summary = _summary(text, up_to + 1, IdPrefix(self.history_ids, up_to + 1), messages[i].timestamp)
             self.generated.append(summary)
-            self.sizes.clear()
-            self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
+            # In force from the next step on: what `_sync` would read from it, set here.
+            self.summary_idx = up_to
+            self.summary_size = self.summary_counter.size(summary, text_count)
+            self.synced = len(self.generated)
         if recorded is not None and not self.generated:
             events += self._recorded_events(i, recorded, h, start, before_summary)
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
@@ -210,6 +218,20 @@ class SupyagentReplay(_GrowingReplay):
             summarized = min(start, bisect_left(self.history, m))
             events.append(Event(i, "compaction", rec.shapes.span_text(k, m, summarized, self.policy, decided)))
         return events
+
+
+def _summary(text: str, covered: int, covers: IdPrefix, created_at: str) -> Summary:
+    """`Summary(text=..., messages_covered=..., covers=..., created_at=...)` built directly, equal
+    and identical: the frozen dataclass's constructor sets each of its nine fields through
+    `object.__setattr__` (about 2 µs, on nearly every turn of a long session). Its fields are
+    listed from the class, so a field added there is set to its default here too."""
+    summary = object.__new__(Summary)
+    summary.__dict__.update(_SUMMARY_DEFAULTS, text=text, messages_covered=covered, covers=covers, created_at=created_at)
+    return summary
+
+
+_SUMMARY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Summary)}
+assert all(v is not dataclasses.MISSING for k, v in _SUMMARY_DEFAULTS.items() if k != "text"), "a Summary field without a default"
 
 
 class _SummaryCounter:
