@@ -43,6 +43,7 @@ class _Snapshot:
         self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
         self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
         self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
+        self.state_heading: tuple[str, int, int] | None = None  # the Current State heading's line, once made
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
@@ -128,7 +129,9 @@ class _Snapshot:
         if request is None:
             r = self.last_request
             request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
-        return self._entry(3, "#", _HEADINGS[3]), action, request
+        if self.state_heading is None:
+            self.state_heading = self._line(_HEADINGS[3])
+        return self.state_heading, action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
@@ -145,18 +148,25 @@ class _Snapshot:
     def counted(self) -> tuple[str, int]:
         """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
         parts = self.parts
+        if parts[3] is None:  # (nearly every call: the last action changed; its lines looked up by the strings they show)
+            action, request = self.actions.get(self.last_action), self.requests.get(self.last_request)
+            if action is None or request is None or self.state_heading is None:
+                self._part(3)
+            else:
+                heading = self.state_heading
+                parts[3] = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
         if None in parts:  # (a section unchanged since the last call keeps its part)
-            for s in range(5):
+            for s in (0, 1, 2, 4):
                 if parts[s] is None:
                     self._part(s)
-        text = "".join([part[0] for part in parts])  # type: ignore[index]
+        p0, p1, p2, p3, p4 = parts  # type: ignore[misc]
+        text = p0[0] + p1[0] + p2[0] + p3[0] + p4[0]
         if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
             text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
                                    self.last_request, _last(self.unique[4], 4))
             return text, self.count(text) if self.count is not None else -1
-        spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
-        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
-            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1] if self.count is not None else -1
+        if p0[2] + p1[2] + p2[2] + p3[2] + p4[2] < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, p0[1] + p1[1] + p2[1] + p3[1] + p4[1] if self.count is not None else -1
         seen = start = total = 0  # the WORD_LIMIT-th space: in which section
         for s, part in enumerate(parts):
             if seen + part[2] < WORD_LIMIT:

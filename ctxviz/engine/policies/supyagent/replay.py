@@ -40,6 +40,12 @@ class SupyagentReplay(_GrowingReplay):
         self.limit = settings.context_limit or get_context_limit(session.model)
         tools = tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
+        # The settings a turn reads, kept as attributes (`_fast` reads them on every turn).
+        self.room = self.limit - settings.response_reserve - self.tools_tokens  # for the system prompt, summary and history
+        self.min_recent = settings.min_recent_messages
+        self.trim_protected_tail = settings.trim_protected_tail
+        self.auto_summarize = settings.auto_summarize
+        self.max_messages, self.max_tokens = settings.max_messages_before_summary, settings.max_tokens_before_summary
         ids = [m.id for m in session.messages]
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
@@ -106,28 +112,29 @@ class SupyagentReplay(_GrowingReplay):
         return turn
 
     def _fast(self, i: int) -> Turn | None:
-        settings: ContextSettings = self.params
         P, Q, h = self.sums, self.charges, len(self.history)
-        available = self.limit - settings.response_reserve - self.tools_tokens - self.system_tokens
+        room, min_recent = self.room, self.min_recent
+        system_tokens = self.system_tokens
+        available = room - system_tokens
         start = 0
         summary_used = 0
         recorded = None
         if not self.generated:
             recorded = self._recorded(i)
         before_summary = available
-        if self.summary_idx is not None and self.summary_idx < h:
+        summary_idx = self.summary_idx
+        if summary_idx is not None and summary_idx < h:
             t = 3 + self.summary_size
             if t < available * SUMMARY_SHARE:
                 available -= t
-                start = self.summary_idx + 1
+                start = summary_idx + 1
                 summary_used = self.summary_size
-        forced = 0 if settings.trim_protected_tail else min(settings.min_recent_messages, h - start)
+        forced = 0 if self.trim_protected_tail else min(min_recent, h - start)
         e = h - forced
         available -= Q[h] - Q[e]
         j = bisect_left(Q, Q[e] - available, start, e) if available >= 0 else e  # history[j:e] fit, newest first
-        total = self.system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
-        target = self.limit - settings.response_reserve
-        if total > target:
+        total = system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
+        if total > room + self.tools_tokens:  # (the limit less the response reserve)
             return None
         kept = self.system_count + (h - j)
         not_sent = P[j]
@@ -141,23 +148,25 @@ class SupyagentReplay(_GrowingReplay):
         active = len(self.generated)
         events: list[Event] = []
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
-        since = h - self.summary_idx - 1 if self.summary_idx is not None else h
+        since = h - summary_idx - 1 if summary_idx is not None else h
         history_total = 3 + P[h]
-        N, K = settings.max_messages_before_summary, settings.max_tokens_before_summary
-        if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
+        N, K = self.max_messages, self.max_tokens
+        if self.auto_summarize and h >= min_recent + 4 and (since >= N or history_total >= K):
             messages = self.session.messages
-            up_to = max(0, h - settings.min_recent_messages - 1)
+            up_to = max(0, h - min_recent - 1)
             text_count: int | None = None
-            if self.snapshot is not None:
-                self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
-                text, text_count = self.snapshot.counted()
-                text_count = text_count if self.snapshot.count is not None else None
+            snapshot = self.snapshot
+            if snapshot is not None:
+                history = self.history
+                snapshot.advance([messages[k] for k in history[len(snapshot.seen) : up_to + 1]])
+                text, text_count = snapshot.counted()
+                text_count = text_count if snapshot.count is not None else None
             else:
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
-            events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
+            events.append(_event(i, "summary", f"summarised messages 0-{last} ({why})"))
             # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
             summary = _summary(text, up_to + 1, IdPrefix(self.history_ids, up_to + 1), messages[i].timestamp)
             self.generated.append(summary)
@@ -228,6 +237,13 @@ def _summary(text: str, covered: int, covers: IdPrefix, created_at: str) -> Summ
     summary = object.__new__(Summary)
     summary.__dict__.update(_SUMMARY_DEFAULTS, text=text, messages_covered=covered, covers=covers, created_at=created_at)
     return summary
+
+
+def _event(turn: int, kind: str, message: str) -> Event:
+    """`Event(turn, kind, message)` built directly, equal and identical (see `_summary`)."""
+    event = object.__new__(Event)
+    event.__dict__.update(turn=turn, kind=kind, message=message)
+    return event
 
 
 _SUMMARY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Summary)}
