@@ -44,6 +44,7 @@ class _Snapshot:
         self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
         self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
         self.state_heading: tuple[str, int, int] | None = None  # the Current State heading's line, once made
+        self.head: tuple[str, int, int] | None = None  # the first three sections' parts joined (None: one changed)
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
@@ -155,18 +156,24 @@ class _Snapshot:
             else:
                 heading = self.state_heading
                 parts[3] = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
+        head = self.head
         if None in parts:  # (a section unchanged since the last call keeps its part)
             for s in (0, 1, 2, 4):
                 if parts[s] is None:
                     self._part(s)
-        p0, p1, p2, p3, p4 = parts  # type: ignore[misc]
-        text = p0[0] + p1[0] + p2[0] + p3[0] + p4[0]
+                    if s < 3:
+                        head = None
+        if head is None:  # the first three sections together (they change far less often than the fourth)
+            p0, p1, p2 = parts[0], parts[1], parts[2]
+            head = self.head = (p0[0] + p1[0] + p2[0], p0[1] + p1[1] + p2[1], p0[2] + p1[2] + p2[2])  # type: ignore[index]
+        p3, p4 = parts[3], parts[4]
+        text = "".join((head[0], p3[0], p4[0]))  # type: ignore[index]
         if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
             text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
                                    self.last_request, _last(self.unique[4], 4))
             return text, self.count(text) if self.count is not None else -1
-        if p0[2] + p1[2] + p2[2] + p3[2] + p4[2] < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
-            return text, p0[1] + p1[1] + p2[1] + p3[1] + p4[1] if self.count is not None else -1
+        if head[2] + p3[2] + p4[2] < WORD_LIMIT:  # type: ignore[index]  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, head[1] + p3[1] + p4[1] if self.count is not None else -1  # type: ignore[index]
         seen = start = total = 0  # the WORD_LIMIT-th space: in which section
         for s, part in enumerate(parts):
             if seen + part[2] < WORD_LIMIT:

@@ -46,6 +46,7 @@ class SupyagentReplay(_GrowingReplay):
         self.trim_protected_tail = settings.trim_protected_tail
         self.auto_summarize = settings.auto_summarize
         self.max_messages, self.max_tokens = settings.max_messages_before_summary, settings.max_tokens_before_summary
+        self.tokens_why = f" tokens >= max_tokens_before_summary {self.max_tokens:,}"  # (the token trigger's reason, after the count)
         ids = [m.id for m in session.messages]
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
@@ -146,7 +147,7 @@ class SupyagentReplay(_GrowingReplay):
                 not_sent += unpaired
                 kept -= len(dropped)
         active = len(self.generated)
-        events: list[Event] = []
+        events: tuple[Event, ...] = ()
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
         since = h - summary_idx - 1 if summary_idx is not None else h
         history_total = 3 + P[h]
@@ -165,8 +166,8 @@ class SupyagentReplay(_GrowingReplay):
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
-                   else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
-            events.append(_event(i, "summary", f"summarised messages 0-{last} ({why})"))
+                   else f"the history's {history_total:,}{self.tokens_why}")
+            events = (_event(i, "summary", f"summarised messages 0-{last} ({why})"),)
             # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
             summary = _summary(text, up_to + 1, IdPrefix(self.history_ids, up_to + 1), messages[i].timestamp)
             self.generated.append(summary)
@@ -175,9 +176,9 @@ class SupyagentReplay(_GrowingReplay):
             self.summary_size = self.summary_counter.size(summary, text_count)
             self.synced = len(self.generated)
         if recorded is not None and not self.generated:
-            events += self._recorded_events(i, recorded, h, start, before_summary)
+            events += tuple(self._recorded_events(i, recorded, h, start, before_summary))
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
-        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
+        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, events, not_sent)
 
 
     def _recorded(self, i: int) -> int | None:
