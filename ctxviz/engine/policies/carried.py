@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import islice
-from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
@@ -40,7 +39,10 @@ class _Snapshot:
         self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
         self.last_action = ""
         self.last_request = ""
-        self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        # Each line made once, kept by the item it shows, one dict per line ending (an item's own
+        # string is the key: its hash is kept, where a key of (item, ending) is hashed anew).
+        self.endings: dict[str, dict[str, tuple[str, int, int]]] = {"\n": {}, "\n\n": {}, "": {}}  # -> (line, count, spaces)
+        self.headings: list[tuple[str, int, int] | None] = [None] * 5
         self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
         self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
         self.state_heading: tuple[str, int, int] | None = None  # the Current State heading's line, once made
@@ -57,11 +59,19 @@ class _Snapshot:
     def _line(self, line: str) -> tuple[str, int, int]:
         return line, self.count(line) if self.count is not None else -1, line.count(" ")
 
-    def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
-        entry = self.cache.get((item, ending))
+    def _entry(self, item: str, ending: str) -> tuple[str, int, int]:
+        """The line "- item" with its ending: (line, count, spaces)."""
+        lines = self.endings[ending]
+        entry = lines.get(item)
         if entry is None:
-            entry = self.cache[(item, ending)] = self._line(line if line is not None else f"- {item}{ending}")
+            entry = lines[item] = self._line(f"- {item}{ending}")
         return entry
+
+    def _heading(self, s: int) -> tuple[str, int, int]:
+        heading = self.headings[s]
+        if heading is None:
+            heading = self.headings[s] = self._line(_HEADINGS[s])
+        return heading
 
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far.
@@ -116,9 +126,14 @@ class _Snapshot:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
         if s == 3:
             return list(self._state())
-        heading = self._entry(s, "#", _HEADINGS[s])
         mid, last = self._shown(s)
-        return [heading, *(self._entry(item, "\n") for item in mid), self._entry(last or "(none)", "\n\n" if s < 4 else "")]
+        lines = [self._heading(s)]
+        mids = self.endings["\n"]
+        for item in mid:
+            entry = mids.get(item)
+            lines.append(entry if entry is not None else self._entry(item, "\n"))
+        lines.append(self._entry(last or "(none)", "\n\n" if s < 4 else ""))
+        return lines
 
     def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
         """The Current State section's lines: its heading, the last action, the latest request."""
@@ -131,7 +146,7 @@ class _Snapshot:
             r = self.last_request
             request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
         if self.state_heading is None:
-            self.state_heading = self._line(_HEADINGS[3])
+            self.state_heading = self._heading(3)
         return self.state_heading, action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:
@@ -141,8 +156,13 @@ class _Snapshot:
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
             else:  # a blank line after a section's last item; strip() ends the text after the last section's
-                lines = self._lines(s)
-                part = ("".join([line[0] for line in lines]), sum([line[1] for line in lines]), sum([line[2] for line in lines]))
+                texts: list[str] = []
+                count = spaces = 0
+                for text, c, n in self._lines(s):
+                    texts.append(text)
+                    count += c
+                    spaces += n
+                part = ("".join(texts), count, spaces)
             self.parts[s] = part
         return part
 
