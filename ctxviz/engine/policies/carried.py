@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import islice
+from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
@@ -43,6 +44,7 @@ class _Snapshot:
         # string is the key: its hash is kept, where a key of (item, ending) is hashed anew).
         self.endings: dict[str, dict[str, tuple[str, int, int]]] = {"\n": {}, "\n\n": {}, "": {}}  # -> (line, count, spaces)
         self.headings: list[tuple[str, int, int] | None] = [None] * 5
+        self.windows: list[list[Any] | None] = [None] * 5  # per section: what `_section` made it from
         self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
         self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
         self.state_heading: tuple[str, int, int] | None = None  # the Current State heading's line, once made
@@ -155,16 +157,43 @@ class _Snapshot:
             if s == 3:  # (summed without a list of lines: it changes with nearly every message)
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
-            else:  # a blank line after a section's last item; strip() ends the text after the last section's
-                texts: list[str] = []
-                count = spaces = 0
-                for text, c, n in self._lines(s):
-                    texts.append(text)
-                    count += c
-                    spaces += n
-                part = ("".join(texts), count, spaces)
+            else:
+                part = self._section(s)
             self.parts[s] = part
         return part
+
+    def _section(self, s: int) -> tuple[str, int, int]:
+        """Section `s`'s part (its lines as `_lines` makes them). A section's items only grow at
+        the end, so with fewer new items than it shows, its lines are those shown before less the
+        oldest, the last before now a middle line, and the new ones: only those are looked up (a
+        section of 12 files changes by a file or two at a time)."""
+        unique, limit = self.unique[s], self.LIMITS[s]
+        window = self.windows[s]  # [items when made, middle lines, their count, their spaces, the last item]
+        new = len(unique) - window[0] if window is not None else limit
+        if window is None or window[4] is None or not 0 < new < limit:  # made whole
+            mid, last = self._shown(s)
+            mids = [self._entry(item, "\n") for item in mid]
+            window = self.windows[s] = [len(unique), mids, sum([e[1] for e in mids]), sum([e[2] for e in mids]), last]
+        else:
+            mids, count, spaces = window[1], window[2], window[3]
+            added = [window[4], *_last(unique, new)]
+            for item in added[:-1]:  # the last shown before, and each new one but the newest, now middle lines
+                entry = self._entry(item, "\n")
+                mids.append(entry)
+                count += entry[1]
+                spaces += entry[2]
+            drop = len(mids) - (limit - 1)  # the oldest middle lines no longer shown
+            if drop > 0:
+                for entry in mids[:drop]:
+                    count -= entry[1]
+                    spaces -= entry[2]
+                del mids[:drop]
+            window[0], window[2], window[3], window[4] = len(unique), count, spaces, added[-1]
+        heading = self._heading(s)
+        # a blank line after a section's last item; strip() ends the text after the last section's
+        last_entry = self._entry(window[4] or "(none)", "\n\n" if s < 4 else "")
+        return ("".join([heading[0], *[e[0] for e in window[1]], last_entry[0]]), heading[1] + window[2] + last_entry[1],
+                heading[2] + window[3] + last_entry[2])
 
     def counted(self) -> tuple[str, int]:
         """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
