@@ -27,10 +27,14 @@ class _Snapshot:
     counted and measured in spaces once, when first shown (see supyagent/replay.py's
     `_SummaryCounter` for why the sum is the count).
 
-    The Current State section changes with nearly every message (its last action): its two lines
-    are kept by the action and the request they show (`_action`, `_request`), so a summary on
-    every turn makes and counts only the new action's line, and looks the others up by the string
-    the message's features hold (its hash kept), not by a line made again to be looked up."""
+    What a summary on nearly every turn costs is what changed since the one before:
+    - the Current State section changes with nearly every message (its last action): its two lines
+      are kept by the action and the request they show (`actions`, `requests`), looked up by the
+      string the message's features hold (its hash kept), so only a new action's line is made
+      and counted;
+    - a section that gains items moves the lines it shows along (`_section`): the oldest go, the
+      new ones are looked up, the others are kept with their sums;
+    - the first three sections, which change far less often, are kept joined (`head`)."""
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 
@@ -47,7 +51,6 @@ class _Snapshot:
         self.windows: list[list[Any] | None] = [None] * 5  # per section: what `_section` made it from
         self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
         self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
-        self.state_heading: tuple[str, int, int] | None = None  # the Current State heading's line, once made
         self.head: tuple[str, int, int] | None = None  # the first three sections' parts joined (None: one changed)
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
@@ -147,9 +150,7 @@ class _Snapshot:
         if request is None:
             r = self.last_request
             request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
-        if self.state_heading is None:
-            self.state_heading = self._heading(3)
-        return self.state_heading, action, request
+        return self._heading(3), action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
@@ -200,10 +201,10 @@ class _Snapshot:
         parts = self.parts
         if parts[3] is None:  # (nearly every call: the last action changed; its lines looked up by the strings they show)
             action, request = self.actions.get(self.last_action), self.requests.get(self.last_request)
-            if action is None or request is None or self.state_heading is None:
+            heading = self.headings[3]
+            if action is None or request is None or heading is None:
                 self._part(3)
             else:
-                heading = self.state_heading
                 parts[3] = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
         head = self.head
         if None in parts:  # (a section unchanged since the last call keeps its part)
