@@ -13,7 +13,7 @@ from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
-from ..summarizers import WORD_LIMIT, _features, render_snapshot
+from ..summarizers import WORD_LIMIT, features_of, render_snapshot
 
 
 class _Snapshot:
@@ -25,7 +25,16 @@ class _Snapshot:
     With `count`, `counted` also gives the sum of `count` over the text's lines (each "-" or "#"
     line with the newlines after it, the last one as the word limit cuts it): each line is made,
     counted and measured in spaces once, when first shown (see supyagent/replay.py's
-    `_SummaryCounter` for why the sum is the count)."""
+    `_SummaryCounter` for why the sum is the count).
+
+    What a summary on nearly every turn costs is what changed since the one before:
+    - the Current State section changes with nearly every message (its last action): its two lines
+      are kept by the action and the request they show (`actions`, `requests`), looked up by the
+      string the message's features hold (its hash kept), so only a new action's line is made
+      and counted;
+    - a section that gains items moves the lines it shows along (`_section`): the oldest go, the
+      new ones are looked up, the others are kept with their sums;
+    - the first three sections, which change far less often, are kept joined (`head`)."""
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 
@@ -35,7 +44,14 @@ class _Snapshot:
         self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
         self.last_action = ""
         self.last_request = ""
-        self.cache: dict[tuple[Any, str], tuple[str, int, int]] = {}  # (item, line ending) -> (line, count, spaces)
+        # Each line made once, kept by the item it shows, one dict per line ending (an item's own
+        # string is the key: its hash is kept, where a key of (item, ending) is hashed anew).
+        self.endings: dict[str, dict[str, tuple[str, int, int]]] = {"\n": {}, "\n\n": {}, "": {}}  # -> (line, count, spaces)
+        self.headings: list[tuple[str, int, int] | None] = [None] * 5
+        self.windows: list[list[Any] | None] = [None] * 5  # per section: what `_section` made it from
+        self.actions: dict[str, tuple[str, int, int]] = {}  # last action -> its Current State line
+        self.requests: dict[str, tuple[str, int, int]] = {}  # latest request -> its Current State line
+        self.head: tuple[str, int, int] | None = None  # the first three sections' parts joined (None: one changed)
         self.parts: list[tuple[str, int, int] | None] = [None] * 5  # (text, count, spaces), None when it changed
         self.cuts: dict[tuple[tuple[str, int, int], int], tuple[str, int]] = {}  # (section part, spaces needed) -> cut
 
@@ -45,12 +61,22 @@ class _Snapshot:
         self.advance(messages[len(self.seen):])
         return self.render()
 
-    def _entry(self, item: Any, ending: str, line: str | None = None) -> tuple[str, int, int]:
-        entry = self.cache.get((item, ending))
+    def _line(self, line: str) -> tuple[str, int, int]:
+        return line, self.count(line) if self.count is not None else -1, line.count(" ")
+
+    def _entry(self, item: str, ending: str) -> tuple[str, int, int]:
+        """The line "- item" with its ending: (line, count, spaces)."""
+        lines = self.endings[ending]
+        entry = lines.get(item)
         if entry is None:
-            line = line if line is not None else f"- {item}{ending}"
-            entry = self.cache[(item, ending)] = (line, self.count(line) if self.count is not None else -1, line.count(" "))
+            entry = lines[item] = self._line(f"- {item}{ending}")
         return entry
+
+    def _heading(self, s: int) -> tuple[str, int, int]:
+        heading = self.headings[s]
+        if heading is None:
+            heading = self.headings[s] = self._line(_HEADINGS[s])
+        return heading
 
     def advance(self, messages: list[Message]) -> None:
         """Gather the messages that follow those seen so far.
@@ -59,28 +85,39 @@ class _Snapshot:
         it is next rendered, from the items it shows then (`_part`), so an item that many others
         follow before the next summary (a summary's first covers hundreds of messages) is never
         made into a line, and with `count` never counted."""
-        unique, parts = self.unique, self.parts
-        requests = unique[4]
-        for m in messages:
-            f, d, v, action, request = _features(m)
-            for s, items in ((0, f), (1, d), (2, v)):
-                if items:  # (most messages add to one section or none)
-                    section = unique[s]
-                    for item in items:
-                        if item and item not in section:
-                            section[item] = None
-                            parts[s] = None
-            if action and action != self.last_action:
-                self.last_action = action
+        if not messages:
+            return
+        files, decisions, values, _, requests = self.unique
+        parts = self.parts
+        last_action, last_request = self.last_action, self.last_request
+        for f, d, v, action, request in features_of(messages):  # (the three lists unrolled: most are empty)
+            if f:
+                for item in f:
+                    if item and item not in files:
+                        files[item] = None
+                        parts[0] = None
+            if d:
+                for item in d:
+                    if item and item not in decisions:
+                        decisions[item] = None
+                        parts[1] = None
+            if v:
+                for item in v:
+                    if item and item not in values:
+                        values[item] = None
+                        parts[2] = None
+            if action and action != last_action:
+                last_action = action
                 parts[3] = None
             if request:
                 if request not in requests:
                     requests[request] = None
                     parts[4] = None
-                if request != self.last_request:
-                    self.last_request = request
+                if request != last_request:
+                    last_request = request
                     parts[3] = None
-            self.seen.append(m)
+        self.last_action, self.last_request = last_action, last_request
+        self.seen += messages
 
     def render(self) -> str:
         return self.counted()[0]
@@ -94,15 +131,26 @@ class _Snapshot:
         """Section `s`'s lines: (line, count, spaces), its heading first."""
         if s == 3:
             return list(self._state())
-        heading = self._entry(s, "#", _HEADINGS[s])
         mid, last = self._shown(s)
-        return [heading, *(self._entry(item, "\n") for item in mid), self._entry(last or "(none)", "\n\n" if s < 4 else "")]
+        lines = [self._heading(s)]
+        mids = self.endings["\n"]
+        for item in mid:
+            entry = mids.get(item)
+            lines.append(entry if entry is not None else self._entry(item, "\n"))
+        lines.append(self._entry(last or "(none)", "\n\n" if s < 4 else ""))
+        return lines
 
     def _state(self) -> tuple[tuple[str, int, int], tuple[str, int, int], tuple[str, int, int]]:
         """The Current State section's lines: its heading, the last action, the latest request."""
-        return (self._entry(3, "#", _HEADINGS[3]),
-                self._entry(f"Last action: {self.last_action}" if self.last_action else "No action taken yet", "\n"),
-                self._entry(f"Latest request: {self.last_request}" if self.last_request else "No request yet", "\n\n"))
+        action = self.actions.get(self.last_action)
+        if action is None:
+            a = self.last_action
+            action = self.actions[a] = self._line(f"- Last action: {a}\n" if a else "- No action taken yet\n")
+        request = self.requests.get(self.last_request)
+        if request is None:
+            r = self.last_request
+            request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
+        return self._heading(3), action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:
         part = self.parts[s]
@@ -110,29 +158,72 @@ class _Snapshot:
             if s == 3:  # (summed without a list of lines: it changes with nearly every message)
                 heading, action, request = self._state()
                 part = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
-            else:  # a blank line after a section's last item; strip() ends the text after the last section's
-                mid, last = self._shown(s)
-                lines = [self._entry(s, "#", _HEADINGS[s]), *[self._entry(item, "\n") for item in mid],
-                         self._entry(last or "(none)", "\n\n" if s < 4 else "")]
-                part = ("".join([line[0] for line in lines]), sum([line[1] for line in lines]), sum([line[2] for line in lines]))
+            else:
+                part = self._section(s)
             self.parts[s] = part
         return part
+
+    def _section(self, s: int) -> tuple[str, int, int]:
+        """Section `s`'s part (its lines as `_lines` makes them). A section's items only grow at
+        the end, so with fewer new items than it shows, its lines are those shown before less the
+        oldest, the last before now a middle line, and the new ones: only those are looked up (a
+        section of 12 files changes by a file or two at a time)."""
+        unique, limit = self.unique[s], self.LIMITS[s]
+        window = self.windows[s]  # [items when made, middle lines, their count, their spaces, the last item]
+        new = len(unique) - window[0] if window is not None else limit
+        if window is None or window[4] is None or not 0 < new < limit:  # made whole
+            mid, last = self._shown(s)
+            mids = [self._entry(item, "\n") for item in mid]
+            window = self.windows[s] = [len(unique), mids, sum([e[1] for e in mids]), sum([e[2] for e in mids]), last]
+        else:
+            mids, count, spaces = window[1], window[2], window[3]
+            added = [window[4], *_last(unique, new)]
+            for item in added[:-1]:  # the last shown before, and each new one but the newest, now middle lines
+                entry = self._entry(item, "\n")
+                mids.append(entry)
+                count += entry[1]
+                spaces += entry[2]
+            drop = len(mids) - (limit - 1)  # the oldest middle lines no longer shown
+            if drop > 0:
+                for entry in mids[:drop]:
+                    count -= entry[1]
+                    spaces -= entry[2]
+                del mids[:drop]
+            window[0], window[2], window[3], window[4] = len(unique), count, spaces, added[-1]
+        heading = self._heading(s)
+        # a blank line after a section's last item; strip() ends the text after the last section's
+        last_entry = self._entry(window[4] or "(none)", "\n\n" if s < 4 else "")
+        return ("".join([heading[0], *[e[0] for e in window[1]], last_entry[0]]), heading[1] + window[2] + last_entry[1],
+                heading[2] + window[3] + last_entry[2])
 
     def counted(self) -> tuple[str, int]:
         """`render_snapshot`'s text and the sum of `count` over its lines (-1 without `count`)."""
         parts = self.parts
+        if parts[3] is None:  # (nearly every call: the last action changed; its lines looked up by the strings they show)
+            action, request = self.actions.get(self.last_action), self.requests.get(self.last_request)
+            heading = self.headings[3]
+            if action is None or request is None or heading is None:
+                self._part(3)
+            else:
+                parts[3] = (heading[0] + action[0] + request[0], heading[1] + action[1] + request[1], heading[2] + action[2] + request[2])
+        head = self.head
         if None in parts:  # (a section unchanged since the last call keeps its part)
-            for s in range(5):
+            for s in (0, 1, 2, 4):
                 if parts[s] is None:
                     self._part(s)
-        text = "".join([part[0] for part in parts])  # type: ignore[index]
+                    if s < 3:
+                        head = None
+        if head is None:  # the first three sections together (they change far less often than the fourth)
+            p0, p1, p2 = parts[0], parts[1], parts[2]
+            head = self.head = (p0[0] + p1[0] + p2[0], p0[1] + p1[1] + p2[1], p0[2] + p1[2] + p2[2])  # type: ignore[index]
+        p3, p4 = parts[3], parts[4]
+        text = "".join((head[0], p3[0], p4[0]))  # type: ignore[index]
         if text[-1].isspace():  # an item with trailing blanks that strip() would take: the summarizer's own way
             text = render_snapshot(_last(self.unique[0], 12), _last(self.unique[1], 8), _last(self.unique[2], 12), self.last_action,
                                    self.last_request, _last(self.unique[4], 4))
             return text, self.count(text) if self.count is not None else -1
-        spaces = parts[0][2] + parts[1][2] + parts[2][2] + parts[3][2] + parts[4][2]
-        if spaces < WORD_LIMIT:  # at most WORD_LIMIT words, as text.split(" ") counts them
-            return text, parts[0][1] + parts[1][1] + parts[2][1] + parts[3][1] + parts[4][1] if self.count is not None else -1
+        if head[2] + p3[2] + p4[2] < WORD_LIMIT:  # type: ignore[index]  # at most WORD_LIMIT words, as text.split(" ") counts them
+            return text, head[1] + p3[1] + p4[1] if self.count is not None else -1  # type: ignore[index]
         seen = start = total = 0  # the WORD_LIMIT-th space: in which section
         for s, part in enumerate(parts):
             if seen + part[2] < WORD_LIMIT:

@@ -5,6 +5,7 @@ trigger's running totals, carried from turn to turn, with the summary message's 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left
 from functools import cache
@@ -39,6 +40,13 @@ class SupyagentReplay(_GrowingReplay):
         self.limit = settings.context_limit or get_context_limit(session.model)
         tools = tools_json(session)
         self.tools_tokens = full.text(tools) if tools else 0
+        # The settings a turn reads, kept as attributes (`_fast` reads them on every turn).
+        self.room = self.limit - settings.response_reserve - self.tools_tokens  # for the system prompt, summary and history
+        self.min_recent = settings.min_recent_messages
+        self.trim_protected_tail = settings.trim_protected_tail
+        self.auto_summarize = settings.auto_summarize
+        self.max_messages, self.max_tokens = settings.max_messages_before_summary, settings.max_tokens_before_summary
+        self.tokens_why = f" tokens >= max_tokens_before_summary {self.max_tokens:,}"  # (the token trigger's reason, after the count)
         ids = [m.id for m in session.messages]
         self.pairs = _PairSafety.of(session) if pair_safe else None
         self.ok = len(set(ids)) == len(ids) and (not pair_safe or self.pairs is not None)
@@ -58,9 +66,8 @@ class SupyagentReplay(_GrowingReplay):
         # supyagent re-summarises from message 0 at every trigger: the extractive snapshot is built
         # from what it gathered the time before (any other summarizer is asked each time).
         self.summary_counter = _SummaryCounter(self.tok)
-        counter = self.summary_counter.count if self.summary_counter.piecewise else None
+        counter = self.tok.count if self.summary_counter.piecewise else None  # (the snapshot keeps each line's count)
         self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
-        self.sizes: dict[int, int] = {}  # id(summary) -> its count, for the summaries generated here
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
@@ -69,8 +76,7 @@ class SupyagentReplay(_GrowingReplay):
     def _sync(self) -> None:
         summary = self.generated[-1]
         self.summary_idx = len(summary.covers) - 1  # supyagent's summaries cover the history from 0
-        size = self.sizes.pop(id(summary), None)
-        self.summary_size = size if size is not None else count_message_dict(summary_message(summary), self.tok)
+        self.summary_size = count_message_dict(summary_message(summary), self.tok)
         self.synced = len(self.generated)
 
     pair_safe_incremental = True
@@ -79,11 +85,19 @@ class SupyagentReplay(_GrowingReplay):
     unique_ids = True
 
     def absorb(self, i: int) -> None:
-        self._grow(i)
+        m = self.session.messages[i]
+        if m.role == "system":
+            self._grow(i)
+        else:  # `_grow` of a history message, inline (twice a turn: its call cost as much as its work)
+            t = self.tokens[i]
+            self.history.append(i)
+            self.history_ids.append(m.id)
+            self.sums.append(self.sums[-1] + t)
+            if m.role == "user":
+                self.users.append(i)
+            self.charges.append(self.charges[-1] + t + 3)
         if self.pairs is not None:
             self.pairs.grow(i)
-        if self.session.messages[i].role != "system":
-            self.charges.append(self.charges[-1] + self.tokens[i] + 3)
 
     def step(self, i: int) -> Turn:
         self.absorb(i)
@@ -99,28 +113,29 @@ class SupyagentReplay(_GrowingReplay):
         return turn
 
     def _fast(self, i: int) -> Turn | None:
-        settings: ContextSettings = self.params
         P, Q, h = self.sums, self.charges, len(self.history)
-        available = self.limit - settings.response_reserve - self.tools_tokens - self.system_tokens
+        room, min_recent = self.room, self.min_recent
+        system_tokens = self.system_tokens
+        available = room - system_tokens
         start = 0
         summary_used = 0
         recorded = None
         if not self.generated:
             recorded = self._recorded(i)
         before_summary = available
-        if self.summary_idx is not None and self.summary_idx < h:
+        summary_idx = self.summary_idx
+        if summary_idx is not None and summary_idx < h:
             t = 3 + self.summary_size
             if t < available * SUMMARY_SHARE:
                 available -= t
-                start = self.summary_idx + 1
+                start = summary_idx + 1
                 summary_used = self.summary_size
-        forced = 0 if settings.trim_protected_tail else min(settings.min_recent_messages, h - start)
+        forced = 0 if self.trim_protected_tail else min(min_recent, h - start)
         e = h - forced
         available -= Q[h] - Q[e]
         j = bisect_left(Q, Q[e] - available, start, e) if available >= 0 else e  # history[j:e] fit, newest first
-        total = self.system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
-        target = self.limit - settings.response_reserve
-        if total > target:
+        total = system_tokens + summary_used + (P[h] - P[j]) + self.tools_tokens
+        if total > room + self.tools_tokens:  # (the limit less the response reserve)
             return None
         kept = self.system_count + (h - j)
         not_sent = P[j]
@@ -132,35 +147,38 @@ class SupyagentReplay(_GrowingReplay):
                 not_sent += unpaired
                 kept -= len(dropped)
         active = len(self.generated)
-        events: list[Event] = []
+        events: tuple[Event, ...] = ()
         # The trigger, on the whole history (count_messages_tokens = 3 + the sum).
-        since = h - self.summary_idx - 1 if self.summary_idx is not None else h
+        since = h - summary_idx - 1 if summary_idx is not None else h
         history_total = 3 + P[h]
-        N, K = settings.max_messages_before_summary, settings.max_tokens_before_summary
-        if settings.auto_summarize and h >= settings.min_recent_messages + 4 and (since >= N or history_total >= K):
+        N, K = self.max_messages, self.max_tokens
+        if self.auto_summarize and h >= min_recent + 4 and (since >= N or history_total >= K):
             messages = self.session.messages
-            up_to = max(0, h - settings.min_recent_messages - 1)
+            up_to = max(0, h - min_recent - 1)
             text_count: int | None = None
-            if self.snapshot is not None:
-                self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : up_to + 1]])
-                text, text_count = self.snapshot.counted()
-                text_count = text_count if self.snapshot.count is not None else None
+            snapshot = self.snapshot
+            if snapshot is not None:
+                history = self.history
+                snapshot.advance([messages[k] for k in history[len(snapshot.seen) : up_to + 1]])
+                text, text_count = snapshot.counted()
+                text_count = text_count if snapshot.count is not None else None
             else:
                 text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
-                   else f"the history's {history_total:,} tokens >= max_tokens_before_summary {K:,}")
-            events.append(Event(i, "summary", f"summarised messages 0-{last} ({why})"))
+                   else f"the history's {history_total:,}{self.tokens_why}")
+            events = (_event(i, "summary", f"summarised messages 0-{last} ({why})"),)
             # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
-            summary = Summary(text=text, messages_covered=up_to + 1, covers=IdPrefix(self.history_ids, up_to + 1),  # type: ignore[arg-type]
-                              created_at=messages[i].timestamp)
+            summary = _summary(text, up_to + 1, IdPrefix(self.history_ids, up_to + 1), messages[i].timestamp)
             self.generated.append(summary)
-            self.sizes.clear()
-            self.sizes[id(summary)] = self.summary_counter.size(summary, text_count)
+            # In force from the next step on: what `_sync` would read from it, set here.
+            self.summary_idx = up_to
+            self.summary_size = self.summary_counter.size(summary, text_count)
+            self.synced = len(self.generated)
         if recorded is not None and not self.generated:
-            events += self._recorded_events(i, recorded, h, start, before_summary)
+            events += tuple(self._recorded_events(i, recorded, h, start, before_summary))
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
-        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, tuple(events), not_sent)
+        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, events, not_sent)
 
 
     def _recorded(self, i: int) -> int | None:
@@ -210,6 +228,27 @@ class SupyagentReplay(_GrowingReplay):
             summarized = min(start, bisect_left(self.history, m))
             events.append(Event(i, "compaction", rec.shapes.span_text(k, m, summarized, self.policy, decided)))
         return events
+
+
+def _summary(text: str, covered: int, covers: IdPrefix, created_at: str) -> Summary:
+    """`Summary(text=..., messages_covered=..., covers=..., created_at=...)` built directly, equal
+    and identical: the frozen dataclass's constructor sets each of its nine fields through
+    `object.__setattr__` (about 2 µs, on nearly every turn of a long session). Its fields are
+    listed from the class, so a field added there is set to its default here too."""
+    summary = object.__new__(Summary)
+    summary.__dict__.update(_SUMMARY_DEFAULTS, text=text, messages_covered=covered, covers=covers, created_at=created_at)
+    return summary
+
+
+def _event(turn: int, kind: str, message: str) -> Event:
+    """`Event(turn, kind, message)` built directly, equal and identical (see `_summary`)."""
+    event = object.__new__(Event)
+    event.__dict__.update(turn=turn, kind=kind, message=message)
+    return event
+
+
+_SUMMARY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Summary)}
+assert all(v is not dataclasses.MISSING for k, v in _SUMMARY_DEFAULTS.items() if k != "text"), "a Summary field without a default"
 
 
 class _SummaryCounter:
