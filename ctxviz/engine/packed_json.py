@@ -8,9 +8,10 @@ array is a tuple; repeated short strings and ints are shared within one load; a 
 already holds as JSON text (a tool call's `input`, as its `arguments`) is that text, parsed again
 when the record is read.
 
-`Message.raw` unpacks on every read (`unpack`): a fresh dict or list, equal to the parsed record, so
-a message stays immutable and can be read from any thread; readers see the plain JSON values they
-always did.
+`Message.raw` unpacks a packed record when first read and keeps the plain record from then on (the
+policies that read `raw` read it at every turn); `session.record_of` unpacks without keeping, for
+readers that read each message once (exports, the cache lifetime a log recorded). Readers see the
+plain JSON values they always did.
 """
 
 from __future__ import annotations

@@ -235,10 +235,7 @@ Message.raw = _Raw()  # type: ignore[assignment,misc]  # after @dataclass, which
 
 def stored_raw(message: Message) -> Any:
     """`message.raw` as the message keeps it (packed or not): what a copy of the message takes."""
-    try:
-        return message._raw  # type: ignore[attr-defined]
-    except AttributeError:  # a message whose fields were written into its __dict__ as "raw"
-        return message.__dict__.get("raw")
+    return message.__dict__.get("_raw")  # (every way a message is built sets it; None: given no raw)
 
 
 def record_of(message: Message) -> Any:

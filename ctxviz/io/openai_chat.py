@@ -157,7 +157,7 @@ class OpenAIChatLoader:
                         part = new(TextPart)  # "" too: an empty text is not a message without content
                         part.__dict__.update(text=content, kind="text")
                         message.__dict__.update(MESSAGE_DEFAULTS, id=f"m{index}", index=index, role=role, parts=(part,),
-                                                category=_PLAIN_CATEGORY[role], raw=record)
+                                                category=_PLAIN_CATEGORY[role], _raw=record)  # (where `Message.raw` keeps it)
                         append(message)
                         continue
                 elif size == 3:
