@@ -18,27 +18,16 @@ pytest.importorskip("PySide6")
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
 from ctxviz.gui.status import SEPARATOR  # noqa: E402
 from ctxviz.gui.widgets.message_strip import PROTECTED_ZONES, first_in_zones  # noqa: E402
 
 from .hypothesis_budget import examples  # noqa: E402
+from .test_gui_replan_frame import _LayoutRequests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = str(ROOT / "sample_sessions" / "support_chat.yaml")
-
-
-class _LayoutRequests(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = 0
-
-    def eventFilter(self, obj, event) -> bool:  # type: ignore[no-untyped-def]  # noqa: N802
-        if event.type() == QEvent.Type.LayoutRequest:
-            self.seen += 1
-        return False
 
 
 def test_a_replans_status_line_is_drawn_anew_without_laying_the_status_bar_out(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
