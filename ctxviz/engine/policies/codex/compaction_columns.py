@@ -333,10 +333,16 @@ def _new_summary(session: Session, h: _Held, trimmed: int, live_from: int) -> st
     It reads every message the request holds, as Codex's model does: the snapshot keeps each
     section's last items in order of first appearance, so any earlier message can keep an item out
     (on the bench's 100,000-message session, the 12 values shown first appear among the first 850 of
-    the 50,008 messages read). The first plan that compacts pays for the reading. Where the request
-    holds live messages alone (no earlier summary, or its covers trimmed), what that reading yields
-    is kept per session (stand_in.py): a later plan whose request starts within what was read takes
-    a bisect per section, and one that starts earlier reads only the messages before it."""
+    the 50,008 messages read). The first plan that compacts pays for the reading: about 9 us a
+    message, 95 % of that plan when it is a re-plan (0.5-0.7 s for those 50,008 messages). It grows
+    with the window, not the session: a 272,000-token window holds about 1,000 of the bench's
+    messages (10-50 ms). It is not done before a plan compacts: reading every message in a first plan
+    that does not compact would add 60-70 % to it; nor are readings kept by text, which would pay
+    only where messages repeat (97 % of the bench's 50,008, 0-7 % of the real rollouts in
+    tests/data/real/codex). Where the request holds live messages alone (no earlier summary, or its
+    covers trimmed), what that reading yields is kept per session (stand_in.py): a later plan whose
+    request starts within what was read takes a bisect per section, and one that starts earlier
+    reads only the messages before it."""
     if h.live_unique and (trimmed > 0 or h.summary is None):
         # (imported here: the summarizer imports urllib, which ctxviz loads only to summarise)
         from .stand_in import suffix_snapshots
