@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from json.encoder import encode_basestring
 from typing import Any, TypeVar
 
 from ...session import Message, Session, Summary, TextPart
@@ -185,6 +186,20 @@ def user_item(text: str) -> dict[str, Any]:
 def item_tokens(item: Any) -> int:
     """approx_token_count(serde_json::to_string(item))."""
     return approx_token_count(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+
+
+#: The UTF-8 bytes of `user_item("")`'s JSON less the empty text's two quotes: the fixed part
+#: around the text's JSON string.
+_USER_ITEM_BYTES = len(json.dumps(user_item(""), ensure_ascii=False, separators=(",", ":")).encode("utf-8")) - 2
+
+
+def user_item_tokens(text: str) -> int:
+    """`item_tokens(user_item(text))` without the item: its JSON is a fixed head and tail around
+    the text's JSON string, which `json.dumps` writes with `encode_basestring` (ensure_ascii off),
+    so only that string is written. A compaction counts each user message it keeps so: a dict and
+    an encoder made per message cost twice the count (tests/test_codex_user_item_tokens.py holds
+    the two equal)."""
+    return (_USER_ITEM_BYTES + len(encode_basestring(text).encode("utf-8")) + APPROX_BYTES_PER_TOKEN - 1) // APPROX_BYTES_PER_TOKEN
 
 
 def reported_total(message: Message) -> int | None:
