@@ -86,6 +86,32 @@ def test_categories_keeps_the_results_of_a_system_call_whose_other_call_is_open(
     assert [t.dropped for t in fast.turns] == [0, 0, 0, 0]
 
 
+def test_categories_drops_the_late_result_of_a_summarised_system_call() -> None:
+    """An assistant message filed as SYSTEM makes two calls; a recorded summary covers it, so it is
+    not sent, and the result that arrives after the summary answers a call the model never sees:
+    pair safety drops that result, in the replay as in the reference (the replay once held a star
+    around a SYSTEM message unbroken even when the message itself was summarised away)."""
+    from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart
+
+    def text(i: int, role: str = "user") -> Message:
+        return Message(id=f"m{i}", index=i, role=role, parts=(TextPart(f"message {i} " + "word " * 40),))
+
+    messages = (text(0),
+                Message(id="m1", index=1, role="assistant", parts=(ToolCallPart("c1", "read", "{}"), ToolCallPart("c2", "read", "{}")),
+                        category=Category.SYSTEM),
+                Message(id="m2", index=2, role="tool", parts=(ToolResultPart("c1", "one " * 30),), tool_call_id="c1"),
+                text(3), text(4, "assistant"), text(5),
+                Message(id="m6", index=6, role="tool", parts=(ToolResultPart("c2", "two " * 30),), tool_call_id="c2"),
+                text(7, "assistant"))
+    session = Session(messages=messages, source="<test>", format="test",
+                      summaries=(Summary(text="what came before", covers=("m0", "m1", "m2", "m3"), messages_covered=4),))
+    fast, reference = replay(session, "categories", {"max_tokens": 100_000}, per_message=True)
+    assert fast.to_json() == reference.to_json() and fast.scratch_steps == 0
+    from ctxviz.engine.planner import plan_session
+    plan = plan_session(session, "categories", {"max_tokens": 100_000}, store=CountStore(), options=PAIR_SAFE)
+    assert plan.messages[6].decision.value == "dropped" and plan.messages[6].code == "unpaired"
+
+
 def test_both_say_they_carry_pair_safety() -> None:
     for name in POLICIES:
         assert replays_incrementally(name, pair_safe=True) == "incremental"

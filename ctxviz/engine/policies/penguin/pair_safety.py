@@ -7,7 +7,8 @@ assistant message and the tool messages that answer its calls (a result answers 
 a lone problem (a call no result answers yet, a result without its call). apply_pair_safety's
 closure then drops every sent member of a star that is broken, one with a member not sent or a
 problem, and nothing of the others. A SYSTEM message is never dropped (the prompt is sent
-whole): a star around one is never broken, and one at its edge stays while the rest go.
+whole): a star around one breaks only when a recorded summary covers it (it is not sent then, and
+the results of its calls answer nothing), and one at its edge stays while the rest go.
 
 So each star carries how many of its members the manager does not send and how many are
 problems; a turn updates only the stars whose members changed: the message taken in, the pairs
@@ -101,7 +102,9 @@ class CarriedPairs:
     def settle(self) -> None:
         """Bring the drops of every star that changed up to date."""
         for c in self.dirty:
-            broken = not self.system[c] and (self.star_unsent[c] > 0 or self.star_problems[c] > 0)
+            # A SYSTEM centre is never dropped, so its star breaks only when the centre itself is not
+            # sent (a recorded summary covers it): then every call it makes is unanswered.
+            broken = self.unsent[c] if self.system[c] else (self.star_unsent[c] > 0 or self.star_problems[c] > 0)
             for k in self.members.get(c, (c,)):
                 want = broken and not self.unsent[k] and not self.system[k]
                 if want != self.dropped[k]:
