@@ -170,8 +170,9 @@ def simulate(
     steps, replies = plan.steps, plan.replies
     absorb, step = replay.absorb, replay.step
     reports = turns_so_far is not None or progress is not None
+    count = len(steps)
     for i in range(n):
-        if at < len(steps) and steps[at] == i:
+        if at < count and steps[at] == i:
             reply = replies[at]
             replay.horizon = reply if reply >= 0 else i
             turn = step(i)

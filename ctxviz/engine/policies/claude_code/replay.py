@@ -198,7 +198,12 @@ class ClaudeCodeReplay(_EditsReplay):
     Pins are carried (`pins_carried`, over every message: a system message is no zone of its own
     here, so pins push it out like any other): what is not sent is what the summary covers, so
     the pins add covered messages, and push out the oldest unpinned messages sent, first those the
-    summary leaves before its last cover (`_InForce.pin_sums`), then the run after it."""
+    summary leaves before its last cover (`_InForce.pin_sums`), then the run after it.
+
+    A step reads what is made once per session (the prefix sums, the messages with usage), and a
+    summary in force keeps what every later step reads of it (its covers' count and tokens, its
+    own tokens): the steps under one summary cost the same as those before it. Each turn is made
+    with the step and reply `simulate` numbers it with, so it is not copied."""
 
     unique_ids = True
     recorded_summaries = ""
@@ -530,8 +535,8 @@ def _turn(index: int, tokens_sent: int, budget: int, kept: int, dropped: int, su
           events: tuple[Event, ...], not_sent: int, step: int, reply: int) -> Turn:
     """`new_turn(...)` (no truncation) with the step and the reply `simulate` numbers it with
     (`reply`: the step's answer, which `simulate` sets as the `horizon` of a step that has one), so
-    it is not copied to be numbered: its fields set as one dict, a third of what the two copies
-    cost, which was a fifth of a step."""
+    it is not copied to be numbered: its fields set as one dict, about half of what building it
+    and copying it cost (measured 2.8 against 5.3 µs)."""
     turn = _new(Turn)
     _set(turn, "__dict__", {"index": index, "tokens_sent": tokens_sent, "budget": budget, "kept": kept, "dropped": dropped,
                             "summarized": summarized, "truncated": 0, "fits": fits, "summaries": summaries, "events": events,
