@@ -168,15 +168,22 @@ def simulate(
     n = len(session.messages)
     at = 0  # the next step
     steps, replies = plan.steps, plan.replies
+    absorb, step = replay.absorb, replay.step
+    reports = turns_so_far is not None or progress is not None
+    count = len(steps)
     for i in range(n):
-        if at < len(steps) and steps[at] == i:
-            replay.horizon = replies[at] if replies[at] >= 0 else i
-            turns.append(_numbered(replay.step(i), at, replies[at]))
+        if at < count and steps[at] == i:
+            reply = replies[at]
+            replay.horizon = reply if reply >= 0 else i
+            turn = step(i)
+            if turn.step != at or turn.reply != reply:  # (a replayer may make its turns numbered: then they are not copied)
+                turn = _numbered(turn, at, reply)
+            turns.append(turn)
             replay.last_horizon = replay.horizon
             at += 1
         else:
-            replay.absorb(i)
-        if i % 50 == 0 or i == n - 1:
+            absorb(i)
+        if reports and (i % 50 == 0 or i == n - 1):
             if turns_so_far is not None:
                 turns_so_far(turns, len(steps))
             if progress is not None:
