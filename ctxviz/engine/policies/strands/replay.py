@@ -426,9 +426,12 @@ def _agent_messages(session: Session, tokens: Sequence[int]) -> tuple[list[Stran
 class StrandsSummarizingReplay(_SummaryReplay):
     """SummarizingConversationManager: the summary in force covers a prefix of the history (it
     absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
-    prefix sums after it. A turn that overflows (or reaches the proactive threshold) runs
-    `summarize_oldest` on the Strands messages after the summary only, and the new summary's
-    text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
+    prefix sums after it. A turn that overflows (or reaches the proactive threshold) splits the
+    Strands messages after the summary only, as `summarize_oldest` does (`oldest_split`, handed
+    a view of them, `_Holding`: a pass reads the few messages the split walks past, not one per
+    message held), and the new summary's text is the offline snapshot carried from turn to turn
+    (`carried._Snapshot`), so what a pass costs beyond reading the messages it summarises for the
+    first time does not grow with what was summarised before or with what is held.
 
     Pair safety is carried (`_SummaryReplay`): the history after the summary is the one run sent.
 
