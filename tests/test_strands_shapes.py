@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.strands.messages import StrandsMessage, block_kinds, blocks, conversation, held
-from ctxviz.engine.policies.strands.replay import StrandsSummarizingReplay, _agent_messages
-from ctxviz.engine.policies.strands.summarizing import summarize_oldest
+from ctxviz.engine.policies.strands.replay import StrandsSummarizingReplay, _agent_messages, _Holding
+from ctxviz.engine.policies.strands.summarizing import oldest_split, summarize_oldest
 from ctxviz.engine.session import (
     FileRefPart,
     ImagePart,
@@ -91,21 +91,38 @@ def test_the_sliding_replays_agent_messages_are_the_sessions_strands_messages(dr
 @settings(max_examples=examples(100), deadline=None)
 @given(st.lists(MESSAGES, min_size=1, max_size=30), st.data())
 def test_the_messages_after_the_summary_read_as_the_rendered_ones(drawn, data):
+    """The summarizing replay reads the messages it holds through a view (`_Holding`, made from
+    where the Strands messages start): for any summary cover c (also one that cuts a run of tool
+    messages) it is the summary's message and `conversation` of history[c:], and Strands splits
+    it where it splits those rendered."""
     session = session_of(drawn)
     policy = get_policy("strands-summarizing")
     params = policy.make_params({})
     full = CountStore().get(session, policy.scheme(None, session.model))
     replay = StrandsSummarizingReplay(session, "strands-summarizing", params, full, ExtractiveSummarizer(), False)
+    replay.summary_text, replay.summary_tokens = "the summary", 3
     for i in range(len(session.messages)):
         replay.absorb(i)
         history = replay.history
-        # The summary in force moves forward (or stays) as the replay goes on: the shapes are carried.
-        c = data.draw(st.integers(replay.rest_from if replay.rest_to else 0, len(history)))
-        shapes = replay._rest(c)
+        c = data.draw(st.integers(0, len(history)))
+        has_summary = data.draw(st.booleans())
+        holding = _Holding(replay, c, has_summary)
         after = set(history[c:])
         rest = dataclasses.replace(session, messages=tuple(m for m in session.messages[: i + 1] if m.index in after))
-        rendered = conversation(rest, full.message_tokens)[1]
-        # summarize_oldest splits them where it splits the rendered messages (before anything renders them).
+        rendered = ([StrandsMessage("user", [{"text": "the summary"}], (), tokens=3)] if has_summary else []) + \
+            conversation(rest, full.message_tokens)[1]
+        assert len(holding) == len(rendered)
+        # Where each message starts (past the last: the history's end), as its first member says.
+        starts = [history.index(sm.members[0]) if sm.members else c for sm in rendered] + [len(history)]
+        assert [holding.start(k) for k in range(len(rendered) + 1)] == starts
+        # Strands splits them where it splits the rendered messages (before anything renders them).
         ratio, preserve = data.draw(st.floats(0.1, 0.8)), data.draw(st.integers(0, 4))
-        assert summarize_oldest(list(shapes), ratio, preserve, None, False) == summarize_oldest(rendered, ratio, preserve, None, False)
-        same_messages(shapes, rendered)
+        assert oldest_split(holding, ratio, preserve) == oldest_split(rendered, ratio, preserve)
+        split = summarize_oldest(rendered, ratio, preserve, None, False)
+        assert (split.split, split.asked, split.error) == oldest_split(rendered, ratio, preserve)
+        assert split.summarized == (tuple(range(split.split)) if split.ok else ())
+        shapes = list(holding)
+        assert holding[-1:] == shapes[-1:]
+        if has_summary:
+            assert (shapes[0].role, shapes[0].content, shapes[0].members, shapes[0].tokens) == ("user", [{"text": "the summary"}], (), 3)
+        same_messages(shapes[has_summary:], rendered[has_summary:])

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import math
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -471,7 +471,7 @@ class NoSplitPoint(Exception):
     """Strands raises ContextWindowOverflowException here."""
 
 
-def adjust_split_point_for_tool_pairs(messages: list[StrandsMessage], split_point: int) -> int:
+def adjust_split_point_for_tool_pairs(messages: Sequence[StrandsMessage], split_point: int) -> int:
     """context_compression.adjust_split_point_for_tool_pairs: walk forward past toolResults and
     toolUses not followed by their result; raise when it walks off the end."""
     if split_point > len(messages):

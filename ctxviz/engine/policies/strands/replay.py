@@ -5,9 +5,9 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 from ...counting import TokenCounts
 from ...plan import Decision, Plan
@@ -24,7 +24,7 @@ from ..replay_common import (
 )
 from .messages import StrandsMessage, Unrendered, block_count, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
-from .summarizing import SummarizingParams, summarize_oldest
+from .summarizing import SummarizingParams, oldest_split
 
 
 class StrandsSlidingReplay(_Replay):
@@ -426,9 +426,12 @@ def _agent_messages(session: Session, tokens: Sequence[int]) -> tuple[list[Stran
 class StrandsSummarizingReplay(_SummaryReplay):
     """SummarizingConversationManager: the summary in force covers a prefix of the history (it
     absorbs the previous one), so Strands' estimate is the request overhead, the summary and the
-    prefix sums after it. A turn that overflows (or reaches the proactive threshold) runs
-    `summarize_oldest` on the Strands messages after the summary only, and the new summary's
-    text is the offline snapshot carried from turn to turn (`carried._Snapshot`).
+    prefix sums after it. A turn that overflows (or reaches the proactive threshold) splits the
+    Strands messages after the summary only, as `summarize_oldest` does (`oldest_split`, handed
+    a view of them, `_Holding`: a pass reads the few messages the split walks past, not one per
+    message held), and the new summary's text is the offline snapshot carried from turn to turn
+    (`carried._Snapshot`), so what a pass costs beyond reading the messages it summarises for the
+    first time does not grow with what was summarised before or with what is held.
 
     Pair safety is carried (`_SummaryReplay`): the history after the summary is the one run sent.
 
@@ -470,26 +473,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self._carry_recorded()
         self.recorded_last = -1  # the recorded summary in force (its index in session.summaries), with the positions [0, span) it covers
         self.recorded_span = 0
-        # The Strands messages of history[rest_from:rest_to] (`messages.conversation` of them), carried
-        # from one summary to the next: each message is read once, not at every summary it outlives, and
-        # never rendered (`Unrendered`: summarize_oldest reads only where the tool calls and results are).
-        self.rest: list[StrandsMessage] = []
-        self.rest_from = self.rest_to = 0
-
-    def _rest(self, c: int) -> list[StrandsMessage]:
-        """`conversation` of the history after the summary in force, history[c:], extended from the summary before's."""
-        if self.rest_from != c:
-            self.rest, self.rest_from, self.rest_to = [], c, c
-        messages, tokens, history, rest = self.session.messages, self.tokens, self.history, self.rest
-        for k in range(self.rest_to, len(history)):
-            m = messages[history[k]]
-            if m.role == "tool" and k > c and messages[history[k - 1]].role == "tool":  # consecutive tool messages: one user message
-                last = rest[-1]  # a new message, not changed in place: its found kinds stay true
-                rest[-1] = Unrendered(last.role, None, (*last.members, m.index), tokens=last.tokens + tokens[m.index], source=messages)
-            else:
-                rest.append(Unrendered("assistant" if m.role == "assistant" else "user", None, (m.index,), tokens=tokens[m.index], source=messages))
-        self.rest_to = len(history)
-        return rest
+        # The history positions where a Strands message of `messages.conversation` of the history
+        # starts (a run of tool messages is one), kept as the history grows: the messages held
+        # after a summary are read through them (`_Holding`), none made but those a pass reads.
+        self.starts: list[int] = []
 
     def _grow(self, i: int) -> None:
         m = self.session.messages[i]
@@ -500,7 +487,10 @@ class StrandsSummarizingReplay(_SummaryReplay):
                 self.system_texts.append(m.text)
                 self.system_tokens = self.full.text("\n\n".join(self.system_texts))
             return
-        self.history.append(i)
+        history = self.history
+        if m.role != "tool" or not history or self.session.messages[history[-1]].role != "tool":  # (consecutive tool messages: one)
+            self.starts.append(len(history))
+        history.append(i)
         self.history_ids.append(m.id)
 
     def _sync(self, i: int) -> None:
@@ -570,15 +560,15 @@ class StrandsSummarizingReplay(_SummaryReplay):
             return None  # it covers a system-role message, which the plan's new summary reads: the reference step
         # The Strands messages after the summary in force, the summary first (with_summary: nothing pinned, at 0).
         session = self.session
-        rest = self._rest(c)
-        strands = [StrandsMessage("user", [{"text": self.summary_text}], (), tokens=self.summary_tokens), *rest] if has_summary else list(rest)
-        outcome = summarize_oldest(strands, p.ratio, p.preserve_recent_messages, p.pin_first, False)
-        if not outcome.ok:
+        holding = _Holding(self, c, has_summary)
+        split, _, error = oldest_split(holding, p.ratio, p.preserve_recent_messages)
+        if error:
             return None  # Strands cannot summarise (it raises, or carries on): the reference step says why
-        members = sorted(k for pos in outcome.summarized for k in strands[pos].members)
-        # The members are the history right after the summary (nothing is pinned): the new summary covers history[:c2].
-        c2 = c + len(members)
-        if members != self.history[c:c2] or not c2:
+        # Nothing is pinned (pin_first replays from scratch), so the oldest `split` messages are
+        # summarised: the summary in force and the history right after it, up to where the first
+        # message kept starts. The new summary covers history[:c2].
+        c2 = holding.start(split)
+        if not c2:
             return None  # (none: a recorded summary of nothing in the file summarised alone, which writes no summary)
         if len(self.snapshot.seen) > c2:  # not a growing prefix (it always is here): start again
             self.snapshot = _Snapshot()
@@ -586,8 +576,7 @@ class StrandsSummarizingReplay(_SummaryReplay):
         text = self.snapshot.render()
         text_count = self.full.text(text)
         unpaired, unpaired_tokens = self._unpaired(c2, i)
-        kept = rest[outcome.split - has_summary:]  # strands[outcome.split:]
-        held = sum(sm.tokens for sm in kept) + text_count - unpaired_tokens
+        held = history_tokens - self._covered_tokens(c2) + text_count - unpaired_tokens  # the history kept, history[c2:], and the summary
         used = fixed + held
         fits = used <= limit
         ids = IdPrefix(self.history_ids, c2)  # the covers are a prefix of the history ids: a view, not a copy
@@ -596,7 +585,6 @@ class StrandsSummarizingReplay(_SummaryReplay):
         self.generated.append(summary)
         self.synced = len(self.generated)
         self.c, self.summary_text, self.summary_tokens, self.has_summary = c2, text, text_count, True
-        self.rest, self.rest_from = kept, c2  # what is not summarised (the summary in force among them: split >= 1)
 
         def light() -> Plan:
             from .sliding_window import split_window
@@ -606,6 +594,56 @@ class StrandsSummarizingReplay(_SummaryReplay):
 
         self.before = untrimmed_cuts(i, self.before, fits, events, light)
         return Turn(i, used, limit, i + 1 - c2 - unpaired, unpaired, c2, 0, fits, active, tuple(events), self._covered_tokens(c2) + unpaired_tokens)
+
+
+class _Holding(Sequence[StrandsMessage]):
+    """The Strands messages the summarizing agent holds after the summary in force, as
+    `oldest_split` reads them: the summary's user message (when one is in force), then
+    `messages.conversation` of history[c:h] (a run of tool messages is one user message; the first
+    starts at c, also where the summary's cover cut a run). `oldest_split` reads the length and the
+    few messages its tool-pair adjustment walks past, so each is made when read, from where the
+    Strands messages start (`StrandsSummarizingReplay.starts`): a pass costs what it reads, where a
+    list of the messages held (hundreds, carried from pass to pass) cost a Strands message per
+    message summarised and a copy of the list per pass."""
+
+    def __init__(self, replay: StrandsSummarizingReplay, c: int, has_summary: bool) -> None:
+        self.replay, self.c, self.h, self.summary = replay, c, len(replay.history), int(has_summary)
+        self.first = bisect_right(replay.starts, c)  # starts[first:]: the messages after the first, which starts at c
+        self.n = self.summary + (self.h > c) + len(replay.starts) - self.first
+
+    def __len__(self) -> int:
+        return self.n
+
+    def start(self, k: int) -> int:
+        """The history position where message k starts (h for k == len: past the last)."""
+        r = k - self.summary  # (the summary's position has none: c, as the first message's)
+        if r <= 0:
+            return self.c
+        j = self.first + r - 1
+        starts = self.replay.starts
+        return starts[j] if j < len(starts) else self.h
+
+    @overload
+    def __getitem__(self, k: int) -> StrandsMessage: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[StrandsMessage]: ...
+
+    def __getitem__(self, k: int | slice) -> StrandsMessage | Sequence[StrandsMessage]:
+        if isinstance(k, slice):
+            return [self[x] for x in range(*k.indices(self.n))]
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        replay = self.replay
+        if k < self.summary:
+            return StrandsMessage("user", [{"text": replay.summary_text}], (), tokens=replay.summary_tokens)
+        s, e = self.start(k), self.start(k + 1)
+        members = tuple(replay.history[s:e])
+        messages = replay.session.messages
+        return Unrendered("assistant" if messages[members[0]].role == "assistant" else "user", None, members,
+                          tokens=replay._covered_tokens(e) - replay._covered_tokens(s), source=messages)
 
 
 REPLAYERS: dict[str, type[_Replay]] = {"strands-sliding-window": StrandsSlidingReplay, "strands-summarizing": StrandsSummarizingReplay}

@@ -20,6 +20,7 @@ stand-in (an extractive snapshot), not the model's: only its place and what it r
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -92,19 +93,31 @@ class Outcome:
     error: str = ""
 
 
-def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int, pin_first: int | None, pins_applied: bool) -> Outcome:
-    """`_summarize_oldest` up to the model call: where it splits and what it keeps, or why it raises."""
+def oldest_split(messages: Sequence[StrandsMessage], ratio: float, preserve: int) -> tuple[int, int, str]:
+    """`_summarize_oldest`'s split before it looks at pins: (messages_to_summarize_count after the
+    tool-pair adjustment, before it, why it raises: "" when it does not). It reads the list's
+    length and the few messages the adjustment walks past, so the incremental replay hands it a
+    view of the messages it holds (strands/replay.py `_Holding`) rather than a copy of them."""
     n = len(messages)
     count = min(max(1, int(n * ratio)), n - preserve)
     if count <= 0:
-        return Outcome(False, error="Cannot summarize: insufficient messages for summarization")
+        return 0, 0, "Cannot summarize: insufficient messages for summarization"
     asked = count
     try:
         count = adjust_split_point_for_tool_pairs(messages, count)
     except NoSplitPoint as exc:
-        return Outcome(False, asked=asked, error=str(exc))
+        return 0, asked, str(exc)
     if count <= 0:
-        return Outcome(False, asked=asked, error="Cannot summarize: insufficient messages for summarization")
+        return 0, asked, "Cannot summarize: insufficient messages for summarization"
+    return count, asked, ""
+
+
+def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int, pin_first: int | None, pins_applied: bool) -> Outcome:
+    """`_summarize_oldest` up to the model call: where it splits and what it keeps, or why it raises."""
+    n = len(messages)
+    count, asked, error = oldest_split(messages, ratio, preserve)
+    if error:
+        return Outcome(False, asked=asked, error=error)
     if pin_first and not pins_applied:
         for i in range(min(pin_first, n)):
             messages[i].pinned = True
