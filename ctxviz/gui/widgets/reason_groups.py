@@ -75,7 +75,7 @@ class ReasonFilter(QComboBox):
             # The same codes, other counts (a re-plan that moved the cut): each item's words changed in
             # place. Emptying and refilling the box made it ask for a new size and repaint, and with it
             # the filter row and the containers under it, in every re-plan's frame.
-            for row, ((code, count), (_, before)) in enumerate(zip(shown, self._shown, strict=True), start=1):
+            for row, ((_code, count), (_, before)) in enumerate(zip(shown, self._shown, strict=True), start=1):
                 if count != before:
                     self.setItemText(row, f"{codes[row - 1].label} ({count:,})")
             self._shown = shown

@@ -12,7 +12,15 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QKeyEvent,
+    QPainter,
+    QPalette,
+    QTextCursor,
+    QTextDocument,
+    QTextOption,
+)
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 #: The least room a card gets above the charts (more on a tall window: `set_room`).
@@ -443,8 +451,10 @@ class TextCard(QFrame):
         self._apply_room()
 
     def _apply_room(self) -> None:
+        """A new most height asks the window for a layout (QWidget does, when it changes); the same
+        one asks for nothing. Asking anyway laid the whole window out again each time a forecast
+        came in (`NextCompactionCard.set_result` sets its cap), in the middle of a slider drag."""
         self.setMaximumHeight(self.room if self.cap is None else min(self.room, self.cap))
-        self.updateGeometry()
 
     def content_height(self) -> int:
         """The card's height with all of its text wrapped to the card's width (frame and margins included)."""
