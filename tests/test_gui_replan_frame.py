@@ -191,7 +191,7 @@ def test_a_cards_text_is_measured_once_per_text_and_width(qtbot) -> None:  # typ
 
 
 def test_a_cards_new_text_is_laid_out_as_a_fresh_card_lays_it_out(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A text that would not move anything is not laid out again by the scroll area (`MeasuredLabel.setText`),
+    """A text that would not move anything is not laid out again by the scroll area (`CardText.setText`),
     and every text, the same height or not, a piece wider than the card or not, ends up where a card
     given only that text puts it: the label's size, the scroll range and the card's height."""
     from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -224,7 +224,7 @@ def test_a_cards_new_text_is_laid_out_as_a_fresh_card_lays_it_out(qtbot) -> None
         dropped = 0
         for text in texts:
             card._set_text(text)
-            dropped += card.label._unchanged is not None
+            dropped += card.label.placed_as_before
             qtbot.wait(30)
             pages.append(page_with_card(room))
             fresh = pages[-1][1]

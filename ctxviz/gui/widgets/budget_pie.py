@@ -24,7 +24,7 @@ import html
 import math
 from typing import NamedTuple
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -126,6 +126,7 @@ class BudgetPie(QWidget):
         default the plan's own, `plan.reported.unseen`); `trigger` is the token count at which the
         policy acts (engine.vocabulary.trigger_level), when it has one below the budget."""
         before = self._state()
+        drawn = self._drawn_parts() if self._memo_key and self._memo_key[0] == before else None
         if plan is None:
             self.parts, self.total, self.caps, self.unseen, self.real, self.trigger, self.verdict = [], 0, False, 0, None, None, ""
         else:
@@ -143,7 +144,39 @@ class BudgetPie(QWidget):
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
         if self._state() != before:
-            self.update()  # a re-plan that changed nothing here paints nothing
+            self._update_changed(drawn)  # a re-plan that changed nothing here paints nothing
+
+    def _drawn_parts(self) -> tuple[QRectF, int, list[tuple[LegendEntry, str, bool]]]:
+        """(the ring's rectangle, the legend's line height, its rows) as painted for the state shown."""
+        rows, line = self.legend_rows()
+        return self._ring()[0], line, rows
+
+    def _update_changed(self, before: tuple[QRectF, int, list[tuple[LegendEntry, str, bool]]] | None) -> None:
+        """Repaint what a new state changes: the ring and the legend lines whose words changed, when
+        the legend keeps its lines and the ring its place (a re-plan moves History's and the free
+        space's figures; the reserves' lines, most of the legend, stay as they were), else all."""
+        if before is None or self.width() <= 0:
+            self.update()
+            return
+        ring, line, rows = self._drawn_parts()
+        old_ring, old_line, old_rows = before
+        if ring != old_ring or line != old_line or len(rows) != len(old_rows):
+            self.update()
+            return
+        self.update(self._ring_area(ring))
+        top = self._legend_top(line, len(rows))
+        x = int(ring.right() + 14)
+        for i, (row, old) in enumerate(zip(rows, old_rows, strict=True)):
+            if row != old:
+                self.update(x, int(top + i * line), self.width() - x, line + 1)
+
+    @staticmethod
+    def _ring_area(rect: QRectF) -> QRect:
+        """The pixels the ring, its ticks and its centre's figures may cover."""
+        return rect.adjusted(-8, -8, 8, 8).toAlignedRect()
+
+    def _legend_top(self, line: int, rows: int) -> float:
+        return max(4.0, (self.height() - line * rows) / 2)
 
     def _state(self) -> tuple[object, ...]:
         return (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real, self.trigger, self.verdict)
@@ -281,6 +314,9 @@ class BudgetPie(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Open a session to see its budget")
             return
         rect, thickness = self._ring()
+        if not event.rect().intersects(self._ring_area(rect)):  # only legend lines changed
+            self._paint_legend(painter, rect.right() + 14, event.rect())
+            return
         inner = rect.adjusted(thickness, thickness, -thickness, -thickness)
         colors = self.colors
         free = QColor(pal.color(pal.ColorRole.Mid))
@@ -312,19 +348,23 @@ class BudgetPie(QWidget):
         painter.setPen(text if self.fits else QColor(WARNING))
         pct = self.used / self.total * 100 if self.total else 0
         figures = f"{short_number(self.used)}\nof {short_number(self.total)}\n{pct:.0f}%"
+        font, figures = self._centre_font(figures, pct, inner)
+        painter.setFont(font)
+        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, figures)
+        self._paint_legend(painter, rect.right() + 14, event.rect())
+
+    def _centre_font(self, figures: str, pct: float, inner: QRectF) -> tuple[QFont, str]:
+        """The largest bold font (of six sizes) the centre's figures fit the hole in, and the figures
+        drawn: the share alone when none fits."""
         font = QFont(self.font())
         font.setBold(True)
         base = font.pointSizeF()
         for factor in (1.25, 1.1, 1.0, 0.9, 0.8, 0.7):
             font.setPointSizeF(base * factor)
-            painter.setFont(font)
-            fm = painter.fontMetrics()
+            fm = QFontMetrics(font)
             if max(fm.horizontalAdvance(line) for line in figures.split("\n")) <= inner.width() * 0.85 and 3 * fm.height() <= inner.height():
-                break
-        else:
-            figures = f"{pct:.0f}%"  # a tiny ring keeps the share; the legend and the status bar have the figures
-        painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, figures)
-        self._paint_legend(painter, rect.right() + 14)
+                return font, figures
+        return font, f"{pct:.0f}%"  # a tiny ring keeps the share; the legend and the status bar have the figures
 
     def _tick(self, painter: QPainter, rect: QRectF, thickness: float, share: float, color: QColor, _what: str) -> None:
         """A radial line across the ring at `share` of the way round (clockwise from the top)."""
@@ -364,16 +404,19 @@ class BudgetPie(QWidget):
                     return rows, fm.height() + spacing
         return rows, fm.height()
 
-    def _paint_legend(self, painter: QPainter, x: float) -> None:
+    def _paint_legend(self, painter: QPainter, x: float, exposed: QRect | None = None) -> None:
         pal = self.palette()
         painter.setFont(self.font())
         fm = painter.fontMetrics()
         rows, line = self.legend_rows()
-        y = max(4.0, (self.height() - line * len(rows)) / 2)
+        y = self._legend_top(line, len(rows))
         width = int(self.width() - x - 8)
         tones = {"part": pal.color(pal.ColorRole.WindowText), "over": QColor(WARNING), "alarm": QColor(WARNING),
                  "muted": pal.color(pal.ColorRole.PlaceholderText)}
         for entry, text, first in rows:
+            if exposed is not None and not (exposed.top() < y + line + 1 and y < exposed.bottom() + 1):
+                y += line  # a line the repaint does not reach (a re-plan repaints the lines it changed)
+                continue
             baseline = y + fm.ascent() + 2
             indent = 0.0
             for color in entry.swatches if first else ():

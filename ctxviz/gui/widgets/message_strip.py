@@ -69,6 +69,9 @@ class StripItem(pg.GraphicsObject):
         self._columns: tuple[np.ndarray | None, tuple[float, float, float], np.ndarray] = (None, (0.0, 0.0, 0.0), np.zeros(0, dtype=np.int64))
         #: The rectangles of one style as they are painted (reused paint to paint).
         self._rects = PrimitiveArray(QRectF, 4)
+        #: Each message's (category, decision) code as last drawn, and the messages the last re-plan changed (`_changed_since`).
+        self._combined: np.ndarray | None = None
+        self.changed_span: tuple[int, int] | tuple[()] | None = None
         #: The hairlines between neighbours as they are painted.
         self._lines = PrimitiveArray(QLineF, 4)
 
@@ -85,6 +88,7 @@ class StripItem(pg.GraphicsObject):
                 and (not truncated or cols.sent_tokens == getattr(self, "_sent", None))):
             return  # a re-plan that changed no segment (the cut stayed put): nothing to draw again
         self._sent = cols.sent_tokens
+        before = (self.starts, self._combined, self.fractions, self.highlight, self.matched is None)
         self.summarised = None if n == 0 else _first_and_last(plan.decision_numbers, SUMMARIZED)
         if tokens != self._tokens or by_tokens != self._by_tokens or len(self.starts) != n or not same_categories:
             # A new session (or strip mode): geometry and category codes. A re-plan of the same
@@ -115,6 +119,7 @@ class StripItem(pg.GraphicsObject):
         renumber = np.zeros(max(width, 1), dtype=np.int32)
         renumber[present] = np.arange(len(present), dtype=np.int32)
         self.styles = renumber[combined]
+        self._combined = combined
         categories = list(self._category_ids)
         self.style_keys = [(str(categories[c // len(decisions)]), decisions[c % len(decisions)]) for c in present.tolist()]
         self.highlight = highlight or set()
@@ -124,16 +129,46 @@ class StripItem(pg.GraphicsObject):
             self.matched = np.zeros(n, dtype=bool)
             hits = [i for i in highlight if 0 <= i < n]
             self.matched[hits] = True
-        self.prepareGeometryChange()
         end = float(self.starts[-1] + self.widths[-1]) if len(self.starts) else 1.0
-        self._bounds = QRectF(0, 0, max(end, 1.0), 1.0)
-        self.update()
+        bounds = QRectF(0, 0, max(end, 1.0), 1.0)
+        self.changed_span = self._changed_since(*before, bounds)
+        if self.changed_span is None:
+            self.prepareGeometryChange()
+            self._bounds = bounds
+            self.update()
+        else:
+            self._update_span(self.changed_span)
+
+    def _changed_since(self, starts: np.ndarray, combined: np.ndarray | None, fractions: np.ndarray, highlight: set[int],
+                       unmatched: bool, bounds: QRectF) -> tuple[int, int] | tuple[()] | None:
+        """(first, last) message whose segment a re-plan changed (its category and decision, or the
+        share of it sent), () for none, or None when more than segments changed (the geometry, the
+        search): then all is drawn again."""
+        if (starts is not self.starts or combined is None or len(combined) != len(self._combined) or bounds != self._bounds
+                or highlight != self.highlight or unmatched != (self.matched is None)):
+            return None
+        changed = np.flatnonzero((combined != self._combined) | (fractions != self.fractions))
+        return (int(changed[0]), int(changed[-1])) if len(changed) else ()
+
+    def _update_span(self, span: tuple[int, int] | tuple[()]) -> None:
+        """Repaint the messages first..last only. A re-plan moves the cut a few messages: the strip
+        and its overview repainted all of their width, every item over it (the user lane's ticks,
+        the lines' labels) and every pixel of the segments, for a change a few pixels wide."""
+        if span:
+            first, last = span
+            left, right = float(self.starts[first]), float(self.starts[last] + self.widths[last])
+            self.update(QRectF(left, -0.2, right - left, 1.4))
 
     def mirror(self, other: StripItem) -> None:
-        """Show `other`'s segments (its arrays shared, not copied), without its outlines: the overview."""
+        """Show `other`'s segments (its arrays shared, not copied), without its outlines: the overview.
+        After a re-plan that changed only some segments (`changed_span`), only those are repainted."""
+        partial = self.starts is other.starts and self._bounds == other._bounds and other.changed_span is not None
         for name in ("starts", "widths", "decisions", "categories", "fractions", "styles", "style_keys", "_sent"):
             setattr(self, name, getattr(other, name, None))
         self.highlight, self.selected, self.matched = set(), None, None
+        if partial:
+            self._update_span(other.changed_span)  # type: ignore[arg-type]
+            return
         self.prepareGeometryChange()
         self._bounds = QRectF(other._bounds)
         self.update()

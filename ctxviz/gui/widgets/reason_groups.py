@@ -50,6 +50,11 @@ class ReasonFilter(QComboBox):
     def code(self) -> str:
         return str(self.currentData() or "")
 
+    def showPopup(self) -> None:  # noqa: N802 (Qt's name)
+        """The list as wide as its longest item (the counts re-written in place may have widened one)."""
+        self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)
+        super().showPopup()
+
     def set_code(self, code: str) -> None:
         row = self.findData(code)
         self.setCurrentIndex(row if row >= 0 else 0)
@@ -66,6 +71,15 @@ class ReasonFilter(QComboBox):
         shown = tuple((c.code, counts.get(c.code, 0)) for c in codes)
         if shown == self._shown:
             return  # a re-plan that moved no message to another reason (most slider steps)
+        if [code for code, _ in shown] == [code for code, _ in self._shown]:
+            # The same codes, other counts (a re-plan that moved the cut): each item's words changed in
+            # place. Emptying and refilling the box made it ask for a new size and repaint, and with it
+            # the filter row and the containers under it, in every re-plan's frame.
+            for row, ((_code, count), (_, before)) in enumerate(zip(shown, self._shown, strict=True), start=1):
+                if count != before:
+                    self.setItemText(row, f"{codes[row - 1].label} ({count:,})")
+            self._shown = shown
+            return
         self._shown = shown
         current = self.code()
         self.blockSignals(True)

@@ -9,8 +9,18 @@ arrows and handle (68 pixels) even for two lines. One class keeps the three reme
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QTextDocument
+import math
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QKeyEvent,
+    QPainter,
+    QPalette,
+    QTextCursor,
+    QTextDocument,
+    QTextOption,
+)
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 #: The least room a card gets above the charts (more on a tall window: `set_room`).
@@ -132,6 +142,265 @@ class _LayoutFilter(QObject):
         return False
 
 
+class CardText(QWidget):
+    """A card's rich text, drawn from one document of its own that is parsed once and laid out
+    once per text and width: what QLabel shows, at a third of its cost.
+
+    A re-plan at 10,000 messages re-writes the lost card's figures, and QLabel took 1.6-2 ms to
+    take the new text (its text control parses it and lays it out three times before it can say
+    the text's height, once more for each other width asked) and 0.8 ms more to paint it (the
+    new text's document laid out again at the label's width). Here the document is parsed once
+    and laid out at the width it is shown at, and the same layout answers `heightForWidth` at
+    that width and paints; another width asked (the scroll area's, beside its scroll bar) lays it
+    out once more, and the paint lays it out again at the width shown only then.
+
+    A new text the scroll area would place as the one before (the same height at the width the
+    text has, nothing wider than that width, the label as the scroll area left it) asks for no
+    layout at all: it is only painted (`setText`). What it keeps of QLabel: the same measures
+    (`heightForWidth`, no document margin, word wrap), links opened by `linkActivated` with the
+    pointing hand over them, Tab and Shift+Tab between links and Enter to open one, the palette's
+    text and link colours, `text()` and the accessible name. Rich text only, no selection."""
+
+    linkActivated = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self._document = QTextDocument(self)
+        self._document.setUndoRedoEnabled(False)
+        self._document.setDocumentMargin(0)
+        self._alignment = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
+        self._wrap_options()
+        self._document.setDefaultFont(self.font())
+        #: ((text, font key), {width: height}) of the text shown.
+        self._heights: tuple[tuple[str, str], dict[int, int]] = (("", ""), {})
+        #: The least width the text needs (its widest piece), per (text, font key): asked only when the scroll area lays the label out.
+        self._least: tuple[tuple[str, str], int] = (("", ""), 0)
+        self._links: list[tuple[int, int, str]] | None = []
+        self._focused_link = -1
+        self._pressed: str = ""
+        #: The last new text asked for no layout: the scroll area would have placed it as the one before.
+        self.placed_as_before = False
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
+
+    # --- what QLabel offers that the cards use ---------------------------------------------------
+    def text(self) -> str:
+        return self._text
+
+    def textFormat(self) -> Qt.TextFormat:  # noqa: N802 (Qt's name)
+        return Qt.TextFormat.RichText
+
+    def setTextFormat(self, _format: Qt.TextFormat) -> None:  # noqa: N802 (Qt's name)
+        """Rich text always (the cards' own words and escaped session text)."""
+
+    def setWordWrap(self, _on: bool) -> None:  # noqa: N802 (Qt's name)
+        """Wrapped always (a card is as wide as the overview)."""
+
+    def wordWrap(self) -> bool:  # noqa: N802 (Qt's name)
+        return True
+
+    def setAlignment(self, alignment: Qt.AlignmentFlag) -> None:  # noqa: N802 (Qt's name)
+        self._alignment = alignment
+        self._wrap_options()
+        self._measured_anew()
+
+    def setTextInteractionFlags(self, flags: Qt.TextInteractionFlag) -> None:  # noqa: N802 (Qt's name)
+        """Links by mouse (always) and, with `LinksAccessibleByKeyboard`, by Tab and Enter, as QLabel."""
+        keyboard = bool(flags & Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if keyboard else Qt.FocusPolicy.NoFocus)
+
+    def _wrap_options(self) -> None:
+        option = QTextOption(self._alignment)
+        option.setWrapMode(QTextOption.WrapMode.WordWrap)
+        self._document.setDefaultTextOption(option)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        if text == self._text:
+            return
+        width = self.width()
+        parent = self.parentWidget()
+        # As the scroll area left it: as wide as its viewport, as tall as the text or the viewport.
+        settled = (parent is not None and width == parent.width() and self._heights[0] == self._key()
+                   and width in self._heights[1] and self.height() == max(parent.height(), self._heights[1][width]))
+        before = self._heights[1].get(width) if settled else None
+        self._text = text
+        self._document.setHtml(text)
+        self._links = None
+        self._focused_link = -1
+        self.setAccessibleName(self._document.toPlainText())
+        margins = self.contentsMargins()
+        self.placed_as_before = (before is not None and self.heightForWidth(width) == before
+                                 and self._document.idealWidth() <= width - margins.left() - margins.right())
+        if self.placed_as_before:
+            self.update()  # the same place in the card: drawn anew, nothing laid out
+            return
+        self.updateGeometry()
+        self.update()
+
+    # --- measures ---------------------------------------------------------------------------------
+    def _key(self) -> tuple[str, str]:
+        return (self._text, self.font().key())
+
+    def _laid_out_at(self, width: int) -> None:
+        """The document laid out at `width` (nothing done when it is already)."""
+        if self._document.textWidth() != width:
+            self._document.setTextWidth(width)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt's name)
+        key = self._key()
+        if key != self._heights[0]:
+            self._heights = (key, {})
+        known = self._heights[1]
+        if width not in known:
+            margins = self.contentsMargins()
+            self._laid_out_at(max(0, width - margins.left() - margins.right()))
+            known[width] = math.ceil(self._document.size().height()) + margins.top() + margins.bottom()
+        return known[width]
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return True
+
+    def _least_width(self) -> int:
+        """The widest piece of the text that wrapping cannot break (QLabel's least width), once per text."""
+        key = self._key()
+        if self._least[0] != key:
+            scratch = self._document.clone()
+            scratch.setTextWidth(0)
+            self._least = (key, math.ceil(scratch.idealWidth()))
+        return self._least[1]
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        margins = self.contentsMargins()
+        line = self.fontMetrics().lineSpacing()
+        return QSize(self._least_width() + margins.left() + margins.right(), min(line, self.sizeHint().height()))
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        width = self.width() if self.width() > 50 else 400
+        return QSize(width, self.heightForWidth(width))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.FontChange:
+            self._document.setDefaultFont(self.font())
+            self._measured_anew()
+        super().changeEvent(event)
+
+    def _measured_anew(self) -> None:
+        self._heights = (("", ""), {})
+        self._least = (("", ""), 0)
+        self._document.setTextWidth(-1)  # laid out again at the next width asked
+        self.updateGeometry()
+        self.update()
+
+    # --- painting ---------------------------------------------------------------------------------
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        area = self.contentsRect()
+        self._laid_out_at(area.width())
+        painter = QPainter(self)
+        painter.translate(area.topLeft())
+        painter.setClipRect(QRectF(0, 0, area.width(), area.height()))
+        context = QAbstractTextDocumentLayout.PaintContext()
+        palette = QPalette(self.palette())
+        palette.setColor(QPalette.ColorRole.Text, palette.color(self.foregroundRole()))
+        context.palette = palette
+        context.clip = QRectF(event.rect().translated(-area.topLeft()))
+        link = self._link(self._focused_link) if self.hasFocus() else None
+        if link is not None:  # the focused link shown as QLabel shows it: selected
+            cursor = QTextCursor(self._document)
+            cursor.setPosition(link[0])
+            cursor.setPosition(link[1], QTextCursor.MoveMode.KeepAnchor)
+            selection = QAbstractTextDocumentLayout.Selection()
+            selection.cursor = cursor
+            selection.format.setBackground(palette.brush(QPalette.ColorRole.Highlight))
+            selection.format.setForeground(palette.brush(QPalette.ColorRole.HighlightedText))
+            context.selections = [selection]
+        self._document.documentLayout().draw(painter, context)
+
+    # --- links ------------------------------------------------------------------------------------
+    def _anchor_at(self, position: QPointF) -> str:
+        area = self.contentsRect()
+        self._laid_out_at(area.width())
+        return self._document.documentLayout().anchorAt(position - QPointF(area.topLeft()))
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if self._anchor_at(event.position()):
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        else:
+            self.unsetCursor()
+        super().mouseMoveEvent(event)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        self._pressed = self._anchor_at(event.position()) if event.button() == Qt.MouseButton.LeftButton else ""
+        if not self._pressed:
+            super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        pressed, self._pressed = self._pressed, ""
+        if pressed and event.button() == Qt.MouseButton.LeftButton and self._anchor_at(event.position()) == pressed:
+            self.linkActivated.emit(pressed)
+            return
+        super().mouseReleaseEvent(event)
+
+    def leaveEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        self.unsetCursor()
+        super().leaveEvent(event)
+
+    def links(self) -> list[tuple[int, int, str]]:
+        """(first position, end position, href) of each link, in reading order."""
+        if self._links is None:
+            found: list[tuple[int, int, str]] = []
+            block = self._document.begin()
+            while block.isValid():
+                it = block.begin()
+                while not it.atEnd():
+                    fragment = it.fragment()
+                    char = fragment.charFormat()
+                    if fragment.isValid() and char.isAnchor() and char.anchorHref():
+                        start, end, href = fragment.position(), fragment.position() + fragment.length(), char.anchorHref()
+                        if found and found[-1][2] == href and found[-1][1] == start:
+                            found[-1] = (found[-1][0], end, href)  # one link in several fragments
+                        else:
+                            found.append((start, end, href))
+                    it += 1
+                block = block.next()
+            self._links = found
+        return self._links
+
+    def _link(self, index: int) -> tuple[int, int, str] | None:
+        links = self.links()
+        return links[index] if 0 <= index < len(links) else None
+
+    def focusInEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        links = self.links()
+        if event.reason() == Qt.FocusReason.TabFocusReason:
+            self._focused_link = 0 if links else -1
+        elif event.reason() == Qt.FocusReason.BacktabFocusReason:
+            self._focused_link = len(links) - 1
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().focusOutEvent(event)
+        self.update()
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002 (Qt's names)
+        """Tab moves to the next link while there is one, then on to the next widget (as QLabel)."""
+        step = self._focused_link + (1 if next else -1)
+        if self.hasFocus() and 0 <= step < len(self.links()):
+            self._focused_link = step
+            self.update()
+            return True
+        return super().focusNextPrevChild(next)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        link = self._link(self._focused_link)
+        if link is not None and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.linkActivated.emit(link[2])
+            return
+        super().keyPressEvent(event)
+
+
 class TextCard(QFrame):
     """`label` (rich text, links emit `messageClicked` with the message's index) in `scroll`;
     `set_room` says how tall the card may grow before it scrolls."""
@@ -141,7 +410,7 @@ class TextCard(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = MeasuredLabel()
+        self.label = CardText()
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
@@ -182,8 +451,10 @@ class TextCard(QFrame):
         self._apply_room()
 
     def _apply_room(self) -> None:
+        """A new most height asks the window for a layout (QWidget does, when it changes); the same
+        one asks for nothing. Asking anyway laid the whole window out again each time a forecast
+        came in (`NextCompactionCard.set_result` sets its cap), in the middle of a slider drag."""
         self.setMaximumHeight(self.room if self.cap is None else min(self.room, self.cap))
-        self.updateGeometry()
 
     def content_height(self) -> int:
         """The card's height with all of its text wrapped to the card's width (frame and margins included)."""
