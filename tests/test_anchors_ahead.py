@@ -104,9 +104,9 @@ def test_a_small_session_is_indexed_here() -> None:
     assert not ahead.forked
 
 
-def test_the_index_leaves_the_collector_as_it_found_it_and_freezes_only_a_running_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`index()` pauses the collector and, where it was running, moves what it holds out of its
-    generations (gc.freeze); a caller that holds the collector off keeps it off, and nothing is frozen."""
+def test_the_index_leaves_the_collector_as_it_found_it_and_never_freezes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`index()` pauses the collector while it reads and gives it back as it found it; freezing is a
+    decision for the whole process, left to the caller (the CLI's `simulate`: test below)."""
     import gc
 
     freezes: list[bool] = []
@@ -116,12 +116,40 @@ def test_the_index_leaves_the_collector_as_it_found_it_and_freezes_only_a_runnin
         gc.disable()
         held = anchors_ahead.AnchorsAhead(coding_session(60))
         index = held.index()
-        assert not gc.isenabled() and freezes == []
+        assert not gc.isenabled()
         gc.enable()
         running = anchors_ahead.AnchorsAhead(coding_session(60))
         assert running.index() is running.index()  # built once
-        assert gc.isenabled() and freezes == [False], "frozen once, with the collector paused"
+        assert gc.isenabled()
+        assert freezes == []
         same_index(build_index(held.session, MessageAnchors()), index)
+    finally:
+        if not was:
+            gc.disable()
+
+
+def test_simulate_freezes_the_index_only_where_the_collector_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's `simulate` moves the index it waited for out of the collector's generations (the
+    process ends soon after), with the collector paused from before the index is read until the
+    freeze; a caller that holds the collector off keeps it off, and nothing is frozen."""
+    import gc
+
+    from ctxviz.cli.retention import kept_index, timeline_retention_of
+
+    freezes: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(gc.isenabled()))
+    session = coding_session(60)
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        held = anchors_ahead.AnchorsAhead(session)
+        assert kept_index(held) is held.index()
+        assert not gc.isenabled() and freezes == []
+        gc.enable()
+        timeline = simulate(session, "missy", get_policy("missy").make_params({"total": 12_000, "fresh_tail_count": 8}))
+        got = timeline_retention_of(timeline, anchors_ahead.AnchorsAhead(session))
+        assert gc.isenabled() and freezes == [False], "frozen once, with the collector paused"
+        assert got.to_json(None) == timeline_retention(timeline, build_index(session, MessageAnchors())).to_json(None)
     finally:
         if not was:
             gc.disable()

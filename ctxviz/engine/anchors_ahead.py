@@ -78,14 +78,11 @@ class AnchorsAhead:
 
     def index(self) -> AnchorIndex:
         """The session's anchor index: the child's, or built here when there is none. The collector
-        is paused: unpickling the child's index makes some 100,000 objects, and the passes that set
-        off each walked the whole heap the replay had grown (10,000 messages: 0.116 s -> 0.047 s).
-        Then the index (and everything older: the session, the replay) is moved out of the
-        collector's generations, as `load_session` does with the session: it lives until the
-        command ends and holds no cycles, and left in the youngest generation it was walked again
-        by the next passes (10,000 messages: the passes after it took 0.07 s of CPU, 0.03 s frozen).
-        Only where the collector was running (a caller that holds it off may have cyclic garbage
-        pending, which a freeze would keep)."""
+        is paused meanwhile: unpickling the child's index makes some 100,000 objects, and the passes
+        that set off each walked the whole heap the replay had grown (10,000 messages: 0.116 s ->
+        0.047 s). It is left as it was found: whether to move the index out of the collector's
+        generations for good (`gc.freeze`, a decision for the whole process) is the caller's; the
+        CLI's `simulate` does (cli/retention.py)."""
         if self._index is None:
             running = gc.isenabled()
             gc.disable()
@@ -96,8 +93,6 @@ class AnchorsAhead:
                     self.forked = True
                 else:
                     self._index = anchors_of(self.session)
-                if running:
-                    gc.freeze()
             finally:
                 if running:
                     gc.enable()
