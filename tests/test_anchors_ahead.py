@@ -193,6 +193,21 @@ def test_close_stops_a_child_nobody_reads() -> None:
     assert ahead.pid is None and ahead.fd is None
 
 
+@needs_fork
+def test_a_child_that_sent_its_index_is_reaped_by_close() -> None:
+    """`index()` reads the child's index without waiting for the child to exit; by `close()` it is
+    reaped (no zombie left), whether it had exited when it was read or not."""
+    ahead = anchors_ahead.start(coding_session(700), min_messages=0)
+    pid = ahead.pid
+    assert pid is not None
+    ahead.index()
+    assert ahead.forked and ahead.pid is None
+    ahead.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert ahead.exiting is None
+
+
 def test_plans_made_ahead_give_the_same_retention() -> None:
     session = coding_session(400)
     pol = get_policy("missy")
