@@ -171,7 +171,7 @@ def test_no_fork_when_turned_off_or_with_threads_running(monkeypatch: pytest.Mon
 def test_a_child_that_fails_leaves_the_index_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     session = coding_session(80)
 
-    def broken(_session: Session) -> anchors.AnchorIndex:
+    def broken(_session: Session, **_: object) -> anchors.AnchorIndex:
         raise MemoryError("the child ran out")
 
     monkeypatch.setattr(anchors_ahead, "build_index", broken)  # only the child calls it

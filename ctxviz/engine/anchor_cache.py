@@ -107,7 +107,7 @@ class MessageAnchors:
         met before is only searched for the words that joined since."""
         with self._lock:
             vocab = self.vocabulary
-            vocab.add(sorted(wanted - vocab.known))
+            vocab.add(wanted - vocab.known)  # in any order: a text's entry counts how many it was searched for
             words, known, size = vocab.words, vocab.known, len(vocab.words)
             hits = self._hits
             out: list[frozenset[str]] = []

@@ -175,7 +175,7 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
         gc.disable()
         try:
             os.close(read)
-            data = pickle.dumps(_state(build_index(session)), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(_state(build_index(session, grows=False)), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
             code = 0
