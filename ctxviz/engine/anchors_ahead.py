@@ -4,9 +4,11 @@
 (with the turns retention plans to check its model) and the session's anchor index
 (engine/anchors.py). On a long session read for the first time the index is the larger part of
 retention's cost (10,000 messages of a coding agent: about 2 s, as long as the whole replay), so
-`start(session)` forks a child that builds it with the same `build_index` and sends it back through
-a pipe as plain data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it
-when the caller is ready for it.
+`start(session)` forks a child that builds it with the same `build_index` (keeping nothing to grow
+from, `grows=False`: the parent's session never grows) and sends it back through a pipe as plain
+data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it when the caller is
+ready for it. `simulate` starts it as soon as the session is read, before it imports the replay's
+modules (cli/simulate.py).
 
 The index is built in this process instead (`anchors_of`, the same answer) when no child can run:
 no `os.fork` (Windows), not Linux (macOS forks badly once system frameworks are loaded), threads
