@@ -272,3 +272,26 @@ def test_an_index_that_keeps_nothing_to_grow_is_the_same_index(turns, tail, shar
         same(build_index(bigger, MessageAnchors(), previous=lean), build_index(bigger, MessageAnchors()))
     finally:
         anchors_module.TAIL = saved
+
+
+def test_extractions_put_from_elsewhere_are_served_without_reading_the_text() -> None:
+    """`put` keeps what another process read (engine/anchors_ahead.py): `said` serves it without
+    computing, a key kept before keeps its own answer, and an index built on such a store is the
+    one built from nothing."""
+    from ctxviz.engine.anchors import said_in, said_keys
+
+    s = session(("user", "Fix src/app/main.py and keep ORD-2231 open."), ("assistant", "Editing `cache_key` in src/app/main.py."),
+                ("tool", "ValueError: bad value at src/app/main.py:12"))
+    keys = said_keys(s, 0, len(s.messages))
+    computed = [said_in(text, voice, role, swe) for voice, role, swe, text in keys]
+    store = MessageAnchors()
+    store.said(keys[:1], said_in)
+    store.put(keys, [((("user", ()),), False), *computed[1:]])  # the first key's own answer stands
+    calls: list[str] = []
+
+    def never(text: str, voice: str, role: str, swe: bool):  # type: ignore[no-untyped-def]
+        calls.append(text)
+        return said_in(text, voice, role, swe)
+
+    assert store.said(keys, never) == computed and calls == []
+    same(build_index(s, store), build_index(s, MessageAnchors()))

@@ -194,6 +194,45 @@ def test_close_stops_a_child_nobody_reads() -> None:
 
 
 @needs_fork
+@pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
+def test_the_messages_this_process_reads_ahead_give_the_same_index(share: float) -> None:
+    """The parent reads the last `share` of the messages itself and hands what they say to the
+    child (kept in its own store too), the child reads the others: the index is the one built here
+    from nothing, whatever the split."""
+    from ctxviz.engine.anchor_cache import MESSAGE_STORE
+
+    session = coding_session(650)
+    n = len(session.messages)
+    split = n - int(n * share)
+    MESSAGE_STORE.clear()  # a cache: what earlier tests read is read again when asked
+    before = MESSAGE_STORE.extracted
+    ahead = anchors_ahead.start(session, min_messages=0, share=share)
+    assert MESSAGE_STORE.extracted - before == n - split  # read here, before start() returned
+    got = ahead.index()
+    assert ahead.forked
+    same_index(build_index(session, MessageAnchors()), got)
+    ahead.close()
+
+
+@needs_fork
+def test_a_hand_over_that_fails_leaves_those_messages_to_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the parent hands nothing (its read failed: the hand-over's ends are closed unwritten),
+    the child reads every message itself, to the same index."""
+    session = coding_session(660)
+
+    def fails(_session: Session, _split: int, handoff: int, ready: int) -> None:
+        os.close(handoff)
+        os.close(ready)
+
+    monkeypatch.setattr(anchors_ahead, "_hand_over", fails)
+    ahead = anchors_ahead.start(session, min_messages=0, share=0.5)
+    got = ahead.index()
+    assert ahead.forked
+    same_index(build_index(session, MessageAnchors()), got)
+    ahead.close()
+
+
+@needs_fork
 def test_a_child_that_sent_its_index_is_reaped_by_close() -> None:
     """`index()` reads the child's index without waiting for the child to exit; by `close()` it is
     reaped (no zombie left), whether it had exited when it was read or not."""

@@ -972,6 +972,15 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     return opening_done
 
 
+def said_keys(session: Session, start: int, stop: int) -> list[tuple[str, str, bool, str]]:
+    """The keys under which `build_index` looks up what messages[start:stop] say in its store
+    (anchor_cache.MessageAnchors.said, computed by `said_in`): a caller that reads some messages
+    ahead, elsewhere, keeps them under the same keys."""
+    swe = session.format in SWE_AGENT_FORMATS
+    voices = voices_of(session)
+    return [(voices[p], m.role, swe, m.text) for p, m in zip(range(start, stop), session.messages[start:stop], strict=True)]
+
+
 def _grows(previous: AnchorIndex | None, session: Session) -> bool:
     """Whether `session` holds the messages `previous`'s growth state read (the same objects): the
     last few messages may differ, or more may follow."""

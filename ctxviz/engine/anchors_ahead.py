@@ -8,7 +8,9 @@ retention's cost (10,000 messages of a coding agent: about 2 s, as long as the w
 from, `grows=False`: the parent's session never grows) and sends it back through a pipe as plain
 data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it when the caller is
 ready for it. `simulate` starts it as soon as the session is read, before it imports the replay's
-modules (cli/simulate.py).
+modules (cli/simulate.py). Both cores extract: right after the fork this process reads the last
+`PARENT_SHARE` of the messages itself (`_hand_over`) while the child reads the others, and hands
+what they say to the child through a memory file; the child folds them all into the index.
 
 The index is built in this process instead (`anchors_of`, the same answer) when no child can run:
 no `os.fork` (Windows), not Linux (macOS forks badly once system frameworks are loaded), threads
@@ -31,13 +33,22 @@ import sys
 import threading
 from typing import Any
 
+from .anchor_cache import MESSAGE_STORE
 from .anchors import ANCHOR_FIELDS as _FIELDS
-from .anchors import AnchorIndex, anchors_of, build_index, make_anchor
+from .anchors import AnchorIndex, anchors_of, build_index, make_anchor, said_in, said_keys
+from .gc_pause import without_gc
 from .session import Session
 
 #: Sessions with fewer messages are indexed in this process: the fork and the pipe cost more than
 #: the extraction they would overlap.
 MIN_MESSAGES = 500
+#: The share of the session's messages (its last ones) whose anchors the parent reads itself right
+#: after the fork, while the child reads the others, and hands to the child: the parent's own work
+#: until it waits for the index (the replay, the plans retention checks) is shorter than the child's
+#: (10,000 messages, missy: about 0.4 s against 1.0 s of CPU), so both cores extract. A replay
+#: slower than the index pays this share on its own path (a few tenths of a second on a run of
+#: several seconds).
+PARENT_SHARE = 0.4
 #: This environment variable set to 0 keeps the index in this process; set to 1 it forks even when
 #: every core looks busy (unset: fork when a core is free).
 ENV = "CTXVIZ_FORK"
@@ -158,17 +169,30 @@ class AnchorsAhead:
             self.fd = None
 
 
-def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
+def start(session: Session, min_messages: int = MIN_MESSAGES, share: float = PARENT_SHARE) -> AnchorsAhead:
     """Begin building the session's anchor index in a child process when that can help; the caller
-    takes it with `.index()` (and calls `.close()` if it never does)."""
+    takes it with `.index()` (and calls `.close()` if it never does). This process first reads the
+    last `share` of the messages itself and hands what they say to the child (`_hand_over`), which
+    reads the others meanwhile; a hand-over that fails leaves them to the child."""
     if len(session.messages) < min_messages or not can_fork():
         return AnchorsAhead(session)
+    n = len(session.messages)
+    split = n - int(n * share)
+    handoff = ready_r = ready_w = -1
+    if split < n and hasattr(os, "memfd_create"):
+        try:
+            handoff = os.memfd_create("ctxviz-anchors")
+            ready_r, ready_w = os.pipe()
+        except OSError:
+            _close(handoff, ready_r, ready_w)
+            handoff = ready_r = ready_w = -1
+    if handoff < 0:
+        split = n
     read, write = os.pipe()
     try:
         pid = os.fork()
     except OSError:
-        os.close(read)
-        os.close(write)
+        _close(read, write, handoff, ready_r, ready_w)
         return AnchorsAhead(session)
     if pid == 0:  # the child: build, send, leave without running the parent's exit handlers
         code = 1
@@ -176,7 +200,12 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
         # building, when `_state` and `pickle.dumps` made their tuples (10,000 messages: 30-40 ms).
         gc.disable()
         try:
-            os.close(read)
+            _close(read, ready_w)
+            if split < n:
+                MESSAGE_STORE.said(said_keys(session, 0, split), said_in)  # its share, while the parent reads the rest
+                theirs = _handed(handoff, ready_r)
+                if theirs is not None:
+                    MESSAGE_STORE.put(said_keys(session, split, n), theirs)
             data = pickle.dumps(_state(build_index(session, grows=False)), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
@@ -185,8 +214,61 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
             pass
         finally:
             os._exit(code)
-    os.close(write)
+    _close(write, ready_r)
+    if split < n:
+        _hand_over(session, split, handoff, ready_w)
     return AnchorsAhead(session, pid, read)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+@without_gc
+def _hand_over(session: Session, split: int, handoff: int, ready: int) -> None:
+    """Read what messages[split:] say (kept in this process's store too: an index built here after
+    all reuses them) and hand it to the child: pickled into `handoff` (a memory file, so writing
+    never waits for the child), then its size written to `ready`, which the child waits on. On any
+    failure the child reads the end of `ready` and extracts those messages itself."""
+    try:
+        said = MESSAGE_STORE.said(said_keys(session, split, len(session.messages)), said_in)
+        payload = memoryview(pickle.dumps(said, protocol=pickle.HIGHEST_PROTOCOL))
+        done = 0
+        while done < len(payload):
+            done += os.write(handoff, payload[done:])
+        os.write(ready, len(payload).to_bytes(8, "little"))
+    except Exception:  # noqa: BLE001 (the child extracts them itself)
+        pass
+    finally:
+        _close(handoff, ready)
+
+
+def _handed(handoff: int, ready: int) -> list[Any] | None:
+    """In the child: what the parent read of its share (`_hand_over`), or None when it handed nothing."""
+    try:
+        head = os.read(ready, 8)
+        if len(head) != 8:
+            return None
+        size = int.from_bytes(head, "little")
+        chunks: list[bytes] = []
+        got = 0
+        while got < size:
+            chunk = os.pread(handoff, size - got, got)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            got += len(chunk)
+        said = pickle.loads(b"".join(chunks))
+        return said if isinstance(said, list) else None
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        _close(handoff, ready)
 
 
 #: Attributes sent as each anchor's fields (`_FIELDS`) and made into `Anchor`s again by the parent:
