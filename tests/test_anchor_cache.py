@@ -247,3 +247,51 @@ def test_an_index_carried_over_each_growth_equals_one_read_from_scratch(turns, c
             previous = index
     finally:
         anchors_module.TAIL = saved
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+                min_size=1, max_size=12),
+       st.integers(0, 3), st.booleans())
+def test_an_index_that_keeps_nothing_to_grow_is_the_same_index(turns, tail, shared) -> None:  # type: ignore[no-untyped-def]
+    """`grows=False` (the index a forked child sends) skips the copies kept for growth: the same
+    anchors, lists, forms and keys in the same order as the index that keeps them, with nothing to
+    grow from (a session grown from it is read whole, to the index read from scratch). Tested with
+    a store that has read the texts before (`shared`) and one that has not."""
+    full = session(*[(role, " ".join(words)) for role, words in turns])
+    saved, anchors_module.TAIL = anchors_module.TAIL, tail
+    try:
+        store = MessageAnchors()
+        kept = build_index(full, store)
+        lean = build_index(full, store if shared else MessageAnchors(), grows=False)
+        same(lean, kept)
+        assert list(lean.forms) == list(kept.forms) and list(lean.by_key) == list(kept.by_key)
+        assert lean.voices == kept.voices and lean.first_indices == kept.first_indices
+        assert lean._growth is None and kept._growth is not None
+        bigger = grown(full, ("user", "Now fix src/app/other.py and keep ORD-9001 open."), ("assistant", "Editing `other_key` in src/app/other.py."))
+        same(build_index(bigger, MessageAnchors(), previous=lean), build_index(bigger, MessageAnchors()))
+    finally:
+        anchors_module.TAIL = saved
+
+
+def test_extractions_put_from_elsewhere_are_served_without_reading_the_text() -> None:
+    """`put` keeps what another process read (engine/anchors_ahead.py): `said` serves it without
+    computing, a key kept before keeps its own answer, and an index built on such a store is the
+    one built from nothing."""
+    from ctxviz.engine.anchors import said_in, said_keys
+
+    s = session(("user", "Fix src/app/main.py and keep ORD-2231 open."), ("assistant", "Editing `cache_key` in src/app/main.py."),
+                ("tool", "ValueError: bad value at src/app/main.py:12"))
+    keys = said_keys(s, 0, len(s.messages))
+    computed = [said_in(text, voice, role, swe) for voice, role, swe, text in keys]
+    store = MessageAnchors()
+    store.said(keys[:1], said_in)
+    store.put(keys, [((("user", ()),), False), *computed[1:]])  # the first key's own answer stands
+    calls: list[str] = []
+
+    def never(text: str, voice: str, role: str, swe: bool):  # type: ignore[no-untyped-def]
+        calls.append(text)
+        return said_in(text, voice, role, swe)
+
+    assert store.said(keys, never) == computed and calls == []
+    same(build_index(s, store), build_index(s, MessageAnchors()))

@@ -104,9 +104,9 @@ def test_a_small_session_is_indexed_here() -> None:
     assert not ahead.forked
 
 
-def test_the_index_leaves_the_collector_as_it_found_it_and_freezes_only_a_running_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`index()` pauses the collector and, where it was running, moves what it holds out of its
-    generations (gc.freeze); a caller that holds the collector off keeps it off, and nothing is frozen."""
+def test_the_index_leaves_the_collector_as_it_found_it_and_never_freezes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`index()` pauses the collector while it reads and gives it back as it found it; freezing is a
+    decision for the whole process, left to the caller (the CLI's `simulate`: test below)."""
     import gc
 
     freezes: list[bool] = []
@@ -116,12 +116,40 @@ def test_the_index_leaves_the_collector_as_it_found_it_and_freezes_only_a_runnin
         gc.disable()
         held = anchors_ahead.AnchorsAhead(coding_session(60))
         index = held.index()
-        assert not gc.isenabled() and freezes == []
+        assert not gc.isenabled()
         gc.enable()
         running = anchors_ahead.AnchorsAhead(coding_session(60))
         assert running.index() is running.index()  # built once
-        assert gc.isenabled() and freezes == [False], "frozen once, with the collector paused"
+        assert gc.isenabled()
+        assert freezes == []
         same_index(build_index(held.session, MessageAnchors()), index)
+    finally:
+        if not was:
+            gc.disable()
+
+
+def test_simulate_freezes_the_index_only_where_the_collector_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's `simulate` moves the index it waited for out of the collector's generations (the
+    process ends soon after), with the collector paused from before the index is read until the
+    freeze; a caller that holds the collector off keeps it off, and nothing is frozen."""
+    import gc
+
+    from ctxviz.cli.retention import kept_index, timeline_retention_of
+
+    freezes: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(gc.isenabled()))
+    session = coding_session(60)
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        held = anchors_ahead.AnchorsAhead(session)
+        assert kept_index(held) is held.index()
+        assert not gc.isenabled() and freezes == []
+        gc.enable()
+        timeline = simulate(session, "missy", get_policy("missy").make_params({"total": 12_000, "fresh_tail_count": 8}))
+        got = timeline_retention_of(timeline, anchors_ahead.AnchorsAhead(session))
+        assert gc.isenabled() and freezes == [False], "frozen once, with the collector paused"
+        assert got.to_json(None) == timeline_retention(timeline, build_index(session, MessageAnchors())).to_json(None)
     finally:
         if not was:
             gc.disable()
@@ -143,7 +171,7 @@ def test_no_fork_when_turned_off_or_with_threads_running(monkeypatch: pytest.Mon
 def test_a_child_that_fails_leaves_the_index_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     session = coding_session(80)
 
-    def broken(_session: Session) -> anchors.AnchorIndex:
+    def broken(_session: Session, **_: object) -> anchors.AnchorIndex:
         raise MemoryError("the child ran out")
 
     monkeypatch.setattr(anchors_ahead, "build_index", broken)  # only the child calls it
@@ -163,6 +191,60 @@ def test_close_stops_a_child_nobody_reads() -> None:
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # reaped: no zombie left
     assert ahead.pid is None and ahead.fd is None
+
+
+@needs_fork
+@pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
+def test_the_messages_this_process_reads_ahead_give_the_same_index(share: float) -> None:
+    """The parent reads the last `share` of the messages itself and hands what they say to the
+    child (kept in its own store too), the child reads the others: the index is the one built here
+    from nothing, whatever the split."""
+    from ctxviz.engine.anchor_cache import MESSAGE_STORE
+
+    session = coding_session(650)
+    n = len(session.messages)
+    split = n - int(n * share)
+    MESSAGE_STORE.clear()  # a cache: what earlier tests read is read again when asked
+    before = MESSAGE_STORE.extracted
+    ahead = anchors_ahead.start(session, min_messages=0, share=share)
+    assert MESSAGE_STORE.extracted - before == n - split  # read here, before start() returned
+    got = ahead.index()
+    assert ahead.forked
+    same_index(build_index(session, MessageAnchors()), got)
+    ahead.close()
+
+
+@needs_fork
+def test_a_hand_over_that_fails_leaves_those_messages_to_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the parent hands nothing (its read failed: the hand-over's ends are closed unwritten),
+    the child reads every message itself, to the same index."""
+    session = coding_session(660)
+
+    def fails(_session: Session, _split: int, handoff: int, ready: int) -> None:
+        os.close(handoff)
+        os.close(ready)
+
+    monkeypatch.setattr(anchors_ahead, "_hand_over", fails)
+    ahead = anchors_ahead.start(session, min_messages=0, share=0.5)
+    got = ahead.index()
+    assert ahead.forked
+    same_index(build_index(session, MessageAnchors()), got)
+    ahead.close()
+
+
+@needs_fork
+def test_a_child_that_sent_its_index_is_reaped_by_close() -> None:
+    """`index()` reads the child's index without waiting for the child to exit; by `close()` it is
+    reaped (no zombie left), whether it had exited when it was read or not."""
+    ahead = anchors_ahead.start(coding_session(700), min_messages=0)
+    pid = ahead.pid
+    assert pid is not None
+    ahead.index()
+    assert ahead.forked and ahead.pid is None
+    ahead.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert ahead.exiting is None
 
 
 def test_plans_made_ahead_give_the_same_retention() -> None:

@@ -101,13 +101,24 @@ class MessageAnchors:
                 self._said_chars -= len(oldest[3])
         return out
 
+    def put(self, keys: Sequence[SaidKey], saids: Sequence[Said]) -> None:
+        """Keep extractions computed elsewhere (`said` would compute the same for each key: the
+        caller guarantees it, as `engine/anchors_ahead.py` does with what the parent process read
+        for its forked child). A key already kept keeps its answer."""
+        table = self._said
+        with self._lock:
+            for key, found in zip(keys, saids, strict=True):
+                if key not in table:
+                    table[key] = found
+                    self._said_chars += len(key[3])
+
     def token_hits(self, texts: Sequence[str], wanted: set[str], split: Callable[[str], Iterable[str]]) -> list[frozenset[str]]:
         """For each text, the vocabulary words it holds as tokens (`split(lowered text)` gives a
         text's tokens, a set or a list; the caller keeps those it wants). `wanted` joins the vocabulary first; a text
         met before is only searched for the words that joined since."""
         with self._lock:
             vocab = self.vocabulary
-            vocab.add(sorted(wanted - vocab.known))
+            vocab.add(wanted - vocab.known)  # in any order: a text's entry counts how many it was searched for
             words, known, size = vocab.words, vocab.known, len(vocab.words)
             hits = self._hits
             out: list[frozenset[str]] = []

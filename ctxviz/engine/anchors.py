@@ -972,6 +972,15 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     return opening_done
 
 
+def said_keys(session: Session, start: int, stop: int) -> list[tuple[str, str, bool, str]]:
+    """The keys under which `build_index` looks up what messages[start:stop] say in its store
+    (anchor_cache.MessageAnchors.said, computed by `said_in`): a caller that reads some messages
+    ahead, elsewhere, keeps them under the same keys."""
+    swe = session.format in SWE_AGENT_FORMATS
+    voices = voices_of(session)
+    return [(voices[p], m.role, swe, m.text) for p, m in zip(range(start, stop), session.messages[start:stop], strict=True)]
+
+
 def _grows(previous: AnchorIndex | None, session: Session) -> bool:
     """Whether `session` holds the messages `previous`'s growth state read (the same objects): the
     last few messages may differ, or more may follow."""
@@ -983,7 +992,7 @@ def _grows(previous: AnchorIndex | None, session: Session) -> bool:
 
 
 @without_gc
-def build_index(session: Session, store: MessageAnchors | None = None, previous: AnchorIndex | None = None) -> AnchorIndex:
+def build_index(session: Session, store: MessageAnchors | None = None, previous: AnchorIndex | None = None, grows: bool = True) -> AnchorIndex:
     """Read every message once (or take what it says from `store`, where an earlier index of any
     session read it: see engine/anchor_cache.py). Anchors are then folded (one fact, one anchor),
     every message that names one in any form is added to it, and they are ordered by the message
@@ -992,7 +1001,11 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     With `previous`, the index of a session this one grew from by appended messages (a followed
     log: the same message objects, then new ones), only the new messages are read, and the old ones
     are searched only for the words the new ones made anchors of: the result is the same as
-    reading the session from scratch."""
+    reading the session from scratch.
+
+    `grows=False` keeps nothing to grow from (`_growth` is None: an index of a session grown from
+    this one reads it whole): for an index whose session never grows, such as the one a forked
+    child builds and sends (engine/anchors_ahead.py), the copies kept for growth are never read."""
     store = store if store is not None else MESSAGE_STORE
     swe = session.format in SWE_AGENT_FORMATS
     messages = session.messages
@@ -1012,7 +1025,7 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
         voices = voices_of(session)
     kept.opening_done = _read(messages, texts, voices, swe, store, n, covered, kept.first, kept.opening_done)
     # What the last messages say is read into a copy (a loader may still change them).
-    first = {k: [*e[:6], list(e[6]), *e[7:]] for k, e in kept.first.items()}
+    first = {k: [*e[:6], list(e[6]), *e[7:]] for k, e in kept.first.items()} if grows else kept.first
     _read(messages, texts, voices, swe, store, covered, len(messages), first, kept.opening_done)
     kept.messages, kept.voices, kept.texts = messages, voices[:covered], texts[:covered]
     aliases = _merge_paths(first)
@@ -1068,7 +1081,10 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
                 if words:
                     for w in words if only_wanted else words & wanted:
                         holders[w].append(p)
-            kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), dict(holders)
+            if grows:
+                kept.hits, kept.searched, kept.holders = every[:covered], set(wanted), dict(holders)
+            else:
+                kept.holders = holders
         index_of = [m.index for m in messages]
         as_placed = all(map(operator.eq, index_of, range(len(index_of))))  # message i at position i, as loaders make them
         # messages[:covered] through each word's holders (a grown index reads no old message here)
@@ -1125,10 +1141,10 @@ def build_index(session: Session, store: MessageAnchors | None = None, previous:
     final_phrases = {t: [(new_id[k], v) for k, v in found] for t, found in phrases.items()}
     by_message = tuple(map(tuple, by_message_sets))
     index = AnchorIndex(session, tuple(anchors), by_message, token_forms, alias_ids, voices, final_phrases)
-    if not (form_words or phrase_words):
+    if not (form_words or phrase_words) and grows:
         _grown_hits(kept, texts, n, covered, set())
     kept.covered = covered
-    index._growth = kept
+    index._growth = kept if grows else None
     return index
 
 

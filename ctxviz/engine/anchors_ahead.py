@@ -4,9 +4,13 @@
 (with the turns retention plans to check its model) and the session's anchor index
 (engine/anchors.py). On a long session read for the first time the index is the larger part of
 retention's cost (10,000 messages of a coding agent: about 2 s, as long as the whole replay), so
-`start(session)` forks a child that builds it with the same `build_index` and sends it back through
-a pipe as plain data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it
-when the caller is ready for it.
+`start(session)` forks a child that builds it with the same `build_index` (keeping nothing to grow
+from, `grows=False`: the parent's session never grows) and sends it back through a pipe as plain
+data (tuples, dicts and `Anchor`s, pickled), and `AnchorsAhead.index()` takes it when the caller is
+ready for it. `simulate` starts it as soon as the session is read, before it imports the replay's
+modules (cli/simulate.py). Both cores extract: right after the fork this process reads the last
+`PARENT_SHARE` of the messages itself (`_hand_over`) while the child reads the others, and hands
+what they say to the child through a memory file; the child folds them all into the index.
 
 The index is built in this process instead (`anchors_of`, the same answer) when no child can run:
 no `os.fork` (Windows), not Linux (macOS forks badly once system frameworks are loaded), threads
@@ -29,13 +33,22 @@ import sys
 import threading
 from typing import Any
 
+from .anchor_cache import MESSAGE_STORE
 from .anchors import ANCHOR_FIELDS as _FIELDS
-from .anchors import AnchorIndex, anchors_of, build_index, make_anchor
+from .anchors import AnchorIndex, anchors_of, build_index, make_anchor, said_in, said_keys
+from .gc_pause import without_gc
 from .session import Session
 
 #: Sessions with fewer messages are indexed in this process: the fork and the pipe cost more than
 #: the extraction they would overlap.
 MIN_MESSAGES = 500
+#: The share of the session's messages (its last ones) whose anchors the parent reads itself right
+#: after the fork, while the child reads the others, and hands to the child: the parent's own work
+#: until it waits for the index (the replay, the plans retention checks) is shorter than the child's
+#: (10,000 messages, missy: about 0.4 s against 1.0 s of CPU), so both cores extract. A replay
+#: slower than the index pays this share on its own path (a few tenths of a second on a run of
+#: several seconds).
+PARENT_SHARE = 0.4
 #: This environment variable set to 0 keeps the index in this process; set to 1 it forks even when
 #: every core looks busy (unset: fork when a core is free).
 ENV = "CTXVIZ_FORK"
@@ -75,17 +88,16 @@ class AnchorsAhead:
         self._index: AnchorIndex | None = None
         #: Whether the index came from the child (a test reads it).
         self.forked = False
+        #: A child that sent its index and had not exited when it was read: `close()` reaps it.
+        self.exiting: int | None = None
 
     def index(self) -> AnchorIndex:
         """The session's anchor index: the child's, or built here when there is none. The collector
-        is paused: unpickling the child's index makes some 100,000 objects, and the passes that set
-        off each walked the whole heap the replay had grown (10,000 messages: 0.116 s -> 0.047 s).
-        Then the index (and everything older: the session, the replay) is moved out of the
-        collector's generations, as `load_session` does with the session: it lives until the
-        command ends and holds no cycles, and left in the youngest generation it was walked again
-        by the next passes (10,000 messages: the passes after it took 0.07 s of CPU, 0.03 s frozen).
-        Only where the collector was running (a caller that holds it off may have cyclic garbage
-        pending, which a freeze would keep)."""
+        is paused meanwhile: unpickling the child's index makes some 100,000 objects, and the passes
+        that set off each walked the whole heap the replay had grown (10,000 messages: 0.116 s ->
+        0.047 s). It is left as it was found: whether to move the index out of the collector's
+        generations for good (`gc.freeze`, a decision for the whole process) is the caller's; the
+        CLI's `simulate` does (cli/retention.py)."""
         if self._index is None:
             running = gc.isenabled()
             gc.disable()
@@ -96,14 +108,17 @@ class AnchorsAhead:
                     self.forked = True
                 else:
                     self._index = anchors_of(self.session)
-                if running:
-                    gc.freeze()
             finally:
                 if running:
                     gc.enable()
         return self._index
 
     def _receive(self) -> dict[str, Any] | None:
+        """The child's state, read to the end of the pipe. The child is not waited for here: it
+        closes the pipe only after writing everything, then exits, and the kernel's tearing down of
+        a process that size (10,000 messages: 10-30 ms) would be spent waiting. A child that failed
+        wrote nothing, or stopped mid-write and left a pickle that does not load; either way the
+        index is built here. It is reaped at once if it is gone, else by `close()`."""
         if self.pid is None or self.fd is None:
             return None
         fd, pid = self.fd, self.pid
@@ -111,10 +126,10 @@ class AnchorsAhead:
         try:
             with os.fdopen(fd, "rb") as pipe:
                 data = pipe.read()
-            _, status = os.waitpid(pid, 0)
         except OSError:
-            return None
-        if not data or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            data = b""
+        self._reap(pid)
+        if not data:
             return None
         try:
             state = pickle.loads(data)
@@ -122,8 +137,23 @@ class AnchorsAhead:
             return None
         return state if isinstance(state, dict) else None
 
+    def _reap(self, pid: int) -> None:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except OSError:  # reaped already (ChildProcessError)
+            return
+        if not done:
+            self.exiting = pid
+
     def close(self) -> None:
-        """Stop a child whose index nobody will read (the command failed before it needed it)."""
+        """Stop a child whose index nobody will read (the command failed before it needed it), and
+        reap one that sent its index and was still exiting when it was read."""
+        if self.exiting is not None:
+            try:
+                os.waitpid(self.exiting, 0)
+            except OSError:
+                pass
+            self.exiting = None
         if self.pid is not None:
             try:
                 os.kill(self.pid, 9)
@@ -139,23 +169,44 @@ class AnchorsAhead:
             self.fd = None
 
 
-def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
+def start(session: Session, min_messages: int = MIN_MESSAGES, share: float = PARENT_SHARE) -> AnchorsAhead:
     """Begin building the session's anchor index in a child process when that can help; the caller
-    takes it with `.index()` (and calls `.close()` if it never does)."""
+    takes it with `.index()` (and calls `.close()` if it never does). This process first reads the
+    last `share` of the messages itself and hands what they say to the child (`_hand_over`), which
+    reads the others meanwhile; a hand-over that fails leaves them to the child."""
     if len(session.messages) < min_messages or not can_fork():
         return AnchorsAhead(session)
+    n = len(session.messages)
+    split = n - int(n * share)
+    handoff = ready_r = ready_w = -1
+    if split < n and hasattr(os, "memfd_create"):
+        try:
+            handoff = os.memfd_create("ctxviz-anchors")
+            ready_r, ready_w = os.pipe()
+        except OSError:
+            _close(handoff, ready_r, ready_w)
+            handoff = ready_r = ready_w = -1
+    if handoff < 0:
+        split = n
     read, write = os.pipe()
     try:
         pid = os.fork()
     except OSError:
-        os.close(read)
-        os.close(write)
+        _close(read, write, handoff, ready_r, ready_w)
         return AnchorsAhead(session)
     if pid == 0:  # the child: build, send, leave without running the parent's exit handlers
         code = 1
+        # The child frees nothing before it leaves: the collector only walked the index it was
+        # building, when `_state` and `pickle.dumps` made their tuples (10,000 messages: 30-40 ms).
+        gc.disable()
         try:
-            os.close(read)
-            data = pickle.dumps(_state(build_index(session)), protocol=pickle.HIGHEST_PROTOCOL)
+            _close(read, ready_w)
+            if split < n:
+                MESSAGE_STORE.said(said_keys(session, 0, split), said_in)  # its share, while the parent reads the rest
+                theirs = _handed(handoff, ready_r)
+                if theirs is not None:
+                    MESSAGE_STORE.put(said_keys(session, split, n), theirs)
+            data = pickle.dumps(_state(build_index(session, grows=False)), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
             code = 0
@@ -163,8 +214,61 @@ def start(session: Session, min_messages: int = MIN_MESSAGES) -> AnchorsAhead:
             pass
         finally:
             os._exit(code)
-    os.close(write)
+    _close(write, ready_r)
+    if split < n:
+        _hand_over(session, split, handoff, ready_w)
     return AnchorsAhead(session, pid, read)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+@without_gc
+def _hand_over(session: Session, split: int, handoff: int, ready: int) -> None:
+    """Read what messages[split:] say (kept in this process's store too: an index built here after
+    all reuses them) and hand it to the child: pickled into `handoff` (a memory file, so writing
+    never waits for the child), then its size written to `ready`, which the child waits on. On any
+    failure the child reads the end of `ready` and extracts those messages itself."""
+    try:
+        said = MESSAGE_STORE.said(said_keys(session, split, len(session.messages)), said_in)
+        payload = memoryview(pickle.dumps(said, protocol=pickle.HIGHEST_PROTOCOL))
+        done = 0
+        while done < len(payload):
+            done += os.write(handoff, payload[done:])
+        os.write(ready, len(payload).to_bytes(8, "little"))
+    except Exception:  # noqa: BLE001 (the child extracts them itself)
+        pass
+    finally:
+        _close(handoff, ready)
+
+
+def _handed(handoff: int, ready: int) -> list[Any] | None:
+    """In the child: what the parent read of its share (`_hand_over`), or None when it handed nothing."""
+    try:
+        head = os.read(ready, 8)
+        if len(head) != 8:
+            return None
+        size = int.from_bytes(head, "little")
+        chunks: list[bytes] = []
+        got = 0
+        while got < size:
+            chunk = os.pread(handoff, size - got, got)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            got += len(chunk)
+        said = pickle.loads(b"".join(chunks))
+        return said if isinstance(said, list) else None
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        _close(handoff, ready)
 
 
 #: Attributes sent as each anchor's fields (`_FIELDS`) and made into `Anchor`s again by the parent:
