@@ -3,12 +3,12 @@ the record itself, on random JSON and on every real log, for every reader of `ra
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import glob
 import json
 import os
 import pickle
+from copy import deepcopy
 
 import pytest
 from hypothesis import given, settings
@@ -67,7 +67,7 @@ def test_a_packed_record_unpacks_to_the_record_with_its_holes_filled(record, dat
         if not any(path[:len(p)] == p for p in chosen) and data.draw(st.booleans()):
             chosen.append(path)
     parse = [data.draw(st.booleans()) or not isinstance(_at(record, p), str) for p in chosen]
-    skeleton = copy.deepcopy(record)
+    skeleton = deepcopy(record)
     values = []
     for path, as_json in zip(chosen, parse, strict=True):
         value = _at(record, path)
