@@ -60,7 +60,7 @@ def _at(value: object, path: tuple) -> object:
 def test_a_packed_record_unpacks_to_the_record_with_its_holes_filled(record, data):
     """The reference is the record itself: whatever places are holes (a string kept as it is, or
     any value kept as its JSON text and parsed when read), the packed record reads back as the
-    record, key order and types included, fresh on each read; the hole strings are kept, not
+    record, key order and types included, fresh on each read (pickled too); the hole strings are kept, not
     copied. Holes nest in no other hole, as a loader's do (one per block)."""
     chosen: list[tuple] = []
     for path in _places(record):
@@ -80,6 +80,7 @@ def test_a_packed_record_unpacks_to_the_record_with_its_holes_filled(record, dat
     first.clear()  # a reader that changes what it read changes nothing else
     assert same(unpack(packed), record)
     assert all(a is b for a, b in zip(packed[2:], values, strict=True))
+    assert same(unpack(pickle.loads(pickle.dumps(packed))), record)  # (a message pickled to a worker carries it)
     assert same(unpack(PackedLines((packed, packer.record(skeleton)))), [record, skeleton])
 
 
