@@ -204,3 +204,15 @@ def test_a_message_keeps_its_texts_once_and_its_lines_as_they_were_read(path):
         with open(path, encoding="utf-8") as f:
             lines = {r.get("uuid"): r for r in map(json.loads, filter(str.strip, f)) if isinstance(r, dict)}
         assert all(x.record == lines[x.uuid] for x in reader.lines if x.uuid)
+
+
+def test_two_loads_of_a_log_have_the_same_records():
+    """What counting a reloaded log relies on (engine/counting.py `extend_counts`): each message of a
+    second load of the same file has the same `raw` as the first's, although the bytes of equal
+    packed records may differ (a usage count the loader's cache of usages holds from the first
+    load is written as shared); the messages stay packed."""
+    for path in CLAUDE_CODE_LOGS[:4]:
+        first, second = load_session(path), load_session(path)
+        assert all(same_raw(a, b) for a, b in zip(first.messages, second.messages, strict=True)), path
+        assert any(isinstance(stored_raw(m), PackedLines) for m in second.messages)
+        assert all(stored_raw(m).__class__ is not list for m in first.messages + second.messages)

@@ -22,11 +22,11 @@ import marshal
 from collections.abc import Sequence
 from typing import Any
 
-#: What `marshal` writes a packed record with: version 4, the smallest (short strings with a
-#: one-byte length, a key repeated within a record written once). Its bytes for equal records are
-#: equal when the records were read the same way (as every load of a line is); they may differ when
-#: other objects refer to a record's values differently, which only makes `same_raw` say "not the
-#: same" of two equal records (its callers then do what they would have done anyway).
+#: What `marshal` writes a packed record with: version 4, the smallest and quickest here (short
+#: strings with a one-byte length, a key repeated within a record written once). Equal bytes are
+#: equal records; equal records may give different bytes (a value another object also refers to
+#: is marked as such, e.g. a usage count a cache of the loader holds), so `same_raw` compares
+#: records whose bytes differ unpacked.
 MARSHAL_VERSION = 4
 
 
