@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 
 import pytest
@@ -216,3 +217,16 @@ def test_two_loads_of_a_log_have_the_same_records():
         assert all(same_raw(a, b) for a, b in zip(first.messages, second.messages, strict=True)), path
         assert any(isinstance(stored_raw(m), PackedLines) for m in second.messages)
         assert all(stored_raw(m).__class__ is not list for m in first.messages + second.messages)
+
+
+def test_loads_on_threads_at_once_read_their_records_back():
+    """The places of holes are shared by every load in the process (engine/packed_json.py `place`):
+    loads on several threads that meet new places at once (a message with more blocks than any
+    before it) each read their records back as a load alone does."""
+    lines = [{"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "go"}},
+             {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
+              "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": f"block {k}"} for k in range(400, 700)]}}]
+    text = "".join(json.dumps(r) + "\n" for r in lines)
+    with ThreadPoolExecutor(4) as pool:
+        sessions = list(pool.map(lambda _: load_session("threads.jsonl", text=text), range(8)))
+    assert all(s.messages[1].raw == [lines[1]] for s in sessions)

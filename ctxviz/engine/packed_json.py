@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,14 +61,22 @@ _PLACES: list[tuple[tuple[Any, ...], bool]] = []
 _PLACE_CODES: dict[tuple[tuple[Any, ...], bool], int] = {}
 
 
+#: Held while a new place is added (two loads on two threads may meet a new place at once;
+#: reentrant: a caller adding places in order holds it around `place`).
+PLACES_LOCK = threading.RLock()
+
+
 def place(path: tuple[Any, ...], parse: bool = False) -> int:
     """The code of a hole's place (see `Holes`), for `Packer.record`: a caller looks a place up once
     and passes small ints per record, which are cheaper to look up together than the paths."""
     key = (path, parse)
     code = _PLACE_CODES.get(key)
     if code is None:
-        code = _PLACE_CODES[key] = len(_PLACES)
-        _PLACES.append(key)
+        with PLACES_LOCK:
+            code = _PLACE_CODES.get(key)
+            if code is None:
+                _PLACES.append(key)
+                code = _PLACE_CODES[key] = len(_PLACES) - 1
     return code
 
 

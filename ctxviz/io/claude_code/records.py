@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...engine.packed_json import PackedRecord, Packer, place
+from ...engine.packed_json import PLACES_LOCK, PackedRecord, Packer, place
 from ...engine.session import ToolCallPart
 from .lines import _Line
 
@@ -22,9 +22,12 @@ _BLOCK_PLACES: dict[str, list[int]] = {key: [] for key in _TEXT_KEYS.values()}
 
 
 def _block_place(key: str, i: int) -> int:
+    """The code of `message.content[i][key]`, added with those before it (under the lock: the list
+    only grows, so a reader that finds i within it reads the right code without it)."""
     codes = _BLOCK_PLACES[key]
-    while len(codes) <= i:
-        codes.append(place(("message", "content", len(codes), key), key == "input"))
+    with PLACES_LOCK:
+        while len(codes) <= i:
+            codes.append(place(("message", "content", len(codes), key), key == "input"))
     return codes[i]
 
 
