@@ -2,34 +2,45 @@
 
 A loaded Claude Code log keeps each line's record for the few readers that want it as the file wrote
 it (the Anthropic export's original blocks, the cache lifetime the log recorded). As parsed dicts
-those records cost more than the messages themselves. Packed, an object is a tuple of its key tuple
-(a `Shape`, one per set of keys in a load: the key names cost nothing per record) and its values; an
-array is a tuple; repeated short strings and ints are shared within one load; a value the message
-already holds as JSON text (a tool call's `input`, as its `arguments`) is that text, parsed again
-when the record is read.
+those records cost more than the messages themselves. Packed, a record is its `marshal` bytes (one
+object: no per-value object headers, and made in C, in a fraction of the time a walk over the values
+in Python takes), less its *holes*: the texts the message holds anyway (a text block's text, a tool
+result's output, a tool call's `input` as its `arguments`), kept as those very strings, not copied.
+A `Holes` says where each goes (one object per distinct set of places in a load).
 
 `Message.raw` unpacks a packed record when first read and keeps the plain record from then on (the
 policies that read `raw` read it at every turn); `session.record_of` unpacks without keeping, for
 readers that read each message once (exports, the cache lifetime a log recorded). Readers see the
-plain JSON values they always did.
+plain JSON values they always did. The bytes never leave the process (marshal's format is
+Python's own); a pickled message carries them to the same Python.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import marshal
+import threading
+from collections.abc import Sequence
 from typing import Any
 
+#: What `marshal` writes a packed record with: version 4, the smallest and quickest here (short
+#: strings with a one-byte length, a key repeated within a record written once). Equal bytes are
+#: equal records; equal records may give different bytes (a value another object also refers to
+#: is marked as such, e.g. a usage count a cache of the loader holds), so `same_raw` compares
+#: records whose bytes differ unpacked.
+MARSHAL_VERSION = 4
 
-class Shape(tuple):
-    """An object's keys, in order: the first item of a packed object (no JSON value is a Shape, so a
-    tuple starting with one is an object, any other tuple an array)."""
+
+class Holes(tuple):
+    """Where a packed record's holes are, one `(path, parse)` per hole: `path` the keys and indices
+    from the record down to the hole, `parse` whether its string is JSON text of the value (a tool
+    call's `input`, kept as its `arguments`) rather than the value itself."""
 
     __slots__ = ()
 
 
 class PackedRecord(tuple):
-    """A record kept as `Message.raw`: a packed object (`(Shape, value...)`), a dict when read."""
+    """A record kept as `Message.raw`: `(bytes, Holes, hole value...)`, the record when read."""
 
     __slots__ = ()
 
@@ -40,94 +51,69 @@ class PackedLines(tuple):
     __slots__ = ()
 
 
-class PackedText(tuple):
-    """A JSON value kept as its JSON text, `(text,)`: text the message holds anyway, parsed when read."""
-
-    __slots__ = ()
-
-
 #: The packed forms a `Message.raw` may hold (anything else is kept and read as it is).
 PACKED = (PackedRecord, PackedLines)
-_CONTAINERS = frozenset((tuple, PackedRecord, PackedLines, PackedText))
+
+_NO_HOLES = Holes()
+
+#: The places holes may be at, and the code of each (`place`): the same for the life of the process.
+_PLACES: list[tuple[tuple[Any, ...], bool]] = []
+_PLACE_CODES: dict[tuple[tuple[Any, ...], bool], int] = {}
+
+
+#: Held while a new place is added (two loads on two threads may meet a new place at once;
+#: reentrant: a caller adding places in order holds it around `place`).
+PLACES_LOCK = threading.RLock()
+
+
+def place(path: tuple[Any, ...], parse: bool = False) -> int:
+    """The code of a hole's place (see `Holes`), for `Packer.record`: a caller looks a place up once
+    and passes small ints per record, which are cheaper to look up together than the paths."""
+    key = (path, parse)
+    code = _PLACE_CODES.get(key)
+    if code is None:
+        with PLACES_LOCK:
+            code = _PLACE_CODES.get(key)
+            if code is None:
+                _PLACES.append(key)
+                code = _PLACE_CODES[key] = len(_PLACES) - 1
+    return code
 
 
 def unpack(value: Any) -> Any:
     """The JSON value `value` packs: dicts and lists, fresh on each call."""
     kind = value.__class__
-    if kind is tuple or kind is PackedRecord:
-        if value and value[0].__class__ is Shape:
-            values = iter(value)
-            shape = next(values)
-            return dict(zip(shape, [v if v.__class__ not in _CONTAINERS else unpack(v) for v in values], strict=True))
-        return [v if v.__class__ not in _CONTAINERS else unpack(v) for v in value]
+    if kind is PackedRecord:
+        record = marshal.loads(value[0])
+        holes = value[1]
+        if holes:
+            loads = json.loads
+            for k, (path, parse) in enumerate(holes, 2):
+                at = record
+                for key in path[:-1]:
+                    at = at[key]
+                hole = value[k]
+                at[path[-1]] = loads(hole) if parse else hole
+        return record
     if kind is PackedLines:
         return [unpack(v) for v in value]
-    if kind is PackedText:
-        return json.loads(value[0])
     return value
 
 
-#: Strings up to this long are shared within a load (ids, times, types, model names, versions);
-#: longer ones are texts, seldom repeated and costly to hash.
-SHARED_STRING = 64
-
-
 class Packer:
-    """Packs the records of one load, sharing repeated short strings, ints and shapes between them.
-    `strings` may be the load's own table of shared strings (a line's uuid is then the same object
-    as its message's id)."""
+    """Packs the records of one load, sharing the `Holes` of records whose holes are in the same
+    places (most lines of a log have one of a few)."""
 
-    def __init__(self, strings: dict[str, str] | None = None) -> None:
-        self.strings: dict[str, str] = {} if strings is None else strings
-        self.ints: dict[int, int] = {}
-        self.shapes: dict[tuple[str, ...], Shape] = {}
-        self.value, self._object = self._packers()
+    def __init__(self) -> None:
+        self.holes: dict[tuple[int, ...], Holes] = {}
 
-    def record(self, record: dict[str, Any], packed: dict[str, Any] | None = None, drop: Iterable[str] = ()) -> PackedRecord:
-        """`record` packed, less the keys in `drop`; the values of the keys in `packed` are taken as
-        they are (packed by the caller: `object`, a tuple of packed values, a `PackedText`)."""
-        return PackedRecord(self.object(record, packed, drop))
-
-    def object(self, record: dict[str, Any], packed: dict[str, Any] | None = None, drop: Iterable[str] = ()) -> tuple[Any, ...]:
-        """A nested object, as `record` packs it."""
-        if packed or drop:
-            record = record.copy()
-            if packed:
-                record.update(packed)
-            for key in drop:
-                record.pop(key, None)
-        return self._object(record)
-
-    def _packers(self) -> tuple[Callable[[Any], Any], Callable[[dict[str, Any]], tuple[Any, ...]]]:
-        """(pack any value, pack an object): closures over the tables (every value of a large log goes
-        through this loop: a method call or a comprehension per value costs a tenth or more)."""
-        strings, ints, shapes = self.strings, self.ints, self.shapes
-        shared, known = strings.setdefault, ints.setdefault
-
-        def pack_values(values: Iterable[Any], out: list[Any]) -> tuple[Any, ...]:
-            append = out.append
-            for v in values:
-                kind = v.__class__
-                if kind is str:
-                    if len(v) <= SHARED_STRING:
-                        v = shared(v, v)
-                elif kind is int:
-                    v = known(v, v)
-                elif kind is dict:
-                    v = pack_object(v)
-                elif kind is list:
-                    v = pack_values(v, [])
-                append(v)  # JSON's other scalars, and what a caller packed (tuples, PackedText)
-            return tuple(out)
-
-        def pack_object(record: dict[str, Any]) -> tuple[Any, ...]:
-            keys = tuple(record)
-            shape = shapes.get(keys)
-            if shape is None:
-                shape = shapes[keys] = Shape(keys)
-            return pack_values(record.values(), [shape])
-
-        def pack_value(value: Any) -> Any:
-            return pack_values((value,), [])[0]
-
-        return pack_value, pack_object
+    def record(self, skeleton: Any, places: tuple[int, ...] = (), values: Sequence[Any] = ()) -> PackedRecord:
+        """The record `skeleton` is, with `values[k]` at the place coded `places[k]` (`place`; where
+        the skeleton holds a placeholder, so that the keys keep their order). The skeleton is copied
+        (into bytes); the values are kept as they are (strings the message holds anyway)."""
+        if not places:
+            return PackedRecord((marshal.dumps(skeleton, MARSHAL_VERSION), _NO_HOLES))
+        holes = self.holes.get(places)
+        if holes is None:
+            holes = self.holes[places] = Holes([_PLACES[code] for code in places])
+        return PackedRecord((marshal.dumps(skeleton, MARSHAL_VERSION), holes, *values))

@@ -247,13 +247,13 @@ def record_of(message: Message) -> Any:
 
 
 def same_raw(a: Message, b: Message) -> bool:
-    """`a.raw == b.raw`, without unpacking (and keeping unpacked) two packed records to compare them:
-    equal packed records unpack to equal records. (Two packing the same record with its keys in
-    another order read as different: a caller then does again what it would have done anyway.)"""
+    """`a.raw == b.raw`, without keeping either unpacked: equal packed records unpack to equal
+    records, and packed records that differ are unpacked afresh to be compared (equal records may
+    pack to different bytes: `packed_json.MARSHAL_VERSION`)."""
     x, y = stored_raw(a), stored_raw(b)
-    if (x.__class__ in PACKED) == (y.__class__ in PACKED):
+    if x.__class__ not in PACKED and y.__class__ not in PACKED:
         return bool(x == y)
-    return bool(record_of(a) == record_of(b))
+    return x == y or bool(record_of(a) == record_of(b))
 
 
 MESSAGE_DEFAULTS = {"name": "", "tool_call_id": "", "timestamp": "", "usage": None}

@@ -63,7 +63,7 @@ class _Reader(_Chain):
         #: the names are checked against the whole session (`_names_checked`).
         self.names_unsure = False
         self.strings: dict[str, str] = {}  # the one copy of each line's version and session id (`add_records`)
-        self.packer = Packer(self.strings)  # the records messages keep (`packed_record`), sharing those strings
+        self.packer = Packer()  # the records messages keep (`packed_record`)
         self.lines: list[_Line] = []
         self.written: dict[str, dict[str, Any]] = {}  # uuid -> (a copy of) its first line's record
         self.messages: list[Message] = []
