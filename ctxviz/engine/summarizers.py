@@ -157,6 +157,49 @@ def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[s
 _HEAD = 1024
 
 
+def _wide_word_lines(text: str, starts: tuple[tuple[bytes, int], ...], at: re.Pattern[str], limit: int = 0) -> list[str]:
+    """`_word_lines` of a text outside ASCII without `_FOLDS_TO_ASCII`, read in bytes: its
+    characters outside ASCII made "?" one for one (`str.encode`'s "replace"), then lowered. Such a
+    text's lower case holds an ASCII letter exactly where the text holds that letter in either case
+    (no other character lowers to one: tests/test_summarizer_batch.py checks every code point),
+    so the words' starts (`starts`, in bytes) stand at the same places in both, and `at` (the
+    words with re.I) tells whether a word stands whole there, in the text itself. `str.lower`
+    looks each character of such a text up in the Unicode tables, and each search of its lower case
+    runs over two or four bytes a character: lowering and searching the bytes costs a fraction.
+    With a `limit`, a long text is read a head first, as `_word_lines` reads it."""
+    head = limit and len(text) > _HEAD
+    lower = (text[:_HEAD] if head else text).encode("ascii", "replace").lower()
+    lines: list[str] = []
+    n = len(lower)
+    sure = n if n == len(text) else n - _LONGEST  # (see `_word_lines`)
+    find = lower.find
+    match = at.match
+    start = 0
+    while True:
+        best = n
+        for w, reach in starts:
+            found = find(w, start, best + reach)
+            if found >= 0:
+                best = found
+        if best >= sure:
+            if n == len(text):
+                return lines
+            lower += text[n:].encode("ascii", "replace").lower()
+            n = sure = len(lower)
+            find = lower.find
+            continue
+        if match(text, best) is None:
+            start = best + 1
+            continue
+        end = text.find("\n", best)
+        if end < 0:
+            end = len(text)
+        lines.append(text[text.rfind("\n", 0, best) + 1: end])
+        if len(lines) == limit:
+            return lines
+        start = end
+
+
 def _unique(items: list[str], limit: int) -> list[str]:
     """The last `limit` distinct non-empty items, in the order each first appears (a dict keeps
     that order: a list searched for each item was quadratic in a long session's tool results)."""
@@ -291,6 +334,9 @@ _DECISION_LOWER_RE = re.compile(rf"\b(?:{'|'.join(DECISION_WORDS)})\b")
 #: one), each with its length less one.
 _ERROR_STARTS = tuple((w, len(w) - 1) for w in ("error", "exception", "traceback", "fail"))
 _DECISION_STARTS = tuple((w, len(w) - 1) for w in ("deci", "we'll use", "will use", "chose", "going with", "let's use", "plan is"))
+#: The starts in bytes, for `_wide_word_lines`.
+_ERROR_STARTS_BYTES = tuple((w.encode("ascii"), reach) for w, reach in _ERROR_STARTS)
+_DECISION_STARTS_BYTES = tuple((w.encode("ascii"), reach) for w, reach in _DECISION_STARTS)
 #: The longest of the words, ERROR_WORDS and DECISION_WORDS ("going with").
 _LONGEST = max(map(len, ERROR_WORDS + DECISION_WORDS))
 
@@ -345,8 +391,10 @@ def _extract(m: Message) -> Features:
     decisions: tuple[str, ...] = ()
     request = ""
     if role == "tool":
-        if text.isascii() or not _folds(text):
+        if text.isascii():
             lines = _word_lines(text, _ERROR_STARTS, _ERROR_LOWER_RE, 2)
+        elif not _folds(text):
+            lines = _wide_word_lines(text, _ERROR_STARTS_BYTES, ERROR_WORD_RE, 2)
         else:
             lines = _lines_with(ERROR_WORD_RE, text, 2)
         if lines:
@@ -361,7 +409,7 @@ def _extract(m: Message) -> Features:
             else:
                 lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
         elif not _folds(text):
-            lines = _word_lines(text, _DECISION_STARTS, _DECISION_LOWER_RE)
+            lines = _wide_word_lines(text, _DECISION_STARTS_BYTES, DECISION_WORD_RE)
         else:
             lines = _lines_with(DECISION_WORD_RE, text)
         if lines:

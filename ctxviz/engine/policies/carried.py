@@ -38,8 +38,13 @@ class _Snapshot:
 
     LIMITS = (12, 8, 12, 2, 4)  # files, decisions, values, current state, pending
 
-    def __init__(self, count: Callable[[str], int] | None = None) -> None:
+    def __init__(self, count: Callable[[str], int] | None = None, by_pieces: bool = False) -> None:
         self.count = count
+        # With `by_pieces` (`count` is cl100k_base's or o200k_base's), an item's line is counted as
+        # its fixed start and the item's own count, kept per item (`_after`).
+        self.by_pieces = by_pieces and count is not None
+        self.spaced: dict[str, int] = {}  # count(" " + text), by text
+        self.fixed: dict[str, int] = {}  # the counts of the fixed pieces ("-", "- Last action:", "\u2026\n")
         self.seen: list[Message] = []
         self.unique: tuple[dict[str, None], ...] = ({}, {}, {}, {}, {})  # per section (current state has none)
         self.last_action = ""
@@ -57,7 +62,7 @@ class _Snapshot:
 
     def text(self, messages: list[Message]) -> str:
         if len(messages) < len(self.seen) or (self.seen and messages[len(self.seen) - 1] is not self.seen[-1]):
-            self.__init__(self.count)  # type: ignore[misc]  # not the list seen before, grown: start again
+            self.__init__(self.count, self.by_pieces)  # type: ignore[misc]  # not the list seen before, grown: start again
         self.advance(messages[len(self.seen):])
         return self.render()
 
@@ -69,8 +74,47 @@ class _Snapshot:
         lines = self.endings[ending]
         entry = lines.get(item)
         if entry is None:
-            entry = lines[item] = self._line(f"- {item}{ending}")
+            entry = lines[item] = self._started("-", item, ending)
         return entry
+
+    def _started(self, start: str, item: str, ending: str) -> tuple[str, int, int]:
+        """The line `start` + " " + `item` + `ending`: (line, count, spaces). By pieces, its count
+        is the start's and the rest's (`_after`): under either pattern a space after a character
+        that is not whitespace begins a pre-token (no alternative holds a space but as its first
+        character, or in a run of whitespace), and the count is the sum over pre-tokens."""
+        line = f"{start} {item}{ending}"
+        if not self.by_pieces or item[:1].isspace() or not item:
+            return self._line(line)
+        fixed = self.fixed.get(start)
+        if fixed is None:
+            fixed = self.fixed[start] = self.count(start)  # type: ignore[misc]
+        return line, fixed + self._after(item, ending), line.count(" ")
+
+    def _after(self, item: str, ending: str) -> int:
+        """count(" " + item + ending), the item's own count kept for its other endings: an item
+        shows with "\n" as a middle line, with "\n\n" or none as a section's last, and a request
+        in the Current State and the Pending Tasks. Where the item ends with an ASCII letter or
+        digit, the newlines after it are a pre-token of their own (only a run of punctuation takes
+        newlines after it), so the count is the item's and the ending's; where it ends with the
+        clip's "\u2026" after a letter or digit, the "\u2026" and the newlines are one pre-token
+        after the rest. Any other ending is counted with the item."""
+        count = self.count
+        last = item[-1]
+        if last.isascii() and last.isalnum():
+            body, tail = item, ending
+        elif last == "\u2026" and len(item) > 1 and item[-2].isascii() and item[-2].isalnum():
+            body, tail = item[:-1], "\u2026" + ending
+        else:
+            return count(f" {item}{ending}")  # type: ignore[misc]
+        n = self.spaced.get(body)
+        if n is None:
+            n = self.spaced[body] = count(" " + body)  # type: ignore[misc]
+        if tail:
+            t = self.fixed.get(tail)
+            if t is None:
+                t = self.fixed[tail] = count(tail)  # type: ignore[misc]
+            n += t
+        return n
 
     def _heading(self, s: int) -> tuple[str, int, int]:
         heading = self.headings[s]
@@ -145,11 +189,11 @@ class _Snapshot:
         action = self.actions.get(self.last_action)
         if action is None:
             a = self.last_action
-            action = self.actions[a] = self._line(f"- Last action: {a}\n" if a else "- No action taken yet\n")
+            action = self.actions[a] = self._started("- Last action:", a, "\n") if a else self._line("- No action taken yet\n")
         request = self.requests.get(self.last_request)
         if request is None:
             r = self.last_request
-            request = self.requests[r] = self._line(f"- Latest request: {r}\n\n" if r else "- No request yet\n\n")
+            request = self.requests[r] = self._started("- Latest request:", r, "\n\n") if r else self._line("- No request yet\n\n")
         return self._heading(3), action, request
 
     def _part(self, s: int) -> tuple[str, int, int]:

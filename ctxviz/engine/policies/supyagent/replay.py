@@ -67,7 +67,7 @@ class SupyagentReplay(_GrowingReplay):
         # from what it gathered the time before (any other summarizer is asked each time).
         self.summary_counter = _SummaryCounter(self.tok)
         counter = self.tok.count if self.summary_counter.piecewise else None  # (the snapshot keeps each line's count)
-        self.snapshot = _Snapshot(counter) if type(summarizer) is ExtractiveSummarizer else None
+        self.snapshot = _Snapshot(counter, by_pieces=True) if type(summarizer) is ExtractiveSummarizer else None  # (by pieces: see `_SummaryCounter`)
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
