@@ -120,6 +120,13 @@ def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[s
     lowered onto it."""
     if lower is None:
         lower = text[:_HEAD].lower() if limit and len(text) > _HEAD else text.lower()
+    return _lines_found(text, lower, str.lower, starts, at, limit, in_text=False)
+
+
+def _lines_found(text: str, lower, widen, starts, at: re.Pattern[str], limit: int, in_text: bool) -> list[str]:  # noqa: ANN001
+    """The search `_word_lines` and `_wide_word_lines` share, over `lower` (a lowered head of the
+    text or all of it, as str or as bytes; `widen` lowers the rest onto it the same way), `at`
+    matched in the text itself (`in_text`) or in `lower`."""
     lines: list[str] = []
     n = len(lower)
     # A place found before `sure` is the place in the whole text: a word starting before it, and
@@ -137,11 +144,11 @@ def _word_lines(text: str, starts: tuple[tuple[str, int], ...], at: re.Pattern[s
         if best >= sure:
             if n == len(text):  # (nothing found)
                 return lines
-            lower += text[n:].lower()  # the rest, and this search again
+            lower += widen(text[n:])  # the rest, and this search again
             n = sure = len(lower)
             find = lower.find
             continue
-        if match(lower, best) is None:  # a start of a longer word, or a word not standing alone
+        if match(text if in_text else lower, best) is None:  # a start of a longer word, or a word not standing alone
             start = best + 1
             continue
         end = text.find("\n", best)
@@ -168,36 +175,11 @@ def _wide_word_lines(text: str, starts: tuple[tuple[bytes, int], ...], at: re.Pa
     runs over two or four bytes a character: lowering and searching the bytes costs a fraction.
     With a `limit`, a long text is read a head first, as `_word_lines` reads it."""
     head = limit and len(text) > _HEAD
-    lower = (text[:_HEAD] if head else text).encode("ascii", "replace").lower()
-    lines: list[str] = []
-    n = len(lower)
-    sure = n if n == len(text) else n - _LONGEST  # (see `_word_lines`)
-    find = lower.find
-    match = at.match
-    start = 0
-    while True:
-        best = n
-        for w, reach in starts:
-            found = find(w, start, best + reach)
-            if found >= 0:
-                best = found
-        if best >= sure:
-            if n == len(text):
-                return lines
-            lower += text[n:].encode("ascii", "replace").lower()
-            n = sure = len(lower)
-            find = lower.find
-            continue
-        if match(text, best) is None:
-            start = best + 1
-            continue
-        end = text.find("\n", best)
-        if end < 0:
-            end = len(text)
-        lines.append(text[text.rfind("\n", 0, best) + 1: end])
-        if len(lines) == limit:
-            return lines
-        start = end
+    return _lines_found(text, _ascii_lower(text[:_HEAD] if head else text), _ascii_lower, starts, at, limit, in_text=True)
+
+
+def _ascii_lower(text: str) -> bytes:
+    return text.encode("ascii", "replace").lower()
 
 
 def _unique(items: list[str], limit: int) -> list[str]:
