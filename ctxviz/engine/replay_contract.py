@@ -75,12 +75,14 @@ class Turn:
 
 
 def new_turn(index: int, tokens_sent: int, budget: int, kept: int, dropped: int, summarized: int, truncated: int, fits: bool, summaries: int,
-             events: tuple[Event, ...] = (), not_sent: int = 0) -> Turn:
+             events: tuple[Event, ...] = (), not_sent: int = 0, step: int = 0, reply: int = -1) -> Turn:
     """`Turn(...)` built directly, identical and equal: the frozen dataclass's constructor sets each
-    of its thirteen fields through `object.__setattr__` (2-5 µs, a fifth of a cheap replayer's step)."""
+    of its thirteen fields through `object.__setattr__` (2-5 µs, a fifth of a cheap replayer's step).
+    A replayer that knows the step's number and reply (as `simulate` numbers them) passes them, and
+    `simulate` keeps the turn instead of copying it to number it."""
     turn = object.__new__(Turn)
     turn.__dict__.update(index=index, tokens_sent=tokens_sent, budget=budget, kept=kept, dropped=dropped, summarized=summarized,
-                         truncated=truncated, fits=fits, summaries=summaries, events=events, not_sent=not_sent, step=0, reply=-1)
+                         truncated=truncated, fits=fits, summaries=summaries, events=events, not_sent=not_sent, step=step, reply=reply)
     return turn
 
 
