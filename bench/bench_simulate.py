@@ -13,7 +13,8 @@ Sessions (`--sessions`):
   replays past it (at its default limit the first comes at turn 2,379 of 4,000).
 
 For each policy (and with pair safety: `--pair-safe` all, or the policies named), in interleaved rounds
-(every round runs each size and case once, the order of the cases flipping each round), it prints
+(every round runs each case once at each size, a case's sizes one after the other, the order of the
+cases flipping each round), it prints
 the following. Counting is done once beforehand; every replay and every plan timed gets a new identity
 of its session holding those counts and nothing else (`fresh`), as a process that has just counted it.
 
@@ -224,8 +225,11 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
     print(f"growth: {len(cases)} cases on {', '.join(kinds)} sessions of {', '.join(f'{n:,}' for n in all_sizes)} messages, "
           f"counted in {time.perf_counter() - t0:.1f} s", flush=True)
     for r in range(rounds):
-        for n in all_sizes:
-            for case in (cases if r % 2 == 0 else cases[::-1]):
+        # Each case's sizes one after the other: a round takes a minute or more, and sizes measured
+        # a minute apart (every case at 1,000 messages, then every case at 2,000, ...) put the
+        # machine's drift over that minute into the fitted exponent.
+        for case in (cases if r % 2 == 0 else cases[::-1]):
+            for n in all_sizes:
                 if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
                     continue
                 s = sessions[case.kind][n]
