@@ -1,7 +1,8 @@
 """The claude-code replayer makes each turn already numbered as `simulate` numbers it (its step
-and the reply that answered it), so `simulate` keeps it instead of copying it: the turn it makes
-must be the one the `Turn` dataclass builds from the same fields, and a replay's turns must carry
-the schedule's steps and replies, as the reference replay's turns (numbered by `simulate`) do."""
+and the reply that answered it, `new_turn(..., step, reply)`), so `simulate` keeps it instead of
+copying it: the turn `new_turn` makes must be the one the `Turn` dataclass builds from the same
+fields, and a replay's turns must carry the schedule's steps and replies, as the reference
+replay's turns (numbered by `simulate`) do."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,8 +11,7 @@ from ctxviz.engine import simulate as simulate_module
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.policies.claude_code.replay import _turn
-from ctxviz.engine.replay_contract import Event, Turn
+from ctxviz.engine.replay_contract import Event, Turn, new_turn
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.steps import schedule
 
@@ -26,7 +26,7 @@ EVENTS = st.lists(st.builds(Event, st.integers(0, 50), st.sampled_from(["compact
        st.booleans(), st.integers(0, 9), EVENTS, st.integers(0, 10**6), st.integers(0, 500), st.integers(-1, 500))
 def test_a_turn_made_numbered_is_the_dataclasss_turn(index, tokens_sent, budget, kept, dropped, summarized, fits, summaries, events,
                                                        not_sent, step, reply):
-    made = _turn(index, tokens_sent, budget, kept, dropped, summarized, fits, summaries, events, not_sent, step, reply)
+    made = new_turn(index, tokens_sent, budget, kept, dropped, summarized, 0, fits, summaries, events, not_sent, step, reply)
     built = Turn(index, tokens_sent, budget, kept, dropped, summarized, 0, fits, summaries, events, not_sent, step, reply)
     assert made == built
     assert hash(made) == hash(built)

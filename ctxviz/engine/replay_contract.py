@@ -131,7 +131,10 @@ class _Replay:
     The contract: `simulate` hands every session message once, in order, to `absorb` (take it into
     the state: no turn, no trigger) or, at a step, to `step` (take it in, build the request's turn
     and check the policy's trigger there). Before each step it sets `horizon` (`Turn.horizon`: the
-    session's own summaries starting up to there are in force), and after it `last_horizon`."""
+    session's own summaries starting up to there are in force), `step_at` and `reply` (the step's
+    number and the message answering it, -1: none, as the turn carries them: a replayer that builds
+    its turn with them, `new_turn(..., step=self.step_at, reply=self.reply)`, has it kept as made
+    instead of copied to be numbered), and after it `last_horizon`."""
 
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.session = session
@@ -146,6 +149,8 @@ class _Replay:
         self.pins: dict[int, str] = {}
         self.horizon = -1  # this step's `Turn.horizon` (set by `simulate` before `step`)
         self.last_horizon = -1  # the step before's
+        self.step_at = 0  # this step's number (set by `simulate` before `step`)
+        self.reply = -1  # the message answering this step (set by `simulate` before `step`)
         #: The steps this replay planned from scratch (the reference `step`): `simulate` reports them.
         self.scratch_steps = 0
 

@@ -175,8 +175,9 @@ def simulate(
         if at < count and steps[at] == i:
             reply = replies[at]
             replay.horizon = reply if reply >= 0 else i
+            replay.step_at, replay.reply = at, reply
             turn = step(i)
-            if turn.step != at or turn.reply != reply:  # (a replayer may make its turns numbered: then they are not copied)
+            if turn.step != at or turn.reply != reply:  # (a replayer that numbers its turns with these has them kept, not copied)
                 turn = _numbered(turn, at, reply)
             turns.append(turn)
             replay.last_horizon = replay.horizon

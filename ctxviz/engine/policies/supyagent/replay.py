@@ -36,8 +36,6 @@ class SupyagentReplay(_GrowingReplay):
     def __init__(self, session: Session, policy: str, params: Any, full: TokenCounts, summarizer: Summarizer, pair_safe: bool) -> None:
         self.tok = full.tokenizer
         super().__init__(session, policy, params, full, summarizer, pair_safe)
-        self.steps_taken = 0  # the steps asked for so far
-        self.step_number = 0  # this step's number
         settings: ContextSettings = params
         self.limit = settings.context_limit or get_context_limit(session.model)
         tools = tools_json(session)
@@ -102,8 +100,6 @@ class SupyagentReplay(_GrowingReplay):
             self.pairs.grow(i)
 
     def step(self, i: int) -> Turn:
-        self.step_number = self.steps_taken  # (as `simulate` numbers the step: its turn is built numbered)
-        self.steps_taken += 1
         self.absorb(i)
         if not self.ok or (not self.generated and self.first_covering <= self.recorded_until(i)):
             return super().step(i)
@@ -182,9 +178,7 @@ class SupyagentReplay(_GrowingReplay):
         if recorded is not None and not self.generated:
             events += tuple(self._recorded_events(i, recorded, h, start, before_summary))
         self.before = FITS  # the list fits (emergency truncation would have taken this turn)
-        horizon = self.horizon  # (the step's reply where it has one: `simulate` sets it so)
-        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, events, not_sent,
-                        self.step_number, horizon if horizon != i else -1)
+        return new_turn(i, total, self.limit, kept, i + 1 - kept - start, start, 0, True, active, events, not_sent, self.step_at, self.reply)
 
 
     def _recorded(self, i: int) -> int | None:
