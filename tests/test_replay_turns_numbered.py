@@ -1,9 +1,10 @@
-"""The claude-code replayer makes each turn already numbered as `simulate` numbers it (its step
-and the reply that answered it, `new_turn(..., step, reply)`), so `simulate` keeps it instead of
-copying it: the turn `new_turn` makes must be the one the `Turn` dataclass builds from the same
+"""The claude-code and supyagent replayers make each turn already numbered as `simulate` numbers
+it (its step and the reply that answered it, `new_turn(..., step, reply)`), so `simulate` keeps it
+instead of copying it: the turn `new_turn` makes must be the one the `Turn` dataclass builds from the same
 fields, and a replay's turns must carry the schedule's steps and replies, as the reference
 replay's turns (numbered by `simulate`) do."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,7 @@ from ctxviz.engine.simulate import simulate
 from ctxviz.engine.steps import schedule
 
 from .hypothesis_budget import examples
-from .test_replay_incremental import SETTINGS, sessions
+from .test_replay_incremental import SETTINGS, SMALL, sessions
 
 EVENTS = st.lists(st.builds(Event, st.integers(0, 50), st.sampled_from(["compaction", "overflow"]), st.text(max_size=20)), max_size=2).map(tuple)
 
@@ -34,22 +35,31 @@ def test_a_turn_made_numbered_is_the_dataclasss_turn(index, tokens_sent, budget,
     assert made.to_json() == built.to_json()
 
 
+#: The replayers that build their turns numbered, and parameters at which they compact or summarise.
+NUMBERING = {
+    "claude-code": st.integers(300, 4000).map(lambda window: {"context_window": window, "autocompact_buffer": window // 4,
+                                                              "max_output_tokens_for_summary": 0}),
+    "supyagent": SMALL["supyagent"],
+}
+
+
+@pytest.mark.parametrize("policy", sorted(NUMBERING))
 @settings(SETTINGS, max_examples=examples(40))
-@given(sessions(), st.integers(300, 4000), st.booleans(), st.booleans())
-def test_a_replays_turns_carry_the_schedules_steps_and_replies(s, window, pair_safe, per_message):
+@given(s=sessions(), data=st.data(), pair_safe=st.booleans(), per_message=st.booleans())
+def test_a_replays_turns_carry_the_schedules_steps_and_replies(policy, s, data, pair_safe, per_message):
     options = PlanOptions(pair_safe=pair_safe)
     store = CountStore()
-    params = {"context_window": window, "autocompact_buffer": window // 4, "max_output_tokens_for_summary": 0}
+    params = data.draw(NUMBERING[policy])
     copies = []
     numbered = simulate_module._numbered
     simulate_module._numbered = lambda turn, step, reply: copies.append(step) or numbered(turn, step, reply)
     try:
-        fast = simulate(s, "claude-code", params, store=store, options=options, per_message=per_message)
+        fast = simulate(s, policy, params, store=store, options=options, per_message=per_message)
     finally:
         simulate_module._numbered = numbered
     assert len(copies) <= fast.scratch_steps  # only the turns the reference step made are copied to be numbered
-    reference = simulate(s, "claude-code", params, store=store, options=options, incremental=False, per_message=per_message)
-    plan = schedule(s, per_message, get_policy("claude-code").step_points)
+    reference = simulate(s, policy, params, store=store, options=options, incremental=False, per_message=per_message)
+    plan = schedule(s, per_message, get_policy(policy).step_points)
     assert [(t.index, t.step, t.reply) for t in fast.turns] == [(i, k, r) for k, (i, r) in enumerate(zip(plan.steps, plan.replies, strict=True))]
     assert fast.turns == reference.turns
     assert len({id(t) for t in fast.turns}) == len(fast.turns)  # each turn its own object
