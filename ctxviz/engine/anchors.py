@@ -952,8 +952,7 @@ def _read(messages: Sequence[Any], texts: Sequence[str], voices: Sequence[str], 
     """What messages[start:stop] say, added to `first` (kind, key -> the anchor's fields before
     folding); returns whether the opening request has been said."""
     rest = messages[start:stop]
-    keys = [(voice, m.role, swe, text) for m, voice, text in zip(rest, voices[start:stop], texts[start:stop], strict=True)]
-    for m, (said, user_turn) in zip(rest, store.said(keys, said_in), strict=True):
+    for m, (said, user_turn) in zip(rest, store.said(_keys(rest, voices[start:stop], texts[start:stop], swe), said_in), strict=True):
         i = m.index
         for by, found in said:
             users = by in _USERS
@@ -976,9 +975,13 @@ def said_keys(session: Session, start: int, stop: int) -> list[tuple[str, str, b
     """The keys under which `build_index` looks up what messages[start:stop] say in its store
     (anchor_cache.MessageAnchors.said, computed by `said_in`): a caller that reads some messages
     ahead, elsewhere, keeps them under the same keys."""
-    swe = session.format in SWE_AGENT_FORMATS
-    voices = voices_of(session)
-    return [(voices[p], m.role, swe, m.text) for p, m in zip(range(start, stop), session.messages[start:stop], strict=True)]
+    rest = session.messages[start:stop]
+    return _keys(rest, voices_of(session)[start:stop], [m.text for m in rest], session.format in SWE_AGENT_FORMATS)
+
+
+def _keys(messages: Sequence[Any], voices: Sequence[str], texts: Sequence[str], swe: bool) -> list[tuple[str, str, bool, str]]:
+    """The store's keys of these messages (each with its voice and text)."""
+    return [(voice, m.role, swe, text) for m, voice, text in zip(messages, voices, texts, strict=True)]
 
 
 def _grows(previous: AnchorIndex | None, session: Session) -> bool:
