@@ -19,7 +19,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
 from .hypothesis_budget import examples  # noqa: E402
-from .test_gui_replan_frame import _LayoutRequests  # noqa: E402
+from .test_gui_replan_frame import _LayoutRequests, card_on_page  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = str(ROOT / "sample_sessions" / "support_chat.yaml")
@@ -135,18 +135,7 @@ def test_card_text_links_open_by_mouse_and_by_keyboard(qtbot) -> None:  # type: 
 def test_a_card_given_the_same_room_asks_for_no_layout(qtbot) -> None:  # type: ignore[no-untyped-def]
     """A forecast coming in sets the next-compaction card's cap again: the same cap lays nothing out,
     another one does (the card takes its new height)."""
-    from PySide6.QtWidgets import QVBoxLayout, QWidget
-
-    from ctxviz.gui.widgets.text_card import TextCard
-
-    page = QWidget()
-    qtbot.addWidget(page)
-    layout = QVBoxLayout(page)
-    card = TextCard()
-    layout.addWidget(card)
-    layout.addStretch(1)
-    page.resize(500, 400)
-    page.show()
+    page, card = card_on_page(qtbot, 500)
     card._set_text("<br>".join(f"line {i}" for i in range(12)))
     card.set_room(300)
     qtbot.wait(20)

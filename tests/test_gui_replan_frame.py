@@ -108,7 +108,8 @@ class _LayoutRequests(QObject):
         return False
 
 
-def test_a_card_is_laid_out_again_only_when_its_height_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
+def card_on_page(qtbot, width: int):  # type: ignore[no-untyped-def]  # noqa: ANN201
+    """A `TextCard` at the top of a shown page `width` wide (a stretch under it), as the overview holds one."""
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
     from ctxviz.gui.widgets.text_card import TextCard
@@ -119,8 +120,13 @@ def test_a_card_is_laid_out_again_only_when_its_height_changes(qtbot) -> None:  
     card = TextCard()
     layout.addWidget(card)
     layout.addStretch(1)
-    page.resize(600, 400)
+    page.resize(width, 400)
     page.show()
+    return page, card
+
+
+def test_a_card_is_laid_out_again_only_when_its_height_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    page, card = card_on_page(qtbot, 600)
     watcher = _LayoutRequests()
     page.installEventFilter(watcher)
     card._set_text("<b>one line</b>")
