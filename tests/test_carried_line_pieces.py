@@ -4,19 +4,17 @@ supyagent's replay under cl100k_base and o200k_base): the fixed start ("-", "- L
 endings. Each such count is tiktoken's count of the whole line, for items that end in a letter, a
 digit, the clip's "…" after one, punctuation, a mark or a space, start with one or not, and hold
 newlines, "'s" or "/" (the pieces the two encodings' patterns treat apart); and the snapshot's
-count is still tiktoken's count of its text."""
+count is still tiktoken's count of its text (test_carried_snapshot_lines, counting by pieces)."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxviz.engine.policies.carried import _Snapshot
-from ctxviz.engine.summarizers import supyagent_snapshot
 from ctxviz.engine.tokenizers import TiktokenTokenizer
 
 from .hypothesis_budget import examples
-from .test_carried_snapshot_lines import pooled_messages
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 PIECES = ["word", "Word", "x", "7", "123", "4567", "\u2026", "...", ".", "!", "-", "/", "'s", "'", " ", "  ", "\n", "\n\n", "\t", "\u00e9",
@@ -35,17 +33,3 @@ def test_a_line_counted_by_pieces_is_counted_as_whole(item: str, start: str, end
         assert line == f"{start} {item}{end}"
         assert count == tok.count(line), (start, item, end)
         assert spaces == line.count(" ")
-
-
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(messages=pooled_messages(), steps=st.lists(st.integers(0, 14), min_size=1, max_size=25), encoding=st.sampled_from(ENCODINGS))
-def test_the_snapshot_counted_by_pieces_is_its_texts_count(messages, steps, encoding):
-    tok = TiktokenTokenizer(encoding)
-    snapshot = _Snapshot(tok.count, by_pieces=True)
-    end = 0
-    for step in steps:
-        end = min(len(messages), end + step)
-        snapshot.advance(messages[len(snapshot.seen) : end])
-        text, count = snapshot.counted()
-        assert text == supyagent_snapshot(messages[:end])
-        assert count == tok.count(text)

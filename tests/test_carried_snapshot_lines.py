@@ -34,11 +34,17 @@ def pooled_messages(draw: st.DrawFn) -> list[Message]:
     return out
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(messages=pooled_messages(), steps=st.lists(st.integers(0, 14), min_size=1, max_size=25), counted=st.booleans())
-def test_the_carried_snapshot_is_the_summarizers_text_and_count(messages, steps, counted):
-    tok = TiktokenTokenizer("cl100k_base")
-    snapshot = _Snapshot(tok.count if counted else None)
+#: How a snapshot counts: not at all, each line whole, or by pieces (supyagent under these encodings).
+COUNTING = [(None, False), ("cl100k_base", False), ("cl100k_base", True), ("o200k_base", True)]
+
+
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=pooled_messages(), steps=st.lists(st.integers(0, 14), min_size=1, max_size=25), how=st.sampled_from(COUNTING))
+def test_the_carried_snapshot_is_the_summarizers_text_and_count(messages, steps, how):
+    encoding, by_pieces = how
+    counted = encoding is not None
+    tok = TiktokenTokenizer(encoding or "cl100k_base")
+    snapshot = _Snapshot(tok.count if counted else None, by_pieces=by_pieces)
     end = 0
     for step in steps:
         end = min(len(messages), end + step)
