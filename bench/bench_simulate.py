@@ -16,7 +16,8 @@ For each policy (and with pair safety: `--pair-safe` all, or the policies named)
 (every round runs each case once at each size, a case's sizes one after the other, the order of the
 cases flipping each round), it prints
 the following. Counting is done once beforehand; every replay and every plan timed gets a new identity
-of its session holding those counts and nothing else (`fresh`), as a process that has just counted it.
+of its session holding those counts and nothing else (`fresh`), as a process that has just counted it,
+and starts with none of the previous call's data in the CPU caches (`evict_cpu_caches`).
 
 - the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
   measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
@@ -49,7 +50,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench_engine import agent_session, clear_caches  # noqa: E402
-from common import Row, compound  # noqa: E402
+from common import Row, compound, evict_cpu_caches  # noqa: E402
 
 from ctxviz.engine import growth as grown_from  # noqa: E402
 from ctxviz.engine import summarizers  # noqa: E402
@@ -84,10 +85,14 @@ def timed(fn, least: float = 0.2, make=None, calls: int = 3) -> float:  # noqa: 
     compiling what it uses), and calls of the same replay on a quiet machine ranged over 1.8x; one
     such call in a 0.1 s window moved a round's fitted exponent by up to 0.5. Every size, and the
     one plan the ratio compares with, is timed the same way. With `make`, each call gets `make()`'s
-    value, made outside the clock."""
+    value, made outside the clock. Every call starts with the CPU caches evicted
+    (`evict_cpu_caches`), as the user's one replay starts: repeated back to back, the calls after
+    the first found a 1,000-message session still in the caches and a 4,000-message one mostly not,
+    which added about 0.1 to the fitted exponents."""
     spent: list[float] = []
     while sum(spent) < least or len(spent) < calls:
         arg = make() if make is not None else None
+        evict_cpu_caches()
         t = time.perf_counter()
         fn(arg) if make is not None else fn()
         spent.append(time.perf_counter() - t)
