@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,9 +65,13 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
 def check_model(model: str) -> str:
     """A model named on the command line must be one ctxviz knows (the catalogue, or a model
     tiktoken has an encoding for); a typo is an unknown model, not a model without a tokenizer."""
+    if not model:  # most command lines: neither the catalogue nor its YAML is read
+        return model
     from ..engine.catalog import find_model, load_catalog
 
-    if model and find_model(model) is None and encoding_name_for_model(model) is None:
+    if find_model(model) is None and encoding_name_for_model(model) is None:
+        import difflib  # only for a model name ctxviz does not know
+
         names = sorted({e.name for e in load_catalog()} | set(known_model_names()))
         close = difflib.get_close_matches(model, names, n=4, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known models include {', '.join(e.name for e in load_catalog()[:6])}"

@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-from ..io.exporters import json_text
 from ..io.text_summary import plan_summary
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
 from .options import _add_plan_options
@@ -28,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     retention = None if skipped else plan_retention_of(plan, session)
     if args.json:
         from ..engine.sources import add_plan_sources
+        from ..io.exporters import json_text
 
         doc = {**add_plan_sources(plan.to_json(), plan, session), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
         if skipped:

@@ -12,11 +12,10 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .catalog import ModelEntry, find_model
 from .counting import CountingScheme, CountStore, TokenCounts
 from .images import image_costs
 from .plan import Context, Decision, MessagePlan, Plan
@@ -24,6 +23,9 @@ from .plan_rows import Rows, kept_flags, sent_flags
 from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
+
+if TYPE_CHECKING:
+    from .catalog import ModelEntry
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,10 @@ def chat_scheme(model: str, tokenizer: Tokenizer) -> CountingScheme:
 
 def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> RealCount:
     """Count the context as sent with the model's real encoding (cached per message), and compare
-    it with the model's window from the catalogue."""
+    it with the model's window from the catalogue (imported here: a plan without --real-count
+    reads no catalogue)."""
+    from .catalog import find_model
+
     entry: ModelEntry | None = find_model(model)
     encoding = entry.encoding if entry and entry.encoding else real_encoding_for_model(model)
     tokenizer = TiktokenTokenizer(encoding)

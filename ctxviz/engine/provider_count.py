@@ -21,7 +21,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .catalog import find_model
 from .plan import Decision, Plan
 from .session import Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
@@ -38,7 +37,10 @@ TOOLS_KEY = ("tool definitions",)
 
 def provider_tokenizer(model: str) -> Tokenizer:
     """The model's encoding as the catalogue or tiktoken names it; o200k_base for a model whose
-    provider publishes none."""
+    provider publishes none. The catalogue is imported here: a plan that reports no usage (most
+    plans of a session without it) reads none."""
+    from .catalog import find_model
+
     entry = find_model(model)
     return TiktokenTokenizer(entry.encoding if entry is not None and entry.encoding else real_encoding_for_model(model))
 

@@ -7,9 +7,6 @@ count for the "does it really fit" check.
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import importlib.util
 import math
 import os
@@ -62,7 +59,13 @@ _definition_lock = threading.Lock()
 
 
 def _read_ranks(encoding_name: str) -> dict[bytes, int]:
-    """Parse a vendored `.tiktoken.gz` file; tiktoken's own loader would copy it into a cache dir."""
+    """Parse a vendored `.tiktoken.gz` file; tiktoken's own loader would copy it into a cache dir.
+    Its modules are imported here: a plan under a policy with its own estimator reads no such file,
+    and hashlib alone (OpenSSL) cost a fresh `ctxviz plan` ~3 ms."""
+    import base64
+    import gzip
+    import hashlib
+
     path = resource_path("tokenizers", f"{encoding_name}.tiktoken.gz")
     try:
         contents = gzip.decompress(path.read_bytes())

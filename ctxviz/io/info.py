@@ -11,11 +11,11 @@ from typing import Any
 
 from ..engine.agent_policies import opened_under
 from ..engine.session import ImagePart, OpaquePart, Session, ThinkingPart, ToolResultPart
-from .loaders import LOADERS
+from .loaders import get_loader, loader_names
 
 
 def format_title(name: str) -> str:
-    return next((loader.title for loader in LOADERS if loader.name == name), name)
+    return get_loader(name).title if name in loader_names() else name
 
 
 def session_facts(session: Session) -> dict[str, Any]:

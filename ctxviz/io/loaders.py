@@ -4,45 +4,91 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import importlib
 import os
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ..engine.session import Message, Session, ToolCallPart, stored_raw
 from ..errors import LoadError, UnknownNameError
-from . import unsupported
-from .anthropic import AnthropicLoader
 from .base import Loader, type_name
-from .bedrock import BedrockConverseLoader
-from .claude_code import ClaudeCodeLoader
-from .codex import CodexLoader
-from .gemini_cli import GeminiCliLoader
-from .langchain import LangChainLoader
-from .native import NativeLoader
-from .openai_chat import OpenAIChatLoader
-from .otel import OtelLoader
-from .responses import ResponsesLoader
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
-from .supyagent import SupyagentLoader
-from .swe_agent import SweAgentLoader
 
-#: Detection order (formats.md B8): the most specific signatures first, OpenAI chat as the default.
-LOADERS: list[Loader] = [CodexLoader(), ClaudeCodeLoader(), SupyagentLoader(), NativeLoader(), GeminiCliLoader(), SweAgentLoader(), OtelLoader(), LangChainLoader(), ResponsesLoader(), BedrockConverseLoader(),
-                         AnthropicLoader(),
-                         OpenAIChatLoader()]
+#: The built-in formats in detection order (formats.md B8: the most specific signatures first, OpenAI
+#: chat as the default), each as its name and the `module:Class` (in this package) that reads it. A
+#: loader's module is imported the first time detection reaches it or its name is looked up, so a
+#: plan of a YAML session imports the four loaders whose sniffers run before the native one claims
+#: it, not all twelve (OpenTelemetry's, LangChain's and the others cost a fresh `ctxviz plan` about
+#: as much as its own reading of the sample).
+_BUILT_IN: tuple[tuple[str, str], ...] = (
+    ("codex", "codex:CodexLoader"),
+    ("claude-code", "claude_code:ClaudeCodeLoader"),
+    ("supyagent", "supyagent:SupyagentLoader"),
+    ("ctxviz", "native:NativeLoader"),
+    ("gemini-cli", "gemini_cli:GeminiCliLoader"),
+    ("swe-agent", "swe_agent:SweAgentLoader"),
+    ("otel", "otel:OtelLoader"),
+    ("langchain", "langchain:LangChainLoader"),
+    ("openai-responses", "responses:ResponsesLoader"),
+    ("bedrock", "bedrock:BedrockConverseLoader"),
+    ("anthropic", "anthropic:AnthropicLoader"),
+    ("openai", "openai_chat:OpenAIChatLoader"),
+)
+_WHERE = dict(_BUILT_IN)
+#: The detection order: a loader, or the name of a built-in one not imported yet (replaced by its
+#: loader when first reached, so every lookup of a format returns the one instance).
+_ORDER: list[Loader | str] = [name for name, _ in _BUILT_IN]
+#: Held while a built-in loader is imported: the app detects on a worker thread, and two threads
+#: reaching the same entry must not make two instances of its loader.
+_RESOLVING = threading.Lock()
+
+
+def _resolved(k: int) -> Loader:
+    """The loader at position `k` of the detection order, imported when first reached."""
+    entry = _ORDER[k]
+    if not isinstance(entry, str):
+        return entry
+    with _RESOLVING:
+        entry = _ORDER[k]
+        if isinstance(entry, str):
+            module, attribute = _WHERE[entry].split(":")
+            loader: Loader = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)()
+            if loader.name != entry:
+                raise RuntimeError(f"built-in loader {entry!r} is named {loader.name!r} in its module")
+            _ORDER[k] = entry = loader
+    return entry
+
+
+def loaders() -> Iterator[Loader]:
+    """The loaders in detection order, each imported when the iteration reaches it."""
+    k = 0
+    while k < len(_ORDER):
+        yield _resolved(k)
+        k += 1
+
+
+def __getattr__(name: str) -> Any:
+    """`LOADERS`, every loader in detection order (all imported): what this module held as a list
+    before its loaders were imported when first needed (`loaders()` imports them as it goes)."""
+    if name == "LOADERS":
+        return list(loaders())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register_loader(loader: Loader, first: bool = True) -> None:
-    LOADERS.insert(0 if first else len(LOADERS), loader)
+    _ORDER.insert(0 if first else len(_ORDER), loader)
 
 
 def loader_names() -> list[str]:
-    return [loader.name for loader in LOADERS]
+    """Every format's name in detection order, without importing a loader (the CLI's help names them)."""
+    return [entry if isinstance(entry, str) else entry.name for entry in _ORDER]
 
 
 def get_loader(name: str) -> Loader:
-    for loader in LOADERS:
-        if loader.name == name:
-            return loader
+    for k, entry in enumerate(_ORDER):
+        if (entry if isinstance(entry, str) else entry.name) == name:
+            return _resolved(k)
     raise UnknownNameError(f"unknown input format {name!r}; available: {', '.join(loader_names())}")
 
 
@@ -60,11 +106,15 @@ def sniffs(loader: Loader, src: SourceFile) -> bool:
 
 def detect(src: SourceFile) -> Loader:
     try:
-        for loader in LOADERS:
+        for loader in loaders():
             if sniffs(loader, src):
                 return loader
     except LoadError as exc:  # the file does not even parse (Markdown, say): name it if it is a known log
+        from . import unsupported
+
         raise unsupported.refusal(src, loader_names()) or exc from None
+    from . import unsupported  # imported only for a file no loader claims
+
     refused = unsupported.refusal(src, loader_names())
     if refused is not None:
         raise refused
@@ -129,7 +179,7 @@ def load_source(src: SourceFile, input_format: str | None = None) -> Session:
 
 def forced_format_notes(src: SourceFile, loader: Loader) -> list[str]:
     """What a format chosen with --input-format leaves unread in this file."""
-    detected = next((other for other in LOADERS if sniffs(other, src)), None)
+    detected = next((other for other in loaders() if sniffs(other, src)), None)
     if detected is None or detected is loader:
         return []
     notes = [f"read as {loader.title} (--input-format {loader.name}), although it looks like {detected.title}"]
