@@ -19,8 +19,8 @@ from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
 #: chat as the default), each as its name and the `module:Class` (in this package) that reads it. A
 #: loader's module is imported the first time detection reaches it or its name is looked up, so a
 #: plan of a YAML session imports the four loaders whose sniffers run before the native one claims
-#: it, not all twelve (OpenTelemetry's, LangChain's and the others cost a fresh `ctxviz plan` about
-#: as much as its own reading of the sample).
+#: it, not all twelve (the eight others, OpenTelemetry's and LangChain's with part of its policy
+#: among them, were a few per cent of a fresh `ctxviz plan`'s instructions).
 _BUILT_IN: tuple[tuple[str, str], ...] = (
     ("codex", "codex:CodexLoader"),
     ("claude-code", "claude_code:ClaudeCodeLoader"),
@@ -39,8 +39,8 @@ _WHERE = dict(_BUILT_IN)
 #: The detection order: a loader, or the name of a built-in one not imported yet (replaced by its
 #: loader when first reached, so every lookup of a format returns the one instance).
 _ORDER: list[Loader | str] = [name for name, _ in _BUILT_IN]
-#: Held while a built-in loader is imported: the app detects on a worker thread, and two threads
-#: reaching the same entry must not make two instances of its loader.
+#: Held while a built-in loader is imported or a loader registered: the app detects on a worker
+#: thread, and two threads reaching the same entry must not make two instances of its loader.
 _RESOLVING = threading.Lock()
 
 
@@ -77,7 +77,8 @@ def __getattr__(name: str) -> Any:
 
 
 def register_loader(loader: Loader, first: bool = True) -> None:
-    _ORDER.insert(0 if first else len(_ORDER), loader)
+    with _RESOLVING:
+        _ORDER.insert(0 if first else len(_ORDER), loader)
 
 
 def loader_names() -> list[str]:
