@@ -1,5 +1,6 @@
 """Start-up: `ctxviz --version` against a bare `python -c pass`, and `ctxviz plan` on a sample session
-against `python -c "import tiktoken"` (a plan needs tiktoken; everything else should be lazy).
+against `python -c "import tiktoken"` (the tokenizer library a plan may need; the sample's policy, missy,
+counts with its own estimator, so this plan imports numpy and yaml but never tiktoken).
 
     python bench/bench_startup.py [--rounds 5]
 
