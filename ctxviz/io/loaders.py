@@ -139,6 +139,7 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     gc.disable()
     try:
         session = load_source(src, input_format)
+        src.release()  # its records, in the order they were read (quicker than the list's own order)
         del src  # the file's text and records (freed now: it holds no cycles)
         # The session is immutable and lives as long as it is shown: move it (and everything
         # older) out of the collector's generations, so later collections (a re-plan allocates

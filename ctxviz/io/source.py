@@ -267,6 +267,16 @@ class SourceFile:
             self.notes.append(cut_line_note(cut.line))
         return records
 
+    def release(self) -> None:
+        """Free the parsed JSONL records now, first line first (a later `jsonl_records` reads the
+        file again). What a finished load does: dropped whole, the list frees them last line first,
+        which took a quarter longer (a 100 MB Claude Code log: 54 ms against 43 ms), the blocks going
+        back to the allocator against the order they were taken."""
+        records = self.__dict__.pop("_jsonl_read", None)
+        if records and sys.getrefcount(records) == 2:  # only a list no one else holds (a follower lends its own, io/follow.py)
+            for i in range(len(records)):
+                records[i] = None
+
     def _jsonl_value(self, line: str, lineno: int) -> Any:
         """One JSONL line's value, or the one-line error it deserves."""
         try:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...engine.packed_json import PackedRecord
 from ...engine.session import Compaction, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, Usage
 from ..base import Fields, parse_usage, type_name
 from ..parts import anthropic_block, anthropic_blocks, dumps_parsed, tool_result_content_text
@@ -102,6 +103,9 @@ class _Line:
     meta: bool = False  # a user line's `isMeta`
     compact_summary: bool = False  # a user line's `isCompactSummary`
     images: int = 0  # images inside the tool results of a user line
+    #: The record as a message keeps it (`records.packed_record`), packed while the line is read: the
+    #: record is then fresh in memory (packed during the walk, after the whole file, it no longer is).
+    packed: PackedRecord | None = None
 
 
 def _parse_checked(src: SourceFile, lineno: int, record: Any) -> _Line:

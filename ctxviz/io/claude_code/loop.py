@@ -131,7 +131,7 @@ class _Loop:
                     if names is not None:
                         reader._add_names(new)
                     messages[target] = message_with(prev, parts=prev.parts + tuple(new), usage=x.usage or prev.usage,
-                                                    raw=PackedLines((*stored_raw(prev), packed_record(packer, x))))
+                                                    raw=PackedLines((*stored_raw(prev), x.packed or packed_record(packer, x))))
                     produced[x.uuid] = [prev.id]
                     first_changed = min(first_changed, target)
                     continue
@@ -140,7 +140,7 @@ class _Loop:
                 if names is not None:
                     reader._add_names(parts)
                 message = new_message(len(messages), "assistant", tuple(parts), x.uuid, "", "", x.timestamp, Category.DIALOG, x.usage,
-                                      PackedLines((packed_record(packer, x),)))
+                                      PackedLines((x.packed or packed_record(packer, x),)))
                 messages.append(message)
                 produced.setdefault(x.uuid, []).append(message.id)
                 continue

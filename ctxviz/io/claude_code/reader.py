@@ -123,7 +123,7 @@ class _Reader(_Chain):
         src, written, added = self.src, self.written, []
         saved, src.tallies = src.tallies, self.parse_tallies
         try:
-            parse_checked, append, strings = _parse_checked, added.append, self.strings
+            parse_checked, append, strings, pack, packer = _parse_checked, added.append, self.strings, packed_record, self.packer
             for lineno, record in records:
                 line = _parse_common(src, lineno, record) or parse_checked(src, lineno, record)  # the common lines read straight from their dicts
                 get = record.get
@@ -153,6 +153,10 @@ class _Reader(_Chain):
                         # Claude Code sometimes appends the same line again: one message, not a rewind to it.
                         src.tally("skipped {n} line(s) written twice (the same uuid and content as an earlier line)")
                         continue
+                if role and not line.sidechain and not line.compact_summary and line.parts is not None:
+                    # The record a message made of this line keeps, packed now, while the record is fresh in
+                    # memory (`_Line.packed`; a sub-agent's line or a summary is packed, if ever, when used).
+                    line.packed = pack(packer, line)
                 append(line)
         finally:
             src.tallies = saved
@@ -323,7 +327,7 @@ class _Reader(_Chain):
         uuid and the others get `uuid#1`, `uuid#2`... An internal line (`isMeta`: a skill's text, a
         command's caveat, a reminder) is context Claude Code adds, not the user's words.
         """
-        record, uuid, names, messages, timestamp = packed_record(self.packer, x), x.uuid, self.names, self.messages, x.timestamp
+        record, uuid, names, messages, timestamp = x.packed or packed_record(self.packer, x), x.uuid, self.names, self.messages, x.timestamp
         parts = x.parts
         if len(parts) == 1 and parts[0].__class__ is ToolResultPart:  # a tool's output alone: most user lines of an agent's log
             results, rest = parts, ()
