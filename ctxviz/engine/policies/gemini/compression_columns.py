@@ -178,52 +178,76 @@ def _attempt(session: Session, h: _History, max_chars: int) -> _Attempt:
 
 
 def _outcome(h: _History, counts: TokenCounts, truncations: dict[tuple[int, int], Truncation], split: int | None) -> _Outcome:
-    """`plan_records`' decisions for every message: compressed before `split` (None: not compressed)."""
+    """`plan_records`' decisions for every message: compressed before `split` (None: not compressed).
+
+    The messages whose fate is one value per column (compressed, or sent whole) are gathered in
+    lists and set with one numpy assignment per column: a re-plan that moves the token limit past
+    the session (no compression, no truncation) sends thousands of messages whole, and setting
+    their columns one numpy scalar at a time, with a list made per message, was most of its cost."""
     tokens = counts.message_tokens
     n = len(tokens)
     decision = np.full(n, KEPT, dtype=np.int8)
     zone = np.full(n, HISTORY_ZONE, dtype=np.int16)
     code = np.full(n, SINCE_COMPACTION, dtype=np.int16)
-    sent_tokens = np.array(tokens, dtype=np.int64)
-    for m in h.system:
-        zone[m.index], code[m.index] = SYSTEM_ZONE, SYSTEM_PROMPT
-    for m in h.covered:
-        decision[m.index], zone[m.index], code[m.index], sent_tokens[m.index] = SUMMARIZED, SUMMARIZED_ZONE, BEFORE_COMPACTION, 0
+    sent_tokens = counts.token_array.copy()
+    system = [m.index for m in h.system]
+    zone[system], code[system] = SYSTEM_ZONE, SYSTEM_PROMPT
+    covered = [m.index for m in h.covered]
+    decision[covered], zone[covered], code[covered], sent_tokens[covered] = SUMMARIZED, SUMMARIZED_ZONE, BEFORE_COMPACTION, 0
     compressed_ids: list[str] = []
     held, pending = h.held, h.pending
+    start = 0
     if split is not None:
-        for c in held[:split]:
-            for m in c.messages:
-                compressed_ids.append(m.id)
-                decision[m.index], zone[m.index], code[m.index], sent_tokens[m.index] = SUMMARIZED, SUMMARIZED_ZONE, SUMMARISED, 0
-    kept_contents = [c for c in (held[split:] if split is not None else held) if c.messages]  # the summary turn is sent apart
-    if pending is not None:
-        kept_contents.append(pending)
-    position = {id(c): k for k, c in enumerate(held)}
+        compressed = [m for c in held[:split] for m in c.messages]
+        compressed_ids = [m.id for m in compressed]
+        gone = [m.index for m in compressed]
+        decision[gone], zone[gone], code[gone], sent_tokens[gone] = SUMMARIZED, SUMMARIZED_ZONE, SUMMARISED, 0
+        start = split
     by_content: dict[int, list[Truncation]] = {}
     for (tc, _), t in truncations.items():
         by_content.setdefault(tc, []).append(t)
+    # The Contents sent from `start` on (the pending request's index is len(held)); the summary
+    # turn (no messages) is sent apart. Every message sent is set the code of its kind at once;
+    # only the Contents with truncated outputs are read one message at a time, the runs between
+    # them taken whole: no object is made per Content (the collector's passes over what the first
+    # plan made cost a re-plan more than its own work).
+    contents = [*held, pending] if pending is not None else held
+    sent = [m for c in contents[start:] for m in c.messages]
+    context_index = [m.index for m in sent]
+    code[context_index] = FRESH_TAIL if split is not None else SINCE_COMPACTION
+    if pending is not None:
+        code[[m.index for m in pending.messages]] = NEW_MESSAGE
     history_tokens = 0
     truncated_ids: list[str] = []
-    entries: list[Any] = []
-    context_index: list[int] = []
-    kept_code = FRESH_TAIL if split is not None else SINCE_COMPACTION
-    for c in kept_contents:
-        ci = len(held) if c is pending else position[id(c)]
-        for m in c.messages:
-            hits = [t for t in by_content.get(ci, ()) if _part_owner(c, t.part, m)]
-            if hits:
-                sent = math.floor(sum(estimate_part(truncated_part(c.parts[t.part], t.output)) for t in hits)
-                                  + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
-                truncated_ids.append(m.id)
-                decision[m.index], code[m.index], sent_tokens[m.index] = TRUNCATED, TRUNCATED_CODE, sent
-                entries.append(_Truncated(m, hits[0].output))
-                history_tokens += sent
-            else:
-                code[m.index] = NEW_MESSAGE if c is pending else kept_code
-                entries.append(m)
-                history_tokens += tokens[m.index]
-            context_index.append(m.index)
+    cuts = sorted(ci for ci in by_content if ci >= start)
+    entries: list[Any] = sent  # what is sent of each message, and the messages sent whole
+    whole = sent
+    if cuts:
+        entries, whole = [], []
+        at = start
+        for ci in cuts:
+            run = [m for c in contents[at:ci] for m in c.messages]
+            entries += run
+            whole += run
+            at = ci + 1
+            c = contents[ci]
+            found = by_content[ci]
+            for m in c.messages:
+                hits = [t for t in found if _part_owner(c, t.part, m)]
+                if hits:
+                    tokens_sent = math.floor(sum(estimate_part(truncated_part(c.parts[t.part], t.output)) for t in hits)
+                                             + sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p))
+                    truncated_ids.append(m.id)
+                    decision[m.index], code[m.index], sent_tokens[m.index] = TRUNCATED, TRUNCATED_CODE, tokens_sent
+                    entries.append(_Truncated(m, hits[0].output))
+                    history_tokens += tokens_sent
+                else:
+                    entries.append(m)
+                    whole.append(m)
+        run = [m for c in contents[at:] for m in c.messages]
+        entries += run
+        whole += run
+    history_tokens += sum([tokens[m.index] for m in whole])
     return _Outcome(decision, zone, code, sent_tokens, tuple(entries), tuple(context_index), history_tokens, compressed_ids, truncated_ids)
 
 

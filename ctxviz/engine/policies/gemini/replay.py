@@ -43,6 +43,23 @@ class _Cut(NamedTuple):
     unchanged: bool
 
 
+class _OneContent(NamedTuple):
+    """What `service._part_owner` reads of a Content that holds one message: its parts and messages."""
+
+    parts: tuple[dict[str, Any], ...]
+    messages: tuple[Message]
+
+
+def _own_estimate(m: Message, mc: MessageContent) -> float:
+    """The estimate of message m's own parts but its function responses (what a truncated output's
+    message sends besides it): from the estimates `message_content` measured (`mc`, m's), which are
+    `estimate_part`'s, summed in the same order; a user record's parts are the whole record's, so
+    its message's own parts are read again (`own_parts`)."""
+    if mc.whole_record:
+        return sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p)
+    return sum(mc.part_estimate(k) for k, p in enumerate(mc.parts) if "functionResponse" not in p)
+
+
 class GeminiCliReplay(_EditsReplay):
     """Gemini CLI's chat compression: the history's Contents grow one message at a time
     (`history.build_contents`, the same cached `message_content` with the tool names known at
@@ -117,6 +134,9 @@ class GeminiCliReplay(_EditsReplay):
         self.usable = not pair_safe or self.pairs is not None
         self.run_start: int | None = 0  # the history position the sent run starts at (None: not one run)
         self.covers_len = 0  # len(covers) of the summary synced last
+        #: The summary `_compress` wrote last, the character budget it truncated at, and what the outputs it
+        #: truncated in the history it kept send (truncated, extra, by index) and estimate less (`_sync` takes them over).
+        self.kept_cuts: tuple[Summary, int, int, int, dict[int, int], float] | None = None
         # The recorded summaries in force (`_carry_recorded`), and which one the state holds (its
         # index and span: the file's first messages it covers); the history messages among the first k.
         self._carry_recorded()
@@ -280,24 +300,33 @@ class GeminiCliReplay(_EditsReplay):
     def _sent_truncated(self, truncations: list[_Cut], held: int) -> tuple[int, int, dict[int, int]]:
         """(messages truncated, tokens they send less, what each sends by session index) of the held
         Contents (Content index `held` + ci for held Content ci) whose function responses
-        `truncations` truncates (as `_truncations` gives them)."""
+        `truncations` truncates (as `_truncations` gives them). A Content of one message (nearly
+        every one) is read from its message's columns, without making the Content."""
         by_content: dict[int, list[_Cut]] = {}
         for t in truncations:
             by_content.setdefault(t.content, []).append(t)
         truncated = extra = 0
         sent_by: dict[int, int] = {}
         own = self.own_estimates
+        c_start, mcs, rest = self.c_start, self.mcs, self.rest
         for ci, found in by_content.items():
-            c = self._content_object(ci - held)
-            for m in c.messages:
-                hits = [t for t in found if gc._part_owner(c, t.part_index, m)]
+            k = ci - held
+            start = c_start[k]
+            end = c_start[k + 1] if k + 1 < len(c_start) else len(rest)
+            c: Content | _OneContent
+            if end - start == 1:
+                c = _OneContent(mcs[start].parts, (rest[start],))
+            else:
+                c = self._content_object(k)
+            for m, mc in zip(c.messages, mcs[start:end], strict=True):
+                hits = [t for t in found if gc._part_owner(c, t.part_index, m)]  # type: ignore[arg-type]  # (it reads parts and messages)
                 if hits:
-                    rest = own.get(m.index)
-                    if rest is None:  # (its parts but the function responses: read again at the next turn's `_sync`)
-                        rest = own[m.index] = sum(estimate_part(p) for p in own_parts(m, m.name) if "functionResponse" not in p)
+                    rest_estimate = own.get(m.index)
+                    if rest_estimate is None:  # (read again at the next turn's `_sync` unless that takes this turn's over)
+                        rest_estimate = own[m.index] = _own_estimate(m, mc)
                     # (a part kept whole estimates what it did)
-                    sent = math.floor(sum(t.estimate if t.unchanged else estimate_part(gc.truncated_part(c.parts[t.part_index], t.output)) for t in hits)
-                                      + rest)
+                    sent = math.floor(sum(t.estimate if t.unchanged else estimate_part(gc.truncated_part(t.part, t.output)) for t in hits)
+                                      + rest_estimate)
                     truncated += 1
                     extra += sent - self.tokens[m.index]
                     sent_by[m.index] = sent
@@ -363,11 +392,19 @@ class GeminiCliReplay(_EditsReplay):
             if summary.held_until in ids:
                 last = len(ids) - 1 - ids[::-1].index(summary.held_until)  # (the last Content holding it)
                 upto = bisect.bisect_right(self.c_start, last) - 1
-                found = self._truncations(2, upto + 1, gc._max_chars(self.params, self.limit, None))
-                for t in found:
-                    if not t.unchanged:  # (a part kept whole estimates what it did)
-                        self.truncated_estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
-                self.truncated, self.truncated_extra, self.truncated_sent = self._sent_truncated(found, 2)
+                max_chars = gc._max_chars(self.params, self.limit, None)
+                kept = self.kept_cuts
+                if carried and kept is not None and kept[0] is summary and kept[1] == max_chars:
+                    # The compression that wrote this summary truncated the same outputs: it walked
+                    # the budget newest first over the history it held, whose newest Contents are
+                    # those kept here, at the same character budget.
+                    self.truncated, self.truncated_extra, self.truncated_sent, self.truncated_estimate = kept[2:]
+                else:
+                    found = self._truncations(2, upto + 1, max_chars)
+                    for t in found:
+                        if not t.unchanged:  # (a part kept whole estimates what it did)
+                            self.truncated_estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
+                    self.truncated, self.truncated_extra, self.truncated_sent = self._sent_truncated(found, 2)
         self.synced = len(self.generated)
 
     def _drop(self, k: int) -> bool:
@@ -486,7 +523,8 @@ class GeminiCliReplay(_EditsReplay):
         pending = self.contents > 0 and self.role == "user"
         held = self.contents - pending
         self._columns()
-        found = self._truncations(h, held, gc._max_chars(self.params, self.limit, prompt_tokens))
+        max_chars = gc._max_chars(self.params, self.limit, prompt_tokens)
+        found = self._truncations(h, held, max_chars)
         lengths = [c.json_length for c in head] + self.c_length[:held]
         changed = [t for t in found if not t.unchanged]  # (a part kept whole measures what it did)
         for t in changed:
@@ -517,9 +555,11 @@ class GeminiCliReplay(_EditsReplay):
             estimate += c.estimate
         if kept < held:
             estimate += self.estimate - (self.last_estimate if pending else 0.0) - self.c_before[kept]  # (exact: multiples of 1/4)
+        saved = 0.0  # what the outputs truncated in the history kept estimate less
         for t in changed:
             if t.content >= split:
-                estimate += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
+                saved += estimate_part(gc.truncated_part(t.part, t.output)) - estimate_part(t.part)
+        estimate += saved
         if math.floor(estimate) > prompt_tokens:
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
@@ -532,6 +572,7 @@ class GeminiCliReplay(_EditsReplay):
         summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
         tokens = self.tokens
         truncated, extra, truncated_sent = self._sent_truncated([t for t in found if t.content >= split], h)
+        self.kept_cuts = (self.generated[-1], max_chars, truncated, extra, truncated_sent, saved)
         history = sum([tokens[m.index] for m in self.rest[cut:]]) + extra
         not_sent = self.covered_tokens if active else 0
         not_sent += sum([tokens[m.index] for m in compressed])
