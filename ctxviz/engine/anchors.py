@@ -760,14 +760,22 @@ _SEPARATORS = frozenset("`'\"()[]{}<>,;!?=*|:")
 #: Every separator but white space made a space, so that `str.split()` (which splits at what
 #: `str.isspace` calls white space, as `\\s` does) cuts where `TOKEN_SPLIT_RE` does.
 _TO_SPACE = str.maketrans(dict.fromkeys(_SEPARATORS, " "))
+#: `_TO_SPACE` for the bytes of an ASCII text: `bytes.translate` reads a 256-byte table where
+#: `str.translate` looks each character up in a dict (8.7 MB of text: about 40 ms -> 10 ms).
+_TO_SPACE_BYTES = bytes(ord(" ") if chr(c) in _SEPARATORS else c for c in range(256))
 
 
 def _token_list(lowered: str) -> list[str]:
     """The tokens `TOKEN_SPLIT_RE.split(lowered)` gives, as a list that may repeat one (intersect
     it with the words wanted: cheaper than a set of every token). About twice as fast as the
-    pattern: `str.translate` and `str.split` run in C without the regular expression engine. The
-    pattern's split also yields "" when the text is empty or starts or ends with a separator."""
-    tokens = lowered.translate(_TO_SPACE).split()
+    pattern: `str.translate` and `str.split` run in C without the regular expression engine (an
+    ASCII text is translated as bytes and read back: the same string). The pattern's split also
+    yields "" when the text is empty or starts or ends with a separator."""
+    if lowered.isascii():
+        spaced = lowered.encode("ascii").translate(_TO_SPACE_BYTES).decode("ascii")
+    else:
+        spaced = lowered.translate(_TO_SPACE)
+    tokens = spaced.split()
     if not lowered or lowered[0] in _SEPARATORS or lowered[0].isspace() or lowered[-1] in _SEPARATORS or lowered[-1].isspace():
         tokens.append("")
     return tokens
