@@ -99,3 +99,23 @@ def test_random_sessions_give_the_same_index(turns, tail, shared) -> None:  # ty
         identical(build_index(full, store, grows=False, said=said_of(full)), build_index(full, store, grows=False))
     finally:
         anchors_module.TAIL = saved
+
+
+def test_the_child_reads_a_repeated_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the forked child reads itself (`anchors_ahead._said_in`): one answer per message, a text
+    repeated with the same voice and role read once (as the store would), another role read apart."""
+    from ctxviz.engine import anchors_ahead
+
+    s = session(("user", "Fix src/app/main.py"), ("tool", "ok: src/app/main.py"), ("tool", "ok: src/app/main.py"),
+                ("assistant", "ok: src/app/main.py"), ("tool", "ok: src/app/main.py"), ("user", "Fix src/app/main.py"))
+    read: list[tuple[str, str]] = []
+
+    def counting(text: str, voice: str, role: str, swe: bool):  # type: ignore[no-untyped-def]
+        read.append((text, role))
+        return said_in(text, voice, role, swe)
+
+    monkeypatch.setattr(anchors_ahead, "said_in", counting)
+    got = anchors_ahead._said_in(s, 0, len(s.messages))
+    assert got == said_of(s)
+    assert sorted(read) == sorted({(m.text, m.role) for m in s.messages})
+    assert got[1] is got[2] is got[4]

@@ -222,8 +222,18 @@ def start(session: Session, min_messages: int = MIN_MESSAGES, share: float = PAR
 
 
 def _said_in(session: Session, start: int, stop: int) -> list[Any]:
-    """What messages[start:stop] say (`said_in` of each), read without the store."""
-    return [said_in(text, voice, role, swe) for voice, role, swe, text in said_keys(session, start, stop)]
+    """What messages[start:stop] say (`said_in` of each), read without the store; a message that
+    repeats another's text, voice and role (a log's "ok", a file read twice) is read once, as the
+    store would."""
+    seen: dict[tuple[str, str, bool, str], Any] = {}
+    out = []
+    for key in said_keys(session, start, stop):
+        found = seen.get(key)
+        if found is None:
+            voice, role, swe, text = key
+            found = seen[key] = said_in(text, voice, role, swe)
+        out.append(found)
+    return out
 
 
 def _close(*fds: int) -> None:
