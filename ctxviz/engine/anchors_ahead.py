@@ -201,12 +201,13 @@ def start(session: Session, min_messages: int = MIN_MESSAGES, share: float = PAR
         gc.disable()
         try:
             _close(read, ready_w)
+            said = _said_in(session, 0, split)  # its share, while the parent reads the rest
             if split < n:
-                MESSAGE_STORE.said(said_keys(session, 0, split), said_in)  # its share, while the parent reads the rest
                 theirs = _handed(handoff, ready_r)
-                if theirs is not None:
-                    MESSAGE_STORE.put(said_keys(session, split, n), theirs)
-            data = pickle.dumps(_state(build_index(session, grows=False)), protocol=pickle.HIGHEST_PROTOCOL)
+                said += theirs if theirs is not None and len(theirs) == n - split else _said_in(session, split, n)
+            # Built from what was read here and handed over, not through the store: the store's
+            # bookkeeping (each text's entry, kept for an index that grows) dies with this process.
+            data = pickle.dumps(_state(build_index(session, grows=False, said=said)), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
             code = 0
@@ -218,6 +219,21 @@ def start(session: Session, min_messages: int = MIN_MESSAGES, share: float = PAR
     if split < n:
         _hand_over(session, split, handoff, ready_w)
     return AnchorsAhead(session, pid, read)
+
+
+def _said_in(session: Session, start: int, stop: int) -> list[Any]:
+    """What messages[start:stop] say (`said_in` of each), read without the store; a message that
+    repeats another's text, voice and role (a log's "ok", a file read twice) is read once, as the
+    store would."""
+    seen: dict[tuple[str, str, bool, str], Any] = {}
+    out = []
+    for key in said_keys(session, start, stop):
+        found = seen.get(key)
+        if found is None:
+            voice, role, swe, text = key
+            found = seen[key] = said_in(text, voice, role, swe)
+        out.append(found)
+    return out
 
 
 def _close(*fds: int) -> None:

@@ -156,7 +156,9 @@ def modelled_columns(timeline: Timeline, index: AnchorIndex, model: Any, checks:
     if len(end_turn):
         stretch_of = np.searchsorted(np.asarray(stretch_starts, dtype=np.int64), end_turn, side="right") - 1
         beside_too = np.zeros(len(end_turn), dtype=bool)
-        for k in np.unique(stretch_of).tolist():
+        # `sorted(set(...))`, not `np.unique`: the same ints in the same order, and `np.unique` imports
+        # numpy.ma the first time (10-20 ms of a `simulate` that needs nothing else of it).
+        for k in sorted(set(stretch_of.tolist())):
             if stretch_ids[k]:
                 at = stretch_of == k
                 beside_too[at] = np.isin(end_anchor[at], stretch_arrays[k])

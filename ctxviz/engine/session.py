@@ -148,8 +148,13 @@ class Message:
 
     @property
     def text(self) -> str:
-        """All readable text of the message, parts joined by newlines (for display and search)."""
-        return "\n".join(part_text(p) for p in self.parts if part_text(p))
+        """All readable text of the message, parts joined by newlines (for display and search).
+        A message of one part is that part's text, asked once (most messages: each read of a
+        long session's texts, as building its anchor index does, paid a generator and two calls)."""
+        parts = self.parts
+        if len(parts) == 1:
+            return part_text(parts[0])
+        return "\n".join([t for t in map(part_text, parts) if t])
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:

@@ -4,10 +4,11 @@ wording, the system prompt's enrichment and what missy's estimator cannot see.""
 
 from __future__ import annotations
 
+import operator
 import weakref
-from typing import Protocol
+from typing import Any, Protocol
 
-from ...session import TEXT_PARTS, ImagePart, Session, Summary, ToolCallPart
+from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
 
 
 class Budget(Protocol):
@@ -37,26 +38,12 @@ CONTENT_PARTS = (*TEXT_PARTS, ImagePart)
 
 def invisible_call_notes(session: Session) -> tuple[str, ...]:
     """What missy's estimator cannot see: it measures `str(content)` only, so a message's tool calls
-    cost nothing and a tool-call-only message is the four characters `None`. Cached per session."""
+    cost nothing and a tool-call-only message is the four characters `None`. Cached per session,
+    and counted once for the prefixes of one session (`_prefix_counts`)."""
     found = _invisible.get(id(session))
     if found is not None and found[0]() is session:
         return found[1]
-    # One pass over the parts, nothing built (a replay's retention plans 30 prefixes of a long session):
-    # a message with calls has no content (openai_content() is None) when it has no text and no image.
-    with_calls = only_calls = characters = 0
-    for m in session.messages:
-        if m.role != "assistant":
-            continue
-        calls = content = False
-        for p in m.parts:
-            if isinstance(p, ToolCallPart):
-                calls = True
-                characters += len(p.name) + len(p.arguments)
-            elif isinstance(p, CONTENT_PARTS):
-                content = True
-        if calls:
-            with_calls += 1
-            only_calls += not content
+    with_calls, only_calls, characters = _prefix_counts(session.messages)
     notes: tuple[str, ...] = ()
     if with_calls:
         notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} message(s) "
@@ -65,6 +52,50 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     key = id(session)
     _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
     return notes
+
+
+#: The messages last counted by `_prefix_counts` and, for each length k, the counts of their first k:
+#: [messages, [(with calls, only calls, characters) for k = 0..len]]. One entry, so it holds at most
+#: one session's message tuple (the one last planned) alive.
+_running: list[Any] = []
+
+
+def _prefix_counts(messages: tuple[Message, ...]) -> tuple[int, int, int]:
+    """(messages with tool calls, tool-call-only messages, characters of the calls' names and
+    arguments) among the assistant `messages`. A replay's retention plans 30 prefixes of one long
+    session (`Timeline.plan_at`: each a new Session over a slice of the same messages), and each
+    walked its parts again (10,000 messages: about 40 ms); a prefix of the messages counted last,
+    or one that extends them, is answered from their running counts after an identity check of its
+    messages (in C: a few microseconds per thousand)."""
+    k = len(messages)
+    if _running:
+        base, counts = _running
+        if k <= len(base) and (not k or base[k - 1] is messages[k - 1]) and all(map(operator.is_, messages, base)):
+            return counts[k]
+        if len(base) < k and (not base or messages[len(base) - 1] is base[-1]) and all(map(operator.is_, base, messages)):
+            counts = list(counts)  # extended in a copy: another thread may be reading (or extending) the kept one
+        else:
+            counts = [(0, 0, 0)]
+    else:
+        counts = [(0, 0, 0)]
+    with_calls, only_calls, characters = counts[-1]
+    # One pass over the parts, nothing built: a message with calls has no content (openai_content()
+    # is None) when it has no text and no image.
+    for m in messages[len(counts) - 1:]:
+        if m.role == "assistant":
+            calls = content = False
+            for p in m.parts:
+                if isinstance(p, ToolCallPart):
+                    calls = True
+                    characters += len(p.name) + len(p.arguments)
+                elif isinstance(p, CONTENT_PARTS):
+                    content = True
+            if calls:
+                with_calls += 1
+                only_calls += not content
+        counts.append((with_calls, only_calls, characters))
+    _running[:] = [messages, counts]
+    return counts[k]
 
 
 def format_summary(summary: Summary) -> str:
