@@ -243,6 +243,8 @@ _MEMORY_CHILD = r"""
 import gc, json, sys, tracemalloc
 from ctxviz.io.loaders import load_session
 from ctxviz.engine.session import ToolCallPart
+from ctxviz.io import loaders
+loaders.LOADERS  # every loader's module imported now: what the modules hold is not the messages'
 tracemalloc.start()
 session = load_session(sys.argv[1])
 gc.collect()
