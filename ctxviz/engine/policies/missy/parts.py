@@ -4,10 +4,10 @@ wording, the system prompt's enrichment and what missy's estimator cannot see.""
 
 from __future__ import annotations
 
-import operator
 import weakref
 from typing import Any, Protocol
 
+from ...growth import same_prefix
 from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
 
 
@@ -64,24 +64,18 @@ def _prefix_counts(messages: tuple[Message, ...]) -> tuple[int, int, int]:
     """(messages with tool calls, tool-call-only messages, characters of the calls' names and
     arguments) among the assistant `messages`. A replay's retention plans 30 prefixes of one long
     session (`Timeline.plan_at`: each a new Session over a slice of the same messages), and each
-    walked its parts again (10,000 messages: about 40 ms); a prefix of the messages counted last,
-    or one that extends them, is answered from their running counts after an identity check of its
-    messages (in C: a few microseconds per thousand)."""
-    k = len(messages)
-    if _running:
-        base, counts = _running
-        if k <= len(base) and (not k or base[k - 1] is messages[k - 1]) and all(map(operator.is_, messages, base)):
-            return counts[k]
-        if len(base) < k and (not base or messages[len(base) - 1] is base[-1]) and all(map(operator.is_, base, messages)):
-            counts = list(counts)  # extended in a copy: another thread may be reading (or extending) the kept one
-        else:
-            counts = [(0, 0, 0)]
-    else:
-        counts = [(0, 0, 0)]
+    walked its parts again (10,000 messages: about 40 ms); the messages counted last are kept with
+    their running counts, so a prefix of them is answered at once and any other message tuple is
+    counted from the first message it does not share with them (`same_prefix`: compared in C)."""
+    base, counts = _running if _running else ((), [(0, 0, 0)])
+    shared = same_prefix(base, messages)
+    if shared == len(messages):
+        return counts[shared]
+    counts = counts[:shared + 1]  # extended in a copy: another thread may be reading the kept one
     with_calls, only_calls, characters = counts[-1]
     # One pass over the parts, nothing built: a message with calls has no content (openai_content()
     # is None) when it has no text and no image.
-    for m in messages[len(counts) - 1:]:
+    for m in messages[shared:]:
         if m.role == "assistant":
             calls = content = False
             for p in m.parts:
@@ -95,7 +89,7 @@ def _prefix_counts(messages: tuple[Message, ...]) -> tuple[int, int, int]:
                 only_calls += not content
         counts.append((with_calls, only_calls, characters))
     _running[:] = [messages, counts]
-    return counts[k]
+    return counts[-1]
 
 
 def format_summary(summary: Summary) -> str:
