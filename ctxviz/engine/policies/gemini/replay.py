@@ -43,6 +43,20 @@ class _Cut(NamedTuple):
     unchanged: bool
 
 
+class _KeptCuts(NamedTuple):
+    """What a compression's truncation of the history it kept sends (`GeminiCliReplay._compress`),
+    for the turn after it to take over (`_sync`): the summary it wrote and the character budget it
+    truncated at identify it; then the messages truncated, the tokens they send less, what each
+    sends by session index, and how much less they estimate."""
+
+    summary: Summary
+    max_chars: int
+    truncated: int
+    extra: int
+    sent: dict[int, int]
+    estimate: float
+
+
 class _OneContent(NamedTuple):
     """What `service._part_owner` reads of a Content that holds one message: its parts and messages."""
 
@@ -134,9 +148,8 @@ class GeminiCliReplay(_EditsReplay):
         self.usable = not pair_safe or self.pairs is not None
         self.run_start: int | None = 0  # the history position the sent run starts at (None: not one run)
         self.covers_len = 0  # len(covers) of the summary synced last
-        #: The summary `_compress` wrote last, the character budget it truncated at, and what the outputs it
-        #: truncated in the history it kept send (truncated, extra, by index) and estimate less (`_sync` takes them over).
-        self.kept_cuts: tuple[Summary, int, int, int, dict[int, int], float] | None = None
+        #: What the last compression's truncation of the history it kept sends (`_sync` takes it over).
+        self.kept_cuts: _KeptCuts | None = None
         # The recorded summaries in force (`_carry_recorded`), and which one the state holds (its
         # index and span: the file's first messages it covers); the history messages among the first k.
         self._carry_recorded()
@@ -394,11 +407,11 @@ class GeminiCliReplay(_EditsReplay):
                 upto = bisect.bisect_right(self.c_start, last) - 1
                 max_chars = gc._max_chars(self.params, self.limit, None)
                 kept = self.kept_cuts
-                if carried and kept is not None and kept[0] is summary and kept[1] == max_chars:
+                if carried and kept is not None and kept.summary is summary and kept.max_chars == max_chars:
                     # The compression that wrote this summary truncated the same outputs: it walked
                     # the budget newest first over the history it held, whose newest Contents are
                     # those kept here, at the same character budget.
-                    self.truncated, self.truncated_extra, self.truncated_sent, self.truncated_estimate = kept[2:]
+                    self.truncated, self.truncated_extra, self.truncated_sent, self.truncated_estimate = kept.truncated, kept.extra, kept.sent, kept.estimate
                 else:
                     found = self._truncations(2, upto + 1, max_chars)
                     for t in found:
@@ -572,7 +585,7 @@ class GeminiCliReplay(_EditsReplay):
         summary = self.full.text(text) + self.full.text(gc.ACK_TEXT)
         tokens = self.tokens
         truncated, extra, truncated_sent = self._sent_truncated([t for t in found if t.content >= split], h)
-        self.kept_cuts = (self.generated[-1], max_chars, truncated, extra, truncated_sent, saved)
+        self.kept_cuts = _KeptCuts(self.generated[-1], max_chars, truncated, extra, truncated_sent, saved)
         history = sum([tokens[m.index] for m in self.rest[cut:]]) + extra
         not_sent = self.covered_tokens if active else 0
         not_sent += sum([tokens[m.index] for m in compressed])
