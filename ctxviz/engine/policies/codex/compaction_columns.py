@@ -333,8 +333,9 @@ def _new_summary(session: Session, h: _Held, trimmed: int, live_from: int) -> st
     It reads every message the request holds, as Codex's model does: the snapshot keeps each
     section's last items in order of first appearance, so any earlier message can keep an item out
     (on the bench's 100,000-message session, the 12 values shown first appear among the first 850 of
-    the 50,008 messages read). The first plan that compacts pays for the reading: about 9 us a
-    message, 95 % of that plan when it is a re-plan (0.5-0.7 s for those 50,008 messages). It grows
+    the 50,008 messages read). The first plan that compacts pays for the reading: about 6 us a
+    message with the cycle collector paused, most of that plan when it is a re-plan (about 0.4 s for
+    those 50,008 messages). It grows
     with the window, not the session: a 272,000-token window holds about 1,000 of the bench's
     messages (10-50 ms). It is not done before a plan compacts: reading every message in a first plan
     that does not compact would add 60-70 % to it; nor are readings kept by text, which would pay
