@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.checks import PlanOptions
-from ..engine.planner import plan_session
 from ..engine.policies import get_policy
 from ..errors import ParameterError
 from ..io.exporters import json_text
@@ -16,7 +15,7 @@ from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options
 from .params import _parse_sets, resolve_params
 from .retention import LOST_IN_JSON, plan_retention_of, retention_skipped
-from .session import STORE, _options, load_args
+from .session import STORE, _options, load_args, plan_frozen
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     unaligned: list[str] = []
     aligning = (args.trigger_tokens, args.keep_messages, args.keep_tokens) != (None, None, None)
     resolved = [_compare_side(args, session, name, extra, unaligned) for name, extra in ((name_a, args.set_a), (name_b, args.set_b))]
-    a, b = (plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
+    a, b = (plan_frozen(session, policy_name, params, tokenizer, _options(args))
             for policy_name, params, tokenizer in resolved)
     diffs = compare(a, b)
     skipped = retention_skipped(args, session)

@@ -6,11 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-from ..engine.planner import plan_session
 from ..io.output import check_output_path
 from .exits import EXIT_OK
 from .options import _add_plan_options, _output
-from .session import STORE, _options, load_with_policy
+from .session import STORE, _options, load_with_policy, plan_frozen
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, policy_name, params, tokenizer, _opened = load_with_policy(args)
-    plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=_options(args))
+    plan = plan_frozen(session, policy_name, params, tokenizer, _options(args))
     timeline = None
     if not args.no_timeline:
         timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
