@@ -14,7 +14,8 @@ import urllib.request
 import weakref
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, islice
+from operator import itemgetter
 from typing import Protocol
 
 from ..errors import EndpointError
@@ -419,21 +420,12 @@ def supyagent_snapshot(messages: Sequence[Message]) -> str:
     """supyagent's five-section state snapshot, built from file paths, decisions, error lines, data
     tool results and the latest requests, kept under 600 words. Read with the cycle collector paused,
     as `features_of` reads."""
-    files: list[str] = []
-    decisions: list[str] = []
-    values: list[str] = []
-    pending: list[str] = []
-    last_action = ""
-    kept = _FEATURES.get
-    for m in messages:
-        entry = kept(id(m))
-        f, d, v, action, request = entry[1] if entry is not None and entry[0]() is m else _features(m)
-        files += f
-        decisions += d
-        values += v
-        last_action = action or last_action
-        if request:
-            pending.append(request)
+    # Each section gathered in one pass at C speed over the readings (a loop adding each message's
+    # items cost about as much as looking them up: a strands re-plan at 100,000 messages gathers 31,000).
+    features = features_of(messages)
+    files, decisions, values = (list(chain.from_iterable(map(itemgetter(k), features))) for k in (0, 1, 2))
+    last_action = next(filter(None, map(itemgetter(3), reversed(features))), "")
+    pending = list(filter(None, map(itemgetter(4), features)))
     return render_snapshot(_unique(files, 12), _unique(decisions, 8), _unique(values, 12), last_action,
                            pending[-1] if pending else "", _unique(pending, 4))
 

@@ -23,6 +23,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,10 @@ from .messages import (
     measure_message,
 )
 from .sliding_window import request_overhead, split_window
+
+#: A Strands message's fields, read in C over the tens of thousands a long session's plan walks (a
+#: generator expression per message cost a re-plan at 100,000 messages about 15 ms).
+_PINNED, _MEMBERS, _TOKENS = attrgetter("pinned"), attrgetter("members"), attrgetter("tokens")
 
 ZONES = ("system", "pinned", "summarized", "history")
 STAND_IN = "extractive snapshot written offline, sent as Strands' unwrapped user-role summary message"
@@ -121,7 +127,7 @@ def summarize_oldest(messages: list[StrandsMessage], ratio: float, preserve: int
     if pin_first and not pins_applied:
         for i in range(min(pin_first, n)):
             messages[i].pinned = True
-    if any(sm.pinned for sm in messages[: count + 1]):
+    if any(map(_PINNED, messages[: count + 1])):
         protected = tuple(i for i in range(count) if is_pinned(messages, i))
         summarized = tuple(i for i in range(count) if i not in protected)
     else:  # is_pinned looks at a message and its neighbours only: nothing is pinned among them
@@ -232,12 +238,14 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
             found = start.found.get((outcome.split, outcome.protected))
             if found is None:
                 gone = [messages[i] for i in outcome.summarized]
-                members = sorted(i for sm in gone for i in sm.members)
+                members = sorted(chain.from_iterable(map(_MEMBERS, gone)))
                 previous = start.found.get("covered messages")
                 if previous is None:  # the same for every split: kept with the splits' summaries
                     previous = start.found["covered messages"] = [m.index for m in session.messages if m.id in covered]
-                new_ids = tuple(session.messages[i].id for i in sorted({*previous, *members}) if session.messages[i].role != "system")
-                new_text = _snapshot([session.messages[i] for i in sorted({*previous, *members})])
+                # (members are in order already: the summarised messages' members, oldest first)
+                covering = list(map(session.messages.__getitem__, sorted({*previous, *members}) if previous else dict.fromkeys(members)))
+                new_ids = tuple(m.id for m in covering if m.role != "system")
+                new_text = _snapshot(covering)
                 found = start.found[(outcome.split, outcome.protected)] = (members, new_ids, new_text)
             members, new_ids, new_text = found
             summarised, summarised_reason = members, reason
@@ -251,13 +259,16 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                                              f"kept: Strands' new summary of {len(new_ids)} messages, a user message after the pinned ones ({STAND_IN})", new_text))
             notes.append(f"{why}: one reduce_context pass; the summary text is ctxviz's offline stand-in ({STAND_IN})")
             split = outcome.split
-            if fixed + sum(sm.tokens for sm in messages) > limit:
+            # What Strands now holds: the pinned ones and the summary, then the messages from the split
+            # on, whose tokens the session's running sums give (`_flat`) without a pass over them.
+            ahead = len(outcome.protected) + 1
+            if fixed + sum(map(_TOKENS, messages[:ahead])) + start.tokens - int(_flat(session, start).tokens[split]) > limit:
                 notes.append("still over the window after one pass: Strands retries the call at once, which overflows again and "
                              "summarises again; ctxviz makes one pass per model call, so the replay shows the next pass at its next step")
 
     # Only pin_first pins (the session's own Strands messages never are).
     pinned_members = ([i for pos, sm in enumerate(messages) if sm.members and is_pinned(messages, pos) for i in sm.members]
-                      if params.pin_first and any(sm.pinned for sm in messages) else [])
+                      if params.pin_first and any(map(_PINNED, messages)) else [])
     if why and new_ids:
         kept_code, kept_reason = K_FRESH, "kept: after the summarised span"
     else:
