@@ -12,6 +12,8 @@ Prints ratios (median [min-max] over rounds), never asserts: machines differ, ra
      process (bench_langchain.py, run with a venv's python when this one lacks langchain-core; see
      `langchain_python`), goal: ctxviz's re-plan at least 20x faster
   4. simulating a 1,000-message session turn by turn vs a naive per-turn recount
+Plans in 1 and 2 are timed as a user's plan runs (`planned`): the cycle collector paused, what the
+plan built frozen after, as `ctxviz plan` and the app's workers plan.
 Loading is bench_load.py, counting bench_counting.py, start-up bench_startup.py; `python bench/run.py` runs all.
 """
 
@@ -25,6 +27,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -89,6 +92,24 @@ def agent_session(n: int, seed: int = 3) -> Session:
     return Session(messages=tuple(msgs[:n]), source="<bench>", format="bench")
 
 
+def planned(fn: Callable[[], object]) -> float:
+    """Seconds of one plan timed as a user's plan runs: with the cycle collector paused, then what it
+    built frozen, as `ctxviz plan` does (cli/session.py, `plan_frozen`) and as the app's workers
+    plan (the collector off while they run, gui/threads.py; the results frozen, gui/vm/results.py).
+    Timed with Python's default collector instead, a first plan of 100,000 messages counted the
+    collector's full passes over what it built: up to half of it (langchain-trim, strands), which
+    made every re-plan look that much smaller beside it."""
+    gc.disable()
+    try:
+        t = time.perf_counter()
+        fn()
+        spent = time.perf_counter() - t
+        gc.freeze()
+    finally:
+        gc.enable()
+    return spent
+
+
 def bench_replan(n: int, rounds: int) -> list[Row]:
     base = agent_session(n)
     gc.collect()
@@ -99,10 +120,10 @@ def bench_replan(n: int, rounds: int) -> list[Row]:
         session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
         store = CountStore()
         missy._OLDER_CACHE.clear()
-        first = timed(lambda session=session, store=store: plan_session(session, "missy", {"total": 2_000_000}, "o200k_base", store))
+        first = planned(lambda session=session, store=store: plan_session(session, "missy", {"total": 2_000_000}, "o200k_base", store))
         missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the first plan
         budget = 1_500_000 - 10_000 * r
-        replan = timed(lambda session=session, store=store, budget=budget: plan_session(session, "missy", {"total": budget, "fresh_tail_count": 40}, "o200k_base", store))
+        replan = planned(lambda session=session, store=store, budget=budget: plan_session(session, "missy", {"total": budget, "fresh_tail_count": 40}, "o200k_base", store))
         first_times.append(first)
         replans.append(replan)
         ratios.append(replan / first * 100)
@@ -222,19 +243,22 @@ def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, 
                 session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
                 store = CountStore()
                 clear_caches()
-                first = timed(lambda session=session, store=store, name=name, tok=tok: plan_session(session, name, {}, tok, store))
+                first = planned(lambda session=session, store=store, name=name, tok=tok: plan_session(session, name, {}, tok, store))
                 firsts.setdefault((name, label), []).append(first)
                 params = pol.default_params()
                 session_tokens = sum(store.get(session, pol.scheme(tok, session.model)).message_tokens)
                 for case, change in replan_cases(name, params, session_tokens).items():
                     missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the plan before
                     try:
-                        replan = timed(lambda session=session, store=store, name=name, tok=tok, change=change: plan_session(session, name, change, tok, store))
+                        replan = planned(lambda session=session, store=store, name=name, tok=tok, change=change: plan_session(session, name, change, tok, store))
                     except Exception as exc:  # noqa: BLE001 (a policy refusing the change is reported, not fatal)
                         print(f"  {name} {label} {case}: {change} refused ({exc})")
                         continue
                     results.setdefault((name, label, case), []).append(replan / first * 100)
                     replan_times.setdefault((name, label, case), []).append(replan)
+        gc.unfreeze()  # what the round's plans froze (and left as garbage, should any of it be cyclic), collected untimed
+        gc.collect()
+        gc.freeze()
         print(f"  re-plan matrix round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows: list[Row] = []
     print(f"\nre-plan after a parameter change on {n:,} messages with tool calls, vs the first plan (counting included); goal <= {REPLAN_GOAL:.0f} %")
