@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from itertools import accumulate, chain, repeat
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -546,6 +546,80 @@ def _columns(session: Session, counts: TokenCounts, start: Held, mgr: _Manager, 
     return Columns(session, decision, tokens, sent_tokens, zone, _ZONE_NAMES, code, _CODE_NAMES, _Why(mgr, code, n_strands))
 
 
+class _Run:
+    """The session's Strands messages as one run, for a plan's replay of the agent's life while
+    Strands holds a stretch of them as they are (nothing cut, pinned or summarised): each
+    apply_management then drops a head of that stretch, and the whole replay is a walk of two
+    positions. A re-plan after window_size or the budget moved walks all of a long session's
+    invocations again (11,775 at 100,000 messages); holding, appending and deleting list slices,
+    and finding each trim point by a scan, cost about 7 us an invocation.
+
+    `valid_from[i]`: the first position at or after i that find_valid_trim_point accepts (a user
+    message that is no tool result and no tool use without its result next), len(messages) if none.
+    The stretch held when apply_management runs ends with the invocation's final reply, an assistant
+    message, so the next message of any user message in it is held too: the position found in the
+    run is the one find_valid_trim_point finds in the stretch, when it lies inside it. `members`:
+    every Strands message's members in order, `at[i]` where message i's begin."""
+
+    def __init__(self, messages: tuple[StrandsMessage, ...], owners: tuple[list[int], ...]) -> None:
+        self.messages, self.owners = messages, owners
+        n = len(messages)
+        valid_from = [n] * (n + 1)
+        found = n
+        result_next = False  # whether the message after the one looked at holds a toolResult
+        for k in range(n - 1, -1, -1):
+            sm = messages[k]
+            result = sm.has("toolResult")
+            if sm.role == "user" and not result and (result_next or not sm.has("toolUse")):
+                found = k
+            valid_from[k] = found
+            result_next = result
+        self.valid_from = valid_from
+        self.members = list(chain.from_iterable(map(_MEMBERS, messages)))
+        self.at = [0, *accumulate(map(len, map(_MEMBERS, messages)))]
+
+    def holds(self, mgr: _Manager, begin: int) -> int:
+        """Where the stretch Strands holds starts in the run when it is messages[start:begin], as the
+        very objects (else -1: something was cut or added on the general path)."""
+        held = mgr.messages
+        start = begin - len(held)
+        if start < 0 or not all(map(is_, held, self.messages[start:begin])):
+            return -1
+        return start
+
+    def hand_back(self, mgr: _Manager, head: int, tail: int) -> None:
+        """The manager holds messages[head:tail] again, as lists (for its general path)."""
+        mgr.messages = list(self.messages[head:tail])
+        mgr.owners = list(self.owners[head:tail])
+
+    def trim(self, mgr: _Manager, head: int, start: int, trim: int, cumulative: list[int]) -> int:
+        """`_Manager._trim_window` of messages[head:tail] (start = tail - window_size, trim its
+        valid point): the same reasons in `removed`, in the same order; returns the new head."""
+        outside = mgr._outside
+        if outside is None:
+            ws = mgr.params.window_size
+            outside = mgr._outside = (f"dropped: outside the newest {ws} messages (window_size={ws})", "outside_window")
+        at, members, removed = self.at, self.members, mgr.removed
+        removed.update(zip(members[at[head]:at[start]], repeat(outside)))
+        if trim > start:
+            ws = mgr.params.window_size
+            target = f"message #{self.messages[trim].members[0]}" if self.messages[trim].members else "the summary message"
+            within = (f"dropped: inside the newest {ws} messages, but Strands trims on to {target}, the first user message from "
+                      "there that is no tool result and no tool call without its result", "start_rule")
+            removed.update(zip(members[at[start]:at[trim]], repeat(within)))
+        mgr.held -= cumulative[trim] - cumulative[head]
+        return trim
+
+
+def _run(session: Session, counts: TokenCounts) -> _Run:
+    """The session's `_Run` under this counting, made once (kept with its Strands messages)."""
+    start = held(session, counts)
+    found = start.found.get("sliding window run")
+    if found is None:
+        found = start.found["sliding window run"] = _Run(start.messages, start.owners)
+    return found
+
+
 def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> Plan:
     mgr = _Manager(session, params, counts)
     prompt, system_tokens, tools_tokens = request_overhead(session, counts, mgr.system)
@@ -567,11 +641,36 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         # An invocation none of whose model calls can trim (no proactive compression, no per_turn,
         # its last call within the window) is appended whole, then apply_management runs.
         whole = params.proactive_compression is None and not params.per_turn
+        # Where apply_management's trims can be read off the session's own Strands messages (`_Run`).
+        ws = params.window_size
+        run = _run(session, counts) if whole and ws and not params.pin_first and mgr.summary is None else None
+        head = -1  # >= 0: Strands holds pending[head:begin], and mgr.messages and mgr.owners are not kept meanwhile
         begin = 0
         for end, last_call, calls, systems, final in zip(life.ends, life.last_call, life.calls, life.prompts, life.final, strict=True):
             # (`systems == known`: the system prompt stays the one known, >= 0, throughout the invocation)
             if (whole and systems == known
                     and (last_call < 0 or mgr.fixed + mgr.held + cumulative[last_call] - cumulative[begin] <= limit)):
+                if head < 0 and run is not None:
+                    head = run.holds(mgr, begin)
+                if head >= 0:
+                    mgr.held += cumulative[end + 1] - cumulative[begin]
+                    mgr.calls += calls
+                    mgr.since += end + 1 - begin
+                    if final:
+                        tail = end + 1
+                        if tail - head > ws:
+                            trim = run.valid_from[tail - ws]
+                            if trim >= tail:  # no place to trim at: reduce_context's own path
+                                run.hand_back(mgr, head, tail)
+                                head = -1
+                                mgr.manage()
+                                begin = end + 1
+                                continue
+                            head = run.trim(mgr, head, tail - ws, trim, cumulative)
+                        mgr.managed += 1  # (manage's bookkeeping)
+                        mgr.since = 0
+                    begin = end + 1
+                    continue
                 mgr.messages += pending[begin:end + 1]
                 mgr.owners += pending_owners[begin:end + 1]
                 mgr.held += cumulative[end + 1] - cumulative[begin]
@@ -580,6 +679,9 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                 if final:
                     mgr.manage()
             else:
+                if head >= 0:
+                    run.hand_back(mgr, head, begin)  # type: ignore[union-attr]
+                    head = -1
                 for k in range(begin, end + 1):
                     # Each call is made with the system prompt as the agent had it then (system-role messages so far).
                     if pending[k].members and before[k] != known:
@@ -587,6 +689,8 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                         mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
                     mgr.take(pending[k], pending_owners[k])
             begin = end + 1
+        if head >= 0:
+            run.hand_back(mgr, head, begin)  # type: ignore[union-attr]
         mgr.fixed = fixed
         mgr.call("at this request's model call")
         rounds = mgr.rounds
