@@ -587,28 +587,44 @@ class _Run:
             return -1
         return start
 
-    def hand_back(self, mgr: _Manager, head: int, tail: int) -> None:
-        """The manager holds messages[head:tail] again, as lists (for its general path)."""
+    def hand_back(self, mgr: _Manager, removing: _Removing, head: int, tail: int) -> None:
+        """The manager holds messages[head:tail] again, as lists (for its general path), with what
+        the trims on the run removed in `removed`."""
+        at = self.at
+        mgr.removed.update(zip(self.members[at[removing.first]:at[head]], removing.reasons, strict=True))
+        removing.reasons.clear()
         mgr.messages = list(self.messages[head:tail])
         mgr.owners = list(self.owners[head:tail])
 
-    def trim(self, mgr: _Manager, head: int, start: int, trim: int, cumulative: list[int]) -> int:
+    def trim(self, mgr: _Manager, removing: _Removing, head: int, start: int, trim: int, cumulative: list[int]) -> int:
         """`_Manager._trim_window` of messages[head:tail] (start = tail - window_size, trim its
-        valid point): the same reasons in `removed`, in the same order; returns the new head."""
-        outside = mgr._outside
-        if outside is None:
-            ws = mgr.params.window_size
-            outside = mgr._outside = (f"dropped: outside the newest {ws} messages (window_size={ws})", "outside_window")
-        at, members, removed = self.at, self.members, mgr.removed
-        removed.update(zip(members[at[head]:at[start]], repeat(outside)))
+        valid point): the reason of each member removed, in order, kept for `hand_back`, which puts
+        them in `removed` as the trims would have one by one; returns the new head."""
+        at = self.at
+        reasons = removing.reasons
+        reasons.extend(repeat(removing.outside, at[start] - at[head]))
         if trim > start:
-            ws = mgr.params.window_size
-            target = f"message #{self.messages[trim].members[0]}" if self.messages[trim].members else "the summary message"
-            within = (f"dropped: inside the newest {ws} messages, but Strands trims on to {target}, the first user message from "
-                      "there that is no tool result and no tool call without its result", "start_rule")
-            removed.update(zip(members[at[start]:at[trim]], repeat(within)))
+            members = self.messages[trim].members
+            reasons.extend(repeat((removing.within_head + (f"message #{members[0]}" if members else "the summary message") + removing.within_tail,
+                                   "start_rule"), at[trim] - at[start]))
         mgr.held -= cumulative[trim] - cumulative[head]
         return trim
+
+
+class _Removing:
+    """What the trims on a `_Run` removed since Strands began holding a stretch of it (from message
+    `first`), one reason per member in order, and the reasons' words (those of `_trim_window`)."""
+
+    def __init__(self, mgr: _Manager, first: int) -> None:
+        self.first = first
+        self.reasons: list[tuple[str, str]] = []
+        ws = mgr.params.window_size
+        outside = mgr._outside
+        if outside is None:
+            outside = mgr._outside = (f"dropped: outside the newest {ws} messages (window_size={ws})", "outside_window")
+        self.outside = outside
+        self.within_head = f"dropped: inside the newest {ws} messages, but Strands trims on to "
+        self.within_tail = ", the first user message from there that is no tool result and no tool call without its result"
 
 
 def _run(session: Session, counts: TokenCounts) -> _Run:
@@ -645,6 +661,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         ws = params.window_size
         run = _run(session, counts) if whole and ws and not params.pin_first and mgr.summary is None else None
         head = -1  # >= 0: Strands holds pending[head:begin], and mgr.messages and mgr.owners are not kept meanwhile
+        removing: _Removing | None = None
         begin = 0
         for end, last_call, calls, systems, final in zip(life.ends, life.last_call, life.calls, life.prompts, life.final, strict=True):
             # (`systems == known`: the system prompt stays the one known, >= 0, throughout the invocation)
@@ -652,6 +669,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                     and (last_call < 0 or mgr.fixed + mgr.held + cumulative[last_call] - cumulative[begin] <= limit)):
                 if head < 0 and run is not None:
                     head = run.holds(mgr, begin)
+                    removing = _Removing(mgr, head) if head >= 0 else None
                 if head >= 0:
                     mgr.held += cumulative[end + 1] - cumulative[begin]
                     mgr.calls += calls
@@ -661,12 +679,12 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                         if tail - head > ws:
                             trim = run.valid_from[tail - ws]
                             if trim >= tail:  # no place to trim at: reduce_context's own path
-                                run.hand_back(mgr, head, tail)
+                                run.hand_back(mgr, removing, head, tail)  # type: ignore[arg-type]
                                 head = -1
                                 mgr.manage()
                                 begin = end + 1
                                 continue
-                            head = run.trim(mgr, head, tail - ws, trim, cumulative)
+                            head = run.trim(mgr, removing, head, tail - ws, trim, cumulative)  # type: ignore[arg-type]
                         mgr.managed += 1  # (manage's bookkeeping)
                         mgr.since = 0
                     begin = end + 1
@@ -680,7 +698,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                     mgr.manage()
             else:
                 if head >= 0:
-                    run.hand_back(mgr, head, begin)  # type: ignore[union-attr]
+                    run.hand_back(mgr, removing, head, begin)  # type: ignore[union-attr, arg-type]
                     head = -1
                 for k in range(begin, end + 1):
                     # Each call is made with the system prompt as the agent had it then (system-role messages so far).
@@ -690,7 +708,7 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                     mgr.take(pending[k], pending_owners[k])
             begin = end + 1
         if head >= 0:
-            run.hand_back(mgr, head, begin)  # type: ignore[union-attr]
+            run.hand_back(mgr, removing, head, begin)  # type: ignore[union-attr, arg-type]
         mgr.fixed = fixed
         mgr.call("at this request's model call")
         rounds = mgr.rounds
