@@ -121,8 +121,16 @@ def fresh(session: Session, store: CountStore, scheme) -> Session:  # noqa: ANN0
 def first_plan(policy: str, session: Session, params: object, store: CountStore, options: PlanOptions) -> None:
     """One plan of a session just counted (`session` is a `fresh` identity), as `ctxviz plan` makes
     it with the replay's options: a pair-safe replay is compared with a pair-safe plan, and both
-    flag broken pairs and read the reported usage as a user's run does."""
-    plan_session(session, policy, params, store=store, options=options)
+    flag broken pairs and read the reported usage as a user's run does; with the cycle collector
+    paused and what the plan built frozen after, as the command line plans (cli/session.py,
+    `plan_frozen`). The replay it is compared with runs with the collector as `ctxviz simulate`
+    leaves it, running."""
+    gc.disable()
+    try:
+        plan_session(session, policy, params, store=store, options=options)
+        gc.freeze()
+    finally:
+        gc.enable()
     store.forget(session)
 
 

@@ -15,6 +15,7 @@ tests/test_trim_columns.py checks it against `plan_records` on random sessions a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -22,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ...counting import TokenCounts, derived_from_counts
-from ...plan import Context, Decision, Plan, SummaryPlan, Totals
+from ...plan import Context, Decision, Joined, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Session
 from ..base import params_dict
@@ -229,19 +230,7 @@ def plan_columns(session: Session, params: TrimParams, counts: TokenCounts) -> P
     order = np.flatnonzero(kept_entries)  # the kept entries in LangChain's order
     system_tokens = int(e.tokens[run.system]) if run.system is not None else 0
     usage = {"system": system_tokens, "history": int(e.tokens[order].sum()) - system_tokens}
-    context: list[Any] = []
-    context_index: list[int | None] = []
-    for p in pos[order].tolist():
-        if p == -1:
-            context.append({"role": "system", "content": session.system_prompt})
-            context_index.append(None)
-        elif p <= SUMMARY_POS:
-            context.append({"role": "user", "content": summary_view(session.summaries[SUMMARY_POS - p].text).content})
-            context_index.append(None)
-        else:
-            context.append(session.messages[p])
-            context_index.append(p)
-
+    context, context_index, kept_ids = _sent(session, pos[order])
     notes: list[str] = []
     if session.system_prompt:
         where = "kept" if bool(kept_entries[pos == -1].any()) else "dropped"
@@ -272,15 +261,46 @@ def plan_columns(session: Session, params: TrimParams, counts: TokenCounts) -> P
     if params.max_tokens != budget:
         notes.append(f"max_tokens={params.max_tokens:g}: counts are whole numbers, so LangChain keeps what fits {budget:,}"
                      + (" (a negative max_tokens keeps nothing)" if params.max_tokens < 0 else ""))
-    ids = session.message_columns[0]
     return Plan(
         policy="langchain-trim", params=params_dict(params), tokenizer=counts.scheme.label,
         allocation={"system": system_allot, "history": budget - system_allot}, usage=usage,
-        system_prompt=session.system_prompt, messages=Rows(columns), context=Context(context), context_index=tuple(context_index),
+        system_prompt=session.system_prompt, messages=Rows(columns), context=Context(context), context_index=context_index,
         totals=totals, summaries=tuple(summary_plans), zones=_ZONES, notes=tuple(notes),
-        extra={"kept_ids": [ids[i] for i in context_index if i is not None], "partial_index": None, "trimmed": kept_count < n},
+        extra={"kept_ids": kept_ids, "partial_index": None, "trimmed": kept_count < n},
     )
 
 
+def _sent(session: Session, placed: np.ndarray) -> tuple[Joined, Joined, list[str]]:
+    """The context as sent, its positions and the ids of the session's messages in it, from the
+    kept entries' positions in LangChain's order (-1: the system prompt; SUMMARY_POS and below: a
+    summary). The messages come in runs of consecutive positions (a budget over a 100,000-message
+    session keeps one run of all of them), handed over as runs (`Joined`), not copied one by one."""
+    context: list[tuple[Sequence[Any], int, int]] = []
+    index: list[tuple[Sequence[Any], int, int]] = []
+    ids = session.message_columns[0]
+    kept_ids: list[str] = []
+    n = len(placed)
+    if n:
+        starts = np.ones(n, dtype=bool)  # where a run begins: after a gap, and at and after each negative position
+        starts[1:] = (placed[1:] != placed[:-1] + 1) | (placed[1:] < 0) | (placed[:-1] < 0)
+        at = np.flatnonzero(starts)
+        for lo, hi, p in zip(at.tolist(), [*at[1:].tolist(), n], placed[at].tolist(), strict=True):
+            if p >= 0:
+                end = p + hi - lo
+                context.append((session.messages, p, end))
+                index.append((_POSITIONS, p, end))
+                kept_ids += ids[p:end]
+            else:
+                if p == -1:
+                    entry: dict[str, Any] = {"role": "system", "content": session.system_prompt}
+                else:  # (p <= SUMMARY_POS)
+                    entry = {"role": "user", "content": summary_view(session.summaries[SUMMARY_POS - p].text).content}
+                context.append(((entry,), 0, 1))
+                index.append(((None,), 0, 1))
+    return Joined(*context), Joined(*index), kept_ids
+
+
+#: A message's position is itself (`Joined` runs of it stand for `context_index`).
+_POSITIONS = range(2**62)
 def _reason(why: _Why, i: int) -> str:
     return why(i)
