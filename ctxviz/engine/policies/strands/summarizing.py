@@ -20,6 +20,7 @@ stand-in (an extractive snapshot), not the model's: only its place and what it r
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...counting import TokenCounts
+from ...growth import same_prefix
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session, Summary
@@ -245,7 +247,7 @@ def plan(session: Session, params: SummarizingParams, counts: TokenCounts) -> Pl
                 # (members are in order already: the summarised messages' members, oldest first)
                 covering = list(map(session.messages.__getitem__, sorted({*previous, *members}) if previous else dict.fromkeys(members)))
                 new_ids = tuple(m.id for m in covering if m.role != "system")
-                new_text = _snapshot(covering)
+                new_text = _snapshot(start, covering)
                 found = start.found[(outcome.split, outcome.protected)] = (members, new_ids, new_text)
             members, new_ids, new_text = found
             summarised, summarised_reason = members, reason
@@ -386,8 +388,18 @@ def _flat(session: Session, start: Held) -> _Flat:
     return found
 
 
-def _snapshot(messages: list[Message]) -> str:
-    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
-    from ...summarizers import supyagent_snapshot
+def _snapshot(start: Held, messages: list[Message]) -> str:
+    """ctxviz's offline stand-in summary of these messages (`supyagent_snapshot`'s text), kept per
+    session and counting (`Held.found`) as one snapshot that grows (`carried._Snapshot`): a re-plan
+    whose covered messages extend those read last (summary_ratio moved up: 31,000 messages at
+    100,000, about 15 ms) gathers only the new ones; any other list is read from its start. One plan
+    at a time reads or grows it (the app plans on worker threads). (Imported late: the summarizers
+    module loads urllib.)"""
+    from ..carried import _Snapshot
 
-    return supyagent_snapshot(messages)
+    lock = start.found.setdefault("snapshot lock", threading.Lock())
+    with lock:
+        snapshot = start.found.get("snapshot")
+        if snapshot is None or same_prefix(snapshot.seen, messages) < len(snapshot.seen):
+            snapshot = start.found["snapshot"] = _Snapshot()
+        return snapshot.text(messages)
