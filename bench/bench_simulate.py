@@ -123,8 +123,8 @@ def first_plan(policy: str, session: Session, params: object, store: CountStore,
     it with the replay's options: a pair-safe replay is compared with a pair-safe plan, and both
     flag broken pairs and read the reported usage as a user's run does; with the cycle collector
     paused and what the plan built frozen after, as the command line plans (cli/session.py,
-    `plan_frozen`). The replay it is compared with runs with the collector as `ctxviz simulate`
-    leaves it, running."""
+    `plan_frozen`). The replay it is compared with is timed as `ctxviz simulate` replays, the same
+    way (`_replay`)."""
     gc.disable()
     try:
         plan_session(session, policy, params, store=store, options=options)
@@ -296,9 +296,14 @@ def _replay(make, policy: str, params, store, options, limit: float):  # noqa: A
 
     out = []
 
-    def replay(session: Session) -> None:
+    def replay(session: Session) -> None:  # as `ctxviz simulate` replays: the collector paused, what it built frozen after
         start[0] = time.perf_counter()
-        out[:] = [simulate(session, policy, params, store=store, options=options, progress=watch if limit != float("inf") else None)]
+        gc.disable()
+        try:
+            out[:] = [simulate(session, policy, params, store=store, options=options, progress=watch if limit != float("inf") else None)]
+            gc.freeze()
+        finally:
+            gc.enable()
         store.forget(session)
 
     seconds = timed(replay, 0.1, make=make)

@@ -1,4 +1,4 @@
-"""The command line plans with the cycle collector paused and freezes what the plan built.
+"""The command line plans and replays with the cycle collector paused and freezes what they built.
 
 A first plan of a long session builds per-message views and counts that live until the command
 ends and form no cycles; the collector's full passes over them took up to half of a
@@ -76,3 +76,22 @@ def test_the_commands_plan_so_and_leave_the_collector_running(command: list[str]
     assert seen and not any(seen)
     assert gc.isenabled()
     json.loads(capsys.readouterr().out)
+
+
+def test_simulate_replays_with_the_collector_paused_and_leaves_it_running(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxviz.engine import simulate as engine_simulate
+
+    seen: list[bool] = []
+    real = engine_simulate.simulate
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine_simulate, "simulate", spy)
+    frozen = gc.get_freeze_count()
+    assert main(["simulate", str(SAMPLE), "--retention", "off", "--json"]) == 0
+    assert seen == [False]
+    assert gc.isenabled() and gc.get_freeze_count() > frozen
+    assert json.loads(capsys.readouterr().out)["turns"]
