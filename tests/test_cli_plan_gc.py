@@ -33,15 +33,16 @@ def _unfrozen() -> Iterator[None]:
     gc.enable()
 
 
-def _spied(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+def _spied(monkeypatch: pytest.MonkeyPatch, module: Any = cli_session, name: str = "plan_session") -> list[bool]:
+    """Whether the collector ran at each call of `module.name` (the command line's plan, by default)."""
     seen: list[bool] = []
-    real = cli_session.plan_session
+    real = getattr(module, name)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cli_session, "plan_session", spy)
+    monkeypatch.setattr(module, name, spy)
     return seen
 
 
@@ -82,14 +83,7 @@ def test_simulate_replays_with_the_collector_paused_and_leaves_it_running(monkey
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     from ctxviz.engine import simulate as engine_simulate
 
-    seen: list[bool] = []
-    real = engine_simulate.simulate
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(gc.isenabled())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(engine_simulate, "simulate", spy)
+    seen = _spied(monkeypatch, engine_simulate, "simulate")
     frozen = gc.get_freeze_count()
     assert main(["simulate", str(SAMPLE), "--retention", "off", "--json"]) == 0
     assert seen == [False]
