@@ -36,6 +36,7 @@ from common import Row, compound, interleaved, spread, timed, within  # noqa: E4
 
 from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
+from ctxviz.engine.gc_pause import frozen_after  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies.langchain import counting as langchain_counting  # noqa: E402
 from ctxviz.engine.policies.llamaindex import summary_columns as llamaindex_summary  # noqa: E402
@@ -94,19 +95,15 @@ def agent_session(n: int, seed: int = 3) -> Session:
 
 def planned(fn: Callable[[], object]) -> float:
     """Seconds of one plan timed as a user's plan runs: with the cycle collector paused, then what it
-    built frozen, as `ctxviz plan` does (cli/session.py, `plan_frozen`) and as the app's workers
+    built frozen (`frozen_after`), as `ctxviz plan` does (cli/session.py, `plan_frozen`) and as the app's workers
     plan (the collector off while they run, gui/threads.py; the results frozen, gui/vm/results.py).
     Timed with Python's default collector instead, a first plan of 100,000 messages counted the
     collector's full passes over what it built: up to half of it (langchain-trim, strands), which
     made every re-plan look that much smaller beside it."""
-    gc.disable()
-    try:
+    with frozen_after():
         t = time.perf_counter()
         fn()
         spent = time.perf_counter() - t
-        gc.freeze()
-    finally:
-        gc.enable()
     return spent
 
 

@@ -56,6 +56,7 @@ from ctxviz.engine import growth as grown_from  # noqa: E402
 from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.checks import PlanOptions  # noqa: E402
 from ctxviz.engine.counting import CountStore, TokenCounts  # noqa: E402
+from ctxviz.engine.gc_pause import frozen_after  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies import get_policy, policy_names  # noqa: E402
 from ctxviz.engine.policies.gemini import history as gemini_history  # noqa: E402
@@ -122,15 +123,11 @@ def first_plan(policy: str, session: Session, params: object, store: CountStore,
     """One plan of a session just counted (`session` is a `fresh` identity), as `ctxviz plan` makes
     it with the replay's options: a pair-safe replay is compared with a pair-safe plan, and both
     flag broken pairs and read the reported usage as a user's run does; with the cycle collector
-    paused and what the plan built frozen after, as the command line plans (cli/session.py,
-    `plan_frozen`). The replay it is compared with is timed as `ctxviz simulate` replays, the same
+    paused and what the plan built frozen after (`frozen_after`), as the command line plans
+    (cli/session.py, `plan_frozen`). The replay it is compared with is timed as `ctxviz simulate` replays, the same
     way (`_replay`)."""
-    gc.disable()
-    try:
+    with frozen_after():
         plan_session(session, policy, params, store=store, options=options)
-        gc.freeze()
-    finally:
-        gc.enable()
     store.forget(session)
 
 
@@ -298,12 +295,8 @@ def _replay(make, policy: str, params, store, options, limit: float):  # noqa: A
 
     def replay(session: Session) -> None:  # as `ctxviz simulate` replays: the collector paused, what it built frozen after
         start[0] = time.perf_counter()
-        gc.disable()
-        try:
+        with frozen_after():
             out[:] = [simulate(session, policy, params, store=store, options=options, progress=watch if limit != float("inf") else None)]
-            gc.freeze()
-        finally:
-            gc.enable()
         store.forget(session)
 
     seconds = timed(replay, 0.1, make=make)

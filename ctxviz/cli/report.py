@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..engine.gc_pause import frozen_after
 from ..io.output import check_output_path
 from .exits import EXIT_OK
 from .options import _add_plan_options, _output
@@ -27,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_frozen(session, policy_name, params, tokenizer, _options(args))
     timeline = None
     if not args.no_timeline:
-        timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
+        with frozen_after():  # (as `simulate` replays: engine/gc_pause.py)
+            timeline = simulate(session, policy_name, params, tokenizer, STORE, options=_options(args))
     from ..gui.app import application
     from ..gui.report import write_report
 

@@ -6,8 +6,9 @@ The retention engine and its text are imported when used: a command with `--rete
 from __future__ import annotations
 
 import argparse
-import gc
 from typing import TYPE_CHECKING
+
+from ..engine.gc_pause import frozen_after
 
 if TYPE_CHECKING:
     from ..engine.anchors import AnchorIndex
@@ -64,19 +65,10 @@ def kept_index(ahead: AnchorsAhead) -> AnchorIndex:
     nothing of it is freed before, and it holds no cycles. Left in the youngest generation, its
     100,000 objects were walked again by the collector's next passes (10,000 messages: those passes
     took 0.07 s of CPU, 0.03 s frozen). A process-wide decision, so made here, where `simulate`
-    knows the process ends, not in the engine. Only where the collector was running (a caller that
-    holds it off may have cyclic garbage pending, which a freeze would keep); it is paused from
-    before the index is read until the freeze, so no pass walks the new objects in between."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        index = ahead.index()
-        if running:
-            gc.freeze()
-    finally:
-        if running:
-            gc.enable()
-    return index
+    knows the process ends (`frozen_after`: paused from before the index is read until the freeze,
+    so no pass walks the new objects in between)."""
+    with frozen_after():
+        return ahead.index()
 
 
 def anchors_ahead(session: Session) -> AnchorsAhead:

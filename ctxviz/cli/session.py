@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.agent_policies import OpenedUnder, opened_under
 from ..engine.checks import PlanOptions
 from ..engine.counting import CountStore
+from ..engine.gc_pause import frozen_after
 from ..engine.planner import plan_session
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
@@ -84,32 +83,13 @@ def resolve_plan_opened(args: argparse.Namespace) -> tuple[Session, Plan, Opened
 
 
 def plan_frozen(session: Session, policy_name: str, params: Any, tokenizer: str | None, options: PlanOptions) -> Plan:
-    """`plan_session` under `frozen_after`: a first plan builds per-message views and counts that
-    live until the command ends and hold no cycles; with the collector running, its full passes
-    over them took up to half of a 100,000-message plan (langchain-trim 1.5 s -> 0.9 s,
-    strands-sliding-window 2.2 s -> 1.0 s)."""
+    """`plan_session` under `frozen_after` (engine/gc_pause.py), a decision the command line makes
+    because it knows the process ends: a first plan builds per-message views and counts that live
+    until then and hold no cycles; with the collector running, its full passes over them took up to
+    half of a 100,000-message plan (langchain-trim 1.5 s -> 0.9 s, strands-sliding-window 2.2 s ->
+    1.0 s)."""
     with frozen_after():
         return plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
-
-
-@contextmanager
-def frozen_after() -> Iterator[None]:
-    """The cycle collector paused for the block, and everything the block made moved out of the
-    collector's generations after it, as `load_session` does with the session it reads: paused
-    alone, what the block built is walked once more by the next pass (0.5-0.8 s after a
-    100,000-message plan). A process-wide decision, so made here, where the command line knows the
-    process ends, not in the engine (the app pauses the collector on its workers and collects on
-    its own thread: gui/threads.py). Only where the collector was running: a caller that holds it
-    off may have cyclic garbage pending, which a freeze would keep."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-        if running:
-            gc.freeze()
-    finally:
-        if running:
-            gc.enable()
 
 
 def opened_line(opened: OpenedUnder | None) -> str:

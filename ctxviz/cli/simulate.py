@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..engine.checks import PlanOptions
+from ..engine.gc_pause import frozen_after
 from ..engine.planner import plan_session
 from ..errors import ParameterError
 from ..io.exporters import json_text
@@ -14,7 +15,7 @@ from .cost import _cache_report, print_cache
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options, _add_step_option
 from .retention import LOST_IN_JSON, anchors_ahead, retention_skipped, timeline_retention_of, timeline_retention_text
-from .session import STORE, frozen_after, load_with_policy, opened_line
+from .session import STORE, load_with_policy, opened_line
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         from ..engine.simulate import plan_versus_replay, simulate
 
         options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
-        with frozen_after():  # (see cli/session.py: the replay's turns and the plan hold no cycles either)
+        with frozen_after():  # (engine/gc_pause.py: the replay's turns and the plan live until the command ends, with no cycles)
             timeline = simulate(session, policy_name, params, tokenizer, STORE, summarizer, options=options, per_message=args.per_message)
             plan = plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
         retention = None if ahead is None else timeline_retention_of(timeline, ahead)

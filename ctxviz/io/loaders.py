@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import importlib
 import os
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ..engine.gc_pause import frozen_after
 from ..engine.session import Message, Session, ToolCallPart, stored_raw
 from ..errors import LoadError, UnknownNameError
 from .base import Loader, type_name
@@ -134,26 +134,18 @@ def load_session(path: str | os.PathLike[str], input_format: str | None = None, 
     src.conversation = conversation
     # Loading allocates millions of long-lived objects and nothing cyclic; the cyclic collector
     # would rescan them again and again (it more than doubled the time of a 100 MB load, and
-    # tripled it for a Codex log when the tool names below were filled with it running).
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # tripled it for a Codex log when the tool names below were filled with it running). The
+    # session is immutable and lives as long as it is shown, so it is then moved (with everything
+    # older) out of the collector's generations: later collections (a re-plan allocates tens of
+    # thousands of objects) do not rescan its millions of objects each time (it halves a first plan
+    # of 100,000 messages). Only where the collector was Python's to run (`frozen_after`: the GUI
+    # loads on a worker and collects on its own thread, gui/threads.py). No collection first: it
+    # would scan the millions once more (0.3 s for 100 MB). A session dropped later is still freed
+    # by reference counting: it holds no cycles.
+    with frozen_after():
         session = load_source(src, input_format)
         src.release()  # its records, in the order they were read (quicker than the list's own order)
         del src  # the file's text and records (freed now: it holds no cycles)
-        # The session is immutable and lives as long as it is shown: move it (and everything
-        # older) out of the collector's generations, so later collections (a re-plan allocates
-        # tens of thousands of objects) do not rescan its millions of objects each time (it
-        # halves a first plan of 100,000 messages). Only where the collector was Python's to run:
-        # a caller that holds it off (the GUI loads on a worker and collects on its own thread,
-        # gui/threads.py) may have cyclic garbage pending, which a freeze would keep forever. No
-        # collection first: it would scan the millions once more (0.3 s for 100 MB). A session
-        # dropped later is still freed by reference counting: it holds no cycles.
-        if gc_was_enabled:
-            gc.freeze()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return session
 
 
