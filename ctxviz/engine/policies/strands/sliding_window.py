@@ -578,53 +578,54 @@ class _Run:
         self.members = list(chain.from_iterable(map(_MEMBERS, messages)))
         self.at = [0, *accumulate(map(len, map(_MEMBERS, messages)))]
 
-    def holds(self, mgr: _Manager, begin: int) -> int:
-        """Where the stretch Strands holds starts in the run when it is messages[start:begin], as the
-        very objects (else -1: something was cut or added on the general path)."""
+    def window(self, mgr: _Manager, begin: int) -> _Window | None:
+        """The stretch Strands holds, when it is messages[start:begin] as the very objects (else
+        None: something was cut or added on the general path)."""
         held = mgr.messages
         start = begin - len(held)
         if start < 0 or not all(map(is_, held, self.messages[start:begin])):
-            return -1
-        return start
-
-    def hand_back(self, mgr: _Manager, removing: _Removing, head: int, tail: int) -> None:
-        """The manager holds messages[head:tail] again, as lists (for its general path), with what
-        the trims on the run removed in `removed`."""
-        at = self.at
-        mgr.removed.update(zip(self.members[at[removing.first]:at[head]], removing.reasons, strict=True))
-        removing.reasons.clear()
-        mgr.messages = list(self.messages[head:tail])
-        mgr.owners = list(self.owners[head:tail])
-
-    def trim(self, mgr: _Manager, removing: _Removing, head: int, start: int, trim: int, cumulative: list[int]) -> int:
-        """`_Manager._trim_window` of messages[head:tail] (start = tail - window_size, trim its
-        valid point): the reason of each member removed, in order, kept for `hand_back`, which puts
-        them in `removed` as the trims would have one by one; returns the new head."""
-        at = self.at
-        reasons = removing.reasons
-        reasons.extend(repeat(removing.outside, at[start] - at[head]))
-        if trim > start:
-            members = self.messages[trim].members
-            reasons.extend(repeat((removing.within_head + (f"message #{members[0]}" if members else "the summary message") + removing.within_tail,
-                                   "start_rule"), at[trim] - at[start]))
-        mgr.held -= cumulative[trim] - cumulative[head]
-        return trim
+            return None
+        return _Window(self, mgr, start)
 
 
-class _Removing:
-    """What the trims on a `_Run` removed since Strands began holding a stretch of it (from message
-    `first`), one reason per member in order, and the reasons' words (those of `_trim_window`)."""
+class _Window:
+    """Strands holding messages[head:] of a `_Run` (to the invocation read last), the manager's
+    lists not kept meanwhile: each trim moves `head`, and the reason of each member it removes is
+    kept in order (`reasons`, from message `first` on), until `hand_back` puts them in `removed`
+    as the trims would have one by one and gives the manager its lists again."""
 
-    def __init__(self, mgr: _Manager, first: int) -> None:
-        self.first = first
+    def __init__(self, run: _Run, mgr: _Manager, head: int) -> None:
+        self.run, self.mgr = run, mgr
+        self.first = self.head = head
         self.reasons: list[tuple[str, str]] = []
         ws = mgr.params.window_size
         outside = mgr._outside
         if outside is None:
             outside = mgr._outside = (f"dropped: outside the newest {ws} messages (window_size={ws})", "outside_window")
         self.outside = outside
+        # (`_trim_window`'s start-rule sentence, in the words around its target)
         self.within_head = f"dropped: inside the newest {ws} messages, but Strands trims on to "
         self.within_tail = ", the first user message from there that is no tool result and no tool call without its result"
+
+    def trim(self, start: int, trim: int, cumulative: list[int]) -> None:
+        """`_Manager._trim_window` of messages[head:tail] (start = tail - window_size, trim its
+        valid point)."""
+        at, head, reasons = self.run.at, self.head, self.reasons
+        reasons.extend(repeat(self.outside, at[start] - at[head]))
+        if trim > start:
+            members = self.run.messages[trim].members
+            target = f"message #{members[0]}" if members else "the summary message"
+            reasons.extend(repeat((self.within_head + target + self.within_tail, "start_rule"), at[trim] - at[start]))
+        self.mgr.held -= cumulative[trim] - cumulative[head]
+        self.head = trim
+
+    def hand_back(self, tail: int) -> None:
+        """The manager holds messages[head:tail] again, as lists (for its general path), with what
+        the trims removed in `removed`."""
+        run, mgr, at = self.run, self.mgr, self.run.at
+        mgr.removed.update(zip(run.members[at[self.first]:at[self.head]], self.reasons, strict=True))
+        mgr.messages = list(run.messages[self.head:tail])
+        mgr.owners = list(run.owners[self.head:tail])
 
 
 def _run(session: Session, counts: TokenCounts) -> _Run:
@@ -660,31 +661,29 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
         # Where apply_management's trims can be read off the session's own Strands messages (`_Run`).
         ws = params.window_size
         run = _run(session, counts) if whole and ws and not params.pin_first and mgr.summary is None else None
-        head = -1  # >= 0: Strands holds pending[head:begin], and mgr.messages and mgr.owners are not kept meanwhile
-        removing: _Removing | None = None
+        window: _Window | None = None  # Strands holding a stretch of the run (mgr.messages and mgr.owners not kept meanwhile)
         begin = 0
         for end, last_call, calls, systems, final in zip(life.ends, life.last_call, life.calls, life.prompts, life.final, strict=True):
             # (`systems == known`: the system prompt stays the one known, >= 0, throughout the invocation)
             if (whole and systems == known
                     and (last_call < 0 or mgr.fixed + mgr.held + cumulative[last_call] - cumulative[begin] <= limit)):
-                if head < 0 and run is not None:
-                    head = run.holds(mgr, begin)
-                    removing = _Removing(mgr, head) if head >= 0 else None
-                if head >= 0:
+                if window is None and run is not None:
+                    window = run.window(mgr, begin)
+                if window is not None:
                     mgr.held += cumulative[end + 1] - cumulative[begin]
                     mgr.calls += calls
                     mgr.since += end + 1 - begin
                     if final:
                         tail = end + 1
-                        if tail - head > ws:
-                            trim = run.valid_from[tail - ws]
+                        if tail - window.head > ws:
+                            trim = window.run.valid_from[tail - ws]
                             if trim >= tail:  # no place to trim at: reduce_context's own path
-                                run.hand_back(mgr, removing, head, tail)  # type: ignore[arg-type]
-                                head = -1
+                                window.hand_back(tail)
+                                window = None
                                 mgr.manage()
                                 begin = end + 1
                                 continue
-                            head = run.trim(mgr, removing, head, tail - ws, trim, cumulative)  # type: ignore[arg-type]
+                            window.trim(tail - ws, trim, cumulative)
                         mgr.managed += 1  # (manage's bookkeeping)
                         mgr.since = 0
                     begin = end + 1
@@ -697,9 +696,9 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                 if final:
                     mgr.manage()
             else:
-                if head >= 0:
-                    run.hand_back(mgr, removing, head, begin)  # type: ignore[union-attr, arg-type]
-                    head = -1
+                if window is not None:
+                    window.hand_back(begin)
+                    window = None
                 for k in range(begin, end + 1):
                     # Each call is made with the system prompt as the agent had it then (system-role messages so far).
                     if pending[k].members and before[k] != known:
@@ -707,8 +706,8 @@ def plan(session: Session, params: SlidingWindowParams, counts: TokenCounts) -> 
                         mgr.fixed = sum(request_overhead(session, counts, mgr.system[:known])[1:])
                     mgr.take(pending[k], pending_owners[k])
             begin = end + 1
-        if head >= 0:
-            run.hand_back(mgr, removing, head, begin)  # type: ignore[union-attr, arg-type]
+        if window is not None:
+            window.hand_back(begin)
         mgr.fixed = fixed
         mgr.call("at this request's model call")
         rounds = mgr.rounds
