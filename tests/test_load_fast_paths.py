@@ -326,3 +326,42 @@ def test_gemini_cli_fast_path_leaves_odd_records_to_the_full_path(tmp_path, monk
     fast = load()
     monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
     assert fast == load()
+
+
+def _unnamed_then_with_tool_names(monkeypatch) -> None:
+    """Make the Gemini CLI loader load as it did before it named its tool results: unnamed, and
+    `load_source` naming them with `with_tool_names`."""
+    monkeypatch.setattr(gemini_cli.GeminiCliLoader, "names_tool_results", False)
+    monkeypatch.setattr(gemini_cli.GeminiCliLoader, "load", lambda self, src: self.load_resumable(src)[0])
+
+
+@pytest.mark.parametrize("path", GEMINI_CLI_LOGS, ids=os.path.basename)
+def test_gemini_cli_names_tool_results_as_with_tool_names_does(path, monkeypatch):
+    """The Gemini CLI loader names each tool result as it makes it (the call beside it) and then
+    settles the names by the last call of each id: every real session loads to the same messages,
+    names included, as when `with_tool_names` named them afterwards."""
+    named = load_session(path)
+    assert any(m.role == "tool" and m.name for m in named.messages) or not any(m.role == "tool" for m in named.messages)
+    _unnamed_then_with_tool_names(monkeypatch)
+    after = load_session(path)
+    assert _every_field(named) == _every_field(after) and named.notes == after.notes
+
+
+def test_gemini_cli_tool_result_takes_the_last_call_of_its_id(tmp_path, monkeypatch):
+    """Two calls with one id and different names (a log whose ids repeat): both results take the
+    later call's name, as `with_tool_names` gives it, although the first was made beside the
+    first call; a response read as a `user` message is named too."""
+    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
+    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
+    first = {**_GEMINI, "id": "g1"}
+    second = {**_GEMINI, "id": "g2", "toolCalls": [{**_CALL, "name": "grep"}]}
+    answer = {"id": "u2", "timestamp": "t3", "type": "user",
+              "content": [{"functionResponse": {"id": "c9", "name": "x", "response": {"output": "late"}}}]}
+    third = {**_GEMINI, "id": "g3", "toolCalls": [{**_CALL, "id": "c9", "name": "late_call", "result": None}]}
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, first, second, answer, third)), encoding="utf-8")
+    session = load_session(path)
+    names = {m.id: m.name for m in session.messages if m.role == "tool"}
+    assert names == {"g1#c1": "grep", "g2#c1": "grep", "u2#0": "late_call"}
+    _unnamed_then_with_tool_names(monkeypatch)
+    assert _every_field(load_session(path)) == _every_field(session)

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.session import (
+    Category,
     ImagePart,
     Message,
     OpaquePart,
@@ -46,8 +47,10 @@ from ..engine.session import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    message_with,
+    text_part,
 )
-from .base import FieldPath, Fields, make_message, type_name
+from .base import FieldPath, Fields, make_message, new_message, type_name
 from .parts import data_uri, dumps_parsed
 from .source import SourceFile
 
@@ -80,6 +83,8 @@ class GeminiCliLoader:
     name = "gemini-cli"
     title = "Gemini CLI chat session (JSON/JSONL)"
     top_level_fields = TOP_LEVEL_FIELDS
+    #: `load` gives each tool result its call's name (`load_source` then leaves `with_tool_names` out).
+    names_tool_results = True
 
     def sniff(self, src: SourceFile) -> bool:
         first = src.first_record()
@@ -88,10 +93,18 @@ class GeminiCliLoader:
         return src.kind == "jsonl" or isinstance(first.get("messages"), list)
 
     def load(self, src: SourceFile) -> Session:
-        return self.load_resumable(src)[0]
+        """A full load, each tool result named as `loaders.with_tool_names` names it."""
+        return self._read(src).session(src, name_results=True)
 
     def load_resumable(self, src: SourceFile) -> tuple[Session, _Chat | None]:
-        """A full load, and (for a JSONL file) what `load_more` needs to carry it on as it grows."""
+        """A full load, and (for a JSONL file) what `load_more` needs to carry it on as it grows
+        (its tool results unnamed: `io/follow.py` names them, and keeps the names of the messages
+        it takes over)."""
+        chat = self._read(src)
+        return chat.session(src), chat if src.kind == "jsonl" else None
+
+    def _read(self, src: SourceFile) -> _Chat:
+        """The file's metadata and message records, in Gemini CLI's order."""
         chat = _Chat(self)
         if src.kind == "jsonl":
             chat.replay(src, src.records())
@@ -101,7 +114,7 @@ class GeminiCliLoader:
             raw = top.list("messages", required=True)
             for i, record in enumerate(raw):
                 self._upsert(src, chat.entries, record, ("messages", i), None)
-        return chat.session(src), chat if src.kind == "jsonl" else None
+        return chat
 
     def load_more(self, src: SourceFile, state: _Chat, records: Sequence[tuple[int, Any]]) -> tuple[Session, _Chat] | None:
         """The session of the file grown by `records` (complete lines appended since `state`),
@@ -120,6 +133,13 @@ class GeminiCliLoader:
 
     def _replay_lines(self, src: SourceFile, metadata: dict[str, Any], entries: dict[str, _Entry], records: Any) -> None:
         for lineno, record in records:
+            # Nearly every line is a message record: stored as `_upsert` stores it, without the two
+            # `Fields` it would make to find its id.
+            if type(record) is dict and "$rewindTo" not in record and "$set" not in record:
+                message_id = record.get("id")
+                if type(message_id) is str:
+                    entries[message_id] = _Entry(record, (), lineno)
+                    continue
             if not isinstance(record, dict):
                 raise src.error(f"expected an object, got {type_name(record)}", lineno)
             f = Fields(src, record, (), lineno)
@@ -157,9 +177,11 @@ class GeminiCliLoader:
     # -- building messages ------------------------------------------------------------------
 
     def _messages(self, src: SourceFile, entries: list[_Entry], out: list[Message] | None = None, model: str = "",
-                  after: Any = None) -> tuple[list[Message], str]:
+                  after: Any = None, name_results: bool = False) -> tuple[list[Message], str]:
         """The messages of `entries`, appended to `out` (the messages of the entries before them,
-        which came to `model`); `after(entry, len(out), model)` is called after each entry."""
+        which came to `model`); `after(entry, len(out), model)` is called after each entry. With
+        `name_results`, a tool result read by the common path is made with the name of the call
+        beside it (`_named_results` then settles every name)."""
         out = [] if out is None else out
         answered: set[str] = {m.tool_call_id for m in out if m.role == "tool"}
         for entry in entries:
@@ -172,11 +194,13 @@ class GeminiCliLoader:
                     message_id, timestamp, model_name, model_parts, tokens, results = common
                     model = model_name or model
                     usage = _tokens_usage(src, *tokens) if tokens is not None else None
-                    out.append(make_message(len(out), "assistant", model_parts, id=message_id, timestamp=timestamp, usage=usage, raw=record))
+                    # (`make_message` with its defaults given: the roles' categories)
+                    out.append(new_message(len(out), "assistant", tuple(model_parts), message_id, "", "", timestamp, Category.DIALOG,
+                                           usage, record))
                     for result in results:
                         answered.add(result.tool_call_id)
-                        out.append(make_message(len(out), "tool", result.parts, id=result.id, tool_call_id=result.tool_call_id,
-                                                timestamp=result.timestamp, raw=record))
+                        out.append(new_message(len(out), "tool", tuple(result.parts), result.id, result.name if name_results else "",
+                                               result.tool_call_id, result.timestamp, Category.SYSTEM_OUTPUT, None, record))
                     continue
             f = Fields(src, entry.record, entry.path, entry.line)
             kind = f.str("type", required=True)
@@ -285,78 +309,130 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
     results that are a string or a list of `functionResponse` parts. Returns (id, timestamp,
     model, the assistant's parts, the token counts, the results), or None for any other record
     (or an empty one), which the full path then reads and, if it must, reports. It changes
-    nothing: the caller adds the tallies of the token counts (`_tokens_usage`)."""
+    nothing: the caller adds the tallies of the token counts (`_tokens_usage`).
+
+    Written for a log's thousands of records: a field is taken as it stands when it is a str
+    (`_str_or_empty` only for the rest), and the parts are made without their frozen dataclasses'
+    constructors (`_thinking`, `_call`, `_output`: identical and equal)."""
     get = record.get
-    message_id, timestamp, model = _str_or_empty(get("id")), _str_or_empty(get("timestamp")), _str_or_empty(get("model"))
-    if message_id is None or timestamp is None or model is None:
-        return None
+    message_id, timestamp, model = get("id"), get("timestamp"), get("model")
+    if type(message_id) is not str or type(timestamp) is not str or type(model) is not str:
+        message_id, timestamp, model = _str_or_empty(message_id), _str_or_empty(timestamp), _str_or_empty(model)
+        if message_id is None or timestamp is None or model is None:
+            return None
     content = get("content")
-    if type(content) is str:
-        content_parts: list[Part] = [TextPart(content)] if content else []
-    elif content is None:
-        content_parts = []
-    else:
+    if type(content) is not str and content is not None:
         return None
     thoughts, calls = get("thoughts"), get("toolCalls")
     if thoughts is None:
         thoughts = ()
+    elif type(thoughts) is not list and type(thoughts) is not tuple:
+        return None
     if calls is None:
         calls = ()
-    if type(thoughts) not in (list, tuple) or type(calls) not in (list, tuple):
+    elif type(calls) is not list and type(calls) is not tuple:
         return None
     parts: list[Part] = []
+    add = parts.append
     for item in thoughts:
         if type(item) is not dict:
             return None
-        subject, description = _str_or_empty(item.get("subject")), _str_or_empty(item.get("description"))
-        if subject is None or description is None:
-            return None
+        subject, description = item.get("subject"), item.get("description")
+        if type(subject) is not str or type(description) is not str:
+            subject, description = _str_or_empty(subject), _str_or_empty(description)
+            if subject is None or description is None:
+                return None
         text = f"**{subject}** {description}" if subject else description
         if text:
-            parts.append(ThinkingPart(text))
-    parts += content_parts
+            add(_thinking(text))
+    if content:
+        add(text_part(content))
     results: list[_Result] = []
     for c in calls:
         if type(c) is not dict:
             return None
-        call_id, name, status, when = _str_or_empty(c.get("id")), c.get("name"), _str_or_empty(c.get("status")), _str_or_empty(c.get("timestamp"))
-        if call_id is None or type(name) is not str or status is None or when is None:
+        cget = c.get
+        call_id, name, status, when = cget("id"), cget("name"), cget("status"), cget("timestamp")
+        if type(name) is not str:
             return None
-        args = c.get("args", {})
-        parts.append(ToolCallPart(call_id, name, args if type(args) is str else dumps_parsed(args)))
-        value = c.get("result")
+        if type(call_id) is not str or type(status) is not str or type(when) is not str:
+            call_id, status, when = _str_or_empty(call_id), _str_or_empty(status), _str_or_empty(when)
+            if call_id is None or status is None or when is None:
+                return None
+        args = cget("args", {})
+        add(_call(call_id, name, args if type(args) is str else dumps_parsed(args)))
+        value = cget("result")
         if value is None or value == [] or value == "":
             continue
         failed = status == "error"
         if type(value) is str:
-            outputs: list[Part] = [ToolResultPart(call_id, value, failed)]
+            outputs: list[Part] = [_output(call_id, value, failed)]
         elif type(value) is list:
             outputs = []
             for item in value:
                 response = item.get("functionResponse") if type(item) is dict and "functionCall" not in item else None
                 if type(response) is not dict:
                     return None
-                response_id = _str_or_empty(response.get("id"))
-                if response_id is None:
-                    return None
+                response_id = response.get("id")
+                if type(response_id) is not str:
+                    response_id = _str_or_empty(response_id)
+                    if response_id is None:
+                        return None
                 answer = response.get("response")
-                outputs.append(ToolResultPart(response_id or call_id, response_text(answer), _is_error(answer) or failed))
+                outputs.append(_output(response_id or call_id, response_text(answer), _is_error(answer) or failed))
         else:
             return None
-        results.append(_Result(f"{message_id}#{call_id}" if call_id else "", call_id, outputs, when or timestamp))
+        results.append(_Result(f"{message_id}#{call_id}" if call_id else "", call_id, outputs, when or timestamp, name))
     if not parts:
         return None
     tokens = get("tokens")
     if tokens is None:
         counts = None
     elif type(tokens) is dict:
-        values = [tokens.get(key) for key in _TOKEN_KEYS]
-        if any(type(n) is not int and n is not None for n in values):
-            return None
-        counts = tuple(n or 0 for n in values)
+        tget = tokens.get
+        counts = prompt, cached, tool, output, thinking, total = (tget("input"), tget("cached"), tget("tool"), tget("output"),
+                                                                    tget("thoughts"), tget("total"))  # _TOKEN_KEYS
+        if not (type(prompt) is int and type(cached) is int and type(tool) is int and type(output) is int
+                and type(thinking) is int and type(total) is int):  # (a count missing or null is 0)
+            if any(type(n) is not int and n is not None for n in counts):
+                return None
+            counts = tuple(n or 0 for n in counts)
     else:
         return None
     return message_id, timestamp, model, parts, counts, results
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _thinking(text: str) -> ThinkingPart:
+    """`ThinkingPart(text)`, field by field (what its frozen constructor does, without its call)."""
+    part = _new(ThinkingPart)
+    _set(part, "text", text)
+    _set(part, "kind", "thinking")
+    return part
+
+
+def _call(call_id: str, name: str, arguments: str) -> ToolCallPart:
+    """`ToolCallPart(call_id, name, arguments)`, field by field."""
+    part = _new(ToolCallPart)
+    _set(part, "id", call_id)
+    _set(part, "name", name)
+    _set(part, "arguments", arguments)
+    _set(part, "kind", "tool_call")
+    return part
+
+
+def _output(call_id: str, text: str, is_error: bool) -> ToolResultPart:
+    """`ToolResultPart(call_id, text, is_error)`, field by field."""
+    part = _new(ToolResultPart)
+    _set(part, "tool_call_id", call_id)
+    _set(part, "text", text)
+    _set(part, "is_error", is_error)
+    _set(part, "compacted_at", 0)
+    _set(part, "kind", "tool_result")
+    return part
 
 
 class _Chat:
@@ -385,7 +461,9 @@ class _Chat:
         finally:
             src.tallies, src.notes = saved_tallies, saved_notes
 
-    def session(self, src: SourceFile) -> Session:
+    def session(self, src: SourceFile, name_results: bool = False) -> Session:
+        """The session of the records; with `name_results` (a load not carried on), each tool
+        result named by its call, as `loaders.with_tool_names` names it."""
         entries = list(self.entries.values())
         k, n = 0, min(len(entries), len(self.marks))
         while k < n and entries[k] is self.marks[k][0]:
@@ -400,9 +478,11 @@ class _Chat:
             self.marks.append((entry, count, model_before, src.tallies))
 
         try:
-            _, self.model = self.loader._messages(src, entries[k:], self.messages, model, mark)
+            _, self.model = self.loader._messages(src, entries[k:], self.messages, model, mark, name_results)
         finally:
             src.tallies = saved
+        if name_results:
+            _named_results(self.messages)
         src.notes.extend(self.replay_notes)
         for template, count in self.replay_tallies.items():
             src.tally(template, count)
@@ -422,10 +502,24 @@ class _Chat:
 
 
 class _Result:
-    __slots__ = ("id", "tool_call_id", "parts", "timestamp")
+    __slots__ = ("id", "tool_call_id", "parts", "timestamp", "name")
 
-    def __init__(self, id: str, tool_call_id: str, parts: list[Part], timestamp: str) -> None:
+    def __init__(self, id: str, tool_call_id: str, parts: list[Part], timestamp: str, name: str = "") -> None:
         self.id, self.tool_call_id, self.parts, self.timestamp = id, tool_call_id, parts, timestamp
+        self.name = name  # the call's, where the common path read it
+
+
+def _named_results(messages: list[Message]) -> None:
+    """Each tool result named as `loaders.with_tool_names` names it, by the last call with its id
+    in the session, in place: one made with the name of the call beside it (`_messages`) keeps its
+    message when that is the name, which is nearly always (a message copied to name it cost twice
+    what the rest of naming costs)."""
+    names = {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+    for k, m in enumerate(messages):
+        if m.role == "tool":
+            name = names.get(m.tool_call_id, "")
+            if m.name != name:
+                messages[k] = message_with(m, name=name)
 
 
 def tokens_usage(src: SourceFile, f: Fields) -> Usage | None:
@@ -445,7 +539,14 @@ def _tokens_usage(src: SourceFile, prompt: int, cached: int, tool: int, output: 
         return None
     if cached > prompt:
         src.tally("{n} `tokens` record(s) report more cached than input tokens; input read as 0")
-    return Usage(input_tokens=max(prompt - cached, 0) + tool, output_tokens=output + thoughts, cache_read_input_tokens=cached)
+    # `Usage(input_tokens=..., output_tokens=..., cache_read_input_tokens=...)` field by field, as
+    # its frozen constructor sets them (one per `gemini` record of a long log)
+    usage = _new(Usage)
+    _set(usage, "input_tokens", max(prompt - cached, 0) + tool)
+    _set(usage, "output_tokens", output + thoughts)
+    _set(usage, "cache_read_input_tokens", cached)
+    _set(usage, "cache_creation_input_tokens", 0)
+    return usage
 
 
 def content_parts(f: Fields, key: str) -> list[Part]:
