@@ -9,6 +9,8 @@ import json
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxviz.engine.session import Category, Message, Session, TextPart, ToolCallPart, message_with
 from ctxviz.errors import LoadError
@@ -16,6 +18,8 @@ from ctxviz.io import claude_code, codex, gemini_cli
 from ctxviz.io.base import make_message
 from ctxviz.io.exporters import original_blocks
 from ctxviz.io.loaders import load_session, named
+
+from .hypothesis_budget import examples
 
 
 def test_message_with_is_dataclasses_replace():
@@ -365,3 +369,86 @@ def test_gemini_cli_tool_result_takes_the_last_call_of_its_id(tmp_path, monkeypa
     assert names == {"g1#c1": "grep", "g2#c1": "grep", "u2#0": "late_call"}
     _unnamed_then_with_tool_names(monkeypatch)
     assert _every_field(load_session(path)) == _every_field(session)
+
+
+def test_gemini_parts_built_field_by_field_are_the_dataclasses():
+    """The Gemini CLI fast path builds its parts and usage field by field: each is equal to the
+    dataclass its constructor makes, with the same fields in the same order (a field added to
+    one of them without it would be missing from every Gemini CLI message)."""
+    from ctxviz.engine.session import ThinkingPart, ToolResultPart, Usage
+
+    built = [gemini_cli._thinking("t"), gemini_cli._call("c1", "shell", '{"a": 1}'), gemini_cli._output("c1", "out", True)]
+    made = [ThinkingPart("t"), ToolCallPart("c1", "shell", '{"a": 1}'), ToolResultPart("c1", "out", is_error=True)]
+    src = type("Src", (), {"tally": lambda self, *a: None})()
+    built.append(gemini_cli._tokens_usage(src, 10, 4, 1, 2, 3, 20))
+    made.append(Usage(input_tokens=7, output_tokens=5, cache_read_input_tokens=4))
+    for b, m in zip(built, made, strict=True):
+        assert type(b) is type(m) and b == m and hash(b) == hash(m)
+        assert list(vars(b)) == [f.name for f in dataclasses.fields(m)]
+
+
+_ODD = st.sampled_from([None, "", "x", "error", 0, 3, True, 2.5, [], {}, ["x"], [{}], {"a": 1}])
+_STR = st.sampled_from(["", "c1", "c2", "id-3"])
+_RESPONSE = st.fixed_dictionaries({"functionResponse": st.fixed_dictionaries(
+    {"id": _STR, "name": _STR, "response": st.sampled_from([{"output": "ok"}, {"error": "no"}, {"a": 1, "b": 2}, "plain"])})})
+_CALL_RECORD = st.fixed_dictionaries(
+    {"id": _STR, "name": st.sampled_from(["shell", "read_file"]), "status": st.sampled_from(["success", "error", ""]), "timestamp": _STR},
+    optional={"args": st.sampled_from([{"path": "a.py"}, "raw args", {}]),
+              "result": st.one_of(st.sampled_from(["out", "", None]), st.lists(_RESPONSE, max_size=2))})
+_THOUGHT = st.fixed_dictionaries({"subject": st.sampled_from(["", "Plan"]), "description": st.sampled_from(["", "look"])})
+_TOKEN_COUNTS = st.fixed_dictionaries({}, optional={k: st.one_of(st.integers(0, 50), st.none())
+                                              for k in ("input", "cached", "tool", "output", "thoughts", "total")})
+#: A `gemini` record of the shape the fast path reads (any field may be missing or null).
+_COMMON_GEMINI = st.fixed_dictionaries({}, optional={
+    "timestamp": _STR, "model": st.sampled_from(["", "gemini-2.5-pro", None]), "content": st.sampled_from(["", "hello", None]),
+    "thoughts": st.lists(_THOUGHT, max_size=3), "toolCalls": st.lists(_CALL_RECORD, max_size=3), "tokens": _TOKEN_COUNTS})
+#: Where one odd value may go: a field of the record, of its first thought or call, of that call's
+#: first response, or of its token counts.
+_ODD_PLACES = ("timestamp", "model", "content", "thoughts", "toolCalls", "tokens", "thoughts.0", "thoughts.0.subject",
+               "thoughts.0.description", "toolCalls.0", "toolCalls.0.id", "toolCalls.0.name", "toolCalls.0.status",
+               "toolCalls.0.timestamp", "toolCalls.0.args", "toolCalls.0.result", "toolCalls.0.result.0",
+               "toolCalls.0.result.0.functionResponse", "toolCalls.0.result.0.functionResponse.id", "tokens.input", "tokens.total")
+
+
+@st.composite
+def _gemini_records(draw: st.DrawFn) -> dict:
+    """A common `gemini` record, or one with an odd value in one place (where the place exists)."""
+    record = draw(_COMMON_GEMINI)
+    if draw(st.booleans()):
+        *path, last = draw(st.sampled_from(_ODD_PLACES)).split(".")
+        node: object = record
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else (node[int(key)] if isinstance(node, list) and len(node) > int(key) else None)
+        if isinstance(node, dict):
+            node[last] = draw(_ODD)
+        elif isinstance(node, list) and node:
+            node[int(last)] = draw(_ODD)
+    return record
+
+
+@settings(max_examples=examples(800), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(records=st.lists(_gemini_records(), min_size=1, max_size=3))
+def test_gemini_cli_fast_path_is_the_full_path_on_drawn_records(tmp_path_factory, records):
+    """Drawn `gemini` records, each field as the common shape has it, odd or missing: the fast
+    path loads them (tool names included) exactly as the full path reads them, or fails with the
+    same one-line error."""
+    path = tmp_path_factory.mktemp("gemini") / "session.jsonl"
+    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
+    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
+    body = [{**r, "type": "gemini", "id": f"g{k}"} for k, r in enumerate(records)]  # (a record without a str id is no message)
+    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, *body)), encoding="utf-8")
+
+    def load() -> tuple | str:
+        try:
+            session = load_session(path)
+        except LoadError as exc:
+            return str(exc)
+        return _every_field(session), session.notes
+
+    fast = load()
+    saved = gemini_cli._gemini_common
+    gemini_cli._gemini_common = lambda record: None
+    try:
+        assert fast == load()
+    finally:
+        gemini_cli._gemini_common = saved
