@@ -315,21 +315,28 @@ _GEMINI = {"id": "g1", "timestamp": "t1", "type": "gemini", "content": "", "mode
 def test_gemini_cli_fast_path_leaves_odd_records_to_the_full_path(tmp_path, monkeypatch, record):
     """A record whose fields the fast path does not take as they are loads (or fails, naming its
     line and field) exactly as the full path reads it."""
-    path = tmp_path / "session.jsonl"
+    path = _gemini_file(tmp_path, [record])
+    fast = _gemini_load(path)
+    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
+    assert fast == _gemini_load(path)
+
+
+def _gemini_file(folder, records: list[dict]):  # noqa: ANN001, ANN202
+    """A Gemini CLI JSONL session: its metadata, a user's request, then `records`."""
     head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
     user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
-    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, record)), encoding="utf-8")
+    path = folder / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, *records)), encoding="utf-8")
+    return path
 
-    def load() -> tuple | str:
-        try:
-            session = load_session(path)
-        except LoadError as exc:
-            return str(exc)
-        return _every_field(session), session.notes
 
-    fast = load()
-    monkeypatch.setattr(gemini_cli, "_gemini_common", lambda record: None)
-    assert fast == load()
+def _gemini_load(path) -> tuple | str:  # noqa: ANN001
+    """Everything a load gives, with its notes, or its one-line error."""
+    try:
+        session = load_session(path)
+    except LoadError as exc:
+        return str(exc)
+    return _every_field(session), session.notes
 
 
 def _unnamed_then_with_tool_names(monkeypatch) -> None:
@@ -355,15 +362,12 @@ def test_gemini_cli_tool_result_takes_the_last_call_of_its_id(tmp_path, monkeypa
     """Two calls with one id and different names (a log whose ids repeat): both results take the
     later call's name, as `with_tool_names` gives it, although the first was made beside the
     first call; a response read as a `user` message is named too."""
-    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
-    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
     first = {**_GEMINI, "id": "g1"}
     second = {**_GEMINI, "id": "g2", "toolCalls": [{**_CALL, "name": "grep"}]}
     answer = {"id": "u2", "timestamp": "t3", "type": "user",
               "content": [{"functionResponse": {"id": "c9", "name": "x", "response": {"output": "late"}}}]}
     third = {**_GEMINI, "id": "g3", "toolCalls": [{**_CALL, "id": "c9", "name": "late_call", "result": None}]}
-    path = tmp_path / "session.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, first, second, answer, third)), encoding="utf-8")
+    path = _gemini_file(tmp_path, [first, second, answer, third])
     session = load_session(path)
     names = {m.id: m.name for m in session.messages if m.role == "tool"}
     assert names == {"g1#c1": "grep", "g2#c1": "grep", "u2#0": "late_call"}
@@ -432,23 +436,12 @@ def test_gemini_cli_fast_path_is_the_full_path_on_drawn_records(tmp_path_factory
     """Drawn `gemini` records, each field as the common shape has it, odd or missing: the fast
     path loads them (tool names included) exactly as the full path reads them, or fails with the
     same one-line error."""
-    path = tmp_path_factory.mktemp("gemini") / "session.jsonl"
-    head = {"sessionId": "s", "projectHash": "p", "startTime": "t", "lastUpdated": "t", "kind": "main"}
-    user = {"id": "u1", "timestamp": "t0", "type": "user", "content": [{"text": "list the files"}]}
     body = [{**r, "type": "gemini", "id": f"g{k}"} for k, r in enumerate(records)]  # (a record without a str id is no message)
-    path.write_text("".join(json.dumps(r) + "\n" for r in (head, user, *body)), encoding="utf-8")
-
-    def load() -> tuple | str:
-        try:
-            session = load_session(path)
-        except LoadError as exc:
-            return str(exc)
-        return _every_field(session), session.notes
-
-    fast = load()
+    path = _gemini_file(tmp_path_factory.mktemp("gemini"), body)
+    fast = _gemini_load(path)
     saved = gemini_cli._gemini_common
     gemini_cli._gemini_common = lambda record: None
     try:
-        assert fast == load()
+        assert fast == _gemini_load(path)
     finally:
         gemini_cli._gemini_common = saved
