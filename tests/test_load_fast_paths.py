@@ -297,6 +297,8 @@ _GEMINI = {"id": "g1", "timestamp": "t1", "type": "gemini", "content": "", "mode
     {**_GEMINI, "thoughts": [{"subject": ["x"]}]},
     {**_GEMINI, "thoughts": [[]]},
     {**_GEMINI, "toolCalls": [{**_CALL, "name": None}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "timestamp": 5}]},
+    {**_GEMINI, "toolCalls": [{**_CALL, "id": None, "status": None, "timestamp": None}]},
     {**_GEMINI, "toolCalls": [{**_CALL, "args": None}, {**_CALL, "id": "", "args": "raw"}]},
     {**_GEMINI, "toolCalls": [{**_CALL, "status": "error", "result": "boom"}]},
     {**_GEMINI, "toolCalls": [{**_CALL, "status": 3, "result": []}]},
