@@ -153,3 +153,33 @@ def test_pair_safe_replay_of_real_logs_and_the_sample_is_carried(name):
         assert carried.scratch_steps == plain.scratch_steps, path
         assert replays_incrementally(name, session, PAIR_SAFE, params) == replays_incrementally(name, session, PlanOptions(), params), path
     assert any(replays_incrementally(name, load_session(ROOT / path), PAIR_SAFE, params) == "incremental" for path in LOGS)
+
+
+def test_strands_sliding_window_handed_over_mid_replay_tells_only_new_trims():
+    """Found by a fresh draw: with pair safety, the messages the window removed stop being one run
+    at message 9, so the carried replay hands that step and the rest to the reference. That first
+    reference step compared its plan with a turn before it had not planned, and told every message
+    still trimmed as newly removed ("7 more", where the turn before had removed 6). It now starts
+    from what the carried replay's turn before trimmed, as the categories replay's hand-over does."""
+    def text(n: int) -> str:
+        return ("word " * (n // 5 + 1))[:n]
+
+    def message(i: int, role: str, parts: list, tool_call_id: str = "") -> Message:
+        return Message(id=f"m{i}", index=i, role=role, parts=tuple(parts), tool_call_id=tool_call_id, category=default_category(role))
+
+    def calls(i: int, k: int) -> list[ToolCallPart]:
+        return [ToolCallPart(f"c{i}_{j}", "read", "{}") for j in range(k)]
+
+    messages = [message(0, "assistant", [TextPart(text(1338)), *calls(0, 1)]), message(1, "assistant", [TextPart(text(245))]),
+                message(2, "user", [TextPart(text(737))]), message(3, "assistant", [TextPart(text(1156))]),
+                message(4, "assistant", [TextPart(text(753)), *calls(4, 1)]), message(5, "assistant", [TextPart(text(1779)), *calls(5, 2)]),
+                message(6, "assistant", [TextPart(text(1510))]), message(7, "tool", [ToolResultPart("c0_0", text(1487))], "c0_0"),
+                message(8, "assistant", [TextPart(text(1462)), *calls(8, 3)]), message(9, "tool", [ToolResultPart("c4_0", text(1462))], "c4_0")]
+    s = Session(messages=tuple(messages), system_prompt="You are terse.")
+    params = {"window_size": 0, "pin_first": 1, "context_window_limit": 104, "should_truncate_results": True}
+    store, options = CountStore(), PlanOptions(pair_safe=True)
+    fast = simulate(s, "strands-sliding-window", params, store=store, options=options)
+    reference = simulate(s, "strands-sliding-window", params, store=store, options=options, incremental=False)
+    assert 0 < fast.scratch_steps < reference.scratch_steps  # (carried, then handed over)
+    assert fast.turns == reference.turns
+    assert fast.turns[-1].events[0].message.startswith("DIALOG: 1 more message(s) removed (#8, ")

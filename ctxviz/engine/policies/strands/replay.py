@@ -5,6 +5,7 @@ and the SummarizingConversationManager (`strands-summarizing`), carried from tur
 from __future__ import annotations
 
 import copy
+import dataclasses
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any, overload
@@ -194,7 +195,7 @@ class StrandsSlidingReplay(_Replay):
         if held is None or held == self.holding:
             return None
         self.holding = held
-        before = ((self.permanent - set(self.fresh)) | self.own_before | self.unpaired_before) if self.trimmed_before else set()
+        before = self._trimmed_before()
         session, messages, span = self.session, self.session.messages, held[1]
         summary = session.summaries[held[0]]
         head = [(StrandsMessage("user", [{"text": summary.text}], (), tokens=self.full.text(summary.text)), [-1])]
@@ -229,9 +230,22 @@ class StrandsSlidingReplay(_Replay):
         assert len(self.system_messages) == len(everything)
         return before
 
+    def _trimmed_before(self) -> set[int]:
+        """What the turn before trimmed (dropped or replaced), as its plan says it did."""
+        if not self.trimmed_before:
+            return set()
+        return (self.permanent - set(self.fresh)) | self.own_before | self.unpaired_before
+
+    def _hand_over(self) -> None:
+        """The reference plans every step from here on. Its first step tells what changed against
+        the turn before, which this replay built: `before` is given what that turn trimmed (else
+        every message still trimmed read as newly trimmed)."""
+        self.usable = False
+        self.before = dataclasses.replace(self.before, trimmed=frozenset(self._trimmed_before()))
+
     def step(self, i: int) -> Turn:
         if self.usable and self.recorded_until(i) >= self.first_summary:
-            self.usable = False  # a recorded summary that does not cover a prefix of the file: the reference from now on
+            self._hand_over()  # a recorded summary that does not cover a prefix of the file: the reference from now on
         if not self.usable:
             return super().step(i)
         self.absorb(i)
@@ -279,8 +293,8 @@ class StrandsSlidingReplay(_Replay):
         unpaired: set[int] = set()
         if self.pairs is not None:
             unpaired = self._unpaired(own_dropped)
-            if unpaired is None:  # the removed messages are not one run (never seen): the reference step from here on
-                self.usable = False
+            if unpaired is None:  # the removed messages are not one run: the reference step from here on
+                self._hand_over()
                 return super().step(i)
             for k in unpaired:  # a cut tool result is sent at its cut count
                 used -= own_sent.get(k, mgr.sent_tokens.get(k, tokens[k])) if (k in own_cut or k in self.cut) else tokens[k]
