@@ -14,8 +14,11 @@ from ctxviz.engine.policies.codex.history import SUMMARY_PREFIX, item_tokens, us
 
 from .hypothesis_budget import examples
 
-#: Characters JSON escapes or UTF-8 writes in several bytes, mixed with plain ones.
-TRICKY = st.text(st.one_of(st.sampled_from('"\\/\n\r\t\b\f\x00\x1f\x7f\u2028\u00e9\u4e2d\U0001f600 ab'), st.characters()), max_size=300)
+#: Characters JSON escapes or UTF-8 writes in several bytes, mixed with plain ones. No lone
+#: surrogate: no loaded text holds one (the loaders replace them, io/untrusted.py), and both counts
+#: refuse one alike (below).
+TRICKY = st.text(st.one_of(st.sampled_from('"\\/\n\r\t\b\f\x00\x1f\x7f\u2028\u00e9\u4e2d\U0001f600 ab'),
+                           st.characters(exclude_categories=("Cs",))), max_size=300)
 
 
 @settings(max_examples=examples(400), deadline=None)
