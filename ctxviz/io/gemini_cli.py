@@ -293,9 +293,6 @@ class GeminiCliLoader:
         return _Result(f"{message_id}#{call_id}" if call_id else "", call_id, parts, c.str("timestamp") or timestamp)
 
 
-_TOKEN_KEYS = ("input", "cached", "tool", "output", "thoughts", "total")
-
-
 def _str_or_empty(value: Any) -> str | None:
     """A field `Fields.str` returns unchanged ("" for null); None for any other type."""
     if type(value) is str:
@@ -391,7 +388,7 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
     elif type(tokens) is dict:
         tget = tokens.get
         counts = prompt, cached, tool, output, thinking, total = (tget("input"), tget("cached"), tget("tool"), tget("output"),
-                                                                    tget("thoughts"), tget("total"))  # _TOKEN_KEYS
+                                                                    tget("thoughts"), tget("total"))
         if not (type(prompt) is int and type(cached) is int and type(tool) is int and type(output) is int
                 and type(thinking) is int and type(total) is int):  # (a count missing or null is 0)
             if any(type(n) is not int and n is not None for n in counts):
