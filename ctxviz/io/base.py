@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -9,7 +10,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from ..engine.session import Category, Message, Part, Usage, default_category
+from ..engine.session import Category, Message, Part, Session, ToolCallPart, Usage, default_category, message_with
 from ..errors import LoadError
 from .source import SourceFile
 
@@ -280,3 +281,18 @@ def new_message(index: int, role: str, parts: tuple[Part, ...], id: str, name: s
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+def tool_names_settled(session: Session) -> Session:
+    """The session with each tool result named as `loaders.with_tool_names` names it (by the last
+    call of its id among the messages), for a loader that names its results as it reads them
+    (`names_tool_results`) by the calls read before them: that is the name unless a later call
+    repeats the id, so only those few are made again."""
+    final = {p.id: p.name for m in session.messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
+    wrong = [k for k, m in enumerate(session.messages) if m.role == "tool" and m.name != final.get(m.tool_call_id, "")]
+    if not wrong:
+        return session
+    messages = list(session.messages)
+    for k in wrong:
+        messages[k] = message_with(messages[k], name=final.get(messages[k].tool_call_id, ""))
+    return dataclasses.replace(session, messages=tuple(messages))

@@ -47,10 +47,9 @@ from ..engine.session import (
     ToolCallPart,
     ToolResultPart,
     Usage,
-    message_with,
     text_part,
 )
-from .base import FieldPath, Fields, make_message, new_message, type_name
+from .base import FieldPath, Fields, make_message, new_message, tool_names_settled, type_name
 from .parts import data_uri, dumps_parsed
 from .source import SourceFile
 
@@ -181,7 +180,7 @@ class GeminiCliLoader:
         """The messages of `entries`, appended to `out` (the messages of the entries before them,
         which came to `model`); `after(entry, len(out), model)` is called after each entry. With
         `name_results`, a tool result read by the common path is made with the name of the call
-        beside it (`_named_results` then settles every name)."""
+        beside it (`base.tool_names_settled` then settles every name)."""
         out = [] if out is None else out
         answered: set[str] = {m.tool_call_id for m in out if m.role == "tool"}
         for entry in entries:
@@ -478,8 +477,6 @@ class _Chat:
             _, self.model = self.loader._messages(src, entries[k:], self.messages, model, mark, name_results)
         finally:
             src.tallies = saved
-        if name_results:
-            _named_results(self.messages)
         src.notes.extend(self.replay_notes)
         for template, count in self.replay_tallies.items():
             src.tally(template, count)
@@ -489,13 +486,14 @@ class _Chat:
         if self.metadata.get("kind") == "subagent":
             src.notes.append("a subagent's session (kind: subagent): what the subagent saw, not the main conversation")
         summary = self.metadata.get("summary")
-        return Session(
+        session = Session(
             messages=tuple(self.messages),
             source=src.path,
             format=self.loader.name,
             model=self.model,
             title=summary if isinstance(summary, str) else "",
         )
+        return tool_names_settled(session) if name_results else session
 
 
 class _Result:
@@ -504,19 +502,6 @@ class _Result:
     def __init__(self, id: str, tool_call_id: str, parts: list[Part], timestamp: str, name: str = "") -> None:
         self.id, self.tool_call_id, self.parts, self.timestamp = id, tool_call_id, parts, timestamp
         self.name = name  # the call's, where the common path read it
-
-
-def _named_results(messages: list[Message]) -> None:
-    """Each tool result named as `loaders.with_tool_names` names it, by the last call with its id
-    in the session, in place: one made with the name of the call beside it (`_messages`) keeps its
-    message when that is the name, which is nearly always (a message copied to name it cost twice
-    what the rest of naming costs)."""
-    names = {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
-    for k, m in enumerate(messages):
-        if m.role == "tool":
-            name = names.get(m.tool_call_id, "")
-            if m.name != name:
-                messages[k] = message_with(m, name=name)
 
 
 def tokens_usage(src: SourceFile, f: Fields) -> Usage | None:

@@ -26,7 +26,7 @@ from ...engine.session import (
     message_with,
     part_text,
 )
-from ..base import make_message, new_message
+from ..base import make_message, new_message, tool_names_settled
 from ..parts import split_tool_results
 from ..source import SourceFile
 from .attachments import render_attachment, wrap_reminder
@@ -60,7 +60,7 @@ class _Reader(_Chain):
         #: Tool call id -> name, of the calls read so far, when tool results are named as they are made.
         self.names: dict[str, str] | None = {} if name_results else None
         #: A result was named before its call was read, or a call id came again with another name:
-        #: the names are checked against the whole session (`_names_checked`).
+        #: the names are checked against the whole session (`base.tool_names_settled`).
         self.names_unsure = False
         self.strings: dict[str, str] = {}  # the one copy of each line's version and session id (`add_records`)
         self.packer = Packer()  # the records messages keep (`packed_record`)
@@ -234,7 +234,7 @@ class _Reader(_Chain):
         session = self._finish(format_name, 0, 0)
         if self.names is None or not (self.names_unsure or self.loop.cleared_lines):
             return session  # each result has the name of the last call of its id (a cleared line may have held a call)
-        return _names_checked(session)
+        return tool_names_settled(session)
 
     def _finish(self, format_name: str, first_changed: int, new_from: int) -> Session:
         """The session from the messages read so far (those from `first_changed` on are new or
@@ -506,21 +506,6 @@ class _Reader(_Chain):
             came_from.append(start + k)
             moved.append(took[k])
         return at
-
-
-def _names_checked(session: Session) -> Session:
-    """The session with each tool result named as `loaders.with_tool_names` names it: by the last
-    call of its id among the messages. The names given as the results were read are those of the
-    calls read before them, which is that name unless a later line repeats a call id (or a
-    microcompaction cleared a call): those few are named again."""
-    final = {p.id: p.name for m in session.messages for p in m.parts if isinstance(p, ToolCallPart) and p.id}
-    wrong = [k for k, m in enumerate(session.messages) if m.role == "tool" and m.name != final.get(m.tool_call_id, "")]
-    if not wrong:
-        return session
-    messages = list(session.messages)
-    for k in wrong:
-        messages[k] = message_with(messages[k], name=final.get(messages[k].tool_call_id, ""))
-    return replace(session, messages=tuple(messages))
 
 
 def _timestamp(x: _Line) -> str:
