@@ -381,9 +381,16 @@ def test_gemini_parts_built_field_by_field_are_the_dataclasses():
     """The Gemini CLI fast path builds its parts and usage field by field: each is equal to the
     dataclass its constructor makes, with the same fields in the same order (a field added to
     one of them without it would be missing from every Gemini CLI message)."""
-    from ctxviz.engine.session import ThinkingPart, ToolResultPart, Usage
+    from ctxviz.engine.session import (
+        ThinkingPart,
+        ToolResultPart,
+        Usage,
+        thinking_part,
+        tool_call_part,
+        tool_result_part,
+    )
 
-    built = [gemini_cli._thinking("t"), gemini_cli._call("c1", "shell", '{"a": 1}'), gemini_cli._output("c1", "out", True)]
+    built = [thinking_part("t"), tool_call_part("c1", "shell", '{"a": 1}'), tool_result_part("c1", "out", True)]
     made = [ThinkingPart("t"), ToolCallPart("c1", "shell", '{"a": 1}'), ToolResultPart("c1", "out", is_error=True)]
     src = type("Src", (), {"tally": lambda self, *a: None})()
     built.append(gemini_cli._tokens_usage(src, 10, 4, 1, 2, 3, 20))

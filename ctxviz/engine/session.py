@@ -280,6 +280,42 @@ def text_part(text: str) -> TextPart:
     return part
 
 
+# The builders below set each field as the frozen constructor does, one `object.__setattr__` each,
+# so the values stay inline in the object: a `__dict__.update` (as `text_part`) makes the instance
+# dict, about 5 % more memory for an 8 MB Gemini CLI log (1.29x against 1.24x `json.loads`).
+_new = object.__new__
+_set = object.__setattr__
+
+
+def thinking_part(text: str) -> ThinkingPart:
+    """`ThinkingPart(text)`, without the frozen dataclass' constructor (identical and equal)."""
+    part = _new(ThinkingPart)
+    _set(part, "text", text)
+    _set(part, "kind", "thinking")
+    return part
+
+
+def tool_call_part(id: str, name: str, arguments: str) -> ToolCallPart:
+    """`ToolCallPart(id, name, arguments)`, without the frozen dataclass' constructor."""
+    part = _new(ToolCallPart)
+    _set(part, "id", id)
+    _set(part, "name", name)
+    _set(part, "arguments", arguments)
+    _set(part, "kind", "tool_call")
+    return part
+
+
+def tool_result_part(tool_call_id: str, text: str, is_error: bool) -> ToolResultPart:
+    """`ToolResultPart(tool_call_id, text, is_error)`, without the frozen dataclass' constructor."""
+    part = _new(ToolResultPart)
+    _set(part, "tool_call_id", tool_call_id)
+    _set(part, "text", text)
+    _set(part, "is_error", is_error)
+    _set(part, "compacted_at", 0)
+    _set(part, "kind", "tool_result")
+    return part
+
+
 def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], category: Category, raw: Any = None, tool_call_id: str = "") -> Message:
     """`Message(id, index, role, parts, tool_call_id=..., category=..., raw=...)` built directly (identical
     and equal): loaders' fast paths for the common records of a 100 MB log."""

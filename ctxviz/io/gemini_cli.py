@@ -48,6 +48,9 @@ from ..engine.session import (
     ToolResultPart,
     Usage,
     text_part,
+    thinking_part,
+    tool_call_part,
+    tool_result_part,
 )
 from .base import FieldPath, Fields, make_message, new_message, tool_names_settled, type_name
 from .parts import data_uri, dumps_parsed
@@ -309,7 +312,7 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
 
     Written for a log's thousands of records: a field is taken as it stands when it is a str
     (`_str_or_empty` only for the rest), and the parts are made without their frozen dataclasses'
-    constructors (`_thinking`, `_call`, `_output`: identical and equal)."""
+    constructors (engine/session.py's `thinking_part` and its kin: identical and equal)."""
     get = record.get
     message_id, timestamp, model = get("id"), get("timestamp"), get("model")
     if type(message_id) is not str or type(timestamp) is not str or type(model) is not str:
@@ -340,7 +343,7 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
                 return None
         text = f"**{subject}** {description}" if subject else description
         if text:
-            add(_thinking(text))
+            add(thinking_part(text))
     if content:
         add(text_part(content))
     results: list[_Result] = []
@@ -356,13 +359,13 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
             if call_id is None or status is None or when is None:
                 return None
         args = cget("args", {})
-        add(_call(call_id, name, args if type(args) is str else dumps_parsed(args)))
+        add(tool_call_part(call_id, name, args if type(args) is str else dumps_parsed(args)))
         value = cget("result")
         if value is None or value == [] or value == "":
             continue
         failed = status == "error"
         if type(value) is str:
-            outputs: list[Part] = [_output(call_id, value, failed)]
+            outputs: list[Part] = [tool_result_part(call_id, value, failed)]
         elif type(value) is list:
             outputs = []
             for item in value:
@@ -375,7 +378,7 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
                     if response_id is None:
                         return None
                 answer = response.get("response")
-                outputs.append(_output(response_id or call_id, response_text(answer), _is_error(answer) or failed))
+                outputs.append(tool_result_part(response_id or call_id, response_text(answer), _is_error(answer) or failed))
         else:
             return None
         results.append(_Result(f"{message_id}#{call_id}" if call_id else "", call_id, outputs, when or timestamp, name))
@@ -396,39 +399,6 @@ def _gemini_common(record: dict[str, Any]) -> tuple[str, str, str, list[Part], t
     else:
         return None
     return message_id, timestamp, model, parts, counts, results
-
-
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _thinking(text: str) -> ThinkingPart:
-    """`ThinkingPart(text)`, field by field (what its frozen constructor does, without its call)."""
-    part = _new(ThinkingPart)
-    _set(part, "text", text)
-    _set(part, "kind", "thinking")
-    return part
-
-
-def _call(call_id: str, name: str, arguments: str) -> ToolCallPart:
-    """`ToolCallPart(call_id, name, arguments)`, field by field."""
-    part = _new(ToolCallPart)
-    _set(part, "id", call_id)
-    _set(part, "name", name)
-    _set(part, "arguments", arguments)
-    _set(part, "kind", "tool_call")
-    return part
-
-
-def _output(call_id: str, text: str, is_error: bool) -> ToolResultPart:
-    """`ToolResultPart(call_id, text, is_error)`, field by field."""
-    part = _new(ToolResultPart)
-    _set(part, "tool_call_id", call_id)
-    _set(part, "text", text)
-    _set(part, "is_error", is_error)
-    _set(part, "compacted_at", 0)
-    _set(part, "kind", "tool_result")
-    return part
 
 
 class _Chat:
@@ -521,13 +491,13 @@ def _tokens_usage(src: SourceFile, prompt: int, cached: int, tool: int, output: 
         return None
     if cached > prompt:
         src.tally("{n} `tokens` record(s) report more cached than input tokens; input read as 0")
-    # `Usage(input_tokens=..., output_tokens=..., cache_read_input_tokens=...)` field by field, as
-    # its frozen constructor sets them (one per `gemini` record of a long log)
-    usage = _new(Usage)
-    _set(usage, "input_tokens", max(prompt - cached, 0) + tool)
-    _set(usage, "output_tokens", output + thoughts)
-    _set(usage, "cache_read_input_tokens", cached)
-    _set(usage, "cache_creation_input_tokens", 0)
+    # `Usage(input_tokens=..., output_tokens=..., cache_read_input_tokens=...)` field by field, as its
+    # frozen constructor sets them (one per `gemini` record of a long log; engine/session.py's part
+    # builders say why not `__dict__.update`)
+    usage = object.__new__(Usage)
+    for name, value in (("input_tokens", max(prompt - cached, 0) + tool), ("output_tokens", output + thoughts),
+                        ("cache_read_input_tokens", cached), ("cache_creation_input_tokens", 0)):
+        object.__setattr__(usage, name, value)
     return usage
 
 
