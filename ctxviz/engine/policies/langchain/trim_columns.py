@@ -302,5 +302,7 @@ def _sent(session: Session, placed: np.ndarray) -> tuple[Joined, Joined, list[st
 
 #: A message's position is itself (`Joined` runs of it stand for `context_index`).
 _POSITIONS = range(2**62)
+
+
 def _reason(why: _Why, i: int) -> str:
     return why(i)
