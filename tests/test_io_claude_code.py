@@ -351,7 +351,8 @@ def test_a_compaction_is_crossed_through_its_logical_parent(tmp_path):
     assert s.compactions == (Compaction(before_index=4, trigger="auto", pre_tokens=155000, post_tokens=9000, preserved=("u2", "a2")),)
     (summary,) = s.summaries
     assert summary.covers == ("u1", "a1") and summary.messages_covered == 2  # the preserved segment stays in context
-    assert s.summary_start_turns == (2,)
+    # written at the boundary, after the preserved messages: the call that a2 answered went out without it
+    assert s.summary_start_turns == (4,)
 
 
 def test_a_parent_missing_from_the_file_continues_with_the_line_before(tmp_path):

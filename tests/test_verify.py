@@ -104,6 +104,7 @@ def test_after_a_compaction_the_count_agrees_with_the_next_reported_figures() ->
     before it measured a context that no longer exists (it said 26,801 tokens for 6 messages). With no
     usage since, the count is the summary and the kept messages (postTokens 757 here) plus the system
     prompt and tools the log does not show: the provider's next call reported 24,300."""
+    from ctxviz.engine.planner import plan_session
     from ctxviz.engine.simulate import simulate
 
     session = load_session(str(REAL / "claude_code" / "tugtool-rewind-branch.jsonl"))
@@ -116,10 +117,17 @@ def test_after_a_compaction_the_count_agrees_with_the_next_reported_figures() ->
     kept = next(m for m in native.messages if m.id in native.compactions[0].preserved)
     reported_before = kept.usage.window_fill + kept.usage.output_tokens
     assert reported_before == 26_205  # 25,712 read + 230 written + 10 input + 253 output, before the compaction
+    # The file's last call, answered by the kept message, went out before the `/compact` that
+    # preserved it: the replay's last step sends that whole context, as the provider reported it.
     last = simulate(native, "claude-code").turns[-1]
-    assert last.tokens_sent < reported_before  # no longer counted from the kept answer's pre-compaction usage
-    # what the compaction left (postTokens 1,442) and the unseen system prompt and tools, within 5 %
-    assert abs(last.tokens_sent - (native.compactions[0].post_tokens + 22_100)) <= 0.05 * last.tokens_sent
+    assert last.reply == kept.index and not last.summarized
+    assert abs(last.tokens_sent - kept.usage.window_fill) <= 0.01 * kept.usage.window_fill
+    # After it (the plan of the whole file) the count no longer starts from the kept answer's
+    # pre-compaction usage: what the compaction left (postTokens 1,442) and the unseen system
+    # prompt and tools, within 5 %.
+    after = plan_session(native, "claude-code").totals.used
+    assert after < reported_before
+    assert abs(after - (native.compactions[0].post_tokens + 22_100)) <= 0.05 * after
 
 
 def test_a_bad_policy_or_file_is_one_line(tmp_path: Path) -> None:

@@ -433,6 +433,20 @@ def _agreeing(base: list[str], ids: tuple[str, ...]) -> int:
     return next(j for j, (a, b) in enumerate(zip(base, ids, strict=False)) if a != b)
 
 
+def _written_at(start: int, compactions: tuple[Compaction, ...], ids: tuple[str, ...]) -> int:
+    """Where a summary whose covers end just before `start` was written: at the first compaction
+    whose boundary is at `start` or later, when that boundary is `start` itself or every message
+    from `start` up to it is one the compaction preserved; else at `start` (a summary covering
+    nothing of the file, at 0, was there from the start)."""
+    if start <= 0:
+        return start
+    boundary = min((c for c in compactions if c.before_index >= start), key=lambda c: c.before_index, default=None)
+    if boundary is None or boundary.before_index == start or boundary.before_index > len(ids):
+        return start
+    preserved = set(boundary.preserved)
+    return boundary.before_index if all(x in preserved for x in ids[start: boundary.before_index]) else start
+
+
 def _columns(messages: tuple[Message, ...]) -> Columns:
     if not messages:
         return (), (), ()
@@ -543,6 +557,12 @@ class Session:
         everything before its boundary) only exists once they are all past; one that covers
         older messages not in the file was there from the start (0). A turn-by-turn replay must
         not hand the agent a summary of messages it has not seen yet.
+
+        A compaction that keeps a preserved segment (Claude Code's `/compact` keeps the newest
+        messages verbatim) writes a summary that does not cover them, yet it was written after
+        them, at its boundary: the call those messages answered was sent without it (the log's
+        reported usage shows that call's context whole). `_written_at` moves such a summary's
+        start to its boundary.
         """
         if not self.summaries:  # (every replay asks: a session without any reads no message)
             return ()
@@ -558,6 +578,8 @@ class Session:
                 continue
             covered = [position[c] for c in covers if c in position]
             starts.append(max(covered) + 1 if covered else 0)
+        if any(c.preserved for c in self.compactions):
+            return tuple(_written_at(start, self.compactions, ids) for start in starts)
         return tuple(starts)
 
     @cached_property
