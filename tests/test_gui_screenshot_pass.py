@@ -173,6 +173,36 @@ def test_a_compaction_at_the_end_of_the_timeline_keeps_its_label_inside_the_char
         win.vm.shutdown()
 
 
+@pytest.mark.parametrize("size", [(1280, 720), (1400, 900)])
+def test_compaction_labels_cover_neither_each_other_nor_a_tick(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """tugtool-rewind-branch compacts three times, the last two 12 calls apart: the tick at each
+    compaction's tokens before hid its label's first letter ("ompacted (manual)"), and the last
+    label, set left of its line, covered the sizes of the one before."""
+    from PySide6.QtCore import QPointF, QRectF
+
+    from ctxviz.gui.widgets.timeline import TICK_SIZE
+
+    win = window_at(qtbot, tmp_path, size, DATA / "real" / "claude_code" / "tugtool-rewind-branch.jsonl")
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=60000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.wait(100)
+        marks = win.timeline.compaction_marks
+        assert len(marks) == 3
+        vb = win.timeline.plot.getPlotItem().vb
+        labels = [line.label.mapRectToScene(line.label.boundingRect()) for _c, line, _tick in marks]
+        ticks = []
+        for c, line, _tick in marks:
+            at = vb.mapViewToScene(QPointF(line.value(), c.pre_tokens))
+            ticks.append(QRectF(at.x() - TICK_SIZE / 2, at.y() - 2, TICK_SIZE, 4))
+        for k, label in enumerate(labels):
+            assert not any(label.intersects(tick) for tick in ticks), (k, label, ticks)
+            assert not any(label.intersects(other) for j, other in enumerate(labels) if j != k), (k, labels)
+            assert vb.sceneBoundingRect().contains(label), (k, label, vb.sceneBoundingRect())
+    finally:
+        win.vm.shutdown()
+
+
 def test_compare_shows_both_strips_whole_and_says_when_nothing_differs(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     win = window_at(qtbot, tmp_path, (1280, 720), CLAUDE_COMPACT)
     try:

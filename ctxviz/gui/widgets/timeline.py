@@ -48,6 +48,10 @@ EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": 
 #: The compactions the log records (the real agent's), apart from the replay's own events.
 RECORDED_COMPACTION_COLOR = "#8c564b"
 RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
+#: The width in pixels of that tick, centred on the compaction's line.
+TICK_SIZE = 26
+#: Where a compaction's label hangs on its line (0: the chart's bottom, 1: its top).
+LABEL_POSITION = 0.9
 #: A trigger quoted from the file is cut to this many characters in the chart (the tooltip has it whole).
 TRIGGER_CHARS = 24
 IDLE_TEXT = "Simulate to replay the session turn by turn."
@@ -459,18 +463,47 @@ class TimelineView(QWidget):
         alone, a label right of a line in the left half still ran off a chart narrowed by its
         legend: "compacted (manu")."""
         vb = self.plot.getPlotItem().vb
-        left, right = vb.sceneBoundingRect().left(), vb.sceneBoundingRect().right()
-        for _c, line, _tick in self.compaction_marks:
+        box = vb.sceneBoundingRect()
+        left, right = box.left(), box.right()
+        # Every tick is in place before any label: a label right of its line ran over the next
+        # compaction's tick on a narrow chart.
+        placed = [self._tick_rect(c, line.value()) for c, line, _tick in self.compaction_marks if c.pre_tokens]
+        for _c, line, _tick in sorted(self.compaction_marks, key=lambda mark: mark[1].value()):
             label = getattr(line, "label", None)
             if label is None:
                 continue
             x = vb.mapViewToScene(QPointF(line.value(), 0)).x()
-            width = label.boundingRect().width() + 4
+            # Clear of the tick at the tokens before (it is centred on the line, and near the top it
+            # hid the label's first letter: "ompacted (manual)"), so shifted by half of it.
+            text_width = max(1.0, label.boundingRect().width())
+            shift = (TICK_SIZE / 2 + 3) / text_width
+            width = text_width + TICK_SIZE / 2 + 7
             room_right, room_left = right - x, x - left
-            side = (0.0, 0.0) if room_right >= width or room_right >= room_left else (1.0, 0.0)
+            side = (-shift, 0.0) if room_right >= width or room_right >= room_left else (1.0 + shift, 0.0)
             if label.anchors[0] != side:
                 label.anchors = [side, side]
                 label.updatePosition()
+            self._clear_of(label, placed, box.height())
+
+    def _tick_rect(self, c: Compaction, x: float) -> QRectF:
+        """Where a compaction's tick at its tokens before is drawn, in the scene."""
+        at = self.plot.getPlotItem().vb.mapViewToScene(QPointF(x, c.pre_tokens))
+        return QRectF(at.x() - TICK_SIZE / 2, at.y() - 2, TICK_SIZE, 4)
+
+    @staticmethod
+    def _clear_of(label: pg.InfLineLabel, placed: list[QRectF], height: float) -> None:
+        """Lower a compaction's label down its line until it covers none placed before it (two
+        compactions a few calls apart wrote their sizes over each other), then count it placed."""
+        position = LABEL_POSITION
+        if label.orthoPos != position:
+            label.setPosition(position)
+        rect = label.sceneBoundingRect()
+        step = (rect.height() + 2) / max(1.0, height)
+        while any(rect.intersects(other) for other in placed) and position - step >= step:  # (it hangs from its point)
+            position -= step
+            label.setPosition(position)
+            rect = label.sceneBoundingRect()
+        placed.append(rect)
 
     def _align_not_sent_box(self) -> None:
         vb = self.plot.getPlotItem().vb
@@ -808,13 +841,13 @@ class TimelineView(QWidget):
             # InfLineLabel formats its text with str.format: braces from the file must stay literal.
             label = label.replace("{", "{{").replace("}", "}}")
             line = pg.InfiniteLine(pos=finite(x), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": 0.9, "color": self.foreground, "anchors": label_anchors(x, timeline),
+                                   label=label, labelOpts={"position": LABEL_POSITION, "color": self.foreground, "anchors": label_anchors(x, timeline),
                                                          "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)
             tick = pg.PlotDataItem()
             if c.pre_tokens:
-                tick = self.plot.plot(plot_values([x]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=26,
+                tick = self.plot.plot(plot_values([x]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=TICK_SIZE,
                                       symbolPen=pg.mkPen(color, width=3), symbolBrush=color, name=None if named else RECORDED_COMPACTION_NAME)
                 set_plain_tooltip(tick, self.compaction_text(c))
                 named = True
