@@ -157,3 +157,32 @@ def test_what_a_follower_keeps_is_what_the_forecast_of_the_grown_log_would_say(t
     assert light.backtests == () and light.last_compaction is None
     whole = forecast(grown)
     assert dataclasses.replace(light, backtests=earlier.backtests, last_compaction=earlier.last_compaction) == whole
+
+
+@pytest.mark.parametrize(("path", "policy", "key"), [(ROOT / "sample_sessions" / "codex_rollout.jsonl", "codex-compaction", "total_usage_tokens"),
+                                                     (ROOT / "sample_sessions" / "gemini_cli_session.json", "gemini-cli-compression", "prompt_token_count")])
+def test_the_count_is_the_one_the_trigger_compares(path: Path, policy: str, key: str) -> None:
+    """Codex compares its limit with the last call's reported tokens and Gemini CLI its threshold with
+    the reported prompt, while what each sends is counted by its own estimator (Codex's JSON bytes / 4
+    said 6,131 where the last call reported 17,005): the forecast's count and room are the trigger's."""
+    from ctxviz.engine.policies import get_policy
+    from ctxviz.engine.vocabulary import trigger_count
+
+    session = load_session(path)
+    plan = plan_session(session, policy)
+    when = forecast(session, policy).when
+    assert when is not None and when.level == plan.extra[key] == trigger_count(get_policy(policy), plan)
+    assert plan.totals.used < when.level  # (the figure it replaced)
+    last = next(m for m in reversed(session.messages) if m.usage is not None)
+    assert when.level >= last.usage.window_fill  # the provider's own figure for the last call, not an estimate
+    assert when.room == when.trigger - when.level
+
+
+def test_once_a_plan_compacts_its_count_is_the_compacted_context() -> None:
+    from ctxviz.engine.policies import get_policy
+    from ctxviz.engine.vocabulary import trigger_count
+
+    session = load_session(ROOT / "sample_sessions" / "codex_rollout.jsonl")
+    plan = plan_session(session, "codex-compaction", {"model_auto_compact_token_limit": 10_000})
+    assert plan.extra["compacts"] and plan.extra["total_usage_tokens"] >= 10_000
+    assert trigger_count(get_policy("codex-compaction"), plan) == plan.totals.used < 10_000

@@ -137,3 +137,41 @@ def test_a_bad_policy_or_file_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "missing.jsonl"
     code, out, err = run_cli(["verify", str(missing)])
     assert code == 2 and err.count("\n") == 1 and err.startswith(str(missing))
+
+
+AUTOCOMPACT = [Path(__file__).parent / "data" / "claude_code" / name
+               for name in ("spotter-258c7280-autocompact.jsonl", "spotter-8463c716-autocompact.jsonl", "spotter-autocompact-excerpt.jsonl")]
+
+
+@pytest.mark.parametrize("path", AUTOCOMPACT, ids=lambda p: p.name)
+def test_claude_codes_automatic_compaction_is_predicted_at_the_call_it_made_it(path: Path) -> None:
+    """The replay puts a recorded compaction in force where the log has it, so its policy never meets
+    the context Claude Code compacted: each recorded automatic compaction is replayed without it, and
+    claude-code's trigger (167,000 for a 200k window) fires before the same call as Claude Code's did
+    (preTokens 167,094, 167,731 and 170,251). The replay with the compaction said "none predicted"."""
+    from ctxviz.engine.verify import BLIND
+
+    v = verify(load_session(str(path)))
+    (recorded,) = [c for c in v.compactions if c.kind == "recorded"]
+    (predicted,) = [c for c in v.compactions if c.kind == "predicted"]
+    assert recorded.trigger == "auto" and predicted.text.startswith(BLIND) and "auto-compact" in predicted.text
+    assert predicted.call == recorded.call and recorded.error_calls == 0 and v.compaction_error == 0
+    assert predicted.message < recorded.message  # at the request the compaction came before
+    assert "compaction timing error 0 call(s) (median over 1 recorded automatic compaction(s))" in v.summary_lines()
+
+
+def test_a_compaction_the_policy_would_not_have_made_says_what_its_trigger_compared() -> None:
+    """Codex compacted this rollout at 209,950 tokens; codex-compaction's trigger (model_auto_compact_token_limit
+    244,800) compares the last call's reported tokens, input and output, which were under it: the
+    check says so with that figure (not the estimate of what the plan sends, about 32,000 here)."""
+    path = REAL / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    session = load_session(str(path))
+    v = verify(session)
+    (recorded,) = [c for c in v.compactions if c.kind == "recorded"]
+    last = next(m for m in reversed(session.messages[: recorded.message]) if m.usage is not None)
+    reported = last.usage.window_fill + last.usage.output_tokens
+    assert reported == 212_134
+    assert f"had not compacted by then (it counted {reported:,} tokens at #{recorded.message - 1} against its trigger 244,800)" in recorded.text
+    assert recorded.error_calls is None and v.compaction_error is None
+    assert not [c for c in v.compactions if c.kind == "predicted"]
+    assert "compaction timing: none of the 1 recorded automatic compaction(s) was predicted" in v.summary_lines()

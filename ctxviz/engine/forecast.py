@@ -55,6 +55,7 @@ from .steps import recorded_call
 from .summarizers import ExtractiveSummarizer
 from .tokenizers import Tokenizer
 from .verify import agent_policy
+from .vocabulary import trigger_count
 
 #: How many of the last per-call increases the growth is read from.
 GROWTH_WINDOW = 10
@@ -382,7 +383,7 @@ def _when(pol: Policy[Any], params: Any, session: Session, counts: TokenCounts) 
     trigger, trigger_how = trigger_of(pol, params, session, plan)
     if trigger is None:
         return None, plan, params, ""
-    return calls_left(plan.totals.used, trigger, growth(session), how or trigger_how), plan, params, how
+    return calls_left(trigger_count(pol, plan), trigger, growth(session), how or trigger_how), plan, params, how
 
 
 def backtest(pol: Policy[Any], params: Any, session: Session, counts: TokenCounts, depth: int = BACKTEST_DEPTH) -> list[Backtest]:

@@ -11,14 +11,19 @@ calls), the median per-call error of the cache hit share, in points, and the com
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from .agent_policies import AGENT_POLICIES
 from .caching import CacheReport, TurnCache, cache_costs, call_steps, real_calls
+from .planner import plan_session
+from .policies import get_policy
+from .replay_contract import Event
 from .session import Message, Session
 from .simulate import Timeline, simulate
+from .vocabulary import trigger_count, trigger_level
 
 #: For a format that is not an agent's log (one API request, a trace): a policy that sends the whole
 #: history and counts it from the reported usage, as the recorded request did.
@@ -207,28 +212,74 @@ def verify(session: Session, policy: str | None = None, params: Any = None, excl
         notes.append("the call answering at message #0 shows no request in the log: not compared")
     if not checks:
         notes.append("the log records no call with usage: nothing to compare")
-    return Verification(session, policy, why, report, tuple(checks), tuple(_compactions(session, timeline)), tuple(notes))
+    return Verification(session, policy, why, report, tuple(checks), tuple(_compactions(session, timeline, policy, params)), tuple(notes))
 
 
-def _compactions(session: Session, timeline: Timeline) -> list[CompactionCheck]:
+def _compactions(session: Session, timeline: Timeline, policy: str, params: Any) -> list[CompactionCheck]:
     """Recorded compactions (the log's boundaries) and the replay's own, each placed by the number of
-    real calls made before it; each recorded automatic one gets its distance to the nearest predicted."""
+    real calls made before it.
+
+    The replay puts each recorded compaction in force where the log has it, so its policy never
+    meets the context the agent compacted. Each recorded automatic one is therefore also replayed
+    blind (`_blind`): the log up to its boundary, without it, message by message; the policy's
+    first compaction from the compaction before it on is its prediction, and the calls between the
+    two its error."""
     call_indices = [m.index for m in real_calls(session)]
 
     def calls_before(index: int) -> int:
         return sum(1 for c in call_indices if c < index)
 
-    predicted = [CompactionCheck("predicted", e.turn, calls_before(e.turn + 1), e.kind, text=e.message) for e in timeline.events
-                 if e.kind in COMPACTION_KINDS and not e.message.startswith("the session's recorded summary")]
     out: list[CompactionCheck] = []
-    for c in session.compactions:
+    blind_at: set[int] = set()
+    previous = 0
+    for k, c in enumerate(session.compactions):
         at = calls_before(c.before_index)
-        nearest = min((abs(p.call - at) for p in predicted if p.call is not None), default=None)
         trigger = c.trigger or "auto"
-        out.append(CompactionCheck("recorded", c.before_index, at, trigger, c.pre_tokens, nearest if trigger != "manual" else None,
-                                   f"{trigger} compaction recorded before message #{c.before_index}" +
-                                   (f" at {c.pre_tokens:,} tokens" if c.pre_tokens else "")))
-    return sorted(out + predicted, key=lambda c: (c.message, c.kind))
+        text = f"{trigger} compaction recorded before message #{c.before_index}" + (f" at {c.pre_tokens:,} tokens" if c.pre_tokens else "")
+        error: int | None = None
+        if trigger != "manual":
+            found, count = _blind(session, k, previous, policy, params)
+            if found is not None:
+                blind_at.add(found.turn)
+                guess = calls_before(found.turn + 1)
+                error = abs(guess - at)
+                out.append(CompactionCheck("predicted", found.turn, guess, found.kind, text=f"{BLIND}: {found.message}"))
+            else:
+                text += f"; {BLIND}, the policy had not compacted by then ({count})"
+        out.append(CompactionCheck("recorded", c.before_index, at, trigger, c.pre_tokens, error, text))
+        previous = max(previous, c.before_index)
+    out += [CompactionCheck("predicted", e.turn, calls_before(e.turn + 1), e.kind, text=e.message) for e in timeline.events
+            if e.kind in COMPACTION_KINDS and not e.message.startswith(RECORDED) and e.turn not in blind_at]
+    return sorted(out, key=lambda c: (c.message, c.kind))
+
+
+#: How a prediction made without the log's compaction is introduced.
+BLIND = "replayed without the log's compaction"
+#: How the replay's event for a summary the log records begins (not a prediction).
+RECORDED = "the session's recorded summary"
+
+
+def _blind(session: Session, k: int, since: int, policy: str, params: Any) -> tuple[Event | None, str]:
+    """The policy's own first compaction in the log up to its `k`th compaction's boundary, with that
+    compaction and its summary taken out (those before it stay in force), at or after message
+    `since` (the boundary before it); without one, what its trigger compared there. Message by
+    message: an agent checks before every request, and the log's calls are not all its requests."""
+    boundary = session.compactions[k].before_index
+    # The summaries in force before the boundary before it (a Codex compaction's summary can start
+    # before its own boundary: the user messages it keeps come after its covers).
+    kept = tuple(s for s, start in zip(session.summaries, session.summary_start_turns, strict=True) if start <= since)
+    blind = dataclasses.replace(session, messages=session.messages[:boundary], summaries=kept, compactions=session.compactions[:k])
+    if not blind.messages:
+        return None, "no message before it"
+    timeline = simulate(blind, policy, params, per_message=True)
+    found = next((e for e in timeline.events if e.kind in COMPACTION_KINDS and e.turn >= since and not e.message.startswith(RECORDED)), None)
+    if found is not None:
+        return found, ""
+    pol = get_policy(policy)
+    plan = plan_session(blind, policy, timeline.params)
+    level = trigger_level(pol, timeline.params, blind)
+    count = f"it counted {trigger_count(pol, plan):,} tokens at #{boundary - 1}"
+    return None, count + (f" against its trigger {level:,}" if level is not None else "")
 
 
 def report_text(v: Verification) -> str:

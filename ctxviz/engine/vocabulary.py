@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from .catalog import find_model
+from .plan import Plan
 from .policies.base import Policy, param_fields
 from .session import Session
 
@@ -45,6 +46,12 @@ def token_trigger_fields(policy: Policy[Any]) -> list[str]:
     """The trigger parameters that set a token level (the ones a chart's trigger line stands for)."""
     units = _units(policy)
     return [n for n in policy.trigger if units.get(n) in ("tokens", "fraction")]
+
+
+def trigger_count(policy: Policy[Any], plan: Plan) -> int:
+    """The count the policy's trigger compares with its level in this plan (`Policy.trigger_count`,
+    else the tokens the plan sends): how far a context is from compacting."""
+    return policy.trigger_count(plan) if policy.trigger_count is not None else plan.totals.used
 
 
 def trigger_level(policy: Policy[Any], params: Any, session: Session) -> int | None:

@@ -63,6 +63,10 @@ class Policy(Generic[P]):
     #: (params, session, trigger_tokens, keep_messages, keep_tokens) -> (params, lines it could not set).
     trigger_level: Callable[..., int | None] | None = None
     align: Callable[..., tuple[Any, list[str]]] | None = None
+    #: The figure a plan's trigger compares with that level, where it is not the plan's
+    #: `totals.used`: Codex compares the last call's reported tokens, Gemini CLI the reported prompt,
+    #: while what they send is counted by their own estimators (engine/vocabulary.trigger_count).
+    trigger_count: Callable[[Plan], int] | None = None
     #: When the framework runs the policy, in a user's words: before each model call, once per
     #: call, after each agent invocation... (`ctxviz policies` says it; engine/steps.py replays it).
     schedule: str = "before each model call (the replay's steps: the log's calls, else the request before each reply)"

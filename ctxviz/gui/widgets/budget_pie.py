@@ -29,6 +29,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainte
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ...engine.plan import Plan
+from ...engine.policies import get_policy
+from ...engine.vocabulary import trigger_count
 from ..safe import short_number
 from ..theme import WARNING, part_colors, part_label, parts_are_categories
 
@@ -187,8 +189,9 @@ class BudgetPie(QWidget):
         is about to compact."""
         if not plan.totals.fits or plan.parts_over():
             return plan.fit_verdict()
-        if self.trigger is not None and plan.totals.used > self.trigger:
-            return f"over the policy's trigger ({self.trigger:,}) by {plan.totals.used - self.trigger:,}"
+        count = _trigger_count(plan) if self.trigger is not None else 0
+        if self.trigger is not None and count > self.trigger:
+            return f"over the policy's trigger ({self.trigger:,}) by {count - self.trigger:,}"
         return "fits the budget"
 
     @property
@@ -491,3 +494,13 @@ def _slice(outer: QRectF, inner: QRectF, start: float, span: float) -> QPainterP
     path.arcTo(inner, start + span, -span)
     path.closeSubpath()
     return path
+
+
+def _trigger_count(plan: Plan) -> int:
+    """What the plan's policy compares with its trigger (engine.vocabulary.trigger_count: Codex
+    its last reported tokens, not the estimate of what it sends); a plugin that cannot say, what
+    the plan sends."""
+    try:
+        return trigger_count(get_policy(plan.policy), plan)
+    except Exception:  # (a plugin policy no longer registered)
+        return plan.totals.used

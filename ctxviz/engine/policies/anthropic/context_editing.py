@@ -351,6 +351,7 @@ POLICY = Policy(
     trigger=("trigger", "clear_at_least"),
     keep=("keep", "exclude_tools"),
     trigger_level=clear_tool_uses_trigger_level,
+    trigger_count=lambda plan: int(plan.extra.get("input_tokens", plan.totals.used)),
     align=clear_tool_uses_align,
 )
 

@@ -291,6 +291,14 @@ def trigger_level(params: CodexCompaction, session: Session) -> int | None:
     return _limits(session, params)[1]
 
 
+def trigger_count(plan: Plan) -> int:
+    """What Codex compares with model_auto_compact_token_limit: the last call's reported tokens (or
+    its estimate), not what the plan sends; once the plan compacted, the compacted history."""
+    if plan.extra.get("compacts"):
+        return plan.totals.used
+    return int(plan.extra.get("total_usage_tokens", plan.totals.used))
+
+
 POLICY = Policy(
     reason_codes=("system_prompt", "initial_context", "since_compaction", "retained", "truncated", "summarised", "before_compaction"),
     name=POLICY_NAME,
@@ -310,6 +318,7 @@ POLICY = Policy(
             "each history item's JSON bytes / 4, rounded up",
     trigger=("model_auto_compact_token_limit", "model_context_window"),
     trigger_level=trigger_level,
+    trigger_count=trigger_count,
     keep=("compact_user_message_max_tokens",),
     stand_in="offline extractive snapshot after Codex's SUMMARY_PREFIX in place of the model's summary",
     compact=compact,

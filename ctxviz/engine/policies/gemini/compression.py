@@ -343,6 +343,14 @@ def trigger_level(params: GeminiCompression, session: Session) -> int:
     return int(params.compressionThreshold * limit)
 
 
+def trigger_count(plan: Plan) -> int:
+    """What Gemini CLI compares with its threshold: the prompt it last reported (or its estimate), not
+    the estimate of what the plan sends; once the plan compressed, the compressed history."""
+    if plan.extra.get("compression_status") == "COMPRESSED":
+        return plan.totals.used
+    return int(plan.extra.get("prompt_token_count", plan.totals.used))
+
+
 POLICY = Policy(
     reason_codes=("system_prompt", "since_compaction", "fresh_tail", "new_message", "truncated", "summarised", "before_compaction"),
     name=POLICY_NAME,
@@ -362,6 +370,7 @@ POLICY = Policy(
             "1.5 per other character, JSON length / 4 for tool calls and responses)",
     trigger=("compressionThreshold", "tokenLimit"),
     trigger_level=trigger_level,
+    trigger_count=trigger_count,
     keep=(),
     stand_in="offline extractive snapshot in place of the model's <state_snapshot>",
     compact=compact,
