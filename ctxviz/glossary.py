@@ -21,7 +21,9 @@ GLOSSARY: dict[str, str] = {
     "caps": "Budgets per category (system, context, dialog, tool output) that are each a ceiling rather than a share: "
             "they may add up to more than the whole budget, so a part can be full while the total is not.",
     "unseen": "The system prompt and tool definitions a log does not record, estimated from the first call's reported "
-              "input minus what the log shows. Shown apart from the policy's own figures, and counted in the real count.",
+              "input minus what the log shows (in an excerpt that starts mid-conversation and compacts, from the first call "
+              "after the compaction, since the first also held the conversation before the file). Shown apart from the "
+              "policy's own figures, and counted in the real count.",
     "summarised": "Not sent as it was: a summary sent in its place covers it (the framework's own summary where the log "
                   "records one, ctxviz's offline stand-in in a replay).",
     "replaced": "Sent, but with part of it swapped for a placeholder: an image for '[image]', a cleared tool result for "

@@ -465,13 +465,22 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     minimum = max(1, entry.min_cacheable_tokens)
     best = cm.best_effort
     n = len(steps)
+    # An excerpt that starts mid-conversation: what its first call held beyond the file was partly
+    # the conversation before it, gone after the compaction that summarised it (engine.reported).
+    found = reported_usage(session)
+    after = found.unseen_after_compaction if found is not None else None
+    restart = found.restart_call if found is not None else None
+    restarted = False
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
-        request, items = priced_request(plan, text_tokens, cm.unseen, provider)
+        past = restart is not None and turn.index >= restart  # (known from that call on, as the policy knows it)
+        request, items = priced_request(plan, text_tokens, after if past and after is not None else cm.unseen, provider)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)
+        if past and not restarted:  # the conversation before the file left the prefix: what stays is the prompt and tools
+            shared, extends, restarted = min(shared, unseen), False, True
         now = _seconds(session.messages[turn.index].timestamp)
         expired = bool(previous and cm.ttl_seconds and now is not None and previous_time is not None and now - previous_time > cm.ttl_seconds)
         cold = not previous or expired

@@ -244,7 +244,7 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     if plan.reported is not None:  # the system prompt and tools the log does not record, as the first call suggests
-        total += plan.reported.unseen
+        total += plan.reported.unseen_after
     exact = encoding_is_exact(model)
     return RealCount(model or "(unknown)", encoding, total, entry.context_window if entry else None, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None)

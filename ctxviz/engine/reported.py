@@ -38,16 +38,33 @@ class Reported:
     visible_before_first: int
     #: About how many tokens of system prompt and tool definitions the log lacks (0: none missing).
     unseen: int
+    #: A file that starts mid-conversation (its first message a tool result or a reply): the first
+    #: call's unseen tokens hold the conversation before the file too, which a compaction covering
+    #: the file's start summarised. What stays unseen after it, as the first call after its
+    #: boundary reported it (`restart_call`); None: `unseen` (the file starts the conversation, or
+    #: no call after a compaction tells).
+    unseen_after_compaction: int | None = None
+    restart_call: int | None = None
+
+    @property
+    def unseen_after(self) -> int:
+        """What a request after a recorded compaction sends that the log does not show."""
+        return self.unseen if self.unseen_after_compaction is None else self.unseen_after_compaction
 
     def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "first_call": {"message": self.first_index, "window_fill": self.first_window_fill},
                 "last_call": {"message": self.last_index, "window_fill": self.last_window_fill},
-                "visible_before_first_call": self.visible_before_first, "unseen_estimate": self.unseen}
+                "visible_before_first_call": self.visible_before_first, "unseen_estimate": self.unseen,
+                "unseen_after_compaction": self.unseen_after}
 
     def unseen_note(self) -> str:
-        return (f"the log has no system prompt or tool definitions; the first call (#{self.first_index}) reported {self.first_window_fill:,} "
+        note = (f"the log has no system prompt or tool definitions; the first call (#{self.first_index}) reported {self.first_window_fill:,} "
                 f"input tokens where the log shows about {self.visible_before_first:,}, which suggests about {self.unseen:,} tokens of them "
                 "(counted in the real count)")
+        if self.unseen_after_compaction is not None:
+            note += (f"; the file starts mid-conversation, so that holds the conversation before it too, which the compaction summarised: "
+                     f"the first call after it (#{self.restart_call}) suggests about {self.unseen_after_compaction:,} of system prompt and tools")
+        return note
 
 
 def usage_mask(session: Session) -> np.ndarray:
@@ -90,6 +107,8 @@ def _grown_measure(session: Session, before: _Measured, shared: int) -> _Measure
         return None, session.system_prompt, session.tools
     if old is None or int(calls[0]) != old.first_index or old.first_index >= shared or prompt != session.system_prompt or tools != session.tools:
         return None  # measured again whole
+    if old.unseen and old.unseen_after_compaction is None and session.compactions and starts_mid_conversation(session):
+        return None  # (an excerpt that compacts: a call after its compaction may have come)
     last = session.messages[int(calls[-1])]
     assert last.usage is not None
     return replace(old, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls)), prompt, tools
@@ -113,4 +132,34 @@ def _measure(session: Session) -> Reported | None:
         gap = first.usage.window_fill - visible  # type: ignore[union-attr]
         if not session.system_prompt and not session.tools and gap >= UNSEEN_THRESHOLD:
             unseen = round(gap, -2)
-    return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(found), visible, unseen)  # type: ignore[union-attr]
+    after, restart = _after_compaction(session, found, unseen)
+    return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(found), visible, unseen,  # type: ignore[union-attr]
+                    after, restart)
+
+
+def starts_mid_conversation(session: Session) -> bool:
+    """Whether the file's first message (past any system message) is a tool result or a reply: an
+    excerpt, whose first request held messages the file does not."""
+    first = next((m for m in session.messages if m.role != "system"), None)
+    return first is not None and first.role in ("tool", "assistant")
+
+
+def _after_compaction(session: Session, calls: np.ndarray, unseen: int) -> tuple[int | None, int | None]:
+    """(`Reported.unseen_after_compaction`, `Reported.restart_call`): for a file that starts
+    mid-conversation and compacts, the first call after the first compaction's boundary, less the
+    summary in force and the messages it does not cover, as the first call's estimate is made."""
+    if not unseen or not session.compactions or not session.summaries or not starts_mid_conversation(session):
+        return None, None
+    boundary = session.compactions[0].before_index
+    after = [int(k) for k in calls if int(k) >= boundary]
+    if not after or after[0] - boundary > FIRST_CALL_LIMIT:
+        return None, None
+    call = session.messages[after[0]]
+    in_force = [s for s, start in zip(session.summaries, session.summary_start_turns, strict=True) if start <= call.index]
+    if not in_force:
+        return None, None
+    summary = in_force[-1]
+    covered = set(summary.covers)
+    before = [{"role": "user", "content": summary.text}] + [m.to_openai() for m in session.messages[: call.index] if m.id not in covered]
+    gap = call.usage.window_fill - count_openai_chat(before, tokenizer=TiktokenTokenizer("o200k_base"))  # type: ignore[union-attr]
+    return (round(gap, -2) if gap >= UNSEEN_THRESHOLD else 0), call.index

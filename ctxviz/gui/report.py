@@ -40,7 +40,7 @@ def provider_html(plan: Plan, session: Session) -> str:
     to quote with the others explained beside it, then what the log does not record), escaped, or ""."""
     if plan.reported is None:
         return ""
-    lines = [line for line in (fill(plan, session).sentence(), unseen_text(plan.reported.unseen)) if line]
+    lines = [line for line in (fill(plan, session).sentence(), unseen_text(plan.reported.unseen_after)) if line]
     return "".join(f"<p class='provider'>{html.escape(line)}</p>" for line in lines)
 
 

@@ -74,4 +74,5 @@ def unseen_text(unseen: int) -> str:
     if not unseen:
         return ""
     return (f"Unseen: about {unseen:,} tokens of system prompt and tools the log does not record "
-            "(estimated from the first call; not in the plan's figures; the real count includes it).")
+            "(estimated from the first call, or the first after a compaction of a file that starts mid-conversation; not in the "
+            "plan's figures; the real count includes it).")

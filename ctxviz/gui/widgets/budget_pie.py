@@ -141,7 +141,7 @@ class BudgetPie(QWidget):
             self.trigger = trigger if trigger is not None and 0 < trigger < self.total else None
             self.verdict = self._verdict(plan)
             if unseen is None:
-                unseen = plan.reported.unseen if plan.reported is not None else 0
+                unseen = plan.reported.unseen_after if plan.reported is not None else 0
             self.unseen = max(0, unseen)
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)

@@ -313,7 +313,7 @@ class OverviewTab:
     def _unseen(self) -> int:
         """The estimate of what the log does not record: a fact of the file, whatever turn is shown."""
         latest = self.vm.plan
-        return latest.reported.unseen if latest is not None and latest.reported is not None else 0
+        return latest.reported.unseen_after if latest is not None and latest.reported is not None else 0
 
     def plan_notes(self, session: Session, plan: Plan, latest: bool) -> tuple[str, ...]:
         """The notes of the plan on screen: a plan of the whole file has the loader's already; the

@@ -289,12 +289,14 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
             # The request after a compaction still opens with the system prompt and tool definitions:
             # where the log lacks them, their size as the first call reported it (engine.reported).
             found_usage = reported_usage(session)
-            unseen = found_usage.unseen if found_usage is not None else 0
+            unseen = found_usage.unseen_after if found_usage is not None else 0
+            restart = found_usage.restart_call if found_usage is not None else None
             used += unseen
             why = "no usage reported since the recorded compaction"
         counter = f"estimated ({why}): characters / 4 of the messages{' and the summary' if summary else ''}"
         if unseen:
-            counter += f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from its first call)"
+            counter += (f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from "
+                        + (f"the first call after the compaction, #{restart}: the file starts mid-conversation)" if restart is not None else "its first call)"))
 
     messages = session.messages
     head: tuple[Any, ...] = ({"role": "user", "content": summary_text},) if summary else ()

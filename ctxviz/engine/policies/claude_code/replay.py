@@ -254,6 +254,9 @@ class ClaudeCodeReplay(_EditsReplay):
         found = reported_usage(session) if self.usable and session.compactions else None
         self.first_call = found.first_index if found is not None else len(messages)
         self.unseen = found.unseen if found is not None else 0
+        # An excerpt that starts mid-conversation: after the call following its compaction, what that call suggests (engine.reported).
+        self.restart_call = found.restart_call if found is not None else None
+        self.unseen_after = found.unseen_after if found is not None else 0
         if self.usable and session.summaries:
             self.covers = _covers(session)
             starts = session.summary_start_turns
@@ -364,7 +367,7 @@ class ClaudeCodeReplay(_EditsReplay):
                 text_tokens = summary.text_tokens
                 used += text_tokens if text_tokens >= 0 else self._summary_tokens(summary)
                 if boundary is not None and self.first_call < length:
-                    used += self.unseen
+                    used += self.unseen_after if self.restart_call is not None and self.restart_call < length else self.unseen
         dropped: set[int] | frozenset[int] = _NONE
         freed = 0
         if self.pairs is not None:  # the sent history is history[start:h]: pair safety drops the sent half of broken pairs
