@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from ctxviz.engine.caching import cache_costs
@@ -75,10 +76,9 @@ def test_the_whole_files_real_count_and_unseen_part_leave_the_earlier_conversati
     assert v.calls[-1].predicted.request < 45_000
 
 
-def _two_compactions() -> Session:
-    """An excerpt made by hand: a tool result first, calls, a compaction covering them, one call, a
-    second compaction and no call after it: the request after the second counts the prompt and
-    tools alone, as the call between the two reported them."""
+def _opening() -> tuple[list[Message], Callable[..., None]]:
+    """The start of a hand-made excerpt: a tool result first (the file starts mid-conversation),
+    then 12 calls of about 90,000 tokens each; and the function that adds a message."""
     messages: list[Message] = []
 
     def add(role: str, text: str, usage: Usage | None = None) -> None:
@@ -89,6 +89,14 @@ def _two_compactions() -> Session:
     for k in range(12):
         add("tool", f"output {k} " * 40)
         add("assistant", f"answer {k}", Usage(input_tokens=5, cache_read_input_tokens=90_000 + 1_000 * k, output_tokens=20))
+    return messages, add
+
+
+def _two_compactions() -> Session:
+    """An excerpt made by hand: a tool result first, calls, a compaction covering them, one call, a
+    second compaction and no call after it: the request after the second counts the prompt and
+    tools alone, as the call between the two reported them."""
+    messages, add = _opening()
     first = len(messages)
     add("user", "go on " * 30)
     add("assistant", "later", Usage(input_tokens=5, cache_read_input_tokens=20_000, output_tokens=20))
@@ -115,16 +123,7 @@ def test_after_a_second_compaction_the_count_adds_the_prompt_and_tools_alone() -
 def _excerpt(calls_after: int) -> Session:
     """An excerpt made by hand: a tool result first, 12 calls, a compaction covering them, then
     `calls_after` calls (enough messages that a grown session carries its figures over)."""
-    messages: list[Message] = []
-
-    def add(role: str, text: str, usage: Usage | None = None) -> None:
-        k = len(messages)
-        part = ToolResultPart(tool_call_id=f"c{k}", text=text) if role == "tool" else TextPart(text=text)
-        messages.append(Message(id=f"m{k}", index=k, role=role, parts=(part,), usage=usage))
-
-    for k in range(12):
-        add("tool", f"output {k} " * 40)
-        add("assistant", f"answer {k}", Usage(input_tokens=5, cache_read_input_tokens=90_000 + 1_000 * k, output_tokens=20))
+    messages, add = _opening()
     boundary = len(messages)
     covers = tuple(m.id for m in messages)
     for k in range(calls_after):
