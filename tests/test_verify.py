@@ -175,3 +175,17 @@ def test_a_compaction_the_policy_would_not_have_made_says_what_its_trigger_compa
     assert recorded.error_calls is None and v.compaction_error is None
     assert not [c for c in v.compactions if c.kind == "predicted"]
     assert "compaction timing: none of the 1 recorded automatic compaction(s) was predicted" in v.summary_lines()
+
+
+def test_a_sub_agents_small_unseen_prompt_is_counted() -> None:
+    """A sub-agent transcript's first call reported 728 input tokens for 9 the file shows: a gap under
+    the 1,000 tokens taken for noise in a large count, but no count of 9 tokens is off by 719. The
+    unseen prompt is estimated (700) and the call is replayed within 5 %, not at 1 % of the bill."""
+    from ctxviz.engine.reported import reported_usage, unseen_gap
+
+    session = load_session(str(Path(__file__).parent / "data" / "heldout" / "claude_code" / "fasthooks-sample-agent-sidechain.jsonl"))
+    r = reported_usage(session)
+    assert r is not None and r.first_window_fill == 728 and r.visible_before_first < 20 and r.unseen == 700
+    (call,) = verify(session).calls
+    assert abs(call.predicted.request - 728) <= 0.05 * 728
+    assert unseen_gap(900, 40_000) == 0 and unseen_gap(1_200, 40_000) == 1_200 and unseen_gap(90, 5) == 0  # noise stays noise

@@ -51,7 +51,7 @@ from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
-from .reported import UNSEEN_THRESHOLD, reported_usage
+from .reported import reported_usage, unseen_gap
 from .session import Message, Session, Usage, record_of
 
 ProgressCallback = Callable[[int, int], None]
@@ -206,7 +206,7 @@ def unseen_prefix(session: Session) -> int:
     if reported.unseen or not reported.visible_before_first:
         return reported.unseen
     gap = reported.first_window_fill - reported.visible_before_first
-    return round(gap, -2) if gap >= UNSEEN_THRESHOLD else 0
+    return unseen_gap(gap, reported.visible_before_first)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,17 @@ from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, count_openai_chat
 
 #: A gap smaller than this between the first call's input and the visible messages is estimation
-#: noise, not an unseen prompt.
+#: noise, not an unseen prompt...
 UNSEEN_THRESHOLD = 1000
+#: ...unless it is at least this and more than all the log shows: the count of a few visible tokens
+#: cannot be off by hundreds (a sub-agent's first call: 728 reported for 9 shown).
+UNSEEN_SMALL = 100
+
+
+def unseen_gap(gap: int, visible: int) -> int:
+    """A call's reported input beyond what the log shows, rounded to hundreds, where it is more than
+    estimation noise (0 where it is not)."""
+    return round(gap, -2) if gap >= UNSEEN_THRESHOLD or (gap >= UNSEEN_SMALL and gap > visible) else 0
 #: The first call must come early for the estimate to be cheap and meaningful.
 FIRST_CALL_LIMIT = 200
 
@@ -130,8 +139,8 @@ def _measure(session: Session) -> Reported | None:
         if session.tools:
             visible += tools_tokens(session, tokenizer)  # as the cache model prices them
         gap = first.usage.window_fill - visible  # type: ignore[union-attr]
-        if not session.system_prompt and not session.tools and gap >= UNSEEN_THRESHOLD:
-            unseen = round(gap, -2)
+        if not session.system_prompt and not session.tools:
+            unseen = unseen_gap(gap, visible)
     after, restart = _after_compaction(session, found, unseen)
     return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(found), visible, unseen,  # type: ignore[union-attr]
                     after, restart)
@@ -161,5 +170,5 @@ def _after_compaction(session: Session, calls: np.ndarray, unseen: int) -> tuple
     summary = in_force[-1]
     covered = set(summary.covers)
     before = [{"role": "user", "content": summary.text}] + [m.to_openai() for m in session.messages[: call.index] if m.id not in covered]
-    gap = call.usage.window_fill - count_openai_chat(before, tokenizer=TiktokenTokenizer("o200k_base"))  # type: ignore[union-attr]
-    return (round(gap, -2) if gap >= UNSEEN_THRESHOLD else 0), call.index
+    shown = count_openai_chat(before, tokenizer=TiktokenTokenizer("o200k_base"))
+    return unseen_gap(call.usage.window_fill - shown, shown), call.index  # type: ignore[union-attr]
