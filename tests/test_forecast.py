@@ -186,3 +186,14 @@ def test_once_a_plan_compacts_its_count_is_the_compacted_context() -> None:
     plan = plan_session(session, "codex-compaction", {"model_auto_compact_token_limit": 10_000})
     assert plan.extra["compacts"] and plan.extra["total_usage_tokens"] >= 10_000
     assert trigger_count(get_policy("codex-compaction"), plan) == plan.totals.used < 10_000
+
+
+def test_a_compaction_too_soon_after_the_logs_start_is_said_to_be_so() -> None:
+    """The bundled excerpt records an automatic compaction one call after its start: the back-test
+    needs three calls before it, and the sentence said the log records no automatic compaction."""
+    session = load_session(ROOT / "sample_sessions" / "claude_code_autocompact.jsonl")
+    assert [c.trigger for c in session.compactions] == ["auto"]
+    f = forecast(session)
+    assert not f.backtests and f.automatic == 1
+    assert f.error_sentence().startswith("this log's 1 recorded automatic compaction(s) came fewer than 3 calls after its start")
+    assert forecast(load_session(ROOT / "sample_sessions" / "support_chat.yaml"), "claude-code").error_sentence().startswith("no recorded automatic")

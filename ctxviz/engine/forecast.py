@@ -188,6 +188,8 @@ class Forecast:
     last_compaction: Drop | None
     backtests: tuple[Backtest, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: How many automatic compactions the log records (the back-tests need calls before each).
+    automatic: int = 0
     #: How long the back-tests and the last compaction's drop took: a follower keeps both while the
     #: log's compactions stay the same, so a forecast of its next state costs the rest.
     kept_seconds: float = field(default=0.0, compare=False)
@@ -200,6 +202,9 @@ class Forecast:
 
     def error_sentence(self) -> str:
         points = sum(len(b.errors) for b in self.backtests)
+        if not points and self.automatic:
+            return (f"this log's {self.automatic} recorded automatic compaction(s) came fewer than 3 calls after its start or the "
+                    "compaction before, too soon to check the forecast against")
         if not points:
             return "no recorded automatic compaction in this log to check the forecast against"
         covered = sum(b.covered for b in self.backtests)
@@ -441,7 +446,8 @@ def forecast(session: Session, policy: str | None = None, params: Any = None, to
     started = time.perf_counter()
     last = last_compaction_drop(pol, params, session, counts, index) if with_last else None
     tests = tuple(backtest(pol, params, session, counts)) if with_backtest else ()
-    return Forecast(policy, why, when, drop, last, tests, tuple(notes), time.perf_counter() - started)
+    automatic = sum(1 for c in session.compactions if c.trigger in AUTOMATIC)
+    return Forecast(policy, why, when, drop, last, tests, tuple(notes), automatic, time.perf_counter() - started)
 
 
 def recorded_calls_before(session: Session, before_index: int) -> int:
