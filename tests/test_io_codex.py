@@ -623,3 +623,65 @@ def test_codex_039_writes_each_report_before_its_response(tmp_path: Path, name: 
     assert len(reported) > 3
     assert [(m.index, m.role, m.usage) for m in old.messages if m.usage is not None] == reported
     assert [m.text for m in old.messages] == [m.text for m in original.messages]
+
+
+def _tasks_around_a_compaction(tmp_path: Path, shape: str) -> str:
+    """A rollout whose compaction sits in a task of its own (`/compact`), mid-turn after a tool
+    output (automatic), at the start of a turn before its items (automatic), or with no task events."""
+    compaction = env("compacted", {"message": "Summary so far: " + SUMMARY}, "2025-10-14T10:00:00.000Z")
+    turn = [msg("user", "Fix the split"), call("c1"), usage(30000, 20000, 100), output("c1", "x" * 400), msg("assistant", "Fixed."),
+            usage(41000, 30000, 50)]
+    started, done = event("task_started", model_context_window=272000), event("task_complete", last_agent_message=None)
+    lines: list[Any] = [meta(), started, *turn, done]
+    if shape == "own task":
+        lines += [started, usage(41000, 30000, 50), compaction, event("context_compacted"), done, started, msg("user", "Next"), done]
+    elif shape == "mid-turn":
+        lines += [started, msg("user", "Next"), call("c2"), usage(42000, 40000, 60), output("c2", "y" * 400), compaction,
+                  event("context_compacted"), msg("assistant", "Done."), done]
+    elif shape == "turn start":
+        lines += [started, compaction, event("context_compacted"), msg("user", "Next"), msg("assistant", "Done."), done]
+    else:  # an older rollout: no task events
+        lines = [meta(), *turn, compaction, msg("user", "Next")]
+    return write(tmp_path, lines)
+
+
+@pytest.mark.parametrize(("shape", "trigger"), [("own task", "manual"), ("mid-turn", "auto"), ("turn start", "auto"), ("no tasks", "")])
+def test_a_compaction_is_manual_when_it_is_a_task_of_its_own(tmp_path, shape, trigger):
+    """Codex's `compacted` line does not say what started it. `/compact` runs as a task that records
+    no item; an automatic compaction happens in a turn, between or before its items. Where the file
+    has no task events the trigger stays unknown."""
+    s = load_session(_tasks_around_a_compaction(tmp_path, shape))
+    (c,) = s.compactions
+    assert c.trigger == trigger
+
+
+def test_the_bundled_and_the_real_compactions_read_as_what_they_were():
+    """The sample's `/compact` (README: a manual one) and the real rollout's, mid-turn after a tool output."""
+    assert [c.trigger for c in load_session(str(SAMPLE)).compactions] == ["manual"]
+    real = load_session(str(REAL / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"))
+    assert [c.trigger for c in real.compactions] == ["auto"]
+
+
+@pytest.mark.parametrize("shape", ["own task", "mid-turn", "turn start"])
+def test_a_followed_rollout_reads_the_trigger_as_a_full_load(tmp_path, shape):
+    """Followed line by line (the loader carries its load on), the compaction's trigger is settled by
+    the lines after it as a full load settles it, and is unknown ("") until they come."""
+    from ctxviz.io.follow import Follower
+
+    source = Path(_tasks_around_a_compaction(tmp_path, shape))
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    whole = load_session(str(source))
+    path = tmp_path / "followed.jsonl"
+    path.write_text("", encoding="utf-8")
+    follower = Follower(path)
+    seen = []
+    for line in lines:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+        try:
+            follower.poll()
+        except LoadError:  # (nothing loadable yet)
+            continue
+        seen.append(tuple(c.trigger for c in follower.session.compactions))
+    assert follower.session.compactions == whole.compactions
+    assert seen[-1] == (whole.compactions[0].trigger,) and set(seen) <= {(), ("",), (whole.compactions[0].trigger,)}

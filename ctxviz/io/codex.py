@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..engine.session import (
@@ -67,6 +68,8 @@ EVENT_WHAT = {"user_message": "user messages", "agent_message": "assistant messa
 #: then the items); later versions write it after them.
 USAGE_BEFORE_ITEMS = ("0.39.",)
 NOT_SENT_ITEMS = {"ghost_snapshot": "undo snapshots Codex keeps out of the model's context"}
+#: The events that open and close a task (a user turn, a `/compact`, a review).
+TASK_EVENTS = frozenset(("task_started", "task_complete", "turn_aborted"))
 #: How the user messages Codex writes itself begin (the environment, AGENTS.md): context, not dialog.
 INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 
@@ -226,6 +229,12 @@ class _Rollout:
         self.injected = 0
         self.resumable = True  # False once carrying on failed midway
         self._lineno = 0  # the line being read
+        #: Inside a task (`task_started` .. `task_complete`), and how many items it has recorded: a
+        #: `/compact` runs as a task of its own, with no item; an automatic compaction sits in a turn.
+        self.in_task = False
+        self.task_items = 0
+        #: The compaction (its index) of a task without an item so far: manual if the task ends so.
+        self.quiet: int | None = None
 
     def read(self, name_results: bool = False) -> Session:
         """The session of the whole file; with `name_results`, each tool result already has the name
@@ -411,7 +420,10 @@ class _Rollout:
             return False
         kind = record.get("type")
         if kind == "response_item":
-            return self._item_common(payload, timestamp or "")
+            if not self._item_common(payload, timestamp or ""):
+                return False
+            self._task_item()
+            return True
         if kind == "event_msg":
             event = payload.get("type")
             if type(event) is not str:
@@ -429,6 +441,7 @@ class _Rollout:
                     return False
                 if window:
                     self.context_window = window
+            self._task_event(event)
             self.skipped_events[event] += 1
             return True
         if kind == "turn_context":
@@ -559,6 +572,7 @@ class _Rollout:
             self.models.append(p.str("model"))
 
     def item(self, f: Fields, timestamp: str, lineno: int) -> None:
+        self._task_item()
         kind = item_type(f)
         if kind in NOT_SENT_ITEMS:
             self.src.tally(f"skipped {{n}} `{kind}` item(s) ({NOT_SENT_ITEMS[kind]})")
@@ -578,7 +592,26 @@ class _Rollout:
         else:
             if kind == "task_started" and p.int("model_context_window"):
                 self.context_window = p.int("model_context_window")
+            self._task_event(kind)
             self.skipped_events[kind] += 1
+
+    def _task_item(self) -> None:
+        """An item recorded in the task: a compaction in it is the turn's own (automatic)."""
+        self.task_items += 1
+        if self.quiet is not None:
+            self._trigger(self.quiet, "auto")
+
+    def _task_event(self, kind: str) -> None:
+        """A task starts or ends: a compaction in a task that recorded no item was `/compact`'s."""
+        if kind not in TASK_EVENTS:
+            return
+        if self.quiet is not None:
+            self._trigger(self.quiet, "manual")
+        self.in_task, self.task_items = kind == "task_started", 0
+
+    def _trigger(self, k: int, trigger: str) -> None:
+        self.compactions[k] = replace(self.compactions[k], trigger=trigger)
+        self.quiet = None
 
     def event_message(self, p: Fields, kind: str, timestamp: str, lineno: int) -> None:
         if kind == "user_message":
@@ -671,6 +704,11 @@ class _Rollout:
         trigger = p.get("trigger")
         self.compactions.append(Compaction(before_index=len(drafts), trigger=trigger if isinstance(trigger, str) else "",
                                            pre_tokens=self.last_fill))
+        if not isinstance(trigger, str) and self.in_task:  # which it was, from the task it sits in (`_task_event`)
+            if self.task_items:
+                self._trigger(len(self.compactions) - 1, "auto")
+            else:
+                self.quiet = len(self.compactions) - 1
 
     def history_text(self, h: Fields, history: list[Any]) -> str:
         """The replacement history as the summary's text: each message as `[role]` and its text.
