@@ -7,6 +7,7 @@ any time and the GUI can share it between threads without locks.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -433,14 +434,16 @@ def _agreeing(base: list[str], ids: tuple[str, ...]) -> int:
     return next(j for j, (a, b) in enumerate(zip(base, ids, strict=False)) if a != b)
 
 
-def _written_at(start: int, compactions: tuple[Compaction, ...], ids: tuple[str, ...]) -> int:
+def _written_at(start: int, boundaries: list[Compaction], befores: list[int], ids: tuple[str, ...]) -> int:
     """Where a summary whose covers end just before `start` was written: at the first compaction
-    whose boundary is at `start` or later, when that boundary is `start` itself or every message
-    from `start` up to it is one the compaction preserved; else at `start` (a summary covering
-    nothing of the file, at 0, was there from the start)."""
+    whose boundary is at `start` or later (`boundaries` in the order of `befores`, their
+    before_index), when that boundary is `start` itself or every message from `start` up to it is
+    one the compaction preserved; else at `start` (a summary covering nothing of the file, at 0, was
+    there from the start). Found by bisection: a long log has a compaction per summary."""
     if start <= 0:
         return start
-    boundary = min((c for c in compactions if c.before_index >= start), key=lambda c: c.before_index, default=None)
+    k = bisect_left(befores, start)
+    boundary = boundaries[k] if k < len(boundaries) else None
     if boundary is None or boundary.before_index == start or boundary.before_index > len(ids):
         return start
     preserved = set(boundary.preserved)
@@ -579,7 +582,9 @@ class Session:
             covered = [position[c] for c in covers if c in position]
             starts.append(max(covered) + 1 if covered else 0)
         if any(c.preserved for c in self.compactions):
-            return tuple(_written_at(start, self.compactions, ids) for start in starts)
+            boundaries = sorted(self.compactions, key=lambda c: c.before_index)
+            befores = [c.before_index for c in boundaries]
+            return tuple(_written_at(start, boundaries, befores, ids) for start in starts)
         return tuple(starts)
 
     @cached_property
