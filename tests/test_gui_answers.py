@@ -397,3 +397,17 @@ def test_a_static_report_shows_no_input_field(qtbot):
     widget.settle()
     assert not [w for kind in (QLineEdit, QPushButton) for w in widget.findChildren(kind) if w.isVisible()]
     assert not widget.timeline_view.slider.isVisible() and widget.timeline_view.plot.isVisible()
+
+
+def test_an_excerpts_unseen_part_is_the_one_of_the_context_on_screen(qtbot, window):
+    """The bundled claude_code_autocompact excerpt starts mid-conversation: before the call after its
+    compaction the unseen part held the conversation before the file (164,100), after it the
+    prompt and tools alone (32,400). The donut and the notes say the shown context's."""
+    open_and_wait(qtbot, window, Path(__file__).resolve().parent.parent / "sample_sessions" / "claude_code_autocompact.jsonl")
+    assert window.pie.unseen == 32_400 and window._unseen(window.vm.plan) == 32_400
+    simulate_and_wait(qtbot, window)
+    with qtbot.waitSignal(window.vm.planReady, timeout=5000):
+        window.timeline.slider.setValue(0)  # the request the first call answers: before the compaction
+    assert window.pie.unseen == 164_100
+    window.timeline.slider.setValue(window.vm.timeline.step_of(4))  # the request after the call that followed it
+    qtbot.waitUntil(lambda: window.pie.unseen == 32_400, timeout=5000)

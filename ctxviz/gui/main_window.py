@@ -195,7 +195,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
             QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
         latest = session is self.vm.session
-        self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))
+        self.pie.set_plan(plan, unseen=self._unseen(plan), trigger=self._trigger(plan))
         vm = self.vm
         self.lost_card.set_plan(session, plan, vm.prepared(plan, "lost"))
         if latest:

@@ -310,10 +310,18 @@ class OverviewTab:
         except Exception:  # a policy that cannot say (a plugin): no trigger mark, the plan's own verdict
             return None
 
-    def _unseen(self) -> int:
-        """The estimate of what the log does not record: a fact of the file, whatever turn is shown."""
+    def _unseen(self, plan: Plan | None = None) -> int:
+        """The estimate of what the log does not record: a fact of the file, whatever turn is shown
+        (the latest plan's), save in an excerpt that starts mid-conversation, whose context before
+        the first call after its compaction also held the conversation before the file (as the
+        replay counts it: `Reported.restart_call`)."""
         latest = self.vm.plan
-        return latest.reported.unseen_after if latest is not None and latest.reported is not None else 0
+        found = latest.reported if latest is not None else None
+        if found is None:
+            return 0
+        if plan is None or found.restart_call is None or plan is latest:
+            return found.unseen_after
+        return found.unseen_after if len(plan.messages) - 1 >= found.restart_call else found.unseen
 
     def plan_notes(self, session: Session, plan: Plan, latest: bool) -> tuple[str, ...]:
         """The notes of the plan on screen: a plan of the whole file has the loader's already; the
@@ -331,7 +339,7 @@ class OverviewTab:
             after = full[turn + 1] if 0 <= turn + 1 < len(full) else None
             if after is not None and after.usage is not None and after.usage.window_fill:
                 facts.append(reported_turn_text(turn, after.usage.window_fill, plan.totals.used))
-        facts.append(unseen_text(self._unseen()))
+        facts.append(unseen_text(self._unseen(plan)))
         self.notes_panel.set_content(facts, notes)
         count = notes_count(notes)
         self.notes_button.setText(count)

@@ -102,7 +102,7 @@ class StatusBar:
         if self.shown_plan is before:
             self.shown_plan = plan
             self._update_status(plan)
-            self.pie.set_plan(plan, unseen=self._unseen(), trigger=self._trigger(plan))  # the real count beside the policy's
+            self.pie.set_plan(plan, unseen=self._unseen(plan), trigger=self._trigger(plan))  # the real count beside the policy's
             if self.shown_session is not None:
                 self._show_notes(self.shown_session, plan, self.shown_session is self.vm.session)
 
