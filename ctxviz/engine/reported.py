@@ -26,14 +26,14 @@ UNSEEN_THRESHOLD = 1000
 #: ...unless it is at least this and more than all the log shows: the count of a few visible tokens
 #: cannot be off by hundreds (a sub-agent's first call: 728 reported for 9 shown).
 UNSEEN_SMALL = 100
+#: The first call must come early for the estimate to be cheap and meaningful.
+FIRST_CALL_LIMIT = 200
 
 
 def unseen_gap(gap: int, visible: int) -> int:
     """A call's reported input beyond what the log shows, rounded to hundreds, where it is more than
     estimation noise (0 where it is not)."""
     return round(gap, -2) if gap >= UNSEEN_THRESHOLD or (gap >= UNSEEN_SMALL and gap > visible) else 0
-#: The first call must come early for the estimate to be cheap and meaningful.
-FIRST_CALL_LIMIT = 200
 
 
 @dataclass(frozen=True)
