@@ -468,14 +468,14 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     # An excerpt that starts mid-conversation: what its first call held beyond the file was partly
     # the conversation before it, gone after the compaction that summarised it (engine.reported).
     found = reported_usage(session)
-    after = found.unseen_after_compaction if found is not None else None
     restart = found.restart_call if found is not None else None
     restarted = False
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
         past = restart is not None and turn.index >= restart  # (known from that call on, as the policy knows it)
-        request, items = priced_request(plan, text_tokens, after if past and after is not None else cm.unseen, provider)
+        unseen_here = found.unseen_at(turn.index) if found is not None and restart is not None else cm.unseen
+        request, items = priced_request(plan, text_tokens, unseen_here, provider)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)

@@ -60,6 +60,12 @@ class Reported:
         """What a request after a recorded compaction sends that the log does not show."""
         return self.unseen if self.unseen_after_compaction is None else self.unseen_after_compaction
 
+    def unseen_at(self, index: int) -> int:
+        """What the request ending with message `index` holds that the log does not show, as far as
+        the calls up to it tell: the later estimate from the call after the compaction on (the one
+        rule the replay, the cache model and the app read)."""
+        return self.unseen_after if self.restart_call is not None and index >= self.restart_call else self.unseen
+
     def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "first_call": {"message": self.first_index, "window_fill": self.first_window_fill},
                 "last_call": {"message": self.last_index, "window_fill": self.last_window_fill},

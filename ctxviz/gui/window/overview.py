@@ -319,9 +319,7 @@ class OverviewTab:
         found = latest.reported if latest is not None else None
         if found is None:
             return 0
-        if plan is None or found.restart_call is None or plan is latest:
-            return found.unseen_after
-        return found.unseen_after if len(plan.messages) - 1 >= found.restart_call else found.unseen
+        return found.unseen_after if plan is None else found.unseen_at(len(plan.messages) - 1)
 
     def plan_notes(self, session: Session, plan: Plan, latest: bool) -> tuple[str, ...]:
         """The notes of the plan on screen: a plan of the whole file has the loader's already; the

@@ -253,10 +253,7 @@ class ClaudeCodeReplay(_EditsReplay):
         # log's compaction wrote, recorded or generated (a generated one can match a compaction too).
         found = reported_usage(session) if self.usable and session.compactions else None
         self.first_call = found.first_index if found is not None else len(messages)
-        self.unseen = found.unseen if found is not None else 0
-        # An excerpt that starts mid-conversation: after the call following its compaction, what that call suggests (engine.reported).
-        self.restart_call = found.restart_call if found is not None else None
-        self.unseen_after = found.unseen_after if found is not None else 0
+        self.found = found
         if self.usable and session.summaries:
             self.covers = _covers(session)
             starts = session.summary_start_turns
@@ -366,8 +363,8 @@ class ClaudeCodeReplay(_EditsReplay):
             if summary is not None:
                 text_tokens = summary.text_tokens
                 used += text_tokens if text_tokens >= 0 else self._summary_tokens(summary)
-                if boundary is not None and self.first_call < length:
-                    used += self.unseen_after if self.restart_call is not None and self.restart_call < length else self.unseen
+                if boundary is not None and self.first_call < length and self.found is not None:
+                    used += self.found.unseen_at(length - 1)
         dropped: set[int] | frozenset[int] = _NONE
         freed = 0
         if self.pairs is not None:  # the sent history is history[start:h]: pair safety drops the sent half of broken pairs
