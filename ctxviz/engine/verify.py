@@ -18,9 +18,9 @@ from typing import Any
 
 from .agent_policies import AGENT_POLICIES
 from .caching import CacheReport, TurnCache, cache_costs, call_steps, real_calls
-from .planner import plan_session
+from .counting import CountStore
 from .policies import get_policy
-from .replay_contract import Event
+from .replay_contract import Event, prefix_counts
 from .session import Message, Session
 from .simulate import Timeline, simulate
 from .vocabulary import trigger_count, trigger_level
@@ -89,7 +89,7 @@ class CompactionCheck:
     call: int | None  # how many real calls came before it
     trigger: str = ""  # "auto", "manual" or "" (recorded); the policy's event kind (predicted)
     tokens: int = 0  # preTokens where recorded
-    error_calls: int | None = None  # recorded automatic: calls to the nearest predicted one
+    error_calls: int | None = None  # recorded automatic: calls to its prediction (replayed without it)
     text: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -130,8 +130,8 @@ class Verification:
 
     @property
     def compaction_error(self) -> float | None:
-        """The median distance, in calls, from each recorded automatic compaction to the nearest
-        predicted one (None: the log records no automatic compaction)."""
+        """The median distance, in calls, from each recorded automatic compaction to its prediction
+        (the policy replayed without it; None: none was predicted, or the log records none)."""
         errors = [c.error_calls for c in self.compactions if c.kind == "recorded" and c.trigger != "manual" and c.error_calls is not None]
         return statistics.median(errors) if errors else None
 
@@ -196,7 +196,8 @@ def verify(session: Session, policy: str | None = None, params: Any = None, excl
     why = "chosen with --policy"
     if policy is None:
         policy, why = agent_policy(session)
-    timeline = timeline if timeline is not None else simulate(session, policy, params)
+    store = CountStore()
+    timeline = timeline if timeline is not None else simulate(session, policy, params, store=store)
     steps = call_steps(timeline)
     report = cache_costs(timeline, steps=steps, exclude=exclude)
     answers = {m.index - 1: m for m in real_calls(session)}
@@ -212,10 +213,10 @@ def verify(session: Session, policy: str | None = None, params: Any = None, excl
         notes.append("the call answering at message #0 shows no request in the log: not compared")
     if not checks:
         notes.append("the log records no call with usage: nothing to compare")
-    return Verification(session, policy, why, report, tuple(checks), tuple(_compactions(session, timeline, policy, params)), tuple(notes))
+    return Verification(session, policy, why, report, tuple(checks), tuple(_compactions(session, timeline, policy, params, store)), tuple(notes))
 
 
-def _compactions(session: Session, timeline: Timeline, policy: str, params: Any) -> list[CompactionCheck]:
+def _compactions(session: Session, timeline: Timeline, policy: str, params: Any, store: CountStore) -> list[CompactionCheck]:
     """Recorded compactions (the log's boundaries) and the replay's own, each placed by the number of
     real calls made before it.
 
@@ -238,7 +239,7 @@ def _compactions(session: Session, timeline: Timeline, policy: str, params: Any)
         text = f"{trigger} compaction recorded before message #{c.before_index}" + (f" at {c.pre_tokens:,} tokens" if c.pre_tokens else "")
         error: int | None = None
         if trigger != "manual":
-            found, count = _blind(session, k, previous, policy, params)
+            found, count = _blind(session, k, previous, policy, params, store)
             if found is not None:
                 blind_at.add(found.turn)
                 guess = calls_before(found.turn + 1)
@@ -259,11 +260,12 @@ BLIND = "replayed without the log's compaction"
 RECORDED = "the session's recorded summary"
 
 
-def _blind(session: Session, k: int, since: int, policy: str, params: Any) -> tuple[Event | None, str]:
+def _blind(session: Session, k: int, since: int, policy: str, params: Any, store: CountStore) -> tuple[Event | None, str]:
     """The policy's own first compaction in the log up to its `k`th compaction's boundary, with that
     compaction and its summary taken out (those before it stay in force), at or after message
     `since` (the boundary before it); without one, what its trigger compared there. Message by
-    message: an agent checks before every request, and the log's calls are not all its requests."""
+    message: an agent checks before every request, and the log's calls are not all its requests.
+    The prefix's counts are the log's own, sliced (nothing is counted again)."""
     boundary = session.compactions[k].before_index
     # The summaries in force before the boundary before it (a Codex compaction's summary can start
     # before its own boundary: the user messages it keeps come after its covers).
@@ -271,12 +273,13 @@ def _blind(session: Session, k: int, since: int, policy: str, params: Any) -> tu
     blind = dataclasses.replace(session, messages=session.messages[:boundary], summaries=kept, compactions=session.compactions[:k])
     if not blind.messages:
         return None, "no message before it"
-    timeline = simulate(blind, policy, params, per_message=True)
+    pol = get_policy(policy)
+    store.put(prefix_counts(store.get(session, pol.scheme(None, session.model)), blind))
+    timeline = simulate(blind, policy, params, store=store, per_message=True)
     found = next((e for e in timeline.events if e.kind in COMPACTION_KINDS and e.turn >= since and not e.message.startswith(RECORDED)), None)
     if found is not None:
         return found, ""
-    pol = get_policy(policy)
-    plan = plan_session(blind, policy, timeline.params)
+    plan = timeline.plan_at(len(timeline.turns) - 1)  # (the whole prefix: no summary of the policy's was written)
     level = trigger_level(pol, timeline.params, blind)
     count = f"it counted {trigger_count(pol, plan):,} tokens at #{boundary - 1}"
     return None, count + (f" against its trigger {level:,}" if level is not None else "")
@@ -301,7 +304,7 @@ def report_text(v: Verification) -> str:
         lines.append("compactions:")
         for c in v.compactions:
             where = f"after {c.call} call(s)" if c.call is not None else ""
-            err = f", {c.error_calls} call(s) from the nearest predicted" if c.error_calls is not None else ""
+            err = f", {c.error_calls} call(s) from its prediction" if c.error_calls is not None else ""
             lines.append(f"  {c.kind:<9} #{c.message:<5} {where}{err}: {c.text}")
     lines += v.summary_lines()
     return "\n".join(lines) + "\n"
