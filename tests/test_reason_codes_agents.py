@@ -111,7 +111,7 @@ def test_codex_codes_initial_context_retained_users_and_the_compacted_rest(tmp_p
     assert {c for r, c in by_role if r == "assistant"} == {"summarised"}
     assert {c for r, c in by_role if r == "user"} == {"initial_context", "retained"}
     under = plan_session(rollout(tmp_path, "gpt-5-codex", TURNS, {3: 244_799}), "codex-compaction", {}, store=STORE)
-    assert {m.code for m in under.messages} == {"initial_context", "since_compaction"}
+    assert {m.code for m in under.messages} == {"initial_context", "under_trigger"}  # nothing compacted: not "since compaction"
 
 
 def test_gemini_codes_the_split_the_truncated_output_and_an_earlier_compression(tmp_path):

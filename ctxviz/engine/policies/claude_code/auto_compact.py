@@ -204,8 +204,14 @@ def _boundary(session: Session, summary: Summary) -> int | None:
 
 SUMMARIZED_REASON = "summarized: Claude Code's compact summary replaced every message before it"
 KEPT_REASON = "kept: Claude Code sends the whole conversation since the last compaction"
+#: A log without a compaction: the whole conversation is sent, under the trigger or (the plan's
+#: count at or over it) up to the request before Claude Code compacts.
+KEPT_UNDER = "kept: Claude Code sends the whole conversation until it auto-compacts"
+KEPT_OVER = "kept: sent in the request the log records; the count is at or over the trigger, so Claude Code compacts before its next request"
 _ZONE_NAMES = ("summarized", "context")
 _CODE_NAMES = ("before_compaction", "since_compaction")
+_CODES_UNDER = ("before_compaction", "under_trigger")
+_CODES_OVER = ("before_compaction", "kept")
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,11 @@ class _Live:
 
 def _reason(covered: np.ndarray, i: int) -> str:
     return SUMMARIZED_REASON if covered[i] else KEPT_REASON
+
+
+def _every_message(reason: str, i: int) -> str:
+    """The one reason of a plan that sends every message (nothing compacted)."""
+    return reason
 
 
 def _live(session: Session, counts: TokenCounts) -> _Live:
@@ -322,10 +333,15 @@ def plan(session: Session, settings: AutoCompactSettings, counts: TokenCounts) -
     totals = Totals(budget=t.window, used=used, kept=live.kept, dropped=live.dropped, fits=used <= t.window,
                     kept_messages=live.kept_messages, dropped_messages=n - live.kept_messages)
     summaries = (SummaryPlan(0, live.summary_tokens, Decision.KEPT, "kept: the compact summary opens the context", summary.text),) if summary else ()
+    columns = live.columns
+    if summary is None:  # nothing compacted: the messages are sent under the trigger, or in the last request before it compacts
+        over = used >= t.trigger
+        columns = replace(columns, code_names=_CODES_OVER if over else _CODES_UNDER,
+                          reason=partial(_every_message, KEPT_OVER if over else KEPT_UNDER))
     return Plan(
         policy="claude-code", params={**params_dict(settings), "context_window": t.window}, tokenizer=counts.scheme.label,
         allocation={"context": cap, "autocompact_buffer": t.window - cap}, usage=_split(used, cap), system_prompt=session.system_prompt,
-        messages=Rows(live.columns), context=Context(live.context), context_index=live.context_index, totals=totals, summaries=summaries,
+        messages=Rows(columns), context=Context(live.context), context_index=live.context_index, totals=totals, summaries=summaries,
         zones=ZONES, notes=tuple(notes),
         extra={"autocompact_threshold": t.trigger, "threshold_how": t.how, "effective_window": t.window - t.reserved_for_summary,
                "would_compact": used >= t.trigger, "counted": "reported" if live.anchor is not None else "estimated",
@@ -386,7 +402,7 @@ def align(settings: AutoCompactSettings, session: Session, trigger_tokens: int |
 
 
 POLICY = Policy(
-    reason_codes=("since_compaction", "before_compaction"),
+    reason_codes=("since_compaction", "under_trigger", "kept", "before_compaction"),
     name="claude-code",
     schedule='auto-compact is checked before each API request',
     title="Claude Code auto-compact",

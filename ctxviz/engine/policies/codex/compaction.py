@@ -36,7 +36,7 @@ from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, Summary
 from ...tokenizers import CodexApproxTokenizer, Tokenizer
 from ..base import Policy, params_dict
-from .compaction_columns import plan_columns, rollout_parts
+from .compaction_columns import KEPT_NO_LIMIT, KEPT_SINCE, KEPT_UNDER, plan_columns, rollout_parts
 from .history import (  # noqa: F401 (they lived here before history.py; tests and the replayer read them here)
     APPROX_BYTES_PER_TOKEN,
     COMPACT_USER_MESSAGE_MAX_TOKENS,
@@ -220,7 +220,8 @@ def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts)
                    f"truncated: the oldest user message Codex keeps, cut to the tokens left of {params.compact_user_message_max_tokens:,}", "truncated", sent)
     for m in live:
         decide(m, Decision.KEPT, "history", "kept: a developer message written during the conversation, sent where Codex sent it"
-               if m.role == "system" else "kept: Codex sends the whole history until auto-compaction fires", "since_compaction")
+               if m.role == "system" else KEPT_SINCE if summary is not None else KEPT_UNDER if limit is not None else KEPT_NO_LIMIT,
+               "since_compaction" if summary is not None else "under_trigger" if limit is not None else "kept")
 
     context: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     context_index: list[int | None] = [None] * len(context)
@@ -300,7 +301,7 @@ def trigger_count(plan: Plan) -> int:
 
 
 POLICY = Policy(
-    reason_codes=("system_prompt", "initial_context", "since_compaction", "retained", "truncated", "summarised", "before_compaction"),
+    reason_codes=("system_prompt", "initial_context", "since_compaction", "under_trigger", "kept", "retained", "truncated", "summarised", "before_compaction"),
     name=POLICY_NAME,
     schedule='auto-compaction is checked before each model request (after the reported token_count)',
     title="Codex local auto-compaction",

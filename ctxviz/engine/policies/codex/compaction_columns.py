@@ -41,9 +41,18 @@ from .history import (
 )
 
 POLICY_NAME = "codex-compaction"
-CODES = ("system_prompt", "initial_context", "summarised", "before_compaction", "retained", "truncated", "since_compaction")
-SYSTEM_PROMPT, INITIAL_CONTEXT, SUMMARISED, BEFORE_COMPACTION, RETAINED, TRUNCATED_CODE, SINCE_COMPACTION = range(len(CODES))
+CODES = ("system_prompt", "initial_context", "summarised", "before_compaction", "retained", "truncated", "since_compaction", "under_trigger")
+(SYSTEM_PROMPT, INITIAL_CONTEXT, SUMMARISED, BEFORE_COMPACTION, RETAINED, TRUNCATED_CODE, SINCE_COMPACTION,
+ UNDER_TRIGGER) = range(len(CODES))
+#: The codes of a plan without an auto-compact limit (a model Codex does not know): nothing is under a trigger.
+CODES_NO_LIMIT = (*CODES[:UNDER_TRIGGER], "kept")
 SYSTEM_ZONE, INITIAL_ZONE, SUMMARIZED_ZONE, RETAINED_ZONE, _SUMMARY_ZONE, HISTORY_ZONE = range(len(ZONES))
+
+
+#: Why a history item is sent whole, after the rollout's compaction or in a rollout that never compacted.
+KEPT_SINCE = "kept: written after the rollout's last compaction; Codex sends the history whole until auto-compaction fires again"
+KEPT_UNDER = "kept: Codex sends the whole history until auto-compaction fires"
+KEPT_NO_LIMIT = "kept: Codex has no auto-compact limit for this model, so it sends the whole history"
 
 
 class CompactionParams(Protocol):
@@ -151,7 +160,9 @@ def _derive(session: Session, counts: TokenCounts) -> _Held:
     def state(fires: bool) -> _State:
         decision = np.full(n, KEPT, dtype=np.int8)
         zone = np.full(n, HISTORY_ZONE, dtype=np.int16)
-        code = np.full(n, SINCE_COMPACTION, dtype=np.int16)
+        # A history item sent whole is there because nothing has compacted it: written after the
+        # rollout's compaction, or, in a rollout that never compacted, under the trigger.
+        code = np.full(n, SINCE_COMPACTION if summary is not None else UNDER_TRIGGER, dtype=np.int16)
         sent_tokens = np.array(tokens, dtype=np.int64)
         gone = [m.index for m in history] if fires else [m.index for m in history if m.id in covered]
         decision[gone], zone[gone], code[gone], sent_tokens[gone] = SUMMARIZED, SUMMARIZED_ZONE, SUMMARISED if fires else BEFORE_COMPACTION, 0
@@ -211,7 +222,7 @@ class _Why:
             return f"truncated: the oldest user message Codex keeps, cut to the tokens left of {self.max_tokens:,}"
         if self.roles[i] == "system":
             return "kept: a developer message written during the conversation, sent where Codex sent it"
-        return "kept: Codex sends the whole history until auto-compaction fires"
+        return KEPT_SINCE if c == SINCE_COMPACTION else KEPT_UNDER if self.limit is not None else KEPT_NO_LIMIT
 
 
 def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts, window: int | None, limit: int | None,
@@ -299,7 +310,8 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
     tokens = counts.token_array
     n = len(tokens)
     why = _Why(code, session.message_columns[1], total, limit, h.generated, max_tokens)
-    columns = Columns(session, decision, tokens, sent_tokens, zone, ZONES, code, CODES, partial(_reason, why))
+    columns = Columns(session, decision, tokens, sent_tokens, zone, ZONES, code, CODES if limit is not None else CODES_NO_LIMIT,
+                      partial(_reason, why))
     retained_sent = int(sent_tokens[zone == RETAINED_ZONE].sum())
     history_sent = int(sent_tokens[zone == HISTORY_ZONE].sum())
     instructions_tokens, initial_tokens = h.instructions_tokens, h.initial_tokens

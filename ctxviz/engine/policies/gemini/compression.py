@@ -32,7 +32,7 @@ from ...session import Message, Session, Summary
 from ...tokenizers import GeminiCliEstimator, Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
-from .compression_columns import plan_columns
+from .compression_columns import KEPT_OVER, KEPT_SINCE, KEPT_UNDER, plan_columns
 from .history import (
     Content,
     build_contents,
@@ -266,8 +266,12 @@ def plan_records(session: Session, params: GeminiCompression, counts: TokenCount
                 elif status == "COMPRESSED":
                     reason = f"kept: after the split point, in the newest ~{COMPRESSION_PRESERVE_THRESHOLD:.0%} of the history by JSON characters"
                     code = "fresh_tail"  # the part compression preserves
+                elif summary is not None:
+                    reason, code = KEPT_SINCE, "since_compaction"
+                elif held and prompt_tokens >= threshold:  # reached the threshold, compressed nothing
+                    reason, code = KEPT_OVER, "kept"
                 else:
-                    reason, code = "kept: Gemini CLI sends the whole history until compression fires", "since_compaction"
+                    reason, code = KEPT_UNDER, "under_trigger"
                 decide(m, Decision.KEPT, "history", reason, code)
                 text = None
                 history_tokens += tokens[m.index]
@@ -352,7 +356,8 @@ def trigger_count(plan: Plan) -> int:
 
 
 POLICY = Policy(
-    reason_codes=("system_prompt", "since_compaction", "fresh_tail", "new_message", "truncated", "summarised", "before_compaction"),
+    reason_codes=("system_prompt", "since_compaction", "under_trigger", "kept", "fresh_tail", "new_message", "truncated", "summarised",
+                  "before_compaction"),
     name=POLICY_NAME,
     schedule='chat compression is tried before each request (sendMessageStream)',
     title="Gemini CLI chat compression",

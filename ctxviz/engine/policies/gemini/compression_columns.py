@@ -49,8 +49,11 @@ from .service import (
 )
 
 POLICY_NAME = "gemini-cli-compression"
-CODES = ("system_prompt", "before_compaction", "summarised", "truncated", "new_message", "fresh_tail", "since_compaction")
-SYSTEM_PROMPT, BEFORE_COMPACTION, SUMMARISED, TRUNCATED_CODE, NEW_MESSAGE, FRESH_TAIL, SINCE_COMPACTION = range(len(CODES))
+CODES = ("system_prompt", "before_compaction", "summarised", "truncated", "new_message", "fresh_tail", "since_compaction", "under_trigger")
+SYSTEM_PROMPT, BEFORE_COMPACTION, SUMMARISED, TRUNCATED_CODE, NEW_MESSAGE, FRESH_TAIL, SINCE_COMPACTION, UNDER_TRIGGER = range(len(CODES))
+#: The codes of a plan whose prompt reached the threshold but did not compress (nothing to split
+#: before, or a summary that would not be shorter): a message sent whole is not under the trigger.
+CODES_OVER = (*CODES[:UNDER_TRIGGER], "kept")
 SYSTEM_ZONE, SUMMARIZED_ZONE, _SUMMARY_ZONE, HISTORY_ZONE = range(len(ZONES))
 
 
@@ -214,7 +217,9 @@ def _outcome(h: _History, counts: TokenCounts, truncations: dict[tuple[int, int]
     contents = [*held, pending] if pending is not None else held
     sent = [m for c in contents[start:] for m in c.messages]
     context_index = [m.index for m in sent]
-    code[context_index] = FRESH_TAIL if split is not None else SINCE_COMPACTION
+    # Sent whole: the part a compression preserves, else written after the recorded compression,
+    # else (a history never compressed) under the trigger.
+    code[context_index] = FRESH_TAIL if split is not None else SINCE_COMPACTION if h.summary is not None else UNDER_TRIGGER
     if pending is not None:
         code[[m.index for m in pending.messages]] = NEW_MESSAGE
     history_tokens = 0
@@ -253,6 +258,13 @@ def _outcome(h: _History, counts: TokenCounts, truncations: dict[tuple[int, int]
 
 def _reason(reasons: tuple[str, ...], code: np.ndarray, i: int) -> str:
     return reasons[code[i]]
+
+
+#: Why a message is sent whole, when no compression preserved it: written after the recorded
+#: compression, in a history under the threshold, or in one over it that did not compress.
+KEPT_SINCE = "kept: written after the last compression; Gemini CLI sends the history whole until compression fires again"
+KEPT_UNDER = "kept: Gemini CLI sends the whole history until compression fires"
+KEPT_OVER = "kept: the prompt reached the threshold but compression did not shorten the history (see the notes), so Gemini CLI sends it whole"
 
 
 def plan_columns(session: Session, params: CompressionParams, counts: TokenCounts) -> Plan:
@@ -299,6 +311,7 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
         notes.append(f"no compression: the prompt ({prompt_tokens:,} tokens, {source}) is under compressionThreshold "
                      f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}")
     compressed_at = split if status == "COMPRESSED" else None
+    over = bool(held) and prompt_tokens >= threshold and status != "COMPRESSED"  # reached the threshold, compressed nothing
     out = remember(h.outcomes, (*truncations_key, compressed_at), partial(_outcome, h, counts, truncations, compressed_at))
 
     summary_plans: list[SummaryPlan] = []
@@ -343,9 +356,11 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
         "and saves the whole output to a file",
         "kept: the request being sent, added to the history after any compression",
         f"kept: after the split point, in the newest ~{COMPRESSION_PRESERVE_THRESHOLD:.0%} of the history by JSON characters",
-        "kept: Gemini CLI sends the whole history until compression fires",
+        KEPT_SINCE,
+        KEPT_UNDER if not over else KEPT_OVER,
     )
-    columns = Columns(session, out.decision, tokens, out.sent_tokens, out.zone, ZONES, out.code, CODES, partial(_reason, reasons, out.code))
+    columns = Columns(session, out.decision, tokens, out.sent_tokens, out.zone, ZONES, out.code, CODES_OVER if over else CODES,
+                      partial(_reason, reasons, out.code))
     used = h.system_tokens + summary_tokens + out.history_tokens
     # The next request as the provider counts it, for the cache's price: the last reported prompt
     # and what was added since, as sent (the answer itself included), where nothing was compressed.
