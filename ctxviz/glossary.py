@@ -20,7 +20,7 @@ GLOSSARY: dict[str, str] = {
             "evictable, summarised, trimmed... The table's zone column and the strip's dashed lines show it.",
     "caps": "Budgets per category (system, context, dialog, tool output) that are each a ceiling rather than a share: "
             "they may add up to more than the whole budget, so a part can be full while the total is not.",
-    "unseen": "The system prompt and tool definitions a log does not record, estimated from the first call's reported "
+    "unseen": "The system prompt and tool definitions a log does not record (or the part of them it leaves out), estimated from the first call's reported "
               "input minus what the log shows (in an excerpt that starts mid-conversation and compacts, from the first call "
               "after the compaction, since the first also held the conversation before the file). Shown apart from the "
               "policy's own figures, and counted in the real count.",

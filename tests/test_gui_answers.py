@@ -309,10 +309,24 @@ def test_the_overview_shows_the_last_calls_fill_and_the_unseen_estimate_apart(qt
 
 
 def test_a_log_without_an_unseen_prompt_says_nothing_about_one(qtbot, window):
-    open_and_wait(qtbot, window, str(SAMPLES / "codex_rollout.jsonl"))
+    open_and_wait(qtbot, window, str(SAMPLES / "coding_agent.yaml"))  # its first call: 1,498 reported, about 1,009 shown
     assert window.vm.plan.reported is not None and window.vm.plan.reported.unseen == 0
     assert "Unseen" not in window.notes_panel.facts.text()
     assert not any("Unseen" in line for line in window.pie.legend_lines())
+
+
+def test_a_codex_rollout_shows_the_instructions_and_tools_it_does_not_record(qtbot, window):
+    """A rollout records the user's instructions, not Codex's own prompt or its tool schemas: the
+    first call's 9,488 tokens against about 645 shown. The app says so and counts them in the real
+    count, as the cache model always has (it said 4,907 against the provider's 16,743)."""
+    open_and_wait(qtbot, window, str(SAMPLES / "codex_rollout.jsonl"))
+    reported = window.vm.plan.reported
+    assert reported is not None and reported.unseen == 8800 and reported.partial
+    assert "Unseen: about 8,800 tokens" in window.notes_panel.facts.text()
+    assert any("Unseen ≈ 8,800" in line for line in window.pie.legend_lines())
+    qtbot.waitUntil(lambda: window.vm.plan.real is not None, timeout=30000)  # counted after the first plan
+    real = window.vm.plan.real
+    assert real.tokens > 13_000 and real.window == 272_000  # the window the log reports
 
 
 # --- 5. compactions recorded in the log ------------------------------------------------------------

@@ -460,11 +460,18 @@ def test_a_prompt_snapshot_gives_the_system_prompt_and_tools(tmp_path):
     snapshot = {"type": "prompt_snapshot", "systemPrompt": ["You are Claude Code.", "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__", "cwd: /repo"],
                 "tools": [{"name": "Read", "description": "Read a file"}, {"name": "Bash", "description": "Run a command"}]}
     lines = linked(user("u1", "hi"), attachment("p1", snapshot),
-                   assistant("a1", "m1", [{"type": "text", "text": "hello"}], usage={"input_tokens": 9000, "output_tokens": 1}))
+                   assistant("a1", "m1", [{"type": "text", "text": "hello"}], usage={"input_tokens": 120, "output_tokens": 1}))
     s = load_session(write_lines(tmp_path, lines))
     assert s.system_prompt == "You are Claude Code.\n\ncwd: /repo" and [t.name for t in s.tools] == ["Read", "Bash"]
     assert texts(s) == ["hi", "hello"]
-    assert plan_session(s).reported.unseen == 0  # the snapshot gives the prompt and tools: nothing unseen
+    reported = plan_session(s).reported
+    assert reported.visible_before_first > 60  # the snapshot's prompt and tools count as shown...
+    assert reported.unseen == 0  # ...so a first call of about their size leaves nothing unseen
+    # A first call far beyond them: the snapshot is not all that was sent, and the note says so.
+    lines[-1]["message"]["usage"]["input_tokens"] = 9000
+    grown = plan_session(load_session(write_lines(tmp_path, lines)))
+    assert grown.reported.unseen == 8900 and grown.reported.partial
+    assert any("are not all that was sent" in n for n in grown.notes)
 
 
 def test_microcompact_replaces_the_tool_results_it_lists(tmp_path):

@@ -51,7 +51,7 @@ from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
-from .reported import reported_usage, unseen_gap
+from .reported import LACKS, reported_usage
 from .session import Message, Session, Usage, record_of
 
 ProgressCallback = Callable[[int, int], None]
@@ -155,6 +155,8 @@ class CacheModel:
     cold_start: HitRate | None = None
     #: A best-effort cache after the catalogue's lifetime: what real calls got after such a gap.
     after_gap: HitRate | None = None
+    #: The log records a system prompt or tools, of which `unseen` is the part it leaves out.
+    unseen_partial: bool = False
 
     @property
     def caches(self) -> bool:
@@ -179,6 +181,8 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     known = entry is not None
     entry = entry or ModelEntry(name=str(model or session.model or "(no model named)"), provider="", context_window=0)
     unseen = unseen_prefix(session)
+    reported = reported_usage(session)
+    partial = reported is not None and reported.partial
     lifetime = log_lifetime(session) if entry.provider == "anthropic" else None
     write = entry.cache_write_per_mtok or entry.input_per_mtok
     if lifetime == 3600:
@@ -192,21 +196,14 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     best = rates.get(f"best_effort:{entry.provider}") if entry.provider in BEST_EFFORT else None
     cold = rates.get(f"cold_start:{entry.provider}") if unseen else None
     gap = rates.get(f"after_gap:{entry.provider}") if best is not None else None
-    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap)
+    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap, partial)
 
 
 def unseen_prefix(session: Session) -> int:
     """About how many tokens open every request that the log does not show (system prompt, tool
-    definitions): `engine.reported`'s estimate where the log has neither; where it has some (a Codex
-    rollout whose instructions are a placeholder), the first call's reported input beyond what the
-    log shows before it, when that is more than estimation noise."""
+    definitions, or the part of them a log leaves out): `engine.reported`'s estimate."""
     reported = reported_usage(session)
-    if reported is None:
-        return 0
-    if reported.unseen or not reported.visible_before_first:
-        return reported.unseen
-    gap = reported.first_window_fill - reported.visible_before_first
-    return unseen_gap(gap, reported.visible_before_first)
+    return reported.unseen if reported is not None else 0
 
 
 @dataclass(frozen=True)
@@ -527,7 +524,7 @@ def _notes(cm: CacheModel, turns: Sequence[TurnCache]) -> list[str]:
         return [f"no cache model for this model: {cm.entry.name} is not in the model catalogue"]
     notes = [f"cache lifetime {cm.lifetime}"]
     if cm.unseen:
-        notes.append(f"the log has no system prompt or tool definitions: about {cm.unseen:,} tokens of them open every request "
+        notes.append(f"{LACKS[cm.unseen_partial]}: about {cm.unseen:,} tokens of them open every request "
                      "(estimated from the first call) and are part of the cached prefix")
     colds = [t for t in turns if t.cold]
     if colds and cm.unseen and cm.caches:

@@ -246,7 +246,9 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     if plan.reported is not None:  # the system prompt and tools the log does not record, as the first call suggests
         total += plan.reported.unseen_after
     exact = encoding_is_exact(model)
-    return RealCount(model or "(unknown)", encoding, total, entry.context_window if entry else None, plan.totals.used, exact,
+    # A model the catalogue lacks: the window its own log reports (a Codex rollout's gpt-5-codex).
+    window = entry.context_window if entry else session.context_window if model == session.model else None
+    return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None)
 
 

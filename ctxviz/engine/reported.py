@@ -3,8 +3,8 @@
 Logs with usage (Claude Code, Codex `token_count`, Gemini `tokens`, OpenTelemetry, API responses)
 say how many tokens each call really put in the window, normalised by the loaders to
 input + cache read + cache write. Two facts follow that no replay can know: the last call's real
-fill, and, when the log records no system prompt or tool definitions, roughly how large those
-were (the first call's input minus what the log shows before it).
+fill, and, when the log records no system prompt or tool definitions (or not all of them), roughly
+how large the rest were (the first call's input minus what the log shows before it).
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ UNSEEN_THRESHOLD = 1000
 UNSEEN_SMALL = 100
 #: The first call must come early for the estimate to be cheap and meaningful.
 FIRST_CALL_LIMIT = 200
+
+
+#: What the log lacks, by whether it records a system prompt or tools at all (`Reported.partial`).
+LACKS = {False: "the log has no system prompt or tool definitions",
+         True: "the log's system prompt and tool definitions are not all that was sent (an agent's own instructions or tool schemas)"}
 
 
 def unseen_gap(gap: int, visible: int) -> int:
@@ -54,6 +59,8 @@ class Reported:
     #: no call after a compaction tells).
     unseen_after_compaction: int | None = None
     restart_call: int | None = None
+    #: The log records a system prompt or tool definitions, which `unseen` says fall short.
+    partial: bool = False
 
     @property
     def unseen_after(self) -> int:
@@ -73,7 +80,7 @@ class Reported:
                 "unseen_after_compaction": self.unseen_after}
 
     def unseen_note(self) -> str:
-        note = (f"the log has no system prompt or tool definitions; the first call (#{self.first_index}) reported {self.first_window_fill:,} "
+        note = (f"{LACKS[self.partial]}; the first call (#{self.first_index}) reported {self.first_window_fill:,} "
                 f"input tokens where the log shows about {self.visible_before_first:,}, which suggests about {self.unseen:,} tokens of them "
                 "(counted in the real count)")
         if self.unseen_after_compaction is not None:
@@ -144,12 +151,13 @@ def _measure(session: Session) -> Reported | None:
         visible = count_openai_chat(before, tokenizer=tokenizer) if before else 0
         if session.tools:
             visible += tools_tokens(session, tokenizer)  # as the cache model prices them
-        gap = first.usage.window_fill - visible  # type: ignore[union-attr]
-        if not session.system_prompt and not session.tools:
-            unseen = unseen_gap(gap, visible)
+        # Where the log records a system prompt or tools, they may still fall short of what was sent
+        # (a Codex rollout keeps the user's instructions, never Codex's own nor its tool schemas:
+        # 8,843 tokens of its first call's 9,488 in the bundled sample), so the gap counts alike.
+        unseen = unseen_gap(first.usage.window_fill - visible, visible)  # type: ignore[union-attr]
     after, restart = _after_compaction(session, found, unseen)
     return Reported(first.index, first.usage.window_fill, last.index, last.usage.window_fill, len(found), visible, unseen,  # type: ignore[union-attr]
-                    after, restart)
+                    after, restart, bool(session.system_prompt or session.tools))
 
 
 def starts_mid_conversation(session: Session) -> bool:

@@ -94,6 +94,18 @@ def finite(value: Any, limit: float = PLOT_LIMIT) -> float:
     return max(-limit, min(number, limit))
 
 
+def rounded_tokens(value: int) -> str:
+    """A token count in three figures or fewer, for a title with little room: 167k, 1.05M (exact
+    below 10,000)."""
+    if abs(value) < 10_000:
+        return f"{value:,}"
+    if abs(value) < 999_500:
+        return f"{value / 1000:.0f}k"
+    if abs(value) < 10**15:
+        return f"{value / 1_000_000:.3g}M"
+    return short_number(value)
+
+
 def short_number(value: int) -> str:
     """`value` with group separators, or in scientific notation past 15 digits (a chart's title has
     room for a number, not for 300 digits; labels that must be exact show the whole number)."""

@@ -35,7 +35,17 @@ from ...engine.policies import get_policy
 from ...engine.session import Compaction
 from ...engine.simulate import Timeline
 from ...engine.vocabulary import token_trigger_fields, trigger_level
-from ..safe import PLOT_LIMIT, clipped, finite, plain_label, plot_values, qt_int, set_plain_tooltip, short_number
+from ..safe import (
+    PLOT_LIMIT,
+    clipped,
+    finite,
+    plain_label,
+    plot_values,
+    qt_int,
+    rounded_tokens,
+    set_plain_tooltip,
+    short_number,
+)
 from ..theme import CATEGORY_COLORS, category_label, plot_colors
 from .axes import ThousandsAxis
 from .calls_table import CallsView
@@ -60,6 +70,8 @@ IDLE_TEXT = "Simulate to replay the session turn by turn."
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
 SERIES_COLORS = {"tokens sent": "#1f77b4", "budget": "#888888", "trigger": "#d62728", "reported by the provider": "#ff7f0e"}
 NOT_SENT_NAME = "not sent (right axis)"
+#: The right axis and its legend row when every turn sent every message.
+NOT_SENT_NONE = "tokens not sent: none"
 #: Past this many events of one kind, the chart draws their counts per bin in a band along its
 #: bottom instead of a marker each (9,762 summary markers hid the curve).
 DENSE_EVENTS = 300
@@ -610,9 +622,14 @@ class TimelineView(QWidget):
         self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(self.foreground, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
         self._not_sent_peak = max(finite(max(not_sent)), 1.0)
-        legend = self.plot.getPlotItem().legend
+        # A replay that sent every message: no scale to read on the right (it showed a lone "1").
+        nothing = not any(not_sent)
+        item = self.plot.getPlotItem()
+        item.getAxis("right").setStyle(showValues=not nothing)
+        item.setLabel("right", NOT_SENT_NONE if nothing else "tokens not sent", color=self.foreground)
+        legend = item.legend
         if legend is not None:
-            legend.addItem(self.not_sent_curve, NOT_SENT_NAME)
+            legend.addItem(self.not_sent_curve, NOT_SENT_NONE if nothing else NOT_SENT_NAME)
         self._align_not_sent_box()
 
     def _draw_events(self, timeline: Timeline) -> None:
@@ -874,10 +891,17 @@ class TimelineView(QWidget):
         exact_peak = max(values)
         exact_budget = max(t.budget for t in timeline.turns)
         peak, budget = finite(exact_peak), finite(exact_budget)
+        exact_trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
+        # The trigger line is drawn below the budget (`_draw_series`): in view when near the peak,
+        # else named in the title with the budget, as far from the curve as it is.
+        trigger = finite(exact_trigger) if exact_trigger is not None and exact_trigger != exact_budget else None
         notes = []
         if budget > 2.5 * peak > 0:
-            self._y_peak = peak
-            notes.append(f"budget {short_number(exact_budget)} tokens, above the chart")
+            far_trigger = trigger is not None and trigger > 2.5 * peak
+            self._y_peak = peak if trigger is None or far_trigger else max(peak, trigger)
+            # (Rounded when both are named: the title's width is the chart's least width beside a legend at 1024 px.)
+            notes.append(f"trigger {rounded_tokens(exact_trigger)}, budget {rounded_tokens(exact_budget)}: above the chart" if far_trigger
+                         else f"budget {short_number(exact_budget)} tokens, above the chart")
         else:
             self._y_peak = max(peak, budget, 1.0)
         if clipped(values + [exact_budget]):
