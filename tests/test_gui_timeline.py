@@ -94,6 +94,34 @@ def test_the_tokens_not_sent_have_their_own_axis_and_follow_the_replay(qtbot) ->
     assert f"{timeline.turns[-1].not_sent:,} tokens of the conversation not sent" in view.label.text()
 
 
+def test_a_replay_that_sent_everything_has_no_scale_for_what_it_did_not_send(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The Gemini CLI sample sends every message at every call: the right axis says "none" instead
+    of a lone "1", and the trigger, half of a million-token limit, is named above the chart with
+    the budget (it was drawn off the chart without a word). A replay that drops gets its scale back."""
+    from ctxviz.gui.widgets.timeline import NOT_SENT_NAME, NOT_SENT_NONE
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(1100, 600)
+    view.show()
+    gemini = simulate(load_session(str(Path(SAMPLE).with_name("gemini_cli_session.json"))), "gemini-cli-compression")
+    assert not any(t.not_sent for t in gemini.turns)
+    view.set_timeline(gemini)
+    right = view.plot.getPlotItem().getAxis("right")
+    assert right.labelText == NOT_SENT_NONE and not right.style["showValues"]
+    assert NOT_SENT_NONE in [label.text for _, label in view.plot.getPlotItem().legend.items]
+    assert view.plot.getPlotItem().titleLabel.text == "trigger 524k, budget 1.05M: above the chart"
+    dropping = simulate(load_session(SAMPLE), "supyagent")
+    view.set_timeline(dropping)
+    assert right.labelText == "tokens not sent" and right.style["showValues"]
+    legend = [label.text for _, label in view.plot.getPlotItem().legend.items]
+    assert NOT_SENT_NAME in legend and NOT_SENT_NONE not in legend
+    near = simulate(load_session(str(Path(SAMPLE).with_name("gemini_cli_session.json"))), "gemini-cli-compression", {"tokenLimit": 40000})
+    view.set_timeline(near)  # the trigger (20,000) near the curve (15,043 reported): in view, not in the title
+    top = view.plot.getPlotItem().vb.viewRange()[1][1]
+    assert top >= 20_000 and "trigger" not in view.plot.getPlotItem().titleLabel.text
+
+
 def test_every_event_is_ticked_on_the_turn_slider_and_named_on_hover(qtbot) -> None:  # type: ignore[no-untyped-def]
     view = TimelineView()
     qtbot.addWidget(view)
