@@ -132,3 +132,27 @@ def test_differences_group_by_both_sides_reason_codes():
     biggest = groups[0]
     assert (biggest.a_decision, biggest.b_decision) == ("kept", "dropped") and biggest.b_code == "after_cut"
     assert biggest.span().startswith("#")
+
+
+def test_why_says_a_compaction_the_log_records_cannot_be_undone(capsys):
+    """A message the agent's own compaction summarised is not brought back by any setting: `why`
+    says so (where the log compacted) instead of listing the parameters it searched."""
+    from pathlib import Path
+
+    from ctxviz.io.loaders import load_session
+
+    path = Path(__file__).resolve().parent.parent / "sample_sessions" / "codex_rollout.jsonl"
+    s = load_session(path)
+    policy = get_policy("codex-compaction")
+    params = policy.default_params()
+    counts = CountStore().get(s, policy.scheme(None, s.model))
+    result = why(s, "codex-compaction", params, counts, 1)
+    assert result.message.decision is Decision.SUMMARIZED and not result.changes
+    assert "the agent's own before #39" in result.recorded and "no single change" not in describe(result)
+    assert result.to_json()["covered_by_recorded_summary"] is True
+    # A message a setting does bring back is not said to be the log's.
+    missy = get_policy("missy").make_params(PARAMS)
+    dropped = [m.index for m in plan_session(S, "missy", missy, store=CountStore()).messages if m.decision is Decision.DROPPED]
+    assert not why(S, "missy", missy, counts_for(), dropped[-1]).recorded
+    assert main(["why", str(path), "--message", "1"]) == 0
+    assert "no setting brings it back" in capsys.readouterr().out

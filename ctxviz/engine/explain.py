@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ParameterError
 from .checks import PlanOptions, apply_pair_safety
 from .counting import TokenCounts
-from .plan import MessagePlan, Plan
+from .plan import Decision, MessagePlan, Plan
 from .policies import get_policy
 from .policies.base import Policy, field_type, param_fields
 from .session import Session
@@ -116,10 +116,14 @@ class Explanation:
     #: Parameters with no such change, whose change sends the message only by taking the context
     #: over its budget (missy's fresh tail grown past its history budget): said apart, never as an answer.
     over_budget: tuple[Change, ...] = ()
+    #: The message is covered by a summary the log records, which the policy keeps in force: the
+    #: agent already compacted it, so no setting brings it back (a sentence saying where, or "").
+    recorded: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {**self.message.to_json(), "would_be_sent_with": [c.to_json() for c in self.changes], "searched": list(self.searched),
-                "sent_only_over_budget_with": [c.to_json() for c in self.over_budget]}
+                "sent_only_over_budget_with": [c.to_json() for c in self.over_budget],
+                "covered_by_recorded_summary": bool(self.recorded)}
 
 
 def _numeric_fields(policy: Policy[Any]) -> list[tuple[str, type]]:
@@ -216,7 +220,22 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
             changes.append(best)
         elif unfit is not None:
             over_budget.append(unfit)
-    return Explanation(target, tuple(changes), tuple(searched), must_fit, tuple(over_budget))
+    return Explanation(target, tuple(changes), tuple(searched), must_fit, tuple(over_budget),
+                       _recorded_cover(session, target) if not changes and not over_budget else "")
+
+
+def _recorded_cover(session: Session, target: MessagePlan) -> str:
+    """Where the log's own compaction covered a summarised message, or "" (not summarised, or not by
+    a summary the log records)."""
+    if target.decision is not Decision.SUMMARIZED:
+        return ""
+    covering = [k for k, summary in enumerate(session.summaries) if target.id in summary.covers]
+    if not covering:
+        return ""
+    boundaries = sorted(c.before_index for c in session.compactions if c.before_index > target.index)
+    where = f" before #{boundaries[0]}" if boundaries else ""
+    return (f"the log records the compaction that summarised it (the agent's own{where}): no setting brings it back, "
+            "a setting changes only what later requests keep")
 
 
 def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: int) -> Any:
@@ -265,7 +284,8 @@ def describe(explanation: Explanation) -> str:
         lines.append("it would be sent with any one of: " + ", or ".join(str(c) for c in explanation.changes))
     else:
         searched = ", ".join(explanation.searched) or "no numeric parameter"
-        lines.append(f"no single change of {searched} sends it" + (" while the context still fits its budget" if explanation.within_budget else ""))
+        lines.append(explanation.recorded if explanation.recorded else
+                     f"no single change of {searched} sends it" + (" while the context still fits its budget" if explanation.within_budget else ""))
     if explanation.over_budget:
         lines.append("sent too, but only with the context over its budget: " + ", or ".join(str(c) for c in explanation.over_budget))
     return "\n".join(lines)
