@@ -107,3 +107,21 @@ def test_ids_in_text_finds_anchors_and_repeated_instructions():
     by = {a.kind: a.id for a in index.anchors}
     found = index.ids_in_text("Summary: user said never  push to MAIN. Files: app/main.py")
     assert by["instruction"] in found and by["path"] in found and by["id"] not in found
+
+
+def test_a_path_after_a_json_escape_starts_after_it():
+    """A tool output kept as a JSON string (the bundled Codex 0.46 rollout's `{"output": "…"}`)
+    holds `\\n` as two characters: `ls -R`'s `./tests:\\ntest_ledger.py` named the path
+    `ntest_ledger.py`, and the lost list showed 14 such paths. A Windows path's backslashes are
+    not escapes: its names keep their first letter."""
+    listing = '{"output": "./potluck:\\n__init__.py\\ncli.py\\n\\n./tests:\\ntest_ledger.py\\n", "metadata": {"exit_code": 0}}'
+    assert values(listing, "tool")["path"] == sorted(["./potluck", "__init__.py", "cli.py", "./tests", "test_ledger.py"])
+    assert "nAGENTS.md" not in values('{"output": "AGENTS.md\\nREADME.md\\nnotes.txt\\n"}', "tool")["path"]
+    assert values('{"output": "AGENTS.md\\nREADME.md\\nnotes.txt\\n"}', "tool")["path"] == ["AGENTS.md", "README.md", "notes.txt"]
+    windows = values("open C:\\Users\\dana\\notes.txt and D:\\work\\new.py please", "user")["path"]
+    assert not any(p.startswith(("otes", "ew.py")) for p in windows)
+    s = load_session(SAMPLES / "codex_rollout.jsonl")
+    paths = [a.value for a in anchors_of(s).anchors if a.kind == "path"]
+    texts = [m.text for m in s.messages]
+    assert not [p for p in paths if p[0] in "ntr" and any("\\" + p in t for t in texts)]
+    assert "tests/test_ledger.py" in paths

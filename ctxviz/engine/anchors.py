@@ -193,6 +193,17 @@ _PATH_VERDICTS_LIMIT = 100_000
 _PATH_VERDICT_CHARS = 200
 
 
+def json_escaped(text: str) -> bool:
+    """Whether a text's backslashes are JSON string escapes (a tool output recorded as a JSON string,
+    as Codex 0.46 kept `{"output": "…\\n…"}`), not Windows paths' separators: two or more `\\n`
+    and nearly every backslash part of an escape (`C:\\Users\\name\\notes.txt` is not)."""
+    newlines = text.count("\\n")
+    if newlines < 2:
+        return False
+    escapes = newlines + text.count('\\"') + text.count("\\t") + text.count("\\r") + 2 * text.count("\\\\")
+    return escapes >= 0.8 * text.count("\\")
+
+
 def _path_in_run(run: str) -> str:
     """The file path a run of path characters around a hook names, or "" (a fraction, a date, words
     joined by slashes, a bare extension)."""
@@ -294,6 +305,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     # is made of run characters), so a run is read once, not once per hook.
     match_run = PATH_RUN_RE.match
     reverse = ""
+    escaped: bool | None = None  # (`json_escaped(text)`, read at the first run after a backslash)
     for m in PATH_HOOK_RUN_RE.finditer(text):
         if not reverse:
             reverse = text[::-1]
@@ -301,6 +313,11 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         a = n - match_run(reverse, n - hook).end()  # type: ignore[union-attr]  # the run leftwards, read in the reversed text
         if a and text[a - 1] in ":@<":  # user@host:path, a URL's tail, a closing tag (`</command-name>`)
             continue
+        if a and text[a - 1] == "\\" and text[a] in "ntr":
+            if escaped is None:
+                escaped = json_escaped(text)
+            if escaped:  # `\ntests/x.py` in a tool output kept as a JSON string: the path starts after the escape
+                a += 1
         run = text[a:b]
         found = verdicts.get(run)
         if found is None:
