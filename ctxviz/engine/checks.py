@@ -65,20 +65,34 @@ class RealCount:
     estimated: int
     exact: bool
     input_cost: float | None = None
+    #: The tokens of `tokens` the log does not show (system prompt and tools, estimated from the
+    #: first call), and whether the policy's estimate counts them too (Claude Code's count starts
+    #: from the provider's reported usage; the other policies estimate what the log records).
+    unseen: int = 0
+    estimate_has_unseen: bool = False
 
     @property
     def fits(self) -> bool | None:
         return None if self.window is None else self.tokens <= self.window
 
     @property
+    def compared(self) -> int:
+        """The real count of what the policy's estimate covers: without the unseen part where the
+        estimate leaves it out (else a Gemini CLI log's estimator read 58 % short for the prompt it
+        never sees)."""
+        return self.tokens if self.estimate_has_unseen else self.tokens - self.unseen
+
+    @property
     def heuristic_error(self) -> float:
-        """How far the policy's estimate is from the real count, as a fraction of the real count."""
-        return (self.estimated - self.tokens) / self.tokens if self.tokens else 0.0
+        """How far the policy's estimate is from the real count of the same content, as a fraction of it."""
+        compared = self.compared
+        return (self.estimated - compared) / compared if compared else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "encoding": self.encoding, "tokens": self.tokens, "window": self.window,
                 "fits": self.fits, "margin": None if self.window is None else self.window - self.tokens,
                 "estimated": self.estimated, "heuristic_error": round(self.heuristic_error, 4), "exact": self.exact,
+                "unseen": self.unseen, "compared_with": self.compared,
                 "input_cost_usd": None if self.input_cost is None else round(self.input_cost, 6)}
 
 
@@ -243,13 +257,15 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
         total += count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
-    if plan.reported is not None:  # the system prompt and tools the log does not record, as the first call suggests
-        total += plan.reported.unseen_after
+    unseen = plan.reported.unseen_after if plan.reported is not None else 0
+    total += unseen  # the system prompt and tools the log does not record, as the first call suggests
+    # A plan whose count is the request as the provider counts it (`extra["request_tokens"]`) holds them already.
+    has_unseen = isinstance(plan.extra, dict) and plan.extra.get("request_tokens") == plan.totals.used
     exact = encoding_is_exact(model)
     # A model the catalogue lacks: the window its own log reports (a Codex rollout's gpt-5-codex).
     window = entry.context_window if entry else session.context_window if model == session.model else None
     return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
-                     entry.input_cost(total) if entry else None)
+                     entry.input_cost(total) if entry else None, unseen, has_unseen)
 
 
 def _form(given: Any) -> Mapping[str, Any]:

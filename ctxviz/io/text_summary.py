@@ -133,7 +133,10 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
         verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
         lines.append(f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}")
-        lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} the {kind.split(' (')[0]}")
+        against = f"the {kind.split(' (')[0]}"
+        if r.compared != r.tokens:
+            against += f" of what it estimates ({r.compared:,}; the count above adds the {r.unseen:,} tokens the log does not record)"
+        lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} {against}")
         if r.input_cost is not None:
             lines.append(f"  input cost of the next call: ${r.input_cost:.4f}")
     if plan.notes:
