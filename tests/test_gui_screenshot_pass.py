@@ -246,10 +246,10 @@ def test_every_timeline_legend_entry_is_inside_the_chart(qtbot, tmp_path) -> Non
                 # entries after it, past the chart's right edge.
                 box = label.item.mapRectToScene(label.item.boundingRect())
                 assert 0 <= box.left() and box.right() <= plot.width(), (label.text, box, plot.width())
-        # The trigger's parameters are named where they are marked, not in a 470-pixel entry that
+        # The trigger is named by its level, not in a 470-pixel entry of its parameters' names that
         # took a column of its own (the legend had five rows over a chart 60 pixels tall).
         legend = win.timeline.plot.getPlotItem().legend
-        assert "trigger (the parameters marked · trigger)" in [label.text for _, label in legend.items]
+        assert "trigger (244,800 tokens)" in [label.text for _, label in legend.items]  # the level, not the sidebar's marks
         # At 720 pixels the legend sits beside the chart, one entry a line (issue 24: under the chart
         # its rows left the data 0-40 pixels), and the chart keeps its data area.
         assert win.timeline.legends_beside() and legend.columnCount == 1

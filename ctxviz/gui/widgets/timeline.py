@@ -147,14 +147,15 @@ STEP_AXIS_SHORT = {"calls": "message index (a point per model call)", "replies":
 TRIGGER_NAME_CHARS = 36
 
 
-def trigger_name(fields: tuple[str, ...] | list[str]) -> str:
+def trigger_name(fields: tuple[str, ...] | list[str], level: int) -> str:
     """The trigger line's legend entry: the parameters that set it, or, when their names are long,
-    where they are marked (Codex's "trigger (model_auto_compact_token_limit, model_context_window)"
-    took a legend column of 470 pixels and left the chart 60 pixels tall at 1280x720)."""
+    the level they set (Codex's "trigger (model_auto_compact_token_limit, model_context_window)"
+    took a legend column of 470 pixels and left the chart 60 pixels tall at 1280x720; pointing at
+    the sidebar's marks meant nothing in an exported report, which has no sidebar)."""
     names = ", ".join(fields)
     if not names:
         return "trigger (the policy)"
-    return f"trigger ({names})" if len(names) <= TRIGGER_NAME_CHARS else "trigger (the parameters marked · trigger)"
+    return f"trigger ({names})" if len(names) <= TRIGGER_NAME_CHARS else f"trigger ({level:,} tokens)"
 
 
 def label_anchors(x: float, timeline: Timeline) -> list[tuple[float, float]]:
@@ -617,7 +618,7 @@ class TimelineView(QWidget):
         if trigger is not None and trigger != timeline.turns[-1].budget:
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
             self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen(SERIES_COLORS["trigger"], width=1, style=Qt.PenStyle.DashDotLine),
-                           name=html.escape(trigger_name(token_trigger_fields(get_policy(timeline.policy)))))
+                           name=html.escape(trigger_name(token_trigger_fields(get_policy(timeline.policy)), trigger)))
         not_sent = [t.not_sent for t in timeline.turns]
         self.not_sent_curve = pg.PlotDataItem(xs, plot_values(not_sent), pen=pg.mkPen(self.foreground, width=1.5, style=Qt.PenStyle.DashLine))
         self.not_sent_box.addItem(self.not_sent_curve)
