@@ -125,3 +125,13 @@ def test_a_path_after_a_json_escape_starts_after_it():
     texts = [m.text for m in s.messages]
     assert not [p for p in paths if p[0] in "ntr" and any("\\" + p in t for t in texts)]
     assert "tests/test_ledger.py" in paths
+
+
+def test_a_backticked_escape_sequence_is_no_fact():
+    """`\\n` and `\\r\\n` in the agent's prose name line endings in code: they were listed among
+    what a compaction lost (the Codex sample's "lost at turn 39: ... `\\n`"). Backticked code with a
+    letter or a symbol of its own is still quoted."""
+    found = values("csv defaults to `\\r\\n`; accept `\\n` line endings, use `&&` and `split_lines()`", "assistant")
+    assert found["quoted"] == ["&&", "split_lines()"]
+    s = load_session(SAMPLES / "codex_rollout.jsonl")
+    assert not [a.value for a in anchors_of(s).anchors if a.kind == "quoted" and a.value in ("\\n", "\\r\\n")]

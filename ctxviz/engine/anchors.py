@@ -114,6 +114,8 @@ MONEY_RE = re.compile(r"[$€£][ \t]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[ \t]?[kKmM](?
 UNIT_HOOK_RE = re.compile(r"\d(?P<pct>[ \t]?%)|\d[ \t]?(?P<unit>" + _UNIT + r")(?![\w/])")
 NUMBER_CHARS = frozenset("0123456789.,")
 BACKTICK_RE = re.compile(r"`([^`\n]{1,80})`")
+#: A backticked run of escape sequences (`\\n`, `\\r\\n`): a line ending named in code, no fact to lose.
+ESCAPES_ONLY_RE = re.compile(r"(?:\\[nrt0])+")
 QUOTED_RE = re.compile(r"(['\"])([A-Za-z_][\w.\-/]{1,80})\1(?!\s*:)")
 #: Words that make a sentence a rule rather than a remark ("exactly ... and nothing else", "no tools").
 CONSTRAINT_RE = re.compile(r"\b(?:always|never|must(?:n't)?|don'?t|do not|make sure|only|ensure|avoid|exactly|nothing else|without|instead|"
@@ -428,7 +430,7 @@ def extract(text: str, role: str = "user") -> list[tuple[str, str, str]]:
     if "`" in text:
         for m in BACKTICK_RE.finditer(text):
             inner = m.group(1).strip()
-            if inner and text[m.end():m.end() + 1] != "`" and text[m.start() - 1:m.start()] != "`":
+            if inner and text[m.end():m.end() + 1] != "`" and text[m.start() - 1:m.start()] != "`" and not ESCAPES_ONLY_RE.fullmatch(inner):
                 add("quoted", inner, m.start(1), m.end(1))
     if role != "tool":  # a tool's JSON would make every string value a "quoted identifier"
         for m in QUOTED_RE.finditer(text):
