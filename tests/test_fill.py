@@ -49,3 +49,13 @@ def test_without_usage_the_policys_estimate_is_the_figure() -> None:
     f = fill(plan, session)
     assert plan.reported is None and (f.tokens, f.window) == (plan.totals.used, plan.totals.budget)
     assert "missy's estimate (the log records no usage)" in f.sentence() and "128,000-token window for gpt-4o" in f.sentence()
+
+
+def test_the_real_count_says_it_holds_the_unseen_prompt() -> None:
+    """The real count adds what the log does not show (Gemini CLI's sample: 9,200 tokens); the
+    sentence said "without the prompt and tools it does not record" of a figure that held them."""
+    session, plan = plan_of(ROOT / "sample_sessions" / "gemini_cli_session.json")
+    assert plan.real.unseen == 9_200
+    beside = fill(plan, session).sentence().partition(" Beside it: ")[2]
+    assert f"{plan.real.tokens:,} with o200k_base (the log's text, plus about 9,200 tokens of prompt and tools it does not record)" in beside
+    assert "without the prompt" not in beside

@@ -72,8 +72,10 @@ def fill(plan: Plan, session: Session) -> Fill:
         source = f"{plan.policy}'s estimate (the log records no usage)"
     if plan.real is not None:
         kind = "real count" if plan.real.exact else "estimated real count"
+        # The real count holds the estimate of what the log does not show (checks.real_count): said, not hidden.
+        unseen = plan.real.unseen
         others.append(f"the {kind} is {plan.real.tokens:,} with {plan.real.encoding} (the log's text"
-                      + (", without the prompt and tools it does not record)" if rep is not None and rep.unseen else ")"))
+                      + (f", plus about {unseen:,} tokens of prompt and tools it does not record)" if unseen else ")"))
     if listed and listed not in (window, budget):
         others.append(f"the model catalogue lists a {listed:,}-token window for {model}")
     return Fill(tokens, window, source, window_source, tuple(others))
