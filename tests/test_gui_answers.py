@@ -327,6 +327,23 @@ def test_a_codex_rollout_shows_the_instructions_and_tools_it_does_not_record(qtb
     qtbot.waitUntil(lambda: window.vm.plan.real is not None, timeout=30000)  # counted after the first plan
     real = window.vm.plan.real
     assert real.tokens > 13_000 and real.window == 272_000  # the window the log reports
+    # The donut says where they are counted: in the real count above it, not in codex-compaction's parts.
+    qtbot.waitUntil(lambda: window.pie.real is not None, timeout=30000)
+    assert "Unseen ≈ 8,800 (not in the log; in the count above, not the parts)" in window.pie.legend_lines()
+
+
+def test_the_donut_says_which_figures_hold_the_unseen_prompt(qtbot, window):
+    """Claude Code's count starts from the provider's usage, which holds the prompt the log lacks:
+    its parts hold it too. Without a real count nothing above holds it."""
+    from ctxviz.gui.widgets.budget_pie import UNSEEN_APART, UNSEEN_IN_ALL, unseen_where
+
+    open_and_wait(qtbot, window, str(SAMPLES / "claude_code_compaction.jsonl"))
+    plan = window.vm.plan
+    assert plan.reported.unseen and plan.extra["request_tokens"] == plan.totals.used
+    assert unseen_where(plan) == UNSEEN_IN_ALL
+    assert any(line.endswith(f"({UNSEEN_IN_ALL})") for line in window.pie.legend_lines())
+    gemini = dataclasses.replace(window.vm.plan, extra={}, real=None)
+    assert unseen_where(gemini) == UNSEEN_APART
 
 
 # --- 5. compactions recorded in the log ------------------------------------------------------------

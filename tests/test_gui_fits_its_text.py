@@ -77,8 +77,8 @@ def test_at_1024x700_the_donut_legend_and_the_status_bar_are_whole(qtbot, tmp_pa
         for entry in pie.legend_entries():  # each explanation is all there, over one or two lines
             if not entry.figures:
                 assert entry.name in drawn or " ".join(t for e, t, _ in rows if e is entry) == entry.name
-        if pie.unseen:
-            assert "(not in the log, not counted above)" in drawn
+        if pie.unseen:  # the longest explanation, whole (where it is counted: budget_pie.unseen_where)
+            assert f"({pie.unseen_where})" in drawn and pie.unseen_where.startswith("not in the log")
         # The status bar: every segment whole, no "…"; what the short wording leaves out is in the tooltip.
         status = win.status_label
         shown = status.shown_text()

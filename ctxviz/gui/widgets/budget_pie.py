@@ -71,6 +71,21 @@ def segments(parts: list[tuple[str, int, int]], budget: int, caps: bool) -> list
     return out
 
 
+#: Where the legend's unseen tokens are counted: in none of its figures, in the real count only, or
+#: in the policy's own figures too (Claude Code counts from the provider's usage, which holds them).
+UNSEEN_APART = "not in the log, not counted above"
+UNSEEN_IN_REAL = "not in the log; in the count above, not the parts"
+UNSEEN_IN_ALL = "not in the log; in the figures above"
+
+
+def unseen_where(plan: Plan) -> str:
+    """Which of the legend's figures hold the unseen tokens (it said "not counted above" under a
+    real count that held them, and under Claude Code's parts, which hold them too)."""
+    if isinstance(plan.extra, dict) and plan.extra.get("request_tokens") == plan.totals.used:
+        return UNSEEN_IN_ALL
+    return UNSEEN_IN_REAL if plan.real is not None and plan.real.unseen else UNSEEN_APART
+
+
 def wrap_words(fm: QFontMetrics, text: str, width: int) -> list[str]:
     """`text` in lines no wider than `width`, broken between words, first before a parenthesis
     (a figure and its explanation: "Unseen ≈ 18,500" / "(not in the log, not counted above)")."""
@@ -119,6 +134,7 @@ class BudgetPie(QWidget):
         self.unseen = 0
         self.trigger: int | None = None
         self.real: tuple[str, int, str] | None = None  # ("real" or "est.", tokens, encoding): the real count beside the policy's
+        self.unseen_where = UNSEEN_APART  # where the unseen tokens are counted (`unseen_where`)
         #: The legend's entries, width and rows as last worked out, and what they were worked out for (`_measured`).
         self._memo_key: tuple[object, ...] = ()
         self._memo: dict[object, object] = {}
@@ -145,6 +161,7 @@ class BudgetPie(QWidget):
             self.unseen = max(0, unseen)
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
+            self.unseen_where = unseen_where(plan)
         if self._state() != before:
             self._update_changed(drawn)  # a re-plan that changed nothing here paints nothing
 
@@ -181,7 +198,8 @@ class BudgetPie(QWidget):
         return max(4.0, (self.height() - line * rows) / 2)
 
     def _state(self) -> tuple[object, ...]:
-        return (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.real, self.trigger, self.verdict)
+        return (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.unseen_where, self.real, self.trigger,
+                self.verdict)
 
     def _verdict(self, plan: Plan) -> str:
         """The plan's own verdict (`ctxviz plan`'s total row), and, when the context fits but is past
@@ -266,7 +284,7 @@ class BudgetPie(QWidget):
             kind, tokens, encoding = self.real
             entries.append(LegendEntry(f"{kind} count: {short_number(tokens)} ({encoding})", "", (), "muted"))
         if self.unseen:
-            entries.append(LegendEntry(f"Unseen ≈ {short_number(self.unseen)} (not in the log, not counted above)", "", (), "muted"))
+            entries.append(LegendEntry(f"Unseen ≈ {short_number(self.unseen)} ({self.unseen_where})", "", (), "muted"))
         return entries
 
     def legend_lines(self, merge_empty: bool = False) -> list[str]:
