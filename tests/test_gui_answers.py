@@ -342,6 +342,7 @@ def test_the_donut_says_which_figures_hold_the_unseen_prompt(qtbot, window):
     assert plan.reported.unseen and plan.extra["request_tokens"] == plan.totals.used
     assert unseen_where(plan) == UNSEEN_IN_ALL
     assert any(line.endswith(f"({UNSEEN_IN_ALL})") for line in window.pie.legend_lines())
+    assert "in the plan's figures, which start from the provider's usage, and in the real count" in window.notes_panel.facts.text()
     gemini = dataclasses.replace(window.vm.plan, extra={}, real=None)
     assert unseen_where(gemini) == UNSEEN_APART
 

@@ -259,13 +259,18 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     unseen = plan.reported.unseen_after if plan.reported is not None else 0
     total += unseen  # the system prompt and tools the log does not record, as the first call suggests
-    # A plan whose count is the request as the provider counts it (`extra["request_tokens"]`) holds them already.
-    has_unseen = isinstance(plan.extra, dict) and plan.extra.get("request_tokens") == plan.totals.used
+    has_unseen = counts_unseen(plan)
     exact = encoding_is_exact(model)
     # A model the catalogue lacks: the window its own log reports (a Codex rollout's gpt-5-codex).
     window = entry.context_window if entry else session.context_window if model == session.model else None
     return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None, unseen, has_unseen)
+
+
+def counts_unseen(plan: Plan) -> bool:
+    """Whether the plan's own count holds what the log does not show: it is the request as the
+    provider counts it (`extra["request_tokens"]`), as Claude Code's count from the reported usage is."""
+    return isinstance(plan.extra, dict) and plan.extra.get("request_tokens") == plan.totals.used
 
 
 def _form(given: Any) -> Mapping[str, Any]:

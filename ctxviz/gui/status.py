@@ -69,10 +69,13 @@ def reported_turn_text(index: int, fill: int, sent: int) -> str:
             f"beside the replay's {sent:,} at this turn.")
 
 
-def unseen_text(unseen: int) -> str:
-    """The estimate of the system prompt and tools a log does not record, labelled as such, or ""."""
+def unseen_text(unseen: int, counted: bool = False) -> str:
+    """The estimate of the system prompt and tools a log does not record, labelled as such, or "";
+    `counted`: the plan's own count holds it (`engine.checks.counts_unseen`: Claude Code's, from the
+    provider's usage)."""
     if not unseen:
         return ""
+    where = ("in the plan's figures, which start from the provider's usage, and in the real count" if counted
+             else "not in the plan's figures; the real count includes it")
     return (f"Unseen: about {unseen:,} tokens of system prompt and tools the log does not record "
-            "(estimated from the first call, or the first after a compaction of a file that starts mid-conversation; not in the "
-            "plan's figures; the real count includes it).")
+            f"(estimated from the first call, or the first after a compaction of a file that starts mid-conversation; {where}).")

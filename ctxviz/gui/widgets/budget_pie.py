@@ -28,6 +28,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from ...engine.checks import counts_unseen
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
 from ...engine.vocabulary import trigger_count
@@ -81,7 +82,7 @@ UNSEEN_IN_ALL = "not in the log; in the figures above"
 def unseen_where(plan: Plan) -> str:
     """Which of the legend's figures hold the unseen tokens (it said "not counted above" under a
     real count that held them, and under Claude Code's parts, which hold them too)."""
-    if isinstance(plan.extra, dict) and plan.extra.get("request_tokens") == plan.totals.used:
+    if counts_unseen(plan):
         return UNSEEN_IN_ALL
     return UNSEEN_IN_REAL if plan.real is not None and plan.real.unseen else UNSEEN_APART
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...engine.checks import counts_unseen
 from ...engine.fill import fill
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
@@ -337,7 +338,7 @@ class OverviewTab:
             after = full[turn + 1] if 0 <= turn + 1 < len(full) else None
             if after is not None and after.usage is not None and after.usage.window_fill:
                 facts.append(reported_turn_text(turn, after.usage.window_fill, plan.totals.used))
-        facts.append(unseen_text(self._unseen(plan)))
+        facts.append(unseen_text(self._unseen(plan), counts_unseen(plan)))
         self.notes_panel.set_content(facts, notes)
         count = notes_count(notes)
         self.notes_button.setText(count)
