@@ -106,6 +106,10 @@ def test_calls_left_method() -> None:
     assert calls_left(1500, 1500, g).calls == 0
     flat = calls_left(1000, 1500, Growth((1, 2), (100, 100), (0,)))
     assert flat.calls is None and not flat.contains(3)
+    # Why it is unknown, in words that hold: the calls added nothing, or too few, since a compaction or in the log.
+    assert "the last 1 call(s) with usage added nothing" in flat.sentence()
+    assert Growth((1,), (100,), ()).unknown == "too few calls with usage in the log to measure growth"
+    assert Growth((1,), (100,), (), since_compaction=True).unknown == "too few calls with usage since the last compaction to measure growth"
     unbounded = calls_left(1000, 1500, Growth((1, 2, 3), (100, 100, 300), (0, 200)))
     assert unbounded.high is None and unbounded.contains(1_000)
 

@@ -74,10 +74,21 @@ class Growth:
     calls: tuple[int, ...]  # message index of each call's answer
     fills: tuple[int, ...]
     increases: tuple[int, ...]  # the last GROWTH_WINDOW differences (negative ones count as 0)
+    #: The calls are those since a compaction the log records (else since the log's start).
+    since_compaction: bool = False
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.increases) if self.increases else None
+
+    @property
+    def unknown(self) -> str:
+        """Why no growth can be gone by, in words (it said "since the last compaction" of logs that
+        never compacted, and "too few calls" where the calls had added nothing)."""
+        if self.increases:
+            return f"the last {len(self.increases)} call(s) with usage added nothing to measure growth by"
+        where = "since the last compaction" if self.since_compaction else "in the log"
+        return f"too few calls with usage {where} to measure growth"
 
 
 @dataclass(frozen=True)
@@ -115,7 +126,7 @@ class When:
         if self.calls == 0:
             return f"{fill}: it compacts before the next request"
         if self.calls is None:
-            return f"{fill}: {self.room:,} tokens of room; too few calls since the last compaction to measure growth"
+            return f"{fill}: {self.room:,} tokens of room; {self.growth.unknown}"
         g = self.growth
         return (f"{fill}: {self.room:,} tokens of room, about {self.range_text()} call(s) before it compacts "
                 f"(median growth {g.median:,.0f} tokens per call over the last {len(g.increases)} call(s), "
@@ -253,7 +264,7 @@ def growth(session: Session) -> Growth:
     calls = [(i, f) for i, f in call_fills(session) if i >= since]
     fills = [f for _, f in calls]
     increases = [max(0, b - a) for a, b in zip(fills, fills[1:], strict=False)][-GROWTH_WINDOW:]
-    return Growth(tuple(i for i, _ in calls), tuple(fills), tuple(increases))
+    return Growth(tuple(i for i, _ in calls), tuple(fills), tuple(increases), bool(session.compactions))
 
 
 def calls_left(level: int, trigger: int, g: Growth, trigger_how: str = "") -> When:

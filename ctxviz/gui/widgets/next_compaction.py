@@ -51,7 +51,7 @@ def when_html(f: Forecast) -> str:
     if w.calls == 0:
         head = f'<b style="color:{WARNING}">Next compaction ({html.escape(f.policy)}): before the next request</b>'
     elif w.calls is None:
-        head = f"<b>Next compaction ({html.escape(f.policy)}):</b> calls left unknown (too few calls since the last compaction to measure growth)"
+        head = f"<b>Next compaction ({html.escape(f.policy)}):</b> calls left unknown ({html.escape(w.growth.unknown)})"
     else:
         plural = "s" if w.calls != 1 else ""
         spread = f"at least {w.low:,}, no upper bound: a recent call added nothing" if w.high is None else f"range {w.low:,}-{w.high:,}"
