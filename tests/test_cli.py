@@ -236,6 +236,19 @@ def test_info_counts_a_system_prompt_carried_as_system_messages(capsys, name):
     assert doc["system_prompt_chars"] + doc["system_message_chars"] == chars
 
 
+def test_info_says_what_the_first_call_reported_beyond_the_log(capsys):
+    """A Codex rollout records the user's instructions but not Codex's own prompt or tools: `info`
+    said "system prompt: 1,595 characters" and nothing of the 8,800 tokens the first call shows
+    were sent beside them. A log whose first call matches what it shows says nothing."""
+    samples = Path(__file__).parent.parent / "sample_sessions"
+    assert main(["info", str(samples / "codex_rollout.jsonl")]) == 0
+    assert "unseen: about 8,800 tokens of system prompt and tools the log does not record" in capsys.readouterr().out
+    assert main(["info", str(samples / "codex_rollout.jsonl"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unseen_estimate"] == 8800
+    assert main(["info", str(samples / "coding_agent.yaml")]) == 0
+    assert "unseen:" not in capsys.readouterr().out
+
+
 def test_the_readme_glossary_is_the_one_the_app_shows():
     from ctxviz.glossary import define, readme_section
 

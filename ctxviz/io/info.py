@@ -65,10 +65,21 @@ def session_facts(session: Session) -> dict[str, Any]:
         "system_messages": sum(1 for m in session.messages if m.role == "system"),
         "system_message_chars": sum(len(m.text or "") for m in session.messages if m.role == "system"),
         "tool_definitions": len(session.tools),
+        # What the first call reported beyond what the log shows (engine.reported): the prompt and tools it lacks.
+        "unseen_estimate": _unseen(session),
         "memory": len(session.memory),
         "learnings": len(session.learnings),
         "notes": list(session.notes),
     }
+
+
+def _unseen(session: Session) -> int:
+    from ..engine.reported import reported_usage  # (counts with tiktoken: only for a log with usage)
+
+    if not any(m.usage is not None for m in session.messages):
+        return 0
+    reported = reported_usage(session)
+    return reported.unseen if reported is not None else 0
 
 
 def info_text(session: Session) -> str:
@@ -113,6 +124,9 @@ def info_text(session: Session) -> str:
         prompt += f" ({where}" + (f", {f['system_prompt_chars']:,} in the prompt field" if f["system_prompt_chars"] else "") + ")"
     lines.append(f"  system prompt: {prompt}; tool definitions: {f['tool_definitions']:,}; "
                  f"memory: {f['memory']:,}; learnings: {f['learnings']:,}")
+    if f["unseen_estimate"]:
+        lines.append(f"  unseen: about {f['unseen_estimate']:,} tokens of system prompt and tools the log does not record "
+                     "(the first call's reported input beyond what the log shows before it)")
     if f["notes"]:
         lines.append("  notes:")
         lines += [f"    - {note}" for note in f["notes"]]
