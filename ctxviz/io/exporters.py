@@ -302,6 +302,8 @@ def marked_markdown(plan: Plan) -> str:
 
 #: A section with no text, said in words instead of an empty code fence.
 EMPTY_SECTION = "*(empty)*"
+#: The empty system section of a log that does not record its system prompt (the provider's figures say one was sent).
+UNSEEN_SECTION = "*(not in the log: see above)*"
 
 #: The line between two runs of sent messages, for the messages between them that are not sent.
 GAP_MARK = "⋯"
@@ -323,6 +325,10 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
 def _markdown(plan: Plan, marked: bool) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
+    unseen = plan.reported.unseen_after if plan.reported is not None else 0
+    if unseen:  # the request held more than the log shows: said, never left for an empty section to suggest
+        lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
+                      "record, so they are not below."]
     previous = -1  # the last session message a section came from
     for i, message in enumerate(plan.context):
         source = plan.context_index[i] if i < len(plan.context_index) else None
@@ -342,7 +348,7 @@ def _markdown(plan: Plan, marked: bool) -> str:
             body = f"(result of {message['tool_call_id']})\n{body}"
         body = "\n".join([*([body] if body or not calls else []), *calls])
         if not body.strip():  # an empty fence read as a rendering fault (gemini-cli-compression's empty system instruction)
-            lines += [EMPTY_SECTION, ""]
+            lines += [UNSEEN_SECTION if unseen and message.get("role") == "system" else EMPTY_SECTION, ""]
             continue
         fence = _fence(body)
         lines += [fence, body, fence, ""]
