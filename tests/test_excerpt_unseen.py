@@ -143,3 +143,27 @@ def test_a_followed_excerpt_measures_again_when_the_first_call_after_its_compact
     again = reported_usage(dataclasses.replace(whole, messages=tuple(copy.copy(m) for m in whole.messages)))
     assert carried == again and carried is not None and carried.restart_call == 25 and carried.unseen_after_compaction is not None
     assert carried.unseen_after_compaction < carried.unseen
+
+
+def test_a_prefix_of_a_measured_excerpt_does_not_borrow_its_later_estimate() -> None:
+    """The replay's reference plans each prefix of the session; a prefix sharing the whole file's
+    messages was measured as grown from it and kept the estimate read from a call after the
+    compaction that the prefix does not reach (its unseen 2,500 became 0; found by hypothesis,
+    seed 2912, once a log with a system prompt could have an unseen part). It is measured afresh."""
+    from ctxviz.engine.reported import _measure
+
+    def call(k: int, unseen: bool) -> Message:
+        usage = Usage(input_tokens=3, cache_read_input_tokens=2500) if unseen else Usage(input_tokens=900, output_tokens=40)
+        return Message(id=f"m{k}", index=k, role="assistant", parts=(TextPart(f"answer {k}"),), usage=usage)
+
+    messages = [call(0, True)]  # the excerpt opens on a reply: it starts mid-conversation
+    messages += [Message(id=f"m{k}", index=k, role="user", parts=(TextPart(f"ask {k} " + "x" * 40),)) for k in range(1, 16)]
+    messages += [call(k, k % 2 == 0) for k in range(16, 23)]
+    whole = Session(messages=tuple(messages), system_prompt="You are terse.", format="test",
+                    summaries=(Summary(text="the summary", covers=("m0",)), Summary(text="later", covers=tuple(f"m{k}" for k in range(16)))),
+                    compactions=(Compaction(before_index=2, preserved=("m1",)), Compaction(before_index=16)))
+    measured = reported_usage(whole)
+    assert measured is not None and measured.unseen == 2500 and measured.restart_call is not None and measured.restart_call >= 16
+    prefix = dataclasses.replace(whole, messages=whole.messages[:11], summaries=whole.summaries[:1], compactions=whole.compactions[:1])
+    assert reported_usage(prefix) == _measure(prefix)
+    assert reported_usage(prefix).unseen_after == 2500  # no call after the compaction yet: the first call's estimate

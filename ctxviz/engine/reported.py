@@ -131,6 +131,8 @@ def _grown_measure(session: Session, before: _Measured, shared: int) -> _Measure
         return None  # measured again whole
     if old.unseen and old.unseen_after_compaction is None and session.compactions and starts_mid_conversation(session):
         return None  # (an excerpt that compacts: a call after its compaction may have come)
+    if old.restart_call is not None and old.restart_call >= shared:
+        return None  # (the call after the compaction it read is not one this session shares: a replay's prefix of it)
     last = session.messages[int(calls[-1])]
     assert last.usage is not None
     return replace(old, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls)), prompt, tools
