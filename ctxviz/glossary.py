@@ -23,7 +23,7 @@ GLOSSARY: dict[str, str] = {
     "unseen": "The system prompt and tool definitions a log does not record (or the part of them it leaves out), estimated from the first call's reported "
               "input minus what the log shows (in an excerpt that starts mid-conversation and compacts, from the first call "
               "after the compaction, since the first also held the conversation before the file). Shown apart from the "
-              "policy's own figures, and counted in the real count.",
+              "policy's own figures (Claude Code's, which start from the provider's usage, hold it), and counted in the real count.",
     "summarised": "Not sent as it was: a summary sent in its place covers it (the framework's own summary where the log "
                   "records one, ctxviz's offline stand-in in a replay).",
     "replaced": "Sent, but with part of it swapped for a placeholder: an image for '[image]', a cleared tool result for "

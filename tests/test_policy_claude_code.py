@@ -108,21 +108,34 @@ def test_the_summary_wording_is_claude_codes():
     assert summary.startswith(SUMMARY_PREFIX) and summary.endswith(SUMMARY_CONTINUE)
 
 
-def test_replay_fires_where_the_real_log_auto_compacted():
+def test_replay_compacts_where_the_real_log_auto_compacted():
     """The excerpt: Claude Code auto-compacted right after the tool output #2 (the request before it
-    reported 164,831 input tokens). The replay at Claude Code's defaults fires there, not before,
-    and only once; its summary replaces messages #0-#2."""
+    reported 164,831 input tokens). Message by message, the count reaches the trigger at #2 and not
+    before; the log's compaction is in force from the request its next call answers, which the
+    replay sends compacted, as the bill says (36,081), and nothing compacts again. (Counting the
+    first call's unseen 164,100 for that request, the conversation before the file included, put it
+    at 168,035 and made the replay compact a second time on top of the log's.)"""
     session = load_session(AUTO)
     assert session.compactions[0].trigger == "auto" and session.compactions[0].before_index == 3
     timeline = simulate(session, "claude-code", store=CountStore())
     fired = [e for t in timeline.turns for e in t.events if e.kind == "compaction"]
-    assert [e.turn for e in fired] == [2]
+    assert [e.turn for e in fired] == [2] and "recorded summary" in fired[0].message and not timeline.summaries
     at = timeline.step_of(2)  # the step whose request ends with #2 (steps are the log's calls)
-    assert timeline.turns[at].index == 2 and timeline.turns[at].tokens_sent >= 167_000 > max(t.tokens_sent for t in timeline.turns[:at])
-    summary = timeline.summaries[0]
-    assert summary.covers == tuple(m.id for m in session.messages[:3])
-    assert summary.text.startswith(SUMMARY_PREFIX) and summary.text.endswith(SUMMARY_CONTINUE)
+    assert timeline.turns[at].index == 2 and abs(timeline.turns[at].tokens_sent - 36_081) < 0.01 * 36_081
+    per = simulate(session, "claude-code", store=CountStore(), per_message=True)
+    before = [t.tokens_sent for t in per.turns if t.index <= 2]
+    assert before[-1] >= 167_000 > max(before[:-1])
 
+
+def test_a_summary_the_replay_writes_is_worded_as_claude_codes():
+    """Where the replay compacts by itself (the sample at CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50), its
+    summary message opens and closes as Claude Code's does, and replaces every message before it."""
+    session = load_session(SAMPLE)
+    timeline = simulate(session, "claude-code", {"autocompact_pct_override": 50}, store=CountStore())
+    summary = timeline.summaries[0]
+    fired = next(e.turn for t in timeline.turns for e in t.events if "auto-compact" in e.message)
+    assert summary.covers == tuple(m.id for m in session.messages[: fired + 1] if m.role != "system")
+    assert summary.text.startswith(SUMMARY_PREFIX) and summary.text.endswith(SUMMARY_CONTINUE)
 
 def test_replay_of_the_sample_never_auto_compacts_at_the_default_and_does_at_a_lowered_trigger():
     """The sample compacted only by hand (/compact at 107,264): at Claude Code's 167,000 the replay

@@ -470,7 +470,7 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
-        past = restart is not None and turn.index >= restart  # (known from that call on, as the policy knows it)
+        past = restart is not None and turn.index + 1 >= restart  # (the request the first call after the compaction answers, on)
         unseen_here = found.unseen_at(turn.index) if found is not None and restart is not None else cm.unseen
         request, items = priced_request(plan, text_tokens, unseen_here, provider)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0

@@ -20,6 +20,7 @@ from .checks import apply_pair_safety
 from .counting import TokenCounts
 from .plan import Decision, Plan, Totals
 from .policies import get_policy
+from .reported import seed_prefix
 from .session import Session, Summary
 from .summarizers import Summarizer
 
@@ -97,7 +98,10 @@ def state(session: Session, policy: str, index: int, generated: tuple[Summary, .
         until = index if horizon is None else horizon
         starts = session.summary_start_turns  # `session` is the full session here: computed once
         summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= until)
-    return dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
+    prefix = dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
+    if session.compactions and session.summaries:
+        seed_prefix(session, prefix)  # (what stays unseen after the compaction, as the file says)
+    return prefix
 
 
 def pins_up_to(session: Session, rules: tuple[str, ...] | dict[int, str], index: int) -> dict[int, str]:

@@ -68,10 +68,13 @@ class Reported:
         return self.unseen if self.unseen_after_compaction is None else self.unseen_after_compaction
 
     def unseen_at(self, index: int) -> int:
-        """What the request ending with message `index` holds that the log does not show, as far as
-        the calls up to it tell: the later estimate from the call after the compaction on (the one
-        rule the replay, the cache model and the app read)."""
-        return self.unseen_after if self.restart_call is not None and index >= self.restart_call else self.unseen
+        """What the request ending with message `index` holds that the log does not show: the later
+        estimate for the requests after the compaction, from the one the first call after it answers
+        (#restart_call, so the request ends at the message before it) on. That request went out with
+        the summary in place of the conversation before the file (the bundled excerpt's: 164,100
+        unseen before, 32,400 after; its call answered by #3 was replayed at 167,805 against the
+        36,081 billed). The one rule the replays, the cache model and the app read."""
+        return self.unseen_after if self.restart_call is not None and index + 1 >= self.restart_call else self.unseen
 
     def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "first_call": {"message": self.first_index, "window_fill": self.first_window_fill},
@@ -87,6 +90,24 @@ class Reported:
             note += (f"; the file starts mid-conversation, so that holds the conversation before it too, which the compaction summarised: "
                      f"the first call after it (#{self.restart_call}) suggests about {self.unseen_after_compaction:,} of system prompt and tools")
         return note
+
+
+def seed_prefix(full: Session, prefix: Session) -> None:
+    """Give a replay's prefix of `full` the figures `full` holds about what stays unseen after its
+    compaction (`Reported.unseen_at`): a prefix ending on the request the first call after the
+    compaction answers does not hold that call, yet the replay's reference plans it as the
+    incremental replay does, with the file's estimate. Only for an excerpt that starts
+    mid-conversation and compacts (`restart_call`); nothing is done for any other session."""
+    found = reported_usage(full)
+    if found is None or found.restart_call is None:
+        return
+    calls = np.flatnonzero(usage_mask(full)[: len(prefix.messages)])
+    if not len(calls) or int(calls[0]) != found.first_index:
+        return
+    last = full.messages[int(calls[-1])]
+    assert last.usage is not None
+    seeded = replace(found, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls))
+    prefix.derived[("reported", "usage")] = (seeded, prefix.system_prompt, prefix.tools)
 
 
 def usage_mask(session: Session) -> np.ndarray:

@@ -300,7 +300,7 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
             # The request after a compaction still opens with the system prompt and tool definitions:
             # where the log lacks them, their size as the first call reported it (engine.reported).
             found_usage = reported_usage(session)
-            unseen = found_usage.unseen_after if found_usage is not None else 0
+            unseen = found_usage.unseen_at(n - 1) if found_usage is not None else 0
             restart = found_usage.restart_call if found_usage is not None else None
             used += unseen
             why = "no usage reported since the recorded compaction"
