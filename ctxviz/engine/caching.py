@@ -180,8 +180,8 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     entry = model if isinstance(model, ModelEntry) else find_model(model or session.model)
     known = entry is not None
     entry = entry or ModelEntry(name=str(model or session.model or "(no model named)"), provider="", context_window=0)
-    unseen = unseen_prefix(session)
     reported = reported_usage(session)
+    unseen = reported.unseen if reported is not None else 0  # (`unseen_prefix`)
     partial = reported is not None and reported.partial
     lifetime = log_lifetime(session) if entry.provider == "anthropic" else None
     write = entry.cache_write_per_mtok or entry.input_per_mtok
@@ -465,14 +465,12 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     # An excerpt that starts mid-conversation: what its first call held beyond the file was partly
     # the conversation before it, gone after the compaction that summarised it (engine.reported).
     found = reported_usage(session)
-    restart = found.restart_call if found is not None else None
     restarted = False
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
-        past = restart is not None and turn.index + 1 >= restart  # (the request the first call after the compaction answers, on)
-        unseen_here = found.unseen_at(turn.index) if found is not None and restart is not None else cm.unseen
-        request, items = priced_request(plan, text_tokens, unseen_here, provider)
+        past = found is not None and found.restarted_at(turn.index)
+        request, items = priced_request(plan, text_tokens, found.unseen_at(turn.index) if found is not None else cm.unseen, provider)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)

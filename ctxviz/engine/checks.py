@@ -257,7 +257,7 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
         total += count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
-    unseen = plan.reported.unseen_after if plan.reported is not None else 0
+    unseen = unseen_of(plan)
     total += unseen  # the system prompt and tools the log does not record, as the first call suggests
     has_unseen = counts_unseen(plan)
     exact = encoding_is_exact(model)
@@ -265,6 +265,12 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     window = entry.context_window if entry else session.context_window if model == session.model else None
     return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None, unseen, has_unseen)
+
+
+def unseen_of(plan: Plan) -> int:
+    """What the plan's request holds that its log does not show (`Reported.unseen_at` of its last
+    message; 0 without reported usage)."""
+    return plan.reported.unseen_at(len(plan.messages) - 1) if plan.reported is not None else 0
 
 
 def counts_unseen(plan: Plan) -> bool:

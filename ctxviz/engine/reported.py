@@ -67,14 +67,26 @@ class Reported:
         """What a request after a recorded compaction sends that the log does not show."""
         return self.unseen if self.unseen_after_compaction is None else self.unseen_after_compaction
 
+    def restarted_at(self, index: int) -> bool:
+        """Whether the request ending with message `index` comes after the compaction of an excerpt
+        that starts mid-conversation: from the one the first call after it answers (#restart_call,
+        so the request ends at the message before it) on. That request went out with the summary in
+        place of the conversation before the file."""
+        return self.restart_call is not None and index + 1 >= self.restart_call
+
     def unseen_at(self, index: int) -> int:
         """What the request ending with message `index` holds that the log does not show: the later
-        estimate for the requests after the compaction, from the one the first call after it answers
-        (#restart_call, so the request ends at the message before it) on. That request went out with
-        the summary in place of the conversation before the file (the bundled excerpt's: 164,100
-        unseen before, 32,400 after; its call answered by #3 was replayed at 167,805 against the
-        36,081 billed). The one rule the replays, the cache model and the app read."""
-        return self.unseen_after if self.restart_call is not None and index + 1 >= self.restart_call else self.unseen
+        estimate once `restarted_at` (the bundled excerpt's: 164,100 unseen before, 32,400 after; its
+        call answered by #3 was replayed at 167,805 against the 36,081 billed). The one rule the
+        replays, the cache model, the real count, the exports and the app read."""
+        return self.unseen_after if self.restarted_at(index) else self.unseen
+
+    def through(self, session: Session, calls: np.ndarray) -> Reported:
+        """These figures for `session`, whose calls with usage are `calls` (positions): its last call
+        is the last one (a session grown from the one measured, or a replay's prefix of it)."""
+        last = session.messages[int(calls[-1])]
+        assert last.usage is not None
+        return replace(self, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls))
 
     def to_json(self) -> dict[str, Any]:
         return {"calls": self.calls, "first_call": {"message": self.first_index, "window_fill": self.first_window_fill},
@@ -104,10 +116,7 @@ def seed_prefix(full: Session, prefix: Session) -> None:
     calls = np.flatnonzero(usage_mask(full)[: len(prefix.messages)])
     if not len(calls) or int(calls[0]) != found.first_index:
         return
-    last = full.messages[int(calls[-1])]
-    assert last.usage is not None
-    seeded = replace(found, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls))
-    prefix.derived[("reported", "usage")] = (seeded, prefix.system_prompt, prefix.tools)
+    prefix.derived[("reported", "usage")] = (found.through(full, calls), prefix.system_prompt, prefix.tools)
 
 
 def usage_mask(session: Session) -> np.ndarray:
@@ -154,9 +163,7 @@ def _grown_measure(session: Session, before: _Measured, shared: int) -> _Measure
         return None  # (an excerpt that compacts: a call after its compaction may have come)
     if old.restart_call is not None and old.restart_call >= shared:
         return None  # (the call after the compaction it read is not one this session shares: a replay's prefix of it)
-    last = session.messages[int(calls[-1])]
-    assert last.usage is not None
-    return replace(old, last_index=last.index, last_window_fill=last.usage.window_fill, calls=len(calls)), prompt, tools
+    return old.through(session, calls), prompt, tools
 
 
 def _measure(session: Session) -> Reported | None:

@@ -20,7 +20,7 @@ from PySide6.QtGui import QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QWidget
 
-from ..engine.checks import counts_unseen
+from ..engine.checks import counts_unseen, unseen_of
 from ..engine.fill import fill
 from ..engine.plan import Decision, MessagePlan, Plan
 from ..engine.session import Session
@@ -41,7 +41,7 @@ def provider_html(plan: Plan, session: Session) -> str:
     to quote with the others explained beside it, then what the log does not record), escaped, or ""."""
     if plan.reported is None:
         return ""
-    lines = [line for line in (fill(plan, session).sentence(), unseen_text(plan.reported.unseen_after, counts_unseen(plan))) if line]
+    lines = [line for line in (fill(plan, session).sentence(), unseen_text(unseen_of(plan), counts_unseen(plan))) if line]
     return "".join(f"<p class='provider'>{html.escape(line)}</p>" for line in lines)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
 from ..errors import UnknownNameError
@@ -325,7 +326,7 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
 def _markdown(plan: Plan, marked: bool) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
-    unseen = plan.reported.unseen_after if plan.reported is not None else 0
+    unseen = unseen_of(plan)
     if unseen:  # the request held more than the log shows: said, never left for an empty section to suggest
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
                       "record, so they are not below."]

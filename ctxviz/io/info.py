@@ -74,10 +74,8 @@ def session_facts(session: Session) -> dict[str, Any]:
 
 
 def _unseen(session: Session) -> int:
-    from ..engine.reported import reported_usage  # (counts with tiktoken: only for a log with usage)
+    from ..engine.reported import reported_usage  # (imported here: `info` of a log without usage needs no tokenizer)
 
-    if not any(m.usage is not None for m in session.messages):
-        return 0
     reported = reported_usage(session)
     return reported.unseen if reported is not None else 0
 

@@ -28,7 +28,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from ...engine.checks import counts_unseen
+from ...engine.checks import counts_unseen, unseen_of
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
 from ...engine.vocabulary import trigger_count
@@ -158,7 +158,7 @@ class BudgetPie(QWidget):
             self.trigger = trigger if trigger is not None and 0 < trigger < self.total else None
             self.verdict = self._verdict(plan)
             if unseen is None:
-                unseen = plan.reported.unseen_after if plan.reported is not None else 0
+                unseen = unseen_of(plan)
             self.unseen = max(0, unseen)
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
