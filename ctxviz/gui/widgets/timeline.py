@@ -206,6 +206,7 @@ class TimelineView(QWidget):
         self.band_samples: list[pg.BarGraphItem] = []
         self.composition_note = ""
         self._not_sent_peak = 1.0
+        self._trigger_drawn: int | None = None  # the trigger level the chart draws (`_draw_series`)
         self._y_peak: float | None = None  # the highest value the y range is fitted to
         self._applied_top: float | None = None  # the top it was given (a different top: the user zoomed)
         # Opaque, so the budget line or the curve never runs through the legend's text.
@@ -615,7 +616,8 @@ class TimelineView(QWidget):
         self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["budget"], width=1, style=Qt.PenStyle.DashLine), name="budget")
         trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
-        if trigger is not None and trigger != timeline.turns[-1].budget:
+        self._trigger_drawn = trigger if trigger is not None and trigger != timeline.turns[-1].budget else None
+        if self._trigger_drawn is not None:
             # Where the policy's own trigger stands, in tokens (its fraction of the window, its threshold).
             self.plot.plot([xs[0], xs[-1]], plot_values([trigger, trigger]), pen=pg.mkPen(SERIES_COLORS["trigger"], width=1, style=Qt.PenStyle.DashDotLine),
                            name=html.escape(trigger_name(token_trigger_fields(get_policy(timeline.policy)), trigger)))
@@ -892,10 +894,10 @@ class TimelineView(QWidget):
         exact_peak = max(values)
         exact_budget = max(t.budget for t in timeline.turns)
         peak, budget = finite(exact_peak), finite(exact_budget)
-        exact_trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
-        # The trigger line is drawn below the budget (`_draw_series`): in view when near the peak,
-        # else named in the title with the budget, as far from the curve as it is.
-        trigger = finite(exact_trigger) if exact_trigger is not None and exact_trigger != exact_budget else None
+        # The trigger line `_draw_series` drew: in view when near the peak, else named in the title
+        # with the budget, as far from the curve as it is.
+        exact_trigger = self._trigger_drawn
+        trigger = finite(exact_trigger) if exact_trigger is not None else None
         notes = []
         if budget > 2.5 * peak > 0:
             far_trigger = trigger is not None and trigger > 2.5 * peak
