@@ -11,7 +11,6 @@ import json
 import re
 import urllib.error
 import urllib.request
-import weakref
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, islice
@@ -20,6 +19,7 @@ from typing import Protocol
 
 from ..errors import EndpointError
 from .gc_pause import without_gc
+from .kept_by_identity import KeptByIdentity
 from .session import Message, OpaquePart, Part, TextPart, ThinkingPart, ToolCallPart, ToolResultPart, part_text
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|cfg|ini|sh|sql|html|css|go|rs|java|rb|lock|conf|env))\b")
@@ -191,25 +191,8 @@ def _unique(items: list[str], limit: int) -> list[str]:
 
 
 Features = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str, str]
-#: Each message's features by its identity, with a weak reference that forgets them when the
-#: message goes. Not a WeakKeyDictionary: that hashes and compares the frozen message's every
-#: field on each lookup (about 3 µs), which was most of a 100,000-message re-plan's summary.
-_FEATURES: dict[int, tuple[weakref.ref, Features]] = {}
-
-
-class _Kept(weakref.ref):  # type: ignore[type-arg]
-    """A weak reference to a message whose features are kept, holding their key for `_gone`. Its
-    constructor is weakref's own (the key is set after it): `weakref.KeyedRef` builds in Python,
-    and a `functools.partial` binding the key cost as much again as the reference."""
-
-    __slots__ = ("key",)
-
-
-def _gone(ref: _Kept) -> None:
-    """A message with features kept has gone: forget them (unless its id already holds another's)."""
-    entry = _FEATURES.get(ref.key)
-    if entry is not None and entry[0] is ref:
-        del _FEATURES[ref.key]
+#: Each message's features, kept while the message lives (engine/kept_by_identity.py).
+_FEATURES: KeptByIdentity[Features] = KeptByIdentity()
 
 
 def _features(m: Message) -> Features:
@@ -218,15 +201,7 @@ def _features(m: Message) -> Features:
     re-summarises from 0), and a re-plan after a parameter moved summarises nearly the span its
     first plan did. (A cache of the last 65,536 messages forgot a 100,000-message session's first
     messages before its re-plan asked for them again.)"""
-    key = id(m)
-    entry = _FEATURES.get(key)
-    if entry is not None and entry[0]() is m:
-        return entry[1]
-    found = _extract(m)
-    ref = _Kept(m, _gone)
-    ref.key = key
-    _FEATURES[key] = (ref, found)
-    return found
+    return _FEATURES.get(m, _extract)
 
 
 @without_gc
@@ -242,19 +217,15 @@ def features_of(messages: Iterable[Message]) -> list[Features]:
     took a third of a 100,000-message Codex re-plan's reading (626 -> 400 ms)."""
     out: list[Features] = []
     add = out.append
-    kept = _FEATURES.get
+    kept = _FEATURES.entries.get
+    put = _FEATURES.put
     extract = _extract
     for m in messages:
-        key = id(m)
-        entry = kept(key)
+        entry = kept(id(m))
         if entry is not None and entry[0]() is m:
             add(entry[1])
             continue
-        found = extract(m)
-        ref = _Kept(m, _gone)
-        ref.key = key
-        _FEATURES[key] = (ref, found)
-        add(found)
+        add(put(m, extract(m)))
     return out
 
 

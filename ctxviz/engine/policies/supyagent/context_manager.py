@@ -28,6 +28,7 @@ from .messages import (
     summary_message,
     trigger_status,
 )
+from .summary_input import SummaryInput, head_note
 
 
 def _help(text: str, **extra: Any) -> dict[str, Any]:
@@ -282,11 +283,13 @@ def compact(prefix: Session, plan: Plan, settings: ContextSettings, counts: Toke
         return None
     up_to = max(0, len(history) - settings.min_recent_messages - 1)
     covered = history[: up_to + 1]
-    text = summarizer.supyagent_snapshot(covered)
+    shown = SummaryInput(settings.context_limit or get_context_limit(prefix.model), counts.tokenizer)
+    shown.add(covered)
+    text = summarizer.supyagent_snapshot(shown.messages())
     why = (f"{status.messages_since_summary} messages since the last summary >= {settings.max_messages_before_summary}"
            if status.messages_since_summary >= settings.max_messages_before_summary
            else f"the history's {status.total_tokens:,} tokens >= max_tokens_before_summary {settings.max_tokens_before_summary:,}")
-    events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why})"))
+    events.append(Event(i, "summary", f"summarised messages 0-{covered[-1].index} ({why}){head_note(shown)}"))
     return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered), created_at=messages[-1].timestamp)
 
 

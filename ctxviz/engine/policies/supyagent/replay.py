@@ -21,6 +21,7 @@ from ..carried import IdPrefix, _Snapshot
 from ..common import tools_json
 from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
 from .context_manager import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
+from .summary_input import SummaryInput, head_note
 
 
 class SupyagentReplay(_GrowingReplay):
@@ -68,6 +69,12 @@ class SupyagentReplay(_GrowingReplay):
         self.summary_counter = _SummaryCounter(self.tok)
         counter = self.tok.count if self.summary_counter.piecewise else None  # (the snapshot keeps each line's count)
         self.snapshot = _Snapshot(counter, by_pieces=True) if type(summarizer) is ExtractiveSummarizer else None  # (by pieces: see `_SummaryCounter`)
+        # What supyagent's summariser is shown of the history, carried (`summary_input.py`): the
+        # history messages added (`shown_to`), and the snapshot of the head it is shown once the
+        # summary prompt is over.
+        self.shown = SummaryInput(self.limit, self.tok)
+        self.shown_to = 0
+        self.head_snapshot: tuple[str, int] | None = None
 
     def _system_prompt_tokens(self, prompt: str) -> int:
         # supyagent counts the system message as a one-message list (3 for the list, its own count)
@@ -156,18 +163,28 @@ class SupyagentReplay(_GrowingReplay):
             messages = self.session.messages
             up_to = max(0, h - min_recent - 1)
             text_count: int | None = None
+            shown = self.shown
+            read = len(shown.items)
+            shown.add([messages[k] for k in self.history[self.shown_to : up_to + 1]])
+            self.shown_to = up_to + 1
             snapshot = self.snapshot
-            if snapshot is not None:
-                history = self.history
-                snapshot.advance([messages[k] for k in history[len(snapshot.seen) : up_to + 1]])
-                text, text_count = snapshot.counted()
+            if snapshot is None:
+                text = self.summarizer.supyagent_snapshot(shown.messages())
+            elif shown.settle():  # the summariser is shown the same head from now on: its snapshot made once
+                if self.head_snapshot is None:
+                    head = _Snapshot(snapshot.count, by_pieces=True)
+                    head.advance(shown.head)
+                    self.head_snapshot = head.counted()
+                text, text_count = self.head_snapshot
                 text_count = text_count if snapshot.count is not None else None
             else:
-                text = self.summarizer.supyagent_snapshot([messages[k] for k in self.history[: up_to + 1]])
+                snapshot.advance(shown.views(read))
+                text, text_count = snapshot.counted()
+                text_count = text_count if snapshot.count is not None else None
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,}{self.tokens_why}")
-            events = (_event(i, "summary", f"summarised messages 0-{last} ({why})"),)
+            events = (_event(i, "summary", f"summarised messages 0-{last} ({why}){head_note(shown)}"),)
             # The covers are the first up_to + 1 history ids: a view of the growing list, not a copy.
             summary = _summary(text, up_to + 1, IdPrefix(self.history_ids, up_to + 1), messages[i].timestamp)
             self.generated.append(summary)
