@@ -330,6 +330,15 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
 _MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage")  # and raw, below
 
 
+def with_parts(message: Message, parts: tuple[Part, ...]) -> Message:
+    """The message with these parts, its other fields as they are but without its record: what a
+    framework shows its summariser of a message (a cut preview), read by the offline summary,
+    which reads no record (`dataclasses.replace` would copy the record, unpacking a packed one)."""
+    view = object.__new__(Message)
+    view.__dict__.update({name: message.__dict__[name] for name in _MESSAGE_FIELDS if name != "parts"}, parts=parts, _raw=None)
+    return view
+
+
 def message_with(message: Message, **changes: Any) -> Message:
     """`dataclasses.replace(message, **changes)` without re-running the constructor (no field
     validation happens there): loaders call it for thousands of messages of a 100 MB log."""

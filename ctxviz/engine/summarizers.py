@@ -405,22 +405,57 @@ def render_snapshot(files: list[str], decisions: list[str], values: list[str], l
                     pending: list[str]) -> str:
     """The five sections of supyagent's snapshot from what was gathered, cut to its word limit
     (shared by the summariser and the incremental replay, which gathers turn by turn)."""
-    sections = [
-        ("Files Modified", files),
-        ("Key Decisions", decisions),
-        ("Important Values", values),
-        ("Current State", [f"Last action: {last_action}" if last_action else "No action taken yet",
-                           f"Latest request: {last_request}" if last_request else "No request yet"]),
-        ("Pending Tasks", pending),
-    ]
+    state = [f"Last action: {last_action}" if last_action else "No action taken yet",
+             f"Latest request: {last_request}" if last_request else "No request yet"]
     lines: list[str] = []
-    for title, items in sections:
+    for title, items in zip(SECTIONS, (files, decisions, values, state, pending), strict=True):
         lines.append(f"## {title}")
         lines += [f"- {item}" for item in items] or ["- (none)"]
         lines.append("")
     text = "\n".join(lines).strip()
     words = text.split(" ")
     return text if len(words) <= WORD_LIMIT else " ".join(words[:WORD_LIMIT]) + " …"
+
+
+#: The snapshot's sections, in order (Current State's two lines are read apart by `snapshot_items`).
+SECTIONS = ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks")
+_HEADINGS = tuple(f"## {title}" for title in SECTIONS)
+
+
+def read_as_snapshot(message: Message) -> None:
+    """Have the offline summary read `message`, whose text is one of its own snapshots or the head
+    of one (a framework shows its summariser the previous summary, cut), as the items that text
+    shows: the files, decisions and values listed, the last action and the latest request (of the
+    pending tasks, only the latest carries over: one message holds one request). A text in no such
+    form (a summary an LLM wrote, read from a log) is one value, clipped. Kept while the message
+    lives, as any message's reading is."""
+    _FEATURES.put(message, snapshot_items(message.text))
+
+
+def snapshot_items(text: str) -> Features:
+    """The items of a snapshot's text as one message's features (see `read_as_snapshot`)."""
+    lists: tuple[list[str], ...] = ([], [], [], [], [])
+    section: int | None = None
+    action = request = ""
+    seen = False
+    for line in text.split("\n"):
+        if line in _HEADINGS:
+            section = _HEADINGS.index(line)
+            seen = True
+            continue
+        if section is None or not line.startswith("- ") or line == "- (none)":
+            continue
+        item = line[2:]
+        if section == 3:
+            if item.startswith("Last action: "):
+                action = item[len("Last action: "):]
+            elif item.startswith("Latest request: "):
+                request = item[len("Latest request: "):]
+        else:
+            lists[section].append(item)
+    if not seen:
+        return (), (), (_clip(text, 160),) if text.strip() else (), "", ""
+    return tuple(lists[0]), tuple(lists[1]), tuple(lists[2]), action, request or (lists[4][-1] if lists[4] else "")
 
 
 def mnesis_fallback(messages: Sequence[Message], budget_tokens: int) -> str:

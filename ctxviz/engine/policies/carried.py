@@ -13,7 +13,7 @@ from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
-from ..summarizers import WORD_LIMIT, features_of, render_snapshot
+from ..summarizers import SECTIONS, WORD_LIMIT, features_of, render_snapshot
 
 
 class _Snapshot:
@@ -298,7 +298,7 @@ class _Snapshot:
         raise AssertionError("unreachable: the section has the spaces")
 
 
-_HEADINGS = tuple(f"## {title}\n" for title in ("Files Modified", "Key Decisions", "Important Values", "Current State", "Pending Tasks"))
+_HEADINGS = tuple(f"## {title}\n" for title in SECTIONS)
 
 
 def _last(unique: dict[str, None], limit: int) -> list[str]:

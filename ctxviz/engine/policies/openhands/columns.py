@@ -24,15 +24,23 @@ from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
 from ..common import base_system_prompt
-from .log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
+from .log import LATEST, Log, Measure, forgotten_items, placement_notes, recorded_log, replayed_log
+from .summary_input import described, inputs
 from .view import Event, LeftOut, Sizes, condensation, enforce_properties, events_of, manipulation_indices
 
 POLICY_NAME = "openhands-llm-summarizing"
-STAND_IN = "extractive snapshot written offline, sent as OpenHands' CondensationSummaryEvent (a plain user message)"
+STAND_IN = ("extractive snapshot written offline of what OpenHands' summariser is shown (each forgotten event's 500-character "
+            "preview, the previous summary's first 497), sent as OpenHands' CondensationSummaryEvent (a plain user message)")
 ZONES = ("system", "head", "forgotten", "tail", "left_out")
 SYSTEM_ZONE, HEAD_ZONE, FORGOTTEN_ZONE, TAIL_ZONE, LEFT_OUT_ZONE = range(len(ZONES))
 DEFAULT_INPUT_TOKENS = 128_000
 _KEEP = 8
+
+
+def summary_items(session: Session, texts: dict[str, str], gone: list[Event]) -> list[str | Message]:
+    """What a condensation's summariser is shown of the events it forgets: each summary's text and
+    each message, in the view's order (`log.forgotten_items`)."""
+    return [texts[i] if isinstance(i, str) else session.messages[i] for i in forgotten_items(gone)]
 
 
 def snapshot(messages: list[Message]) -> str:
@@ -95,7 +103,7 @@ class _View:
     position: np.ndarray  # per message: its last event in the view (-1: none)
     left_code: np.ndarray  # per message the View leaves out: its code's position in CODES, else -1
     left_why: dict[int, str]
-    snapshots: OrderedDict[tuple[int, int], tuple[str, tuple[str, ...], frozenset[int]]]
+    snapshots: OrderedDict[tuple[int, int], tuple[str, tuple[str, ...], frozenset[int], list[dict[str, Any]]]]
 
 
 @dataclass
@@ -174,8 +182,10 @@ def _view_of(session: Session, counts: TokenCounts, s: _Session, log: Log) -> _V
                  tuple(entries), tuple(entry_index), entries_before, position, left_code, left_why, OrderedDict())
 
 
-def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tuple[str, ...], frozenset[int]]:
-    """The summary of view[start:end] (and of the summaries among it): its text, its covers, and the messages forgotten."""
+def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tuple[str, ...], frozenset[int], list[dict[str, Any]]]:
+    """The summary of view[start:end] (and of the summaries among it): its text, made of what its
+    summariser is shown (summary_input.py), its covers, the messages forgotten, and what it was
+    shown as a plan's JSON says it."""
     hit = v.snapshots.get((start, end))
     if hit is not None:
         v.snapshots.move_to_end((start, end))
@@ -184,7 +194,8 @@ def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tup
     forgotten = frozenset(e.message for e in gone if e.message is not None)
     folded = {e.id for e in gone if e.kind == "summary"}
     all_covered = sorted(forgotten.union(*(v.log.covers[name] for name in folded)))
-    made = (snapshot([session.messages[i] for i in all_covered]), tuple(session.messages[i].id for i in all_covered), forgotten)
+    items = summary_items(session, v.log.texts, gone)
+    made = (snapshot(inputs(items)), tuple(session.messages[i].id for i in all_covered), forgotten, described(items))
     v.snapshots[(start, end)] = made
     while len(v.snapshots) > _KEEP:
         v.snapshots.popitem(last=False)
@@ -251,6 +262,7 @@ def plan_columns(session: Session, params: CondenserParams, counts: TokenCounts,
     forgotten: frozenset[int] = frozenset()
     new_ids: tuple[str, ...] = ()
     new_text = ""
+    shown: list[dict[str, Any]] = []
     why = ""
     used = int(v.running[-1])
     summary_used = int(v.summary_running[-1])
@@ -262,7 +274,7 @@ def plan_columns(session: Session, params: CondenserParams, counts: TokenCounts,
             notes.append(outcome.cannot_note(why))
         else:
             start, end = outcome.start, outcome.start + len(outcome.forgotten)
-            new_text, new_ids, forgotten = _written(session, v, start, end)
+            new_text, new_ids, forgotten, shown = _written(session, v, start, end)
             gone_summaries = {e.id for k, e in v.summaries if start <= k < end}
             new_tokens = counts.text(new_text)
             used += new_tokens - int(v.running[end] - v.running[start])
@@ -340,6 +352,7 @@ def plan_columns(session: Session, params: CondenserParams, counts: TokenCounts,
         extra={"view_events": view_events, "events_before": len(view),
                "condensed": bool(new_ids), "summarized_ids": list(new_ids), "reduce_reason": why,
                "forgotten_events": len(outcome.forgotten) if outcome is not None and not outcome.error else 0,
+               "summary_shown": shown,
                "token_limit": token_limit, "left_out_events": len(v.left_out), "summary_tokens": summary_used},
     )
 

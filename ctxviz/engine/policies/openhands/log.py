@@ -47,9 +47,13 @@ class Log:
     early: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: The messages some condensation forgot.
     forgotten: set[int] = field(default_factory=set)
+    #: Per summary a condensation replayed here wrote: what its summariser was shown, in the view's
+    #: order (a summary it folded by name, a message by index), which its text is made of.
+    inputs: dict[str, tuple[str | int, ...]] = field(default_factory=dict)
 
     def copy(self) -> Log:
-        return Log(list(self.events), list(self.marked), dict(self.covers), dict(self.texts), dict(self.early), set(self.forgotten))
+        return Log(list(self.events), list(self.marked), dict(self.covers), dict(self.texts), dict(self.early), set(self.forgotten),
+                   dict(self.inputs))
 
 
 def recorded_log(session: Session, all_events: list[Event], summary: Summary | None) -> Log:
@@ -113,7 +117,8 @@ def replayed_log(session: Session, summary: Summary, all_events: list[Event], pa
 class Measure:
     """The tokens of the view's events: `event_tokens` for the system prompt and the messages'
     events; a summary's text is counted, and an earlier summary's text (which the replay did not
-    keep) is ctxviz's offline stand-in of what it covers, made when first needed."""
+    keep) is ctxviz's offline stand-in of what its summariser was shown (`Log.inputs`: the summary
+    it folded, as far as it is shown, and the events it forgot), made when first needed."""
 
     def __init__(self, session: Session, event_tokens: Callable[[Event], int], count_text: Callable[[str], int],
                  snapshot: Callable[[list[Message]], str]) -> None:
@@ -124,7 +129,11 @@ class Measure:
 
     def text_of(self, log: Log, name: str) -> str:
         if name not in log.texts:
-            log.texts[name] = self.snapshot([self.session.messages[i] for i in sorted(log.covers[name])])
+            from .summary_input import inputs
+
+            messages = self.session.messages
+            items = [self.text_of(log, i) if isinstance(i, str) else messages[i] for i in log.inputs[name]]
+            log.texts[name] = self.snapshot(inputs(items))
         return log.texts[name]
 
     def __call__(self, e: Event, log: Log) -> int:
@@ -183,6 +192,8 @@ def _log_at(session: Session, written_after: tuple[str, ...], points: list[int],
 def _rename(log: Log, old: str, new: str) -> None:
     log.events = [Event(new, "summary", None) if e.id == old else e for e in log.events]
     log.covers[new] = log.covers.pop(old)
+    if old in log.inputs:
+        log.inputs[new] = log.inputs.pop(old)
     if old in log.early:
         log.early[new] = log.early.pop(old)
     log.texts.pop(old, None)  # the latest summary's text is the session's; an earlier one's is made when needed
@@ -208,10 +219,26 @@ def _condense(log: Log, name: str, params: Sizes, measure: Measure, token_limit:
     log.events = [e for e in log.events if e.id not in gone_ids]
     log.events.insert(outcome.start, Event(name, "summary", None))
     log.covers[name] = frozenset(messages.union(*(log.covers[s] for s in folded)))
+    log.inputs[name] = forgotten_items(gone)
     if passed:
         log.early[name] = (passed, began - outcome.start)
     log.forgotten |= messages
     return True
+
+
+def forgotten_items(gone: list[Event]) -> tuple[str | int, ...]:
+    """What a condensation's summariser is shown of the events it forgets, in the view's order: a
+    summary by its name, a message by its index (once, for its first event: a message's tool calls
+    are one event each)."""
+    out: list[str | int] = []
+    seen: set[int] = set()
+    for e in gone:
+        if e.kind == "summary":
+            out.append(e.id)
+        elif e.message is not None and e.message not in seen:
+            seen.add(e.message)
+            out.append(e.message)
+    return tuple(out)
 
 
 def placement_notes(log: Log, view: list[Event]) -> list[str]:

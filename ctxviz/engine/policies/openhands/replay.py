@@ -1,6 +1,7 @@
 """The incremental replayer of OpenHands' LLMSummarizingCondenser (`openhands-llm-summarizing`): the
-forgotten part only grows, so its offline snapshot is carried from turn to turn, and so are the
-compactions a Claude Code log records.
+View carried from turn to turn, each condensation's offline summary made of what its summariser is
+shown (the summary it folds, as far as shown, and the events it forgets), and the compactions a
+Claude Code log records.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from ...plan import Decision, Plan
 from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary, ThinkingPart
 from ...summarizers import ExtractiveSummarizer, Summarizer
-from ..carried import IdPrefix, _Snapshot
+from ..carried import IdPrefix
 from ..replay_common import _SummaryReplay, recorded_events
+from .columns import snapshot
 from .condenser import DEFAULT_INPUT_TOKENS, CondenserParams
+from .summary_input import inputs
 
 
 class OpenhandsCondenserReplay(_SummaryReplay):
@@ -24,7 +27,8 @@ class OpenhandsCondenserReplay(_SummaryReplay):
     the view's event count and tokens, so a turn under max_size and the token limit reads running
     sums; a turn over them builds the view of the messages not forgotten only (bounded by
     max_size after the first condensation) and asks the module's `condensation` where to cut. The
-    forgotten part only grows, so its offline snapshot is carried (`carried._Snapshot`).
+    new summary is made of what its summariser is shown (`_text`): the events it forgets and the
+    summary in force, as far as shown.
 
     The View's properties are carried under these conditions on the session, else the whole
     replay is from scratch: every tool call id of an assistant message is set and on one call,
@@ -143,8 +147,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.last_role = ""
         self.batch: tuple[str, ...] | None = None  # the latest assistant message's calls, for agent_would_step
         self.answered: set[str] = set()
-        self.snapshot = _Snapshot()
-        self.snap_list: list[int] = []
+        self.last_text: tuple[tuple[tuple[int, ...], str | None], str] | None = None  # (`_text`'s key, its text)
         self.talk_before = [0]  # talk_before[k]: messages before k that are not system messages
         self.tainted: set[int] = set()  # assistant messages with a second observation of one of their calls so far
         self.unpaired: set[int] = set()  # the messages in the view that pair safety drops
@@ -279,7 +282,6 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         self.written_after = summary.written_after
         self.summary_tokens = self.full.text(summary.text)
         self.has_summary = True
-        self.snapshot, self.snap_list = _Snapshot(), []
         self._rebuild(i, 0, frozenset(covered))
 
     def _log_holds(self, i: int) -> set[int] | None:
@@ -329,21 +331,23 @@ class OpenhandsCondenserReplay(_SummaryReplay):
             return False
         return self.batch is None or all(c in self.answered for c in self.batch)
 
-    def _text(self, forgotten: list[int], extends: bool) -> str:
-        """The snapshot of the covered messages and `forgotten` (fed once each while the forgotten
-        part only grows; the snapshot starts again where it does not)."""
+    def _text(self, forgotten: list[int], folded: str | None, first: int) -> str:
+        """The summary of a condensation that forgets these messages and, with `folded`, the
+        summary in force (its text; in the view where its first covered message, `first`, was):
+        ctxviz's offline stand-in of what its summariser is shown (summary_input.py), each
+        condensation reading only the events it forgets. The last one is kept: a condensation the
+        agent does not step into is planned again, on the same events, at the next turns."""
+        key = (tuple(forgotten), folded)
+        if self.last_text is not None and self.last_text[0] == key:
+            return self.last_text[1]
         messages = self.session.messages
-        base = len(self.covered)
-        fed = self.snap_list[base:]  # the snapshot has seen covered + fed (fed: an earlier turn's forgotten messages)
-        if extends and len(self.snap_list) >= base and forgotten[: len(fed)] == fed:
-            new = forgotten[len(fed):]
-        else:
-            self.snapshot = _Snapshot()
-            self.snap_list = []
-            new = sorted({*self.covered, *forgotten})
-        self.snapshot.advance([messages[k] for k in new])
-        self.snap_list += new
-        return self.snapshot.render()
+        items: list[str | Any] = [messages[k] for k in forgotten if folded is None or k < first]
+        if folded is not None:
+            items.append(folded)
+            items += [messages[k] for k in forgotten if k > first]
+        text = snapshot(inputs(items))
+        self.last_text = (key, text)
+        return text
 
     def _fast(self, i: int) -> Turn | None:
         from .condenser import Event as ViewEvent
@@ -403,7 +407,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
                     what.append(f"its {sum(per_event):,} tokens exceed the token limit {limit:,}")
                 why = " and ".join(what)
                 extends = not forgotten or not self.covered or forgotten[0] > self.covered[-1]
-                text = self._text(forgotten, extends)
+                text = self._text(forgotten, self.generated[-1].text if forgot_summary else None, first)
                 text_tokens_ = self.full.text(text)
                 forgotten_tokens = sum(tokens[k] for k in forgotten)
                 used = used - summary_used - forgotten_tokens + text_tokens_

@@ -313,5 +313,6 @@ POLICY = Policy(
     counter='tiktoken cl100k_base per message (+ 765 per image)',
     trigger=('max_messages_before_summary', 'max_tokens_before_summary'),
     keep=('min_recent_messages',),
-    stand_in="snapshot summary written offline in supyagent's section format",
+    stand_in="snapshot summary written offline in supyagent's section format, of what its summariser is shown (its transcript, "
+             "tool results cut to 500 characters, and past 80 % of the limit only the transcript's head)",
 )

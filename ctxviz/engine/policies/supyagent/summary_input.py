@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...kept_by_identity import KeptByIdentity
-from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, text_part
+from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, text_part, with_parts
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 
 #: The parts whose text is the whole of a one-part message's content as supyagent holds it.
@@ -176,22 +176,13 @@ class Shown:
             new = ((text_part(seen),) if seen else ()) + calls
             if parts == new:
                 return m
-        return _viewed(m, new)
+        return with_parts(m, new)
 
     def cut(self, m: Message, visible: int) -> Message | None:
         """`view` when only the first `visible` characters of the block are shown."""
         return self.view(m) if visible >= len(self.block) else self._view(m, visible)
 
 
-def _viewed(m: Message, parts: tuple[Any, ...]) -> Message:
-    """The message with these parts, the rest of its fields as they are but its record (the stand-in
-    reads none of it; `dataclasses.replace` would unpack a packed one)."""
-    view = object.__new__(Message)
-    view.__dict__.update({name: getattr(m, name) for name in _FIELDS}, parts=parts, _raw=None)
-    return view
-
-
-_FIELDS = ("id", "index", "role", "name", "tool_call_id", "timestamp", "category", "usage")
 
 
 #: Each message's `Shown`, kept while the message lives (the reference replay shows the same early
