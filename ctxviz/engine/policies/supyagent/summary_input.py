@@ -279,5 +279,5 @@ def head_note(shown_input: SummaryInput) -> str:
     """What a summary event adds once the summariser is shown only the head ("" before)."""
     if not shown_input.frozen or not shown_input.head:
         return ""
-    return (f"; its prompt is over {PROMPT_SHARE:.0%} of the {shown_input.limit:,}-token limit, so the summariser is shown only "
+    return (f"; its prompt is over {PROMPT_SHARE * 100:.0f} % of the {shown_input.limit:,}-token limit, so the summariser is shown only "
             f"the conversation's first {shown_input.max_chars:,} characters, to message #{shown_input.head[-1].index}")
