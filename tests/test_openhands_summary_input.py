@@ -9,6 +9,7 @@ tests/golden/openhands/generate_previews.py from openhands-sdk's events.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -104,13 +105,18 @@ def test_the_next_summary_sees_only_the_head_of_the_one_it_replaces() -> None:
 def test_a_plan_says_what_its_summariser_was_shown() -> None:
     session = load_session(str(ROOT / "sample_sessions/coding_agent.yaml"))
     plan = plan_session(session, POLICY, {"max_size": 40, "keep_first": 2})
-    shown_ = plan.extra["summary_shown"]
-    assert shown_ and all(set(item) <= {"message", "previous_summary_shown"} for item in shown_)
-    indices = [item["message"] for item in shown_ if "message" in item]
-    assert indices == sorted(indices)
+    said = plan.extra["summary_shown"]
+    shown_messages = {k for a, b in said["messages"] for k in range(a, b + 1)}
     summarized = {m.index for m in plan.messages if m.decision is Decision.SUMMARIZED}
-    assert set(indices) <= summarized
-    assert json.dumps(plan.to_json())  # the plan's JSON holds it
+    assert shown_messages and shown_messages <= summarized
+    assert json.loads(json.dumps(plan.to_json()))["extra"]["summary_shown"] == said  # the plan's JSON holds it
+    # with a summary in force, the next condensation is shown the summary it folds, as far as shown
+    first, second = simulate(session, POLICY, {"max_size": 40, "keep_first": 2}).summaries[:2]
+    upto = next(m.index for m in session.messages if m.id == second.written_after[-1])
+    prefix = dataclasses.replace(session, messages=session.messages[: upto + 1], summaries=(first,))
+    said = plan_session(prefix, POLICY, {"max_size": 40, "keep_first": 2}).extra["summary_shown"]
+    assert said["previous_summary_shown"] == first.text[: N_CHAR_PREVIEW - 3] + "..."
+    assert plan_session(prefix, POLICY, {"max_size": 40, "keep_first": 2}).extra["summarized_ids"] == list(second.covers)
 
 
 def test_the_replay_equals_the_reference_with_summaries_chained() -> None:
@@ -123,3 +129,24 @@ def test_the_replay_equals_the_reference_with_summaries_chained() -> None:
         assert len(fast.summaries) >= 2
         # no file a call named only in its arguments is in a summary
         assert not any("(changed via" in t or "(read via" in t for t in (s.text for s in fast.summaries))
+
+
+def empty(features: Any) -> bool:
+    return features is None or not any(features)
+
+
+@pytest.mark.parametrize("sample", ["coding_agent.yaml", "multimodal_review.yaml", "claude_code_compaction.jsonl", "codex_rollout.jsonl",
+                                    "gemini_cli_session.json", "support_chat.yaml"])
+def test_the_reading_made_without_the_view_is_the_views(sample: str) -> None:
+    """`reading` reads a message as shown without building the view; it must read what the view is."""
+    from ctxviz.engine.policies.openhands.summary_input import _read
+    from ctxviz.engine.summarizers import _extract
+
+    messages = [*load_session(str(ROOT / "sample_sessions" / sample)).messages, *MESSAGES]
+    for m in messages:
+        view = shown(m)
+        made = _read(m)
+        if view is None:
+            assert empty(made)
+        else:
+            assert made == _extract(view) or (empty(made) and empty(_extract(view))), m.id

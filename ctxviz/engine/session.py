@@ -335,7 +335,11 @@ def with_parts(message: Message, parts: tuple[Part, ...]) -> Message:
     framework shows its summariser of a message (a cut preview), read by the offline summary,
     which reads no record (`dataclasses.replace` would copy the record, unpacking a packed one)."""
     view = object.__new__(Message)
-    view.__dict__.update({name: message.__dict__[name] for name in _MESSAGE_FIELDS if name != "parts"}, parts=parts, _raw=None)
+    fields = view.__dict__
+    fields.update(message.__dict__)
+    fields["parts"] = parts
+    fields["_raw"] = None
+    fields.pop("sent_form", None)  # (a cached rendering of the message's own parts)
     return view
 
 

@@ -229,6 +229,8 @@ def features_of(messages: Iterable[Message]) -> list[Features]:
     return out
 
 
+#: One message's reading, kept while it lives (for a caller that reads messages one at a time).
+message_features = _features
 _features.cache_clear = _FEATURES.clear  # type: ignore[attr-defined]  # what a benchmark calls to start cold
 
 
@@ -333,6 +335,14 @@ def _extract(m: Message) -> Features:
             if t:
                 texts.append(t)
         text = "\n".join(texts)
+    return read_text(role, m.name, text, calls)
+
+
+def read_text(role: str, name: str, text: str, calls: Sequence[Part] = ()) -> Features:
+    """(files, decisions, values, last action, request) of a message of this role and name whose
+    text (its parts' texts joined by newlines, a call's as `name(arguments)`) and tool calls are
+    these: what `_extract` reads of a message, for a caller that has them without the message (a
+    framework's preview of one, read for tens of thousands of messages)."""
     files: list[str] = []
     action = ""
     for call in calls:  # its tool calls, in order (`m.tool_calls` without the tuple)
@@ -360,7 +370,7 @@ def _extract(m: Message) -> Features:
         if lines:
             values = [_clip(line, 160) for line in lines]
         if written and not ACK_RE.fullmatch(text):
-            values.append(f"[{m.name or 'tool'}] {_clip(text, 120)}")
+            values.append(f"[{name or 'tool'}] {_clip(text, 120)}")
     elif role == "assistant":
         if text.isascii():
             if len(text) <= _SHORT:  # (one pattern's pass, and the lines only where it found one)
@@ -391,9 +401,13 @@ def supyagent_snapshot(messages: Sequence[Message]) -> str:
     """supyagent's five-section state snapshot, built from file paths, decisions, error lines, data
     tool results and the latest requests, kept under 600 words. Read with the cycle collector paused,
     as `features_of` reads."""
+    return snapshot_of(features_of(messages))
+
+
+def snapshot_of(features: Sequence[Features]) -> str:
+    """`supyagent_snapshot` of the messages read so (`features_of`'s, or a caller's own kept readings)."""
     # Each section gathered in one pass at C speed over the readings (a loop adding each message's
     # items cost about as much as looking them up: a strands re-plan at 100,000 messages gathers 31,000).
-    features = features_of(messages)
     files, decisions, values = (list(chain.from_iterable(map(itemgetter(k), features))) for k in (0, 1, 2))
     last_action = next(filter(None, map(itemgetter(3), reversed(features))), "")
     pending = list(filter(None, map(itemgetter(4), features)))

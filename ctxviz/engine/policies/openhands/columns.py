@@ -22,10 +22,10 @@ import numpy as np
 from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
-from ...session import Message, Session
+from ...session import Session
 from ..common import base_system_prompt
-from .log import LATEST, Log, Measure, forgotten_items, placement_notes, recorded_log, replayed_log
-from .summary_input import described, inputs
+from .log import LATEST, Log, Measure, placement_notes, recorded_log, replayed_log
+from .summary_input import shown_of
 from .view import Event, LeftOut, Sizes, condensation, enforce_properties, events_of, manipulation_indices
 
 POLICY_NAME = "openhands-llm-summarizing"
@@ -35,19 +35,6 @@ ZONES = ("system", "head", "forgotten", "tail", "left_out")
 SYSTEM_ZONE, HEAD_ZONE, FORGOTTEN_ZONE, TAIL_ZONE, LEFT_OUT_ZONE = range(len(ZONES))
 DEFAULT_INPUT_TOKENS = 128_000
 _KEEP = 8
-
-
-def summary_items(session: Session, texts: dict[str, str], gone: list[Event]) -> list[str | Message]:
-    """What a condensation's summariser is shown of the events it forgets: each summary's text and
-    each message, in the view's order (`log.forgotten_items`)."""
-    return [texts[i] if isinstance(i, str) else session.messages[i] for i in forgotten_items(gone)]
-
-
-def snapshot(messages: list[Message]) -> str:
-    """ctxviz's offline stand-in summary (imported late: the summarizers module loads urllib)."""
-    from ...summarizers import supyagent_snapshot
-
-    return supyagent_snapshot(messages)
 
 
 def log_of(session: Session, all_events: list[Event], params: Sizes, counts: TokenCounts, prompt_tokens: int,
@@ -64,7 +51,7 @@ def log_of(session: Session, all_events: list[Event], params: Sizes, counts: Tok
         assert e.message is not None
         return tokens[e.message] if e.kind != "action" or e.id.endswith("#0") else 0
 
-    measure = Measure(session, event_tokens, counts.text, snapshot)
+    measure = Measure(session, event_tokens, counts.text)
     key = (params, counts.scheme.label, prompt_tokens, token_limit)
     replayed = replayed_log(session, summary, all_events, params, measure, token_limit, key)
     return replayed if replayed is not None else recorded_log(session, all_events, summary)
@@ -103,7 +90,7 @@ class _View:
     position: np.ndarray  # per message: its last event in the view (-1: none)
     left_code: np.ndarray  # per message the View leaves out: its code's position in CODES, else -1
     left_why: dict[int, str]
-    snapshots: OrderedDict[tuple[int, int], tuple[str, tuple[str, ...], frozenset[int], list[dict[str, Any]]]]
+    snapshots: OrderedDict[tuple[int, int], tuple[str, tuple[str, ...], frozenset[int], dict[str, Any]]]
 
 
 @dataclass
@@ -182,7 +169,7 @@ def _view_of(session: Session, counts: TokenCounts, s: _Session, log: Log) -> _V
                  tuple(entries), tuple(entry_index), entries_before, position, left_code, left_why, OrderedDict())
 
 
-def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tuple[str, ...], frozenset[int], list[dict[str, Any]]]:
+def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tuple[str, ...], frozenset[int], dict[str, Any]]:
     """The summary of view[start:end] (and of the summaries among it): its text, made of what its
     summariser is shown (summary_input.py), its covers, the messages forgotten, and what it was
     shown as a plan's JSON says it."""
@@ -194,8 +181,8 @@ def _written(session: Session, v: _View, start: int, end: int) -> tuple[str, tup
     forgotten = frozenset(e.message for e in gone if e.message is not None)
     folded = {e.id for e in gone if e.kind == "summary"}
     all_covered = sorted(forgotten.union(*(v.log.covers[name] for name in folded)))
-    items = summary_items(session, v.log.texts, gone)
-    made = (snapshot(inputs(items)), tuple(session.messages[i].id for i in all_covered), forgotten, described(items))
+    text, said = shown_of(gone, session.messages, v.log.texts)
+    made = (text, tuple(session.messages[i].id for i in all_covered), forgotten, said)
     v.snapshots[(start, end)] = made
     while len(v.snapshots) > _KEEP:
         v.snapshots.popitem(last=False)
@@ -262,7 +249,7 @@ def plan_columns(session: Session, params: CondenserParams, counts: TokenCounts,
     forgotten: frozenset[int] = frozenset()
     new_ids: tuple[str, ...] = ()
     new_text = ""
-    shown: list[dict[str, Any]] = []
+    shown: dict[str, Any] = {}
     why = ""
     used = int(v.running[-1])
     summary_used = int(v.summary_running[-1])

@@ -40,10 +40,9 @@ from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer, count_openai_chat
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
-from .columns import DEFAULT_INPUT_TOKENS, STAND_IN, ZONES, log_of, plan_columns, summary_items
-from .columns import snapshot as _snapshot
+from .columns import DEFAULT_INPUT_TOKENS, STAND_IN, ZONES, log_of, plan_columns
 from .log import LATEST, placement_notes
-from .summary_input import described, inputs
+from .summary_input import shown_again, shown_of
 from .view import Event, LeftOut, _result_id, condensation, enforce_properties, events_of
 
 __all__ = ["DEFAULT_INPUT_TOKENS", "POLICY", "CondenserParams", "Event", "_result_id", "condensation", "events_of", "input_limit"]
@@ -133,7 +132,7 @@ def plan_records(session: Session, params: CondenserParams, counts: TokenCounts)
     forgotten_messages: set[int] = set()
     new_ids: tuple[str, ...] = ()
     new_text = ""
-    shown: list[dict[str, Any]] = []
+    shown: dict[str, Any] = {}
     why = ""
     if outcome is not None:
         why = outcome.why(len(view), params.max_size, sum(per_event), token_limit)
@@ -145,9 +144,7 @@ def plan_records(session: Session, params: CondenserParams, counts: TokenCounts)
             folded = {e.id for e in gone if e.kind == "summary"}
             all_covered = sorted(forgotten_messages.union(*(log.covers[name] for name in folded)))
             new_ids = tuple(session.messages[i].id for i in all_covered)
-            items = summary_items(session, log.texts, gone)
-            new_text = _snapshot(inputs(items))
-            shown = described(items)
+            new_text, shown = shown_of(gone, session.messages, log.texts)
             forgotten = set(outcome.forgotten)  # once: a set per event made a plan quadratic
             remaining = [e for k, e in enumerate(view) if k not in forgotten]
             remaining.insert(outcome.start, Event("new-summary", "summary", None))
@@ -289,10 +286,7 @@ def compact(prefix: Session, plan_: Plan, params: CondenserParams, counts: Token
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]
     # What its summariser was shown: the previous summary as far as shown, and the events it forgot.
-    by_index = {m.index: m for m in prefix.messages}
-    shown = [item["previous_summary_shown"] if "previous_summary_shown" in item else by_index[item["message"]]
-             for item in plan_.extra.get("summary_shown") or []]
-    text = summarizer.supyagent_snapshot(inputs(shown))
+    text = summarizer.supyagent_snapshot(shown_again(plan_.extra.get("summary_shown") or {}, {m.index: m for m in prefix.messages}))
     events.append(SimEvent(turn, "summary", f"{plan_.extra['reduce_reason']}: OpenHands condensed {plan_.extra['forgotten_events']} events into one summary"))
     earlier = prefix.summaries[-1].written_after if prefix.summaries else ()
     return Summary(text=text, messages_covered=len(covered), covers=tuple(ids), created_at=prefix.messages[-1].timestamp,

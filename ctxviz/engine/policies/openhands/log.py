@@ -120,20 +120,17 @@ class Measure:
     keep) is ctxviz's offline stand-in of what its summariser was shown (`Log.inputs`: the summary
     it folded, as far as it is shown, and the events it forgot), made when first needed."""
 
-    def __init__(self, session: Session, event_tokens: Callable[[Event], int], count_text: Callable[[str], int],
-                 snapshot: Callable[[list[Message]], str]) -> None:
+    def __init__(self, session: Session, event_tokens: Callable[[Event], int], count_text: Callable[[str], int]) -> None:
         self.session = session
         self.event_tokens = event_tokens
         self.count_text = count_text
-        self.snapshot = snapshot
 
     def text_of(self, log: Log, name: str) -> str:
         if name not in log.texts:
-            from .summary_input import inputs
+            from .summary_input import summary_text
 
             messages = self.session.messages
-            items = [self.text_of(log, i) if isinstance(i, str) else messages[i] for i in log.inputs[name]]
-            log.texts[name] = self.snapshot(inputs(items))
+            log.texts[name] = summary_text([self.text_of(log, i) if isinstance(i, str) else messages[i] for i in log.inputs[name]])
         return log.texts[name]
 
     def __call__(self, e: Event, log: Log) -> int:

@@ -17,9 +17,8 @@ from ...session import Session, Summary, ThinkingPart
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix
 from ..replay_common import _SummaryReplay, recorded_events
-from .columns import snapshot
 from .condenser import DEFAULT_INPUT_TOKENS, CondenserParams
-from .summary_input import inputs
+from .summary_input import summary_text
 
 
 class OpenhandsCondenserReplay(_SummaryReplay):
@@ -345,7 +344,7 @@ class OpenhandsCondenserReplay(_SummaryReplay):
         if folded is not None:
             items.append(folded)
             items += [messages[k] for k in forgotten if k > first]
-        text = snapshot(inputs(items))
+        text = summary_text(items)
         self.last_text = (key, text)
         return text
 

@@ -19,11 +19,27 @@ tests/test_openhands_summary_input.py holds these to the SDK's own `str` of its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...kept_by_identity import KeptByIdentity
-from ...session import ImagePart, Message, ThinkingPart, ToolCallPart, ToolResultPart, part_text, text_part, with_parts
+from ...session import (
+    ImagePart,
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+    part_text,
+    text_part,
+    tool_call_part,
+    tool_result_part,
+    with_parts,
+)
+from .view import Event
+
+if TYPE_CHECKING:
+    from ...summarizers import Features
 
 N_CHAR_PREVIEW = 500
 #: The id of the message standing for the previous summary among a condensation's inputs.
@@ -52,8 +68,8 @@ def _shown(m: Message) -> Message | None:
         first = parts[0] if len(parts) == 1 else None
         if isinstance(first, ToolResultPart) and first.text == shown:
             return m
-        new: tuple[Any, ...] = (ToolResultPart(tool_call_id=m.tool_call_id or (first.tool_call_id if isinstance(first, ToolResultPart) else ""),
-                                               text=shown),)
+        new: tuple[Any, ...] = (tool_result_part(m.tool_call_id or (first.tool_call_id if isinstance(first, ToolResultPart) else ""), shown,
+                                                 first.is_error if isinstance(first, ToolResultPart) else False),)
     else:
         calls = tuple(p for p in parts if isinstance(p, ToolCallPart))
         texts = [("[Image: 1 URLs]" if isinstance(p, ImagePart) else part_text(p)) for p in parts
@@ -61,7 +77,7 @@ def _shown(m: Message) -> Message | None:
         text = " ".join(texts)
         if calls:
             shown = result_preview(text)
-            new = ((text_part(shown),) if shown else ()) + tuple(ToolCallPart(c.id, c.name, "") for c in calls)
+            new = ((text_part(shown),) if shown else ()) + tuple(tool_call_part(c.id, c.name, "") for c in calls)
         else:
             shown = message_preview(text)
             new = (text_part(shown),) if shown else ()
@@ -70,13 +86,57 @@ def _shown(m: Message) -> Message | None:
     return m if m.parts == new else with_parts(m, new)
 
 
-#: Each message's view, kept while the message lives (a plan's reference step shows the same
-#: messages again at every turn).
-_SHOWN: KeptByIdentity[Message | None] = KeptByIdentity()
-
-
 def shown(m: Message) -> Message | None:
-    return _SHOWN.get(m, _shown)
+    """The message the stand-in reads of m's events: m itself where it reads the same, None where
+    nothing of it is shown (what `compact` hands a summarizer)."""
+    return _shown(m)
+
+
+def _read(m: Message) -> Features | None:
+    """The offline summary's reading of `shown(m)` (`summarizers._extract` of it), from m's texts
+    without building the view: a condensation of a long session reads tens of thousands.
+    tests/test_openhands_summary_input.py holds the two equal."""
+    from ...summarizers import (  # lazily: it imports urllib, which ctxviz loads only to summarise
+        message_features,
+        read_text,
+    )
+
+    role = m.role
+    if role == "system":
+        return None
+    parts = m.parts
+    if role == "tool":
+        first = parts[0] if len(parts) == 1 else None
+        if type(first) is ToolResultPart:
+            text = first.text  # type: ignore[union-attr]
+        else:
+            text = "".join(p.text for p in parts if isinstance(p, ToolResultPart)) or "".join(
+                part_text(p) for p in parts if not isinstance(p, (ToolCallPart, ThinkingPart, ImagePart)))
+        shown_text = result_preview(text)
+        return read_text(role, m.name, shown_text) if shown_text else None
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # (most messages)
+        shown_text = message_preview(parts[0].text)  # type: ignore[union-attr]
+        return read_text(role, m.name, shown_text) if shown_text else None
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    if calls and role != "assistant":  # (a call's action is read off its arguments there: read the view)
+        view = _shown(m)
+        return message_features(view) if view is not None else None
+    text = " ".join([("[Image: 1 URLs]" if isinstance(p, ImagePart) else part_text(p)) for p in parts
+                     if not isinstance(p, (ToolCallPart, ThinkingPart)) and (not calls or not isinstance(p, ImagePart))])
+    if not calls:
+        shown_text = message_preview(text)
+        return read_text(role, m.name, shown_text) if shown_text else None
+    shown_text = result_preview(text)
+    return read_text(role, m.name, "\n".join(([shown_text] if shown_text else []) + [f"{c.name}()" for c in calls]))
+
+
+#: Each message's reading as shown, kept while the message lives (a re-plan shows nearly the same
+#: messages again, and a plan's reference step at every turn).
+_READ: KeptByIdentity[Features | None] = KeptByIdentity()
+
+
+def reading(m: Message) -> Features | None:
+    return _READ.get(m, _read)
 
 
 def summary_shown(text: str) -> Message:
@@ -87,6 +147,18 @@ def summary_shown(text: str) -> Message:
     message = Message(SUMMARY_ID, -1, "user", (text_part(message_preview(text)),))
     read_as_snapshot(message)
     return message
+
+
+def summary_text(items: Iterable[str | Message]) -> str:
+    """The offline summary of what the summariser is shown of these (a summary's text or a message),
+    in this order."""
+    from ...summarizers import (  # lazily: it imports urllib, which ctxviz loads only to summarise
+        snapshot_items,
+        snapshot_of,
+    )
+
+    read = (snapshot_items(message_preview(item)) if isinstance(item, str) else reading(item) for item in items)
+    return snapshot_of([r for r in read if r is not None])
 
 
 def inputs(items: Iterable[str | Message]) -> list[Message]:
@@ -100,6 +172,52 @@ def inputs(items: Iterable[str | Message]) -> list[Message]:
     return out
 
 
-def described(items: Iterable[str | Message]) -> list[dict[str, Any]]:
-    """The inputs as a plan's JSON names them: the previous summary's text as shown, a message by index."""
-    return [{"previous_summary_shown": message_preview(item)} if isinstance(item, str) else {"message": item.index} for item in items]
+def shown_of(gone: Sequence[Event], messages: Sequence[Message], texts: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The offline summary of what a condensation's summariser is shown of the events it forgets
+    (`gone`, in the view's order; `texts`: each summary's), and that as a plan's JSON says it
+    (`summary_shown`): the previous summary as shown, how many of the forgotten messages come
+    before it, and the forgotten messages as runs of indices. One pass, each message's view and
+    reading looked up in place (a condensation of a long session forgets tens of thousands)."""
+    from ...summarizers import (  # lazily: it imports urllib, which ctxviz loads only to summarise
+        snapshot_items,
+        snapshot_of,
+    )
+
+    read: list[Features] = []
+    add = read.append
+    runs: list[list[int]] = []
+    previous: str | None = None
+    before = 0
+    count = 0
+    kept = _READ.entries.get
+    put = _READ.put
+    for e in gone:
+        kind = e.kind
+        if kind == "summary":
+            previous = message_preview(texts[e.id])
+            before = count
+            add(snapshot_items(previous))  # (`summary_shown`'s reading)
+            continue
+        k = e.message
+        if k is None or (kind == "action" and not e.id.endswith("#0")):  # (a message's later calls: one view for them all)
+            continue
+        count += 1
+        if runs and runs[-1][1] == k - 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+        m = messages[k]
+        entry = kept(id(m))
+        features = entry[1] if entry is not None and entry[0]() is m else put(m, _read(m))
+        if features is not None:
+            add(features)
+    return snapshot_of(read), {"previous_summary_shown": previous, "before_previous_summary": before, "messages": runs}
+
+
+def shown_again(described: Mapping[str, Any], messages: Mapping[int, Message]) -> list[Message]:
+    """`shown_of`'s views from what the plan's JSON says (`compact` reads the plan it condensed)."""
+    order = [messages[k] for a, b in described.get("messages", ()) for k in range(a, b + 1)]
+    items: list[str | Message] = list(order)
+    if described.get("previous_summary_shown") is not None:
+        items.insert(described.get("before_previous_summary", 0), described["previous_summary_shown"])
+    return inputs(items)
