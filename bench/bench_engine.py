@@ -40,6 +40,7 @@ from ctxviz.engine.gc_pause import frozen_after  # noqa: E402
 from ctxviz.engine.planner import plan_session  # noqa: E402
 from ctxviz.engine.policies.langchain import counting as langchain_counting  # noqa: E402
 from ctxviz.engine.policies.llamaindex import summary_columns as llamaindex_summary  # noqa: E402
+from ctxviz.engine.policies.llamaindex import summary_input as llamaindex_summary_input  # noqa: E402
 from ctxviz.engine.policies.missy import context_manager as missy  # noqa: E402
 from ctxviz.engine.policies.openhands import summary_input as openhands_summary_input  # noqa: E402
 from ctxviz.engine.policies.supyagent import summary_input as supyagent_summary_input  # noqa: E402
@@ -165,13 +166,14 @@ def clear_caches() -> None:
     messages it summarises (keyed by their ids: a first plan of ChatSummaryMemoryBuffer on a fresh
     copy was timed warm, 7 ms for a cold 60 ms at 4,000 agent messages, which made its replay look
     37x one plan), LangChain's views of the messages (else the first plans would be timed warm) and
-    what supyagent's and OpenHands' summarisers are shown of each message."""
+    what supyagent's, OpenHands' and LlamaIndex's summarisers are shown of each message."""
     missy._OLDER_CACHE.clear()
     summarizers._features.cache_clear()  # type: ignore[attr-defined]
     llamaindex_summary._snapshots.clear()
     langchain_counting._VIEWS.clear()
     supyagent_summary_input._SHOWN.clear()  # (what supyagent's and OpenHands' summarisers are shown of each message)
     openhands_summary_input._READ.clear()
+    llamaindex_summary_input._SHOWN.clear()
 
 
 #: Each policy's total budget parameter, as the framework spells it (a policy not listed here is

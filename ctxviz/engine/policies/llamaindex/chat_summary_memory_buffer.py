@@ -25,6 +25,7 @@ from ..common import history_with_summaries
 from .chat_memory_buffer import DEFAULT_TOKEN_LIMIT_RATIO
 from .joined import content_str, llama_count, llama_role, prefix_tokens, text_tokens
 from .summary_columns import NAME, STAND_IN, ZONES, plan_columns, stand_in_summary
+from .summary_input import shown_all
 
 DEFAULT_TOKEN_LIMIT = 2000
 
@@ -257,7 +258,7 @@ def compact(prefix: Session, plan: Plan, params: ChatSummaryMemoryBufferParams, 
 
     by_id = {m.id: m for m in prefix.messages}
     covered = [by_id[i] for i in ids if i in by_id]
-    text = summarizer.supyagent_snapshot(covered)
+    text = summarizer.supyagent_snapshot(shown_all(covered))  # what LlamaIndex's summariser is shown of them
     previous = len(prefix.summaries[-1].covers) if prefix.summaries else 0
     events.append(Event(turn, "summary", f"ChatSummaryMemoryBuffer summarised {len(covered) - previous} more messages "
                                          f"({len(covered)} in all) that no longer fit token_limit {params.limit:,} into one SYSTEM message"))

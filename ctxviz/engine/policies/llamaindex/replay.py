@@ -22,6 +22,7 @@ from ..replay_common import (
 from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
 from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 from .joined import JoinedCounter, content_str
+from .summary_input import shown_all
 
 
 class LlamaIndexReplay(_Replay):
@@ -342,6 +343,7 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         self.head_sums = [0]
         self.previous_covers = 0  # len(covers) of the latest summary in force (get()'s event counts from it)
         self.snapshot = _Snapshot()
+        self.snapshot_upto = 0  # the history messages the snapshot has read (those left out included)
         self._carry_recorded()
         self.recorded_tokens: dict[int, int] = {}
         self.fate: tuple[int, bool] = (0, False)  # this turn's first full-text entry, and whether the llm summarises the head before it
@@ -410,11 +412,13 @@ class LlamaindexSummaryReplay(_SummaryReplay):
         return summarized, (Decision.DROPPED, "dropped: it no longer fits, and without an llm what no longer fits is removed")
 
     def _text(self, upto: int) -> str:
-        """The offline snapshot of history[:upto] (the summarised part only grows; else start again)."""
-        if upto < len(self.snapshot.seen):
-            self.snapshot = _Snapshot()
+        """The offline snapshot of what the summariser is shown of history[:upto] (`summary_input`;
+        the summarised part only grows, `snapshot_upto` of it read; else start again)."""
+        if upto < self.snapshot_upto:
+            self.snapshot, self.snapshot_upto = _Snapshot(), 0
         messages = self.session.messages
-        self.snapshot.advance([messages[k] for k in self.history[len(self.snapshot.seen) : upto]])
+        self.snapshot.advance(shown_all(messages[k] for k in self.history[self.snapshot_upto : upto]))
+        self.snapshot_upto = upto
         return self.snapshot.render()
 
     def _fast(self, i: int) -> Turn | None:

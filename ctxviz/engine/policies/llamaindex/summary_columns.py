@@ -27,6 +27,7 @@ from ...session import Message, Session
 from ..base import params_dict
 from ..common import history_with_summaries
 from .joined import llama_role, prefix_tokens, text_tokens
+from .summary_input import shown_all
 
 NAME = "llamaindex-chat-summary-memory-buffer"
 ZONES = ("system", "summarized", "full_text")
@@ -49,7 +50,7 @@ def stand_in_summary(messages: list[Message]) -> str:
             return hit[1]
     from ...summarizers import supyagent_snapshot  # lazily: it imports urllib, which the engine need not load
 
-    text = supyagent_snapshot(messages)
+    text = supyagent_snapshot(shown_all(messages))  # what LlamaIndex's summariser is shown of them
     with _snapshots_lock:
         _snapshots[key] = (messages, text)
         while len(_snapshots) > 8:
