@@ -150,3 +150,18 @@ def test_the_reading_made_without_the_view_is_the_views(sample: str) -> None:
             assert empty(made)
         else:
             assert made == _extract(view) or (empty(made) and empty(_extract(view))), m.id
+
+
+def test_a_long_chain_of_summaries_is_made_without_recursion() -> None:
+    """An earlier summary's text is made from the one it folded, and so on down the chain: a long
+    session condensed thousands of times must not run out of Python's recursion limit."""
+    from ctxviz.engine.policies.openhands.log import Log, Measure
+
+    session_messages = MESSAGES[:2]
+    log = Log([], [])
+    log.inputs["summary-0"] = (0,)
+    for k in range(1, 3000):
+        log.inputs[f"summary-{k}"] = (f"summary-{k - 1}", 1)
+    measure = Measure(type("S", (), {"messages": session_messages})(), lambda e: 0, len)  # type: ignore[arg-type]
+    text = measure.text_of(log, "summary-2999")
+    assert text and len(log.texts) == 3000

@@ -126,12 +126,29 @@ class Measure:
         self.count_text = count_text
 
     def text_of(self, log: Log, name: str) -> str:
-        if name not in log.texts:
-            from .summary_input import summary_text
+        """The summary's text, and first those of the summaries it folded that have none yet (in a
+        loop, not by recursion: a long session's chain holds thousands)."""
+        if name in log.texts:
+            return log.texts[name]
+        from .summary_input import summary_text
 
-            messages = self.session.messages
-            log.texts[name] = summary_text([self.text_of(log, i) if isinstance(i, str) else messages[i] for i in log.inputs[name]])
-        return log.texts[name]
+        messages = self.session.messages
+        texts = log.texts
+        pending = [name]
+        while pending:
+            current = pending[-1]
+            inputs = log.inputs.get(current)
+            if inputs is None:  # (a summary no condensation here wrote: what it covers, as a summary of its own)
+                texts[current] = summary_text([messages[i] for i in sorted(log.covers[current])])
+                pending.pop()
+                continue
+            needed = [i for i in inputs if isinstance(i, str) and i not in texts]
+            if needed:
+                pending += needed
+                continue
+            pending.pop()
+            texts[current] = summary_text([texts[i] if isinstance(i, str) else messages[i] for i in inputs])
+        return texts[name]
 
     def __call__(self, e: Event, log: Log) -> int:
         return self.count_text(self.text_of(log, e.id)) if e.kind == "summary" else self.event_tokens(e)
