@@ -171,7 +171,7 @@ def clear_caches() -> None:
     summarizers._features.cache_clear()  # type: ignore[attr-defined]
     llamaindex_summary._snapshots.clear()
     langchain_counting._VIEWS.clear()
-    supyagent_summary_input._SHOWN.clear()  # (what supyagent's and OpenHands' summarisers are shown of each message)
+    supyagent_summary_input._SHOWN.clear()
     openhands_summary_input._READ.clear()
     llamaindex_summary_input._SHOWN.clear()
 

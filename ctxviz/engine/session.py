@@ -330,19 +330,6 @@ def built_message(id: str, index: int, role: str, parts: tuple[Part, ...], categ
 _MESSAGE_FIELDS = ("id", "index", "role", "parts", "name", "tool_call_id", "timestamp", "category", "usage")  # and raw, below
 
 
-def with_parts(message: Message, parts: tuple[Part, ...]) -> Message:
-    """The message with these parts, its other fields as they are but without its record: what a
-    framework shows its summariser of a message (a cut preview), read by the offline summary,
-    which reads no record (`dataclasses.replace` would copy the record, unpacking a packed one)."""
-    view = object.__new__(Message)
-    fields = view.__dict__
-    fields.update(message.__dict__)
-    fields["parts"] = parts
-    fields["_raw"] = None
-    fields.pop("sent_form", None)  # (a cached rendering of the message's own parts)
-    return view
-
-
 def message_with(message: Message, **changes: Any) -> Message:
     """`dataclasses.replace(message, **changes)` without re-running the constructor (no field
     validation happens there): loaders call it for thousands of messages of a 100 MB log."""

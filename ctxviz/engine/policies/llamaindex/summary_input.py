@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...kept_by_identity import KeptByIdentity
-from ...session import TEXT_PARTS, Message, ToolCallPart, part_text, with_parts
+from ...session import TEXT_PARTS, Message, ToolCallPart, message_with, part_text
 
 
 def _shown(m: Message) -> Message | None:
@@ -23,7 +23,7 @@ def _shown(m: Message) -> Message | None:
         return None
     calls = tuple(p for p in parts if isinstance(p, ToolCallPart)) if len(texts) == 1 and not part_text(texts[0]) else ()
     new = calls or texts  # (content "": its tool calls are shown, if it has any)
-    return m if new == parts else with_parts(m, new)
+    return m if new == parts else message_with(m, parts=new)
 
 
 #: Each message's view, kept while the message lives (so its reading is: a re-plan and a replay

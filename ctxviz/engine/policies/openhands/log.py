@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...session import Message, Session, Summary
+from .summary_input import forgotten_items, summary_text
 from .view import Event, Sizes, condensation, enforce_properties
 
 LATEST = "summary"  # the event id of the summary the session holds (the latest condensation's)
@@ -130,18 +131,12 @@ class Measure:
         loop, not by recursion: a long session's chain holds thousands)."""
         if name in log.texts:
             return log.texts[name]
-        from .summary_input import summary_text
-
         messages = self.session.messages
         texts = log.texts
         pending = [name]
         while pending:
             current = pending[-1]
-            inputs = log.inputs.get(current)
-            if inputs is None:  # (a summary no condensation here wrote: what it covers, as a summary of its own)
-                texts[current] = summary_text([messages[i] for i in sorted(log.covers[current])])
-                pending.pop()
-                continue
+            inputs = log.inputs[current]  # (every summary without a text was written by a condensation replayed here)
             needed = [i for i in inputs if isinstance(i, str) and i not in texts]
             if needed:
                 pending += needed
@@ -238,21 +233,6 @@ def _condense(log: Log, name: str, params: Sizes, measure: Measure, token_limit:
         log.early[name] = (passed, began - outcome.start)
     log.forgotten |= messages
     return True
-
-
-def forgotten_items(gone: list[Event]) -> tuple[str | int, ...]:
-    """What a condensation's summariser is shown of the events it forgets, in the view's order: a
-    summary by its name, a message by its index (once, for its first event: a message's tool calls
-    are one event each)."""
-    out: list[str | int] = []
-    seen: set[int] = set()
-    for e in gone:
-        if e.kind == "summary":
-            out.append(e.id)
-        elif e.message is not None and e.message not in seen:
-            seen.add(e.message)
-            out.append(e.message)
-    return tuple(out)
 
 
 def placement_notes(log: Log, view: list[Event]) -> list[str]:

@@ -30,11 +30,11 @@ from ...session import (
     ThinkingPart,
     ToolCallPart,
     ToolResultPart,
+    message_with,
     part_text,
     text_part,
     tool_call_part,
     tool_result_part,
-    with_parts,
 )
 from .view import Event
 
@@ -83,7 +83,7 @@ def _shown(m: Message) -> Message | None:
             new = (text_part(shown),) if shown else ()
     if not new:
         return None
-    return m if m.parts == new else with_parts(m, new)
+    return m if m.parts == new else message_with(m, parts=new)
 
 
 def shown(m: Message) -> Message | None:
@@ -172,6 +172,14 @@ def inputs(items: Iterable[str | Message]) -> list[Message]:
     return out
 
 
+def forgotten_items(gone: Sequence[Event]) -> tuple[str | int, ...]:
+    """What a condensation's summariser is shown of the events it forgets, in the view's order: a
+    summary by its name, a message by its index (once: a message's tool calls are one event each,
+    and the View keeps or drops a batch whole, so its first call stands for it)."""
+    return tuple(e.id if e.kind == "summary" else e.message for e in gone  # type: ignore[misc]
+                 if e.kind == "summary" or (e.message is not None and (e.kind != "action" or e.id.endswith("#0"))))
+
+
 def shown_of(gone: Sequence[Event], messages: Sequence[Message], texts: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """The offline summary of what a condensation's summariser is shown of the events it forgets
     (`gone`, in the view's order; `texts`: each summary's), and that as a plan's JSON says it
@@ -191,15 +199,11 @@ def shown_of(gone: Sequence[Event], messages: Sequence[Message], texts: Mapping[
     count = 0
     kept = _READ.entries.get
     put = _READ.put
-    for e in gone:
-        kind = e.kind
-        if kind == "summary":
-            previous = message_preview(texts[e.id])
+    for k in forgotten_items(gone):
+        if k.__class__ is str:  # (a summary, by name)
+            previous = message_preview(texts[k])
             before = count
             add(snapshot_items(previous))  # (`summary_shown`'s reading)
-            continue
-        k = e.message
-        if k is None or (kind == "action" and not e.id.endswith("#0")):  # (a message's later calls: one view for them all)
             continue
         count += 1
         if runs and runs[-1][1] == k - 1:

@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...kept_by_identity import KeptByIdentity
-from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, text_part, with_parts
+from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, message_with, text_part
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 
 #: The parts whose text is the whole of a one-part message's content as supyagent holds it.
@@ -176,13 +176,11 @@ class Shown:
             new = ((text_part(seen),) if seen else ()) + calls
             if parts == new:
                 return m
-        return with_parts(m, new)
+        return message_with(m, parts=new)
 
     def cut(self, m: Message, visible: int) -> Message | None:
         """`view` when only the first `visible` characters of the block are shown."""
         return self.view(m) if visible >= len(self.block) else self._view(m, visible)
-
-
 
 
 #: Each message's `Shown`, kept while the message lives (the reference replay shows the same early
