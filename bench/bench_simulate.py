@@ -15,9 +15,11 @@ Sessions (`--sessions`):
 For each policy (and with pair safety: `--pair-safe` all, or the policies named), in interleaved rounds
 (every round runs each case once at each size, a case's sizes one after the other, the order of the
 cases flipping each round), it prints
-the following. Counting is done once beforehand; every replay and every plan timed gets a new identity
-of its session holding those counts and nothing else (`fresh`), as a process that has just counted it,
-and starts with none of the previous call's data in the CPU caches (`evict_cpu_caches`).
+the following. Counting is done once beforehand; each case's round then runs in a child forked from
+that process, so no case is timed in a heap the cases before it left (as a user's `ctxviz simulate`
+replays in a process of its own); every replay and every plan timed gets a new identity of its session
+holding those counts and nothing else (`fresh`), as a process that has just counted it, and starts
+with none of the previous call's data in the CPU caches (`evict_cpu_caches`).
 
 - the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
   measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
@@ -50,7 +52,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench_engine import agent_session, clear_caches  # noqa: E402
-from common import Row, compound, evict_cpu_caches  # noqa: E402
+from common import Row, compound, evict_cpu_caches, in_forked_child  # noqa: E402
 
 from ctxviz.engine import growth as grown_from  # noqa: E402
 from ctxviz.engine import summarizers  # noqa: E402
@@ -239,38 +241,62 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
         # a minute apart (every case at 1,000 messages, then every case at 2,000, ...) put the
         # machine's drift over that minute into the fitted exponent.
         for case in (cases if r % 2 == 0 else cases[::-1]):
-            for n in all_sizes:
-                if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
-                    continue
-                s = sessions[case.kind][n]
-                # An incremental replay is measured up to the goal's size, however long it takes.
-                limit = 0.0 if case.how == "incremental" else cap * (GEMINI_CAP if case.kind == "gemini" else 1)
-                if r == 0 and case.sim and limit:
-                    expected = _expected(case, n)
-                    if expected > limit:
-                        case.stopped = f"{n:,} messages would take about {expected:.0f} s per replay (cap {limit:g} s)"
-                        continue
-                pol = get_policy(case.policy)
-                params = pol.make_params(case.params)
-                scheme = pol.scheme(None, s.model)
-                options = PlanOptions(pair_safe=case.pair_safe)
-                try:
-                    s_time, timeline = _replay(lambda s=s, scheme=scheme: fresh(s, store, scheme), case.policy, params, store, options,
-                                               2 * limit if r == 0 and limit else float("inf"))
-                except _TooSlow:
-                    case.stopped = f"{n:,} messages passed {2 * limit:g} s per replay"
-                    continue
-                case.sim.setdefault(n, []).append(s_time)
-                case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
-                if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
-                    case.plan.setdefault(n, []).append(timed(lambda x, name=case.policy, params=params, options=options: first_plan(name, x, params, store, options), 0.1,
-                                                             make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
+            _in_own_process(case, r, sessions, store, all_sizes, cap)
         print(f"  growth round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     gc.unfreeze()
     lengths = {(kind, n): len(sessions[kind][n].messages) for kind in kinds for n in all_sizes}
     rows = [_row(case, goal_size, rounds, {n: lengths[(case.kind, n)] for n in all_sizes}) for case in cases]
     print(f"growth: {time.perf_counter() - t0:.0f} s", flush=True)
     return rows
+
+
+def _in_own_process(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
+    """Round `r` of one case (`_round`), run in a child forked from the process that built and
+    counted the sessions and has timed nothing: the case's results come back into `case`. As a
+    user's `ctxviz simulate` runs one replay in a process of its own: timed one after another in
+    one process, a case ran slower after other cases had run (supyagent's one plan at 4,000 agent
+    messages 4.8 ms first, 5.6 ms after four other policies' cases; its replay 57 -> 61 ms), and its
+    replay-to-plan ratio read 9.2x in the full run where alone it is 11-12x."""
+
+    def measured() -> tuple[object, ...]:
+        _round(case, r, sessions, store, all_sizes, cap)
+        return case.sim, case.plan, case.scratch, case.stopped
+
+    ok, value = in_forked_child(measured)
+    if not ok:
+        raise RuntimeError(f"{case.label} on {case.kind} sessions, round {r + 1}: {value}")
+    case.sim, case.plan, case.scratch, case.stopped = value  # type: ignore[misc]
+
+
+def _round(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
+    """Round `r` of one case: its replay at each of its sizes (in the first round, while the next
+    size is expected within the cap), and one plan at the largest."""
+    for n in all_sizes:
+        if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
+            continue
+        s = sessions[case.kind][n]
+        # An incremental replay is measured up to the goal's size, however long it takes.
+        limit = 0.0 if case.how == "incremental" else cap * (GEMINI_CAP if case.kind == "gemini" else 1)
+        if r == 0 and case.sim and limit:
+            expected = _expected(case, n)
+            if expected > limit:
+                case.stopped = f"{n:,} messages would take about {expected:.0f} s per replay (cap {limit:g} s)"
+                continue
+        pol = get_policy(case.policy)
+        params = pol.make_params(case.params)
+        scheme = pol.scheme(None, s.model)
+        options = PlanOptions(pair_safe=case.pair_safe)
+        try:
+            s_time, timeline = _replay(lambda s=s, scheme=scheme: fresh(s, store, scheme), case.policy, params, store, options,
+                                       2 * limit if r == 0 and limit else float("inf"))
+        except _TooSlow:
+            case.stopped = f"{n:,} messages passed {2 * limit:g} s per replay"
+            continue
+        case.sim.setdefault(n, []).append(s_time)
+        case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
+        if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
+            case.plan.setdefault(n, []).append(timed(lambda x, name=case.policy, params=params, options=options: first_plan(name, x, params, store, options), 0.1,
+                                                     make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
 
 
 def _expected(case: Case, n: int) -> float:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import compileall
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
@@ -163,3 +166,28 @@ def wall(argv: list[str], env: dict[str, str] | None = None) -> float:
 def spread(values: list[float], scale: float = 1.0, fmt: str = "{:.2f}") -> str:
     vals = [v * scale for v in values]
     return f"{fmt.format(statistics.median(vals))} [{fmt.format(min(vals))}-{fmt.format(max(vals))}]"
+
+
+def in_forked_child(fn: Callable[[], object]) -> tuple[bool, object]:
+    """`fn()` in a child forked from this process, which keeps what the parent built and nothing
+    the child's own work leaves: (True, its value) or (False, the last line of the child's error)."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_run_in_child, args=(fn, send))
+    child.start()
+    send.close()
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        ok, value = False, "the child ended without a result"
+    child.join()
+    return ok, value
+
+
+def _run_in_child(fn: Callable[[], object], out: Connection) -> None:
+    try:
+        out.send((True, fn()))
+    except BaseException:  # noqa: BLE001 - the parent says what failed
+        out.send((False, traceback.format_exc(limit=3).strip().splitlines()[-1]))
+    finally:
+        out.close()

@@ -35,19 +35,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import multiprocessing
 import os
 import platform
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from common import ROOT, Row  # noqa: E402
+from common import ROOT, Row, in_forked_child  # noqa: E402
 
 
 def gui_rows(quick: bool, rounds: int) -> list[Row]:
@@ -61,30 +58,12 @@ def gui_rows(quick: bool, rounds: int) -> list[Row]:
     return bench_gui.run(rounds=rounds, quick=quick)
 
 
-def _measure_in_child(measure: Callable[[], list[Row]], out: Connection) -> None:
-    try:
-        out.send(("rows", measure()))
-    except BaseException:  # noqa: BLE001 - the parent turns it into a row that says why
-        out.send(("error", traceback.format_exc(limit=3).strip().splitlines()[-1]))
-    finally:
-        out.close()
-
-
 def in_fresh_child(measure: Callable[[], list[Row]], group: str) -> list[Row]:
     """`measure()` in a child forked from this parent, which has measured nothing: its rows, or one
     row saying why it could not be measured."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_measure_in_child, args=(measure, send))
-    child.start()
-    send.close()
-    try:
-        kind, value = receive.recv()
-    except EOFError:
-        kind, value = "error", "the child ended without a result"
-    child.join()
-    if kind == "rows":
-        return value
+    ok, value = in_forked_child(measure)
+    if ok:
+        return value  # type: ignore[return-value]
     print(f"{group}: not measured ({value})", flush=True)
     return [Row(group, [], "", False, note=f"not measured: {value}")]
 

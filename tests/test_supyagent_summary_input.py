@@ -161,3 +161,27 @@ def test_a_simulated_supyagent_summary_holds_only_what_its_summariser_was_shown(
         texts = [s.text for s in simulate(session, "supyagent", params, incremental=incremental).summaries]
         assert texts and any("error: early failure" in t for t in texts)
         assert not any("late failure" in t or "src/ledger/parse.py" in t for t in texts)
+
+
+READ_PATHS = sorted({c["session"] for c in GOLDEN} | {f"sample_sessions/{p.name}" for p in (ROOT / "sample_sessions").iterdir()
+                                                      if p.suffix in (".yaml", ".jsonl", ".json", ".traj")})
+
+
+@pytest.mark.parametrize("path", READ_PATHS)
+def test_what_is_read_without_the_views_is_what_the_views_read(path: str) -> None:
+    """The replay reads what the summariser is shown without making each view (`Shown.reading`,
+    `SummaryInput.readings`, `head_readings`): the same readings, in the same order, as reading
+    the views themselves, for the whole history and for each head a cut leaves."""
+    from ctxviz.engine.summarizers import features_of
+
+    messages = history(path)
+    whole = SummaryInput(10**9, CL100K)
+    whole.add(messages)
+    assert whole.readings() == features_of(whole.views())
+    assert whole.readings(len(messages) // 2) == features_of(whole.views(len(messages) // 2))
+    total = len(transcript(messages))
+    for limit in sorted({1, 7, 50, total // 5, total // 3}):
+        cut = SummaryInput(limit, CL100K)
+        cut.add(messages)
+        if cut.settle():
+            assert cut.head_readings() == features_of(cut.head)

@@ -305,8 +305,12 @@ _LONGEST = max(map(len, ERROR_WORDS + DECISION_WORDS))
 
 def _extract(m: Message) -> Features:
     """(files, decisions, values, last action, request) of one message (see `_features`)."""
-    parts = m.parts
-    role = m.role
+    return read_parts(m.role, m.name, m.parts)
+
+
+def read_parts(role: str, name: str, parts: Sequence[Part]) -> Features:
+    """`_extract` of a message of this role, name and parts, for a caller that has them without
+    the message (a framework's view of one, read without making it)."""
     calls: Sequence[Part] = ()
     if len(parts) == 1:  # (`m.text` of one part, without the generator)
         part = parts[0]
@@ -335,7 +339,7 @@ def _extract(m: Message) -> Features:
             if t:
                 texts.append(t)
         text = "\n".join(texts)
-    return read_text(role, m.name, text, calls)
+    return read_text(role, name, text, calls)
 
 
 def read_text(role: str, name: str, text: str, calls: Sequence[Part] = ()) -> Features:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..id_prefix import IdPrefix as IdPrefix  # (re-exported: the replays' covers views, engine/id_prefix.py)
 from ..session import Message
-from ..summarizers import SECTIONS, WORD_LIMIT, features_of, render_snapshot
+from ..summarizers import SECTIONS, WORD_LIMIT, Features, features_of, render_snapshot
 
 
 class _Snapshot:
@@ -131,10 +131,18 @@ class _Snapshot:
         made into a line, and with `count` never counted."""
         if not messages:
             return
+        self.gather(features_of(messages))
+        self.seen += messages
+
+    def gather(self, readings: list[Features]) -> None:
+        """`advance` from the messages' readings (`summarizers.features_of`'s), for a caller that
+        reads them otherwise (supyagent's views, read without making them). Such a snapshot is
+        carried by its caller alone: `text`, which finds its place by the messages seen, is not
+        asked of it."""
         files, decisions, values, _, requests = self.unique
         parts = self.parts
         last_action, last_request = self.last_action, self.last_request
-        for f, d, v, action, request in features_of(messages):  # (the three lists unrolled: most are empty)
+        for f, d, v, action, request in readings:  # (the three lists unrolled: most are empty)
             if f:
                 for item in f:
                     if item and item not in files:
@@ -161,7 +169,6 @@ class _Snapshot:
                     last_request = request
                     parts[3] = None
         self.last_action, self.last_request = last_action, last_request
-        self.seen += messages
 
     def render(self) -> str:
         return self.counted()[0]

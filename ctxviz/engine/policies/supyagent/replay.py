@@ -173,12 +173,12 @@ class SupyagentReplay(_GrowingReplay):
             elif shown.settle():  # the summariser is shown the same head from now on: its snapshot made once
                 if self.head_snapshot is None:
                     head = _Snapshot(snapshot.count, by_pieces=True)
-                    head.advance(shown.head)
+                    head.gather(shown.head_readings())
                     self.head_snapshot = head.counted()
                 text, text_count = self.head_snapshot
                 text_count = text_count if snapshot.count is not None else None
             else:
-                snapshot.advance(shown.views(read))
+                snapshot.gather(shown.readings(read))
                 text, text_count = snapshot.counted()
                 text_count = text_count if snapshot.count is not None else None
             last = self.history[up_to]

@@ -33,6 +33,7 @@ from typing import Any
 
 from ...kept_by_identity import KeptByIdentity
 from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, message_with, text_part
+from ...summarizers import Features, message_features, read_parts
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 
 #: The parts whose text is the whole of a one-part message's content as supyagent holds it.
@@ -112,7 +113,7 @@ class Shown:
     stand-in reads (`view`). Holds nothing of the message itself (it is kept by the message's
     identity while the message lives: `shown`), so the message is handed to `view` and `cut`."""
 
-    __slots__ = ("block", "calls", "calls_end", "content", "prefix", "whole")
+    __slots__ = ("block", "calls", "calls_end", "content", "prefix", "read", "whole")
 
     def __init__(self, message: Message) -> None:
         parts = message.parts
@@ -145,6 +146,7 @@ class Shown:
         self.content = content
         self.block = self.prefix + content
         self.whole: Message | bool | None = False  # (False: not made yet; True: the message as it stands)
+        self.read: Features | None | bool = False  # (False: not read yet)
 
     def view(self, m: Message) -> Message | None:
         """The message the stand-in reads of `m` (this one's message): `m` itself where it reads
@@ -156,8 +158,31 @@ class Shown:
             whole = self.whole = True if made is m else made
         return m if whole is True else whole  # type: ignore[return-value]
 
+    def reading(self, m: Message) -> Features | None:
+        """What the stand-in reads of `m` as shown (`view(m)`'s features), None where nothing of it
+        is shown; a view not made yet is read from its parts without making it (the replay reads
+        the history's first summaries from these, and most of its views are never asked for)."""
+        read = self.read
+        if read is False:
+            whole = self.whole
+            made = (m if whole is True else whole) if whole is not False else self._parts(m, len(self.block))
+            if made is None:
+                read = None
+            elif isinstance(made, Message):
+                read = message_features(made)
+            else:
+                read = read_parts(m.role, m.name, made)
+            self.read = read
+        return read
+
     def _view(self, m: Message, visible: int) -> Message | None:
         """The message the stand-in reads when the first `visible` characters of the block are shown."""
+        made = self._parts(m, visible)
+        return made if made is None or isinstance(made, Message) else message_with(m, parts=made)
+
+    def _parts(self, m: Message, visible: int) -> Message | tuple[Any, ...] | None:
+        """`_view`'s message: `m` itself where it reads the same, None where nothing of it is
+        shown, else the view's parts (the message not made)."""
         seen = self.content[: max(0, visible - len(self.prefix))]
         calls = self.calls if visible >= self.calls_end else ()
         if not seen and not calls:
@@ -176,7 +201,7 @@ class Shown:
             new = ((text_part(seen),) if seen else ()) + calls
             if parts == new:
                 return m
-        return message_with(m, parts=new)
+        return new
 
     def cut(self, m: Message, visible: int) -> Message | None:
         """`view` when only the first `visible` characters of the block are shown."""
@@ -209,7 +234,9 @@ class SummaryInput:
         self.tokens = 0  # the prompt's count without the blocks not yet counted
         self.counted = 0  # blocks counted into `tokens`
         self.frozen = False
-        self.head: list[Message] = []  # what is shown, once frozen
+        self.shown: list[tuple[Message, Shown, int]] = []  # once frozen: the messages shown, each with how much of its block
+        self._head: list[Message] | None = None
+        self.note: str | None = None  # `head_note`'s, once frozen
 
     def add(self, messages: Sequence[Message]) -> None:
         """Add the history messages that follow those added so far (nothing once frozen)."""
@@ -222,6 +249,11 @@ class SummaryInput:
             item = shown(m)
             items.append((m, item))
             ends.append((ends[-1] + len(SEPARATOR) if ends else 0) + len(item.block))
+
+    def readings(self, start: int = 0) -> list[Features]:
+        """The stand-in's readings of `views(start)`, without making the views (`Shown.reading`)."""
+        readings = (item.reading(m) for m, item in self.items[start:])
+        return [read for read in readings if read is not None]
 
     def views(self, start: int = 0) -> list[Message]:
         """The views of the messages added from the `start`-th on (with a block: system messages
@@ -238,18 +270,30 @@ class SummaryInput:
         if not self.items or self.ends[-1] <= self.max_chars or not self._over():
             return False
         self.frozen = True
-        head: list[Message] = []
+        shown: list[tuple[Message, Shown, int]] = []
         start = 0
         for (m, item), end in zip(self.items, self.ends, strict=True):
             if start >= self.max_chars:
                 break
-            view = item.cut(m, self.max_chars - start)
-            if view is not None:
-                head.append(view)
+            shown.append((m, item, self.max_chars - start))
             start = end + len(SEPARATOR)
-        self.head = head
+        self.shown = shown
         self.items, self.ends = [], []  # (nothing more is shown)
         return True
+
+    @property
+    def head(self) -> list[Message]:
+        """What is shown once frozen: the views of the messages within the first `2 x limit`
+        characters of the transcript, the last as far as it is shown (made when first asked)."""
+        if self._head is None:
+            views = (item.cut(m, visible) for m, item, visible in self.shown)
+            self._head = [view for view in views if view is not None]
+        return self._head
+
+    def head_readings(self) -> list[Features]:
+        """The stand-in's readings of `head`, the views wholly shown read without making them."""
+        readings = [item.reading(m) if visible >= len(item.block) else _reading(item.cut(m, visible)) for m, item, visible in self.shown]
+        return [read for read in readings if read is not None]
 
     def messages(self) -> list[Message]:
         """What the stand-in reads: each message's view, or, once the prompt is over, those within
@@ -273,9 +317,17 @@ class SummaryInput:
         return False
 
 
+def _reading(view: Message | None) -> Features | None:
+    return None if view is None else message_features(view)
+
+
 def head_note(shown_input: SummaryInput) -> str:
     """What a summary event adds once the summariser is shown only the head ("" before)."""
-    if not shown_input.frozen or not shown_input.head:
+    if not shown_input.frozen:
         return ""
-    return (f"; its prompt is over {PROMPT_SHARE * 100:.0f} % of the {shown_input.limit:,}-token limit, so the summariser is shown only "
-            f"the conversation's first {shown_input.max_chars:,} characters, to message #{shown_input.head[-1].index}")
+    if shown_input.note is None:  # (the same for every summary from the first frozen one on)
+        last = next((m.index for m, item, visible in reversed(shown_input.shown) if item.cut(m, visible) is not None), None)
+        shown_input.note = "" if last is None else (
+            f"; its prompt is over {PROMPT_SHARE * 100:.0f} % of the {shown_input.limit:,}-token limit, so the summariser is "
+            f"shown only the conversation's first {shown_input.max_chars:,} characters, to message #{last}")
+    return shown_input.note
