@@ -251,30 +251,19 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
 
 
 def _in_own_process(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
-    """Round `r` of one case (`_round`), run in a child forked from the process that built and
-    counted the sessions and has timed nothing: the case's results come back into `case`. As a
-    user's `ctxviz simulate` runs one replay in a process of its own: timed one after another in
-    one process, a case ran slower after other cases had run (supyagent's one plan at 4,000 agent
-    messages 4.8 ms first, 5.6 ms after four other policies' cases; its replay 57 -> 61 ms), and its
-    replay-to-plan ratio read 9.2x in the full run where alone it is 11-12x."""
-
-    def measured() -> tuple[object, ...]:
-        _round(case, r, sessions, store, all_sizes, cap)
-        return case.sim, case.plan, case.scratch, case.stopped
-
-    ok, value = in_forked_child(measured)
-    if not ok:
-        raise RuntimeError(f"{case.label} on {case.kind} sessions, round {r + 1}: {value}")
-    case.sim, case.plan, case.scratch, case.stopped = value  # type: ignore[misc]
-
-
-def _round(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
     """Round `r` of one case: its replay at each of its sizes (in the first round, while the next
-    size is expected within the cap), and one plan at the largest."""
+    size is expected within the cap), then one plan at the largest size replayed, each in a child
+    forked from the process that built and counted the sessions and has timed nothing; the
+    results come into `case`. As a user's `ctxviz simulate` and `ctxviz plan` each run in a
+    process of their own: timed one after another in one process, a case ran slower after other
+    cases had run (supyagent's one plan at 4,000 agent messages 4.8 ms first, 5.6 ms after four
+    other policies' cases), and a plan timed after replays ran in the heap they left (supyagent's
+    plan took 9 % less time after replays that built fewer objects, its own code unchanged): its
+    replay-to-plan ratio read 9.2x in the full run, 11-12x with the plan after the replays in one
+    child, and 12.3x with each in a child of its own."""
     for n in all_sizes:
         if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
             continue
-        s = sessions[case.kind][n]
         # An incremental replay is measured up to the goal's size, however long it takes.
         limit = 0.0 if case.how == "incremental" else cap * (GEMINI_CAP if case.kind == "gemini" else 1)
         if r == 0 and case.sim and limit:
@@ -282,21 +271,43 @@ def _round(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tup
             if expected > limit:
                 case.stopped = f"{n:,} messages would take about {expected:.0f} s per replay (cap {limit:g} s)"
                 continue
-        pol = get_policy(case.policy)
-        params = pol.make_params(case.params)
-        scheme = pol.scheme(None, s.model)
-        options = PlanOptions(pair_safe=case.pair_safe)
-        try:
-            s_time, timeline = _replay(lambda s=s, scheme=scheme: fresh(s, store, scheme), case.policy, params, store, options,
-                                       2 * limit if r == 0 and limit else float("inf"))
-        except _TooSlow:
-            case.stopped = f"{n:,} messages passed {2 * limit:g} s per replay"
+        s = sessions[case.kind][n]
+        ok, value = in_forked_child(lambda s=s, limit=limit: _replay_of(case, s, store, 2 * limit if r == 0 and limit else float("inf")))
+        if not ok:
+            raise RuntimeError(f"{case.label} on {case.kind} sessions, {n:,} messages, round {r + 1}: {value}")
+        if isinstance(value, str):
+            case.stopped = f"{n:,} messages {value}"
             continue
+        s_time, case.scratch = value  # type: ignore[misc]
         case.sim.setdefault(n, []).append(s_time)
-        case.scratch = f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
-        if r == 0 or n == max(case.sim):  # one plan is compared at the largest size only
-            case.plan.setdefault(n, []).append(timed(lambda x, name=case.policy, params=params, options=options: first_plan(name, x, params, store, options), 0.1,
-                                                     make=lambda s=s, scheme=scheme: fresh(s, store, scheme)))
+    if not case.sim:
+        return
+    n = max(case.sim)
+    ok, value = in_forked_child(lambda: _one_plan(case, sessions[case.kind][n], store))
+    if not ok:
+        raise RuntimeError(f"{case.label} on {case.kind} sessions, one plan, round {r + 1}: {value}")
+    case.plan.setdefault(n, []).append(value)  # type: ignore[arg-type]
+
+
+def _replay_of(case: Case, s: Session, store: CountStore, limit: float) -> tuple[float, str] | str:
+    """Seconds per replay of a `fresh` identity of `s` (`_replay`) and how many of its steps planned
+    from scratch; or, when one replay passed `limit` seconds, what to say of it."""
+    pol = get_policy(case.policy)
+    params, options = pol.make_params(case.params), PlanOptions(pair_safe=case.pair_safe)
+    scheme = pol.scheme(None, s.model)
+    try:
+        seconds, timeline = _replay(lambda: fresh(s, store, scheme), case.policy, params, store, options, limit)
+    except _TooSlow:
+        return f"passed {limit:g} s per replay"
+    return seconds, f"{timeline.scratch_steps:,} of {len(timeline.turns):,} steps planned from scratch"
+
+
+def _one_plan(case: Case, s: Session, store: CountStore) -> float:
+    """Seconds per plan of a `fresh` identity of `s` with the case's options (`timed`'s median)."""
+    pol = get_policy(case.policy)
+    params, options = pol.make_params(case.params), PlanOptions(pair_safe=case.pair_safe)
+    scheme = pol.scheme(None, s.model)
+    return timed(lambda x: first_plan(case.policy, x, params, store, options), 0.1, make=lambda: fresh(s, store, scheme))
 
 
 def _expected(case: Case, n: int) -> float:
@@ -375,7 +386,7 @@ def main() -> None:
     if unknown:
         parser.error(f"--sessions: unknown {', '.join(unknown)} (choose from {', '.join(KINDS)})")
     for row in growth(kinds, args.policy, pair_safe, max(3, args.rounds), sizes, scratch, args.cap):
-        print(f"{row.name}: {row.measured()}  goal {row.goal}  {row.result()}")
+        print(f"{row.name}: {row.measured()}  goal {row.goal}  {row.result()}" + (f"  ({row.detail})" if row.detail else ""))
 
 
 if __name__ == "__main__":
