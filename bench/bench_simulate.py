@@ -222,26 +222,26 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
     t0 = time.perf_counter()
     all_sizes = tuple(sorted(set(sizes) | {n for n in scratch_sizes if n <= goal_size}))
     sessions = {kind: make_sessions("tiled" if kind == "tiled" else "agent", all_sizes) for kind in kinds}
-    store = CountStore()
-    for case in cases:
+    for case in cases:  # (asked in a child: nothing it derives stays behind for the timed calls)
         s = sessions[case.kind][goal_size]
-        pol = get_policy(case.policy)
-        case.how = replays_incrementally(case.policy, s, PlanOptions(pair_safe=case.pair_safe), pol.make_params(case.params))
+        ok, how = in_forked_child(lambda case=case, s=s: replays_incrementally(case.policy, s, PlanOptions(pair_safe=case.pair_safe),
+                                                                               get_policy(case.policy).make_params(case.params)))
+        if not ok:
+            raise RuntimeError(f"{case.label} on {case.kind} sessions: {how}")
+        case.how = str(how)
         case.sizes = sizes if case.how == "incremental" else tuple(n for n in all_sizes if n in scratch_sizes)
         if case.kind == "gemini":  # past the first compression (turn 61) from the first size on
             case.sizes = tuple(n for n in all_sizes if n >= GEMINI_FROM)
-        for n in case.sizes:  # count once: the replay reads the cached counts
-            store.get(sessions[case.kind][n], pol.scheme(None, sessions[case.kind][n].model))
     gc.collect()
-    gc.freeze()  # the sessions and counts live through the run: out of the collector, as the app's loader does
+    gc.freeze()  # the sessions live through the run: out of the collector, as the app's loader does
     print(f"growth: {len(cases)} cases on {', '.join(kinds)} sessions of {', '.join(f'{n:,}' for n in all_sizes)} messages, "
-          f"counted in {time.perf_counter() - t0:.1f} s", flush=True)
+          f"made in {time.perf_counter() - t0:.1f} s", flush=True)
     for r in range(rounds):
         # Each case's sizes one after the other: a round takes a minute or more, and sizes measured
         # a minute apart (every case at 1,000 messages, then every case at 2,000, ...) put the
         # machine's drift over that minute into the fitted exponent.
         for case in (cases if r % 2 == 0 else cases[::-1]):
-            _in_own_process(case, r, sessions, store, all_sizes, cap)
+            _in_own_process(case, r, sessions, all_sizes, cap)
         print(f"  growth round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     gc.unfreeze()
     lengths = {(kind, n): len(sessions[kind][n].messages) for kind in kinds for n in all_sizes}
@@ -250,17 +250,40 @@ def growth(kinds: tuple[str, ...] = ("agent",), policies: list[str] | None = Non
     return rows
 
 
-def _in_own_process(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
-    """Round `r` of one case: its replay at each of its sizes (in the first round, while the next
-    size is expected within the cap), then one plan at the largest size replayed, each in a child
-    forked from the process that built and counted the sessions and has timed nothing; the
-    results come into `case`. As a user's `ctxviz simulate` and `ctxviz plan` each run in a
-    process of their own: timed one after another in one process, a case ran slower after other
-    cases had run (supyagent's one plan at 4,000 agent messages 4.8 ms first, 5.6 ms after four
-    other policies' cases), and a plan timed after replays ran in the heap they left (supyagent's
-    plan took 9 % less time after replays that built fewer objects, its own code unchanged): its
-    replay-to-plan ratio read 9.2x in the full run, 11-12x with the plan after the replays in one
-    child, and 12.3x with each in a child of its own."""
+def _in_own_process(case: Case, r: int, sessions: dict, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
+    """Round `r` of one case, in a child forked from the process that made the sessions and has
+    counted and timed nothing: the child counts the case's sessions with the policy's own scheme, as
+    a user's process counts its session, then times the replay at each size (in the first round,
+    while the next size is expected within the cap) and one plan at the largest size replayed, each
+    in a child of its own forked from there; the results come into `case`.
+
+    Each is timed in a process as a user's `ctxviz simulate` and `ctxviz plan` run it, with nothing
+    done before but loading and counting: a plan's or replay's time moves with what the process did
+    before it. Timed one after another in one process, a case ran slower after other cases had run
+    (supyagent's one plan at 4,000 agent messages 4.8 ms first, 5.6 ms after four other policies'
+    cases); a plan timed after the replays ran in the heap they left (supyagent's 9 % faster after
+    replays that built fewer objects, its own code unchanged); and a plan in a process that had
+    counted the session with other policies' schemes too (LangChain's, Gemini CLI's, Codex's) took
+    18-30 % longer, which alone moved supyagent's ratio from 12.5x to 9.5x."""
+
+    def round_of_case() -> tuple[object, ...]:
+        store = CountStore()
+        pol = get_policy(case.policy)
+        for n in case.sizes:  # counted once: the replays and the plan read the cached counts
+            store.get(sessions[case.kind][n], pol.scheme(None, sessions[case.kind][n].model))
+        gc.collect()
+        gc.freeze()  # (the counts live through the child, as the session in a user's process)
+        _replays_and_plan(case, r, sessions, store, all_sizes, cap)
+        return case.sim, case.plan, case.scratch, case.stopped
+
+    ok, value = in_forked_child(round_of_case)
+    if not ok:
+        raise RuntimeError(f"{case.label} on {case.kind} sessions, round {r + 1}: {value}")
+    case.sim, case.plan, case.scratch, case.stopped = value  # type: ignore[misc]
+
+
+def _replays_and_plan(case: Case, r: int, sessions: dict, store: CountStore, all_sizes: tuple[int, ...], cap: float) -> None:  # noqa: ANN001
+    """`_in_own_process`'s timings, each in a child forked from the counting process."""
     for n in all_sizes:
         if n not in case.sizes or (r > 0 and n > max(case.sim, default=0)) or (r == 0 and case.stopped):
             continue
