@@ -32,7 +32,7 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from common import Row, compound, interleaved, spread, timed, within  # noqa: E402
+from common import Row, compound, in_forked_child, interleaved, spread, timed, within  # noqa: E402
 
 from ctxviz.engine import summarizers  # noqa: E402
 from ctxviz.engine.counting import CountStore  # noqa: E402
@@ -222,13 +222,41 @@ def replan_cases(name: str, params: object, session_tokens: int) -> dict[str, di
     return cases
 
 
+def _first_and_replans(base: Session, name: str, tok: str | None) -> tuple[float, dict[str, float]]:
+    """One policy's first plan of a new identity of `base` (counting included) and its re-plans
+    (`replan_cases`), timed in the calling process: `bench_replan_matrix` runs it in a child forked
+    from a parent that has made the session and planned nothing, as a user's process loads its
+    session and plans it with one policy. Run one after another in one process, every policy's plans
+    ran in a heap the policies before had left, and a plan's time moves with that (supyagent's plan
+    of 4,000 agent messages took 30 % longer after the session had been counted with LangChain's
+    scheme: bench_simulate.py, `_in_own_process`)."""
+    from ctxviz.engine.policies import get_policy
+
+    pol = get_policy(name)
+    session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
+    store = CountStore()
+    clear_caches()
+    first = planned(lambda: plan_session(session, name, {}, tok, store))
+    params = pol.default_params()
+    session_tokens = sum(store.get(session, pol.scheme(tok, session.model)).message_tokens)
+    replans: dict[str, float] = {}
+    for case, change in replan_cases(name, params, session_tokens).items():
+        missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the plan before
+        try:
+            replans[case] = planned(lambda change=change: plan_session(session, name, change, tok, store))
+        except Exception as exc:  # noqa: BLE001 (a policy refusing the change is reported, not fatal)
+            print(f"  {name} {tok or 'own'} {case}: {change} refused ({exc})")
+    return first, replans
+
+
 def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, tokenizers: tuple[str | None, ...] = (None, "o200k_base"),
                         group: str = "") -> list[Row]:
     """For every policy, with its own estimator and with o200k_base: the first plan of a session
     (counting included, nothing cached) against the re-plans of `replan_cases`, each a row part
-    (`group`: the rows' section in bench/run.py's summary). Each round plans a new identity of
-    the session, so nothing counted in an earlier round is reused; the re-plans follow their first
-    plan in the same round."""
+    (`group`: the rows' section in bench/run.py's summary). Each policy's round runs in a child
+    forked from this process, which has made the session and planned nothing (`_first_and_replans`):
+    it plans a new identity of the session, so nothing counted in an earlier round is reused, and
+    the re-plans follow their first plan there."""
     from ctxviz.engine.policies import get_policy, policy_names
 
     names = policies or policy_names()
@@ -244,25 +272,14 @@ def bench_replan_matrix(n: int, rounds: int, policies: list[str] | None = None, 
             pol = get_policy(name)
             for tok in tokenizers:
                 label = tok or f"own ({pol.default_tokenizer})"
-                session = dataclasses.replace(base)  # a new identity: nothing counted or cached yet
-                store = CountStore()
-                clear_caches()
-                first = planned(lambda session=session, store=store, name=name, tok=tok: plan_session(session, name, {}, tok, store))
+                ok, value = in_forked_child(lambda name=name, tok=tok: _first_and_replans(base, name, tok))
+                if not ok:
+                    raise RuntimeError(f"re-plan matrix, {name} with {label}: {value}")
+                first, replans = value  # type: ignore[misc]
                 firsts.setdefault((name, label), []).append(first)
-                params = pol.default_params()
-                session_tokens = sum(store.get(session, pol.scheme(tok, session.model)).message_tokens)
-                for case, change in replan_cases(name, params, session_tokens).items():
-                    missy._OLDER_CACHE.clear()  # the cut moves: nothing kept from the plan before
-                    try:
-                        replan = planned(lambda session=session, store=store, name=name, tok=tok, change=change: plan_session(session, name, change, tok, store))
-                    except Exception as exc:  # noqa: BLE001 (a policy refusing the change is reported, not fatal)
-                        print(f"  {name} {label} {case}: {change} refused ({exc})")
-                        continue
+                for case, replan in replans.items():
                     results.setdefault((name, label, case), []).append(replan / first * 100)
                     replan_times.setdefault((name, label, case), []).append(replan)
-        gc.unfreeze()  # what the round's plans froze (and left as garbage, should any of it be cyclic), collected untimed
-        gc.collect()
-        gc.freeze()
         print(f"  re-plan matrix round {r + 1}/{rounds} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows: list[Row] = []
     print(f"\nre-plan after a parameter change on {n:,} messages with tool calls, vs the first plan (counting included); goal <= {REPLAN_GOAL:.0f} %")
