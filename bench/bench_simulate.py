@@ -15,11 +15,13 @@ Sessions (`--sessions`):
 For each policy (and with pair safety: `--pair-safe` all, or the policies named), in interleaved rounds
 (every round runs each case once at each size, a case's sizes one after the other, the order of the
 cases flipping each round), it prints
-the following. Counting is done once beforehand; each case's round then runs in a child forked from
-that process, so no case is timed in a heap the cases before it left (as a user's `ctxviz simulate`
-replays in a process of its own); every replay and every plan timed gets a new identity of its session
-holding those counts and nothing else (`fresh`), as a process that has just counted it, and starts
-with none of the previous call's data in the CPU caches (`evict_cpu_caches`).
+the following. The sessions are made once; each case's round runs in a child forked from that
+process, which counts the case's sessions with the policy's own scheme and nothing else, and each
+replay and the one plan are timed in a child of their own forked from there (`_in_own_process`), so
+nothing is timed in a heap that other cases, other schemes' counts or the other calls left: as a
+user's `ctxviz simulate` or `ctxviz plan` runs after loading and counting its session. Every replay
+and every plan timed gets a new identity of its session holding those counts and nothing else
+(`fresh`), and starts with none of the previous call's data in the CPU caches (`evict_cpu_caches`).
 
 - the exponent of the replay's cost, fitted log-log by least squares over the largest three sizes
   measured, one fit per round (median [min-max]); goal: at most n^1.15 (n^1.2 with pair safety);
