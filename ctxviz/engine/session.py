@@ -241,7 +241,11 @@ Message.raw = _Raw()  # type: ignore[assignment,misc]  # after @dataclass, which
 
 def stored_raw(message: Message) -> Any:
     """`message.raw` as the message keeps it (packed or not): what a copy of the message takes."""
-    return message.__dict__.get("_raw")  # (every way a message is built sets it; None: given no raw)
+    # (every way a message is built sets it; None: given no raw). Read as an attribute, never
+    # through `message.__dict__`: on CPython 3.11 asking a message for its `__dict__` gives it a
+    # dict of its own in place of the values kept in the object, and every later attribute read
+    # of that message is slower (a plan of 4,000 messages 4.2 -> 5.2 ms once each had been asked).
+    return getattr(message, "_raw", None)
 
 
 def record_of(message: Message) -> Any:
