@@ -32,18 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...kept_by_identity import KeptByIdentity
-from ...session import (
-    ROLES,
-    TEXT_PARTS,
-    ImagePart,
-    Message,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    message_with,
-    part_text,
-    text_part,
-)
+from ...session import ROLES, Message, TextPart, ToolCallPart, ToolResultPart, message_with, text_part
 from ...summarizers import Features, message_features, read_parts
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 
@@ -132,20 +121,14 @@ class Shown:
         if len(parts) == 1 and type(parts[0]) in _ONE_TEXT and message.role in ROLES:  # (most messages: `to_openai`'s content, read directly)
             role = message.role.upper()
             content = parts[0].text  # type: ignore[union-attr]
-        elif message.role in ROLES and not any(isinstance(p, ImagePart) for p in parts):
-            # (`to_openai`'s content without an image, read directly: the text parts' texts joined
-            # by newlines, "" for none; tool calls only on an assistant message)
-            role = message.role.upper()
-            content = "\n".join([part_text(p) for p in parts if isinstance(p, TEXT_PARTS)])
-            calls = role == "ASSISTANT" and any(isinstance(p, ToolCallPart) for p in parts)
-        else:
-            msg = message.to_openai()
-            role = str(msg["role"]).upper()
-            content = msg.get("content", "")
+        else:  # `to_openai`'s role, content and whether it has tool calls, without building the dict
+            sent_role = message.role if message.role in ROLES else "user"
+            role = sent_role.upper()
+            content = message.openai_content()
             if isinstance(content, list):
                 content = content_text(content)
             content = content or ""
-            calls = bool(msg.get("tool_calls"))
+            calls = sent_role == "assistant" and bool(message.tool_calls)
         self.calls: tuple[ToolCallPart, ...] = ()
         self.calls_end = 0  # how much of the block shows the calls
         if role == "TOOL":
