@@ -165,15 +165,12 @@ class Shown:
         read = self.read
         if read is False:
             whole = self.whole
-            made = (m if whole is True else whole) if whole is not False else self._parts(m, len(self.block))
-            if made is None:
-                read = None
-            elif isinstance(made, Message):
-                read = message_features(made)
-            else:
-                read = read_parts(m.role, m.name, made)
-            self.read = read
+            read = self.read = _read(m, (m if whole is True else whole) if whole is not False else self._parts(m, len(self.block)))
         return read
+
+    def cut_reading(self, m: Message, visible: int) -> Features | None:
+        """`reading` when only the first `visible` characters of the block are shown (`cut`'s)."""
+        return self.reading(m) if visible >= len(self.block) else _read(m, self._parts(m, visible))
 
     def _view(self, m: Message, visible: int) -> Message | None:
         """The message the stand-in reads when the first `visible` characters of the block are shown."""
@@ -208,6 +205,16 @@ class Shown:
         return self.view(m) if visible >= len(self.block) else self._view(m, visible)
 
 
+def _read(m: Message, made: Message | tuple[Any, ...] | None) -> Features | None:
+    """The stand-in's reading of what `Shown._parts` made of `m`: a message's (kept while it
+    lives), the parts' (read as a message of m's role and name would be), or none."""
+    if made is None:
+        return None
+    if isinstance(made, Message):
+        return message_features(made)
+    return read_parts(m.role, m.name, made)
+
+
 #: Each message's `Shown`, kept while the message lives (the reference replay shows the same early
 #: messages again at every summary; `summarizers._FEATURES` keeps their readings by the view's identity).
 _SHOWN: KeptByIdentity[Shown] = KeptByIdentity()
@@ -234,7 +241,7 @@ class SummaryInput:
         self.tokens = 0  # the prompt's count without the blocks not yet counted
         self.counted = 0  # blocks counted into `tokens`
         self.frozen = False
-        self.shown: list[tuple[Message, Shown, int]] = []  # once frozen: the messages shown, each with how much of its block
+        self.head_items: list[tuple[Message, Shown, int]] = []  # once frozen: the messages shown, each with how much of its block
         self._head: list[Message] | None = None
         self.note: str | None = None  # `head_note`'s, once frozen
 
@@ -270,14 +277,14 @@ class SummaryInput:
         if not self.items or self.ends[-1] <= self.max_chars or not self._over():
             return False
         self.frozen = True
-        shown: list[tuple[Message, Shown, int]] = []
+        head: list[tuple[Message, Shown, int]] = []
         start = 0
         for (m, item), end in zip(self.items, self.ends, strict=True):
             if start >= self.max_chars:
                 break
-            shown.append((m, item, self.max_chars - start))
+            head.append((m, item, self.max_chars - start))
             start = end + len(SEPARATOR)
-        self.shown = shown
+        self.head_items = head
         self.items, self.ends = [], []  # (nothing more is shown)
         return True
 
@@ -286,13 +293,13 @@ class SummaryInput:
         """What is shown once frozen: the views of the messages within the first `2 x limit`
         characters of the transcript, the last as far as it is shown (made when first asked)."""
         if self._head is None:
-            views = (item.cut(m, visible) for m, item, visible in self.shown)
+            views = (item.cut(m, visible) for m, item, visible in self.head_items)
             self._head = [view for view in views if view is not None]
         return self._head
 
     def head_readings(self) -> list[Features]:
         """The stand-in's readings of `head`, the views wholly shown read without making them."""
-        readings = [item.reading(m) if visible >= len(item.block) else _reading(item.cut(m, visible)) for m, item, visible in self.shown]
+        readings = (item.cut_reading(m, visible) for m, item, visible in self.head_items)
         return [read for read in readings if read is not None]
 
     def messages(self) -> list[Message]:
@@ -317,16 +324,12 @@ class SummaryInput:
         return False
 
 
-def _reading(view: Message | None) -> Features | None:
-    return None if view is None else message_features(view)
-
-
 def head_note(shown_input: SummaryInput) -> str:
     """What a summary event adds once the summariser is shown only the head ("" before)."""
     if not shown_input.frozen:
         return ""
     if shown_input.note is None:  # (the same for every summary from the first frozen one on)
-        last = next((m.index for m, item, visible in reversed(shown_input.shown) if item.cut(m, visible) is not None), None)
+        last = next((m.index for m, item, visible in reversed(shown_input.head_items) if item.cut(m, visible) is not None), None)
         shown_input.note = "" if last is None else (
             f"; its prompt is over {PROMPT_SHARE * 100:.0f} % of the {shown_input.limit:,}-token limit, so the summariser is "
             f"shown only the conversation's first {shown_input.max_chars:,} characters, to message #{last}")
