@@ -165,22 +165,24 @@ class SupyagentReplay(_GrowingReplay):
             text_count: int | None = None
             shown = self.shown
             read = len(shown.items)
-            shown.add([messages[k] for k in self.history[self.shown_to : up_to + 1]])
+            if not shown.frozen:  # (once frozen nothing more is shown)
+                shown.add([messages[k] for k in self.history[self.shown_to : up_to + 1]])
             self.shown_to = up_to + 1
             snapshot = self.snapshot
             if snapshot is None:
                 text = self.summarizer.supyagent_snapshot(shown.messages())
-            elif shown.settle():  # the summariser is shown the same head from now on: its snapshot made once
-                if self.head_snapshot is None:
-                    head = _Snapshot(snapshot.count, by_pieces=True)
-                    head.gather(shown.head_readings())
-                    self.head_snapshot = head.counted()
-                text, text_count = self.head_snapshot
-                text_count = text_count if snapshot.count is not None else None
             else:
-                snapshot.gather(shown.readings(read))
-                text, text_count = snapshot.counted()
-                text_count = text_count if snapshot.count is not None else None
+                if shown.settle():  # the summariser is shown the same head from now on: its snapshot made once
+                    if self.head_snapshot is None:
+                        head = _Snapshot(snapshot.count, by_pieces=True)
+                        head.gather(shown.head_readings())
+                        self.head_snapshot = head.counted()
+                    text, text_count = self.head_snapshot
+                else:
+                    snapshot.gather(shown.readings(read))
+                    text, text_count = snapshot.counted()
+                if snapshot.count is None:  # (-1: counted whole by the summary counter)
+                    text_count = None
             last = self.history[up_to]
             why = (f"{since} messages since the last summary >= {N}" if since >= N
                    else f"the history's {history_total:,}{self.tokens_why}")
