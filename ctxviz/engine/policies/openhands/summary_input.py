@@ -56,20 +56,32 @@ def result_preview(text: str) -> str:
     return text[:N_CHAR_PREVIEW] + "..." if len(text) > N_CHAR_PREVIEW else text
 
 
-def _shown(m: Message) -> Message | None:
-    """The message the stand-in reads of m's events (m itself where it reads the same; None: nothing)."""
+def _shown_parts(m: Message) -> Message | tuple[Any, ...] | None:
+    """The parts of the message the stand-in reads of m's events: m itself where it reads the
+    same, None where nothing of it is shown (the message not made: `_read` reads the parts)."""
     parts = m.parts
     if m.role == "system":
         return None
     if m.role == "tool":
-        text = "".join(p.text for p in parts if isinstance(p, ToolResultPart)) or "".join(
-            part_text(p) for p in parts if not isinstance(p, (ToolCallPart, ThinkingPart, ImagePart)))
-        shown = result_preview(text)
         first = parts[0] if len(parts) == 1 else None
+        if type(first) is ToolResultPart:  # (most results)
+            text = first.text  # type: ignore[union-attr]
+        else:
+            text = "".join(p.text for p in parts if isinstance(p, ToolResultPart)) or "".join(
+                part_text(p) for p in parts if not isinstance(p, (ToolCallPart, ThinkingPart, ImagePart)))
+        shown = result_preview(text)
         if isinstance(first, ToolResultPart) and first.text == shown:
             return m
         new: tuple[Any, ...] = (tool_result_part(m.tool_call_id or (first.tool_call_id if isinstance(first, ToolResultPart) else ""), shown,
                                                  first.is_error if isinstance(first, ToolResultPart) else False),)
+    elif len(parts) == 1 and type(parts[0]) is TextPart:  # (most messages)
+        text = parts[0].text  # type: ignore[union-attr]
+        if not text:
+            return None
+        shown = message_preview(text)
+        if shown == text:
+            return m
+        new = (text_part(shown),)
     else:
         calls = tuple(p for p in parts if isinstance(p, ToolCallPart))
         texts = [("[Image: 1 URLs]" if isinstance(p, ImagePart) else part_text(p)) for p in parts
@@ -83,7 +95,13 @@ def _shown(m: Message) -> Message | None:
             new = (text_part(shown),) if shown else ()
     if not new:
         return None
-    return m if m.parts == new else message_with(m, parts=new)
+    return m if m.parts == new else new
+
+
+def _shown(m: Message) -> Message | None:
+    """The message the stand-in reads of m's events (m itself where it reads the same; None: nothing)."""
+    made = _shown_parts(m)
+    return made if made is None or isinstance(made, Message) else message_with(m, parts=made)
 
 
 def shown(m: Message) -> Message | None:
@@ -93,41 +111,15 @@ def shown(m: Message) -> Message | None:
 
 
 def _read(m: Message) -> Features | None:
-    """The offline summary's reading of `shown(m)` (`summarizers._extract` of it), from m's texts
-    without building the view: a condensation of a long session reads tens of thousands.
+    """The offline summary's reading of `shown(m)` (`summarizers._extract` of it), read from the
+    view's parts without making the view: a condensation of a long session reads tens of thousands.
     tests/test_openhands_summary_input.py holds the two equal."""
-    from ...summarizers import (  # lazily: it imports urllib, which ctxviz loads only to summarise
-        message_features,
-        read_text,
-    )
+    from ...summarizers import read_parts  # lazily: it imports urllib, which ctxviz loads only to summarise
 
-    role = m.role
-    if role == "system":
+    made = _shown_parts(m)
+    if made is None:
         return None
-    parts = m.parts
-    if role == "tool":
-        first = parts[0] if len(parts) == 1 else None
-        if type(first) is ToolResultPart:
-            text = first.text  # type: ignore[union-attr]
-        else:
-            text = "".join(p.text for p in parts if isinstance(p, ToolResultPart)) or "".join(
-                part_text(p) for p in parts if not isinstance(p, (ToolCallPart, ThinkingPart, ImagePart)))
-        shown_text = result_preview(text)
-        return read_text(role, m.name, shown_text) if shown_text else None
-    if len(parts) == 1 and type(parts[0]) is TextPart:  # (most messages)
-        shown_text = message_preview(parts[0].text)  # type: ignore[union-attr]
-        return read_text(role, m.name, shown_text) if shown_text else None
-    calls = [p for p in parts if isinstance(p, ToolCallPart)]
-    if calls and role != "assistant":  # (a call's action is read off its arguments there: read the view)
-        view = _shown(m)
-        return message_features(view) if view is not None else None
-    text = " ".join([("[Image: 1 URLs]" if isinstance(p, ImagePart) else part_text(p)) for p in parts
-                     if not isinstance(p, (ToolCallPart, ThinkingPart)) and (not calls or not isinstance(p, ImagePart))])
-    if not calls:
-        shown_text = message_preview(text)
-        return read_text(role, m.name, shown_text) if shown_text else None
-    shown_text = result_preview(text)
-    return read_text(role, m.name, "\n".join(([shown_text] if shown_text else []) + [f"{c.name}()" for c in calls]))
+    return read_parts(m.role, m.name, m.parts if made is m else made)  # type: ignore[arg-type]
 
 
 #: Each message's reading as shown, kept while the message lives (a re-plan shows nearly the same
