@@ -98,16 +98,11 @@ def _shown_parts(m: Message) -> Message | tuple[Any, ...] | None:
     return m if m.parts == new else new
 
 
-def _shown(m: Message) -> Message | None:
-    """The message the stand-in reads of m's events (m itself where it reads the same; None: nothing)."""
-    made = _shown_parts(m)
-    return made if made is None or isinstance(made, Message) else message_with(m, parts=made)
-
-
 def shown(m: Message) -> Message | None:
     """The message the stand-in reads of m's events: m itself where it reads the same, None where
     nothing of it is shown (what `compact` hands a summarizer)."""
-    return _shown(m)
+    made = _shown_parts(m)
+    return made if made is None or isinstance(made, Message) else message_with(m, parts=made)
 
 
 def _read(m: Message) -> Features | None:
