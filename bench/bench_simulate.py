@@ -266,7 +266,12 @@ def _in_own_process(case: Case, r: int, sessions: dict, all_sizes: tuple[int, ..
     cases); a plan timed after the replays ran in the heap they left (supyagent's 9 % faster after
     replays that built fewer objects, its own code unchanged); and a plan in a process that had
     counted the session with other policies' schemes too (LangChain's, Gemini CLI's, Codex's) took
-    18-30 % longer, which alone moved supyagent's ratio from 12.5x to 9.5x."""
+    18-30 % longer, which alone moved supyagent's ratio from 12.5x to 9.5x.
+
+    Each timed child first makes one call untimed: a child just forked shares the parent's memory
+    until it writes to it, and its first call copies each page it touches (reading an object writes
+    its reference count). A user's process owns its pages from loading on; with only three calls of
+    a 4,000-message replay, one paying that copy moved a round's exponent by up to 0.2."""
 
     def round_of_case() -> tuple[object, ...]:
         store = CountStore()
@@ -317,12 +322,10 @@ def _replays_and_plan(case: Case, r: int, sessions: dict, store: CountStore, all
 def _replay_of(case: Case, s: Session, store: CountStore, limit: float) -> tuple[float, str] | str:
     """Seconds per replay of a `fresh` identity of `s` (`_replay`) and how many of its steps planned
     from scratch; or, when one replay passed `limit` seconds, what to say of it."""
-    pol = get_policy(case.policy)
-    params, options = pol.make_params(case.params), PlanOptions(pair_safe=case.pair_safe)
-    scheme = pol.scheme(None, s.model)
+    params, options, scheme = _settings(case, s)
     try:
-        if limit == float("inf"):  # (a replay that may be stopped is not warmed: the cap bounds what it may cost)
-            _warm_up(lambda: _replay(lambda: fresh(s, store, scheme), case.policy, params, store, options, limit, calls=1))
+        if limit == float("inf"):  # one call untimed (`_in_own_process`; a replay that may be stopped is not: the cap bounds it)
+            _replay(lambda: fresh(s, store, scheme), case.policy, params, store, options, limit, calls=1)
         seconds, timeline = _replay(lambda: fresh(s, store, scheme), case.policy, params, store, options, limit)
     except _TooSlow:
         return f"passed {limit:g} s per replay"
@@ -331,20 +334,15 @@ def _replay_of(case: Case, s: Session, store: CountStore, limit: float) -> tuple
 
 def _one_plan(case: Case, s: Session, store: CountStore) -> float:
     """Seconds per plan of a `fresh` identity of `s` with the case's options (`timed`'s median)."""
-    pol = get_policy(case.policy)
-    params, options = pol.make_params(case.params), PlanOptions(pair_safe=case.pair_safe)
-    scheme = pol.scheme(None, s.model)
-    _warm_up(lambda: first_plan(case.policy, fresh(s, store, scheme), params, store, options))
+    params, options, scheme = _settings(case, s)
+    first_plan(case.policy, fresh(s, store, scheme), params, store, options)  # one call untimed (`_in_own_process`)
     return timed(lambda x: first_plan(case.policy, x, params, store, options), 0.1, make=lambda: fresh(s, store, scheme))
 
 
-def _warm_up(call) -> None:  # noqa: ANN001
-    """One call, untimed, in a child just forked: the child shares the parent's memory until it
-    writes to it, and its first call copies each page it touches (reading an object writes its
-    reference count). A user's process owns its pages from loading on, so the timed calls start
-    after that copy: with only three calls of a 4,000-message replay, one paying it moved a round's
-    exponent by up to 0.2."""
-    call()
+def _settings(case: Case, s: Session) -> tuple[object, PlanOptions, object]:
+    """The case's policy parameters, plan options and counting scheme for session `s`."""
+    pol = get_policy(case.policy)
+    return pol.make_params(case.params), PlanOptions(pair_safe=case.pair_safe), pol.scheme(None, s.model)
 
 
 def _expected(case: Case, n: int) -> float:
