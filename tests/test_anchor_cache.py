@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctxviz.engine import anchor_extract
 from ctxviz.engine import anchors as anchors_module
 from ctxviz.engine.anchor_cache import MessageAnchors
 from ctxviz.engine.anchors import AnchorIndex, AnchorStore, anchors_of, build_index
@@ -30,13 +31,13 @@ SAMPLES = Path(__file__).parent.parent / "sample_sessions"
 def extracted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Every text the extractor reads, in order (the real extractor, wrapped)."""
     seen: list[str] = []
-    real = anchors_module.extract
+    real = anchor_extract.extract
 
     def counting(text: str, role: str = "user") -> list[tuple[str, str, str]]:
         seen.append(text)
         return real(text, role)
 
-    monkeypatch.setattr(anchors_module, "extract", counting)
+    monkeypatch.setattr(anchor_extract, "extract", counting)
     yield seen
 
 
@@ -278,7 +279,8 @@ def test_extractions_put_from_elsewhere_are_served_without_reading_the_text() ->
     """`put` keeps what another process read (engine/anchors_ahead.py): `said` serves it without
     computing, a key kept before keeps its own answer, and an index built on such a store is the
     one built from nothing."""
-    from ctxviz.engine.anchors import said_in, said_keys
+    from ctxviz.engine.anchor_extract import said_in
+    from ctxviz.engine.anchors import said_keys
 
     s = session(("user", "Fix src/app/main.py and keep ORD-2231 open."), ("assistant", "Editing `cache_key` in src/app/main.py."),
                 ("tool", "ValueError: bad value at src/app/main.py:12"))

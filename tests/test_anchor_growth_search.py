@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine import anchors as anchors_module
+from ctxviz.engine import anchor_growth
 from ctxviz.engine.anchor_cache import MessageAnchors
-from ctxviz.engine.anchors import _bases, _Lowered, _tokens, build_index
+from ctxviz.engine.anchor_growth import _bases, _Lowered, _tokens
+from ctxviz.engine.anchors import build_index
 from ctxviz.engine.session import Message, Session, TextPart, default_category
 from ctxviz.io.loaders import load_session
 
@@ -43,14 +44,14 @@ def by_tokens(texts: list[str], words: list[str]) -> dict[int, set[str]]:
        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), st.sampled_from([4_000_000, 25]))
 def test_words_found_through_a_shorter_word_are_the_tokens_each_text_holds(texts, words, piece_chars) -> None:  # type: ignore[no-untyped-def]
     lowered = [t.lower() for t in texts]
-    saved, anchors_module.PIECE_CHARS = anchors_module.PIECE_CHARS, piece_chars  # several pieces, and one
+    saved, anchor_growth.PIECE_CHARS = anchor_growth.PIECE_CHARS, piece_chars  # several pieces, and one
     try:
         search = _Lowered()
         for p, text in enumerate(lowered):
             search.add(p, text)
         assert search.find(words) == by_tokens(lowered, words)
     finally:
-        anchors_module.PIECE_CHARS = saved
+        anchor_growth.PIECE_CHARS = saved
 
 
 def test_a_path_its_tails_and_forms_are_searched_through_one_word() -> None:
@@ -104,10 +105,10 @@ def test_texts_added_at_once_are_the_pieces_added_one_by_one() -> None:
     """`_Lowered.extend` (the first growth adds every old text) builds the pieces `add` builds, text
     by text, whatever is already there, and the same words are found in them."""
     rnd = random.Random(3)
-    saved = anchors_module.PIECE_CHARS
+    saved = anchor_growth.PIECE_CHARS
     try:
         for _ in range(500):
-            anchors_module.PIECE_CHARS = rnd.choice([5, 20, 100, 4_000_000])
+            anchor_growth.PIECE_CHARS = rnd.choice([5, 20, 100, 4_000_000])
             texts = [(p, " ".join(rnd.choice(["a.py", "src/a.py", "b", "x"]) for _ in range(rnd.randint(0, 6)))) for p in range(rnd.randint(0, 20))]
             one, many = _Lowered(), _Lowered()
             k = rnd.randint(0, len(texts))
@@ -122,4 +123,4 @@ def test_texts_added_at_once_are_the_pieces_added_one_by_one() -> None:
             assert (many.pieces, many.starts, many.owners, many.size) == (one.pieces, one.starts, one.owners, one.size)
             assert many.find(["a.py", "src/a.py", "b"]) == one.find(["a.py", "src/a.py", "b"])
     finally:
-        anchors_module.PIECE_CHARS = saved
+        anchor_growth.PIECE_CHARS = saved

@@ -7,7 +7,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine.anchors import ERROR_LINE_RE, PATH_HOOK_RE, PATH_HOOK_RUN_RE, PATH_RUN_RE, error_lines, extract
+from ctxviz.engine.anchor_extract import (
+    ERROR_LINE_RE,
+    PATH_HOOK_RE,
+    PATH_HOOK_RUN_RE,
+    PATH_RUN_RE,
+    error_lines,
+    extract,
+)
 
 #: Pieces of error lines and of prose that names errors without being one.
 PIECES = ["Error", "error", "ERROR", "ValueError", "Exception", "FAILED", "FAIL", "FATAL", "Fatal", "fatal", "panic", ":", "!", " - ", "\t-\t",

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from ctxviz.engine import anchors as anchors_module
 from ctxviz.engine.anchor_cache import MessageAnchors
-from ctxviz.engine.anchors import AnchorIndex, build_index, said_in, said_keys
+from ctxviz.engine.anchor_extract import said_in
+from ctxviz.engine.anchors import AnchorIndex, build_index, said_keys
 from ctxviz.engine.session import Session
 from ctxviz.io.loaders import load_session
 from tests.builders import session

@@ -1,4 +1,4 @@
-"""The token split that matches a text's words against an index's forms (`anchors._token_list`):
+"""The token split that matches a text's words against an index's forms (`anchor_growth._token_list`):
 an ASCII text is translated as bytes, any other as a string, and both cut where `TOKEN_SPLIT_RE`
 cuts, white space included (the ASCII separators \\x1c-\\x1f that `str.split` counts, and Unicode's)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine.anchors import _SEPARATORS, _TO_SPACE, TOKEN_SPLIT_RE, _token_list
+from ctxviz.engine.anchor_growth import _SEPARATORS, _TO_SPACE, TOKEN_SPLIT_RE, _token_list
 
 #: Every separator, every kind of white space, word characters, and characters beyond ASCII.
 ALPHABET = [*_SEPARATORS, " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u2028", "\u3000",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxviz.engine.anchors import AnchorStore, anchors_of, build_index, extract, instructions
+from ctxviz.engine.anchor_extract import extract, instructions
+from ctxviz.engine.anchors import AnchorStore, anchors_of, build_index
 from ctxviz.io.loaders import load_session
 from tests.builders import session
 

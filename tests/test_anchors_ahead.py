@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxviz.engine import anchors, anchors_ahead
+from ctxviz.engine import anchor_extract, anchors, anchors_ahead
 from ctxviz.engine.anchor_cache import MessageAnchors
-from ctxviz.engine.anchors import build_index, extract
+from ctxviz.engine.anchor_extract import extract
+from ctxviz.engine.anchors import build_index
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.retention import planned_views, timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart
@@ -270,9 +271,9 @@ def test_a_path_judged_before_is_judged_the_same() -> None:
              "</command-name> ./run.sh", "~/notes/todo.md, 2024/01/02"]
     cold = []
     for t in texts:
-        anchors._PATH_VERDICTS.clear()
+        anchor_extract._PATH_VERDICTS.clear()
         cold.append(extract(t, "user"))
-    anchors._PATH_VERDICTS.clear()
+    anchor_extract._PATH_VERDICTS.clear()
     warm = [extract(t, "user") for t in texts + texts]
     assert warm == cold + cold
     assert ("path", "src/auth/session.py", "src/auth/session.py") in cold[0]

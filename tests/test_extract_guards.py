@@ -6,7 +6,7 @@ from __future__ import annotations
 import glob
 import random
 
-from ctxviz.engine.anchors import EXCEPTION_RE, SHA_RE, _hex_run
+from ctxviz.engine.anchor_extract import EXCEPTION_RE, SHA_RE, _hex_run
 from ctxviz.io.loaders import load_session
 
 EXCEPTION_WORDS = ("Error", "Exception", "Warning", "Interrupt", "Exit")
@@ -47,7 +47,7 @@ def test_a_text_lowering_leaves_unchanged_holds_nothing_the_upper_case_patterns_
     """`extract` skips the patterns and guards that need an upper-case letter (ids, exception
     names, "GH-12", "PR 12", "ERROR", "FAIL", "Traceback") when lowering the text changes nothing:
     none of them can match such a text, whatever its script."""
-    from ctxviz.engine.anchors import GH_ISSUE_RE, ID_RE, extract
+    from ctxviz.engine.anchor_extract import GH_ISSUE_RE, ID_RE, extract
 
     rnd = random.Random(23)
     alphabet = ["a", "b", "z", "1", "2", "-", "_", ".", " ", "\n", "é", "ß", "İ", "σ", "A", "Z", "É", "Σ", "ORD-1234", "GH-12", "PR 4",

@@ -56,7 +56,7 @@ def test_overflows_are_marked_and_a_click_moves_to_the_turn(qtbot) -> None:  # t
 
 
 def test_where_did_it_go_shades_the_turns_and_says_what_removed_it(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
-    from ctxviz.engine.retention import where
+    from ctxviz.engine.where import where
 
     win = open_window(SAMPLE)
     win.vm.set_policy("supyagent")

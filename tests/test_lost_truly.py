@@ -14,13 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine.anchors import USER_KINDS, anchors_of, build_index, extract, instructions
+from ctxviz.engine.anchor_extract import USER_KINDS, extract, instructions
+from ctxviz.engine.anchors import anchors_of, build_index
 from ctxviz.engine.lost import lost
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.retention import _Views, plan_retention, present, timeline_retention, view_of, where, where_in_plan
+from ctxviz.engine.retention import _Views, plan_retention, present, timeline_retention, view_of
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.voices import voices_of
+from ctxviz.engine.where import where, where_in_plan
 from ctxviz.io.loaders import load_session
 from tests.builders import session
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import glob
 import random
 
-from ctxviz.engine.anchors import _SEPARATORS, TOKEN_SPLIT_RE, _token_list, _tokens
+from ctxviz.engine.anchor_growth import _SEPARATORS, TOKEN_SPLIT_RE, _token_list, _tokens
 from ctxviz.io.loaders import load_session
 
 

@@ -25,8 +25,8 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Follow a term through the replay: when it was in the context, when it left and why."""
-    from ..engine.retention import where
     from ..engine.simulate import simulate
+    from ..engine.where import where
     from ..io.text_summary import where_summary
 
     if not args.term.strip():

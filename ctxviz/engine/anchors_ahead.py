@@ -34,8 +34,9 @@ import threading
 from typing import Any
 
 from .anchor_cache import MESSAGE_STORE
+from .anchor_extract import said_in
 from .anchors import ANCHOR_FIELDS as _FIELDS
-from .anchors import AnchorIndex, anchors_of, build_index, make_anchor, said_in, said_keys
+from .anchors import AnchorIndex, anchors_of, build_index, make_anchor, said_keys
 from .gc_pause import without_gc
 from .session import Session
 

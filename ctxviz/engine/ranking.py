@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .anchors import USER_KINDS, Anchor, AnchorIndex
+from .anchor_extract import USER_KINDS
+from .anchors import Anchor, AnchorIndex
 
 #: Language constants quoted in prose: no fact of the session.
 KEYWORDS = frozenset({"None", "True", "False", "Null", "NULL", "Nil", "TODO", "Optional", "Any"})

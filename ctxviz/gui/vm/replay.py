@@ -165,7 +165,7 @@ class ReplayResults:
             return
 
         def job() -> None:
-            from ...engine.retention import where
+            from ...engine.where import where
 
             try:
                 found, message = where(timeline, term), ""
