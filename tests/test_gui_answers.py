@@ -27,7 +27,8 @@ from ctxviz.gui.main_window import MainWindow  # noqa: E402
 from ctxviz.gui.status import SEPARATOR  # noqa: E402
 from ctxviz.gui.widgets.budget_pie import BudgetPie  # noqa: E402
 from ctxviz.gui.widgets.category_bars import CategoryBars  # noqa: E402
-from ctxviz.gui.widgets.timeline import RECORDED_COMPACTION_NAME, TimelineView  # noqa: E402
+from ctxviz.gui.widgets.timeline import TimelineView  # noqa: E402
+from ctxviz.gui.widgets.timeline_marks import RECORDED_COMPACTION_NAME  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402
 
 SAMPLES = Path(__file__).parent.parent / "sample_sessions"

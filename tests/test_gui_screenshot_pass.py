@@ -180,7 +180,7 @@ def test_compaction_labels_cover_neither_each_other_nor_a_tick(qtbot, tmp_path, 
     label, set left of its line, covered the sizes of the one before."""
     from PySide6.QtCore import QPointF, QRectF
 
-    from ctxviz.gui.widgets.timeline import TICK_SIZE
+    from ctxviz.gui.widgets.timeline_marks import TICK_SIZE
 
     win = window_at(qtbot, tmp_path, size, DATA / "real" / "claude_code" / "tugtool-rewind-branch.jsonl")
     try:

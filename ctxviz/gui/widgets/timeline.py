@@ -17,7 +17,7 @@ from bisect import bisect_left
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -50,20 +50,13 @@ from ..theme import CATEGORY_COLORS, category_label, plot_colors
 from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
+from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below
+from .timeline_marks import CompactionMarks
 
 #: The composition band of what a request holds beyond the session's messages.
 ADDED_COLOR = "#b0b0b0"
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
-#: The compactions the log records (the real agent's), apart from the replay's own events.
-RECORDED_COMPACTION_COLOR = "#8c564b"
-RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
-#: The width in pixels of that tick, centred on the compaction's line.
-TICK_SIZE = 26
-#: Where a compaction's label hangs on its line (0: the chart's bottom, 1: its top).
-LABEL_POSITION = 0.9
-#: A trigger quoted from the file is cut to this many characters in the chart (the tooltip has it whole).
-TRIGGER_CHARS = 24
 IDLE_TEXT = "Simulate to replay the session turn by turn."
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
@@ -81,65 +74,8 @@ DENSITY_BINS = 200
 DENSITY_HEIGHT = 0.12
 #: While the turn slider is dragged, the context at a turn is published once the handle rests this long.
 REST_MS = 120
-#: The legend's entries per row, and the room above the highest value (see `_room`).
-LEGEND_COLUMNS = 4
-#: About one legend entry's width in pixels, before its entries are measured.
-LEGEND_COLUMN_WIDTH = 240
-#: Space around a legend entry (pyqtgraph's spacing between a sample, its text and the next column).
-LEGEND_GAP = 12
-#: A legend sample's width (pyqtgraph draws them 20 pixels wide).
-LEGEND_SAMPLE = 20
-LEGEND_ROOM = 1.1
-#: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
-LEGEND_ROW = 4
-#: Beside the chart (a short tab): the view's row, right of the right axis.
-LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN = 2, 3
-#: The most of the tokens chart's height its legend's rows may take under it; beyond, it goes beside.
-LEGEND_SHARE = 0.35
-QWIDGETSIZE_MAX = (1 << 24) - 1
-#: Beside a chart the legend's lines are this much closer (pixels; pyqtgraph's rows have room to spare).
-LEGEND_BESIDE_SPACING = -6
-#: A Timeline tab less tall than this (a 720-pixel window) puts the legends beside the charts.
-SHORT_TAB = 760
 
 
-def legend_columns(legend: pg.LegendItem, width: float) -> int:
-    """The most columns (up to 6) whose entries fit side by side in `width` pixels. The legend fills
-    its grid row by row, each column as wide as its widest entry (sample and text)."""
-    if width <= 0:
-        return LEGEND_COLUMNS
-    # The text's own width (a LabelItem's rectangle is its cell's, as wide as the column it sits in).
-    entries = [LEGEND_SAMPLE + label.item.boundingRect().width() + 2 * LEGEND_GAP for _sample, label in legend.items]
-    for columns in range(min(6, max(1, len(entries))), 1, -1):
-        if sum(max(entries[c::columns]) for c in range(columns)) <= width:
-            return columns
-    return 1
-
-
-def legend_width(legend: pg.LegendItem, columns: int) -> float:
-    """The pixels `legend`'s entries take in `columns` columns (each as wide as its widest entry)."""
-    entries = [LEGEND_SAMPLE + label.item.boundingRect().width() + 2 * LEGEND_GAP for _sample, label in legend.items]
-    return float(sum(max(entries[c::columns]) for c in range(min(columns, len(entries))))) if entries else 0.0
-
-
-def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem:
-    """The plot's legend in a row of its own under the chart, never over it: a legend floating in
-    the view covered the curves of a short chart (at 1280x720, and the lower chart at any size).
-    Items plotted with a name join it as with `addLegend`."""
-    legend = pg.LegendItem(offset=None, colCount=columns, **style)
-    item.legend = legend
-    item.layout.addItem(legend, LEGEND_ROW, 1)
-    item.layout.setRowStretchFactor(LEGEND_ROW, 1)
-    return legend
-
-
-#: The x axis of the replay, per step rule (`engine.steps`): a point per request, placed at its last message.
-STEP_AXIS = {"calls": "message index: a point per model call the log records (the request's last message)",
-             "replies": "message index: a point per request before an assistant reply (its last message)",
-             "messages": "turn (message index)"}
-#: The same, in fewer words, under a chart narrowed by the legend beside it (the long one was cut to "essage index").
-STEP_AXIS_SHORT = {"calls": "message index (a point per model call)", "replies": "message index (a point per reply)",
-                   "messages": "turn (message index)"}
 
 
 
@@ -158,17 +94,8 @@ def trigger_name(fields: tuple[str, ...] | list[str], level: int) -> str:
     return f"trigger ({names})" if len(names) <= TRIGGER_NAME_CHARS else f"trigger ({level:,} tokens)"
 
 
-def label_anchors(x: float, timeline: Timeline) -> list[tuple[float, float]]:
-    """Where a compaction's label sits: right of its line, or left of it when the line is in the
-    right half of the turns (a label right of a line at the last turn ran off the chart:
-    "compacted (manua")."""
-    first, last = min(timeline.turns[0].index, x), max(timeline.turns[-1].index, x)
-    # Hanging from its point (its top there), not centred on it: on a short chart a centred label's
-    # first line ran above the chart.
-    side = (1.0, 0.0) if last > first and x > (first + last) / 2 else (0.0, 0.0)
-    return [side, side]
 
-class TimelineView(QWidget):
+class TimelineView(TimelineLayout, CompactionMarks, QWidget):
     turnChanged = Signal(int)
     simulateRequested = Signal()
     #: A term to follow through the replay ("where did X go?").
@@ -359,165 +286,6 @@ class TimelineView(QWidget):
         super().resizeEvent(event)
         self._fit_words()
         self._lay_out_legend()
-
-    def _split_dragged(self, *_: object) -> None:
-        self._split_moved = True
-
-    def _fit_words(self) -> None:
-        """Every line of the sentences in the scroll area (wrapped labels asked their height for the
-        width they get), the area itself at most a fifth of the tab (four lines on a short tab)."""
-        inner = self.words.widget()
-        width = self.words.viewport().width() if self.words.viewport().width() > 50 else max(50, self.width() - 20)
-        needed = inner.layout().heightForWidth(width)
-        needed = needed if needed > 0 else inner.sizeHint().height()
-        inner.setMinimumHeight(needed)
-        line = self.fontMetrics().lineSpacing()
-        # On a short tab four lines, the rest scrolls: the charts need the height more.
-        room = 4 * line + 8 if self.height() < SHORT_TAB else max(4 * line + 8, int(self.height() * 0.2))
-        self.words.setMaximumHeight(min(needed + 4, room))
-        self.words.setMinimumHeight(min(needed + 4, 4 * line + 8))
-
-    def _lay_out_legend(self) -> None:
-        """The legend under the chart, in as many columns as the width holds (fewer rows: more chart):
-        as many of its widest entry as fit under the chart (a fixed 240 pixels a column ran Codex's
-        "trigger (model_auto_compact_token_limit, model_context_window)" and the entries after it
-        off the chart's right edge). On a short tab (720 pixels) the legend's rows under the chart
-        left it 0-40 pixels of data: there both legends go beside their charts, as wide as each
-        other, so a turn stays at the same x in both."""
-        self._fit_split()
-        beside = self.legends_beside()
-        plots = [plot for plot in (self.plot, self.answers_plot) if plot.getPlotItem().legend is not None and plot.getPlotItem().legend.items]
-        width = 0.0
-        for plot in plots:
-            item = plot.getPlotItem()
-            legend = item.legend
-            cell = (LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN) if beside else (LEGEND_ROW, 1)
-            if getattr(legend, "cell", None) != cell:
-                item.layout.removeItem(legend)
-                # Beside, it may reach down beside the bottom axis too (rows 2 and 3): more room for the data.
-                item.layout.addItem(legend, *cell, *((2, 1) if beside else (1, 1)))
-                item.layout.setRowStretchFactor(LEGEND_ROW, 0 if beside else 1)
-                legend.cell = cell
-            legend.layout.setVerticalSpacing(LEGEND_BESIDE_SPACING if beside else 0)
-            columns = 1 if beside else legend_columns(legend, self._chart_width(plot))
-            if legend.columnCount != columns:
-                legend.setColumnCount(columns)
-        self._label_x_axis()
-        if beside:  # as wide as each other: a turn at the same x in both charts
-            width = max(legend_width(plot.getPlotItem().legend, plot.getPlotItem().legend.columnCount) for plot in plots)
-        for plot in plots:
-            item = plot.getPlotItem()
-            item.legend.setMinimumWidth(width)
-            item.legend.setMaximumWidth(width if beside else QWIDGETSIZE_MAX)
-            # The chart as wide as its widget again: a legend laid out wider a moment before (four
-            # columns under the chart) raised the chart's least width, and it kept that width
-            # (951 pixels in a 748-pixel widget, its legend off the right edge) until the next resize.
-            whole = QRectF(0, 0, plot.width(), plot.height())
-            if item.geometry() != whole:
-                item.setGeometry(whole)
-
-    def _fit_split(self) -> None:
-        """The charts' and the calls' shares of the height, until the user drags the splitter: the
-        tokens chart the most, the answers and the calls at least a usable few rows each (sized by
-        their hints, the tokens chart got 174 of 440 pixels at 1024x700, less than its legend)."""
-        if self._split_moved or not all(w.isVisible() for w in (self.plot, self.answers_plot, self.calls_box)):
-            return
-        total = sum(self.split.sizes())
-        if total <= 0:
-            return
-        beside = self.legends_beside()
-        answers = max(self.answers_plot.minimumHeight(), int(total * 0.22), self._legend_height(self.answers_plot) if beside else 0)
-        chart = self._legend_height(self.plot) if beside else 0
-        # The calls their quarter, less what the tokens chart's legend needs beside it (down to their least).
-        calls = max(self.calls_box.minimumHeight(), min(int(total * 0.25), total - answers - chart))
-        sizes = [max(1, total - answers - calls), answers, calls]
-        if sizes != self.split.sizes():
-            self.split.setSizes(sizes)
-
-    def legends_beside(self) -> bool:
-        """Whether the legends go beside the charts: on a tab shorter than `SHORT_TAB` pixels (a
-        720-pixel window), where their rows under the charts left the tokens chart 0-40 pixels of
-        data. (The tab's height decides, never where the legend is: it does not flip back and forth.)"""
-        legend = self.plot.getPlotItem().legend
-        return legend is not None and bool(legend.items) and 0 < self.height() < SHORT_TAB
-
-    def _legend_height(self, plot: pg.PlotWidget) -> int:
-        """The height a chart needs for its legend beside it, in one column (beside the view and
-        the bottom axis), and the title above it."""
-        item = plot.getPlotItem()
-        legend = item.legend
-        if legend is None or not legend.items:
-            return 0
-        line = max(label.item.boundingRect().height() for _sample, label in legend.items) + LEGEND_BESIDE_SPACING
-        title = item.titleLabel.height() if item.titleLabel.isVisible() else 0
-        return int(len(legend.items) * line + title + 16)
-
-    def _chart_width(self, plot: pg.PlotWidget) -> float:
-        """The width the legend has under a chart: the chart's, else the widget's less the axes'."""
-        view = plot.getPlotItem().vb.width()
-        return view if view > 100 else max(0.0, self.width() - 140.0)
-
-    def _room(self) -> float:
-        """How far above the highest value the y range reaches. The legend sits under the chart, in
-        a row of its own (`legend_below`): at any height it covers no curve, so a little headroom
-        for the compactions' labels is all the range needs."""
-        return LEGEND_ROOM
-
-    def _label_x_axis(self) -> None:
-        """The x axis says what a point is, in fewer words when the legend sits beside the chart."""
-        if self.timeline is None:
-            return
-        words = STEP_AXIS_SHORT if self.legends_beside() else STEP_AXIS
-        label = words.get(self.timeline.step_rule, words["messages"])
-        if self.plot.getAxis("bottom").labelText != label:
-            self.plot.setLabel("bottom", label)
-
-    def _place_compaction_labels(self) -> None:
-        """Each compaction's label on the side of its line with room for it, in pixels (by the turn
-        alone, a label right of a line in the left half still ran off a chart narrowed by its
-        legend: "compacted (manu")."""
-        vb = self.plot.getPlotItem().vb
-        box = vb.sceneBoundingRect()
-        left, right = box.left(), box.right()
-        # Every tick is in place before any label: a label right of its line ran over the next
-        # compaction's tick on a narrow chart.
-        placed = [self._tick_rect(c, line.value()) for c, line, _tick in self.compaction_marks if c.pre_tokens]
-        for _c, line, _tick in sorted(self.compaction_marks, key=lambda mark: mark[1].value()):
-            label = getattr(line, "label", None)
-            if label is None:
-                continue
-            x = vb.mapViewToScene(QPointF(line.value(), 0)).x()
-            # Clear of the tick at the tokens before (it is centred on the line, and near the top it
-            # hid the label's first letter: "ompacted (manual)"), so shifted by half of it.
-            text_width = max(1.0, label.boundingRect().width())
-            shift = (TICK_SIZE / 2 + 3) / text_width
-            width = text_width + TICK_SIZE / 2 + 7
-            room_right, room_left = right - x, x - left
-            side = (-shift, 0.0) if room_right >= width or room_right >= room_left else (1.0 + shift, 0.0)
-            if label.anchors[0] != side:
-                label.anchors = [side, side]
-                label.updatePosition()
-            self._clear_of(label, placed, box.height())
-
-    def _tick_rect(self, c: Compaction, x: float) -> QRectF:
-        """Where a compaction's tick at its tokens before is drawn, in the scene."""
-        at = self.plot.getPlotItem().vb.mapViewToScene(QPointF(x, c.pre_tokens))
-        return QRectF(at.x() - TICK_SIZE / 2, at.y() - 2, TICK_SIZE, 4)
-
-    @staticmethod
-    def _clear_of(label: pg.InfLineLabel, placed: list[QRectF], height: float) -> None:
-        """Lower a compaction's label down its line until it covers none placed before it (two
-        compactions a few calls apart wrote their sizes over each other), then count it placed."""
-        position = LABEL_POSITION
-        if label.orthoPos != position:
-            label.setPosition(position)
-        rect = label.sceneBoundingRect()
-        step = (rect.height() + 2) / max(1.0, height)
-        while any(rect.intersects(other) for other in placed) and position - step >= step:  # (it hangs from its point)
-            position -= step
-            label.setPosition(position)
-            rect = label.sceneBoundingRect()
-        placed.append(rect)
 
     def _align_not_sent_box(self) -> None:
         vb = self.plot.getPlotItem().vb
@@ -826,58 +594,6 @@ class TimelineView(QWidget):
         (`ctxviz simulate`'s alignment). A first message's call saw no turn of the replay."""
         return [(m.index - 1, m.usage.window_fill) for m in timeline.session.messages
                 if m.usage is not None and m.usage.window_fill and m.index > 0]
-
-    @staticmethod
-    def compaction_text(c: Compaction) -> str:
-        """The whole description of a compaction the log records (the trigger quoted from the file)."""
-        sizes = f"{c.pre_tokens:,} -> {c.post_tokens:,} tokens" if c.post_tokens else (f"{c.pre_tokens:,} tokens before" if c.pre_tokens else "")
-        trigger = f" ({c.trigger})" if c.trigger else ""
-        return f"the agent compacted its context before #{c.before_index}{trigger}" + (f": {sizes}" if sizes else "")
-
-    @staticmethod
-    def compaction_step(timeline: Timeline, c: Compaction) -> int | None:
-        """The step a compaction the log records is first in force at (None: after the last step):
-        the first request made after it, which is the answer #before_index's when that is a reply."""
-        k = timeline.step_after(c.before_index)
-        return k if k < len(timeline.turns) else None
-
-    @classmethod
-    def compaction_x(cls, timeline: Timeline, c: Compaction) -> int:
-        """Where a compaction's line is drawn: the turn it is first in force at, else where it was recorded."""
-        step = cls.compaction_step(timeline, c)
-        return timeline.turns[step].index if step is not None else c.before_index
-
-    def _mark_compactions(self, timeline: Timeline) -> None:
-        """Each compaction the log records: a dashed line at the turn it is first in force at (the
-        first request made after it), labelled with its trigger and sizes, and a short tick at the
-        tokens it had before, against the replay."""
-        color = RECORDED_COMPACTION_COLOR
-        named = False
-        for c in timeline.session.compactions:
-            x = self.compaction_x(timeline, c)
-            trigger = c.trigger if len(c.trigger) <= TRIGGER_CHARS else c.trigger[: TRIGGER_CHARS - 1] + "…"
-            sizes = f"{short_number(c.pre_tokens)} → {short_number(c.post_tokens)}" if c.post_tokens else short_number(c.pre_tokens) if c.pre_tokens else ""
-            label = "compacted" + (f" ({trigger})" if trigger else "") + (f"\n{sizes} tokens" if sizes else "")
-            # InfLineLabel formats its text with str.format: braces from the file must stay literal.
-            label = label.replace("{", "{{").replace("}", "}}")
-            line = pg.InfiniteLine(pos=finite(x), angle=90, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=label, labelOpts={"position": LABEL_POSITION, "color": self.foreground, "anchors": label_anchors(x, timeline),
-                                                         "fill": pg.mkBrush(self._label_fill())})
-            set_plain_tooltip(line, self.compaction_text(c))
-            self.plot.addItem(line)
-            tick = pg.PlotDataItem()
-            if c.pre_tokens:
-                tick = self.plot.plot(plot_values([x]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=TICK_SIZE,
-                                      symbolPen=pg.mkPen(color, width=3), symbolBrush=color, name=None if named else RECORDED_COMPACTION_NAME)
-                set_plain_tooltip(tick, self.compaction_text(c))
-                named = True
-            self.compaction_marks.append((c, line, tick))
-
-    def _label_fill(self) -> QColor:
-        """The plot's background, nearly opaque: a label stays legible over the budget line or a curve."""
-        fill = QColor(self.background)
-        fill.setAlpha(220)
-        return fill
 
     def _fit_range(self, timeline: Timeline, reported: list[tuple[int, int]]) -> None:
         """The turns, and every compaction the log records (one after the last call was drawn off
