@@ -13,7 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
 from ..theme import plot_colors
-from .message_strip import MessageStrip, StripItem, move_line
+from .message_strip import MessageStrip, move_line
+from .strip_item import StripItem
 
 #: The overview's height in pixels: enough to tell colours apart, little taken from the strip.
 OVERVIEW_HEIGHT = 22
