@@ -17,7 +17,7 @@ from itertools import combinations_with_replacement
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine.policies.replay_common import _PairSafety
+from ctxviz.engine.policies.replay_pairs import _PairSafety
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart
 
 from .hypothesis_budget import examples

@@ -235,7 +235,7 @@ def test_pair_safe_replay_equals_the_reference(s, data, short):
     """missy's and supyagent's replays with pair safety carried from turn to turn (short and long
     pairs, problems that end when a call's result or a result's call arrives) give the reference's
     turns, events and summaries."""
-    from ctxviz.engine.policies.replay_common import _PairSafety
+    from ctxviz.engine.policies.replay_pairs import _PairSafety
 
     saved, _PairSafety.SHORT = _PairSafety.SHORT, short  # pairs farther apart than SHORT take the other path
     try:

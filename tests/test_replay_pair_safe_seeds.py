@@ -39,7 +39,7 @@ def shared_call_ids(session) -> bool:  # type: ignore[no-untyped-def]
 def test_pair_safe_replay_equals_the_reference(s, data, short):  # type: ignore[no-untyped-def]
     """Random logs with calls, results, results without a call and calls never answered, at
     budgets small enough that the policies cut (short and long pairs take different paths)."""
-    from ctxviz.engine.policies.replay_common import _PairSafety
+    from ctxviz.engine.policies.replay_pairs import _PairSafety
 
     saved, _PairSafety.SHORT = _PairSafety.SHORT, short
     try:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.policies.claude_code.auto_compact import _boundary
-from ctxviz.engine.policies.replay_common import _RecordedShapes
+from ctxviz.engine.policies.replay_recorded import _RecordedShapes
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.session import Compaction, Message, Session, Summary, TextPart
 

@@ -26,7 +26,7 @@ from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.llamaindex.joined import joined_counter
-from ctxviz.engine.policies.replay_common import _RecordedShapes
+from ctxviz.engine.policies.replay_recorded import _RecordedShapes
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.session import Compaction, Session, Summary
 from ctxviz.engine.simulate import simulate

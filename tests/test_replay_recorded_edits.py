@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ctxviz.engine.checks import PlanOptions
 from ctxviz.engine.counting import CountStore
-from ctxviz.engine.policies.replay_common import _RecordedShapes
+from ctxviz.engine.policies.replay_recorded import _RecordedShapes
 from ctxviz.engine.replay import REPLAYERS, replays_incrementally
 from ctxviz.engine.simulate import simulate
 from ctxviz.io.loaders import load_session

@@ -30,7 +30,7 @@ from .policies.missy.replay import REPLAYERS as MISSY
 from .policies.mnesis.replay import REPLAYERS as MNESIS
 from .policies.openhands.replay import REPLAYERS as OPENHANDS
 from .policies.penguin.replay import REPLAYERS as PENGUIN
-from .policies.replay_common import _RecordedShapes
+from .policies.replay_recorded import _RecordedShapes
 from .policies.strands.replay import REPLAYERS as STRANDS
 from .policies.supyagent.replay import REPLAYERS as SUPYAGENT
 from .replay_contract import _Replay

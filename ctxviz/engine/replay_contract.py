@@ -165,7 +165,7 @@ class _Replay:
     pins_incremental = False
     #: What a summary recorded in the file does to the replay: "whole" (any recorded summary: the
     #: whole replay from scratch), "in force" (the turns from the first one in force on), "shaped"
-    #: (carried where each covers a prefix of the file's messages, `replay_common._RecordedShapes`;
+    #: (carried where each covers a prefix of the file's messages, `replay_recorded._RecordedShapes`;
     #: else the turns from the first one that covers a message of the file on), "until generated"
     #: (the turns from the first one in force on, until the policy writes a summary of its own:
     #: the plan then reads only that), "shaped until generated" (carried as "shaped"; where they

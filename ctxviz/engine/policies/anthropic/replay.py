@@ -12,7 +12,8 @@ from ...plan import Decision
 from ...replay_contract import Turn, _Replay
 from ...session import Message, Session, ThinkingPart, ToolResultPart
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _RecordedInForce, _RecordedShapes
+from ..replay_common import _EditsReplay
+from ..replay_recorded import _RecordedInForce, _RecordedShapes
 from . import context_editing as ae
 
 

@@ -12,7 +12,8 @@ from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Session
 from ...summarizers import Summarizer
 from ..pins_carried import carried_pins
-from ..replay_common import _InForceTotal, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _InForceTotal, _RecordedInForce, _RecordedShapes, recorded_events
 from .head_and_tail import placeholder_text
 from .messages import (
     REPLY_PRIMING,

@@ -28,7 +28,8 @@ from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import _Snapshot
 from ..pins_carried import NO_EFFECT, CarriedPins, PinEffect, carried_pins
-from ..replay_common import _EditsReplay, _PairSafety
+from ..replay_common import _EditsReplay
+from ..replay_pairs import _PairSafety
 from . import auto_compact as cc
 
 

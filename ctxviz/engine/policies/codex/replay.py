@@ -13,7 +13,9 @@ from ...plan import Decision
 from ...replay_contract import FITS, NOT_FITS, Event, Turn, _Replay, recorded_summary_text
 from ...session import Session, Summary
 from ...summarizers import Summarizer
-from ..replay_common import _EditsReplay, _PairSafety, _RecordedShapes
+from ..replay_common import _EditsReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _RecordedShapes
 from . import compaction as cx
 
 

@@ -14,7 +14,9 @@ from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import _EditsReplay, _PairSafety, carried_recorded
+from ..replay_common import _EditsReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import carried_recorded
 from . import compression as gc
 from .history import (
     Content,

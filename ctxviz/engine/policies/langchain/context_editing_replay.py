@@ -20,11 +20,8 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
-from ..replay_common import (
-    _EditsReplay,
-    _InForceTotal,
-    _RecordedInForce,
-)
+from ..replay_common import _EditsReplay
+from ..replay_recorded import _InForceTotal, _RecordedInForce
 from .context_editing import ClearToolUsesParams, already_cleared
 from .counting import (
     cached_view,

@@ -18,11 +18,8 @@ from ...replay_contract import (
 )
 from ...session import Session
 from ...summarizers import Summarizer
-from ..replay_common import (
-    _InForceTotal,
-    _SummaryReplay,
-    recorded_events,
-)
+from ..replay_common import _SummaryReplay
+from ..replay_recorded import _InForceTotal, recorded_events
 from .counting import (
     cached_view,
     count_view,

@@ -21,11 +21,8 @@ from ...replay_contract import (
 from ...session import Session
 from ...summarizers import Summarizer
 from ..pins_carried import carried_pins, merged_runs
-from ..replay_common import (
-    _PairSafety,
-    _RecordedInForce,
-    _RecordedShapes,
-)
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _RecordedInForce, _RecordedShapes
 from .counting import (
     SUMMARY_POS,
     count_view,

@@ -13,12 +13,9 @@ from ...replay_contract import Event, Turn, _changes, _Cuts, _Replay, light_plan
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
-from ..replay_common import (
-    _PairSafety,
-    _SummaryReplay,
-    carried_recorded,
-    recorded_events,
-)
+from ..replay_common import _SummaryReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import carried_recorded, recorded_events
 from .chat_memory_buffer import joined_counter, prefix_tokens, text_tokens
 from .chat_summary_memory_buffer import ChatSummaryMemoryBufferParams
 from .joined import JoinedCounter, content_str

@@ -18,14 +18,9 @@ from ...summarizers import Summarizer
 from ..carried import IdPrefix
 from ..common import tools_json
 from ..pins_carried import carried_pins
-from ..replay_common import (
-    _GrowingReplay,
-    _InForceTotal,
-    _PairSafety,
-    _RecordedInForce,
-    _RecordedShapes,
-    recorded_events,
-)
+from ..replay_common import _GrowingReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _InForceTotal, _RecordedInForce, _RecordedShapes, recorded_events
 from .consolidator import (
     RECENT_KEEP,
     ConsolidatorSettings,

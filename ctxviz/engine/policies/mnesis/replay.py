@@ -17,7 +17,9 @@ from ...summarizers import Summarizer
 from ...tokenizers import HEURISTICS
 from ..carried import IdPrefix
 from ..pins_carried import NO_EFFECT, carried_pins
-from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
+from ..replay_common import _GrowingReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _RecordedInForce, _RecordedShapes, recorded_events
 from .context_builder import MnesisBudget, model_info, tool_parts
 
 

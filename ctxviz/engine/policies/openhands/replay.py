@@ -16,7 +16,8 @@ from ...replay_contract import Event, Turn, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary, ThinkingPart
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix
-from ..replay_common import _SummaryReplay, recorded_events
+from ..replay_common import _SummaryReplay
+from ..replay_recorded import recorded_events
 from .condenser import DEFAULT_INPUT_TOKENS, CondenserParams
 from .summary_input import summary_text
 

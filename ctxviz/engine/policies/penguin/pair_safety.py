@@ -1,7 +1,7 @@
 """`checks.apply_pair_safety` on the categories replay, carried from turn to turn.
 
 The manager sends each category but its oldest members, so what it sends is no run of the
-history (missy's and mnesis' are: `replay_common._PairSafety.drops` reads the pairs that cross a
+history (missy's and mnesis' are: `replay_pairs._PairSafety.drops` reads the pairs that cross a
 run's boundaries). Where every tool call id is on one call, the pairs form stars instead: an
 assistant message and the tool messages that answer its calls (a result answers one call), and
 a lone problem (a call no result answers yet, a result without its call). apply_pair_safety's
@@ -18,7 +18,7 @@ it completes, the problems that end, and the members a category's cut passed ove
 from __future__ import annotations
 
 from ...session import Category, Session
-from ..replay_common import _PairSafety
+from ..replay_pairs import _PairSafety
 
 
 class CarriedPairs:

@@ -13,7 +13,8 @@ from ...plan import Decision
 from ...replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from ...session import Category, Session
 from ...summarizers import Summarizer
-from ..replay_common import _PairSafety, _RecordedInForce, _RecordedShapes, recorded_events
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _RecordedInForce, _RecordedShapes, recorded_events
 from .content import count_content
 from .context_window import CATEGORY_ORDER, LATER_TRIM_ORDER, SEED_TRIM_ORDER, CategoryBudgets
 from .context_window import OTHER as CATEGORIES_OTHER

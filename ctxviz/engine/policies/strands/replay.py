@@ -17,12 +17,9 @@ from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
-from ..replay_common import (
-    _PairSafety,
-    _SummaryReplay,
-    carried_recorded,
-    recorded_events,
-)
+from ..replay_common import _SummaryReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import carried_recorded, recorded_events
 from .messages import StrandsMessage, Unrendered, block_count, context_window_limit, json_tokens, tool_specs
 from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
 from .summarizing import SummarizingParams, oldest_split

@@ -19,7 +19,9 @@ from ...summarizers import ExtractiveSummarizer, Summarizer
 from ...tokenizers import TiktokenTokenizer, Tokenizer
 from ..carried import IdPrefix, _Snapshot
 from ..common import tools_json
-from ..replay_common import _GrowingReplay, _PairSafety, _RecordedInForce, _RecordedShapes
+from ..replay_common import _GrowingReplay
+from ..replay_pairs import _PairSafety
+from ..replay_recorded import _RecordedInForce, _RecordedShapes
 from .context_manager import SUMMARY_SHARE, ContextSettings, count_message_dict, get_context_limit, summary_message
 from .summary_input import SummaryInput, head_note
 
