@@ -9,7 +9,8 @@ from ..engine.ranking import TIERS
 from ..engine.session import Session
 
 if TYPE_CHECKING:
-    from ..engine.retention import Retention, TimelineRetention, Where
+    from ..engine.retention import Retention, TimelineRetention
+    from ..engine.where import Where
 
 
 def _preview(text: str, width: int = 60) -> str:
