@@ -17,7 +17,8 @@ from ctxviz.engine.anchor_cache import MessageAnchors
 from ctxviz.engine.anchors import AnchorIndex, AnchorStore, anchors_of, build_index
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.retention import plan_retention, timeline_retention
+from ctxviz.engine.retention import plan_retention
+from ctxviz.engine.retention_timeline import timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, default_category
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.voices import SWE_AGENT_FORMATS, voices_from, voices_of

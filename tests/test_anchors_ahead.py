@@ -16,7 +16,7 @@ from ctxviz.engine.anchor_cache import MessageAnchors
 from ctxviz.engine.anchor_extract import extract
 from ctxviz.engine.anchors import build_index
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.retention import planned_views, timeline_retention
+from ctxviz.engine.retention_timeline import planned_views, timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, ToolCallPart, ToolResultPart
 from ctxviz.engine.simulate import simulate
 

@@ -12,7 +12,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QPointF  # noqa: E402
 
 from ctxviz.engine.caching import cache_costs  # noqa: E402
-from ctxviz.engine.retention import timeline_retention  # noqa: E402
+from ctxviz.engine.retention_timeline import timeline_retention  # noqa: E402
 from ctxviz.engine.simulate import simulate  # noqa: E402
 from ctxviz.gui.widgets.timeline import TimelineView  # noqa: E402
 from ctxviz.io.loaders import load_session  # noqa: E402

@@ -19,7 +19,8 @@ from ctxviz.engine.anchors import anchors_of, build_index
 from ctxviz.engine.lost import lost
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
-from ctxviz.engine.retention import _Views, plan_retention, present, timeline_retention, view_of
+from ctxviz.engine.retention import plan_retention, present, view_of
+from ctxviz.engine.retention_timeline import _Views, timeline_retention
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.voices import voices_of
 from ctxviz.engine.where import where, where_in_plan

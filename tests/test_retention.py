@@ -10,7 +10,8 @@ from ctxviz.engine.plan import Decision, MessagePlan, Plan, Totals
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
 from ctxviz.engine.policies.supyagent.context_manager import middle_truncate
-from ctxviz.engine.retention import plan_retention, timeline_retention, view_of
+from ctxviz.engine.retention import plan_retention, view_of
+from ctxviz.engine.retention_timeline import timeline_retention
 from ctxviz.engine.session import Message, Session, Summary, TextPart, ToolCallPart, ToolResultPart, default_category
 from ctxviz.engine.simulate import simulate
 from ctxviz.engine.where import where

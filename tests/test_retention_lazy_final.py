@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxviz.engine import retention
+from ctxviz.engine import retention, retention_timeline
 from ctxviz.engine.anchor_cache import MessageAnchors
 from ctxviz.engine.anchors import AnchorIndex, build_index
 from ctxviz.engine.plan import Plan
@@ -93,7 +93,7 @@ def test_the_last_turn_is_planned_once_for_its_view_and_the_final_retention(monk
     asked: list[int] = []
     plan_at = type(timeline).plan_at
     monkeypatch.setattr(type(timeline), "plan_at", lambda self, turn: asked.append(turn) or plan_at(self, turn))
-    views = retention._Views(timeline)
+    views = retention_timeline._Views(timeline)
     view = views(last)
     final = views.final_plan()
     assert asked == [last], "one plan of the last turn serves both"
@@ -104,7 +104,7 @@ def test_the_last_turn_is_planned_once_for_its_view_and_the_final_retention(monk
 def test_a_replays_final_retention_read_lazily_is_the_eager_one() -> None:
     s = load_session("sample_sessions/coding_agent.yaml")
     timeline = simulate(s, "missy", get_policy("missy").make_params({"total": 6000}))
-    final = retention.timeline_retention(timeline).final
+    final = retention_timeline.timeline_retention(timeline).final
     assert final is not None and len(final.lost) > 6
     eager = retention.plan_retention(timeline.plan_at(len(timeline.turns) - 1), s)
     assert type(final.lost) is not tuple, "ranked when read"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxviz.engine import retention
+from ctxviz.engine import retention, retention_timeline
 from ctxviz.engine.anchors import anchors_of
 from ctxviz.engine.policies import get_policy, policy_names
 from ctxviz.engine.retention_walk import _stays, _stays_of_walk, _stays_of_windows
@@ -33,11 +33,11 @@ def test_columns_and_counts_give_the_same_retention_at_every_turn(path: str, pol
     except Exception:
         params = pol.make_params({})
     timeline = simulate(session, policy, params)
-    views = retention._Views(timeline)
-    turns, _ = retention._sample_turns(timeline, 30, 20)
+    views = retention_timeline._Views(timeline)
+    turns, _ = retention_timeline._sample_turns(timeline, 30, 20)
     presence = {t: retention.present(index, views(t)) for t in turns}
-    columns = retention._modelled(timeline, index, presence, views)
-    counts = retention._modelled_by_counts(timeline, index, presence, views)
+    columns = retention_timeline._modelled(timeline, index, presence, views)
+    counts = retention_timeline._modelled_by_counts(timeline, index, presence, views)
     assert (columns is None) == (counts is None)
     if columns is not None and counts is not None:
         assert columns[0] == counts[0]
@@ -61,7 +61,7 @@ def test_enters_and_leaves_that_do_not_alternate_are_refused() -> None:
 def test_a_window_that_only_moves_forward_gives_the_stays_the_walk_gives(policy: str, params: dict[str, int]) -> None:
     session = load_session(str(SAMPLES / "coding_agent.yaml"))
     timeline = simulate(session, policy, get_policy(policy).make_params(params))
-    model = retention._suffix_model(timeline)
+    model = retention_timeline._suffix_model(timeline)
     assert model is not None
     history, system, systems, start, end = model.windows()
     assert all(start[1:] >= start[:-1])
@@ -74,13 +74,13 @@ def test_a_window_that_only_moves_forward_gives_the_stays_the_walk_gives(policy:
 def test_a_window_that_moves_back_is_read_turn_by_turn_and_checked_the_same_way() -> None:
     session = load_session(str(SAMPLES / "coding_agent.yaml"))
     timeline = simulate(session, "autogen-token-limited", get_policy("autogen-token-limited").make_params({"token_limit": 3000}))
-    model = retention._suffix_model(timeline)
+    model = retention_timeline._suffix_model(timeline)
     assert model is not None
     start = model.windows()[3]
     assert not all(start[1:] >= start[:-1])  # a message left, and came back
     index = anchors_of(session)
-    views = retention._Views(timeline)
-    presence = {t: retention.present(index, views(t)) for t in retention._sample_turns(timeline, 30, 20)[0]}
-    columns = retention._modelled(timeline, index, presence, views)
-    counts = retention._modelled_by_counts(timeline, index, presence, views)
+    views = retention_timeline._Views(timeline)
+    presence = {t: retention.present(index, views(t)) for t in retention_timeline._sample_turns(timeline, 30, 20)[0]}
+    columns = retention_timeline._modelled(timeline, index, presence, views)
+    counts = retention_timeline._modelled_by_counts(timeline, index, presence, views)
     assert columns is None and counts is None  # autogen's context is no suffix: the planned turns refuse the model both ways

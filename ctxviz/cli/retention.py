@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from ..engine.anchors import AnchorIndex
     from ..engine.anchors_ahead import AnchorsAhead
     from ..engine.plan import Plan
-    from ..engine.retention import Retention, TimelineRetention
+    from ..engine.retention import Retention
+    from ..engine.retention_timeline import TimelineRetention
     from ..engine.session import Session
     from ..engine.simulate import Timeline
 
@@ -51,7 +52,7 @@ def plan_retention_of(plan: Plan, session: Session) -> Retention:
 def timeline_retention_of(timeline: Timeline, ahead: AnchorsAhead | None = None) -> TimelineRetention:
     """Retention turn by turn; with `ahead` (started by `anchors_ahead`), the anchors a child process
     extracted while the replay ran, and the plans retention checks made before waiting for them."""
-    from ..engine.retention import planned_views, timeline_retention
+    from ..engine.retention_timeline import planned_views, timeline_retention
 
     if ahead is None:
         return timeline_retention(timeline)

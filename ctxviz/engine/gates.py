@@ -141,10 +141,10 @@ def _sent_text_has(plan: Plan, needle: str) -> bool:
 
 def _retention(floor: float, timeline: Any, plan: Plan) -> Outcome:
     try:
-        from . import retention
+        from . import retention_timeline
     except ImportError:
-        return Outcome("min_retention", False, "retention needs ctxviz's anchors (engine/retention.py), which this build lacks")
-    score_of = getattr(retention, "timeline_retention_score", None)
+        return Outcome("min_retention", False, "retention needs ctxviz's anchors (engine/retention_timeline.py), which this build lacks")
+    score_of = getattr(retention_timeline, "timeline_retention_score", None)
     if score_of is None:
         return Outcome("min_retention", False, "this build's retention module has no timeline score")
     score = float(score_of(timeline))

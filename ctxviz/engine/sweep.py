@@ -148,9 +148,9 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def _retention(timeline: Any) -> float | None:
-    """The share of the session's anchors still sent at the last turn (engine/retention.py), when present."""
+    """The share of the session's anchors still sent at the last turn (engine/retention_timeline.py), when present."""
     try:
-        from . import retention as retention_module
+        from . import retention_timeline as retention_module
     except ImportError:
         return None
     score = getattr(retention_module, "timeline_retention_score", None)

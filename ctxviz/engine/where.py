@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .anchors import Anchor, AnchorIndex, anchors_of
-from .retention import EXACT_WORK, View, _causes, _sample_turns, _suffix_turns, _Views, view_of
+from .retention import View, view_of
+from .retention_timeline import EXACT_WORK, _causes, _sample_turns, _suffix_turns, _Views
 
 if TYPE_CHECKING:
     from .plan import Plan

@@ -9,7 +9,8 @@ from ..engine.ranking import TIERS
 from ..engine.session import Session
 
 if TYPE_CHECKING:
-    from ..engine.retention import Retention, TimelineRetention
+    from ..engine.retention import Retention
+    from ..engine.retention_timeline import TimelineRetention
     from ..engine.where import Where
 
 

@@ -111,7 +111,7 @@ class ReplayResults:
 
         def job() -> None:
             from ...engine.caching import cache_costs
-            from ...engine.retention import timeline_retention
+            from ...engine.retention_timeline import timeline_retention
 
             notes: list[str] = []
             try:
