@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
 from .growth import carried
 from .id_prefix import IdPrefix
 from .packed_json import PACKED, unpack
 from .tool_links import tool_links
+
+_T = TypeVar("_T")
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -498,6 +500,13 @@ class Session:
         messages a recorded summary covers, where the last reported usage is...), keyed by the
         computing module's own key. The session is immutable, so nothing here goes stale."""
         return {}
+
+    def derive(self, key: tuple[Any, ...], make: Callable[[Session], _T]) -> _T:
+        """`make(self)`, made once per session and kept in `derived` under `key`."""
+        found = self.derived.get(key)
+        if found is None:
+            found = self.derived[key] = make(self)
+        return found  # type: ignore[no-any-return]
 
     @cached_property
     def message_columns(self) -> Columns:

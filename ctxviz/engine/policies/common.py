@@ -47,11 +47,8 @@ def recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:
     """
     if not session.summaries:
         return {}, frozenset()
-    key = ("common", "recorded covers")
-    found = session.derived.get(key)
-    if found is None:  # every re-plan of the session reads it: each summary's covers are walked once
-        found = session.derived[key] = _recorded_covers(session)
-    return found
+    # (every re-plan of the session reads it: each summary's covers are walked once)
+    return session.derive(("common", "recorded covers"), _recorded_covers)
 
 
 def _recorded_covers(session: Session) -> tuple[dict[str, int], frozenset[int]]:

@@ -120,11 +120,7 @@ class _RecordedShapes:
 
     @staticmethod
     def of(session: Session) -> _RecordedShapes:
-        key = ("replay_recorded", "recorded shapes")
-        found = session.derived.get(key)
-        if found is None:
-            found = session.derived[key] = _RecordedShapes(session)
-        return found
+        return session.derive(("replay_recorded", "recorded shapes"), _RecordedShapes)
 
 
 class _RecordedInForce:

@@ -167,11 +167,7 @@ class _Covers:
 
 
 def _covers(session: Session) -> _Covers:
-    key = ("claude_code.replay", "covers")
-    found = session.derived.get(key)
-    if found is None:
-        found = session.derived[key] = _Covers(session)
-    return found
+    return session.derive(("claude_code.replay", "covers"), _Covers)
 
 
 class ClaudeCodeReplay(_EditsReplay):

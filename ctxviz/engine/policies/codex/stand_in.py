@@ -180,8 +180,4 @@ def suffix_snapshots(session: Session, live: Sequence[Message]) -> SuffixSnapsho
     """The session's `SuffixSnapshots` of its live history. The live history follows from the
     session alone (`compaction_columns.rollout_parts`), the same messages under every counting
     scheme, so one is kept per session."""
-    key = ("codex.stand_in", "live")
-    found = session.derived.get(key)
-    if found is None:
-        found = session.derived[key] = SuffixSnapshots(live)
-    return found
+    return session.derive(("codex.stand_in", "live"), lambda _session: SuffixSnapshots(live))
