@@ -428,6 +428,17 @@ def check_positive(name: str, value: int | None) -> None:
         raise ValueError(f"{name} must be >= 1 (or none), got {value}")
 
 
+def check_manager_params(params: Any) -> None:
+    """What both managers' arguments are held to (after their own): pin_first raised to 0, as
+    Strands' max(0, pin_first), a compression threshold within (0, 1], and a positive window."""
+    if params.pin_first is not None and params.pin_first < 0:
+        object.__setattr__(params, "pin_first", 0)  # Strands: max(0, pin_first)
+    t = params.proactive_compression
+    if t is not None and (t <= 0 or t > 1):
+        raise ValueError(f"proactive_compression (compression_threshold) must be between 0 (exclusive) and 1 (inclusive), got {t}")
+    check_positive("context_window_limit", params.context_window_limit)
+
+
 def _tool_ids(message: StrandsMessage) -> set[str]:
     ids: set[str] = set()
     for block in message.content:

@@ -21,8 +21,9 @@ from ..replay_common import _SummaryReplay
 from ..replay_pairs import _PairSafety
 from ..replay_recorded import carried_recorded, recorded_events
 from .messages import StrandsMessage, Unrendered, block_count, context_window_limit, json_tokens, tool_specs
-from .sliding_window import SlidingWindowParams, _Manager, request_overhead, split_window
+from .sliding_window import SlidingWindowParams, request_overhead, split_window
 from .summarizing import SummarizingParams, oldest_split
+from .window_manager import _Manager
 
 
 class StrandsSlidingReplay(_Replay):

@@ -44,7 +44,7 @@ from .messages import (
     NoSplitPoint,
     StrandsMessage,
     adjust_split_point_for_tool_pairs,
-    check_positive,
+    check_manager_params,
     context_window_limit,
     held,
     is_pinned,
@@ -77,12 +77,7 @@ class SummarizingParams:
     def __post_init__(self) -> None:
         if self.preserve_recent_messages < 0:
             raise ValueError(f"preserve_recent_messages must be >= 0, got {self.preserve_recent_messages}")
-        if self.pin_first is not None and self.pin_first < 0:
-            object.__setattr__(self, "pin_first", 0)  # Strands: max(0, pin_first)
-        t = self.proactive_compression
-        if t is not None and (t <= 0 or t > 1):
-            raise ValueError(f"proactive_compression (compression_threshold) must be between 0 (exclusive) and 1 (inclusive), got {t}")
-        check_positive("context_window_limit", self.context_window_limit)
+        check_manager_params(self)
 
     @property
     def ratio(self) -> float:
