@@ -149,7 +149,7 @@ class Retention(Scored):
     kept: int
     instructions: int
     instructions_kept: int
-    #: kind -> (kept, total), in anchors.KINDS order.
+    #: kind -> (kept, total), in anchor_extract.KINDS order.
     by_kind: Mapping[str, tuple[int, int]]
     #: The anchors lost, user requests and instructions first (a tuple; ranked when read for `plan_retention(lazy=True)`).
     lost: Sequence[Anchor] = ()
