@@ -145,6 +145,24 @@ def test_count_text_and_messages(capsys, tmp_path, monkeypatch):
     assert out == "8\n"  # 3 per message + 1 ("user") + 1 ("hello") + 3 reply priming
 
 
+def test_count_messages_reads_json_lines_and_refuses_a_log(capsys, tmp_path):
+    """`count --messages` of an OpenAI chat JSONL file counts as the same messages in a JSON list;
+    an agent's log (JSON Lines of records, not messages) gets one line saying where to go."""
+    listed, lines = tmp_path / "m.json", tmp_path / "m.jsonl"
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi there"}]
+    listed.write_text(json.dumps(chat))
+    lines.write_text("\n".join(json.dumps(m) for m in chat) + "\n\n")
+    assert run(capsys, "count", str(lines), "--messages")[:2] == run(capsys, "count", str(listed), "--messages")[:2]
+    assert run(capsys, "count", str(lines), "--messages")[1] != "0\n"
+    code, out, err = run(capsys, "count", str(DATA.parent.parent / "sample_sessions" / "claude_code_compaction.jsonl"), "--messages")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "claude_code_compaction.jsonl:1:" in err and "no `role`" in err and "ctxviz info" in err
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(chat[0]) + "\n{\"role\": \"user\", \"content\": \n")
+    code, _, err = run(capsys, "count", str(broken), "--messages")
+    assert code == 2 and "broken.jsonl:2: invalid JSON" in err
+
+
 def test_python_dash_m_and_stdin():
     out = subprocess.run([sys.executable, "-m", "ctxviz", "count", "-"], input="tiktoken is great!", capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout == "6\n"

@@ -17,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("count", help="count the tokens of a text (a quick tokenizer check)")
     p.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
     p.add_argument("--tokenizer", default="o200k_base", help=f"{', '.join(tokenizer_names())}, or a model name")
-    p.add_argument("--messages", action="store_true", help="the input is a JSON list of chat messages: add OpenAI's chat-format overhead")
+    p.add_argument("--messages", action="store_true", help="the input is chat messages (a JSON list, or JSON Lines: one message a line): add OpenAI's chat-format overhead")
     p.add_argument("--model", default="gpt-4o", help="model whose chat overhead --messages uses")
     p.add_argument("-v", "--verbose", action="store_true", help="also say on standard error what was counted and with which tokenizer")
 
@@ -25,6 +25,27 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 def _read_text(path: str) -> str:
     """A text file or standard input, with the same checks as a session file (regular file, size)."""
     return read_source(path, what="text file").text
+
+
+def _json_lines(name: str, text: str) -> list[dict[str, Any]]:
+    """A JSON Lines file of chat messages: one message object (with a `role`) a line. An agent's
+    log is JSON Lines too, but its lines are records, not messages: counting them would give a
+    number that means nothing, so such a line is refused, with where to go instead."""
+    messages: list[dict[str, Any]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LoadError(name, f"invalid JSON: {exc.msg} (column {exc.colno})", lineno) from None
+        except (ValueError, RecursionError) as exc:
+            raise LoadError(name, "the line is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}", lineno) from None
+        if not isinstance(value, dict) or "role" not in value:
+            raise LoadError(name, "not a chat message (no `role`): --messages counts chat messages, a JSON list or one a line; "
+                                  "for an agent's log, `ctxviz info` or `ctxviz plan` count what it sends", lineno)
+        messages.append(value)
+    return messages
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             messages = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LoadError(name, f"invalid JSON: {exc.msg}", exc.lineno) from None
+            if exc.msg != "Extra data":
+                raise LoadError(name, f"invalid JSON: {exc.msg}", exc.lineno) from None
+            messages = _json_lines(name, text)  # one value, then more: JSON Lines (an OpenAI chat JSONL file)
         except (ValueError, RecursionError) as exc:
             raise LoadError(name, "the document is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}") from None
         if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
