@@ -196,3 +196,28 @@ def test_the_legend_never_covers_the_curves_and_the_budget_at_any_height(qtbot, 
     assert item.vb.mapViewToScene(QPointF(0, highest)).y() >= top  # every curve inside the chart
     peak_not_sent = max(t.not_sent for t in timeline.turns)
     assert view.not_sent_box.mapViewToScene(QPointF(0, peak_not_sent)).y() >= top
+
+
+def test_a_legend_beside_a_tall_chart_keeps_each_label_level_with_its_sample(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """On a tab shorter than SHORT_TAB the legends go beside the charts; where the chart is still
+    tall (the exported report: 1400 wide, the tab 700 tall) its cell is taller than the entries.
+    Stretched over it, each label sat a row's height above its sample line (the report showed
+    "tokens sent" with its line under the next entry's text); the entries keep their own height,
+    at the top of the cell."""
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(1400, 700)
+    view.show()
+    view.set_timeline(simulate(load_session(SAMPLE), "missy"))
+    qtbot.wait(50)
+    assert view.legends_beside()
+    for plot in (view.plot, view.answers_plot):
+        legend = plot.getPlotItem().legend
+        if legend is None or not legend.items or not plot.isVisible():
+            continue
+        for sample, label in legend.items:
+            sample_middle = sample.sceneBoundingRect().center().y()
+            label_middle = label.item.sceneBoundingRect().center().y()  # (the text itself: a LabelItem is as tall as its row)
+            assert abs(sample_middle - label_middle) <= 4, (label.text, sample_middle, label_middle)
+        # the entries at the top of the cell, not spread over it
+        assert legend.sceneBoundingRect().top() <= plot.getPlotItem().vb.sceneBoundingRect().top() + 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 
 #: The legend's entries per row, and the room above the highest value (see `_room`).
 LEGEND_COLUMNS = 4
@@ -129,6 +129,10 @@ class TimelineLayout:
             item = plot.getPlotItem()
             item.legend.setMinimumWidth(width)
             item.legend.setMaximumWidth(width if beside else QWIDGETSIZE_MAX)
+            # Beside a tall chart its cell is taller than the entries: they stay as tall as their
+            # lines, at the top (stretched over the cell, each label sat a row's height above its sample).
+            item.legend.setMaximumHeight(item.legend.layout.preferredHeight() + 2 if beside else QWIDGETSIZE_MAX)
+            item.layout.setAlignment(item.legend, Qt.AlignmentFlag.AlignTop if beside else Qt.AlignmentFlag(0))
             # The chart as wide as its widget again: a legend laid out wider a moment before (four
             # columns under the chart) raised the chart's least width, and it kept that width
             # (951 pixels in a 748-pixel widget, its legend off the right edge) until the next resize.
