@@ -432,6 +432,24 @@ def test_a_static_report_shows_no_input_field(qtbot):
     assert not widget.timeline_view.slider.isVisible() and widget.timeline_view.plot.isVisible()
 
 
+def test_a_report_is_its_own_width_and_shows_every_sentence(qtbot):
+    """A still cannot scroll and should not be wider than asked: the coding agent's long fill
+    sentence made the PNG 1,633 pixels wide (its title did not wrap), and the sentences under the
+    timeline, capped at four lines for the app's short tab, showed a scroll bar in the picture."""
+    from ctxviz.gui.report import SIZE, ReportWidget, render_png
+
+    session = load_session(str(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml"))
+    plan = plan_session(session, "missy", None, store=CountStore())
+    widget = ReportWidget(session, plan, simulate(session, "missy", None, store=CountStore()))
+    qtbot.addWidget(widget)
+    widget.settle()
+    assert widget.width() == SIZE.width()
+    png = render_png(widget)
+    assert int.from_bytes(png[16:20], "big") == SIZE.width()  # (the PNG header's width)
+    words = widget.timeline_view.words
+    assert words.verticalScrollBar().maximum() == 0 and words.height() >= words.widget().minimumHeight()
+
+
 def test_an_excerpts_unseen_part_is_the_one_of_the_context_on_screen(qtbot, window):
     """The bundled claude_code_autocompact excerpt starts mid-conversation: before the call after its
     compaction the unseen part held the conversation before the file (164,100), after it the

@@ -69,6 +69,7 @@ class ReportWidget(QWidget):
                        f"<p>{len(session.messages):,} messages · policy <b>{html.escape(plan.policy)}</b> · {t.used:,} of {t.budget:,} tokens · "
                        f"{said} · "
                        f"{t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>" + provider_html(plan, session))
+        title.setWordWrap(True)  # a long title or fill sentence wraps at the picture's width, never widens it
         self.pie = BudgetPie()
         self.pie.set_plan(plan, trigger=plan_trigger(plan, session))  # the app's verdict, past the trigger included
         self.bars = CategoryBars()
@@ -82,6 +83,7 @@ class ReportWidget(QWidget):
         layout.addWidget(self.strip, 2, 0, 1, 2)
         if timeline is not None:
             view = TimelineView()
+            view.still = True  # every sentence under the charts shown: a picture cannot scroll
             view.set_timeline(timeline)
             view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
             for control in (view.run, view.latest, view.slider, view.find):  # a still has nothing to type in or drag

@@ -253,6 +253,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             self.split.setStretchFactor(pane, stretch)
         self.split.setChildrenCollapsible(False)
         self._split_moved = False  # the user's drag keeps its sizes (`_fit_split`)
+        self.still = False  # (`TimelineLayout._fit_words`)
         self.split.splitterMoved.connect(self._split_dragged)
         layout = QVBoxLayout(self)
         layout.addWidget(self.find)

@@ -79,6 +79,8 @@ class TimelineLayout:
     words: Any
     timeline: Any
     _split_moved: bool
+    #: Drawn as a picture (a report), not used: the sentences under the charts take the height they need.
+    still: bool
 
     def _split_dragged(self, *_: object) -> None:
         self._split_moved = True
@@ -92,6 +94,10 @@ class TimelineLayout:
         needed = needed if needed > 0 else inner.sizeHint().height()
         inner.setMinimumHeight(needed)
         line = self.fontMetrics().lineSpacing()
+        if self.still:  # a picture cannot scroll: every line shown
+            self.words.setMinimumHeight(needed + 4)
+            self.words.setMaximumHeight(needed + 4)
+            return
         # On a short tab four lines, the rest scrolls: the charts need the height more.
         room = 4 * line + 8 if self.height() < SHORT_TAB else max(4 * line + 8, int(self.height() * 0.2))
         self.words.setMaximumHeight(min(needed + 4, room))
