@@ -222,11 +222,15 @@ def test_timeline_overlays_what_the_provider_reported(qtbot, window):
 
 def test_compare_highlights_differences(qtbot, window, session_file):
     open_and_wait(qtbot, window, session_file)
+    window.tabs.setCurrentIndex(window.tabs.indexOf(window.compare))
+    # before a comparison, what the tab will show: a sentence, not an empty table under its headers
+    assert window.compare.idle.isVisible() and not window.compare.table.isVisible()
     window.compare.policy.setCurrentText("missy")
     window.compare.overrides.setText("total=120000 fresh_tail_count=4")
     with qtbot.waitSignal(window.vm.compareReady, timeout=20000):
         window.compare.request()
     assert window.compare.table.topLevelItemCount() > 0
+    assert window.compare.table.isVisible() and not window.compare.idle.isVisible()
     # marked once, in the lane between the strips, not outlined in both strips
     a, b = window.compare.shown
     differing = [x.index for x, y in zip(a.messages, b.messages, strict=True) if x.decision != y.decision]

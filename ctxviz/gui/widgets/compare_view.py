@@ -58,6 +58,12 @@ def cost_text(c: Any) -> str:
     return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn(s)"
 
 
+#: The tab before any comparison.
+IDLE_TEXT = ("Compare the current view (A) with another policy, or the same one with other parameters (B): "
+             "choose B above and press Compare. The messages the two decide differently appear here, grouped by both sides' reasons, "
+             "with both strips and the tokens at stake.")
+
+
 class CompareView(QWidget):
     compareRequested = Signal(str, dict)
     #: A message index to show (a row of the differences was opened).
@@ -154,6 +160,14 @@ class CompareView(QWidget):
         self.same.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.same.hide()
         layout.addWidget(self.same, 1)
+        # Before any comparison, what the tab will show, not an empty table under its headers.
+        self.idle = plain_label(IDLE_TEXT)
+        self.idle.setObjectName("compare-idle")
+        self.idle.setWordWrap(True)
+        self.idle.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.idle.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
+        self.table.hide()
+        layout.addWidget(self.idle, 1)
 
     def check_current(self, plan: Plan) -> None:
         """Say so when A has changed since the comparison shown (policy, parameters or the plan itself)."""
@@ -254,6 +268,7 @@ class CompareView(QWidget):
             self.table.resizeColumnToContents(col)
         if len(items) == 1:  # one group: its messages at once
             items[0].setExpanded(True)
+        self.idle.hide()
         self.table.setVisible(bool(items))
         self.lane.setVisible(bool(items))
         self.same.setVisible(not items)
