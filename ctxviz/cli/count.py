@@ -9,7 +9,7 @@ from typing import Any
 
 from ..engine.tokenizers import count_openai_chat, get_tokenizer, tokenizer_names
 from ..errors import LoadError
-from ..io.source import STDIN, read_source
+from ..io.source import STDIN, SourceFile, read_source
 from .exits import EXIT_OK
 
 
@@ -22,34 +22,27 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="also say on standard error what was counted and with which tokenizer")
 
 
-def _read_text(path: str) -> str:
-    """A text file or standard input, with the same checks as a session file (regular file, size)."""
-    return read_source(path, what="text file").text
-
-
-def _json_lines(name: str, text: str) -> list[dict[str, Any]]:
-    """A JSON Lines file of chat messages: one message object (with a `role`) a line. An agent's
-    log is JSON Lines too, but its lines are records, not messages: counting them would give a
-    number that means nothing, so such a line is refused, with where to go instead."""
+def _json_lines(source: SourceFile) -> list[dict[str, Any]]:
+    """A JSON Lines file of chat messages, one message object (with a `role`) a line, read as every
+    JSONL session is (`SourceFile.jsonl_records`). An agent's log is JSON Lines too, but its lines
+    are records, not messages: counting them would give a number that means nothing, so such a line
+    is refused, with where to go instead. A last line cut mid-record, which a log reader skips, is
+    refused here: the count would silently leave that message out."""
     messages: list[dict[str, Any]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LoadError(name, f"invalid JSON: {exc.msg} (column {exc.colno})", lineno) from None
-        except (ValueError, RecursionError) as exc:
-            raise LoadError(name, "the line is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}", lineno) from None
+    for lineno, value in source.jsonl_records:
         if not isinstance(value, dict) or "role" not in value:
-            raise LoadError(name, "not a chat message (no `role`): --messages counts chat messages, a JSON list or one a line; "
-                                  "for an agent's log, `ctxviz info` or `ctxviz plan` count what it sends", lineno)
+            raise source.error("not a chat message (no `role`): --messages counts chat messages, a JSON list or one a line; "
+                               "for an agent's log, `ctxviz info` or `ctxviz plan` count what it sends", lineno)
         messages.append(value)
+    if source.cut_line is not None:
+        raise source.error("invalid JSON: the line ends mid-record, so its message cannot be counted", source.cut_line)
     return messages
 
 
 def run(args: argparse.Namespace) -> int:
-    text = _read_text(args.file)
+    # A text file or standard input, with the same checks as a session file (regular file, size).
+    source = read_source(args.file, what="text file")
+    text = source.text
     tokenizer = get_tokenizer(args.tokenizer)
     if args.messages:
         name = "<stdin>" if args.file == STDIN else args.file
@@ -58,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":
                 raise LoadError(name, f"invalid JSON: {exc.msg}", exc.lineno) from None
-            messages = _json_lines(name, text)  # one value, then more: JSON Lines (an OpenAI chat JSONL file)
+            messages = _json_lines(source)  # one value, then more: JSON Lines (an OpenAI chat JSONL file)
         except (ValueError, RecursionError) as exc:
             raise LoadError(name, "the document is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}") from None
         if isinstance(messages, dict) and isinstance(messages.get("messages"), list):

@@ -82,6 +82,8 @@ class SourceFile:
     conversations: int = field(default=0, repr=False)
     #: Counted notes: "skipped {n} `progress` line(s)" -> how many times it happened.
     tallies: dict[str, int] = field(default_factory=dict, repr=False)
+    #: The last JSONL line `jsonl_records` skipped because it ends mid-record (None: none was).
+    cut_line: int | None = field(default=None, repr=False)
 
     def tally(self, template: str, n: int = 1) -> None:
         """Count one kind of skip or guess; it becomes one note with the count (`{n}` in `template`)."""
@@ -264,6 +266,7 @@ class SourceFile:
             if not records:
                 raise cut
             # What a live or crashed agent leaves: every JSONL log format is read up to it.
+            self.cut_line = cut.line
             self.notes.append(cut_line_note(cut.line))
         return records
 
