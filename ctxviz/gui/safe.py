@@ -41,6 +41,19 @@ def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
     return label
 
 
+def idle_label(text: str, name: str) -> QLabel:
+    """What a view will show, said where it will be before there is anything to show (a tab before
+    its first replay or comparison): a sentence in the placeholder colour, not bare axes or an empty
+    table under its headers."""
+    label = plain_label(text)
+    label.setObjectName(name)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+    return label
+
+
 def tooltip_html(text: str) -> str:
     """A tooltip showing `text` literally: escaped, in a wrapper that is rich text by construction
     (a bare string would be auto-detected, and `<img src=...>` in it would be loaded)."""

@@ -25,7 +25,7 @@ from ...engine.policies import get_policy, policy_names
 from ...engine.policies.base import params_dict
 from ...engine.reason_codes import code_of
 from ...engine.reasons import short
-from ..safe import plain_label, tooltip_html
+from ..safe import idle_label, plain_label, tooltip_html
 from ..theme import WARNING
 from .diff_lane import DiffLane, lane_legend_html
 from .message_strip import MessageStrip
@@ -161,11 +161,7 @@ class CompareView(QWidget):
         self.same.hide()
         layout.addWidget(self.same, 1)
         # Before any comparison, what the tab will show, not an empty table under its headers.
-        self.idle = plain_label(IDLE_TEXT)
-        self.idle.setObjectName("compare-idle")
-        self.idle.setWordWrap(True)
-        self.idle.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.idle.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
+        self.idle = idle_label(IDLE_TEXT, "compare-idle")
         self.table.hide()
         layout.addWidget(self.idle, 1)
 

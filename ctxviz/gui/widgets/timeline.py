@@ -21,7 +21,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QScrollArea,
@@ -39,6 +38,7 @@ from ..safe import (
     PLOT_LIMIT,
     clipped,
     finite,
+    idle_label,
     plain_label,
     plot_values,
     qt_int,
@@ -213,13 +213,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         self.find_result.hide()
         self.find_regions: list[pg.LinearRegionItem] = []
         # Before a replay: a sentence where the chart will be, not bare axes.
-        self.empty = QLabel(IDLE_TEXT)
-        self.empty.setTextFormat(Qt.TextFormat.PlainText)
-        self.empty.setObjectName("timeline-empty")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setWordWrap(True)
-        self.empty.setStyleSheet("color: palette(placeholder-text); font-size: 13pt;")
-        self.empty.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.empty = idle_label(IDLE_TEXT, "timeline-empty")
         # The agent's calls under the charts (a splitter: the user decides how much each gets).
         self.calls = CallsView()
         self.calls.setObjectName("agent-calls")
