@@ -279,3 +279,38 @@ def test_compare_says_no_cache_model_rather_than_a_zero_price(qtbot, tmp_path) -
         assert "no cache model for this model (the log names no model)" in said and "no cache price for it" not in said
     finally:
         win.vm.shutdown()
+
+
+def test_a_reason_with_a_figure_is_sized_to_its_text_not_elided_to_its_first_word(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.reasons import short
+
+    win = window_at(qtbot, tmp_path, (1280, 720), SUPPORT)
+    try:
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.set_policy("categories")
+        plan = win.vm.plan
+        texts = {short(m) for m in plan.messages}
+        # Every dropped row read "over …": the column was sized to the code's label, not to the
+        # category and maximum the column lifts from the sentence.
+        assert "over SYSTEM_OUTPUT 7,500" in texts
+        widest = max(win.table.fontMetrics().horizontalAdvance(t) for t in texts)
+        assert win.table.columnWidth(8) >= widest + 6
+    finally:
+        win.vm.shutdown()
+
+
+def test_the_app_spells_a_summarised_message_one_way_in_table_filter_and_detail(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1280, 720), CLAUDE_COMPACT)
+    try:
+        model, plan = win.model, win.vm.plan
+        summarised = [m.index for m in plan.messages if m.decision.value == "summarized"]
+        assert summarised
+        shown = {model.data(model.index(r, 6)) for r in range(model.rowCount())}
+        assert "summarised" in shown and "summarized" not in shown  # the strip's legend and the cards say "summarised"
+        win.decision_filter.setCurrentText("summarised")
+        assert [model.message_index(r) for r in range(model.rowCount())] == summarised
+        win.select_message(summarised[0])
+        qtbot.wait(50)
+        assert "<b>summarised</b>" in win._detail_head_html and "summarized" not in win._detail_head_html
+    finally:
+        win.vm.shutdown()

@@ -221,3 +221,22 @@ def test_a_legend_beside_a_tall_chart_keeps_each_label_level_with_its_sample(qtb
             assert abs(sample_middle - label_middle) <= 4, (label.text, sample_middle, label_middle)
         # the entries at the top of the cell, not spread over it
         assert legend.sceneBoundingRect().top() <= plot.getPlotItem().vb.sceneBoundingRect().top() + 2
+
+
+def test_a_session_without_user_instructions_claims_no_share_of_them(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.session import Message, Session, TextPart
+
+    texts = ["What does src/app/main.py do?", "It starts the server on port 8080.", "And src/app/db.py?", "It opens the database."]
+    session = Session(messages=tuple(Message(id=f"m{i}", index=i, role=("user", "assistant")[i % 2], parts=(TextPart(t),))
+                                     for i, t in enumerate(texts)), source="<test>", format="test")
+    view = TimelineView()
+    qtbot.addWidget(view)
+    timeline = simulate(session, "missy", {})
+    view.set_timeline(timeline)
+    retention = timeline_retention(timeline)
+    assert retention.points and all(p.instructions == 0 for p in retention.points)
+    view.set_answers(timeline, retention, None)
+    assert "no user instruction in the session so far" in view.answers_label.text()
+    assert "%" not in view.answers_label.text().split("anchors,")[1].split(".")[0]
+    names = [item.name() for item in view.answers_plot.listDataItems()]
+    assert "anchors still sent (retention)" in names and "user instructions still sent" not in names

@@ -224,3 +224,15 @@ def test_retention_is_skipped_beyond_the_automatic_size_and_forced_on_request(ca
     assert "retention: not computed for" in capsys.readouterr().out
     assert cli.main(["plan", sample, "--json", "--retention", "on"]) == 0
     assert _json.loads(capsys.readouterr().out)["retention"]["anchors"] > 0
+
+
+def test_cli_says_a_session_has_no_user_instruction_rather_than_keeping_all_of_none(capsys, tmp_path):
+    path = tmp_path / "plain.yaml"
+    path.write_text("ctxviz: 1\nmessages:\n  - {role: user, content: What does src/app/main.py do?}\n"
+                    "  - {role: assistant, content: It starts the server on port 8080.}\n")
+    assert main(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "no user instruction in the session" in out and "0 of 0" not in out
+    assert main(["simulate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "no user instruction in the session" in out and "0 of 0" not in out

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import compress
+from itertools import compress, islice
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -395,6 +395,17 @@ class Plan:
         names = self.messages.columns.code_names  # type: ignore[attr-defined]
         return {k: (code if code in CODES else GENERIC[DECISIONS[k % len(DECISIONS)].value])
                 for k in pairs for code in (names[k // len(DECISIONS)],)}
+
+    def rows_with(self, code: str, limit: int = 3) -> list[int]:
+        """The first `limit` messages whose policy's code is `code`: samples of a code whose
+        column text carries a figure from the sentence ("over SYSTEM_OUTPUT 7,500"), which a
+        table sizes its column to without building every message's sentence."""
+        if isinstance(self.messages, Rows):
+            c = self.messages.columns
+            if code not in c.code_names:
+                return []
+            return np.flatnonzero(c.code == c.code_names.index(code))[:limit].tolist()
+        return list(islice((i for i, k in enumerate(self.columns.code) if k == code), limit))
 
     @cached_property
     def distinct(self) -> Distinct:

@@ -461,7 +461,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
     exact = work(timeline) <= exact_work
     if exact:
         turns, explained = list(range(n)), list(range(1, n))
-        method = f"every turn planned ({n:,} plans)"
+        method = f"every turn planned ({n:,} plan{'' if n == 1 else 's'})"
     else:
         turns, explained = _sample_turns(timeline, samples, max_events)
         changes = len({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS})

@@ -26,6 +26,7 @@ from ..engine.session import Session
 from ..glossary import define
 from .safe import tooltip_html
 from .theme import CATEGORY_COLORS, DECISION_COLORS, category_label
+from .words import spelled
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
 #: Voices (engine/voices.py) of user turns the user did not write, shown in the role column as what they are.
@@ -335,7 +336,9 @@ class MessageTableModel(QAbstractTableModel):
                 return f"{value:,}"
             if col == 2 and self.voices:
                 return role_shown(value, self.voices[m.index])
-            return value.value if col == 6 else (category_label(str(value)) if col == 3 else value)
+            if col == 6:
+                return spelled(value.value)
+            return category_label(str(value)) if col == 3 else (spelled(value) if col == 7 else value)
         if role == _ALIGN:
             return _RIGHT if col in NUMERIC else None
         if role == _FOREGROUND:
@@ -346,7 +349,7 @@ class MessageTableModel(QAbstractTableModel):
             return _category_color(str(m.category)) if col == 3 else None
         # Tooltips are auto-detected as rich text: the reason or message text, escaped (safe.py).
         if col == 8:
-            return _tooltip(m.reason)
+            return _tooltip(spelled(m.reason))
         if col == 2 and self.voices and role_shown(m.role, self.voices[m.index]) != m.role:
             return _tooltip(VOICE_MEANINGS[self.voices[m.index]])
         return _tooltip(self._texts[m.index][:600] if self._texts is not None else self._texts_of.messages[m.index].text[:600]

@@ -184,13 +184,18 @@ def _percent(share: float) -> str:
     return f"{share * 100:.0f} %"
 
 
+def _instructions(kept: int, said: int) -> str:
+    """The user instructions' share, or that there is none (a share of nothing would read 100 %)."""
+    return f"user instructions {kept:,} of {said:,} ({_percent(kept / said)})" if said else "no user instruction in the session"
+
+
 def retention_summary(retention: Retention, shown: int = 10) -> str:
     """The retention of a plan: the score, the instructions' share, and what was lost, ranked
     (what the user asked, then what was used again, each with why and why its newest message is
     not sent); what only tool output said is folded into a count."""
     r = retention
     lines = ["", f"retention: {r.kept:,} of {r.anchors:,} anchors still reach the model ({_percent(r.score)}); "
-                 f"user instructions {r.instructions_kept:,} of {r.instructions:,} ({_percent(r.instruction_score)})"]
+                 + _instructions(r.instructions_kept, r.instructions)]
     if r.by_kind:
         lines.append("  by kind: " + ", ".join(f"{kind} {kept}/{total}" for kind, (kept, total) in r.by_kind.items()))
     if r.lost:
@@ -224,11 +229,12 @@ def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: in
     final = tr.final
     if final is not None:
         lines.append(f"retention at the last turn (#{final.turn}): {final.kept:,} of {final.anchors:,} anchors ({_percent(final.score)}); "
-                     f"user instructions {final.instructions_kept:,} of {final.instructions:,} ({_percent(final.instruction_score)})")
+                     + _instructions(final.instructions_kept, final.instructions))
     low = tr.lowest
     if low is not None:
         lines.append(f"lowest retention: {_percent(low.score)} at turn {low.turn} ({low.kept:,} of {low.anchors:,} anchors; "
-                     f"instructions {low.instructions_kept} of {low.instructions})" + ("" if tr.exact else " among the turns planned"))
+                     + (f"instructions {low.instructions_kept} of {low.instructions})" if low.instructions else "no user instruction yet)")
+                     + ("" if tr.exact else " among the turns planned"))
     events = tr.event_losses
     window = [loss for loss in tr.losses if loss.kind == "window"]
     for loss in events[:losses]:

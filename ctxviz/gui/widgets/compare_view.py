@@ -27,6 +27,7 @@ from ...engine.reason_codes import code_of
 from ...engine.reasons import short
 from ..safe import idle_label, plain_label, tooltip_html
 from ..theme import WARNING
+from ..words import spelled
 from .diff_lane import DiffLane, lane_legend_html
 from .message_strip import MessageStrip
 
@@ -55,7 +56,7 @@ def cost_text(c: Any) -> str:
     if not c.caches:
         name = c.model.name.strip("()")  # "(no model named)", "(unknown model)" or a name the catalogue lacks
         return f"no cache model for this model ({name}): no price and no cache share"
-    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn(s)"
+    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn{'' if len(c.breaks) == 1 else 's'}"
 
 
 #: The tab before any comparison.
@@ -194,7 +195,7 @@ class CompareView(QWidget):
         children = []
         for d in diffs:
             tokens = f"{d.a.tokens:,}" if d.a.tokens == d.b.tokens else f"{d.a.tokens:,} / {d.b.tokens:,}"
-            child = QTreeWidgetItem([f"#{d.index}", d.a.decision.value, d.b.decision.value, short(d.a), short(d.b), tokens])
+            child = QTreeWidgetItem([f"#{d.index}", spelled(d.a.decision.value), spelled(d.b.decision.value), short(d.a), short(d.b), tokens])
             child.setData(0, MESSAGE_ROLE, d.index)
             child.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             child.setToolTip(3, tooltip_html(d.a.reason))

@@ -19,6 +19,7 @@ from ...engine.session import Session
 from ...glossary import define
 from ..safe import set_plain_tooltip
 from ..theme import plot_colors
+from ..words import spelled
 from .axes import ThousandsAxis
 from .strip_item import StripItem
 
@@ -408,7 +409,7 @@ class MessageStrip(pg.PlotWidget):
         voice = self.voices[index] if self.voices else ""
         who = f"{voice} (a user turn the user did not write)" if m.role == "user" and voice in ("harness", "observation") else m.role
         # Plain text (the message's role and the plan's own words), escaped for Qt's rich-text detection.
-        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {m.tokens:,} tokens · {m.decision.value}\n{m.reason}")
+        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {m.tokens:,} tokens · {spelled(m.decision.value)}\n{spelled(m.reason)}")
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.

@@ -500,10 +500,16 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             xs = plot_values(p.turn for p in retention.points)
             self.answers_plot.plot(xs, plot_values(100 * p.score for p in retention.points), pen=pg.mkPen("#009e73", width=2),
                                    name="anchors still sent (retention)")
-            self.answers_plot.plot(xs, plot_values(100 * p.instruction_score for p in retention.points),
-                                   pen=pg.mkPen("#cc79a7", width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+            # The instructions' line starts where the first one is said: before it (and in a session
+            # with none) "100 %" would claim instructions that do not exist.
+            said = [p for p in retention.points if p.instructions]
+            if said:
+                self.answers_plot.plot(plot_values(p.turn for p in said), plot_values(100 * p.instruction_score for p in said),
+                                       pen=pg.mkPen("#cc79a7", width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
             last = retention.points[-1]
-            lines.append(f"Retention at turn {last.turn}: {last.score:.0%} of anchors, {last.instruction_score:.0%} of user instructions"
+            instructions = (f"{last.instruction_score:.0%} of user instructions" if last.instructions
+                            else "no user instruction in the session so far")
+            lines.append(f"Retention at turn {last.turn}: {last.score:.0%} of anchors, {instructions}"
                          + ("" if retention.exact else " (turns sampled: " + retention.method + ")"))
         cached = cache is not None and cache.turns and cache.caches
         if cache is not None and cache.turns and not cache.caches:
@@ -531,10 +537,10 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
                 self.answers_plot.addItem(bar)
                 legend = self.answers_plot.getPlotItem().legend
                 if legend is not None:
-                    legend.addItem(bar, f"cache broken ({len(broke):,} turns; count per bin)")
+                    legend.addItem(bar, f"cache broken ({len(broke):,} turn{'' if len(broke) == 1 else 's'}; count per bin)")
             elif broke:
                 self.answers_plot.plot(plot_values(t.turn for t in broke), plot_values(0 for _ in broke), pen=None, symbol="t1",
-                                       symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turns)")
+                                       symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turn{'' if len(broke) == 1 else 's'})")
             lines.append(f"Prompt caching ({cache.model.name}): {cache.sentence()}")
         if note:
             lines.append(note)

@@ -21,6 +21,7 @@ from ..models import VOICE_MEANINGS, role_shown
 from ..safe import BREAK
 from ..theme import category_label
 from ..widgets.text_card import MeasuredLabel
+from ..words import spelled
 
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
@@ -117,9 +118,9 @@ class DetailPanel:
             self._detail_head_html = (
                 f"<p style='font-size:large'><b>#{m.index} · {html.escape(who)} · {html.escape(category_label(str(m.category)))}</b></p>"
                 + (f"<p><i>{html.escape(VOICE_MEANINGS[voice])}</i></p>" if who != m.role else "")
-                + f"<p><b>{m.decision.value}</b> in <i>{html.escape(m.zone)}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+                + f"<p><b>{spelled(m.decision.value)}</b> in <i>{html.escape(spelled(m.zone))}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
                 + DETAIL_SPLIT
-                + f"<p>{html.escape(m.reason)}</p>"
+                + f"<p>{html.escape(spelled(m.reason))}</p>"
                 + self._detail_extras(m)
                 + (f'<p><a href="pin">{"Unpin" if f"#{m.index}" in self.vm.options.pins else "Pin"} this message</a> (Ctrl+K): '
                    "send it whatever the policy decides, and see what it pushes out</p>")

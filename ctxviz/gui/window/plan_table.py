@@ -24,7 +24,9 @@ from PySide6.QtWidgets import (
 
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
+from ...engine.reason_codes import code_of
 from ...engine.reason_codes import label as reason_label
+from ...engine.reasons import DETAILS, short
 from ...engine.session import Session
 from ...engine.voices import voices_of
 from ...errors import CtxvizError
@@ -33,6 +35,7 @@ from ..safe import plain_label
 from ..theme import WARNING
 from ..widgets.message_table import MessageTableView
 from ..widgets.reason_groups import ReasonFilter, ReasonGroupView
+from ..words import spelled
 
 
 class PlanTable:
@@ -71,7 +74,9 @@ class PlanTable:
         # attachments, command output) and the observations of coding agents are listed apart.
         self.role_filter.addItems(["all roles", "system", "user", "harness", "observation", "assistant", "tool"])
         self.decision_filter = QComboBox()
-        self.decision_filter.addItems(["all decisions", "kept", "dropped", "summarized", "truncated", "replaced"])
+        self.decision_filter.addItem("all decisions", "")
+        for code in ("kept", "dropped", "summarized", "truncated", "replaced"):  # (shown as the app spells them, filtered by code)
+            self.decision_filter.addItem(spelled(code), code)
         self.search = QLineEdit()
         self.search.setPlaceholderText('Search (Ctrl+F): words, "a phrase", role:user decision:dropped tokens>1000 -zone:system')
         self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id; tokens, sent and index "
@@ -135,6 +140,10 @@ class PlanTable:
         distinct = plan.distinct  # (read on the plan worker)
         decisions = frozenset(d.value for d in distinct.decisions)
         reasons = frozenset(reason_label(code, decision.value) for code, decision in distinct.codes)
+        # A code whose text lifts a figure from the sentence ("over SYSTEM_OUTPUT 7,500") is wider
+        # than its label: sized to a few of its messages, not elided to "over …" on every row.
+        detailed = {code for code, decision in distinct.codes if code_of(code, decision.value).code in DETAILS}
+        reasons |= {short(plan.messages[i]) for code in detailed for i in plan.rows_with(code)}
         words = ((self._machine_voices(voices) & MACHINE_USER_VOICES) | distinct.roles, decisions, distinct.zones, reasons)
         if words == getattr(self, "_column_words", None):
             return

@@ -1,0 +1,13 @@
+"""The engine's decision and zone codes as the app writes them.
+
+A plan's decision codes keep the spelling `plan --json` and every export use ("summarized"), while
+the reason codes and every sentence the app shows say "summarised": one screen showing both read as
+two different things ("summarized in summarized" beside a legend saying "summarised")."""
+
+from __future__ import annotations
+
+
+def spelled(code: str) -> str:
+    """A decision or zone code as the app shows it (or a reason sentence, which starts with its
+    decision's code: "summarized: the compact summary replaced ...")."""
+    return code.replace("summarized", "summarised") if "summarized" in code else code
