@@ -39,6 +39,7 @@ from .messages import (
     source_name,
     spells_special_token,
     summary_tokens,
+    system_over_note,
     system_part,
 )
 
@@ -231,6 +232,9 @@ def plan_from_units(name: str, session: Session, params: Any, counts: TokenCount
     used = sum(usage.values())
     totals = Totals(budget=budget, used=used, kept=kept_tokens, dropped=int(tokens.sum()) - kept_tokens, fits=used <= budget,
                     kept_messages=kept_messages, dropped_messages=n - kept_messages)
+    over = system_over_note(budget, used, mc.system_tokens)
+    if over:
+        notes = (*notes, over)
     skipped = mc.passed[sent_units[mc.passed]].tolist() if len(mc.passed) else []
     skipped_note = ((f"{len(skipped)} empty or whitespace-only message(s) (#{', #'.join(map(str, skipped[:5]))}) are left out of the request "
                      "by autogen-ext's Claude transformers (pass_message); count_tokens counts only their 3 tokens per message",) if skipped else ())

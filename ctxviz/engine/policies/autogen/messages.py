@@ -490,6 +490,9 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     used = sum(usage.values())
     totals = Totals(budget=budget, used=used, kept=sum(m.tokens for m in kept), dropped=sum(m.tokens for m in messages if not m.sent),
                     fits=used <= budget, kept_messages=len(kept), dropped_messages=len(messages) - len(kept))
+    over = system_over_note(budget, used, system_tokens)
+    if over:
+        notes = [*notes, over]
     if spells_special_token(session):
         notes = [*notes, "a message spells a special token (such as <|endoftext|>): autogen-ext's count_tokens raises ValueError on it "
                          "(tiktoken's disallowed special token); ctxviz counts it as plain text"]
@@ -497,6 +500,16 @@ def build_plan(name: str, session: Session, params: Any, counts: TokenCounts, se
     return Plan(policy=name, params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
                 system_prompt=prompt, messages=messages, context=tuple(context), context_index=tuple(context_index), totals=totals,
                 summaries=tuple(summary_plans), zones=("system", "context") + (("summarized",) if covered else ()), notes=tuple(notes), extra=dict(extra))
+
+
+def system_over_note(budget: int, used: int, system_tokens: int) -> str:
+    """Why a plan whose model context fits is over all the same ("" when it is not): the agent
+    prepends its system message, which AutoGen's count leaves out, so every kept message's sentence
+    says the context fits while the total is over."""
+    if used <= budget or not system_tokens or used - system_tokens > budget:
+        return ""
+    return (f"the model context fits within {budget:,} tokens, but the agent prepends its system message ({system_tokens:,} tokens), "
+            f"which AutoGen does not count: the request is {used:,} tokens, over by {used - budget:,}")
 
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]+$")

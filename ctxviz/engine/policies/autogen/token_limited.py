@@ -27,6 +27,7 @@ from .messages import (
     model_context,
     model_limit,
     system_in_context_field,
+    system_part,
     tool_schema_problems,
     tool_schema_tokens,
     unit_tokens,
@@ -73,7 +74,8 @@ def middle_pops(n: int, fits_after: list[int] | None = None) -> list[int]:
 def plan_records(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
     """get_messages step by step, a record per message: the reference `plan` is checked against
     (tests/test_autogen_columns.py)."""
-    _system, units = model_context(session, params.system_messages_in_context)
+    system, units = model_context(session, params.system_messages_in_context)
+    context = _context_words(bool(system_part(session, system, counts)[1]))
     notes: list[str] = []
     model_tokens, note = model_limit(session)
     if note:
@@ -100,7 +102,7 @@ def plan_records(session: Session, params: TokenLimitedParams, counts: TokenCoun
                 reasons[m.index] = (Decision.DROPPED, f"dropped: pop #{order[k] + 1} from the middle of the context, whose "
                                                       f"{removed[k]:,} tokens exceeded {what}", "popped_middle")
             else:
-                reasons[m.index] = (Decision.KEPT, f"kept: the context fits {what} once {len(removed)} messages are popped from its middle",
+                reasons[m.index] = (Decision.KEPT, f"kept: the {context}fits {what} once {len(removed)} messages are popped from its middle",
                                     "fits")
     if count > limit:
         notes.append(f"even with every message popped the count ({count:,}: the reply priming and tool schemas) exceeds {what}")
@@ -145,11 +147,18 @@ def _pops(session: Session, mc: ModelContext, system_in_context: bool, scheme: t
     return made
 
 
+def _context_words(system_apart: bool) -> str:
+    """What a kept message's sentence says fits: with a system message AutoGen does not count (the
+    agent prepends it), the sentence says so, since the plan's total, which the system message is
+    part of, can be over the limit the context fits."""
+    return "model context (without the agent's system message, which AutoGen does not count) " if system_apart else "context "
+
+
 class _Why:
     """The reason of an LLMMessage's messages, as `plan_records` words it."""
 
-    def __init__(self, code: np.ndarray, pops: _Pops, start: int, what: str, removed: int) -> None:
-        self.code, self.pops, self.start, self.what, self.removed = code, pops, start, what, removed
+    def __init__(self, code: np.ndarray, pops: _Pops, start: int, what: str, removed: int, context: str) -> None:
+        self.code, self.pops, self.start, self.what, self.removed, self.context = code, pops, start, what, removed, context
 
     def __call__(self, p: int) -> str:
         code = self.code[p]
@@ -159,7 +168,7 @@ class _Why:
             k = int(self.pops.rank[p])
             return (f"dropped: pop #{k + 1} from the middle of the context, whose {self.start - int(self.pops.popped[k]):,} tokens "
                     f"exceeded {self.what}")
-        return f"kept: the context fits {self.what} once {self.removed} messages are popped from its middle"
+        return f"kept: the {self.context}fits {self.what} once {self.removed} messages are popped from its middle"
 
 
 def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> Plan:
@@ -193,7 +202,7 @@ def plan(session: Session, params: TokenLimitedParams, counts: TokenCounts) -> P
             notes.append(f"the trimmed context started with a tool result (#{int(mc.unit_first[first])}), which AutoGen removes")
     if tools:
         notes.append(f"the session's {len(session.tools)} tool schemas count {tools:,} tokens (tool_schema)")
-    return plan_from_units(NAME, session, params, counts, mc, code == FITS, code, _CODES, _Why(code, pops, start, what, k), limit, notes,
+    return plan_from_units(NAME, session, params, counts, mc, code == FITS, code, _CODES, _Why(code, pops, start, what, k, _context_words(bool(mc.system_tokens))), limit, notes,
                            {"token_count": count, "popped": mc.unit_first[removed].tolist(), "token_limit": limit}, tools_tokens=tools)
 
 
