@@ -157,6 +157,19 @@ def test_an_unknown_model_is_said_to_be_unknown_not_priced_or_zero_cached(capsys
     assert doc["known"] is False and doc["hit_share"] is None and doc["cost_usd"] is None and doc["model"] == "gpt-9-turbo-max"
 
 
+def test_a_priced_model_without_caching_is_priced_whole_not_said_to_cache_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    import dataclasses
+
+    session = dataclasses.replace(chat(12), model="llama-3.1-70b")  # the catalogue prices it and says: no prompt caching
+    report = cache_costs(simulate(session, WINDOW, {"max_tokens": 2_000}, "chars"))
+    assert report.known and not report.caches and report.cost == pytest.approx(report.cost_without_cache) and report.cost > 0
+    text = report.sentence()
+    # It read "... with llama-3.1-70b's prompt caching; expected cache hits 0% ...; the policy broke the cache at 3 request(s)".
+    assert "every token priced as input" in text and "cache hits" not in text and "broke the cache" not in text
+    doc = report.to_json()
+    assert doc["hit_share"] is None and doc["breaks"] == [] and doc["cost_usd"] == pytest.approx(report.cost)
+
+
 def test_the_unseen_prefix_is_part_of_the_cached_prefix() -> None:
     """The reproduction: at turn 28 of this log (the request before call #29) the provider reported 36,371
     cached tokens; before issue 20 ctxviz predicted 5,175, because the system prompt and tools the log does

@@ -31,7 +31,7 @@ def print_cache(cache: Any) -> None:
     for t in sorted(worst, key=lambda t: t.turn):
         extra = (f" {t.reported.cache_read_input_tokens:>9,} {t.reported.cache_creation_input_tokens:>9,}" if t.reported is not None
                  else f" {'':>9} {'':>9}") if reported else ""
-        flag = "  broke the cache" if t.broke_cache else "  cache expired" if t.expired else ""
+        flag = "" if not cache.caches else "  broke the cache" if t.broke_cache else "  cache expired" if t.expired else ""
         print(f"{t.turn:>6} {t.request:>9,} {t.shared:>9,} {t.cache_read:>9,} {t.cache_write:>9,} {t.uncached:>9,} {t.cost:>9.4f}{extra}{flag}")
     print("(the 10 most expensive requests; --json lists every turn; token figures are the policy's estimator's)")
 

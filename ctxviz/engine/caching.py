@@ -288,7 +288,8 @@ class CacheReport:
 
     @property
     def breaks(self) -> list[int]:
-        return [t.turn for t in self.turns if t.broke_cache]
+        """The turns whose request broke the cache (none for a model without caching)."""
+        return [t.turn for t in self.turns if t.broke_cache] if self.caches else []
 
     @property
     def caches(self) -> bool:
@@ -306,11 +307,12 @@ class CacheReport:
                     f"no prices for {m.name} in the catalogue")
         low, high = self.cost_range
         span = f" (range ${low:,.4f}-${high:,.4f})" if high - low > 5e-7 else ""
+        if not self.caches:  # no hit share, no broken cache: a model without caching has neither (not "0 % hits")
+            return (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''}, "
+                    f"every token priced as input: {m.name} has no cache price in the catalogue, so no prompt caching is modelled for it")
         text = (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''} with {m.name}'s "
                 f"prompt caching (${self.cost_without_cache:,.4f} without it); expected cache hits {self.hit_share:.0%} of "
                 f"{self.input_tokens:,} input tokens, {self.cache_write:,} written")
-        if not self.caches:
-            text += f" ({m.name} has no cache price in the catalogue: every token is priced as input)"
         breaks = self.breaks
         if breaks:
             text += f"; the policy broke the cache at {len(breaks):,} request(s)" + (f" ({', '.join(f'#{b}' for b in breaks[:6])}{' …' if len(breaks) > 6 else ''})")
@@ -323,7 +325,7 @@ class CacheReport:
                 "cache_write": self.cache_write, "uncached": self.uncached,
                 "cost_usd": round(self.cost, 8) if known else None, "cost_usd_range": [round(low, 8), round(high, 8)] if known else None,
                 "cost_without_cache_usd": round(self.cost_without_cache, 8) if known else None,
-                "hit_share": round(self.hit_share, 6) if known else None, "breaks": self.breaks, "notes": list(self.notes),
+                "hit_share": round(self.hit_share, 6) if self.caches else None, "breaks": self.breaks, "notes": list(self.notes),
                 "cache_model": self.cache.to_json() if self.cache is not None and known else None,
                 "turns": [t.to_json() for t in self.turns]}
 

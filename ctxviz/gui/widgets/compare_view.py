@@ -54,6 +54,8 @@ def cost_text(c: Any) -> str:
     if c is None:
         return "could not be replayed"
     if not c.caches:
+        if c.known and c.model.input_per_mtok:  # priced, without caching: the price stands, every token as input
+            return f"input ${c.cost:,.4f}, every token priced as input ({c.model.name} has no prompt caching in the catalogue)"
         name = c.model.name.strip("()")  # "(no model named)", "(unknown model)" or a name the catalogue lacks
         return f"no cache model for this model ({name}): no price and no cache share"
     return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn{'' if len(c.breaks) == 1 else 's'}"
