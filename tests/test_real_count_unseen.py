@@ -48,3 +48,18 @@ def test_plan_says_what_the_estimate_is_compared_with(capsys) -> None:  # type: 
     out = capsys.readouterr().out
     assert "of what it estimates (6,655; the count above adds the 9,200 tokens the log does not record)" in out
     assert "57." not in out.split("estimated count", 1)[1].split("\n", 2)[1]
+
+
+def test_a_model_with_no_window_known_gets_no_verdict_not_over_by_every_token(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    path = tmp_path / "unknown_model.yaml"
+    path.write_text('ctxviz: 1\nmodel: nosuchmodel-9\nmessages:\n  - {role: user, content: "hi"}\n  - {role: assistant, content: "hello"}\n')
+    plan = plan_session(load_session(path), options=PlanOptions(real_count=True))
+    assert plan.real is not None and plan.real.window is None and plan.real.fits is None
+    assert main(["plan", str(path), "--real-count"]) == 0
+    out = capsys.readouterr().out
+    assert "against an unknown window (nosuchmodel-9 is not in the catalogue)" in out and "OVER" not in out
+    assert main(["plan", str(path), "--real-count", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["real_count"]["window"] is None and doc["real_count"]["fits"] is None

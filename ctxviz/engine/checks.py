@@ -262,7 +262,8 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     has_unseen = counts_unseen(plan)
     exact = encoding_is_exact(model)
     # A model the catalogue lacks: the window its own log reports (a Codex rollout's gpt-5-codex).
-    window = entry.context_window if entry else session.context_window if model == session.model else None
+    # (A session without one holds 0: no window, not a window of 0 tokens that every count is over.)
+    window = entry.context_window if entry else (session.context_window or None) if model == session.model else None
     return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
                      entry.input_cost(total) if entry else None, unseen, has_unseen)
 
