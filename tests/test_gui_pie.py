@@ -59,3 +59,22 @@ def test_the_real_count_stands_beside_the_policys_figure(qtbot, open_window) -> 
     win.real_box.setChecked(False)
     qtbot.waitUntil(lambda: win.pie.real is None, timeout=30000)
     assert not any("count:" in line for line in win.pie.legend_lines())
+
+
+def test_allotments_past_the_budget_are_said_not_shown_as_free_space(qtbot) -> None:  # type: ignore[no-untyped-def]
+    session = load_session(str(SAMPLE))
+    over = plan_session(session, "missy", {"memory_fraction": 0.9, "learnings_fraction": 0.5}, store=CountStore())
+    assert not over.totals.fits and over.allocation["history"] < 0
+    pie = BudgetPie()
+    qtbot.addWidget(pie)
+    pie.resize(700, 260)
+    pie.set_plan(over)
+    lines = pie.legend_lines()
+    allotted = sum(v for v in over.allocation.values() if v > 0)
+    # "Free space 22,006 of 30,000 (73 %)" stood beside "does not fit", nothing saying why.
+    assert not any(line.startswith("Free space") for line in lines)
+    assert f"the allotments add up to {allotted:,}, over the budget by {allotted - over.totals.budget:,}" in lines
+    fits = plan_session(session, "missy", store=CountStore())
+    pie.set_plan(fits)
+    assert any(line.startswith("Free space") for line in pie.legend_lines())
+    assert not any("allotments add up" in line for line in pie.legend_lines())

@@ -274,7 +274,16 @@ class BudgetPie(QWidget):
                 continue
             entries.append(LegendEntry(pretty(name, self.categories), f"{short_number(used)} / {cap}{short_number(allotted)}  ({self.fullness(allotted, used)})",
                                        (colors[i],), "over" if used > allotted else "part"))
-        if self.total:
+        # A division whose allotments add up past the budget (fractions raised past 1) leaves no free
+        # space, and a part allotted below zero: said, or "Free space 73 %" stood beside "does not fit".
+        allotted = 0 if self.caps else sum(max(a, 0) for _, a, _ in self.parts)
+        if self.total and allotted > self.total:
+            free = max(self.total - self.used, 0)
+            entries.append(LegendEntry("Not used", f"{short_number(free)} of {short_number(self.total)}  ({free / self.total * 100:.0f} %)",
+                                       ("faint",), "part"))
+            entries.append(LegendEntry(f"the allotments add up to {short_number(allotted)}, over the budget by {short_number(allotted - self.total)}",
+                                       "", (), "alarm"))
+        elif self.total:
             free = max(self.total - self.used, 0)
             grey = any(s.kind == "free" for s in segments(self.parts, self.total, self.caps))
             entries.append(LegendEntry(FREE_SPACE,
