@@ -31,8 +31,8 @@ def test_the_files_hold_what_the_expectations_say():
 def test_a_real_auto_compaction_gives_the_trigger_buffer_and_the_documented_default():
     code, out, err = run_cli(["calibrate", str(AUTO), *map(str, MANUAL)])
     assert code == 0, err
-    assert out.startswith("5 log(s): 7 compaction(s) recorded, 1 automatic, 6 manual (/compact: counted only as checks that did not auto-compact)")
-    assert "claude-opus-4-6: 1 automatic compaction(s)" in out
+    assert out.startswith("5 logs: 7 compactions recorded, 1 automatic, 6 manual (/compact: counted only as checks that did not auto-compact)")
+    assert "claude-opus-4-6: 1 automatic compaction\n" in out
     assert "median 170,251, min 170,251, max 170,251" in out
     assert "trigger     170,251" in out
     assert "buffer      29,749 (window - trigger)" in out  # 200,000 - 170,251
@@ -87,7 +87,7 @@ def test_a_check_that_did_not_compact_above_one_that_did_is_a_contradiction(tmp_
 def test_logs_without_an_auto_compaction_say_so():
     code, out, err = run_cli(["calibrate", *map(str, MANUAL)])
     assert code == 0, err
-    assert out.startswith("4 log(s): 6 compaction(s) recorded, 0 automatic, 6 manual")
+    assert out.startswith("4 logs: 6 compactions recorded, 0 automatic, 6 manual")
     assert "no automatic compaction in these logs: nothing to calibrate" in out
     code, out, _ = run_cli(["calibrate", str(DATA / "real" / "claude_code" / "agentcmd-full-session-two.jsonl"), "--json"])
     assert code == 0 and json.loads(out)["models"] == [] and json.loads(out)["compactions"] == []

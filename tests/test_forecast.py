@@ -107,7 +107,7 @@ def test_calls_left_method() -> None:
     flat = calls_left(1000, 1500, Growth((1, 2), (100, 100), (0,)))
     assert flat.calls is None and not flat.contains(3)
     # Why it is unknown, in words that hold: the calls added nothing, or too few, since a compaction or in the log.
-    assert "the last 1 call(s) with usage added nothing" in flat.sentence()
+    assert "the last 1 call with usage added nothing" in flat.sentence()
     assert Growth((1,), (100,), ()).unknown == "too few calls with usage in the log to measure growth"
     assert Growth((1,), (100,), (), since_compaction=True).unknown == "too few calls with usage since the last compaction to measure growth"
     unbounded = calls_left(1000, 1500, Growth((1, 2, 3), (100, 100, 300), (0, 200)))
@@ -199,5 +199,5 @@ def test_a_compaction_too_soon_after_the_logs_start_is_said_to_be_so() -> None:
     assert [c.trigger for c in session.compactions] == ["auto"]
     f = forecast(session)
     assert not f.backtests and f.automatic == 1
-    assert f.error_sentence().startswith("this log's 1 recorded automatic compaction(s) came fewer than 3 calls after its start")
+    assert f.error_sentence().startswith("this log's 1 recorded automatic compaction came fewer than 3 calls after its start")
     assert forecast(load_session(ROOT / "sample_sessions" / "support_chat.yaml"), "claude-code").error_sentence().startswith("no recorded automatic")

@@ -59,7 +59,7 @@ def test_watch_once_prints_the_last_call_and_the_calls_left(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out[0].startswith(f"{live}: ") and "claude-code" in out[0]
-    assert out[1].startswith("call #") and "trigger 167,000" in out[1] and "call(s) to compaction" in out[1]
+    assert out[1].startswith("call #") and "trigger 167,000" in out[1] and " calls to compaction" in out[1]
 
 
 def test_watch_prints_a_line_per_new_call_and_ends_on_ctrl_c(tmp_path: Path) -> None:

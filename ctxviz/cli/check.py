@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         raise LoadError(rules.path, str(exc), field="params") from None
     params = policy.make_params(_parse_sets(args.sets), base=params)
+    _check_parts(rules, policy_name, params)
     if rules.cost_model:
         check_model(rules.cost_model)
     if args.junit:
@@ -86,3 +87,13 @@ def run(args: argparse.Namespace) -> int:
     # 2: something could not be checked (CI must not read that as a pass); 1: a rule was broken.
     return EXIT_USAGE if errored else EXIT_OVER_BUDGET if broken else EXIT_OK
 
+
+def _check_parts(rules: Any, policy_name: str, params: Any) -> None:
+    """A `max_part_tokens` part the policy does not have is a typo in the rules file, not a broken rule."""
+    from ..engine.gates import policy_parts
+
+    parts = policy_parts(policy_name, params, rules.tokenizer or None) if rules.max_part_tokens else None
+    unknown = [part for part in rules.max_part_tokens if parts is not None and part not in parts]
+    if unknown:
+        raise LoadError(rules.path, f"{get_policy(policy_name).name} has no part {unknown[0]!r} (its parts: {', '.join(parts or ())})",
+                        rules.max_part_lines.get(unknown[0]), f"rules.max_part_tokens.{unknown[0]}")

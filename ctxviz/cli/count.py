@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..engine.tokenizers import count_openai_chat, get_tokenizer, tokenizer_names
+from ..engine.wording import counted
 from ..errors import LoadError
 from ..io.source import STDIN, SourceFile, read_source
 from .exits import EXIT_OK
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(tokenizer.count(text))
     if args.verbose:  # standard output stays a bare number for pipes
-        what = f"{len(messages):,} chat messages with {args.model}'s chat-format overhead" if args.messages else "the text"
+        what = f"{counted(len(messages), 'chat message')} with {args.model}'s chat-format overhead" if args.messages else "the text"
         print(f"ctxviz count: {what}, counted with {tokenizer.name}", file=sys.stderr)
     return EXIT_OK
 

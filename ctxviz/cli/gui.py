@@ -13,7 +13,7 @@ from ..engine.policies import get_policy
 from ..engine.tokenizers import get_tokenizer
 from ..errors import CtxvizError, ParameterError
 from ..io.loaders import load_session
-from ..io.output import check_output_path
+from ..io.output import check_output_path, stream_of
 from .options import _formats, _output
 from .params import _parse_sets, resolve_params
 from .session import _preset_policy
@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
     session: Any = args.session
     if args.screenshot:
         check_output_path(args.screenshot, inputs=[args.session] if args.session else [])  # before any window, not after
+        if stream_of(args.screenshot) is None and not args.screenshot.lower().endswith(".png"):
+            # The screenshot is always PNG data: a .txt or .jpg name would hold something else (`report` refuses it too).
+            raise ParameterError(f"--screenshot {args.screenshot}: the screenshot is a PNG; name it FILE.png")
     if args.session and (args.screenshot or ((args.sets or args.config or (args.compare_set and not args.compare)) and policy is None)):
         # A bad file is one line here (and the window shows this one: loaded once). Parameters set
         # without --policy are the parameters of the policy the log opens under: its agent's own.

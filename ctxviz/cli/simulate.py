@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.checks import PlanOptions
 from ..engine.gc_pause import frozen_after
 from ..engine.planner import plan_session
+from ..engine.wording import counted, ordinal
 from ..errors import ParameterError
 from ..io.exporters import json_text
 from .cost import _cache_report, print_cache
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 turn["reported_input"] = reported.get(turn["turn"])
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
-    print(f"{session.source}: {len(timeline.turns):,} turns with {policy_name}")
+    print(f"{session.source}: {counted(len(timeline.turns), 'turn')} with {policy_name}")
     if opened_line(opened):
         print(opened_line(opened), end="")
     if timeline.schedule is not None:
@@ -78,13 +79,13 @@ def run(args: argparse.Namespace) -> int:
     if timeline.scratch_steps:
         print(f"replay: {how}")
     if reported:
-        print(f"the log reports the provider's input for {len(reported):,} calls (column 'reported': input + cache read + cache write "
+        print(f"the log reports the provider's input for {counted(len(reported), 'call')} (column 'reported': input + cache read + cache write "
               "of the request made after that turn)")
     print(f"{'step':>5} {'turn':>6} {'sent':>9} {'budget':>9} {'kept':>6} {'dropped':>8} {'summ.':>6} {'trunc.':>6}"
           + (f" {'reported':>9}" if reported else "") + "  events")
     step = max(1, len(timeline.turns) // 40)
     if step > 1:
-        print(f"(of {len(timeline.turns):,} steps, every {step}th is shown, with every step that has an event and the last; "
+        print(f"(of {len(timeline.turns):,} steps, every {ordinal(step)} is shown, with every step that has an event and the last; "
               "--json lists them all)")
     for t in timeline.turns:
         if t.events or t.step % step == 0 or t.step == len(timeline.turns) - 1:

@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a fixed parameter (repeatable)")
     p.add_argument("--tokenizer", help="override the policy's estimator")
     p.add_argument("--require", action="append", default=[], metavar="METRIC>=N",
-                   help="a floor the chosen setting must meet, e.g. retention>=0.9, overflows=0, cost<=2 (repeatable)")
+                   help="a floor the chosen setting must meet, e.g. retention>=0.9 (or 90%%), overflows=0, cost<=2 (repeatable)")
     p.add_argument("--cost-model", default="", metavar="MODEL", help="price input with this catalogue model (default: each session's)")
     _output(p, "-o", "--output", default="", help="write every combination's figures to FILE.csv or FILE.json")
     _output(p, "--png", default="", metavar="FILE.png", help="draw cost against retention with the Pareto front marked")
@@ -107,9 +107,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _metric_text(name: str, value: float) -> str:
+    from ..engine import sweep
+
     if name == "cost":
         return f"${value:,.4f}"
-    if name in ("retention_mean", "retention_worst", "cache_hit_share"):
+    if name in sweep.SHARE_METRICS:
         return f"{value:.1%}"
     return f"{value:,.2f}" if isinstance(value, float) and not value.is_integer() else f"{int(value):,}"
 

@@ -9,9 +9,11 @@ something the user asked. Only appended bytes are read (io/follow.py). Ctrl+C en
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from typing import Any
 
+from ..engine.wording import counted, noun
 from .exits import EXIT_OK
 from .options import _formats
 from .stdout import write_stdout
@@ -21,8 +23,28 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("watch", help="follow a live session log: fill, trigger and calls until the next compaction, per call")
     p.add_argument("session", help=f"the session log to follow ({_formats()}; only appended lines of a JSONL log are read)")
     p.add_argument("--policy", help="the policy to forecast with (default: the agent's own: claude-code, codex-compaction, gemini-cli-compression)")
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the file (default 0.5)")
+    p.add_argument("--interval", type=_interval, default=0.5, help="seconds between looks at the file (default 0.5)")
     p.add_argument("--once", action="store_true", help="print the state of the file as it is now and exit")
+
+
+MAX_INTERVAL = 86_400.0  # a day; time.sleep overflows long before float does
+
+
+def _interval(text: str) -> float:
+    """`--interval`: seconds, above 0 and finite, refused by argparse before the file is read."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_INTERVAL):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds above 0 and at most {MAX_INTERVAL:,.0f}, e.g. 0.5")
+    return seconds
+
+
+def quote(text: str, width: int = 60) -> str:
+    """A user's words in quotes on one line, cut to `width` characters with "…" where cut."""
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
 def call_line(session: Any, call: Any, previous_fill: int | None, when: Any) -> str:
@@ -41,7 +63,7 @@ def call_line(session: Any, call: Any, previous_fill: int | None, when: Any) -> 
     parts.append(f"cache {u.cache_read_input_tokens / fill:.0%}" if fill else "cache -")
     if when is not None:
         parts.append("compacts before the next request" if when.calls == 0 else
-                     f"~{when.range_text()} call(s) to compaction" if when.calls is not None else "calls to compaction: unknown yet")
+                     f"~{when.range_text()} {noun(when.calls, 'call')} to compaction" if when.calls is not None else "calls to compaction: unknown yet")
     return "  ".join(parts)
 
 
@@ -72,15 +94,15 @@ def run(args: argparse.Namespace) -> int:
                     counts = follower.counts(get_policy(policy).scheme(None, session.model))
                     f = forecast(session, policy, counts=counts, with_backtest=first)
                     if first:
-                        write_stdout(f"{session.source}: {len(calls):,} call(s) so far; {policy}; {f.error_sentence()}\n")
+                        write_stdout(f"{session.source}: {counted(len(calls), 'call')} so far; {policy}; {f.error_sentence()}\n")
                     for call in fresh:
                         before = [c for c in calls if c.index < call.index]
                         previous_fill = before[-1].usage.window_fill if before else None
                         write_stdout(call_line(session, call, previous_fill, f.when) + "\n")
                     lost = f.next_drop.user_losses if f.next_drop is not None else ()
                     if lost:
-                        shown = "; ".join(repr(a.value[:60]) for a in lost[:3])
-                        write_stdout(f"  warning: compacting now would lose {len(lost)} thing(s) you asked: {shown}\n")
+                        shown = "; ".join(quote(a.value) for a in lost[:3]) + (f" and {len(lost) - 3:,} more" if len(lost) > 3 else "")
+                        write_stdout(f"  warning: compacting now would lose {counted(len(lost), 'thing')} you asked: {shown}\n")
                     printed = len(calls)
                 first = False
             if args.once:

@@ -21,6 +21,7 @@ from typing import Any
 from .catalog import find_model
 from .policies.claude_code.auto_compact import AutoCompactSettings, threshold
 from .session import Session
+from .wording import counted
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def fit(sessions: Sequence[Session]) -> tuple[list[ModelFit], list[Observation]]
 
 def report_text(fits: list[ModelFit], seen: list[Observation], files: int) -> str:
     manual = sum(1 for o in seen if o.trigger != "auto")
-    lines = [f"{files} log(s): {len(seen)} compaction(s) recorded, {len(seen) - manual} automatic, {manual} manual (/compact: counted only as checks that did not auto-compact)"]
+    lines = [f"{counted(files, 'log')}: {counted(len(seen), 'compaction')} recorded, {len(seen) - manual:,} automatic, {manual:,} manual (/compact: counted only as checks that did not auto-compact)"]
     if not fits:
         lines.append("no automatic compaction in these logs: nothing to calibrate (Claude Code records one as a "
                      "compact_boundary with compactMetadata.trigger \"auto\" when a session reaches its trigger)")
@@ -146,17 +147,17 @@ def report_text(fits: list[ModelFit], seen: list[Observation], files: int) -> st
         window = f"{f.window:,}" if f.window else "unknown (not in the catalogue: pass context_window)"
         lines += [
             "",
-            f"{f.model}: {f.n} automatic compaction(s)",
+            f"{f.model}: {counted(f.n, 'automatic compaction')}",
             f"  preTokens   median {f.median:,.0f}, min {min(f.pre_tokens):,}, max {max(f.pre_tokens):,}",
             f"  trigger     {f.trigger:,} (the smallest preTokens: Claude Code compacted at or above its trigger every time)",
             f"  interval    {f.interval_text()}: " + (f"the logs show a check at {f.lower:,} tokens that did not compact and one at {f.trigger:,} that did"
                                                       if f.lower is not None else
                                                       f"no check below {f.trigger:,} that did not compact; the trigger is at most {f.trigger:,}")
-            + f" ({len(f.not_compacted):,} check(s) that did not compact in these logs)",
+            + f" ({counted(len(f.not_compacted), 'check')} that did not compact in these logs)",
             f"  window      {window}",
         ]
         if f.contradicted:
-            lines.append(f"  note        {len(f.contradicted)} check(s) did not compact at or above {f.trigger:,} (up to {max(f.contradicted):,}): "
+            lines.append(f"  note        {counted(len(f.contradicted), 'check')} did not compact at or above {f.trigger:,} (up to {max(f.contradicted):,}): "
                          "one trigger cannot explain these logs (a different version or setting?)")
         if f.buffer is not None:
             lines.append(f"  buffer      {f.buffer:,} (window - trigger)")

@@ -56,6 +56,7 @@ from .summarizers import ExtractiveSummarizer
 from .tokenizers import Tokenizer
 from .verify import agent_policy
 from .vocabulary import trigger_count
+from .wording import counted, noun
 
 #: How many of the last per-call increases the growth is read from.
 GROWTH_WINDOW = 10
@@ -86,7 +87,7 @@ class Growth:
         """Why no growth can be gone by, in words (it said "since the last compaction" of logs that
         never compacted, and "too few calls" where the calls had added nothing)."""
         if self.increases:
-            return f"the last {len(self.increases)} call(s) with usage added nothing to measure growth by"
+            return f"the last {counted(len(self.increases), 'call')} with usage added nothing to measure growth by"
         where = "since the last compaction" if self.since_compaction else "in the log"
         return f"too few calls with usage {where} to measure growth"
 
@@ -128,8 +129,8 @@ class When:
         if self.calls is None:
             return f"{fill}: {self.room:,} tokens of room; {self.growth.unknown}"
         g = self.growth
-        return (f"{fill}: {self.room:,} tokens of room, about {self.range_text()} call(s) before it compacts "
-                f"(median growth {g.median:,.0f} tokens per call over the last {len(g.increases)} call(s), "
+        return (f"{fill}: {self.room:,} tokens of room, about {self.range_text()} {noun(self.calls, 'call')} before it compacts "
+                f"(median growth {g.median:,.0f} tokens per call over the last {counted(len(g.increases), 'call')}, "
                 f"{min(g.increases):,}-{max(g.increases):,})")
 
     def to_json(self) -> dict[str, Any]:
@@ -156,7 +157,8 @@ class Drop:
         return tuple(a for a in self.anchors if self.ranks[a.id].tier == 1)
 
     def lines(self, limit: int = 10) -> list[str]:
-        out = [f"{self.messages:,} message(s), {self.tokens:,} tokens no longer sent; {len(self.anchors):,} fact(s) no longer reach the model"
+        out = [f"{counted(self.messages, 'message')}, {counted(self.tokens, 'token')} no longer sent; {counted(len(self.anchors), 'fact')} no longer "
+               + ("reaches" if len(self.anchors) == 1 else "reach") + " the model"
                + ("" if self.summary == "recorded" else f" (measured against {self.summary}, not the agent's own summary)")]
         for a in self.anchors[:limit]:
             r = self.ranks[a.id]
@@ -214,13 +216,13 @@ class Forecast:
     def error_sentence(self) -> str:
         points = sum(len(b.errors) for b in self.backtests)
         if not points and self.automatic:
-            return (f"this log's {self.automatic} recorded automatic compaction(s) came fewer than 3 calls after its start or the "
+            return (f"this log's {self.automatic} recorded automatic {noun(self.automatic, 'compaction')} came fewer than 3 calls after its start or the "
                     "compaction before, too soon to check the forecast against")
         if not points:
             return "no recorded automatic compaction in this log to check the forecast against"
         covered = sum(b.covered for b in self.backtests)
-        return (f"on this log's {len(self.backtests)} recorded automatic compaction(s), forecast 1-{BACKTEST_DEPTH} calls before: "
-                f"off by {self.error_calls:.1f} call(s) on average; the range held the recorded call {covered} of {points} time(s)")
+        return (f"on this log's {len(self.backtests)} recorded automatic {noun(len(self.backtests), 'compaction')}, forecast 1-{BACKTEST_DEPTH} calls before: "
+                f"off by {self.error_calls:.1f} calls on average; the range held the recorded call {covered} of {counted(points, 'time')}")
 
     def lines(self) -> list[str]:
         out = [f"policy {self.policy} ({self.why})"]
@@ -299,7 +301,7 @@ def calibrated(pol: Policy[Any], params: Any, session: Session) -> tuple[Any, st
     auto = [c.pre_tokens for c in session.compactions if c.trigger == "auto" and c.pre_tokens > 0]
     if not auto:
         return params, ""
-    return dataclasses.replace(params, calibrated_trigger=min(auto)), (f"calibrated from the {len(auto)} automatic compaction(s) "
+    return dataclasses.replace(params, calibrated_trigger=min(auto)), (f"calibrated from the {len(auto)} automatic {noun(len(auto), 'compaction')} "
                                                                      f"this log recorded (smallest preTokens {min(auto):,})")
 
 

@@ -46,8 +46,9 @@ def check(session: Session, rules: Any, policy: str, params: Any, tokenizer: str
         out.append(_at_most("max_tokens_over_baseline", f"the context is {used - rules.baseline_used:+,} tokens from the baseline's "
                             f"{rules.baseline_used:,}:", used, limit))
     for part, limit in rules.max_part_tokens.items():
-        if part not in plan.usage:
-            out.append(Outcome(f"max_part_tokens.{part}", False, f"{policy} has no part {part!r} (its parts: {', '.join(plan.usage)})"))
+        if part not in plan.usage:  # a part this session's plan lacks: not a broken rule, one that cannot be checked
+            out.append(Outcome(f"max_part_tokens.{part}", False, f"{policy} has no part {part!r} (its parts: {', '.join(plan.usage)})",
+                               errored=True))
         else:
             out.append(_at_most(f"max_part_tokens.{part}", f"{part} uses", plan.usage[part], limit))
     if rules.max_tool_definition_tokens is not None:
@@ -78,6 +79,15 @@ def check(session: Session, rules: Any, policy: str, params: Any, tokenizer: str
         if rules.min_retention is not None:
             out.append(_retention(rules.min_retention, timeline, plan))
     return out
+
+
+def policy_parts(policy: str, params: Any, tokenizer: str | None) -> tuple[str, ...] | None:
+    """The allocation parts a policy's plans have (those of an empty session's plan), or None when
+    it cannot plan an empty session: `ctxviz check` refuses a `max_part_tokens` typo from them."""
+    try:
+        return tuple(plan_session(Session(), policy, params, tokenizer).usage)
+    except Exception:  # a plugin that cannot plan nothing: each session's plan says instead
+        return None
 
 
 def _at_most(rule: str, what: str, value: int, limit: int) -> Outcome:

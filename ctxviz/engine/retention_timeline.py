@@ -82,13 +82,30 @@ class Loss:
     #: Set when the event put ctxviz's offline stand-in summary in force (the policy's `stand_in`).
     stand_in: str = ""
 
-    def sentence(self, shown: int = 6) -> str:
-        """`lost at turn 96 (summary at turn 95: ...): `src/auth/session.py`, #4512, 'never push to main'`."""
-        names = ", ".join(a.label() for a in self.lost[:shown])
-        more = f" and {len(self.lost) - shown} more" if len(self.lost) > shown else ""
+    def sentence(self, shown: int = 6, width: int | None = None) -> str:
+        """`lost at turn 96 (summary at turn 95: ...): `src/auth/session.py`, #4512, 'never push to main'`.
+
+        With `width`, the sentence is one line (white space runs as one space) of at most `width`
+        characters: fewer anchors are named, then the cause is cut with "…", so the count of the
+        anchors not named always ends it."""
         cause = f"{self.kind} at turn {self.event_turn}: {self.message}" if self.kind != "window" else self.message
         against = " [lost against ctxviz's offline stand-in summary, not the agent's own]" if self.stand_in else ""
-        return f"lost at turn {self.turn} ({cause}){against}: {names}{more}"
+        labels = [a.label() for a in self.lost[:shown]]
+
+        def text(cause: str, names: list[str]) -> str:
+            more = len(self.lost) - len(names)
+            return f"lost at turn {self.turn} ({cause}){against}: {', '.join(names)}" + (f" and {more} more" if more else "")
+
+        if width is None:
+            return text(cause, labels)
+        cause, labels = _flat(cause), [_flat(label) for label in labels]
+        for k in range(len(labels), 0, -1):
+            if len(line := text(cause, labels[:k])) <= width:
+                return line
+        # Too long even with one anchor named: cut the cause (to no less than 60), then that anchor.
+        name, fixed = labels[0], len(text("", [""]))
+        cause = _cut(cause, max(width - fixed - len(name), 60))
+        return text(cause, [_cut(name, max(width - fixed - len(cause), 20))])
 
     def to_json(self, limit: int | None = None) -> dict[str, Any]:
         lost = self.lost if limit is None else self.lost[:limit]
@@ -96,6 +113,14 @@ class Loss:
                 **({"stand_in": self.stand_in} if self.stand_in else {}), "lost_count": len(self.lost),
                 "lost": [{**a.to_json(), **({"rank": self.ranks[a.id].tier, "why": self.ranks[a.id].why} if a.id in self.ranks else {})}
                          for a in lost]}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass(frozen=True)

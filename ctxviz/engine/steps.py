@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .session import Message, Session
+from .wording import counted
 
 #: The rules, as `Timeline.step_rule` and `simulate --json` name them.
 CALLS, REPLIES, MESSAGES, AGENT = "calls", "replies", "messages", "agent steps"
@@ -59,18 +60,19 @@ class Schedule:
         """One line for the text outputs: which rule, and what it left out."""
         n = len(self.steps)
         if self.rule == CALLS:
-            text = f"{n:,} steps, one per model call the log records ({self.recorded:,} with the provider's usage"
-            text += ")" if n == self.recorded else f", {n - self.recorded:,} replies without it)"
+            text = f"{counted(n, 'step')}, one per model call the log records ({self.recorded:,} with the provider's usage"
+            text += ")" if n == self.recorded else f", {counted(n - self.recorded, 'reply', 'replies')} without it)"
             if self.unsent:
-                text += f"; the last {self.unsent:,} message(s) came after the last call and are in no step"
+                text += ("; the last message came after the last call and is in no step" if self.unsent == 1 else
+                         f"; the last {self.unsent:,} messages came after the last call and are in no step")
             return text
         if self.rule == REPLIES:
             trailing = n and self.replies[-1] < 0
-            return (f"{n:,} steps, one per request before an assistant reply (the log records no calls)"
+            return (f"{counted(n, 'step')}, one per request before an assistant reply (the log records no calls)"
                     + ("; the last step sends the messages after the last reply" if trailing else ""))
         if self.rule == AGENT:
-            return f"{n:,} steps, one per step of the framework's agent loop (the log records no calls)"
-        return f"{n:,} steps, one per session message (--per-message)"
+            return f"{counted(n, 'step')}, one per step of the framework's agent loop (the log records no calls)"
+        return f"{counted(n, 'step')}, one per session message (--per-message)"
 
 
 def recorded_call(message: Message) -> bool:

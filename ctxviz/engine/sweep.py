@@ -42,6 +42,8 @@ METRICS = {
     "cache_hit_share": "max",
     "tokens_sent": "min",
 }
+#: Metrics that are shares (0 to 1), shown as percents: `--require` takes them as 0.4 or 40%.
+SHARE_METRICS = frozenset({"retention_mean", "retention_worst", "cache_hit_share"})
 #: `--require retention>=0.9` is a floor that must hold for every session: the worst one.
 ALIASES = {"retention": "retention_worst", "compactions": "compactions_per_100"}
 COMPACTION_KINDS = frozenset({"summary", "consolidation", "compaction", "hard_threshold"})
@@ -373,7 +375,7 @@ def cheapest(rows: Sequence[Row]) -> Row | None:
     return min(meeting, key=lambda r: (r.metrics["cost"], r.metrics["tokens_sent"])) if meeting else None
 
 
-_REQUIREMENT = re.compile(r"^\s*([a-z_0-9]+)\s*(>=|<=|==|=|>|<)\s*([-+0-9.eE]+)\s*$")
+_REQUIREMENT = re.compile(r"^\s*([a-z_0-9]+)\s*(>=|<=|==|=|>|<)\s*([-+0-9.eE]+)\s*(%?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -395,7 +397,7 @@ def parse_requirement(text: str) -> Requirement:
     match = _REQUIREMENT.match(text)
     if not match:
         raise ParameterError(f"--require {text}: expected METRIC>=NUMBER (or <=, =, >, <); metrics: {', '.join([*METRICS, *ALIASES])}")
-    name, op, number = match.groups()
+    name, op, number, percent = match.groups()
     metric = ALIASES.get(name, name)
     if metric not in METRICS:
         raise ParameterError(f"--require {text}: unknown metric {name!r}; metrics: {', '.join([*METRICS, *ALIASES])}")
@@ -403,4 +405,24 @@ def parse_requirement(text: str) -> Requirement:
         value = float(number)
     except ValueError:
         raise ParameterError(f"--require {text}: {number!r} is not a number") from None
+    if metric in SHARE_METRICS:
+        # The table shows shares as percents: "retention_mean>=40" would silently mean 4,000 %.
+        if percent:
+            value = float(Decimal(number) / 100)  # exact: 57% is the float 0.57
+        if not percent and 1 < value <= 100:
+            raise ParameterError(f"--require {text.strip()}: {name} is a share between 0 and 1; "
+                                 f"write {_decimal_share(number)} or {number.lstrip('+')}%")
+        if not 0 <= value <= 1:
+            raise ParameterError(f"--require {text.strip()}: {name} is a share between 0 and 1 (0% to 100%)")
+    elif percent:
+        raise ParameterError(f"--require {text}: {name} is not a share; write it without %")
     return Requirement(text.strip(), metric, op, value)
+
+
+def _decimal_share(number: str) -> str:
+    """`40` as a share, written exactly: `0.4`."""
+    try:
+        share = format(Decimal(number.lstrip("+")) / 100, "f")
+    except InvalidOperation:
+        return number
+    return share.rstrip("0").rstrip(".") if "." in share else share

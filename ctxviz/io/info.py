@@ -11,6 +11,7 @@ from typing import Any
 
 from ..engine.agent_policies import opened_under
 from ..engine.session import ImagePart, OpaquePart, Session, ThinkingPart, ToolResultPart
+from ..engine.wording import counted
 from .loaders import get_loader, loader_names
 
 
@@ -94,7 +95,7 @@ def info_text(session: Session) -> str:
                                                  if opened.agents_own else " (ctxviz's reference policy: no agent's own policy belongs to this format)"))
     roles = ", ".join(f"{role} {count:,}" for role, count in sorted(f["roles"].items(), key=lambda kv: -kv[1]))
     lines.append(f"  messages: {f['messages']:,} ({roles})")
-    extras = [f"{f['images']:,} image(s)" if f["images"] else "", f"{f['thinking']:,} thinking block(s)" if f["thinking"] else "",
+    extras = [counted(f["images"], "image") if f["images"] else "", counted(f["thinking"], "thinking block") if f["thinking"] else "",
               ", ".join(f"{n:,} opaque `{t}`" for t, n in f["opaque"].items())]
     if any(extras):
         lines.append("  content: " + ", ".join(e for e in extras if e))
@@ -104,21 +105,21 @@ def info_text(session: Session) -> str:
         compactions = "; ".join(f"before #{c['before']}" + (f" ({c['trigger']})" if c["trigger"] else "")
                                 + (f", {c['pre_tokens']:,} tokens before" if c["pre_tokens"] else "")
                                 + (f", {c['post_tokens']:,} after" if c["post_tokens"] else "")
-                                + (f", {c['preserved']:,} message(s) preserved" if c["preserved"] else "")
+                                + (f", {counted(c['preserved'], 'message')} preserved" if c["preserved"] else "")
                                 for c in f["compactions"])
-        lines.append(f"  summaries: {f['summaries']:,} recorded, covering {f['summarised_messages']:,} message(s) of the file"
+        lines.append(f"  summaries: {f['summaries']:,} recorded, covering {counted(f['summarised_messages'], 'message')} of the file"
                      + (f"; compactions: {compactions}" if compactions else ""))
     else:
         lines.append("  summaries and compactions: none recorded")
     if f["last_call"]:
         c = f["last_call"]
-        lines.append(f"  reported usage: on {f['reported_usage_messages']:,} message(s); the last call (#{c['message']}) had {c['window_fill']:,} tokens "
+        lines.append(f"  reported usage: on {counted(f['reported_usage_messages'], 'message')}; the last call (#{c['message']}) had {c['window_fill']:,} tokens "
                      f"in the window (input {c['input_tokens']:,} + cache read {c['cache_read_input_tokens']:,} + cache write {c['cache_creation_input_tokens']:,})")
     else:
         lines.append("  reported usage: none in the file")
     prompt = f"{f['system_prompt_chars'] + f['system_message_chars']:,} characters"
     if f["system_messages"]:
-        where = f"in {f['system_messages']:,} system message{'s' if f['system_messages'] != 1 else ''}"
+        where = f"in {counted(f['system_messages'], 'system message')}"
         prompt += f" ({where}" + (f", {f['system_prompt_chars']:,} in the prompt field" if f["system_prompt_chars"] else "") + ")"
     lines.append(f"  system prompt: {prompt}; tool definitions: {f['tool_definitions']:,}; "
                  f"memory: {f['memory']:,}; learnings: {f['learnings']:,}")

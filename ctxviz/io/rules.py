@@ -56,6 +56,8 @@ class Rules:
     baseline_path: str = ""
     baseline_plus: int = 0
     max_part_tokens: dict[str, int] = field(default_factory=dict)
+    #: Each `max_part_tokens` entry's line in the rules file, to name it when the policy has no such part.
+    max_part_lines: dict[str, int | None] = field(default_factory=dict)
     max_tool_definition_tokens: int | None = None
     survive: tuple[Survival, ...] = ()
     max_compactions_per_100: float | None = None
@@ -120,7 +122,8 @@ def load_rules(path: str | os.PathLike[str]) -> Rules:
         if isinstance(value, (dict, list)):
             raise top.child("params", params).error("expected a single value", str(key))
     return Rules(src.path, top.str("policy"), dict(params), top.str("tokenizer"), top.str("cost_model"), _number(rules, "max_tokens", int),
-                 baseline_used, baseline_path, plus, parts, _number(rules, "max_tool_definition_tokens", int), tuple(survive),
+                 baseline_used, baseline_path, plus, parts, {k: parts_fields.error("", k).line for k in parts},
+                 _number(rules, "max_tool_definition_tokens", int), tuple(survive),
                  _number(rules, "max_compactions_per_100"), retention, _number(rules, "max_cost"))
 
 

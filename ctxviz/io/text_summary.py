@@ -131,7 +131,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
     if plan.real is not None:
         r = plan.real
         lines.append("")
-        kind = "real count" if r.exact else "estimated count (no public tokenizer for this model)"
+        kind = "real count" if r.exact else "estimated count (no tokenizer known for this model)"
         window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
         verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
         lines.append(f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}")
@@ -238,7 +238,7 @@ def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: in
     events = tr.event_losses
     window = [loss for loss in tr.losses if loss.kind == "window"]
     for loss in events[:losses]:
-        lines.append("  " + _preview(loss.sentence(shown), 480))
+        lines.append("  " + loss.sentence(shown, width=480))  # fewer anchors named, never the count of the rest cut
     if len(events) > losses:
         lines.append(f"  ... and {len(events) - losses:,} more events that lost anchors (--json lists them)")
     if window:

@@ -1,0 +1,23 @@
+"""Counts and ranks as a sentence writes them: "1 call", "3 calls", "the 2nd".
+
+The text outputs say "1 message", never "1 messages" or "message(s)". JSON keeps its numbers and
+its own sentences; these are for the lines people read.
+"""
+
+from __future__ import annotations
+
+
+def noun(count: int | float, singular: str, plural: str = "") -> str:
+    """The noun for `count` of it: `singular` for exactly 1, else `plural` (default: singular + "s")."""
+    return singular if count == 1 else plural or singular + "s"
+
+
+def counted(count: int, singular: str, plural: str = "") -> str:
+    """`1 call`, `2 calls`, `1,024 calls`; `plural` for nouns that do not take an "s" ("summaries")."""
+    return f"{count:,} {noun(count, singular, plural)}"
+
+
+def ordinal(n: int) -> str:
+    """`1st`, `2nd`, `3rd`, `4th`, `11th`, `12th`, `13th`, `21st`, `102nd`, `111th`."""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{suffix}"
