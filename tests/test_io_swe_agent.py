@@ -170,3 +170,13 @@ BAD = [
 @pytest.mark.parametrize(("name", "doc", "prefix"), BAD, ids=[b[0] for b in BAD])
 def test_bad_input_is_one_line_naming_file_line_field(tmp_path, name, doc, prefix):
     assert_refused_in_one_line(write(tmp_path, name, doc), prefix)
+
+
+@pytest.mark.parametrize("name", ["pydicom__pydicom-1458.traj", "marshmallow-code__marshmallow-1867.function_calling_replace.traj"])
+def test_command_output_sent_as_user_turns_is_tool_output_and_the_task_is_dialog(name: str) -> None:
+    s = load_session(str(REAL / name))
+    users = [m for m in s.messages if m.role == "user" and m.category is not Category.CONTEXT]
+    task, observations = users[0], users[1:]
+    # The category charts showed no tool output for a trajectory made mostly of command output.
+    assert task.category is Category.DIALOG and observations
+    assert all(m.category is Category.SYSTEM_OUTPUT for m in observations)

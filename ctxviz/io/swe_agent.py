@@ -23,11 +23,13 @@ any one call's window, so it is reported in a note, not as a message's usage.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
 
 from ..engine.session import Category, Message, OpaquePart, Part, Session, TextPart, ThinkingPart, Usage
+from ..engine.voices import voices_from
 from .base import Fields, make_message, type_name
 from .native import tool_calls
 from .parts import openai_part
@@ -168,6 +170,7 @@ class SweAgentLoader:
         if len(agents) > 1:
             src.notes.append("the history holds several agents' messages (" + ", ".join(f"{k}: {v:,}" for k, v in agents.items())
                              + "), read in file order")
+        messages = _observations_as_output(messages)
         demos = sum(m.category is Category.CONTEXT for m in messages)
         if demos:
             src.notes.append(f"{demos:,} demonstration message(s) read as `context` (reference material, not the task's own turns)")
@@ -189,6 +192,15 @@ class SweAgentLoader:
         src.notes.append(f"no `history` in the file: rebuilt from {len(steps):,} `trajectory` step(s) (each step's response and "
                          "observation" + (", after the first step's query)" if entries else "; the system prompt and the task are not in the file)"))
         return self._session(src, messages, info, version, replay_config=top.get("replay_config"))
+
+
+def _observations_as_output(messages: list[Message]) -> list[Message]:
+    """The agent's command output, which SWE-agent sends as user turns (every user turn after the
+    task: engine/voices.py), in the tool output category: read as dialog, a trajectory made mostly of
+    command output showed no tool output at all in the category charts and budgets."""
+    voices = voices_from(messages, swe=True)
+    return [dataclasses.replace(m, category=Category.SYSTEM_OUTPUT)
+            if v == "observation" and m.role == "user" and m.category is Category.DIALOG else m for m, v in zip(messages, voices, strict=True)]
 
 
 def _model_name(info: dict[str, Any], replay_config: Any) -> str:
