@@ -172,7 +172,7 @@ def test_bad_input_is_one_line_naming_file_line_field(tmp_path, name, doc, prefi
     assert_refused_in_one_line(write(tmp_path, name, doc), prefix)
 
 
-@pytest.mark.parametrize("name", ["pydicom__pydicom-1458.traj", "marshmallow-code__marshmallow-1867.function_calling_replace.traj"])
+@pytest.mark.parametrize("name", ["pydicom__pydicom-1458.traj", "swe-agent__test-repo-i1.traj"])  # (a function-calling one sends them as tool messages)
 def test_command_output_sent_as_user_turns_is_tool_output_and_the_task_is_dialog(name: str) -> None:
     s = load_session(str(REAL / name))
     users = [m for m in s.messages if m.role == "user" and m.category is not Category.CONTEXT]
