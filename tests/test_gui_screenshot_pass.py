@@ -314,3 +314,20 @@ def test_the_app_spells_a_summarised_message_one_way_in_table_filter_and_detail(
         assert "<b>summarised</b>" in win._detail_head_html and "summarized" not in win._detail_head_html
     finally:
         win.vm.shutdown()
+
+
+def test_the_timeline_says_why_its_figures_differ_from_the_plan_in_view(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(qtbot, tmp_path, (1920, 1080), Path(__file__).parent.parent / "sample_sessions" / "coding_agent.yaml")
+    try:
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.set_policy("supyagent")
+        with qtbot.waitSignal(win.vm.answersReady, timeout=60000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.wait(100)
+        tl = win.timeline
+        assert tl.versus.isVisible() and "Both are right" in tl.versus.text()
+        # Under the retention and caching lines it was scrolled out of the capped box even at 1920x1080.
+        top = tl.versus.mapTo(tl.words.widget(), QPoint(0, 0)).y() - tl.words.verticalScrollBar().value()
+        assert 0 <= top and top + tl.versus.height() <= tl.words.viewport().height() + 2
+    finally:
+        win.vm.shutdown()

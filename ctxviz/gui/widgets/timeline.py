@@ -260,8 +260,11 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         words_layout = QVBoxLayout(words)
         words_layout.setContentsMargins(0, 0, 0, 0)
         words_layout.addWidget(self.label)
-        words_layout.addWidget(self.answers_label)
+        # Right under the turn's line: why the replay's figures differ from the Overview's plan (under
+        # supyagent every message is sent in the plan, a fifth of the tokens at the replay's last turn),
+        # which below the answers was scrolled out of view even at 1920x1080.
         words_layout.addWidget(self.versus)
+        words_layout.addWidget(self.answers_label)
         words_layout.addStretch(1)
         self.words = QScrollArea()
         self.words.setWidget(words)
