@@ -19,6 +19,7 @@ from .session import STORE, _options, load_args, plan_frozen
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
+    from ..engine.checks import RealCount
     from ..engine.plan import Plan
     from ..engine.retention import Retention
     from ..engine.session import Session
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("compare", help="list the messages whose decisions differ between two policies or two parameter sets")
-    _add_plan_options(p)
+    _add_plan_options(p, real_count=True)
     p.add_argument("--set-a", action="append", default=[], metavar="KEY=VALUE", help="parameter for side A only")
     p.add_argument("--set-b", action="append", default=[], metavar="KEY=VALUE", help="parameter for side B only")
     p.add_argument("--trigger-tokens", type=int, metavar="N", help="set both policies' trigger to fire at N tokens, each in its own units")
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
                      "retention": kept_b.to_json(LOST_IN_JSON) if kept_b is not None else None},
                "differences": [d.to_json() for d in diffs], "difference_groups": [g.to_json() for g in group_differences(diffs)],
                **({"not_aligned": unaligned} if aligning else {})}
+        if a.real is not None and b.real is not None:  # --real-count / --model: both contexts counted on one scale
+            doc["a"]["real_count"], doc["b"]["real_count"] = a.real.to_json(), b.real.to_json()
         if caches is not None:
             doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
         write_stdout(json_text(doc) + "\n")
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         va, vb = getattr(a.totals, key), getattr(b.totals, key)
         fmt = (lambda v: str(v)) if isinstance(va, bool) else (lambda v: f"{v:,}")
         print(f"{key:18}{fmt(va):>14}{fmt(vb):>14}")
+    if a.real is not None and b.real is not None:
+        print(compare_real_text(a.real, b.real), end="")
     if kept_a is not None and kept_b is not None:
         print(compare_retention_text(kept_a, kept_b), end="")
     else:
@@ -92,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         if p.fit_verdict() != "fits":
             print(f"{side}: {p.fit_verdict()}")
     if a.tokenizer != b.tokenizer:
-        print(f"tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale")
+        print(f"tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale"
+              + ("; the real count rows are" if a.real is not None else " (--real-count puts both on one)"))
     if caches is not None:
         for side, cache in zip("AB", caches, strict=True):
             print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
@@ -111,6 +117,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"        e.g. #{first.index}: A: {first.a.reason}")
         print(f"        {'':{len(str(first.index)) + 6}}B: {first.b.reason}")
     return EXIT_OK
+
+
+def compare_real_text(a: RealCount, b: RealCount) -> str:
+    """Both contexts counted with one model's encoding (`--real-count`, `--model`), as rows of the
+    compare table: the count, the room left in the model's window, the input cost of the next call."""
+    rows = [("real count", f"{a.tokens:,}", f"{b.tokens:,}")]
+    if a.window is not None and b.window is not None:
+        rows.append(("real margin", f"{a.window - a.tokens:,}", f"{b.window - b.tokens:,}"))
+    if a.input_cost is not None and b.input_cost is not None:
+        rows.append(("input cost $", f"{a.input_cost:.4f}", f"{b.input_cost:.4f}"))
+    lines = [f"{name:18}{va:>14}{vb:>14}" for name, va, vb in rows]
+    kind = "counted" if a.exact else "estimated (no tokenizer known for this model)"
+    window = f"its {a.window:,}-token window (a negative margin is over it)" if a.window else f"an unknown window ({a.model} is not in the catalogue)"
+    lines.append(f"  real count: each context as sent, {kind} with {a.encoding} for {a.model}, against {window}")
+    return "\n".join(lines) + "\n"
 
 
 def compare_retention_text(a: Retention, b: Retention) -> str:

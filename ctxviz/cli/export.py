@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("export", help="write the trimmed context as the model receives it")
-    _add_plan_options(p)
+    _add_plan_options(p, real_count=True)
     p.add_argument("--to", required=True, choices=list(EXPORTERS), help="output format")
     _output(p, "-o", "--output", default="-", help="output file (a regular file or a new path, written atomically), or - for stdout")
     p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of fixing a request the API would reject")
@@ -46,6 +46,13 @@ def run(args: argparse.Namespace) -> int:
     if where != "standard output":
         where = args.output
     print(f"wrote {where}: {result.messages:,} messages ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
+    if plan.real is not None:  # --real-count / --model: the exported context against the model's window
+        from ..io.text_summary import real_count_lines
+
+        lines = real_count_lines(plan.real)
+        if result.fixes:
+            lines.append("  (counted as the plan sends it, before the fixes above)")
+        print("\n".join(lines), file=sys.stderr)
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ from .session import STORE, _options, load_with_policy, plan_frozen
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("report", help="render the pie, strip, category bars and timeline to HTML, PNG, SVG or PDF")
-    _add_plan_options(p)
+    _add_plan_options(p, real_count=True)
     _output(p, "-o", "--output", required=True, help="report.html, .png, .svg or .pdf (a regular file or a new path, written atomically)")
     p.add_argument("--no-timeline", action="store_true", help="skip the turn-by-turn simulation")
 

@@ -25,7 +25,8 @@ STORE = CountStore()
 
 
 def _options(args: argparse.Namespace) -> PlanOptions:
-    return PlanOptions(pair_safe=args.pair_safe, real_count=args.real_count or bool(args.model), model=check_model(args.model),
+    model = getattr(args, "model", "")  # (--real-count and --model: only the commands that show the real count offer them)
+    return PlanOptions(pair_safe=args.pair_safe, real_count=getattr(args, "real_count", False) or bool(model), model=check_model(model),
                        pins=tuple(getattr(args, "pin", ()) or ()))
 
 

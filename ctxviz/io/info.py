@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine.agent_policies import opened_under
+from ..engine.policies.common import recorded_covers
 from ..engine.session import ImagePart, OpaquePart, Session, ThinkingPart, ToolResultPart
 from ..engine.wording import counted
 from .loaders import get_loader, loader_names
@@ -30,6 +31,8 @@ def session_facts(session: Session) -> dict[str, Any]:
     answered = set(result_ids) & set(calls)
     with_usage = [m for m in session.messages if m.usage is not None]
     last = with_usage[-1] if with_usage else None
+    summarised, before_file = _summarised(session)
+    shared = _shared_ids(session)
     return {
         "file": session.source,
         "format": session.format,
@@ -52,7 +55,13 @@ def session_facts(session: Session) -> dict[str, Any]:
         "tool_results": len(result_ids),
         "tool_results_without_call": sum(1 for r in result_ids if r not in calls),
         "summaries": len(session.summaries),
-        "summarised_messages": len(session.covered_ids),
+        # Messages of the file a recorded summary takes the place of, as every policy reads `covers`.
+        "summarised_messages": summarised,
+        # Summaries whose covers name no message of the file: they summarise what came before it.
+        "summaries_before_file": before_file,
+        # Ids that several messages share (the note names them): covers naming one cover all of them.
+        "shared_ids": len(shared),
+        "messages_sharing_an_id": sum(shared.values()),
         "compactions": [{"before": c.before_index, "trigger": c.trigger, "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens,
                          "preserved": len(c.preserved)} for c in session.compactions],
         "reported_usage_messages": len(with_usage),
@@ -70,8 +79,36 @@ def session_facts(session: Session) -> dict[str, Any]:
         "unseen_estimate": _unseen(session),
         "memory": len(session.memory),
         "learnings": len(session.learnings),
-        "notes": list(session.notes),
+        "notes": list(session.notes) + ([_shared_ids_note(shared)] if shared else []),
     }
+
+
+def _summarised(session: Session) -> tuple[int, int]:
+    """(messages of the file the recorded summaries take the place of, summaries that cover only
+    what came before the file), read with `recorded_covers`, the mapping the policies plan with:
+    a `covers` id not in the file replaces nothing in it, and one that several messages share
+    covers each of them."""
+    if not session.summaries:
+        return 0, 0
+    owner, superseded = recorded_covers(session)
+    summarised = sum(1 for message_id in session.message_columns[0] if message_id in owner) if owner else 0
+    placed = set(owner.values()) | superseded
+    return summarised, sum(1 for k in range(len(session.summaries)) if k not in placed)
+
+
+def _shared_ids(session: Session) -> dict[str, int]:
+    """Ids that more than one message has (the loaders accept them), with how many have each."""
+    ids = session.message_columns[0]
+    if len(set(ids)) == len(ids):
+        return {}
+    return {message_id: n for message_id, n in Counter(ids).items() if n > 1}
+
+
+def _shared_ids_note(shared: dict[str, int]) -> str:
+    shown = ", ".join(f"{message_id!r} ({n:,} messages)" for message_id, n in list(shared.items())[:5])
+    more = f" and {len(shared) - 5:,} more" if len(shared) > 5 else ""
+    return (f"{counted(len(shared), 'id')} shared by several messages: {shown}{more}; a summary whose `covers` names "
+            "such an id covers every message that has it, and `why --message ID` explains the first")
 
 
 def _unseen(session: Session) -> int:
@@ -107,7 +144,10 @@ def info_text(session: Session) -> str:
                                 + (f", {c['post_tokens']:,} after" if c["post_tokens"] else "")
                                 + (f", {counted(c['preserved'], 'message')} preserved" if c["preserved"] else "")
                                 for c in f["compactions"])
-        lines.append(f"  summaries: {f['summaries']:,} recorded, covering {counted(f['summarised_messages'], 'message')} of the file"
+        outside = f["summaries_before_file"]
+        who = f"all {outside:,}" if outside == f["summaries"] and outside > 1 else f"{outside:,}"
+        before = f" ({who} {'summarises' if outside == 1 else 'summarise'} only what came before the file)" if outside else ""
+        lines.append(f"  summaries: {f['summaries']:,} recorded, covering {counted(f['summarised_messages'], 'message')} of the file{before}"
                      + (f"; compactions: {compactions}" if compactions else ""))
     else:
         lines.append("  summaries and compactions: none recorded")

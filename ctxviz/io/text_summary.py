@@ -9,6 +9,7 @@ from ..engine.ranking import TIERS
 from ..engine.session import Session
 
 if TYPE_CHECKING:
+    from ..engine.checks import RealCount
     from ..engine.retention import Retention
     from ..engine.retention_timeline import TimelineRetention
     from ..engine.where import Where
@@ -129,22 +130,27 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         lines.append(f"reported by the provider: {rep.last_window_fill:,} tokens in the window for the last call in the log (#{rep.last_index}; "
                      f"{rep.calls:,} call(s) with usage); ctxviz's plan is a replay and does not include what the log does not record")
     if plan.real is not None:
-        r = plan.real
         lines.append("")
-        kind = "real count" if r.exact else "estimated count (no tokenizer known for this model)"
-        window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
-        verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
-        lines.append(f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}")
-        against = f"the {kind.split(' (')[0]}"
-        if r.compared != r.tokens:
-            against += f" of what it estimates ({r.compared:,}; the count above adds the {r.unseen:,} tokens the log does not record)"
-        lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} {against}")
-        if r.input_cost is not None:
-            lines.append(f"  input cost of the next call: ${r.input_cost:.4f}")
+        lines += real_count_lines(plan.real)
     if plan.notes:
         lines.append("")
         lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines) + "\n"
+
+
+def real_count_lines(r: RealCount) -> list[str]:
+    """The real count (`--real-count`): against the model's window, beside the policy's estimate, and the input cost."""
+    kind = "real count" if r.exact else "estimated count (no tokenizer known for this model)"
+    window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
+    verdict = "" if r.fits is None or r.window is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
+    lines = [f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}"]
+    against = f"the {kind.split(' (')[0]}"
+    if r.compared != r.tokens:
+        against += f" of what it estimates ({r.compared:,}; the count above adds the {r.unseen:,} tokens the log does not record)"
+    lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} {against}")
+    if r.input_cost is not None:
+        lines.append(f"  input cost of the next call: ${r.input_cost:.4f}")
+    return lines
 
 
 def _bar(percent: float) -> str:
