@@ -192,3 +192,13 @@ def test_screenshot_refuses_a_name_that_is_not_png_before_any_window(capsys, tmp
     code, out, err = run(capsys, "gui", NATIVE, "--screenshot", target)
     assert code == 2 and out == "" and not target.exists()
     assert err == f"--screenshot {target}: the screenshot is a PNG; name it FILE.png\n"
+
+
+def test_plan_numbers_recorded_summaries_from_one_as_the_reasons_do(capsys) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml"
+    assert main(["plan", str(sample)]) == 0
+    out = capsys.readouterr().out
+    # It printed "summary 0: kept ..." beside reasons saying "recorded summary #1 covers it".
+    assert "summary #1: kept" in out and "summary #3:" in out and "summary 0:" not in out

@@ -80,7 +80,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
 
     if plan.summaries:
         for s in plan.summaries:
-            lines.append(f"summary {s.index}: {s.reason}")
+            lines.append(f"summary #{s.index + 1}: {s.reason}")  # (numbered from 1, as the reasons name them: "recorded summary #1 covers it")
         lines.append("")
 
     dropped = [m for m in plan.messages if not m.sent]
