@@ -13,7 +13,7 @@ import math
 import time
 from typing import Any
 
-from ..engine.wording import counted, noun
+from ..engine.wording import clip, counted, noun
 from .exits import EXIT_OK
 from .options import _formats
 from .stdout import write_stdout
@@ -43,8 +43,7 @@ def _interval(text: str) -> float:
 
 def quote(text: str, width: int = 60) -> str:
     """A user's words in quotes on one line, cut to `width` characters with "…" where cut."""
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
+    return repr(clip(text, width))
 
 
 def call_line(session: Any, call: Any, previous_fill: int | None, when: Any) -> str:

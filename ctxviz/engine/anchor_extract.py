@@ -17,6 +17,7 @@ from bisect import bisect_right
 
 from .anchor_cache import Said
 from .voices import MACHINE_VOICES, own_words, split_template
+from .wording import clip as _clip
 
 #: Anchor kinds, in the order a "lost" list shows them (what the user asked for comes first).
 KINDS: tuple[str, ...] = ("request", "instruction", "requirement", "path", "lines", "url", "issue", "id", "commit", "error", "exception",
@@ -127,11 +128,6 @@ _UNITS = {"millisecond": "ms", "milliseconds": "ms", "s": "s", "sec": "s", "secs
 
 #: The longest stretch of a message that is searched (a 2 MB file dump would cost more than it tells).
 MAX_CHARS = 200_000
-
-
-def _clip(text: str, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def norm(text: str) -> str:

@@ -42,12 +42,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .anchor_cache import MESSAGE_STORE, MessageAnchors, Said
-from .anchor_extract import USER_KINDS, _clip, extract, norm, said_in
+from .anchor_extract import USER_KINDS, extract, norm, said_in
 from .anchor_growth import TOKEN_SPLIT_RE, _grown_hits, _Growth, _phrases_in, _token_list, _tokens
 from .gc_pause import without_gc
 from .session import Session
 from .voices import SWE_AGENT_FORMATS, voices_of
 from .voices import voices_from as _voices
+from .wording import clip
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class Anchor:
     def label(self, width: int = 72) -> str:
         """The anchor as a "lost" list shows it: `code`, #issue, 'what the user said'."""
         if self.kind in USER_KINDS or self.kind == "requirement":
-            return f"'{_clip(self.value, width)}'"
+            return f"'{clip(self.value, width)}'"
         if self.kind in ("path", "quoted", "commit", "exception", "id", "url"):
             return f"`{self.value}`"
         return self.value

@@ -53,6 +53,7 @@ from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import LACKS, reported_usage
 from .session import Message, Session, Usage, record_of
+from .wording import counted
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -315,7 +316,7 @@ class CacheReport:
                 f"{self.input_tokens:,} input tokens, {self.cache_write:,} written")
         breaks = self.breaks
         if breaks:
-            text += f"; the policy broke the cache at {len(breaks):,} request(s)" + (f" ({', '.join(f'#{b}' for b in breaks[:6])}{' …' if len(breaks) > 6 else ''})")
+            text += f"; the policy broke the cache at {counted(len(breaks), 'request')}" + (f" ({', '.join(f'#{b}' for b in breaks[:6])}{' …' if len(breaks) > 6 else ''})")
         return text
 
     def to_json(self) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from .gc_pause import without_gc
 from .plan import Plan
 from .ranking import Rank
 from .retention import Retention, Scored, View, _Ranked, _Ranks, plan_retention, present, view_of
+from .wording import clip, counted, flat
 
 if TYPE_CHECKING:
     from .replay_contract import Event
@@ -98,14 +99,14 @@ class Loss:
 
         if width is None:
             return text(cause, labels)
-        cause, labels = _flat(cause), [_flat(label) for label in labels]
+        cause, labels = flat(cause), [flat(label) for label in labels]
         for k in range(len(labels), 0, -1):
             if len(line := text(cause, labels[:k])) <= width:
                 return line
         # Too long even with one anchor named: cut the cause (to no less than 60), then that anchor.
         name, fixed = labels[0], len(text("", [""]))
-        cause = _cut(cause, max(width - fixed - len(name), 60))
-        return text(cause, [_cut(name, max(width - fixed - len(cause), 20))])
+        cause = clip(cause, max(width - fixed - len(name), 60))
+        return text(cause, [clip(name, max(width - fixed - len(cause), 20))])
 
     def to_json(self, limit: int | None = None) -> dict[str, Any]:
         lost = self.lost if limit is None else self.lost[:limit]
@@ -113,14 +114,6 @@ class Loss:
                 **({"stand_in": self.stand_in} if self.stand_in else {}), "lost_count": len(self.lost),
                 "lost": [{**a.to_json(), **({"rank": self.ranks[a.id].tier, "why": self.ranks[a.id].why} if a.id in self.ranks else {})}
                          for a in lost]}
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -486,7 +479,7 @@ def timeline_retention(timeline: Timeline, index: AnchorIndex | None = None, sam
     exact = work(timeline) <= exact_work
     if exact:
         turns, explained = list(range(n)), list(range(1, n))
-        method = f"every turn planned ({n:,} plan{'' if n == 1 else 's'})"
+        method = f"every turn planned ({counted(n, 'plan')})"
     else:
         turns, explained = _sample_turns(timeline, samples, max_events)
         changes = len({_applies_at(timeline, e) for e in timeline.events if e.kind not in NEUTRAL_KINDS})

@@ -1,4 +1,4 @@
-"""Counts and ranks as a sentence writes them: "1 call", "3 calls", "the 2nd".
+"""Counts, ranks and quotes as a sentence writes them: "1 call", "3 calls", "the 2nd", "a long quo…".
 
 The text outputs say "1 message", never "1 messages" or "message(s)". JSON keeps its numbers and
 its own sentences; these are for the lines people read.
@@ -15,6 +15,17 @@ def noun(count: int | float, singular: str, plural: str = "") -> str:
 def counted(count: int, singular: str, plural: str = "") -> str:
     """`1 call`, `2 calls`, `1,024 calls`; `plural` for nouns that do not take an "s" ("summaries")."""
     return f"{count:,} {noun(count, singular, plural)}"
+
+
+def flat(text: str) -> str:
+    """The text on one line: its white space runs as single spaces, none at either end."""
+    return " ".join(text.split())
+
+
+def clip(text: str, width: int = 160) -> str:
+    """`flat(text)`, cut to `width` characters with "…" where it is cut (a quote, a preview, a label)."""
+    line = flat(text)
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def ordinal(n: int) -> str:

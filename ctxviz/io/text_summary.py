@@ -7,17 +7,13 @@ from typing import TYPE_CHECKING
 from ..engine.plan import Decision, Plan
 from ..engine.ranking import TIERS
 from ..engine.session import Session
+from ..engine.wording import clip
 
 if TYPE_CHECKING:
     from ..engine.checks import RealCount
     from ..engine.retention import Retention
     from ..engine.retention_timeline import TimelineRetention
     from ..engine.where import Where
-
-
-def _preview(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _table(rows: list[list[str]], right: set[int]) -> list[str]:
@@ -94,7 +90,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         lines.append("largest messages not sent:")
         texts = {m.index: m.text for m in session.messages}
         for m in sorted(dropped, key=lambda m: (-m.tokens, m.index))[:largest]:
-            lines.append(f"  #{m.index:<5} {m.role:<9} {m.tokens:>8,} tokens  {_preview(texts[m.index])}")
+            lines.append(f"  #{m.index:<5} {m.role:<9} {m.tokens:>8,} tokens  {clip(texts[m.index])}")
     else:
         lines.append("cut: nothing dropped; every message is sent")
     from ..engine.lost import lost
@@ -142,7 +138,7 @@ def real_count_lines(r: RealCount) -> list[str]:
     """The real count (`--real-count`): against the model's window, beside the policy's estimate, and the input cost."""
     kind = "real count" if r.exact else "estimated count (no tokenizer known for this model)"
     window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
-    verdict = "" if r.fits is None or r.window is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
+    verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
     lines = [f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}"]
     against = f"the {kind.split(' (')[0]}"
     if r.compared != r.tokens:
@@ -218,7 +214,7 @@ def retention_summary(retention: Retention, shown: int = 10) -> str:
                 lines.append(f" {TIERS[tier]}:")
             why = r.reasons.get(a.id, "")
             because = f" [{rank.why}]" if rank is not None else f" (first said in #{a.first_index} {a.role})"
-            lines.append(f"  {a.kind:<11} {a.label(60)}{because}" + (f"; {_preview(why, 90)}" if why else ""))
+            lines.append(f"  {a.kind:<11} {a.label(60)}{because}" + (f"; {clip(why, 90)}" if why else ""))
         if len(listed) > shown:
             lines.append(f"  ... and {len(listed) - shown:,} more (--json lists them)")
         if folded:
@@ -273,7 +269,7 @@ def where_summary(w: Where, source: str, policy: str) -> str:
         lines.append("  never in the context")
     for e in w.exits:
         cause = f"{e.kind} at turn {e.event_turn}: {e.message}" if e.kind != "window" else f"no event (plain trim): {e.message}"
-        lines.append(f"  left at turn {e.turn}: {_preview(cause, 300)}")
+        lines.append(f"  left at turn {e.turn}: {clip(cause, 300)}")
     lines.append(f"  at the last turn (#{w.last_turn}): {'in the context' if w.at_end else 'not in the context'}")
     if not w.exact:
         lines.append(f"  (a large replay: {w.method})")

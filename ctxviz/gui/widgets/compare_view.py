@@ -25,6 +25,7 @@ from ...engine.policies import get_policy, policy_names
 from ...engine.policies.base import params_dict
 from ...engine.reason_codes import code_of
 from ...engine.reasons import short
+from ...engine.wording import counted
 from ..safe import idle_label, plain_label, tooltip_html
 from ..theme import WARNING
 from ..words import spelled
@@ -58,7 +59,7 @@ def cost_text(c: Any) -> str:
             return f"input ${c.cost:,.4f}, every token priced as input ({c.model.name} has no prompt caching in the catalogue)"
         name = c.model.name.strip("()")  # "(no model named)", "(unknown model)" or a name the catalogue lacks
         return f"no cache model for this model ({name}): no price and no cache share"
-    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {len(c.breaks):,} turn{'' if len(c.breaks) == 1 else 's'}"
+    return f"input ${c.cost:,.4f} with {c.model.name}'s prompt caching, cache hits {c.hit_share:.0%}, cache broken at {counted(len(c.breaks), 'turn')}"
 
 
 #: The tab before any comparison.

@@ -34,6 +34,7 @@ from ...engine.policies import get_policy
 from ...engine.session import Compaction
 from ...engine.simulate import Timeline
 from ...engine.vocabulary import token_trigger_fields, trigger_level
+from ...engine.wording import counted
 from ..safe import (
     PLOT_LIMIT,
     clipped,
@@ -540,10 +541,10 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
                 self.answers_plot.addItem(bar)
                 legend = self.answers_plot.getPlotItem().legend
                 if legend is not None:
-                    legend.addItem(bar, f"cache broken ({len(broke):,} turn{'' if len(broke) == 1 else 's'}; count per bin)")
+                    legend.addItem(bar, f"cache broken ({counted(len(broke), 'turn')}; count per bin)")
             elif broke:
                 self.answers_plot.plot(plot_values(t.turn for t in broke), plot_values(0 for _ in broke), pen=None, symbol="t1",
-                                       symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({len(broke):,} turn{'' if len(broke) == 1 else 's'})")
+                                       symbolSize=9, symbolBrush="#d55e00", symbolPen=None, name=f"cache broken ({counted(len(broke), 'turn')})")
             lines.append(f"Prompt caching ({cache.model.name}): {cache.sentence()}")
         if note:
             lines.append(note)
