@@ -622,7 +622,10 @@ def test_a_summary_of_what_came_before_the_file_changes_no_decision():
         b = plan_session(older, policy, store=CountStore())
         assert a.zones == b.zones and not any(m.decision.value == "summarized" for m in b.messages)
         if policy == "categories":
-            assert [(m.decision, m.reason) for m in a.messages] == [(m.decision, m.reason) for m in b.messages] and b.summaries == ()
+            assert [(m.decision, m.reason) for m in a.messages] == [(m.decision, m.reason) for m in b.messages]
+            # The summary is listed, not sent, with why (it vanished from the plan before).
+            assert [(sp.decision.value, sp.reason) for sp in b.summaries] == [
+                ("dropped", "dropped: the ContextWindowManager sends only the summaries that cover messages of this file")]
         else:
             assert [m.decision for m in a.messages] == [m.decision for m in b.messages] and b.summaries[0].decision.value == "kept"
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from .checks import PlanOptions, apply_pair_safety
 from .counting import CountStore, TokenCounts
-from .plan import Plan
+from .plan import Decision, Plan
 from .policies import get_policy
 from .replay_contract import (  # noqa: F401 (re-exported: simulate's public names since before the contract had a module)
     FITS,
@@ -209,6 +209,20 @@ _SUMMARY_KINDS = {"summary": ("summary", "summaries"), "consolidation": ("consol
                   "compaction": ("compaction", "compactions"), "hard_threshold": ("hard-threshold compaction", "hard-threshold compactions")}
 
 
+def _recorded_in_plan(plan: Plan, recorded: int) -> str:
+    """Which of the file's recorded summaries the plan sends: all of them only when it does (under
+    missy-consolidator a new consolidation absorbs them, under categories those covering nothing of
+    the file are not sent; the sentence said "with the 3 summaries recorded" there)."""
+    if not recorded:
+        return "no summary (the file records none)"
+    sent = sum(1 for s in plan.summaries if s.index < recorded and s.decision in (Decision.KEPT, Decision.TRUNCATED))
+    them = f"the {recorded} summar{'y' if recorded == 1 else 'ies'} recorded in the file"
+    own = ", and a summary of its own" if any(s.index >= recorded and s.decision is Decision.KEPT for s in plan.summaries) else ""
+    if sent == recorded:
+        return them + own
+    return f"{'none' if sent == 0 else f'{sent:,}'} of {them} sent{own}"
+
+
 def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
     """One sentence for wherever a static plan and a replay of the same session appear together:
     whether the plan's total and the replay's last turn agree and, when they differ, why both are
@@ -233,9 +247,7 @@ def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
             made[e.kind] = made.get(e.kind, 0) + 1
     if timeline.summaries and made:
         what = " and ".join(f"{count} {_SUMMARY_KINDS[kind][count != 1]}" for kind, count in made.items())
-        recorded = len(timeline.session.summaries)
-        carried = (f"the {recorded} summar{'y' if recorded == 1 else 'ies'} recorded in the file" if recorded
-                   else "no summary (the file records none)")
+        carried = _recorded_in_plan(plan, len(timeline.session.summaries))
         return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once, with {carried} ({static}); "
                 f"the replay builds the context turn by turn and applies {plan.policy}'s own {what} as "
                 f"{'it fires' if sum(made.values()) == 1 else 'they fire'}, so its last turn sends {last.tokens_sent:,}. "

@@ -76,7 +76,10 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
 
     if plan.summaries:
         for s in plan.summaries:
-            lines.append(f"summary #{s.index + 1}: {s.reason}")  # (numbered from 1, as the reasons name them: "recorded summary #1 covers it")
+            # Recorded summaries numbered from 1, as the reasons name them ("recorded summary #1 covers it");
+            # one the policy writes now is placed after the file's.
+            name = f"summary #{s.index + 1}" if s.index < len(session.summaries) else "new summary"
+            lines.append(f"{name}: {s.reason}")
         lines.append("")
 
     dropped = [m for m in plan.messages if not m.sent]

@@ -8,7 +8,7 @@ condenser pipeline instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, NamedTuple
@@ -239,6 +239,14 @@ def consolidation_notes(settings: Any, trigger: bool, current: int, used: int) -
     return notes
 
 
+def absorbed_plans(earlier: Sequence[str], text_tokens: Callable[[str], int]) -> list[SummaryPlan]:
+    """The recorded (earlier) consolidations a new one absorbs: listed as summarised into it, at
+    their own positions, so the new one (listed after them, at the position after the file's
+    summaries) is never read as one of the file's, and no recorded summary vanishes from the plan."""
+    return [SummaryPlan(k, text_tokens(text), Decision.SUMMARIZED, "summarized: absorbed by the new consolidation (its facts carried "
+                        "into it)", text) for k, text in enumerate(earlier)]
+
+
 def plan_records(session: Session, settings: ConsolidatorSettings, counts: TokenCounts) -> Plan:
     """Both algorithms step by step, one record per message: what `plan_columns` is checked against."""
     raw = counts.message_tokens
@@ -271,6 +279,7 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
             fate[m.index] = (Decision.SUMMARIZED, "summarized: replaced by an earlier consolidation", "summarised")
     if trigger and len(messages) > RECENT_KEEP and not settings.pipeline:
         earlier_facts = earlier_facts_of(earlier)
+        summary_plans += absorbed_plans(earlier, text_tokens)
         earlier = []  # the new consolidation absorbs the earlier ones
     else:
         earlier_facts = []
@@ -300,7 +309,7 @@ def plan_records(session: Session, settings: ConsolidatorSettings, counts: Token
             context += [m.to_openai() for m in recent]
             context_index += [None] + [m.index for m in recent]
             recent_ids = {m.index for m in recent}
-            summary_plans.append(SummaryPlan(0, text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
+            summary_plans.append(SummaryPlan(len(session.summaries), text_tokens(text), Decision.KEPT, f"kept: replaces the {len(older)} older messages", text))
             for m in older:
                 fate[m.index] = (Decision.SUMMARIZED, "summarized: older than the last 4 messages, replaced by the [Session context consolidated] key facts", "summarised")
     else:
@@ -478,6 +487,8 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
     used = text_tokens(system_prompt) if system_prompt else 0
     summary_plans: list[SummaryPlan] = []
     earlier = () if consolidating else seen.earlier  # a new consolidation absorbs the earlier ones
+    if consolidating:
+        summary_plans += absorbed_plans(seen.earlier, text_tokens)
     for text in earlier:
         head.append({"role": "user", "content": text})
         summary_plans.append(SummaryPlan(len(summary_plans), text_tokens(text), Decision.KEPT, "kept: an earlier consolidation", text))
@@ -493,7 +504,7 @@ def plan_columns(session: Session, settings: ConsolidatorSettings, counts: Token
         context: Sequence[Any] = (*head, *(session.messages[i] for i in recent))
         context_index: Sequence[int | None] = (*(None,) * len(head), *recent)
         text_count = text_tokens(text)
-        summary_plans.append(SummaryPlan(0, text_count, Decision.KEPT, f"kept: replaces the {len(messages) - RECENT_KEEP} older messages", text))
+        summary_plans.append(SummaryPlan(len(session.summaries), text_count, Decision.KEPT, f"kept: replaces the {len(messages) - RECENT_KEEP} older messages", text))
         used += text_count + sum(text_tokens(content_text(session.messages[i])) for i in recent)
         consolidated_ids = seen.found.get("ids")  # type: ignore[assignment]
         if consolidated_ids is None:  # one list per session, shared by its plans' `extra` (read, never changed)

@@ -236,7 +236,7 @@ def plan_records(session: Session, budgets: CategoryBudgets, counts: TokenCounts
         policy="categories", params=params_dict(budgets), tokenizer=counts.scheme.label,
         allocation={c.value: maxima[c] for c in CATEGORY_ORDER}, usage={c.value: final[c] for c in CATEGORY_ORDER},
         system_prompt=session.system_prompt, messages=tuple(plans), context=tuple(context), totals=totals,
-        summaries=tuple(summary_plans) if covered else (),
+        summaries=tuple(summary_plans),
         context_index=tuple(context_index),
         zones=tuple(c.value for c in CATEGORY_ORDER), notes=tuple(notes),
         extra={"truncation_events": events, "trimmed": trimmed, "usage_before": {c.value: before[c] for c in CATEGORY_ORDER},

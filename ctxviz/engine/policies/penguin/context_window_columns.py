@@ -268,7 +268,7 @@ def plan_columns(session: Session, budgets: Budgets, counts: TokenCounts, params
         policy="categories", params=params, tokenizer=counts.scheme.label,
         allocation={c.value: maxima[c] for c in CATEGORY_ORDER}, usage={c.value: final[c] for c in CATEGORY_ORDER},
         system_prompt=session.system_prompt, messages=Rows(columns), context=Context(context), totals=totals,
-        summaries=tuple(summary_plans) if held.summaries else (), context_index=tuple(context_index), zones=_ZONES, notes=tuple(notes),
+        summaries=tuple(summary_plans), context_index=tuple(context_index), zones=_ZONES, notes=tuple(notes),
         extra={"truncation_events": events, "trimmed": trimmed, "usage_before": {c.value: before[c] for c in CATEGORY_ORDER},
                "category_min": {c.value: budgets.category_min(c) for c in CATEGORY_ORDER}, "image_count": held.image_count},
     )
