@@ -62,3 +62,4 @@ def test_simulate_says_which_recorded_summaries_the_plan_sends(capsys):
     out = capsys.readouterr().out
     assert "with none of the 3 summaries recorded in the file sent, and a summary of its own" in out
     assert "with the 3 summaries recorded in the file (" not in out
+

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import PlanOptions, apply_pair_safety
+from .checks import PlanOptions, apply_pair_safety, counts_unseen, unseen_of
 from .counting import CountStore, TokenCounts
 from .plan import Decision, Plan
 from .policies import get_policy
@@ -47,6 +47,7 @@ from .session import Session, Summary
 from .steps import MESSAGES, Schedule, schedule
 from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokenizers import Tokenizer
+from .wording import counted
 
 ProgressCallback = Callable[[int, int], None]
 #: Called with the turns built so far (the replay's own list: read it, do not keep it) and the
@@ -238,9 +239,19 @@ def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
         return f"The replay's last turn sends the same {static} as the plan of the whole file."
     if last.index < n - 1:  # the last step's request does not hold the file's last messages
         answered = f", answered by #{last.reply}" if last.reply >= 0 else ""
+        after = counted(n - 1 - last.index, "message")
+        unseen = unseen_of(plan) if counts_unseen(plan) else 0
+        if unseen and plan.totals.used - last.tokens_sent >= unseen // 2:
+            # (a log with one call: its one report comes with the reply, after the step's estimate)
+            return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once ({static}), counting the provider's "
+                    f"report, which holds about {unseen:,} tokens of system prompt and tools the log does not record; the replay's last "
+                    f"step is the request of messages #0-#{last.index}{answered}, the last model call in the file, and sends "
+                    f"{last.tokens_sent:,}, the policy's estimate from the messages alone: no reply before it reported the provider's "
+                    f"count. The {after} after it {'was' if n - 1 - last.index == 1 else 'were'} in no request. "
+                    "Both are right: they answer different questions.")
         return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once ({static}); the replay's last step is "
                 f"the request of messages #0-#{last.index}{answered}, the last model call in the file, and sends {last.tokens_sent:,}: "
-                f"the {n - 1 - last.index:,} message(s) after it were in no request. Both are right: they answer different questions.")
+                f"the {after} after it {'was' if n - 1 - last.index == 1 else 'were'} in no request. Both are right: they answer different questions.")
     made: dict[str, int] = {}
     for e in timeline.events:
         if e.kind in _SUMMARY_KINDS and not e.message.startswith("the session's recorded summary"):
