@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from ...engine.composition import ADDED
 from ...engine.plan import Plan
 from ..safe import finite, plot_values
 from ..theme import CATEGORY_COLORS, WARNING, category_label, plot_colors
@@ -53,6 +54,13 @@ class CategoryBars(pg.PlotWidget):
         budgets = dict(plan.allocation) if caps or plan.policy == "categories" else {}
         names = [c for c in MAIN if c in total or c in budgets] + [c for c in total if c not in MAIN]
         rows = [(c, sent.get(c, 0), budgets.get(c), total.get(c, 0)) for c in names]
+        # What the plan sends that is no message of the file (summaries, the system prompt it builds,
+        # and where it counts from the provider's usage, the prompt the log does not record): the
+        # bars added up to less than the donut's figure without it (the Timeline's band, too).
+        outside = plan.totals.used - sum(sent.values())
+        if outside > 0:
+            rows.append((ADDED, outside, None, outside))
+            names.append(ADDED)
         title = self.title_for(plan, caps, bool(budgets))
         if rows == self.rows and title == self.title_text:  # a re-plan that moved nothing here: no repaint
             return
