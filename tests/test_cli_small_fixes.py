@@ -202,3 +202,17 @@ def test_plan_numbers_recorded_summaries_from_one_as_the_reasons_do(capsys) -> N
     out = capsys.readouterr().out
     # It printed "summary 0: kept ..." beside reasons saying "recorded summary #1 covers it".
     assert "summary #1: kept" in out and "summary #3:" in out and "summary 0:" not in out
+
+
+# --- sweep's table: each column as wide as its header or widest cell ------------------------------
+
+def test_sweep_table_columns_fit_their_contents(capsys):
+    code, out, _ = run(capsys, "sweep", SAMPLES / "coding_agent.yaml", "--policy", "missy", "--grid", "total=10000,20000")
+    assert code == 0
+    lines = out.splitlines()
+    assert "missy: 2 combinations x 1 session" in lines
+    header = next(line for line in lines if line.startswith("total"))
+    # A fixed width of 19 per metric made this 171 columns for 8 metrics; each is now its header's width.
+    assert len(header) < 120 and "  overflows  " in header
+    rows = [line for line in lines if line.startswith(("10000", "20000"))]
+    assert len(rows) == 2 and all(len(row.rstrip(" *")) <= len(header) for row in rows)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.policies import get_policy
+from ..engine.wording import counted
 from ..errors import CtxvizError
 from ..io.exporters import json_text
 from ..io.loaders import load_session
@@ -89,14 +90,18 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(json_text({"policy": policy.name, "sessions": files, "grid": grid, "requirements": [r.text for r in requirements],
                                 "rows": [r.to_json() for r in rows], "cheapest": best.to_json() if best else None}) + "\n")
         return EXIT_OK if best is not None or not requirements else EXIT_OVER_BUDGET
-    print(f"{policy.name}: {len(rows):,} combination(s) x {len(files):,} session(s)")
+    print(f"{policy.name}: {counted(len(rows), 'combination')} x {counted(len(files), 'session')}")
     names = list(grid)
     metric_names = [m for m in sweep.METRICS if any(m in r.metrics for r in rows)]
-    print("  ".join([*(f"{n:>14}" for n in names), *(f"{m:>19}" for m in metric_names), "  pareto"]))
-    for r in rows:
-        cells = [f"{r.params.get(n)!s:>14}" for n in names]
-        cells += [f"{_metric_text(m, r.metrics[m]):>19}" if m in r.metrics else f"{'-':>19}" for m in metric_names]
-        print("  ".join(cells) + ("  *" if r.pareto else "") + ("" if r.meets else "  fails " + ", ".join(r.failed)))
+    table = [[str(r.params.get(n)) for n in names] + [_metric_text(m, r.metrics[m]) if m in r.metrics else "-" for m in metric_names]
+             for r in rows]
+    headers = [*names, *metric_names]
+    # Each column as wide as its header or widest cell (a fixed 19 made a 171-column table of 8 metrics).
+    widths = [max(len(h), *(len(row[k]) for row in table)) for k, h in enumerate(headers)]
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)) + "  pareto")
+    for r, row in zip(rows, table, strict=True):
+        cells = "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+        print(cells + ("  *" if r.pareto else "") + ("" if r.meets else "  fails " + ", ".join(r.failed)))
     if requirements:
         if best is None:
             print("no combination meets " + " and ".join(r.text for r in requirements))
