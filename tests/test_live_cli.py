@@ -93,3 +93,40 @@ def test_watch_prints_a_line_per_new_call_and_ends_on_ctrl_c(tmp_path: Path) -> 
         if watcher.poll() is None:
             watcher.kill()
         watcher.communicate()  # closes the pipes
+
+
+def test_watch_shows_each_call_of_a_batch_as_itself_and_the_compaction_between(tmp_path: Path) -> None:
+    """Calls read at one look: each line's share of the trigger is its own fill's, the forecast is on
+    the newest call only, and the compaction the log records between two calls has a line (every line
+    showed the batch's last share and forecast, "fill 89,130 ... trigger 167,000 (23%)", and the fill
+    fell by 87,705 tokens with nothing said)."""
+    sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "claude_code_compaction.jsonl"
+    lines = sample.read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(lines[:80]), encoding="utf-8")
+    watcher = subprocess.Popen([sys.executable, "-m", "ctxviz", "watch", str(live), "--interval", "0.05"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    assert watcher.stdout is not None
+    try:
+        assert watcher.stdout.readline().startswith(str(live))
+        assert watcher.stdout.readline().startswith("call #")
+        with open(live, "a", encoding="utf-8") as handle:
+            handle.write("".join(lines[80:]))
+        got: list[str] = []
+        while not (got and got[-1].startswith("call #132")):
+            line = watcher.stdout.readline()
+            assert line, "watch ended early"
+            got.append(line.rstrip("\n"))
+    finally:
+        watcher.kill()
+        watcher.communicate()
+    calls = [line for line in got if line.startswith("call #")]
+    assert len(calls) > 10
+    for line in calls:
+        fill = int(line.split("fill ", 1)[1].split(" ", 1)[0].replace(",", ""))
+        share = int(line.split("trigger 167,000 (", 1)[1].split("%", 1)[0])
+        if line is not calls[-1]:
+            assert share == round(fill / 167_000 * 100) and "calls to compaction" not in line, line
+    assert "calls to compaction" in calls[-1]
+    compaction = [k for k, line in enumerate(got) if line.startswith("  compaction (manual) recorded before #")]
+    assert len(compaction) == 1 and got[compaction[0] + 1].startswith("call #95 ") and "-87,705 tokens" in got[compaction[0] + 1]

@@ -46,8 +46,11 @@ def quote(text: str, width: int = 60) -> str:
     return repr(clip(text, width))
 
 
-def call_line(session: Any, call: Any, previous_fill: int | None, when: Any) -> str:
-    """One call as `watch` prints it."""
+def call_line(session: Any, call: Any, previous_fill: int | None, when: Any, latest: bool = True) -> str:
+    """One call as `watch` prints it. The forecast (`when`) is made at the newest call: a call read
+    with others at one look (`latest` False) shows its own fill against the trigger and no forecast
+    (every line of a batch showed the batch's last share and forecast: "fill 54,456 ... trigger
+    167,000 (23%)")."""
     from ..engine.catalog import find_model
 
     u = call.usage
@@ -55,15 +58,28 @@ def call_line(session: Any, call: Any, previous_fill: int | None, when: Any) -> 
     entry = find_model(session.model)
     window = session.context_window or (entry.context_window if entry is not None else 0)
     parts = [f"call #{call.index}", f"fill {fill:,}" + (f" / {window:,} ({fill / window:.0%})" if window else "")]
-    if when is not None:
-        parts.append(f"trigger {when.trigger:,} ({when.level / when.trigger:.0%})")
+    if when is not None and when.trigger:
+        level = when.level if latest else fill
+        parts.append(f"trigger {when.trigger:,} ({level / when.trigger:.0%})")
     if previous_fill is not None:
         parts.append(f"{fill - previous_fill:+,} tokens")
     parts.append(f"cache {u.cache_read_input_tokens / fill:.0%}" if fill else "cache -")
-    if when is not None:
+    if when is not None and latest:
         parts.append("compacts before the next request" if when.calls == 0 else
                      f"~{when.range_text()} {noun(when.calls, 'call')} to compaction" if when.calls is not None else "calls to compaction: unknown yet")
     return "  ".join(parts)
+
+
+def compaction_lines(session: Any, after: int, upto: int) -> list[str]:
+    """The compactions the log records between two calls (after message `after`, up to `upto`): a
+    fill that fell by 87,705 tokens said nothing of why."""
+    lines = []
+    for c in getattr(session, "compactions", ()):
+        if after < c.before_index <= upto:
+            how = f" ({c.trigger})" if c.trigger else ""
+            before = f": {c.pre_tokens:,} tokens before it" if c.pre_tokens else ""
+            lines.append(f"  compaction{how} recorded before #{c.before_index}{before}")
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
                     for call in fresh:
                         before = [c for c in calls if c.index < call.index]
                         previous_fill = before[-1].usage.window_fill if before else None
-                        write_stdout(call_line(session, call, previous_fill, f.when) + "\n")
+                        for line in compaction_lines(session, before[-1].index if before else -1, call.index) if not first else ():
+                            write_stdout(line + "\n")
+                        write_stdout(call_line(session, call, previous_fill, f.when, latest=call is fresh[-1]) + "\n")
                     lost = f.next_drop.user_losses if f.next_drop is not None else ()
                     if lost:
                         shown = "; ".join(quote(a.value) for a in lost[:3]) + (f" and {len(lost) - 3:,} more" if len(lost) > 3 else "")
