@@ -550,3 +550,24 @@ def test_the_models_count_takes_the_sessions_model_and_replays_from_scratch():
     assert any("ChatOpenAI.get_num_tokens_from_messages" in n and "system prompt" in n for n in plan.notes)
     timeline = simulate(session, "langchain-context-editing", params)
     assert timeline.turns[-1].tokens_sent == plan.totals.used
+
+
+def test_the_message_at_the_cut_says_it_did_not_fit():
+    """The message trim_messages stops at (reason code "missed") says it did not fit itself, in both
+    plans; it read "older than the newest messages that fit", the sentence of every message beyond
+    it (coding_agent.yaml's #134, 2,828 tokens, at max_tokens=4,000)."""
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.engine.policies.langchain import trim
+
+    session = load_session(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
+    store = CountStore()
+    plan = plan_session(session, "langchain-trim", store=store)
+    counts = store.get(session, get_policy("langchain-trim").scheme(None, session.model))
+    records = trim.plan_records(session, get_policy("langchain-trim").default_params(), counts)
+    for p in (plan, records):
+        missed = [m for m in p.messages if m.reason_code == "missed"]
+        assert [m.index for m in missed] == [134]
+        assert missed[0].reason == ("dropped: the newest message that did not fit max_tokens=4,000 with the newer ones (strategy='last'); "
+                                    "trim_messages stops here, so every older message goes too")
+        assert all(m.reason.startswith("dropped: older than the newest messages that fit") for m in p.messages if m.reason_code == "after_cut")

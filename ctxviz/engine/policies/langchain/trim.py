@@ -35,7 +35,7 @@ from .counting import (
     summary_view,
 )
 from .entries import Entry, base_type, parse_types, session_entries
-from .trim_columns import plan_columns
+from .trim_columns import missed_reason, plan_columns
 
 VERSION = "langchain-core 1.8.2"
 
@@ -326,6 +326,7 @@ def plan(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     return fast if fast is not None else plan_records(session, params, counts)
 
 
+
 def plan_records(session: Session, params: TrimParams, counts: TokenCounts) -> Plan:
     """trim_messages step for step over one record per message: the reference `trim_columns` is
     checked against, and the plan of another counter or of allow_partial."""
@@ -377,11 +378,12 @@ def plan_records(session: Session, params: TrimParams, counts: TokenCounts) -> P
                 reason, code = f"dropped: start_on={params.start_on!r}: the result must start on a {types_note(start_on)} message", "start_rule"
             elif m.index == trace.partial:
                 reason, code = "dropped: allow_partial found no part of it that fits", "missed"
+            elif m.index == trace.cut:  # the first message the budget could not take; the ones beyond go with it (one unbroken run is kept)
+                reason, code = missed_reason(params.strategy, params.max_tokens), "missed"
             else:
                 older = "older than" if params.strategy == "last" else "after"
                 reason = f"dropped: {older} the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})"
-                # The first message the budget could not take missed it; the ones beyond go with it (one unbroken run is kept).
-                code = "missed" if m.index == trace.cut else "after_cut"
+                code = "after_cut"
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.DROPPED, zone, reason, 0, code))
     notes: list[str] = []
     prompt_entry = by_pos.get(-1)

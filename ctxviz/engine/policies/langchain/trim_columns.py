@@ -163,6 +163,16 @@ def _trim(e: _Entries, params: TrimParams, end_on: tuple[str, ...], start_on: tu
     return run
 
 
+def missed_reason(strategy: str, max_tokens: int) -> str:
+    """The message at the cut: it did not fit itself (it read "older than the newest messages that
+    fit", as every message beyond it does, while its code said it missed)."""
+    if strategy == "last":
+        return (f"dropped: the newest message that did not fit max_tokens={max_tokens:,} with the newer ones (strategy='last'); "
+                "trim_messages stops here, so every older message goes too")
+    return (f"dropped: the first message that did not fit max_tokens={max_tokens:,} after the ones before it (strategy={strategy!r}); "
+            "trim_messages stops here, so every later message goes too")
+
+
 class _Why:
     """The reason sentence of message i, as `trim.plan_records` words it."""
 
@@ -185,6 +195,8 @@ class _Why:
             if i in self.end_on_set:
                 return f"dropped: end_on={p.end_on!r}: the result must end on a {types_note(self.end_on)} message"
             return f"dropped: start_on={p.start_on!r}: the result must start on a {types_note(self.start_on)} message"
+        if code == MISSED:
+            return missed_reason(p.strategy, p.max_tokens)
         older = "older than" if p.strategy == "last" else "after"
         return f"dropped: {older} the {side} messages that fit max_tokens={p.max_tokens:,} (strategy={p.strategy!r})"
 
