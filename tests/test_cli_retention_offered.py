@@ -9,20 +9,9 @@ from pathlib import Path
 import pytest
 
 from ctxviz.cli import main
+from tests.test_cli_options_info import help_of, refused
 
 NATIVE = str(Path(__file__).parent / "data" / "native_small.yaml")
-
-
-def refused(capsys, *argv):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(argv))
-    return exit_.value.code, capsys.readouterr().err
-
-
-def help_of(capsys, command):
-    with pytest.raises(SystemExit):
-        main([command, "--help"])
-    return capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv", [["why", NATIVE, "--message", "u1"], ["where", NATIVE, "kubectl"],
