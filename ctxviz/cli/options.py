@@ -46,7 +46,16 @@ def _add_plan_options(p: argparse.ArgumentParser, *, real_count: bool = False, r
 def _add_cost_options(p: argparse.ArgumentParser, help_text: str = "price every turn's input with prompt caching "
                       "(cache reads, writes, the turns where the policy broke the cache)") -> None:
     p.add_argument("--cost", action="store_true", help=help_text)
-    p.add_argument("--cost-model", metavar="MODEL", default="", help="price with this catalogue model (default: the session's)")
+    p.add_argument("--cost-model", metavar="MODEL", default="", action=_PriceWith,
+                   help="price with this catalogue model (implies --cost; default: the session's)")
+
+
+class _PriceWith(argparse.Action):
+    """`--cost-model M` asks for prices: it turns `--cost` on (alone, it was read by nothing)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.cost = True
 
 
 def _formats() -> str:
