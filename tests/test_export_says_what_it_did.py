@@ -59,3 +59,19 @@ def test_markdown_is_not_repaired_so_it_still_warns_and_strict_writes_it(capsys,
         assert code == 0 and target.exists()
         assert "warning: the exported context has 1 broken tool-call pair (`ctxviz plan` lists them)" in err
         assert "refused" not in err and "fixed" not in err
+
+
+REUSED_IDS = str(Path(__file__).parent / "data" / "real" / "swe_agent" / "marshmallow-code__marshmallow-1867.function_calling_replace.traj")
+
+
+@pytest.mark.parametrize("to", ["openai", "anthropic"])
+def test_pairs_broken_only_by_a_reused_call_id_are_not_said_repaired(capsys, tmp_path, to):
+    """This trajectory sends call_5iDd... twice; the plan pairs the sent call with earlier, unsent
+    results of the same id (2 broken pairs), but the request answers every call right after it:
+    the export removed nothing, and the Anthropic export's only fix is the user turn it adds."""
+    target = tmp_path / "out.json"
+    assert main(["export", REUSED_IDS, "--policy", "langchain-trim", "--to", to, "-o", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "dropped" not in err and "removed" not in err
+    assert (f"note: the plan sends 2 broken tool-call pairs (`ctxviz plan` lists them); the {to} request has no unpaired call "
+            "or result; --pair-safe keeps calls and results together") in err

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
               "which the provider refuses", file=sys.stderr)
     refused = args.strict and bool(result.fixes or empty)
     if plan.orphans:
-        print(orphans_line(len(plan.orphans), args.to, repaired=bool(result.fixes), refused=refused), file=sys.stderr)
+        print(orphans_line(len(plan.orphans), args.to, repaired=any(f.pairs for f in result.fixes), refused=refused), file=sys.stderr)
     if refused:
         print(f"export --strict: the provider would refuse this {args.to} request (above); nothing written", file=sys.stderr)
         return EXIT_OVER_BUDGET
@@ -57,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def orphans_line(count: int, fmt: str, *, repaired: bool, refused: bool) -> str:
-    """The plan's broken tool-call pairs, said of what was written: a provider's request has their
-    unpaired halves removed (the fixes said above), so only the Markdown export still holds them."""
+    """The plan's broken tool-call pairs, said of what was written: a provider's request is valid
+    for its API, so its unpaired calls and results were removed (`repaired`: the fixes said above)
+    or it had none (a log that reuses a call id: the plan pairs by id, the API by position); only
+    the Markdown export still holds them."""
     pairs = f"{counted(count, 'broken tool-call pair')} (`ctxviz plan` lists them)"
     advice = "--pair-safe keeps calls and results together"
     if fmt == "markdown":

@@ -32,10 +32,13 @@ class Fix(str):
     say the problem it refuses, never a change it did not make."""
 
     problem: str
+    #: Whether it removed unpaired tool calls or results (what a plan's broken pairs become).
+    pairs: bool
 
-    def __new__(cls, done: str, problem: str) -> Fix:
+    def __new__(cls, done: str, problem: str, *, pairs: bool = False) -> Fix:
         fix = super().__new__(cls, done)
         fix.problem = problem
+        fix.pairs = pairs
         return fix
 
 
@@ -123,11 +126,11 @@ def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[Fix]) -
         i = j
     if orphan_results:
         what = f"{orphan_results} tool message(s) that answer no tool call of the assistant message before them"
-        fixes.append(Fix(f"dropped {what}", f"the request has {what}"))
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
         what = f"{unanswered} tool call(s) that no tool message right after answers"
         fixes.append(Fix(f"dropped {what}" + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""),
-                         f"the request has {what}"))
+                         f"the request has {what}", pairs=True))
     return out
 
 
@@ -253,10 +256,10 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[Fix]) ->
                          f"the request starts with an assistant turn: {rule}"))
     if orphan_results:
         what = f"{orphan_results} tool_result block(s) whose tool_use is not in the turn before"
-        fixes.append(Fix(f"dropped {what}", f"the request has {what}"))
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
         what = f"{unanswered} tool_use block(s) whose tool_result is not in the next turn"
-        fixes.append(Fix(f"dropped {what}", f"the request has {what}"))
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     return result
 
 
