@@ -28,6 +28,7 @@ def run(capsys, *argv):
      ":1: messages[0].role: unknown role 'wizard' (expected one of system, developer, user, assistant, tool, function)"),
     ("c.json", '{"messages": [\n {"role": "user", "content": "hi"},\n {"role": "user", "content": {"a": 1}}]}',
      ":3: messages[1].content: expected a string, a list of content parts or null, got an object"),
+    ("c.json", '{"messages": "hello"}', ":1: messages: expected a list of messages, got a string"),
     ("c.jsonl", '{"role": "user", "content": "hi"}\n{"role": "wizzard", "content": "x"}\n',
      ":2: messages[1].role: unknown role 'wizzard' (expected one of system, developer, user, assistant, tool, function)"),
 ])

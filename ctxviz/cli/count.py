@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, RecursionError) as exc:
             raise LoadError(name, "the document is nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}") from None
         else:
+            if isinstance(messages, dict) and "messages" in messages and not isinstance(messages["messages"], list):
+                raise LoadError(name, f"expected a list of messages, got {type_name(messages['messages'])}", locate_line(text, ("messages",)), "messages")
             wrapped = isinstance(messages, dict) and isinstance(messages.get("messages"), list)
             if wrapped:
                 messages = messages["messages"]
