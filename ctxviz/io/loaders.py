@@ -14,7 +14,6 @@ from ..engine.session import Message, Session, ToolCallPart, stored_raw
 from ..errors import LoadError, UnknownNameError
 from .base import Loader, locate_line, type_name
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
-from .usage_counts import without_negative_usage
 
 #: The built-in formats in detection order (formats.md B8: the most specific signatures first, OpenAI
 #: chat as the default), each as its name and the `module:Class` (in this package) that reads it. A
@@ -172,6 +171,8 @@ def load_source(src: SourceFile, input_format: str | None = None) -> Session:
     notes = src.all_notes()
     if notes:
         session = dataclasses.replace(session, notes=(*session.notes, *notes))
+    from .usage_counts import without_negative_usage  # (naming the loaders imports no more than they need)
+
     session = without_negative_usage(session)
     # A loader whose `load` names the tool results as it makes them says so (`names_tool_results`).
     return session if getattr(loader, "names_tool_results", False) else with_tool_names(session)
