@@ -78,3 +78,14 @@ def test_a_session_whose_messages_are_not_a_list_names_the_field(capsys, tmp_pat
     path.write_text(text, encoding="utf-8")
     assert error_of(capsys, "plan", str(path)) == f"{path}{expected}"
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_mistyped_parameter_is_named_with_the_one_it_resembles(capsys, tmp_path):
+    preset = tmp_path / "preset.yaml"
+    preset.write_text("policy: missy\nparams:\n  total: 30000\n  fresh_tial_count: 10\n", encoding="utf-8")
+    assert error_of(capsys, "plan", SESSION, "--config", str(preset)).startswith(
+        f"{preset}:4: unknown parameter 'fresh_tial_count' (did you mean 'fresh_tail_count'?); this policy takes: fresh_tail_count, ")
+    assert error_of(capsys, "plan", SESSION, "--set", "fresh_tial_count=4").startswith(
+        "unknown parameter 'fresh_tial_count' (did you mean 'fresh_tail_count'?); ")
+    # a name that only shares a word with one (the options the commands no longer take) gets no guess
+    assert error_of(capsys, "plan", SESSION, "--set", "real_count=1").startswith("unknown parameter 'real_count'; this policy takes: ")
