@@ -489,7 +489,7 @@ def test_anthropic_export_says_what_it_fixed_and_strict_refuses(tmp_path, capsys
     assert [b["type"] for m in messages for b in m["content"]] == ["text", "tool_use", "tool_result", "text"]
     path = write(tmp_path, "orphans.json", json.dumps(context))
     code, _, err = run(capsys, "export", str(path), "--to", "anthropic", "--strict", "-o", str(tmp_path / "x.json"))
-    assert code == 1 and "refused: added a user turn" in err and not (tmp_path / "x.json").exists()
+    assert code == 1 and "refused: the request starts with an assistant turn" in err and "added a user turn" not in err and not (tmp_path / "x.json").exists()
     code, _, err = run(capsys, "export", str(path), "--to", "anthropic", "-o", str(tmp_path / "x.json"))
     assert code == 0 and "fixed: added a user turn" in err and "broken tool-call pair" in err
 

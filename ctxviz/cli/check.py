@@ -9,13 +9,15 @@ from typing import Any
 
 from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
+from ..engine.tokenizers import get_tokenizer
 from ..errors import CtxvizError, LoadError, ParameterError
+from ..io.config import field_line
 from ..io.loaders import load_session
 from ..io.output import check_output_path, write_output
 from ..terminal import one_line
 from .exits import EXIT_OK, EXIT_OVER_BUDGET, EXIT_USAGE
 from .options import _formats, _output
-from .params import _parse_sets, check_model
+from .params import _parse_sets, bad_parameter, blamed_on, check_model
 from .session import STORE, sweep_files
 
 
@@ -37,15 +39,22 @@ def run(args: argparse.Namespace) -> int:
 
     rules = load_rules(args.rules)
     policy_name = args.policy or rules.policy or "missy"
-    policy = get_policy(policy_name)
+    with blamed_on(rules.path, () if args.policy or not rules.policy else ("policy",), "rules file"):
+        policy = get_policy(policy_name)
     try:
         params = policy.make_params(rules.params)
     except ParameterError as exc:
-        raise LoadError(rules.path, str(exc), field="params") from None
+        bad = bad_parameter(rules.params, exc)
+        raise LoadError(rules.path, str(exc), field_line(rules.path, ("params", bad) if bad else ("params",), "rules file"),
+                        f"params.{bad}" if bad else "params") from None
     params = policy.make_params(_parse_sets(args.sets), base=params)
     _check_parts(rules, policy_name, params)
+    if rules.tokenizer:
+        with blamed_on(rules.path, ("tokenizer",), "rules file"):
+            get_tokenizer(rules.tokenizer)
     if rules.cost_model:
-        check_model(rules.cost_model)
+        with blamed_on(rules.path, ("cost_model",), "rules file"):
+            check_model(rules.cost_model)
     if args.junit:
         check_output_path(args.junit, inputs=[*args.sessions, args.rules])
     options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))

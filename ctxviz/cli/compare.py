@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("compare", help="list the messages whose decisions differ between two policies or two parameter sets")
-    _add_plan_options(p, real_count=True)
+    _add_plan_options(p, real_count=True, retention=True)
     p.add_argument("--set-a", action="append", default=[], metavar="KEY=VALUE", help="parameter for side A only")
     p.add_argument("--set-b", action="append", default=[], metavar="KEY=VALUE", help="parameter for side B only")
     p.add_argument("--trigger-tokens", type=int, metavar="N", help="set both policies' trigger to fire at N tokens, each in its own units")

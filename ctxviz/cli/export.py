@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..engine.wording import counted
 from ..io.exporters import EXPORTERS, export
 from ..io.output import check_output_path, write_output
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
@@ -29,18 +30,17 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
     result = export(plan, session, args.to)
-    for fix in result.fixes:
-        print(f"{'refused' if args.strict else 'fixed'}: {fix}", file=sys.stderr)
-    if plan.orphans:
-        print(f"warning: the exported context has {len(plan.orphans)} broken tool-call pair(s) (`ctxviz plan` lists them); "
-              "--pair-safe keeps calls and results together", file=sys.stderr)
+    for fix in result.fixes:  # under --strict nothing is changed: say the problem, not the fix
+        print(f"refused: {fix.problem}" if args.strict else f"fixed: {fix}", file=sys.stderr)
     empty = result.messages == 0 and args.to != "markdown"
     if empty:
-        print(f"{'refused' if args.strict else 'warning'}: the exported context has no messages (`\"messages\": []`), "
+        print(f"{'refused: the request' if args.strict else 'warning: the exported context'} has no messages (`\"messages\": []`), "
               "which the provider refuses", file=sys.stderr)
-    if args.strict and (result.fixes or empty):
-        print(f"export --strict: the {args.to} request would be refused{' without the fixes above' if result.fixes else ''}; nothing written",
-              file=sys.stderr)
+    refused = args.strict and bool(result.fixes or empty)
+    if plan.orphans:
+        print(orphans_line(len(plan.orphans), args.to, repaired=any(f.pairs for f in result.fixes), refused=refused), file=sys.stderr)
+    if refused:
+        print(f"export --strict: the provider would refuse this {args.to} request (above); nothing written", file=sys.stderr)
         return EXIT_OVER_BUDGET
     where = write_output(args.output, result.text, inputs=[args.session])
     if where != "standard output":
@@ -54,6 +54,21 @@ def run(args: argparse.Namespace) -> int:
             lines.append("  (counted as the plan sends it, before the fixes above)")
         print("\n".join(lines), file=sys.stderr)
     return EXIT_OK
+
+
+def orphans_line(count: int, fmt: str, *, repaired: bool, refused: bool) -> str:
+    """The plan's broken tool-call pairs, said of what was written: a provider's request is valid
+    for its API, so its unpaired calls and results were removed (`repaired`: the fixes said above)
+    or it had none (a log that reuses a call id: the plan pairs by id, the API by position); only
+    the Markdown export still holds them."""
+    pairs = f"{counted(count, 'broken tool-call pair')} (`ctxviz plan` lists them)"
+    advice = "--pair-safe keeps calls and results together"
+    if fmt == "markdown":
+        return f"warning: the exported context has {pairs}; {advice}"
+    if refused:
+        return f"note: the plan sends {pairs}; {advice}"
+    done = f"the export removed {'its unpaired half' if count == 1 else 'their unpaired halves'} (above)" if repaired else f"the {fmt} request has no unpaired call or result"
+    return f"note: the plan sends {pairs}; {done}; {advice}"
 
 
 def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:

@@ -19,9 +19,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _add_plan_options(p: argparse.ArgumentParser, *, real_count: bool = False) -> None:
+def _add_plan_options(p: argparse.ArgumentParser, *, real_count: bool = False, retention: bool = False) -> None:
     """The session, policy and plan options. `real_count`: also `--real-count` and `--model`, for
-    the commands whose output shows the real count (a command that does not show it does not offer it)."""
+    the commands whose output shows the real count; `retention`: also `--retention`, for those that
+    show retention (a command that does not show it does not offer it: why, where, export and report
+    took `--retention` and printed the same either way)."""
     p.add_argument("session", help=f"session file in a format ctxviz reads ({_formats()}), or - for standard input")
     p.add_argument("--policy", action="append", default=None, help=f"context policy (default: the log's own agent's for a Claude Code, Codex or Gemini CLI log, else missy; available: {', '.join(policy_names(plugins=False))}, "
                    "installed plugins, or your own file.py:NAME); compare takes two")
@@ -36,14 +38,24 @@ def _add_plan_options(p: argparse.ArgumentParser, *, real_count: bool = False) -
     if real_count:
         p.add_argument("--real-count", action="store_true", help="also count the context with the model's real encoding and check its window")
         p.add_argument("--model", default="", help="model for --real-count: its encoding, window and input price (default: the session's)")
-    p.add_argument("--retention", choices=("auto", "on", "off"), default="auto",
-                   help="which anchors still reach the model (plan, simulate, compare); auto: up to 20 MB of session text")
+    if retention:
+        p.add_argument("--retention", choices=("auto", "on", "off"), default="auto",
+                       help="which anchors still reach the model; auto: up to 20 MB of session text")
 
 
 def _add_cost_options(p: argparse.ArgumentParser, help_text: str = "price every turn's input with prompt caching "
                       "(cache reads, writes, the turns where the policy broke the cache)") -> None:
     p.add_argument("--cost", action="store_true", help=help_text)
-    p.add_argument("--cost-model", metavar="MODEL", default="", help="price with this catalogue model (default: the session's)")
+    p.add_argument("--cost-model", metavar="MODEL", default="", action=_PriceWith,
+                   help="price with this catalogue model (implies --cost; default: the session's)")
+
+
+class _PriceWith(argparse.Action):
+    """`--cost-model M` asks for prices: it turns `--cost` on (alone, it was read by nothing)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.cost = True
 
 
 def _formats() -> str:

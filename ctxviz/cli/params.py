@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..engine.policies import get_policy
@@ -44,15 +45,16 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
         if preset.policy and preset.policy != policy_name:
             raise LoadError(preset.path, f"the preset is for policy {preset.policy!r}, not {policy_name!r}", field="policy")
         tokenizer = tokenizer or preset.tokenizer or None
-        try:
+        with blamed_on(preset.path, ("policy",) if preset.policy else ()):
             policy = get_policy(policy_name)
-        except UnknownNameError as exc:
-            raise LoadError(preset.path, str(exc), preset_line(preset, "policy") if preset.policy else None, field="policy") from None
         try:
             params = policy.make_params(preset.params)
         except ParameterError as exc:
-            bad = next((k for k in preset.params if str(exc).startswith((k, f"unknown parameter {k!r}"))), "")
+            bad = bad_parameter(preset.params, exc)
             raise LoadError(preset.path, str(exc), preset_line(preset, bad) if bad else None) from None
+        if preset.tokenizer and not args.tokenizer:
+            with blamed_on(preset.path, ("tokenizer",)):
+                get_tokenizer(preset.tokenizer)
     policy_name = policy_name or "missy"
     policy = get_policy(policy_name)
     sets = {**_parse_sets(args.sets), **_parse_sets(extra_sets)}
@@ -60,6 +62,26 @@ def resolve_params(args: argparse.Namespace, policy_name: str | None, extra_sets
     if tokenizer:
         get_tokenizer(tokenizer)  # fail on a bad name before loading a big file
     return policy_name, params, tokenizer
+
+
+def bad_parameter(params: dict[str, Any], exc: ParameterError) -> str:
+    """The parameter a policy's refusal names ("" when it names none of them)."""
+    return next((k for k in params if str(exc).startswith((k, f"unknown parameter {k!r}"))), "")
+
+
+@contextmanager
+def blamed_on(path: str, keys: tuple[str, ...], what: str = "preset file") -> Iterator[None]:
+    """A name a preset or rules file gives (its policy, tokenizer, cost model) refused as that
+    file's error, `FILE:LINE: field: ...`, not as if the command line had said it. No `keys`: the
+    name is not the file's, and the error stays as it is."""
+    try:
+        yield
+    except (UnknownNameError, ParameterError) as exc:
+        if not keys:
+            raise
+        from ..io.config import field_line
+
+        raise LoadError(path, str(exc), field_line(path, keys, what), ".".join(keys)) from None
 
 
 def check_model(model: str) -> str:

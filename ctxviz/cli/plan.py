@@ -16,7 +16,7 @@ from .stdout import write_stdout
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("plan", help="plan a session's context and explain every decision")
-    _add_plan_options(p, real_count=True)
+    _add_plan_options(p, real_count=True, retention=True)
     p.add_argument("--json", action="store_true", help="print the plan as a stable JSON document")
     p.add_argument("--fail-over-budget", action="store_true", help="exit 1 when the context does not fit (for CI gates)")
 

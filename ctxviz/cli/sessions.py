@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
+from ..errors import CtxvizError
 from .exits import EXIT_OK
 from .stdout import write_stdout
 
@@ -23,6 +25,9 @@ def run(args: argparse.Namespace) -> int:
     from ..io.discovery import discover, listing_text
     from ..io.exporters import json_text
 
+    for root in args.root:  # a mistyped folder is an error, not "no sessions found" with exit 0
+        if not os.path.isdir(root):
+            raise CtxvizError(f"sessions: --root {root}: {'not a folder' if os.path.exists(root) else 'no such folder'}")
     listing = discover(args.root)
     if args.agent:
         listing = replace(listing, sessions=tuple(s for s in listing.sessions if s.agent == args.agent))

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("simulate", help="replay the session call by call, with each policy's triggers and summaries")
-    _add_plan_options(p)
+    _add_plan_options(p, retention=True)
     _add_step_option(p)
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.add_argument("--summarizer-url", default="", help="OpenAI-compatible endpoint for summaries (default: offline extractive)")

@@ -16,11 +16,20 @@ from .session import Session, Summary
 
 
 def message_refs(session: Session, ids: Iterable[str]) -> list[dict[str, Any]]:
-    """`{"index", "id"}` of each message id (index None for an id the file does not hold)."""
-    position: dict[str, int] = {}
+    """`{"index", "id"}` of every message each id names, as the policies read `covers` (an id
+    several messages share covers them all; index None for an id the file does not hold)."""
+    positions: dict[str, list[int]] = {}
     for m in session.messages:
-        position.setdefault(m.id, m.index)
-    return [{"index": position.get(i), "id": i} for i in ids]
+        positions.setdefault(m.id, []).append(m.index)
+    refs: list[dict[str, Any]] = []
+    for i in dict.fromkeys(ids):  # an id named twice still names its messages once
+        refs += [{"index": k, "id": i} for k in positions.get(i, [None])]
+    return refs
+
+
+def index_refs(session: Session, indices: Iterable[int]) -> list[dict[str, Any]]:
+    """`{"index", "id"}` of these messages themselves (not of every message sharing their ids)."""
+    return [{"index": k, "id": session.messages[k].id} for k in indices]
 
 
 def _text(entry: Mapping[str, Any]) -> str:
@@ -32,13 +41,13 @@ def _text(entry: Mapping[str, Any]) -> str:
     return ""
 
 
-def new_summary_covers(plan: Plan, session: Session) -> list[str]:
+def new_summary_covers(plan: Plan, session: Session) -> list[int]:
     """The messages the policy's own new summary covers: those it marks summarised that no recorded
     summary covers, and those of a recorded summary it folds into the new one."""
     recorded = session.covered_ids
     folded = {c for sp in plan.summaries if sp.decision is Decision.SUMMARIZED and sp.index < len(session.summaries)
               for c in session.summaries[sp.index].covers}
-    return [m.id for m in plan.messages if m.decision is Decision.SUMMARIZED and (m.id not in recorded or m.id in folded)]
+    return [m.index for m in plan.messages if m.decision is Decision.SUMMARIZED and (m.id not in recorded or m.id in folded)]
 
 
 def plan_sources(plan: Plan, session: Session) -> dict[str, Any]:
@@ -63,11 +72,11 @@ def plan_sources(plan: Plan, session: Session) -> dict[str, Any]:
                             "covers": message_refs(session, session.summaries[found].covers)})
         elif position == 0 and entry.get("role") in ("system", "developer"):
             # The session's system-role messages the policy sends inside it (not as entries of their own).
-            inside = [m.id for m in plan.messages if m.sent and m.role == "system" and m.index not in set(index)]
-            sources.append({"kind": "system_prompt", "index": None, "id": None, "includes": message_refs(session, inside)})
+            inside = [m.index for m in plan.messages if m.sent and m.role == "system" and m.index not in set(index)]
+            sources.append({"kind": "system_prompt", "index": None, "id": None, "includes": index_refs(session, inside)})
         elif new_covers and not new_claimed:
             new_claimed = True
-            sources.append({"kind": "summary", "index": None, "id": None, "summary": None, "covers": message_refs(session, new_covers)})
+            sources.append({"kind": "summary", "index": None, "id": None, "summary": None, "covers": index_refs(session, new_covers)})
         else:
             sources.append({"kind": "inserted", "index": None, "id": None})
     covers = []
@@ -75,7 +84,7 @@ def plan_sources(plan: Plan, session: Session) -> dict[str, Any]:
         if sp.index < len(session.summaries):
             covers.append(message_refs(session, session.summaries[sp.index].covers))
         else:  # a summary the policy writes now
-            covers.append(message_refs(session, new_covers))
+            covers.append(index_refs(session, new_covers))
     return {"context_sources": sources, "summary_covers": covers}
 
 

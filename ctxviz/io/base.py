@@ -183,6 +183,18 @@ class Fields:
             raise self.error(f"expected a list, got {type_name(value)}", key)
         return value
 
+    def refuse_unknown(self, known: Sequence[str], what: str = "key") -> None:
+        """A key the record does not take is a typo, not a setting to skip in silence (a preset's
+        `tokenzer:` planned with the policy's own estimator): the error names it, with the nearest
+        known key when one is close."""
+        for key in self.record:
+            if key not in known:
+                import difflib  # only when a file is wrong
+
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise self.error(f"unknown {what}{hint} (known: {', '.join(known)})", str(key))
+
     def dict(self, key: str) -> dict[str, Any]:
         value = self.record.get(key)
         if value is None:

@@ -21,9 +21,25 @@ from ..engine.session import Message, Session, record_of
 from ..errors import UnknownNameError
 from .output import write_atomic
 
-__all__ = ["EXPORTERS", "Export", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
+__all__ = ["EXPORTERS", "Export", "Fix", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
 
 _DATA_URI = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.S)
+
+
+class Fix(str):
+    """What an exporter did to make its request valid ("dropped 1 tool message(s) ..."), with
+    `problem`, what the request would have had without it: `--strict` does nothing, so it must
+    say the problem it refuses, never a change it did not make."""
+
+    problem: str
+    #: Whether it removed unpaired tool calls or results (what a plan's broken pairs become).
+    pairs: bool
+
+    def __new__(cls, done: str, problem: str, *, pairs: bool = False) -> Fix:
+        fix = super().__new__(cls, done)
+        fix.problem = problem
+        fix.pairs = pairs
+        return fix
 
 
 @dataclass(frozen=True)
@@ -32,10 +48,10 @@ class Export:
     #: Messages in the exported request (after the API's own merging of turns).
     messages: int
     #: What the exporter changed to make the request valid, one line each.
-    fixes: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
 
 
-def json_text(value: Any, fixes: list[str] | None = None, indent: int | None = 2) -> str:
+def json_text(value: Any, fixes: list[Fix] | None = None, indent: int | None = 2) -> str:
     """JSON that every parser accepts: NaN and Infinity (which Python writes but JSON has not)
     become null, and the replacement is noted."""
     try:
@@ -56,11 +72,12 @@ def json_text(value: Any, fixes: list[str] | None = None, indent: int | None = 2
 
         cleaned = finite(value)
         if fixes is not None:
-            fixes.append(f"replaced {replaced:,} non-finite number(s) (NaN, Infinity) with null: JSON has no such values")
+            fixes.append(Fix(f"replaced {replaced:,} non-finite number(s) (NaN, Infinity) with null: JSON has no such values",
+                             f"{replaced:,} non-finite number(s) (NaN, Infinity), which JSON has not"))
         return json.dumps(cleaned, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[str]) -> list[dict[str, Any]]:
+def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[Fix]) -> list[dict[str, Any]]:
     """The messages as Chat Completions accepts them. It refuses a `tool` message that does not
     answer a call of the assistant message just before its run of tool messages, and an assistant
     message whose `tool_calls` are not all answered right after it (at the end of the request too);
@@ -108,21 +125,23 @@ def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[str]) -
         out += results
         i = j
     if orphan_results:
-        fixes.append(f"dropped {orphan_results} tool message(s) that answer no tool call of the assistant message before them")
+        what = f"{orphan_results} tool message(s) that answer no tool call of the assistant message before them"
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        fixes.append(f"dropped {unanswered} tool call(s) that no tool message right after answers"
-                     + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""))
+        what = f"{unanswered} tool call(s) that no tool message right after answers"
+        fixes.append(Fix(f"dropped {what}" + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""),
+                         f"the request has {what}", pairs=True))
     return out
 
 
-def to_openai(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+def to_openai(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(plan.context, fixes)}
     if session.tools:
         request["tools"] = [t.to_openai() for t in session.tools]
     return json_text(request, fixes) + "\n", len(request["messages"])
 
 
-def to_jsonl(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+def to_jsonl(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     messages = valid_for_chat_api(plan.context, fixes)
     return "".join(json_text(m, fixes, indent=None) + "\n" for m in messages), len(messages)
 
@@ -157,7 +176,7 @@ def _tool_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {"_raw_arguments": arguments}
 
 
-def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[str] | None = None,
+def anthropic_messages(context: list[Mapping[str, Any]], fixes: list[Fix] | None = None,
                        originals: Sequence[list[dict[str, Any]] | None] = ()) -> tuple[str, list[dict[str, Any]]]:
     """Convert OpenAI chat messages to Anthropic's (system, messages): tool results become user
     tool_result blocks, tool calls tool_use blocks, and consecutive same-role turns are merged
@@ -210,7 +229,7 @@ def _merge_turns(turns: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str
 TRIMMED_PLACEHOLDER = "[earlier conversation not sent]"
 
 
-def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) -> list[dict[str, Any]]:
+def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[Fix]) -> list[dict[str, Any]]:
     orphan_results = unanswered = 0
     turns: list[tuple[str, list[dict[str, Any]]]] = []
     for i, turn in enumerate(messages):
@@ -232,11 +251,15 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[str]) ->
         # Dropping the assistant's turns would lose what the policy kept (a tail of tool work may
         # hold no user turn at all); a minimal user turn before them keeps it all valid.
         result.insert(0, {"role": "user", "content": [{"type": "text", "text": TRIMMED_PLACEHOLDER}]})
-        fixes.append(f"added a user turn {TRIMMED_PLACEHOLDER!r} before the first assistant turn: the Messages API requires the first message to be from the user")
+        rule = "the Messages API requires the first message to be from the user"
+        fixes.append(Fix(f"added a user turn {TRIMMED_PLACEHOLDER!r} before the first assistant turn: {rule}",
+                         f"the request starts with an assistant turn: {rule}"))
     if orphan_results:
-        fixes.append(f"dropped {orphan_results} tool_result block(s) whose tool_use is not in the turn before")
+        what = f"{orphan_results} tool_result block(s) whose tool_use is not in the turn before"
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        fixes.append(f"dropped {unanswered} tool_use block(s) whose tool_result is not in the next turn")
+        what = f"{unanswered} tool_use block(s) whose tool_result is not in the next turn"
+        fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     return result
 
 
@@ -270,7 +293,7 @@ def original_blocks(message: Message) -> list[dict[str, Any]] | None:
 ANTHROPIC_BLOCK_TYPES = frozenset(("tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use", "image", "search_result"))
 
 
-def to_anthropic(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+def to_anthropic(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     originals = [original_blocks(session.messages[i]) if i is not None and plan.messages[i].decision is Decision.KEPT else None
                  for i in plan.context_index]
     system, messages = anthropic_messages(list(plan.context), fixes, originals)
@@ -287,7 +310,7 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def to_markdown(plan: Plan, session: Session, fixes: list[str]) -> tuple[str, int]:
+def to_markdown(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
     (or as the HTML a Markdown viewer would pass through)."""
     return _markdown(plan, marked=False), len(plan.context)
@@ -358,7 +381,7 @@ def _markdown(plan: Plan, marked: bool) -> str:
     return "\n".join(lines)
 
 
-EXPORTERS: dict[str, Callable[[Plan, Session, list[str]], tuple[str, int]]] = {
+EXPORTERS: dict[str, Callable[[Plan, Session, list[Fix]], tuple[str, int]]] = {
     "openai": to_openai,
     "anthropic": to_anthropic,
     "jsonl": to_jsonl,
@@ -371,7 +394,7 @@ def export(plan: Plan, session: Session, fmt: str) -> Export:
         exporter = EXPORTERS[fmt]
     except KeyError:
         raise UnknownNameError(f"unknown export format {fmt!r}; available: {', '.join(EXPORTERS)}") from None
-    fixes: list[str] = []
+    fixes: list[Fix] = []
     text, count = exporter(plan, session, fixes)
     return Export(text, count, tuple(fixes))
 

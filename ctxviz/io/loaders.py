@@ -12,7 +12,7 @@ from typing import Any
 from ..engine.gc_pause import frozen_after
 from ..engine.session import Message, Session, ToolCallPart, stored_raw
 from ..errors import LoadError, UnknownNameError
-from .base import Loader, type_name
+from .base import Loader, locate_line, type_name
 from .source import DEFAULT_MAX_BYTES, SourceFile, read_source
 
 #: The built-in formats in detection order (formats.md B8: the most specific signatures first, OpenAI
@@ -120,6 +120,10 @@ def detect(src: SourceFile) -> Loader:
     if refused is not None:
         raise refused
     first = src.first_record()
+    if isinstance(first, dict) and "messages" in first and not isinstance(first["messages"], list) and src.kind != "jsonl":
+        # A chat request or a ctxviz session whose messages are not a list: the field is what is wrong, not the format.
+        line = locate_line(src.text, ("messages",))
+        raise LoadError(src.path, f"expected a list of messages, got {type_name(first['messages'])}", line, "messages")
     what = "a list" if isinstance(first, list) else ("an object with keys " + ", ".join(map(str, list(first)[:6])) if isinstance(first, dict) else type_name(first))
     raise LoadError(src.path, f"not a session format ctxviz knows ({what}); formats: {', '.join(loader_names())}", 1)
 
@@ -167,6 +171,9 @@ def load_source(src: SourceFile, input_format: str | None = None) -> Session:
     notes = src.all_notes()
     if notes:
         session = dataclasses.replace(session, notes=(*session.notes, *notes))
+    from .usage_counts import without_negative_usage  # (naming the loaders imports no more than they need)
+
+    session = without_negative_usage(session)
     # A loader whose `load` names the tool results as it makes them says so (`names_tool_results`).
     return session if getattr(loader, "names_tool_results", False) else with_tool_names(session)
 

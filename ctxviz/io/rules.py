@@ -85,18 +85,15 @@ def load_rules(path: str | os.PathLike[str]) -> Rules:
     if src.kind == "jsonl":
         raise LoadError(src.path, "a rules file is one YAML or JSON mapping, not JSON lines")
     top = Fields(src, src.document)
-    unknown = [k for k in top.record if k not in ("policy", "params", "tokenizer", "cost_model", "rules", "description")]
-    if unknown:
-        raise top.error("unknown key (expected policy, params, tokenizer, cost_model, rules)", str(unknown[0]))
+    top.refuse_unknown(("policy", "params", "tokenizer", "cost_model", "rules", "description"))
     if not top.has("rules"):
         raise top.error("is required: the rules to check", "rules")
     rules = top.child("rules", top.dict("rules"))
-    unknown = [k for k in rules.record if k not in RULE_NAMES]
-    if unknown:
-        raise rules.error(f"unknown rule (known: {', '.join(RULE_NAMES)})", str(unknown[0]))
+    rules.refuse_unknown(RULE_NAMES, "rule")
     baseline_used, baseline_path, plus = None, "", 0
     if rules.has("max_tokens_over_baseline"):
         over = rules.child("max_tokens_over_baseline", rules.dict("max_tokens_over_baseline"))
+        over.refuse_unknown(("baseline", "plus"))
         baseline_path = over.str("baseline", required=True)
         plus = _number(over, "plus", int) or 0
         resolved = baseline_path if os.path.isabs(baseline_path) else os.path.join(os.path.dirname(src.path), baseline_path)
@@ -107,6 +104,7 @@ def load_rules(path: str | os.PathLike[str]) -> Rules:
     survive: list[Survival] = []
     for i, item in enumerate(rules.list("survive")):
         entry = rules.child("survive", []).child(i, item)
+        entry.refuse_unknown(("message", "text", "through_turn"))
         message, text = entry.str("message"), entry.str("text")
         if bool(message) == bool(text):
             raise entry.error("give exactly one of message (a pin rule such as first-user) or text")

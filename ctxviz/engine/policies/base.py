@@ -175,13 +175,22 @@ def coerce_value(params_type: type, name: str, value: Any) -> Any:
     return value
 
 
+def _nearest(name: str, known: set[str]) -> str:
+    """` (did you mean 'fresh_tail_count'?)` for a typo of a parameter's name. Only a close one
+    (0.8): names share words (`real_count` is 0.77 like `fresh_tail_count`, and is no typo of it)."""
+    import difflib  # only for a name the policy does not take
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def make_params(params_type: type[P], overrides: Mapping[str, Any], base: P | None = None) -> P:
     """Build a parameter dataclass; unknown names and the framework's own ValueErrors become one line."""
     known = {f.name for f in param_fields(params_type)}
     values: dict[str, Any] = dataclasses.asdict(base) if base is not None else {}  # type: ignore[call-overload]
     for name, value in overrides.items():
         if name not in known:
-            raise ParameterError(f"unknown parameter {name!r}; this policy takes: {', '.join(sorted(known))}")
+            raise ParameterError(f"unknown parameter {name!r}{_nearest(name, known)}; this policy takes: {', '.join(sorted(known))}")
         values[name] = coerce_value(params_type, name, value)
     try:
         return params_type(**values)
