@@ -571,3 +571,29 @@ def test_the_message_at_the_cut_says_it_did_not_fit():
         assert missed[0].reason == ("dropped: the newest message that did not fit max_tokens=4,000 with the newer ones (strategy='last'); "
                                     "trim_messages stops here, so every older message goes too")
         assert all(m.reason.startswith("dropped: older than the newest messages that fit") for m in p.messages if m.reason_code == "after_cut")
+
+
+def test_messages_under_a_cut_summary_do_not_say_it_stands_in_for_them(capsys):
+    """tugtool-compact-native.jsonl (a real Claude Code log with its compact summary) at
+    max_tokens=1,500: trim_messages cuts the summary itself, so the 20 messages it covers are
+    replaced by nothing sent. They read "the summary is passed in its place", in both plans."""
+    from ctxviz.cli import main
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.engine.policies.langchain import trim
+
+    log = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
+    session = load_session(log)
+    for max_tokens, sent in ((1500, False), (4000, True)):
+        store = CountStore()
+        plan = plan_session(session, "langchain-trim", {"max_tokens": max_tokens}, store=store)
+        counts = store.get(session, get_policy("langchain-trim").scheme(None, session.model))
+        records = trim.plan_records(session, get_policy("langchain-trim").make_params({"max_tokens": max_tokens}), counts)
+        for p in (plan, records):
+            assert (p.summaries[0].decision is Decision.KEPT) is sent
+            reasons = {m.reason for m in p.messages if m.decision is Decision.SUMMARIZED}
+            assert len([m for m in p.messages if m.decision is Decision.SUMMARIZED]) == 20
+            assert reasons == {"summarized: an earlier summary replaced it; the summary is passed in its place" if sent else
+                               "summarized: an earlier summary replaced it, and trim_messages cut that summary like any message: neither is sent"}
+    assert main(["plan", str(log), "--policy", "langchain-trim", "--set", "max_tokens=1500"]) == 0
+    assert "20 messages replaced by a summary, which is not sent either" in capsys.readouterr().out

@@ -108,7 +108,9 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
                      "not the agent's own summary")
     summarized = plan.by_decision(Decision.SUMMARIZED)
     if summarized:
-        lines.append(f"{len(summarized):,} messages replaced by a summary")
+        # (a summary the policy cut stands in for nothing: langchain-trim at a small max_tokens)
+        unsent = plan.summaries and not any(s.decision in (Decision.KEPT, Decision.TRUNCATED) for s in plan.summaries)
+        lines.append(f"{len(summarized):,} messages replaced by a summary" + (", which is not sent either" if unsent else ""))
     if plan.policy == "categories":
         from ..engine.policies.penguin.context_window import format_token_usage, format_token_usage_table
 

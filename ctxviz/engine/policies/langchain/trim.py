@@ -35,7 +35,7 @@ from .counting import (
     summary_view,
 )
 from .entries import Entry, base_type, parse_types, session_entries
-from .trim_columns import missed_reason, plan_columns
+from .trim_columns import SUMMARY_CUT, SUMMARY_SENT, missed_reason, plan_columns, unsent_covers
 
 VERSION = "langchain-core 1.8.2"
 
@@ -354,13 +354,14 @@ def plan_records(session: Session, params: TrimParams, counts: TokenCounts) -> P
     decisions: list[MessagePlan] = []
     usage = {"system": 0, "history": 0}
     covered = {c for s in session.summaries for c in s.covers}
+    cut_covers = unsent_covers(session, {k for k in range(len(session.summaries)) if SUMMARY_POS - k in by_pos})
     for m in session.messages:
         t = message_tokens[m.index]
         e = by_pos.get(m.index)
         zone = "system" if trace.system_kept == m.index else "history"
         if m.id in covered:
             decisions.append(MessagePlan(m.index, m.id, m.role, m.category, t, Decision.SUMMARIZED, "summarized",
-                                         "summarized: an earlier summary replaced it; the summary is passed in its place", 0, "summarised"))
+                                         SUMMARY_CUT if m.id in cut_covers else SUMMARY_SENT, 0, "summarised"))
         elif e is not None and e.view is None:
             reason, code = (("kept: include_system keeps the leading system message whatever it costs", "system_prompt") if zone == "system"
                             else (f"kept: among the {side} messages that fit max_tokens={params.max_tokens:,} (strategy={params.strategy!r})", "fits"))

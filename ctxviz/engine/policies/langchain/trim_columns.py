@@ -173,12 +173,27 @@ def missed_reason(strategy: str, max_tokens: int) -> str:
             "trim_messages stops here, so every later message goes too")
 
 
+SUMMARY_SENT = "summarized: an earlier summary replaced it; the summary is passed in its place"
+SUMMARY_CUT = "summarized: an earlier summary replaced it, and trim_messages cut that summary like any message: neither is sent"
+
+
+def unsent_covers(session: Session, sent_summaries: set[int]) -> set[str]:
+    """The ids of messages whose every covering summary trim_messages cut: they read "the summary is
+    passed in its place" where nothing stood in for them."""
+    if len(sent_summaries) == len(session.summaries):
+        return set()
+    sent = {c for k in sent_summaries for c in session.summaries[k].covers}
+    return {c for k, s in enumerate(session.summaries) if k not in sent_summaries for c in s.covers if c not in sent}
+
+
 class _Why:
     """The reason sentence of message i, as `trim.plan_records` words it."""
 
     def __init__(self, params: TrimParams, zone: np.ndarray, code: np.ndarray, end_on: tuple[str, ...], start_on: tuple[str, ...],
                  end_on_set: frozenset[int]) -> None:
         self.params, self.zone, self.code, self.end_on, self.start_on, self.end_on_set = params, zone, code, end_on, start_on, end_on_set
+        self.cut_covers: set[str] = set()  # (`unsent_covers`, set by `plan_columns`)
+        self.ids: Sequence[str] = ()
 
     def __call__(self, i: int) -> str:
         p = self.params
@@ -186,7 +201,7 @@ class _Why:
         code = self.code[i]
         types_note = lambda names: " or ".join(repr(t) for t in names)  # noqa: E731
         if code == SUMMARISED:
-            return "summarized: an earlier summary replaced it; the summary is passed in its place"
+            return SUMMARY_CUT if self.cut_covers and self.ids[i] in self.cut_covers else SUMMARY_SENT
         if code == SYSTEM_PROMPT:
             return "kept: include_system keeps the leading system message whatever it costs"
         if code == FITS:
@@ -250,6 +265,9 @@ def plan_columns(session: Session, params: TrimParams, counts: TokenCounts) -> P
     summary_plans = []
     by_pos = {int(p): int(t) for p, t in zip(pos[pos <= SUMMARY_POS].tolist(), e.tokens[pos <= SUMMARY_POS].tolist(), strict=True)}
     kept_positions = set(pos[order].tolist()) if session.summaries else set()
+    if session.summaries:
+        why.cut_covers = unsent_covers(session, {k for k in range(len(session.summaries)) if SUMMARY_POS - k in kept_positions})
+        why.ids = session.message_columns[0]
     for k, summary in enumerate(session.summaries):
         p = SUMMARY_POS - k
         if p in kept_positions:
