@@ -211,3 +211,25 @@ def test_recorded_compaction_is_sent_as_recorded():
 def test_bad_parameters_are_one_line():
     with pytest.raises(ParameterError, match="model_auto_compact_token_limit"):
         get_policy(POLICY).make_params({"model_auto_compact_token_limit": "0"})
+
+
+def test_leading_developer_messages_send_their_part_of_the_instructions():
+    """A real rollout (localpush, two developer messages before the conversation): they are sent
+    inside the instructions, which are counted whole (29 tokens with the base instructions); each
+    row said it sent its own item count (30 and 30), 60 beside instructions of 29. Both plans."""
+    from ctxviz.engine.counting import CountStore
+    from ctxviz.engine.planner import plan_session
+    from ctxviz.engine.policies import get_policy
+    from ctxviz.engine.policies.codex import compaction
+    from ctxviz.io.loaders import load_session
+
+    log = Path(__file__).resolve().parent / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl"
+    session = load_session(log)
+    store = CountStore()
+    plan = plan_session(session, "codex-compaction", store=store)
+    counts = store.get(session, get_policy("codex-compaction").scheme(None, session.model))
+    records = compaction.plan_records(session, get_policy("codex-compaction").default_params(), counts)
+    for p in (plan, records):
+        developer = [m for m in p.messages if m.reason_code == "system_prompt"]
+        assert [m.index for m in developer] == [0, 1] and [m.tokens for m in developer] == [30, 30]
+        assert 0 < sum(m.sent_tokens for m in developer) <= p.usage["instructions"] == 29

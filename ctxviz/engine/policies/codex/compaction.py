@@ -51,6 +51,7 @@ from .history import (  # noqa: F401 (they lived here before history.py; tests a
     family_context_window,
     generated_form,
     initial_context,
+    instruction_shares,
     is_initial_context,
     item_tokens,
     leading_system_messages,
@@ -199,8 +200,9 @@ def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts)
     elif limit is not None:
         notes.append(f"no compaction: {total:,} tokens ({source}) are under model_auto_compact_token_limit {limit:,}")
 
+    shares = instruction_shares(session, system_messages, instructions_tokens)
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions", "system_prompt")
+        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions", "system_prompt", sent=shares[m.index])
     for m in initial:
         decide(m, Decision.KEPT, "initial_context", "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction",
                "initial_context")

@@ -32,6 +32,7 @@ from .history import (
     _covered_messages,
     approx_token_count,
     initial_context,
+    instruction_shares,
     leading_system_messages,
     newest_user_messages,
     reported_total,
@@ -166,8 +167,9 @@ def _derive(session: Session, counts: TokenCounts) -> _Held:
         sent_tokens = np.array(tokens, dtype=np.int64)
         gone = [m.index for m in history] if fires else [m.index for m in history if m.id in covered]
         decision[gone], zone[gone], code[gone], sent_tokens[gone] = SUMMARIZED, SUMMARIZED_ZONE, SUMMARISED if fires else BEFORE_COMPACTION, 0
+        shares = instruction_shares(session, system_messages, instructions_tokens)
         for m in system_messages:
-            decision[m.index], zone[m.index], code[m.index], sent_tokens[m.index] = KEPT, SYSTEM_ZONE, SYSTEM_PROMPT, tokens[m.index]
+            decision[m.index], zone[m.index], code[m.index], sent_tokens[m.index] = KEPT, SYSTEM_ZONE, SYSTEM_PROMPT, shares[m.index]
         for m in initial:
             decision[m.index], zone[m.index], code[m.index], sent_tokens[m.index] = KEPT, INITIAL_ZONE, INITIAL_CONTEXT, tokens[m.index]
         return _State(decision, zone, code, sent_tokens)

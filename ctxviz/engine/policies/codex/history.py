@@ -231,6 +231,24 @@ def leading_system_messages(session: Session) -> list[Message]:
     return [m for m in session.messages[:first_other] if m.role == "system"]
 
 
+def instruction_shares(session: Session, system_messages: list[Message], instructions_tokens: int) -> dict[int, int]:
+    """Each leading developer message's tokens sent: its part of the instructions' count (they are
+    sent inside the instructions, which are counted whole), split by UTF-8 bytes, largest remainders
+    first. Each message's own item count (with its role and framing) summed to more than the
+    instructions it is part of: 60 sent beside instructions of 29 in a real rollout."""
+    parts = ([session.system_prompt] if session.system_prompt else []) + [m.text for m in system_messages]
+    weights = [len(text.encode("utf-8")) for text in parts]
+    whole = sum(weights)
+    if not whole:
+        return {m.index: 0 for m in system_messages}
+    exact = [instructions_tokens * w / whole for w in weights]
+    shares = [int(x) for x in exact]
+    for k in sorted(range(len(exact)), key=lambda k: shares[k] - exact[k])[: instructions_tokens - sum(shares)]:
+        shares[k] += 1
+    own = shares[len(parts) - len(system_messages):]
+    return {m.index: share for m, share in zip(system_messages, own, strict=True)}
+
+
 def _covered_messages(session: Session, summary: Summary | None) -> list[Message]:
     if summary is None:
         return []
