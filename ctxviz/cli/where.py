@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from typing import Any
 
 from ..engine.checks import PlanOptions
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     timeline = simulate(session, policy_name, params, tokenizer, STORE, options=options, per_message=args.per_message)
     found = where(timeline, args.term)
     if args.json:
-        write_stdout(json_text({"policy": policy_name, "params": dataclasses.asdict(timeline.params), **found.to_json()}) + "\n")
+        write_stdout(json_text({"policy": policy_name, "params": timeline.resolved_params(), **found.to_json()}) + "\n")
     else:
         write_stdout(where_summary(found, session.source, policy_name))
     return EXIT_OK

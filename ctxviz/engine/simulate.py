@@ -107,6 +107,15 @@ class Timeline:
             plan = apply_pins(plan, session, pins_up_to(self.session, self.options.pins, self.turns[turn].index), counts)
         return apply_pair_safety(plan, session, counts) if self.options is not None and self.options.pair_safe else plan
 
+    def resolved_params(self) -> dict[str, Any]:
+        """The parameters as the policy's plans state them, what the session settles included (a
+        window or limit from the model: claude-code's `context_window` 200,000, not None), as
+        `plan --json` gives them; they depend on the session, not the turn, so the first step's
+        plan (a prefix of a message or two) says them."""
+        if not self.turns:
+            return dataclasses.asdict(self.params)
+        return dict(self.plan_at(0).params)
+
     def to_json(self) -> dict[str, Any]:
         """The replay as JSON. Each summary or compaction event carries `covers` (the messages the
         summaries it put in force cover, `{"index", "id"}`), and `summaries` lists every summary the
@@ -119,7 +128,7 @@ class Timeline:
             for event in turn["events"]:
                 if event["kind"] in _SUMMARY_KINDS:
                     event["covers"] = covered_at.get(position, [])
-        return {"policy": self.policy, "params": dataclasses.asdict(self.params),
+        return {"policy": self.policy, "params": self.resolved_params(),
                 "pair_safe": bool(self.options is not None and self.options.pair_safe), "step_rule": self.step_rule,
                 "recorded_calls": self.schedule.recorded if self.schedule is not None else 0,
                 "unsent_messages": self.schedule.unsent if self.schedule is not None else 0, "turns": turns,
