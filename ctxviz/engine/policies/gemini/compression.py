@@ -32,7 +32,7 @@ from ...session import Message, Session, Summary
 from ...tokenizers import GeminiCliEstimator, Tokenizer
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
-from .compression_columns import KEPT_OVER, KEPT_SINCE, KEPT_UNDER, plan_columns
+from .compression_columns import KEPT_OVER, KEPT_SINCE, KEPT_UNDER, compressed_reason, plan_columns
 from .history import (
     Content,
     build_contents,
@@ -205,13 +205,11 @@ def plan_records(session: Session, params: GeminiCompression, counts: TokenCount
     compressed_ids: list[str] = []
     summary_plans: list[SummaryPlan] = []
     if status == "COMPRESSED" and split is not None:
-        share = f"{1 - COMPRESSION_PRESERVE_THRESHOLD:.0%}"
         for c in held[:split]:
             for m in c.messages:
                 compressed_ids.append(m.id)
-                decide(m, Decision.SUMMARIZED, "summarized",
-                       f"summarized: before the split point, in the oldest ~{share} of the history by JSON characters, compressed because the "
-                       f"prompt ({prompt_tokens:,} tokens) reached {params.compressionThreshold:g} x {limit:,}", "summarised")
+                decide(m, Decision.SUMMARIZED, "summarized", compressed_reason(split == len(held), prompt_tokens, params.compressionThreshold, limit),
+                       "summarised")
         if summary is not None:
             summary_plans.append(SummaryPlan(0, 0, Decision.SUMMARIZED, "summarized: the earlier summary turn is inside the part compressed again", summary.text))
         kept_contents = held[split:]

@@ -267,6 +267,18 @@ KEPT_UNDER = "kept: Gemini CLI sends the whole history until compression fires"
 KEPT_OVER = "kept: the prompt reached the threshold but compression did not shorten the history (see the notes), so Gemini CLI sends it whole"
 
 
+
+def compressed_reason(all_of_it: bool, prompt_tokens: int, threshold: float, limit: int) -> str:
+    """Why a message is compressed. When findCompressSplitPoint finds no user turn to split at past
+    the oldest ~70 % and the history ends on a model turn without function calls, it compresses
+    all of it: the newest message said it was "in the oldest ~70 %"."""
+    why = f"compressed because the prompt ({prompt_tokens:,} tokens) reached {threshold:g} x {limit:,}"
+    if all_of_it:
+        return ("summarized: the whole history is compressed: no user turn to split at past its oldest ~70 % by JSON characters, "
+                f"and it ends on a model turn without function calls; {why}")
+    return f"summarized: before the split point, in the oldest ~{1 - COMPRESSION_PRESERVE_THRESHOLD:.0%} of the history by JSON characters, {why}"
+
+
 def plan_columns(session: Session, params: CompressionParams, counts: TokenCounts) -> Plan:
     limit = params.tokenLimit if params.tokenLimit is not None else token_limit(session.model)
     h = history_of(session, counts)
@@ -345,12 +357,10 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
 
     tokens = counts.token_array
     n = len(tokens)
-    share = f"{1 - COMPRESSION_PRESERVE_THRESHOLD:.0%}"
     reasons = (
         "kept: part of the system instruction, which Gemini CLI sends with every request",
         "summarized: replaced by the summary turn (an earlier compression, or the summary the session records)",
-        f"summarized: before the split point, in the oldest ~{share} of the history by JSON characters, compressed because the "
-        f"prompt ({prompt_tokens:,} tokens) reached {params.compressionThreshold:g} x {limit:,}",
+        compressed_reason(compressed_at == len(held), prompt_tokens, params.compressionThreshold, limit),
         f"truncated: past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token budget for function responses (counted newest "
         f"first), so Gemini CLI keeps the first and last of its characters ({params.truncateToolOutputThreshold:,} at most) "
         "and saves the whole output to a file",
