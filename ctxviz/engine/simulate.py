@@ -101,10 +101,17 @@ class Timeline:
 
     def plan_at(self, turn: int) -> Plan:
         session = self.session_at(turn)
-        counts = prefix_counts(self.counts, session)
+        return self._planned(session, prefix_counts(self.counts, session), self.turns[turn].index)
+
+    def file_plan(self) -> Plan:
+        """The plan of the whole file with the replay's options, as `ctxviz plan` makes it: what
+        the messages after the last step (in no request) and a compaction the log records there do."""
+        return self._planned(self.session, self.counts, len(self.session.messages) - 1)
+
+    def _planned(self, session: Session, counts: TokenCounts, upto: int) -> Plan:
         plan = get_policy(self.policy).plan(session, self.params, counts)
         if self.options is not None and self.options.pins:
-            plan = apply_pins(plan, session, pins_up_to(self.session, self.options.pins, self.turns[turn].index), counts)
+            plan = apply_pins(plan, session, pins_up_to(self.session, self.options.pins, upto), counts)
         return apply_pair_safety(plan, session, counts) if self.options is not None and self.options.pair_safe else plan
 
     def resolved_params(self) -> dict[str, Any]:

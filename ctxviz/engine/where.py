@@ -65,12 +65,17 @@ class Where:
     method: str = "every turn planned"
     #: The last turn's session index (-1: no turn).
     last_turn: int = -1
+    #: Whether the plan of the whole file sends it, where the file goes on after the last step (its
+    #: messages in no request, a compaction the log records there); None when it does not.
+    in_file_plan: bool | None = None
+    #: The compactions the log records after the last step (their `before_index`).
+    compactions_after: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"term": self.term, "said_in": list(self.said), "anchors": [a.to_json() for a in self.anchors],
                 "in_context": [{"from": a, "to": b} for a, b in self.spans], "exits": [e.to_json() for e in self.exits],
                 "at_end": self.at_end, "exact": self.exact, "method": self.method, "in_system_prompt": self.in_system_prompt, "turns": self.turns,
-                "last_turn": self.last_turn}
+                "last_turn": self.last_turn, "in_file_plan": self.in_file_plan}
 
 
 #: Whether a text (sent beside the messages, or a cut message's sent part, with its role) holds what is searched.
@@ -163,8 +168,20 @@ def where(timeline: Timeline, term: str, index: AnchorIndex | None = None, sampl
             exits.append(_exit(timeline, t, said))
     if open_at is not None:
         spans.append((index_of[open_at], index_of[known[-1]]))
+    after = _after_last_step(timeline, in_text, said, roles)
     return Where(term, said, matching, tuple(spans), tuple(exits), held[known[-1]], exact, in_prompt, n,
-                 "every turn planned" if exact else method, last_turn)
+                 "every turn planned" if exact else method, last_turn, *after)
+
+
+def _after_last_step(timeline: Timeline, in_text: InText, said: tuple[int, ...], roles: Sequence[str]) -> tuple[bool | None, tuple[int, ...]]:
+    """Whether the plan of the whole file sends the term, where the file goes on after the replay's
+    last step, and the compactions the log records there. The last step held it while the log's own
+    compaction after it had taken it out: "at the last turn: in the context" stood alone."""
+    last = timeline.turns[-1].index
+    if last >= len(timeline.session.messages) - 1:
+        return None, ()
+    compactions = tuple(c.before_index for c in timeline.session.compactions if c.before_index > last)
+    return _holds(view_of(timeline.file_plan()), in_text, said, roles), compactions
 
 
 def _modelled_where(timeline: Timeline, in_text: InText, said: tuple[int, ...], checks: Mapping[int, View]) -> dict[int, bool] | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..engine.plan import Decision, Plan
 from ..engine.ranking import TIERS
 from ..engine.session import Session
-from ..engine.wording import clip
+from ..engine.wording import clip, counted
 
 if TYPE_CHECKING:
     from ..engine.checks import RealCount
@@ -261,7 +261,7 @@ def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: in
 def where_summary(w: Where, source: str, policy: str) -> str:
     """Where a term went through a replay, in a few lines."""
     lines = [f"{w.term!r} in {source} with {policy}: "
-             + (f"said in {len(w.said):,} message(s) ({', '.join(f'#{k}' for k in w.said[:8])}{' ...' if len(w.said) > 8 else ''})"
+             + (f"said in {counted(len(w.said), 'message')} ({', '.join(f'#{k}' for k in w.said[:8])}{' ...' if len(w.said) > 8 else ''})"
                 if w.said else "in no message")
              + ("; it is in the system prompt, which is always sent" if w.in_system_prompt else "")]
     for a in w.anchors[:5]:
@@ -276,6 +276,10 @@ def where_summary(w: Where, source: str, policy: str) -> str:
         cause = f"{e.kind} at turn {e.event_turn}: {e.message}" if e.kind != "window" else f"no event (plain trim): {e.message}"
         lines.append(f"  left at turn {e.turn}: {clip(cause, 300)}")
     lines.append(f"  at the last turn (#{w.last_turn}): {'in the context' if w.at_end else 'not in the context'}")
+    if w.in_file_plan is not None and w.in_file_plan != w.at_end:
+        after = f", with the compaction the log records before #{w.compactions_after[0]}," if w.compactions_after else ""
+        lines.append(f"  after it: the file goes on past the last model call (in no request); the plan of the whole file{after} "
+                     f"{'sends' if w.in_file_plan else 'does not send'} it")
     if not w.exact:
         lines.append(f"  (a large replay: {w.method})")
     return "\n".join(lines) + "\n"
