@@ -50,3 +50,25 @@ def test_the_timelines_x_axis_title_is_inside_the_chart(qtbot, tmp_path, size) -
         assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
+
+
+CODEX_LOG = REAL / "codex" / "localpush-rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1400, 1000), (1280, 720), (1024, 700)])
+def test_a_real_codex_log_leaves_the_overview_table_eight_rows(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """At 1400x900 the largest real Codex rollout's three cards above the charts (the fill, what
+    was lost, the next compaction: 386 pixels) left the table 1.6 rows under the donut and the
+    strip; at 1400x1000 its cards, a quarter of the window each, left it four."""
+    win = gui_windows.window_at(qtbot, tmp_path, size, CODEX_LOG)
+    try:
+        qtbot.waitUntil(lambda: win.next_card.forecast is not None, timeout=30000)
+        qtbot.wait(100)
+        table = win.table
+        rows = table.viewport().height() / table.verticalHeader().defaultSectionSize()
+        assert rows >= 8, f"{rows:.1f} rows"
+        # What was lost is still in view, above the charts or in the first tab beside the donut.
+        assert win.lost_card.isVisible() and win.lost_card.height() >= 2 * win.lost_card.fontMetrics().lineSpacing()
+        assert win.width() == size[0] and win.height() == size[1]
+    finally:
+        win.vm.shutdown()
