@@ -72,3 +72,37 @@ def test_a_real_codex_log_leaves_the_overview_table_eight_rows(qtbot, tmp_path, 
         assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 720)])
+def test_the_welcome_page_is_whole_and_leaves_the_session_browser_room(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """At 1024x700 the welcome page cut its last line ("Keys: ... Ctrl+Z undo a parameter change")
+    in half and left the list of the machine's sessions 157 pixels; its Session column, stretched
+    into what the other columns left, was 26 pixels wide ("essi")."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QLabel
+
+    from ctxviz.gui.main_window import MainWindow
+
+    win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    try:
+        qtbot.waitUntil(lambda: win.browser.isVisible(), timeout=10000)
+        qtbot.wait(200)
+        label = win.welcome.label
+        # The same text wrapped to the same width, in a label of its own: the height it needs.
+        probe = QLabel()
+        probe.setTextFormat(label.textFormat())
+        probe.setWordWrap(True)
+        probe.setFont(label.font())
+        probe.setText(label.text())
+        assert "Ctrl+Z" in label.text()
+        assert label.height() >= probe.heightForWidth(label.width()), (label.height(), probe.heightForWidth(label.width()))
+        table = win.browser.table
+        assert table.viewport().height() >= 200
+        assert table.horizontalHeader().sectionSize(0) >= 150
+        assert win.width() == size[0] and win.height() == size[1]
+    finally:
+        win.vm.shutdown()
