@@ -59,6 +59,10 @@ ADDED_COLOR = "#b0b0b0"
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
 IDLE_TEXT = "Simulate to replay the session turn by turn."
+#: The user instructions' retention line: a hue no category has (it was the Context category's
+#: pink, beside the pink "Context (sent)" band on the same tab), apart from every category colour
+#: for normal vision and simulated deuteranopia and protanopia.
+INSTRUCTIONS_COLOR = "#9c6644"
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
@@ -509,7 +513,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             said = [p for p in retention.points if p.instructions]
             if said:
                 self.answers_plot.plot(plot_values(p.turn for p in said), plot_values(100 * p.instruction_score for p in said),
-                                       pen=pg.mkPen("#cc79a7", width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
             last = retention.points[-1]
             instructions = (f"{last.instruction_score:.0%} of user instructions" if last.instructions
                             else "no user instruction in the session so far")
