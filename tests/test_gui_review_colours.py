@@ -73,3 +73,77 @@ def test_the_instructions_retention_line_takes_no_categorys_colour(qtbot) -> Non
     for vision in ("normal", "deuteranopia", "protanopia"):
         distance, a, b = closest_pair({**CATEGORY_COLORS, "instructions": colour}, vision)
         assert "instructions" not in (a, b) or distance >= 15, (vision, a, b, distance)
+
+
+@pytest.fixture(params=["light", "dark"])
+def theme(request, qapp):  # type: ignore[no-untyped-def]
+    """The app in the light or the dark theme for one test, then as it was."""
+    from PySide6.QtWidgets import QApplication
+
+    from ctxviz.gui.theme import apply_color_scheme
+
+    palette, style, sheet = qapp.palette(), qapp.style().name(), qapp.styleSheet()
+    apply_color_scheme(qapp, request.param)
+    yield request.param
+    qapp.setPalette(palette)
+    QApplication.setStyle(style)
+    qapp.setStyleSheet(sheet)
+
+
+def over(colour, background):  # type: ignore[no-untyped-def]
+    """A translucent colour as it shows over the chart's background."""
+    from PySide6.QtGui import QColor
+
+    c, bg = QColor(colour), QColor(background)
+    a = c.alphaF()
+    return QColor(*(round(x * a + y * (1 - a)) for x, y in ((c.red(), bg.red()), (c.green(), bg.green()), (c.blue(), bg.blue())))).name()
+
+
+def test_the_system_and_dialog_bands_stay_apart_in_both_themes(qtbot, theme) -> None:  # type: ignore[no-untyped-def]
+    """In the dark theme both bands were a dark blue (the category colours at alpha 110 over a
+    near-black background: CIE distance 12.6; 11.3 over the light theme's white)."""
+    from ctxviz.engine.composition import composition
+    from ctxviz.engine.simulate import simulate
+    from ctxviz.gui.widgets.timeline import TimelineView
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    assert (view.background == "#16181c") == (theme == "dark")
+    timeline = simulate(load_session(str(SAMPLES / "codex_rollout.jsonl")), "codex-compaction")
+    view.set_timeline(timeline)
+    view.set_composition(timeline, composition(timeline))
+    legend = view.plot.getPlotItem().legend
+    shown = {label.text: over(sample.item.opts["brush"].color(), view.background) for sample, label in legend.items
+             if label.text in ("System (sent)", "Dialog (sent)")}
+    assert len(shown) == 2
+    for vision in ("normal", "deuteranopia", "protanopia"):
+        distance, _a, _b = closest_pair(shown, vision)
+        assert distance >= 15, (theme, vision, shown, distance)
+        # and each band apart from the background it is drawn on
+        for band in shown.values():
+            assert closest_pair({"band": band, "background": view.background}, vision)[0] >= 15
+
+
+def test_an_unset_buttons_cross_shows_only_when_it_can_unset(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Codex's two window fields start unset (the model's default): their × was drawn disabled,
+    grey, and read as a broken close button in the dark theme. It shows while there is a value
+    to unset, enabled, and the field keeps its place without it."""
+    win = open_window(SAMPLES / "codex_rollout.jsonl")
+    qtbot.wait(100)
+
+    def field():  # type: ignore[no-untyped-def]  # (the form may be built again after a change)
+        spin = win.params.editors["model_context_window"][1]
+        return win.params.unsets["model_context_window"], spin, spin.mapTo(win, spin.rect().topLeft())
+
+    unset, spin, place = field()
+    assert win.vm.params.model_context_window is None
+    assert not unset.isVisible()  # nothing to unset: no × at all, rather than a grey one
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        spin.setValue(300000)
+    qtbot.waitUntil(lambda: field()[0].isVisible(), timeout=5000)
+    unset, spin, moved = field()
+    assert unset.isEnabled() and moved == place
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        unset.click()
+    qtbot.waitUntil(lambda: not field()[0].isVisible(), timeout=5000)
+    assert win.vm.params.model_context_window is None and field()[2] == place
