@@ -32,8 +32,10 @@ CONVERSATION_COLOR = "#ddcc77"
 #: (Claude Code's "context" is its window below the trigger, which the conversation fills.)
 CONVERSATION_PARTS = frozenset({"history", "messages", "events", "full_text", "below_threshold", "context"})
 #: Parts that are not categories but bear a category's name, named for what they are: Claude
-#: Code's "context" read "Context" in the donut's purple beside the Context category's pink.
-PART_LABELS = {"context": "Window below the trigger"}
+#: Code's "context" (its window below the trigger, which the conversation fills) read "Context" in
+#: the donut's purple beside the Context category's pink. ("Window below the trigger" ran its
+#: figures past the donut's legend at 1024x700.)
+PART_LABELS = {"context": "Conversation"}
 #: Parts that hold the system prompt under another name: drawn in the System category's colour.
 SYSTEM_PARTS = frozenset({"system", "system_reserve", "instructions", "initial"})
 #: Parts that hold the Context category's messages: Codex's initial context (its AGENTS.md and
