@@ -106,3 +106,59 @@ def test_the_welcome_page_is_whole_and_leaves_the_session_browser_room(qtbot, tm
         assert win.width() == size[0] and win.height() == size[1]
     finally:
         win.vm.shutdown()
+
+
+def level_ys(view) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The scene heights of the tokens chart's level lines: the budget and the trigger."""
+    from PySide6.QtCore import QPointF
+
+    vb = view.plot.getPlotItem().vb
+    timeline = view.timeline
+    levels = {"budget": float(timeline.turns[-1].budget)}
+    if view._trigger_drawn is not None:
+        levels["trigger"] = float(view._trigger_drawn)
+    return {name: vb.mapViewToScene(QPointF(0, y)).y() for name, y in levels.items()}
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_the_not_sent_line_never_lies_on_the_budget_line(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """Claude Code's sample: after its compaction the tokens not sent stay at their peak, and both
+    axes had the same headroom, so that plateau (a black dashed line) lay exactly on the budget's
+    grey dashed line."""
+    from PySide6.QtCore import QPointF
+
+    win = gui_windows.window_at(qtbot, tmp_path, size, SAMPLES / "claude_code_compaction.jsonl")
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.wait(200)
+        view = win.timeline
+        peak = max(t.not_sent for t in view.timeline.turns)
+        plateau = view.not_sent_box.mapViewToScene(QPointF(0, peak)).y()
+        box = view.plot.getPlotItem().vb.sceneBoundingRect()
+        assert box.top() <= plateau <= box.bottom()
+        for name, y in level_ys(view).items():
+            assert abs(plateau - y) >= 8, (name, plateau, y)
+    finally:
+        win.vm.shutdown()
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_a_compaction_label_keeps_clear_of_the_trigger_and_budget_lines(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
+    """The real Codex rollout with a local compaction: the trigger line (244,800 tokens) ran
+    through its label, "compacted (auto) / 209,950 tokens"."""
+    win = gui_windows.window_at(qtbot, tmp_path, size, CODEX_LOG)
+    try:
+        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+            win.tabs.setCurrentIndex(1)
+        qtbot.wait(300)
+        view = win.timeline
+        assert view.compaction_marks and view._trigger_drawn is not None
+        box = view.plot.getPlotItem().vb.sceneBoundingRect()
+        for _c, line, _tick in view.compaction_marks:
+            rect = line.label.sceneBoundingRect()
+            assert box.contains(rect), (rect, box)
+            for name, y in level_ys(view).items():
+                assert not rect.top() - 1 <= y <= rect.bottom() + 1, (name, y, rect)
+    finally:
+        win.vm.shutdown()

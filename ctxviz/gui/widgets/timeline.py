@@ -92,6 +92,23 @@ REST_MS = 120
 TRIGGER_NAME_CHARS = 36
 
 
+#: The heights (shares of the chart's) the not-sent line's peak may sit at, highest first, and
+#: how far from a level line (the budget, the trigger) it must stay.
+NOT_SENT_HEIGHTS = (0.8, 0.7, 0.6, 0.5)
+NOT_SENT_GAP = 0.05
+
+
+def not_sent_height(lines: list[float], first: float) -> float:
+    """Where the tokens not sent peak on their own axis, as a share of the chart's height: `first`
+    (the headroom every curve gets), else the highest of NOT_SENT_HEIGHTS clear of every level
+    line. Both axes with the same headroom put the not-sent line's plateau after a compaction
+    exactly on the budget line (Claude Code's sample: one dashed line over the other)."""
+    for height in (first, *NOT_SENT_HEIGHTS):
+        if all(abs(height - line) >= NOT_SENT_GAP for line in lines):
+            return height
+    return first
+
+
 def trigger_name(fields: tuple[str, ...] | list[str], level: int) -> str:
     """The trigger line's legend entry: the parameters that set it, or, when their names are long,
     the level they set (Codex's "trigger (model_auto_compact_token_limit, model_context_window)"
@@ -655,7 +672,15 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         # Bounded like every plotted number (pyqtgraph misdraws beyond ~1e15).
         self._applied_top = min(self._y_peak * room, PLOT_LIMIT * 1.2)
         self.plot.setYRange(0, self._applied_top, padding=0)
-        self.not_sent_box.setYRange(0, min(self._not_sent_peak * room, PLOT_LIMIT * 1.2), padding=0)
+        height = not_sent_height([y / self._applied_top for y in self.flat_lines()], 1 / room)
+        self.not_sent_box.setYRange(0, min(self._not_sent_peak / height, PLOT_LIMIT * 1.2), padding=0)
+
+    def flat_lines(self) -> list[float]:
+        """The heights of the chart's level lines: the budget (when one for every turn) and the trigger."""
+        if self.timeline is None or not self.timeline.turns:
+            return []
+        budgets = {t.budget for t in self.timeline.turns}
+        return [float(y) for y in (*(budgets if len(budgets) == 1 else ()), self._trigger_drawn) if y is not None]
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:
