@@ -51,7 +51,7 @@ from ..theme import CATEGORY_COLORS, category_label, is_dark, plot_colors
 from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
-from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below
+from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below, not_sent_height
 from .timeline_marks import CompactionMarks
 
 #: The composition band of what a request holds beyond the session's messages.
@@ -90,23 +90,6 @@ REST_MS = 120
 
 #: A trigger entry naming more characters of parameters than this says where to find them instead.
 TRIGGER_NAME_CHARS = 36
-
-
-#: The heights (shares of the chart's) the not-sent line's peak may sit at, highest first, and
-#: how far from a level line (the budget, the trigger) it must stay.
-NOT_SENT_HEIGHTS = (0.8, 0.7, 0.6, 0.5)
-NOT_SENT_GAP = 0.05
-
-
-def not_sent_height(lines: list[float], first: float) -> float:
-    """Where the tokens not sent peak on their own axis, as a share of the chart's height: `first`
-    (the headroom every curve gets), else the highest of NOT_SENT_HEIGHTS clear of every level
-    line. Both axes with the same headroom put the not-sent line's plateau after a compaction
-    exactly on the budget line (Claude Code's sample: one dashed line over the other)."""
-    for height in (first, *NOT_SENT_HEIGHTS):
-        if all(abs(height - line) >= NOT_SENT_GAP for line in lines):
-            return height
-    return first
 
 
 def trigger_name(fields: tuple[str, ...] | list[str], level: int) -> str:

@@ -1,7 +1,8 @@
 """How the Timeline tab shares its height and width: each chart's legend under it in as many
 columns as fit, or beside it on a short tab; the splitter's shares until the user drags it; the
-sentences under the charts at most a fifth of the tab; the x axis's words (`TimelineLayout`, mixed
-into widgets/timeline.py's `TimelineView`, whose charts and labels it arranges).
+sentences under the charts at most a fifth of the tab; the x axis's words; the height the tokens
+not sent peak at (`TimelineLayout` and `not_sent_height`, for widgets/timeline.py's `TimelineView`,
+whose charts and labels they arrange).
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem
     item.layout.addItem(legend, LEGEND_ROW, 1)
     item.layout.setRowStretchFactor(LEGEND_ROW, 1)
     return legend
+
+
+#: The heights (shares of the chart's) the not-sent line's peak may sit at, highest first, and
+#: how far from a level line (the budget, the trigger) it must stay.
+NOT_SENT_HEIGHTS = (0.8, 0.7, 0.6, 0.5)
+NOT_SENT_GAP = 0.05
+
+
+def not_sent_height(lines: list[float], first: float) -> float:
+    """Where the tokens not sent peak on their own axis, as a share of the chart's height: `first`
+    (the headroom every curve gets), else the highest of NOT_SENT_HEIGHTS clear of every level
+    line. Both axes with the same headroom put the not-sent line's plateau after a compaction
+    exactly on the budget line (Claude Code's sample: one dashed line over the other)."""
+    for height in (first, *NOT_SENT_HEIGHTS):
+        if all(abs(height - line) >= NOT_SENT_GAP for line in lines):
+            return height
+    return first
 
 
 #: The x axis of the replay, per step rule (`engine.steps`): a point per request, placed at its last message.
