@@ -56,23 +56,26 @@ def test_codexs_initial_context_part_holds_the_context_categorys_messages() -> N
     assert context and all(session.messages[m.index].category == Category.CONTEXT for m in initial)
 
 
-def test_the_instructions_retention_line_takes_no_categorys_colour(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """It was the Context category's pink, on the tab whose bands draw "Context (sent)" pink."""
+@pytest.mark.parametrize("line", ["user instructions still sent", "request served from the cache"])
+def test_the_instructions_and_cache_lines_take_no_categorys_colour(qtbot, line) -> None:  # type: ignore[no-untyped-def]
+    """The instructions' line was the Context category's pink and the cache's the Dialog
+    category's blue, on the tab whose bands draw "Context (sent)" and "Dialog (sent)" in them."""
+    from ctxviz.engine.caching import cache_costs
     from ctxviz.engine.retention_timeline import timeline_retention
     from ctxviz.engine.simulate import simulate
     from ctxviz.gui.widgets.timeline import TimelineView
 
     view = TimelineView()
     qtbot.addWidget(view)
-    timeline = simulate(load_session(str(SAMPLES / "codex_rollout.jsonl")), "codex-compaction")
+    timeline = simulate(load_session(str(SAMPLES / "claude_code_compaction.jsonl")), "claude-code")
     view.set_timeline(timeline)
-    view.set_answers(timeline, timeline_retention(timeline), None)
-    pens = {item.name(): item.opts["pen"].color().name() for item in view.answers_plot.listDataItems()}
-    colour = pens["user instructions still sent"]
+    view.set_answers(timeline, timeline_retention(timeline), cache_costs(timeline))
+    pens = {item.name(): item.opts["pen"].color().name() for item in view.answers_plot.listDataItems() if item.opts["pen"] is not None}
+    colour = pens[line]
     assert colour not in CATEGORY_COLORS.values()
     for vision in ("normal", "deuteranopia", "protanopia"):
-        distance, a, b = closest_pair({**CATEGORY_COLORS, "instructions": colour}, vision)
-        assert "instructions" not in (a, b) or distance >= 15, (vision, a, b, distance)
+        distance, a, b = closest_pair({**CATEGORY_COLORS, "line": colour}, vision)
+        assert "line" not in (a, b) or distance >= 15, (vision, a, b, distance)
 
 
 @pytest.fixture(params=["light", "dark"])

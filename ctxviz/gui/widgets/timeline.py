@@ -67,6 +67,9 @@ BAND_ALPHA = {False: 170, True: 215}
 #: pink, beside the pink "Context (sent)" band on the same tab), apart from every category colour
 #: for normal vision and simulated deuteranopia and protanopia.
 INSTRUCTIONS_COLOR = "#9c6644"
+#: The share of each request the cache served: likewise (it was the Dialog category's blue, beside
+#: the "Dialog (sent)" band).
+CACHE_COLOR = "#7b68ee"
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
@@ -534,7 +537,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         if cached:
             xs = plot_values(t.turn for t in cache.turns)
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
-                                   pen=pg.mkPen("#0072b2", width=1), name="request served from the cache")
+                                   pen=pg.mkPen(CACHE_COLOR, width=1), name="request served from the cache")
             broke = [t for t in cache.turns if t.broke_cache]
             if len(broke) > DENSE_EVENTS:  # counts per bin along the bottom, not an orange wall of markers
                 first, last = cache.turns[0].turn, cache.turns[-1].turn
