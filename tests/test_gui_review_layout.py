@@ -74,6 +74,21 @@ def test_a_real_codex_log_leaves_the_overview_table_eight_rows(qtbot, tmp_path, 
         win.vm.shutdown()
 
 
+def test_the_table_keeps_its_eight_rows_as_the_window_is_resized(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Made taller, the window gave the cards more room, and the splitter gave the donut and the
+    strip what the cards left: from 1400x900 to 1400x1000 the table went from 8 rows to 5.8."""
+    win = gui_windows.window_at(qtbot, tmp_path, (1920, 1080), CODEX_LOG)
+    try:
+        qtbot.waitUntil(lambda: win.next_card.forecast is not None, timeout=30000)
+        for size in [(1400, 900), (1400, 1000), (1920, 1080), (1024, 700), (1400, 900), (1400, 1000)]:
+            win.resize(*size)
+            qtbot.wait(200)
+            rows = win.table.viewport().height() / win.table.verticalHeader().defaultSectionSize()
+            assert rows >= 8, (size, f"{rows:.1f} rows")
+    finally:
+        win.vm.shutdown()
+
+
 @pytest.mark.parametrize("size", [(1024, 700), (1280, 720)])
 def test_the_welcome_page_is_whole_and_leaves_the_session_browser_room(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
     """At 1024x700 the welcome page cut its last line ("Keys: ... Ctrl+Z undo a parameter change")

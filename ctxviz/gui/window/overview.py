@@ -248,6 +248,10 @@ class OverviewTab:
         self.charts_splitter = top
         self.table_splitter = lower
         _Refit(self.overview_stack, QEvent.Type.Resize, self.fit_cards)
+        # And the charts' and table's split follows the overview's own height (the cards' room
+        # changes it after the window's resize: from 1400x900 to 1400x1000 the splitter gave the
+        # donut and the strip what the cards left, and the table kept 5.8 rows).
+        _Refit(overview, QEvent.Type.Resize, lambda: QTimer.singleShot(0, self._fit_overview_once_laid_out))
         # New text in a card: its share follows (a card's height asked is capped by its room, so a
         # longer text changes nothing the layout sees). Once per turn of the event loop.
         self._refit_timer = QTimer(self.overview_stack)
@@ -306,15 +310,18 @@ class OverviewTab:
         page = self.overview_stack.height()
         if page <= 0:
             return QWIDGETSIZE_MAX
+        handles = 2 * self.overview.handleWidth() + 3 * self.overview_layout.spacing()
+        least = self.pie.minimumHeight() + self.overview.widget(1).minimumHeight() + handles + self.table_least()
+        return max(3 * CARD_MIN_ROOM // 2, page - least)
+
+    def table_least(self) -> int:
+        """The height of TABLE_ROWS rows of the table with its filters, header, frame and scroll bar
+        (those as laid out, once they are)."""
         table, box = self.table, self.table_splitter.widget(0)
-        # The filters, the header, the frame and the scroll bar around the rows: as laid out, once they are.
         chrome = box.height() - table.viewport().height() if table.viewport().height() > 0 and box.height() > 0 else (
             box.layout().itemAt(0).sizeHint().height() + table.horizontalHeader().sizeHint().height()
             + 2 * table.frameWidth() + table.horizontalScrollBar().sizeHint().height())
-        handles = 2 * self.overview.handleWidth() + 3 * self.overview_layout.spacing()
-        least = (self.pie.minimumHeight() + self.overview.widget(1).minimumHeight() + chrome + handles
-                 + TABLE_ROWS * table.verticalHeader().defaultSectionSize())
-        return max(3 * CARD_MIN_ROOM // 2, page - least)
+        return chrome + TABLE_ROWS * table.verticalHeader().defaultSectionSize()
 
     def _forecast_shown(self, *_: object) -> None:
         """A new forecast on the card (after the card took it): its tab follows what it says."""
@@ -345,8 +352,14 @@ class OverviewTab:
         if width > 0:  # the parameters take less of a narrow window (340 of 1024 pixels squeezed the charts)
             side = min(340, max(250, int(width * 0.24)))
             main.setSizes([side, width - side])
-        pie = min(max(int(total * 0.3), self.pie.minimumHeight()), 280)
-        strip = self.overview.widget(1).minimumHeight() + max(0, min(60, int((total - 560) * 0.15)))
+        pie_least, strip_least = self.pie.minimumHeight(), self.overview.widget(1).minimumHeight()
+        pie = min(max(int(total * 0.3), pie_least), 280)
+        strip = strip_least + max(0, min(60, int((total - 560) * 0.15)))
+        # The table's TABLE_ROWS rows first: the donut and the strip grow past their least only
+        # with what those leave (a donut at 30 % left a real Codex log's table 7.7 rows at 1400x900).
+        spare = max(0, total - self.table_least() - pie_least - strip_least - 2 * self.overview.handleWidth())
+        pie = pie_least + min(pie - pie_least, spare)
+        strip = strip_least + min(strip - strip_least, spare - (pie - pie_least))
         self.overview.setSizes([pie, strip, max(total - pie - strip, 1)])
 
     def toggle_strip_width(self) -> None:
