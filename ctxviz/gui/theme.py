@@ -29,9 +29,18 @@ DECISION_COLORS = {"kept": "#009e73", "dropped": "#b8b8b8", "summarized": "#56b4
 PART_COLORS = ["#5a4fcf", "#117733", "#f0e442"]
 #: The part that holds the conversation (most of most budgets): the calmest of those hues.
 CONVERSATION_COLOR = "#ddcc77"
-CONVERSATION_PARTS = frozenset({"history", "messages", "events", "full_text", "below_threshold"})
-#: Parts that hold the system prompt under another name: drawn and named as the System category.
+#: (Claude Code's "context" is its window below the trigger, which the conversation fills.)
+CONVERSATION_PARTS = frozenset({"history", "messages", "events", "full_text", "below_threshold", "context"})
+#: Parts that are not categories but bear a category's name, named for what they are: Claude
+#: Code's "context" (its window below the trigger, which the conversation fills) read "Context" in
+#: the donut's purple beside the Context category's pink. ("Window below the trigger" ran its
+#: figures past the donut's legend at 1024x700.)
+PART_LABELS = {"context": "Conversation"}
+#: Parts that hold the system prompt under another name: drawn in the System category's colour.
 SYSTEM_PARTS = frozenset({"system", "system_reserve", "instructions", "initial"})
+#: Parts that hold the Context category's messages: Codex's initial context (its AGENTS.md and
+#: environment, the strip's pink) was the donut's purple.
+CONTEXT_PARTS = frozenset({"initial_context"})
 WARNING = "#d62728"
 
 
@@ -52,7 +61,8 @@ def parts_are_categories(names: list[str] | tuple[str, ...]) -> bool:
 
 def part_colors(names: list[str]) -> list[str]:
     """One colour per allocation part: a category's own colour when the parts are categories (or
-    hold the system prompt), the conversation's for the history, else the next of PART_COLORS."""
+    hold the system prompt, or the Context category's messages), the conversation's for the
+    history, else the next of PART_COLORS."""
     out, k = [], 0
     categories = parts_are_categories(names)
     for name in names:
@@ -62,6 +72,8 @@ def part_colors(names: list[str]) -> list[str]:
             out.append(CONVERSATION_COLOR)
         elif name in SYSTEM_PARTS:
             out.append(CATEGORY_COLORS["system"])
+        elif name in CONTEXT_PARTS:
+            out.append(CATEGORY_COLORS["context"])
         else:
             out.append(PART_COLORS[k % len(PART_COLORS)])
             k += 1
@@ -70,8 +82,10 @@ def part_colors(names: list[str]) -> list[str]:
 
 def part_label(name: str, categories: bool = True) -> str:
     """A part's name as the legend shows it: a category's one name (when the parts are
-    categories), else the policy's own words."""
-    return CATEGORY_LABELS[name] if categories and name in CATEGORY_LABELS else name.replace("_", " ").capitalize()
+    categories), else the policy's own words (`PART_LABELS` where those are a category's name)."""
+    if categories and name in CATEGORY_LABELS:
+        return CATEGORY_LABELS[name]
+    return PART_LABELS.get(name) or name.replace("_", " ").capitalize()
 
 
 def is_dark(palette: QPalette | None = None) -> bool:

@@ -29,6 +29,8 @@ MAX_NOTE_LINES = 5
 
 class NotesPanel(QScrollArea):
     toggled = Signal(bool)
+    #: New facts or notes (the window shares the cards' room anew).
+    contentChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +91,7 @@ class NotesPanel(QScrollArea):
         self.notes.setVisible(bool(notes) and self.toggle.isChecked())
         self.setVisible(bool(facts or notes))
         self.updateGeometry()
+        self.contentChanged.emit()
 
     def expand(self, on: bool = True) -> None:
         self.toggle.setChecked(on)
@@ -98,6 +101,7 @@ class NotesPanel(QScrollArea):
         self.notes.setVisible(on and bool(self.note_lines))
         self.updateGeometry()
         self.toggled.emit(on)
+        self.contentChanged.emit()
 
     def _update_arrow(self) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if self.toggle.isChecked() else Qt.ArrowType.RightArrow)

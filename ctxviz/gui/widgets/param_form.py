@@ -253,6 +253,15 @@ class NameLabel(QLabel):
         return QSize(width, self.heightForWidth(width))
 
 
+
+def show_unset(button: QToolButton, active: bool) -> None:
+    """An optional field's ×: enabled and shown while the field has a value to unset, else hidden
+    (not greyed: a grey × reads as a close button that does not work)."""
+    button.setEnabled(active)
+    if active and button.parentWidget() is None:
+        return  # shown with its row (shown before it has one, it would be a window of its own)
+    button.setVisible(active)
+
 class ParamForm(QWidget):
     valueChanged = Signal(str, object)
 
@@ -364,9 +373,14 @@ class ParamForm(QWidget):
                     unset = QToolButton()
                     unset.setText("×")
                     unset.setToolTip(f"unset {f.name}: back to its default for the model")
-                    unset.setEnabled(getattr(params, f.name) is not None)
+                    # Shown only when there is a value to unset (its place kept): a disabled × beside
+                    # every unset field read as a broken close button in the dark theme.
+                    policy = unset.sizePolicy()
+                    policy.setRetainSizeWhenHidden(True)
+                    unset.setSizePolicy(policy)
                     unset.clicked.connect(lambda _checked=False, n=f.name: self._emit(n, None))
                     line.addWidget(unset)
+                    show_unset(unset, getattr(params, f.name) is not None)
                     self.unsets[f.name] = unset
                 if optional and getattr(params, f.name) is None:
                     spin.setToolTip("default for the model; change it to set it explicitly")
@@ -413,7 +427,7 @@ class ParamForm(QWidget):
         try:
             for name, value in dataclasses.asdict(params).items():
                 if name in self.unsets:
-                    self.unsets[name].setEnabled(value is not None)
+                    show_unset(self.unsets[name], value is not None)
                 widgets = self.editors.get(name)
                 if not widgets:
                     continue

@@ -40,6 +40,8 @@ from PySide6.QtWidgets import (
 from ...io.discovery import Listing, SessionInfo, locations, matches
 
 COLUMNS = ("Session", "Agent", "Last written", "Size", "Model", "Last fill", "Compactions")
+#: The Session column's least width: a session's title needs more than its header.
+SESSION_LEAST = 180
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -345,6 +347,19 @@ class SessionBrowser(QWidget):
         layout.addWidget(self.summary)
         self.listing: Listing | None = None
         self._asked = False
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        """The Session column takes the width the others leave, but never less than SESSION_LEAST
+        pixels (it scrolls then): stretched into 16 spare pixels at 1024x700 it showed "essi"."""
+        super().resizeEvent(event)
+        header = self.table.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(1, header.count()))
+        room = self.table.viewport().width() - others
+        mode = QHeaderView.ResizeMode.Stretch if room >= SESSION_LEAST else QHeaderView.ResizeMode.Interactive
+        if header.sectionResizeMode(0) != mode:
+            header.setSectionResizeMode(0, mode)
+        if mode == QHeaderView.ResizeMode.Interactive and header.sectionSize(0) < SESSION_LEAST:
+            header.resizeSection(0, SESSION_LEAST)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         """The first time it is shown, ask for a listing (a window that opens a file at once never lists)."""

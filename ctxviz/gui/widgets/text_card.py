@@ -406,6 +406,8 @@ class TextCard(QFrame):
     `set_room` says how tall the card may grow before it scrolls."""
 
     messageClicked = Signal(int)
+    #: New text: the height it asks for may be more than its room (the window shares the room anew).
+    textChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -487,3 +489,4 @@ class TextCard(QFrame):
         self.label.setText(text)
         if self.sizeHint().height() != before:
             self.updateGeometry()
+        self.textChanged.emit()

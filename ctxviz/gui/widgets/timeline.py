@@ -47,11 +47,11 @@ from ..safe import (
     set_plain_tooltip,
     short_number,
 )
-from ..theme import CATEGORY_COLORS, category_label, plot_colors
+from ..theme import CATEGORY_COLORS, category_label, is_dark, plot_colors
 from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
-from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below
+from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below, not_sent_height
 from .timeline_marks import CompactionMarks
 
 #: The composition band of what a request holds beyond the session's messages.
@@ -59,6 +59,17 @@ ADDED_COLOR = "#b0b0b0"
 EVENT_COLORS = {"summary": "#17becf", "consolidation": "#9467bd", "compaction": "#2ca02c", "hard_threshold": "#d62728",
                 "emergency_truncation": "#ff7f0e", "trim": "#bcbd22", "overflow": "#d62728"}
 IDLE_TEXT = "Simulate to replay the session turn by turn."
+#: The bands' opacity (light theme, dark theme). At 110 the System and Dialog bands were both a
+#: dark blue over the dark theme's background (CIE distance 12.6; 11.3 in the light theme): at
+#: these they stay 15 or more apart for normal vision, deuteranopia and protanopia in both.
+BAND_ALPHA = {False: 170, True: 215}
+#: The user instructions' retention line: a hue no category has (it was the Context category's
+#: pink, beside the pink "Context (sent)" band on the same tab), apart from every category colour
+#: for normal vision and simulated deuteranopia and protanopia.
+INSTRUCTIONS_COLOR = "#9c6644"
+#: The share of each request the cache served: likewise (it was the Dialog category's blue, beside
+#: the "Dialog (sent)" band).
+CACHE_COLOR = "#7b68ee"
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
@@ -312,7 +323,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             running = [r + v for r, v in zip(running, plot_values(sent), strict=True)]
             above = pg.PlotCurveItem(xs, running, pen=pg.mkPen(None))
             color = QColor(CATEGORY_COLORS.get(category, ADDED_COLOR))
-            color.setAlpha(110)
+            color.setAlpha(BAND_ALPHA[is_dark()])
             fill = pg.FillBetweenItem(below, above, brush=pg.mkBrush(color))
             fill.setZValue(-30)
             self.plot.addItem(above)
@@ -509,7 +520,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             said = [p for p in retention.points if p.instructions]
             if said:
                 self.answers_plot.plot(plot_values(p.turn for p in said), plot_values(100 * p.instruction_score for p in said),
-                                       pen=pg.mkPen("#cc79a7", width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
             last = retention.points[-1]
             instructions = (f"{last.instruction_score:.0%} of user instructions" if last.instructions
                             else "no user instruction in the session so far")
@@ -526,7 +537,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         if cached:
             xs = plot_values(t.turn for t in cache.turns)
             self.answers_plot.plot(xs, plot_values(100 * t.cache_read / t.request if t.request else 0 for t in cache.turns),
-                                   pen=pg.mkPen("#0072b2", width=1), name="request served from the cache")
+                                   pen=pg.mkPen(CACHE_COLOR, width=1), name="request served from the cache")
             broke = [t for t in cache.turns if t.broke_cache]
             if len(broke) > DENSE_EVENTS:  # counts per bin along the bottom, not an orange wall of markers
                 first, last = cache.turns[0].turn, cache.turns[-1].turn
@@ -647,7 +658,15 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         # Bounded like every plotted number (pyqtgraph misdraws beyond ~1e15).
         self._applied_top = min(self._y_peak * room, PLOT_LIMIT * 1.2)
         self.plot.setYRange(0, self._applied_top, padding=0)
-        self.not_sent_box.setYRange(0, min(self._not_sent_peak * room, PLOT_LIMIT * 1.2), padding=0)
+        height = not_sent_height([y / self._applied_top for y in self.flat_lines()], 1 / room)
+        self.not_sent_box.setYRange(0, min(self._not_sent_peak / height, PLOT_LIMIT * 1.2), padding=0)
+
+    def flat_lines(self) -> list[float]:
+        """The heights of the chart's level lines: the budget (when one for every turn) and the trigger."""
+        if self.timeline is None or not self.timeline.turns:
+            return []
+        budgets = {t.budget for t in self.timeline.turns}
+        return [float(y) for y in (*(budgets if len(budgets) == 1 else ()), self._trigger_drawn) if y is not None]
 
     def _describe(self, turn: int) -> None:
         if self.timeline is None:

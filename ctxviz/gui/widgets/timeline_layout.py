@@ -1,7 +1,8 @@
 """How the Timeline tab shares its height and width: each chart's legend under it in as many
 columns as fit, or beside it on a short tab; the splitter's shares until the user drags it; the
-sentences under the charts at most a fifth of the tab; the x axis's words (`TimelineLayout`, mixed
-into widgets/timeline.py's `TimelineView`, whose charts and labels it arranges).
+sentences under the charts at most a fifth of the tab; the x axis's words; the height the tokens
+not sent peak at (`TimelineLayout` and `not_sent_height`, for widgets/timeline.py's `TimelineView`,
+whose charts and labels they arrange).
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ LEGEND_SAMPLE = 20
 LEGEND_ROOM = 1.1
 #: The row of a PlotItem's grid under its bottom axis (pyqtgraph: title 0, top axis 1, view 2, bottom axis 3).
 LEGEND_ROW = 4
-#: Beside the chart (a short tab): the view's row, right of the right axis.
-LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN = 2, 3
+#: Beside the chart (a short tab): from the title's row down, right of the right axis. From the
+#: view's row (2) down, a legend of eleven entries was taller than the view and the bottom axis
+#: together and pushed the x axis's words below the chart's edge at 1280x720.
+LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN = 0, 3
+#: The rows the legend beside the chart reaches over: the title, the top axis, the view, the bottom axis.
+LEGEND_BESIDE_ROWS = 4
 QWIDGETSIZE_MAX = (1 << 24) - 1
 #: Beside a chart the legend's lines are this much closer (pixels; pyqtgraph's rows have room to spare).
 LEGEND_BESIDE_SPACING = -6
@@ -57,6 +62,23 @@ def legend_below(item: pg.PlotItem, columns: int, **style: Any) -> pg.LegendItem
     item.layout.addItem(legend, LEGEND_ROW, 1)
     item.layout.setRowStretchFactor(LEGEND_ROW, 1)
     return legend
+
+
+#: The heights (shares of the chart's) the not-sent line's peak may sit at, highest first, and
+#: how far from a level line (the budget, the trigger) it must stay.
+NOT_SENT_HEIGHTS = (0.8, 0.7, 0.6, 0.5)
+NOT_SENT_GAP = 0.05
+
+
+def not_sent_height(lines: list[float], first: float) -> float:
+    """Where the tokens not sent peak on their own axis, as a share of the chart's height: `first`
+    (the headroom every curve gets), else the highest of NOT_SENT_HEIGHTS clear of every level
+    line. Both axes with the same headroom put the not-sent line's plateau after a compaction
+    exactly on the budget line (Claude Code's sample: one dashed line over the other)."""
+    for height in (first, *NOT_SENT_HEIGHTS):
+        if all(abs(height - line) >= NOT_SENT_GAP for line in lines):
+            return height
+    return first
 
 
 #: The x axis of the replay, per step rule (`engine.steps`): a point per request, placed at its last message.
@@ -110,7 +132,6 @@ class TimelineLayout:
         off the chart's right edge). On a short tab (720 pixels) the legend's rows under the chart
         left it 0-40 pixels of data: there both legends go beside their charts, as wide as each
         other, so a turn stays at the same x in both."""
-        self._fit_split()
         beside = self.legends_beside()
         plots = [plot for plot in (self.plot, self.answers_plot) if plot.getPlotItem().legend is not None and plot.getPlotItem().legend.items]
         width = 0.0
@@ -120,8 +141,8 @@ class TimelineLayout:
             cell = (LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN) if beside else (LEGEND_ROW, 1)
             if getattr(legend, "cell", None) != cell:
                 item.layout.removeItem(legend)
-                # Beside, it may reach down beside the bottom axis too (rows 2 and 3): more room for the data.
-                item.layout.addItem(legend, *cell, *((2, 1) if beside else (1, 1)))
+                # Beside, it reaches from the title's row down to the bottom axis's: more room for the data.
+                item.layout.addItem(legend, *cell, *((LEGEND_BESIDE_ROWS, 1) if beside else (1, 1)))
                 item.layout.setRowStretchFactor(LEGEND_ROW, 0 if beside else 1)
                 legend.cell = cell
             legend.layout.setVerticalSpacing(LEGEND_BESIDE_SPACING if beside else 0)
@@ -145,6 +166,9 @@ class TimelineLayout:
             whole = QRectF(0, 0, plot.width(), plot.height())
             if item.geometry() != whole:
                 item.setGeometry(whole)
+        # The shares of the height once the legends are where they go: beside, the tokens chart is
+        # at least as tall as its legend (measured, not estimated from its entries).
+        self._fit_split()
 
     def _fit_split(self) -> None:
         """The charts' and the calls' shares of the height, until the user drags the splitter: the
@@ -172,15 +196,17 @@ class TimelineLayout:
         return legend is not None and bool(legend.items) and 0 < self.height() < SHORT_TAB
 
     def _legend_height(self, plot: pg.PlotWidget) -> int:
-        """The height a chart needs for its legend beside it, in one column (beside the view and
-        the bottom axis), and the title above it."""
+        """The height a chart needs for its legend beside it, in one column from the title's row
+        down: the legend's own height once it is there (an estimate from its entries was 30 pixels
+        short of Codex's eleven, and the x axis's words went below the chart's edge)."""
         item = plot.getPlotItem()
         legend = item.legend
         if legend is None or not legend.items:
             return 0
+        if getattr(legend, "cell", None) == (LEGEND_BESIDE_ROW, LEGEND_BESIDE_COLUMN):
+            return int(legend.layout.preferredHeight()) + 4
         line = max(label.item.boundingRect().height() for _sample, label in legend.items) + LEGEND_BESIDE_SPACING
-        title = item.titleLabel.height() if item.titleLabel.isVisible() else 0
-        return int(len(legend.items) * line + title + 16)
+        return int(len(legend.items) * line + 20)
 
     def _chart_width(self, plot: pg.PlotWidget) -> float:
         """The width the legend has under a chart: the chart's, else the widget's less the axes'."""

@@ -20,6 +20,8 @@ RECORDED_COMPACTION_NAME = "compaction in the log (tokens before)"
 TICK_SIZE = 26
 #: Where a compaction's label hangs on its line (0: the chart's bottom, 1: its top).
 LABEL_POSITION = 0.9
+#: A compaction's line and label are drawn above the curves (pyqtgraph stacks a plot's items from 0 up).
+LABEL_Z = 50
 #: A trigger quoted from the file is cut to this many characters in the chart (the tooltip has it whole).
 TRIGGER_CHARS = 24
 
@@ -52,8 +54,13 @@ class CompactionMarks:
         box = vb.sceneBoundingRect()
         left, right = box.left(), box.right()
         # Every tick is in place before any label: a label right of its line ran over the next
-        # compaction's tick on a narrow chart.
+        # compaction's tick on a narrow chart. And the budget's and the trigger's lines: the
+        # trigger ran through "209,950 tokens" on a real Codex log.
         placed = [self._tick_rect(c, line.value()) for c, line, _tick in self.compaction_marks if c.pre_tokens]
+        for y in self.flat_lines():
+            at = vb.mapViewToScene(QPointF(0, y)).y()
+            if box.top() <= at <= box.bottom():
+                placed.append(QRectF(left, at - 1.5, right - left, 3))
         for _c, line, _tick in sorted(self.compaction_marks, key=lambda mark: mark[1].value()):
             label = getattr(line, "label", None)
             if label is None:
@@ -70,6 +77,10 @@ class CompactionMarks:
                 label.anchors = [side, side]
                 label.updatePosition()
             self._clear_of(label, placed, box.height())
+
+    def flat_lines(self) -> list[float]:
+        """The heights (tokens) of the chart's level lines a label must stay clear of (`TimelineView`'s)."""
+        return []
 
     def _tick_rect(self, c: Compaction, x: float) -> QRectF:
         """Where a compaction's tick at its tokens before is drawn, in the scene."""
@@ -129,6 +140,8 @@ class CompactionMarks:
                                                          "fill": pg.mkBrush(self._label_fill())})
             set_plain_tooltip(line, self.compaction_text(c))
             self.plot.addItem(line)
+            # Above the curves and the level lines: where a label cannot move clear of one, its fill hides the line.
+            line.setZValue(LABEL_Z)
             tick = pg.PlotDataItem()
             if c.pre_tokens:
                 tick = self.plot.plot(plot_values([x]), plot_values([c.pre_tokens]), pen=None, symbol="_", symbolSize=TICK_SIZE,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
@@ -38,7 +39,8 @@ class WelcomePanel(QWidget):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
         self.label.linkActivated.connect(self.openRequested.emit)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(40, 30, 40, 30)
+        # Narrow margins: at 1024x700 margins of 40 and 30 pixels were part of what cut the text.
+        layout.setContentsMargins(24, 12, 24, 12)
         layout.addWidget(self.label)
         self._layout = layout
         self.browser: QWidget | None = None
@@ -61,9 +63,13 @@ class WelcomePanel(QWidget):
                  "Then pick a policy on the left and move its trigger and keep.</p>"]
         folder = samples_dir()
         if folder is not None:
-            items = "".join(f'<li><a href="{html.escape(str(folder / name))}">{html.escape(name)}</a>: {html.escape(text)}</li>'
-                            for name, text in SAMPLES if (folder / name).exists())
-            parts.append(f"<h3>Samples</h3><ul>{items}</ul>")
+            # Two columns: six lines of samples took the session browser's room at 1024x700.
+            items = [f'<a href="{html.escape(str(folder / name))}">{html.escape(name)}</a>: {html.escape(text)}'
+                     for name, text in SAMPLES if (folder / name).exists()]
+            half = (len(items) + 1) // 2
+            rows = "".join(f'<tr><td width="50%">• {left}</td><td width="50%">{"• " + right if right else ""}</td></tr>'
+                           for left, right in zip(items[:half], [*items[half:], ""], strict=False))
+            parts.append(f'<h3>Samples</h3><table width="100%" cellspacing="0" cellpadding="1">{rows}</table>')
         existing = [p for p in recent if os.path.exists(p)]
         if existing:
             items = "".join(f'<li><a href="{html.escape(p)}">{html.escape(os.path.basename(p))}</a> '
@@ -72,3 +78,19 @@ class WelcomePanel(QWidget):
         parts.append("<p>Keys: <b>Ctrl+Shift+P</b> the command palette, <b>Ctrl+J</b> jump to the cut, "
                      "<b>Ctrl+D</b> the next user message not sent, <b>Ctrl+Z</b> undo a parameter change.</p>")
         self.label.setText("".join(parts))
+        self._fit_label()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_label()
+
+    def _fit_label(self) -> None:
+        """The text as tall as it wraps to at the page's width, the browser the rest: a window's
+        layout does not ask a label its height for its width, and at 1024x700 the keys' line was
+        cut in half under the samples."""
+        margins = self._layout.contentsMargins()
+        width = (self.width() if self.width() > 100 else 1000) - margins.left() - margins.right()
+        least = self.label.minimumHeight()
+        self.label.setMinimumHeight(0)  # (QLabel's height for a width is never under its least height)
+        needed = self.label.heightForWidth(width)
+        self.label.setMinimumHeight(needed if needed > 0 else least)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
@@ -48,6 +48,8 @@ SHORT_WINDOW = 800
 #: Above the charts the lost card and the next-compaction card may each take up to this fraction
 #: (1/n) of the window's height.
 CARD_SHARE = 4
+#: The table's rows the cards above the charts leave in view, together (`fit_cards`).
+TABLE_ROWS = 8
 QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
@@ -96,6 +98,38 @@ class _CardPage(QObject):
             self.hidden = event.type() == QEvent.Type.HideToParent
             self.follow()
         return False
+
+
+class _Refit(QObject):
+    """Calls `react` when `widget` has `event` (once per event): the cards' room is the Overview
+    page's height, which the window's own resize event does not know yet (the page is laid out
+    after it, or later still while another tab is shown), and their shares follow their text."""
+
+    def __init__(self, widget: QWidget, event: QEvent.Type, react: Callable[[], None]) -> None:
+        super().__init__(widget)
+        self.event, self.react = event, react
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == self.event:
+            self.react()
+        return False
+
+
+def share_room(needs: list[int], least: list[int], room: int) -> list[int]:
+    """Each its need when all fit in `room`; else one level for all (each at least its least, a
+    card needing less than the level keeps its need), the level as high as `room` allows. Fixed
+    shares gave the lost card three lines while the next-compaction card kept room it did not use."""
+    if sum(needs) <= room:
+        return list(needs)
+    low, high = 0, max(needs)
+    while low < high:  # the highest level whose heights fit
+        level = (low + high + 1) // 2
+        if sum(min(n, max(m, level)) for n, m in zip(needs, least, strict=True)) <= room:
+            low = level
+        else:
+            high = level - 1
+    return [min(n, max(m, low)) for n, m in zip(needs, least, strict=True)]
 
 
 def strip_legend_html() -> str:
@@ -213,6 +247,19 @@ class OverviewTab:
         self.overview_stack.addWidget(overview_page)
         self.charts_splitter = top
         self.table_splitter = lower
+        _Refit(self.overview_stack, QEvent.Type.Resize, self.fit_cards)
+        # And the charts' and table's split follows the overview's own height (the cards' room
+        # changes it after the window's resize: from 1400x900 to 1400x1000 the splitter gave the
+        # donut and the strip what the cards left, and the table kept 5.8 rows).
+        _Refit(overview, QEvent.Type.Resize, lambda: QTimer.singleShot(0, self._fit_overview_once_laid_out))
+        # New text in a card: its share follows (a card's height asked is capped by its room, so a
+        # longer text changes nothing the layout sees). Once per turn of the event loop.
+        self._refit_timer = QTimer(self.overview_stack)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(0)
+        self._refit_timer.timeout.connect(self.fit_cards)
+        for changed in (self.lost_card.textChanged, self.next_card.textChanged, self.notes_panel.contentChanged):
+            changed.connect(self._refit_timer.start)
 
     def place_cards(self, beside: bool) -> None:
         """Above the charts (a tall window), or beside the donut as tabs before the bars (a window
@@ -235,10 +282,46 @@ class OverviewTab:
 
     def fit_cards(self) -> None:
         """Above the charts the lost card and the next-compaction card are each as tall as their
-        text, up to a quarter of the window (they scroll beyond); in its own tab a card takes the page."""
-        room = QWIDGETSIZE_MAX if self.cards_beside else max(CARD_MIN_ROOM, self.height() // CARD_SHARE)
-        for card in (self.lost_card, self.next_card):
-            card.set_room(room)
+        text, up to a quarter of the window (they scroll beyond), and the three cards together
+        leave the table TABLE_ROWS rows (`cards_room`, shared by `share_room`); in its own tab a
+        card takes the page."""
+        quarter = QWIDGETSIZE_MAX if self.cards_beside else max(CARD_MIN_ROOM, self.height() // CARD_SHARE)
+        cards = [self.notes_panel, self.lost_card, self.next_card]
+        if self.cards_beside:
+            rooms = [QWIDGETSIZE_MAX] * 3
+        else:
+            shown = [card for card in cards if not card.isHidden()]
+            needs = [self.notes_panel.sizeHint().height(), min(quarter, self.lost_card.content_height()),
+                     min(quarter, self.next_card.content_height())]
+            least = [self.notes_panel.minimumSizeHint().height(), self.lost_card.minimumHeight(), self.next_card.minimumHeight()]
+            room = self.cards_room() - self.cards_layout.spacing() * max(0, len(shown) - 1)
+            given = iter(share_room([needs[k] for k, c in enumerate(cards) if not c.isHidden()],
+                                    [least[k] for k, c in enumerate(cards) if not c.isHidden()], room))
+            rooms = [next(given) if not card.isHidden() else quarter for card in cards]
+        self.notes_panel.setMaximumHeight(rooms[0])
+        self.lost_card.set_room(min(quarter, rooms[1]))
+        self.next_card.set_room(min(quarter, rooms[2]))
+
+    def cards_room(self) -> int:
+        """The height the cards above the charts may take together: the Overview's page less the
+        least the donut and the strip take and TABLE_ROWS rows of the table with its filters and
+        header (at 1400x900 a real Codex log's cards, a quarter of the window each, took 386 pixels
+        and left the table 1.6 rows)."""
+        page = self.overview_stack.height()
+        if page <= 0:
+            return QWIDGETSIZE_MAX
+        handles = 2 * self.overview.handleWidth() + 3 * self.overview_layout.spacing()
+        least = self.pie.minimumHeight() + self.overview.widget(1).minimumHeight() + handles + self.table_least()
+        return max(3 * CARD_MIN_ROOM // 2, page - least)
+
+    def table_least(self) -> int:
+        """The height of TABLE_ROWS rows of the table with its filters, header, frame and scroll bar
+        (those as laid out, once they are)."""
+        table, box = self.table, self.table_splitter.widget(0)
+        chrome = box.height() - table.viewport().height() if table.viewport().height() > 0 and box.height() > 0 else (
+            box.layout().itemAt(0).sizeHint().height() + table.horizontalHeader().sizeHint().height()
+            + 2 * table.frameWidth() + table.horizontalScrollBar().sizeHint().height())
+        return chrome + TABLE_ROWS * table.verticalHeader().defaultSectionSize()
 
     def _forecast_shown(self, *_: object) -> None:
         """A new forecast on the card (after the card took it): its tab follows what it says."""
@@ -269,8 +352,14 @@ class OverviewTab:
         if width > 0:  # the parameters take less of a narrow window (340 of 1024 pixels squeezed the charts)
             side = min(340, max(250, int(width * 0.24)))
             main.setSizes([side, width - side])
-        pie = min(max(int(total * 0.3), self.pie.minimumHeight()), 280)
-        strip = self.overview.widget(1).minimumHeight() + max(0, min(60, int((total - 560) * 0.15)))
+        pie_least, strip_least = self.pie.minimumHeight(), self.overview.widget(1).minimumHeight()
+        pie = min(max(int(total * 0.3), pie_least), 280)
+        strip = strip_least + max(0, min(60, int((total - 560) * 0.15)))
+        # The table's TABLE_ROWS rows first: the donut and the strip grow past their least only
+        # with what those leave (a donut at 30 % left a real Codex log's table 7.7 rows at 1400x900).
+        spare = max(0, total - self.table_least() - pie_least - strip_least - 2 * self.overview.handleWidth())
+        pie = pie_least + min(pie - pie_least, spare)
+        strip = strip_least + min(strip - strip_least, spare - (pie - pie_least))
         self.overview.setSizes([pie, strip, max(total - pie - strip, 1)])
 
     def toggle_strip_width(self) -> None:
