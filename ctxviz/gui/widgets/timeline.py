@@ -332,7 +332,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             below = above
             if legend is not None:
                 sample = pg.BarGraphItem(x=[0], height=[0], width=0, brush=pg.mkBrush(color), pen=pg.mkPen(None))
-                name = category_label(category) if category in CATEGORY_COLORS else category
+                name = category_label(category)  # ("Outside the messages", as the category bars name it)
                 legend.addItem(sample, html.escape(f"{name} (sent)"))
                 self.band_samples.append(sample)
         self.composition_note = "Bands: tokens sent per category at each step; " + composition.describe()
