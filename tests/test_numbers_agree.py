@@ -239,7 +239,8 @@ def test_categories_replay_reports_a_trim_only_when_it_removes_something_new():
         now = {m.index for m in timeline.plan_at(step).messages if m.decision is Decision.DROPPED}
         before = {m.index for m in timeline.plan_at(step - 1).messages if m.decision is Decision.DROPPED}
         assert now - before, event
-        assert f"{len(now - before)} more message(s) removed" in event.message
+        k = len(now - before)
+        assert f"{k:,} more {'message' if k == 1 else 'messages'} removed" in event.message
 
 
 @pytest.mark.parametrize("path", FILES)

@@ -182,4 +182,4 @@ def test_strands_sliding_window_handed_over_mid_replay_tells_only_new_trims():
     reference = simulate(s, "strands-sliding-window", params, store=store, options=options, incremental=False)
     assert 0 < fast.scratch_steps < reference.scratch_steps  # (carried, then handed over)
     assert fast.turns == reference.turns
-    assert fast.turns[-1].events[0].message.startswith("DIALOG: 1 more message(s) removed (#8, ")
+    assert fast.turns[-1].events[0].message.startswith("DIALOG: 1 more message removed (#8, ")

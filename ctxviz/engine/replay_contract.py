@@ -23,6 +23,7 @@ from .policies import get_policy
 from .reported import seed_prefix
 from .session import Session, Summary
 from .summarizers import Summarizer
+from .wording import noun
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ def _changes(i: int, plan: Plan, before: _Cuts, events: list[Event]) -> _Cuts:
             in_all = sum(1 for k in trimmed if plan.messages[k].category.upper() == category and plan.messages[k].decision is Decision.DROPPED)
             what = []
             if removed:
-                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(plan.messages[k].tokens for k in removed):,} tokens), "
+                what.append(f"{len(removed):,} more {noun(len(removed), 'message')} removed ({_indices(removed)}, {sum(plan.messages[k].tokens for k in removed):,} tokens), "
                             f"{in_all} removed in all")
             if replaced:
                 what.append(f"images of {_indices(replaced)} replaced by the placeholder")

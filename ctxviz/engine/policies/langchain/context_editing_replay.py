@@ -20,6 +20,7 @@ from ...replay_contract import (
 )
 from ...session import Message, Session
 from ...summarizers import Summarizer
+from ...wording import noun
 from ..replay_common import _EditsReplay
 from ..replay_recorded import _InForceTotal, _RecordedInForce
 from .context_editing import ClearToolUsesParams, already_cleared
@@ -214,7 +215,7 @@ class LangChainContextEditingReplay(_EditsReplay):
             what = []
             if removed:
                 in_all = sum(1 for k in unpaired if messages[k].category.upper() == category)
-                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(self.tokens[k] for k in removed):,} tokens), "
+                what.append(f"{len(removed):,} more {noun(len(removed), 'message')} removed ({_indices(removed)}, {sum(self.tokens[k] for k in removed):,} tokens), "
                             f"{in_all} removed in all")
             if replaced:
                 what.append(f"images of {_indices(replaced)} replaced by the placeholder")

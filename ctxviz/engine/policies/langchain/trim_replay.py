@@ -20,6 +20,7 @@ from ...replay_contract import (
 )
 from ...session import Session
 from ...summarizers import Summarizer
+from ...wording import noun
 from ..pins_carried import carried_pins, merged_runs
 from ..replay_pairs import _PairSafety
 from ..replay_recorded import _RecordedInForce, _RecordedShapes
@@ -557,7 +558,7 @@ class LangChainTrimReplay(_Replay):
             members = self.members[c]
             in_all = self._head_count(c, head) + sum(bisect_left(members, b) - bisect_left(members, a) for a, b in trimmed[lead:])
             listed = ", ".join(f"#{k}" for k in shown[:5]) + (f" and {count - 5} more" if count > 5 else "")
-            events.append(Event(i, "trim", f"{c}: {count} more message(s) removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
+            events.append(Event(i, "trim", f"{c}: {count:,} more {noun(count, 'message')} removed ({listed}, {tokens:,} tokens), {in_all} removed in all"))
 
     def _head_count(self, c: str, head: list[tuple[int, int]]) -> int:
         """How many of category c's members the runs `head` hold (kept per category while `head` stays the same)."""

@@ -13,6 +13,7 @@ from ...plan import Decision
 from ...replay_contract import FITS, NOT_FITS, Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan
 from ...session import Category, Session
 from ...summarizers import Summarizer
+from ...wording import noun
 from ..replay_pairs import _PairSafety
 from ..replay_recorded import _RecordedInForce, _RecordedShapes, recorded_events
 from .content import count_content
@@ -349,7 +350,7 @@ class CategoriesReplay(_Replay):
         for j in now:
             c = self.position[messages[j].category]
             in_all[c] = in_all.get(c, 0) + 1
-        return [Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+        return [Event(i, "trim", f"{self.order[k].upper()}: {len(indices):,} more {noun(len(indices), 'message')} removed ({_indices(indices)}, "
                                  f"{sum([tokens[j] for j in indices]):,} tokens), {in_all[k]} removed in all")
                 for k, indices in by_category.items()]
 
@@ -363,7 +364,7 @@ class CategoriesReplay(_Replay):
         for _, k in sorted(new):  # by category, in the order of their first newly trimmed message
             before, d, members = self.cut[k], cut[k], self.members[k]
             shown = ", ".join(f"#{j}" for j in members[before : min(d, before + 5)]) + (f" and {d - before - 5} more" if d - before > 5 else "")
-            events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before} more message(s) removed ({shown}, "
+            events.append(Event(i, "trim", f"{self.order[k].upper()}: {d - before:,} more {noun(d - before, 'message')} removed ({shown}, "
                                             f"{sums[k][d] - sums[k][before]:,} tokens), {d} removed in all"))
         return events
 
@@ -373,7 +374,7 @@ class CategoriesReplay(_Replay):
         summary's CONTEXT member is none of the session's messages)."""
         tokens, n = self.tokens, self.n
         new = [(sorted(taken), k) for k, d in enumerate(cut) if (taken := [j for j in self._moved(k, d)[0] if j < n])]
-        return [Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+        return [Event(i, "trim", f"{self.order[k].upper()}: {len(indices):,} more {noun(len(indices), 'message')} removed ({_indices(indices)}, "
                                  f"{sum([tokens[j] for j in indices]):,} tokens), {cut[k] - summaries_cut.get(k, 0)} removed in all")
                 for indices, k in sorted(new)]
 
@@ -418,7 +419,7 @@ class CategoriesReplay(_Replay):
         events: list[Event] = []
         tokens = self.tokens
         for k, indices in by_category.items():
-            events.append(Event(i, "trim", f"{self.order[k].upper()}: {len(indices)} more message(s) removed ({_indices(indices)}, "
+            events.append(Event(i, "trim", f"{self.order[k].upper()}: {len(indices):,} more {noun(len(indices), 'message')} removed ({_indices(indices)}, "
                                             f"{sum([tokens[j] for j in indices]):,} tokens), {cut[k] - summaries_cut.get(k, 0) + pairs.by_category[k]} removed in all"))
         return events
 

@@ -15,6 +15,7 @@ from ...plan import Decision, Plan
 from ...replay_contract import FITS, Event, Turn, _changes, _Cuts, _indices, _Replay, light_plan, untrimmed_cuts
 from ...session import Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
+from ...wording import noun
 from ..carried import IdPrefix, _Snapshot
 from ..common import base_system_prompt
 from ..replay_common import _SummaryReplay
@@ -390,7 +391,7 @@ class StrandsSlidingReplay(_Replay):
             what = []
             if removed:
                 in_all = self.category_removed.get(c, 0) + own_count.get(c, 0)
-                what.append(f"{len(removed)} more message(s) removed ({_indices(removed)}, {sum(tokens[k] for k in removed):,} tokens), "
+                what.append(f"{len(removed):,} more {noun(len(removed), 'message')} removed ({_indices(removed)}, {sum(tokens[k] for k in removed):,} tokens), "
                             f"{in_all} removed in all")
             if images:
                 what.append(f"images of {_indices(images)} replaced by the placeholder")
