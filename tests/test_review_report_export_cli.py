@@ -65,3 +65,17 @@ def test_compare_says_a_decision_once_and_counts_one_message_as_one(capsys):
     code, out, err = run(capsys, "compare", CC, "--policy", "claude-code", "--policy", "langchain-trim", "--set-b", "max_tokens=300")
     assert "      1 message  (412 / 417 tokens)" in out
     assert differences_headline(1, 0) == "1 message decided differently"
+
+
+# --- 2. a .traj is one JSON document, its errors at their real line and column ------------------
+
+def test_a_truncated_traj_is_reported_at_its_real_line_and_column(capsys, tmp_path):
+    cut = tmp_path / "t.traj"
+    cut.write_bytes(SW.read_bytes()[:50_000])
+    code, out, err = run(capsys, "report", cut, "-o", tmp_path / "x.html")
+    assert code == 2
+    assert err.strip() == f"{cut}:97: invalid JSON: Unterminated string starting at (column 18)"
+    assert "Traceback" not in err and "truncated JSON line" not in err
+    assert cut.read_bytes() == SW.read_bytes()[:50_000]
+    code, out, err = run(capsys, "plan", SW)
+    assert code == 0, err

@@ -39,7 +39,9 @@ from .untrusted import (
 #: `CTXVIZ_MAX_FILE_MB` or `max_bytes`.
 DEFAULT_MAX_BYTES = int(os.environ.get("CTXVIZ_MAX_FILE_MB", "512")) * 1024 * 1024
 
-JSON_SUFFIXES = (".json",)
+#: One JSON document each: an SWE-agent trajectory (`.traj`) too, whose error, cut short, is at its
+#: real line and column, not "truncated JSON line" at line 1 as if it were a JSONL log.
+JSON_SUFFIXES = (".json", ".traj")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 YAML_SUFFIXES = (".yaml", ".yml")
 #: What `-` reads, and how it is named in messages.
