@@ -79,3 +79,53 @@ def test_a_truncated_traj_is_reported_at_its_real_line_and_column(capsys, tmp_pa
     assert cut.read_bytes() == SW.read_bytes()[:50_000]
     code, out, err = run(capsys, "plan", SW)
     assert code == 0, err
+
+
+# --- 3. exports say what was added, and that a summary is ctxviz's stand-in ---------------------
+
+def test_an_export_counts_the_summary_and_the_acknowledgement_apart_and_writes_no_empty_system(capsys, tmp_path):
+    out_file = tmp_path / "x.json"
+    code, out, err = run(capsys, "export", GM, "--set", "tokenLimit=8000", "--to", "openai", "-o", out_file)
+    assert code == 0, err
+    assert "2 summaries added" not in err
+    assert ("wrote " + str(out_file) + ": 2 messages (openai): the plan sends 0 messages; 1 summary (ctxviz's offline stand-in, not the agent's own) "
+            "and 1 acknowledgement turn added; no system message (the session records no system prompt)") in err
+    assert "note: the exported context's summary is ctxviz's offline stand-in (offline extractive snapshot" in err
+    assert "note: the agent's real system prompt (about 5,900 tokens, by the provider's figures) is not in the log" in err
+    messages = json.loads(out_file.read_text())["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert all(str(m.get("content") or "").strip() for m in messages)
+    assert messages[0]["content"].startswith("<state_snapshot>")
+
+
+def test_every_format_says_the_summary_is_ctxvizs_stand_in_and_markdown_heads_it_so(capsys, tmp_path):
+    for fmt in ("anthropic", "jsonl", "markdown"):
+        out_file = tmp_path / f"x.{fmt}"
+        code, out, err = run(capsys, "export", GM, "--set", "tokenLimit=8000", "--to", fmt, "-o", out_file)
+        assert code == 0, err
+        assert "note: the exported context's summary is ctxviz's offline stand-in" in err, fmt
+        if fmt == "anthropic":
+            assert "system" not in json.loads(out_file.read_text())
+        if fmt == "jsonl":
+            assert [json.loads(line)["role"] for line in out_file.read_text().splitlines()] == ["user", "assistant"]
+    headings = [line for line in (tmp_path / "x.markdown").read_text().splitlines() if line.startswith("## ") and line[3].isdigit()]
+    assert headings == ["## 0. system", "## 1. user (ctxviz's offline stand-in summary, not the agent's own)", "## 2. assistant"]
+
+
+def test_a_codex_export_that_compacts_says_its_summary_is_the_stand_in(capsys, tmp_path):
+    code, out, err = run(capsys, "export", CXL, "--policy", "codex-compaction", "--set", "model_auto_compact_token_limit=20000",
+                         "--to", "openai", "-o", tmp_path / "c.json")
+    assert code == 0, err
+    assert "1 summary (ctxviz's offline stand-in, not the agent's own) added" in err
+    assert "note: the exported context's summary is ctxviz's offline stand-in (offline extractive snapshot after Codex's SUMMARY_PREFIX" in err
+    # a recorded summary is the agent's own: no stand-in word
+    code, out, err = run(capsys, "export", CC, "--to", "markdown", "-o", tmp_path / "cc.md")
+    assert code == 0, err
+    assert "stand-in" not in err and "stand-in" not in (tmp_path / "cc.md").read_text()
+    assert "1 summary added" in err
+
+
+def test_an_export_of_one_message_says_one_message(capsys, tmp_path):
+    code, out, err = run(capsys, "export", CC, "--policy", "langchain-trim", "--set", "max_tokens=450", "--to", "anthropic", "-o", tmp_path / "a.json")
+    assert code == 0, err
+    assert ": 1 message (anthropic):" in err, err

@@ -19,6 +19,7 @@ from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
 from ..errors import UnknownNameError
+from .export_added import STAND_IN_WORDS, is_empty_system, stand_in_positions
 from .output import write_atomic
 
 __all__ = ["EXPORTERS", "Export", "Fix", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
@@ -134,15 +135,21 @@ def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[Fix]) -
     return out
 
 
+def _request_entries(plan: Plan) -> list[Mapping[str, Any]]:
+    """The context without an empty system message (a prompt the log does not record): OpenAI
+    accepts one, but it is noise in a request, and `ctxviz export` says the prompt is not in the log."""
+    return [m for m in plan.context if not is_empty_system(m)]
+
+
 def to_openai(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
-    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(plan.context, fixes)}
+    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(_request_entries(plan), fixes)}
     if session.tools:
         request["tools"] = [t.to_openai() for t in session.tools]
     return json_text(request, fixes) + "\n", len(request["messages"])
 
 
 def to_jsonl(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
-    messages = valid_for_chat_api(plan.context, fixes)
+    messages = valid_for_chat_api(_request_entries(plan), fixes)
     return "".join(json_text(m, fixes, indent=None) + "\n" for m in messages), len(messages)
 
 
@@ -297,7 +304,8 @@ def to_anthropic(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, i
     originals = [original_blocks(session.messages[i]) if i is not None and plan.messages[i].decision is Decision.KEPT else None
                  for i in plan.context_index]
     system, messages = anthropic_messages(list(plan.context), fixes, originals)
-    request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096, "system": system, "messages": messages}
+    request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096,
+                               **({"system": system} if system else {}), "messages": messages}
     if session.tools:
         request["tools"] = [dict(t.hosted) if t.hosted else {"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}}
                             for t in session.tools]
@@ -313,15 +321,15 @@ def _fence(text: str) -> str:
 def to_markdown(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
     (or as the HTML a Markdown viewer would pass through)."""
-    return _markdown(plan, marked=False), len(plan.context)
+    return _markdown(plan, marked=False, session=session), len(plan.context)
 
 
-def marked_markdown(plan: Plan) -> str:
+def marked_markdown(plan: Plan, session: Session | None = None) -> str:
     """The markdown export as the app's Context tab shows it: each section headed with the session
     message it comes from (`#12`), and between runs of sent messages a line saying what is not sent
     there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying and exporting give the
     request itself (`to_markdown`)."""
-    return _markdown(plan, marked=True)
+    return _markdown(plan, marked=True, session=session)
 
 
 #: A section with no text, said in words instead of an empty code fence.
@@ -346,7 +354,7 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
             f"not sent here: {span}{how}")
 
 
-def _markdown(plan: Plan, marked: bool) -> str:
+def _markdown(plan: Plan, marked: bool, session: Session | None = None) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
     unseen = unseen_of(plan)
@@ -354,6 +362,7 @@ def _markdown(plan: Plan, marked: bool) -> str:
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
                       "record, so they are not below."]
     previous = -1  # the last session message a section came from
+    stand_ins = stand_in_positions(plan, session)
     for i, message in enumerate(plan.context):
         source = plan.context_index[i] if i < len(plan.context_index) else None
         if marked and source is not None and source > previous + 1 and (gap := gap_line(plan, previous + 1, source - 1)):
@@ -362,6 +371,8 @@ def _markdown(plan: Plan, marked: bool) -> str:
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
         origin = "" if not marked else f" · #{source}" if source is not None else " · added by the policy"
+        if i in stand_ins:  # the heading says whose text it is: the agent never wrote it
+            origin += f" ({STAND_IN_WORDS})"
         lines.append(f"## {i}. {message.get('role')}{origin}")
         lines.append("")
         if source is not None:
