@@ -129,3 +129,88 @@ def test_an_export_of_one_message_says_one_message(capsys, tmp_path):
     code, out, err = run(capsys, "export", CC, "--policy", "langchain-trim", "--set", "max_tokens=450", "--to", "anthropic", "-o", tmp_path / "a.json")
     assert code == 0, err
     assert ": 1 message (anthropic):" in err, err
+
+
+# --- 4. the HTML report lists the summaries the plan sends ----------------------------------------
+
+def test_the_html_report_shows_the_summary_the_plan_sends(capsys, tmp_path):
+    import html
+
+    page_file = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", CC, "-o", page_file)
+    assert code == 0, err
+    page = page_file.read_text()
+    section = page.split("<h2>Summaries</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "The plan sends 1 summary of 1, in place of the messages it summarised." in section
+    row = section.split("<tr class='kept'>", 1)[1].split("</tr>", 1)[0]
+    assert "<td>summary #1 (recorded in the log)</td><td>kept</td><td class='n'>837</td><td>kept: the compact summary opens the context</td>" in row
+    text = load_session(CC).summaries[0].text
+    assert text.startswith("This session is being continued")
+    assert f"<details><summary>{html.escape(text[:80])}</summary><pre>{html.escape(text)}</pre></details>" in row
+    assert "stand-in" not in section
+
+
+def test_the_html_report_says_a_summary_is_ctxvizs_stand_in(capsys, tmp_path):
+    page_file = tmp_path / "g.html"
+    code, out, err = run(capsys, "report", GM, "--set", "tokenLimit=8000", "-o", page_file)
+    assert code == 0, err
+    section = page_file.read_text().split("<h2>Summaries</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "Its text is ctxviz&#x27;s offline stand-in (offline extractive snapshot" in section
+    assert "<tr class='kept stand-in'><td>new summary (ctxviz&#x27;s offline stand-in, not the agent&#x27;s own)</td><td>kept</td>" in section
+    assert "&lt;state_snapshot&gt;" in section and "<state_snapshot>" not in section
+
+
+# --- 5. the header says when the plan's figure holds the unseen prompt and tools -------------------
+
+def test_the_fill_sentence_says_the_plans_figure_holds_what_the_log_does_not_record():
+    from ctxviz.engine.checks import counts_unseen, unseen_of
+    from ctxviz.engine.fill import fill
+
+    session = load_session(CC)
+    plan = plan_session(session, "claude-code", {})
+    assert counts_unseen(plan) and unseen_of(plan) == 22_100 and plan.totals.used == 23_567
+    said = fill(plan, session).sentence()
+    assert "its own estimate of what the log records" not in said
+    assert ("claude-code's plan sends 23,567 of its 200,000 (its own estimate of the whole request: about 1,467 of what the log "
+            "records and about 22,100 of system prompt and tools it does not)") in said
+    missy = plan_session(session, "missy", {})
+    assert "(its own estimate of what the log records)" in fill(missy, session).sentence()  # its figures leave the unseen out
+
+
+# --- 6. the HTML report says each thing once, and its picture stays readable at 900 pixels ---------
+
+def test_the_pages_picture_has_the_charts_without_the_text_the_page_says(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from ctxviz.engine.simulate import plan_versus_replay, simulate
+    from ctxviz.gui.report import PAGE_SIZE, ReportWidget, render_png
+
+    session = load_session(CC)
+    plan = plan_session(session, "claude-code", {})
+    timeline = simulate(session, "claude-code", None)
+    sentence = plan_versus_replay(plan, timeline)
+    for page in (True, False):
+        widget = ReportWidget(session, plan, timeline, page=page)
+        qtbot.addWidget(widget)
+        widget.settle()
+        shown = "\n".join(label.text() for label in widget.findChildren(QLabel) if label.isVisible())
+        said_twice = [words for words in ("Generate fun fact", "Fill to quote", "Unseen: about", sentence) if words in shown]
+        if page:
+            assert said_twice == []
+            width = int.from_bytes(render_png(widget)[16:20], "big")  # (the PNG header's width)
+            assert width == PAGE_SIZE.width() <= 852  # shown unscaled on a 900-pixel page (24-pixel margins)
+        else:  # a PNG, SVG or PDF report is all there is: it keeps its title and sentences
+            assert len(said_twice) == 4
+
+
+def test_the_html_report_embeds_the_narrow_picture_and_says_the_replays_sentence_once(capsys, tmp_path):
+    import base64
+    import re
+
+    page_file = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", CC, "-o", page_file)
+    assert code == 0, err
+    page = page_file.read_text()
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page)[1])
+    assert int.from_bytes(png[16:20], "big") == 840
+    assert page.count("The plan puts all 26 messages") == 1
