@@ -214,3 +214,37 @@ def test_the_html_report_embeds_the_narrow_picture_and_says_the_replays_sentence
     png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page)[1])
     assert int.from_bytes(png[16:20], "big") == 840
     assert page.count("The plan puts all 26 messages") == 1
+
+
+# --- 7. wording: one number format, a YAML tab named, real plurals --------------------------------
+
+def test_why_writes_every_count_with_thousands_separators(capsys):
+    code, out, err = run(capsys, "why", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "langchain-trim", "--message", "3")
+    assert code == 0, err
+    assert "max_tokens >= 45,387" in out and "max_tokens >= 45387" not in out
+    assert "chars_per_token >= 51.5" in out
+    code, out, err = run(capsys, "why", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "missy", "--message", "3")
+    assert out.startswith("#3 (m3, assistant, dialog, 1 token): ")
+
+
+def test_a_yaml_tab_is_named_with_its_column(capsys, tmp_path):
+    bad = tmp_path / "t.yaml"
+    bad.write_text("ctxviz: 1\nmessages:\n\t- role: user\n")
+    code, out, err = run(capsys, "plan", bad)
+    assert code == 2
+    assert err.strip() == f"{bad}:3: invalid YAML: a tab character (YAML indents with spaces only), column 1"
+    bad.write_text("ctxviz: 1\nmessages:\n  - role: user\n    content: [unclosed\n")
+    code, out, err = run(capsys, "plan", bad)
+    assert code == 2 and err.strip() == f"{bad}:5: invalid YAML: did not find expected ',' or ']' (column 1)"
+
+
+def test_an_exports_fixes_count_in_real_plurals(capsys, tmp_path):
+    from ctxviz.io.exporters import Fix, valid_for_chat_api
+
+    fixes: list[Fix] = []
+    valid_for_chat_api([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "r"},
+                        {"role": "tool", "tool_call_id": "y", "content": "r"}], fixes)
+    assert fixes == ["dropped 2 tool messages that answer no tool call of the assistant message before them"]
+    fixes = []
+    valid_for_chat_api([{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}]}], fixes)
+    assert fixes == ["dropped 1 tool call that no tool message right after answers (1 assistant message left empty went too)"]

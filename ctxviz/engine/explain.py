@@ -169,7 +169,9 @@ class Change:
         return ">=" if self.value > self.current else "<="
 
     def __str__(self) -> str:
-        value = f"{self.value:,}" if isinstance(self.value, int) else f"{self.value:g}"
+        # Thousands separators for a float too: langchain-trim's max_tokens (int | float) read
+        # "max_tokens >= 45387" beside "total >= 43,835".
+        value = f"{self.value:,}" if isinstance(self.value, int) else f"{self.value:,g}"
         return f"{self.parameter} {self.direction} {value}"
 
     def to_json(self) -> dict[str, Any]:
@@ -346,7 +348,7 @@ def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: in
 
 def describe(explanation: Explanation) -> str:
     m = explanation.message
-    size = f"{m.tokens:,} tokens" + (f", sent as {m.sent_tokens:,}" if m.sent and m.sent_tokens != m.tokens else "")
+    size = counted(m.tokens, "token") + (f", sent as {m.sent_tokens:,}" if m.sent and m.sent_tokens != m.tokens else "")
     lines = [f"#{m.index} ({m.id}, {m.role}, {m.category}, {size}): {m.reason}"]
     if m.sent:
         return lines[0]

@@ -18,6 +18,7 @@ from typing import Any
 from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
+from ..engine.wording import counted, noun
 from ..errors import UnknownNameError
 from .export_added import STAND_IN_WORDS, is_empty_system, stand_in_positions
 from .output import write_atomic
@@ -28,7 +29,7 @@ _DATA_URI = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.S)
 
 
 class Fix(str):
-    """What an exporter did to make its request valid ("dropped 1 tool message(s) ..."), with
+    """What an exporter did to make its request valid ("dropped 1 tool message ..."), with
     `problem`, what the request would have had without it: `--strict` does nothing, so it must
     say the problem it refuses, never a change it did not make."""
 
@@ -73,8 +74,8 @@ def json_text(value: Any, fixes: list[Fix] | None = None, indent: int | None = 2
 
         cleaned = finite(value)
         if fixes is not None:
-            fixes.append(Fix(f"replaced {replaced:,} non-finite number(s) (NaN, Infinity) with null: JSON has no such values",
-                             f"{replaced:,} non-finite number(s) (NaN, Infinity), which JSON has not"))
+            fixes.append(Fix(f"replaced {counted(replaced, 'non-finite number')} (NaN, Infinity) with null: JSON has no such values",
+                             f"{counted(replaced, 'non-finite number')} (NaN, Infinity), which JSON has not"))
         return json.dumps(cleaned, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
@@ -126,11 +127,11 @@ def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[Fix]) -
         out += results
         i = j
     if orphan_results:
-        what = f"{orphan_results} tool message(s) that answer no tool call of the assistant message before them"
+        what = f"{counted(orphan_results, 'tool message')} that {noun(orphan_results, 'answers', 'answer')} no tool call of the assistant message before them"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        what = f"{unanswered} tool call(s) that no tool message right after answers"
-        fixes.append(Fix(f"dropped {what}" + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""),
+        what = f"{counted(unanswered, 'tool call')} that no tool message right after answers"
+        fixes.append(Fix(f"dropped {what}" + (f" ({counted(emptied, 'assistant message')} left empty went too)" if emptied else ""),
                          f"the request has {what}", pairs=True))
     return out
 
@@ -262,10 +263,10 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[Fix]) ->
         fixes.append(Fix(f"added a user turn {TRIMMED_PLACEHOLDER!r} before the first assistant turn: {rule}",
                          f"the request starts with an assistant turn: {rule}"))
     if orphan_results:
-        what = f"{orphan_results} tool_result block(s) whose tool_use is not in the turn before"
+        what = f"{counted(orphan_results, 'tool_result block')} whose tool_use is not in the turn before"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        what = f"{unanswered} tool_use block(s) whose tool_result is not in the next turn"
+        what = f"{counted(unanswered, 'tool_use block')} whose tool_result is not in the next turn"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     return result
 
