@@ -56,6 +56,13 @@ def test_the_engine_comparison_the_compare_tab_reads_has_the_summary():
     assert compare_summaries(a, a, len(session.summaries)) == []
 
 
+def test_compare_names_a_summary_only_one_side_writes(capsys):
+    code, out, err = run(capsys, "compare", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "missy-consolidator", "--policy", "missy")
+    assert code == 0, err
+    assert "142 messages and 1 summary decided differently" in out
+    assert "  a new summary: A kept (sent) / B has none\n" in out
+
+
 def test_compare_says_a_decision_once_and_counts_one_message_as_one(capsys):
     code, out, err = run(capsys, "compare", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "missy", "--policy", "langchain-summarization",
                          "--trigger-tokens", "20000", "--keep-messages", "10")

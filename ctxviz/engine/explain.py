@@ -62,7 +62,7 @@ class SummaryDifference:
     @staticmethod
     def _side(s: SummaryPlan | None) -> str:
         if s is None:
-            return "none"
+            return "has none"
         return f"{s.decision.value} (sent)" if s.decision in SENT_DECISIONS else f"{s.decision.value} (not sent)"
 
     def line(self) -> str:
