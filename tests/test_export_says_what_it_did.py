@@ -22,8 +22,8 @@ def export(capsys, tmp_path, to, *extra):
     return code, capsys.readouterr().err, target
 
 
-@pytest.mark.parametrize(("to", "fix"), [("openai", "fixed: dropped 1 tool message(s) that answer no tool call"),
-                                         ("anthropic", "fixed: dropped 1 tool_result block(s) whose tool_use is not in the turn before")])
+@pytest.mark.parametrize(("to", "fix"), [("openai", "fixed: dropped 1 tool message that answers no tool call"),
+                                         ("anthropic", "fixed: dropped 1 tool_result block whose tool_use is not in the turn before")])
 def test_a_repaired_pair_is_not_warned_of_as_still_broken(capsys, tmp_path, to, fix):
     code, err, target = export(capsys, tmp_path, to)
     assert code == 0 and fix in err
@@ -42,9 +42,9 @@ def test_a_repaired_pair_is_not_warned_of_as_still_broken(capsys, tmp_path, to, 
 
 
 @pytest.mark.parametrize(("to", "problems"), [
-    ("openai", ["refused: the request has 1 tool message(s) that answer no tool call of the assistant message before them"]),
+    ("openai", ["refused: the request has 1 tool message that answers no tool call of the assistant message before them"]),
     ("anthropic", ["refused: the request starts with an assistant turn: the Messages API requires the first message to be from the user",
-                   "refused: the request has 1 tool_result block(s) whose tool_use is not in the turn before"])])
+                   "refused: the request has 1 tool_result block whose tool_use is not in the turn before"])])
 def test_strict_says_the_problem_it_refuses_not_a_fix_it_never_made(capsys, tmp_path, to, problems):
     code, err, target = export(capsys, tmp_path, to, "--strict")
     assert code == 1 and not target.exists()

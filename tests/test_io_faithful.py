@@ -175,7 +175,7 @@ def test_an_openai_export_drops_a_tool_result_whose_call_was_trimmed(tmp_path, c
     code, out, err = _cli(capsys, "export", path, "--policy", "langchain-trim", "--set", "max_tokens=1100", "--to", "openai", "-o", "-")
     sent = json.loads(out)["messages"]
     assert code == 0 and [m["role"] for m in sent] == ["user"] and sent[0]["content"] == "thanks"
-    assert "fixed: dropped 1 tool message(s) that answer no tool call" in err
+    assert "fixed: dropped 1 tool message that answers no tool call" in err
 
 
 # -- Anthropic's hosted tools are exported as they are ------------------------------------------------------

@@ -182,8 +182,10 @@ def test_the_input_session_is_never_overwritten(tmp_path, session_file, capsys, 
 def test_export_to_dash_is_standard_output(session_file, capsys):
     code, out, err = run(capsys, "export", str(session_file), "--to", "jsonl", "-o", "-")
     assert code == 0
-    assert [json.loads(line)["content"] for line in out.splitlines()] == ["", "hi", "hello"]  # missy's system prompt first
-    assert "wrote standard output: 3 messages (jsonl)" in err
+    # (no empty system message first: the session records no system prompt, and the export says so)
+    assert [json.loads(line)["content"] for line in out.splitlines()] == ["hi", "hello"]
+    assert "wrote standard output: 2 messages (jsonl)" in err
+    assert "note: the session records no system prompt; the request has no system message" in err
 
 
 def test_export_keeps_the_replaced_files_permissions(tmp_path, session_file, capsys):

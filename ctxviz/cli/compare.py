@@ -39,8 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine.explain import compare, group_differences
-    from ..engine.reason_codes import CODES
+    from ..engine.explain import compare, compare_summaries, decision_words, differences_headline, group_differences
 
     names = args.policy or []
     if len(names) > 2:
@@ -56,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     a, b = (plan_frozen(session, policy_name, params, tokenizer, _options(args))
             for policy_name, params, tokenizer in resolved)
     diffs = compare(a, b)
+    summary_diffs = compare_summaries(a, b, len(session.summaries))
     skipped = retention_skipped(args, session)
     kept_a, kept_b = (None, None) if skipped else (plan_retention_of(a, session), plan_retention_of(b, session))
     caches = _compare_costs(args, session, resolved) if args.cost else None
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
                "b": {"policy": b.policy, "params": dict(b.params), "totals": b.totals.to_json(), "verdict": b.fit_verdict(),
                      "retention": kept_b.to_json(LOST_IN_JSON) if kept_b is not None else None},
                "differences": [d.to_json() for d in diffs], "difference_groups": [g.to_json() for g in group_differences(diffs)],
+               "summary_differences": [d.to_json() for d in summary_diffs],
                **({"not_aligned": unaligned} if aligning else {})}
         if a.real is not None and b.real is not None:  # --real-count / --model: both contexts counted on one scale
             doc["a"]["real_count"], doc["b"]["real_count"] = a.real.to_json(), b.real.to_json()
@@ -102,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
     if caches is not None:
         for side, cache in zip("AB", caches, strict=True):
             print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
-    print(f"{len(diffs):,} messages decided differently" + (", grouped by reason (--verbose lists each)" if diffs and not args.verbose else ""))
+    print(differences_headline(len(diffs), len(summary_diffs)) + (", grouped by reason (--verbose lists each)" if diffs and not args.verbose else ""))
+    for sd in summary_diffs:
+        print(f"  {sd.line()}")
+        for side, s in (("A", sd.a), ("B", sd.b)):
+            if s is not None:
+                print(f"      {side}: {s.tokens:,} tokens; {s.reason}")
     if args.verbose:
         for d in diffs:
             print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
@@ -111,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     for g in group_differences(diffs):
         tokens = f"{g.a_tokens:,} tokens" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,} tokens"
-        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {g.a_decision} ({CODES[g.a_code].label}) / "
-              f"B {g.b_decision} ({CODES[g.b_code].label}): {g.span()}")
+        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {decision_words(g.a_decision, g.a_code)} / "
+              f"B {decision_words(g.b_decision, g.b_code)}: {g.span()}")
         first = next(d for d in diffs if d.index == g.indices[0])
         print(f"        e.g. #{first.index}: A: {first.a.reason}")
         print(f"        {'':{len(str(first.index)) + 6}}B: {first.b.reason}")

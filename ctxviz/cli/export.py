@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..engine.wording import counted
+from ..engine.wording import counted, noun
+from ..io.export_added import added
 from ..io.exporters import EXPORTERS, export
 from ..io.output import check_output_path, write_output
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
@@ -45,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     where = write_output(args.output, result.text, inputs=[args.session])
     if where != "standard output":
         where = args.output
-    print(f"wrote {where}: {result.messages:,} messages ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
+    print(f"wrote {where}: {counted(result.messages, 'message')} ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
+    for line in added_notes(plan, session, args.to):
+        print(line, file=sys.stderr)
     if plan.real is not None:  # --real-count / --model: the exported context against the model's window
         from ..io.text_summary import real_count_lines
 
@@ -78,24 +81,45 @@ def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:
     sent = plan.totals.kept_messages
     in_context = {i for i in plan.context_index if i is not None}
     folded = sum(1 for m in plan.messages if m.sent and m.index not in in_context)
-    inserted = [entry for entry, index in zip(plan.context, plan.context_index, strict=False) if index is None]
-    prompt = sum(1 for entry in inserted if entry.get("role") == "system")
-    added = len(inserted) - prompt
-    bits = [f"the plan sends {sent:,} message{'s' if sent != 1 else ''}"]
+    extra = added(plan, session)
+    bits = [f"the plan sends {counted(sent, 'message')}"]
     if folded:
-        bits.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the one system prompt")
-    if added:
-        bits.append(f"{added:,} summar{'ies' if added != 1 else 'y'} added")
+        bits.append(f"{counted(folded, 'system message')} folded into the one system prompt")
+    if extra.words():
+        bits.append(extra.words())
     count = len(plan.context)
+    if extra.empty_prompts and fmt != "markdown":
+        bits.append("no system message (the session records no system prompt)")
+        count -= extra.empty_prompts
     if fmt == "anthropic":
-        if prompt:
+        if extra.prompts:
             bits.append("the system prompt sent as `system`, not as a message")
-            count -= prompt
+            count -= extra.prompts
         if count > exported:
-            bits.append(f"{count - exported:,} turn{'s' if count - exported != 1 else ''} merged into the one before "
+            bits.append(f"{counted(count - exported, 'turn')} merged into the one before "
                         "(the Messages API wants user and assistant turns to alternate)")
     if fmt != "markdown" and exported != count and fmt != "anthropic":
-        bits.append(f"{abs(exported - count):,} message{'s' if abs(exported - count) != 1 else ''} "
-                    f"{'removed' if exported < count else 'added'} by the fixes above")
+        bits.append(f"{counted(abs(exported - count), 'message')} {'removed' if exported < count else 'added'} by the fixes above")
     return "; ".join(bits)
 
+
+
+def added_notes(plan: Plan, session: Session, fmt: str) -> list[str]:
+    """What a reader of the exported file must know and the file cannot say: its summary is
+    ctxviz's offline stand-in, not the text the agent's model would write; the agent's real system
+    prompt is not in the log (so the request has none)."""
+    from ..engine.checks import unseen_of
+
+    extra = added(plan, session)
+    lines = []
+    if extra.stand_ins:
+        lines.append(f"note: the exported context's {noun(extra.stand_ins, 'summary', 'summaries')} {'is' if extra.stand_ins == 1 else 'are'} "
+                     f"ctxviz's offline stand-in ({extra.stand_in}), not the agent's own: the agent's model would write its own text there")
+    if extra.empty_prompts:
+        unseen = unseen_of(plan)
+        left = "its section says so" if fmt == "markdown" else "the request has no system message"
+        if unseen:  # the provider's figures say the agent sent one
+            lines.append(f"note: the agent's real system prompt (about {unseen:,} tokens, by the provider's figures) is not in the log; {left}")
+        else:
+            lines.append(f"note: the session records no system prompt; {left}")
+    return lines

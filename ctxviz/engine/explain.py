@@ -15,10 +15,11 @@ from typing import Any
 from ..errors import ParameterError
 from .checks import PlanOptions, apply_pair_safety
 from .counting import TokenCounts
-from .plan import Decision, MessagePlan, Plan
+from .plan import SENT_DECISIONS, Decision, MessagePlan, Plan, SummaryPlan
 from .policies import get_policy
 from .policies.base import Policy, field_type, param_fields
 from .session import Session
+from .wording import counted
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,75 @@ class Difference:
 def compare(a: Plan, b: Plan) -> list[Difference]:
     """Messages whose decision differs between two plans of the same session."""
     return [Difference(x.index, x.id, x.role, x, y) for x, y in zip(a.messages, b.messages, strict=True) if x.decision != y.decision]
+
+
+@dataclass(frozen=True)
+class SummaryDifference:
+    """A summary one plan sends and the other does not (or sends differently). The messages'
+    comparison alone said "0 messages decided differently" where Claude Code's plan sent the log's
+    837-token compact summary and LangChain's trim dropped it: the summary is what stands for the
+    20 messages both leave out, so losing it is a difference a user must see."""
+
+    #: The summary's place in the plans (`SummaryPlan.index`): a recorded one's number is index + 1.
+    index: int
+    #: The file's recorded summary (True), or one a policy writes now.
+    recorded: bool
+    a: SummaryPlan | None
+    b: SummaryPlan | None
+
+    @property
+    def name(self) -> str:
+        return f"summary #{self.index + 1}" if self.recorded else "a new summary"
+
+    @staticmethod
+    def _side(s: SummaryPlan | None) -> str:
+        if s is None:
+            return "has none"
+        return f"{s.decision.value} (sent)" if s.decision in SENT_DECISIONS else f"{s.decision.value} (not sent)"
+
+    def line(self) -> str:
+        """`summary #1: A kept (sent) / B dropped (not sent)`"""
+        return f"{self.name}: A {self._side(self.a)} / B {self._side(self.b)}"
+
+    def to_json(self) -> dict[str, Any]:
+        def side(s: SummaryPlan | None) -> dict[str, Any] | None:
+            return None if s is None else {"decision": s.decision.value, "sent": s.decision in SENT_DECISIONS, "tokens": s.tokens, "reason": s.reason}
+        return {"summary": self.index + 1 if self.recorded else None, "recorded": self.recorded, "a": side(self.a), "b": side(self.b)}
+
+
+def compare_summaries(a: Plan, b: Plan, recorded: int | None = None) -> list[SummaryDifference]:
+    """Summaries whose decision differs between two plans of the same session, paired by their
+    place. `recorded`: how many summaries the session's file records (`len(session.summaries)`);
+    without it, a summary both plans list is taken as recorded and one only one plan lists as new."""
+    by_a = {s.index: s for s in a.summaries}
+    by_b = {s.index: s for s in b.summaries}
+    out = []
+    for index in sorted(by_a.keys() | by_b.keys()):
+        x, y = by_a.get(index), by_b.get(index)
+        if x is not None and y is not None and x.decision == y.decision:
+            continue
+        is_recorded = index < recorded if recorded is not None else (x is not None and y is not None)
+        out.append(SummaryDifference(index, is_recorded, x, y))
+    return out
+
+
+def differences_headline(messages: int, summaries: int) -> str:
+    """"68 messages decided differently", or with summaries "0 messages and 1 summary decided
+    differently": a count of messages alone hid a summary one side sends and the other drops."""
+    head = counted(messages, "message")
+    if summaries:
+        head += " and " + counted(summaries, "summary", "summaries")
+    return head + " decided differently"
+
+
+def decision_words(decision: str, code: str) -> str:
+    """`dropped (after cut)`, but `summarized`, not `summarized (summarised)`: the reason's label
+    is said only where it adds to the decision."""
+    from .reason_codes import code_of
+
+    label = code_of(code, decision).label
+    same = label.replace("is", "iz") == decision.replace("is", "iz")
+    return decision if same else f"{decision} ({label})"
 
 
 @dataclass(frozen=True)
@@ -67,7 +137,7 @@ class DifferenceGroup:
             else:
                 runs.append([i, i])
         text = ", ".join(f"#{lo}" if lo == hi else f"#{lo}-#{hi}" for lo, hi in runs[:6])
-        return text + (f" and {len(runs) - 6} more run(s)" if len(runs) > 6 else "")
+        return text + (f" and {counted(len(runs) - 6, 'more run')}" if len(runs) > 6 else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"a": {"decision": self.a_decision, "reason_code": self.a_code, "tokens": self.a_tokens},
@@ -99,7 +169,9 @@ class Change:
         return ">=" if self.value > self.current else "<="
 
     def __str__(self) -> str:
-        value = f"{self.value:,}" if isinstance(self.value, int) else f"{self.value:g}"
+        # Thousands separators for a float too: langchain-trim's max_tokens (int | float) read
+        # "max_tokens >= 45387" beside "total >= 43,835".
+        value = f"{self.value:,}" if isinstance(self.value, int) else f"{self.value:,g}"
         return f"{self.parameter} {self.direction} {value}"
 
     def to_json(self) -> dict[str, Any]:
@@ -276,7 +348,7 @@ def _search(kind: type, current: Any, direction: int, sends: Any, max_probes: in
 
 def describe(explanation: Explanation) -> str:
     m = explanation.message
-    size = f"{m.tokens:,} tokens" + (f", sent as {m.sent_tokens:,}" if m.sent and m.sent_tokens != m.tokens else "")
+    size = counted(m.tokens, "token") + (f", sent as {m.sent_tokens:,}" if m.sent and m.sent_tokens != m.tokens else "")
     lines = [f"#{m.index} ({m.id}, {m.role}, {m.category}, {size}): {m.reason}"]
     if m.sent:
         return lines[0]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .agent_policies import own_policy
 from .catalog import find_model
+from .checks import counts_unseen, unseen_of
 from .plan import Plan
 from .session import Session
 
@@ -66,7 +67,15 @@ def fill(plan: Plan, session: Session) -> Fill:
         why = ""
         if budget != window and window * 100 == budget * 95:
             why = f"; the log's {window:,} is 95 % of it, the share of the window Codex treats as usable for input"
-        others.append(f"{plan.policy}'s plan sends {plan.totals.used:,} of its {budget:,} (its own estimate of what the log records{why})")
+        unseen = unseen_of(plan) if counts_unseen(plan) else 0
+        if 0 < unseen <= plan.totals.used:
+            # Claude Code's count starts from the provider's usage: "its own estimate of what the log
+            # records" was untrue there, 22,100 of its 23,567 being the prompt and tools the log does not record.
+            what = (f"its own estimate of the whole request: about {plan.totals.used - unseen:,} of what the log records "
+                    f"and about {unseen:,} of system prompt and tools it does not")
+        else:
+            what = "its own estimate of what the log records"
+        others.append(f"{plan.policy}'s plan sends {plan.totals.used:,} of its {budget:,} ({what}{why})")
     else:
         tokens = plan.totals.used
         source = f"{plan.policy}'s estimate (the log records no usage)"

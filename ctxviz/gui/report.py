@@ -27,6 +27,7 @@ from ..engine.session import Session
 from ..engine.simulate import Timeline, plan_versus_replay
 from ..errors import CtxvizError
 from ..io.output import check_output_path, stream_of, write_output
+from .report_summaries import summaries_html
 from .status import unseen_text, verdict
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
@@ -57,10 +58,21 @@ def plan_trigger(plan: Plan, session: Session) -> int | None:
         return None
 
 
+#: The picture of the HTML report: the charts alone, as wide as a 900-pixel page shows them
+#: unscaled. At 1,400 pixels a narrow browser scaled its text to some 6 pixels.
+PAGE_SIZE = QSize(840, 820)
+#: The height the timeline adds to it.
+PAGE_TIMELINE = 440
+
+
 class ReportWidget(QWidget):
-    def __init__(self, session: Session, plan: Plan, timeline: Timeline | None) -> None:
+    """The charts, for a still. `page`: the HTML report's picture, without the title, the fill
+    sentences and the replay's sentence, which the page says as text (the picture said them a
+    second time), and narrower (PAGE_SIZE)."""
+
+    def __init__(self, session: Session, plan: Plan, timeline: Timeline | None, page: bool = False) -> None:
         super().__init__()
-        self.resize(SIZE)
+        self.resize(QSize(PAGE_SIZE.width(), PAGE_SIZE.height() + (PAGE_TIMELINE if timeline is not None else 0)) if page else SIZE)
         t = plan.totals
         said = html.escape(verdict(plan))  # the status bar's words
         said = said if t.fits else f"<span style='color:#d62728'>{said}</span>"
@@ -77,23 +89,34 @@ class ReportWidget(QWidget):
         self.strip = MessageStrip()
         self.strip.set_plan(session, plan)
         layout = QGridLayout(self)
-        layout.addWidget(title, 0, 0, 1, 2)
-        layout.addWidget(self.pie, 1, 0)
-        layout.addWidget(self.bars, 1, 1)
-        layout.addWidget(self.strip, 2, 0, 1, 2)
+        if page:
+            title.hide()
+        else:
+            layout.addWidget(title, 0, 0, 1, 2)
+        if page:  # one chart a row: side by side at 840 pixels, the donut's legend was cut to "C…"
+            layout.addWidget(self.pie, 1, 0, 1, 2)
+            layout.addWidget(self.bars, 2, 0, 1, 2)
+            strip_row = 3
+        else:
+            layout.addWidget(self.pie, 1, 0)
+            layout.addWidget(self.bars, 1, 1)
+            strip_row = 2
+        layout.addWidget(self.strip, strip_row, 0, 1, 2)
         if timeline is not None:
             view = TimelineView()
             view.still = True  # every sentence under the charts shown: a picture cannot scroll
             view.set_timeline(timeline)
-            view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
+            if not page:  # (the page says it under the picture)
+                view.set_versus(plan_versus_replay(plan, timeline))  # the sentence `ctxviz simulate` closes with
             for control in (view.run, view.latest, view.slider, view.find):  # a still has nothing to type in or drag
                 control.hide()
             view.calls_box.hide()  # a scrolling table of calls has no place in a still (`ctxviz verify` lists them)
             self.timeline_view = view
-            layout.addWidget(view, 3, 0, 1, 2)
-            layout.setRowStretch(3, 3)
+            layout.addWidget(view, strip_row + 1, 0, 1, 2)
+            layout.setRowStretch(strip_row + 1, 3)
         layout.setRowStretch(1, 3)
-        layout.setRowStretch(2, 2)
+        layout.setRowStretch(2, 3 if page else 2)
+        layout.setRowStretch(strip_row, 2)
 
     def settle(self) -> None:
         """Lay out and paint once, so pyqtgraph sizes its axes before the real render."""
@@ -264,7 +287,8 @@ def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | N
 body {{ font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px; color: #1d2330; }}
 table {{ border-collapse: collapse; font-size: 13px; }} td, th {{ border-bottom: 1px solid #e3e6eb; padding: 3px 8px; text-align: left; vertical-align: top; }}
 td.n {{ text-align: right; }} tr.dropped {{ color: #888; }} tr.summarized {{ color: #0e8a99; }} tr.truncated, tr.replaced {{ color: #b35900; }}
-pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; border: 1px solid #e3e6eb; }}
+pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; height: auto; border: 1px solid #e3e6eb; }}
+tr.stand-in td:first-child {{ font-style: italic; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
@@ -272,6 +296,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; borde
 {provider_html(plan, session)}
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
 {versus}
+{summaries_html(session, plan)}
 <h2>Allocation</h2><table><tr><th>part</th><th>allotted</th><th>used</th></tr>{allocation}</table>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 <h2>Messages</h2>
@@ -286,7 +311,7 @@ def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: 
     if suffix not in (".html", ".htm", ".png", ".svg", ".pdf"):
         raise CtxvizError(f"{path}: the report can be .html, .png, .svg or .pdf")
     check_output_path(path, inputs)
-    widget = ReportWidget(session, plan, timeline)
+    widget = ReportWidget(session, plan, timeline, page=suffix in (".html", ".htm"))
     widget.settle()
     try:
         if suffix == ".png":

@@ -18,7 +18,9 @@ from typing import Any
 from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
+from ..engine.wording import counted, noun
 from ..errors import UnknownNameError
+from .export_added import STAND_IN_WORDS, is_empty_system, stand_in_positions
 from .output import write_atomic
 
 __all__ = ["EXPORTERS", "Export", "Fix", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
@@ -27,7 +29,7 @@ _DATA_URI = re.compile(r"^data:(?P<media>[^;,]+);base64,(?P<data>.*)$", re.S)
 
 
 class Fix(str):
-    """What an exporter did to make its request valid ("dropped 1 tool message(s) ..."), with
+    """What an exporter did to make its request valid ("dropped 1 tool message ..."), with
     `problem`, what the request would have had without it: `--strict` does nothing, so it must
     say the problem it refuses, never a change it did not make."""
 
@@ -72,8 +74,8 @@ def json_text(value: Any, fixes: list[Fix] | None = None, indent: int | None = 2
 
         cleaned = finite(value)
         if fixes is not None:
-            fixes.append(Fix(f"replaced {replaced:,} non-finite number(s) (NaN, Infinity) with null: JSON has no such values",
-                             f"{replaced:,} non-finite number(s) (NaN, Infinity), which JSON has not"))
+            fixes.append(Fix(f"replaced {counted(replaced, 'non-finite number')} (NaN, Infinity) with null: JSON has no such values",
+                             f"{counted(replaced, 'non-finite number')} (NaN, Infinity), which JSON has not"))
         return json.dumps(cleaned, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
@@ -125,24 +127,30 @@ def valid_for_chat_api(context: Sequence[Mapping[str, Any]], fixes: list[Fix]) -
         out += results
         i = j
     if orphan_results:
-        what = f"{orphan_results} tool message(s) that answer no tool call of the assistant message before them"
+        what = f"{counted(orphan_results, 'tool message')} that {noun(orphan_results, 'answers', 'answer')} no tool call of the assistant message before them"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        what = f"{unanswered} tool call(s) that no tool message right after answers"
-        fixes.append(Fix(f"dropped {what}" + (f" ({emptied} assistant message(s) left empty went too)" if emptied else ""),
+        what = f"{counted(unanswered, 'tool call')} that no tool message right after answers"
+        fixes.append(Fix(f"dropped {what}" + (f" ({counted(emptied, 'assistant message')} left empty went too)" if emptied else ""),
                          f"the request has {what}", pairs=True))
     return out
 
 
+def _request_entries(plan: Plan) -> list[Mapping[str, Any]]:
+    """The context without an empty system message (a prompt the log does not record): OpenAI
+    accepts one, but it is noise in a request, and `ctxviz export` says the prompt is not in the log."""
+    return [m for m in plan.context if not is_empty_system(m)]
+
+
 def to_openai(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
-    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(plan.context, fixes)}
+    request: dict[str, Any] = {"model": session.model or "gpt-4o", "messages": valid_for_chat_api(_request_entries(plan), fixes)}
     if session.tools:
         request["tools"] = [t.to_openai() for t in session.tools]
     return json_text(request, fixes) + "\n", len(request["messages"])
 
 
 def to_jsonl(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
-    messages = valid_for_chat_api(plan.context, fixes)
+    messages = valid_for_chat_api(_request_entries(plan), fixes)
     return "".join(json_text(m, fixes, indent=None) + "\n" for m in messages), len(messages)
 
 
@@ -255,10 +263,10 @@ def _valid_for_messages_api(messages: list[dict[str, Any]], fixes: list[Fix]) ->
         fixes.append(Fix(f"added a user turn {TRIMMED_PLACEHOLDER!r} before the first assistant turn: {rule}",
                          f"the request starts with an assistant turn: {rule}"))
     if orphan_results:
-        what = f"{orphan_results} tool_result block(s) whose tool_use is not in the turn before"
+        what = f"{counted(orphan_results, 'tool_result block')} whose tool_use is not in the turn before"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     if unanswered:
-        what = f"{unanswered} tool_use block(s) whose tool_result is not in the next turn"
+        what = f"{counted(unanswered, 'tool_use block')} whose tool_result is not in the next turn"
         fixes.append(Fix(f"dropped {what}", f"the request has {what}", pairs=True))
     return result
 
@@ -297,7 +305,8 @@ def to_anthropic(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, i
     originals = [original_blocks(session.messages[i]) if i is not None and plan.messages[i].decision is Decision.KEPT else None
                  for i in plan.context_index]
     system, messages = anthropic_messages(list(plan.context), fixes, originals)
-    request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096, "system": system, "messages": messages}
+    request: dict[str, Any] = {"model": session.model or "claude-sonnet-4-5", "max_tokens": 4096,
+                               **({"system": system} if system else {}), "messages": messages}
     if session.tools:
         request["tools"] = [dict(t.hosted) if t.hosted else {"name": t.name, "description": t.description, "input_schema": dict(t.parameters) or {"type": "object"}}
                             for t in session.tools]
@@ -313,15 +322,15 @@ def _fence(text: str) -> str:
 def to_markdown(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
     (or as the HTML a Markdown viewer would pass through)."""
-    return _markdown(plan, marked=False), len(plan.context)
+    return _markdown(plan, marked=False, session=session), len(plan.context)
 
 
-def marked_markdown(plan: Plan) -> str:
+def marked_markdown(plan: Plan, session: Session | None = None) -> str:
     """The markdown export as the app's Context tab shows it: each section headed with the session
     message it comes from (`#12`), and between runs of sent messages a line saying what is not sent
     there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying and exporting give the
     request itself (`to_markdown`)."""
-    return _markdown(plan, marked=True)
+    return _markdown(plan, marked=True, session=session)
 
 
 #: A section with no text, said in words instead of an empty code fence.
@@ -346,7 +355,7 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
             f"not sent here: {span}{how}")
 
 
-def _markdown(plan: Plan, marked: bool) -> str:
+def _markdown(plan: Plan, marked: bool, session: Session | None = None) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
     unseen = unseen_of(plan)
@@ -354,6 +363,7 @@ def _markdown(plan: Plan, marked: bool) -> str:
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
                       "record, so they are not below."]
     previous = -1  # the last session message a section came from
+    stand_ins = stand_in_positions(plan, session)
     for i, message in enumerate(plan.context):
         source = plan.context_index[i] if i < len(plan.context_index) else None
         if marked and source is not None and source > previous + 1 and (gap := gap_line(plan, previous + 1, source - 1)):
@@ -362,6 +372,8 @@ def _markdown(plan: Plan, marked: bool) -> str:
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
         origin = "" if not marked else f" · #{source}" if source is not None else " · added by the policy"
+        if i in stand_ins:  # the heading says whose text it is: the agent never wrote it
+            origin += f" ({STAND_IN_WORDS})"
         lines.append(f"## {i}. {message.get('role')}{origin}")
         lines.append("")
         if source is not None:

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import yaml
 
+from ..engine.wording import counted
 from ..errors import LoadError
 from .untrusted import (
     MAX_C_YAML_DEPTH,
@@ -39,7 +40,9 @@ from .untrusted import (
 #: `CTXVIZ_MAX_FILE_MB` or `max_bytes`.
 DEFAULT_MAX_BYTES = int(os.environ.get("CTXVIZ_MAX_FILE_MB", "512")) * 1024 * 1024
 
-JSON_SUFFIXES = (".json",)
+#: One JSON document each: an SWE-agent trajectory (`.traj`) too, whose error, cut short, is at its
+#: real line and column, not "truncated JSON line" at line 1 as if it were a JSONL log.
+JSON_SUFFIXES = (".json", ".traj")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 YAML_SUFFIXES = (".yaml", ".yml")
 #: What `-` reads, and how it is named in messages.
@@ -157,7 +160,7 @@ class SourceFile:
     def _fix_surrogates(self, value: Any) -> Any:
         value, replaced = fix_surrogates(value)
         if replaced:
-            self.notes.append(f"replaced {replaced:,} invalid character(s) (unpaired UTF-16 surrogate escapes) with U+FFFD")
+            self.notes.append(f"replaced {counted(replaced, 'invalid character')} (unpaired UTF-16 surrogate escapes) with U+FFFD")
         return value
 
     @cached_property
@@ -314,9 +317,7 @@ class SourceFile:
                     raise
                 document = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark
-            line = mark.line + 1 if mark is not None else None
-            raise self.error(f"invalid YAML: {exc.problem or exc}", line) from None
+            raise self.error(*_yaml_problem(exc, text)) from None
         except yaml.reader.ReaderError as exc:  # a control character or bad encoding
             line = text.count("\n", 0, exc.position) + 1
             char = exc.character if isinstance(exc.character, int) else ord(exc.character or "\0")
@@ -355,6 +356,19 @@ class SourceFile:
 
 _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int | None]:
+    """The message and line of a YAML error, with its column; a tab where YAML wants indentation is
+    named as such ("found character that cannot start any token" said neither the tab nor where)."""
+    mark = exc.problem_mark
+    if mark is None:
+        return f"invalid YAML: {exc.problem or exc}", None
+    column = mark.column + 1
+    at = mark.index if mark.index is not None and mark.index < len(text) else -1
+    if at >= 0 and text[at] == "\t":
+        return f"invalid YAML: a tab character (YAML indents with spaces only), column {column:,}", mark.line + 1
+    return f"invalid YAML: {exc.problem or exc} (column {column:,})", mark.line + 1
 
 
 def open_regular(name: str, what: str = "session file", text: bool = False) -> IO[Any]:
