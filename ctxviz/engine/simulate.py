@@ -265,9 +265,12 @@ def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:
                     f"{last.tokens_sent:,}, the policy's estimate from the messages alone: no reply before it reported the provider's "
                     f"count. The {after} after it {'was' if n - 1 - last.index == 1 else 'were'} in no request. "
                     "Both are right: they answer different questions.")
+        later = [c.before_index for c in timeline.session.compactions if c.before_index > last.index]
+        compacted = (f", and the plan holds the compaction the log records among them (before #{later[0]})" if later else "")
         return (f"The plan puts all {n:,} messages of the file through {plan.policy} at once ({static}); the replay's last step is "
                 f"the request of messages #0-#{last.index}{answered}, the last model call in the file, and sends {last.tokens_sent:,}: "
-                f"the {after} after it {'was' if n - 1 - last.index == 1 else 'were'} in no request. Both are right: they answer different questions.")
+                f"the {after} after it {'was' if n - 1 - last.index == 1 else 'were'} in no request{compacted}. "
+                "Both are right: they answer different questions.")
     made: dict[str, int] = {}
     for e in timeline.events:
         if e.kind in _SUMMARY_KINDS and not e.message.startswith("the session's recorded summary"):

@@ -29,6 +29,7 @@ from ..errors import CtxvizError
 from ..io.output import check_output_path, stream_of, write_output
 from .report_summaries import summaries_html
 from .status import unseen_text, verdict
+from .theme import part_label, parts_are_categories
 from .widgets.budget_pie import BudgetPie
 from .widgets.category_bars import CategoryBars
 from .widgets.message_strip import MessageStrip
@@ -278,7 +279,8 @@ def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | N
     esc = html.escape
     versus = f"<p class='versus'>{esc(plan_versus_replay(plan, timeline))}</p>" if timeline is not None else ""
     notes = "".join(f"<li>{esc(n)}</li>" for n in plan.notes)
-    allocation = "".join(f"<tr><td>{esc(k)}</td><td class='n'>{v:,}</td><td class='n'>{plan.usage.get(k, 0):,}</td></tr>" for k, v in plan.allocation.items())
+    categories = parts_are_categories(list(plan.allocation))  # (named as the donut names them: Claude Code's "context" is its "Conversation")
+    allocation = "".join(f"<tr><td>{esc(part_label(k, categories))}</td><td class='n'>{v:,}</td><td class='n'>{plan.usage.get(k, 0):,}</td></tr>" for k, v in plan.allocation.items())
     t = plan.totals
     title = esc(session.title or os.path.basename(session.source))
     return f"""<!DOCTYPE html>
