@@ -123,7 +123,7 @@ def test_one_bad_session_never_stops_the_check_and_the_junit_validates(tmp_path:
     assert code == 2  # something could not be checked: never a pass
     assert f"{no_user}: survive message first-user: could not be checked: message first-user: matches no message" in out
     assert f"{unreadable}: readable: could not be checked:" in out
-    assert "2 could not be checked" in err and "over 3 session(s)" in err
+    assert "2 could not be checked" in err and "over 3 sessions" in err
     root = ET.parse(junit).getroot()
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {str(no_user), str(unreadable), str(good)}

@@ -194,7 +194,7 @@ def test_the_text_listing_groups_by_project_and_filters(machine: dict[str, Path]
     listing = discover(index=SessionIndex())
     text = listing_text(listing)
     assert text.index("claude-code  /work/repo") > text.index("codex  ")
-    assert "sub-agent " in text and "claude-opus-4-6" in text and "1 compaction(s)" in text
+    assert "sub-agent " in text and "claude-opus-4-6" in text and "1 compaction" in text
     only = listing_text(listing, "gemini")
     assert "gemini-cli" in only and "codex" not in only
     assert "no sessions found" in listing_text(listing, "no-such-thing")

@@ -275,7 +275,7 @@ def test_the_browser_lists_this_machines_sessions_filters_and_opens_one(open_win
     assert shown[1] == "codex" and shown[4] == info.model and shown[5].startswith(f"{info.fill:,} of {info.window:,}")
     # The FIFO is skipped, and the browser says so.
     assert any("stuck.jsonl" in n for n in expected.notes)
-    assert "1 file(s) skipped" in win.browser.summary.text() and "stuck.jsonl" in win.browser.summary.text()
+    assert "1 file skipped" in win.browser.summary.text() and "stuck.jsonl" in win.browser.summary.text()
     # The search box filters, as `ctxviz sessions QUERY` does; a heading stays while one of its rows does.
     qtbot.keyClicks(win.browser.search, "codex")
     assert win.browser.shown_paths() == [str(fake_home["codex"])]

@@ -326,7 +326,7 @@ def test_compaction_with_replacement_history_is_a_recorded_summary(tmp_path):
     assert summary.created_at == "2025-10-14T10:00:00.000Z"
     assert s.summary_start_turns == (5,)
     assert any("developer message(s) of replacement histories out of their summaries" in n for n in s.notes)
-    assert "skipped 1 `event_msg` line(s) that are not context (context_compacted 1)" in s.notes
+    assert "skipped 1 `event_msg` line that is not context (context_compacted 1)" in s.notes
 
 
 def test_legacy_compaction_summarised_by_its_message(tmp_path):

@@ -142,7 +142,7 @@ def test_check_reads_past_an_empty_and_an_unreadable_file(tmp_path, capsys):
     assert out.strip() == (f"{bad}: readable: could not be checked: line 2: messages[0].role: unknown role 'wizard' "
                            "(expected one of system, user, assistant, tool)")
     assert f"{empty}: the session has no messages" in err
-    assert "2 of 3 rule(s) hold over 3 session(s)" in err and "1 could not be checked" in err
+    assert "2 of 3 rules hold over 3 sessions" in err and "1 could not be checked" in err
     xml = junit.read_text(encoding="utf-8")
     assert all(str(p) in xml for p in (empty, bad, good))
 
@@ -355,7 +355,7 @@ def test_input_items_before_a_compaction_item_are_not_context(tmp_path):
     s = load_session(str(path))
     assert [(m.role, m.parts[0].kind) for m in s.messages] == [("assistant", "opaque"), ("user", "text")]
     assert s.messages[1].text == "And 5+5?"
-    assert any(n.startswith("left out the 2 input item(s) before the `compaction` item") for n in s.notes)
+    assert any(n.startswith("left out the 2 input items before the `compaction` item") for n in s.notes)
     real = load_session(str(REAL / "responses" / "pydantic-ai-compact-messages.request.json"))
     assert [m.role for m in real.messages] == ["assistant", "user"]  # the request as pydantic-ai sent it
 

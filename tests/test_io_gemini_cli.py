@@ -205,7 +205,7 @@ def test_jsonl_rewind_drops_that_message_and_every_later_one(tmp_path):
              {"$rewindTo": "u2"}, user("u3", "second, again"), gemini("g3", "three")]
     s = load_session(write(tmp_path, "r.jsonl", lines))
     assert [m.id for m in s.messages] == ["u1", "g1", "u3", "g3"]
-    assert any(n.startswith("line 6: rewound to message u2: dropped 2 message(s)") for n in s.notes)
+    assert any(n.startswith("line 6: rewound to message u2: dropped 2 messages") for n in s.notes)
     # an unknown id drops everything before it, as Gemini CLI does
     s2 = load_session(write(tmp_path, "r2.jsonl", [META, user("u1", "a"), {"$rewindTo": "nope"}, user("u2", "b")]))
     assert [m.id for m in s2.messages] == ["u2"] and any("not in the file" in n for n in s2.notes)

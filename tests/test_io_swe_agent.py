@@ -38,13 +38,13 @@ def test_real_swe_agent_0x_run():
     assert demo.category is Category.CONTEXT and demo.role == "user"  # the demonstration
     assert "ISSUE:" in s.messages[2].text and "SyntaxError" in s.messages[2].text
     assert not any(m.tool_calls for m in s.messages) and not any(m.usage for m in s.messages)
-    assert any("5 API call(s), 52,861 tokens sent, 326 received, cost $0.54" in n for n in s.notes)
+    assert any("5 API calls, 52,861 tokens sent, 326 received, cost $0.54" in n for n in s.notes)
 
 
 def test_real_pydicom_run():
     s = load_session(str(REAL / "pydicom__pydicom-1458.traj"))
     assert roles(s) == {"system": 1, "user": 13, "assistant": 12}
-    assert any("12 API call(s), 122,612 tokens sent, 1,369 received" in n for n in s.notes)
+    assert any("12 API calls, 122,612 tokens sent, 1,369 received" in n for n in s.notes)
     assert sum(m.category is Category.CONTEXT for m in s.messages) == 1
 
 
@@ -110,7 +110,7 @@ def test_mini_swe_agent_v2_fields_and_usage(tmp_path):
     assert s.messages[4].usage == Usage(input_tokens=1600, output_tokens=10)
     assert s.tool_pairs == ((2, 3),)
     assert any("skipped the final `exit` message (exit status: Submitted)" in n for n in s.notes)
-    assert any("2 API call(s), cost $0.01" in n for n in s.notes)
+    assert any("2 API calls, cost $0.01" in n for n in s.notes)
 
 
 def test_bare_list_needs_a_traj_name_or_mini_fields(tmp_path):
@@ -154,7 +154,7 @@ def test_trajectory_without_history_is_rebuilt(tmp_path):
     s = load_session(write(tmp_path, "t.traj", doc))
     assert [m.role for m in s.messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert s.messages[4].text == "Now submit.\nsubmit"
-    assert any("rebuilt from 2 `trajectory` step(s)" in n for n in s.notes)
+    assert any("rebuilt from 2 `trajectory` steps" in n for n in s.notes)
 
 
 BAD = [

@@ -34,7 +34,7 @@ def test_sessions_lists_a_claude_code_session_in_a_fake_home(tmp_path: Path) -> 
     sessions = json.loads(done.stdout)["sessions"]
     assert [(s["path"], s["agent"], s["model"], s["compactions"]) for s in sessions] == [(str(target), "claude-code", "claude-opus-4-6", 1)]
     text = _ctxviz("sessions", home=home)
-    assert str(target) in text.stdout and "1 compaction(s)" in text.stdout
+    assert str(target) in text.stdout and "1 compaction" in text.stdout
 
 
 def _cut(lines: list[str], calls_left: int) -> int:

@@ -38,7 +38,7 @@ def check(session: Session) -> None:
         assert notes == ()
         return
     (note,) = notes
-    assert f"the tool calls of {with_calls:,} message(s) ({characters:,} characters" in note
+    assert f"the tool calls of {with_calls:,} {'message' if with_calls == 1 else 'messages'} ({characters:,} characters" in note
     assert f"and {only_calls:,} tool-call-only message(s)" in note
 
 

@@ -73,7 +73,7 @@ def test_a_tool_call_on_a_user_message_is_flagged_with_its_result_and_both_are_d
     assert [m.decision for m in safe.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
     assert safe.orphans == ()
     text = plan_summary(safe, s)
-    assert "pair_safe dropped 2 message(s) (3 tokens) so that no tool call or result is sent without its partner: 2 whose partner is not in the file as the APIs need it" in text
+    assert "pair_safe dropped 2 messages (3 tokens) so that no tool call or result is sent without its partner: 2 whose partner is not in the file as the APIs need it" in text
 
 
 def test_a_call_on_a_system_message_flags_its_result_but_never_drops_the_system_prompt():

@@ -104,7 +104,7 @@ def test_independent_conversations_are_named_and_one_can_be_picked(tmp_path, cap
     code, out, _ = run(capsys, "plan", str(path), "--conversation", "2", "--json")
     assert code == 0 and json.loads(out)["context"][-1]["content"] == "a1"
     code, _, err = run(capsys, "plan", str(path), "--conversation", "7")
-    assert code == 2 and "the file holds 4 conversation(s)" in err
+    assert code == 2 and "the file holds 4 conversations" in err
     growing = "".join(json.dumps({"messages": [{"role": "user", "content": f"q{j}"} for j in range(i + 1)]}) + "\n" for i in range(3))
     assert len(load_session(write(tmp_path, "requests.jsonl", growing)).messages) == 3  # a log of requests: the last line
     code, _, err = run(capsys, "plan", str(ROOT / "sample_sessions" / "support_chat.yaml"), "--conversation", "2")
@@ -144,7 +144,7 @@ def test_info_counts_pairs_that_are_broken_in_the_file(tmp_path, capsys):
 def test_long_orphan_lists_say_how_many_more(tmp_path, capsys):
     chat = [{"role": "user", "content": "go"}] + [{"role": "tool", "tool_call_id": f"gone{i}", "content": "x"} for i in range(14)]
     code, out, _ = run(capsys, "plan", str(write(tmp_path, "o.json", chat)))
-    assert "14 broken tool-call pair(s)" in out and "... and 4 more" in out
+    assert "14 broken tool-call pairs" in out and "... and 4 more" in out
 
 
 def test_the_reported_fill_and_the_unseen_prompt(capsys):
@@ -233,7 +233,7 @@ def test_missy_says_what_its_estimator_cannot_see(tmp_path):
     plan = plan_session(session)
     note = next(n for n in plan.notes if n.startswith("missy's estimator"))
     chars = len("read") + len('{"path": "a.py"}') + len("ls") + len("{}")
-    assert f"the tool calls of 2 message(s) ({chars:,} characters of names and arguments)" in note and "1 tool-call-only message(s) count as the text 'None'" in note
+    assert f"the tool calls of 2 messages ({chars:,} characters of names and arguments)" in note and "1 tool-call-only message(s) count as the text 'None'" in note
     from ctxviz.engine.tokenizers import get_tokenizer
 
     assert plan.messages[1].tokens == get_tokenizer("missy").count("None")  # what the note says was measured

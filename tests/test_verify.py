@@ -58,7 +58,7 @@ def test_verify_compares_every_real_call(path: Path) -> None:
     if doc["known_model"] and summary["billed_cost_usd"]:
         assert summary["cost_ratio"] == pytest.approx(summary["predicted_cost_usd"] / summary["billed_cost_usd"], rel=1e-3)
     code, text, err = run_cli(["verify", str(path)])
-    assert code == 0 and text.startswith(f"{path}: {len(answers)} real call(s) replayed under {expected}")
+    assert code == 0 and text.startswith(f"{path}: {len(answers):,} real {'call' if len(answers) == 1 else 'calls'} replayed under {expected}")
 
 
 def held_out(folder: str) -> tuple[float, float, int]:
@@ -157,7 +157,7 @@ def test_claude_codes_automatic_compaction_is_predicted_at_the_call_it_made_it(p
     assert recorded.trigger == "auto" and predicted.text.startswith(BLIND) and "auto-compact" in predicted.text
     assert predicted.call == recorded.call and recorded.error_calls == 0 and v.compaction_error == 0
     assert predicted.message < recorded.message  # at the request the compaction came before
-    assert "compaction timing error 0 call(s) (median over 1 recorded automatic compaction(s))" in v.summary_lines()
+    assert "compaction timing error 0 calls (median over 1 recorded automatic compaction)" in v.summary_lines()
 
 
 def test_a_compaction_the_policy_would_not_have_made_says_what_its_trigger_compared() -> None:
@@ -174,7 +174,7 @@ def test_a_compaction_the_policy_would_not_have_made_says_what_its_trigger_compa
     assert f"had not compacted by then (it counted {reported:,} tokens at #{recorded.message - 1} against its trigger 244,800)" in recorded.text
     assert recorded.error_calls is None and v.compaction_error is None
     assert not [c for c in v.compactions if c.kind == "predicted"]
-    assert "compaction timing: none of the 1 recorded automatic compaction(s) was predicted" in v.summary_lines()
+    assert "compaction timing: none of the 1 recorded automatic compaction was predicted" in v.summary_lines()
 
 
 def test_a_sub_agents_small_unseen_prompt_is_counted() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
 from ..engine.tokenizers import get_tokenizer
+from ..engine.wording import noun
 from ..errors import CtxvizError, LoadError, ParameterError
 from ..io.config import field_line
 from ..io.loaders import load_session
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path}: {outcome.rule}: {outcome.message}")
     total = sum(len(o) for o in results.values())
     held = total - len(broken) - len(errored)
-    print(f"ctxviz check: {held} of {total} rule(s) hold over {len(results)} session(s) under {policy.name}"
+    print(f"ctxviz check: {held} of {total:,} {noun(total, 'rule')} {'holds' if held == 1 else 'hold'} over {len(results):,} {noun(len(results), 'session')} under {policy.name}"
           + (f"; {len(broken)} broken" if broken else "") + (f"; {len(errored)} could not be checked" if errored else ""), file=sys.stderr)
     # 2: something could not be checked (CI must not read that as a pass); 1: a rule was broken.
     return EXIT_USAGE if errored else EXIT_OVER_BUDGET if broken else EXIT_OK

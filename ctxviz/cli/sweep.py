@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.policies import get_policy
-from ..engine.wording import counted
+from ..engine.wording import counted, noun
 from ..errors import CtxvizError
 from ..io.exporters import json_text
 from ..io.loaders import load_session
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         from ..gui.sweep_chart import write_chart
 
         application("light")
-        write_chart(rows, best, args.png, f"{policy.name} over {len(files)} session(s)", inputs=args.sessions)
+        write_chart(rows, best, args.png, f"{policy.name} over {len(files):,} {noun(len(files), 'session')}", inputs=args.sessions)
     if args.json:
         write_stdout(json_text({"policy": policy.name, "sessions": files, "grid": grid, "requirements": [r.text for r in requirements],
                                 "rows": [r.to_json() for r in rows], "cheapest": best.to_json() if best else None}) + "\n")

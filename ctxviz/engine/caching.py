@@ -53,7 +53,7 @@ from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import LACKS, reported_usage
 from .session import Message, Session, Usage, record_of
-from .wording import counted
+from .wording import counted, noun
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -532,7 +532,7 @@ def _notes(cm: CacheModel, turns: Sequence[TurnCache]) -> list[str]:
         rate = cm.cold_start
         share = f"priced at the {rate.expected:.0%} real logs show ({rate.calls} cold starts in {rate.files} files)" if rate else "priced as none"
         when = ", ".join(f"#{t.turn}" for t in colds[:5]) + (" …" if len(colds) > 5 else "")
-        notes.append(f"at {len(colds)} request(s) nothing this session sent was still cached ({when}: the first, or after the cache expired); "
+        notes.append(f"at {len(colds):,} {noun(len(colds), 'request')} nothing this session sent was still cached ({when}: the first, or after the cache expired); "
                      "how much of the unseen prefix the user's other sessions had cached cannot be known from the log: "
                      f"between none and all of it, {share}")
     if cm.best_effort is not None and cm.caches:

@@ -23,6 +23,7 @@ from .plan_rows import Rows, kept_flags, sent_flags
 from .policies import get_policy
 from .session import Message, Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
+from .wording import noun
 
 if TYPE_CHECKING:
     from .catalog import ModelEntry
@@ -156,7 +157,7 @@ def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None =
     freed = sum(plan.messages[i].sent_tokens for i in drops)
     counts_by_kind = [f"{len(drops) - len(absent)} whose partner was not sent" if len(drops) > len(absent) else "",
                       f"{len(absent)} whose partner is not in the file as the APIs need it" if absent else ""]
-    note = (f"pair_safe dropped {len(drops)} message(s) ({freed:,} tokens) so that no tool call or result is sent without its partner: "
+    note = (f"pair_safe dropped {len(drops):,} {noun(len(drops), 'message')} ({freed:,} tokens) so that no tool call or result is sent without its partner: "
             + ", ".join(c for c in counts_by_kind if c))
     return drop_messages(plan, drops, note, session, counts, code="unpaired")
 

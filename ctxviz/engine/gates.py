@@ -18,6 +18,7 @@ from .planner import plan_session
 from .policies import get_policy
 from .policies.common import tools_json
 from .session import Session
+from .wording import noun
 
 COMPACTION_KINDS = frozenset({"summary", "consolidation", "compaction", "hard_threshold"})
 
@@ -67,7 +68,7 @@ def check(session: Session, rules: Any, policy: str, params: Any, tokenizer: str
             compactions = sum(1 for e in timeline.events if e.kind in COMPACTION_KINDS)
             rate = 100 * compactions / turns if turns else 0.0
             ok = rate <= rules.max_compactions_per_100
-            out.append(Outcome("max_compactions_per_100", ok, f"{compactions} compaction(s) in {turns:,} turns = {rate:.2f} per 100 turns, "
+            out.append(Outcome("max_compactions_per_100", ok, f"{compactions:,} {noun(compactions, 'compaction')} in {turns:,} turns = {rate:.2f} per 100 turns, "
                                                                   f"{'within' if ok else 'over'} the limit of {rules.max_compactions_per_100:g}"))
         if rules.max_cost is not None:
             from .caching import cache_costs

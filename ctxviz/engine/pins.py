@@ -21,6 +21,7 @@ from .counting import TokenCounts
 from .plan import Decision, Plan
 from .policies import get_policy
 from .session import Session
+from .wording import noun
 
 ROLES = ("user", "assistant", "tool", "system")
 
@@ -106,8 +107,8 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         if over.get(part, 0) > 0:
             drops[m.index] = f"dropped: pushed out to make room for the pinned {pins_text}"
             over[part] -= m.sent_tokens
-    note = (f"pins added {len(added)} message(s) ({extra_tokens:,} tokens) that {policy.name} would not send" +
-            (f", and pushed out {len(drops)} older message(s) ({sum(messages[i].sent_tokens for i in drops):,} tokens) to stay within its budget"
+    note = (f"pins added {len(added):,} {noun(len(added), 'message')} ({extra_tokens:,} tokens) that {policy.name} would not send" +
+            (f", and pushed out {len(drops):,} older {noun(len(drops), 'message')} ({sum(messages[i].sent_tokens for i in drops):,} tokens) to stay within its budget"
              if drops else ""))
     if not drops:
         plan = dataclasses.replace(pinned_plan, notes=(*pinned_plan.notes, note))

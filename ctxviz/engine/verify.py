@@ -24,6 +24,7 @@ from .replay_contract import Event, prefix_counts
 from .session import Message, Session
 from .simulate import Timeline, simulate
 from .vocabulary import trigger_count, trigger_level
+from .wording import noun
 
 #: For a format that is not an agent's log (one API request, a trace): a policy that sends the whole
 #: history and counts it from the reported usage, as the recorded request did.
@@ -156,9 +157,9 @@ class Verification:
         automatic = [c for c in recorded if c.trigger != "manual"]
         err = self.compaction_error
         if err is not None:
-            lines.append(f"compaction timing error {err:g} call(s) (median over {len(automatic)} recorded automatic compaction(s))")
+            lines.append(f"compaction timing error {err:g} {noun(err, 'call')} (median over {len(automatic):,} recorded automatic {noun(len(automatic), 'compaction')})")
         elif automatic:
-            lines.append(f"compaction timing: none of the {len(automatic)} recorded automatic compaction(s) was predicted")
+            lines.append(f"compaction timing: none of the {len(automatic):,} recorded automatic {noun(len(automatic), 'compaction')} was predicted")
         else:
             lines.append("compaction timing: the log records no automatic compaction" +
                          (f" ({len(recorded)} manual)" if recorded else "") +
@@ -288,7 +289,7 @@ def _blind(session: Session, k: int, since: int, policy: str, params: Any, store
 def report_text(v: Verification) -> str:
     """The per-call table and the summary, as `ctxviz verify` prints it."""
     s = v.session
-    lines = [f"{s.source}: {len(v.calls)} real call(s) replayed under {v.policy} ({v.why}); model {s.model or '(none named)'}"]
+    lines = [f"{s.source}: {len(v.calls):,} real {noun(len(v.calls), 'call')} replayed under {v.policy} ({v.why}); model {s.model or '(none named)'}"]
     for note in (*v.notes, *v.cache.notes):
         lines.append(f"  note: {note}")
     lines.append(f"{'call':>6} {'request':>9} {'reported':>9} {'read':>9} {'rep.read':>9} {'write':>8} {'rep.write':>9} "
@@ -303,8 +304,8 @@ def report_text(v: Verification) -> str:
     if v.compactions:
         lines.append("compactions:")
         for c in v.compactions:
-            where = f"after {c.call} call(s)" if c.call is not None else ""
-            err = f", {c.error_calls} call(s) from its prediction" if c.error_calls is not None else ""
+            where = f"after {c.call:,} {noun(c.call, 'call')}" if c.call is not None else ""
+            err = f", {c.error_calls:,} {noun(c.error_calls, 'call')} from its prediction" if c.error_calls is not None else ""
             lines.append(f"  {c.kind:<9} #{c.message:<5} {where}{err}: {c.text}")
     lines += v.summary_lines()
     return "\n".join(lines) + "\n"

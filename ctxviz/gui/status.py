@@ -9,6 +9,7 @@ the loader and the policy made, each labelled as what it is and never added into
 from __future__ import annotations
 
 from ..engine.plan import Plan
+from ..engine.wording import noun
 
 SEPARATOR = "  •  "
 
@@ -45,7 +46,7 @@ def status_text(plan: Plan, short: bool = False) -> str:
         if r.input_cost is not None:
             parts.append(f"next call ≈ ${r.input_cost:.4f}")
     if plan.orphans:
-        parts.append(f"{len(plan.orphans):,} broken tool-call pair(s)")
+        parts.append(f"{len(plan.orphans):,} broken tool-call {noun(len(plan.orphans), 'pair')}")
     return SEPARATOR.join(parts)
 
 

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDialog, QFormLayout, QHBoxLayout, QLineEdit, QPus
 
 from ..engine.policies import get_policy
 from ..engine.policies.base import param_fields
+from ..engine.wording import noun
 from .safe import plain_label
 from .sweep_chart import SweepChart
 
@@ -82,14 +83,14 @@ class SweepDialog(QDialog):
             self.result.setText(message)
             return
         self.best = best
-        self.chart.set_rows(rows, best, f"{self.vm.policy}: {len(rows):,} combination(s)")
+        self.chart.set_rows(rows, best, f"{self.vm.policy}: {len(rows):,} {noun(len(rows), 'combination')}")
         if best is None and self.floors.text().strip():
             self.result.setText(f"No combination meets {self.floors.text()}.")
         elif best is not None:
             settings = " ".join(f"{k}={v}" for k, v in best.params.items() if k in self.grid_a.text() + self.grid_b.text())
             self.result.setText(f"Cheapest meeting {self.floors.text()}: {settings} (input ${best.metrics['cost']:,.4f} with caching).")
         else:
-            self.result.setText(f"{len(rows):,} combination(s); the Pareto front is joined.")
+            self.result.setText(f"{len(rows):,} {noun(len(rows), 'combination')}; the Pareto front is joined.")
         self.apply_button.setEnabled(best is not None)
 
     def apply_best(self) -> None:

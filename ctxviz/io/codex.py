@@ -51,6 +51,7 @@ from ..engine.session import (
     Usage,
     part_text,
 )
+from ..engine.wording import noun
 from .base import Fields, make_message, type_name
 from .responses import Draft, ItemReader, item_type, responses_usage
 from .source import SourceFile
@@ -293,7 +294,7 @@ class _Rollout:
         self._vocabulary_note(self.flat)
         if self.skipped_events:
             listed = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
-            src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` line(s) that are not context ({listed})")
+            src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` {noun(sum(self.skipped_events.values()), 'line')} that {'is' if sum(self.skipped_events.values()) == 1 else 'are'} not context ({listed})")
         distinct = list(dict.fromkeys(self.models))
         if len(distinct) > 1:
             src.notes.append(f"the model changed during the session ({', '.join(distinct)}); the last is used")

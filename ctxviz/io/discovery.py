@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.catalog import find_model
+from ..engine.wording import noun
 from ..errors import CtxvizError
 from .source import open_regular
 
@@ -599,7 +600,7 @@ def _row(s: SessionInfo) -> str:
     if s.fill is not None:
         fill = f"fill {s.fill:,}" + (f" of {s.window:,} ({s.fill / s.window:.0%})" if s.window else "")
     parts = [when, f"{s.size / 1e6:,.1f} MB" if s.size >= 100_000 else f"{s.size / 1e3:,.0f} kB", s.model or "(model not seen)", fill,
-             f"{s.compactions} compaction(s)", s.path]
+             f"{s.compactions:,} {noun(s.compactions, 'compaction')}", s.path]
     return "  ".join(parts)
 
 

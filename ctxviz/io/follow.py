@@ -45,6 +45,7 @@ from ..engine.planner import plan_session
 from ..engine.policies import get_policy
 from ..engine.session import Message, Session, ToolCallPart, message_with
 from ..engine.tokenizers import Tokenizer
+from ..engine.wording import noun
 from ..errors import LoadError
 from .loaders import detect, forced_format_notes, get_loader, load_session, load_source, with_tool_names
 from .source import CUT_LINE, DEFAULT_MAX_BYTES, JSONL_SUFFIXES, SourceFile, check_head, cut_line_note, open_regular
@@ -154,7 +155,7 @@ class Follower:
         except FileNotFoundError:
             if self.session is not None and not self._deleted:
                 self._deleted = True
-                self._note(f"the file was deleted; keeping the {len(self.session.messages):,} message(s) read from it")
+                self._note(f"the file was deleted; keeping the {len(self.session.messages):,} {noun(len(self.session.messages), 'message')} read from it")
                 return Update(self.session, 0, 0, notes=(self.notes[-1],))
             if self.session is None:
                 raise LoadError(self.path, "no such file") from None

@@ -52,6 +52,7 @@ from ..engine.session import (
     tool_call_part,
     tool_result_part,
 )
+from ..engine.wording import noun
 from .base import FieldPath, Fields, make_message, new_message, tool_names_settled, type_name
 from .parts import data_uri, dumps_parsed
 from .source import SourceFile
@@ -150,12 +151,12 @@ class GeminiCliLoader:
                 ids = list(entries)
                 if target in entries:
                     dropped = ids[ids.index(target):]
-                    src.notes.append(f"line {lineno}: rewound to message {target}: dropped {len(dropped):,} message(s), that one and "
+                    src.notes.append(f"line {lineno}: rewound to message {target}: dropped {len(dropped):,} {noun(len(dropped), 'message')}, that one and "
                                      "every one after it, as Gemini CLI does")
                 else:
                     dropped = ids
                     src.notes.append(f"line {lineno}: rewound to message {target}, which is not in the file: dropped all "
-                                     f"{len(dropped):,} message(s) before it, as Gemini CLI does")
+                                     f"{len(dropped):,} {noun(len(dropped), 'message')} before it, as Gemini CLI does")
                 for message_id in dropped:
                     del entries[message_id]
             elif "$set" in record:

@@ -16,6 +16,7 @@ from ..engine.session import (
     default_category,
     text_part,
 )
+from ..engine.wording import noun
 from .base import Fields, make_message, parse_usage
 from .native import tool_calls, tool_definitions
 from .parts import openai_content, split_tool_results
@@ -90,7 +91,7 @@ def pick_conversation(src: SourceFile, requests: list[tuple[int, Any]]) -> tuple
         raise src.error(f"holds {count:,} independent conversations, one per line (the fine-tuning format); "
                         f"choose one with --conversation N (1 to {count:,})")
     if not 1 <= src.conversation <= count:
-        raise src.error(f"--conversation {src.conversation}: the file holds {count:,} conversation(s) (1 to {count:,})")
+        raise src.error(f"--conversation {src.conversation}: the file holds {count:,} {noun(count, 'conversation')} (1 to {count:,})")
     if growing and count > 1:
         src.notes.append(f"conversation {src.conversation} of {count:,}: the lines are one conversation's growing requests")
     else:

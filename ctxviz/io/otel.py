@@ -65,6 +65,7 @@ from ..engine.session import (
     ToolResultPart,
     Usage,
 )
+from ..engine.wording import noun
 from .base import FieldPath, Fields, locate_line, make_message, type_name
 from .parts import data_uri
 from .source import SourceFile
@@ -164,7 +165,7 @@ class OtelLoader:
         calls = [(s, self._input(src, s)) for s in spans]
         calls = [(s, msgs) for s, msgs in calls if msgs]
         if not calls:
-            raise src.error(f"no LLM call with input messages among the file's {len(spans):,} span(s)", 1 if src.kind == "json" else None)
+            raise src.error(f"no LLM call with input messages among the file's {len(spans):,} {noun(len(spans), 'span')}", 1 if src.kind == "json" else None)
         traces: dict[str, list[tuple[Span, list[Message]]]] = {}
         for s, msgs in calls:
             traces.setdefault(s.trace_id, []).append((s, msgs))
@@ -179,7 +180,7 @@ class OtelLoader:
         chosen = getattr(src, "conversation", None)
         if chosen is not None:
             if not 1 <= chosen <= len(order):
-                raise src.error(f"--conversation {chosen}: the file holds {len(order):,} conversation(s) (traces; 1 to {len(order):,})")
+                raise src.error(f"--conversation {chosen}: the file holds {len(order):,} {noun(len(order), 'conversation')} (traces; 1 to {len(order):,})")
             trace_id = order[chosen - 1]
             if len(order) > 1:
                 src.notes.append(f"conversation {chosen} of {len(order):,} (trace {trace_id or '(no id)'})")
@@ -539,7 +540,7 @@ class OtelLoader:
                     placed += 1
                     break
         if placed:
-            src.notes.append(f"reported usage of {placed:,} earlier call(s) in the trace put on the assistant message each produced")
+            src.notes.append(f"reported usage of {placed:,} earlier {noun(placed, 'call')} in the trace put on the assistant message each produced")
         return messages
 
     def _tools(self, span: Span) -> tuple[ToolDefinition, ...]:

@@ -32,6 +32,7 @@ from ..engine.session import (
     ToolResultPart,
     Usage,
 )
+from ..engine.wording import noun
 from .base import Fields, make_message, type_name
 from .parts import opaque_text, openai_content
 from .source import SourceFile
@@ -406,7 +407,7 @@ class _Responses:
         start = compaction_start(value) if input_list else 0
         if start:
             # The API drops what comes before a compaction item: the compaction stands for it.
-            self.src.notes.append(f"left out the {start:,} input item(s) before the `compaction` item: the API does not send them "
+            self.src.notes.append(f"left out the {start:,} input {noun(start, 'item')} before the `compaction` item: the API does not send them "
                                   "(the compaction stands for them)")
         for i, item in enumerate(value[start:], start=start):
             self.reader.add(base.child(i, item))

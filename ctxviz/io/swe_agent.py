@@ -30,6 +30,7 @@ from typing import Any
 
 from ..engine.session import Category, Message, OpaquePart, Part, Session, TextPart, ThinkingPart, Usage
 from ..engine.voices import voices_from
+from ..engine.wording import noun
 from .base import Fields, make_message, type_name
 from .native import tool_calls
 from .parts import openai_part
@@ -124,7 +125,7 @@ class SweAgentLoader:
         # Statistics are a note, never a reason to refuse the file: NaN, 1e999 (infinity) or a
         # negative figure is skipped, as a figure the run did not record.
         if (calls := _figure(stats.get("api_calls"))) is not None:
-            bits.append(f"{int(calls):,} API call(s)")
+            bits.append(f"{int(calls):,} API {noun(int(calls), 'call')}")
         if (sent := _figure(stats.get("tokens_sent"))) is not None:
             bits.append(f"{int(sent):,} tokens sent")
         if (received := _figure(stats.get("tokens_received"))) is not None:
@@ -173,7 +174,7 @@ class SweAgentLoader:
         messages = _observations_as_output(messages)
         demos = sum(m.category is Category.CONTEXT for m in messages)
         if demos:
-            src.notes.append(f"{demos:,} demonstration message(s) read as `context` (reference material, not the task's own turns)")
+            src.notes.append(f"{demos:,} demonstration {noun(demos, 'message')} read as `context` (reference material, not the task's own turns)")
         return Session(messages=tuple(messages), source=src.path, format=self.name, model=model, format_version=version)
 
     def _from_trajectory(self, src: SourceFile, top: Fields, base: tuple[Any, ...], info: dict[str, Any], version: str) -> Session:
@@ -189,7 +190,7 @@ class SweAgentLoader:
             response = s.str("response") or "\n".join(x for x in (s.str("thought"), s.str("action")) if x)
             messages.append((base + ("trajectory", i, "response"), {"role": "assistant", "content": response}))
             messages.append((base + ("trajectory", i, "observation"), {"role": "user", "content": s.str("observation")}))
-        src.notes.append(f"no `history` in the file: rebuilt from {len(steps):,} `trajectory` step(s) (each step's response and "
+        src.notes.append(f"no `history` in the file: rebuilt from {len(steps):,} `trajectory` {noun(len(steps), 'step')} (each step's response and "
                          "observation" + (", after the first step's query)" if entries else "; the system prompt and the task are not in the file)"))
         return self._session(src, messages, info, version, replay_config=top.get("replay_config"))
 

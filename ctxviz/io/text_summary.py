@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..engine.plan import Decision, Plan
 from ..engine.ranking import TIERS
 from ..engine.session import Session
-from ..engine.wording import clip, counted
+from ..engine.wording import clip, counted, noun
 
 if TYPE_CHECKING:
     from ..engine.checks import RealCount
@@ -121,7 +121,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         lines += supyagent_context_status(plan, trigger)
     if plan.orphans:
         lines.append("")
-        lines.append(f"{len(plan.orphans)} broken tool-call pair(s): the OpenAI and Anthropic APIs reject this context (use --pair-safe)")
+        lines.append(f"{len(plan.orphans):,} broken tool-call {noun(len(plan.orphans), 'pair')}: the OpenAI and Anthropic APIs reject this context (use --pair-safe)")
         lines += [f"  {o.message}" for o in plan.orphans[:10]]
         if len(plan.orphans) > 10:
             lines.append(f"  ... and {len(plan.orphans) - 10:,} more (`ctxviz plan --json` lists them all)")
@@ -129,7 +129,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         rep = plan.reported
         lines.append("")
         lines.append(f"reported by the provider: {rep.last_window_fill:,} tokens in the window for the last call in the log (#{rep.last_index}; "
-                     f"{rep.calls:,} call(s) with usage); ctxviz's plan is a replay and does not include what the log does not record")
+                     f"{rep.calls:,} {noun(rep.calls, 'call')} with usage); ctxviz's plan is a replay and does not include what the log does not record")
     if plan.real is not None:
         lines.append("")
         lines += real_count_lines(plan.real)

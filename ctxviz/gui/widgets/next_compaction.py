@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFrame, QWidget
 
 from ...engine.forecast import Drop, Forecast
 from ...engine.ranking import TIERS
+from ...engine.wording import noun
 from ..theme import WARNING
 from .text_card import TextCard
 
@@ -68,7 +69,7 @@ def card_html(f: Forecast) -> str:
         method.append(f"trigger: {html.escape(w.trigger_how)}")
         if w.growth.increases:
             g = w.growth
-            method.append(f"growth per call: median {g.median:,.0f} tokens over the last {len(g.increases)} call(s), "
+            method.append(f"growth per call: median {g.median:,.0f} tokens over the last {len(g.increases):,} {noun(len(g.increases), 'call')}, "
                           f"{min(g.increases):,}-{max(g.increases):,} for the range")
     method.append(html.escape(f.error_sentence()))
     lines.append("<small>" + "; ".join(method) + "</small>")

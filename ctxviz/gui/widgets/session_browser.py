@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...engine.wording import noun
 from ...io.discovery import Listing, SessionInfo, locations, matches
 
 COLUMNS = ("Session", "Agent", "Last written", "Size", "Model", "Last fill", "Compactions")
@@ -431,7 +432,7 @@ class SessionBrowser(QWidget):
         if listing.notes:
             skipped = "<br>".join(html.escape(n) for n in listing.notes[:3])
             more = f" (and {len(listing.notes) - 3:,} more)" if len(listing.notes) > 3 else ""
-            text += f"<br><small>{len(listing.notes):,} file(s) skipped{more}:<br>{skipped}</small>"
+            text += f"<br><small>{len(listing.notes):,} {noun(len(listing.notes), 'file')} skipped{more}:<br>{skipped}</small>"
         self.summary.setText(text)
 
     def _open_first(self) -> None:

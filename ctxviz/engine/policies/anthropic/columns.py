@@ -22,6 +22,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, REPLACED, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, TextPart, ThinkingPart
+from ...wording import noun
 from ..base import params_dict
 from ..common import base_system_prompt, tools_json
 from .blocks import BETA, assistant_turns, part_tokens, prompt_input_tokens, tool_uses
@@ -207,12 +208,12 @@ def plan_clear_thinking(session: Session, params: ClearThinkingParams, counts: T
         entries = t.cleared_entries[:p] + entries[p:]
     notes: list[str] = []
     if cleared_turns:
-        notes.append(f"clear_thinking_20251015 removes the thinking of {cleared_turns} older assistant turn(s), about {freed:,} tokens")
+        notes.append(f"clear_thinking_20251015 removes the thinking of {cleared_turns:,} older assistant {noun(cleared_turns, 'turn')}, about {freed:,} tokens")
         notes.append(f"clearing thinking invalidates the cached prompt prefix from message #{first} on (Anthropic's docs); keep: all preserves the cache")
     elif keep_all:
         notes.append("keep: all: every thinking block stays (the cache is preserved)")
     extra = {"beta": BETA, "cleared_thinking_turns": cleared_turns, "cleared_input_tokens": freed, "cache_invalidated_from": first}
-    why = f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep} assistant turn(s) keep theirs)"
+    why = f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep:,} assistant {noun(keep, 'turn')} {'keeps its' if keep == 1 else 'keep theirs'})"
     return _finish(base, session, counts, policy, params, notes, extra, params.context_window, decision, base.zone, code, sent_tokens,
                    partial(_reason, code, {THINKING_CLEARED: why}), entries)
 
@@ -355,7 +356,7 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUsesParams, counts: 
         entries = tuple(changed)
         reasons[INPUTS_CLEARED] = partial(_inputs_reason, group_sizes, why)
         first = min(cleared_results.tolist() + list(groups))
-        notes.append(f"clear_tool_uses_20250919 clears {n_clear} tool use(s), about {freed:,} tokens ({why}); "
+        notes.append(f"clear_tool_uses_20250919 clears {n_clear:,} tool {noun(n_clear, 'use')}, about {freed:,} tokens ({why}); "
                      f"the newest {keep} are kept" + (f", and {', '.join(sorted(excluded))} never cleared" if excluded else ""))
         notes.append(f"clearing invalidates the cached prompt prefix from message #{first} on (Anthropic's docs); "
                      "clear_at_least makes each invalidation worth it")
@@ -383,7 +384,7 @@ def plan_clear_tool_uses(session: Session, params: ClearToolUsesParams, counts: 
 
 
 def _inputs_reason(group_sizes: dict[int, int], why: str, i: int) -> str:
-    return f"replaced: the input of {group_sizes[i]} tool call(s) cleared (clear_tool_inputs; {why})"
+    return f"replaced: the input of {group_sizes[i]:,} tool {noun(group_sizes[i], 'call')} cleared (clear_tool_inputs; {why})"
 
 
 def _excluded_reason(excluded_by: dict[int, str], i: int) -> str:

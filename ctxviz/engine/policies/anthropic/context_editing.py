@@ -26,6 +26,7 @@ from typing import Any
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, TextPart, ThinkingPart
+from ...wording import noun
 from ..base import Policy, params_dict
 from ..common import base_system_prompt, tools_json
 from . import columns
@@ -242,14 +243,14 @@ def plan_clear_tool_uses_records(session: Session, params: ClearToolUses20250919
             m = session.messages[index]
             cut = sum(counts.text(u.call.arguments or "{}") - counts.text("{}") for u in group)
             build.decide(m, Decision.REPLACED, "history",
-                         f"replaced: the input of {len(group)} tool call(s) cleared (clear_tool_inputs; {why})", "replaced",
+                         f"replaced: the input of {len(group):,} tool {noun(len(group), 'call')} cleared (clear_tool_inputs; {why})", "replaced",
                          max(0, tokens[index] - cut))
             sent = m.to_openai()
             ids = {u.call.id for u in group}
             sent["tool_calls"] = [{**c, "function": {**c["function"], "arguments": "{}"}} if c["id"] in ids else c for c in sent.get("tool_calls", [])]
             texts[index] = sent
         first = min([u.result.index for u in cleared_results if u.result is not None] + list(by_message))
-        notes.append(f"clear_tool_uses_20250919 clears {len(to_clear)} tool use(s), about {freed:,} tokens ({why}); "
+        notes.append(f"clear_tool_uses_20250919 clears {len(to_clear):,} tool {noun(len(to_clear), 'use')}, about {freed:,} tokens ({why}); "
                      f"the newest {keep} are kept" + (f", and {', '.join(sorted(excluded))} never cleared" if excluded else ""))
         notes.append(f"clearing invalidates the cached prompt prefix from message #{first} on (Anthropic's docs); "
                      "clear_at_least makes each invalidation worth it")
@@ -314,12 +315,12 @@ def plan_clear_thinking_records(session: Session, params: ClearThinking20251015,
             freed += cut
             first = m.index if first is None else first
             build.decide(m, Decision.TRUNCATED, "history",
-                         f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep} assistant turn(s) keep theirs)",
+                         f"truncated: its thinking cleared by clear_thinking_20251015 (only the newest {keep:,} assistant {noun(keep, 'turn')} {'keeps its' if keep == 1 else 'keep theirs'})",
                          "thinking_cleared", max(0, tokens[m.index] - cut))
             rest = [p for p in m.parts if not isinstance(p, ThinkingPart)]
             texts[m.index] = {**m.to_openai(), "content": "\n".join(p.text for p in rest if isinstance(p, TextPart)) or None}
     if cleared_turns:
-        notes.append(f"clear_thinking_20251015 removes the thinking of {len(cleared_turns)} older assistant turn(s), about {freed:,} tokens")
+        notes.append(f"clear_thinking_20251015 removes the thinking of {len(cleared_turns):,} older assistant {noun(len(cleared_turns), 'turn')}, about {freed:,} tokens")
         notes.append(f"clearing thinking invalidates the cached prompt prefix from message #{first} on (Anthropic's docs); keep: all preserves the cache")
     elif keep_all:
         notes.append("keep: all: every thinking block stays (the cache is preserved)")

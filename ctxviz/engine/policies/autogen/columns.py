@@ -22,6 +22,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
+from ...wording import noun
 from ..base import params_dict
 from ..common import history_with_summaries
 from .messages import (
@@ -236,7 +237,7 @@ def plan_from_units(name: str, session: Session, params: Any, counts: TokenCount
     if over:
         notes = (*notes, over)
     skipped = mc.passed[sent_units[mc.passed]].tolist() if len(mc.passed) else []
-    skipped_note = ((f"{len(skipped)} empty or whitespace-only message(s) (#{', #'.join(map(str, skipped[:5]))}) are left out of the request "
+    skipped_note = ((f"{len(skipped):,} empty or whitespace-only {noun(len(skipped), 'message')} (#{', #'.join(map(str, skipped[:5]))}) {'is' if len(skipped) == 1 else 'are'} left out of the request "
                      "by autogen-ext's Claude transformers (pass_message); count_tokens counts only their 3 tokens per message",) if skipped else ())
     return Plan(policy=name, params=params_dict(params), tokenizer=counts.scheme.label, allocation=allocation, usage=usage,
                 system_prompt=mc.prompt, messages=Rows(columns), context=Context(context), context_index=context_index, totals=totals,

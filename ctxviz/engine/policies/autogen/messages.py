@@ -31,6 +31,7 @@ from ...images import data_uri_size
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import TEXT_PARTS, ImagePart, Message, Session, ToolDefinition, part_text
 from ...tokenizers import Tokenizer, encoding_name_for_model
+from ...wording import noun
 from ..base import params_dict
 from ..common import base_system_prompt, history_with_summaries, with_system_messages
 
@@ -539,13 +540,13 @@ def client_notes(session: Session, sent: Sequence[Unit]) -> list[str]:
             for p in m.parts if isinstance(p, ImagePart) and vision_raises(*image_size(p))]
     if thin:
         (index, (w, h)) = thin[0]
-        notes.append(f"{len(thin)} image(s) (the first a {w}x{h} px image in #{index}) are more than 2,048 times as wide as tall: autogen-ext's "
+        notes.append(f"{len(thin):,} {noun(len(thin), 'image')} (the first a {w}x{h} px image in #{index}) {'is' if len(thin) == 1 else 'are'} more than 2,048 times as wide as tall: autogen-ext's "
                      "calculate_vision_tokens scales the height to 0 and raises ZeroDivisionError, so AutoGen cannot count them "
                      "(ctxviz counts each 85 tokens, the formula's value with no tile)")
     kind = family_kind(model_family(client_model(session)))
     skipped = [m.index for u in sent for m in u.messages if passed_over(m, kind)]
     if skipped:
-        notes.append(f"{len(skipped)} empty or whitespace-only message(s) (#{', #'.join(map(str, skipped[:5]))}) are left out of the request "
+        notes.append(f"{len(skipped):,} empty or whitespace-only {noun(len(skipped), 'message')} (#{', #'.join(map(str, skipped[:5]))}) {'is' if len(skipped) == 1 else 'are'} left out of the request "
                      "by autogen-ext's Claude transformers (pass_message); count_tokens counts only their 3 tokens per message")
     if kind != OPENAI:
         notes.append(f"counted as autogen-ext's client counts a {model_family(client_model(session))} model: its family's message "

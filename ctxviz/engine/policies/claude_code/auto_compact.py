@@ -50,6 +50,7 @@ from ...session import (
     ToolResultPart,
 )
 from ...tokenizers import Tokenizer
+from ...wording import counted, noun
 from ..base import Policy, params_dict
 
 MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000
@@ -292,7 +293,7 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
         after = int(sent_tokens[anchor + 1:].sum())
         used = reported + after
         counter = (f"reported usage of #{anchor} ({reported:,}: input + cache writes + cache reads + output) "
-                   f"+ an estimate of the {int(alive[anchor + 1:].sum())} message(s) after it ({after:,})")
+                   f"+ an estimate of the {counted(int(alive[anchor + 1:].sum()), 'message')} after it ({after:,})")
     else:
         used = estimated + summary_tokens
         why = "no reported usage in the live context" if recorded else "the summary in force is ctxviz's, so the log's later usage does not apply"
@@ -385,7 +386,7 @@ def compacted(covered: Sequence[Message], covers: Sequence[str], created_at: str
     used, trigger = plan.totals.used, plan.extra["autocompact_threshold"]
     text = summary_message(summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"auto-compact: {used:,} tokens >= the trigger {trigger:,} ({plan.extra['threshold_how']}): "
-                                            f"{len(covered)} message(s) replaced by the summary"))
+                                            f"{len(covered):,} {noun(len(covered), 'message')} replaced by the summary"))
     return Summary(text=text, messages_covered=len(covered), covers=covers, created_at=created_at)
 
 

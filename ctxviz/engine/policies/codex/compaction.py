@@ -35,6 +35,7 @@ from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, Summary
 from ...tokenizers import CodexApproxTokenizer, Tokenizer
+from ...wording import noun
 from ..base import Policy, params_dict
 from .compaction_columns import KEPT_NO_LIMIT, KEPT_SINCE, KEPT_UNDER, plan_columns, rollout_parts
 from .history import (  # noqa: F401 (they lived here before history.py; tests and the replayer read them here)
@@ -192,10 +193,10 @@ def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts)
         retained, summary_text = new_retained, new_summary
         live = []
         notes.append(f"auto-compaction fires: {total:,} tokens ({source}) >= model_auto_compact_token_limit {limit:,}; the history becomes "
-                     f"the initial context, {len(retained)} recent user message(s) and the summary")
+                     f"the initial context, {len(retained):,} recent user {noun(len(retained), 'message')} and the summary")
         notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot) after Codex's SUMMARY_PREFIX")
         if trimmed:
-            notes.append(f"the compaction request overflows the {window:,}-token window: Codex trims the {trimmed} oldest item(s) from it "
+            notes.append(f"the compaction request overflows the {window:,}-token window: Codex trims the {trimmed:,} oldest {noun(trimmed, 'item')} from it "
                          "(\"Trimmed N older conversation item(s) before compacting\"), so the summary covers less")
     elif limit is not None:
         notes.append(f"no compaction: {total:,} tokens ({source}) are under model_auto_compact_token_limit {limit:,}")
@@ -283,7 +284,7 @@ def compact(prefix: Session, plan_: Plan, params: CodexCompaction, counts: Token
     covered = [m for m in prefix.messages if m.id not in initial]
     text = stand_in_summary(covered, summarizer.supyagent_snapshot(covered))
     events.append(Event(turn, "compaction", f"Codex auto-compacts: {extra['total_usage_tokens']:,} tokens >= model_auto_compact_token_limit "
-                                            f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids'])} user message(s) kept"))
+                                            f"{extra['auto_compact_token_limit']:,}; {len(extra['retained_ids']):,} user {noun(len(extra['retained_ids']), 'message')} kept"))
     return Summary(text=text, messages_covered=len(covered), covers=tuple(m.id for m in covered),
                    created_at=prefix.messages[-1].timestamp if prefix.messages else "")
 

@@ -23,6 +23,7 @@ from ...counting import TokenCounts, derived_from_counts, remember
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, Summary
+from ...wording import noun
 from ..common import base_system_prompt
 from .history import (
     CONTEXT_WINDOW_272K,
@@ -271,10 +272,10 @@ def plan_columns(session: Session, params: CompactionParams, counts: TokenCounts
         new_summary = remember(h.summaries, (trimmed == 0, live_from), partial(_new_summary, session, h, trimmed, live_from))
         retained, summary_text = new_retained, new_summary
         notes.append(f"auto-compaction fires: {total:,} tokens ({source}) >= model_auto_compact_token_limit {limit:,}; the history becomes "
-                     f"the initial context, {len(retained.ids)} recent user message(s) and the summary")
+                     f"the initial context, {len(retained.ids):,} recent user {noun(len(retained.ids), 'message')} and the summary")
         notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot) after Codex's SUMMARY_PREFIX")
         if trimmed:
-            notes.append(f"the compaction request overflows the {window:,}-token window: Codex trims the {trimmed} oldest item(s) from it "
+            notes.append(f"the compaction request overflows the {window:,}-token window: Codex trims the {trimmed:,} oldest {noun(trimmed, 'item')} from it "
                          "(\"Trimmed N older conversation item(s) before compacting\"), so the summary covers less")
     elif limit is not None:
         notes.append(f"no compaction: {total:,} tokens ({source}) are under model_auto_compact_token_limit {limit:,}")

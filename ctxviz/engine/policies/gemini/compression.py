@@ -30,6 +30,7 @@ from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, Summary
 from ...tokenizers import GeminiCliEstimator, Tokenizer
+from ...wording import noun
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
 from .compression_columns import KEPT_OVER, KEPT_SINCE, KEPT_UNDER, compressed_reason, plan_columns
@@ -281,12 +282,12 @@ def plan_records(session: Session, params: GeminiCompression, counts: TokenCount
 
     if status == "COMPRESSED":
         notes.append(f"compression fires: the prompt ({prompt_tokens:,} tokens, {source}) reached compressionThreshold "
-                     f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}; {len(compressed_ids)} message(s) are "
+                     f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}; {len(compressed_ids):,} {noun(len(compressed_ids), 'message')} {'is' if len(compressed_ids) == 1 else 'are'} "
                      "replaced by a summary turn")
         notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot); Gemini CLI asks the model for a <state_snapshot> "
                      "and has it verified in a second call")
     if truncations:
-        notes.append(f"{len(truncated_ids)} tool output(s) truncated past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token function-response "
+        notes.append(f"{len(truncated_ids):,} tool {noun(len(truncated_ids), 'output')} truncated past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token function-response "
                      f"budget; the file path is a stand-in ({TOOL_OUTPUT_DIR}/...)")
 
     messages = tuple(decisions)  # type: ignore[arg-type]
@@ -333,7 +334,7 @@ def compact(prefix: Session, plan_: Plan, params: GeminiCompression, counts: Tok
     text = stand_in_summary(covered_messages, summarizer.supyagent_snapshot(covered_messages))
     events.append(Event(turn, "compaction",
                         f"Gemini CLI compresses the chat: prompt {extra['prompt_token_count']:,} tokens ({extra['prompt_token_source']}) >= "
-                        f"{extra['threshold_tokens']:,.0f}; {len(extra['compressed_ids'])} message(s) replaced by a summary turn"))
+                        f"{extra['threshold_tokens']:,.0f}; {len(extra['compressed_ids']):,} {noun(len(extra['compressed_ids']), 'message')} replaced by a summary turn"))
     return Summary(text=text, messages_covered=len(covered), covers=tuple(covered),
                    created_at=prefix.messages[-1].timestamp if prefix.messages else "", held_until=extra["held_until"])
 

@@ -25,6 +25,7 @@ from ...counting import TokenCounts, derived_from_counts, remember
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session, Summary
+from ...wording import noun
 from ..base import params_dict
 from ..common import base_system_prompt
 from .history import Content, build_contents, estimate_part, own_parts, text_content
@@ -347,12 +348,12 @@ def plan_columns(session: Session, params: CompressionParams, counts: TokenCount
                                          "sent as a user turn with the model's acknowledgement", new_summary_text))
     if status == "COMPRESSED":
         notes.append(f"compression fires: the prompt ({prompt_tokens:,} tokens, {source}) reached compressionThreshold "
-                     f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}; {len(out.compressed_ids)} message(s) are "
+                     f"{params.compressionThreshold:g} x tokenLimit {limit:,} = {threshold:,.0f}; {len(out.compressed_ids):,} {noun(len(out.compressed_ids), 'message')} {'is' if len(out.compressed_ids) == 1 else 'are'} "
                      "replaced by a summary turn")
         notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot); Gemini CLI asks the model for a <state_snapshot> "
                      "and has it verified in a second call")
     if truncations:
-        notes.append(f"{len(out.truncated_ids)} tool output(s) truncated past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token function-response "
+        notes.append(f"{len(out.truncated_ids):,} tool {noun(len(out.truncated_ids), 'output')} truncated past the {COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET:,}-token function-response "
                      f"budget; the file path is a stand-in ({TOOL_OUTPUT_DIR}/...)")
 
     tokens = counts.token_array

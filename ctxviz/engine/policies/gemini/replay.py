@@ -13,6 +13,7 @@ from ...plan import Decision
 from ...replay_contract import Event, Turn, _Replay
 from ...session import Message, Session, Summary
 from ...summarizers import ExtractiveSummarizer, Summarizer
+from ...wording import noun
 from ..carried import IdPrefix, _Snapshot
 from ..replay_common import _EditsReplay
 from ..replay_pairs import _PairSafety
@@ -579,7 +580,7 @@ class GeminiCliReplay(_EditsReplay):
             return None  # COMPRESSION_FAILED_INFLATED_TOKEN_COUNT: the history stays as it is
         source = "reported" if not active and self.reported is not None else "estimate"
         event = Event(i, "compaction", f"Gemini CLI compresses the chat: prompt {prompt_tokens:,} tokens ({source}) >= "
-                                       f"{self.threshold:,.0f}; {len(compressed)} message(s) replaced by a summary turn")
+                                       f"{self.threshold:,.0f}; {len(compressed):,} {noun(len(compressed), 'message')} replaced by a summary turn")
         held_until = self.rest[held_end - 1].id if held else (previous.held_until if previous is not None else "")
         self.generated.append(Summary(text=text, messages_covered=k, covers=IdPrefix(self.seen_ids, k),
                                       created_at=self.session.messages[i].timestamp, held_until=held_until))

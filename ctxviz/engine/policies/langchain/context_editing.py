@@ -22,6 +22,7 @@ from typing import Any
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session
+from ...wording import noun
 from ..base import Policy, params_dict
 from .context_editing_columns import already_cleared, plan_columns, tool_label
 from .counting import (
@@ -191,7 +192,7 @@ def plan_records(session: Session, params: ClearToolUsesParams, counts: TokenCou
         elif types[i] == "tool" and fired and i in protected:
             code = "fresh_tail"
             decision, reason = Decision.KEPT, (f"kept: among the newest {params.keep} tool results (keep={params.keep})" if params.keep >= 0 else
-                                               f"kept: keep={params.keep} makes only the first {-params.keep} tool result(s) candidates "
+                                               f"kept: keep={params.keep} makes only the first {-params.keep:,} tool {noun(-params.keep, 'result')} candidates "
                                                "(LangChain slices candidates[:-keep])")
         elif types[i] == "tool" and fired and stopped_at is not None:
             decision, reason = Decision.KEPT, f"kept: clear_at_least={params.clear_at_least:,} was reached after #{stopped_at}"
@@ -220,7 +221,7 @@ def plan_records(session: Session, params: ClearToolUsesParams, counts: TokenCou
     used = fixed + sum(current) + sum(summary_tokens)
     notes = []
     if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+        notes.append(f"the session's {len(session.summaries):,} earlier {noun(len(session.summaries), 'summary', 'summaries')} {'is' if len(session.summaries) == 1 else 'are'} passed as LangChain's summary HumanMessage "
                      "in place of the messages they cover")
     if counter is not None:
         notes.append(f"token_count_method=model: counted as ChatOpenAI.get_num_tokens_from_messages counts for {counter.model} "
@@ -229,7 +230,7 @@ def plan_records(session: Session, params: ClearToolUsesParams, counts: TokenCou
     elif session.system_prompt:
         notes.append("the system prompt is sent but not counted: it is not among the request's messages, which the approximate counter counts")
     if fired:
-        notes.append(f"{tokens:,} tokens > trigger {params.trigger:,}: cleared {len(cleared)} tool result(s), reclaiming {reclaimed:,} tokens")
+        notes.append(f"{tokens:,} tokens > trigger {params.trigger:,}: cleared {len(cleared):,} tool {noun(len(cleared), 'result')}, reclaiming {reclaimed:,} tokens")
     out = tuple(decisions)
     sent = [m for m in out if m.sent]
     totals = Totals(budget=params.trigger, used=used, kept=sum(m.tokens for m in sent), dropped=sum(m.tokens for m in out if not m.sent),

@@ -24,6 +24,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import KEPT, REPLACED, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
+from ...wording import noun
 from ..base import params_dict
 from .counting import _record_data, cached_view, count_view, lc_type, summary_message_text, summary_view
 
@@ -171,7 +172,7 @@ class _Why:
                     + (f"it is older than the newest {p.keep}" if p.keep >= 0 else f"it is among the first {-p.keep} (keep={p.keep})"))
         if code == K_FRESH:
             return (f"kept: among the newest {p.keep} tool results (keep={p.keep})" if p.keep >= 0 else
-                    f"kept: keep={p.keep} makes only the first {-p.keep} tool result(s) candidates (LangChain slices candidates[:-keep])")
+                    f"kept: keep={p.keep} makes only the first {-p.keep:,} tool {noun(-p.keep, 'result')} candidates (LangChain slices candidates[:-keep])")
         if code == K_UNDER:
             return f"kept: the messages' {self.tokens:,} tokens are not above trigger {p.trigger:,}"
         k = r.tool_at.get(i)
@@ -266,12 +267,12 @@ def plan_columns(session: Session, params: ClearParams, counts: TokenCounts) -> 
 
     notes = []
     if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+        notes.append(f"the session's {len(session.summaries):,} earlier {noun(len(session.summaries), 'summary', 'summaries')} {'is' if len(session.summaries) == 1 else 'are'} passed as LangChain's summary HumanMessage "
                      "in place of the messages they cover")
     if session.system_prompt:
         notes.append("the system prompt is sent but not counted: it is not among the request's messages, which the approximate counter counts")
     if fired:
-        notes.append(f"{tokens:,} tokens > trigger {params.trigger:,}: cleared {len(cleared)} tool result(s), reclaiming {reclaimed_total:,} tokens")
+        notes.append(f"{tokens:,} tokens > trigger {params.trigger:,}: cleared {len(cleared):,} tool {noun(len(cleared), 'result')}, reclaiming {reclaimed_total:,} tokens")
     sent_mask = ~r.covered
     kept = int(own[sent_mask].sum())
     kept_messages = int(sent_mask.sum())

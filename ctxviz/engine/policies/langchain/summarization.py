@@ -31,6 +31,7 @@ from typing import Any
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Category, Message, Session, Summary, TextPart
+from ...wording import noun
 from ..base import Policy, params_dict
 from .counting import (
     APPROX,
@@ -427,7 +428,7 @@ def _head(session: Session, run: Pass, new_text: str, counts: TokenCounts) -> tu
 def _notes(session: Session, run: Pass, new_text: str) -> list[str]:
     notes = list(run.notes)
     if run.fired:
-        notes.append(f"SummarizationMiddleware fires: {run.why}; {run.cutoff} message(s) replaced by one HumanMessage "
+        notes.append(f"SummarizationMiddleware fires: {run.why}; {run.cutoff:,} {noun(run.cutoff, 'message')} replaced by one HumanMessage "
                      f"'{SUMMARY_PREFIX.strip()} ...'; the summarizer is given {run.summary_input_note}")
         if new_text not in (NO_HISTORY, TOO_LONG):
             notes.append("the summary text is ctxviz's offline stand-in (an extractive snapshot), where LangChain calls the model")
@@ -436,7 +437,7 @@ def _notes(session: Session, run: Pass, new_text: str) -> list[str]:
     if session.system_prompt:
         notes.append("the system prompt is sent but not counted: the middleware counts the state's messages only")
     if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) stand first in the state as LangChain's summary "
+        notes.append(f"the session's {len(session.summaries):,} earlier {noun(len(session.summaries), 'summary', 'summaries')} {'stands' if len(session.summaries) == 1 else 'stand'} first in the state as LangChain's summary "
                      "HumanMessage, replacing the messages they cover")
     return notes
 
@@ -499,7 +500,7 @@ def compact(prefix: Session, plan_: Plan, params: SummarizationParams, counts: T
     new = [prefix.messages[e.pos].id for e in run.state[: run.cutoff] if e.pos >= 0]
     covers = tuple(dict.fromkeys([*earlier, *new]))
     again = " with the earlier summary message" if any(e.pos < 0 for e in run.state[: run.cutoff]) else ""
-    events.append(Event(turn, "summary", f"SummarizationMiddleware: {run.why}; {len(new)} message(s) summarised{again} ({run.cutoff_why})"))
+    events.append(Event(turn, "summary", f"SummarizationMiddleware: {run.why}; {len(new):,} {noun(len(new), 'message')} summarised{again} ({run.cutoff_why})"))
     return Summary(text=text, messages_covered=len(covers), covers=covers, created_at=prefix.messages[-1].timestamp if prefix.messages else "")
 
 

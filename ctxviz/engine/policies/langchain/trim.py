@@ -21,6 +21,7 @@ from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Session
 from ...tokenizers import Tokenizer
+from ...wording import noun
 from ..base import Policy, params_dict
 from .counting import (
     APPROX,
@@ -425,7 +426,7 @@ def plan_records(session: Session, params: TrimParams, counts: TokenCounts) -> P
             summary_plans.append(SummaryPlan(k, count([entry]), Decision.KEPT if got.view is None else Decision.TRUNCATED,
                                              f"{how}: passed as LangChain's summary HumanMessage, trimmed like any message", summary.text))
     if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+        notes.append(f"the session's {len(session.summaries):,} earlier {noun(len(session.summaries), 'summary', 'summaries')} {'is' if len(session.summaries) == 1 else 'are'} passed as LangChain's summary HumanMessage "
                      "in place of the messages they cover")
     messages = tuple(decisions)
     sent = [m for m in messages if m.sent]

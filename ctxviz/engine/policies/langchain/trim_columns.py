@@ -26,6 +26,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Joined, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Session
+from ...wording import noun
 from ..base import params_dict
 from .counting import SUMMARY_POS, summary_view
 from .entries import base_type, parse_types, session_entries
@@ -276,7 +277,7 @@ def plan_columns(session: Session, params: TrimParams, counts: TokenCounts) -> P
         else:
             summary_plans.append(SummaryPlan(k, by_pos[p], Decision.DROPPED, "dropped: trim_messages cut it like any message", summary.text))
     if session.summaries:
-        notes.append(f"the session's {len(session.summaries)} earlier summary(ies) are passed as LangChain's summary HumanMessage "
+        notes.append(f"the session's {len(session.summaries):,} earlier {noun(len(session.summaries), 'summary', 'summaries')} {'is' if len(session.summaries) == 1 else 'are'} passed as LangChain's summary HumanMessage "
                      "in place of the messages they cover")
     budget = max(0, params.budget)
     kept_tokens = int(sent_tokens.sum())

@@ -20,6 +20,7 @@ from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Message, Session, Summary
 from ...tokenizers import Tokenizer
+from ...wording import noun
 from ..base import Policy, params_dict
 from ..common import history_with_summaries
 from .chat_memory_buffer import DEFAULT_TOKEN_LIMIT_RATIO
@@ -170,7 +171,7 @@ def plan_records(session: Session, params: ChatSummaryMemoryBufferParams, counts
         context_index.append(None)
         summary_decisions.update({k: (Decision.SUMMARIZED, "summarized: the earlier summary no longer fits as full text, so the llm "
                                                            "summarises it again with the messages that follow it") for k in earlier})
-        notes.append(f"{len(to_summarize)} message(s) no longer fit and are summarised into one SYSTEM message "
+        notes.append(f"{len(to_summarize):,} {noun(len(to_summarize), 'message')} {'no longer fits and is' if len(to_summarize) == 1 else 'no longer fit and are'} summarised into one SYSTEM message "
                      f"({text_tokens(counts, new_summary_text):,} tokens, not counted against token_limit); {STAND_IN}")
     else:
         summary_decisions.update({k: (Decision.DROPPED, "dropped: it no longer fits, and without an llm what no longer fits is removed")

@@ -24,6 +24,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
 from ...session import Message, Session
+from ...wording import noun
 from ..base import params_dict
 from ..common import history_with_summaries
 from .joined import llama_role, prefix_tokens, text_tokens
@@ -257,7 +258,7 @@ def plan_columns(session: Session, params: SummaryParams, counts: TokenCounts) -
         for k in earlier:
             fates[k] = Decision.SUMMARIZED
             summary_why[k] = "summarized: the earlier summary no longer fits as full text, so the llm summarises it again with the messages that follow it"
-        notes.append(f"{q} message(s) no longer fit and are summarised into one SYSTEM message "
+        notes.append(f"{q:,} {noun(q, 'message')} {'no longer fits and is' if q == 1 else 'no longer fit and are'} summarised into one SYSTEM message "
                      f"({new_tokens:,} tokens, not counted against token_limit); {STAND_IN}")
     else:
         for k in earlier:

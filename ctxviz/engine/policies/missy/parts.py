@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from ...growth import same_prefix
 from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
+from ...wording import noun
 
 
 class Budget(Protocol):
@@ -46,7 +47,7 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     with_calls, only_calls, characters = _prefix_counts(session.messages)
     notes: tuple[str, ...] = ()
     if with_calls:
-        notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} message(s) "
+        notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} {noun(with_calls, 'message')} "
                  f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
                  "message(s) count as the text 'None'",)
     key = id(session)

@@ -14,6 +14,7 @@ from typing import Any
 from ...counting import TokenCounts
 from ...plan import Decision, MessagePlan, Plan, SummaryPlan, Totals
 from ...session import Category, Message, Session
+from ...wording import noun
 from ..base import Policy, params_dict
 from ..common import recorded_covers
 from .content import (
@@ -125,7 +126,7 @@ def plan_records(session: Session, budgets: CategoryBudgets, counts: TokenCounts
             tokens[m.index] = count_content(content, tok)
             decision[m.index] = Decision.REPLACED
             codes[m.index] = "replaced"
-            reasons[m.index] = f"replaced: its {m.image_count} image(s) became \"{IMAGE_PLACEHOLDER}\" ({counts[m.index]:,} -> {tokens[m.index]:,} tokens)"
+            reasons[m.index] = f"replaced: its {m.image_count:,} {noun(m.image_count, 'image')} became \"{IMAGE_PLACEHOLDER}\" ({counts[m.index]:,} -> {tokens[m.index]:,} tokens)"
 
         # 2. Categories over their own maximum, in trim order, oldest first, whole messages.
         usage = usage_by_category(alive)

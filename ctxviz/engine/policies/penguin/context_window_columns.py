@@ -24,6 +24,7 @@ from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, REPLACED, SUMMARIZED, Columns, Rows
 from ...session import Category, Message, Session
+from ...wording import noun
 from ..common import recorded_covers
 from .content import (
     CATEGORY_ORDER,
@@ -174,7 +175,7 @@ def plan_columns(session: Session, budgets: Budgets, counts: TokenCounts, params
             tokens[m.index] = count_content(content, tok)
             decision[m.index] = REPLACED
             code[m.index] = REPLACED_CODE
-            replaced_reason[m.index] = (f"replaced: its {m.image_count} image(s) became \"{IMAGE_PLACEHOLDER}\" "
+            replaced_reason[m.index] = (f"replaced: its {m.image_count:,} {noun(m.image_count, 'image')} became \"{IMAGE_PLACEHOLDER}\" "
                                         f"({counts[m.index]:,} -> {int(tokens[m.index]):,} tokens)")
 
         usage = _usage(held, tokens, alive)

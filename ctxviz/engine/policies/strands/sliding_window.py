@@ -40,6 +40,7 @@ from ...counting import TokenCounts
 from ...plan import Context, Decision, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, REPLACED, SUMMARIZED, TRUNCATED, Columns, Rows
 from ...session import Message, Session
+from ...wording import noun
 from ..base import Policy, params_dict
 from ..common import base_system_prompt
 from .messages import (
@@ -83,7 +84,7 @@ def _as_it_stands(mgr: _Manager, fixed: int, limit: int, limit_source: str) -> i
         if outcome not in ("trimmed", "truncated"):
             mgr.notes.append(f"apply_management could not trim ({outcome}): Strands logs a warning and keeps the messages")
     mgr.history(mgr.messages + pending[point:], mgr.owners + pending_owners[point:])
-    mgr.notes.append(when + (f"; the {len(pending) - point} Strands message(s) since then come on top of the window" if point < len(pending) else ""))
+    mgr.notes.append(when + (f"; the {len(pending) - point:,} Strands {noun(len(pending) - point, 'message')} since then {'comes' if len(pending) - point == 1 else 'come'} on top of the window" if point < len(pending) else ""))
     if params.proactive_compression is not None:
         estimate = fixed + mgr.holding()
         if estimate / limit >= params.proactive_compression:
@@ -103,7 +104,7 @@ def _as_it_stands(mgr: _Manager, fixed: int, limit: int, limit_source: str) -> i
         if ws == 0:
             break
     if rounds:
-        mgr.notes.append(f"overflow recovery ran reduce_context {rounds} time(s); Strands learns of an overflow from the provider's error, "
+        mgr.notes.append(f"overflow recovery ran reduce_context {rounds:,} {noun(rounds, 'time')}; Strands learns of an overflow from the provider's error, "
                          f"ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
     return rounds
 

@@ -16,6 +16,7 @@ from typing import Any
 from ...counting import TokenCounts
 from ...plan import Decision
 from ...session import Session
+from ...wording import noun
 from .messages import (
     StrandsMessage,
     block_tokens,
@@ -364,12 +365,12 @@ def agent_notes(mgr: _Manager, limit: int, limit_source: str) -> list[str]:
     if mgr.failed:
         notes.append(mgr.failed)
     per_turn = f", and before every {'' if p.per_turn == 1 else f'{p.per_turn}-th '}model call (retries counted)" if p.per_turn else ""
-    notes.append(f"apply_management ran {mgr.managed} time(s) as the history grew (at the end of every invocation{per_turn})"
-                 + (f"; the {mgr.since} Strands message(s) since then come on top of the window" if mgr.since else ""))
+    notes.append(f"apply_management ran {mgr.managed:,} {noun(mgr.managed, 'time')} as the history grew (at the end of every invocation{per_turn})"
+                 + (f"; the {mgr.since:,} Strands {noun(mgr.since, 'message')} since then {'comes' if mgr.since == 1 else 'come'} on top of the window" if mgr.since else ""))
     if mgr.proactive:
         notes.append(mgr.proactive)
     if mgr.rounds:
-        notes.append(f"overflow recovery ran reduce_context {mgr.rounds} time(s), at {mgr.recovered_at} model call(s), each followed by a retry; "
+        notes.append(f"overflow recovery ran reduce_context {mgr.rounds:,} {noun(mgr.rounds, 'time')}, at {mgr.recovered_at:,} model {noun(mgr.recovered_at, 'call')}, each followed by a retry; "
                      "what it trimmed or cut stays out of every later call, as in the agent's history. Strands learns of an overflow from "
                      f"the provider's error, ctxviz uses Strands' own estimate (Model.count_tokens) against context_window_limit {limit:,} ({limit_source})")
     if mgr.raised:
