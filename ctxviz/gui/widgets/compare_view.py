@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -38,6 +39,19 @@ def settings_text(plan: Plan) -> str:
     defaults = params_dict(get_policy(plan.policy).default_params()) if plan.policy in policy_names() else {}
     changed = [f"{k}={v}" for k, v in plan.params.items() if defaults.get(k, v) != v]
     return f"{plan.policy} ({', '.join(changed) if changed else 'defaults'})"
+
+
+def side_headline(side: str, plan: Plan) -> str:
+    """One side's figures and its plan's own verdict: "7,120 of 8,000 tokens, 17 sent" read as
+    fitting when missy's history was over its allotment (the CLI's compare says so)."""
+    t = plan.totals
+    return f"{side} ({plan.policy}): {t.used:,} of {t.budget:,} tokens, {t.kept_messages:,} sent, {plan.fit_verdict()}"
+
+
+def side_headline_html(side: str, plan: Plan) -> str:
+    """`side_headline`, escaped, in the warning colour when the plan does not fit."""
+    text = html.escape(side_headline(side, plan))
+    return text if plan.totals.fits else f"<span style='color:{WARNING}'>{text}</span>"
 
 
 #: The tree's columns: a group row fills them for its messages, a message row for itself.
@@ -87,7 +101,8 @@ class CompareView(QWidget):
         top.addWidget(self.policy)
         top.addWidget(self.overrides, 1)
         top.addWidget(run)
-        self.summary = plain_label("A is the current view. Choose B and press Compare.")
+        self.summary = QLabel("A is the current view. Choose B and press Compare.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # escaped by `side_headline_html`: a colour for a side that does not fit
         self.summary.setWordWrap(True)
         self.costs = plain_label()
         self.costs.setWordWrap(True)
@@ -249,9 +264,8 @@ class CompareView(QWidget):
         # One token axis for both strips, so the same position is the same message's tokens.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
-        self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages:,} sent  |  "
-                             f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
-                             f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else ""))
+        differ = f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else "")
+        self.summary.setText(" &nbsp;|&nbsp; ".join([side_headline_html("A", a), side_headline_html("B", b), html.escape(differ)]))
         self.strips.setVisible(True)
         self.groups = group_differences(diffs)
         by_index = {d.index: d for d in diffs}
