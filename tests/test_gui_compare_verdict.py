@@ -65,3 +65,35 @@ def test_a_policy_name_is_shown_as_text_not_markup(qtbot, sw_plans) -> None:  # 
     qtbot.addWidget(view)
     view.show_result(evil, b)
     assert "<img" not in view.summary.text() and "A (<img src=/dev/zero>)" in shown_text(view.summary)
+
+
+GM = REAL / "gemini_cli" / "ai-sessions_pomodoro.json"
+
+
+def test_two_estimators_step_both_strips_by_message_and_say_why(qtbot) -> None:  # type: ignore[no-untyped-def]
+    session = load_session(str(GM))
+    a = plan_session(session, "gemini-cli-compression", {"tokenLimit": 8000})
+    b = plan_session(session, "missy", {"total": 5000})
+    assert a.tokenizer != b.tokenizer
+    view = CompareView(["missy"])
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    view.show_result(a, b)
+    note = view.scale_note
+    assert note.isVisible() and note.text().startswith(
+        f"Tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale")
+    # The same position is the same message in both strips and in the lane between them.
+    starts_a, starts_b = list(view.strip_a.item.starts), list(view.strip_b.item.starts)
+    assert starts_a == starts_b == list(range(len(session.messages)))
+    assert list(view.lane._starts) == [float(starts_b[i]) for i, _ in view.lane.marks]
+    (x0, x1), _ = view.strip_b.getViewBox().viewRange()
+    assert x0 <= 0 and x1 >= len(session.messages)  # B's 30 messages span the axis as A's do
+    for strip in (view.strip_a, view.strip_b):
+        assert strip.getAxis("bottom").labelText.startswith("message index")
+    # The same estimator on both sides: one token axis, nothing to say.
+    c = plan_session(session, "missy", {"total": 8000})
+    view.show_result(c, b)
+    assert not view.scale_note.isVisible() and view.strip_a.by_tokens and view.strip_b.by_tokens
+    assert view.strip_a.getAxis("bottom").labelText == "cumulative tokens"
+    assert view.strip_b.full_width() == pytest.approx(sum(m.tokens for m in b.messages))

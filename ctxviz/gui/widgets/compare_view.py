@@ -54,6 +54,12 @@ def side_headline_html(side: str, plan: Plan) -> str:
     return text if plan.totals.fits else f"<span style='color:{WARNING}'>{text}</span>"
 
 
+def scale_sentence(a: Plan, b: Plan) -> str:
+    """Why the strips step by message: the CLI's sentence, and what the strips do about it."""
+    return (f"Tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale: "
+            "the strips are drawn one step per message (the same position is the same message), and each side's tokens are its own count.")
+
+
 #: The tree's columns: a group row fills them for its messages, a message row for itself.
 TREE_COLUMNS = ("messages", "A", "B", "A's reason", "B's reason", "tokens (A / B)")
 #: Where a message row keeps its message's index.
@@ -145,6 +151,11 @@ class CompareView(QWidget):
         strips = QVBoxLayout(self.strips)
         strips.setContentsMargins(0, 0, 0, 0)
         self.label_a, self.label_b = plain_label("A (current view)"), plain_label("B")
+        # Said when the two sides count tokens with different estimators (as `ctxviz compare` says it).
+        self.scale_note = plain_label()
+        self.scale_note.setObjectName("compare-scale")
+        self.scale_note.hide()
+        strips.addWidget(self.scale_note)
         # Between the strips, a thin lane marks the messages decided differently (not outlines).
         self.lane = DiffLane(self.strip_a)
         self.lane.messageClicked.connect(self.messageRequested)
@@ -152,7 +163,7 @@ class CompareView(QWidget):
         self.lane_label.setTextFormat(Qt.TextFormat.RichText)  # our own words and colours only
         # Wrapped, as the labels over the strips: on one line the lane's key (820 pixels) widened a
         # 1024-pixel window to 1098 once a comparison was shown.
-        for label in (self.lane_label, self.label_a, self.label_b):
+        for label in (self.lane_label, self.label_a, self.label_b, self.scale_note):
             label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         for label, strip in ((self.label_a, self.strip_a), (self.label_b, self.strip_b)):
@@ -252,8 +263,18 @@ class CompareView(QWidget):
         self.costs.setText("Replaying both sides to price them with prompt caching…")
         self.costs.show()
         diffs = compare(a, b)
+        # Two estimators put the same messages at different token positions (Gemini CLI's count of
+        # 30 messages ended at 6,894, missy's near 1,400, as if B's session were shorter): the
+        # strips then step one message at a time, so the same position is the same message.
+        same_scale = a.tokenizer == b.tokenizer
+        for strip in (self.strip_a, self.strip_b):
+            strip.by_tokens = same_scale
         self.strip_a.set_plan(None, a)
         self.strip_b.set_plan(None, b)
+        for strip in (self.strip_a, self.strip_b):
+            strip.getAxis("bottom").setLabel("cumulative tokens" if same_scale else "message index (one step per message)")
+        self.scale_note.setText("" if same_scale else scale_sentence(a, b))
+        self.scale_note.setVisible(not same_scale)
         # Linked, the strips showed B's width: A's messages past it were off the edge (each policy
         # counts with its own counter, so the two totals differ). Both show the wider whole.
         widest = max(self.strip_a.full_width(), self.strip_b.full_width())
@@ -261,7 +282,7 @@ class CompareView(QWidget):
         self.strip_b.show_width(widest)
         self.lane.set_differences(diffs)
         self.lane_label.setText(lane_legend_html(len(diffs)))
-        # One token axis for both strips, so the same position is the same message's tokens.
+        # One axis for both strips (tokens, or messages when the two count differently): the same position is the same message.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
         differ = f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else "")
