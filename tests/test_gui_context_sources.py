@@ -90,3 +90,12 @@ def test_the_tab_and_its_scope_line_count_entries_by_their_sources(qtbot, open_w
     assert "added by the policy" not in scope
     # Copying still gives the request itself, without the marks.
     assert "written by the agent" not in export_text(plan, session, "markdown")
+
+
+def test_a_system_prompt_built_from_the_files_prompt_and_its_system_messages_names_both() -> None:
+    session = load_session(str(Path(__file__).resolve().parent.parent / "sample_sessions" / "support_chat.yaml"))
+    plan = plan_session(session, "missy")
+    sources = plan_sources(plan, session)["context_sources"]
+    included = span_text(ref["index"] for ref in sources[0]["includes"])
+    assert session.system_prompt and included.startswith("#0, ")
+    assert headings(labelled_markdown(plan, session))[0] == f"system prompt: the file's system prompt and messages {included}"

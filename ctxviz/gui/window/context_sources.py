@@ -72,10 +72,10 @@ def source_label(source: Mapping[str, Any], entry: Mapping[str, Any], session: S
         return f"ctxviz's offline stand-in summary, not the agent's{_covers(source)}"
     if kind == "system_prompt":
         includes = [ref["index"] for ref in source.get("includes", ())]
-        parts = (["the file's system prompt"] if session.system_prompt.strip() else []) + (
-            [f"the file's message{'s' if len(includes) > 1 else ''} {span_text(includes)}"] if includes else [])
+        parts = (["system prompt"] if session.system_prompt.strip() else []) + (
+            [f"message{'s' if len(includes) > 1 else ''} {span_text(includes)}"] if includes else [])
         if parts:
-            return "system prompt: " + " and ".join(parts)
+            return "system prompt: the file's " + " and ".join(parts)
         return "system prompt: not in the log" if _empty(entry) else "system prompt written by the policy, not in the log"
     return "inserted by the policy: not in the log"
 
