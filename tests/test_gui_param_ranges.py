@@ -93,3 +93,26 @@ def test_a_value_typed_past_a_guessed_range_widens_it_and_a_frameworks_bound_sta
     form, _ = form_for(qtbot, "gemini-cli-compression")
     scale = form.scales["compressionThreshold"]
     assert not scale.guessed[1] and scale.hi == 1.0  # Gemini CLI's own bound: a fraction of the limit
+
+
+def test_a_check_boxs_hint_is_as_tall_as_its_wrapped_lines_on_a_small_window(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from ctxviz.gui.widgets.param_form import HintLabel
+    from tests.gui_windows import window_at
+
+    session = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
+    win = window_at(qtbot, tmp_path, (1024, 700), session, settled=False)
+    try:
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.set_policy("llamaindex-chat-summary-memory-buffer")
+        qtbot.wait(100)
+        hints = [h for h in win.params.findChildren(HintLabel) if h.isVisible()]
+        assert len(hints) >= 3
+        # at 1024 px the eight lines of system_messages_in_memory had 63 of their 140 pixels
+        tallest = max(hints, key=lambda h: h.heightForWidth(h.width()))
+        assert tallest.heightForWidth(tallest.width()) >= 4 * tallest.fontMetrics().height()
+        for hint in hints:
+            assert hint.height() >= hint.heightForWidth(hint.width()), (hint.text()[:40], hint.height())
+    finally:
+        win.vm.shutdown()

@@ -288,6 +288,26 @@ class NameLabel(QLabel):
         return QSize(width, self.heightForWidth(width))
 
 
+class HintLabel(QLabel):
+    """A check box's explanation beside it, as tall as its wrapped lines at the width it is given.
+    The form's wrapped rows gave it the height its text asks for at its preferred width: at 1024 px
+    LlamaIndex's four-line `llm` and eight-line `system_messages_in_memory` hints were cut off at the
+    top and bottom. Plain text: a plugin policy's help is not markup."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+        self.setWordWrap(True)
+        self.setStyleSheet("color: palette(placeholder-text);")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        needed = self.heightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
+
+
 class ParamForm(QWidget):
     valueChanged = Signal(str, object)
 
@@ -335,10 +355,7 @@ class ParamForm(QWidget):
                 editor.setChecked(bool(value))
                 editor.toggled.connect(lambda v, n=f.name: self._emit(n, v))
                 line.addWidget(editor)
-                hint = QLabel(meta.get("help", ""))
-                hint.setWordWrap(True)
-                hint.setStyleSheet("color: palette(placeholder-text);")
-                line.addWidget(hint, 1)
+                line.addWidget(HintLabel(meta.get("help", "")), 1)
                 self.editors[f.name] = (editor,)
             elif field_choices(kind, meta):
                 choices = field_choices(kind, meta)
