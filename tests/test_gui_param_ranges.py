@@ -116,3 +116,22 @@ def test_a_check_boxs_hint_is_as_tall_as_its_wrapped_lines_on_a_small_window(qtb
             assert hint.height() >= hint.heightForWidth(hint.width()), (hint.text()[:40], hint.height())
     finally:
         win.vm.shutdown()
+
+
+def test_a_long_class_name_in_the_policys_title_wraps_inside_the_panel(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from tests.gui_windows import window_at
+
+    session = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
+    win = window_at(qtbot, tmp_path, (1024, 700), session, settled=False)
+    try:
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.set_policy("strands-sliding-window")
+        qtbot.wait(100)
+        title = win.policy_title
+        assert "SlidingWindowConversationManager" in title.text().replace("\u200b", "")
+        # Its longest unbreakable run fits the panel ("Strands SlidingWindowConversationManag" was cut).
+        assert title.minimumSizeHint().width() <= title.width() <= win.params_panel.viewport().width()
+    finally:
+        win.vm.shutdown()
