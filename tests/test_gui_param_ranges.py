@@ -5,6 +5,7 @@ extra_tokens_per_message of 3.0 all sat at the right end of 0-1 sliders."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ pytest.importorskip("PySide6")
 from ctxviz.engine.policies import get_policy  # noqa: E402
 from ctxviz.gui.widgets.param_form import ParamForm  # noqa: E402
 
+CC = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
 #: What the app passes for a session of 26 messages and about 30,000 tokens (gui/window/parameters.py).
 LIMITS = {"messages": 26, "tokens": 30_000}
 FORMS = ("langchain-trim", "strands-sliding-window", "strands-summarizing", "llamaindex-chat-memory-buffer",
@@ -95,43 +97,42 @@ def test_a_value_typed_past_a_guessed_range_widens_it_and_a_frameworks_bound_sta
     assert not scale.guessed[1] and scale.hi == 1.0  # Gemini CLI's own bound: a fraction of the limit
 
 
-def test_a_check_boxs_hint_is_as_tall_as_its_wrapped_lines_on_a_small_window(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from pathlib import Path
+@pytest.fixture
+def small_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    """`small_window(policy)`: CC open at 1024x700 under `policy`, shut down after the test."""
+    from tests.gui_windows import window_at
 
+    windows = []
+
+    def make(policy: str):  # type: ignore[no-untyped-def]
+        win = window_at(qtbot, tmp_path, (1024, 700), CC, settled=False)
+        windows.append(win)
+        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+            win.vm.set_policy(policy)
+        qtbot.wait(100)
+        return win
+
+    yield make
+    for win in windows:
+        win.vm.shutdown()
+
+
+def test_a_check_boxs_hint_is_as_tall_as_its_wrapped_lines_on_a_small_window(small_window) -> None:  # type: ignore[no-untyped-def]
     from ctxviz.gui.widgets.param_form import HintLabel
-    from tests.gui_windows import window_at
 
-    session = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
-    win = window_at(qtbot, tmp_path, (1024, 700), session, settled=False)
-    try:
-        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-            win.vm.set_policy("llamaindex-chat-summary-memory-buffer")
-        qtbot.wait(100)
-        hints = [h for h in win.params.findChildren(HintLabel) if h.isVisible()]
-        assert len(hints) >= 3
-        # at 1024 px the eight lines of system_messages_in_memory had 63 of their 140 pixels
-        tallest = max(hints, key=lambda h: h.heightForWidth(h.width()))
-        assert tallest.heightForWidth(tallest.width()) >= 4 * tallest.fontMetrics().height()
-        for hint in hints:
-            assert hint.height() >= hint.heightForWidth(hint.width()), (hint.text()[:40], hint.height())
-    finally:
-        win.vm.shutdown()
+    win = small_window("llamaindex-chat-summary-memory-buffer")
+    hints = [h for h in win.params.findChildren(HintLabel) if h.isVisible()]
+    assert len(hints) >= 3
+    # at 1024 px the eight lines of system_messages_in_memory had 63 of their 140 pixels
+    tallest = max(hints, key=lambda h: h.heightForWidth(h.width()))
+    assert tallest.heightForWidth(tallest.width()) >= 4 * tallest.fontMetrics().height()
+    for hint in hints:
+        assert hint.height() >= hint.heightForWidth(hint.width()), (hint.text()[:40], hint.height())
 
 
-def test_a_long_class_name_in_the_policys_title_wraps_inside_the_panel(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from pathlib import Path
-
-    from tests.gui_windows import window_at
-
-    session = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
-    win = window_at(qtbot, tmp_path, (1024, 700), session, settled=False)
-    try:
-        with qtbot.waitSignal(win.vm.planReady, timeout=30000):
-            win.vm.set_policy("strands-sliding-window")
-        qtbot.wait(100)
-        title = win.policy_title
-        assert "SlidingWindowConversationManager" in title.text().replace("\u200b", "")
-        # Its longest unbreakable run fits the panel ("Strands SlidingWindowConversationManag" was cut).
-        assert title.minimumSizeHint().width() <= title.width() <= win.params_panel.viewport().width()
-    finally:
-        win.vm.shutdown()
+def test_a_long_class_name_in_the_policys_title_wraps_inside_the_panel(small_window) -> None:  # type: ignore[no-untyped-def]
+    win = small_window("strands-sliding-window")
+    title = win.policy_title
+    assert "SlidingWindowConversationManager" in title.text().replace("\u200b", "")
+    # Its longest unbreakable run fits the panel ("Strands SlidingWindowConversationManag" was cut).
+    assert title.minimumSizeHint().width() <= title.width() <= win.params_panel.viewport().width()
