@@ -91,9 +91,10 @@ def test_two_estimators_step_both_strips_by_message_and_say_why(qtbot) -> None: 
     assert x0 <= 0 and x1 >= len(session.messages)  # B's 30 messages span the axis as A's do
     for strip in (view.strip_a, view.strip_b):
         assert strip.getAxis("bottom").labelText.startswith("message index")
+        assert "one step wide" in strip.help_text and "as wide as its tokens" not in strip.help_text
     # The same estimator on both sides: one token axis, nothing to say.
     c = plan_session(session, "missy", {"total": 8000})
     view.show_result(c, b)
     assert not view.scale_note.isVisible() and view.strip_a.by_tokens and view.strip_b.by_tokens
-    assert view.strip_a.getAxis("bottom").labelText == "cumulative tokens"
+    assert view.strip_a.getAxis("bottom").labelText == "cumulative tokens" and "as wide as its tokens" in view.strip_b.help_text
     assert view.strip_b.full_width() == pytest.approx(sum(m.tokens for m in b.messages))

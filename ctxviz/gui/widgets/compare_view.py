@@ -54,6 +54,10 @@ def side_headline_html(side: str, plan: Plan) -> str:
     return text if plan.totals.fits else f"<span style='color:{WARNING}'>{text}</span>"
 
 
+#: What a strip's segments are as wide as when the two sides count tokens differently.
+BY_MESSAGE_HELP = "one step wide (A and B count tokens with different estimators, so the strips step by message)"
+
+
 def scale_sentence(a: Plan, b: Plan) -> str:
     """Why the strips step by message: the CLI's sentence, and what the strips do about it."""
     return (f"Tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale: "
@@ -130,6 +134,7 @@ class CompareView(QWidget):
         self._group_members: dict[int, list[Difference]] = {}
         self.strip_a = MessageStrip()
         self.strip_b = MessageStrip()
+        self._token_help = self.strip_a.help_text
         # One row per group of differences (both sides' decisions and reason codes), with its count
         # and tokens; a group opens to its messages (139 identical rows were one reason said 139 times).
         self.table = QTreeWidget()
@@ -273,6 +278,8 @@ class CompareView(QWidget):
         self.strip_b.set_plan(None, b)
         for strip in (self.strip_a, self.strip_b):
             strip.getAxis("bottom").setLabel("cumulative tokens" if same_scale else "message index (one step per message)")
+            strip.help_text = self._token_help if same_scale else self._token_help.replace("as wide as its tokens", BY_MESSAGE_HELP)
+            strip.setToolTip(strip.help_text)
         self.scale_note.setText("" if same_scale else scale_sentence(a, b))
         self.scale_note.setVisible(not same_scale)
         # Linked, the strips showed B's width: A's messages past it were off the edge (each policy
