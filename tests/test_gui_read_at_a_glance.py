@@ -63,7 +63,8 @@ def test_the_context_tab_marks_its_gaps_and_each_sections_index(open_window) -> 
     assert sum(n for n, _ in counted) == len(not_sent) and sum(t for _, t in counted) == sum(m.tokens for m in not_sent)
     assert f"⋯ {len(not_sent):,} messages ({sum(m.tokens for m in not_sent):,} tokens) not sent here" in text  # one run here
     # Each section names the session message it comes from, in the order sent.
-    headers = re.findall(r"^## (\d+)\. \w+ · (#(\d+)|added by the policy)$", text, re.M)
+    headers = re.findall(r"^## (\d+)\. \w+ · (#(\d+)|system prompt: .+|the log's recorded summary #.+|ctxviz's offline stand-in summary.+"
+                         r"|inserted by the policy: .+)$", text, re.M)
     assert len(headers) == len(plan.context)
     assert [int(h[2]) if h[2] else None for h in headers] == list(plan.context_index)
     assert QFontInfo(win.context_view.font()).fixedPitch()

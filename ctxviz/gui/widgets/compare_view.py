@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -38,6 +39,29 @@ def settings_text(plan: Plan) -> str:
     defaults = params_dict(get_policy(plan.policy).default_params()) if plan.policy in policy_names() else {}
     changed = [f"{k}={v}" for k, v in plan.params.items() if defaults.get(k, v) != v]
     return f"{plan.policy} ({', '.join(changed) if changed else 'defaults'})"
+
+
+def side_headline(side: str, plan: Plan) -> str:
+    """One side's figures and its plan's own verdict: "7,120 of 8,000 tokens, 17 sent" read as
+    fitting when missy's history was over its allotment (the CLI's compare says so)."""
+    t = plan.totals
+    return f"{side} ({plan.policy}): {t.used:,} of {t.budget:,} tokens, {t.kept_messages:,} sent, {plan.fit_verdict()}"
+
+
+def side_headline_html(side: str, plan: Plan) -> str:
+    """`side_headline`, escaped, in the warning colour when the plan does not fit."""
+    text = html.escape(side_headline(side, plan))
+    return text if plan.totals.fits else f"<span style='color:{WARNING}'>{text}</span>"
+
+
+#: What a strip's segments are as wide as when the two sides count tokens differently.
+BY_MESSAGE_HELP = "one step wide (A and B count tokens with different estimators, so the strips step by message)"
+
+
+def scale_sentence(a: Plan, b: Plan) -> str:
+    """Why the strips step by message: the CLI's sentence, and what the strips do about it."""
+    return (f"Tokens counted with {a.tokenizer} for A and {b.tokenizer} for B, so their token figures are not on one scale: "
+            "the strips are drawn one step per message (the same position is the same message), and each side's tokens are its own count.")
 
 
 #: The tree's columns: a group row fills them for its messages, a message row for itself.
@@ -87,7 +111,8 @@ class CompareView(QWidget):
         top.addWidget(self.policy)
         top.addWidget(self.overrides, 1)
         top.addWidget(run)
-        self.summary = plain_label("A is the current view. Choose B and press Compare.")
+        self.summary = QLabel("A is the current view. Choose B and press Compare.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # escaped by `side_headline_html`: a colour for a side that does not fit
         self.summary.setWordWrap(True)
         self.costs = plain_label()
         self.costs.setWordWrap(True)
@@ -109,6 +134,7 @@ class CompareView(QWidget):
         self._group_members: dict[int, list[Difference]] = {}
         self.strip_a = MessageStrip()
         self.strip_b = MessageStrip()
+        self._token_help = self.strip_a.help_text
         # One row per group of differences (both sides' decisions and reason codes), with its count
         # and tokens; a group opens to its messages (139 identical rows were one reason said 139 times).
         self.table = QTreeWidget()
@@ -130,6 +156,11 @@ class CompareView(QWidget):
         strips = QVBoxLayout(self.strips)
         strips.setContentsMargins(0, 0, 0, 0)
         self.label_a, self.label_b = plain_label("A (current view)"), plain_label("B")
+        # Said when the two sides count tokens with different estimators (as `ctxviz compare` says it).
+        self.scale_note = plain_label()
+        self.scale_note.setObjectName("compare-scale")
+        self.scale_note.hide()
+        strips.addWidget(self.scale_note)
         # Between the strips, a thin lane marks the messages decided differently (not outlines).
         self.lane = DiffLane(self.strip_a)
         self.lane.messageClicked.connect(self.messageRequested)
@@ -137,7 +168,7 @@ class CompareView(QWidget):
         self.lane_label.setTextFormat(Qt.TextFormat.RichText)  # our own words and colours only
         # Wrapped, as the labels over the strips: on one line the lane's key (820 pixels) widened a
         # 1024-pixel window to 1098 once a comparison was shown.
-        for label in (self.lane_label, self.label_a, self.label_b):
+        for label in (self.lane_label, self.label_a, self.label_b, self.scale_note):
             label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         for label, strip in ((self.label_a, self.strip_a), (self.label_b, self.strip_b)):
@@ -237,8 +268,20 @@ class CompareView(QWidget):
         self.costs.setText("Replaying both sides to price them with prompt caching…")
         self.costs.show()
         diffs = compare(a, b)
+        # Two estimators put the same messages at different token positions (Gemini CLI's count of
+        # 30 messages ended at 6,894, missy's near 1,400, as if B's session were shorter): the
+        # strips then step one message at a time, so the same position is the same message.
+        same_scale = a.tokenizer == b.tokenizer
+        for strip in (self.strip_a, self.strip_b):
+            strip.by_tokens = same_scale
         self.strip_a.set_plan(None, a)
         self.strip_b.set_plan(None, b)
+        for strip in (self.strip_a, self.strip_b):
+            strip.getAxis("bottom").setLabel("cumulative tokens" if same_scale else "message index (one step per message)")
+            strip.help_text = self._token_help if same_scale else self._token_help.replace("as wide as its tokens", BY_MESSAGE_HELP)
+            strip.setToolTip(strip.help_text)
+        self.scale_note.setText("" if same_scale else scale_sentence(a, b))
+        self.scale_note.setVisible(not same_scale)
         # Linked, the strips showed B's width: A's messages past it were off the edge (each policy
         # counts with its own counter, so the two totals differ). Both show the wider whole.
         widest = max(self.strip_a.full_width(), self.strip_b.full_width())
@@ -246,12 +289,11 @@ class CompareView(QWidget):
         self.strip_b.show_width(widest)
         self.lane.set_differences(diffs)
         self.lane_label.setText(lane_legend_html(len(diffs)))
-        # One token axis for both strips, so the same position is the same message's tokens.
+        # One axis for both strips (tokens, or messages when the two count differently): the same position is the same message.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
-        self.summary.setText(f"A ({a.policy}): {a.totals.used:,} of {a.totals.budget:,} tokens, {a.totals.kept_messages:,} sent  |  "
-                             f"B ({b.policy}): {b.totals.used:,} of {b.totals.budget:,} tokens, {b.totals.kept_messages:,} sent  |  "
-                             f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else ""))
+        differ = f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else "")
+        self.summary.setText(" &nbsp;|&nbsp; ".join([side_headline_html("A", a), side_headline_html("B", b), html.escape(differ)]))
         self.strips.setVisible(True)
         self.groups = group_differences(diffs)
         by_index = {d.index: d for d in diffs}

@@ -6,14 +6,16 @@ under the field and is not applied.
 
 Qt's sliders and spin boxes hold 32-bit ints, parameters are Python ints of any size: an integer
 field is an `IntSpinBox` that shows and keeps the exact value, and a slider whose range would not
-fit in 32 bits moves in `SLIDER_STEPS` proportional steps; a value beyond the slider's range pins the
-slider to its end while the field shows the real value.
+fit in 32 bits moves in `SLIDER_STEPS` proportional steps; a value beyond the framework's own bounds
+pins the slider to its end while the field shows the real value, and a range ctxviz guessed (no
+`min`/`max` in the metadata) grows to take in a value set beyond it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from typing import Any, Literal, get_args, get_origin
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -38,6 +40,8 @@ from ..safe import BREAK, INT32_MAX, INT32_MIN, plain_label, qt_int
 from ..theme import WARNING
 
 FLOAT_STEPS = 1000
+#: The highest value a float field without the framework's maximum takes (its slider grows to it).
+FLOAT_TOP = 1e12
 #: Positions of a slider whose value range does not fit a 32-bit int.
 SLIDER_STEPS = 10_000
 
@@ -146,10 +150,30 @@ class SliderScale:
     """Maps a field's value range onto a QSlider's 32-bit positions: one position per value (per
     1/FLOAT_STEPS for floats) when that fits, else SLIDER_STEPS proportional steps."""
 
-    def __init__(self, lo: float, hi: float, is_float: bool) -> None:
+    def __init__(self, lo: float, hi: float, is_float: bool, guessed: tuple[bool, bool] = (False, False)) -> None:
         self.lo, self.hi, self.is_float = lo, max(lo, hi), is_float
+        #: Which ends (low, high) are ctxviz's guess, not the framework's `min`/`max`: a guessed end
+        #: grows to take in a value set beyond it, rather than pinning the slider where the value is not.
+        self.guessed = guessed
         self.unit = FLOAT_STEPS if is_float else 1
-        self.exact = INT32_MIN <= lo * self.unit and self.hi * self.unit <= INT32_MAX
+        self._fit()
+
+    def _fit(self) -> None:
+        self.exact = INT32_MIN <= self.lo * self.unit and self.hi * self.unit <= INT32_MAX
+
+    def reach(self, value: Any) -> bool:
+        """Grow a guessed range to twice a value beyond it, so that the slider shows where the value
+        is (its end only when it is the end); a framework's own bounds stay. True when it grew."""
+        if not isinstance(value, int | float) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            return False
+        if value > self.hi and self.guessed[1]:
+            self.hi = value * 2 if self.is_float else int(value) * 2
+        elif value < self.lo and self.guessed[0]:
+            self.lo = min(value * 2, value) if self.is_float else min(int(value) * 2, int(value))
+        else:
+            return False
+        self._fit()
+        return True
 
     def range(self) -> tuple[int, int]:
         if self.exact:
@@ -192,6 +216,17 @@ def field_choices(kind: Any, metadata: dict[str, Any]) -> tuple[Any, ...]:
     if isinstance(base, type) and issubclass(base, enum.Enum):
         return tuple(m.value for m in base)
     return tuple(metadata.get("choices", ()))
+
+
+#: Units whose values are whole: a float field counting them is edited as an integer.
+WHOLE_UNITS = ("tokens", "messages")
+
+
+def counts_whole(meta: dict[str, Any], value: Any) -> bool:
+    """A float field that counts tokens or messages and holds a whole number (LangChain's max_tokens
+    is a float only because a fraction acts as its floor): shown "1,500", not "1500.000", and on a
+    slider that reaches the session's tokens. A fraction set explicitly keeps the decimal field."""
+    return meta.get("unit") in WHOLE_UNITS and (value is None or isinstance(value, int) or float(value).is_integer())
 
 
 class UnsetDoubleSpinBox(QDoubleSpinBox):
@@ -262,6 +297,27 @@ def show_unset(button: QToolButton, active: bool) -> None:
         return  # shown with its row (shown before it has one, it would be a window of its own)
     button.setVisible(active)
 
+
+class HintLabel(QLabel):
+    """A check box's explanation beside it, as tall as its wrapped lines at the width it is given.
+    The form's wrapped rows gave it the height its text asks for at its preferred width: at 1024 px
+    LlamaIndex's four-line `llm` and eight-line `system_messages_in_memory` hints were cut off at the
+    top and bottom. Plain text: a plugin policy's help is not markup."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+        self.setWordWrap(True)
+        self.setStyleSheet("color: palette(placeholder-text);")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        needed = self.heightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
+
+
 class ParamForm(QWidget):
     valueChanged = Signal(str, object)
 
@@ -309,10 +365,7 @@ class ParamForm(QWidget):
                 editor.setChecked(bool(value))
                 editor.toggled.connect(lambda v, n=f.name: self._emit(n, v))
                 line.addWidget(editor)
-                hint = QLabel(meta.get("help", ""))
-                hint.setWordWrap(True)
-                hint.setStyleSheet("color: palette(placeholder-text);")
-                line.addWidget(hint, 1)
+                line.addWidget(HintLabel(meta.get("help", "")), 1)
                 self.editors[f.name] = (editor,)
             elif field_choices(kind, meta):
                 choices = field_choices(kind, meta)
@@ -331,13 +384,18 @@ class ParamForm(QWidget):
                 self.editors[f.name] = (text,)
             else:
                 slider = QSlider(Qt.Orientation.Horizontal)
-                if base is float:
+                guessed = ("min" not in meta, "max" not in meta)
+                if base is float and not counts_whole(meta, value):
                     spin: IntSpinBox | QDoubleSpinBox = UnsetDoubleSpinBox()
                     spin.setDecimals(3)
                     spin.setSingleStep(meta.get("step", 0.01))
-                    lo, hi = meta.get("min", 0.0), meta.get("max", 1.0)
-                    spin.setRange(min(lo, float(value or 0)), max(hi, float(value or 0)))  # it shows the real value
-                    scale = SliderScale(lo, hi, True)
+                    # Without the framework's bounds, a share reaches 1 and another number four times
+                    # its value (LangChain's chars_per_token of 4.0 sat at the end of a 0-1 slider).
+                    lo, hi = meta.get("min", 0.0), meta.get("max", max(1.0, abs(float(value or 0)) * 4))
+                    # It shows the real value; past a guessed top, a typed value is the framework's to refuse.
+                    spin.setRange(min(lo, float(value or 0)), FLOAT_TOP if guessed[1] else max(hi, float(value or 0)))
+                    scale = SliderScale(lo, hi, True, guessed)
+                    scale.reach(value)  # a negative value with no framework minimum
                 else:
                     spin = IntSpinBox()
                     lo = int(meta.get("min", 0))
@@ -351,11 +409,12 @@ class ParamForm(QWidget):
                     hi = int(meta.get("max", max(reach, current) if reach else max(current * 4, 1000)))
                     spin.setRange(None if lo < 0 else 0, None)  # the framework validates, not the widget
                     spin.setSingleStep(int(meta.get("step", 1)))
-                    scale = SliderScale(lo, hi, False)
+                    scale = SliderScale(lo, hi, False, guessed)
+                    scale.reach(value)  # a negative value with no framework minimum
                     step = int(meta.get("step", 1))
                     slider.setSingleStep(qt_int(step if scale.exact else max(1, SLIDER_STEPS // 1000), 1))
                 slider.setRange(*scale.range())
-                if base is not float:
+                if not scale.is_float:
                     low, high = scale.range()
                     slider.setPageStep(max(1, (high - low) // 20))
                 spin.setValue(value or 0)
@@ -452,7 +511,7 @@ class ParamForm(QWidget):
                     if isinstance(spin, QDoubleSpinBox):
                         spin.setRange(min(spin.minimum(), value), max(spin.maximum(), value))  # show the real value
                     spin.setValue(value)  # type: ignore[attr-defined]
-                    slider.setValue(self.scales[name].to_slider(value))  # type: ignore[attr-defined]
+                    self._place(slider, self.scales[name], value)  # type: ignore[arg-type]
         finally:
             self._updating = False
 
@@ -469,9 +528,17 @@ class ParamForm(QWidget):
         if self._updating:
             return
         self._updating = True
-        slider.setValue(scale.to_slider(value))
+        self._place(slider, scale, value)
         self._updating = False
         self._emit(name, value)
+
+    @staticmethod
+    def _place(slider: QSlider, scale: SliderScale, value: float) -> None:
+        """The slider at `value`, its guessed range grown first to take the value in (called with
+        `_updating` set: a new range moves the handle, which must not send a value)."""
+        if scale.reach(value):
+            slider.setRange(*scale.range())
+        slider.setValue(scale.to_slider(value))
 
     def _emit(self, name: str, value: Any) -> None:
         if not self._updating:

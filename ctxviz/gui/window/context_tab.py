@@ -23,9 +23,11 @@ from PySide6.QtWidgets import (
 
 from ...engine.plan import Plan
 from ...engine.session import Session
+from ...engine.sources import plan_sources
 from ...errors import CtxvizError
-from ...io.exporters import EXPORTERS, GAP_MARK, export, export_text, marked_markdown, write_atomic
+from ...io.exporters import EXPORTERS, GAP_MARK, export, export_text, write_atomic
 from ..safe import plain_label
+from .context_sources import added_counts, labelled_markdown
 
 CONTEXT_TAB = 3  # Overview, Timeline, Compare, Context as sent
 
@@ -80,9 +82,10 @@ class ContextTab:
             marked = self.context_format.currentText() == "markdown" and self.shown_plan is not None
             # The markdown view marks each section's #index and the gaps between sent runs; copy and
             # export give the request itself. The JSON forms are shown exactly as they are copied.
-            self.context_view.setPlainText(marked_markdown(self.shown_plan) if marked else self._context_text())  # type: ignore[arg-type]
+            self.context_view.setPlainText(labelled_markdown(self.shown_plan, self.shown_session) if marked  # type: ignore[arg-type]
+                                           else self._context_text())
             self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}"
-                                       + (f". Shown with each section's #index and a {GAP_MARK} line where messages are not sent "
+                                       + (f". Shown with each section's source (#index, or what wrote it) and a {GAP_MARK} line where messages are not sent "
                                           "(copy and export leave both out)" if marked else
                                           f". The markdown format marks each section's #index and the messages not sent ({GAP_MARK})"))
             self._context_stale = False
@@ -110,12 +113,11 @@ class ContextTab:
             return ""
         from_messages = {i for i in plan.context_index if i is not None}
         folded = sum(1 for i, is_sent in enumerate(plan.sent_flags) if is_sent and i not in from_messages)
-        added = sum(1 for i in plan.context_index if i is None)
         why = []
         if folded:
             why.append(f"{folded:,} system message{'s' if folded != 1 else ''} folded into the system prompt")
-        if added:
-            why.append(f"{added:,} added by the policy (the system prompt and what it writes, such as summaries)")
+        # Counted by the sources the markdown view's headings name (a recorded summary is the agent's, not the policy's).
+        why += added_counts(plan_sources(plan, session)["context_sources"])
         merged = len(plan.context) - entries
         if self.context_format.currentText() == "anthropic" and merged:
             why.append(f"{merged:,} {'fewer' if merged > 0 else 'more'} after the Messages API's turns are merged "

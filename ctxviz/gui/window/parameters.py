@@ -7,6 +7,7 @@ A mixin of `MainWindow` (gui/main_window.py).
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -19,6 +20,7 @@ from ...errors import CtxvizError
 from ...io.config import dump_preset, load_preset
 from ...io.exporters import write_atomic
 from ...resources import resource_path
+from ..safe import BREAK
 from ..widgets.param_form import ParamForm
 
 
@@ -69,7 +71,9 @@ class ParametersDock:
         opened = self.vm.opened
         why = (f"<br><small><i>Opened under {html.escape(opened.reason)}; the Policy box chooses another.</i></small>"
                if opened is not None and opened.agents_own and opened.policy == name else "")
-        self.policy_title.setText(f"<b>{policy.title}</b><br><small>{html.escape(policy.description)}</small>{why}")
+        # A class name may break between its words: "SlidingWindowConversationManager" ran past a 250-pixel panel's edge.
+        title = re.sub(r"(?<=[a-z])(?=[A-Z])", BREAK, html.escape(policy.title))
+        self.policy_title.setText(f"<b>{title}</b><br><small>{html.escape(policy.description)}</small>{why}")
 
     def _limits(self, plan: Plan | None = None) -> dict[str, int]:
         """What the sliders of a unit should reach for this session: all its messages, all its tokens."""
