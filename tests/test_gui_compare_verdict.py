@@ -98,3 +98,19 @@ def test_two_estimators_step_both_strips_by_message_and_say_why(qtbot) -> None: 
     assert not view.scale_note.isVisible() and view.strip_a.by_tokens and view.strip_b.by_tokens
     assert view.strip_a.getAxis("bottom").labelText == "cumulative tokens" and "as wide as its tokens" in view.strip_b.help_text
     assert view.strip_b.full_width() == pytest.approx(sum(m.tokens for m in b.messages))
+
+
+def test_a_summary_one_side_sends_and_the_other_drops_is_a_difference(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """tugtool-compact-native.jsonl: claude-code sends the log's 837-token compact summary and
+    langchain-trim at max_tokens=1,500 cuts it; the tab said "0 messages decided differently" and
+    "No message is decided differently"."""
+    session = load_session(str(REAL / "claude_code" / "tugtool-compact-native.jsonl"))
+    a, b = plan_session(session, "claude-code"), plan_session(session, "langchain-trim", {"max_tokens": 1500})
+    view = CompareView(["claude-code", "langchain-trim"])
+    qtbot.addWidget(view)
+    view.show_result(a, b)
+    assert "0 messages and 1 summary decided differently" in shown_text(view.summary)
+    rows = [[item.text(c) for c in range(6)] for item in view.group_items()]
+    assert rows == [["summary #1", "kept", "dropped", "kept: the compact summary opens the context",
+                     "dropped: trim_messages cut it like any message", f"{a.summaries[0].tokens:,} / {b.summaries[0].tokens:,}"]]
+    assert not view.same.isVisible() or not view.same.text()

@@ -20,13 +20,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...engine.explain import Difference, DifferenceGroup, compare, group_differences
-from ...engine.plan import Plan
+from ...engine.explain import (
+    Difference,
+    DifferenceGroup,
+    SummaryDifference,
+    compare,
+    compare_summaries,
+    differences_headline,
+    group_differences,
+)
+from ...engine.plan import Plan, SummaryPlan
 from ...engine.policies import get_policy, policy_names
 from ...engine.policies.base import params_dict
 from ...engine.reason_codes import code_of
 from ...engine.reasons import short
-from ...engine.wording import counted
+from ...engine.wording import clip, counted
 from ..safe import idle_label, plain_label, tooltip_html
 from ..theme import WARNING
 from ..words import spelled
@@ -292,7 +300,8 @@ class CompareView(QWidget):
         # One axis for both strips (tokens, or messages when the two count differently): the same position is the same message.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
-        differ = f"{len(diffs):,} messages decided differently" + (" (marked in the lane between the strips)" if diffs else "")
+        summary_diffs = compare_summaries(a, b)  # (a summary one side sends and the other drops: "0 messages decided differently" hid it)
+        differ = differences_headline(len(diffs), len(summary_diffs)) + (" (marked in the lane between the strips)" if diffs else "")
         self.summary.setText(" &nbsp;|&nbsp; ".join([side_headline_html("A", a), side_headline_html("B", b), html.escape(differ)]))
         self.strips.setVisible(True)
         self.groups = group_differences(diffs)
@@ -305,6 +314,7 @@ class CompareView(QWidget):
             item.setData(0, GROUP_ROLE, number)
             self._group_members[number] = [by_index[i] for i in g.indices]
             items.append(item)
+        items += [self._summary_item(sd) for sd in summary_diffs]
         self.table.addTopLevelItems(items)
         for col in (0, 1, 2, 5):
             self.table.resizeColumnToContents(col)
@@ -315,7 +325,30 @@ class CompareView(QWidget):
         self.lane.setVisible(bool(items))
         self.same.setVisible(not items)
         if not items:
-            self.same.setText(f"No message is decided differently: A and B make the same decision on each of the {len(a.messages):,} messages.")
+            self.same.setText(f"No message or summary is decided differently: A and B make the same decision on each of the {len(a.messages):,} "
+                              "messages and every summary.")
+
+    @staticmethod
+    def _summary_item(sd: SummaryDifference) -> QTreeWidgetItem:
+        """A summary decided differently: its row beside the message groups (sent on one side, the
+        20 messages it stands for are covered there and lost on the other)."""
+        def decision(s: SummaryPlan | None) -> str:
+            return "none" if s is None else spelled(s.decision.value)
+
+        def reason(s: SummaryPlan | None) -> str:
+            return "" if s is None else clip(s.reason, 60)
+
+        sides = [f"{s.tokens:,}" if s is not None else "-" for s in (sd.a, sd.b)]
+        tokens = sides[0] if sides[0] == sides[1] else " / ".join(sides)  # (A / B, as the column says)
+        item = QTreeWidgetItem([sd.name, decision(sd.a), decision(sd.b), reason(sd.a), reason(sd.b), tokens])
+        for column, side in ((3, sd.a), (4, sd.b)):
+            if side is not None:
+                item.setToolTip(column, tooltip_html(side.reason))
+        item.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        font = item.font(0)
+        font.setBold(True)
+        item.setFont(0, font)
+        return item
 
     @staticmethod
     def _group_item(g: DifferenceGroup) -> QTreeWidgetItem:
