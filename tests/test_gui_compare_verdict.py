@@ -110,7 +110,8 @@ def test_a_summary_one_side_sends_and_the_other_drops_is_a_difference(qtbot) -> 
     qtbot.addWidget(view)
     view.show_result(a, b)
     assert "0 messages and 1 summary decided differently" in shown_text(view.summary)
-    rows = [[item.text(c) for c in range(6)] for item in view.group_items()]
+    rows = [[item.text(c) for c in range(6)] for item in view.summary_items()]
+    assert view.group_items() == []
     assert rows == [["summary #1", "kept", "dropped", "kept: the compact summary opens the context",
                      "dropped: trim_messages cut it like any message", f"{a.summaries[0].tokens:,} / {b.summaries[0].tokens:,}"]]
     assert not view.same.isVisible() or not view.same.text()

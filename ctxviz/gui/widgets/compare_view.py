@@ -246,6 +246,14 @@ class CompareView(QWidget):
         item.addChildren(children)
 
     def group_items(self) -> list[QTreeWidgetItem]:
+        """The rows of the message groups (each opens to its messages)."""
+        return [item for item in self._rows() if item.data(0, GROUP_ROLE) is not None]
+
+    def summary_items(self) -> list[QTreeWidgetItem]:
+        """The rows of the summaries decided differently, after the groups."""
+        return [item for item in self._rows() if item.data(0, GROUP_ROLE) is None]
+
+    def _rows(self) -> list[QTreeWidgetItem]:
         return [self.table.topLevelItem(i) for i in range(self.table.topLevelItemCount())]
 
     def set_request(self, policy: str, overrides: str) -> None:
@@ -325,8 +333,8 @@ class CompareView(QWidget):
         self.lane.setVisible(bool(items))
         self.same.setVisible(not items)
         if not items:
-            self.same.setText(f"No message or summary is decided differently: A and B make the same decision on each of the {len(a.messages):,} "
-                              "messages and every summary.")
+            self.same.setText(f"No message is decided differently, and no summary: A and B make the same decision on each of the "
+                              f"{len(a.messages):,} messages and every summary.")
 
     @staticmethod
     def _summary_item(sd: SummaryDifference) -> QTreeWidgetItem:
