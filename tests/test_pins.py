@@ -56,9 +56,14 @@ def test_pins_do_not_repair_an_overflow_the_policy_already_had() -> None:
 
 
 def test_pin_rules() -> None:
-    assert resolve_pins(CODING, ["role:tool"]) == {m.index: "role:tool" for m in CODING.messages if m.role == "tool"}
+    tools = resolve_pins(CODING, ["role:tool"])
+    assert {i: r for i, r in tools.items() if r == "role:tool"} == {m.index: "role:tool" for m in CODING.messages if m.role == "tool"}
+    # A tool result goes with its call (the APIs refuse one without the other): pinning one pins both.
+    calls = {i for i, r in tools.items() if r == "role:tool: its tool call"}
+    assert calls and all(CODING.messages[i].tool_calls for i in calls) and set(tools) == {m.index for m in CODING.messages if m.role == "tool"} | calls
     assert list(resolve_pins(CODING, ["last-user"])) == [max(m.index for m in CODING.messages if m.role == "user")]
-    assert list(resolve_pins(CODING, [f"id:{CODING.messages[7].id}"])) == [7]
+    by_id = resolve_pins(CODING, [f"id:{CODING.messages[7].id}"])
+    assert list(by_id)[0] == 7 and all(rule.endswith(("its tool call", "its tool result")) for i, rule in by_id.items() if i != 7)
     needle = CODING.messages[FIRST_USER].text.split()[2]
     assert FIRST_USER in resolve_pins(CODING, [f"text:{needle.upper()}"])
     for bad, message in (("#9999", "the session has messages #0-#145"), ("text:zzzz-not-there", "matches no message"),
@@ -92,3 +97,35 @@ def test_why_answers_with_the_pins_in_force(capsys: pytest.CaptureFixture[str]) 
     path = str(ROOT / "sample_sessions" / "coding_agent.yaml")
     assert main(["why", path, "--message", str(FIRST_USER), "--set", "total=11000", "--pin", "first-user"]) == 0
     assert "kept: pinned (first-user)" in capsys.readouterr().out
+
+
+def test_a_pinned_tool_result_brings_its_call_so_pair_safety_keeps_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """aim_matrix_pro (a real Gemini CLI log) under missy at 15,000: #38 is a tool result whose call
+    (#37) missy cut. Pinned with --pair-safe, pins pushed 16 messages out for it and pair safety then
+    dropped it again (1,201 tokens sent instead of 6,838 unpinned)."""
+    log = ROOT / "tests" / "data" / "real" / "gemini_cli" / "aim_matrix_pro.migrated.jsonl"
+    assert main(["plan", str(log), "--policy", "missy", "--set", "total=15000", "--pin", "#38", "--pair-safe", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    sent = {m["index"] for m in doc["messages"] if m["decision"] == "kept"}
+    assert {37, 38} <= sent and doc["totals"]["fits"]
+
+
+def test_first_user_is_the_users_own_first_words() -> None:
+    """A SWE-agent trajectory opens with a demonstration sent as a user turn (#1, the harness's),
+    then the task (#2): first-user pinned the demonstration."""
+    from ctxviz.io.loaders import load_session
+
+    session = load_session(ROOT / "tests" / "data" / "real" / "swe_agent" / "pydicom__pydicom-1458.traj")
+    assert list(resolve_pins(session, ["first-user"])) == [2]
+
+
+def test_the_pin_note_says_when_the_plan_is_still_over(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every user turn of a SWE-agent trajectory pinned at total=12,640: the pins alone are over the
+    history allotment; the note said the pushed-out messages kept the plan "within its budget"."""
+    log = ROOT / "tests" / "data" / "real" / "swe_agent" / "pydicom__pydicom-1458.traj"
+    assert main(["plan", str(log), "--set", "total=12640", "--pin", "role:user"]) == 0
+    out = capsys.readouterr().out
+    assert "to make room; the plan is still over its budget" in out and "does not fit" in out
+    assert "within its budget" not in out

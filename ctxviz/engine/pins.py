@@ -21,6 +21,7 @@ from .counting import TokenCounts
 from .plan import Decision, Plan
 from .policies import get_policy
 from .session import Session
+from .voices import voices_of
 from .wording import noun
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -45,6 +46,10 @@ def resolve_pins(session: Session, rules: Sequence[str]) -> dict[int, str]:
         elif text.partition("-")[0] in ("first", "last") and text.partition("-")[2] in ROLES:
             which, _, role = text.partition("-")
             of_role = [m.index for m in messages if m.role == role]
+            if role == "user":  # the user's own words: not a harness's task template or a tool's output sent as a user turn
+                voices = voices_of(session)
+                own = [i for i in of_role if voices[i] == "user"]
+                of_role = own or of_role
             found = of_role[:1] if which == "first" else of_role[-1:]
         elif text.startswith("text:") and text[5:].strip():
             needle = text[5:].strip().lower()
@@ -55,7 +60,34 @@ def resolve_pins(session: Session, rules: Sequence[str]) -> dict[int, str]:
             raise ParameterError(f"--pin {rule}: matches no message of the session")
         for index in found:
             pinned.setdefault(index, text)
+    for index, rule in _partners(session, pinned).items():
+        pinned.setdefault(index, rule)
     return pinned
+
+
+def _partners(session: Session, pinned: Mapping[int, str]) -> dict[int, str]:
+    """The other halves of pinned tool calls and results: a result is sent only with its call (the
+    APIs refuse one without the other), so pinning one pins both. A pinned result whose call the
+    policy cut was dropped again by pair safety, after pins had pushed others out to make room."""
+    messages = session.messages
+    owner: dict[str, int] = {}  # call id -> the (last) message making it, before each result
+    results: dict[str, list[int]] = {}
+    for m in messages:
+        for call in m.tool_calls:
+            if call.id:
+                owner[call.id] = m.index
+        if m.tool_call_id:
+            results.setdefault(m.tool_call_id, []).append(m.index)
+    found: dict[int, str] = {}
+    for index, rule in pinned.items():
+        m = messages[index]
+        if m.tool_call_id and owner.get(m.tool_call_id, index) < index:
+            found.setdefault(owner[m.tool_call_id], f"{rule}: its tool call")
+        for call in m.tool_calls:
+            for k in results.get(call.id, ()) if call.id else ():
+                if k > index:
+                    found.setdefault(k, f"{rule}: its tool result")
+    return {k: v for k, v in found.items() if k not in pinned}
 
 
 def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: TokenCounts | None = None) -> Plan:
@@ -107,9 +139,10 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         if over.get(part, 0) > 0:
             drops[m.index] = f"dropped: pushed out to make room for the pinned {pins_text}"
             over[part] -= m.sent_tokens
+    still_over = any(v > 0 for v in over.values())  # (the pins alone need more than the policy can free)
+    pushed = f"pushed out {len(drops):,} {noun(len(drops), 'message')} ({sum(messages[i].sent_tokens for i in drops):,} tokens)"
     note = (f"pins added {len(added):,} {noun(len(added), 'message')} ({extra_tokens:,} tokens) that {policy.name} would not send" +
-            (f", and pushed out {len(drops):,} older {noun(len(drops), 'message')} ({sum(messages[i].sent_tokens for i in drops):,} tokens) to stay within its budget"
-             if drops else ""))
+            ("" if not drops else f", and {pushed} to make room" + ("; the plan is still over its budget" if still_over else " within its budget")))
     if not drops:
         plan = dataclasses.replace(pinned_plan, notes=(*pinned_plan.notes, note))
         plan = dataclasses.replace(plan, totals=dataclasses.replace(plan.totals, fits=_fits(plan)))
