@@ -6,8 +6,9 @@ messages it was sending (never the system prompt), and every message pushed out 
 pushed it. The plan's notes say what the pins cost.
 
 Pin rules (`--pin`, repeatable): `#12` (message index), `id:m12`, `role:user` (every message of a
-role), `first-user` / `last-user` (also for assistant, tool, system), `text:WORDS` (every message
-whose text contains WORDS, case-insensitive).
+role), `first-user` / `last-user` (the user's own turns, engine/voices.py; also first-/last-assistant,
+tool, system by role), `text:WORDS` (every message whose text contains WORDS, case-insensitive). A
+pinned tool result pins its call, and a pinned call its results.
 """
 
 from __future__ import annotations
