@@ -31,7 +31,7 @@ def test_orphan_result_is_flagged_but_kept_by_default():
 
 def test_pair_safe_drops_the_orphan_and_keeps_the_context_valid():
     plan = plan_session(tool_session(), "missy", TIGHT, store=CountStore(), options=PlanOptions(pair_safe=True))
-    assert plan.messages[2].decision is Decision.DROPPED and "pair_safe" in plan.messages[2].reason
+    assert plan.messages[2].decision is Decision.DROPPED and "pair-safe" in plan.messages[2].reason
     assert plan.orphans == ()
     assert all(m.get("role") != "tool" for m in plan.context)
     assert len(plan.context) == len(plan.context_index)

@@ -108,7 +108,7 @@ def test_pair_safety_reaches_the_replay_and_the_why_answer(qtbot, window, orphan
     with qtbot.waitSignal(window.vm.planReady, timeout=20000):
         window.pair_box.setChecked(True)
     plan = window.vm.plan
-    assert plan.messages[4].decision is Decision.DROPPED and "pair_safe" in plan.messages[4].reason
+    assert plan.messages[4].decision is Decision.DROPPED and "pair-safe" in plan.messages[4].reason
     # The replay is of the pair-safe plan on screen, turn by turn ...
     simulate_and_wait(qtbot, window)
     timeline = window.vm.timeline
@@ -248,7 +248,7 @@ def test_notes_follow_every_replan(qtbot, window):
         window.pair_box.setChecked(True)
     after = window.vm.plan.notes
     assert len(after) == len(before) + 2  # missy's oversized tail, pair safety's drop
-    assert any(n.startswith("pair_safe dropped") for n in after)
+    assert any(n.startswith("pair-safe dropped") for n in after)
     assert window.notes_panel.notes.text() == "\n".join(f"• {n}" for n in after)
     assert window.notes_button.text() == f"{len(after)} notes"
     assert window.status_label.text().split(SEPARATOR)[0].startswith("missy budget: ")

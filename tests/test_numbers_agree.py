@@ -222,7 +222,7 @@ def test_replay_and_plan_agree_under_pair_safety(capsys):
 def test_why_answers_for_the_pair_safe_plan():
     session = sample(SUPPORT)
     plan = plan_session(session, "categories", store=STORE, options=PlanOptions(pair_safe=True))
-    dropped = next(m for m in plan.messages if "pair_safe" in m.reason)
+    dropped = next(m for m in plan.messages if "pair-safe" in m.reason)
     counts = STORE.get(session, get_policy("categories").scheme(None, session.model))
     params = get_policy("categories").default_params()
     assert why(session, "categories", params, counts, dropped.index).message.decision is Decision.KEPT

@@ -73,7 +73,7 @@ def test_a_tool_call_on_a_user_message_is_flagged_with_its_result_and_both_are_d
     assert [m.decision for m in safe.messages] == [Decision.DROPPED, Decision.DROPPED, Decision.KEPT, Decision.KEPT]
     assert safe.orphans == ()
     text = plan_summary(safe, s)
-    assert "pair_safe dropped 2 messages (3 tokens) so that no tool call or result is sent without its partner: 2 whose partner is not in the file as the APIs need it" in text
+    assert "pair-safe dropped 2 messages (3 tokens) so that no tool call or result is sent without its partner: 2 whose partner is not in the file as the APIs need it" in text
 
 
 def test_a_call_on_a_system_message_flags_its_result_but_never_drops_the_system_prompt():
@@ -99,7 +99,7 @@ def test_pair_safety_brings_every_figure_up_to_date(policy):
     params = {"autogen-buffered": {"buffer_size": 20}}.get(policy)  # its default keeps only the last 5 messages
     plain = plan_session(s, policy, params, store=CountStore())
     safe = plan_session(s, policy, params, store=CountStore(), options=SAFE)
-    dropped = [m.index for m in safe.messages if "pair_safe" in m.reason]
+    dropped = [m.index for m in safe.messages if "pair-safe" in m.reason]
     # OpenHands' View itself leaves out a call without its observation and an observation without
     # its call (ToolCallMatchingProperty): only the user message carrying a tool call is left.
     expected = {3} if policy == "openhands-llm-summarizing" else {1, 3, 4, 9}

@@ -354,7 +354,7 @@ def test_pins_with_pair_safety_plan_under_every_policy(policy):
     tool_results = [m.index for m in session.messages if m.role == "tool"]
     sent = {m.index for m in plan.messages if m.sent}
     # a pinned tool result is sent unless pair safety had to drop it with its unsent call
-    assert all(i in sent or "pair_safe" in plan.messages[i].reason for i in tool_results)
+    assert all(i in sent or "pair-safe" in plan.messages[i].reason for i in tool_results)
 
 
 def test_simulate_honours_pins_as_plan_does(capsys):

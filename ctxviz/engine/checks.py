@@ -150,14 +150,14 @@ def apply_pair_safety(plan: Plan, session: Session, counts: TokenCounts | None =
             if o.kind == "absent":
                 absent.add(o.index)
             why = f"#{o.partner} was not sent" if o.kind == "unsent" else o.message
-            drops[o.index] = f"dropped: pair_safe keeps tool calls and results together, and {why}"
+            drops[o.index] = f"dropped: pair-safe keeps tool calls and results together, and {why}"
             messages[o.index] = messages[o.index]._replace(decision=Decision.DROPPED, sent_tokens=0, reason=drops[o.index], code="unpaired")
     if not drops:
         return plan
     freed = sum(plan.messages[i].sent_tokens for i in drops)
     counts_by_kind = [f"{len(drops) - len(absent)} whose partner was not sent" if len(drops) > len(absent) else "",
                       f"{len(absent)} whose partner is not in the file as the APIs need it" if absent else ""]
-    note = (f"pair_safe dropped {len(drops):,} {noun(len(drops), 'message')} ({freed:,} tokens) so that no tool call or result is sent without its partner: "
+    note = (f"pair-safe dropped {len(drops):,} {noun(len(drops), 'message')} ({freed:,} tokens) so that no tool call or result is sent without its partner: "
             + ", ".join(c for c in counts_by_kind if c))
     return drop_messages(plan, drops, note, session, counts, code="unpaired")
 
