@@ -303,3 +303,24 @@ def test_the_cut_line_says_not_sent_and_how(capsys):
     out = capsys.readouterr().out
     assert "cut: 213 messages (48,194 tokens) not sent (summarized), the newest #225: summarized:" in out
     assert re.search(r"^  zone\s+messages\s+tokens\s+sent tokens\s+sent\s+not sent$", out, re.M)
+
+
+def test_why_answers_keep_a_tool_result_with_its_call_and_say_when_the_context_stays_over() -> None:
+    """Two real logs (second review): on aim_matrix_pro (missy, total=15,000) 'total >= 21,648' sent
+    the tool result #38 without its call #37, a context the APIs refuse (21,649 sends both); on a
+    SWE-agent trajectory already over its budget at total=9,000, 'fresh_tail_count >= 23' was listed
+    as a plain answer though the plan it makes does not fit."""
+    from ctxviz.engine.explain import why
+    from ctxviz.engine.policies import get_policy
+    from ctxviz.io.loaders import load_session
+
+    real = Path(__file__).resolve().parent / "data" / "real"
+    gem = load_session(real / "gemini_cli" / "aim_matrix_pro.migrated.jsonl")
+    pol = get_policy("missy")
+    store = CountStore()
+    answer = why(gem, "missy", pol.make_params({"total": 15000}), store.get(gem, pol.scheme(None, gem.model)), 38)
+    assert [(c.parameter, c.value) for c in answer.changes if c.parameter == "total"] == [("total", 21649)]
+    swe = load_session(real / "swe_agent" / "pydicom__pydicom-1458.traj")
+    answer = why(swe, "missy", pol.make_params({"total": 9000}), store.get(swe, pol.scheme(None, swe.model)), 3)
+    assert "fresh_tail_count" not in [c.parameter for c in answer.changes]
+    assert "fresh_tail_count" in [c.parameter for c in answer.over_budget]

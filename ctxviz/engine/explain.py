@@ -246,6 +246,11 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
     if target.sent:
         return Explanation(target, (), ())
     probes = 0
+    # A tool result counts as sent only with its call (and a call with its results): an answer that
+    # sent #38 without its call #37 sent a context the APIs refuse.
+    from .pins import _partners
+
+    partners = tuple(_partners(session, {message: ""}))
 
     def outcome(name: str, value: Any) -> tuple[bool, bool] | None:
         """(sends the message, the plan fits), or None outside what the framework accepts."""
@@ -258,7 +263,8 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
         except (ValueError, ParameterError):
             return None
         plan = plan_with(candidate)
-        return plan.messages[message].sent, plan.totals.fits
+        sent = plan.messages[message].sent and all(plan.messages[k].sent for k in partners)
+        return sent, plan.totals.fits
 
     def sent_with(name: str, value: Any, within_budget: bool) -> bool | None:
         result = outcome(name, value)
@@ -281,7 +287,7 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
         unfit: Change | None = None
         for direction in (1, -1):
             found = _search(kind, current, direction, lambda v, n=name: sent_with(n, v, False), max_probes)
-            if found is not None and must_fit and not outcome(name, found)[1]:  # type: ignore[index]
+            if found is not None and not outcome(name, found)[1]:  # type: ignore[index]  # (over budget there, whether or not it fits now)
                 # It sends the message only over budget there: is there a value that does both?
                 if unfit is None or abs(found - current) < abs(unfit.value - current):
                     unfit = Change(name, current, found)
