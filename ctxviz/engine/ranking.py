@@ -27,7 +27,8 @@ TIERS: dict[int, str] = {1: "what the user asked", 2: "used again", 3: "tool-out
 @dataclass(frozen=True)
 class Rank:
     tier: int
-    #: Why the anchor ranks there, in a few words ("your instruction (#3)", "the agent used it again in #41, 5 messages").
+    #: Why the anchor ranks there, in a few words ("your instruction, #3", "the agent used it again in #41, 5 messages in all"):
+    #: callers put it in brackets, so it holds none of its own.
     why: str
     #: Sort key within the tier (smaller first).
     order: tuple[int, ...]
@@ -46,24 +47,24 @@ def rank(anchor: Anchor, index: AnchorIndex) -> Rank:
     if a.kind in USER_KINDS and a.voice == "user":
         noun = "instruction" if a.kind == "instruction" else "request"
         what = f"your opening {noun}" if a.opening else f"your {noun}"
-        return Rank(1, f"{what} (#{a.first_index})", (0 if a.opening else (1 if a.kind == "instruction" else 3), a.first_index))
+        return Rank(1, f"{what}, #{a.first_index}", (0 if a.opening else (1 if a.kind == "instruction" else 3), a.first_index))
     if a.kind == "requirement":
-        return Rank(1, f"a requirement the agent read with a tool (#{a.first_index})", (2, a.first_index))
+        return Rank(1, f"a requirement the agent read with a tool, #{a.first_index}", (2, a.first_index))
     if a.kind in USER_KINDS:
-        return Rank(2, f"text you pasted or forwarded (#{a.first_index})", (0, 0, a.first_index))
+        return Rank(2, f"text you pasted or forwarded, #{a.first_index}", (0, 0, a.first_index))
     if a.kind == "quoted" and (a.value.isalpha() and (a.value.islower() or a.value in KEYWORDS) or a.value[:1] in "|=<>!&+-*/%"):
-        return Rank(3, f"a plain word or code fragment in backticks (#{a.first_index})", (2, a.first_index))
+        return Rank(3, f"a plain word or code fragment in backticks, #{a.first_index}", (2, a.first_index))
     if a.user_named >= 0:
-        return Rank(2, f"you named it (#{a.user_named})", (0, -len(a.messages), a.first_index))
+        return Rank(2, f"you named it in #{a.user_named}", (0, -len(a.messages), a.first_index))
     later = [k for k in a.messages if k > a.first_index and voices[k] == "assistant"]
     if a.kind == "lines" and len(later) < 2:
-        return Rank(3, f"a line position visited once or twice (#{a.first_index})", (1, a.first_index))
+        return Rank(3, f"a line position visited once or twice, #{a.first_index}", (1, a.first_index))
     if later:
-        return Rank(2, f"the agent used it again in #{later[-1]} ({len(a.messages)} messages)", (1, -len(later), -later[-1]))
+        return Rank(2, f"the agent used it again in #{later[-1]}, {len(a.messages)} messages in all", (1, -len(later), -later[-1]))
     source = {"tool": "tool output", "observation": "tool output", "harness": "harness text", "assistant": "the agent's own message",
               "system": "the system prompt's message"}.get(a.voice, "one message")
     where = f"#{a.first_index}" + (f" and {len(a.messages) - 1} more" if len(a.messages) > 1 else "")
-    return Rank(3, f"only in {source} ({where}), never used again", (0 if a.voice == "assistant" else 1, a.first_index))
+    return Rank(3, f"only in {source} at {where}, never used again", (0 if a.voice == "assistant" else 1, a.first_index))
 
 
 def ranked(anchors: Iterable[Anchor], index: AnchorIndex) -> tuple[tuple[Anchor, ...], dict[int, Rank]]:
