@@ -328,7 +328,7 @@ def test_parallel_tool_results_and_streamed_lines_stay_together(tmp_path):
     assert [r["uuid"] for r in s.messages[1].raw] == ["a1", "a2", "a3"]
     assert len(s.tool_pairs) == 2 and s.tool_call_problems == ()
     assert not any("left out" in n for n in s.notes)
-    assert "skipped 1 `progress` line(s) (bookkeeping, not context)" in s.notes
+    assert "skipped 1 `progress` line (bookkeeping, not context)" in s.notes
 
 
 def test_a_compaction_is_crossed_through_its_logical_parent(tmp_path):
@@ -367,7 +367,7 @@ def test_a_parent_missing_from_the_file_continues_with_the_line_before(tmp_path)
     )
     s = load_session(write_lines(tmp_path, lines))
     assert [m.id for m in s.messages] == ["u1", "a1", "u2"] and s.summaries[0].covers == ("u1", "a1")
-    assert any(n.startswith("the chain of lines breaks 1 time(s) at a parent that is not in the file") for n in s.notes)
+    assert any(n.startswith("the chain of lines breaks 1 time at a parent that is not in the file") for n in s.notes)
 
 
 def test_a_replaced_compact_request_is_not_counted_as_a_rewind(tmp_path):
@@ -382,7 +382,7 @@ def test_a_replaced_compact_request_is_not_counted_as_a_rewind(tmp_path):
     )
     s = load_session(write_lines(tmp_path, lines))
     assert [m.id for m in s.messages] == ["u1", "a1", "u2"]
-    assert "left out 1 line(s) of the `/compact` request(s) a compaction took the place of" in s.notes
+    assert "left out 1 `/compact` request line a compaction took the place of" in s.notes
     assert not any("rewinds" in n for n in s.notes)
 
 
@@ -402,7 +402,7 @@ def test_whitespace_only_assistant_lines_are_left_out(tmp_path):
     )
     s = load_session(write_lines(tmp_path, lines))
     assert s.messages[1].parts == (ThinkingPart("plan"), TextPart("Done."))
-    assert "left out 1 whitespace-only assistant line(s), as Claude Code does before sending them" in s.notes
+    assert "left out 1 whitespace-only assistant line, as Claude Code does before sending them" in s.notes
 
 
 # --- sub-agent transcripts ---------------------------------------------------------------------------
@@ -450,9 +450,9 @@ def test_attachments_become_the_context_claude_code_renders(tmp_path):
     assert "     1\tx = 1\n     2\ty = 2" in context[2].text
     assert "The TodoWrite tool hasn't been used recently" in context[3].text and "1. [pending] write tests" in context[3].text
     assert context[4].text == '<system-reminder>\n{"level": 3}\n</system-reminder>'
-    assert "skipped 1 `hook_success` attachment(s): Claude Code sends nothing for them" in s.notes
-    assert "skipped 1 `todo` attachment(s): Claude Code sends nothing for them" in s.notes
-    assert ("read 1 `brand_new_attachment` attachment(s) from their fields (ctxviz does not know how Claude Code words them)"
+    assert "skipped 1 `hook_success` attachment: Claude Code sends nothing for them" in s.notes
+    assert "skipped 1 `todo` attachment: Claude Code sends nothing for them" in s.notes
+    assert ("read 1 `brand_new_attachment` attachment from their fields (ctxviz does not know how Claude Code words them)"
             in s.notes)
 
 
@@ -488,7 +488,7 @@ def test_microcompact_replaces_the_tool_results_it_lists(tmp_path):
     )
     s = load_session(write_lines(tmp_path, lines))
     assert [m.text for m in s.messages if m.role == "tool"] == ["[Old tool result content cleared]", "/repo"]
-    assert 'replaced 1 tool result(s) a `microcompact_boundary` cleared with "[Old tool result content cleared]"' in s.notes
+    assert 'replaced 1 tool result a `microcompact_boundary` cleared with "[Old tool result content cleared]"' in s.notes
 
 
 def test_bookkeeping_is_counted_and_unknown_lines_with_a_message_are_read(tmp_path):
@@ -505,11 +505,11 @@ def test_bookkeeping_is_counted_and_unknown_lines_with_a_message_are_read(tmp_pa
     s = load_session(write_lines(tmp_path, lines))
     assert texts(s) == ["hi", "from the future"] and s.messages[1].role == "assistant"
     assert s.title == "Renamed"  # a title the user gave beats the generated one
-    for note in ("skipped 1 `queue-operation` line(s) (bookkeeping, not context)",
-                 "skipped 1 `system` line(s) of subtype `turn_duration` (Claude Code's own bookkeeping, not sent)",
-                 "skipped 1 `file-history-snapshot` line(s) (bookkeeping, not context)",
-                 "read 1 line(s) of the unknown type `future-line` as messages",
-                 "skipped 1 line(s) of the unknown type `another-line` (no `message`)"):
+    for note in ("skipped 1 `queue-operation` line (bookkeeping, not context)",
+                 "skipped 1 `system` line of subtype `turn_duration` (Claude Code's own bookkeeping, not sent)",
+                 "skipped 1 `file-history-snapshot` line (bookkeeping, not context)",
+                 "read 1 line of the unknown type `future-line` as messages",
+                 "skipped 1 line of the unknown type `another-line` (no `message`)"):
         assert note in s.notes
 
 
@@ -660,38 +660,38 @@ REAL_LOGS: dict[str, dict[str, Any]] = {
     "tugtool-compact-native.jsonl": dict(
         roles={"user": 17, "assistant": 9}, categories={"dialog": 20, "context": 6}, pairs=0, problems=0,
         version="2.1.207", model="claude-haiku-4-5-20251001", title="Generate fun fact about number one", first_usage=(4, 24017),
-        notes=["read 5 attachment line(s) as context messages", "skipped 20 `queue-operation` line(s)", "skipped 9 `file-history-snapshot`"]),
+        notes=["read 5 attachment lines as context messages", "skipped 20 `queue-operation` lines", "skipped 9 `file-history-snapshot`"]),
     "tugtool-rewind-branch.jsonl": dict(
         roles={"user": 30, "assistant": 11}, categories={"dialog": 28, "context": 13}, pairs=0, problems=0,
         version="2.1.220", model="claude-haiku-4-5-20251001", title="Generate response with specific word", first_usage=(4, 25382),
         notes=["written by Claude Code 2.1.219 to 2.1.220", "left out 6 lines of abandoned branches (rewinds)",
-               "left out 3 line(s) of the `/compact` request(s) a compaction took the place of",
-               "read 10 attachment line(s) as context messages", "skipped 13 `system` line(s) of subtype `turn_duration`"]),
+               "left out 3 `/compact` request lines a compaction took the place of",
+               "read 10 attachment lines as context messages", "skipped 13 `system` lines of subtype `turn_duration`"]),
     "tugtool-subagent-main.jsonl": dict(
         roles={"user": 4, "assistant": 2, "tool": 1}, categories={"dialog": 3, "context": 3, "system_output": 1}, pairs=1, problems=0,
         version="2.1.198", model="claude-opus-4-8", title="Analyze block renderer dependencies", first_usage=(4, 26519),
-        notes=["read 3 attachment line(s) as context messages"]),
+        notes=["read 3 attachment lines as context messages"]),
     "agent-a0b12ac0cae20818c.jsonl": dict(
         roles={"assistant": 2, "tool": 2}, categories={"dialog": 2, "system_output": 2}, pairs=2, problems=0,
         version="2.1.198", model="claude-opus-4-8", title="sub-agent a0b12ac0cae20818c", first_usage=(0, 8156),
-        notes=["sub-agent transcript (agentId a0b12ac0cae20818c)", "the chain of lines breaks 1 time(s) at a parent that is not in the file"]),
+        notes=["sub-agent transcript (agentId a0b12ac0cae20818c)", "the chain of lines breaks 1 time at a parent that is not in the file"]),
     "spotter-4d5611e5.jsonl": dict(
         roles={"user": 1, "assistant": 18, "tool": 22}, categories={"dialog": 19, "system_output": 22}, pairs=22, problems=0,
         version="2.1.39", model="claude-opus-4-6", title="", first_usage=(1, 26450),
-        notes=["skipped 208 `progress` line(s)", "left out 1 whitespace-only assistant line(s)",
-               "skipped 1 `system` line(s) of subtype `stop_hook_summary`"]),
+        notes=["skipped 208 `progress` lines", "left out 1 whitespace-only assistant line",
+               "skipped 1 `system` line of subtype `stop_hook_summary`"]),
     "agent-acompact-e1f845.jsonl": dict(
         roles={"user": 4, "assistant": 1}, categories={"context": 3, "dialog": 2}, pairs=0, problems=0,
         version="2.1.39", model="claude-opus-4-6", title="sub-agent acompact-e1f845", first_usage=(4, 173514),
-        notes=["sub-agent transcript (agentId acompact-e1f845)", "the chain of lines breaks 2 time(s)"]),
+        notes=["sub-agent transcript (agentId acompact-e1f845)", "the chain of lines breaks 2 times"]),
     "agentcmd-full-session-two.jsonl": dict(
         roles={"user": 9, "assistant": 11, "tool": 10}, categories={"context": 1, "dialog": 19, "system_output": 10}, pairs=10, problems=0,
         version="2.0.26", model="claude-sonnet-4-5-20250929", title="", first_usage=(4, 23964),
-        notes=["kept 1 image(s) inside tool results as an `[image]` placeholder", "skipped 6 `file-history-snapshot` line(s)"]),
+        notes=["kept 1 image inside tool results as an `[image]` placeholder", "skipped 6 `file-history-snapshot` lines"]),
     "claude-code-viewer-fe5e1c67.jsonl": dict(
         roles={"user": 3, "assistant": 9, "tool": 11}, categories={"dialog": 11, "context": 1, "system_output": 11}, pairs=11, problems=0,
         version="1.0.98", model="claude-sonnet-4-20250514", title="Empty Repo Setup: CLAUDE.md Foundation Created", first_usage=(2, 16208),
-        notes=["skipped 405 sub-agent (`isSidechain`) line(s)", "skipped 1 `summary` line(s)"]),
+        notes=["skipped 405 sub-agent (`isSidechain`) lines", "skipped 1 `summary` line"]),
 }
 
 

@@ -130,8 +130,8 @@ def test_session_meta_turn_context_and_messages(tmp_path):
     # What Codex writes in the user's name (the environment, AGENTS.md) is context; the request is dialog.
     assert [m.category.value for m in s.messages] == ["system", "context", "dialog", "dialog"]
     assert any("with `response_item` messages" in n for n in s.notes)
-    assert "skipped 1 `event_msg` `user_message` line(s) that repeat a `response_item`" in s.notes
-    assert "skipped 1 `event_msg` `agent_message` line(s) that repeat a `response_item`" in s.notes
+    assert "skipped 1 `event_msg` `user_message` line that repeats a `response_item`" in s.notes
+    assert "skipped 1 `event_msg` `agent_message` line that repeats a `response_item`" in s.notes
 
 
 def test_tool_calls_pair_by_call_id_and_one_response_is_one_assistant_turn(tmp_path):
@@ -180,9 +180,9 @@ def test_reasoning_encrypted_only_hosted_and_unknown_items(tmp_path):
     assert parts[3] == OpaquePart("brand_new_item", "something newer than ctxviz")
     assert parts[4] == TextPart("Found it.")
     notes = "\n".join(s.notes)
-    assert "skipped 1 `reasoning` item(s) with neither summary text nor encrypted content" in notes
-    assert "kept 1 `web_search_call` item(s)" in notes and "kept 1 `brand_new_item` item(s)" in notes
-    assert "skipped 1 `ghost_snapshot` item(s)" in notes
+    assert "skipped 1 `reasoning` item with neither summary text nor encrypted content" in notes
+    assert "kept 1 `web_search_call` item" in notes and "kept 1 `brand_new_item` item" in notes
+    assert "skipped 1 `ghost_snapshot` item" in notes
 
 
 def test_user_images_and_output_parts(tmp_path):
@@ -198,7 +198,7 @@ def test_user_images_and_output_parts(tmp_path):
     assert s.messages[0].parts == (TextPart("look"), ImagePart(url=png))
     assert s.messages[2].parts == (ToolResultPart("v1", "shown\n[image]"),)
     assert s.messages[3].parts == (ToolResultPart("v0", "boom", is_error=True),)
-    assert "kept 1 image(s) inside tool outputs as an `[image]` placeholder" in s.notes
+    assert "kept 1 image inside tool outputs as an `[image]` placeholder" in s.notes
 
 
 # -- the two vocabularies, never both -------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_each_kind_comes_from_events_only_when_no_response_item_has_it(tmp_path)
                                       item({"type": "reasoning", "summary": [], "encrypted_content": "gAAA"}),
                                       event("agent_message", message="Done."), msg("assistant", "Done.")]))
     assert [(m.role, m.text) for m in s.messages] == [("user", "Summarise the notes"), ("assistant", "[encrypted reasoning: 4 characters]\nDone.")]
-    assert "skipped 1 `event_msg` `agent_message` line(s) that repeat a `response_item`" in s.notes
+    assert "skipped 1 `event_msg` `agent_message` line that repeats a `response_item`" in s.notes
 
 
 def test_doubled_messages_count_once_whatever_their_order(tmp_path):
@@ -252,7 +252,7 @@ def test_flat_pre_envelope_rollout(tmp_path):
     assert [m.role for m in s.messages] == ["user", "assistant", "tool", "assistant"]
     assert s.messages[2].parts == (ToolResultPart("call_1", "a.py"),)
     assert s.notes[0] == "read as a flat (pre-envelope) Codex rollout: a header line, then bare Responses items"
-    assert "skipped 2 `record_type: state` line(s) (bookkeeping)" in s.notes
+    assert "skipped 2 `record_type: state` lines (bookkeeping)" in s.notes
 
 
 # -- reported usage ---------------------------------------------------------------------------------------
@@ -274,9 +274,9 @@ def test_token_count_becomes_the_calls_usage_without_cached_tokens_in_input(tmp_
     assert s.messages[0].usage is None and s.messages[3].usage is None
     assert s.context_window == 258400  # the last report wins over task_started
     notes = "\n".join(s.notes)
-    assert "skipped 1 `token_count` line(s) that repeat the previous report" in notes
+    assert "skipped 1 `token_count` line that repeats the previous report" in notes
     assert "token_count (rate limits only) 1" in notes
-    assert "1 reported usage(s) (`token_count`) had no assistant turn of their own" in notes
+    assert "1 reported usage (`token_count`) had no assistant turn of their own" in notes
 
 
 def test_older_token_count_payload_and_task_started_window(tmp_path):
@@ -325,7 +325,7 @@ def test_compaction_with_replacement_history_is_a_recorded_summary(tmp_path):
                             "\n\n[assistant]\n[compaction: encrypted, 13,412 characters]")
     assert summary.created_at == "2025-10-14T10:00:00.000Z"
     assert s.summary_start_turns == (5,)
-    assert any("developer message(s) of replacement histories out of their summaries" in n for n in s.notes)
+    assert any(n.startswith("left 1 developer message of replacement histories out of their summaries") for n in s.notes)
     assert "skipped 1 `event_msg` line that is not context (context_compacted 1)" in s.notes
 
 
@@ -498,7 +498,7 @@ def test_real_rollout_reads_as_a_reader_counts_it(name):
     assert with_usage == raw["distinct usage reports"]
     assert all(m.role == "assistant" for m in s.messages if m.usage is not None)
     if raw["message:assistant"]:
-        assert raw["event:agent_message"] == 0 or any("`agent_message` line(s) that repeat" in n for n in s.notes)
+        assert raw["event:agent_message"] == 0 or any(f"{raw['event:agent_message']:,} `event_msg` `agent_message` {'line that repeats' if raw['event:agent_message'] == 1 else 'lines that repeat'}" in n for n in s.notes)
     texts = [m.text for m in s.messages]
     assert len(texts) == len(s.messages) and all(isinstance(t, str) for t in texts)
 

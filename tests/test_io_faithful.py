@@ -376,4 +376,4 @@ def test_ghost_snapshots_in_a_replacement_history_are_not_summary_text():
     with_ghosts = _load_records(path, records)
     assert [s.text for s in with_ghosts.summaries] == [s.text for s in plain.summaries]
     assert "ghost" not in with_ghosts.summaries[0].text
-    assert any(n.startswith("left 2 `ghost_snapshot` item(s) out of replacement histories") for n in with_ghosts.notes)
+    assert any(n.startswith("left 2 `ghost_snapshot` items out of replacement histories") for n in with_ghosts.notes)

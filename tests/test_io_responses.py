@@ -169,8 +169,8 @@ def test_hosted_tools_compaction_references_and_unknown_items(tmp_path):
     assert s.messages[3].parts == (ToolResultPart("cc1", "[image]"),)
     assert s.messages[4].parts[0].type == "hologram_call_v9"
     notes = "\n".join(s.notes)
-    assert "kept 1 `web_search_call` item(s)" in notes and "kept 1 `hologram_call_v9` item(s)" in notes
-    assert "`item_reference` item(s) as a placeholder" in notes
+    assert "kept 1 `web_search_call` item" in notes and "kept 1 `hologram_call_v9` item" in notes
+    assert "kept 1 `item_reference` item as a placeholder" in notes
 
 
 def test_response_usage_is_normalised_and_instructions_tools_read(tmp_path):
@@ -187,7 +187,7 @@ def test_response_usage_is_normalised_and_instructions_tools_read(tmp_path):
     assert s.tools == (ToolDefinition("get_weather", "", {}), ToolDefinition("web_search", "", {"search_context_size": "medium"}),
                        ToolDefinition("apply_patch", "Edit files", {"format": {"type": "text"}}), ToolDefinition("nested", "", {"type": "object"}))
     assert any("hosted tool definition" in n for n in s.notes)
-    assert "skipped 1 `reasoning` item(s) with neither summary text nor encrypted content" in s.notes
+    assert "skipped 1 `reasoning` item with neither summary text nor encrypted content" in s.notes
 
 
 def test_incomplete_response_is_noted(tmp_path):
@@ -214,7 +214,7 @@ def test_a_log_of_requests_and_responses(tmp_path):
                                                       ("tool", "18C"), ("assistant", "18C."), ("user", "And tomorrow?")]
     assert s.messages[3].usage == Usage(50, 5, 100) and s.messages[1].usage is None  # r1 belonged to the replaced history
     assert s.system_prompt == "Be brief." and s.tools[0].name == "get_weather"
-    assert any("request(s) as the whole conversation so far" in n for n in s.notes)
+    assert any("read 1 request as the whole conversation so far, replacing what came before it" in n for n in s.notes)
 
 
 def test_a_request_continuing_a_response_not_in_the_file_is_noted(tmp_path):

@@ -39,7 +39,7 @@ def check(session: Session) -> None:
         return
     (note,) = notes
     assert f"the tool calls of {with_calls:,} {'message' if with_calls == 1 else 'messages'} ({characters:,} characters" in note
-    assert f"and {only_calls:,} tool-call-only message(s)" in note
+    assert f"and {only_calls:,} tool-call-only {'message counts' if only_calls == 1 else 'messages count'} as" in note
 
 
 def prefix(session: Session, k: int) -> Session:

@@ -50,9 +50,9 @@ def test_unknown_blocks_are_kept_as_opaque_parts_with_a_counted_note(tmp_path, c
     assert [m.role for m in session.messages] == ["user", "assistant", "user"]
     fallback = session.messages[2].parts[0]
     assert isinstance(fallback, OpaquePart) and fallback.type == "fallback" and "unsupported" in fallback.text
-    assert "kept 1 `fallback` block(s) ctxviz does not model as opaque text (counted and shown as-is)" in session.notes
+    assert "kept 1 `fallback` block ctxviz does not model as opaque text (counted and shown as-is)" in session.notes
     code, out, _ = run(capsys, "plan", str(tmp_path / "s.json"))
-    assert code == 0 and "note: kept 1 `fallback` block(s)" in out
+    assert code == 0 and "note: kept 1 `fallback` block" in out
     plan = plan_session(session)
     assert plan.messages[2].tokens > plan_session(load_session(write(tmp_path, "t.json", {
         **SERVER_TOOLS, "messages": [*SERVER_TOOLS["messages"][:2], {"role": "user", "content": "Thanks"}]}))).messages[2].tokens
@@ -233,7 +233,7 @@ def test_missy_says_what_its_estimator_cannot_see(tmp_path):
     plan = plan_session(session)
     note = next(n for n in plan.notes if n.startswith("missy's estimator"))
     chars = len("read") + len('{"path": "a.py"}') + len("ls") + len("{}")
-    assert f"the tool calls of 2 messages ({chars:,} characters of names and arguments)" in note and "1 tool-call-only message(s) count as the text 'None'" in note
+    assert f"the tool calls of 2 messages ({chars:,} characters of names and arguments)" in note and "1 tool-call-only message counts as the text 'None'" in note
     from ctxviz.engine.tokenizers import get_tokenizer
 
     assert plan.messages[1].tokens == get_tokenizer("missy").count("None")  # what the note says was measured

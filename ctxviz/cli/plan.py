@@ -10,7 +10,7 @@ from ..io.text_summary import plan_summary
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
 from .options import _add_plan_options
 from .retention import LOST_IN_JSON, plan_retention_of, retention_skipped, retention_text
-from .session import opened_line, resolve_plan_opened
+from .session import opened_line, preset_applied, preset_line_text, resolve_plan_opened
 from .stdout import write_stdout
 
 
@@ -30,11 +30,14 @@ def run(args: argparse.Namespace) -> int:
         from ..io.exporters import json_text
 
         doc = {**add_plan_sources(plan.to_json(), plan, session), "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None}
+        preset = preset_applied(args)
+        if preset is not None:
+            doc["preset"] = preset
         if skipped:
             doc["retention_note"] = skipped
         write_stdout(json_text(doc) + "\n")
     else:
-        sys.stdout.write(plan_summary(plan, session, policy_note=opened_line(opened).rstrip("\n")))
+        sys.stdout.write(plan_summary(plan, session, policy_note=(preset_line_text(args) + opened_line(opened)).rstrip("\n")))
         sys.stdout.write(retention_text(retention) if retention is not None else skipped + "\n")
     if args.fail_over_budget and not plan.totals.fits:
         return EXIT_OVER_BUDGET

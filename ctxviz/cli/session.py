@@ -93,6 +93,24 @@ def plan_frozen(session: Session, policy_name: str, params: Any, tokenizer: str 
         return plan_session(session, policy_name, params, tokenizer, store=STORE, options=options)
 
 
+def preset_applied(args: argparse.Namespace) -> dict[str, str | None] | None:
+    """The --config preset the parameters came from, `{"path", "description"}` (None without one):
+    the policy line alone does not say the values are a preset's, nor which."""
+    if not getattr(args, "config", None):
+        return None
+    from ..io.config import load_preset
+
+    return {"path": args.config, "description": load_preset(args.config).description or None}
+
+
+def preset_line_text(args: argparse.Namespace) -> str:
+    """The line the text outputs print under the policy's for a --config preset ("" without one)."""
+    preset = preset_applied(args)
+    if preset is None:
+        return ""
+    return f"  preset {preset['path']}" + (f": {preset['description']}" if preset["description"] else "") + "\n"
+
+
 def opened_line(opened: OpenedUnder | None) -> str:
     """The line the text outputs print under the policy's when it is the log's agent's own ("" otherwise)."""
     return f"  opened under {opened.reason}; --policy NAME for another\n" if opened is not None and opened.agents_own else ""

@@ -434,7 +434,7 @@ class _Rollout:
             if event in MESSAGE_EVENTS:
                 if EVENT_ALIASES.get(event, event) in self.from_events:
                     return False  # read as a message (`event_message`)
-                self.src.tally(f"skipped {{n}} `event_msg` `{event}` line(s) that repeat a `response_item`")
+                self.src.tally(f"skipped {{n}} `event_msg` `{event}` line(s) that {{repeats|repeat}} a `response_item`")
                 return True
             if event == "task_started":
                 window = payload.get("model_context_window")
@@ -537,7 +537,7 @@ class _Rollout:
         if total is not None and total == self.last_total:
             if window:
                 self.context_window = window
-            self.src.tally("skipped {n} `token_count` line(s) that repeat the previous report")
+            self.src.tally("skipped {n} `token_count` line(s) that {repeats|repeat} the previous report")
             return True
         last = info.get("last_token_usage")
         if type(last) is not dict:
@@ -584,7 +584,7 @@ class _Rollout:
         kind = p.str("type", required=True)
         if kind in MESSAGE_EVENTS:
             if EVENT_ALIASES.get(kind, kind) not in self.from_events:
-                self.src.tally(f"skipped {{n}} `event_msg` `{kind}` line(s) that repeat a `response_item`")
+                self.src.tally(f"skipped {{n}} `event_msg` `{kind}` line(s) that {{repeats|repeat}} a `response_item`")
                 return
             self.events_read.add(EVENT_ALIASES.get(kind, kind))
             self.event_message(p, kind, timestamp, lineno)
@@ -645,7 +645,7 @@ class _Rollout:
                 self.context_window = i.int("model_context_window")
             total = i.get("total_token_usage")
             if total is not None and total == self.last_total:
-                self.src.tally("skipped {n} `token_count` line(s) that repeat the previous report")
+                self.src.tally("skipped {n} `token_count` line(s) that {repeats|repeat} the previous report")
                 return
             self.last_total = total
             last = i.get("last_token_usage")

@@ -15,14 +15,18 @@ Where each agent writes its logs (the source checked for each):
   ~/.gemini/tmp/<project_hash>/chats/"). Newer versions name the folder after the project and
   keep its path in `.project_root`.
 - Any folder given with `roots` (`--root DIR`, the app's settings): every JSONL log in it whose
-  first line one of ctxviz's loaders recognises.
+  first line one of ctxviz's loaders recognises, and every JSON file whose head is a Gemini CLI chat
+  (`sessionId` and `projectHash` first, whatever the file is called: a chat copied out of
+  `chats/` keeps its format, not its name). Other JSON files are not sessions and are not listed.
 
 The other formats ctxviz reads (SWE-agent trajectories, supyagent, OpenTelemetry, API requests...)
 have no per-user default location: they are found through `roots`.
 
 **Fast and safe.** For each file only its first `HEAD_BYTES` and last `TAIL_BYTES` are read and
 parsed, never the whole log: the model and the last reported fill come from the tail, the project
-and start from the head. Compactions are counted by searching the raw bytes for the agent's marker
+and start from the head. A Codex log whose tail names no model (a long last turn) is searched
+backwards for its last `turn_context` or `session_meta`, as its loader takes the last one, by a
+byte search bounded by `MODEL_SEARCH_BYTES`. Compactions are counted by searching the raw bytes for the agent's marker
 (no JSON is parsed), only in the bytes appended since the file was last seen. Results are cached
 by (path, size, modification time, inode), in memory and on disk (`cache_file`: the user's cache
 folder, `$XDG_CACHE_HOME/ctxviz` or `~/.cache/ctxviz`), so a listing in a new process (`ctxviz
@@ -53,6 +57,10 @@ from .source import open_regular
 
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 256 * 1024
+#: How far back from a Codex log's end the byte search for its model goes when the tail names none.
+MODEL_SEARCH_BYTES = 64 * 1024 * 1024
+#: A line longer than this is not decoded for its model (Codex's lines naming it are a few kB).
+MODEL_LINE_BYTES = 1024 * 1024
 #: The raw bytes each agent writes once per compaction.
 COMPACTION_MARKERS: Mapping[str, tuple[bytes, ...]] = {
     # A JSON string value: inside a message's text the quotes are escaped (\\"), so text about it does not count.
@@ -62,12 +70,14 @@ COMPACTION_MARKERS: Mapping[str, tuple[bytes, ...]] = {
 }
 #: What the cache file says it is: a file without this `format` and `version` is not ours (ignored).
 CACHE_FORMAT = "ctxviz-session-listing"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: Codex models found before the tail, Gemini CLI chats under --root
 #: A cache file larger than this is not read (a listing of 100,000 sessions is about 40 MB).
 CACHE_MAX_BYTES = 64 * 1024 * 1024
 _SUBAGENT = re.compile(r"^agent[-_].+\.jsonl$", re.IGNORECASE)
 _CODEX_ROLLOUT = re.compile(r"^rollout-.*\.jsonl$")
 _GEMINI_CHAT = re.compile(r"^session-.*\.jsonl?$")
+#: The head of a Gemini CLI chat saved as one JSON document (its `ConversationRecord` starts so).
+_GEMINI_RECORD = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:\s*"')
 
 
 @dataclass(frozen=True)
@@ -177,7 +187,7 @@ def _files(loc: Location, notes: list[str]) -> Iterator[tuple[Path, str]]:
             elif loc.agent == "gemini-cli":
                 if here.name == "chats" and _GEMINI_CHAT.match(name):
                     yield path, "gemini-cli"
-            elif name.endswith((".jsonl", ".ndjson")):
+            elif name.endswith((".jsonl", ".ndjson", ".json")):
                 yield path, ""
 
 
@@ -279,7 +289,42 @@ def _codex(head: list[bytes], tail: bytes, cut: bool, path: Path) -> dict[str, A
                     info["window"] = window
         if info.get("model") and "fill" in info:
             break
+    if not info.get("model") and cut:
+        model = _codex_model(path)
+        if model:
+            info["model"] = model
     return info
+
+
+_CODEX_MODEL_MARKERS = (b'"type":"turn_context"', b'"type":"session_meta"')
+
+
+def _codex_model(path: Path) -> str:
+    """The model of the last `turn_context` or `session_meta` line naming one (the loader uses the
+    last), found by searching the raw bytes backwards from the end (no more than
+    MODEL_SEARCH_BYTES); only the lines found are decoded. "" when none is found."""
+    with open_regular(str(path)) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return ""
+        with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as data:
+            low, end = max(0, size - MODEL_SEARCH_BYTES), size
+            while end > low:
+                at = max(data.rfind(m, low, end) for m in _CODEX_MODEL_MARKERS)
+                if at < 0:
+                    return ""
+                start = data.rfind(b"\n", 0, at) + 1
+                stop = data.find(b"\n", at)
+                stop = size if stop < 0 else stop
+                end = at
+                if stop - start > MODEL_LINE_BYTES:
+                    continue
+                for r in _records([data[start:stop]]):
+                    payload = r.get("payload")
+                    model = payload.get("model") if isinstance(payload, dict) else None
+                    if r.get("type") in ("turn_context", "session_meta") and isinstance(model, str) and model:
+                        return model
+    return ""
 
 
 def _gemini(head: bytes, tail: bytes, path: Path) -> dict[str, Any]:
@@ -308,11 +353,15 @@ def _gemini(head: bytes, tail: bytes, path: Path) -> dict[str, Any]:
     return info
 
 
-def _sniff(head: bytes) -> str:
-    """The agent of a JSONL log found under a --root, from its first line ("" when none claims it)."""
+def _sniff(head: bytes, name: str) -> str:
+    """The agent of a log found under a --root ("" when none claims it): a JSONL log's from its
+    first line, a JSON file's from its head (only a Gemini CLI chat is a session saved as one
+    JSON document; any other JSON is not listed)."""
     from .loaders import detect
     from .source import SourceFile
 
+    if name.endswith(".json"):
+        return "gemini-cli" if _GEMINI_RECORD.match(head) else ""
     first = head.split(b"\n", 1)[0].strip()
     if not first:
         return ""
@@ -439,7 +488,7 @@ class SessionIndex:
             return found.info, found.extra
         head, tail, size = _ends(path)
         if not agent:
-            agent = _sniff(head)
+            agent = _sniff(head, path.name)
             if agent not in COMPACTION_MARKERS:
                 agent = agent or "unknown"
         cut = size > HEAD_BYTES + TAIL_BYTES

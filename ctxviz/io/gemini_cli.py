@@ -227,7 +227,7 @@ class GeminiCliLoader:
                     continue
                 text = "\n".join(p.text for p in rest if isinstance(p, TextPart)).strip()
                 if _ignored_prompt(text) and not any(not isinstance(p, TextPart) for p in rest):
-                    src.tally("skipped {n} slash command(s), `?` help prompt(s) and empty prompt(s) (never sent to the model)")
+                    src.tally("skipped {n} prompt(s) that {is a slash command, a `?` help prompt or empty|are slash commands, `?` help prompts or empty} (never sent to the model)")
                     continue
                 out.append(make_message(len(out), "user", rest, id=message_id, timestamp=timestamp, raw=entry.record))
                 continue
@@ -491,7 +491,7 @@ def _tokens_usage(src: SourceFile, prompt: int, cached: int, tool: int, output: 
         src.tally("ignored {n} `tokens` record(s) of all zeros (not usage)")
         return None
     if cached > prompt:
-        src.tally("{n} `tokens` record(s) report more cached than input tokens; input read as 0")
+        src.tally("{n} `tokens` record(s) {reports|report} more cached than input tokens; input read as 0")
     # `Usage(input_tokens=..., output_tokens=..., cache_read_input_tokens=...)` field by field, as its
     # frozen constructor sets them (one per `gemini` record of a long log; engine/session.py's part
     # builders say why not `__dict__.update`)

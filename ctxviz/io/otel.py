@@ -235,7 +235,7 @@ class OtelLoader:
         elif isinstance(doc, dict) and _looks_like_attributes(doc):
             yield Span("", "", "", 0, dict(doc), {k: (tuple(path) + (k,), line) for k in doc}, path=path, line=line)
         else:
-            src.tally("skipped {n} record(s) that are neither spans nor OTLP exports")
+            src.tally("skipped {n} record(s) that {is|are} neither spans nor OTLP exports")
 
     def _span(self, src: SourceFile, record: Any, path: FieldPath, line: int | None) -> Span:
         s = Fields(src, record, path, line)
@@ -520,7 +520,7 @@ class OtelLoader:
         if prompt >= read + write:
             prompt -= read + write
         else:
-            src.tally("{n} call(s) report fewer input tokens than cached ones: their input is read as excluding the cache")
+            src.tally("{n} call(s) {reports|report} fewer input tokens than cached ones: their input is read as excluding the cache")
         return Usage(input_tokens=prompt, output_tokens=output or 0, cache_read_input_tokens=read, cache_creation_input_tokens=write)
 
     def _earlier_usage(self, src: SourceFile, messages: list[Message], others: list[tuple[Span, list[Message]]]) -> list[Message]:

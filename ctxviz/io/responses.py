@@ -427,7 +427,7 @@ class _Responses:
             if previous:
                 self.src.notes.append(f"the request continues response {previous} (`previous_response_id`), whose history is not in the file")
             if self.reader.drafts:
-                self.src.tally("read {n} request(s) as the whole conversation so far, replacing what came before them (each request carries its history)")
+                self.src.tally("read {n} request(s) as the whole conversation so far, replacing what came before {it|them} (each request carries its history)")
             self.reader = ItemReader(self.src)
         self.settings(f)
         value = f.get("input")

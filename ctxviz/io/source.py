@@ -65,6 +65,21 @@ def cut_line_note(line: int | None) -> str:
     return f"skipped the last line ({line}): it ends mid-record, as a session still being written (or one that crashed) leaves it"
 
 
+def tally_text(template: str, count: int) -> str:
+    """A tally's note for its count: `{n}` the count, each "(s)" the plural's "s" or nothing and
+    each `{singular|plural}` the one that agrees, so the
+    note says "1 line" and "20 lines", never "line(s)" (the count is known only when the notes are
+    made, after the template was written). `replace`, not str.format: a template may quote file text
+    with braces in it."""
+    one = count == 1
+    text = template.replace("{n}", f"{count:,}").replace("(s)", "" if one else "s")
+    return _AGREE.sub(lambda m: m[1] if one else m[2], text)
+
+
+#: A verb or phrase that agrees with the count, `{singular|plural}`: "1 line that repeats", "2 lines that repeat".
+_AGREE = re.compile(r"\{([^{}|]*)\|([^{}|]*)\}")
+
+
 @dataclass
 class SourceFile:
     """A session file, parsed lazily as JSON, JSONL or YAML.
@@ -93,8 +108,7 @@ class SourceFile:
         self.tallies[template] = self.tallies.get(template, 0) + n
 
     def all_notes(self) -> list[str]:
-        # replace, not str.format: a template may quote file text with braces in it
-        return [*self.notes, *(template.replace("{n}", f"{count:,}") for template, count in self.tallies.items())]
+        return [*self.notes, *(tally_text(template, count) for template, count in self.tallies.items())]
 
     @cached_property
     def text(self) -> str:

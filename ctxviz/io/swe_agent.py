@@ -158,7 +158,7 @@ class SweAgentLoader:
                     raise f.child("tool_call_ids", ids).error(f"expected a string, got {type_name(ids[0])}", 0)
                 tool_call_id = ids[0]
                 if len(ids) > 1:
-                    src.tally("{n} observation(s) answer several tool calls (`tool_call_ids`); each is read as answering its first")
+                    src.tally("{n} observation(s) {answers|answer} several tool calls (`tool_call_ids`); each is read as answering its first")
             agent = f.str("agent")
             if agent:
                 agents[agent] = agents.get(agent, 0) + 1

@@ -25,13 +25,20 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
+def param_value_text(value: object) -> str:
+    """A parameter's value as the text outputs show it: an unset one (None, or an empty text the
+    policy reads as none, langchain-trim's `end_on`) says "unset" as the app's form does, not
+    Python's `None` or nothing after the `=` (the JSON keeps null and "")."""
+    return "unset" if value is None or value == "" else str(value)
+
+
 def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: str = "") -> str:
     """The plan as text. `policy_note`: a line under the policy's saying why it was chosen (the log's agent's own)."""
     lines: list[str] = []
     header = f"{session.source} ({session.format}, {len(session.messages):,} messages"
     header += f", model {session.model})" if session.model else ")"
     lines.append(header)
-    params = ", ".join(f"{k}={v}" for k, v in plan.params.items())
+    params = ", ".join(f"{k}={param_value_text(v)}" for k, v in plan.params.items())
     lines.append(f"policy {plan.policy} ({params}); tokens counted with {plan.tokenizer}")
     if policy_note:
         lines.append(policy_note)

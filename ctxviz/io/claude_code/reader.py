@@ -251,8 +251,8 @@ class _Reader(_Chain):
         if self.continued:
             tallies.append(("the chain of lines breaks {n} time(s) at a parent that is not in the file (a message Claude Code "
                             "did not write, or a trimmed file); each time it continues with the line just before", self.continued))
-        for kind, template in (("rewind", "left out {n} lines of abandoned branches (rewinds)"),
-                               ("compact", "left out {n} line(s) of the `/compact` request(s) a compaction took the place of"),
+        for kind, template in (("rewind", "left out {n} line(s) of abandoned branches (rewinds)"),
+                               ("compact", "left out {n} `/compact` request line(s) a compaction took the place of"),
                                ("unlinked", "left out {n} line(s) whose parent is not in the file (not connected to the last line's chain)")):
             if self.left_out[kind]:
                 tallies.append((template, self.left_out[kind]))

@@ -49,7 +49,7 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     if with_calls:
         notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} {noun(with_calls, 'message')} "
                  f"({characters:,} characters of names and arguments) cost nothing to it, and {only_calls:,} tool-call-only "
-                 "message(s) count as the text 'None'",)
+                 f"{noun(only_calls, 'message')} {'counts' if only_calls == 1 else 'count'} as the text 'None'",)
     key = id(session)
     _invisible[key] = (weakref.ref(session, lambda _ref, key=key: _invisible.pop(key, None)), notes)
     return notes
