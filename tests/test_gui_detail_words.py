@@ -109,3 +109,13 @@ def test_the_next_compaction_card_counts_one_token_and_never_nests_a_ranks_paren
     drop = Drop(1, 1, (anchor,), {7: Rank(1, "your opening request (#3)", (0, 3))}, "recorded")  # type: ignore[arg-type]
     assert _drop_line(drop).startswith("1 message, 1 token no longer sent; 1 fact no longer reaches the model")
     assert "your opening request, #3)" in _items(drop) and "(#3))" not in _items(drop)
+
+
+def test_a_compare_group_of_one_message_is_one_message_and_summarised_as_everywhere(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ctxviz.engine.explain import DifferenceGroup
+    from ctxviz.gui.widgets.compare_view import CompareView
+
+    group = DifferenceGroup("summarized", "kept", "summarized", "kept", (12,), 31, 31)
+    item = CompareView._group_item(group)
+    assert item.text(0) == "1 message: #12" and "1 message: #12" in item.toolTip(0) and "1 messages" not in item.toolTip(0)
+    assert (item.text(1), item.text(2)) == ("summarised", "kept")
