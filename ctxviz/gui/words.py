@@ -1,4 +1,4 @@
-"""The engine's decision and zone codes as the app writes them.
+"""The engine's decision and zone codes, and its short reasons, as the app writes them.
 
 A plan's decision codes keep the spelling `plan --json` and every export use ("summarized"), while
 the reason codes and every sentence the app shows say "summarised": one screen showing both read as
@@ -6,8 +6,28 @@ two different things ("summarized in summarized" beside a legend saying "summari
 
 from __future__ import annotations
 
+import re
+
+#: A sentence ending in parentheses of its own: "your request (#8)", "used again in #35 (3 messages)".
+_TRAILING_REF = re.compile(r"(.*\S) \(([^()]+)\)")
+
 
 def spelled(code: str) -> str:
     """A decision or zone code as the app shows it (or a reason sentence, which starts with its
     decision's code: "summarized: the compact summary replaced ...")."""
     return code.replace("summarized", "summarised") if "summarized" in code else code
+
+
+def decided_where(decision: str, zone: str) -> tuple[str, str]:
+    """(decision, zone) as the app shows them, the zone "" when it only repeats the decision: a zone
+    named like its decision read "summarised in summarised"."""
+    shown, where = spelled(decision), spelled(zone)
+    return shown, ("" if where == shown else where)
+
+
+def unnested(why: str) -> str:
+    """A rank's reason ("your opening request (#3)", the engine's and the CLI's wording) made fit to
+    stand inside the app's own parentheses: "(your opening request, #3)", not "(... (#3))", and
+    "(the agent used it again in #35, 3 messages)"."""
+    match = _TRAILING_REF.fullmatch(why)
+    return f"{match[1]}, {match[2]}" if match else why

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from ...engine.checks import counts_unseen, unseen_of
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
+from ...engine.retention import system_prompt_sent
 from ...engine.vocabulary import trigger_count
 from ..safe import short_number
 from ..theme import WARNING, part_colors, part_label, parts_are_categories
@@ -87,6 +88,17 @@ def unseen_where(plan: Plan) -> str:
     return UNSEEN_IN_REAL if plan.real is not None and plan.real.unseen else UNSEEN_APART
 
 
+def system_not_sent(plan: Plan) -> int | None:
+    """The tokens of system messages the plan does not send when it leaves the system prompt out
+    (None when it sends it or the log has none): the legend's System part read "0 / 0 (empty)"
+    beside a lost card saying "The system prompt is not sent" (langchain-trim without include_system)."""
+    if not plan.system_prompt or system_prompt_sent(plan):
+        return None
+    roles = plan.columns.role
+    tokens, sent = plan.token_arrays
+    return int(sum(int(tokens[i]) for i, role in enumerate(roles) if role == "system" and not sent[i]))
+
+
 def wrap_words(fm: QFontMetrics, text: str, width: int) -> list[str]:
     """`text` in lines no wider than `width`, broken between words, first before a parenthesis
     (a figure and its explanation: "Unseen ≈ 18,500" / "(not in the log, not counted above)")."""
@@ -136,6 +148,7 @@ class BudgetPie(QWidget):
         self.trigger: int | None = None
         self.real: tuple[str, int, str] | None = None  # ("real" or "est.", tokens, encoding): the real count beside the policy's
         self.unseen_where = UNSEEN_APART  # where the unseen tokens are counted (`unseen_where`)
+        self.system_dropped: int | None = None  # system tokens not sent when the plan leaves the prompt out (`system_not_sent`)
         #: The legend's entries, width and rows as last worked out, and what they were worked out for (`_measured`).
         self._memo_key: tuple[object, ...] = ()
         self._memo: dict[object, object] = {}
@@ -148,6 +161,7 @@ class BudgetPie(QWidget):
         drawn = self._drawn_parts() if self._memo_key and self._memo_key[0] == before else None
         if plan is None:
             self.parts, self.total, self.caps, self.unseen, self.real, self.trigger, self.verdict = [], 0, False, 0, None, None, ""
+            self.system_dropped = None
         else:
             self.parts = [(k, v, plan.usage.get(k, 0)) for k, v in plan.allocation.items()]
             self.total = plan.totals.budget
@@ -163,6 +177,7 @@ class BudgetPie(QWidget):
             r = plan.real
             self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
             self.unseen_where = unseen_where(plan)
+            self.system_dropped = system_not_sent(plan)
         if self._state() != before:
             self._update_changed(drawn)  # a re-plan that changed nothing here paints nothing
 
@@ -200,7 +215,7 @@ class BudgetPie(QWidget):
 
     def _state(self) -> tuple[object, ...]:
         return (self.parts, self.total, self.used, self.fits, self.title, self.caps, self.unseen, self.unseen_where, self.real, self.trigger,
-                self.verdict)
+                self.verdict, self.system_dropped)
 
     def _verdict(self, plan: Plan) -> str:
         """The plan's own verdict (`ctxviz plan`'s total row), and, when the context fits but is past
@@ -272,7 +287,10 @@ class BudgetPie(QWidget):
                     entries.append(LegendEntry(", ".join(pretty(self.parts[j][0], self.categories) for j in group),
                                                f"0 / {cap}{short_number(allotted)} each", tuple(colors[j] for j in group), "part"))
                 continue
-            entries.append(LegendEntry(pretty(name, self.categories), f"{short_number(used)} / {cap}{short_number(allotted)}  ({self.fullness(allotted, used)})",
+            how = self.fullness(allotted, used)
+            if name.lower() == "system" and used == 0 and self.system_dropped is not None:
+                how = f"not sent: {short_number(self.system_dropped)} dropped" if self.system_dropped else "not sent"
+            entries.append(LegendEntry(pretty(name, self.categories), f"{short_number(used)} / {cap}{short_number(allotted)}  ({how})",
                                        (colors[i],), "over" if used > allotted else "part"))
         # A division whose allotments add up past the budget (fractions raised past 1) leaves no free
         # space, and a part allotted below zero: said, or "Free space 73 %" stood beside "does not fit".

@@ -363,7 +363,7 @@ class CompareView(QWidget):
         """A group's row: how many, which, both sides' decisions and reasons, and the tokens at stake."""
         a, b = code_of(g.a_code, g.a_decision), code_of(g.b_code, g.b_decision)
         tokens = f"{g.a_tokens:,}" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,}"
-        item = QTreeWidgetItem([f"{g.count:,} message{'s' if g.count != 1 else ''}: {g.span()}", g.a_decision, g.b_decision,
+        item = QTreeWidgetItem([f"{counted(g.count, 'message')}: {g.span()}", spelled(g.a_decision), spelled(g.b_decision),
                                 a.label, b.label, tokens])
         item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
         item.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -372,5 +372,5 @@ class CompareView(QWidget):
         item.setFont(0, font)
         item.setToolTip(3, tooltip_html(f"A: {a.meaning}"))
         item.setToolTip(4, tooltip_html(f"B: {b.meaning}"))
-        item.setToolTip(0, tooltip_html(f"{g.count:,} messages: {g.span()}"))
+        item.setToolTip(0, tooltip_html(f"{counted(g.count, 'message')}: {g.span()}"))
         return item

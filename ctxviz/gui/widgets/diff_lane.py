@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
 from ...engine.explain import Difference
+from ...engine.wording import counted
 from ..safe import set_plain_tooltip
 from ..theme import plot_colors
 from .message_strip import MessageStrip
@@ -126,4 +127,4 @@ class DiffLane(pg.PlotWidget):
 def lane_legend_html(count: int) -> str:
     """The line above the lane: how many differ, and the three colours (no session text in it)."""
     swatches = " ".join(f"<span style='color:{colour}'>{'▪' if kind == 'neither' else '■'}</span> {words}" for kind, colour, words in KINDS)
-    return f"{count:,} messages decided differently: {swatches}"
+    return f"{counted(count, 'message')} decided differently: {swatches}"

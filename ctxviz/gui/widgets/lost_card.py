@@ -18,14 +18,16 @@ from PySide6.QtWidgets import QWidget
 from ...engine.lost import Lost, LostMessage, lost
 from ...engine.plan import Plan
 from ...engine.session import Session
+from ...engine.wording import counted
 from ..theme import WARNING
+from ..words import unnested
 from .text_card import TextCard
 
 SHOWN = 4
 
 
 def _link(m: LostMessage, with_tokens: bool = False) -> str:
-    size = f" {m.tokens:,} tokens" if with_tokens else ""
+    size = f" {counted(m.tokens, 'token')}" if with_tokens else ""
     return f'<a href="#{m.index}">#{m.index}</a>{html.escape(size)} “{html.escape(m.first_line)}”'
 
 
@@ -45,7 +47,7 @@ def retention_html(retention: Any) -> str:
     needed = [a for a in retention.lost if a.id in ranks and ranks[a.id].tier < 3]
     debris = sum(1 for a in retention.lost if a.id in ranks and ranks[a.id].tier == 3)
     if needed or debris:
-        shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(50))} ({html.escape(ranks[a.id].why)})'
+        shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(50))} ({html.escape(unnested(ranks[a.id].why))})'
                            for a in needed[:SHOWN])
         rest = [f"{len(needed) - SHOWN:,} more" if len(needed) > SHOWN else "", f"{debris:,} from tool output, folded" if debris else ""]
         against = " (measured against ctxviz's offline stand-in summary)" if getattr(retention, "stand_in", "") else ""

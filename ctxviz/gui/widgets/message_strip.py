@@ -16,6 +16,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 
 from ...engine.plan import SENT_DECISIONS, Plan, Rows
 from ...engine.session import Session
+from ...engine.wording import counted
 from ...glossary import define
 from ..safe import set_plain_tooltip
 from ..theme import plot_colors
@@ -409,7 +410,7 @@ class MessageStrip(pg.PlotWidget):
         voice = self.voices[index] if self.voices else ""
         who = f"{voice} (a user turn the user did not write)" if m.role == "user" and voice in ("harness", "observation") else m.role
         # Plain text (the message's role and the plan's own words), escaped for Qt's rich-text detection.
-        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {m.tokens:,} tokens · {spelled(m.decision.value)}\n{spelled(m.reason)}")
+        set_plain_tooltip(self, f"#{m.index} {who} · {m.category} · {counted(m.tokens, 'token')} · {spelled(m.decision.value)}\n{spelled(m.reason)}")
 
     def _line(self, text: str, color: str, position: float) -> pg.InfiniteLine:
         # The label ends at the line (anchored on its right), so it is never clipped at the far end.

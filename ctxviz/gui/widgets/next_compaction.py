@@ -19,8 +19,9 @@ from PySide6.QtWidgets import QFrame, QWidget
 
 from ...engine.forecast import Drop, Forecast
 from ...engine.ranking import TIERS
-from ...engine.wording import noun
+from ...engine.wording import counted, noun
 from ..theme import WARNING
+from ..words import unnested
 from .text_card import TextCard
 
 SHOWN = 4
@@ -32,14 +33,14 @@ def _items(drop: Drop, limit: int = SHOWN) -> str:
     for a in drop.anchors[:limit]:
         r = drop.ranks[a.id]
         parts.append(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(56))} '
-                     f'<span style="color: palette(placeholder-text);">({html.escape(TIERS[r.tier])}: {html.escape(r.why)})</span>')
+                     f'<span style="color: palette(placeholder-text);">({html.escape(TIERS[r.tier])}: {html.escape(unnested(r.why))})</span>')
     more = len(drop.anchors) - limit
     return " · ".join(parts) + (f" · and {more:,} more" if more > 0 else "")
 
 
 def _drop_line(drop: Drop) -> str:
-    line = (f"{drop.messages:,} message{'s' if drop.messages != 1 else ''}, {drop.tokens:,} tokens no longer sent; "
-            f"{len(drop.anchors):,} fact{'s' if len(drop.anchors) != 1 else ''} no longer reach the model")
+    line = (f"{drop.messages:,} message{'s' if drop.messages != 1 else ''}, {counted(drop.tokens, 'token')} no longer sent; "
+            f"{counted(len(drop.anchors), 'fact')} no longer {'reaches' if len(drop.anchors) == 1 else 'reach'} the model")
     if drop.summary != "recorded":
         line += f" <i>(measured against {html.escape(drop.summary)}, not the agent's own summary)</i>"
     return line

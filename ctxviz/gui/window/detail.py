@@ -17,17 +17,36 @@ from ...engine.explain import Explanation, describe
 from ...engine.plan import Plan
 from ...engine.reasons import short_reason
 from ...engine.session import Session, ToolCallPart, part_text
+from ...engine.wording import counted
 from ..models import VOICE_MEANINGS, role_shown
 from ..safe import BREAK
 from ..theme import category_label
 from ..widgets.text_card import MeasuredLabel
-from ..words import spelled
+from ..words import decided_where, spelled
 
 #: Where the "why" answer goes in the detail's head: after the decision, before the reason.
 DETAIL_SPLIT = "<!--why-->"
 #: The panel before a message is selected.
 DETAIL_HINT = ("<p style='color: palette(placeholder-text);'>Select a message in the table or on the strip: it shows here "
                "whole, with its decision, the reason, and the smallest change that would keep it.</p>")
+PIN_HTML = ('<p><a href="pin">Pin this message</a> (Ctrl+K): send it whatever the policy decides, and see what it pushes out</p>')
+UNPIN_HTML = '<p><a href="pin">Unpin this message</a> (Ctrl+K): let the policy decide it again</p>'
+
+
+def pin_line(pinned: bool) -> str:
+    """The pin link says what clicking it does now: a pinned message's link read "send it whatever
+    the policy decides", which is what it already was."""
+    return UNPIN_HTML if pinned else PIN_HTML
+
+
+def decision_line(m: Any) -> str:
+    """The decision, its zone when that says more ("dropped in evictable", but "summarised", not
+    "summarised in summarised"), and its tokens with a real plural ("1 token", not "1 tokens")."""
+    decision, zone = decided_where(m.decision.value, m.zone)
+    where = f" in <i>{html.escape(zone)}</i>" if zone else ""
+    return f"<b>{decision}</b>{where} — {counted(m.tokens, 'token')} ({m.sent_tokens:,} sent)"
+
+
 SEARCHING_HTML = "<p><i>Searching for the smallest change that would keep it…</i></p>"
 
 
@@ -118,12 +137,11 @@ class DetailPanel:
             self._detail_head_html = (
                 f"<p style='font-size:large'><b>#{m.index} · {html.escape(who)} · {html.escape(category_label(str(m.category)))}</b></p>"
                 + (f"<p><i>{html.escape(VOICE_MEANINGS[voice])}</i></p>" if who != m.role else "")
-                + f"<p><b>{spelled(m.decision.value)}</b> in <i>{html.escape(spelled(m.zone))}</i> — {m.tokens:,} tokens ({m.sent_tokens:,} sent)</p>"
+                + f"<p>{decision_line(m)}</p>"
                 + DETAIL_SPLIT
                 + f"<p>{html.escape(spelled(m.reason))}</p>"
                 + self._detail_extras(m)
-                + (f'<p><a href="pin">{"Unpin" if f"#{m.index}" in self.vm.options.pins else "Pin"} this message</a> (Ctrl+K): '
-                   "send it whatever the policy decides, and see what it pushes out</p>")
+                + pin_line(f"#{m.index}" in self.vm.options.pins)
             )
             self._why_html = SEARCHING_HTML if searching else ""
             self._render_detail_head()
@@ -167,7 +185,7 @@ class DetailPanel:
         if self.selected != explanation.message.index or explanation.message != self._detail_record:
             return  # an answer about another message, or about a plan no longer on screen
         text = describe(explanation).split("\n", 1)
-        answer = "<br>".join(html.escape(line) for line in text[1].split("\n")) if len(text) > 1 else ""
+        answer = "<br>".join(html.escape(spelled(line)) for line in text[1].split("\n")) if len(text) > 1 else ""
         # A parameter's name may break after its underscores: in a narrow panel one long name
         # otherwise widened the text past the panel's edge, cutting every line.
         answer = answer.replace("_", "_" + BREAK)
