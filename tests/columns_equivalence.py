@@ -56,3 +56,14 @@ def assert_same_on_session(policy: str, s: Session, params: Iterable[dict[str, A
     for p in params:
         made = pol.make_params(p)
         assert_same_plan(plan(s, made, counts), plan_records(s, made, counts), p)
+
+
+def both_plans(session: Session, policy: str, plan_records: Callable[..., Plan], params: dict[str, Any] | None = None) -> tuple[Plan, Plan]:
+    """The plan `ctxviz plan` makes (in columns where the policy has them) and the step-by-step
+    reference, of one session with the same parameters: a wording test holds both to it."""
+    from ctxviz.engine.planner import plan_session
+
+    store = CountStore()
+    pol = get_policy(policy)
+    plan = plan_session(session, policy, params or {}, store=store)
+    return plan, plan_records(session, pol.make_params(params or {}), store.get(session, pol.scheme(None, session.model)))

@@ -217,19 +217,13 @@ def test_leading_developer_messages_send_their_part_of_the_instructions():
     """A real rollout (localpush, two developer messages before the conversation): they are sent
     inside the instructions, which are counted whole (29 tokens with the base instructions); each
     row said it sent its own item count (30 and 30), 60 beside instructions of 29. Both plans."""
-    from ctxviz.engine.counting import CountStore
-    from ctxviz.engine.planner import plan_session
-    from ctxviz.engine.policies import get_policy
     from ctxviz.engine.policies.codex import compaction
     from ctxviz.io.loaders import load_session
 
+    from .columns_equivalence import both_plans
+
     log = Path(__file__).resolve().parent / "data" / "real" / "codex" / "localpush-rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl"
-    session = load_session(log)
-    store = CountStore()
-    plan = plan_session(session, "codex-compaction", store=store)
-    counts = store.get(session, get_policy("codex-compaction").scheme(None, session.model))
-    records = compaction.plan_records(session, get_policy("codex-compaction").default_params(), counts)
-    for p in (plan, records):
+    for p in both_plans(load_session(log), "codex-compaction", compaction.plan_records):
         developer = [m for m in p.messages if m.reason_code == "system_prompt"]
         assert [m.index for m in developer] == [0, 1] and [m.tokens for m in developer] == [30, 30]
         assert 0 < sum(m.sent_tokens for m in developer) <= p.usage["instructions"] == 29

@@ -556,16 +556,12 @@ def test_the_message_at_the_cut_says_it_did_not_fit():
     """The message trim_messages stops at (reason code "missed") says it did not fit itself, in both
     plans; it read "older than the newest messages that fit", the sentence of every message beyond
     it (coding_agent.yaml's #134, 2,828 tokens, at max_tokens=4,000)."""
-    from ctxviz.engine.counting import CountStore
-    from ctxviz.engine.planner import plan_session
     from ctxviz.engine.policies.langchain import trim
 
+    from .columns_equivalence import both_plans
+
     session = load_session(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
-    store = CountStore()
-    plan = plan_session(session, "langchain-trim", store=store)
-    counts = store.get(session, get_policy("langchain-trim").scheme(None, session.model))
-    records = trim.plan_records(session, get_policy("langchain-trim").default_params(), counts)
-    for p in (plan, records):
+    for p in both_plans(session, "langchain-trim", trim.plan_records):
         missed = [m for m in p.messages if m.reason_code == "missed"]
         assert [m.index for m in missed] == [134]
         assert missed[0].reason == ("dropped: the newest message that did not fit max_tokens=4,000 with the newer ones (strategy='last'); "
@@ -578,18 +574,14 @@ def test_messages_under_a_cut_summary_do_not_say_it_stands_in_for_them(capsys):
     max_tokens=1,500: trim_messages cuts the summary itself, so the 20 messages it covers are
     replaced by nothing sent. They read "the summary is passed in its place", in both plans."""
     from ctxviz.cli import main
-    from ctxviz.engine.counting import CountStore
-    from ctxviz.engine.planner import plan_session
     from ctxviz.engine.policies.langchain import trim
+
+    from .columns_equivalence import both_plans
 
     log = Path(__file__).resolve().parent / "data" / "real" / "claude_code" / "tugtool-compact-native.jsonl"
     session = load_session(log)
     for max_tokens, sent in ((1500, False), (4000, True)):
-        store = CountStore()
-        plan = plan_session(session, "langchain-trim", {"max_tokens": max_tokens}, store=store)
-        counts = store.get(session, get_policy("langchain-trim").scheme(None, session.model))
-        records = trim.plan_records(session, get_policy("langchain-trim").make_params({"max_tokens": max_tokens}), counts)
-        for p in (plan, records):
+        for p in both_plans(session, "langchain-trim", trim.plan_records, {"max_tokens": max_tokens}):
             assert (p.summaries[0].decision is Decision.KEPT) is sent
             reasons = {m.reason for m in p.messages if m.decision is Decision.SUMMARIZED}
             assert len([m for m in p.messages if m.decision is Decision.SUMMARIZED]) == 20
