@@ -119,3 +119,17 @@ def test_a_compare_group_of_one_message_is_one_message_and_summarised_as_everywh
     item = CompareView._group_item(group)
     assert item.text(0) == "1 message: #12" and "1 message: #12" in item.toolTip(0) and "1 messages" not in item.toolTip(0)
     assert (item.text(1), item.text(2)) == ("summarised", "kept")
+
+
+def test_the_follow_line_counts_one_message_as_one() -> None:
+    """The followed log's line said "Following live.jsonl: 1 messages"."""
+    from types import SimpleNamespace
+
+    from ctxviz.gui.live import LiveController
+
+    said: list[tuple[str, str]] = []
+    controller = SimpleNamespace(path="/tmp/live.jsonl", _messages_before=0, _notes=[],
+                                 followUpdated=SimpleNamespace(emit=lambda text, tip: said.append((text, tip))))
+    one = SimpleNamespace(messages=(object(),))
+    LiveController._say(controller, SimpleNamespace(session=one, first=True, notes=()))  # type: ignore[arg-type]
+    assert said[-1][0] == "Following live.jsonl: 1 message"

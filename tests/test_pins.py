@@ -96,7 +96,7 @@ def test_a_simulation_sends_the_pinned_message_from_the_turn_it_is_said() -> Non
 def test_why_answers_with_the_pins_in_force(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(ROOT / "sample_sessions" / "coding_agent.yaml")
     assert main(["why", path, "--message", str(FIRST_USER), "--set", "total=11000", "--pin", "first-user"]) == 0
-    assert "kept: pinned (first-user)" in capsys.readouterr().out
+    assert "kept: pinned by first-user; without it missy would have dropped it: missy stops at the first message" in capsys.readouterr().out
 
 
 def test_a_pinned_tool_result_brings_its_call_so_pair_safety_keeps_it(capsys: pytest.CaptureFixture[str]) -> None:

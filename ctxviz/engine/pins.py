@@ -106,7 +106,7 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         part = usage_part(policy, m.zone, usage)
         usage[part] = usage.get(part, 0) + m.tokens
         messages[i] = m._replace(decision=Decision.KEPT, sent_tokens=m.tokens, code="pinned",
-                                 reason=f"kept: pinned ({pinned[i]}); {policy.name} would have {m.decision.value} it ({m.reason})")
+                                 reason=f"kept: pinned by {pinned[i]}; without it {policy.name} would have {m.decision.value} it: {_why(m.reason)}")
     if not added:
         return dataclasses.replace(plan, messages=tuple(messages))
     extra_tokens = sum(plan.messages[i].tokens for i in added)
@@ -149,6 +149,13 @@ def apply_pins(plan: Plan, session: Session, pinned: Mapping[int, str], counts: 
         plan = dataclasses.replace(plan, totals=dataclasses.replace(plan.totals, fits=_fits(plan)))
         return policy.refresh(plan, session, counts) if policy.refresh is not None else plan
     return drop_messages(pinned_plan, drops, note, session, counts, code="pushed_out")
+
+
+def _why(reason: str) -> str:
+    """A reason without its decision word ("dropped: missy stops ..." -> "missy stops ..."), for a
+    sentence that names the decision already."""
+    head, sep, rest = reason.partition(": ")
+    return rest if sep and " " not in head else reason
 
 
 def _fits(plan: Plan) -> bool:

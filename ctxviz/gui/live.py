@@ -37,6 +37,7 @@ from ..engine.plan import Plan
 from ..engine.policies import get_policy
 from ..engine.session import Session
 from ..engine.verify import AGENT_POLICIES
+from ..engine.wording import counted
 from ..errors import CtxvizError
 from ..io.discovery import Listing, discover, locations
 from ..io.follow import Follower
@@ -414,7 +415,7 @@ class LiveController(QObject):
         n = len(session.messages) if session is not None else 0
         added = n - self._messages_before if not polled.first else n
         stamp = time.strftime("%H:%M:%S")
-        text = f"Following {os.path.basename(self.path)}: {n:,} messages"
+        text = f"Following {os.path.basename(self.path)}: {counted(n, 'message')}"
         if not polled.first:
             text += f" ({added:+,} at {stamp})"
         if polled.notes:
