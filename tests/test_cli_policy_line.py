@@ -67,3 +67,19 @@ def test_the_json_keeps_null_and_empty_text():
     assert params["end_on"] == "" and params["text_splitter"] == ""
     params = json.loads(_run("plan", NATIVE, "--policy", "claude-code", "--json").stdout)["params"]
     assert params["autocompact_pct_override"] is None
+
+
+def test_simulate_names_the_preset_too(capsys) -> None:  # type: ignore[no-untyped-def]
+    """simulate with --config named no preset (plan did): both say which file set the values."""
+    import json
+    from pathlib import Path
+
+    from ctxviz.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    preset = str(root / "resources" / "presets" / "missy-default.yaml")
+    sample = str(root / "sample_sessions" / "coding_agent.yaml")
+    assert main(["simulate", sample, "--config", preset]) == 0
+    assert f"  preset {preset}: missy's built-in TokenBudget defaults" in capsys.readouterr().out
+    assert main(["simulate", sample, "--config", preset, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["preset"]["path"] == preset

@@ -16,7 +16,7 @@ from .cost import _cache_report, print_cache
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options, _add_step_option
 from .retention import LOST_IN_JSON, anchors_ahead, retention_skipped, timeline_retention_of, timeline_retention_text
-from .session import STORE, load_with_policy, opened_line
+from .session import STORE, load_with_policy, opened_line, preset_applied, preset_line_text
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -66,12 +66,16 @@ def run(args: argparse.Namespace) -> int:
                **({"retention_note": skipped} if skipped else {})}
         if cache is not None:
             doc["cache"] = cache.to_json()
+        preset = preset_applied(args)
+        if preset is not None:  # (as plan --json names it)
+            doc["preset"] = preset
         if reported:  # what the provider reported for the call that produced each turn's message
             for turn in doc["turns"]:
                 turn["reported_input"] = reported.get(turn["turn"])
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     print(f"{session.source}: {counted(len(timeline.turns), 'turn')} with {policy_name}")
+    print(preset_line_text(args), end="")
     if opened_line(opened):
         print(opened_line(opened), end="")
     if timeline.schedule is not None:
