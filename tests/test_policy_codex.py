@@ -227,3 +227,4 @@ def test_leading_developer_messages_send_their_part_of_the_instructions():
         developer = [m for m in p.messages if m.reason_code == "system_prompt"]
         assert [m.index for m in developer] == [0, 1] and [m.tokens for m in developer] == [30, 30]
         assert 0 < sum(m.sent_tokens for m in developer) <= p.usage["instructions"] == 29
+        assert all(m.reason.endswith("(its tokens sent are its share of the instructions' count)") for m in developer)

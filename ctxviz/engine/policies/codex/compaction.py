@@ -203,7 +203,7 @@ def plan_records(session: Session, params: CodexCompaction, counts: TokenCounts)
 
     shares = instruction_shares(session, system_messages, instructions_tokens)
     for m in system_messages:
-        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions", "system_prompt", sent=shares[m.index])
+        decide(m, Decision.KEPT, "system", "kept: a developer message, sent with the instructions (its tokens sent are its share of the instructions' count)", "system_prompt", sent=shares[m.index])
     for m in initial:
         decide(m, Decision.KEPT, "initial_context", "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction",
                "initial_context")

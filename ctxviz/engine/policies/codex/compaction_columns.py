@@ -212,7 +212,7 @@ class _Why:
     def __call__(self, i: int) -> str:
         c = self.code[i]
         if c == SYSTEM_PROMPT:
-            return "kept: a developer message, sent with the instructions"
+            return "kept: a developer message, sent with the instructions (its tokens sent are its share of the instructions' count)"
         if c == INITIAL_CONTEXT:
             return "kept: initial context (instructions, AGENTS.md, environment), which Codex rebuilds after a compaction"
         if c == SUMMARISED:
