@@ -106,7 +106,8 @@ def test_the_next_compaction_card_counts_one_token_and_never_nests_a_ranks_paren
     from ctxviz.gui.widgets.next_compaction import _drop_line, _items
 
     anchor = SimpleNamespace(id=7, first_index=3, label=lambda width: "show tools")
-    drop = Drop(1, 1, (anchor,), {7: Rank(1, "your opening request (#3)", (0, 3))}, "recorded")  # type: ignore[arg-type]
+    # (the engine's wording, engine/ranking.py: a rank's reason writes no brackets of its own)
+    drop = Drop(1, 1, (anchor,), {7: Rank(1, "your opening request, #3", (0, 3))}, "recorded")  # type: ignore[arg-type]
     assert _drop_line(drop).startswith("1 message, 1 token no longer sent; 1 fact no longer reaches the model")
     assert "your opening request, #3)" in _items(drop) and "(#3))" not in _items(drop)
 

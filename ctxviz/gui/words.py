@@ -6,11 +6,6 @@ two different things ("summarized in summarized" beside a legend saying "summari
 
 from __future__ import annotations
 
-import re
-
-#: A sentence ending in parentheses of its own: "your request (#8)", "used again in #35 (3 messages)".
-_TRAILING_REF = re.compile(r"(.*\S) \(([^()]+)\)")
-
 
 def spelled(code: str) -> str:
     """A decision or zone code as the app shows it (or a reason sentence, which starts with its
@@ -25,9 +20,3 @@ def decided_where(decision: str, zone: str) -> tuple[str, str]:
     return shown, ("" if where == shown else where)
 
 
-def unnested(why: str) -> str:
-    """A rank's reason ("your opening request (#3)", the engine's and the CLI's wording) made fit to
-    stand inside the app's own parentheses: "(your opening request, #3)", not "(... (#3))", and
-    "(the agent used it again in #35, 3 messages)"."""
-    match = _TRAILING_REF.fullmatch(why)
-    return f"{match[1]}, {match[2]}" if match else why

@@ -20,7 +20,6 @@ from ...engine.plan import Plan
 from ...engine.session import Session
 from ...engine.wording import counted
 from ..theme import WARNING
-from ..words import unnested
 from .text_card import TextCard
 
 SHOWN = 4
@@ -47,7 +46,7 @@ def retention_html(retention: Any) -> str:
     needed = [a for a in retention.lost if a.id in ranks and ranks[a.id].tier < 3]
     debris = sum(1 for a in retention.lost if a.id in ranks and ranks[a.id].tier == 3)
     if needed or debris:
-        shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(50))} ({html.escape(unnested(ranks[a.id].why))})'
+        shown = " · ".join(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(50))} ({html.escape(ranks[a.id].why)})'
                            for a in needed[:SHOWN])
         rest = [f"{len(needed) - SHOWN:,} more" if len(needed) > SHOWN else "", f"{debris:,} from tool output, folded" if debris else ""]
         against = " (measured against ctxviz's offline stand-in summary)" if getattr(retention, "stand_in", "") else ""

@@ -21,7 +21,6 @@ from ...engine.forecast import Drop, Forecast
 from ...engine.ranking import TIERS
 from ...engine.wording import counted, noun
 from ..theme import WARNING
-from ..words import unnested
 from .text_card import TextCard
 
 SHOWN = 4
@@ -33,7 +32,7 @@ def _items(drop: Drop, limit: int = SHOWN) -> str:
     for a in drop.anchors[:limit]:
         r = drop.ranks[a.id]
         parts.append(f'<a href="#{a.first_index}">#{a.first_index}</a> {html.escape(a.label(56))} '
-                     f'<span style="color: palette(placeholder-text);">({html.escape(TIERS[r.tier])}: {html.escape(unnested(r.why))})</span>')
+                     f'<span style="color: palette(placeholder-text);">({html.escape(TIERS[r.tier])}: {html.escape(r.why)})</span>')
     more = len(drop.anchors) - limit
     return " · ".join(parts) + (f" · and {more:,} more" if more > 0 else "")
 
