@@ -248,9 +248,9 @@ def why(session: Session, policy_name: str, params: Any, counts: TokenCounts, me
     probes = 0
     # A tool result counts as sent only with its call (and a call with its results): an answer that
     # sent #38 without its call #37 sent a context the APIs refuse.
-    from .pins import _partners
+    from .pins import partners_of
 
-    partners = tuple(_partners(session, {message: ""}))
+    partners = tuple(partners_of(session, {message: ""}))
 
     def outcome(name: str, value: Any) -> tuple[bool, bool] | None:
         """(sends the message, the plan fits), or None outside what the framework accepts."""

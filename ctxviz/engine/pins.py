@@ -61,33 +61,22 @@ def resolve_pins(session: Session, rules: Sequence[str]) -> dict[int, str]:
             raise ParameterError(f"--pin {rule}: matches no message of the session")
         for index in found:
             pinned.setdefault(index, text)
-    for index, rule in _partners(session, pinned).items():
+    for index, rule in partners_of(session, pinned).items():
         pinned.setdefault(index, rule)
     return pinned
 
 
-def _partners(session: Session, pinned: Mapping[int, str]) -> dict[int, str]:
-    """The other halves of pinned tool calls and results: a result is sent only with its call (the
-    APIs refuse one without the other), so pinning one pins both. A pinned result whose call the
-    policy cut was dropped again by pair safety, after pins had pushed others out to make room."""
-    messages = session.messages
-    owner: dict[str, int] = {}  # call id -> the (last) message making it, before each result
-    results: dict[str, list[int]] = {}
-    for m in messages:
-        for call in m.tool_calls:
-            if call.id:
-                owner[call.id] = m.index
-        if m.tool_call_id:
-            results.setdefault(m.tool_call_id, []).append(m.index)
+def partners_of(session: Session, pinned: Mapping[int, str]) -> dict[int, str]:
+    """The other halves of pinned tool calls and results (`Session.tool_pairs`): a result is sent
+    only with its call (the APIs refuse one without the other), so pinning one pins both. A pinned
+    result whose call the policy cut was dropped again by pair safety, after pins had pushed others
+    out to make room."""
     found: dict[int, str] = {}
-    for index, rule in pinned.items():
-        m = messages[index]
-        if m.tool_call_id and owner.get(m.tool_call_id, index) < index:
-            found.setdefault(owner[m.tool_call_id], f"{rule}: its tool call")
-        for call in m.tool_calls:
-            for k in results.get(call.id, ()) if call.id else ():
-                if k > index:
-                    found.setdefault(k, f"{rule}: its tool result")
+    for call, result in session.tool_pairs:
+        if result in pinned:
+            found.setdefault(call, f"{pinned[result]}: its tool call")
+        if call in pinned:
+            found.setdefault(result, f"{pinned[call]}: its tool result")
     return {k: v for k, v in found.items() if k not in pinned}
 
 
