@@ -32,7 +32,8 @@ def index_refs(session: Session, indices: Iterable[int]) -> list[dict[str, Any]]
     return [{"index": k, "id": session.messages[k].id} for k in indices]
 
 
-def _text(entry: Mapping[str, Any]) -> str:
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """An entry's text: its string content, or its parts' texts joined by newlines."""
     content = entry.get("content")
     if isinstance(content, str):
         return content
@@ -65,7 +66,7 @@ def plan_sources(plan: Plan, session: Session) -> dict[str, Any]:
         if i is not None:
             sources.append({"kind": "message", "index": i, "id": session.messages[i].id})
             continue
-        text = _text(entry)
+        text = entry_text(entry)
         found = next((k for k, s in sent_recorded if s.text.strip()[:200] in text), None)
         if found is not None:
             sources.append({"kind": "summary", "index": None, "id": None, "summary": found,

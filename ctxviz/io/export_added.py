@@ -12,19 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.plan import SENT_DECISIONS, Plan
+from ..engine.plan import Plan
 from ..engine.session import Session
+from ..engine.sources import entry_text, plan_sources
 from ..engine.wording import counted
 
 #: How an entry ctxviz's offline stand-in wrote is named (the markdown heading, the CLI's note).
 STAND_IN_WORDS = "ctxviz's offline stand-in summary, not the agent's own"
-
-
-def entry_text(entry: Mapping[str, Any]) -> str:
-    content = entry.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
-    return str(content or "")
 
 
 def is_empty_system(entry: Mapping[str, Any]) -> bool:
@@ -46,19 +40,12 @@ def policy_stand_in(plan: Plan) -> str:
 
 def stand_in_positions(plan: Plan, session: Session | None) -> frozenset[int]:
     """The positions in `plan.context` of the summaries ctxviz's stand-in wrote: a summary the
-    policy writes now (not one the file records) where the framework would call its model."""
+    policy writes now (engine/sources.py: a summary entry naming no recorded one), where the
+    framework would call its model."""
     if session is None or not policy_stand_in(plan):  # (without the session, a recorded summary cannot be told from a new one)
         return frozenset()
-    recorded = len(session.summaries)
-    texts = [s.text.strip() for s in plan.summaries if s.index >= recorded and s.decision in SENT_DECISIONS and s.text.strip()]
-    if not texts:
-        return frozenset()
-    out = set()
-    for k, (entry, source) in enumerate(zip(plan.context, plan.context_index, strict=False)):
-        text = entry_text(entry).strip()
-        if source is None and entry.get("role") != "system" and text and any(t in text or text in t for t in texts):
-            out.add(k)
-    return frozenset(out)
+    sources = plan_sources(plan, session)["context_sources"]
+    return frozenset(k for k, source in enumerate(sources) if source["kind"] == "summary" and source.get("summary") is None)
 
 
 @dataclass(frozen=True)
@@ -98,22 +85,21 @@ class Added:
 
 
 def added(plan: Plan, session: Session) -> Added:
-    recorded_or_own = {s.text.strip() for s in plan.summaries if s.decision in SENT_DECISIONS and s.text.strip()}
+    """The context's entries that come from no session message, classified as engine/sources.py
+    `plan_sources` classifies them (the Context tab names them the same way)."""
+    sources = plan_sources(plan, session)["context_sources"]
     stand_ins = stand_in_positions(plan, session)
     prompts = empty = summaries = acks = turns = 0
-    for k, (entry, source) in enumerate(zip(plan.context, plan.context_index, strict=False)):
-        if source is not None:
+    for k, (entry, source) in enumerate(zip(plan.context, sources, strict=False)):
+        kind = source["kind"]
+        if kind == "message" or k in stand_ins:
             continue
-        if entry.get("role") == "system":
+        if kind == "system_prompt":
             if is_empty_system(entry):
                 empty += 1
             else:
                 prompts += 1
-            continue
-        if k in stand_ins:
-            continue
-        text = entry_text(entry).strip()
-        if text and any(t in text or text in t for t in recorded_or_own):
+        elif kind == "summary":
             summaries += 1
         elif entry.get("role") == "assistant":
             acks += 1
