@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..engine.wording import counted, noun
-from ..io.export_added import added
+from ..io.export_added import Added, added
 from ..io.exporters import EXPORTERS, export
 from ..io.output import check_output_path, write_output
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
@@ -16,7 +16,6 @@ from .session import resolve_plan
 
 if TYPE_CHECKING:
     from ..engine.plan import Plan
-    from ..engine.session import Session
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -46,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     where = write_output(args.output, result.text, inputs=[args.session])
     if where != "standard output":
         where = args.output
-    print(f"wrote {where}: {counted(result.messages, 'message')} ({args.to}): {export_story(plan, session, result.messages, args.to)}", file=sys.stderr)
-    for line in added_notes(plan, session, args.to):
+    extra = added(plan, session)  # (what the policy added: read once, for the story and the notes)
+    print(f"wrote {where}: {counted(result.messages, 'message')} ({args.to}): {export_story(plan, result.messages, args.to, extra)}", file=sys.stderr)
+    for line in added_notes(plan, extra, args.to):
         print(line, file=sys.stderr)
     if plan.real is not None:  # --real-count / --model: the exported context against the model's window
         from ..io.text_summary import real_count_lines
@@ -74,14 +74,13 @@ def orphans_line(count: int, fmt: str, *, repaired: bool, refused: bool) -> str:
     return f"note: the plan sends {pairs}; {done}; {advice}"
 
 
-def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:
+def export_story(plan: Plan, exported: int, fmt: str, extra: Added) -> str:
     """Why the export's message count is not the plan's sent count: system messages folded into
     the one system prompt, summaries added, and, for Anthropic, the prompt moved to `system` and
     same-role turns merged."""
     sent = plan.totals.kept_messages
     in_context = {i for i in plan.context_index if i is not None}
     folded = sum(1 for m in plan.messages if m.sent and m.index not in in_context)
-    extra = added(plan, session)
     bits = [f"the plan sends {counted(sent, 'message')}"]
     if folded:
         bits.append(f"{counted(folded, 'system message')} folded into the one system prompt")
@@ -103,14 +102,12 @@ def export_story(plan: Plan, session: Session, exported: int, fmt: str) -> str:
     return "; ".join(bits)
 
 
-
-def added_notes(plan: Plan, session: Session, fmt: str) -> list[str]:
+def added_notes(plan: Plan, extra: Added, fmt: str) -> list[str]:
     """What a reader of the exported file must know and the file cannot say: its summary is
     ctxviz's offline stand-in, not the text the agent's model would write; the agent's real system
     prompt is not in the log (so the request has none)."""
     from ..engine.checks import unseen_of
 
-    extra = added(plan, session)
     lines = []
     if extra.stand_ins:
         lines.append(f"note: the exported context's {noun(extra.stand_ins, 'summary', 'summaries')} {'is' if extra.stand_ins == 1 else 'are'} "

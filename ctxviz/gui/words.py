@@ -18,5 +18,3 @@ def decided_where(decision: str, zone: str) -> tuple[str, str]:
     named like its decision read "summarised in summarised"."""
     shown, where = spelled(decision), spelled(zone)
     return shown, ("" if where == shown else where)
-
-

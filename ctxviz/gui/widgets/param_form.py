@@ -288,7 +288,6 @@ class NameLabel(QLabel):
         return QSize(width, self.heightForWidth(width))
 
 
-
 def show_unset(button: QToolButton, active: bool) -> None:
     """An optional field's ×: enabled and shown while the field has a value to unset, else hidden
     (not greyed: a grey × reads as a close button that does not work)."""
