@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     ahead = None if skipped else anchors_ahead(session)
     try:
         from ..engine.replay import replays_incrementally
-        from ..engine.simulate import plan_versus_replay, simulate
+        from ..engine.simulate import first_step_gap, plan_versus_replay, simulate
 
         options = PlanOptions(pair_safe=args.pair_safe, pins=tuple(args.pin))  # the real count is not replayed
         with frozen_after():  # (engine/gc_pause.py: the replay's turns and the plan live until the command ends, with no cycles)
@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {**timeline.to_json(), "versus_plan": {"plan_used": plan.totals.used, "plan_budget": plan.totals.budget,
                                                      "replay_used": timeline.turns[-1].tokens_sent if timeline.turns else 0,
                                                      "sentence": versus},
+               "first_step": first_step_gap(plan, timeline, reported) or None,
                "replay": {"how": how, "scratch_steps": timeline.scratch_steps},
                "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None,
                **({"retention_note": skipped} if skipped else {})}
@@ -101,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
     for e in timeline.events:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     print("events: " + (", ".join(f"{k} x{v}" for k, v in kinds.items()) or "none"))
+    gap = first_step_gap(plan, timeline, reported)
+    if gap:
+        print(gap)
     sys.stdout.write(timeline_retention_text(retention) if retention is not None else skipped + "\n")
     print(versus)
     if cache is not None:

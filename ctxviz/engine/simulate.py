@@ -17,7 +17,7 @@ a turn's full plan on demand.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,6 +238,31 @@ def _recorded_in_plan(plan: Plan, recorded: int) -> str:
     if sent == recorded:
         return them + own
     return f"{'none' if sent == 0 else f'{sent:,}'} of {them} sent{own}"
+
+
+def first_step_gap(plan: Plan, timeline: Timeline, reported: Mapping[int, int]) -> str:
+    """Why the replay's first step sends far less than the provider reported for that request,
+    when it does: the policy counts from the last reply's usage report, and before the first reply
+    there is none, so its first count is the messages alone (Claude Code's own estimate then). The
+    report holds what the log does not record, which later steps count through the reports.
+    Without this a user read the first row (2,090 beside 24,017) as the replay being wrong. Said
+    only where that accounts for the gap (the sent count and the unseen tokens make the report,
+    within 15 %), and not for a log of one call, whose one step `plan_versus_replay` explains.
+    `reported`: turn -> the provider's figure for the request after it."""
+    if len(timeline.turns) < 2 or not counts_unseen(plan) or plan.reported is None:
+        return ""
+    first = timeline.turns[0]
+    billed = reported.get(first.index)
+    unseen = plan.reported.unseen_at(first.index)
+    if billed is None or not unseen or billed - first.tokens_sent < unseen // 2:
+        return ""
+    if abs(billed - first.tokens_sent - unseen) > max(0.15 * billed, 500):
+        return ""
+    what = ("the system prompt, the tools and the conversation before the file starts" if plan.reported.restart_call is not None
+            else "the system prompt and tools")
+    return (f"step {first.step} sends {first.tokens_sent:,}, {plan.policy}'s estimate from the messages alone: no reply before "
+            f"that request had reported the provider's count. The provider counted {billed:,} for it, about {unseen:,} of them "
+            f"what the log does not record ({what}); each later step counts from the last reply's report, which holds them.")
 
 
 def plan_versus_replay(plan: Plan, timeline: Timeline) -> str:

@@ -55,13 +55,19 @@ class Schedule:
     recorded: int = 0
     #: Messages after the last step's request that no step sends (the call rule's trailing messages).
     unsent: int = 0
+    #: Whether the file opens with a recorded call's reply (#0): its request lies before the file,
+    #: so that call is in no step (a subagent's log starts so).
+    opens_with_reply: bool = False
 
     def describe(self) -> str:
         """One line for the text outputs: which rule, and what it left out."""
         n = len(self.steps)
         if self.rule == CALLS:
-            text = f"{counted(n, 'step')}, one per model call the log records ({self.recorded:,} with the provider's usage"
-            text += ")" if n == self.recorded else f", {counted(n - self.recorded, 'reply', 'replies')} without it)"
+            stepped = self.recorded - self.opens_with_reply  # (#0's call answered a request the file does not hold)
+            text = f"{counted(n, 'step')}, one per model call the log records ({stepped:,} with the provider's usage"
+            text += ")" if n <= stepped else f", {counted(n - stepped, 'reply', 'replies')} without it)"
+            if self.opens_with_reply:
+                text += "; the file opens with a reply (#0) to a request from before it starts, which is in no step"
             if self.unsent:
                 text += ("; the last message came after the last call and is in no step" if self.unsent == 1 else
                          f"; the last {self.unsent:,} messages came after the last call and are in no step")
@@ -111,4 +117,4 @@ def schedule(session: Session, per_message: bool = False, points: Callable[[Sess
     if n and not steps:  # nothing before the only reply(ies): one step over the whole file
         steps.append(n - 1)
         replies.append(-1)
-    return Schedule(rule, tuple(steps), tuple(replies), recorded, unsent)
+    return Schedule(rule, tuple(steps), tuple(replies), recorded, unsent, bool(n) and recorded_call(messages[0]))
