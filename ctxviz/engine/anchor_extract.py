@@ -16,6 +16,7 @@ import re
 from bisect import bisect_right
 
 from .anchor_cache import Said
+from .redaction import MARK, without_markers
 from .voices import MACHINE_VOICES, own_words, split_template
 from .wording import clip as _clip
 
@@ -482,7 +483,9 @@ def said_in(text: str, voice: str, role: str, swe: bool) -> Said:
     user turn holding a request or instruction. Depends only on its arguments, so it is kept per message
     (engine/anchor_cache.py). Requests are the user's own words (each user turn its own anchor;
     harness text and observations are not requests)."""
-    if not text:
+    if MARK in text:  # a sanitised log's markers are no facts: their hashes read as ids (engine/redaction.py)
+        text = without_markers(text)
+    if not text or text.isspace():
         return (), False
     fmt = "swe-agent" if swe else ""
     role = "user" if voice == "user" else ("tool" if voice in MACHINE_VOICES else ("quoted" if voice == "quoted" else role))

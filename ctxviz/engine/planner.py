@@ -11,6 +11,7 @@ from .checks import PlanOptions, apply_pair_safety, find_orphans, real_count
 from .counting import CountStore, ProgressCallback
 from .plan import Plan
 from .policies import get_policy
+from .redaction import redaction_note
 from .reported import reported_usage
 from .session import Session
 from .tokenizers import Tokenizer
@@ -54,6 +55,7 @@ def plan_session(
         plan = dataclasses.replace(plan, reported=reported, notes=(*plan.notes, reported.unseen_note()) if reported.unseen else plan.notes)
     if options.real_count:
         plan = dataclasses.replace(plan, real=real_count(plan, session, options.model or session.model, store))
-    if session.notes:  # what the loader changed or left out belongs with every plan of the session
-        plan = dataclasses.replace(plan, notes=(*session.notes, *plan.notes))
+    redacted = redaction_note(session)  # (a sanitised log: its counts are the markers', engine/redaction.py)
+    if session.notes or redacted:  # what the loader changed or left out belongs with every plan of the session
+        plan = dataclasses.replace(plan, notes=(*session.notes, *((redacted,) if redacted else ()), *plan.notes))
     return plan

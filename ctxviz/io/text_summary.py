@@ -203,11 +203,17 @@ def _instructions(kept: int, said: int) -> str:
     return f"user instructions {kept:,} of {said:,} ({_percent(kept / said)})" if said else "no user instruction in the session"
 
 
+#: Retention of a session that states no anchor: nothing to keep, so no share.
+NO_ANCHORS = "retention: the session states no anchor (no path, URL, id, error, quantity or quoted name), so there is nothing to lose"
+
+
 def retention_summary(retention: Retention, shown: int = 10) -> str:
     """The retention of a plan: the score, the instructions' share, and what was lost, ranked
     (what the user asked, then what was used again, each with why and why its newest message is
     not sent); what only tool output said is folded into a count."""
     r = retention
+    if not r.anchors:  # (a share of nothing read "0 of 0 anchors (100 %)" and "lost: nothing")
+        return "\n" + NO_ANCHORS + "\n"
     lines = ["", f"retention: {r.kept:,} of {r.anchors:,} anchors still reach the model ({_percent(r.score)}); "
                  + _instructions(r.instructions_kept, r.instructions)]
     if r.by_kind:
@@ -241,6 +247,8 @@ def timeline_retention_summary(tr: TimelineRetention, shown: int = 6, losses: in
     """Retention through a replay: the last turn's score, the lowest, and what each event lost."""
     lines: list[str] = []
     final = tr.final
+    if final is not None and not final.anchors and (tr.lowest is None or not tr.lowest.anchors):
+        return NO_ANCHORS + f" (retention: {tr.method})\n"
     if final is not None:
         lines.append(f"retention at the last turn (#{final.turn}): {final.kept:,} of {final.anchors:,} anchors ({_percent(final.score)}); "
                      + _instructions(final.instructions_kept, final.instructions))

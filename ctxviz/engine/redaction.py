@@ -1,0 +1,71 @@
+"""Redaction placeholders: a log whose texts were replaced before it was shared.
+
+Sanitised logs keep the structure and the provider's usage and replace each free text by a marker
+(`[REDACTED_TEXT len=3021 sha=dc9e82a0]`, `[REDACTED_PROMPT]`, `[REDACTED]`). ctxviz counts what the
+file holds, so those messages' token counts are the markers', far below what the model was sent,
+and the markers' hashes read as ids: a third of one such log's "lost" anchors were hashes. A note
+says so, and the anchors are read from the text around the markers only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .kept_by_identity import KeptByIdentity
+from .session import Session
+
+#: A marker as sanitisers write them: `[REDACTED]`, `[REDACTED_KIND]`, with the original's length and
+#: a hash when they keep them.
+REDACTED_RE = re.compile(r"\[REDACTED(?:_[A-Z]+)*(?: len=(\d+))?(?: sha=[0-9a-fA-F]+)?\]")
+#: What every marker starts with, searched for first (a C substring search per text).
+MARK = "[REDACTED"
+
+
+def without_markers(text: str) -> str:
+    """The text with each marker made a space (the text itself when it holds none)."""
+    return REDACTED_RE.sub(" ", text) if MARK in text else text
+
+
+def _texts(session: Session) -> Iterable[tuple[int, str]]:
+    for m in session.messages:
+        for part in m.parts:
+            text = getattr(part, "text", None)
+            if text is None:
+                text = getattr(part, "arguments", None)
+            if text and MARK in text:
+                yield m.index, text
+
+
+#: Each session's note, kept while the session lives: every plan of it carries the note, and a
+#: re-plan should not read a 100 MB log's texts again (about 20 ms).
+_NOTES: KeptByIdentity[str] = KeptByIdentity()
+
+
+def redaction_note(session: Session) -> str:
+    """`read_redaction_note` of the session, read once while it lives."""
+    return _NOTES.get(session, read_redaction_note)
+
+
+def read_redaction_note(session: Session) -> str:
+    """A note when the session's texts hold redaction markers ("" when none does): how many
+    messages, how much original text the markers name (their `len=`), and what that does to the
+    counts."""
+    messages: set[int] = set()
+    markers = 0
+    named = 0
+    for index, text in _texts(session):
+        found = REDACTED_RE.findall(text)
+        if not found:
+            continue
+        messages.add(index)
+        markers += len(found)
+        named += sum(int(n) for n in found if n)
+    if not messages:
+        return ""
+    n = len(messages)
+    size = f", standing for {named:,} characters of original text by their `len=` figures" if named else ""
+    return (f"{n:,} of {len(session.messages):,} messages hold redaction markers ({markers:,} `[REDACTED...]` in all{size}): "
+            "the log was sanitised before it was shared, so ctxviz counts the markers, not what the model was sent, and those "
+            "messages' token counts are far below the real ones (the provider's reported usage, where the log has it, is the real "
+            "figure); their anchors are read around the markers")
