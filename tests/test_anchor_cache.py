@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from ctxviz.engine import anchor_extract
 from ctxviz.engine import anchors as anchors_module
 from ctxviz.engine.anchor_cache import MessageAnchors
-from ctxviz.engine.redaction import without_markers
 from ctxviz.engine.anchors import AnchorIndex, AnchorStore, anchors_of, build_index
 from ctxviz.engine.planner import plan_session
 from ctxviz.engine.policies import get_policy
+from ctxviz.engine.redaction import without_markers
 from ctxviz.engine.retention import plan_retention
 from ctxviz.engine.retention_timeline import timeline_retention
 from ctxviz.engine.session import Message, Session, TextPart, default_category
