@@ -15,7 +15,7 @@ from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options
 from .params import _parse_sets, resolve_params
 from .retention import LOST_IN_JSON, plan_retention_of, retention_skipped
-from .session import STORE, _options, load_args, plan_frozen
+from .session import STORE, _options, load_args, plan_frozen, preset_applied, preset_words
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
                "differences": [d.to_json() for d in diffs], "difference_groups": [g.to_json() for g in group_differences(diffs)],
                "summary_differences": [d.to_json() for d in summary_diffs],
                **({"not_aligned": unaligned} if aligning else {})}
+        preset = preset_applied(args)
+        if preset is not None:  # (as plan --json names it; one --config sets both sides)
+            doc["preset"] = preset
         if a.real is not None and b.real is not None:  # --real-count / --model: both contexts counted on one scale
             doc["a"]["real_count"], doc["b"]["real_count"] = a.real.to_json(), b.real.to_json()
         if caches is not None:
@@ -77,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     label_b = f"B: {b.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_b).items())
     print(label_a.strip())
     print(label_b.strip())
+    if preset_words(args):  # both sides start from it (their --set-a / --set-b apply over it)
+        print(f"  A and B from preset {preset_words(args)}")
     if aligning:
         print("aligned: " + ", ".join(f"{k}={f'{v:,}'}" for k, v in (("trigger at tokens", args.trigger_tokens), ("keep messages", args.keep_messages),
                                                                     ("keep tokens", args.keep_tokens)) if v is not None)

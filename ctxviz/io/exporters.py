@@ -319,10 +319,27 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def to_markdown(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
+def to_markdown(plan: Plan, session: Session, fixes: list[Fix], preset: Mapping[str, str | None] | None = None) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
-    (or as the HTML a Markdown viewer would pass through)."""
-    return _markdown(plan, marked=False, session=session), len(plan.context)
+    (or as the HTML a Markdown viewer would pass through). `preset`, the --config preset the
+    parameters came from (`{"path", "description"}`), is said under the title: the file is read
+    later, away from the command that wrote it."""
+    return _markdown(plan, marked=False, session=session, preset=preset), len(plan.context)
+
+
+#: What can start markup inside a line of Markdown (or of the HTML it passes through).
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>&~])")
+
+
+def preset_sentence(preset: Mapping[str, str | None]) -> str:
+    """The markdown line naming the preset: its path as code (no fence in it can close early), its
+    description with every character that could start markup escaped (a preset is a file from anyone)."""
+    path = str(preset["path"])
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", path)), default=0) + 1)  # longer than any run in the path
+    description = " ".join(str(preset.get("description") or "").split())
+    described = ": " + _MARKDOWN_INLINE.sub(r"\\\1", description) if description else ""
+    pad = " " if path.startswith("`") or path.endswith("`") else ""
+    return f"Parameters from the preset {ticks}{pad}{path}{pad}{ticks}{described}."
 
 
 def marked_markdown(plan: Plan, session: Session | None = None) -> str:
@@ -355,9 +372,11 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
             f"not sent here: {span}{how}")
 
 
-def _markdown(plan: Plan, marked: bool, session: Session | None = None) -> str:
+def _markdown(plan: Plan, marked: bool, session: Session | None = None, preset: Mapping[str, str | None] | None = None) -> str:
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
+    if preset:
+        lines[3:3] = [preset_sentence(preset)]
     unseen = unseen_of(plan)
     if unseen:  # the request held more than the log shows: said, never left for an empty section to suggest
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
@@ -401,13 +420,16 @@ EXPORTERS: dict[str, Callable[[Plan, Session, list[Fix]], tuple[str, int]]] = {
 }
 
 
-def export(plan: Plan, session: Session, fmt: str) -> Export:
+def export(plan: Plan, session: Session, fmt: str, preset: Mapping[str, str | None] | None = None) -> Export:
+    """The plan's context in `fmt`. `preset` (the --config preset's `{"path", "description"}`) goes
+    only where the format has a place for it, the markdown's heading: a request's fields are the
+    API's (Anthropic's `metadata` takes only `user_id`), and one it does not know is refused."""
     try:
         exporter = EXPORTERS[fmt]
     except KeyError:
         raise UnknownNameError(f"unknown export format {fmt!r}; available: {', '.join(EXPORTERS)}") from None
     fixes: list[Fix] = []
-    text, count = exporter(plan, session, fixes)
+    text, count = to_markdown(plan, session, fixes, preset) if exporter is to_markdown else exporter(plan, session, fixes)
     return Export(text, count, tuple(fixes))
 
 
