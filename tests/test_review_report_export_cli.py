@@ -116,7 +116,8 @@ def test_every_format_says_the_summary_is_ctxvizs_stand_in_and_markdown_heads_it
         if fmt == "jsonl":
             assert [json.loads(line)["role"] for line in out_file.read_text().splitlines()] == ["user", "assistant"]
     headings = [line for line in (tmp_path / "x.markdown").read_text().splitlines() if line.startswith("## ") and line[3].isdigit()]
-    assert headings == ["## 0. system", "## 1. user (ctxviz's offline stand-in summary, not the agent's own)", "## 2. assistant"]
+    assert headings == ["## 0. system · system prompt: not in the log", "## 1. user · ctxviz's offline stand-in summary, not the agent's (covers #0-#29)",
+                        "## 2. assistant · inserted by the policy: not in the log"]
 
 
 def test_a_codex_export_that_compacts_says_its_summary_is_the_stand_in(capsys, tmp_path):

@@ -18,9 +18,10 @@ from typing import Any
 from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
+from ..engine.sources import context_labels
 from ..engine.wording import counted, noun
 from ..errors import UnknownNameError
-from .export_added import STAND_IN_WORDS, is_empty_system, stand_in_positions
+from .export_added import is_empty_system
 from .output import write_atomic
 
 __all__ = ["EXPORTERS", "Export", "Fix", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
@@ -342,11 +343,10 @@ def preset_sentence(preset: Mapping[str, str | None]) -> str:
     return f"Parameters from the preset {ticks}{pad}{path}{pad}{ticks}{described}."
 
 
-def marked_markdown(plan: Plan, session: Session | None = None) -> str:
-    """The markdown export as the app's Context tab shows it: each section headed with the session
-    message it comes from (`#12`), and between runs of sent messages a line saying what is not sent
-    there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying and exporting give the
-    request itself (`to_markdown`)."""
+def marked_markdown(plan: Plan, session: Session) -> str:
+    """The markdown export as the app's Context tab shows it: between runs of sent messages a line
+    saying what is not sent there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying
+    and exporting give the request itself (`to_markdown`), headed the same way."""
     return _markdown(plan, marked=True, session=session)
 
 
@@ -372,7 +372,10 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
             f"not sent here: {span}{how}")
 
 
-def _markdown(plan: Plan, marked: bool, session: Session | None = None, preset: Mapping[str, str | None] | None = None) -> str:
+def _markdown(plan: Plan, marked: bool, session: Session, preset: Mapping[str, str | None] | None = None) -> str:
+    """Each section headed with its role and its source (engine/sources.py `source_label`: "#12",
+    "the log's recorded summary #1, written by the agent", "ctxviz's offline stand-in summary, not
+    the agent's" ...), in the file as in the app's view, so the two say the same."""
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
     if preset:
@@ -382,7 +385,7 @@ def _markdown(plan: Plan, marked: bool, session: Session | None = None, preset: 
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
                       "record, so they are not below."]
     previous = -1  # the last session message a section came from
-    stand_ins = stand_in_positions(plan, session)
+    labels = context_labels(plan, session)
     for i, message in enumerate(plan.context):
         source = plan.context_index[i] if i < len(plan.context_index) else None
         if marked and source is not None and source > previous + 1 and (gap := gap_line(plan, previous + 1, source - 1)):
@@ -390,10 +393,7 @@ def _markdown(plan: Plan, marked: bool, session: Session | None = None, preset: 
         content = message.get("content")
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
-        origin = "" if not marked else f" · #{source}" if source is not None else " · added by the policy"
-        if i in stand_ins:  # the heading says whose text it is: the agent never wrote it
-            origin += f" ({STAND_IN_WORDS})"
-        lines.append(f"## {i}. {message.get('role')}{origin}")
+        lines.append(f"## {i}. {message.get('role')} · {labels[i]}")
         lines.append("")
         if source is not None:
             previous = max(previous, source)
