@@ -67,7 +67,7 @@ def test_compare_says_a_decision_once_and_counts_one_message_as_one(capsys):
     code, out, err = run(capsys, "compare", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "missy", "--policy", "langchain-summarization",
                          "--trigger-tokens", "20000", "--keep-messages", "10")
     assert code == 0, err
-    assert "A dropped (after cut) / B summarized: #0-#66" in out
+    assert "A dropped (after cut) / B summarised: #0-#66" in out
     assert "(summarised)" not in out
     code, out, err = run(capsys, "compare", CC, "--policy", "claude-code", "--policy", "langchain-trim", "--set-b", "max_tokens=300")
     assert "      1 message  (412 / 417 tokens)" in out

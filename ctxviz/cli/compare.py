@@ -10,6 +10,7 @@ from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
 from ..errors import ParameterError
 from ..io.exporters import json_text
+from ..io.spelling import spelled
 from .cost import _cache_report
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options
@@ -113,20 +114,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {sd.line()}")
         for side, s in (("A", sd.a), ("B", sd.b)):
             if s is not None:
-                print(f"      {side}: {s.tokens:,} tokens; {s.reason}")
+                print(f"      {side}: {s.tokens:,} tokens; {spelled(s.reason)}")
     if args.verbose:
         for d in diffs:
-            print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
-            print(f"      A: {d.a.reason}")
-            print(f"      B: {d.b.reason}")
+            print(f"  #{d.index} {d.role}: A {spelled(d.a.decision.value)} / B {spelled(d.b.decision.value)}")
+            print(f"      A: {spelled(d.a.reason)}")
+            print(f"      B: {spelled(d.b.reason)}")
         return EXIT_OK
     for g in group_differences(diffs):
         tokens = f"{g.a_tokens:,} tokens" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,} tokens"
-        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {decision_words(g.a_decision, g.a_code)} / "
-              f"B {decision_words(g.b_decision, g.b_code)}: {g.span()}")
+        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {spelled(decision_words(g.a_decision, g.a_code))} / "
+              f"B {spelled(decision_words(g.b_decision, g.b_code))}: {g.span()}")
         first = next(d for d in diffs if d.index == g.indices[0])
-        print(f"        e.g. #{first.index}: A: {first.a.reason}")
-        print(f"        {'':{len(str(first.index)) + 6}}B: {first.b.reason}")
+        print(f"        e.g. #{first.index}: A: {spelled(first.a.reason)}")
+        print(f"        {'':{len(str(first.index)) + 6}}B: {spelled(first.b.reason)}")
     return EXIT_OK
 
 
