@@ -34,7 +34,7 @@ def test_an_empty_system_message_is_said_in_words_not_an_empty_code_fence() -> N
     plan = plan_session(session, "gemini-cli-compression", None, None, None, None)
     empty = [i for i, m in enumerate(plan.context) if not str(m.get("content") or "").strip() and not m.get("tool_calls")]
     assert empty and plan.context[empty[0]]["role"] == "system", "the policy's empty system instruction is the case"
-    for text in (to_markdown(plan, session, [])[0], marked_markdown(plan)):
+    for text in (to_markdown(plan, session, [])[0], marked_markdown(plan, session)):
         found = sections(text, len(plan.context))
         for i, (heading, body) in enumerate(found):
             assert not re.fullmatch(r"(`{3,})\s*\1", body), f"an empty fence under {heading!r}"
@@ -50,7 +50,7 @@ def test_the_export_says_what_the_log_does_not_record() -> None:
     whose calls match what it shows has neither line."""
     session = load_session(str(GEMINI))
     plan = plan_session(session, "gemini-cli-compression")
-    for text in (to_markdown(plan, session, [])[0], marked_markdown(plan)):
+    for text in (to_markdown(plan, session, [])[0], marked_markdown(plan, session)):
         head = text.split("## 0.", 1)[0]
         assert "about 9,200 tokens of system prompt and tool definitions the log does not record" in head
     plain = load_session(str(GEMINI.with_name("coding_agent.yaml")))

@@ -88,8 +88,8 @@ def test_the_tab_and_its_scope_line_count_entries_by_their_sources(qtbot, open_w
     scope = win.context_scope.text()
     assert f"the request below has {len(plan.context):,} entries: 1 recorded summary from the log (written by the agent)" in scope
     assert "added by the policy" not in scope
-    # Copying still gives the request itself, without the marks.
-    assert "written by the agent" not in export_text(plan, session, "markdown")
+    # Copying gives the request itself, headed as the view is (without the lines between sent runs).
+    assert "## 0. user · the log's recorded summary #1, written by the agent" in export_text(plan, session, "markdown")
 
 
 def test_a_system_prompt_built_from_the_files_prompt_and_its_system_messages_names_both() -> None:

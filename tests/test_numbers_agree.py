@@ -301,7 +301,7 @@ def test_compare_says_which_side_does_not_fit_and_when_the_scales_differ(capsys)
 def test_the_cut_line_says_not_sent_and_how(capsys):
     assert main(["plan", SUPPORT, "--policy", "missy-consolidator"]) == 0
     out = capsys.readouterr().out
-    assert "cut: 213 messages (48,194 tokens) not sent (summarized), the newest #225: summarized:" in out
+    assert "cut: 213 messages (48,194 tokens) not sent (summarised), the newest #225: summarised:" in out
     assert re.search(r"^  zone\s+messages\s+tokens\s+sent tokens\s+sent\s+not sent$", out, re.M)
 
 

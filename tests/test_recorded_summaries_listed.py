@@ -47,7 +47,7 @@ def test_plan_json_gives_the_new_consolidation_the_messages_it_replaces(capsys):
 def test_plan_names_the_new_summary_apart_from_the_recorded_ones(capsys):
     assert main(["plan", str(SUPPORT), "--policy", "missy-consolidator"]) == 0
     out = capsys.readouterr().out
-    assert "summary #1: summarized: absorbed by the new consolidation" in out
+    assert "summary #1: summarised: absorbed by the new consolidation" in out
     assert "new summary: kept: replaces the 213 older messages" in out and "summary #4" not in out
 
 

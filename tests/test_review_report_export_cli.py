@@ -67,7 +67,7 @@ def test_compare_says_a_decision_once_and_counts_one_message_as_one(capsys):
     code, out, err = run(capsys, "compare", ROOT / "sample_sessions" / "coding_agent.yaml", "--policy", "missy", "--policy", "langchain-summarization",
                          "--trigger-tokens", "20000", "--keep-messages", "10")
     assert code == 0, err
-    assert "A dropped (after cut) / B summarized: #0-#66" in out
+    assert "A dropped (after cut) / B summarised: #0-#66" in out
     assert "(summarised)" not in out
     code, out, err = run(capsys, "compare", CC, "--policy", "claude-code", "--policy", "langchain-trim", "--set-b", "max_tokens=300")
     assert "      1 message  (412 / 417 tokens)" in out
@@ -116,7 +116,8 @@ def test_every_format_says_the_summary_is_ctxvizs_stand_in_and_markdown_heads_it
         if fmt == "jsonl":
             assert [json.loads(line)["role"] for line in out_file.read_text().splitlines()] == ["user", "assistant"]
     headings = [line for line in (tmp_path / "x.markdown").read_text().splitlines() if line.startswith("## ") and line[3].isdigit()]
-    assert headings == ["## 0. system", "## 1. user (ctxviz's offline stand-in summary, not the agent's own)", "## 2. assistant"]
+    assert headings == ["## 0. system · system prompt: not in the log", "## 1. user · ctxviz's offline stand-in summary, not the agent's (covers #0-#29)",
+                        "## 2. assistant · inserted by the policy: not in the log"]
 
 
 def test_a_codex_export_that_compacts_says_its_summary_is_the_stand_in(capsys, tmp_path):

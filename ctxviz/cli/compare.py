@@ -10,12 +10,13 @@ from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
 from ..errors import ParameterError
 from ..io.exporters import json_text
+from ..io.spelling import spelled
 from .cost import _cache_report
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options
 from .params import _parse_sets, resolve_params
 from .retention import LOST_IN_JSON, plan_retention_of, retention_skipped
-from .session import STORE, _options, load_args, plan_frozen
+from .session import STORE, _options, load_args, plan_frozen, preset_applied, preset_words
 from .stdout import write_stdout
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
                "differences": [d.to_json() for d in diffs], "difference_groups": [g.to_json() for g in group_differences(diffs)],
                "summary_differences": [d.to_json() for d in summary_diffs],
                **({"not_aligned": unaligned} if aligning else {})}
+        preset = preset_applied(args)
+        if preset is not None:  # (as plan --json names it; one --config sets both sides)
+            doc["preset"] = preset
         if a.real is not None and b.real is not None:  # --real-count / --model: both contexts counted on one scale
             doc["a"]["real_count"], doc["b"]["real_count"] = a.real.to_json(), b.real.to_json()
         if caches is not None:
@@ -77,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     label_b = f"B: {b.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_b).items())
     print(label_a.strip())
     print(label_b.strip())
+    if preset_words(args):  # both sides start from it (their --set-a / --set-b apply over it)
+        print(f"  A and B from preset {preset_words(args)}")
     if aligning:
         print("aligned: " + ", ".join(f"{k}={f'{v:,}'}" for k, v in (("trigger at tokens", args.trigger_tokens), ("keep messages", args.keep_messages),
                                                                     ("keep tokens", args.keep_tokens)) if v is not None)
@@ -108,20 +114,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {sd.line()}")
         for side, s in (("A", sd.a), ("B", sd.b)):
             if s is not None:
-                print(f"      {side}: {s.tokens:,} tokens; {s.reason}")
+                print(f"      {side}: {s.tokens:,} tokens; {spelled(s.reason)}")
     if args.verbose:
         for d in diffs:
-            print(f"  #{d.index} {d.role}: A {d.a.decision.value} / B {d.b.decision.value}")
-            print(f"      A: {d.a.reason}")
-            print(f"      B: {d.b.reason}")
+            print(f"  #{d.index} {d.role}: A {spelled(d.a.decision.value)} / B {spelled(d.b.decision.value)}")
+            print(f"      A: {spelled(d.a.reason)}")
+            print(f"      B: {spelled(d.b.reason)}")
         return EXIT_OK
     for g in group_differences(diffs):
         tokens = f"{g.a_tokens:,} tokens" if g.a_tokens == g.b_tokens else f"{g.a_tokens:,} / {g.b_tokens:,} tokens"
-        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {decision_words(g.a_decision, g.a_code)} / "
-              f"B {decision_words(g.b_decision, g.b_code)}: {g.span()}")
+        print(f"  {g.count:>5,} message{'s' if g.count != 1 else ' '} ({tokens}): A {spelled(decision_words(g.a_decision, g.a_code))} / "
+              f"B {spelled(decision_words(g.b_decision, g.b_code))}: {g.span()}")
         first = next(d for d in diffs if d.index == g.indices[0])
-        print(f"        e.g. #{first.index}: A: {first.a.reason}")
-        print(f"        {'':{len(str(first.index)) + 6}}B: {first.b.reason}")
+        print(f"        e.g. #{first.index}: A: {spelled(first.a.reason)}")
+        print(f"        {'':{len(str(first.index)) + 6}}B: {spelled(first.b.reason)}")
     return EXIT_OK
 
 

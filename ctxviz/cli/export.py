@@ -12,7 +12,7 @@ from ..io.exporters import EXPORTERS, export
 from ..io.output import check_output_path, write_output
 from .exits import EXIT_OK, EXIT_OVER_BUDGET
 from .options import _add_plan_options, _output
-from .session import resolve_plan
+from .session import preset_applied, resolve_plan
 
 if TYPE_CHECKING:
     from ..engine.plan import Plan
@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, plan = resolve_plan(args)
-    result = export(plan, session, args.to)
+    preset = preset_applied(args)
+    result = export(plan, session, args.to, preset)
     for fix in result.fixes:  # under --strict nothing is changed: say the problem, not the fix
         print(f"refused: {fix.problem}" if args.strict else f"fixed: {fix}", file=sys.stderr)
     empty = result.messages == 0 and args.to != "markdown"
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if where != "standard output":
         where = args.output
     extra = added(plan, session)  # (what the policy added: read once, for the story and the notes)
-    print(f"wrote {where}: {counted(result.messages, 'message')} ({args.to}): {export_story(plan, result.messages, args.to, extra)}", file=sys.stderr)
+    how = f"{args.to}, parameters from preset {preset['path']}" if preset is not None else args.to  # (the request itself cannot say it)
+    print(f"wrote {where}: {counted(result.messages, 'message')} ({how}): {export_story(plan, result.messages, args.to, extra)}", file=sys.stderr)
     for line in added_notes(plan, extra, args.to):
         print(line, file=sys.stderr)
     if plan.real is not None:  # --real-count / --model: the exported context against the model's window

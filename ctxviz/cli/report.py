@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -10,7 +11,7 @@ from ..engine.gc_pause import frozen_after
 from ..io.output import check_output_path
 from .exits import EXIT_OK
 from .options import _add_plan_options, _output
-from .session import STORE, _options, load_with_policy, plan_frozen
+from .session import STORE, _options, load_with_policy, plan_frozen, preset_words
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -26,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, policy_name, params, tokenizer, _opened = load_with_policy(args)
     plan = plan_frozen(session, policy_name, params, tokenizer, _options(args))
+    preset = preset_words(args)
+    if preset:  # the page's notes say it, escaped (gui/report.py's header has no place for it yet)
+        plan = dataclasses.replace(plan, notes=(*plan.notes, f"parameters from the preset {preset}"))
     timeline = None
     if not args.no_timeline:
         with frozen_after():  # (as `simulate` replays: engine/gc_pause.py)
@@ -35,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
 
     application("light")
     write_report(session, plan, timeline, args.output, inputs=[args.session])
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {args.output}" + (f" (parameters from preset {args.config})" if preset else ""), file=sys.stderr)
     return EXIT_OK
 

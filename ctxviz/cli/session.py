@@ -103,12 +103,18 @@ def preset_applied(args: argparse.Namespace) -> dict[str, str | None] | None:
     return {"path": args.config, "description": load_preset(args.config).description or None}
 
 
-def preset_line_text(args: argparse.Namespace) -> str:
-    """The line the text outputs print under the policy's for a --config preset ("" without one)."""
+def preset_words(args: argparse.Namespace) -> str:
+    """The --config preset as the outputs name it, "PATH: description" ("" without one)."""
     preset = preset_applied(args)
     if preset is None:
         return ""
-    return f"  preset {preset['path']}" + (f": {preset['description']}" if preset["description"] else "") + "\n"
+    return f"{preset['path']}" + (f": {preset['description']}" if preset["description"] else "")
+
+
+def preset_line_text(args: argparse.Namespace) -> str:
+    """The line the text outputs print under the policy's for a --config preset ("" without one)."""
+    words = preset_words(args)
+    return f"  preset {words}\n" if words else ""
 
 
 def opened_line(opened: OpenedUnder | None) -> str:

@@ -9,6 +9,7 @@ from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
 from ..errors import ParameterError
 from ..io.exporters import json_text
+from ..io.spelling import spelled
 from .exits import EXIT_OK
 from .options import _add_plan_options
 from .session import STORE, load_with_policy
@@ -37,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_stdout(json_text(explanation.to_json()) + "\n")
     else:
-        print(describe(explanation))
+        print(spelled(describe(explanation)))  # (its reason starts with the decision's code: a sentence spells it)
     return EXIT_OK
 

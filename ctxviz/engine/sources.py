@@ -1,4 +1,5 @@
-"""Where each part of a context comes from, for `plan --json` and `simulate --json`.
+"""Where each part of a context comes from, for `plan --json` and `simulate --json`, and in words
+for the headings of the markdown export and the app's Context tab.
 
 A plan's `context_index` names the session message of each context entry, or None for what the
 policy wrote itself: the system prompt, a summary (one the file records, or the one the policy
@@ -8,7 +9,9 @@ acknowledgement). Checking a plan meant rebuilding that mapping by hand; these f
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from .plan import Decision, Plan
@@ -100,6 +103,68 @@ def add_plan_sources(doc: dict[str, Any], plan: Plan, session: Session) -> dict[
         if key == "context":
             out["context_sources"] = found["context_sources"]
     return out
+
+
+#: The classes an entry not sent as one of the file's messages falls in: (one, several).
+KINDS = {
+    "system_prompt": ("system prompt", "system prompts"),
+    "recorded": ("recorded summary from the log (written by the agent)", "recorded summaries from the log (written by the agent)"),
+    "stand_in": ("stand-in summary ctxviz wrote offline (not the agent's)", "stand-in summaries ctxviz wrote offline (not the agent's)"),
+    "inserted": ("message inserted by the policy", "messages inserted by the policy"),
+}
+
+
+def span_text(indices: Iterable[int | None]) -> str:
+    """Message indices as runs ("#0-#19", "#0, #4-#6")."""
+    known = sorted({i for i in indices if i is not None})
+    runs = [[i for _, i in run] for _, run in groupby(enumerate(known), key=lambda p: p[1] - p[0])]
+    return ", ".join(f"#{run[0]}" if len(run) == 1 else f"#{run[0]}-#{run[-1]}" for run in runs)
+
+
+def kind_of(source: Mapping[str, Any]) -> str:
+    """"message", or one of KINDS: a summary is the agent's (recorded) or ctxviz's stand-in."""
+    if source["kind"] == "summary":
+        return "recorded" if source.get("summary") is not None else "stand_in"
+    return str(source["kind"])
+
+
+def _covers(source: Mapping[str, Any]) -> str:
+    span = span_text(ref["index"] for ref in source.get("covers", ()))
+    return f" (covers {span})" if span else ""
+
+
+def source_label(source: Mapping[str, Any], entry: Mapping[str, Any], session: Session) -> str:
+    """An entry's source in words ("#12" for one of the file's messages). Whoever reads a context
+    must know which text the agent wrote, which the file holds and which ctxviz made up offline:
+    "added by the policy" for all of them hid that Claude Code's compact summary is the agent's own."""
+    kind = kind_of(source)
+    if kind == "message":
+        return f"#{source['index']}"
+    if kind == "recorded":
+        return f"the log's recorded summary #{int(source['summary']) + 1}, written by the agent{_covers(source)}"
+    if kind == "stand_in":
+        return f"ctxviz's offline stand-in summary, not the agent's{_covers(source)}"
+    if kind == "system_prompt":
+        includes = [ref["index"] for ref in source.get("includes", ())]
+        parts = (["system prompt"] if session.system_prompt.strip() else []) + (
+            [f"message{'s' if len(includes) > 1 else ''} {span_text(includes)}"] if includes else [])
+        if parts:
+            return "system prompt: the file's " + " and ".join(parts)
+        return "system prompt: not in the log" if not entry_text(entry).strip() else "system prompt written by the policy, not in the log"
+    return "inserted by the policy: not in the log"
+
+
+def context_labels(plan: Plan, session: Session) -> list[str]:
+    """`source_label` of each entry of `plan.context`, in order."""
+    sources = plan_sources(plan, session)["context_sources"]
+    return [source_label(source, entry, session) for source, entry in zip(sources, plan.context, strict=True)]
+
+
+def added_counts(sources: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The entries that are not the file's messages, counted by the classes their headings name:
+    "1 recorded summary from the log (written by the agent)"."""
+    counts = Counter(kind_of(s) for s in sources)
+    return [f"{counts[k]:,} {one if counts[k] == 1 else many}" for k, (one, many) in KINDS.items() if counts[k]]
 
 
 def timeline_summaries(session: Session, turns: Sequence[Any], generated: Sequence[Summary],

@@ -3,7 +3,8 @@
 An export of Gemini CLI's compression said "2 summaries added" for one summary and the model's
 acknowledgement turn, wrote an empty system message for the system prompt the log does not record,
 and carried ctxviz's offline stand-in `<state_snapshot>` as if the agent had written it. This
-module tells those apart, so the CLI (and the markdown export's headings) can say which is which.
+module tells those apart, so the CLI's story line can say which is which (the markdown export's
+headings name each entry's source with engine/sources.py `source_label`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from ..engine.plan import Plan
 from ..engine.session import Session
 from ..engine.sources import entry_text, plan_sources
 from ..engine.wording import counted
-
-#: How an entry ctxviz's offline stand-in wrote is named (the markdown heading, the CLI's note).
-STAND_IN_WORDS = "ctxviz's offline stand-in summary, not the agent's own"
 
 
 def is_empty_system(entry: Mapping[str, Any]) -> bool:

@@ -18,9 +18,10 @@ from typing import Any
 from ..engine.checks import unseen_of
 from ..engine.plan import Decision, Plan
 from ..engine.session import Message, Session, record_of
+from ..engine.sources import context_labels
 from ..engine.wording import counted, noun
 from ..errors import UnknownNameError
-from .export_added import STAND_IN_WORDS, is_empty_system, stand_in_positions
+from .export_added import is_empty_system
 from .output import write_atomic
 
 __all__ = ["EXPORTERS", "Export", "Fix", "anthropic_messages", "export", "export_text", "json_text", "write_atomic"]
@@ -319,17 +320,33 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def to_markdown(plan: Plan, session: Session, fixes: list[Fix]) -> tuple[str, int]:
+def to_markdown(plan: Plan, session: Session, fixes: list[Fix], preset: Mapping[str, str | None] | None = None) -> tuple[str, int]:
     """Each message's text verbatim inside a code fence: session text never renders as Markdown
-    (or as the HTML a Markdown viewer would pass through)."""
-    return _markdown(plan, marked=False, session=session), len(plan.context)
+    (or as the HTML a Markdown viewer would pass through). `preset`, the --config preset the
+    parameters came from (`{"path", "description"}`), is said under the title: the file is read
+    later, away from the command that wrote it."""
+    return _markdown(plan, marked=False, session=session, preset=preset), len(plan.context)
 
 
-def marked_markdown(plan: Plan, session: Session | None = None) -> str:
-    """The markdown export as the app's Context tab shows it: each section headed with the session
-    message it comes from (`#12`), and between runs of sent messages a line saying what is not sent
-    there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying and exporting give the
-    request itself (`to_markdown`)."""
+#: What can start markup inside a line of Markdown (or of the HTML it passes through).
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>&~])")
+
+
+def preset_sentence(preset: Mapping[str, str | None]) -> str:
+    """The markdown line naming the preset: its path as code (no fence in it can close early), its
+    description with every character that could start markup escaped (a preset is a file from anyone)."""
+    path = str(preset["path"])
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", path)), default=0) + 1)  # longer than any run in the path
+    description = " ".join(str(preset.get("description") or "").split())
+    described = ": " + _MARKDOWN_INLINE.sub(r"\\\1", description) if description else ""
+    pad = " " if path.startswith("`") or path.endswith("`") else ""
+    return f"Parameters from the preset {ticks}{pad}{path}{pad}{ticks}{described}."
+
+
+def marked_markdown(plan: Plan, session: Session) -> str:
+    """The markdown export as the app's Context tab shows it: between runs of sent messages a line
+    saying what is not sent there ("⋯ 139 messages (28,958 tokens) not sent here"). A view: copying
+    and exporting give the request itself (`to_markdown`), headed the same way."""
     return _markdown(plan, marked=True, session=session)
 
 
@@ -355,15 +372,20 @@ def gap_line(plan: Plan, first: int, last: int) -> str:
             f"not sent here: {span}{how}")
 
 
-def _markdown(plan: Plan, marked: bool, session: Session | None = None) -> str:
+def _markdown(plan: Plan, marked: bool, session: Session, preset: Mapping[str, str | None] | None = None) -> str:
+    """Each section headed with its role and its source (engine/sources.py `source_label`: "#12",
+    "the log's recorded summary #1, written by the agent", "ctxviz's offline stand-in summary, not
+    the agent's" ...), in the file as in the app's view, so the two say the same."""
     lines = [f"# Context sent by {plan.policy}", "", f"{len(plan.context)} messages, {plan.totals.used:,} of {plan.totals.budget:,} tokens ({plan.tokenizer}).",
              "Message text is shown verbatim inside code fences.", ""]
+    if preset:
+        lines[3:3] = [preset_sentence(preset)]
     unseen = unseen_of(plan)
     if unseen:  # the request held more than the log shows: said, never left for an empty section to suggest
         lines[3:3] = [f"The provider's figures suggest about {unseen:,} tokens of system prompt and tool definitions the log does not "
                       "record, so they are not below."]
     previous = -1  # the last session message a section came from
-    stand_ins = stand_in_positions(plan, session)
+    labels = context_labels(plan, session)
     for i, message in enumerate(plan.context):
         source = plan.context_index[i] if i < len(plan.context_index) else None
         if marked and source is not None and source > previous + 1 and (gap := gap_line(plan, previous + 1, source - 1)):
@@ -371,10 +393,7 @@ def _markdown(plan: Plan, marked: bool, session: Session | None = None) -> str:
         content = message.get("content")
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
-        origin = "" if not marked else f" · #{source}" if source is not None else " · added by the policy"
-        if i in stand_ins:  # the heading says whose text it is: the agent never wrote it
-            origin += f" ({STAND_IN_WORDS})"
-        lines.append(f"## {i}. {message.get('role')}{origin}")
+        lines.append(f"## {i}. {message.get('role')} · {labels[i]}")
         lines.append("")
         if source is not None:
             previous = max(previous, source)
@@ -401,13 +420,16 @@ EXPORTERS: dict[str, Callable[[Plan, Session, list[Fix]], tuple[str, int]]] = {
 }
 
 
-def export(plan: Plan, session: Session, fmt: str) -> Export:
+def export(plan: Plan, session: Session, fmt: str, preset: Mapping[str, str | None] | None = None) -> Export:
+    """The plan's context in `fmt`. `preset` (the --config preset's `{"path", "description"}`) goes
+    only where the format has a place for it, the markdown's heading: a request's fields are the
+    API's (Anthropic's `metadata` takes only `user_id`), and one it does not know is refused."""
     try:
         exporter = EXPORTERS[fmt]
     except KeyError:
         raise UnknownNameError(f"unknown export format {fmt!r}; available: {', '.join(EXPORTERS)}") from None
     fixes: list[Fix] = []
-    text, count = exporter(plan, session, fixes)
+    text, count = to_markdown(plan, session, fixes, preset) if exporter is to_markdown else exporter(plan, session, fixes)
     return Export(text, count, tuple(fixes))
 
 

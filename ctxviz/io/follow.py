@@ -49,6 +49,7 @@ from ..engine.wording import noun
 from ..errors import LoadError
 from .loaders import detect, forced_format_notes, get_loader, load_session, load_source, with_tool_names
 from .source import CUT_LINE, DEFAULT_MAX_BYTES, JSONL_SUFFIXES, SourceFile, check_head, cut_line_note, open_regular
+from .usage_counts import without_negative_usage
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -82,7 +83,8 @@ class _Resume:
 
 
 def _finished(src: SourceFile, session: Session, forced: list[str], named: bool = True) -> Session:
-    """What `load_source` does after the loader: notes, and tool results named."""
+    """What `load_source` does after the loader: notes, and tool results named (a negative
+    reported usage is left out by `_update`, after)."""
     src.notes.extend(forced)
     if not session.messages:
         src.notes.append("the session has no messages")
@@ -309,6 +311,10 @@ class Follower:
         finally:
             if gc_was_enabled:
                 gc.enable()
+        # As `load_source` does, over the whole session at every poll: an appended line gets it as a
+        # line read first does, and the note keeps naming what earlier polls found (the messages kept
+        # to carry the load on keep their usage, so the next poll sees it again).
+        session = without_negative_usage(session)
         self._set(session)
         return Update(session, appended, len(session.messages) - before, reread, tuple(notes))
 

@@ -8,6 +8,7 @@ from ..engine.plan import Decision, Plan
 from ..engine.ranking import TIERS
 from ..engine.session import Session
 from ..engine.wording import clip, counted, noun
+from .spelling import spelled
 
 if TYPE_CHECKING:
     from ..engine.checks import RealCount
@@ -64,7 +65,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         if not members:
             continue
         kept = [m for m in members if m.sent]
-        zone_rows.append([zone, f"{len(members):,}", f"{sum(m.tokens for m in members):,}", f"{sum(m.sent_tokens for m in kept):,}",
+        zone_rows.append([spelled(zone), f"{len(members):,}", f"{sum(m.tokens for m in members):,}", f"{sum(m.sent_tokens for m in kept):,}",
                           f"{len(kept):,}", f"{len(members) - len(kept):,}"])
     lines += _table(zone_rows, {1, 2, 3, 4, 5})
     lines.append("")
@@ -86,7 +87,7 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
             # Recorded summaries numbered from 1, as the reasons name them ("recorded summary #1 covers it");
             # one the policy writes now is placed after the file's.
             name = f"summary #{s.index + 1}" if s.index < len(session.summaries) else "new summary"
-            lines.append(f"{name}: {s.reason}")
+            lines.append(f"{name}: {spelled(s.reason)}")
         lines.append("")
 
     dropped = [m for m in plan.messages if not m.sent]
@@ -95,8 +96,8 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
         kinds: dict[str, int] = {}
         for m in dropped:
             kinds[m.decision.value] = kinds.get(m.decision.value, 0) + 1
-        breakdown = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items())})" if len(kinds) > 1 else f" ({next(iter(kinds))})"
-        lines.append(f"cut: {len(dropped):,} messages ({t.dropped:,} tokens) not sent{breakdown}, the newest #{newest.index}: {newest.reason}")
+        breakdown = f" ({', '.join(f'{n:,} {spelled(kind)}' for kind, n in kinds.items())})" if len(kinds) > 1 else f" ({spelled(next(iter(kinds)))})"
+        lines.append(f"cut: {len(dropped):,} messages ({t.dropped:,} tokens) not sent{breakdown}, the newest #{newest.index}: {spelled(newest.reason)}")
         lines.append("largest messages not sent:")
         texts = {m.index: m.text for m in session.messages}
         for m in sorted(dropped, key=lambda m: (-m.tokens, m.index))[:largest]:
@@ -230,7 +231,7 @@ def retention_summary(retention: Retention, shown: int = 10) -> str:
             if rank is not None and rank.tier != tier:
                 tier = rank.tier
                 lines.append(f" {TIERS[tier]}:")
-            why = r.reasons.get(a.id, "")
+            why = spelled(r.reasons.get(a.id, ""))
             because = f" [{rank.why}]" if rank is not None else f" (first said in #{a.first_index} {a.role})"
             lines.append(f"  {a.kind:<11} {a.label(60)}{because}" + (f"; {clip(why, 90)}" if why else ""))
         if len(listed) > shown:
