@@ -297,14 +297,17 @@ def _derive(session: Session, counts: TokenCounts) -> _Live:
     else:
         used = estimated + summary_tokens
         why = "no reported usage in the live context" if recorded else "the summary in force is ctxviz's, so the log's later usage does not apply"
-        if boundary is not None:
-            # The request after a compaction still opens with the system prompt and tool definitions:
-            # where the log lacks them, their size as the first call reported it (engine.reported).
+        if summary is not None:  # (with no summary, no usage in the live context means no call yet)
+            # The request after a compaction, the log's or ctxviz's own, still opens with the system
+            # prompt and tool definitions: where the log lacks them, their size as the first call
+            # reported it (engine.reported). Without them a replay's own compaction left its later
+            # requests about that much short, and its next compaction came late.
             found_usage = reported_usage(session)
             unseen = found_usage.unseen_at(n - 1) if found_usage is not None else 0
             restart = found_usage.restart_call if found_usage is not None else None
             used += unseen
-            why = "no usage reported since the recorded compaction"
+            if boundary is not None:
+                why = "no usage reported since the recorded compaction"
         counter = f"estimated ({why}): characters / 4 of the messages{' and the summary' if summary else ''}"
         if unseen:
             counter += (f", plus the {unseen:,} tokens of system prompt and tools the log does not show (estimated from "

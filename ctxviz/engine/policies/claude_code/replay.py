@@ -247,8 +247,9 @@ class ClaudeCodeReplay(_EditsReplay):
         self.generated_in_force: _InForce | None = None
         self.decisions: dict[int, tuple[Any, str]] = {}
         # The log's first call and the tokens before it no call saw: counted after a summary the
-        # log's compaction wrote, recorded or generated (a generated one can match a compaction too).
-        found = reported_usage(session) if self.usable and session.compactions else None
+        # log's compaction wrote, recorded or generated, and after every summary of ctxviz's own
+        # (its request opens with the system prompt and tools as any other does).
+        found = reported_usage(session) if self.usable else None
         self.first_call = found.first_index if found is not None else len(messages)
         self.found = found
         if self.usable and session.summaries:
@@ -360,7 +361,7 @@ class ClaudeCodeReplay(_EditsReplay):
             if summary is not None:
                 text_tokens = summary.text_tokens
                 used += text_tokens if text_tokens >= 0 else self._summary_tokens(summary)
-                if boundary is not None and self.first_call < length and self.found is not None:
+                if self.first_call < length and self.found is not None:  # (any summary in force: `cc._derive`)
                     used += self.found.unseen_at(length - 1)
         dropped: set[int] | frozenset[int] = _NONE
         freed = 0
