@@ -5,10 +5,10 @@ compacts, what that compaction would take out of the context, and, once it happe
 take. This module answers each from the log alone, under the agent's own policy (`verify.agent_policy`:
 claude-code, codex-compaction, gemini-cli-compression) or the one chosen.
 
-**When (the method).** Each call the log records reports its fill (input, cache reads and writes,
-and output: what the agent counts against its trigger after the call). The growth of the context
-per call is the difference between consecutive fills since the last recorded compaction; the last
-`GROWTH_WINDOW` of them are used. The room left is the policy's trigger minus the policy's own count
+**When (the method).** Each call the log records reports its request (input, cache reads and
+writes). The growth of the context per call is the difference between consecutive requests since
+the last recorded compaction (a call's output reaches the next request, save what is never sent
+again, as Gemini's thoughts); the last `GROWTH_WINDOW` of them are used. The room left is the policy's trigger minus the policy's own count
 now (its plan's `used`: the last reported fill plus an estimate of the messages written after it).
 The agent compacts before the first request at which its count reaches the trigger, so the calls
 still made before the compaction are `ceil(room / growth)`: the point estimate uses the median
@@ -70,7 +70,7 @@ NEXT_REQUEST_ID = "forecast:next-request"
 
 @dataclass(frozen=True)
 class Growth:
-    """The reported fill after each call since the last recorded compaction, and its per-call increases."""
+    """The reported request of each call since the last recorded compaction (`fills`), and its per-call increases."""
 
     calls: tuple[int, ...]  # message index of each call's answer
     fills: tuple[int, ...]
@@ -260,10 +260,20 @@ def call_fills(session: Session) -> list[tuple[int, int]]:
     return [(m.index, m.usage.window_fill + m.usage.output_tokens) for m in session.messages if recorded_call(m) and m.usage is not None]
 
 
+def call_prompts(session: Session) -> list[tuple[int, int]]:
+    """(answer index, the request's size as the provider counted it: input, cache reads and writes)
+    for every call the log records with usage."""
+    return [(m.index, m.usage.window_fill) for m in session.messages if recorded_call(m) and m.usage is not None]
+
+
 def growth(session: Session) -> Growth:
-    """The fills since the last recorded compaction and their last per-call increases."""
+    """The requests since the last recorded compaction and their last per-call increases. Measured
+    request to request, not fill to fill: what a call's output adds reaches the next request
+    anyway, and where the output holds what is never sent again (Gemini's thoughts, billed as
+    output) a fill after a long thought read as the next call shrinking the context: "a recent call
+    added nothing" on a log whose every prompt grew."""
     since = session.compactions[-1].before_index if session.compactions else 0
-    calls = [(i, f) for i, f in call_fills(session) if i >= since]
+    calls = [(i, f) for i, f in call_prompts(session) if i >= since]
     fills = [f for _, f in calls]
     increases = [max(0, b - a) for a, b in zip(fills, fills[1:], strict=False)][-GROWTH_WINDOW:]
     return Growth(tuple(i for i, _ in calls), tuple(fills), tuple(increases), bool(session.compactions))
