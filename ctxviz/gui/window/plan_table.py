@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTableView,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -49,7 +48,8 @@ class PlanTable:
     tabs: Any
 
     def _build_table(self) -> QWidget:
-        """The filters above the table (or its groups by reason), in one box."""
+        """The table (or its groups by reason); its filters are `filter_row`, which the Overview
+        lays out above the table and the detail panel together (`_build_overview`)."""
         self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
         self.table = MessageTableView()
         self.table.setModel(self.model)
@@ -108,15 +108,14 @@ class PlanTable:
         # The search box keeps room for its first words.
         self.search.setMinimumWidth(self.search.fontMetrics().horizontalAdvance("Search (Ctrl+F)") + 30)
         filters.addWidget(self.count_label)
-        table_box = QWidget()
-        tl = QVBoxLayout(table_box)
-        tl.setContentsMargins(0, 0, 0, 0)
-        tl.addLayout(filters)
+        self.filter_row = QWidget()
+        self.filter_row.setObjectName("table-filters")
+        self.filter_row.setLayout(filters)
+        filters.setContentsMargins(0, 0, 0, 0)
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
         self.table_stack.addWidget(self.reason_groups)
-        tl.addWidget(self.table_stack)
-        return table_box
+        return self.table_stack
 
     def _filter(self, **kwargs: Any) -> None:
         self.model.set_filters(**kwargs)
