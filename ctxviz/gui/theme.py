@@ -112,6 +112,7 @@ QCheckBox::indicator { width: 13px; height: 13px; border: 1px solid #8a919e; bor
 QCheckBox::indicator:hover { border-color: #c3c8d1; }
 QCheckBox::indicator:checked { background: #3d7eea; border-color: #3d7eea; image: url(CHECK); }
 QCheckBox::indicator:disabled { border-color: #4a505b; background: #1f2228; }
+QCheckBox::indicator:checked:disabled { background: #4b5263; border-color: #4b5263; }
 """
 
 
@@ -125,7 +126,20 @@ def light_palette() -> QPalette:
         QPalette.ColorRole.Link: "#2f6fde", QPalette.ColorRole.Mid: "#c9ced6",
     }.items():
         p.setColor(role, QColor(color))
+    mute_disabled(p, text="#9ba1ac", button="#eef0f3", base="#f4f5f7", highlight="#b9c1ce")
     return p
+
+
+def mute_disabled(p: QPalette, *, text: str, button: str, base: str, highlight: str) -> None:
+    """A disabled widget drawn muted: a palette built with `setColor(role, ...)` gives the Disabled
+    group the Active colours, so a disabled button, spin box, choice, slider or check box in the
+    light theme looked exactly like an enabled one, and a click on it did nothing with no sign why."""
+    disabled = QPalette.ColorGroup.Disabled
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        p.setColor(disabled, role, QColor(text))
+    p.setColor(disabled, QPalette.ColorRole.Button, QColor(button))
+    p.setColor(disabled, QPalette.ColorRole.Base, QColor(base))
+    p.setColor(disabled, QPalette.ColorRole.Highlight, QColor(highlight))
 
 
 def dark_palette() -> QPalette:
@@ -138,10 +152,7 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.Link: "#7aa7f5", QPalette.ColorRole.Mid: "#3a3f49",
     }.items():
         p.setColor(role, QColor(color))
-    for group in (QPalette.ColorGroup.Disabled,):
-        p.setColor(group, QPalette.ColorRole.Text, QColor("#6b717c"))
-        p.setColor(group, QPalette.ColorRole.ButtonText, QColor("#6b717c"))
-        p.setColor(group, QPalette.ColorRole.WindowText, QColor("#6b717c"))
+    mute_disabled(p, text="#6b717c", button="#25282e", base="#1c1e23", highlight="#4b5263")
     return p
 
 
