@@ -66,10 +66,10 @@ BAND_ALPHA = {False: 170, True: 215}
 #: The user instructions' retention line: a hue no category has (it was the Context category's
 #: pink, beside the pink "Context (sent)" band on the same tab), apart from every category colour
 #: for normal vision and simulated deuteranopia and protanopia.
-INSTRUCTIONS_COLOR = "#9c6644"
+INSTRUCTIONS_COLOR = "#8f724a"
 #: The share of each request the cache served: likewise (it was the Dialog category's blue, beside
 #: the "Dialog (sent)" band).
-CACHE_COLOR = "#7b68ee"
+CACHE_COLOR = "#5e8eec"
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
