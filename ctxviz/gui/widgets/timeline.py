@@ -391,7 +391,9 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
     def _draw_series(self, timeline: Timeline) -> None:
         """Tokens sent, the budget, the trigger, and the tokens not sent on the right-hand axis."""
         xs = plot_values(t.index for t in timeline.turns)
-        self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
+        sent = plot_values(t.tokens_sent for t in timeline.turns)
+        self.curves = [(xs, sent)]  # (a compaction's label keeps off them: `CompactionMarks.curve_points`)
+        self.plot.plot(xs, sent, pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["budget"], width=1, style=Qt.PenStyle.DashLine), name="budget")
         trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
         self._trigger_drawn = trigger if trigger is not None and trigger != timeline.turns[-1].budget else None
@@ -467,6 +469,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         self.answers_plot.hide()
         self.answers_label.hide()
         self.compaction_marks = []
+        self.curves = []
         self.timeline = timeline
         self.set_versus("")
         self._pending_turn = None
@@ -488,8 +491,9 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             # A single point gets no line (an empty path is invalid SVG in the report).
             provider = SERIES_COLORS["reported by the provider"]
             line = pg.mkPen(provider, width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
-            self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
-                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush=provider, name="reported by the provider")
+            points = (plot_values(i for i, _ in reported), plot_values(v for _, v in reported))
+            self.curves.append(points)
+            self.plot.plot(*points, pen=line, symbol="o", symbolSize=4, symbolPen=None, symbolBrush=provider, name="reported by the provider")
         self._draw_events(timeline)
         self._mark_compactions(timeline)
         self._lay_out_legend()

@@ -5,6 +5,7 @@ the tokens it had before (`CompactionMarks`, mixed into widgets/timeline.py's `T
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor
@@ -45,6 +46,8 @@ class CompactionMarks:
     background: str
     foreground: str
     compaction_marks: list[tuple[Compaction, pg.InfiniteLine, pg.PlotDataItem]]
+    #: The chart's data (view coordinates: x values, y values), which a label keeps off where it can.
+    curves: list[tuple[np.ndarray, np.ndarray]] = []
 
     def _place_compaction_labels(self) -> None:
         """Each compaction's label on the side of its line with room for it, in pixels (by the turn
@@ -61,6 +64,7 @@ class CompactionMarks:
             at = vb.mapViewToScene(QPointF(0, y)).y()
             if box.top() <= at <= box.bottom():
                 placed.append(QRectF(left, at - 1.5, right - left, 3))
+        points = self._curve_points_in_scene(vb)
         for _c, line, _tick in sorted(self.compaction_marks, key=lambda mark: mark[1].value()):
             label = getattr(line, "label", None)
             if label is None:
@@ -76,7 +80,17 @@ class CompactionMarks:
             if label.anchors[0] != side:
                 label.anchors = [side, side]
                 label.updatePosition()
-            self._clear_of(label, placed, box.height())
+            self._clear_of(label, placed, box.height(), points)
+
+    def _curve_points_in_scene(self, vb: pg.ViewBox) -> tuple[np.ndarray, np.ndarray]:
+        """The data points of `curves` in scene coordinates (the view's mapping is affine: two
+        points give it, for any number of turns)."""
+        if not self.curves:
+            return np.empty(0), np.empty(0)
+        origin, unit = vb.mapViewToScene(QPointF(0, 0)), vb.mapViewToScene(QPointF(1, 1))
+        xs = np.concatenate([x for x, _ in self.curves])
+        ys = np.concatenate([y for _, y in self.curves])
+        return origin.x() + xs * (unit.x() - origin.x()), origin.y() + ys * (unit.y() - origin.y())
 
     def flat_lines(self) -> list[float]:
         """The heights (tokens) of the chart's level lines a label must stay clear of (`TimelineView`'s)."""
@@ -88,15 +102,34 @@ class CompactionMarks:
         return QRectF(at.x() - TICK_SIZE / 2, at.y() - 2, TICK_SIZE, 4)
 
     @staticmethod
-    def _clear_of(label: pg.InfLineLabel, placed: list[QRectF], height: float) -> None:
+    def _clear_of(label: pg.InfLineLabel, placed: list[QRectF], height: float,
+                  points: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))) -> None:
         """Lower a compaction's label down its line until it covers none placed before it (two
-        compactions a few calls apart wrote their sizes over each other), then count it placed."""
+        compactions a few calls apart wrote their sizes over each other) and none of the data's
+        points (at the top of a chart zoomed to its data, "26,239 → 1,442 tokens" hid the last
+        calls the provider reported), then count it placed. Where no place is clear of both, the
+        highest clear of the others (over the data, on its fill), else the lowest."""
+        def covers(rect: QRectF) -> bool:
+            xs, ys = points
+            inside = (xs >= rect.left() - 2) & (xs <= rect.right() + 2) & (ys >= rect.top() - 2) & (ys <= rect.bottom() + 2)
+            return bool(inside.any())
+
         position = LABEL_POSITION
         if label.orthoPos != position:
             label.setPosition(position)
         rect = label.sceneBoundingRect()
         step = (rect.height() + 2) / max(1.0, height)
-        while any(rect.intersects(other) for other in placed) and position - step >= step:  # (it hangs from its point)
+        first_clear = None  # the highest place clear of the others (where it went before points counted)
+        while True:
+            if not any(rect.intersects(other) for other in placed):
+                if not covers(rect):
+                    break
+                first_clear = position if first_clear is None else first_clear
+            if position - step < step:  # (it hangs from its point) out of room
+                if first_clear is not None and first_clear != position:
+                    label.setPosition(first_clear)
+                    rect = label.sceneBoundingRect()
+                break
             position -= step
             label.setPosition(position)
             rect = label.sceneBoundingRect()
