@@ -52,3 +52,24 @@ def test_the_detail_panel_is_readable_and_no_filter_is_clipped(qtbot, tmp_path, 
         assert win.table.viewport().height() / win.table.verticalHeader().defaultSectionSize() >= 8
     finally:
         win.vm.shutdown()
+
+
+CODEX_LOG = Path(__file__).parent / "data" / "real" / "codex" / "codemie-rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+
+
+@pytest.mark.parametrize("path", [CLAUDE_LOG, CODEX_LOG], ids=lambda p: p.parent.name)
+def test_at_1024x700_the_table_beside_the_panel_shows_each_decision_whole(qtbot, tmp_path, path) -> None:  # type: ignore[no-untyped-def]
+    """The category column's fixed 112 pixels pushed the decision past the table's edge
+    ("summarisec") once the panel kept its width; it is as wide as its longest name and swatch."""
+    win = gui_windows.window_at(qtbot, tmp_path, (1024, 700), path)
+    try:
+        table, plan = win.table, win.vm.plan
+        metrics = table.fontMetrics()
+        decisions = {win.model.data(win.model.index(r, 6)) for r in range(win.model.rowCount())}
+        assert table.columnWidth(6) >= max(metrics.horizontalAdvance(d) for d in decisions) + 6
+        assert table.columnViewportPosition(6) + table.columnWidth(6) <= table.viewport().width()
+        labels = {win.model.data(win.model.index(r, 3)) for r in range(win.model.rowCount())}
+        assert table.columnWidth(3) >= max(metrics.horizontalAdvance(t) for t in labels) + 20, (labels, table.columnWidth(3))
+        assert len(plan.messages) == win.model.rowCount()
+    finally:
+        win.vm.shutdown()
