@@ -20,11 +20,8 @@ CLAUDE_LOG = Path(__file__).parent / "data" / "real" / "claude_code" / "tugtool-
 
 @pytest.mark.parametrize("size", [(1024, 700), (1440, 900)])
 def test_a_compaction_label_covers_no_point_of_the_data(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
-    win = gui_windows.window_at(qtbot, tmp_path, size, CLAUDE_LOG)
+    win = gui_windows.timeline_at(qtbot, tmp_path, size, CLAUDE_LOG)
     try:
-        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
-            win.tabs.setCurrentIndex(1)
-        qtbot.wait(300)
         view = win.timeline
         vb = view.plot.getPlotItem().vb
         assert view.compaction_marks
