@@ -520,11 +520,12 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             self.answers_plot.plot(xs, plot_values(100 * p.score for p in retention.points), pen=pg.mkPen("#009e73", width=2),
                                    name="anchors still sent (retention)")
             # The instructions' line starts where the first one is said: before it (and in a session
-            # with none) "100 %" would claim instructions that do not exist.
+            # with none) "100 %" would claim instructions that do not exist. Dashed over the anchors'
+            # line and as thick: at 100 % both, a 1-pixel dash vanished into the 2-pixel line.
             said = [p for p in retention.points if p.instructions]
             if said:
                 self.answers_plot.plot(plot_values(p.turn for p in said), plot_values(100 * p.instruction_score for p in said),
-                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=2, style=Qt.PenStyle.DashLine), name="user instructions still sent")
             last = retention.points[-1]
             instructions = (f"{last.instruction_score:.0%} of user instructions" if last.instructions
                             else "no user instruction in the session so far")
