@@ -16,6 +16,7 @@ import html
 from bisect import bisect_left
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
@@ -52,7 +53,7 @@ from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
 from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below, not_sent_height
-from .timeline_marks import CompactionMarks
+from .timeline_marks import CompactionMarks, scene_line
 
 #: The composition band of what a request holds beyond the session's messages.
 ADDED_COLOR = "#b0b0b0"
@@ -665,6 +666,16 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         self.plot.setYRange(0, self._applied_top, padding=0)
         height = not_sent_height([y / self._applied_top for y in self.flat_lines()], 1 / room)
         self.not_sent_box.setYRange(0, min(self._not_sent_peak / height, PLOT_LIMIT * 1.2), padding=0)
+
+    def scene_lines(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The tokens chart's lines and, on its own right-hand scale, the tokens not sent."""
+        lines = super().scene_lines()
+        curve = getattr(self, "not_sent_curve", None)
+        if curve is not None and curve.getViewBox() is self.not_sent_box:
+            xs, ys = curve.getData()
+            if xs is not None and len(xs):
+                lines.append(scene_line(self.not_sent_box, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)))
+        return lines
 
     def flat_lines(self) -> list[float]:
         """The heights of the chart's level lines: the budget (when one for every turn) and the trigger."""
