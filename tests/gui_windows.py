@@ -34,3 +34,12 @@ def settle(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(lambda: not win.live.forecast_pending(), timeout=30000)
     win.vm.wait(30)
     qtbot.wait(50)
+
+
+def timeline_at(qtbot, tmp_path: Path, size: tuple[int, int], path: Path | str) -> MainWindow:  # type: ignore[no-untyped-def]
+    """`window_at`, on its Timeline tab once the replay is drawn."""
+    win = window_at(qtbot, tmp_path, size, path)
+    with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+        win.tabs.setCurrentIndex(1)
+    qtbot.wait(300)
+    return win

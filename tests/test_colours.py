@@ -46,3 +46,37 @@ def test_the_timelines_series_stay_distinct(vision: str, text: str) -> None:
 
     distance, a, b = closest_pair({**SERIES_COLORS, "tokens not sent": text}, vision)
     assert distance >= DISTINCT, f"{a} and {b} look alike with {vision} (distance {distance:.1f})"
+
+
+#: A category colour this close to a decision colour reads as that decision beside it (the table's
+#: category swatch next to its decision, the strip over the decision column): for normal vision a
+#: clear step more than DISTINCT, and apart still for deuteranopes and protanopes.
+APART_NORMAL, APART_CVD = 20, 12
+
+
+@pytest.mark.parametrize("vision", ["normal", "deuteranopia", "protanopia"])
+def test_no_category_colour_reads_as_a_decision_colour(vision: str) -> None:
+    """System was summarised's sky blue, Dialog replaced's blue, Tool output truncated's orange and
+    Internal kept's green: on the Overview a Tool output bar read as a truncation."""
+    least = APART_NORMAL if vision == "normal" else APART_CVD
+    for category, colour in CATEGORY_COLORS.items():
+        for decision, other in DECISION_COLORS.items():
+            distance = closest_pair({category: colour, decision: other}, vision)[0]
+            assert distance >= least, f"{category} {colour} and {decision} {other} look alike with {vision} ({distance:.1f})"
+
+
+@pytest.mark.parametrize("background", ["#ffffff", "#16181c"])  # the light and the dark theme's chart background
+def test_each_category_colour_stands_out_from_both_themes_backgrounds(background: str) -> None:
+    for vision in ("normal", "deuteranopia", "protanopia"):
+        for category, colour in CATEGORY_COLORS.items():
+            assert closest_pair({category: colour, "background": background}, vision)[0] >= 25, (category, vision)
+
+
+def test_the_donuts_own_parts_stay_apart_from_every_category() -> None:
+    """A part that is not a category (memory, learnings, the history) never looks like one."""
+    from ctxviz.gui.theme import CONVERSATION_COLOR, PART_COLORS
+
+    for vision in ("normal", "deuteranopia", "protanopia"):
+        for k, part in enumerate([*PART_COLORS, CONVERSATION_COLOR]):
+            distance, a, b = closest_pair({**CATEGORY_COLORS, f"part{k}": part}, vision)
+            assert f"part{k}" not in (a, b) or distance >= DISTINCT, (vision, a, b, distance)

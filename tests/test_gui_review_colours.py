@@ -150,3 +150,47 @@ def test_an_unset_buttons_cross_shows_only_when_it_can_unset(qtbot, open_window)
         unset.click()
     qtbot.waitUntil(lambda: not field()[0].isVisible(), timeout=5000)
     assert win.vm.params.model_context_window is None and field()[2] == place
+
+
+@pytest.mark.parametrize("kind", ["QPushButton", "QSpinBox", "QComboBox", "QSlider", "QCheckBox", "QLineEdit", "QLabel"])
+def test_a_disabled_widget_is_drawn_muted_in_both_themes(qtbot, theme, kind) -> None:  # type: ignore[no-untyped-def]
+    """In the light theme a disabled button, spin box, choice, slider or check box looked exactly
+    like an enabled one: the palette gave its Disabled group the Active colours."""
+    from PySide6 import QtWidgets
+    from PySide6.QtGui import QPalette
+
+    enabled, disabled = getattr(QtWidgets, kind)(), getattr(QtWidgets, kind)()
+    for widget in (enabled, disabled):
+        qtbot.addWidget(widget)
+    disabled.setEnabled(False)
+    roles = {"QLineEdit": QPalette.ColorRole.Text, "QSpinBox": QPalette.ColorRole.Text, "QLabel": QPalette.ColorRole.WindowText,
+             "QCheckBox": QPalette.ColorRole.WindowText, "QSlider": QPalette.ColorRole.Highlight}
+    role = roles.get(kind, QPalette.ColorRole.ButtonText)
+    on = enabled.palette().color(QPalette.ColorGroup.Active, role).name()
+    off = disabled.palette().color(disabled.palette().currentColorGroup(), role).name()
+    assert disabled.palette().currentColorGroup() == QPalette.ColorGroup.Disabled
+    # Apart enough to see (CIE Lab distance), and nearer the background than the enabled colour is.
+    background = enabled.palette().color(QPalette.ColorGroup.Active, QPalette.ColorRole.Window).name()
+    assert closest_pair({"on": on, "off": off}, "normal")[0] >= 15, (theme, kind, on, off)
+    assert closest_pair({"off": off, "bg": background}, "normal")[0] < closest_pair({"on": on, "bg": background}, "normal")[0]
+
+
+def test_a_disabled_buttons_words_have_less_contrast_on_screen(qtbot, theme) -> None:  # type: ignore[no-untyped-def]
+    """What the user sees, not only the palette: the disabled button's words stand out less from
+    its face (the most common colour) than the enabled one's."""
+    from collections import Counter
+
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QPushButton
+
+    contrast = []
+    for enabled in (True, False):
+        button = QPushButton("Reset to defaults")
+        qtbot.addWidget(button)
+        button.setEnabled(enabled)
+        button.resize(140, 28)
+        image = button.grab().toImage()
+        pixels = [image.pixel(x, y) for x in range(8, image.width() - 8) for y in range(6, image.height() - 6)]
+        face = QColor.fromRgb(Counter(pixels).most_common(1)[0][0]).lightness()
+        contrast.append(max(abs(QColor.fromRgb(p).lightness() - face) for p in pixels))
+    assert contrast[1] < contrast[0] * 0.7, (theme, contrast)

@@ -162,11 +162,8 @@ def test_the_not_sent_line_never_lies_on_the_budget_line(qtbot, tmp_path, size) 
 def test_a_compaction_label_keeps_clear_of_the_trigger_and_budget_lines(qtbot, tmp_path, size) -> None:  # type: ignore[no-untyped-def]
     """The real Codex rollout with a local compaction: the trigger line (244,800 tokens) ran
     through its label, "compacted (auto) / 209,950 tokens"."""
-    win = gui_windows.window_at(qtbot, tmp_path, size, CODEX_LOG)
+    win = gui_windows.timeline_at(qtbot, tmp_path, size, CODEX_LOG)
     try:
-        with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
-            win.tabs.setCurrentIndex(1)
-        qtbot.wait(300)
         view = win.timeline
         assert view.compaction_marks and view._trigger_drawn is not None
         box = view.plot.getPlotItem().vb.sceneBoundingRect()

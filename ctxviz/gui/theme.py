@@ -8,17 +8,19 @@ from PySide6.QtWidgets import QApplication
 
 from ..resources import resource_path
 
-# Categories and decisions: Okabe and Ito's colour-blind-safe hues, picked so that every pair stays
-# apart (CIE Lab distance >= 15) for normal vision and simulated deuteranopia and protanopia
-# (tests/test_colours.py), at mid lightness so they read on light and dark backgrounds.
+# Decisions: Okabe and Ito's colour-blind-safe hues. Categories: hues of their own, apart from every
+# decision colour (they shared four: a Tool output bar read as "truncated", a System segment as
+# "summarised", tests/test_colours.py), every pair of them apart too (CIE Lab distance >= 15) for
+# normal vision and simulated deuteranopia and protanopia, at lightnesses that read on light and dark
+# backgrounds. Dialog and Tool output, most of every strip, are far apart in lightness as well.
 CATEGORY_COLORS = {
-    "system": "#56b4e9",
-    "context": "#cc79a7",
-    "dialog": "#0072b2",
-    "system_output": "#e69f00",
-    "error": "#d55e00",
-    "internal": "#009e73",
-    "unknown": "#5f5f5f",
+    "system": "#851f66",
+    "context": "#cf78b2",
+    "dialog": "#6752e5",
+    "system_output": "#9ca052",
+    "error": "#f33622",
+    "internal": "#6a523e",
+    "unknown": "#707070",
 }
 CATEGORY_LABELS = {"system": "System", "context": "Context", "dialog": "Dialog", "system_output": "Tool output",
                    "error": "Error", "internal": "Internal", "unknown": "Unknown"}
@@ -26,9 +28,9 @@ DECISION_COLORS = {"kept": "#009e73", "dropped": "#b8b8b8", "summarized": "#56b4
 #: Allocation parts that are not categories (memory, history, a reserve...): hues apart from every
 #: category colour and from each other, for normal vision and simulated deuteranopia and protanopia
 #: (tests/test_colours.py), so that the donut's orange is never mistaken for the strip's tool output.
-PART_COLORS = ["#5a4fcf", "#117733", "#f0e442"]
+PART_COLORS = ["#56cd96", "#1a8710", "#dfd153"]
 #: The part that holds the conversation (most of most budgets): the calmest of those hues.
-CONVERSATION_COLOR = "#ddcc77"
+CONVERSATION_COLOR = "#dbe393"
 #: (Claude Code's "context" is its window below the trigger, which the conversation fills.)
 CONVERSATION_PARTS = frozenset({"history", "messages", "events", "full_text", "below_threshold", "context"})
 #: Parts that are not categories but bear a category's name, named for what they are: Claude
@@ -112,6 +114,7 @@ QCheckBox::indicator { width: 13px; height: 13px; border: 1px solid #8a919e; bor
 QCheckBox::indicator:hover { border-color: #c3c8d1; }
 QCheckBox::indicator:checked { background: #3d7eea; border-color: #3d7eea; image: url(CHECK); }
 QCheckBox::indicator:disabled { border-color: #4a505b; background: #1f2228; }
+QCheckBox::indicator:checked:disabled { background: #4b5263; border-color: #4b5263; }
 """
 
 
@@ -125,7 +128,20 @@ def light_palette() -> QPalette:
         QPalette.ColorRole.Link: "#2f6fde", QPalette.ColorRole.Mid: "#c9ced6",
     }.items():
         p.setColor(role, QColor(color))
+    mute_disabled(p, text="#9ba1ac", button="#eef0f3", base="#f4f5f7", highlight="#b9c1ce")
     return p
+
+
+def mute_disabled(p: QPalette, *, text: str, button: str, base: str, highlight: str) -> None:
+    """A disabled widget drawn muted: a palette built with `setColor(role, ...)` gives the Disabled
+    group the Active colours, so a disabled button, spin box, choice, slider or check box in the
+    light theme looked exactly like an enabled one, and a click on it did nothing with no sign why."""
+    disabled = QPalette.ColorGroup.Disabled
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        p.setColor(disabled, role, QColor(text))
+    p.setColor(disabled, QPalette.ColorRole.Button, QColor(button))
+    p.setColor(disabled, QPalette.ColorRole.Base, QColor(base))
+    p.setColor(disabled, QPalette.ColorRole.Highlight, QColor(highlight))
 
 
 def dark_palette() -> QPalette:
@@ -138,10 +154,7 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.Link: "#7aa7f5", QPalette.ColorRole.Mid: "#3a3f49",
     }.items():
         p.setColor(role, QColor(color))
-    for group in (QPalette.ColorGroup.Disabled,):
-        p.setColor(group, QPalette.ColorRole.Text, QColor("#6b717c"))
-        p.setColor(group, QPalette.ColorRole.ButtonText, QColor("#6b717c"))
-        p.setColor(group, QPalette.ColorRole.WindowText, QColor("#6b717c"))
+    mute_disabled(p, text="#6b717c", button="#25282e", base="#1c1e23", highlight="#4b5263")
     return p
 
 

@@ -102,7 +102,7 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
     #: `planReady` (whose next emission a caller reads as the plan of the change it just made).
     realCountReady = Signal(object, object)  # (the plan as it was, the plan with its real count)
     explanationReady = Signal(object)  # Explanation
-    compareReady = Signal(object, object)  # (Plan A, Plan B)
+    compareReady = Signal(object, object, int)  # (Plan A, Plan B, the summaries the file records)
     #: (Plan A, Plan B, CacheReport A | None, CacheReport B | None): both sides replayed and priced with caching.
     compareCosted = Signal(object, object, object, object)
     paramsChanged = Signal(object)  # the policy's parameter dataclass
@@ -132,7 +132,7 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
     _explained = Signal(int, object)
-    _compared = Signal(int, object, object)
+    _compared = Signal(int, object, object, int)
 
     _load_ids = itertools.count()
 

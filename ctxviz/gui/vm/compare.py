@@ -47,11 +47,13 @@ class CompareRequests:
             except Exception as exc:
                 self._post(self._failed, -1, f"compare failed ({type(exc).__name__}: {exc})")
             else:
-                self._post(self._compared, generation, a, b)
+                self._post(self._compared, generation, a, b, len(session.summaries))
                 if len(session.messages) <= self.ANSWER_TURNS:
                     self._post(self._compare_costed, a, b, *self._replay_costs(session, (policy, params), (policy_b, params_b), tokenizer=tokenizer))
 
         self._side_executor.submit(job)
 
-    def _on_compared(self, generation: int, a: Plan, b: Plan) -> None:
-        self.compareReady.emit(a, b)
+    def _on_compared(self, generation: int, a: Plan, b: Plan, recorded: int) -> None:
+        """`recorded`: the summaries the compared session's file records, so that a summary both
+        plans write now is "a new summary", not one the log recorded (`compare_summaries`)."""
+        self.compareReady.emit(a, b, recorded)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics
 
 from ...engine.composition import ADDED
 from ...engine.plan import Plan
@@ -12,6 +13,8 @@ from ..theme import CATEGORY_COLORS, WARNING, category_label, plot_colors
 from .axes import ThousandsAxis
 
 MAIN = ("system", "context", "dialog", "system_output")
+#: The bottom axis's height besides its tick labels' lines (the ticks and the gap under them).
+TICK_ROOM = 12
 
 
 class CategoryBars(pg.PlotWidget):
@@ -83,7 +86,7 @@ class CategoryBars(pg.PlotWidget):
         if layout == self._layout:  # a re-plan usually moves the bars only
             return
         self._layout = layout
-        self.getAxis("bottom").setTicks([[(i, category_label(c)) for i, c in enumerate(names)]])
+        self._fit_ticks()
         self.setXRange(-0.6, len(names) - 0.4, padding=0)
         self.setYRange(0, top * 1.12, padding=0)
         # Wide enough for the largest tick whole ("2,000,000" was dropped from a 64-pixel axis).
@@ -117,6 +120,25 @@ class CategoryBars(pg.PlotWidget):
         super().resizeEvent(event)
         if getattr(self, "title_text", ""):
             self._show_title()
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        """Each bar's name on as many lines as its slot needs: pyqtgraph drops a tick label wider
+        than its room, and a real Codex log's fifth bar, "Outside the messages", had no name at
+        1440x900 (nor "Tool output" on a narrow window)."""
+        layout = getattr(self, "_layout", ())  # (resized once before __init__ sets it)
+        names = layout[0] if layout else ()
+        if not names:
+            return
+        axis = self.getAxis("bottom")
+        metrics = QFontMetrics(axis.style["tickFont"] or self.font())
+        slot = max(1.0, self.getPlotItem().vb.width()) / (len(names) + 0.2)  # (the x range is n + 0.2 slots wide)
+        ticks = [(i, wrapped(category_label(c), slot - 6, metrics)) for i, c in enumerate(names)]
+        if ticks != getattr(self, "_ticks", None):
+            self._ticks = ticks
+            axis.setTicks([ticks])
+            lines = max(text.count("\n") + 1 for _, text in ticks)
+            axis.setHeight(lines * metrics.lineSpacing() + TICK_ROOM)  # (pyqtgraph kept one line's height: "messages" was cut)
 
     @staticmethod
     def title_for(plan: Plan, caps: bool, budgets: bool) -> str:
@@ -127,3 +149,15 @@ class CategoryBars(pg.PlotWidget):
             share = f"{allotted / plan.totals.budget * 100:.0f} %" if plan.totals.budget else "more than all"
             return f"sent / cap per category (the caps add up to {share} of the budget)"
         return "sent / budget per category" if budgets else "sent / all tokens per category"
+
+
+def wrapped(text: str, room: float, metrics: QFontMetrics) -> str:
+    """`text` broken between words into lines no wider than `room` pixels where it can (a word
+    wider than that keeps its own line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)

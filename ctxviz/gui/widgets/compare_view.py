@@ -278,7 +278,9 @@ class CompareView(QWidget):
         self.costs.setText("\n".join(lines))
         self.costs.show()
 
-    def show_result(self, a: Plan, b: Plan) -> None:
+    def show_result(self, a: Plan, b: Plan, recorded: int | None = None) -> None:
+        """Both plans side by side; `recorded` is how many summaries the session's file records
+        (without it a summary both sides write now was named "summary #2", as if the log had it)."""
         self.shown = (a, b)
         self.stale.hide()
         self.costs.setText("Replaying both sides to price them with prompt caching…")
@@ -308,7 +310,7 @@ class CompareView(QWidget):
         # One axis for both strips (tokens, or messages when the two count differently): the same position is the same message.
         self.label_a.setText(f"A: {settings_text(a)} (the current view)")
         self.label_b.setText(f"B: {settings_text(b)}")
-        summary_diffs = compare_summaries(a, b)  # (a summary one side sends and the other drops: "0 messages decided differently" hid it)
+        summary_diffs = compare_summaries(a, b, recorded)  # (a summary one side sends and the other drops: "0 messages decided differently" hid it)
         differ = differences_headline(len(diffs), len(summary_diffs)) + (" (marked in the lane between the strips)" if diffs else "")
         self.summary.setText(" &nbsp;|&nbsp; ".join([side_headline_html("A", a), side_headline_html("B", b), html.escape(differ)]))
         self.strips.setVisible(True)

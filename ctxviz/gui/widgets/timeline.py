@@ -16,6 +16,7 @@ import html
 from bisect import bisect_left
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
@@ -52,7 +53,7 @@ from .axes import ThousandsAxis
 from .calls_table import CallsView
 from .event_slider import EventSlider
 from .timeline_layout import LEGEND_COLUMNS, TimelineLayout, legend_below, not_sent_height
-from .timeline_marks import CompactionMarks
+from .timeline_marks import CompactionMarks, scene_line
 
 #: The composition band of what a request holds beyond the session's messages.
 ADDED_COLOR = "#b0b0b0"
@@ -66,10 +67,10 @@ BAND_ALPHA = {False: 170, True: 215}
 #: The user instructions' retention line: a hue no category has (it was the Context category's
 #: pink, beside the pink "Context (sent)" band on the same tab), apart from every category colour
 #: for normal vision and simulated deuteranopia and protanopia.
-INSTRUCTIONS_COLOR = "#9c6644"
+INSTRUCTIONS_COLOR = "#8f724a"
 #: The share of each request the cache served: likewise (it was the Dialog category's blue, beside
 #: the "Dialog (sent)" band).
-CACHE_COLOR = "#7b68ee"
+CACHE_COLOR = "#5e8eec"
 #: The conversation's tokens left out of each turn's context, on the right-hand axis.
 #: The chart's lines, by series. The tokens not sent are drawn in the theme's text colour (black or
 #: near-white): a hue of their own merged with the blue of the tokens sent for protanopes.
@@ -391,7 +392,9 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
     def _draw_series(self, timeline: Timeline) -> None:
         """Tokens sent, the budget, the trigger, and the tokens not sent on the right-hand axis."""
         xs = plot_values(t.index for t in timeline.turns)
-        self.plot.plot(xs, plot_values(t.tokens_sent for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
+        sent = plot_values(t.tokens_sent for t in timeline.turns)
+        self.curves = [(xs, sent)]  # (a compaction's label keeps off them: `CompactionMarks.curve_points`)
+        self.plot.plot(xs, sent, pen=pg.mkPen(SERIES_COLORS["tokens sent"], width=2), name="tokens sent")
         self.plot.plot(xs, plot_values(t.budget for t in timeline.turns), pen=pg.mkPen(SERIES_COLORS["budget"], width=1, style=Qt.PenStyle.DashLine), name="budget")
         trigger = trigger_level(get_policy(timeline.policy), timeline.params, timeline.session)
         self._trigger_drawn = trigger if trigger is not None and trigger != timeline.turns[-1].budget else None
@@ -467,6 +470,7 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         self.answers_plot.hide()
         self.answers_label.hide()
         self.compaction_marks = []
+        self.curves = []
         self.timeline = timeline
         self.set_versus("")
         self._pending_turn = None
@@ -488,8 +492,9 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             # A single point gets no line (an empty path is invalid SVG in the report).
             provider = SERIES_COLORS["reported by the provider"]
             line = pg.mkPen(provider, width=1, style=Qt.PenStyle.DotLine) if len(reported) > 1 else None
-            self.plot.plot(plot_values(i for i, _ in reported), plot_values(v for _, v in reported), pen=line,
-                           symbol="o", symbolSize=4, symbolPen=None, symbolBrush=provider, name="reported by the provider")
+            points = (plot_values(i for i, _ in reported), plot_values(v for _, v in reported))
+            self.curves.append(points)
+            self.plot.plot(*points, pen=line, symbol="o", symbolSize=4, symbolPen=None, symbolBrush=provider, name="reported by the provider")
         self._draw_events(timeline)
         self._mark_compactions(timeline)
         self._lay_out_legend()
@@ -516,11 +521,12 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
             self.answers_plot.plot(xs, plot_values(100 * p.score for p in retention.points), pen=pg.mkPen("#009e73", width=2),
                                    name="anchors still sent (retention)")
             # The instructions' line starts where the first one is said: before it (and in a session
-            # with none) "100 %" would claim instructions that do not exist.
+            # with none) "100 %" would claim instructions that do not exist. Dashed over the anchors'
+            # line and as thick: at 100 % both, a 1-pixel dash vanished into the 2-pixel line.
             said = [p for p in retention.points if p.instructions]
             if said:
                 self.answers_plot.plot(plot_values(p.turn for p in said), plot_values(100 * p.instruction_score for p in said),
-                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=1, style=Qt.PenStyle.DashLine), name="user instructions still sent")
+                                       pen=pg.mkPen(INSTRUCTIONS_COLOR, width=2, style=Qt.PenStyle.DashLine), name="user instructions still sent")
             last = retention.points[-1]
             instructions = (f"{last.instruction_score:.0%} of user instructions" if last.instructions
                             else "no user instruction in the session so far")
@@ -660,6 +666,16 @@ class TimelineView(TimelineLayout, CompactionMarks, QWidget):
         self.plot.setYRange(0, self._applied_top, padding=0)
         height = not_sent_height([y / self._applied_top for y in self.flat_lines()], 1 / room)
         self.not_sent_box.setYRange(0, min(self._not_sent_peak / height, PLOT_LIMIT * 1.2), padding=0)
+
+    def scene_lines(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The tokens chart's lines and, on its own right-hand scale, the tokens not sent."""
+        lines = super().scene_lines()
+        curve = getattr(self, "not_sent_curve", None)
+        if curve is not None and curve.getViewBox() is self.not_sent_box:
+            xs, ys = curve.getData()
+            if xs is not None and len(xs):
+                lines.append(scene_line(self.not_sent_box, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)))
+        return lines
 
     def flat_lines(self) -> list[float]:
         """The heights of the chart's level lines: the budget (when one for every turn) and the trigger."""

@@ -48,6 +48,8 @@ SHORT_WINDOW = 800
 #: Above the charts the lost card and the next-compaction card may each take up to this fraction
 #: (1/n) of the window's height.
 CARD_SHARE = 4
+#: The detail panel's least width beside the table: a sentence a line, not a word.
+DETAIL_LEAST = 280
 #: The table's rows the cards above the charts leave in view, together (`fit_cards`).
 TABLE_ROWS = 8
 QWIDGETSIZE_MAX = (1 << 24) - 1
@@ -149,6 +151,7 @@ class OverviewTab:
     splitters: dict[str, QSplitter]
     notes_button: Any
     tabs: Any
+    filter_row: QWidget
 
     def _build_charts(self) -> None:
         """The donut, the bars and the strip (before the table: the strip's overview follows it)."""
@@ -176,6 +179,16 @@ class OverviewTab:
         lower.addWidget(table_box)
         lower.addWidget(detail_box)
         lower.setSizes([820, 420])
+        lower.setChildrenCollapsible(False)
+        # The detail panel keeps a readable column (at 1024x700 the filters' ~600 pixels above the
+        # table left it 157, a word a line), and the filters span the table and the panel together.
+        detail_box.setMinimumWidth(DETAIL_LEAST)
+        table_area = QWidget()
+        table_area.setObjectName("table-area")
+        tl = QVBoxLayout(table_area)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.filter_row)
+        tl.addWidget(lower, 1)
         overview = QSplitter(Qt.Orientation.Vertical)
         overview.addWidget(top)
         strip_box = QWidget()
@@ -202,7 +215,7 @@ class OverviewTab:
         # The splitter may not squeeze the strip, its overview and a two-line legend into each other.
         strip_box.setMinimumHeight(self.strip.minimumHeight() + self.strip_overview.height() + 2 * self.fontMetrics().lineSpacing() + 6)
         overview.addWidget(strip_box)
-        overview.addWidget(lower)
+        overview.addWidget(table_area)
         overview.setSizes([190, 130, 540])
         # A taller window gives its extra height to the table first (at 1024x700 it showed four rows).
         overview.setStretchFactor(0, 0)
@@ -317,9 +330,9 @@ class OverviewTab:
     def table_least(self) -> int:
         """The height of TABLE_ROWS rows of the table with its filters, header, frame and scroll bar
         (those as laid out, once they are)."""
-        table, box = self.table, self.table_splitter.widget(0)
+        table, box = self.table, self.overview.widget(2)
         chrome = box.height() - table.viewport().height() if table.viewport().height() > 0 and box.height() > 0 else (
-            box.layout().itemAt(0).sizeHint().height() + table.horizontalHeader().sizeHint().height()
+            self.filter_row.sizeHint().height() + box.layout().spacing() + table.horizontalHeader().sizeHint().height()
             + 2 * table.frameWidth() + table.horizontalScrollBar().sizeHint().height())
         return chrome + TABLE_ROWS * table.verticalHeader().defaultSectionSize()
 

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTableView,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -32,7 +31,7 @@ from ...engine.voices import voices_of
 from ...errors import CtxvizError
 from ..models import MACHINE_USER_VOICES, MessageTableModel
 from ..safe import plain_label
-from ..theme import WARNING
+from ..theme import WARNING, category_label
 from ..widgets.message_table import MessageTableView
 from ..widgets.reason_groups import ReasonFilter, ReasonGroupView
 from ..words import spelled
@@ -49,7 +48,8 @@ class PlanTable:
     tabs: Any
 
     def _build_table(self) -> QWidget:
-        """The filters above the table (or its groups by reason), in one box."""
+        """The table (or its groups by reason); its filters are `filter_row`, which the Overview
+        lays out above the table and the detail panel together (`_build_overview`)."""
         self.model = MessageTableModel(self)  # sorts and filters itself (see models.py for why)
         self.table = MessageTableView()
         self.table.setModel(self.model)
@@ -108,15 +108,14 @@ class PlanTable:
         # The search box keeps room for its first words.
         self.search.setMinimumWidth(self.search.fontMetrics().horizontalAdvance("Search (Ctrl+F)") + 30)
         filters.addWidget(self.count_label)
-        table_box = QWidget()
-        tl = QVBoxLayout(table_box)
-        tl.setContentsMargins(0, 0, 0, 0)
-        tl.addLayout(filters)
+        self.filter_row = QWidget()
+        self.filter_row.setObjectName("table-filters")
+        self.filter_row.setLayout(filters)
+        filters.setContentsMargins(0, 0, 0, 0)
         self.table_stack = QStackedWidget()
         self.table_stack.addWidget(self.table)
         self.table_stack.addWidget(self.reason_groups)
-        tl.addWidget(self.table_stack)
-        return table_box
+        return self.table_stack
 
     def _filter(self, **kwargs: Any) -> None:
         self.model.set_filters(**kwargs)
@@ -144,13 +143,18 @@ class PlanTable:
         # than its label: sized to a few of its messages, not elided to "over …" on every row.
         detailed = {code for code, decision in distinct.codes if code_of(code, decision.value).code in DETAILS}
         reasons |= {short(plan.messages[i]) for code in detailed for i in plan.rows_with(code)}
-        words = ((self._machine_voices(voices) & MACHINE_USER_VOICES) | distinct.roles, decisions, distinct.zones, reasons)
+        categories = frozenset(category_label(str(c)) for c in plan.category_totals)
+        words = ((self._machine_voices(voices) & MACHINE_USER_VOICES) | distinct.roles, decisions, distinct.zones, reasons, categories)
         if words == getattr(self, "_column_words", None):
             return
         self._column_words = words
         header, metrics = self.table.horizontalHeader(), self.table.fontMetrics()
-        for column, shown, least, most in ((2, words[0], 62, 150), (6, words[1], 66, 150), (7, words[2], 72, 150), (8, words[3], 130, 240)):
-            widest = max((metrics.horizontalAdvance(w) for w in shown), default=0) + 14  # the cell's padding
+        # The category's swatch takes an icon's width before its name: a fixed 112 pixels left the
+        # decision beyond the edge of the table at 1024x700 ("summarisec"), beside the detail panel.
+        swatch = self.table.iconSize().width() + 8 if self.table.iconSize().width() > 0 else 24
+        for column, shown, least, most, extra in ((2, words[0], 62, 150, 0), (6, words[1], 66, 150, 0), (7, words[2], 72, 150, 0),
+                                                  (8, words[3], 130, 240, 0), (3, words[4], 80, 150, swatch)):
+            widest = max((metrics.horizontalAdvance(w) for w in shown), default=0) + 14 + extra  # the cell's padding
             header.resizeSection(column, max(least, min(widest, most)))
 
     def _machine_voices(self, voices: tuple[str, ...]) -> frozenset[str]:
