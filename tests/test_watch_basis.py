@@ -79,7 +79,7 @@ def _env() -> dict[str, str]:
 def _watch(live: Path) -> tuple[subprocess.Popen[str], threading.Timer]:
     watcher = subprocess.Popen([sys.executable, "-m", "ctxviz", "watch", str(live), "--interval", "0.05"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=_env())
-    guard = threading.Timer(240, watcher.kill)  # a hung watcher ends the test, not the run
+    guard = threading.Timer(90, watcher.kill)  # a watcher that never prints the line ends the test (under the 120 s timeout)
     guard.start()
     return watcher, guard
 
@@ -153,3 +153,28 @@ def test_watch_goes_on_when_the_file_read_again_is_the_same_log_grown(tmp_path: 
     calls = [line.split()[1] for line in after if line.startswith("call #")]
     assert calls[0] != "#19" and calls[-1] == "#39" and len(calls) == 18 - 8  # the 10 calls after the 8 printed at the start
     assert not any(line.startswith(str(live)) or line.startswith("  now ") for line in after)
+
+
+def test_watch_starts_over_on_a_file_emptied_then_written_anew(tmp_path: Path) -> None:
+    """Emptied (its note comes at a poll with nothing to read) and then written with another log in
+    place, which the next poll reads as an append: `watch` printed neither the note nor a header, and
+    went on from the call count it had printed."""
+    lines = CLAUDE.read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "r3.jsonl"
+    live.write_text("".join(lines[:150]), encoding="utf-8")
+    watcher, guard = _watch(live)
+    try:
+        _until(watcher, "call #")
+        live.write_bytes(b"")  # the same file, emptied
+        emptied = _after_warning(_until(watcher, "note: "))
+        with open(live, "a", encoding="utf-8") as handle:
+            handle.write(CODEX.read_text(encoding="utf-8"))
+        after = _until(watcher, "call #152 ")
+    finally:
+        guard.cancel()
+        watcher.kill()
+        watcher.communicate()
+    assert emptied[0].startswith("note: the file was truncated (0 bytes, ") and emptied[0].endswith(" read): read again whole")
+    assert after[0] == f"{live}: 28 calls so far; codex-compaction; no recorded automatic compaction in this log to check the forecast against"
+    assert after[1].startswith("  now codex-compaction on gpt-5.3-codex, window 258,400 (was claude-code on claude-opus-4-6, window 200,000)")
+    assert after[2].startswith("call #152  fill 108,869 / 258,400 (42%)")

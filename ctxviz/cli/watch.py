@@ -139,14 +139,47 @@ def basis_lines(basis: Basis, before: Basis | None, has_trigger: bool) -> list[s
 
 
 def call_marks(calls: list[Any]) -> list[tuple[str, int, int]]:
-    """What tells the calls printed from others: a file read again whole whose calls begin like those
-    printed is the same log grown (a whole-document format rewritten, a file truncated and written
-    again); else it is another log, and `watch` starts over on it."""
+    """What tells the calls printed from others: (id, index, fill after the call)."""
     return [(c.id, c.index, c.usage.window_fill) for c in calls]
 
 
-def run(args: argparse.Namespace) -> int:
+def same_log(printed: list[tuple[str, int, int]], marks: list[tuple[str, int, int]]) -> bool:
+    """Whether the calls now begin with those printed: the same log grown (a whole-document format
+    rewritten, a file written again with what it held), else another log (replaced, truncated, or
+    emptied and written anew, which a poll may see as a plain append), and `watch` starts over on it.
+    The last call printed may still be being written (its usage on a later line): its fill is not
+    compared."""
+    if len(marks) < len(printed):
+        return False
+    return all(a[:2] == b[:2] for a, b in zip(printed, marks, strict=False)) and printed[:-1] == marks[:len(printed) - 1]
+
+
+def look_lines(session: Any, calls: list[Any], fresh: list[Any], basis: Basis, was: Basis | None, header: bool, restart: bool,
+               counts: Any) -> list[str]:
+    """What one look prints: the header (at the start, on another log, or when the basis changed from
+    `was`), a line per new call (with the compactions recorded between them, unless it starts over),
+    and the warning of what compacting now would lose."""
     from ..engine.forecast import forecast
+
+    f = forecast(session, basis.policy, counts=counts, with_backtest=header)
+    out = []
+    if header:
+        error = f"; {f.error_sentence()}" if f.when is not None else ""  # no forecast, no error of one
+        out.append(f"{session.source}: {counted(len(calls), 'call')} so far; {basis.policy}{error}")
+        out += basis_lines(basis, was if was is not None and basis != was else None, f.when is not None)
+    for call in fresh:
+        before = [c for c in calls if c.index < call.index]
+        previous_fill = before[-1].usage.window_fill if before else None
+        out += compaction_lines(session, before[-1].index if before else -1, call.index) if not restart else []
+        out.append(call_line(session, call, previous_fill, f.when, latest=call is fresh[-1]))
+    lost = f.next_drop.user_losses if f.next_drop is not None else ()
+    if lost:
+        quotes = "; ".join(quote(a.value) for a in lost[:3]) + (f" and {len(lost) - 3:,} more" if len(lost) > 3 else "")
+        out.append(f"  warning: compacting now would lose {counted(len(lost), 'thing')} you asked: {quotes}")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
     from ..engine.policies import get_policy
     from ..engine.steps import recorded_call
     from ..io.follow import Follower
@@ -156,40 +189,30 @@ def run(args: argparse.Namespace) -> int:
     follower = Follower(args.session)
     printed: list[tuple[str, int, int]] = []  # the calls already printed
     shown: Basis | None = None  # what the last header stood on
+    noted = 0  # the follower's notes already printed
     try:
         while True:
             update = follower.poll()
-            for note in update.notes if update is not None else ():
+            # The follower's notes, not the update's: a file emptied before it is written again gives
+            # its note at a poll that finds nothing to read (no update), and it was never printed.
+            for note in follower.notes[noted:]:
                 write_stdout(f"note: {note}\n")
+            noted = len(follower.notes)
             session = follower.session
             if session is not None and (update is not None or shown is None):
                 calls = [m for m in session.messages if recorded_call(m)]
                 marks = call_marks(calls)
-                # Read again whole (replaced, truncated): another log starts over, with every call
-                # before the newest summed up in the header (a replacing log's first 8 of 28 calls
-                # were never printed, as only `printed > len(calls)` started over).
-                restart = shown is None or (update is not None and update.reread and marks[:len(printed)] != printed)
+                # Another log at the path starts over, with every call before the newest summed up
+                # in the header (a replacing log's first 8 of 28 calls were never printed, as only
+                # `printed > len(calls)` started over).
+                restart = shown is None or not same_log(printed, marks)
                 basis = basis_of(session, args.policy)
                 header = restart or basis != shown
                 fresh = calls[-1:] if restart else calls[len(printed):]
                 if fresh or header:
                     counts = follower.counts(get_policy(basis.policy).scheme(None, session.model))
-                    f = forecast(session, basis.policy, counts=counts, with_backtest=header)
-                    if header:
-                        error = f"; {f.error_sentence()}" if f.when is not None else ""  # no forecast, no error of one
-                        write_stdout(f"{session.source}: {counted(len(calls), 'call')} so far; {basis.policy}{error}\n")
-                        for line in basis_lines(basis, shown if shown is not None and basis != shown else None, f.when is not None):
-                            write_stdout(line + "\n")
-                    for call in fresh:
-                        before = [c for c in calls if c.index < call.index]
-                        previous_fill = before[-1].usage.window_fill if before else None
-                        for line in compaction_lines(session, before[-1].index if before else -1, call.index) if not restart else ():
-                            write_stdout(line + "\n")
-                        write_stdout(call_line(session, call, previous_fill, f.when, latest=call is fresh[-1]) + "\n")
-                    lost = f.next_drop.user_losses if f.next_drop is not None else ()
-                    if lost:
-                        shown_quotes = "; ".join(quote(a.value) for a in lost[:3]) + (f" and {len(lost) - 3:,} more" if len(lost) > 3 else "")
-                        write_stdout(f"  warning: compacting now would lose {counted(len(lost), 'thing')} you asked: {shown_quotes}\n")
+                    for line in look_lines(session, calls, fresh, basis, shown, header, restart, counts):
+                        write_stdout(line + "\n")
                 printed, shown = marks, basis
             if args.once:
                 return EXIT_OK
