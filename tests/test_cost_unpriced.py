@@ -59,3 +59,22 @@ def test_compare_cost_of_an_unknown_model_says_how_to_price_it(capsys: pytest.Ca
     code, out = run(capsys, "compare", TRAJ, "--policy", "missy", "--policy", "langchain-trim", "--cost", "--json")
     doc = json.loads(out)
     assert all(t["cost_usd"] is None for side in "ab" for t in doc[side]["cache"]["turns"])
+
+
+def test_a_known_model_without_prices_gives_null_costs_and_keeps_its_cache_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """A catalogue entry with no input price ("no prices for ... in the catalogue") is unpriced too:
+    no table, null costs; what it would cache is still known, so those figures stay."""
+    from ctxviz.cli.cost import cache_json, print_cache
+    from ctxviz.engine.caching import cache_costs
+    from ctxviz.engine.catalog import ModelEntry
+    from ctxviz.engine.simulate import simulate
+    from ctxviz.io.loaders import load_session
+
+    report = cache_costs(simulate(load_session(str(TRAJ)), "missy"), ModelEntry("house-model", "house", 128_000))
+    assert report.known
+    doc = cache_json(report)
+    assert doc["cost_usd"] is None and doc["cost_without_cache_usd"] is None and doc["cache_read"] == 0
+    assert all(t["cost_usd"] is None and t["cost_usd_range"] is None and t["cache_read"] == 0 for t in doc["turns"])
+    print_cache(report)
+    out = capsys.readouterr().out
+    assert "most expensive" not in out and out.splitlines()[-1].endswith(HINT)

@@ -34,21 +34,26 @@ def unpriced_line(cache: Any) -> str:
             "name a model of the catalogue (resources/models.yaml) with --cost-model NAME")
 
 
-#: A turn's figures that only a known model gives: its price, and what its provider would cache.
-_UNKNOWN_TURN = ("cost_usd", "cost_usd_range", "cache_read", "cache_write", "cache_read_range", "uncached")
+#: What only a priced model gives, per turn and in all; and what only a known model gives besides
+#: (what its provider would cache).
+_UNPRICED_TURN = ("cost_usd", "cost_usd_range")
+_UNPRICED_TOTAL = ("cost_usd", "cost_usd_range", "cost_without_cache_usd")
+_UNKNOWN_TURN = ("cache_read", "cache_write", "cache_read_range", "uncached")
 _UNKNOWN_TOTAL = ("cache_read", "cache_write", "uncached")
 
 
 def cache_json(cache: Any) -> dict[str, Any]:
-    """`cache.to_json()`, with null (not 0) for what a model the catalogue does not know leaves
-    unknown: every turn carried "cost_usd": 0.0 and "cache_read": 0 as if priced and not cached."""
+    """`cache.to_json()`, with null (not 0) for what an unpriced model leaves unknown: every turn of
+    a model the catalogue does not know carried "cost_usd": 0.0 and "cache_read": 0, as if priced
+    and not cached."""
     doc: dict[str, Any] = cache.to_json()
-    if cache.known:
+    if priced(cache):
         return doc
-    for key in _UNKNOWN_TOTAL:
+    unknown = () if cache.known else _UNKNOWN_TOTAL
+    for key in (*_UNPRICED_TOTAL, *unknown):
         doc[key] = None
     for turn in doc["turns"]:
-        for key in _UNKNOWN_TURN:
+        for key in (*_UNPRICED_TURN, *(() if cache.known else _UNKNOWN_TURN)):
             turn[key] = None
     return doc
 
