@@ -11,7 +11,7 @@ from ..engine.policies import get_policy
 from ..errors import ParameterError
 from ..io.exporters import json_text
 from ..io.spelling import spelled
-from .cost import _cache_report
+from .cost import _cache_report, cache_json, unpriced_line
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options
 from .params import _parse_sets, resolve_params
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if a.real is not None and b.real is not None:  # --real-count / --model: both contexts counted on one scale
             doc["a"]["real_count"], doc["b"]["real_count"] = a.real.to_json(), b.real.to_json()
         if caches is not None:
-            doc["a"]["cache"], doc["b"]["cache"] = (c.to_json() for c in caches)
+            doc["a"]["cache"], doc["b"]["cache"] = (cache_json(c) for c in caches)
         write_stdout(json_text(doc) + "\n")
         return EXIT_OK
     label_a = f"A: {a.policy} " + " ".join(f"{k}={v}" for k, v in _parse_sets(args.set_a).items())
@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if caches is not None:
         for side, cache in zip("AB", caches, strict=True):
             print(f"{side} replayed, prompt caching ({cache.model.name}): {cache.sentence()}")
+            if unpriced_line(cache):
+                print(unpriced_line(cache))
     print(differences_headline(len(diffs), len(summary_diffs)) + (", grouped by reason (--verbose lists each)" if diffs and not args.verbose else ""))
     for sd in summary_diffs:
         print(f"  {sd.line()}")

@@ -19,10 +19,52 @@ def _cache_report(args: argparse.Namespace, timeline: Any) -> Any:
     return cache_costs(timeline, args.cost_model or None)
 
 
+def priced(cache: Any) -> bool:
+    """Whether the catalogue priced the requests: a model it does not know (or knows without an
+    input price) has no cost to rank, and its rows read "0.0000" under "the 10 most expensive"."""
+    return bool(cache.known and cache.model.input_per_mtok > 0)
+
+
+def unpriced_line(cache: Any) -> str:
+    """What an unpriced report has to say (token figures only), and how to price it ("" when priced)."""
+    if priced(cache) or not cache.turns:
+        return ""
+    unit = f" ({cache.unit})" if cache.unit else ""
+    return (f"  {cache.input_tokens:,} input tokens over {len(cache.turns):,} requests{unit}, not priced; to price them, "
+            "name a model of the catalogue (resources/models.yaml) with --cost-model NAME")
+
+
+#: What only a priced model gives, per turn and in all; and what only a known model gives besides
+#: (what its provider would cache).
+_UNPRICED_TURN = ("cost_usd", "cost_usd_range")
+_UNPRICED_TOTAL = ("cost_usd", "cost_usd_range", "cost_without_cache_usd")
+_UNKNOWN_TURN = ("cache_read", "cache_write", "cache_read_range", "uncached")
+_UNKNOWN_TOTAL = ("cache_read", "cache_write", "uncached")
+
+
+def cache_json(cache: Any) -> dict[str, Any]:
+    """`cache.to_json()`, with null (not 0) for what an unpriced model leaves unknown: every turn of
+    a model the catalogue does not know carried "cost_usd": 0.0 and "cache_read": 0, as if priced
+    and not cached."""
+    doc: dict[str, Any] = cache.to_json()
+    if priced(cache):
+        return doc
+    unknown = () if cache.known else _UNKNOWN_TOTAL
+    for key in (*_UNPRICED_TOTAL, *unknown):
+        doc[key] = None
+    for turn in doc["turns"]:
+        for key in (*_UNPRICED_TURN, *(() if cache.known else _UNKNOWN_TURN)):
+            turn[key] = None
+    return doc
+
+
 def print_cache(cache: Any) -> None:
-    """The prompt-caching block of `simulate --cost`: the sentence, then the turns that cost most."""
+    """The prompt-caching block of `simulate --cost`: the sentence, then the turns that cost most
+    (none for a model that is not priced: its token figures, and how to price it)."""
     print(f"prompt caching ({cache.model.name}): {cache.sentence()}")
-    if not cache.turns:
+    if not priced(cache):
+        if unpriced_line(cache):
+            print(unpriced_line(cache))
         return
     reported = any(t.reported is not None for t in cache.turns)
     print(f"{'turn':>6} {'request':>9} {'shared':>9} {'read':>9} {'write':>9} {'uncached':>9} {'cost $':>9}" +

@@ -12,7 +12,7 @@ from ..engine.planner import plan_session
 from ..engine.wording import counted, ordinal
 from ..errors import ParameterError
 from ..io.exporters import json_text
-from .cost import _cache_report, print_cache
+from .cost import _cache_report, cache_json, print_cache
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options, _add_step_option
 from .retention import LOST_IN_JSON, anchors_ahead, retention_skipped, timeline_retention_of, timeline_retention_text
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                "retention": retention.to_json(LOST_IN_JSON) if retention is not None else None,
                **({"retention_note": skipped} if skipped else {})}
         if cache is not None:
-            doc["cache"] = cache.to_json()
+            doc["cache"] = cache_json(cache)
         preset = preset_applied(args)
         if preset is not None:  # (as plan --json names it)
             doc["preset"] = preset

@@ -97,8 +97,26 @@ def get_policy(name: str) -> Policy[Any]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownNameError(f"unknown policy {name!r}; available: {', '.join(policy_names(plugins=False))} "
+        names = policy_names(plugins=False)
+        close = nearest_policies(name, names)
+        hint = f" (did you mean {', '.join(repr(n) for n in close[:-1])}{' or ' if len(close) > 1 else ''}{close[-1]!r}?)" if close else ""
+        raise UnknownNameError(f"unknown policy {name!r}{hint}; available: {', '.join(names)} "
                                "(or a file of your own: --policy path/to/file.py:NAME)") from None
+
+
+def nearest_policies(name: str, names: list[str], limit: int = 3) -> list[str]:
+    """The policies a mistyped name most likely meant: the name spelled with dashes (`claude_code`),
+    the policies it begins (`codex` for codex-compaction, `langchain` for the langchain ones), else
+    the closest by difflib. An unknown name got only the list of 21, where `--set` suggests."""
+    wanted = name.strip().lower().replace("_", "-").replace(" ", "-")
+    if wanted in names:
+        return [wanted]
+    begun = [n for n in names if wanted and n.startswith(wanted)]
+    if begun:
+        return begun[:limit]
+    import difflib  # only for a name that is not a policy's
+
+    return difflib.get_close_matches(wanted, names, n=limit, cutoff=0.6)
 
 
 def policy_names(plugins: bool = True) -> list[str]:

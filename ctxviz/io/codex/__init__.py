@@ -21,8 +21,10 @@ content and a note says which was found:
   `replacement_history` (or, in older files, by its `message` summary). The messages before it
   become covered by a `Summary` of that history and a `Compaction` marks the spot, so every policy
   sends the summary instead of them, as Codex did.
-- `session_meta` gives the system prompt (`base_instructions.text`, older `instructions`) and
-  `cli_version` (the format version); `turn_context` the model.
+- `session_meta` gives the system prompt (`base_instructions.text`, older `instructions`),
+  `cli_version` (the format version) and the tools a Codex client declared (`dynamic_tools`, sent to
+  the model as function tools: the session's tool definitions, `dynamic_tools.py`); `turn_context`
+  the model.
 
 A last line cut off mid-record (a rollout still being written) is skipped with a note (source.py); any other
 line that is not JSON is an error naming its line.

@@ -16,6 +16,7 @@ from ...engine.session import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolDefinition,
     Usage,
     part_text,
 )
@@ -51,6 +52,8 @@ class _Rollout(FastLines, UsageReading, CompactionReading):
         self.reader = ItemReader(src)
         self.models: list[str] = []
         self.system_prompt = ""
+        self.tools: tuple[ToolDefinition, ...] = ()  # session_meta.dynamic_tools
+        self.meta_notes: list[str] = []  # what was read of them
         self.version = ""
         self.context_window = 0
         #: A usage report waiting for the response it belongs to (Codex 0.39 writes it first).
@@ -135,6 +138,7 @@ class _Rollout(FastLines, UsageReading, CompactionReading):
         `with_tool_names` would give it, without making the message twice)."""
         src = self.src
         self._vocabulary_note(self.flat)
+        src.notes.extend(self.meta_notes)
         if self.skipped_events:
             listed = ", ".join(f"{kind} {n:,}" for kind, n in self.skipped_events.most_common())
             src.notes.append(f"skipped {sum(self.skipped_events.values()):,} `event_msg` {noun(sum(self.skipped_events.values()), 'line')} that {'is' if sum(self.skipped_events.values()) == 1 else 'are'} not context ({listed})")
@@ -168,6 +172,7 @@ class _Rollout(FastLines, UsageReading, CompactionReading):
             format=FORMAT,
             model=distinct[-1] if distinct else "",
             system_prompt=self.system_prompt,
+            tools=self.tools,
             summaries=tuple(self.summaries),
             compactions=tuple(self.compactions),
             format_version=self.version,

@@ -1,5 +1,5 @@
 """What a Codex rollout says of its calls and its model: `session_meta` (the system prompt, the
-CLI version, the model), `token_count` reports attached to the assistant turn of their call, and
+CLI version, the model, the tools a client declared), `token_count` reports attached to the assistant turn of their call, and
 the usage Codex 0.39 writes before the response it belongs to."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...engine.session import Usage
 from ..base import Fields
 from ..responses import Draft, responses_usage
+from .dynamic_tools import dynamic_tools
 from .records import USAGE_BEFORE_ITEMS
 
 
@@ -34,6 +35,7 @@ class UsageReading:
             self.system_prompt = p.str("instructions")
         if p.str("model"):
             self.models.append(p.str("model"))
+        self.tools, self.meta_notes = dynamic_tools(p)
 
     def token_count(self, p: Fields) -> None:
         if p.has("info") or not p.has("input_tokens"):
