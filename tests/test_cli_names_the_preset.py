@@ -72,3 +72,6 @@ def test_html_report_names_the_preset_escaped(hostile_preset: str, tmp_path: Pat
     page = out.read_text()
     assert f"parameters from the preset {hostile_preset}: &lt;script&gt;alert(1)&lt;/script&gt; *team* [link](x)" in page
     assert "<script>alert(1)" not in page
+    # in the header, beside the policy, said once
+    header = page.split("<h1>", 1)[1].split("<h2>", 1)[0]
+    assert "parameters from the preset" in header and page.count("parameters from the preset") == 1

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
+from ..engine.wording import spelled
 from ..errors import ParameterError
 from ..io.exporters import json_text
-from ..io.spelling import spelled
 from .cost import _cache_report, cache_json, unpriced_line
 from .exits import EXIT_OK
 from .options import _add_cost_options, _add_plan_options

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from typing import Any
 
@@ -27,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, inputs=[args.session])  # refuse before the work, not after
     session, policy_name, params, tokenizer, _opened = load_with_policy(args)
     plan = plan_frozen(session, policy_name, params, tokenizer, _options(args))
-    preset = preset_words(args)
-    if preset:  # the page's notes say it, escaped (gui/report.py's header has no place for it yet)
+    preset = preset_words(args)  # said in the HTML page's header (escaped); a picture says it among its notes
+    if preset and not args.output.lower().endswith((".html", ".htm")):
         plan = dataclasses.replace(plan, notes=(*plan.notes, f"parameters from the preset {preset}"))
     timeline = None
     if not args.no_timeline:
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..gui.report import write_report
 
     application("light")
-    write_report(session, plan, timeline, args.output, inputs=[args.session])
+    write_report(session, plan, timeline, args.output, inputs=[args.session], preset=preset)
     print(f"wrote {args.output}" + (f" (parameters from preset {args.config})" if preset else ""), file=sys.stderr)
     return EXIT_OK
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from ..engine.checks import PlanOptions
 from ..engine.policies import get_policy
+from ..engine.wording import spelled
 from ..errors import ParameterError
 from ..io.exporters import json_text
-from ..io.spelling import spelled
 from .exits import EXIT_OK
 from .options import _add_plan_options
 from .session import STORE, load_with_policy

@@ -32,3 +32,13 @@ def ordinal(n: int) -> str:
     """`1st`, `2nd`, `3rd`, `4th`, `11th`, `12th`, `13th`, `21st`, `102nd`, `111th`."""
     suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n:,}{suffix}"
+
+
+def spelled(text: str) -> str:
+    """A decision or zone code, or a reason sentence that starts with one, as a sentence spells it.
+
+    A plan's decision codes keep the spelling `plan --json`, the exports and `--filter` use
+    ("summarized"), while every sentence the app and the command line show says "summarised": the
+    engine's reasons start with their decision's code, so an output that printed them as they are
+    said "summarized" in one line and "summarised" in the next. One rule for the app and the CLI."""
+    return text.replace("summarized", "summarised") if "summarized" in text else text

@@ -273,10 +273,13 @@ def messages_html(session: Session, plan: Plan, page_rows: int = PAGE_ROWS) -> s
 <script>{PAGER_SCRIPT.replace("PAGE_ROWS", str(int(page_rows)))}</script>"""
 
 
-def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | None = None, page_rows: int = PAGE_ROWS) -> str:
+def render_html(session: Session, plan: Plan, png: bytes, timeline: Timeline | None = None, page_rows: int = PAGE_ROWS,
+                preset: str = "") -> str:
     """A self-contained page: the picture inlined, how the replay compares with the plan (when there
-    is a timeline), then every message, escaped (paged beyond `page_rows` messages)."""
+    is a timeline), then every message, escaped (paged beyond `page_rows` messages). `preset`: the
+    --config preset the parameters came from, said in the header ("" without one)."""
     esc = html.escape
+    from_preset = f" · parameters from the preset {esc(preset)}" if preset else ""
     versus = f"<p class='versus'>{esc(plan_versus_replay(plan, timeline))}</p>" if timeline is not None else ""
     notes = "".join(f"<li>{esc(n)}</li>" for n in plan.notes)
     categories = parts_are_categories(list(plan.allocation))  # (named as the donut names them: Claude Code's "context" is its "Conversation")
@@ -293,7 +296,7 @@ pre {{ white-space: pre-wrap; max-width: 900px; }} img {{ max-width: 100%; heigh
 tr.stand-in td:first-child {{ font-style: italic; }}
 </style></head><body>
 <h1>{title}</h1>
-<p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b> · tokens counted with {esc(plan.tokenizer)} ·
+<p>{len(session.messages):,} messages ({esc(session.format)}) · policy <b>{esc(plan.policy)}</b>{from_preset} · tokens counted with {esc(plan.tokenizer)} ·
 {t.used:,} of {t.budget:,} tokens · {esc(verdict(plan))} · {t.kept_messages:,} sent, {t.dropped_messages:,} not sent</p>
 {provider_html(plan, session)}
 <img alt="budget, strip, categories and timeline" src="data:image/png;base64,{base64.b64encode(png).decode()}">
@@ -307,7 +310,7 @@ tr.stand-in td:first-child {{ font-style: italic; }}
 """
 
 
-def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: str, inputs: Sequence[str] = ()) -> None:
+def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: str, inputs: Sequence[str] = (), preset: str = "") -> None:
     """Render and write the report; `inputs` (the session's file) are never written over."""
     suffix = ".html" if stream_of(path) is not None else os.path.splitext(path)[1].lower()  # a stream gets the page
     if suffix not in (".html", ".htm", ".png", ".svg", ".pdf"):
@@ -323,7 +326,7 @@ def write_report(session: Session, plan: Plan, timeline: Timeline | None, path: 
         elif suffix == ".pdf":
             write_output(path, render_pdf(widget), inputs)
         else:
-            write_output(path, render_html(session, plan, render_png(widget), timeline), inputs)
+            write_output(path, render_html(session, plan, render_png(widget), timeline, preset=preset), inputs)
     finally:
         widget.close()
         widget.deleteLater()

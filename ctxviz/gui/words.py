@@ -6,11 +6,9 @@ two different things ("summarized in summarized" beside a legend saying "summari
 
 from __future__ import annotations
 
+from ..engine.wording import spelled
 
-def spelled(code: str) -> str:
-    """A decision or zone code as the app shows it (or a reason sentence, which starts with its
-    decision's code: "summarized: the compact summary replaced ...")."""
-    return code.replace("summarized", "summarised") if "summarized" in code else code
+__all__ = ["decided_where", "spelled"]
 
 
 def decided_where(decision: str, zone: str) -> tuple[str, str]:

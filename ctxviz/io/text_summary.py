@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from ..engine.plan import Decision, Plan
 from ..engine.ranking import TIERS
 from ..engine.session import Session
-from ..engine.wording import clip, counted, noun
-from .spelling import spelled
+from ..engine.wording import clip, counted, noun, spelled
 
 if TYPE_CHECKING:
     from ..engine.checks import RealCount

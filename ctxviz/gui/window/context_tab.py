@@ -86,7 +86,7 @@ class ContextTab:
                                            else self._context_text())
             self.context_scope.setText(f"Showing, copying and exporting: {self._context_scope()}"
                                        + (f". Shown with each section's source (#index, or what wrote it) and a {GAP_MARK} line where messages are not sent "
-                                          "(copy and export leave both out)" if marked else
+                                          "(copy and export keep the sources and leave out the gap lines)" if marked else
                                           f". The markdown format marks each section's #index and the messages not sent ({GAP_MARK})"))
             self._context_stale = False
 
