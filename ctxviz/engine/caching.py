@@ -461,9 +461,7 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     turns: list[TurnCache] = []
     previous: list[tuple[Any, int]] = []
     previous_time: float | None = None
-    writes_charged = entry.cache_write_per_mtok > 0 or entry.cache_write_1h_per_mtok > 0
     minimum = max(1, entry.min_cacheable_tokens)
-    best = cm.best_effort
     n = len(steps)
     # An excerpt that starts mid-conversation: what its first call held beyond the file was partly
     # the conversation before it, gone after the compaction that summarised it (engine.reported).
@@ -482,22 +480,8 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         now = _seconds(session.messages[turn.index].timestamp)
         expired = bool(previous and cm.ttl_seconds and now is not None and previous_time is not None and now - previous_time > cm.ttl_seconds)
         cold = not previous or expired
-        if not cm.caches:
-            read = low = high = 0
-        elif expired and cm.after_gap is not None:  # a best-effort cache may still hold it, or not
-            could = servable(shared, entry)
-            rate = cm.after_gap
-            read, low, high = round(could * rate.expected), round(could * rate.low), round(could * rate.high)
-        elif cold:  # what the user's other sessions cached of the unseen prefix: unknown
-            high = servable(min(unseen, request), entry)
-            low, read = 0, round(high * cm.cold_start.expected) if cm.cold_start else 0
-        else:
-            high = servable(shared, entry)
-            if best is not None:
-                read, low, high = round(high * best.expected), round(high * best.low), round(high * best.high)
-            else:
-                read = low = high
-        writes = writes_charged and cm.caches and request >= minimum
+        read, low, high = expected_read(cm, shared, unseen, request, cold, expired)
+        writes = writes_charged(cm, request)
         write, uncached = _split(request, read, writes)
         cost = cm.price(read, write, uncached) if cm.known else 0.0
         cost_low = cm.price(high, *_split(request, high, writes)) if cm.known else 0.0
@@ -509,6 +493,35 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         if progress is not None and (j % 50 == 0 or j == n - 1):
             progress(j + 1, n)
     return CacheReport(entry, tuple(turns), cm, unit, tuple(_notes(cm, turns)))
+
+
+def expected_read(cm: CacheModel, shared: int, unseen: int, request: int, cold: bool, expired: bool) -> tuple[int, int, int]:
+    """(expected, lowest, highest) cache read of a request sharing `shared` tokens with the previous
+    one: one rule for the replay's requests and the next call (`engine.next_call`), so the two
+    never price the same request apart."""
+    entry = cm.entry
+    if not cm.caches:
+        return 0, 0, 0
+    if expired and cm.after_gap is not None:  # a best-effort cache may still hold it, or not
+        could = servable(shared, entry)
+        rate = cm.after_gap
+        return round(could * rate.expected), round(could * rate.low), round(could * rate.high)
+    if cold:  # what the user's other sessions cached of the unseen prefix: unknown
+        high = servable(min(unseen, request), entry)
+        return (round(high * cm.cold_start.expected) if cm.cold_start else 0), 0, high
+    high = servable(shared, entry)
+    best = cm.best_effort
+    if best is not None:
+        return round(high * best.expected), round(high * best.low), round(high * best.high)
+    return high, high, high
+
+
+def writes_charged(cm: CacheModel, request: int) -> bool:
+    """Whether what a request does not read is written at the cache-write price (Anthropic's, with a
+    breakpoint at its end) rather than billed as plain input."""
+    entry = cm.entry
+    charged = entry.cache_write_per_mtok > 0 or entry.cache_write_1h_per_mtok > 0
+    return charged and cm.caches and request >= max(1, entry.min_cacheable_tokens)
 
 
 def _split(request: int, read: int, writes: bool) -> tuple[int, int]:
