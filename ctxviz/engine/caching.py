@@ -51,7 +51,7 @@ from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
 from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
-from .reported import LACKS, reported_usage
+from .reported import LACKS, reported_usage, starts_mid_conversation
 from .session import Message, Session, Usage, record_of
 from .wording import counted, noun
 
@@ -158,6 +158,9 @@ class CacheModel:
     after_gap: HitRate | None = None
     #: The log records a system prompt or tools, of which `unseen` is the part it leaves out.
     unseen_partial: bool = False
+    #: An excerpt that starts mid-conversation and compacts: what its first call held beyond the
+    #: file (the conversation before it too), where `unseen` is estimated after the compaction.
+    unseen_first: int | None = None
 
     @property
     def caches(self) -> bool:
@@ -182,7 +185,9 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     known = entry is not None
     entry = entry or ModelEntry(name=str(model or session.model or "(no model named)"), provider="", context_window=0)
     reported = reported_usage(session)
-    unseen = reported.unseen if reported is not None else 0  # (`unseen_prefix`)
+    # (`unseen_prefix`: what stays unseen, `Reported.unseen_at`'s figure after the compaction of an
+    # excerpt that starts mid-conversation; its first call's figure held the conversation before it)
+    unseen = reported.unseen_after if reported is not None else 0
     partial = reported is not None and reported.partial
     lifetime = log_lifetime(session) if entry.provider == "anthropic" else None
     write = entry.cache_write_per_mtok or entry.input_per_mtok
@@ -197,14 +202,16 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     best = rates.get(f"best_effort:{entry.provider}") if entry.provider in BEST_EFFORT else None
     cold = rates.get(f"cold_start:{entry.provider}") if unseen else None
     gap = rates.get(f"after_gap:{entry.provider}") if best is not None else None
-    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap, partial)
+    first = reported.unseen if reported is not None and reported.unseen_after_compaction is not None else None
+    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap, partial, first)
 
 
 def unseen_prefix(session: Session) -> int:
     """About how many tokens open every request that the log does not show (system prompt, tool
-    definitions, or the part of them a log leaves out): `engine.reported`'s estimate."""
+    definitions, or the part of them a log leaves out): `engine.reported`'s estimate, after the
+    compaction of an excerpt that starts mid-conversation (`Reported.unseen_after`)."""
     reported = reported_usage(session)
-    return reported.unseen if reported is not None else 0
+    return reported.unseen_after if reported is not None else 0
 
 
 @dataclass(frozen=True)
@@ -467,6 +474,8 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
     # the conversation before it, gone after the compaction that summarised it (engine.reported).
     found = reported_usage(session)
     restarted = False
+    first = timeline.turns[steps[0]].index if len(steps) else -1
+    excerpt = starts_warm(session, reported.get(first))
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
@@ -480,6 +489,8 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         now = _seconds(session.messages[turn.index].timestamp)
         expired = bool(previous and cm.ttl_seconds and now is not None and previous_time is not None and now - previous_time > cm.ttl_seconds)
         cold = not previous or expired
+        if not previous and j == 0 and excerpt:  # the conversation before the file left its prefix in the cache, as the log shows
+            shared, cold = min(reported[turn.index].cache_read_input_tokens, request), False  # type: ignore[union-attr]
         read, low, high = expected_read(cm, shared, unseen, request, cold, expired)
         writes = writes_charged(cm, request)
         write, uncached = _split(request, read, writes)
@@ -492,7 +503,16 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         previous, previous_time = items, now if now is not None else previous_time
         if progress is not None and (j % 50 == 0 or j == n - 1):
             progress(j + 1, n)
-    return CacheReport(entry, tuple(turns), cm, unit, tuple(_notes(cm, turns)))
+    warm = turns[0].cache_read if excerpt and turns else None
+    return CacheReport(entry, tuple(turns), cm, unit, tuple(_notes(cm, turns, warm)))
+
+
+def starts_warm(session: Session, usage: Usage | None) -> bool:
+    """Whether the first priced request of `session` is no cold start: the file starts
+    mid-conversation (`reported.starts_mid_conversation`) and that request's call reported cache
+    reads, which the conversation before the file wrote (the bundled excerpt's first call read
+    163,346 of its 164,831 tokens from the cache, where a cold start assumed 69 %)."""
+    return usage is not None and usage.cache_read_input_tokens > 0 and starts_mid_conversation(session)
 
 
 def expected_read(cm: CacheModel, shared: int, unseen: int, request: int, cold: bool, expired: bool) -> tuple[int, int, int]:
@@ -531,15 +551,21 @@ def _split(request: int, read: int, writes: bool) -> tuple[int, int]:
     return write, request - read - write
 
 
-def _notes(cm: CacheModel, turns: Sequence[TurnCache]) -> list[str]:
-    """What the figures rest on, in the user's words: the lifetime, the unseen prefix, what cannot be
-    known at a cold start, and a best-effort cache's spread."""
+def _notes(cm: CacheModel, turns: Sequence[TurnCache], warm: int | None = None) -> list[str]:
+    """What the figures rest on, in the user's words: the lifetime, the unseen prefix, a first
+    request the conversation before the file left cached (`warm`: its read), what cannot be known
+    at a cold start, and a best-effort cache's spread."""
     if not cm.known:
         return [f"no cache model for this model: {cm.entry.name} is not in the model catalogue"]
     notes = [f"cache lifetime {cm.lifetime}"]
     if cm.unseen:
+        source = ("the first call after the compaction: the file starts mid-conversation, so the first call's "
+                  f"{cm.unseen_first:,} held the conversation before it too" if cm.unseen_first is not None else "the first call")
         notes.append(f"{LACKS[cm.unseen_partial]}: about {cm.unseen:,} tokens of them open every request "
-                     "(estimated from the first call) and are part of the cached prefix")
+                     f"(estimated from {source}) and are part of the cached prefix")
+    if warm is not None and turns:
+        notes.append(f"the file starts mid-conversation: its first request (#{turns[0].turn}) is no cold start, the conversation before "
+                     f"the file having left it in the cache; priced with the {warm:,} tokens its call reported read from the cache")
     colds = [t for t in turns if t.cold]
     if colds and cm.unseen and cm.caches:
         rate = cm.cold_start
