@@ -50,9 +50,10 @@ from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
-from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
+from .provider_count import COUNTS_FROM_USAGE, UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import LACKS, reported_usage, starts_mid_conversation
 from .session import Message, Session, Usage, record_of
+from .tokenizers import encoding_name_for_model
 from .wording import counted, noun
 
 ProgressCallback = Callable[[int, int], None]
@@ -256,6 +257,9 @@ class CacheReport:
     #: How the priced requests were chosen ("the log's N calls" or "every step of the replay").
     unit: str = ""
     notes: tuple[str, ...] = field(default=())
+    #: Whose count the requests are: "" for an agent's policy (the provider's reported usage), else
+    #: the encoding the provider's count is made with (`counted_as_billed`), said in `sentence`.
+    counted_with: str = ""
 
     @property
     def known(self) -> bool:
@@ -318,9 +322,10 @@ class CacheReport:
         if not self.caches:  # no hit share, no broken cache: a model without caching has neither (not "0 % hits")
             return (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''}, "
                     f"every token priced as input: {m.name} has no cache price in the catalogue, so no prompt caching is modelled for it")
+        whose = f" (counted as the provider counts them: {self.counted_with})" if self.counted_with else ""
         text = (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''} with {m.name}'s "
                 f"prompt caching (${self.cost_without_cache:,.4f} without it); expected cache hits {self.hit_share:.0%} of "
-                f"{self.input_tokens:,} input tokens, {self.cache_write:,} written")
+                f"{self.input_tokens:,} input tokens{whose}, {self.cache_write:,} written")
         breaks = self.breaks
         if breaks:
             text += f"; the policy broke the cache at {counted(len(breaks), 'request')}" + (f" ({', '.join(f'#{b}' for b in breaks[:6])}{' …' if len(breaks) > 6 else ''})")
@@ -382,12 +387,15 @@ def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
                    provider: ProviderCount | None = None) -> tuple[int, list[tuple[Any, int]]]:
     """(request tokens, its items with the unseen prefix first).
 
-    An agent's policy (one that counts from the log's reported usage) is priced with the provider's
-    count where no reported usage covers the request (`engine.provider_count`): its own estimate is
-    for its trigger. Any other plan is priced as the policy counts it: a plan that counts the
-    request from the provider's reported usage (`extra["request_tokens"]`) holds the unseen prefix
-    already (it is what that count has beyond the items); otherwise the unseen prefix is added."""
-    if provider is not None and counts_from_usage(plan):
+    With `provider` (a model the catalogue knows, so how its provider counts is known), every plan
+    is priced at the provider's count (`engine.provider_count`): an agent's policy where no reported
+    usage covers the request (its own estimate is for its trigger), any other policy throughout
+    (missy's characters / 4 of the content read support_chat.yaml 21 % short; its estimate decides
+    what it sends, not what is billed). Without it, the plan is priced as the policy counts it: a
+    plan that counts the request from the provider's reported usage (`extra["request_tokens"]`)
+    holds the unseen prefix already (it is what that count has beyond the items); otherwise the
+    unseen prefix is added."""
+    if provider is not None:
         return provider_request(plan, provider.session, provider, unseen, message_key)
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     if isinstance(anchored, int) and anchored > 0:
@@ -464,6 +472,9 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         unit = f"{len(steps):,} chosen steps"
     reported = {m.index - 1: m.usage for m in real_calls(session)}
     text_tokens = timeline.counts.text
+    # A model the catalogue lacks (a hand-made entry) has no provider count known: its policy's own
+    # count is priced, except an agent's, whose count starts from the provider's figures anyway.
+    catalogued = cm.known and find_model(entry.name) is not None
     provider = ProviderCount(session, entry.name if cm.known else session.model)
     turns: list[TurnCache] = []
     previous: list[tuple[Any, int]] = []
@@ -480,7 +491,8 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
         past = found is not None and found.restarted_at(turn.index)
-        request, items = priced_request(plan, text_tokens, found.unseen_at(turn.index) if found is not None else cm.unseen, provider)
+        request, items = priced_request(plan, text_tokens, found.unseen_at(turn.index) if found is not None else cm.unseen,
+                                        provider if catalogued or counts_from_usage(plan) else None)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)
@@ -504,7 +516,20 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         if progress is not None and (j % 50 == 0 or j == n - 1):
             progress(j + 1, n)
     warm = turns[0].cache_read if excerpt and turns else None
-    return CacheReport(entry, tuple(turns), cm, unit, tuple(_notes(cm, turns, warm)))
+    notes = _notes(cm, turns, warm)
+    own = catalogued and bool(turns) and timeline.policy not in COUNTS_FROM_USAGE
+    if own:
+        notes.append(counted_as_billed(timeline.policy, provider))
+    return CacheReport(entry, tuple(turns), cm, unit, tuple(notes), f"{provider.tokenizer.name}, not {timeline.policy}'s estimate" if own else "")
+
+
+def counted_as_billed(policy: str, provider: ProviderCount) -> str:
+    """Says that a policy with its own estimator is priced at the provider's count: its estimate
+    (missy's characters / 4 of the content) decides what it sends, not what the provider bills."""
+    estimate = "" if encoding_name_for_model(provider.model) else ", an estimate: the provider publishes no tokenizer"
+    name = provider.tokenizer.name
+    return (f"each request is priced at the provider's count ({name}{estimate}; with the chat format's overhead and the tool definitions), "
+            f"not at {policy}'s own estimate, which decides what it sends")
 
 
 def starts_warm(session: Session, usage: Usage | None) -> bool:
