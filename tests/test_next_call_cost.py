@@ -113,10 +113,14 @@ def test_the_policy_is_judged_by_the_providers_count_not_the_o200k_estimate(caps
     assert "is 13.6 % over" not in out and "0.0 % under the count from the provider's usage" in out
 
 
-def test_a_gemini_cli_count_starts_from_the_reported_prompt() -> None:
+def test_a_gemini_cli_count_starts_from_the_reported_prompt(capsys) -> None:  # type: ignore[no-untyped-def]
     doc = json.loads(GEMINI.read_text(encoding="utf-8"))
     reported = [m["tokens"] for m in doc["messages"] if m.get("tokens")][-1]
     r = plan(GEMINI, "gemini-cli-compression").real
     assert r.from_usage is not None and r.from_usage.reported == reported["input"] == 47_508
     assert r.reference >= reported["input"] > r.tokens  # o200k's 42,926 is the estimate beside it
     assert r.compared == r.reference - r.unseen  # Gemini CLI's estimate leaves the unseen prompt out
+    # Gemini CLI's reported prompt holds no answer: the answer is counted with what follows.
+    assert main(["plan", str(GEMINI), "--real-count"]) == 0
+    out = capsys.readouterr().out
+    assert f"(#{r.from_usage.anchor}'s reported {reported['input']:,} and about {r.reference - reported['input']:,} for its answer and after it" in out

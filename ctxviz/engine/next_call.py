@@ -36,11 +36,14 @@ class FromUsage:
     answer: int
     #: The tokens after it, by the provider's count (the model's encoding; o200k_base an estimate).
     after: int
+    #: Whether the reported figure holds the answer (Claude Code, Codex); else `after` counts it (Gemini CLI).
+    with_answer: bool = True
 
     def words(self, encoding: str) -> str:
         """"#39's reported 81,960, its answer's 3 and about 56 after it by o200k_base"."""
         answer = f", its answer's {self.answer:,}" if self.answer else ""
-        after = f" and about {self.after:,} after it by {encoding}" if self.after else ""
+        which = "after it" if self.with_answer else "for its answer and after it"
+        after = f" and about {self.after:,} {which} by {encoding}" if self.after else ""
         return f"#{self.anchor}'s reported {self.reported:,}{answer}{after}"
 
 
@@ -68,7 +71,7 @@ def count_from_usage(plan: Plan, session: Session, entries: Sequence[Any], recou
             tokens += recount(index, entry) - plan.messages[index].sent_tokens
     tokens = max(0, tokens)
     answer = usage.output_tokens if with_answer else 0
-    return FromUsage(tokens, anchor, usage.window_fill, answer, max(0, tokens - usage.window_fill - answer))
+    return FromUsage(tokens, anchor, usage.window_fill, answer, max(0, tokens - usage.window_fill - answer), with_answer)
 
 
 @dataclass(frozen=True)
