@@ -50,9 +50,10 @@ from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
 from .plan import Plan
-from .provider_count import UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
-from .reported import LACKS, reported_usage
+from .provider_count import COUNTS_FROM_USAGE, UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
+from .reported import LACKS, reported_usage, starts_mid_conversation
 from .session import Message, Session, Usage, record_of
+from .tokenizers import encoding_name_for_model
 from .wording import counted, noun
 
 ProgressCallback = Callable[[int, int], None]
@@ -158,6 +159,9 @@ class CacheModel:
     after_gap: HitRate | None = None
     #: The log records a system prompt or tools, of which `unseen` is the part it leaves out.
     unseen_partial: bool = False
+    #: An excerpt that starts mid-conversation and compacts: what its first call held beyond the
+    #: file (the conversation before it too), where `unseen` is estimated after the compaction.
+    unseen_first: int | None = None
 
     @property
     def caches(self) -> bool:
@@ -182,7 +186,9 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     known = entry is not None
     entry = entry or ModelEntry(name=str(model or session.model or "(no model named)"), provider="", context_window=0)
     reported = reported_usage(session)
-    unseen = reported.unseen if reported is not None else 0  # (`unseen_prefix`)
+    # (`unseen_prefix`: what stays unseen, `Reported.unseen_at`'s figure after the compaction of an
+    # excerpt that starts mid-conversation; its first call's figure held the conversation before it)
+    unseen = reported.unseen_after if reported is not None else 0
     partial = reported is not None and reported.partial
     lifetime = log_lifetime(session) if entry.provider == "anthropic" else None
     write = entry.cache_write_per_mtok or entry.input_per_mtok
@@ -197,14 +203,16 @@ def cache_model(session: Session, model: str | ModelEntry | None = None, exclude
     best = rates.get(f"best_effort:{entry.provider}") if entry.provider in BEST_EFFORT else None
     cold = rates.get(f"cold_start:{entry.provider}") if unseen else None
     gap = rates.get(f"after_gap:{entry.provider}") if best is not None else None
-    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap, partial)
+    first = reported.unseen if reported is not None and reported.unseen_after_compaction is not None else None
+    return CacheModel(entry, known, ttl, write, how, unseen, best, cold, gap, partial, first)
 
 
 def unseen_prefix(session: Session) -> int:
     """About how many tokens open every request that the log does not show (system prompt, tool
-    definitions, or the part of them a log leaves out): `engine.reported`'s estimate."""
+    definitions, or the part of them a log leaves out): `engine.reported`'s estimate, after the
+    compaction of an excerpt that starts mid-conversation (`Reported.unseen_after`)."""
     reported = reported_usage(session)
-    return reported.unseen if reported is not None else 0
+    return reported.unseen_after if reported is not None else 0
 
 
 @dataclass(frozen=True)
@@ -249,6 +257,9 @@ class CacheReport:
     #: How the priced requests were chosen ("the log's N calls" or "every step of the replay").
     unit: str = ""
     notes: tuple[str, ...] = field(default=())
+    #: Whose count the requests are: "" for an agent's policy (the provider's reported usage), else
+    #: the encoding the provider's count is made with (`counted_as_billed`), said in `sentence`.
+    counted_with: str = ""
 
     @property
     def known(self) -> bool:
@@ -311,9 +322,10 @@ class CacheReport:
         if not self.caches:  # no hit share, no broken cache: a model without caching has neither (not "0 % hits")
             return (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''}, "
                     f"every token priced as input: {m.name} has no cache price in the catalogue, so no prompt caching is modelled for it")
+        whose = f" (counted as the provider counts them: {self.counted_with})" if self.counted_with else ""
         text = (f"input ${self.cost:,.4f}{span} over {len(self.turns):,} requests{f' ({self.unit})' if self.unit else ''} with {m.name}'s "
                 f"prompt caching (${self.cost_without_cache:,.4f} without it); expected cache hits {self.hit_share:.0%} of "
-                f"{self.input_tokens:,} input tokens, {self.cache_write:,} written")
+                f"{self.input_tokens:,} input tokens{whose}, {self.cache_write:,} written")
         breaks = self.breaks
         if breaks:
             text += f"; the policy broke the cache at {counted(len(breaks), 'request')}" + (f" ({', '.join(f'#{b}' for b in breaks[:6])}{' …' if len(breaks) > 6 else ''})")
@@ -375,12 +387,15 @@ def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
                    provider: ProviderCount | None = None) -> tuple[int, list[tuple[Any, int]]]:
     """(request tokens, its items with the unseen prefix first).
 
-    An agent's policy (one that counts from the log's reported usage) is priced with the provider's
-    count where no reported usage covers the request (`engine.provider_count`): its own estimate is
-    for its trigger. Any other plan is priced as the policy counts it: a plan that counts the
-    request from the provider's reported usage (`extra["request_tokens"]`) holds the unseen prefix
-    already (it is what that count has beyond the items); otherwise the unseen prefix is added."""
-    if provider is not None and counts_from_usage(plan):
+    With `provider` (a model the catalogue knows, so how its provider counts is known), every plan
+    is priced at the provider's count (`engine.provider_count`): an agent's policy where no reported
+    usage covers the request (its own estimate is for its trigger), any other policy throughout
+    (missy's characters / 4 of the content read support_chat.yaml 21 % short; its estimate decides
+    what it sends, not what is billed). Without it, the plan is priced as the policy counts it: a
+    plan that counts the request from the provider's reported usage (`extra["request_tokens"]`)
+    holds the unseen prefix already (it is what that count has beyond the items); otherwise the
+    unseen prefix is added."""
+    if provider is not None:
         return provider_request(plan, provider.session, provider, unseen, message_key)
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     if isinstance(anchored, int) and anchored > 0:
@@ -457,23 +472,27 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         unit = f"{len(steps):,} chosen steps"
     reported = {m.index - 1: m.usage for m in real_calls(session)}
     text_tokens = timeline.counts.text
+    # A model the catalogue lacks (a hand-made entry) has no provider count known: its policy's own
+    # count is priced, except an agent's, whose count starts from the provider's figures anyway.
+    catalogued = cm.known and find_model(entry.name) is not None
     provider = ProviderCount(session, entry.name if cm.known else session.model)
     turns: list[TurnCache] = []
     previous: list[tuple[Any, int]] = []
     previous_time: float | None = None
-    writes_charged = entry.cache_write_per_mtok > 0 or entry.cache_write_1h_per_mtok > 0
     minimum = max(1, entry.min_cacheable_tokens)
-    best = cm.best_effort
     n = len(steps)
     # An excerpt that starts mid-conversation: what its first call held beyond the file was partly
     # the conversation before it, gone after the compaction that summarised it (engine.reported).
     found = reported_usage(session)
     restarted = False
+    first = timeline.turns[steps[0]].index if len(steps) else -1
+    excerpt = starts_warm(session, reported.get(first))
     for j, k in enumerate(steps):
         turn = timeline.turns[k]
         plan = plans[k] if plans is not None else timeline.plan_at(k)
         past = found is not None and found.restarted_at(turn.index)
-        request, items = priced_request(plan, text_tokens, found.unseen_at(turn.index) if found is not None else cm.unseen, provider)
+        request, items = priced_request(plan, text_tokens, found.unseen_at(turn.index) if found is not None else cm.unseen,
+                                        provider if catalogued or counts_from_usage(plan) else None)
         unseen = items[0][1] if items and items[0][0] == UNSEEN_KEY else 0
         shared, extends = shared_prefix(previous, items)
         shared = min(shared, request)
@@ -482,22 +501,10 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         now = _seconds(session.messages[turn.index].timestamp)
         expired = bool(previous and cm.ttl_seconds and now is not None and previous_time is not None and now - previous_time > cm.ttl_seconds)
         cold = not previous or expired
-        if not cm.caches:
-            read = low = high = 0
-        elif expired and cm.after_gap is not None:  # a best-effort cache may still hold it, or not
-            could = servable(shared, entry)
-            rate = cm.after_gap
-            read, low, high = round(could * rate.expected), round(could * rate.low), round(could * rate.high)
-        elif cold:  # what the user's other sessions cached of the unseen prefix: unknown
-            high = servable(min(unseen, request), entry)
-            low, read = 0, round(high * cm.cold_start.expected) if cm.cold_start else 0
-        else:
-            high = servable(shared, entry)
-            if best is not None:
-                read, low, high = round(high * best.expected), round(high * best.low), round(high * best.high)
-            else:
-                read = low = high
-        writes = writes_charged and cm.caches and request >= minimum
+        if not previous and j == 0 and excerpt:  # the conversation before the file left its prefix in the cache, as the log shows
+            shared, cold = min(reported[turn.index].cache_read_input_tokens, request), False  # type: ignore[union-attr]
+        read, low, high = expected_read(cm, shared, unseen, request, cold, expired)
+        writes = writes_charged(cm, request)
         write, uncached = _split(request, read, writes)
         cost = cm.price(read, write, uncached) if cm.known else 0.0
         cost_low = cm.price(high, *_split(request, high, writes)) if cm.known else 0.0
@@ -508,7 +515,58 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         previous, previous_time = items, now if now is not None else previous_time
         if progress is not None and (j % 50 == 0 or j == n - 1):
             progress(j + 1, n)
-    return CacheReport(entry, tuple(turns), cm, unit, tuple(_notes(cm, turns)))
+    warm = turns[0].cache_read if excerpt and turns else None
+    notes = _notes(cm, turns, warm)
+    own = catalogued and bool(turns) and timeline.policy not in COUNTS_FROM_USAGE
+    if own:
+        notes.append(counted_as_billed(timeline.policy, provider))
+    return CacheReport(entry, tuple(turns), cm, unit, tuple(notes), f"{provider.tokenizer.name}, not {timeline.policy}'s estimate" if own else "")
+
+
+def counted_as_billed(policy: str, provider: ProviderCount) -> str:
+    """Says that a policy with its own estimator is priced at the provider's count: its estimate
+    (missy's characters / 4 of the content) decides what it sends, not what the provider bills."""
+    estimate = "" if encoding_name_for_model(provider.model) else ", an estimate: the provider publishes no tokenizer"
+    name = provider.tokenizer.name
+    return (f"each request is priced at the provider's count ({name}{estimate}; with the chat format's overhead and the tool definitions), "
+            f"not at {policy}'s own estimate, which decides what it sends")
+
+
+def starts_warm(session: Session, usage: Usage | None) -> bool:
+    """Whether the first priced request of `session` is no cold start: the file starts
+    mid-conversation (`reported.starts_mid_conversation`) and that request's call reported cache
+    reads, which the conversation before the file wrote (the bundled excerpt's first call read
+    163,346 of its 164,831 tokens from the cache, where a cold start assumed 69 %)."""
+    return usage is not None and usage.cache_read_input_tokens > 0 and starts_mid_conversation(session)
+
+
+def expected_read(cm: CacheModel, shared: int, unseen: int, request: int, cold: bool, expired: bool) -> tuple[int, int, int]:
+    """(expected, lowest, highest) cache read of a request sharing `shared` tokens with the previous
+    one: one rule for the replay's requests and the next call (`engine.next_call`), so the two
+    never price the same request apart."""
+    entry = cm.entry
+    if not cm.caches:
+        return 0, 0, 0
+    if expired and cm.after_gap is not None:  # a best-effort cache may still hold it, or not
+        could = servable(shared, entry)
+        rate = cm.after_gap
+        return round(could * rate.expected), round(could * rate.low), round(could * rate.high)
+    if cold:  # what the user's other sessions cached of the unseen prefix: unknown
+        high = servable(min(unseen, request), entry)
+        return (round(high * cm.cold_start.expected) if cm.cold_start else 0), 0, high
+    high = servable(shared, entry)
+    best = cm.best_effort
+    if best is not None:
+        return round(high * best.expected), round(high * best.low), round(high * best.high)
+    return high, high, high
+
+
+def writes_charged(cm: CacheModel, request: int) -> bool:
+    """Whether what a request does not read is written at the cache-write price (Anthropic's, with a
+    breakpoint at its end) rather than billed as plain input."""
+    entry = cm.entry
+    charged = entry.cache_write_per_mtok > 0 or entry.cache_write_1h_per_mtok > 0
+    return charged and cm.caches and request >= max(1, entry.min_cacheable_tokens)
 
 
 def _split(request: int, read: int, writes: bool) -> tuple[int, int]:
@@ -518,15 +576,21 @@ def _split(request: int, read: int, writes: bool) -> tuple[int, int]:
     return write, request - read - write
 
 
-def _notes(cm: CacheModel, turns: Sequence[TurnCache]) -> list[str]:
-    """What the figures rest on, in the user's words: the lifetime, the unseen prefix, what cannot be
-    known at a cold start, and a best-effort cache's spread."""
+def _notes(cm: CacheModel, turns: Sequence[TurnCache], warm: int | None = None) -> list[str]:
+    """What the figures rest on, in the user's words: the lifetime, the unseen prefix, a first
+    request the conversation before the file left cached (`warm`: its read), what cannot be known
+    at a cold start, and a best-effort cache's spread."""
     if not cm.known:
         return [f"no cache model for this model: {cm.entry.name} is not in the model catalogue"]
     notes = [f"cache lifetime {cm.lifetime}"]
     if cm.unseen:
+        source = ("the first call after the compaction: the file starts mid-conversation, so the first call's "
+                  f"{cm.unseen_first:,} held the conversation before it too" if cm.unseen_first is not None else "the first call")
         notes.append(f"{LACKS[cm.unseen_partial]}: about {cm.unseen:,} tokens of them open every request "
-                     "(estimated from the first call) and are part of the cached prefix")
+                     f"(estimated from {source}) and are part of the cached prefix")
+    if warm is not None and turns:
+        notes.append(f"the file starts mid-conversation: its first request (#{turns[0].turn}) is no cold start, the conversation before "
+                     f"the file having left it in the cache; priced with the {warm:,} tokens its call reported read from the cache")
     colds = [t for t in turns if t.cold]
     if colds and cm.unseen and cm.caches:
         rate = cm.cold_start

@@ -27,6 +27,7 @@ from .wording import noun
 
 if TYPE_CHECKING:
     from .catalog import ModelEntry
+    from .next_call import FromUsage, NextCall
 
 
 @dataclass(frozen=True)
@@ -71,17 +72,29 @@ class RealCount:
     #: from the provider's reported usage; the other policies estimate what the log records).
     unseen: int = 0
     estimate_has_unseen: bool = False
+    #: The request counted from the provider's own figure for the call it extends (`engine.next_call`):
+    #: where the log has it, the reference, and `tokens` (an encoding's count) only an estimate beside it.
+    from_usage: FromUsage | None = None
+    #: How `input_cost` was priced: the cache read, written and uncached parts, and what it assumes.
+    next_call: NextCall | None = None
+
+    @property
+    def reference(self) -> int:
+        """The count the window and the policy's estimate are judged by: the provider's own (its
+        reported usage plus the count of what follows) where the log has it, else `tokens`. An
+        o200k_base count of a Claude request read 12 % under what Claude counted for less."""
+        return self.from_usage.tokens if self.from_usage is not None else self.tokens
 
     @property
     def fits(self) -> bool | None:
-        return None if self.window is None else self.tokens <= self.window
+        return None if self.window is None else self.reference <= self.window
 
     @property
     def compared(self) -> int:
-        """The real count of what the policy's estimate covers: without the unseen part where the
+        """The reference count of what the policy's estimate covers: without the unseen part where the
         estimate leaves it out (else a Gemini CLI log's estimator read 58 % short for the prompt it
         never sees)."""
-        return self.tokens if self.estimate_has_unseen else self.tokens - self.unseen
+        return self.reference if self.estimate_has_unseen else self.reference - self.unseen
 
     @property
     def heuristic_error(self) -> float:
@@ -90,11 +103,14 @@ class RealCount:
         return (self.estimated - compared) / compared if compared else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        u = self.from_usage
         return {"model": self.model, "encoding": self.encoding, "tokens": self.tokens, "window": self.window,
-                "fits": self.fits, "margin": None if self.window is None else self.window - self.tokens,
+                "fits": self.fits, "margin": None if self.window is None else self.window - self.reference,
                 "estimated": self.estimated, "heuristic_error": round(self.heuristic_error, 4), "exact": self.exact,
                 "unseen": self.unseen, "compared_with": self.compared,
-                "input_cost_usd": None if self.input_cost is None else round(self.input_cost, 6)}
+                "from_reported_usage": None if u is None else {"tokens": u.tokens, "call": u.anchor, "reported": u.reported, "after": u.after},
+                "input_cost_usd": None if self.input_cost is None else round(self.input_cost, 6),
+                "next_call": None if self.next_call is None else self.next_call.to_json()}
 
 
 def find_orphans(session: Session, messages: Sequence[MessagePlan]) -> list[Orphan]:
@@ -246,16 +262,19 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     itself = [index is not None and given is messages[index] and kept[index] for given, index in zip(entries, indices, strict=False)]
     if any(itself):
         total += int(per_message.token_array[np.fromiter(compress(indices, itself), dtype=np.int64)].sum())
-    for given, index in compress(zip(entries, indices, strict=False), map(operator.not_, itself)):
+
+    def entry_count(given: Any, index: int | None) -> int:
         # The cached count is of the message as the file has it: it serves only where the policy
         # sends it unchanged (mnesis and AutoGen rewrite kept messages, images become text). A
         # message handed over as itself is sent unchanged; anything else is compared in its sent
         # form, built once per message (`Message.sent_form`).
-        if index is not None and kept[index] and _form(given) == messages[index].sent_form:
-            total += per_message[index]
-            continue
+        if index is not None and kept[index] and (given is messages[index] or _form(given) == messages[index].sent_form):
+            return per_message[index]
         # A summary, the system prompt, a cut-down or rewritten message.
-        total += count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
+        return count_openai_chat([_form(given)], model=rate_model, tokenizer=tokenizer) - 3
+
+    for given, index in compress(zip(entries, indices, strict=False), map(operator.not_, itself)):
+        total += entry_count(given, index)
     if session.tools:
         total += per_message.text(json.dumps([t.to_openai() for t in session.tools]))
     unseen = unseen_of(plan)
@@ -265,8 +284,12 @@ def real_count(plan: Plan, session: Session, model: str, store: CountStore) -> R
     # A model the catalogue lacks: the window its own log reports (a Codex rollout's gpt-5-codex).
     # (A session without one holds 0: no window, not a window of 0 tokens that every count is over.)
     window = entry.context_window if entry else (session.context_window or None) if model == session.model else None
+    from .next_call import count_from_usage, next_call
+
+    from_usage = count_from_usage(plan, session, entries, lambda index, given: entry_count(given, index))
+    priced = next_call(plan, session, entry.name, from_usage.tokens if from_usage else total, from_usage) if entry else None
     return RealCount(model or "(unknown)", encoding, total, window, plan.totals.used, exact,
-                     entry.input_cost(total) if entry else None, unseen, has_unseen)
+                     priced.cost if priced else None, unseen, has_unseen, from_usage, priced)
 
 
 def unseen_of(plan: Plan) -> int:

@@ -12,6 +12,8 @@ from ..engine.plan import Plan
 from ..engine.wording import noun
 
 SEPARATOR = "  •  "
+#: What the next call's price assumes of the cache (`engine.next_call.NextCall.state`), in a word.
+NEXT_CALL_CACHE = {"warm": " (cache warm)", "expired": " (cache expired)", "cold": " (nothing cached)"}
 
 
 def verdict(plan: Plan) -> str:
@@ -40,11 +42,15 @@ def status_text(plan: Plan, short: bool = False) -> str:
             window = ""
         else:
             window = f" of the model's {r.window:,}" if short else f" of the model's {r.window:,}-token window"
-        fits = "" if r.fits is None or not r.window else (": fits" if r.fits else f": OVER by {max(0, r.tokens - r.window):,}")
+        source = ""
+        if r.from_usage is not None:  # the provider's own figure is the reference; the encoding's count only an estimate
+            kind, source = "real count", " (from usage)" if short else " (from the provider's usage)"
+        fits = "" if r.fits is None or not r.window else (": fits" if r.fits else f": OVER by {max(0, r.reference - r.window):,}")
         error = "" if short else f" (policy's estimate {r.heuristic_error * 100:+.1f}%)"
-        parts.append(f"{kind} {r.tokens:,}{window}{fits}{error}")
+        parts.append(f"{kind} {r.reference:,}{source}{window}{fits}{error}")
         if r.input_cost is not None:
-            parts.append(f"next call ≈ ${r.input_cost:.4f}")
+            cache = NEXT_CALL_CACHE.get(r.next_call.state, "") if r.next_call is not None and not short else ""
+            parts.append(f"next call ≈ ${r.input_cost:.4f}{cache}")
     if plan.orphans:
         parts.append(f"{len(plan.orphans):,} broken tool-call {noun(len(plan.orphans), 'pair')}")
     return SEPARATOR.join(parts)

@@ -77,6 +77,7 @@ def session_facts(session: Session) -> dict[str, Any]:
         "tool_definitions": len(session.tools),
         # What the first call reported beyond what the log shows (engine.reported): the prompt and tools it lacks.
         "unseen_estimate": _unseen(session),
+        "unseen_first_call": _unseen_first(session),
         "memory": len(session.memory),
         "learnings": len(session.learnings),
         "notes": list(session.notes) + ([_shared_ids_note(shared)] if shared else []),
@@ -115,7 +116,16 @@ def _unseen(session: Session) -> int:
     from ..engine.reported import reported_usage  # (imported here: `info` of a log without usage needs no tokenizer)
 
     reported = reported_usage(session)
-    return reported.unseen if reported is not None else 0
+    return reported.unseen_after if reported is not None else 0  # (`Reported.unseen_at`'s figure after an excerpt's compaction)
+
+
+def _unseen_first(session: Session) -> int | None:
+    """The first call's unseen estimate where it held more than the prompt and tools (an excerpt
+    that starts mid-conversation and compacts: the conversation before the file too), else None."""
+    from ..engine.reported import reported_usage
+
+    reported = reported_usage(session)
+    return reported.unseen if reported is not None and reported.unseen_after_compaction is not None else None
 
 
 def info_text(session: Session) -> str:
@@ -163,7 +173,11 @@ def info_text(session: Session) -> str:
         prompt += f" ({where}" + (f", {f['system_prompt_chars']:,} in the prompt field" if f["system_prompt_chars"] else "") + ")"
     lines.append(f"  system prompt: {prompt}; tool definitions: {f['tool_definitions']:,}; "
                  f"memory: {f['memory']:,}; learnings: {f['learnings']:,}")
-    if f["unseen_estimate"]:
+    if f["unseen_estimate"] and f.get("unseen_first_call") is not None:
+        lines.append(f"  unseen: about {f['unseen_estimate']:,} tokens of system prompt and tools the log does not record "
+                     "(the reported input of the first call after the compaction beyond what the log shows before it; the file starts "
+                     f"mid-conversation, so the first call's {f['unseen_first_call']:,} held the conversation before it too)")
+    elif f["unseen_estimate"]:
         lines.append(f"  unseen: about {f['unseen_estimate']:,} tokens of system prompt and tools the log does not record "
                      "(the first call's reported input beyond what the log shows before it)")
     if f["notes"]:

@@ -147,18 +147,34 @@ def plan_summary(plan: Plan, session: Session, largest: int = 5, policy_note: st
 
 
 def real_count_lines(r: RealCount) -> list[str]:
-    """The real count (`--real-count`): against the model's window, beside the policy's estimate, and the input cost."""
+    """The real count (`--real-count`): against the model's window, beside the policy's estimate, and
+    the next call's input cost with what it assumes. Where the log reports the call the request
+    extends, the provider's own figure is the reference and the encoding's count is shown as an
+    estimate beside it, never as the figure that proves the policy wrong."""
     kind = "real count" if r.exact else "estimated count (no tokenizer known for this model)"
     window = f"the {r.window:,}-token window of {r.model}" if r.window else f"an unknown window ({r.model} is not in the catalogue)"
-    verdict = "" if r.fits is None else (f": fits with {r.window - r.tokens:,} to spare" if r.fits else f": OVER by {r.tokens - r.window:,}")
-    lines = [f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}"]
-    against = f"the {kind.split(' (')[0]}"
-    if r.compared != r.tokens:
+    reference = r.reference
+    verdict = "" if r.fits is None or not r.window else (f": fits with {r.window - reference:,} to spare" if r.fits else f": OVER by {reference - r.window:,}")
+    u = r.from_usage
+    if u is not None:
+        lines = [f"count from the provider's reported usage: {u.tokens:,} tokens ({u.words(r.encoding)}) against {window}{verdict}",
+                 f"  {kind} with {r.encoding}: {r.tokens:,} tokens, {_off(r.tokens, u.tokens)} the provider's figure (an estimate, not the reference)"]
+        against = "the count from the provider's usage"
+    else:
+        lines = [f"{kind} with {r.encoding}: {r.tokens:,} tokens against {window}{verdict}"]
+        against = f"the {kind.split(' (')[0]}"
+    if r.compared != reference:
         against += f" of what it estimates ({r.compared:,}; the count above adds the {r.unseen:,} tokens the log does not record)"
-    lines.append(f"  the policy's estimate ({r.estimated:,}) is {abs(r.heuristic_error) * 100:.1f} % {'over' if r.heuristic_error >= 0 else 'under'} {against}")
+    lines.append(f"  the policy's estimate ({r.estimated:,}) is {_off(r.estimated, r.compared)} {against}")
     if r.input_cost is not None:
-        lines.append(f"  input cost of the next call: ${r.input_cost:.4f}")
+        lines.append(f"  input cost of the next call: ${r.input_cost:.4f}" + (f" {r.next_call.assumption()}" if r.next_call is not None else ""))
     return lines
+
+
+def _off(value: int, reference: int) -> str:
+    """"12.0 % under" / "0.0 % over": how far `value` is from `reference`, as a share of it."""
+    error = (value - reference) / reference if reference else 0.0
+    return f"{abs(error) * 100:.1f} % {'over' if error >= 0 else 'under'}"
 
 
 def _bar(percent: float) -> str:
