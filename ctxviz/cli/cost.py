@@ -75,5 +75,7 @@ def print_cache(cache: Any) -> None:
                  else f" {'':>9} {'':>9}") if reported else ""
         flag = "" if not cache.caches else "  broke the cache" if t.broke_cache else "  cache expired" if t.expired else ""
         print(f"{t.turn:>6} {t.request:>9,} {t.shared:>9,} {t.cache_read:>9,} {t.cache_write:>9,} {t.uncached:>9,} {t.cost:>9.4f}{extra}{flag}")
-    print("(the 10 most expensive requests; --json lists every turn; token figures are the policy's estimator's)")
+    counted = (f"token figures are counted as the provider counts them ({cache.counted_with})" if cache.counted_with
+               else "token figures are the replay's requests as the policy counts them, from the provider's reported usage where it does")
+    print(f"(the 10 most expensive requests; --json lists every turn; {counted})")
 
