@@ -136,15 +136,21 @@ def run(args: argparse.Namespace) -> int:
 def compare_real_text(a: RealCount, b: RealCount) -> str:
     """Both contexts counted with one model's encoding (`--real-count`, `--model`), as rows of the
     compare table: the count, the room left in the model's window, the input cost of the next call."""
-    rows = [("real count", f"{a.tokens:,}", f"{b.tokens:,}")]
+    # The reference count: the provider's own (reported usage plus what follows) where the log has it
+    # for that side's context, else the encoding's count (an o200k count of a Claude request read 12 % low).
+    rows = [("real count", f"{a.reference:,}", f"{b.reference:,}")]
     if a.window is not None and b.window is not None:
-        rows.append(("real margin", f"{a.window - a.tokens:,}", f"{b.window - b.tokens:,}"))
+        rows.append(("real margin", f"{a.window - a.reference:,}", f"{b.window - b.reference:,}"))
     if a.input_cost is not None and b.input_cost is not None:
         rows.append(("input cost $", f"{a.input_cost:.4f}", f"{b.input_cost:.4f}"))
     lines = [f"{name:18}{va:>14}{vb:>14}" for name, va, vb in rows]
     kind = "counted" if a.exact else "estimated (no tokenizer known for this model)"
     window = f"its {a.window:,}-token window (a negative margin is over it)" if a.window else f"an unknown window ({a.model} is not in the catalogue)"
     lines.append(f"  real count: each context as sent, {kind} with {a.encoding} for {a.model}, against {window}")
+    from_usage = [side for side, r in (("A", a), ("B", b)) if r.from_usage is not None]
+    if from_usage:
+        lines.append(f"  ({' and '.join(from_usage)}: from the provider's reported usage for the call its context extends, plus the count "
+                     "of what follows; the encoding's count is an estimate beside it)")
     return "\n".join(lines) + "\n"
 
 
