@@ -78,3 +78,15 @@ def test_allotments_past_the_budget_are_said_not_shown_as_free_space(qtbot) -> N
     pie.set_plan(fits)
     assert any(line.startswith("Free space") for line in pie.legend_lines())
     assert not any("allotments add up" in line for line in pie.legend_lines())
+
+
+def test_the_real_count_from_usage_is_the_status_bars(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Where the log reports the provider's usage, the legend gives the count the status bar gives
+    (reported usage plus what follows), not the o200k estimate that read 12 % under it."""
+    log = Path(__file__).parent.parent / "sample_sessions" / "claude_code_compaction.jsonl"
+    win = open_window(str(log))
+    qtbot.waitUntil(lambda: win.vm.plan is not None and win.vm.plan.real is not None and win.pie.real is not None, timeout=30000)
+    real = win.vm.plan.real
+    assert real.from_usage is not None and real.reference != real.tokens
+    line = next(line for line in win.pie.legend_lines() if "count:" in line)
+    assert line.startswith(f"real count: {real.reference:,}") and "from usage" in line

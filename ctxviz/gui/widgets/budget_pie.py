@@ -175,7 +175,10 @@ class BudgetPie(QWidget):
                 unseen = unseen_of(plan)
             self.unseen = max(0, unseen)
             r = plan.real
-            self.real = None if r is None else ("real" if r.exact else "est.", r.tokens, r.encoding)
+            # The reference, as the status bar says it: the provider's reported usage plus what follows
+            # where the log has it (an o200k estimate of a Claude request read 12 % under it).
+            self.real = (None if r is None else ("real", r.reference, "from usage") if r.from_usage is not None
+                         else ("real" if r.exact else "est.", r.tokens, r.encoding))
             self.unseen_where = unseen_where(plan)
             self.system_dropped = system_not_sent(plan)
         if self._state() != before:
