@@ -63,3 +63,18 @@ def test_plan_says_there_is_nothing_to_lose() -> None:
     assert "0 of 0 anchors" not in out and "(100 %)" not in out.split("retention")[-1]
     assert "the session states no anchor" in out
     assert "dc9e82a0" not in out.split("retention")[-1]
+
+
+def test_a_masked_secret_in_a_tool_output_is_no_sanitised_log() -> None:
+    """A tool printing `API_KEY=[REDACTED]` sent the model just that: no claim that the log was
+    sanitised (its anchors still skip the marker)."""
+    from ctxviz.engine.session import Message, Session, TextPart
+
+    def msg(i: int, role: str, text: str) -> Message:
+        return Message(id=f"m{i}", index=i, role=role, parts=(TextPart(text),))
+
+    talk = [msg(i, "user" if i % 2 == 0 else "assistant", f"step {i} of the deploy") for i in range(6)]
+    session = Session(messages=(*talk, msg(6, "tool", "API_KEY=[REDACTED]\nDB_URL=postgres://db/app")))
+    assert read_redaction_note(session) == ""
+    signed = Session(messages=(*talk, msg(6, "tool", "[REDACTED_TEXT len=40 sha=0a1b2c3d]")))
+    assert "1 of 7 messages hold redaction markers" in read_redaction_note(signed)

@@ -18,6 +18,8 @@ from .session import Session
 #: A marker as sanitisers write them: `[REDACTED]`, `[REDACTED_KIND]`, with the original's length and
 #: a hash when they keep them.
 REDACTED_RE = re.compile(r"\[REDACTED(?:_[A-Z]+)*(?: len=(\d+))?(?: sha=[0-9a-fA-F]+)?\]")
+#: A marker a sanitiser signed: with the original's length or a hash.
+SIGNED_RE = re.compile(r"\[REDACTED(?:_[A-Z]+)*(?: len=\d+| sha=[0-9a-fA-F]+)")
 #: What every marker starts with, searched for first (a C substring search per text).
 MARK = "[REDACTED"
 
@@ -54,6 +56,7 @@ def read_redaction_note(session: Session) -> str:
     messages: set[int] = set()
     markers = 0
     named = 0
+    signed = 0
     for index, text in _texts(session):
         found = REDACTED_RE.findall(text)
         if not found:
@@ -61,7 +64,11 @@ def read_redaction_note(session: Session) -> str:
         messages.add(index)
         markers += len(found)
         named += sum(int(n) for n in found if n)
-    if not messages:
+        signed += SIGNED_RE.search(text) is not None
+    # A tool's output may mask a secret as "[REDACTED]" and the model read just that: the log is
+    # said to be sanitised only where a sanitiser signed its markers (a length or a hash) or
+    # where they stand in most messages.
+    if not messages or (not signed and len(messages) * 2 < len(session.messages)):
         return ""
     n = len(messages)
     size = f", standing for {named:,} characters of original text by their `len=` figures" if named else ""
