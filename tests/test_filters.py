@@ -45,3 +45,57 @@ def test_a_malformed_term_is_reported(query: str, error: str) -> None:
 def test_text_with_a_colon_or_a_url_is_searched_as_text() -> None:
     assert not parse_query("https://example.com/x").error
     assert not parse_query('"note: this"').error
+
+
+CLAUDE = load_session(str(Path(__file__).resolve().parent.parent / "sample_sessions" / "claude_code_compaction.jsonl"))
+CLAUDE_PLAN = plan_session(CLAUDE, "claude-code")
+
+
+def claude_rows(query: str) -> list[int]:
+    parsed = parse_query(query, CLAUDE_PLAN)
+    assert not parsed.error, parsed.error
+    return matching(CLAUDE_PLAN, [m.text for m in CLAUDE.messages], parsed)
+
+
+@pytest.mark.parametrize("query", ["decision:summarised", "decision:summarized", "decision:Summarised", "is:summarised"])
+def test_a_decision_is_found_as_the_table_spells_it(query: str) -> None:
+    expected = [m.index for m in CLAUDE_PLAN.messages if m.decision.value == "summarized"]
+    assert expected and claude_rows(query) == expected
+
+
+@pytest.mark.parametrize("query", ["category:tool_output", 'category:"Tool output"', "category:system_output", "category:Tool-output"])
+def test_a_category_is_found_by_its_label_or_its_name(query: str) -> None:
+    expected = [m.index for m in CLAUDE_PLAN.messages if m.category == "system_output"]
+    assert expected and claude_rows(query) == expected
+
+
+@pytest.mark.parametrize("query", ['zone:"fresh tail"', "zone:fresh_tail", "zone:Fresh-Tail", '-zone:"fresh tail"'])
+def test_a_zone_is_found_with_spaces_or_underscores(query: str) -> None:
+    tail = [m.index for m in PLAN.messages if m.zone == "fresh_tail"]
+    parsed = parse_query(query, PLAN)
+    assert tail and not parsed.error, parsed.error
+    expected = tail if not query.startswith("-") else [m.index for m in PLAN.messages if m.zone != "fresh_tail"]
+    assert matching(PLAN, TEXTS, parsed) == expected
+
+
+def test_a_summarised_zone_is_found_as_shown() -> None:
+    assert claude_rows("zone:summarised") == [m.index for m in CLAUDE_PLAN.messages if m.zone == "summarized"]
+
+
+@pytest.mark.parametrize(("query", "error"), [
+    ("decision:foo", "decision:foo: no decision is called 'foo' (kept, dropped, summarised, truncated, replaced)"),
+    ("is:sent", "is:sent: no decision is called 'sent'"),
+    ("category:bar", "category:bar: no category is called 'bar' (system, context, dialog, tool output, error, internal, unknown)"),
+    ('zone:"fresh tail"', "no zone is called 'fresh tail' in this plan (summarised, context)"),
+    ("decision:", "decision: which decision? (kept,"),
+])
+def test_a_value_no_message_can_hold_is_said(query: str, error: str) -> None:
+    assert error in parse_query(query, CLAUDE_PLAN).error
+
+
+def test_every_category_label_the_app_shows_names_its_category() -> None:
+    from ctxviz.gui.theme import CATEGORY_LABELS
+
+    for name, label in CATEGORY_LABELS.items():
+        parsed = parse_query(f'category:"{label}"')
+        assert not parsed.error and parsed.terms[0].value == name, (label, parsed)

@@ -251,7 +251,7 @@ class MessageTableModel(QAbstractTableModel):
             codes = plan.reason_codes
             rows = [r for r in rows if codes[r] == self.reason]
         if self.search:
-            self.query = parse_query(self.search)
+            self.query = parse_query(self.search, plan)
             if not self.query.empty:
                 rows = matching(plan, self.texts, self.query, rows)
         return list(rows)

@@ -79,9 +79,10 @@ class PlanTable:
             self.decision_filter.addItem(spelled(code), code)
         self.search = QLineEdit()
         self.search.setPlaceholderText('Search (Ctrl+F): words, "a phrase", role:user decision:dropped tokens>1000 -zone:system')
-        self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id; tokens, sent and index "
-                               "compare with > >= < <= =; a word or \"quoted phrase\" must be in the id, reason or text; "
-                               "a leading - negates a term.")
+        self.search_help = ("Terms are ANDed. field:value for role, decision, category, zone, id, reason, spelled as the "
+                               "table shows it or as its code (decision:summarised, category:\"Tool output\", zone:\"fresh tail\"); "
+                               "tokens, sent and index compare with > >= < <= =; a word or \"quoted phrase\" must be in the "
+                               "id, reason or text; a leading - negates a term.")
         self.search.setToolTip(self.search_help)
         self.search.setClearButtonEnabled(True)
         # The policy's reason codes, and the table grouped by them (counts and tokens per reason).

@@ -1,0 +1,40 @@
+"""The search box takes the words the table shows, and says when a value can match nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_sessions" / "claude_code_compaction.jsonl"
+
+
+@pytest.fixture
+def window(open_window):  # type: ignore[no-untyped-def]
+    return open_window(SAMPLE)
+
+
+def shown(window, column: int) -> set[str]:  # type: ignore[no-untyped-def]
+    model = window.model
+    return {model.data(model.index(r, column)) for r in range(model.rowCount())}
+
+
+def test_the_decision_and_category_the_table_shows_find_their_messages(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    plan, total = window.vm.plan, len(window.vm.plan.messages)
+    summarised = sum(m.decision.value == "summarized" for m in plan.messages)
+    tools = sum(m.category == "system_output" for m in plan.messages)
+    assert "summarised" in shown(window, 6) and "Tool output" in shown(window, 3)
+    window.search.setText("decision:summarised")
+    qtbot.waitUntil(lambda: window.count_label.text() == f"{summarised:,} of {total:,}", timeout=30000)
+    assert summarised and window.search.property("query_error") == ""
+    window.search.setText('category:"Tool output"')
+    qtbot.waitUntil(lambda: window.count_label.text() == f"{tools:,} of {total:,}", timeout=30000)
+    assert tools and shown(window, 3) == {"Tool output"}
+
+
+def test_a_value_the_field_never_holds_is_said(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.search.setText("decision:foo")
+    qtbot.waitUntil(lambda: bool(window.search.property("query_error")), timeout=30000)
+    assert "no decision is called 'foo' (kept, dropped, summarised, truncated, replaced)" in window.search.toolTip()
+    window.search.setText('zone:"fresh tail"')  # Claude Code's zones are context and summarised
+    qtbot.waitUntil(lambda: "no zone is called 'fresh tail'" in window.search.toolTip(), timeout=30000)
