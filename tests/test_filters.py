@@ -99,3 +99,22 @@ def test_every_category_label_the_app_shows_names_its_category() -> None:
     for name, label in CATEGORY_LABELS.items():
         parsed = parse_query(f'category:"{label}"')
         assert not parsed.error and parsed.terms[0].value == name, (label, parsed)
+
+
+def test_a_phrase_of_the_reason_column_finds_its_rows() -> None:
+    """The table's reason column shows a short label ("after cut #145", "missed by 4"), not the sentence."""
+    from ctxviz.engine.reasons import short
+
+    for phrase in ("after cut", "missed by", "fresh tail"):
+        expected = [m.index for m in PLAN.messages if phrase in short(m)]
+        assert expected and set(expected) <= set(rows(f'"{phrase}"')), phrase
+    since = [m.index for m in CLAUDE_PLAN.messages if "since compaction" in short(m)]
+    assert since and set(since) <= set(claude_rows('"since compaction"'))
+
+
+@pytest.mark.parametrize("word", ["summarised", "summarized"])
+def test_either_spelling_of_summarised_finds_the_reasons_that_say_it(word: str) -> None:
+    from ctxviz.engine.reasons import short
+
+    expected = [m.index for m in CLAUDE_PLAN.messages if "summari" in f"{short(m)} {m.reason}".lower()]
+    assert expected and set(expected) <= set(claude_rows(word))

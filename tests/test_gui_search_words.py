@@ -38,3 +38,12 @@ def test_a_value_the_field_never_holds_is_said(qtbot, window) -> None:  # type: 
     assert "no decision is called 'foo' (kept, dropped, summarised, truncated, replaced)" in window.search.toolTip()
     window.search.setText('zone:"fresh tail"')  # Claude Code's zones are context and summarised
     qtbot.waitUntil(lambda: "no zone is called 'fresh tail'" in window.search.toolTip(), timeout=30000)
+
+
+def test_a_phrase_of_the_reason_column_finds_its_rows(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The column reads "since compaction"; the sentence behind it says otherwise."""
+    model, total = window.model, len(window.vm.plan.messages)
+    since = sum(model.data(model.index(r, 8)) == "since compaction" for r in range(model.rowCount()))
+    window.search.setText('"since compaction"')
+    qtbot.waitUntil(lambda: window.count_label.text() == f"{since:,} of {total:,}", timeout=30000)
+    assert since and {model.data(model.index(r, 8)) for r in range(model.rowCount())} == {"since compaction"}

@@ -8,7 +8,8 @@ shows (case, spaces or underscores, "summarised" or "summarized", a category's l
 or its name system_output; a value with a space is quoted: `zone:"fresh tail"`), because a word
 copied from the table that found nothing read as "no such message";
 `field>N`, `>=`, `<`, `<=`, `=` compare a number (tokens, sent, index); a bare word or a
-"quoted phrase" must appear in the message's id, reason or text (case-insensitive); a leading `-`
+"quoted phrase" must appear in the message's id, its reason (the column's short label, as
+"after cut #145", or the policy's sentence) or its text (case-insensitive); a leading `-`
 negates any term. An unknown field, a value the field never holds, or a malformed term is
 reported, not silently ignored.
 """
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .plan import DECISIONS, Plan
+from .reasons import short_of
 from .session import Category
 from .wording import spelled
 
@@ -132,8 +134,18 @@ def matching(plan: Plan, texts: Sequence[str], query: Query, rows: Sequence[int]
     selected = list(range(len(plan.messages)) if rows is None else rows)
     for term in query.terms:
         if term.column == "":
-            needle = str(term.value)
-            keep = [needle in f"{cols.id[r]}\n{cols.reason[r]}\n{texts[r]}".lower() for r in selected]
+            # The reason as the table shows it ("after cut #145") as well as the policy's sentence: the
+            # tooltip says a word of the reason column is found. "summarised" and "summarized" both
+            # find either (the app shows one, the codes and some sentences say the other).
+            needle, reasons, codes, decisions, ids = str(term.value), cols.reason, cols.code, cols.decision, cols.id
+            either = "summarised" in needle or "summarized" in needle
+            if either:
+                needle = needle.replace("summarised", "summarized")
+            found: Iterable[str] = (f"{ids[r]}\n{short_of(codes[r], decisions[r].value, reasons[r])}\n{reasons[r]}\n{texts[r]}".lower()
+                                    for r in selected)
+            if either:
+                found = (line.replace("summarised", "summarized") for line in found)
+            keep = [needle in line for line in found]
         elif term.column in NUMBER_FIELDS.values():
             values, compare, number = getattr(cols, term.column), OPERATORS[term.op], int(term.value)
             keep = [compare(values[r], number) for r in selected]
