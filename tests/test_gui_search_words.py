@@ -47,3 +47,19 @@ def test_a_phrase_of_the_reason_column_finds_its_rows(qtbot, window) -> None:  #
     window.search.setText('"since compaction"')
     qtbot.waitUntil(lambda: window.count_label.text() == f"{since:,} of {total:,}", timeout=30000)
     assert since and {model.data(model.index(r, 8)) for r in range(model.rowCount())} == {"since compaction"}
+
+
+def test_a_search_error_leaves_the_status_bar_once_the_query_parses(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.search.setText("tokens>abc")
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("search: tokens>abc"), timeout=30000)
+    window.search.setText("index>=5 index<=9")
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("5 of "), timeout=30000)
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_clearing_the_search_does_not_clear_another_message(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.search.setText("decision:kept")
+    window.statusBar().showMessage("something else", 60000)
+    window.search.setText("decision:dropped")
+    qtbot.waitUntil(lambda: window.model.search == "decision:dropped", timeout=30000)
+    assert window.statusBar().currentMessage() == "something else"

@@ -177,6 +177,8 @@ class PlanTable:
             self.search.setToolTip(error or self.search_help)
             if error:
                 self.statusBar().showMessage(f"search: {error}", 8000)
+            elif self.statusBar().currentMessage().startswith("search: "):
+                self.statusBar().clearMessage()  # the query parses now: the old error must not stay for its 8 s
 
     def _voices(self, session: Session) -> tuple[str, ...]:
         """Each message's voice (engine/voices.py: a user turn may be the harness's). A turn of the
