@@ -110,7 +110,7 @@ class Menus:
                    for name in self.vm.policies() if name != self.vm.policy]
         number = query.strip().lstrip("#").removeprefix("go to").strip().lstrip("#")
         if number.isdigit() and self.shown_plan is not None and int(number) < len(self.shown_plan.messages):
-            entries.insert(0, PaletteEntry(f"Go to message #{int(number)}", lambda n=int(number): self.select_message(n)))
+            entries.insert(0, PaletteEntry(f"Go to message #{int(number)}", lambda n=int(number): self.show_message(n)))
         return entries
 
     def choose_policy(self) -> None:

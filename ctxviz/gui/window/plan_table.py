@@ -221,6 +221,15 @@ class PlanTable:
             self.table.scrollTo(cell)
         self._show_detail(index)
 
+    def show_message(self, index: int) -> None:
+        """Select message `index` where it is seen: the Overview's table, scrolled to its row. A jump
+        (Ctrl+J, Ctrl+D, Go to message) made from the Timeline or Context tab changed a selection
+        nobody could see, and from the table grouped by reason a row nobody could see either."""
+        self.tabs.setCurrentIndex(0)
+        if self.group_button.isChecked():
+            self.group_button.setChecked(False)
+        self.select_message(index)
+
     def _restore_table_selection(self) -> None:
         """A re-plan resets the table model; keep the selected message selected without re-announcing it."""
         if self.selected is None:
@@ -244,7 +253,7 @@ class PlanTable:
         last = len(self.shown_plan.messages) - 1
         number, ok = QInputDialog.getInt(self, "Go to message", f"Message number (0-{last:,}):", self.selected or 0, 0, last)
         if ok:
-            self.select_message(number)
+            self.show_message(number)
 
     def jump_to_cut(self) -> None:
         """Select the newest message the plan does not send: where the cut falls."""
@@ -255,7 +264,7 @@ class PlanTable:
         if cut is None:
             self.statusBar().showMessage("every message is sent: there is no cut", 4000)
         else:
-            self.select_message(cut)
+            self.show_message(cut)
 
     def next_dropped_user(self) -> None:
         """Select the next user message the plan does not send, after the selected one (wrapping)."""
@@ -268,4 +277,4 @@ class PlanTable:
             self.statusBar().showMessage("every user message is sent", 4000)
             return
         current = self.selected if self.selected is not None else -1
-        self.select_message(next((i for i in lost if i > current), lost[0]))
+        self.show_message(next((i for i in lost if i > current), lost[0]))
