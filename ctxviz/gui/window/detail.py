@@ -253,11 +253,20 @@ class DetailPanel:
         return stops
 
     def _detail_extras(self, m: Any) -> str:
-        """How far the message missed the budget by, and the tool-call partner a broken pair needs."""
+        """How far the message missed the budget by, and the tool-call partner a broken pair needs.
+
+        The miss is read from the reason sentence, which a pinned message keeps ("without it missy
+        would have dropped it: 689 tokens did not fit in the 685 left"): for a message that is sent,
+        "that much more room and it would be sent" contradicted the line above it. A pinned one is
+        told what unpinning would do; any other sent one has no miss to tell."""
         extras: list[str] = []
         code = short_reason(m.reason, m.decision.value)
         if code.startswith("missed by"):
-            extras.append(f"<b>{html.escape(code)} token{'s' if not code.endswith(' 1') else ''}</b>: that much more room and it would be sent")
+            tokens = f"{html.escape(code)} token{'s' if not code.endswith(' 1') else ''}"
+            if not m.sent:
+                extras.append(f"<b>{tokens}</b>: that much more room and it would be sent")
+            elif m.code == "pinned":
+                extras.append(f"<b>pinned</b>: unpinned, it would miss by {tokens.removeprefix('missed by ')} and not be sent")
         plan = self.shown_plan
         for orphan in plan.orphans if plan is not None else ():
             if orphan.index == m.index:
