@@ -330,6 +330,9 @@ class ParamForm(QWidget):
         self.in_force: Any = None
         self.errors: dict[str, QLabel] = {}
         self.scales: dict[str, SliderScale] = {}
+        #: For each optional number not given when the form was built, the value in force then (the
+        #: model's, from the plan): where its slider goes when it is unset again.
+        self.defaults: dict[str, float] = {}
         self._updating = False
         self.params_type: type | None = None
 
@@ -342,6 +345,9 @@ class ParamForm(QWidget):
         self.editors, self.errors, self.scales = {}, {}, {}
         self.unsets: dict[str, QToolButton] = {}
         self.in_force = params
+        # Only for a field not given: a value the user had set is no default to go back to.
+        self.defaults = {name: value for name, value in (effective or {}).items()
+                         if getattr(params, name, 0) is None and isinstance(value, int | float) and not isinstance(value, bool)}
         self.params_type = type(params)
         roles = {**dict.fromkeys(keep, "keep"), **dict.fromkeys(trigger, "trigger")}
         fields = param_fields(type(params))
@@ -492,6 +498,9 @@ class ParamForm(QWidget):
                 if value is None:
                     if len(widgets) == 2 and hasattr(widgets[1], "set_unset"):
                         widgets[1].set_unset(True)  # type: ignore[attr-defined]
+                        # The slider goes back too: left at the value just unset, it said 60,000
+                        # beside "unset" while the plan used the model's 200,000.
+                        self._place(widgets[0], self.scales[name], self.defaults.get(name, 0))  # type: ignore[arg-type]
                     continue
                 if isinstance(widgets[0], QComboBox):
                     index = widgets[0].findText(str(value.value if isinstance(value, enum.Enum) else value))
