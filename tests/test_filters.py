@@ -118,3 +118,15 @@ def test_either_spelling_of_summarised_finds_the_reasons_that_say_it(word: str) 
 
     expected = [m.index for m in CLAUDE_PLAN.messages if "summari" in f"{short(m)} {m.reason}".lower()]
     assert expected and set(expected) <= set(claude_rows(word))
+
+
+def test_role_reads_the_role_column_as_shown_given_the_voices() -> None:
+    from ctxviz.engine.voices import voices_of
+
+    voices = voices_of(SESSION)
+    harness = [i for i, m in enumerate(PLAN.messages) if m.role == "user" and voices[i] == "harness"]
+    assert harness
+    assert matching(PLAN, TEXTS, parse_query("role:harness", PLAN), voices=voices) == harness
+    users = matching(PLAN, TEXTS, parse_query("role:user", PLAN), voices=voices)
+    assert users == [i for i, m in enumerate(PLAN.messages) if m.role == "user" and i not in harness]
+    assert "role:robot: no role is called 'robot' (system, user, assistant, tool, harness, observation)" in parse_query("role:robot").error

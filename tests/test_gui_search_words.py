@@ -63,3 +63,14 @@ def test_clearing_the_search_does_not_clear_another_message(qtbot, window) -> No
     window.search.setText("decision:dropped")
     qtbot.waitUntil(lambda: window.model.search == "decision:dropped", timeout=30000)
     assert window.statusBar().currentMessage() == "something else"
+
+
+def test_role_harness_finds_the_rows_the_role_column_calls_harness(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(Path(__file__).resolve().parent.parent / "sample_sessions" / "coding_agent.yaml")
+    model, total = win.model, len(win.vm.plan.messages)
+    harness = sum(model.data(model.index(r, 2)) == "harness" for r in range(model.rowCount()))
+    win.search.setText("role:harness")
+    qtbot.waitUntil(lambda: win.count_label.text() == f"{harness:,} of {total:,}", timeout=30000)
+    assert harness and {model.data(model.index(r, 2)) for r in range(model.rowCount())} == {"harness"}
+    win.search.setText("role:user")
+    qtbot.waitUntil(lambda: model.rowCount() and {model.data(model.index(r, 2)) for r in range(model.rowCount())} == {"user"}, timeout=30000)

@@ -5,8 +5,9 @@
 Terms are ANDed. `field:value` matches a column exactly (role, decision, category, zone, id, and
 reason, which matches the reason code: `reason:after_cut`), in any spelling the app or the CLI
 shows (case, spaces or underscores, "summarised" or "summarized", a category's label "Tool output"
-or its name system_output; a value with a space is quoted: `zone:"fresh tail"`), because a word
-copied from the table that found nothing read as "no such message";
+or its name system_output, `role:harness` for a user turn the harness wrote; a value with a space
+is quoted: `zone:"fresh tail"`), because a word copied from the table that found nothing read as
+"no such message";
 `field>N`, `>=`, `<`, `<=`, `=` compare a number (tokens, sent, index); a bare word or a
 "quoted phrase" must appear in the message's id, its reason (the column's short label, as
 "after cut #145", or the policy's sentence) or its text (case-insensitive); a leading `-`
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from .plan import DECISIONS, Plan
 from .reasons import short_of
-from .session import Category
+from .session import ROLES, Category
 from .wording import spelled
 
 TEXT_FIELDS = {"role": "role", "decision": "decision", "category": "category", "zone": "zone", "id": "id", "is": "decision",
@@ -45,8 +46,12 @@ def canonical(column: str, value: str) -> str:
     return CATEGORY_LABELS.get(word, word) if column == "category" else word
 
 
+#: User turns the app's role column names by whose words they are (engine/voices.py): text the
+#: agent's harness or a command wrote, which `role:user` must not find, as the role filter does not.
+SHOWN_VOICES = frozenset({"harness", "observation"})
 #: What a field can hold whatever the plan: its unknown values are said, not matched to nothing.
-_KNOWN = {"decision": tuple(d.value for d in DECISIONS), "category": tuple(c.value for c in Category)}
+_KNOWN = {"decision": tuple(d.value for d in DECISIONS), "category": tuple(c.value for c in Category),
+          "role": (*ROLES, *sorted(SHOWN_VOICES))}
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,17 @@ def parse_query(text: str, plan: Plan | None = None) -> Query:
     return Query(tuple(terms))
 
 
-def matching(plan: Plan, texts: Sequence[str], query: Query, rows: Sequence[int] | None = None) -> list[int]:
-    """The message indices (of `rows`, default all) that every term of the query accepts."""
+def shown_roles(roles: Sequence[str], voices: Sequence[str]) -> Sequence[str]:
+    """The role column as the app shows it: a user turn the harness or a command wrote by its voice."""
+    if len(voices) != len(roles):
+        return roles
+    return [voice if role == "user" and voice in SHOWN_VOICES else role for role, voice in zip(roles, voices, strict=True)]
+
+
+def matching(plan: Plan, texts: Sequence[str], query: Query, rows: Sequence[int] | None = None,
+             voices: Sequence[str] = ()) -> list[int]:
+    """The message indices (of `rows`, default all) that every term of the query accepts; given each
+    message's voice, `role:` reads the role column as shown (harness, observation)."""
     cols = plan.columns
     selected = list(range(len(plan.messages)) if rows is None else rows)
     for term in query.terms:
@@ -152,7 +166,8 @@ def matching(plan: Plan, texts: Sequence[str], query: Query, rows: Sequence[int]
         elif term.column == "id":
             keep = [cols.id[r].lower() == term.value for r in selected]
         else:
-            values = plan.reason_codes if term.column == "reason_code" else getattr(cols, term.column)
+            values = (plan.reason_codes if term.column == "reason_code" else shown_roles(cols.role, voices) if term.column == "role"
+                      else getattr(cols, term.column))
             spellings = {v: canonical(term.column, str(v)) for v in {values[r] for r in selected}}
             keep = [spellings[values[r]] == term.value for r in selected]
         selected = [r for r, k in zip(selected, keep, strict=True) if k != term.negate]

@@ -19,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from ..engine.filters import Query, matching, parse_query
+from ..engine.filters import SHOWN_VOICES, Query, matching, parse_query
 from ..engine.plan import Plan
 from ..engine.reasons import short
 from ..engine.session import Session
@@ -30,7 +30,7 @@ from .words import spelled
 
 COLUMNS = ("#", "id", "role", "category", "tokens", "sent", "decision", "zone", "reason")
 #: Voices (engine/voices.py) of user turns the user did not write, shown in the role column as what they are.
-MACHINE_USER_VOICES = frozenset({"harness", "observation"})
+MACHINE_USER_VOICES = SHOWN_VOICES
 #: What each such voice is, for the role column's hover and the detail panel.
 VOICE_MEANINGS = {
     "harness": "A user turn the agent's harness wrote (a system reminder, an attachment, command output, injected "
@@ -253,7 +253,7 @@ class MessageTableModel(QAbstractTableModel):
         if self.search:
             self.query = parse_query(self.search, plan)
             if not self.query.empty:
-                rows = matching(plan, self.texts, self.query, rows)
+                rows = matching(plan, self.texts, self.query, rows, self.voices)
         return list(rows)
 
     def rows_by_other_filters(self) -> list[int] | None:
