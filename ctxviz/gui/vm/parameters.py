@@ -150,6 +150,8 @@ class ParameterHistory:
             parts += ["--tokenizer", self.tokenizer]
         if self.options.pair_safe:
             parts.append("--pair-safe")
+        for rule in self.options.pins:  # a pinned message changes what is sent: without it the command plans another view
+            parts += ["--pin", rule]
         if self.options.real_count:
             parts.append("--real-count")
         if self.options.model:
