@@ -29,13 +29,14 @@ from .window.menus import Menus
 from .window.overview import SHORT_WINDOW, OverviewTab
 from .window.parameters import ParametersDock
 from .window.plan_table import PlanTable
+from .window.session_change import SessionChange
 from .window.status_bar import StatusBar
 from .window.timeline_tab import AUTO_SIMULATE_MESSAGES, TIMELINE_TAB, TimelineTab
 
 __all__ = ["AUTO_SIMULATE_MESSAGES", "CONTEXT_TAB", "TIMELINE_TAB", "MainWindow"]
 
 
-class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, ContextTab, ParametersDock, Menus,
+class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange, TimelineTab, ContextTab, ParametersDock, Menus,
                  StatusBar, FileOpening, QMainWindow):
     def __init__(self, vm: ContextViewModel | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -113,6 +114,8 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         vm.busy.connect(self._busy)
         vm.progress.connect(self._progress)
         vm.errorOccurred.connect(self.show_error)
+        vm.pinsCleared.connect(self._pins_cleared)
+        vm.planFailed.connect(self._plan_failed)
         self.params.valueChanged.connect(vm.set_param)
         self.policy_box.currentTextChanged.connect(vm.set_policy)
         self.tokenizer_box.currentTextChanged.connect(lambda t: vm.set_tokenizer(None if t == "policy's own" else t))
@@ -194,6 +197,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
             # The replay fills in after the first plan (off this thread, with progress), as opening the tab would.
             QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
+        self.overview_stack.setCurrentIndex(1)  # (the welcome page after a first plan that failed)
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen(plan), trigger=self._trigger(plan))
         vm = self.vm
