@@ -69,6 +69,17 @@ def test_a_pin_in_range_of_the_next_file_does_not_pin_its_message(qtbot, open_wi
     assert f"{win.shown_plan.totals.used:,} of" in win.status_label.text()
 
 
+def test_the_detail_panel_forgets_the_previous_files_message(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(SUPPORT)
+    win.select_message(145)
+    assert win.detail_text().startswith("#145")
+    _open(qtbot, win, CODEX)
+    assert win.selected is None
+    assert "#145" not in win.detail_text() and "What would keep it" not in win.detail_text()
+    assert win.detail_text().startswith("Select a message")
+    assert not win.table.selectionModel().hasSelection()
+
+
 def test_a_first_plan_that_fails_leaves_nothing_of_the_previous_file(qtbot, open_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ctxviz.gui.viewmodel as viewmodel
     from ctxviz.errors import CtxvizError
@@ -95,3 +106,21 @@ def test_a_first_plan_that_fails_leaves_nothing_of_the_previous_file(qtbot, open
     with qtbot.waitSignal(win.vm.planReady, timeout=30000):
         win.vm.set_policy("missy")
     assert win.overview_stack.currentIndex() == 1 and win.model.rowCount() == 57
+
+
+def test_a_turn_before_the_selected_message_does_not_explain_it(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(SUPPORT)
+    win.select_message(145)
+    with qtbot.waitSignal(win.vm.timelineReady, timeout=120000):
+        win.simulate()
+    turn = max(t for t in range(len(win.vm.timeline.turns)) if len(win.vm.timeline.session_at(t).messages) <= 145)
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.vm.show_turn(turn)
+    last = len(win.shown_session.messages) - 1
+    text = win.detail_text()
+    assert text.startswith(f"#145 is not in the replay at turn {last}")
+    assert "What would keep it" not in text and "dropped in" not in text
+    assert win.selected == 145
+    with qtbot.waitSignal(win.vm.planReady, timeout=30000):
+        win.vm.show_latest()
+    assert win.detail_text().startswith("#145 · ")

@@ -187,6 +187,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange,
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self.clear_selection()  # a message number of the previous file: #145 of a 57-message file was still explained
         self._show_policy_title(self.vm.policy)
         self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
@@ -224,9 +225,8 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange,
             self._update_versus()
         if self.selected is not None and self.selected < len(plan.messages):
             self._show_detail(self.selected, replanned=True)
-        elif self.selected is not None:  # a shorter session or an earlier turn: nothing to explain
-            self._why_timer.stop()
-            self.vm.cancel_explanation()
+        elif self.selected is not None:  # an earlier turn, before the message was written: nothing to explain
+            self._selection_not_in(session)
 
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:

@@ -1,5 +1,6 @@
 """What a newly opened file clears: its predecessor's pins (said in the status bar), the selected
-message and its explanation, and, when the new file's first plan fails, the previous file's views.
+message and its explanation, and, when the new file's first plan fails, the previous file's views;
+and a turn the Timeline scrubs to that is older than the selected message does not explain it.
 
 Every view then shows one session: a pin or a selection is a message number of the file it was
 made on, and the previous file's donut, table and detail panel under the new file's title were
@@ -60,6 +61,16 @@ class SessionChange:
         self.detail_head.setText(head_html)
         self.detail.clear()
         self.detail.hide()
+
+    def _selection_not_in(self, session: Session) -> None:
+        """The selected message is past the end of `session` (a turn the Timeline scrubbed to):
+        the panel says so, rather than explain it from the whole file's plan."""
+        self._why_timer.stop()
+        self.vm.cancel_explanation()
+        self.strip.select(None)
+        last = len(session.messages) - 1
+        self._blank_detail(f"<p><b>#{self.selected}</b> is not in the replay at turn {last:,} (messages #0-#{last:,}): "
+                           "it was not written yet. Back to latest on the Timeline shows it again.</p>")
 
     def _plan_failed(self, session: Session, _message: str) -> None:
         """The first plan of a newly opened session failed (the error is already said): nothing
