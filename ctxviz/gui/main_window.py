@@ -22,6 +22,7 @@ from ..resources import resource_path
 from .live import LiveController
 from .live_window import LiveWindow
 from .viewmodel import ContextViewModel
+from .vm.compare import input_changes
 from .window.context_tab import CONTEXT_TAB, ContextTab
 from .window.detail import DetailPanel
 from .window.files import FileOpening
@@ -204,7 +205,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange,
         vm = self.vm
         self.lost_card.set_plan(session, plan, vm.prepared(plan, "lost"))
         if latest:
-            self.compare.check_current(plan)
+            self.compare.check_current(plan, input_changes(vm.compared_inputs, vm.compare_inputs()))
         self.bars.set_plan(plan)
         voices = self._voices(session)
         self.strip.set_plan(session, plan, self._search_hits(), voices=voices)

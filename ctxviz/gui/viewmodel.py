@@ -136,7 +136,7 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
     _explained = Signal(int, object)
-    _compared = Signal(int, object, object, int)
+    _compared = Signal(int, object, object, int, object)
 
     _load_ids = itertools.count()
 

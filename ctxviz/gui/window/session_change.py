@@ -36,6 +36,7 @@ class SessionChange:
     detail: Any
     detail_head: Any
     overview_stack: Any
+    compare: Any
     shown_plan: Plan | None
     shown_session: Session | None
     selected: int | None
@@ -82,4 +83,5 @@ class SessionChange:
         self.model.set_plan(None, None)
         self.strip.set_plan(None, None)
         self.overview_stack.setCurrentIndex(0)  # the welcome page: open another file, or change the policy
+        self.compare.mark_stale("This comparison is of another session: the open one has no plan yet.")
         self._render_context()  # type: ignore[attr-defined]
