@@ -181,6 +181,7 @@ def run(session: Session | str | None, screenshot: str | None = None, scheme: st
     if params is not None:
         window.vm.set_params(params, policy)
     if tokenizer:
+        window.show_tokenizer(tokenizer)  # the Tokenizer box says what the plans count with
         window.vm.set_tokenizer(tokenizer)
     if compare is not None:
         window.compare.set_request(*compare)

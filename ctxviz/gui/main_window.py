@@ -22,6 +22,7 @@ from ..resources import resource_path
 from .live import LiveController
 from .live_window import LiveWindow
 from .viewmodel import ContextViewModel
+from .vm.compare import input_changes
 from .window.context_tab import CONTEXT_TAB, ContextTab
 from .window.detail import DetailPanel
 from .window.files import FileOpening
@@ -29,13 +30,14 @@ from .window.menus import Menus
 from .window.overview import SHORT_WINDOW, OverviewTab
 from .window.parameters import ParametersDock
 from .window.plan_table import PlanTable
+from .window.session_change import SessionChange
 from .window.status_bar import StatusBar
 from .window.timeline_tab import AUTO_SIMULATE_MESSAGES, TIMELINE_TAB, TimelineTab
 
 __all__ = ["AUTO_SIMULATE_MESSAGES", "CONTEXT_TAB", "TIMELINE_TAB", "MainWindow"]
 
 
-class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, ContextTab, ParametersDock, Menus,
+class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange, TimelineTab, ContextTab, ParametersDock, Menus,
                  StatusBar, FileOpening, QMainWindow):
     def __init__(self, vm: ContextViewModel | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -113,6 +115,8 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         vm.busy.connect(self._busy)
         vm.progress.connect(self._progress)
         vm.errorOccurred.connect(self.show_error)
+        vm.pinsCleared.connect(self._pins_cleared)
+        vm.planFailed.connect(self._plan_failed)
         self.params.valueChanged.connect(vm.set_param)
         self.policy_box.currentTextChanged.connect(vm.set_policy)
         self.tokenizer_box.currentTextChanged.connect(lambda t: vm.set_tokenizer(None if t == "policy's own" else t))
@@ -184,6 +188,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
         title = session.title or os.path.basename(session.source)
         self.setWindowTitle(f"{title} — ctxviz")
         self.timeline.set_timeline(None)
+        self.clear_selection()  # a message number of the previous file: #145 of a 57-message file was still explained
         self._show_policy_title(self.vm.policy)
         self._fresh_session = True  # its first plan starts the replay when the Timeline tab is shown
 
@@ -194,12 +199,13 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
             # The replay fills in after the first plan (off this thread, with progress), as opening the tab would.
             QTimer.singleShot(0, lambda: self._tab_changed(self.tabs.currentIndex()) if self.tabs.currentIndex() == TIMELINE_TAB else None)
         self.shown_session, self.shown_plan = session, plan
+        self.overview_stack.setCurrentIndex(1)  # (the welcome page after a first plan that failed)
         latest = session is self.vm.session
         self.pie.set_plan(plan, unseen=self._unseen(plan), trigger=self._trigger(plan))
         vm = self.vm
         self.lost_card.set_plan(session, plan, vm.prepared(plan, "lost"))
         if latest:
-            self.compare.check_current(plan)
+            self.compare.check_current(plan, input_changes(vm.compared_inputs, vm.compare_inputs()))
         self.bars.set_plan(plan)
         voices = self._voices(session)
         self.strip.set_plan(session, plan, self._search_hits(), voices=voices)
@@ -220,9 +226,8 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, TimelineTab, C
             self._update_versus()
         if self.selected is not None and self.selected < len(plan.messages):
             self._show_detail(self.selected, replanned=True)
-        elif self.selected is not None:  # a shorter session or an earlier turn: nothing to explain
-            self._why_timer.stop()
-            self.vm.cancel_explanation()
+        elif self.selected is not None:  # an earlier turn, before the message was written: nothing to explain
+            self._selection_not_in(session)
 
     def _tab_changed(self, index: int) -> None:
         if index == CONTEXT_TAB and self._context_stale:

@@ -113,6 +113,10 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
     busy = Signal(bool, str)
     progress = Signal(int, int)
     errorOccurred = Signal(str)
+    #: (the pins a newly opened file cleared): pins are message numbers of the file they were made on.
+    pinsCleared = Signal(object)
+    #: (Session, message): the first plan of a newly opened session failed, so none of it is on screen.
+    planFailed = Signal(object, str)
 
     # results coming back from the worker thread (queued to the GUI thread by Qt)
     _loaded = Signal(int, object)
@@ -132,7 +136,7 @@ class ContextViewModel(ParameterHistory, PlanResults, ReplayResults, CompareRequ
     _real_filled = Signal(object, object)
     _count_failed = Signal(object, str)
     _explained = Signal(int, object)
-    _compared = Signal(int, object, object, int)
+    _compared = Signal(int, object, object, int, object)
 
     _load_ids = itertools.count()
 

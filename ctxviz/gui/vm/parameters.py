@@ -98,11 +98,14 @@ class ParameterHistory:
             self._apply(self.policy, params)
         return True
 
-    def set_params(self, params: Any, policy: str | None = None) -> None:
+    def set_params(self, params: Any, policy: str | None = None, tokenizer: str | None = None) -> None:
+        """`tokenizer`: also count with it (a preset that names one, as `--config` does), in the same plan."""
         if policy:
             self.policy_chosen = True
         if params != self.params or (policy and policy != self.policy):
             self._remember()
+        if tokenizer:
+            self.tokenizer = tokenizer
         self._apply(policy or self.policy, params)
 
     def set_tokenizer(self, name: str | None) -> None:
@@ -150,6 +153,8 @@ class ParameterHistory:
             parts += ["--tokenizer", self.tokenizer]
         if self.options.pair_safe:
             parts.append("--pair-safe")
+        for rule in self.options.pins:  # a pinned message changes what is sent: without it the command plans another view
+            parts += ["--pin", rule]
         if self.options.real_count:
             parts.append("--real-count")
         if self.options.model:

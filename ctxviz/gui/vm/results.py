@@ -60,6 +60,8 @@ class PlanResults:
     explanationReady: Any
     busy: Any
     errorOccurred: Any
+    pinsCleared: Any
+    planFailed: Any
     policyChanged: Any
     paramsChanged: Any
 
@@ -71,6 +73,11 @@ class PlanResults:
         self.session = session
         self.plan = None
         self.timeline = None
+        # Pins are message numbers of the file they were made on: applied to the next file they pin
+        # other messages, or fail the plan when past its end (#145 of a 57-message file).
+        cleared = self.options.pins
+        if cleared:
+            self.options = dataclasses.replace(self.options, pins=())
         self._open_under_agents_policy(session)
         self._sim_generation += 1  # a replay of the previous session still running is of no use now
         self._end_simulation("")
@@ -82,6 +89,8 @@ class PlanResults:
         gc.freeze()
         self.busy.emit(False, "")
         self.sessionLoaded.emit(session)
+        if cleared:
+            self.pinsCleared.emit(cleared)
         with self._lock:
             self._running = False
             self._pending = False
@@ -223,6 +232,9 @@ class PlanResults:
                 self._pending = False
         self.busy.emit(False, "")
         self.errorOccurred.emit(message)
+        if generation >= 0 and generation == self._generation and self.plan is None and self.session is not None:
+            # No plan of this session was ever shown: what is on screen is the previous session's.
+            self.planFailed.emit(self.session, message)
 
     def _on_counted(self, session: Session, model: str) -> None:
         if self._real_counting == (id(session), model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -208,18 +209,29 @@ class CompareView(QWidget):
         self.table.hide()
         layout.addWidget(self.idle, 1)
 
-    def check_current(self, plan: Plan) -> None:
-        """Say so when A has changed since the comparison shown (policy, parameters or the plan itself)."""
+    def check_current(self, plan: Plan, changes: Sequence[str] = ()) -> None:
+        """Say so when A has changed since the comparison shown: its policy, parameters or length,
+        or `changes`, the other inputs of A's plan that differ in words (tokenizer, pins,
+        pair safety, the real count's model: the comparison went on saying "the current view")."""
         if self.shown is None:
             return
         a = self.shown[0]
         if (a.policy, dict(a.params)) != (plan.policy, dict(plan.params)) or len(a.messages) != len(plan.messages):
-            self.stale_label.setText(f"This comparison is of an earlier A ({settings_text(a)}); the current view is {settings_text(plan)}.")
-            self.stale.show()
-            self.label_a.setText(f"A: {settings_text(a)} (an earlier view, not the current one)")
+            self.mark_stale(f"This comparison is of an earlier A ({settings_text(a)}); the current view is {settings_text(plan)}"
+                            + (f"; since then: {'; '.join(changes)}." if changes else "."))
+        elif changes:
+            self.mark_stale(f"This comparison is of an earlier A ({settings_text(a)}); since then: {'; '.join(changes)}.")
         else:
             self.stale.hide()
             self.label_a.setText(f"A: {settings_text(a)} (the current view)")
+
+    def mark_stale(self, text: str) -> None:
+        """The comparison shown is not of the current view: `text` says why, with one click to compare again."""
+        if self.shown is None:
+            return
+        self.stale_label.setText(text)
+        self.stale.show()
+        self.label_a.setText(f"A: {settings_text(self.shown[0])} (an earlier view, not the current one)")
 
     def _open_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         """A message row opens the message on the overview (a group row opens or closes itself)."""

@@ -16,8 +16,9 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QScrollArea, QVB
 from ...engine.plan import Plan
 from ...engine.policies import get_policy
 from ...engine.policies.base import params_dict
-from ...errors import CtxvizError
-from ...io.config import dump_preset, load_preset
+from ...engine.tokenizers import get_tokenizer
+from ...errors import CtxvizError, LoadError, UnknownNameError
+from ...io.config import dump_preset, field_line, load_preset
 from ...io.exporters import write_atomic
 from ...resources import resource_path
 from ..safe import BREAK
@@ -30,6 +31,7 @@ class ParametersDock:
     vm: Any
     registry: Any
     policy_box: Any
+    tokenizer_box: Any
 
     def _build_params_dock(self) -> QScrollArea:
         """The title, the form and Reset, scrolling in a narrow column (`params_panel`)."""
@@ -106,15 +108,37 @@ class ParametersDock:
             self.apply_preset(path)
 
     def apply_preset(self, path: str) -> None:
+        """Every key `ctxviz plan --config` applies: the policy, its parameters and the tokenizer
+        (a preset saved with cl100k_base was planned with the policy's own counter, 14,538 tokens
+        by the command line, another figure in the app). A preset without a tokenizer keeps the
+        one chosen, which "Copy as command" then gives as --tokenizer."""
         try:
             preset = load_preset(path)
             policy = preset.policy or self.vm.policy
             params = get_policy(policy).make_params(preset.params)
+            if preset.tokenizer:
+                try:
+                    get_tokenizer(preset.tokenizer)
+                except UnknownNameError as exc:  # the file's error, at its line, as `--config` says it
+                    raise LoadError(preset.path, str(exc), field_line(preset.path, ("tokenizer",)), "tokenizer") from None
         except CtxvizError as exc:
             self.show_error(str(exc))
             return
         self.policy_box.blockSignals(True)
         self.policy_box.setCurrentText(policy)
         self.policy_box.blockSignals(False)
-        self.vm.set_params(params, policy)
+        if preset.tokenizer:
+            self.show_tokenizer(preset.tokenizer)
+        self.vm.set_params(params, policy, tokenizer=preset.tokenizer or None)
         self._policy_changed(policy)
+
+    def show_tokenizer(self, name: str | None) -> None:
+        """The Tokenizer box shows `name` (None: the policy's own) without re-planning: a model name
+        given as a tokenizer (gpt-4o) is added to the box's choices."""
+        box = self.tokenizer_box
+        text = name or "policy's own"
+        box.blockSignals(True)
+        if box.findText(text) < 0:
+            box.addItem(text)
+        box.setCurrentText(text)
+        box.blockSignals(False)
