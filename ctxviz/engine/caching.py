@@ -49,7 +49,8 @@ import yaml
 from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
-from .plan import Plan
+from .plan import Decision, Plan
+from .plan_rows import decided_at
 from .provider_count import COUNTS_FROM_USAGE, UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import LACKS, reported_usage, starts_mid_conversation
 from .session import Message, Session, Usage, record_of
@@ -355,16 +356,22 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
     tokens: list[int] = []
     others: list[int] = []
     weights: list[int] = []
-    for entry, index in zip(plan.context, plan.context_index or [None] * len(plan.context), strict=False):
+    context = plan.context
+    listed = list(zip(range(len(context)), plan.context_index or [None] * len(context), strict=False))
+    decisions, sent = decided_at(plan.messages, [index for _, index in listed if index is not None])
+    m = 0
+    for k, index in listed:  # (a message's entry is never built: its key and size are the plan's columns)
         if index is None:
+            entry = context[k]
             text = str(entry.get("content", ""))
             keys.append(("x", entry.get("role"), text))
             tokens.append(0 if spread_residue else text_tokens(text))
             others.append(len(keys) - 1)
             weights.append(max(1, text_tokens(text)))
         else:
-            keys.append(message_key(plan, index))
-            tokens.append(plan.messages[index].sent_tokens)
+            keys.append(item_key(index, decisions[m], sent[m]))
+            tokens.append(sent[m])
+            m += 1
     residue = max(0, plan.totals.used - sum(tokens))
     if others and spread_residue:
         total = sum(weights)
@@ -380,7 +387,12 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
 def message_key(plan: Plan, index: int) -> tuple[Any, ...]:
     """A session message's identity in a request: its index and what was sent of it."""
     m = plan.messages[index]
-    return ("m", index, m.decision, m.sent_tokens)
+    return item_key(index, m.decision, m.sent_tokens)
+
+
+def item_key(index: int, decision: Decision, sent_tokens: int) -> tuple[Any, ...]:
+    """`message_key` from the plan's columns (no row built)."""
+    return ("m", index, decision, sent_tokens)
 
 
 def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
@@ -396,7 +408,7 @@ def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
     holds the unseen prefix already (it is what that count has beyond the items); otherwise the
     unseen prefix is added."""
     if provider is not None:
-        return provider_request(plan, provider.session, provider, unseen, message_key)
+        return provider_request(plan, provider.session, provider, unseen, item_key)
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     if isinstance(anchored, int) and anchored > 0:
         items = request_items(plan, text_tokens, spread_residue=False)
