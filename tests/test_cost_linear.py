@@ -16,7 +16,8 @@ import pytest
 
 from ctxviz.engine.caching import cache_costs, message_key, request_items
 from ctxviz.engine.plan_rows import Rows, decided_at
-from ctxviz.engine.prefix_columns import history_index_array
+from ctxviz.engine.policies.missy.parts import invisible_call_notes
+from ctxviz.engine.prefix_columns import history_index_array, prefix_source
 from ctxviz.engine.replay_contract import state
 from ctxviz.engine.session import Session
 from ctxviz.engine.simulate import simulate
@@ -62,6 +63,9 @@ def test_a_prefix_takes_the_columns_it_would_derive(name: str) -> None:
         assert seeded.history_columns == fresh.history_columns
         assert seeded.message_columns == fresh.message_columns
         assert history_index_array(seeded).tolist() == list(fresh.history_columns[0]) == history_index_array(fresh).tolist()
+        source, n = prefix_source(seeded)
+        assert source is session.messages and n == index + 1 and prefix_source(fresh) == (fresh.messages, index + 1)
+        assert invisible_call_notes(seeded) == invisible_call_notes(fresh)
 
 
 def test_decisions_read_from_columns_are_the_rows() -> None:

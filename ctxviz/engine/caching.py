@@ -49,6 +49,7 @@ import yaml
 from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
+from .gc_pause import without_gc
 from .plan import Decision, Plan
 from .plan_rows import decided_at
 from .provider_count import COUNTS_FROM_USAGE, UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
@@ -465,6 +466,7 @@ def call_steps(timeline: Any) -> list[int]:
     return [where[m.index - 1] for m in real_calls(timeline.session) if m.index - 1 in where]
 
 
+@without_gc  # (a plan per priced step allocates hundreds of thousands of objects in no cycle: the collector's passes were a sixth of it)
 def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: ProgressCallback | None = None,
                 plans: Sequence[Plan] | None = None, steps: Sequence[int] | None = None, exclude: str = "") -> CacheReport:
     """Price the requests of a simulation (`engine.simulate.Timeline`) with prompt caching.

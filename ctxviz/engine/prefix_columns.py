@@ -10,6 +10,7 @@ prefix at every step. The whole session has them already; a prefix's are their f
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,8 @@ from .session import Session
 _POSITIONS = ("prefix-columns", "positions")
 #: Where a session keeps `history_index_array`.
 _HISTORY_AT = ("prefix-columns", "history-at")
+#: Where a prefix keeps the whole session's messages and its length (`prefix_source`).
+_SOURCE = ("prefix-columns", "source")
 
 
 def _positions(session: Session) -> tuple[list[int], list[int]]:
@@ -40,6 +43,7 @@ def seed_prefix_columns(full: Session, prefix: Session) -> None:
     prefix.__dict__["system_and_history"] = (system[: bisect_left(system_at, n)], history[:k])
     prefix.__dict__["history_columns"] = tuple(column[:k] for column in full.history_columns) if history else ((), (), (), ())
     prefix.derived[_HISTORY_AT] = history_index_array(full)[:k]
+    prefix.derived[_SOURCE] = (full.messages, n)
     ids, roles, categories = full.message_columns
     prefix.__dict__["message_columns"] = (ids[:n], roles[:n], categories[:n])
 
@@ -54,3 +58,11 @@ def _history_at(session: Session) -> np.ndarray:
     array = np.array(session.history_columns[0], dtype=np.int64)
     array.flags.writeable = False
     return array
+
+
+def prefix_source(session: Session) -> tuple[tuple[Any, ...], int]:
+    """(messages, n): the session's messages are `messages[:n]`. For a replay's prefix, the whole
+    session's messages, so that what is counted once over them answers each prefix without
+    comparing the prefix with them; for any other session, its own."""
+    found = session.derived.get(_SOURCE)
+    return found if found is not None else (session.messages, len(session.messages))

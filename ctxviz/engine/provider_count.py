@@ -18,6 +18,7 @@ stays the reported figure.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -144,33 +145,20 @@ def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen:
     columns, for the messages in the request only."""
     context = plan.context
     entries = list(context.entries)  # (the policy's runs read once, in order: not one lookup per entry)
-    indices = plan.context_index or [None] * len(entries)
-    decisions, sent_tokens = decided_at(plan.messages, [index for index in indices[: len(entries)] if index is not None])
-    own = count.session.messages
-    known = len(own)
-    message, counted = count.message, count.counted
-    items: list[tuple[Any, int]] = []
-    recount: dict[int, int] = {}
-    sent_of: dict[int, int] = {}
-    m = 0
-    for k, (raw, index) in enumerate(zip(entries, indices, strict=False)):
-        if index is None:
-            entry = context[k]
-            items.append((("x", entry.get("role"), str(entry.get("content", ""))), count.entry(entry)))
-            continue
-        decision, tokens = decisions[m], sent_tokens[m]
-        m += 1
-        if index < known and raw is own[index]:
-            n = counted.get(index)
-            if n is None:
-                n = message(index)
-        else:
-            n = count.sent(index, context[k], decision is Decision.KEPT)
-        recount[index], sent_of[index] = n, tokens
-        items.append((item_key(index, decision, tokens), n))
+    indices = list(plan.context_index) if plan.context_index else [None] * len(entries)
+    del entries[len(indices):], indices[len(entries):]
+    where = [k for k, index in enumerate(indices) if index is not None]  # the entries that are session messages
+    at = [indices[k] for k in where]
+    decisions, sent_tokens = decided_at(plan.messages, at)
+    counts = _message_counts(count, [entries[k] for k in where], at, lambda j: context[where[j]], decisions)
+    items: list[tuple[Any, int]] = list(zip(map(item_key, at, decisions, sent_tokens), counts, strict=True))
+    for k in (k for k, index in enumerate(indices) if index is None):  # in order: each lands at its own position
+        entry = context[k]
+        items.insert(k, (("x", entry.get("role"), str(entry.get("content", ""))), count.entry(entry)))
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     anchor = anchor_index(plan, session)
     if isinstance(anchored, int) and anchor is not None:
+        recount, sent_of = dict(zip(at, counts, strict=True)), dict(zip(at, sent_tokens, strict=True))
         after = [i for i in recount if i > anchor or (i == anchor and not COUNTS_FROM_USAGE.get(plan.policy, True))]
         request = max(0, anchored + sum(recount[i] - sent_of[i] for i in after))
         return request, [(UNSEEN_KEY, max(0, request - sum(n for _, n in items))), *items]
@@ -179,3 +167,25 @@ def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen:
         head.append((TOOLS_KEY, count.tools))
     items = head + items
     return sum(n for _, n in items) + PRIMING, items
+
+
+def _message_counts(count: ProviderCount, raws: list[Any], at: list[int], built: Callable[[int], Mapping[str, Any]],
+                    decisions: list[Decision]) -> list[int]:
+    """The provider's count of each message item of a request (`raws`: what the policy handed over
+    for session messages `at`; `built(j)`: item j's request form). A message handed over as the
+    session's own object is all of it, counted once per session (`ProviderCount.counted`); only the
+    others (cut down or rewritten) and the messages not counted yet are looked at one by one: a
+    replay's requests share most of their messages, and walking each in Python was most of pricing."""
+    own = count.session.messages
+    counts: list[int | None] = list(map(count.counted.get, at))
+    if at and max(at) < len(own):
+        same = list(map(operator.is_, raws, map(own.__getitem__, at)))
+    else:
+        same = [index < len(own) and raw is own[index] for raw, index in zip(raws, at, strict=True)]
+    if False in same:
+        for j in [j for j, s in enumerate(same) if not s]:
+            counts[j] = count.sent(at[j], built(j), decisions[j] is Decision.KEPT)
+    if None in counts:
+        for j in [j for j, n in enumerate(counts) if n is None]:
+            counts[j] = count.message(at[j])
+    return counts  # type: ignore[return-value]
