@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -161,12 +162,12 @@ def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen:
         recount, sent_of = dict(zip(at, counts, strict=True)), dict(zip(at, sent_tokens, strict=True))
         after = [i for i in recount if i > anchor or (i == anchor and not COUNTS_FROM_USAGE.get(plan.policy, True))]
         request = max(0, anchored + sum(recount[i] - sent_of[i] for i in after))
-        return request, [(UNSEEN_KEY, max(0, request - sum(n for _, n in items))), *items]
+        return request, [(UNSEEN_KEY, max(0, request - sum(map(itemgetter(1), items)))), *items]
     head: list[tuple[Any, int]] = [(UNSEEN_KEY, unseen)] if unseen else []
     if count.tools:
         head.append((TOOLS_KEY, count.tools))
     items = head + items
-    return sum(n for _, n in items) + PRIMING, items
+    return sum(map(itemgetter(1), items)) + PRIMING, items
 
 
 def _message_counts(count: ProviderCount, raws: list[Any], at: list[int], built: Callable[[int], Mapping[str, Any]],
