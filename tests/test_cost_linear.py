@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxviz.engine.caching import cache_costs, message_key, request_items
+from ctxviz.engine.caching import cache_costs, message_key, request_items, shared_prefix
 from ctxviz.engine.plan_rows import Rows, decided_at
 from ctxviz.engine.policies.missy.parts import invisible_call_notes
 from ctxviz.engine.prefix_columns import history_index_array, prefix_source
@@ -79,3 +79,25 @@ def test_decisions_read_from_columns_are_the_rows() -> None:
     keys = [key for key, _ in request_items(plan, timeline.counts.text)]
     assert [k for k in keys if k[0] == "m"] == [message_key(plan, i) for i in at]
     assert isinstance(history_index_array(timeline.session), np.ndarray)
+
+
+def test_the_shared_prefix_is_the_item_by_item_walk() -> None:
+    """`shared_prefix` finds the first difference at C speed; it must say what walking the items
+    one by one said (the tokens before the first differing key, and whether `after` extends `before`)."""
+    import random
+
+    def walked(before: list, after: list) -> tuple[int, bool]:  # type: ignore[type-arg]
+        tokens = 0
+        for (key_a, n), (key_b, _) in zip(before, after, strict=False):
+            if key_a != key_b:
+                return tokens, False
+            tokens += n
+        return tokens, len(after) >= len(before)
+
+    rng = random.Random(28)
+    for _ in range(5000):
+        before = [(("m", rng.randint(0, 3)), rng.randint(0, 9)) for _ in range(rng.randint(0, 8))]
+        after = [(("m", rng.randint(0, 3)), rng.randint(0, 9)) for _ in range(rng.randint(0, 8))]
+        if rng.random() < 0.5:
+            after = before[: rng.randint(0, len(before))] + after
+        assert shared_prefix(before, after) == walked(before, after)
