@@ -42,6 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from itertools import compress, count
+from operator import itemgetter, ne
 from typing import Any
 
 import yaml
@@ -49,7 +51,9 @@ import yaml
 from ..errors import LoadError
 from ..resources import resource_path
 from .catalog import ModelEntry, find_model
-from .plan import Plan
+from .gc_pause import without_gc
+from .plan import Decision, Plan
+from .plan_rows import decided_at
 from .provider_count import COUNTS_FROM_USAGE, UNSEEN_KEY, ProviderCount, counts_from_usage, provider_request
 from .reported import LACKS, reported_usage, starts_mid_conversation
 from .session import Message, Session, Usage, record_of
@@ -355,16 +359,22 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
     tokens: list[int] = []
     others: list[int] = []
     weights: list[int] = []
-    for entry, index in zip(plan.context, plan.context_index or [None] * len(plan.context), strict=False):
+    context = plan.context
+    listed = list(zip(range(len(context)), plan.context_index or [None] * len(context), strict=False))
+    decisions, sent = decided_at(plan.messages, [index for _, index in listed if index is not None])
+    m = 0
+    for k, index in listed:  # (a message's entry is never built: its key and size are the plan's columns)
         if index is None:
+            entry = context[k]
             text = str(entry.get("content", ""))
             keys.append(("x", entry.get("role"), text))
             tokens.append(0 if spread_residue else text_tokens(text))
             others.append(len(keys) - 1)
             weights.append(max(1, text_tokens(text)))
         else:
-            keys.append(message_key(plan, index))
-            tokens.append(plan.messages[index].sent_tokens)
+            keys.append(item_key(index, decisions[m], sent[m]))
+            tokens.append(sent[m])
+            m += 1
     residue = max(0, plan.totals.used - sum(tokens))
     if others and spread_residue:
         total = sum(weights)
@@ -380,7 +390,12 @@ def request_items(plan: Plan, text_tokens: Callable[[str], int], spread_residue:
 def message_key(plan: Plan, index: int) -> tuple[Any, ...]:
     """A session message's identity in a request: its index and what was sent of it."""
     m = plan.messages[index]
-    return ("m", index, m.decision, m.sent_tokens)
+    return item_key(index, m.decision, m.sent_tokens)
+
+
+def item_key(index: int, decision: Decision, sent_tokens: int) -> tuple[Any, ...]:
+    """`message_key` from the plan's columns (no row built)."""
+    return ("m", index, decision, sent_tokens)
 
 
 def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
@@ -396,7 +411,7 @@ def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
     holds the unseen prefix already (it is what that count has beyond the items); otherwise the
     unseen prefix is added."""
     if provider is not None:
-        return provider_request(plan, provider.session, provider, unseen, message_key)
+        return provider_request(plan, provider.session, provider, unseen, item_key)
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     if isinstance(anchored, int) and anchored > 0:
         items = request_items(plan, text_tokens, spread_residue=False)
@@ -407,13 +422,14 @@ def priced_request(plan: Plan, text_tokens: Callable[[str], int], unseen: int,
 
 
 def shared_prefix(before: Sequence[tuple[Any, int]], after: Sequence[tuple[Any, int]]) -> tuple[int, bool]:
-    """(tokens of the common prefix, whether `after` starts with all of `before`)."""
-    tokens = 0
-    for (key_a, n), (key_b, _) in zip(before, after, strict=False):
-        if key_a != key_b:
-            return tokens, False
-        tokens += n
-    return tokens, len(after) >= len(before)
+    """(tokens of the common prefix, whether `after` starts with all of `before`). The first
+    difference is found and the tokens before it summed at C speed: a policy that only appends
+    sends every earlier item again, and walking them in Python grew with the session at every step."""
+    n = min(len(before), len(after))
+    differ = map(ne, map(itemgetter(0), before[:n]), map(itemgetter(0), after[:n]))
+    first = next(compress(count(), differ), n)
+    tokens = sum(map(itemgetter(1), before[:first]))
+    return tokens, first == n and len(after) >= len(before)
 
 
 def servable(shared: int, model: ModelEntry) -> int:
@@ -453,6 +469,7 @@ def call_steps(timeline: Any) -> list[int]:
     return [where[m.index - 1] for m in real_calls(timeline.session) if m.index - 1 in where]
 
 
+@without_gc  # (a plan per priced step allocates hundreds of thousands of objects in no cycle: the collector's passes were a sixth of it)
 def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: ProgressCallback | None = None,
                 plans: Sequence[Plan] | None = None, steps: Sequence[int] | None = None, exclude: str = "") -> CacheReport:
     """Price the requests of a simulation (`engine.simulate.Timeline`) with prompt caching.
@@ -509,7 +526,7 @@ def cache_costs(timeline: Any, model: str | ModelEntry | None = None, progress: 
         cost = cm.price(read, write, uncached) if cm.known else 0.0
         cost_low = cm.price(high, *_split(request, high, writes)) if cm.known else 0.0
         cost_high = cm.price(low, *_split(request, low, writes)) if cm.known else 0.0
-        broke = bool(previous) and not extends and sum(n_ for _, n_ in previous) >= minimum
+        broke = bool(previous) and not extends and sum(map(itemgetter(1), previous)) >= minimum
         turns.append(TurnCache(turn.index, request, shared, read, write, uncached, cost, broke, expired, reported.get(turn.index), cold,
                                low, high, cost_low, cost_high, unseen))
         previous, previous_time = items, now if now is not None else previous_time

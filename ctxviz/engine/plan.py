@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import compress, islice
+from itertools import chain, compress, islice
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -93,8 +93,8 @@ class Joined(Sequence[Any]):
         raise IndexError("index out of range")  # (not reached: the runs add up to the length)
 
     def __iter__(self) -> Iterator[Any]:
-        for items, lo, hi in self._runs:
-            yield from (items if lo == 0 and hi == len(items) else map(items.__getitem__, range(lo, hi)))
+        # (each run sliced and chained at C speed: a generator per item was a tenth of pricing a replay)
+        return chain.from_iterable(items if lo == 0 and hi == len(items) else items[lo:hi] for items, lo, hi in self._runs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != self._len:

@@ -198,6 +198,18 @@ def kept_flags(messages: Sequence[MessagePlan]) -> list[bool]:
     return [m.decision is Decision.KEPT for m in messages]
 
 
+def decided_at(messages: Sequence[MessagePlan], indices: Sequence[int]) -> tuple[list[Decision], list[int]]:
+    """(decision, sent tokens) of the messages at `indices`, read from the columns of a plan decided
+    in columns: pricing a request reads a hundred messages of a plan over thousands, and building
+    their rows (reason sentences included) was most of what `simulate --cost` spent."""
+    if isinstance(messages, Rows):
+        c = messages.columns
+        at = np.fromiter(indices, dtype=np.int64, count=len(indices))
+        return [DECISIONS[d] for d in c.decision[at].tolist()], c.sent_tokens[at].tolist()
+    rows = [messages[i] for i in indices]
+    return [r.decision for r in rows], [r.sent_tokens for r in rows]
+
+
 class _Sent(Sequence[bool]):
     __slots__ = ("_messages",)
 

@@ -18,10 +18,15 @@ stays the reported figure.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from .plan import Decision, Plan
+from .plan_rows import Rows, decided_at
 from .session import Session
 from .tokenizers import TiktokenTokenizer, Tokenizer, count_openai_chat, real_encoding_for_model
 
@@ -59,6 +64,8 @@ class ProviderCount:
         self.model = model or session.model or "gpt-4o"
         self.tokenizer = provider_tokenizer(self.model)
         self._messages: dict[int, tuple[dict[str, Any], int]] = {}
+        #: Each message's count as `message` gave it, read directly where a replay prices its steps.
+        self.counted: dict[int, int] = {}
         self._texts: dict[tuple[str, str], int] = {}
         self._tools: int | None = None
 
@@ -81,13 +88,17 @@ class ProviderCount:
         return found
 
     def message(self, index: int) -> int:
-        return self._message(index)[1]
+        found = self.counted.get(index)
+        if found is None:
+            found = self.counted[index] = self._message(index)[1]
+        return found
 
-    def sent(self, plan: Plan, index: int, item: Mapping[str, Any]) -> int:
-        """Message `index` as the request holds it (`item`): its own count where it is sent unchanged,
-        else the count of what is sent (a cut-down or rewritten message)."""
+    def sent(self, index: int, item: Mapping[str, Any], kept: bool) -> int:
+        """Message `index` as the request holds it (`item`): its own count where it is sent unchanged
+        (`kept`, and `item` is its whole form), else the count of what is sent (a cut-down or
+        rewritten message)."""
         whole, tokens = self._message(index)
-        if plan.messages[index].decision is Decision.KEPT and item == whole:
+        if kept and item == whole:
             return tokens
         return self.entry(item)
 
@@ -111,33 +122,71 @@ def anchor_index(plan: Plan, session: Session) -> int | None:
     if "anchor_index" in extra:  # Claude Code names it (usage after a compaction only)
         found = extra["anchor_index"]
         return found if isinstance(found, int) else None
-    sent = [m.index for m in plan.messages if m.sent and m.role == "assistant"]
-    return next((i for i in reversed(sent) if session.messages[i].usage is not None), None)
+    messages = plan.messages
+    if isinstance(messages, Rows):  # (read from the columns: a row per message of a long prefix, per request, was quadratic)
+        roles = messages.columns.session.message_columns[1]
+        sent = (int(i) for i in np.flatnonzero(messages.columns.sent)[::-1])
+        return next((i for i in sent if roles[i] == "assistant" and session.messages[i].usage is not None), None)
+    found = [m.index for m in messages if m.sent and m.role == "assistant"]
+    return next((i for i in reversed(found) if session.messages[i].usage is not None), None)
 
 
-def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen: int, item_key: Callable[[Plan, int], Any]) -> tuple[int, list[tuple[Any, int]]]:
+def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen: int,
+                     item_key: Callable[[int, Decision, int], Any]) -> tuple[int, list[tuple[Any, int]]]:
     """(request tokens, its items, the unseen prefix and tool definitions first) as the provider
     counts them. Counted from usage: the policy's request with each message after the anchor
     recounted (the anchor's reported figure already holds the system prompt, the tools and every
     earlier message). Otherwise: every entry counted, plus the tools, the unseen prefix and the
-    priming. `item_key(plan, index)` names a message item as the rest of the cache model does."""
-    items: list[tuple[Any, int]] = []
-    recount: dict[int, int] = {}
-    for entry, index in zip(plan.context, plan.context_index or [None] * len(plan.context), strict=False):
-        if index is None:
-            items.append((("x", entry.get("role"), str(entry.get("content", ""))), count.entry(entry)))
-        else:
-            n = count.sent(plan, index, entry)
-            recount[index] = n
-            items.append((item_key(plan, index), n))
+    priming. `item_key(index, decision, sent_tokens)` names a message item as the rest of the cache
+    model does.
+
+    A message the policy hands over as the session's own message object is counted from the
+    session's count without building its request form: what is sent of it is all of it (its form
+    is the one `ProviderCount.message` counted). Decisions and sent tokens come from the plan's
+    columns, for the messages in the request only."""
+    context = plan.context
+    entries = list(context.entries)  # (the policy's runs read once, in order: not one lookup per entry)
+    indices = list(plan.context_index) if plan.context_index else [None] * len(entries)
+    del entries[len(indices):], indices[len(entries):]
+    where = [k for k, index in enumerate(indices) if index is not None]  # the entries that are session messages
+    at = [indices[k] for k in where]
+    decisions, sent_tokens = decided_at(plan.messages, at)
+    counts = _message_counts(count, [entries[k] for k in where], at, lambda j: context[where[j]], decisions)
+    items: list[tuple[Any, int]] = list(zip(map(item_key, at, decisions, sent_tokens), counts, strict=True))
+    for k in (k for k, index in enumerate(indices) if index is None):  # in order: each lands at its own position
+        entry = context[k]
+        items.insert(k, (("x", entry.get("role"), str(entry.get("content", ""))), count.entry(entry)))
     anchored = plan.extra.get("request_tokens") if isinstance(plan.extra, dict) else None
     anchor = anchor_index(plan, session)
     if isinstance(anchored, int) and anchor is not None:
+        recount, sent_of = dict(zip(at, counts, strict=True)), dict(zip(at, sent_tokens, strict=True))
         after = [i for i in recount if i > anchor or (i == anchor and not COUNTS_FROM_USAGE.get(plan.policy, True))]
-        request = max(0, anchored + sum(recount[i] - plan.messages[i].sent_tokens for i in after))
-        return request, [(UNSEEN_KEY, max(0, request - sum(n for _, n in items))), *items]
+        request = max(0, anchored + sum(recount[i] - sent_of[i] for i in after))
+        return request, [(UNSEEN_KEY, max(0, request - sum(map(itemgetter(1), items)))), *items]
     head: list[tuple[Any, int]] = [(UNSEEN_KEY, unseen)] if unseen else []
     if count.tools:
         head.append((TOOLS_KEY, count.tools))
     items = head + items
-    return sum(n for _, n in items) + PRIMING, items
+    return sum(map(itemgetter(1), items)) + PRIMING, items
+
+
+def _message_counts(count: ProviderCount, raws: list[Any], at: list[int], built: Callable[[int], Mapping[str, Any]],
+                    decisions: list[Decision]) -> list[int]:
+    """The provider's count of each message item of a request (`raws`: what the policy handed over
+    for session messages `at`; `built(j)`: item j's request form). A message handed over as the
+    session's own object is all of it, counted once per session (`ProviderCount.counted`); only the
+    others (cut down or rewritten) and the messages not counted yet are looked at one by one: a
+    replay's requests share most of their messages, and walking each in Python was most of pricing."""
+    own = count.session.messages
+    counts: list[int | None] = list(map(count.counted.get, at))
+    if at and max(at) < len(own):
+        same = list(map(operator.is_, raws, map(own.__getitem__, at)))
+    else:
+        same = [index < len(own) and raw is own[index] for raw, index in zip(raws, at, strict=True)]
+    if False in same:
+        for j in [j for j, s in enumerate(same) if not s]:
+            counts[j] = count.sent(at[j], built(j), decisions[j] is Decision.KEPT)
+    if None in counts:
+        for j in [j for j, n in enumerate(counts) if n is None]:
+            counts[j] = count.message(at[j])
+    return counts  # type: ignore[return-value]

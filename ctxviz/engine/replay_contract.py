@@ -20,6 +20,7 @@ from .checks import apply_pair_safety
 from .counting import TokenCounts
 from .plan import Decision, Plan, Totals
 from .policies import get_policy
+from .prefix_columns import seed_prefix_columns
 from .reported import seed_prefix
 from .session import Session, Summary
 from .summarizers import Summarizer
@@ -100,6 +101,7 @@ def state(session: Session, policy: str, index: int, generated: tuple[Summary, .
         starts = session.summary_start_turns  # `session` is the full session here: computed once
         summaries = tuple(s for s, start in zip(session.summaries, starts, strict=True) if start <= until)
     prefix = dataclasses.replace(session, messages=session.messages[: index + 1], summaries=summaries)
+    seed_prefix_columns(session, prefix)  # (its columns sliced from the session's, not derived again per step)
     if session.compactions and session.summaries:
         seed_prefix(session, prefix)  # (what stays unseen after the compaction, as the file says)
     return prefix
@@ -125,6 +127,8 @@ def prefix_counts(full: TokenCounts, prefix: Session) -> TokenCounts:
     """Counts for a prefix of the session, sliced from the whole session's: no recounting."""
     counts = TokenCounts(prefix, full.scheme, [])
     counts.message_tokens = full.message_tokens[: len(prefix.messages)]
+    # (its array a read-only view of the whole session's: made again per prefix, it grew with every step)
+    counts._array = (counts.message_tokens, full.token_array[: len(prefix.messages)])
     counts._texts = full._texts  # share the memo of summary and prompt texts
     return counts
 

@@ -25,6 +25,7 @@ import numpy as np
 from ...counting import TokenCounts, derived_from_counts
 from ...plan import Context, Decision, Joined, Plan, SummaryPlan, Totals
 from ...plan_rows import DROPPED, KEPT, SUMMARIZED, Columns, Rows
+from ...prefix_columns import history_index_array
 from ...session import Message, Session
 from ..base import params_dict
 from ..common import base_system_prompt, recorded_covers, split_new_message, tools_json
@@ -79,8 +80,13 @@ def _build(session: Session, counts: TokenCounts) -> Build:
     if summarized:
         history = [m for m in history if m.id not in covered]
         summary_of[[m.index for m in summarized]] = [covered[m.id] for m in summarized]
-    history_index = tuple(m.index for m in history)
-    history_at = np.array(history_index, dtype=np.int64)
+    # (the history's indices are the session's column where no summary took any of it: a replay's
+    # prefix has that column sliced from the whole session's, not made again per step)
+    if summarized:
+        history_index = tuple(m.index for m in history)
+        history_at = np.array(history_index, dtype=np.int64)
+    else:
+        history_index, history_at = session.history_columns[0][: len(history)], history_index_array(session)[: len(history)]
     position = np.full(n, -1, dtype=np.int64)
     position[history_at] = np.arange(len(history_at), dtype=np.int64)
     cumulative = np.zeros(len(history_at) + 1, dtype=np.int64)

@@ -8,6 +8,7 @@ import weakref
 from typing import Any, Protocol
 
 from ...growth import same_prefix
+from ...prefix_columns import prefix_source
 from ...session import TEXT_PARTS, ImagePart, Message, Session, Summary, ToolCallPart
 from ...wording import noun
 
@@ -44,7 +45,7 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
     found = _invisible.get(id(session))
     if found is not None and found[0]() is session:
         return found[1]
-    with_calls, only_calls, characters = _prefix_counts(session.messages)
+    with_calls, only_calls, characters = _prefix_counts(*prefix_source(session))
     notes: tuple[str, ...] = ()
     if with_calls:
         notes = (f"missy's estimator counts only each message's content: the tool calls of {with_calls:,} {noun(with_calls, 'message')} "
@@ -61,17 +62,20 @@ def invisible_call_notes(session: Session) -> tuple[str, ...]:
 _running: list[Any] = []
 
 
-def _prefix_counts(messages: tuple[Message, ...]) -> tuple[int, int, int]:
+def _prefix_counts(messages: tuple[Message, ...], upto: int | None = None) -> tuple[int, int, int]:
     """(messages with tool calls, tool-call-only messages, characters of the calls' names and
     arguments) among the assistant `messages`. A replay's retention plans 30 prefixes of one long
     session (`Timeline.plan_at`: each a new Session over a slice of the same messages), and each
     walked its parts again (10,000 messages: about 40 ms); the messages counted last are kept with
     their running counts, so a prefix of them is answered at once and any other message tuple is
-    counted from the first message it does not share with them (`same_prefix`: compared in C)."""
+    counted from the first message it does not share with them (`same_prefix`: compared in C).
+    `upto`: the counts of `messages[:upto]` only (a replay's prefix names the whole session's
+    messages, `prefix_source`: comparing each prefix with the last grew with the session)."""
+    upto = len(messages) if upto is None else upto
     base, counts = _running if _running else ((), [(0, 0, 0)])
-    shared = same_prefix(base, messages)
-    if shared == len(messages):
-        return counts[shared]
+    shared = len(base) if base is messages else same_prefix(base, messages)
+    if shared >= upto:
+        return counts[upto]
     counts = counts[:shared + 1]  # extended in a copy: another thread may be reading the kept one
     with_calls, only_calls, characters = counts[-1]
     # One pass over the parts, nothing built: a message with calls has no content (openai_content()
@@ -90,7 +94,7 @@ def _prefix_counts(messages: tuple[Message, ...]) -> tuple[int, int, int]:
                 only_calls += not content
         counts.append((with_calls, only_calls, characters))
     _running[:] = [messages, counts]
-    return counts[-1]
+    return counts[upto]
 
 
 def format_summary(summary: Summary) -> str:
