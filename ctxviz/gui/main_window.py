@@ -125,7 +125,7 @@ class MainWindow(LiveWindow, OverviewTab, PlanTable, DetailPanel, SessionChange,
         self.pair_box.toggled.connect(lambda v: vm.set_options(pair_safe=v))
         self.role_filter.currentTextChanged.connect(lambda t: self._filter(role="" if t.startswith("all") else t))
         self.decision_filter.currentIndexChanged.connect(lambda _: self._filter(decision=self.decision_filter.currentData() or ""))
-        self.search.textChanged.connect(lambda t: self._filter(search=t))
+        self.search.textChanged.connect(self._search_typed)
         self.reason_filter.codeChanged.connect(lambda code: self._filter(reason=code))
         self.group_button.toggled.connect(self._group_by_reason)
         self.reason_groups.groupOpened.connect(self._open_reason_group)
