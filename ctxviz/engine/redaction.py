@@ -29,6 +29,24 @@ def without_markers(text: str) -> str:
     return REDACTED_RE.sub(" ", text) if MARK in text else text
 
 
+#: How many messages, spread over the session, are looked at before the whole is read.
+SAMPLES = 256
+
+
+def _sampled(session: Session) -> bool:
+    """Whether a marker stands in one of `SAMPLES` messages spread over the session. A sanitised log
+    has them in most messages, so a sample finds them; reading every text cost a cheap policy's
+    first plan a third again (1.3 ms beside 4.2 ms at 4,000 messages), for the few logs that are."""
+    messages = session.messages
+    step = max(1, len(messages) // SAMPLES)
+    for m in messages[::step]:
+        for part in m.parts:
+            text = getattr(part, "text", None) or getattr(part, "arguments", None)
+            if text and MARK in text:
+                return True
+    return False
+
+
 def _texts(session: Session) -> Iterable[tuple[int, str]]:
     for m in session.messages:
         for part in m.parts:
@@ -53,6 +71,8 @@ def read_redaction_note(session: Session) -> str:
     """A note when the session's texts hold redaction markers ("" when none does): how many
     messages, how much original text the markers name (their `len=`), and what that does to the
     counts."""
+    if not _sampled(session):
+        return ""
     messages: set[int] = set()
     markers = 0
     named = 0
