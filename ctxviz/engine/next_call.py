@@ -19,7 +19,7 @@ from typing import Any
 
 from .caching import _seconds, _split, cache_model, expected_read, writes_charged
 from .plan import Plan
-from .provider_count import COUNTS_FROM_USAGE, anchor_index, counts_from_usage
+from .provider_count import COUNTS_FROM_USAGE, anchor_index, counts_from_usage, usage_request
 from .reported import reported_usage
 from .session import Message, Session
 
@@ -65,11 +65,9 @@ def count_from_usage(plan: Plan, session: Session, entries: Sequence[Any], recou
     if usage is None or usage.window_fill <= 0:
         return None
     with_answer = COUNTS_FROM_USAGE[plan.policy]  # else the answer is estimated too (Gemini CLI)
-    tokens = anchored
-    for entry, index in zip(entries, plan.context_index or (), strict=False):
-        if index is not None and (index > anchor or (index == anchor and not with_answer)):
-            tokens += recount(index, entry) - plan.messages[index].sent_tokens
-    tokens = max(0, tokens)
+    recounts = ((index, recount(index, entry)) for entry, index in zip(entries, plan.context_index or (), strict=False)
+                if index is not None and index >= anchor)
+    tokens = usage_request(plan, anchored, anchor, recounts, lambda i: plan.messages[i].sent_tokens)
     answer = usage.output_tokens if with_answer else 0
     return FromUsage(tokens, anchor, usage.window_fill, answer, max(0, tokens - usage.window_fill - answer), with_answer)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
@@ -131,6 +131,16 @@ def anchor_index(plan: Plan, session: Session) -> int | None:
     return next((i for i in reversed(found) if session.messages[i].usage is not None), None)
 
 
+def usage_request(plan: Plan, anchored: int, anchor: int, recounts: Iterable[tuple[int, int]], sent_tokens: Callable[[int], int]) -> int:
+    """A request counted from the reported usage of message `anchor` (`anchored`: the policy's count
+    from it): each message after the anchor (and the anchor itself where the reported figure leaves
+    its answer out, Gemini CLI) recounted by the provider, `recounts` (index, count), in place of the
+    policy's estimate of it, `sent_tokens(index)`. The one rule the cache model and the next call's
+    price read."""
+    with_answer = COUNTS_FROM_USAGE.get(plan.policy, True)
+    return max(0, anchored + sum(n - sent_tokens(i) for i, n in recounts if i > anchor or (i == anchor and not with_answer)))
+
+
 def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen: int,
                      item_key: Callable[[int, Decision, int], Any]) -> tuple[int, list[tuple[Any, int]]]:
     """(request tokens, its items, the unseen prefix and tool definitions first) as the provider
@@ -160,8 +170,7 @@ def provider_request(plan: Plan, session: Session, count: ProviderCount, unseen:
     anchor = anchor_index(plan, session)
     if isinstance(anchored, int) and anchor is not None:
         recount, sent_of = dict(zip(at, counts, strict=True)), dict(zip(at, sent_tokens, strict=True))
-        after = [i for i in recount if i > anchor or (i == anchor and not COUNTS_FROM_USAGE.get(plan.policy, True))]
-        request = max(0, anchored + sum(recount[i] - sent_of[i] for i in after))
+        request = usage_request(plan, anchored, anchor, recount.items(), sent_of.__getitem__)
         return request, [(UNSEEN_KEY, max(0, request - sum(map(itemgetter(1), items)))), *items]
     head: list[tuple[Any, int]] = [(UNSEEN_KEY, unseen)] if unseen else []
     if count.tools:
